@@ -1,0 +1,13 @@
+/** One jest run for the whole monorepo. TypeScript is transformed by swc (type checking is `npm run typecheck`). */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'],
+  testMatch: ['**/*.test.ts'],
+  transform: {
+    '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+  },
+  // jose and ulid ship ESM only; jest's module loader needs them as CommonJS.
+  transformIgnorePatterns: ['/node_modules/(?!(jose|ulid)/)'],
+  testTimeout: 30000,
+  maxWorkers: 2,
+};

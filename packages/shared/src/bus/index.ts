@@ -1,0 +1,4 @@
+export * from './types';
+export * from './topology';
+export * from './in-process';
+export * from './rabbitmq';

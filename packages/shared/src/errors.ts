@@ -1,0 +1,92 @@
+import { z } from 'zod';
+
+/** The closed set of error codes (SPEC §3) and the one place that maps them to HTTP statuses. */
+export const ERROR_STATUS = {
+  BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  TOO_MANY_REQUESTS: 429,
+  INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export const errorEnvelopeSchema = z.object({
+  error: z.enum(Object.keys(ERROR_STATUS) as [ErrorCode, ...ErrorCode[]]),
+  message: z.string(),
+});
+export type ErrorEnvelope = z.infer<typeof errorEnvelopeSchema>;
+
+/** A failure that maps onto the public envelope. Domain errors extend it so the middleware can map them. */
+export class AppError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Extra response headers, e.g. Retry-After on 429. */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+    this.status = ERROR_STATUS[code];
+  }
+
+  toEnvelope(): ErrorEnvelope {
+    return { error: this.code, message: this.message };
+  }
+}
+
+export const badRequest = (message: string) => new AppError('BAD_REQUEST', message);
+export const unauthorized = (message = 'Invalid or missing API key') => new AppError('UNAUTHORIZED', message);
+export const forbidden = (message: string) => new AppError('FORBIDDEN', message);
+export const notFound = (message = 'Resource not found') => new AppError('NOT_FOUND', message);
+export const conflict = (message: string) => new AppError('CONFLICT', message);
+export const serviceUnavailable = (message = 'Service temporarily unavailable') =>
+  new AppError('SERVICE_UNAVAILABLE', message);
+
+/** Turns the first zod issue into a sentence that names the field: "principal is required". */
+export function describeZodError(error: z.ZodError, root = 'body'): string {
+  const issue = error.issues[0];
+  if (!issue) return `${root} is invalid`;
+  const field = issue.path.length > 0 ? issue.path.map(String).join('.') : root;
+  switch (issue.code) {
+    case 'invalid_type':
+      if (issue.input === undefined) return `${field} is required`;
+      return `${field} must be ${article(issue.expected)}`;
+    case 'unrecognized_keys':
+      return `${issue.keys.map((k) => (issue.path.length ? `${field}.${k}` : k)).join(', ')} ${
+        issue.keys.length === 1 ? 'is' : 'are'
+      } not allowed`;
+    case 'invalid_value':
+      return `${field} must be one of: ${issue.values.map(String).join(', ')}`;
+    case 'too_small':
+      if (issue.origin === 'string') return `${field} must be at least ${issue.minimum} characters`;
+      if (issue.origin === 'array') return `${field} must have at least ${issue.minimum} item(s)`;
+      return `${field} must be at least ${issue.minimum}`;
+    case 'too_big':
+      if (issue.origin === 'string') return `${field} must be at most ${issue.maximum} characters`;
+      if (issue.origin === 'array') return `${field} must have at most ${issue.maximum} item(s)`;
+      return `${field} must be at most ${issue.maximum}`;
+    default:
+      return `${field}: ${issue.message}`;
+  }
+}
+
+function article(expected: string): string {
+  if (expected === 'object' || expected === 'array' || expected === 'integer') {
+    return `${expected === 'integer' ? 'an' : 'an'} ${expected}`;
+  }
+  return `a ${expected}`;
+}
+
+/** Parses with zod and throws a 400 AppError naming the field on failure. */
+export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, root = 'body'): z.output<S> {
+  const result = schema.safeParse(input);
+  if (!result.success) throw badRequest(describeZodError(result.error, root));
+  return result.data;
+}

@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { actorSchema, type CallerContext } from './internal-token';
+import { newId } from './ids';
+
+/** Every audit event type the product emits (SPEC §5 Events). */
+export const EVENT_TYPES = [
+  'API_CALL',
+  'MANDATE_CREATED',
+  'MANDATE_SUSPENDED',
+  'MANDATE_REACTIVATED',
+  'MANDATE_REVOKED',
+  'MANDATE_EXPIRED',
+  'VERIFICATION_PERFORMED',
+  'EVIDENCE_EXPORTED',
+  'API_KEY_CREATED',
+  'API_KEY_ROTATED',
+  'API_KEY_ACTIVATED',
+  'API_KEY_REVOKED',
+  'TENANT_CREATED',
+  'TENANT_ROLE_ASSIGNED',
+  'TENANT_ROLE_REVOKED',
+  'ONBOARDING_REQUESTED',
+  'ONBOARDING_APPROVED',
+  'ONBOARDING_REJECTED',
+  'WIDGET_CONFIG_UPDATED',
+] as const;
+
+export const eventTypeSchema = z.enum(EVENT_TYPES);
+export type EventType = z.infer<typeof eventTypeSchema>;
+
+export const auditEventSchema = z.object({
+  id: z.string().regex(/^evt_[0-9a-z]{26}$/),
+  /** null only for platform events that precede any tenant (an onboarding request). */
+  tenant_id: z.string().nullable(),
+  type: eventTypeSchema,
+  occurred_at: z.iso.datetime(),
+  actor: actorSchema,
+  request_id: z.string().nullable(),
+  resource: z.object({ type: z.string(), id: z.string() }).nullable(),
+  data: z.record(z.string(), z.unknown()),
+});
+export type AuditEvent = z.infer<typeof auditEventSchema>;
+
+export interface EventInput {
+  type: EventType;
+  tenantId: string | null;
+  resource: { type: string; id: string } | null;
+  data: Record<string, unknown>;
+  /** The caller that caused it; omitted for system work such as the expiry sweeper. */
+  caller?: CallerContext;
+  occurredAt?: Date;
+}
+
+/** Builds a complete, valid event; the caller's actor and request id are carried over. */
+export function buildEvent(input: EventInput): AuditEvent {
+  return {
+    id: newId('evt'),
+    tenant_id: input.tenantId,
+    type: input.type,
+    occurred_at: (input.occurredAt ?? new Date()).toISOString(),
+    actor: input.caller?.actor ?? { type: 'system' },
+    request_id: input.caller?.requestId ?? null,
+    resource: input.resource,
+    data: input.data,
+  };
+}

@@ -1,0 +1,119 @@
+import { Pool, errors as undiciErrors } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+
+export interface UpstreamRequest {
+  method: string;
+  path: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+  /** Only idempotent requests are retried (SPEC §8). GET and HEAD are idempotent by default. */
+  idempotent?: boolean;
+  signal?: AbortSignal;
+}
+
+export interface UpstreamResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export interface RetryPolicy {
+  retries: number;
+  baseDelayMs: number;
+  factor: number;
+  /** Upper bound for a Retry-After the server asks for; longer waits are left to the caller. */
+  maxRetryAfterMs: number;
+}
+
+/** SPEC §8's policy (3 retries, factor 2, 0–50 % jitter, Retry-After honoured) with delays sized for internal hops. */
+export const INTERNAL_RETRY_POLICY: RetryPolicy = { retries: 3, baseDelayMs: 50, factor: 2, maxRetryAfterMs: 2_000 };
+
+const RETRYABLE_STATUS = new Set([429, 500, 503]);
+
+export function retryDelayMs(attempt: number, policy: RetryPolicy, retryAfter?: string | string[], random = Math.random) {
+  const header = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
+  const seconds = header !== undefined ? Number(header) : NaN;
+  if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, policy.maxRetryAfterMs);
+  const delay = policy.baseDelayMs * policy.factor ** attempt;
+  return delay + delay * 0.5 * random();
+}
+
+/**
+ * A keep-alive client for one service, balancing round-robin across its replicas. Connection
+ * errors and 429/500/503 are retried for idempotent requests only, on the next replica.
+ */
+export class ServiceClient {
+  private readonly pools: Pool[];
+  private next = 0;
+
+  constructor(
+    readonly baseUrls: string[],
+    private readonly policy: RetryPolicy = INTERNAL_RETRY_POLICY,
+    connections = 64,
+  ) {
+    if (baseUrls.length === 0) throw new Error('ServiceClient needs at least one base URL');
+    this.pools = baseUrls.map(
+      (url) => new Pool(url, { connections, pipelining: 1, keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000 }),
+    );
+  }
+
+  private pickPool(): Pool {
+    const pool = this.pools[this.next % this.pools.length]!;
+    this.next = (this.next + 1) % this.pools.length;
+    return pool;
+  }
+
+  async request(req: UpstreamRequest): Promise<UpstreamResponse> {
+    const idempotent = req.idempotent ?? (req.method === 'GET' || req.method === 'HEAD');
+    const attempts = idempotent ? this.policy.retries + 1 : 1;
+    let lastError: unknown;
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      try {
+        const res = await this.pickPool().request({
+          method: req.method as 'GET',
+          path: req.path,
+          headers: req.headers,
+          body: req.body,
+          signal: req.signal,
+        });
+        const body = Buffer.from(await res.body.arrayBuffer());
+        const response = { status: res.statusCode, headers: res.headers, body };
+        if (attempt + 1 < attempts && RETRYABLE_STATUS.has(res.statusCode)) {
+          await sleep(retryDelayMs(attempt, this.policy, res.headers['retry-after']));
+          continue;
+        }
+        return response;
+      } catch (err) {
+        lastError = err;
+        if (err instanceof undiciErrors.RequestAbortedError) throw err;
+        if (attempt + 1 < attempts) await sleep(retryDelayMs(attempt, this.policy));
+      }
+    }
+    throw new UpstreamUnavailable(lastError);
+  }
+
+  /** JSON convenience for service-to-service calls. */
+  async json<T = unknown>(req: UpstreamRequest & { json?: unknown }): Promise<{ status: number; body: T }> {
+    const headers = { ...req.headers };
+    let body = req.body;
+    if (req.json !== undefined) {
+      body = JSON.stringify(req.json);
+      headers['content-type'] = 'application/json';
+    }
+    const res = await this.request({ ...req, headers, body });
+    const text = res.body.toString('utf8');
+    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.pools.map((p) => p.close()));
+  }
+}
+
+export class UpstreamUnavailable extends Error {
+  constructor(readonly causeError: unknown) {
+    super(`upstream unavailable: ${String((causeError as Error)?.message ?? causeError)}`);
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -1,0 +1,119 @@
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { AppError, badRequest, describeZodError, type ErrorEnvelope } from './errors';
+import type { Logger } from './logger';
+
+export const BODY_LIMIT_BYTES = 64 * 1024;
+const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Echoes a sane X-Request-Id or makes one; every response carries it. */
+export function requestIdMiddleware(): RequestHandler {
+  return (req, res, next) => {
+    const incoming = req.header('x-request-id');
+    const id = incoming && SANE_REQUEST_ID.test(incoming) ? incoming : `req_${randomUUID().replace(/-/g, '')}`;
+    req.requestId = id;
+    res.setHeader('X-Request-Id', id);
+    next();
+  };
+}
+
+/** JSON bodies only, 64 KiB at most; a body with another content type is a 400, not silently ignored. */
+export function jsonBody(): RequestHandler[] {
+  const parse = express.json({ limit: BODY_LIMIT_BYTES, strict: false, type: () => true });
+  return [
+    (req, _res, next) => {
+      if (!hasBody(req)) return next();
+      const type = req.header('content-type') ?? '';
+      if (!/^application\/([a-z0-9.+-]*\+)?json\b/i.test(type)) {
+        return next(badRequest('Content-Type must be application/json'));
+      }
+      next();
+    },
+    (req, res, next) => (hasBody(req) ? parse(req, res, next) : next()),
+  ];
+}
+
+function hasBody(req: Request): boolean {
+  const length = req.header('content-length');
+  return (length !== undefined && length !== '0') || req.header('transfer-encoding') !== undefined;
+}
+
+export function sendError(res: Response, status: number, envelope: ErrorEnvelope, headers: Record<string, string> = {}) {
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.status(status).json(envelope);
+}
+
+/** Maps everything thrown to the envelope. Unknown errors are logged with the request id and answered 500. */
+export function errorMiddleware(logger: Logger) {
+  // express recognises error handlers by their four parameters.
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (res.headersSent) {
+      logger.error({ err, requestId: req.requestId }, 'error after response started');
+      return;
+    }
+    if (err instanceof AppError) return sendError(res, err.status, err.toEnvelope(), err.headers);
+    if (err instanceof z.ZodError) return sendError(res, 400, { error: 'BAD_REQUEST', message: describeZodError(err) });
+    const bodyParserError = err as { type?: string; status?: number };
+    if (bodyParserError?.type === 'entity.too.large') {
+      return sendError(res, 413, { error: 'PAYLOAD_TOO_LARGE', message: `Request body exceeds ${BODY_LIMIT_BYTES} bytes` });
+    }
+    if (bodyParserError?.type === 'entity.parse.failed') {
+      return sendError(res, 400, { error: 'BAD_REQUEST', message: 'Malformed JSON body' });
+    }
+    if (bodyParserError?.type && bodyParserError.status && bodyParserError.status < 500) {
+      return sendError(res, 400, { error: 'BAD_REQUEST', message: 'Unreadable request body' });
+    }
+    logger.error({ err, requestId: req.requestId, method: req.method, path: req.path }, 'unhandled error');
+    sendError(res, 500, { error: 'INTERNAL_ERROR', message: `Internal error (request ${req.requestId ?? 'unknown'})` });
+  };
+}
+
+export function notFoundHandler(): RequestHandler {
+  return (_req, res) => sendError(res, 404, { error: 'NOT_FOUND', message: 'Route not found' });
+}
+
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/**
+ * Registers the handlers of one path and answers 405 for every other method, so a known path
+ * never falls through to a 404.
+ */
+export function route(router: Router, path: string, handlers: Partial<Record<Method, RequestHandler>>) {
+  const allowed = Object.keys(handlers).map((m) => m.toUpperCase());
+  for (const [method, handler] of Object.entries(handlers) as [Method, RequestHandler][]) {
+    router[method](path, handler);
+  }
+  router.all(path, (_req: Request, res: Response) => {
+    res.setHeader('Allow', allowed.join(', '));
+    sendError(res, 405, { error: 'METHOD_NOT_ALLOWED', message: `Method not allowed; use ${allowed.join(', ')}` });
+  });
+}
+
+export type ReadinessCheck = () => Promise<Record<string, string>>;
+
+/** /healthz says the process is alive; /readyz runs the service's dependency checks. */
+export function healthRoutes(app: Express, readiness: ReadinessCheck) {
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    try {
+      const checks = await readiness();
+      const ready = Object.values(checks).every((v) => v === 'ok' || v.startsWith('degraded'));
+      res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
+    } catch (err) {
+      res.status(503).json({ status: 'not_ready', checks: { error: String(err) } });
+    }
+  });
+}
+
+/** The shared start of every service's express app. */
+export function baseApp(): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  app.use(requestIdMiddleware());
+  return app;
+}

@@ -1,0 +1,136 @@
+import { z } from 'zod';
+import {
+  InProcessBus,
+  RabbitEventSource,
+  RabbitPublisher,
+  amqpTopology,
+  buildEvent,
+  canonicalJson,
+  createLogger,
+  decodeCursor,
+  describeZodError,
+  encodeCursor,
+  internalTokens,
+  isId,
+  newId,
+  retryDelayMs,
+  INTERNAL_RETRY_POLICY,
+  type AuditEvent,
+} from '../src';
+import amqp from 'amqplib';
+
+const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+const logger = createLogger('test', 'silent');
+
+describe('ids', () => {
+  it('when ids are made in sequence, then they sort in creation order and carry the prefix', () => {
+    const ids = Array.from({ length: 50 }, () => newId('mdt'));
+    expect([...ids].sort()).toEqual(ids);
+    expect(ids.every((id) => isId(id, 'mdt'))).toBe(true);
+  });
+});
+
+describe('describeZodError', () => {
+  const schema = z.strictObject({ principal: z.string(), limit: z.number().max(5) });
+  it('when a required field is missing, then the message names it', () => {
+    const r = schema.safeParse({ limit: 1 });
+    expect(r.success || describeZodError(r.error)).toBe('principal is required');
+  });
+  it('when an unknown field is sent, then the message names it', () => {
+    const r = schema.safeParse({ principal: 'a', limit: 1, extra: 1 });
+    expect(r.success || describeZodError(r.error)).toBe('extra is not allowed');
+  });
+});
+
+describe('cursor', () => {
+  it('when a cursor is decoded, then it yields the id it was made from', () => {
+    const id = newId('evt');
+    expect(decodeCursor(encodeCursor(id))).toBe(id);
+  });
+  it('when a cursor is garbage, then it is a 400', () => {
+    expect(() => decodeCursor('nope')).toThrow('cursor is invalid');
+  });
+});
+
+describe('canonicalJson', () => {
+  it('when keys are in any order, then the output is the same RFC 8785 string', () => {
+    expect(canonicalJson({ b: 1, a: [2, { d: 1, c: 'x' }] })).toBe('{"a":[2,{"c":"x","d":1}],"b":1}');
+  });
+});
+
+describe('retryDelayMs', () => {
+  it('when Retry-After is present, then it is honoured up to the cap', () => {
+    expect(retryDelayMs(0, INTERNAL_RETRY_POLICY, '1')).toBe(1000);
+    expect(retryDelayMs(0, INTERNAL_RETRY_POLICY, '100')).toBe(INTERNAL_RETRY_POLICY.maxRetryAfterMs);
+  });
+  it('when backing off, then the delay doubles with at most 50 % jitter', () => {
+    expect(retryDelayMs(2, INTERNAL_RETRY_POLICY, undefined, () => 0)).toBe(200);
+    expect(retryDelayMs(2, INTERNAL_RETRY_POLICY, undefined, () => 1)).toBe(300);
+  });
+});
+
+describe('internal token', () => {
+  const tokens = internalTokens('x'.repeat(32));
+  it('when minted and verified with the same secret, then the caller context survives', async () => {
+    const ctx = { tenantId: 'tnt_1', actor: { type: 'api_key' as const, key_id: 'key_1' }, permissions: ['verify'], requestId: 'r1' };
+    await expect(tokens.verify(await tokens.mint(ctx))).resolves.toEqual(ctx);
+  });
+  it('when signed with another secret, then it is refused', async () => {
+    const other = internalTokens('y'.repeat(32));
+    const token = await other.mint({ tenantId: null, actor: { type: 'system' }, permissions: [], requestId: 'r' });
+    await expect(tokens.verify(token)).rejects.toThrow();
+  });
+});
+
+const sampleEvent = (): AuditEvent =>
+  buildEvent({ type: 'MANDATE_CREATED', tenantId: 'tnt_x', resource: { type: 'mandate', id: 'mdt_x' }, data: {} });
+
+describe('InProcessBus', () => {
+  it('when events are published before a subscriber starts, then the subscriber still gets them', async () => {
+    const bus = new InProcessBus();
+    const got: string[] = [];
+    const e = sampleEvent();
+    await bus.publish([e]);
+    await bus.start(async (ev) => void got.push(ev.id));
+    await bus.drain();
+    expect(got).toEqual([e.id]);
+  });
+});
+
+describe('RabbitMQ publisher and source (real broker)', () => {
+  const topology = amqpTopology(`test-${newId('req')}`);
+  afterAll(async () => {
+    const c = await amqp.connect(AMQP_URL);
+    const ch = await c.createChannel();
+    await ch.deleteQueue(topology.auditQueue);
+    await ch.deleteQueue(topology.auditDeadLetterQueue);
+    await ch.deleteExchange(topology.exchange);
+    await ch.deleteExchange(topology.deadLetterExchange);
+    await c.close();
+  });
+
+  it('when a valid and an invalid message are published, then the handler sees the valid one and the invalid one is dead-lettered', async () => {
+    const publisher = new RabbitPublisher(AMQP_URL, logger, topology);
+    const event = sampleEvent();
+    await publisher.publish([event]);
+    const c = await amqp.connect(AMQP_URL);
+    const ch = await c.createConfirmChannel();
+    ch.publish(topology.exchange, 'audit.BOGUS', Buffer.from('{"not":"an event"}'), { persistent: true });
+    await ch.waitForConfirms();
+
+    const source = new RabbitEventSource({ url: AMQP_URL, logger, topology });
+    const got: AuditEvent[] = [];
+    await source.start(async (ev) => void got.push(ev));
+    const deadline = Date.now() + 5000;
+    let dead: false | amqp.GetMessage = false;
+    while (Date.now() < deadline && (got.length === 0 || !dead)) {
+      await new Promise((r) => setTimeout(r, 50));
+      if (!dead) dead = await ch.get(topology.auditDeadLetterQueue, { noAck: true });
+    }
+    expect(got.map((e) => e.id)).toEqual([event.id]);
+    expect(dead && dead.content.toString()).toBe('{"not":"an event"}');
+    await source.stop();
+    await publisher.close();
+    await c.close();
+  });
+});
