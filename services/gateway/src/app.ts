@@ -1,0 +1,112 @@
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import {
+  BODY_LIMIT_BYTES,
+  baseApp,
+  errorMiddleware,
+  healthRoutes,
+  listen,
+  sendError,
+  type EventPublisher,
+  type InternalTokens,
+  type Logger,
+  type ReadinessCheck,
+  type RunningServer,
+  type ServiceClient,
+} from '@mandate/shared';
+import { authenticate, type JwtAuthenticator, type Principal } from './auth/authenticate';
+import type { KeyResolver } from './auth/key-resolver';
+import { apiCallEvent } from './audit/api-call';
+import { forward } from './http/proxy';
+import { RouteMatcher } from './routes/match';
+import { ROUTES, type RouteRule, type ServiceName } from './routes/table';
+
+export type Upstreams = Record<Exclude<ServiceName, 'gateway'>, ServiceClient>;
+
+export interface GatewayDeps {
+  tokens: InternalTokens;
+  logger: Logger;
+  publisher: EventPublisher;
+  upstreams: Upstreams;
+  keys: KeyResolver;
+  operatorToken: string;
+  jwt?: JwtAuthenticator;
+  /** The OpenAPI document, built once from the services' zod schemas. */
+  openApiDocument: () => unknown;
+  readiness?: ReadinessCheck;
+  routes?: RouteRule[];
+}
+
+export function createApp(deps: GatewayDeps) {
+  const app: Express = baseApp();
+  const matcher = new RouteMatcher(deps.routes ?? ROUTES);
+  const readBody = express.raw({ limit: BODY_LIMIT_BYTES, type: () => true });
+  let openApiJson: string | undefined;
+
+  healthRoutes(app, deps.readiness ?? (async () => ({ gateway: 'ok' })));
+
+  app.use(async (req: Request, res: Response, next: NextFunction) => {
+    const started = performance.now();
+    const match = matcher.match(req.method, req.path);
+    if (match.kind === 'not_found') return sendError(res, 404, { error: 'NOT_FOUND', message: 'Route not found' });
+    if (match.kind === 'method_not_allowed') {
+      res.setHeader('Allow', match.allowed.join(', '));
+      return sendError(res, 405, {
+        error: 'METHOD_NOT_ALLOWED',
+        message: `Method ${req.method} not allowed; use ${match.allowed.join(', ')}`,
+      });
+    }
+    const { rule, params, path } = match;
+
+    let principal: Principal | null = null;
+    // Every authenticated call is audited, whatever its outcome (403, 404 and 5xx included).
+    res.once('finish', () => {
+      if (!principal) return;
+      const event = apiCallEvent({
+        principal,
+        requestId: req.requestId!,
+        method: req.method,
+        route: rule.path,
+        path,
+        status: res.statusCode,
+        durationMs: performance.now() - started,
+      });
+      deps.publisher.publish([event]).catch((err) => deps.logger.error({ err, eventId: event.id }, 'API_CALL event not published'));
+    });
+
+    try {
+      principal = await authenticate(req, rule, params, deps);
+      if (rule.service === 'gateway') {
+        openApiJson ??= JSON.stringify(deps.openApiDocument());
+        res.type('application/json').send(openApiJson);
+        return;
+      }
+      await new Promise<void>((resolve, reject) => readBody(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+      const token = await deps.tokens.mint({
+        tenantId: principal?.tenantId ?? null,
+        actor: principal?.actor ?? { type: 'system' },
+        permissions: principal?.permissions ?? [],
+        requestId: req.requestId!,
+      });
+      await forward(req, res, deps.upstreams[rule.service], rule.service, path, token);
+    } catch (err) {
+      next(err);
+    }
+  });
+
+  app.use(errorMiddleware(deps.logger));
+
+  let server: RunningServer | undefined;
+  return {
+    app,
+    async start(port = 0, host = '127.0.0.1'): Promise<RunningServer> {
+      server = await listen(app, port, host);
+      return server;
+    },
+    async stop(): Promise<void> {
+      await server?.close();
+      server = undefined;
+    },
+  };
+}
+
+export type GatewayApp = ReturnType<typeof createApp>;

@@ -1,0 +1,144 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { Request } from 'express';
+import { AppError, forbidden, notFound, unauthorized, type Actor } from '@mandate/shared';
+import type { RouteRule } from '../routes/table';
+import type { KeyResolver } from './key-resolver';
+
+export const MALFORMED_BEARER = 'Malformed Bearer value (expected Bearer tenantId:apiKey)';
+const INVALID_KEY = 'Invalid or missing API key';
+
+/** Who the gateway established the caller to be, before it forwards anything. */
+export interface Principal {
+  tenantId: string | null;
+  actor: Actor;
+  permissions: string[];
+  plan?: 'beta' | 'enterprise';
+}
+
+type Credential =
+  | { kind: 'none' }
+  | { kind: 'api_key'; tenantId?: string; secret: string }
+  | { kind: 'jwt'; token: string }
+  | { kind: 'opaque'; token: string };
+
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+const TENANT_ID = /^tnt_[0-9a-z]{26}$/;
+
+/** Reads the credential from Authorization or X-Api-Key (SPEC §4), without deciding whether it is valid. */
+export function readCredential(req: Request): Credential {
+  const authorization = req.header('authorization');
+  if (authorization !== undefined) {
+    const m = /^Bearer\s+(.+)$/i.exec(authorization.trim());
+    if (!m) throw unauthorized(MALFORMED_BEARER);
+    const value = m[1]!.trim();
+    if (JWT_SHAPE.test(value)) return { kind: 'jwt', token: value };
+    const colon = value.indexOf(':');
+    if (colon > 0) {
+      const tenantId = value.slice(0, colon);
+      const secret = value.slice(colon + 1);
+      if (!TENANT_ID.test(tenantId) || secret.length === 0) throw unauthorized(MALFORMED_BEARER);
+      return { kind: 'api_key', tenantId, secret };
+    }
+    return { kind: 'opaque', token: value };
+  }
+  const apiKeyHeader = req.header('x-api-key');
+  if (apiKeyHeader !== undefined) {
+    const value = apiKeyHeader.trim();
+    const colon = value.indexOf(':');
+    if (colon > 0) {
+      const tenantId = value.slice(0, colon);
+      const secret = value.slice(colon + 1);
+      if (!TENANT_ID.test(tenantId) || secret.length === 0) throw unauthorized(INVALID_KEY);
+      return { kind: 'api_key', tenantId, secret };
+    }
+    if (value.length === 0) throw unauthorized(INVALID_KEY);
+    return { kind: 'api_key', secret: value };
+  }
+  return { kind: 'none' };
+}
+
+function sameSecret(a: string, b: string): boolean {
+  // Hash first so lengths match and timingSafeEqual leaks nothing about the operator token.
+  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
+}
+
+export interface JwtAuthenticator {
+  authenticate(token: string, tenantId: string | null): Promise<Principal>;
+}
+
+export interface AuthDeps {
+  keys: KeyResolver;
+  operatorToken: string;
+  jwt?: JwtAuthenticator;
+}
+
+/**
+ * Establishes the caller for a matched route and checks its scope or permission.
+ * Throws 401 for missing or bad credentials, 403 for a missing scope, 404 for another tenant's path.
+ */
+export async function authenticate(
+  req: Request,
+  rule: RouteRule,
+  params: Record<string, string>,
+  deps: AuthDeps,
+): Promise<Principal | null> {
+  if (rule.auth === 'public') return null;
+  const credential = readCredential(req);
+
+  if (rule.auth === 'operator') {
+    if (credential.kind === 'opaque' && sameSecret(credential.token, deps.operatorToken)) {
+      return { tenantId: null, actor: { type: 'operator' }, permissions: ['platform:*'] };
+    }
+    if (credential.kind === 'none') throw unauthorized('Operator credentials required');
+    // A valid tenant credential is still no operator: the platform surface is operator-only.
+    throw unauthorized('Invalid operator credentials');
+  }
+
+  let principal: Principal;
+  switch (credential.kind) {
+    case 'none':
+      throw unauthorized(INVALID_KEY);
+    case 'opaque':
+      throw unauthorized(MALFORMED_BEARER);
+    case 'jwt': {
+      if (!deps.jwt) throw unauthorized('Invalid bearer token');
+      const tenantId = params.tenantId ?? req.header('x-tenant-id') ?? null;
+      principal = await deps.jwt.authenticate(credential.token, tenantId);
+      break;
+    }
+    case 'api_key': {
+      const key = await deps.keys.resolve(credential.secret);
+      if (!key || (credential.tenantId !== undefined && credential.tenantId !== key.tenant_id)) {
+        throw unauthorized(INVALID_KEY);
+      }
+      principal = {
+        tenantId: key.tenant_id,
+        actor: { type: 'api_key', key_id: key.key_id },
+        permissions: key.scopes,
+        plan: key.plan,
+      };
+      break;
+    }
+  }
+
+  authorize(principal, rule);
+  // A path naming another tenant is answered as if it did not exist.
+  if (params.tenantId !== undefined && params.tenantId !== principal.tenantId) throw notFound('Tenant not found');
+  return principal;
+}
+
+export function authorize(principal: Principal, rule: RouteRule): void {
+  if (!rule.scope) return;
+  if (principal.actor.type === 'api_key') {
+    if (!principal.permissions.includes(rule.scope)) throw forbidden(`API key lacks required scope: ${rule.scope}`);
+    return;
+  }
+  const accepted = rule.permissions ?? [rule.scope];
+  if (!accepted.some((p) => principal.permissions.includes(p))) {
+    throw forbidden(`Missing required permission: ${accepted.join(' or ')}`);
+  }
+}
+
+export function isAuthError(err: unknown): err is AppError {
+  return err instanceof AppError && (err.status === 401 || err.status === 403);
+}

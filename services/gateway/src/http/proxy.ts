@@ -1,0 +1,43 @@
+import type { Request, Response } from 'express';
+import { INTERNAL_TOKEN_HEADER, UpstreamUnavailable, serviceUnavailable, type ServiceClient } from '@mandate/shared';
+
+/** Request headers a service may need; everything else (credentials above all) stays at the gateway. */
+const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'idempotency-key'];
+/** Response headers a client may need from a service. */
+const RETURNED_RESPONSE_HEADERS = ['content-type', 'retry-after', 'idempotent-replayed', 'location', 'allow', 'cache-control'];
+
+/** Forwards the request as-is (the body unparsed) and streams the service's answer back. */
+export async function forward(
+  req: Request,
+  res: Response,
+  client: ServiceClient,
+  serviceName: string,
+  path: string,
+  internalToken: string,
+): Promise<void> {
+  const headers: Record<string, string> = { [INTERNAL_TOKEN_HEADER]: internalToken, 'x-request-id': req.requestId! };
+  for (const name of FORWARDED_REQUEST_HEADERS) {
+    const value = req.headers[name];
+    if (typeof value === 'string') headers[name] = value;
+  }
+  const body = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : undefined;
+  if (body) headers['content-length'] = String(body.length);
+  const query = req.originalUrl.indexOf('?');
+  const target = query >= 0 ? path + req.originalUrl.slice(query) : path;
+
+  let upstream;
+  try {
+    upstream = await client.request({ method: req.method, path: target, headers, body });
+  } catch (err) {
+    if (err instanceof UpstreamUnavailable) throw serviceUnavailable(`${capitalise(serviceName)} service unavailable`);
+    throw err;
+  }
+  res.status(upstream.status);
+  for (const name of RETURNED_RESPONSE_HEADERS) {
+    const value = upstream.headers[name];
+    if (value !== undefined) res.setHeader(name, value);
+  }
+  res.end(upstream.body);
+}
+
+const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
