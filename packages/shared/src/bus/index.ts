@@ -2,3 +2,4 @@ export * from './types';
 export * from './topology';
 export * from './in-process';
 export * from './rabbitmq';
+export * from './batching';
