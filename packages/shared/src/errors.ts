@@ -78,15 +78,15 @@ export function describeZodError(error: z.ZodError, root = 'body'): string {
 }
 
 function article(expected: string): string {
-  if (expected === 'object' || expected === 'array' || expected === 'integer') {
-    return `${expected === 'integer' ? 'an' : 'an'} ${expected}`;
-  }
+  if (expected === 'int' || expected === 'integer') return 'an integer';
+  if (/^[aeiou]/.test(expected)) return `an ${expected}`;
   return `a ${expected}`;
 }
 
 /** Parses with zod and throws a 400 AppError naming the field on failure. */
 export function parseOrThrow<S extends z.ZodType>(schema: S, input: unknown, root = 'body'): z.output<S> {
-  const result = schema.safeParse(input);
+  // reportInput lets the message tell "is required" (input absent) from "must be a string".
+  const result = schema.safeParse(input, { reportInput: true });
   if (!result.success) throw badRequest(describeZodError(result.error, root));
   return result.data;
 }

@@ -53,7 +53,16 @@ export class ServiceClient {
   ) {
     if (baseUrls.length === 0) throw new Error('ServiceClient needs at least one base URL');
     this.pools = baseUrls.map(
-      (url) => new Pool(url, { connections, pipelining: 1, keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000 }),
+      (url) =>
+        new Pool(url, {
+          connections,
+          pipelining: 1,
+          keepAliveTimeout: 30_000,
+          keepAliveMaxTimeout: 60_000,
+          // An internal hop that has said nothing for 10 s is treated as down, not waited on.
+          headersTimeout: 10_000,
+          bodyTimeout: 10_000,
+        }),
     );
   }
 
@@ -85,7 +94,7 @@ export class ServiceClient {
         return response;
       } catch (err) {
         lastError = err;
-        if (err instanceof undiciErrors.RequestAbortedError) throw err;
+        if (err instanceof undiciErrors.RequestAbortedError || req.signal?.aborted) throw err;
         if (attempt + 1 < attempts) await sleep(retryDelayMs(attempt, this.policy));
       }
     }

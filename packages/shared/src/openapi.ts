@@ -1,5 +1,9 @@
-import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
 import { errorEnvelopeSchema } from './errors';
+
+// Gives every zod schema `.openapi()`, which the registry relies on for named components.
+extendZodWithOpenApi(z);
 
 export { OpenAPIRegistry };
 

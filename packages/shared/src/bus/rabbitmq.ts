@@ -125,9 +125,23 @@ export class RabbitEventSource implements EventSource {
     this.topology = options.topology ?? amqpTopology();
   }
 
+  /** True while a channel is consuming; readiness checks report it. */
+  get connected(): boolean {
+    return this.channel !== undefined;
+  }
+
+  /**
+   * Starts consuming. If the broker is unreachable now, it keeps retrying in the background
+   * (readiness says so) instead of failing the service's start.
+   */
   async start(handler: EventHandler): Promise<void> {
     this.stopped = false;
-    await this.connect(handler);
+    try {
+      await this.connect(handler);
+    } catch (err) {
+      this.options.logger.warn({ err }, 'audit consumer cannot reach RabbitMQ yet; retrying');
+      void this.reconnect(handler);
+    }
   }
 
   private async connect(handler: EventHandler): Promise<void> {
@@ -140,7 +154,14 @@ export class RabbitEventSource implements EventSource {
     this.channel = channel;
     connection.on('error', (err) => logger.warn({ err }, 'amqp consumer connection error'));
     connection.on('close', () => {
+      this.channel = undefined;
       if (!this.stopped) void this.reconnect(handler);
+    });
+    // A channel can die alone (e.g. a protocol error); closing the connection funnels that into the one reconnect path.
+    channel.on('error', (err) => logger.warn({ err }, 'amqp consumer channel error'));
+    channel.on('close', () => {
+      this.channel = undefined;
+      if (!this.stopped) void connection.close().catch(() => undefined);
     });
     await channel.consume(this.topology.auditQueue, (msg) => {
       if (!msg) return;
