@@ -1,0 +1,71 @@
+import type { Express } from 'express';
+import {
+  baseApp,
+  errorMiddleware,
+  healthRoutes,
+  listen,
+  notFoundHandler,
+  requireInternalToken,
+  type EventSource,
+  type InternalTokens,
+  type Logger,
+  type RunningServer,
+} from '@mandate/shared';
+import { startAuditConsumer, type AuditConsumer } from './consumers/audit-consumer';
+import { eventRoutes } from './http/routes';
+import type { EventStore } from './store/event-store';
+
+export interface Deps {
+  store: EventStore;
+  /** Where audit events come from: RabbitMQ, or the embedded mode's InProcessBus. */
+  source: EventSource;
+  tokens: InternalTokens;
+  logger: Logger;
+}
+
+export interface AuditService {
+  app: Express;
+  /** Listens, then starts consuming; if the consumer cannot start, the server is closed again and the error thrown. */
+  start(port?: number, host?: string): Promise<RunningServer>;
+  /** Stops consuming first (in-flight events are written and acked), then closes the HTTP server. */
+  stop(): Promise<void>;
+}
+
+export function createApp(deps: Deps): AuditService {
+  const { store, source, tokens, logger } = deps;
+  let consumer: AuditConsumer | undefined;
+  let server: RunningServer | undefined;
+
+  const app = baseApp();
+  healthRoutes(app, async () => ({
+    consumer: consumer ? (consumer.state === 'running' ? 'ok' : consumer.state) : 'not started',
+    store: await store.ping().then(
+      () => 'ok',
+      (err: unknown) => `down: ${err instanceof Error ? err.message : String(err)}`,
+    ),
+  }));
+  app.use('/v1', requireInternalToken(tokens));
+  app.use(eventRoutes(store));
+  app.use(notFoundHandler());
+  app.use(errorMiddleware(logger));
+
+  return {
+    app,
+    async start(port = 0, host = '127.0.0.1') {
+      const running = await listen(app, port, host);
+      try {
+        consumer = await startAuditConsumer(source, store, logger);
+      } catch (err) {
+        await running.close();
+        throw err;
+      }
+      server = running;
+      return running;
+    },
+    async stop() {
+      await consumer?.stop();
+      await server?.close();
+      server = undefined;
+    },
+  };
+}

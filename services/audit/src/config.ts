@@ -1,0 +1,16 @@
+import { z } from 'zod';
+import { commonConfigShape, env } from '@mandate/shared';
+
+export const auditConfigSchema = z.object({
+  ...commonConfigShape,
+  PORT: env.port(8084),
+  HOST: env.string('127.0.0.1'),
+  /** Unacked messages the broker hands the consumer at once: bounds memory and in-flight writes. */
+  AUDIT_PREFETCH: env.int(200).refine((n) => n >= 1 && n <= 65535, 'must be between 1 and 65535'),
+});
+export type AuditConfig = z.output<typeof auditConfigSchema>;
+
+/** Tests and the embedded launcher build configs without touching process.env. */
+export function auditConfig(overrides: Partial<Record<keyof AuditConfig, string>> = {}): AuditConfig {
+  return auditConfigSchema.parse(overrides);
+}

@@ -1,0 +1,48 @@
+import type { EventSource, Logger } from '@mandate/shared';
+import { recordEvent } from '../domain/events';
+import type { EventStore } from '../store/event-store';
+
+export type ConsumerState = 'running' | 'stopping' | 'stopped';
+
+export interface AuditConsumer {
+  readonly state: ConsumerState;
+  /** Events written since start (redeliveries included), for readiness and logs. */
+  readonly handled: number;
+  /** Waits for in-flight messages to be written and acked, then detaches from the source. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The queue entry point: every event the source delivers has already been validated (invalid
+ * messages are dead-lettered by the source); the handler writes it, and the source acks after
+ * the write. A failed write throws, so the source offers the message again later.
+ */
+export async function startAuditConsumer(
+  source: EventSource,
+  store: EventStore,
+  logger: Logger,
+): Promise<AuditConsumer> {
+  let state: ConsumerState = 'running';
+  let handled = 0;
+  await source.start(async (event) => {
+    await recordEvent(store, event);
+    handled++;
+    logger.debug({ eventId: event.id, type: event.type, tenantId: event.tenant_id }, 'audit event recorded');
+  });
+  logger.info({ source: source.kind, store: store.kind }, 'audit consumer started');
+  return {
+    get state() {
+      return state;
+    },
+    get handled() {
+      return handled;
+    },
+    async stop() {
+      if (state !== 'running') return;
+      state = 'stopping';
+      await source.stop();
+      state = 'stopped';
+      logger.info({ handled }, 'audit consumer stopped');
+    },
+  };
+}

@@ -1,0 +1,42 @@
+import { Router } from 'express';
+import { badRequest, decodeCursor, describeZodError, route, tenantOf } from '@mandate/shared';
+import { getEvent, listEvents } from '../domain/events';
+import type { EventStore } from '../store/event-store';
+import { listEventsQuerySchema, type ListEventsQuery } from './schemas';
+
+/**
+ * Like the kernel's parseOrThrow, but with reportInput: without it zod v4 leaves issue.input
+ * unset and describeZodError reads every wrong type ("limit=ten") as "limit is required".
+ */
+function parseListQuery(query: unknown): ListEventsQuery {
+  const result = listEventsQuerySchema.safeParse(query, { reportInput: true });
+  if (!result.success) throw badRequest(describeZodError(result.error, 'query'));
+  return result.data;
+}
+
+/** GET /v1/events and /v1/events/:id; mounted behind requireInternalToken. */
+export function eventRoutes(store: EventStore): Router {
+  const router = Router();
+  route(router, '/v1/events', {
+    get: async (req, res) => {
+      const tenantId = tenantOf(req);
+      const q = parseListQuery(req.query);
+      const page = await listEvents(store, tenantId, {
+        types: q.type,
+        resource_id: q.resource_id,
+        key_id: q.key_id,
+        since: q.since,
+        until: q.until,
+        limit: q.limit,
+        afterId: decodeCursor(q.cursor),
+      });
+      res.json(page);
+    },
+  });
+  route(router, '/v1/events/:id', {
+    get: async (req, res) => {
+      res.json(await getEvent(store, tenantOf(req), String(req.params.id)));
+    },
+  });
+  return router;
+}

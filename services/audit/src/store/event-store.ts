@@ -1,0 +1,35 @@
+import type { AuditEvent, EventType } from '@mandate/shared';
+
+export interface EventListQuery {
+  /** Any of these types. */
+  types?: EventType[];
+  /** resource.id */
+  resource_id?: string;
+  /** actor.key_id: the API key that caused the event (API_CALL events carry it there too). */
+  key_id?: string;
+  /** occurred_at >= since (inclusive), an ISO 8601 instant. */
+  since?: string;
+  /** occurred_at < until (exclusive), an ISO 8601 instant. */
+  until?: string;
+  limit: number;
+  /** Only events with an id below this one (the cursor), so pages never repeat or skip. */
+  afterId?: string;
+}
+
+/**
+ * Where audit events rest. Writes are idempotent by event id because delivery is at-least-once:
+ * the database's unique `_id` decides, never a read before the write. Reads are tenant-scoped;
+ * events without a tenant (platform events) are never returned by them.
+ */
+export interface EventStore {
+  readonly kind: 'memory' | 'mongo';
+  /** Stores the event once; a second insert of the same id is a success that changes nothing. */
+  insert(event: AuditEvent): Promise<void>;
+  /** Same idempotency for a batch; duplicates inside the batch or already stored are skipped. */
+  insertMany(events: AuditEvent[]): Promise<void>;
+  get(tenantId: string, id: string): Promise<AuditEvent | null>;
+  /** Newest first by id, up to limit+1 items (the extra one tells the caller there is more). */
+  list(tenantId: string, query: EventListQuery): Promise<AuditEvent[]>;
+  /** Throws when the store cannot be reached (readiness). */
+  ping(): Promise<void>;
+}

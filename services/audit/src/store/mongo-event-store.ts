@@ -1,0 +1,162 @@
+import { Schema, type Connection, type Model } from 'mongoose';
+import { isDuplicateKeyError, type AuditEvent } from '@mandate/shared';
+import type { EventListQuery, EventStore } from './event-store';
+
+interface EventDoc {
+  /** The event id: the unique key that makes redeliveries idempotent. */
+  _id: string;
+  tenant_id: string | null;
+  type: string;
+  /** A Date, so since/until compare instants rather than strings. */
+  occurred_at: Date;
+  actor: { type: string; key_id?: string; subject_id?: string };
+  request_id: string | null;
+  resource: { type: string; id: string } | null;
+  data: Record<string, unknown>;
+}
+
+const eventSchema = new Schema<EventDoc>(
+  {
+    _id: { type: String, required: true },
+    tenant_id: { type: String, default: null },
+    type: { type: String, required: true },
+    occurred_at: { type: Date, required: true },
+    actor: {
+      type: new Schema(
+        { type: { type: String, required: true }, key_id: { type: String }, subject_id: { type: String } },
+        { _id: false },
+      ),
+      required: true,
+    },
+    request_id: { type: String, default: null },
+    resource: {
+      type: new Schema(
+        { type: { type: String, required: true }, id: { type: String, required: true } },
+        { _id: false },
+      ),
+      default: null,
+    },
+    data: { type: Schema.Types.Mixed, default: {} },
+  },
+  // minimize:false keeps an empty `data: {}` instead of dropping the field.
+  { collection: 'events', versionKey: false, minimize: false },
+);
+
+// GET /events without filters: a tenant's events newest first, paged by id.
+eventSchema.index({ tenant_id: 1, _id: -1 });
+// GET /events?type=A,B
+eventSchema.index({ tenant_id: 1, type: 1, _id: -1 });
+// GET /events?resource_id= (and the evidence export: every event about one mandate)
+eventSchema.index({ tenant_id: 1, 'resource.id': 1, _id: -1 });
+// GET /events?key_id=
+eventSchema.index({ tenant_id: 1, 'actor.key_id': 1, _id: -1 });
+// GET /events?since=&until= over a narrow window
+eventSchema.index({ tenant_id: 1, occurred_at: 1 });
+
+function toDoc(event: AuditEvent): EventDoc {
+  return {
+    _id: event.id,
+    tenant_id: event.tenant_id,
+    type: event.type,
+    occurred_at: new Date(event.occurred_at),
+    actor: event.actor,
+    request_id: event.request_id,
+    resource: event.resource,
+    data: event.data,
+  };
+}
+
+function fromDoc(doc: EventDoc): AuditEvent {
+  const actor: AuditEvent['actor'] = { type: doc.actor.type as AuditEvent['actor']['type'] };
+  if (doc.actor.key_id != null) actor.key_id = doc.actor.key_id;
+  if (doc.actor.subject_id != null) actor.subject_id = doc.actor.subject_id;
+  return {
+    id: doc._id,
+    tenant_id: doc.tenant_id ?? null,
+    type: doc.type as AuditEvent['type'],
+    occurred_at: new Date(doc.occurred_at).toISOString(),
+    actor,
+    request_id: doc.request_id ?? null,
+    resource: doc.resource ? { type: doc.resource.type, id: doc.resource.id } : null,
+    data: doc.data ?? {},
+  };
+}
+
+/** True when every failure of an unordered bulk insert is a duplicate key, i.e. a redelivery. */
+function onlyDuplicateKeys(err: unknown): boolean {
+  const writeErrors = (err as { writeErrors?: unknown }).writeErrors;
+  if (writeErrors === undefined) return isDuplicateKeyError(err);
+  const list = Array.isArray(writeErrors) ? writeErrors : [writeErrors];
+  return (
+    list.length > 0 &&
+    list.every(
+      (e) => (e as { code?: number }).code === 11000 || isDuplicateKeyError((e as { err?: unknown }).err),
+    )
+  );
+}
+
+export class MongoEventStore implements EventStore {
+  readonly kind = 'mongo' as const;
+  private readonly model: Model<EventDoc>;
+
+  constructor(private readonly connection: Connection) {
+    this.model =
+      (connection.models.AuditEvent as Model<EventDoc> | undefined) ??
+      connection.model<EventDoc>('AuditEvent', eventSchema);
+  }
+
+  /** Builds the indexes now, so the first queries (and the unique _id) do not race index creation. */
+  async init(): Promise<void> {
+    await this.model.init();
+  }
+
+  async insert(event: AuditEvent): Promise<void> {
+    try {
+      await this.model.create(toDoc(event));
+    } catch (err) {
+      if (!isDuplicateKeyError(err)) throw err;
+    }
+  }
+
+  async insertMany(events: AuditEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    try {
+      // Unordered: one duplicate does not stop the rest of the batch.
+      await this.model.insertMany(events.map(toDoc), { ordered: false, throwOnValidationError: true });
+    } catch (err) {
+      if (!onlyDuplicateKeys(err)) throw err;
+    }
+  }
+
+  async get(tenantId: string, id: string): Promise<AuditEvent | null> {
+    const doc = await this.model.findOne({ _id: id, tenant_id: tenantId }).lean<EventDoc>().exec();
+    return doc ? fromDoc(doc) : null;
+  }
+
+  async list(tenantId: string, q: EventListQuery): Promise<AuditEvent[]> {
+    const filter: Record<string, unknown> = { tenant_id: tenantId };
+    if (q.afterId !== undefined) filter._id = { $lt: q.afterId };
+    if (q.types && q.types.length > 0) filter.type = { $in: q.types };
+    if (q.resource_id !== undefined) filter['resource.id'] = q.resource_id;
+    if (q.key_id !== undefined) filter['actor.key_id'] = q.key_id;
+    if (q.since !== undefined || q.until !== undefined) {
+      const range: Record<string, Date> = {};
+      if (q.since !== undefined) range.$gte = new Date(q.since);
+      if (q.until !== undefined) range.$lt = new Date(q.until);
+      filter.occurred_at = range;
+    }
+    const docs = await this.model
+      .find(filter)
+      .sort({ _id: -1 })
+      .limit(q.limit + 1)
+      .lean<EventDoc[]>()
+      .exec();
+    return docs.map(fromDoc);
+  }
+
+  async ping(): Promise<void> {
+    const db = this.connection.db;
+    if (!db) throw new Error('MongoDB connection not open');
+    await db.command({ ping: 1 });
+  }
+}

@@ -1,0 +1,72 @@
+import type { Connection } from 'mongoose';
+import {
+  InProcessBus,
+  RabbitEventSource,
+  amqpTopology,
+  connectMongo,
+  internalTokens,
+  type Logger,
+} from '@mandate/shared';
+import type { Deps } from './app';
+import type { AuditConfig } from './config';
+import { MemoryEventStore } from './store/memory-event-store';
+import { MongoEventStore } from './store/mongo-event-store';
+
+export const AUDIT_MONGO_DB = 'mandate_audit';
+
+export interface Wired {
+  deps: Deps;
+  /** Closes what wire() opened (the Mongo connection). The consumer is stopped by the app's stop(). */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the dependencies once. Each configured URL switches its adapter: MONGO_URL → MongoDB
+ * (else the override or memory), AMQP_URL → RabbitMQ (else the override, e.g. the embedded
+ * mode's shared InProcessBus, or a private one that nothing publishes to).
+ */
+export async function wire(
+  config: AuditConfig,
+  logger: Logger,
+  overrides: Partial<Deps> = {},
+): Promise<Wired> {
+  const log = overrides.logger ?? logger;
+  let connection: Connection | undefined;
+
+  let store = overrides.store;
+  if (config.MONGO_URL) {
+    connection = await connectMongo(config.MONGO_URL, AUDIT_MONGO_DB, log);
+    const mongoStore = new MongoEventStore(connection);
+    await mongoStore.init();
+    store = mongoStore;
+  } else if (!store) {
+    store = new MemoryEventStore();
+    log.warn('audit store is in memory: events are lost on restart');
+  }
+
+  let source = overrides.source;
+  if (config.AMQP_URL) {
+    source = new RabbitEventSource({
+      url: config.AMQP_URL,
+      logger: log,
+      topology: amqpTopology(config.AMQP_NAMESPACE),
+      prefetch: config.AUDIT_PREFETCH,
+    });
+  } else if (!source) {
+    source = new InProcessBus(log);
+    log.warn('no AMQP_URL and no shared bus: the audit consumer will receive nothing');
+  }
+
+  let tokens = overrides.tokens;
+  if (!tokens) {
+    if (!config.INTERNAL_TOKEN_SECRET) throw new Error('INTERNAL_TOKEN_SECRET is required');
+    tokens = internalTokens(config.INTERNAL_TOKEN_SECRET);
+  }
+
+  return {
+    deps: { store, source, tokens, logger: log },
+    async close() {
+      await connection?.close();
+    },
+  };
+}

@@ -1,0 +1,165 @@
+import amqp from 'amqplib';
+import {
+  RabbitEventSource,
+  RabbitPublisher,
+  amqpTopology,
+  createLogger,
+  newId,
+  type AuditEvent,
+} from '@mandate/shared';
+import { callService, callerFor, TEST_INTERNAL_SECRET } from '@mandate/shared/src/testing';
+import { createApp } from '../src/app';
+import { auditConfig } from '../src/config';
+import { startAuditConsumer } from '../src/consumers/audit-consumer';
+import type { EventStore } from '../src/store/event-store';
+import { MemoryEventStore } from '../src/store/memory-event-store';
+import { wire } from '../src/wiring';
+import { buildAuditEvent } from './factories';
+
+const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+const logger = createLogger('audit-test', 'silent');
+
+async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Each describe gets its own namespace on the shared broker and deletes it afterwards. */
+function isolatedTopology() {
+  const topology = amqpTopology(`test-${newId('req')}`);
+  const cleanup = async () => {
+    const c = await amqp.connect(AMQP_URL);
+    const ch = await c.createChannel();
+    await ch.deleteQueue(topology.auditQueue);
+    await ch.deleteQueue(topology.auditDeadLetterQueue);
+    await ch.deleteExchange(topology.exchange);
+    await ch.deleteExchange(topology.deadLetterExchange);
+    await c.close();
+  };
+  return { topology, cleanup };
+}
+
+async function publishRaw(exchange: string, routingKey: string, body: string): Promise<void> {
+  const c = await amqp.connect(AMQP_URL);
+  const ch = await c.createConfirmChannel();
+  ch.publish(exchange, routingKey, Buffer.from(body), { persistent: true });
+  await ch.waitForConfirms();
+  await c.close();
+}
+
+describe('audit consumer (real RabbitMQ)', () => {
+  const { topology, cleanup } = isolatedTopology();
+  afterAll(cleanup);
+
+  it('when valid events (one redelivered), and an invalid message are published, then each valid event is stored once and the invalid one is dead-lettered', async () => {
+    const tenant = newId('tnt');
+    const publisher = new RabbitPublisher(AMQP_URL, logger, topology);
+    await publisher.connect(); // declares the topology before the raw publish below
+    const events = Array.from({ length: 5 }, (_, i) => buildAuditEvent(tenant, { data: { i } }));
+    const redelivered = events[2]!;
+
+    // The invalid message goes first: it must not stall the valid ones behind it.
+    await publishRaw(topology.exchange, 'audit.MANDATE_CREATED', '{"id":"evt_bogus","type":"NOPE"}');
+    await publisher.publish(events);
+    await publisher.publish([redelivered]);
+
+    const store = new MemoryEventStore();
+    const source = new RabbitEventSource({ url: AMQP_URL, logger, topology, prefetch: 10 });
+    const consumer = await startAuditConsumer(source, store, logger);
+    try {
+      await waitFor(async () => consumer.handled >= events.length + 1, 'every delivery to be handled');
+      const stored = await store.list(tenant, { limit: 100 });
+      expect(stored.map((e) => e.id).sort()).toEqual(events.map((e) => e.id).sort());
+      expect(stored.find((e) => e.id === redelivered.id)).toEqual(redelivered);
+
+      const c = await amqp.connect(AMQP_URL);
+      const ch = await c.createChannel();
+      const dead = await ch.get(topology.auditDeadLetterQueue, { noAck: true });
+      expect(dead && dead.content.toString()).toBe('{"id":"evt_bogus","type":"NOPE"}');
+      // Nothing is left behind in the work queue.
+      expect((await ch.checkQueue(topology.auditQueue)).messageCount).toBe(0);
+      await c.close();
+    } finally {
+      await consumer.stop();
+      await publisher.close();
+    }
+    expect(consumer.state).toBe('stopped');
+  });
+
+  it('when the store fails a write, then the message is offered again and stored exactly once', async () => {
+    const tenant = newId('tnt');
+    const memory = new MemoryEventStore();
+    let failures = 1;
+    const flaky: EventStore = {
+      kind: 'memory',
+      insert: async (event: AuditEvent) => {
+        if (failures-- > 0) throw new Error('store briefly down');
+        await memory.insert(event);
+      },
+      insertMany: (events) => memory.insertMany(events),
+      get: (t, id) => memory.get(t, id),
+      list: (t, q) => memory.list(t, q),
+      ping: () => memory.ping(),
+    };
+    const source = new RabbitEventSource({ url: AMQP_URL, logger, topology, retryDelayMs: 50 });
+    const consumer = await startAuditConsumer(source, flaky, logger);
+    const publisher = new RabbitPublisher(AMQP_URL, logger, topology);
+    try {
+      const event = buildAuditEvent(tenant);
+      await publisher.publish([event]);
+      await waitFor(async () => (await memory.get(tenant, event.id)) !== null, 'the retried write');
+      expect((await memory.list(tenant, { limit: 10 })).map((e) => e.id)).toEqual([event.id]);
+    } finally {
+      await consumer.stop();
+      await publisher.close();
+    }
+  });
+});
+
+describe('audit service wired to RabbitMQ', () => {
+  const { topology, cleanup } = isolatedTopology();
+  const namespace = topology.exchange.replace(/\.events$/, '');
+  afterAll(cleanup);
+
+  it('when AMQP_URL is configured, then published events become visible on GET /v1/events', async () => {
+    const config = auditConfig({
+      AMQP_URL,
+      AMQP_NAMESPACE: namespace,
+      INTERNAL_TOKEN_SECRET: TEST_INTERNAL_SECRET,
+      AUDIT_PREFETCH: '50',
+    });
+    const wired = await wire(config, logger);
+    expect(wired.deps.source.kind).toBe('rabbitmq');
+    expect(wired.deps.store.kind).toBe('memory');
+    const service = createApp(wired.deps);
+    const server = await service.start();
+    const publisher = new RabbitPublisher(AMQP_URL, logger, topology);
+    try {
+      const tenant = newId('tnt');
+      const event = buildAuditEvent(tenant, {
+        type: 'API_CALL',
+        data: { method: 'GET', route: '/v1/mandates', status: 200 },
+      });
+      await publisher.publish([event]);
+      let body: unknown;
+      await waitFor(async () => {
+        const res = await callService(server.url, 'GET', '/v1/events', { caller: callerFor(tenant) });
+        body = res.body;
+        return res.status === 200 && res.body.data.length === 1;
+      }, 'the event to be listed');
+      expect(body).toEqual({ data: [event], has_more: false, next_cursor: null });
+      const ready = await callService(server.url, 'GET', '/readyz', { caller: null });
+      expect(ready).toMatchObject({
+        status: 200,
+        body: { status: 'ready', checks: { consumer: 'ok', store: 'ok' } },
+      });
+    } finally {
+      await publisher.close();
+      await service.stop();
+      await wired.close();
+    }
+  });
+});

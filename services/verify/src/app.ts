@@ -1,0 +1,57 @@
+import {
+  baseApp,
+  errorMiddleware,
+  healthRoutes,
+  jsonBody,
+  listen,
+  notFoundHandler,
+  requireInternalToken,
+  type Clock,
+  type EventPublisher,
+  type InternalTokens,
+  type Logger,
+  type RunningServer,
+} from '@mandate/shared';
+import type { Express } from 'express';
+import type { MandateReader } from './mandates/mandate-reader';
+import { verifyRoutes } from './http/routes';
+
+export interface Deps {
+  reader: MandateReader;
+  publisher: EventPublisher;
+  tokens: InternalTokens;
+  logger: Logger;
+  clock: Clock;
+}
+
+export interface VerifyApp {
+  app: Express;
+  start(port?: number, host?: string): Promise<RunningServer>;
+  stop(): Promise<void>;
+}
+
+/** Builds the express app; nothing listens until start(). Closing deps is the wiring's job. */
+export function createApp(deps: Deps): VerifyApp {
+  const app = baseApp();
+  healthRoutes(app, async () => ({ mandates: await deps.reader.check() }));
+  app.use(requireInternalToken(deps.tokens));
+  app.use(jsonBody());
+  app.use(verifyRoutes(deps));
+  app.use(notFoundHandler());
+  app.use(errorMiddleware(deps.logger));
+
+  let running: RunningServer | undefined;
+  return {
+    app,
+    async start(port = 0, host = '127.0.0.1') {
+      if (running) throw new Error('verify app already started');
+      running = await listen(app, port, host);
+      return running;
+    },
+    async stop() {
+      const server = running;
+      running = undefined;
+      await server?.close();
+    },
+  };
+}

@@ -1,0 +1,124 @@
+import { canonicalJson, sha256Hex } from '@mandate/shared';
+import type { Mandate, MandateState } from './mandate';
+import { actionMatches, anyMatches, resourceMatches } from './patterns';
+
+/** The request body as validated by the HTTP layer. */
+export interface VerifyInput {
+  mandate_id: string;
+  action: string;
+  resource?: string;
+  amount?: number;
+  currency?: string;
+  delegate_id?: string;
+}
+
+/** Checked in exactly this order; the first failing one is the reason (SPEC §5 Verify). */
+export const DENY_REASONS = [
+  'MANDATE_SUSPENDED',
+  'MANDATE_REVOKED',
+  'MANDATE_EXPIRED',
+  'MANDATE_NOT_YET_VALID',
+  'DELEGATE_MISMATCH',
+  'ACTION_NOT_PERMITTED',
+  'RESOURCE_NOT_PERMITTED',
+  'CURRENCY_MISMATCH',
+  'AMOUNT_EXCEEDS_LIMIT',
+] as const;
+export type DenyReason = (typeof DENY_REASONS)[number];
+export type Reason = 'OK' | DenyReason;
+
+export interface Decision {
+  decision: 'ALLOW' | 'DENY';
+  reason: Reason;
+  mandate_id: string;
+  mandate_state: MandateState;
+  mandate_version: number;
+  decision_id: string;
+}
+
+/** Stored ACTIVE/SUSPENDED past expires_at is EXPIRED already; the sweeper persists it later. */
+export function effectiveState(mandate: Mandate, now: Date): MandateState {
+  if (mandate.state !== 'ACTIVE' && mandate.state !== 'SUSPENDED') return mandate.state;
+  if (mandate.expires_at && Date.parse(mandate.expires_at) <= now.getTime()) return 'EXPIRED';
+  return mandate.state;
+}
+
+/** The first failing check, or null when every check passes. */
+function firstFailure(
+  mandate: Mandate,
+  state: MandateState,
+  input: VerifyInput,
+  now: Date,
+): DenyReason | null {
+  if (state === 'SUSPENDED') return 'MANDATE_SUSPENDED';
+  if (state === 'REVOKED') return 'MANDATE_REVOKED';
+  if (state === 'EXPIRED') return 'MANDATE_EXPIRED';
+  if (mandate.valid_from && Date.parse(mandate.valid_from) > now.getTime()) return 'MANDATE_NOT_YET_VALID';
+  if (input.delegate_id !== undefined && input.delegate_id !== mandate.delegate.id)
+    return 'DELEGATE_MISMATCH';
+  if (!anyMatches(mandate.scope.actions, input.action, actionMatches)) return 'ACTION_NOT_PERMITTED';
+
+  // An empty resource list counts as "no resource restriction", like an absent one.
+  const resources = mandate.scope.resources ?? [];
+  if (resources.length > 0) {
+    if (input.resource === undefined || !anyMatches(resources, input.resource, resourceMatches)) {
+      return 'RESOURCE_NOT_PERMITTED';
+    }
+  }
+
+  const constraints = mandate.scope.constraints ?? {};
+  if (constraints.currency != null) {
+    const amountWithoutCurrency = input.amount !== undefined && input.currency === undefined;
+    const otherCurrency = input.currency !== undefined && input.currency !== constraints.currency;
+    if (amountWithoutCurrency || otherCurrency) return 'CURRENCY_MISMATCH';
+  }
+  if (constraints.max_amount != null && input.amount !== undefined && input.amount > constraints.max_amount) {
+    return 'AMOUNT_EXCEEDS_LIMIT';
+  }
+  return null;
+}
+
+/**
+ * A pure function of (mandate version, input, now): the same input against the same mandate
+ * version always yields the same decision_id. Only the reason may change with time (expiry,
+ * valid_from), which is inherent to the question "may this delegate do this now?".
+ */
+export function decide(mandate: Mandate, input: VerifyInput, now: Date): Decision {
+  const state = effectiveState(mandate, now);
+  const failure = firstFailure(mandate, state, input, now);
+  return {
+    decision: failure ? 'DENY' : 'ALLOW',
+    reason: failure ?? 'OK',
+    mandate_id: mandate.id,
+    mandate_state: state,
+    mandate_version: mandate.version,
+    decision_id: decisionId(mandate, input),
+  };
+}
+
+export function decisionId(
+  mandate: Pick<Mandate, 'id' | 'tenant_id' | 'version'>,
+  input: VerifyInput,
+): string {
+  const digest = sha256Hex(
+    canonicalJson({
+      tenant_id: mandate.tenant_id,
+      input,
+      mandate_id: mandate.id,
+      mandate_version: mandate.version,
+    }),
+  );
+  return `dec_${digest.slice(0, 26)}`;
+}
+
+/** The response body with a fixed key order, so identical decisions are byte-identical on the wire. */
+export function serialiseDecision(d: Decision): string {
+  return JSON.stringify({
+    decision: d.decision,
+    reason: d.reason,
+    mandate_id: d.mandate_id,
+    mandate_state: d.mandate_state,
+    mandate_version: d.mandate_version,
+    decision_id: d.decision_id,
+  });
+}

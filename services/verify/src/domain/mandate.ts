@@ -1,0 +1,32 @@
+import { z } from 'zod';
+
+/**
+ * The mandate as verify receives it from the mandates service. Verify owns none of it: it is
+ * parsed loosely (fields verify does not read pass through) but every field a decision depends
+ * on is checked, so a contract drift fails loudly instead of deciding on garbage.
+ */
+export const MANDATE_STATES = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'] as const;
+export type MandateState = (typeof MANDATE_STATES)[number];
+
+const timestamp = z.iso.datetime({ offset: true });
+
+export const mandateSchema = z.looseObject({
+  id: z.string().min(1),
+  tenant_id: z.string().min(1),
+  delegate: z.looseObject({ id: z.string() }),
+  scope: z.looseObject({
+    actions: z.array(z.string()),
+    resources: z.array(z.string()).nullish(),
+    constraints: z
+      .looseObject({
+        max_amount: z.number().int().nullish(),
+        currency: z.string().nullish(),
+      })
+      .nullish(),
+  }),
+  state: z.enum(MANDATE_STATES),
+  valid_from: timestamp.nullish(),
+  expires_at: timestamp.nullish(),
+  version: z.number().int(),
+});
+export type Mandate = z.infer<typeof mandateSchema>;

@@ -1,0 +1,22 @@
+import type { Mandate } from '../domain/mandate';
+
+/** What a read needs to know about the request it serves. */
+export interface ReadContext {
+  /** The caller's tenant; a mandate of any other tenant reads as absent. */
+  tenantId: string;
+  /** The incoming X-Internal-Token, forwarded so the mandates service scopes the read itself. */
+  internalToken: string;
+  requestId?: string;
+}
+
+/**
+ * Where verify gets mandates from. Kept to one read so a snapshot cache can sit in front of
+ * the HTTP adapter later without touching the route.
+ */
+export interface MandateReader {
+  /** The mandate, or null when it is absent or another tenant's. */
+  get(ctx: ReadContext, mandateId: string): Promise<Mandate | null>;
+  /** For /readyz: 'ok' or a short description of what is wrong. */
+  check(): Promise<string>;
+  close(): Promise<void>;
+}
