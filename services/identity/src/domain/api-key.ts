@@ -1,0 +1,78 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+
+export const API_KEY_SCOPES = [
+  'mandates:read',
+  'mandates:write',
+  'verify',
+  'events:read',
+  'tenants:admin',
+] as const;
+export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
+
+export const API_KEY_STATUSES = ['active', 'staging', 'revoked'] as const;
+export type ApiKeyStatus = (typeof API_KEY_STATUSES)[number];
+
+/** Statuses whose secret authenticates: a staging key is usable at once (SPEC §5). */
+export const USABLE_KEY_STATUSES: readonly ApiKeyStatus[] = ['active', 'staging'];
+
+export const API_KEY_NAME_MAX = 100;
+
+/** What every read returns: never the secret, never its hash. */
+export interface ApiKey {
+  key_id: string;
+  tenant_id: string;
+  name: string;
+  scopes: ApiKeyScope[];
+  status: ApiKeyStatus;
+  created_at: string;
+  last_used_at: string | null;
+  /** The key this one replaces (set by rotation); activation revokes that key. */
+  replaces_key_id: string | null;
+}
+
+/** The stored form: the key plus the SHA-256 of its secret (hex). */
+export interface ApiKeyRecord extends ApiKey {
+  secret_hash: string;
+}
+
+/**
+ * Secrets: a recognisable prefix (so leaked keys are easy to grep for and to tell from other
+ * tokens) and 43 base62 characters drawn from the CSPRNG: 43·log2(62) ≈ 256 bits.
+ */
+export const SECRET_PREFIX = 'msk_';
+const SECRET_LENGTH = 43;
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+export const SECRET_PATTERN = /^msk_[0-9A-Za-z]{43}$/;
+
+export function generateSecret(): string {
+  let out = '';
+  while (out.length < SECRET_LENGTH) {
+    for (const byte of randomBytes(64)) {
+      // Rejection sampling: bytes ≥ 248 (= 4·62) would bias the modulo.
+      if (byte >= 248) continue;
+      out += BASE62[byte % 62];
+      if (out.length === SECRET_LENGTH) break;
+    }
+  }
+  return SECRET_PREFIX + out;
+}
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('hex');
+}
+
+/** Constant-time comparison of two hex SHA-256 digests. */
+export function hashesEqual(a: string, b: string): boolean {
+  const ab = Buffer.from(a, 'hex');
+  const bb = Buffer.from(b, 'hex');
+  return ab.length === 32 && bb.length === 32 && timingSafeEqual(ab, bb);
+}
+
+/** Strips the hash from a stored record. */
+export function toApiKey(record: ApiKeyRecord): ApiKey {
+  const { secret_hash: _hash, ...key } = record;
+  return key;
+}
+
+/** How often last_used_at is written at most: a resolve per request must not mean a write per request. */
+export const LAST_USED_RESOLUTION_MS = 60_000;

@@ -1,0 +1,47 @@
+import { AppError } from '@mandate/shared';
+
+/** Domain errors extend AppError so the shared error middleware maps them to the envelope. */
+export class TenantNotFound extends AppError {
+  constructor() {
+    super('NOT_FOUND', 'Tenant not found');
+  }
+}
+
+export class ApiKeyNotFound extends AppError {
+  constructor() {
+    super('NOT_FOUND', 'API key not found');
+  }
+}
+
+export class RoleAssignmentNotFound extends AppError {
+  constructor() {
+    super('NOT_FOUND', 'Role assignment not found');
+  }
+}
+
+/** A lifecycle transition the key's current status does not allow. */
+export class KeyTransitionNotAllowed extends AppError {
+  constructor(message: string) {
+    super('CONFLICT', message);
+  }
+}
+
+/** The database refused a second active assignment for the same subject in the same tenant. */
+export class DuplicateRoleAssignment extends AppError {
+  constructor() {
+    super('CONFLICT', 'Subject already has an active role assignment in this tenant');
+  }
+}
+
+/** A unique index refused a write (a duplicate id or key hash); never expected in practice. */
+export class DuplicateRecord extends AppError {
+  constructor(what: string) {
+    super('CONFLICT', `${what} already exists`);
+  }
+}
+
+export class OperatorRequired extends AppError {
+  constructor() {
+    super('FORBIDDEN', 'Operator credentials required');
+  }
+}

@@ -1,0 +1,305 @@
+import { newId, type Clock, type EventInput, type Page, toPage } from '@mandate/shared';
+import type { IdentityStore } from '../store/identity-store';
+import {
+  API_KEY_SCOPES,
+  LAST_USED_RESOLUTION_MS,
+  SECRET_PATTERN,
+  USABLE_KEY_STATUSES,
+  generateSecret,
+  hashSecret,
+  hashesEqual,
+  type ApiKey,
+  type ApiKeyRecord,
+  type ApiKeyScope,
+} from './api-key';
+import { ApiKeyNotFound, KeyTransitionNotAllowed, RoleAssignmentNotFound, TenantNotFound } from './errors';
+import { permissionsOf, type Role, type RoleAssignment } from './roles';
+import type { Plan, Tenant } from './tenant';
+
+/** What a use case wants published once its writes succeeded; the entry point adds the caller. */
+export type DomainEvent = Omit<EventInput, 'caller' | 'occurredAt'>;
+
+export interface Outcome<T> {
+  value: T;
+  events: DomainEvent[];
+}
+
+/** A key together with its secret: exists only in the response to a creation or a rotation. */
+export interface IssuedKey {
+  key: ApiKey;
+  secret: string;
+}
+
+export interface ResolvedKey {
+  key: ApiKey;
+  plan: Plan;
+}
+
+export interface ResolvedSubject {
+  assignment: RoleAssignment;
+  plan: Plan;
+}
+
+export const INITIAL_KEY_NAME = 'Initial key';
+
+/** Event data about a key: everything a reader may see, never the secret or its hash. */
+function keyData(key: ApiKey): Record<string, unknown> {
+  return {
+    key_id: key.key_id,
+    name: key.name,
+    scopes: key.scopes,
+    status: key.status,
+    replaces_key_id: key.replaces_key_id,
+  };
+}
+
+const keyResource = (key: ApiKey) => ({ type: 'api_key', id: key.key_id });
+
+/** Identity's use cases: tenants, API keys and role assignments. */
+export class Identity {
+  constructor(
+    private readonly store: IdentityStore,
+    private readonly clock: Clock,
+  ) {}
+
+  private now(): string {
+    return this.clock.now().toISOString();
+  }
+
+  // ── tenants ────────────────────────────────────────────────────────────────
+
+  /**
+   * A platform operator creates a tenant with an initial all-scope key and, optionally, a
+   * tenant_admin for the given subject. The writes are sequential (no transaction): the new
+   * tenant has no other rows, so only an infrastructure failure can interrupt it.
+   */
+  async createTenant(input: {
+    name: string;
+    plan: Plan;
+    adminSubjectId?: string;
+  }): Promise<Outcome<{ tenant: Tenant; issued: IssuedKey; assignment: RoleAssignment | null }>> {
+    const tenant: Tenant = {
+      id: newId('tnt'),
+      name: input.name,
+      plan: input.plan,
+      status: 'active',
+      created_at: this.now(),
+    };
+    await this.store.insertTenant(tenant);
+    const events: DomainEvent[] = [
+      {
+        type: 'TENANT_CREATED',
+        tenantId: tenant.id,
+        resource: { type: 'tenant', id: tenant.id },
+        data: { ...tenant },
+      },
+    ];
+
+    const issued = await this.issueKey(tenant.id, { name: INITIAL_KEY_NAME, scopes: [...API_KEY_SCOPES] });
+    events.push({
+      type: 'API_KEY_CREATED',
+      tenantId: tenant.id,
+      resource: keyResource(issued.key),
+      data: keyData(issued.key),
+    });
+
+    let assignment: RoleAssignment | null = null;
+    if (input.adminSubjectId !== undefined) {
+      const assigned = await this.assignRoles(tenant.id, {
+        subjectId: input.adminSubjectId,
+        roles: ['tenant_admin'],
+      });
+      assignment = assigned.value;
+      events.push(...assigned.events);
+    }
+    return { value: { tenant, issued, assignment }, events };
+  }
+
+  async getTenant(tenantId: string): Promise<Tenant> {
+    const tenant = await this.store.getTenant(tenantId);
+    if (!tenant) throw new TenantNotFound();
+    return tenant;
+  }
+
+  // ── API keys ───────────────────────────────────────────────────────────────
+
+  private async issueKey(
+    tenantId: string,
+    input: { name: string; scopes: ApiKeyScope[]; status?: 'active' | 'staging'; replacesKeyId?: string },
+  ): Promise<IssuedKey> {
+    const secret = generateSecret();
+    const record: ApiKeyRecord = {
+      key_id: newId('key'),
+      tenant_id: tenantId,
+      name: input.name,
+      scopes: input.scopes,
+      status: input.status ?? 'active',
+      created_at: this.now(),
+      last_used_at: null,
+      replaces_key_id: input.replacesKeyId ?? null,
+      secret_hash: hashSecret(secret),
+    };
+    await this.store.insertApiKey(tenantId, record);
+    const { secret_hash: _hash, ...key } = record;
+    return { key, secret };
+  }
+
+  async createApiKey(
+    tenantId: string,
+    input: { name: string; scopes: ApiKeyScope[] },
+  ): Promise<Outcome<IssuedKey>> {
+    const issued = await this.issueKey(tenantId, input);
+    return {
+      value: issued,
+      events: [
+        { type: 'API_KEY_CREATED', tenantId, resource: keyResource(issued.key), data: keyData(issued.key) },
+      ],
+    };
+  }
+
+  async listApiKeys(tenantId: string, options: { limit: number; after?: string }): Promise<Page<ApiKey>> {
+    const items = await this.store.listApiKeys(tenantId, { limit: options.limit + 1, before: options.after });
+    return toPage(items, options.limit, (k) => k.key_id);
+  }
+
+  async getApiKey(tenantId: string, keyId: string): Promise<ApiKey> {
+    const key = await this.store.getApiKey(tenantId, keyId);
+    if (!key) throw new ApiKeyNotFound();
+    return key;
+  }
+
+  /**
+   * Issues a staging key with the old key's name and scopes, usable at once, linked to the old
+   * key; the old key stays active until the new one is activated. Only an active key rotates.
+   */
+  async rotateApiKey(tenantId: string, keyId: string): Promise<Outcome<IssuedKey>> {
+    const old = await this.getApiKey(tenantId, keyId);
+    if (old.status === 'revoked') throw new KeyTransitionNotAllowed('API key is revoked');
+    if (old.status !== 'active') throw new KeyTransitionNotAllowed('API key is not active');
+    const issued = await this.issueKey(tenantId, {
+      name: old.name,
+      scopes: old.scopes,
+      status: 'staging',
+      replacesKeyId: old.key_id,
+    });
+    return {
+      value: issued,
+      events: [
+        { type: 'API_KEY_ROTATED', tenantId, resource: keyResource(issued.key), data: keyData(issued.key) },
+      ],
+    };
+  }
+
+  /** staging → active, then the key it replaces → revoked (activating first keeps a usable key at every moment). */
+  async activateApiKey(tenantId: string, keyId: string): Promise<Outcome<ApiKey>> {
+    const key = await this.store.updateApiKeyStatus(tenantId, keyId, ['staging'], 'active');
+    if (!key) {
+      await this.getApiKey(tenantId, keyId);
+      throw new KeyTransitionNotAllowed('API key is not staging');
+    }
+    const events: DomainEvent[] = [
+      { type: 'API_KEY_ACTIVATED', tenantId, resource: keyResource(key), data: keyData(key) },
+    ];
+    if (key.replaces_key_id) {
+      const replaced = await this.store.updateApiKeyStatus(
+        tenantId,
+        key.replaces_key_id,
+        USABLE_KEY_STATUSES,
+        'revoked',
+      );
+      // Already revoked by hand meanwhile: nothing left to do, nothing to report.
+      if (replaced) {
+        events.push({
+          type: 'API_KEY_REVOKED',
+          tenantId,
+          resource: keyResource(replaced),
+          data: { ...keyData(replaced), replaced_by_key_id: key.key_id },
+        });
+      }
+    }
+    return { value: key, events };
+  }
+
+  async revokeApiKey(tenantId: string, keyId: string): Promise<Outcome<ApiKey>> {
+    const key = await this.store.updateApiKeyStatus(tenantId, keyId, USABLE_KEY_STATUSES, 'revoked');
+    if (!key) {
+      await this.getApiKey(tenantId, keyId);
+      throw new KeyTransitionNotAllowed('API key is already revoked');
+    }
+    return {
+      value: key,
+      events: [{ type: 'API_KEY_REVOKED', tenantId, resource: keyResource(key), data: keyData(key) }],
+    };
+  }
+
+  /**
+   * The gateway's authentication step: a presented secret → its usable key and the tenant's plan.
+   * Unknown, revoked, malformed and wrong-tenant secrets all answer the same NOT_FOUND.
+   */
+  async resolveApiKey(secret: string, expectedTenantId?: string): Promise<ResolvedKey> {
+    if (!SECRET_PATTERN.test(secret)) throw new ApiKeyNotFound();
+    const hash = hashSecret(secret);
+    const record = await this.store.findApiKeyByHash(hash);
+    // The index found it by equality already; the constant-time check keeps the comparison itself free of timing signal.
+    if (!record || !hashesEqual(record.secret_hash, hash)) throw new ApiKeyNotFound();
+    if (!USABLE_KEY_STATUSES.includes(record.status)) throw new ApiKeyNotFound();
+    if (expectedTenantId !== undefined && expectedTenantId !== record.tenant_id) throw new ApiKeyNotFound();
+    const tenant = await this.store.getTenant(record.tenant_id);
+    if (!tenant) throw new ApiKeyNotFound();
+    const { secret_hash: _hash, ...key } = record;
+    return { key, plan: tenant.plan };
+  }
+
+  /** Records that a key was used; callers treat it as best effort. */
+  async recordKeyUse(tenantId: string, keyId: string): Promise<void> {
+    await this.store.touchApiKey(tenantId, keyId, this.now(), LAST_USED_RESOLUTION_MS);
+  }
+
+  // ── role assignments (minimal: the full API comes later) ──────────────────
+
+  async assignRoles(
+    tenantId: string,
+    input: { subjectId: string; roles: Role[] },
+  ): Promise<Outcome<RoleAssignment>> {
+    const at = this.now();
+    const roles = [...new Set(input.roles)];
+    const assignment: RoleAssignment = {
+      id: newId('ras'),
+      tenant_id: tenantId,
+      subject_id: input.subjectId,
+      roles,
+      permissions: permissionsOf(roles),
+      status: 'active',
+      created_at: at,
+      updated_at: at,
+    };
+    await this.store.insertRoleAssignment(tenantId, assignment);
+    return {
+      value: assignment,
+      events: [
+        {
+          type: 'TENANT_ROLE_ASSIGNED',
+          tenantId,
+          resource: { type: 'role_assignment', id: assignment.id },
+          data: {
+            id: assignment.id,
+            subject_id: assignment.subject_id,
+            roles: assignment.roles,
+            permissions: assignment.permissions,
+            status: assignment.status,
+          },
+        },
+      ],
+    };
+  }
+
+  /** The gateway's JWT step: a subject's active assignment in a tenant, and the tenant's plan. */
+  async resolveSubject(tenantId: string, subjectId: string): Promise<ResolvedSubject> {
+    const [assignment, tenant] = await Promise.all([
+      this.store.findActiveRoleAssignment(tenantId, subjectId),
+      this.store.getTenant(tenantId),
+    ]);
+    if (!assignment || !tenant) throw new RoleAssignmentNotFound();
+    return { assignment, plan: tenant.plan };
+  }
+}

@@ -1,0 +1,124 @@
+import type { ApiKey, ApiKeyRecord, ApiKeyStatus } from '../domain/api-key';
+import { toApiKey } from '../domain/api-key';
+import { DuplicateRecord, DuplicateRoleAssignment } from '../domain/errors';
+import type { RoleAssignment } from '../domain/roles';
+import type { Tenant } from '../domain/tenant';
+import type { IdentityStore, ListOptions } from './identity-store';
+
+/**
+ * The embedded mode's store. Maps keyed the way the Mongo unique indexes are, so the same
+ * writes are refused; values are cloned in and out so callers never share state with it.
+ */
+export class MemoryIdentityStore implements IdentityStore {
+  private tenants = new Map<string, Tenant>();
+  /** tenant_id → key_id → record */
+  private keys = new Map<string, Map<string, ApiKeyRecord>>();
+  /** secret_hash → {tenant_id, key_id}: the unique hash index. */
+  private keysByHash = new Map<string, { tenantId: string; keyId: string }>();
+  /** tenant_id → id → assignment */
+  private assignments = new Map<string, Map<string, RoleAssignment>>();
+
+  async insertTenant(tenant: Tenant): Promise<void> {
+    if (this.tenants.has(tenant.id)) throw new DuplicateRecord('Tenant');
+    this.tenants.set(tenant.id, structuredClone(tenant));
+  }
+
+  async getTenant(tenantId: string): Promise<Tenant | null> {
+    const t = this.tenants.get(tenantId);
+    return t ? structuredClone(t) : null;
+  }
+
+  private tenantKeys(tenantId: string): Map<string, ApiKeyRecord> {
+    let m = this.keys.get(tenantId);
+    if (!m) this.keys.set(tenantId, (m = new Map()));
+    return m;
+  }
+
+  async insertApiKey(tenantId: string, record: ApiKeyRecord): Promise<void> {
+    const keys = this.tenantKeys(tenantId);
+    if (keys.has(record.key_id) || this.keysByHash.has(record.secret_hash))
+      throw new DuplicateRecord('API key');
+    keys.set(record.key_id, structuredClone({ ...record, tenant_id: tenantId }));
+    this.keysByHash.set(record.secret_hash, { tenantId, keyId: record.key_id });
+  }
+
+  async getApiKey(tenantId: string, keyId: string): Promise<ApiKey | null> {
+    const r = this.keys.get(tenantId)?.get(keyId);
+    return r ? toApiKey(structuredClone(r)) : null;
+  }
+
+  async listApiKeys(tenantId: string, { limit, before }: ListOptions): Promise<ApiKey[]> {
+    const all = [...(this.keys.get(tenantId)?.values() ?? [])];
+    return all
+      .filter((k) => before === undefined || k.key_id < before)
+      .sort((a, b) => (a.key_id < b.key_id ? 1 : -1))
+      .slice(0, limit)
+      .map((r) => toApiKey(structuredClone(r)));
+  }
+
+  async updateApiKeyStatus(
+    tenantId: string,
+    keyId: string,
+    from: readonly ApiKeyStatus[],
+    to: ApiKeyStatus,
+  ): Promise<ApiKey | null> {
+    const r = this.keys.get(tenantId)?.get(keyId);
+    if (!r || !from.includes(r.status)) return null;
+    r.status = to;
+    return toApiKey(structuredClone(r));
+  }
+
+  async touchApiKey(tenantId: string, keyId: string, at: string, minIntervalMs: number): Promise<void> {
+    const r = this.keys.get(tenantId)?.get(keyId);
+    if (!r) return;
+    if (r.last_used_at === null || Date.parse(r.last_used_at) <= Date.parse(at) - minIntervalMs)
+      r.last_used_at = at;
+  }
+
+  async findApiKeyByHash(secretHash: string): Promise<ApiKeyRecord | null> {
+    const ref = this.keysByHash.get(secretHash);
+    const r = ref && this.keys.get(ref.tenantId)?.get(ref.keyId);
+    return r ? structuredClone(r) : null;
+  }
+
+  private tenantAssignments(tenantId: string): Map<string, RoleAssignment> {
+    let m = this.assignments.get(tenantId);
+    if (!m) this.assignments.set(tenantId, (m = new Map()));
+    return m;
+  }
+
+  async insertRoleAssignment(tenantId: string, assignment: RoleAssignment): Promise<void> {
+    const all = this.tenantAssignments(tenantId);
+    if (all.has(assignment.id)) throw new DuplicateRecord('Role assignment');
+    // Mirrors the partial unique index {tenant_id, subject_id} where status = 'active'.
+    if (assignment.status === 'active') {
+      for (const a of all.values()) {
+        if (a.status === 'active' && a.subject_id === assignment.subject_id)
+          throw new DuplicateRoleAssignment();
+      }
+    }
+    all.set(assignment.id, structuredClone({ ...assignment, tenant_id: tenantId }));
+  }
+
+  async getRoleAssignment(tenantId: string, id: string): Promise<RoleAssignment | null> {
+    const a = this.assignments.get(tenantId)?.get(id);
+    return a ? structuredClone(a) : null;
+  }
+
+  async findActiveRoleAssignment(tenantId: string, subjectId: string): Promise<RoleAssignment | null> {
+    for (const a of this.assignments.get(tenantId)?.values() ?? []) {
+      if (a.status === 'active' && a.subject_id === subjectId) return structuredClone(a);
+    }
+    return null;
+  }
+
+  async revokeRoleAssignment(tenantId: string, id: string, at: string): Promise<RoleAssignment | null> {
+    const a = this.assignments.get(tenantId)?.get(id);
+    if (!a || a.status !== 'active') return null;
+    a.status = 'revoked';
+    a.updated_at = at;
+    return structuredClone(a);
+  }
+
+  async ping(): Promise<void> {}
+}

@@ -1,0 +1,301 @@
+import { isDuplicateKeyError } from '@mandate/shared';
+import { Schema, type Connection, type Model } from 'mongoose';
+import type { ApiKey, ApiKeyRecord, ApiKeyScope, ApiKeyStatus } from '../domain/api-key';
+import { DuplicateRecord, DuplicateRoleAssignment } from '../domain/errors';
+import type { Role, RoleAssignment, RoleAssignmentStatus } from '../domain/roles';
+import type { Plan, Tenant, TenantStatus } from '../domain/tenant';
+import type { IdentityStore, ListOptions } from './identity-store';
+
+interface TenantDoc {
+  tenant_id: string;
+  name: string;
+  plan: Plan;
+  status: TenantStatus;
+  created_at: Date;
+}
+
+interface ApiKeyDoc {
+  tenant_id: string;
+  key_id: string;
+  name: string;
+  scopes: ApiKeyScope[];
+  status: ApiKeyStatus;
+  secret_hash: string;
+  created_at: Date;
+  last_used_at: Date | null;
+  replaces_key_id: string | null;
+}
+
+interface RoleAssignmentDoc {
+  tenant_id: string;
+  assignment_id: string;
+  subject_id: string;
+  roles: Role[];
+  permissions: string[];
+  status: RoleAssignmentStatus;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const tenantSchema = new Schema<TenantDoc>(
+  {
+    tenant_id: { type: String, required: true },
+    name: { type: String, required: true },
+    plan: { type: String, required: true },
+    status: { type: String, required: true },
+    created_at: { type: Date, required: true },
+  },
+  { collection: 'tenants', versionKey: false, autoIndex: false },
+);
+// getTenant(tenantId); also refuses a second tenant with the same id.
+tenantSchema.index({ tenant_id: 1 }, { unique: true });
+
+const apiKeySchema = new Schema<ApiKeyDoc>(
+  {
+    tenant_id: { type: String, required: true },
+    key_id: { type: String, required: true },
+    name: { type: String, required: true },
+    scopes: { type: [String], required: true },
+    status: { type: String, required: true },
+    secret_hash: { type: String, required: true },
+    created_at: { type: Date, required: true },
+    last_used_at: { type: Date, default: null },
+    replaces_key_id: { type: String, default: null },
+  },
+  { collection: 'api_keys', versionKey: false, autoIndex: false },
+);
+// findApiKeyByHash(hash): resolves every authenticated request; unique so one secret names one key.
+apiKeySchema.index({ secret_hash: 1 }, { unique: true });
+// getApiKey / updateApiKeyStatus / touchApiKey by {tenant_id, key_id}, and listApiKeys
+// ({tenant_id, key_id < cursor} sorted key_id desc); unique so a key id exists once per tenant.
+apiKeySchema.index({ tenant_id: 1, key_id: 1 }, { unique: true });
+
+const roleAssignmentSchema = new Schema<RoleAssignmentDoc>(
+  {
+    tenant_id: { type: String, required: true },
+    assignment_id: { type: String, required: true },
+    subject_id: { type: String, required: true },
+    roles: { type: [String], required: true },
+    permissions: { type: [String], required: true },
+    status: { type: String, required: true },
+    created_at: { type: Date, required: true },
+    updated_at: { type: Date, required: true },
+  },
+  { collection: 'role_assignments', versionKey: false, autoIndex: false },
+);
+// getRoleAssignment / revokeRoleAssignment by {tenant_id, assignment_id} (and later listing newest first).
+roleAssignmentSchema.index({ tenant_id: 1, assignment_id: 1 }, { unique: true });
+// findActiveRoleAssignment(tenant, subject) for JWT callers; partial unique so the database, not a
+// check-then-insert, keeps one ACTIVE assignment per subject per tenant (revoked ones may pile up).
+roleAssignmentSchema.index(
+  { tenant_id: 1, subject_id: 1 },
+  { unique: true, partialFilterExpression: { status: 'active' }, name: 'one_active_assignment_per_subject' },
+);
+
+const iso = (d: Date) => d.toISOString();
+const isoOrNull = (d: Date | null | undefined) => (d ? d.toISOString() : null);
+
+function tenantOut(d: TenantDoc): Tenant {
+  return { id: d.tenant_id, name: d.name, plan: d.plan, status: d.status, created_at: iso(d.created_at) };
+}
+
+function apiKeyRecordOut(d: ApiKeyDoc): ApiKeyRecord {
+  return {
+    key_id: d.key_id,
+    tenant_id: d.tenant_id,
+    name: d.name,
+    scopes: [...d.scopes],
+    status: d.status,
+    created_at: iso(d.created_at),
+    last_used_at: isoOrNull(d.last_used_at),
+    replaces_key_id: d.replaces_key_id ?? null,
+    secret_hash: d.secret_hash,
+  };
+}
+
+function apiKeyOut(d: ApiKeyDoc): ApiKey {
+  const { secret_hash: _hash, ...key } = apiKeyRecordOut(d);
+  return key;
+}
+
+function assignmentOut(d: RoleAssignmentDoc): RoleAssignment {
+  return {
+    id: d.assignment_id,
+    tenant_id: d.tenant_id,
+    subject_id: d.subject_id,
+    roles: [...d.roles],
+    permissions: [...d.permissions],
+    status: d.status,
+    created_at: iso(d.created_at),
+    updated_at: iso(d.updated_at),
+  };
+}
+
+/** Never read the hash back out of list/get queries. */
+const WITHOUT_HASH = { _id: 0, secret_hash: 0 } as const;
+
+export class MongoIdentityStore implements IdentityStore {
+  private constructor(
+    private readonly connection: Connection,
+    private readonly tenants: Model<TenantDoc>,
+    private readonly keys: Model<ApiKeyDoc>,
+    private readonly assignments: Model<RoleAssignmentDoc>,
+  ) {}
+
+  /** Builds the models and waits for every index, so uniqueness holds before the first request. */
+  static async create(connection: Connection): Promise<MongoIdentityStore> {
+    const store = new MongoIdentityStore(
+      connection,
+      connection.model<TenantDoc>('Tenant', tenantSchema),
+      connection.model<ApiKeyDoc>('ApiKey', apiKeySchema),
+      connection.model<RoleAssignmentDoc>('RoleAssignment', roleAssignmentSchema),
+    );
+    await Promise.all([
+      store.tenants.createIndexes(),
+      store.keys.createIndexes(),
+      store.assignments.createIndexes(),
+    ]);
+    return store;
+  }
+
+  async insertTenant(tenant: Tenant): Promise<void> {
+    try {
+      await this.tenants.create({
+        tenant_id: tenant.id,
+        name: tenant.name,
+        plan: tenant.plan,
+        status: tenant.status,
+        created_at: new Date(tenant.created_at),
+      });
+    } catch (err) {
+      if (isDuplicateKeyError(err)) throw new DuplicateRecord('Tenant');
+      throw err;
+    }
+  }
+
+  async getTenant(tenantId: string): Promise<Tenant | null> {
+    const d = await this.tenants.findOne({ tenant_id: tenantId }, { _id: 0 }).lean<TenantDoc>();
+    return d ? tenantOut(d) : null;
+  }
+
+  async insertApiKey(tenantId: string, record: ApiKeyRecord): Promise<void> {
+    try {
+      await this.keys.create({
+        tenant_id: tenantId,
+        key_id: record.key_id,
+        name: record.name,
+        scopes: record.scopes,
+        status: record.status,
+        secret_hash: record.secret_hash,
+        created_at: new Date(record.created_at),
+        last_used_at: record.last_used_at ? new Date(record.last_used_at) : null,
+        replaces_key_id: record.replaces_key_id,
+      });
+    } catch (err) {
+      if (isDuplicateKeyError(err)) throw new DuplicateRecord('API key');
+      throw err;
+    }
+  }
+
+  async getApiKey(tenantId: string, keyId: string): Promise<ApiKey | null> {
+    const d = await this.keys.findOne({ tenant_id: tenantId, key_id: keyId }, WITHOUT_HASH).lean<ApiKeyDoc>();
+    return d ? apiKeyOut(d) : null;
+  }
+
+  async listApiKeys(tenantId: string, { limit, before }: ListOptions): Promise<ApiKey[]> {
+    const filter =
+      before === undefined ? { tenant_id: tenantId } : { tenant_id: tenantId, key_id: { $lt: before } };
+    const docs = await this.keys
+      .find(filter, WITHOUT_HASH)
+      .sort({ key_id: -1 })
+      .limit(limit)
+      .lean<ApiKeyDoc[]>();
+    return docs.map(apiKeyOut);
+  }
+
+  async updateApiKeyStatus(
+    tenantId: string,
+    keyId: string,
+    from: readonly ApiKeyStatus[],
+    to: ApiKeyStatus,
+  ): Promise<ApiKey | null> {
+    const d = await this.keys
+      .findOneAndUpdate(
+        { tenant_id: tenantId, key_id: keyId, status: { $in: [...from] } },
+        { $set: { status: to } },
+        { new: true, projection: WITHOUT_HASH },
+      )
+      .lean<ApiKeyDoc>();
+    return d ? apiKeyOut(d) : null;
+  }
+
+  async touchApiKey(tenantId: string, keyId: string, at: string, minIntervalMs: number): Promise<void> {
+    const now = new Date(at);
+    await this.keys.updateOne(
+      {
+        tenant_id: tenantId,
+        key_id: keyId,
+        $or: [{ last_used_at: null }, { last_used_at: { $lte: new Date(now.getTime() - minIntervalMs) } }],
+      },
+      { $set: { last_used_at: now } },
+    );
+  }
+
+  async findApiKeyByHash(secretHash: string): Promise<ApiKeyRecord | null> {
+    const d = await this.keys.findOne({ secret_hash: secretHash }, { _id: 0 }).lean<ApiKeyDoc>();
+    return d ? apiKeyRecordOut(d) : null;
+  }
+
+  async insertRoleAssignment(tenantId: string, a: RoleAssignment): Promise<void> {
+    try {
+      await this.assignments.create({
+        tenant_id: tenantId,
+        assignment_id: a.id,
+        subject_id: a.subject_id,
+        roles: a.roles,
+        permissions: a.permissions,
+        status: a.status,
+        created_at: new Date(a.created_at),
+        updated_at: new Date(a.updated_at),
+      });
+    } catch (err) {
+      if (isDuplicateKeyError(err)) {
+        const pattern = (err as { keyPattern?: Record<string, unknown> }).keyPattern ?? {};
+        if ('subject_id' in pattern) throw new DuplicateRoleAssignment();
+        throw new DuplicateRecord('Role assignment');
+      }
+      throw err;
+    }
+  }
+
+  async getRoleAssignment(tenantId: string, id: string): Promise<RoleAssignment | null> {
+    const d = await this.assignments
+      .findOne({ tenant_id: tenantId, assignment_id: id }, { _id: 0 })
+      .lean<RoleAssignmentDoc>();
+    return d ? assignmentOut(d) : null;
+  }
+
+  async findActiveRoleAssignment(tenantId: string, subjectId: string): Promise<RoleAssignment | null> {
+    const d = await this.assignments
+      .findOne({ tenant_id: tenantId, subject_id: subjectId, status: 'active' }, { _id: 0 })
+      .lean<RoleAssignmentDoc>();
+    return d ? assignmentOut(d) : null;
+  }
+
+  async revokeRoleAssignment(tenantId: string, id: string, at: string): Promise<RoleAssignment | null> {
+    const d = await this.assignments
+      .findOneAndUpdate(
+        { tenant_id: tenantId, assignment_id: id, status: 'active' },
+        { $set: { status: 'revoked', updated_at: new Date(at) } },
+        { new: true, projection: { _id: 0 } },
+      )
+      .lean<RoleAssignmentDoc>();
+    return d ? assignmentOut(d) : null;
+  }
+
+  async ping(): Promise<void> {
+    const db = this.connection.db;
+    if (!db) throw new Error('MongoDB not connected');
+    await db.admin().ping();
+  }
+}

@@ -1,0 +1,50 @@
+import { newId } from '@mandate/shared';
+import { generateSecret, hashSecret, type ApiKeyRecord } from '../src/domain/api-key';
+import { permissionsOf, type RoleAssignment } from '../src/domain/roles';
+import type { Tenant } from '../src/domain/tenant';
+
+const now = () => new Date().toISOString();
+
+export function buildTenant(overrides: Partial<Tenant> = {}): Tenant {
+  return { id: newId('tnt'), name: 'Acme', plan: 'beta', status: 'active', created_at: now(), ...overrides };
+}
+
+export function buildKeyRecord(
+  tenantId: string,
+  overrides: Partial<ApiKeyRecord> = {},
+): ApiKeyRecord & { secret: string } {
+  const secret = generateSecret();
+  return {
+    key_id: newId('key'),
+    tenant_id: tenantId,
+    name: 'ci',
+    scopes: ['mandates:read'],
+    status: 'active',
+    created_at: now(),
+    last_used_at: null,
+    replaces_key_id: null,
+    secret_hash: hashSecret(secret),
+    secret,
+    ...overrides,
+  };
+}
+
+export function buildAssignment(tenantId: string, overrides: Partial<RoleAssignment> = {}): RoleAssignment {
+  return {
+    id: newId('ras'),
+    tenant_id: tenantId,
+    subject_id: `dashboard:${newId('req')}`,
+    roles: ['tenant_viewer'],
+    permissions: permissionsOf(['tenant_viewer']),
+    status: 'active',
+    created_at: now(),
+    updated_at: now(),
+    ...overrides,
+  };
+}
+
+/** The stored record without the test-only secret field. */
+export function recordOf(built: ApiKeyRecord & { secret: string }): ApiKeyRecord {
+  const { secret: _secret, ...record } = built;
+  return record;
+}

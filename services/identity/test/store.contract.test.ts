@@ -1,0 +1,182 @@
+import { connectMongo, createLogger, newId } from '@mandate/shared';
+import { MONGO_URL, describeStoreContract, mongoSkipReason } from '@mandate/shared/src/testing';
+import { DuplicateRecord, DuplicateRoleAssignment } from '../src/domain/errors';
+import type { IdentityStore } from '../src/store/identity-store';
+import { MemoryIdentityStore } from '../src/store/memory-identity-store';
+import { MongoIdentityStore } from '../src/store/mongo-identity-store';
+import { buildAssignment, buildKeyRecord, buildTenant, recordOf } from './factories';
+
+const logger = createLogger('identity-test', 'silent');
+
+describeStoreContract<IdentityStore>(
+  'IdentityStore',
+  [
+    {
+      name: 'memory',
+      create: async () => ({ store: new MemoryIdentityStore(), close: async () => undefined }),
+    },
+    {
+      name: 'mongo',
+      skipReason: mongoSkipReason,
+      create: async () => {
+        const connection = await connectMongo(MONGO_URL!, `identity_test_${newId('req')}`, logger);
+        const store = await MongoIdentityStore.create(connection);
+        return {
+          store,
+          close: async () => {
+            await connection.dropDatabase();
+            await connection.close();
+          },
+        };
+      },
+    },
+  ],
+  (getStore) => {
+    describe('tenants', () => {
+      it('when a tenant is inserted, then it is read back as the same plain object', async () => {
+        const tenant = buildTenant({ plan: 'enterprise' });
+        await getStore().insertTenant(tenant);
+        expect(await getStore().getTenant(tenant.id)).toEqual(tenant);
+      });
+
+      it('when a tenant id is unknown, then get answers null', async () => {
+        expect(await getStore().getTenant(newId('tnt'))).toBeNull();
+      });
+
+      it('when the same tenant id is inserted twice, then the second is a conflict', async () => {
+        const tenant = buildTenant();
+        await getStore().insertTenant(tenant);
+        await expect(getStore().insertTenant(tenant)).rejects.toBeInstanceOf(DuplicateRecord);
+      });
+    });
+
+    describe('API keys', () => {
+      it('when a key is inserted, then it resolves by its hash and reads without the hash', async () => {
+        const tenantId = newId('tnt');
+        const built = buildKeyRecord(tenantId, { scopes: ['verify', 'events:read'] });
+        await getStore().insertApiKey(tenantId, recordOf(built));
+        expect(await getStore().findApiKeyByHash(built.secret_hash)).toEqual(recordOf(built));
+        const { secret_hash: _h, ...withoutHash } = recordOf(built);
+        expect(await getStore().getApiKey(tenantId, built.key_id)).toEqual(withoutHash);
+        const listed = await getStore().listApiKeys(tenantId, { limit: 10 });
+        expect(listed).toEqual([withoutHash]);
+        expect(JSON.stringify(listed)).not.toContain(built.secret_hash);
+      });
+
+      it('when another tenant asks for a key, then it is absent', async () => {
+        const owner = newId('tnt');
+        const other = newId('tnt');
+        const built = buildKeyRecord(owner);
+        await getStore().insertApiKey(owner, recordOf(built));
+        expect(await getStore().getApiKey(other, built.key_id)).toBeNull();
+        expect(await getStore().listApiKeys(other, { limit: 10 })).toEqual([]);
+        expect(await getStore().updateApiKeyStatus(other, built.key_id, ['active'], 'revoked')).toBeNull();
+        expect((await getStore().getApiKey(owner, built.key_id))?.status).toBe('active');
+      });
+
+      it('when two keys share a secret hash, then the second insert is a conflict', async () => {
+        const first = buildKeyRecord(newId('tnt'));
+        await getStore().insertApiKey(first.tenant_id, recordOf(first));
+        const second = buildKeyRecord(newId('tnt'), { secret_hash: first.secret_hash });
+        await expect(getStore().insertApiKey(second.tenant_id, recordOf(second))).rejects.toBeInstanceOf(
+          DuplicateRecord,
+        );
+      });
+
+      it('when an unknown hash is looked up, then it answers null', async () => {
+        expect(await getStore().findApiKeyByHash('0'.repeat(64))).toBeNull();
+      });
+
+      it('when keys are listed, then they come newest first and page by the id cursor', async () => {
+        const tenantId = newId('tnt');
+        const built = [buildKeyRecord(tenantId), buildKeyRecord(tenantId), buildKeyRecord(tenantId)];
+        for (const b of built) await getStore().insertApiKey(tenantId, recordOf(b));
+        const ids = built.map((b) => b.key_id).reverse();
+        const first = await getStore().listApiKeys(tenantId, { limit: 2 });
+        expect(first.map((k) => k.key_id)).toEqual(ids.slice(0, 2));
+        const rest = await getStore().listApiKeys(tenantId, { limit: 2, before: first[1]!.key_id });
+        expect(rest.map((k) => k.key_id)).toEqual(ids.slice(2));
+      });
+
+      it('when a status update names the current status, then it applies; otherwise it answers null', async () => {
+        const tenantId = newId('tnt');
+        const built = buildKeyRecord(tenantId, { status: 'staging' });
+        await getStore().insertApiKey(tenantId, recordOf(built));
+        expect(await getStore().updateApiKeyStatus(tenantId, built.key_id, ['active'], 'revoked')).toBeNull();
+        const activated = await getStore().updateApiKeyStatus(tenantId, built.key_id, ['staging'], 'active');
+        expect(activated).toMatchObject({ key_id: built.key_id, status: 'active' });
+        expect(activated).not.toHaveProperty('secret_hash');
+        expect(
+          await getStore().updateApiKeyStatus(tenantId, built.key_id, ['active', 'staging'], 'revoked'),
+        ).toMatchObject({
+          status: 'revoked',
+        });
+        expect(
+          await getStore().updateApiKeyStatus(tenantId, built.key_id, ['active', 'staging'], 'revoked'),
+        ).toBeNull();
+        expect((await getStore().findApiKeyByHash(built.secret_hash))?.status).toBe('revoked');
+      });
+
+      it('when a key is touched, then last_used_at is set, and not rewritten within the interval', async () => {
+        const tenantId = newId('tnt');
+        const built = buildKeyRecord(tenantId);
+        await getStore().insertApiKey(tenantId, recordOf(built));
+        await getStore().touchApiKey(tenantId, built.key_id, '2026-01-01T00:00:00.000Z', 60_000);
+        await getStore().touchApiKey(tenantId, built.key_id, '2026-01-01T00:00:30.000Z', 60_000);
+        expect((await getStore().getApiKey(tenantId, built.key_id))?.last_used_at).toBe(
+          '2026-01-01T00:00:00.000Z',
+        );
+        await getStore().touchApiKey(tenantId, built.key_id, '2026-01-01T00:01:00.000Z', 60_000);
+        expect((await getStore().getApiKey(tenantId, built.key_id))?.last_used_at).toBe(
+          '2026-01-01T00:01:00.000Z',
+        );
+      });
+    });
+
+    describe('role assignments', () => {
+      it("when an assignment is inserted, then it is read back and found as the subject's active one", async () => {
+        const tenantId = newId('tnt');
+        const a = buildAssignment(tenantId);
+        await getStore().insertRoleAssignment(tenantId, a);
+        expect(await getStore().getRoleAssignment(tenantId, a.id)).toEqual(a);
+        expect(await getStore().findActiveRoleAssignment(tenantId, a.subject_id)).toEqual(a);
+        expect(await getStore().findActiveRoleAssignment(newId('tnt'), a.subject_id)).toBeNull();
+        expect(await getStore().getRoleAssignment(newId('tnt'), a.id)).toBeNull();
+      });
+
+      it('when a subject already has an active assignment, then a second one is a conflict', async () => {
+        const tenantId = newId('tnt');
+        const a = buildAssignment(tenantId);
+        await getStore().insertRoleAssignment(tenantId, a);
+        await expect(
+          getStore().insertRoleAssignment(tenantId, buildAssignment(tenantId, { subject_id: a.subject_id })),
+        ).rejects.toBeInstanceOf(DuplicateRoleAssignment);
+      });
+
+      it('when the same subject is assigned in another tenant, then both assignments stand', async () => {
+        const a = buildAssignment(newId('tnt'));
+        const b = buildAssignment(newId('tnt'), { subject_id: a.subject_id });
+        await getStore().insertRoleAssignment(a.tenant_id, a);
+        await getStore().insertRoleAssignment(b.tenant_id, b);
+        expect(await getStore().findActiveRoleAssignment(b.tenant_id, a.subject_id)).toEqual(b);
+      });
+
+      it('when the active assignment is revoked, then a new one for the subject is allowed', async () => {
+        const tenantId = newId('tnt');
+        const a = buildAssignment(tenantId);
+        await getStore().insertRoleAssignment(tenantId, a);
+        const revoked = await getStore().revokeRoleAssignment(tenantId, a.id, '2026-01-02T00:00:00.000Z');
+        expect(revoked).toMatchObject({
+          id: a.id,
+          status: 'revoked',
+          updated_at: '2026-01-02T00:00:00.000Z',
+        });
+        expect(await getStore().revokeRoleAssignment(tenantId, a.id, '2026-01-03T00:00:00.000Z')).toBeNull();
+        expect(await getStore().findActiveRoleAssignment(tenantId, a.subject_id)).toBeNull();
+        const next = buildAssignment(tenantId, { subject_id: a.subject_id, roles: ['tenant_admin'] });
+        await getStore().insertRoleAssignment(tenantId, next);
+        expect(await getStore().findActiveRoleAssignment(tenantId, a.subject_id)).toEqual(next);
+      });
+    });
+  },
+);
