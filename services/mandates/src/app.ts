@@ -1,0 +1,73 @@
+import type { NextFunction, Request, Response } from 'express';
+import {
+  AppError,
+  baseApp,
+  errorMiddleware,
+  healthRoutes,
+  jsonBody,
+  listen,
+  notFoundHandler,
+  requireInternalToken,
+  type Clock,
+  type EventPublisher,
+  type InternalTokens,
+  type Logger,
+  type RunningServer,
+} from '@mandate/shared';
+import { mandateRoutes } from './http/routes';
+import type { Signer } from './signing/signer';
+import type { MandateStore } from './store/mandate-store';
+
+export interface Deps {
+  store: MandateStore;
+  publisher: EventPublisher;
+  signer: Signer;
+  tokens: InternalTokens;
+  logger: Logger;
+  clock: Clock;
+}
+
+/** Builds the express app; nothing listens until start(). */
+export function createApp(deps: Deps) {
+  const app = baseApp();
+  healthRoutes(app, async () => {
+    const checks: Record<string, string> = {};
+    await deps.store.ping().then(
+      () => (checks[`store:${deps.store.kind}`] = 'ok'),
+      (err) => (checks[`store:${deps.store.kind}`] = `down: ${String((err as Error)?.message ?? err)}`),
+    );
+    await deps.signer.publicJwks().then(
+      () => (checks.signer = 'ok'),
+      (err) => (checks.signer = `down: ${String((err as Error)?.message ?? err)}`),
+    );
+    return checks;
+  });
+  app.use(requireInternalToken(deps.tokens));
+  app.use(jsonBody());
+  app.use(mandateRoutes(deps));
+  app.use(notFoundHandler());
+  // errorMiddleware logs only unknown errors; a 5xx AppError (signing down) deserves a log line with its cause too.
+  app.use((err: unknown, req: Request, _res: Response, next: NextFunction) => {
+    if (err instanceof AppError && err.status >= 500) {
+      deps.logger.error({ err, cause: err.cause, requestId: req.requestId }, err.message);
+    }
+    next(err);
+  });
+  app.use(errorMiddleware(deps.logger));
+
+  let running: RunningServer | undefined;
+  return {
+    app,
+    async start(port = 0, host = '127.0.0.1'): Promise<RunningServer> {
+      running = await listen(app, port, host);
+      return running;
+    },
+    async stop(): Promise<void> {
+      const server = running;
+      running = undefined;
+      await server?.close();
+    },
+  };
+}
+
+export type MandatesApp = ReturnType<typeof createApp>;

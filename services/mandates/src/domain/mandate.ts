@@ -1,0 +1,97 @@
+/** The mandate as stored and as served (SPEC §5 "Mandates"); JSON field names are the wire names. */
+
+export const MANDATE_STATES = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'] as const;
+export type MandateState = (typeof MANDATE_STATES)[number];
+
+export const PARTY_TYPES = ['person', 'organization', 'agent', 'service'] as const;
+export type PartyType = (typeof PARTY_TYPES)[number];
+
+export interface Party {
+  id: string;
+  type?: PartyType;
+  name?: string;
+}
+
+export interface Scope {
+  actions: string[];
+  resources?: string[];
+  constraints?: { max_amount?: number; currency?: string };
+}
+
+export interface MandateSignature {
+  alg: 'ES256';
+  kid: string;
+  jws: string;
+}
+
+export interface Mandate {
+  id: string;
+  tenant_id: string;
+  principal: Party;
+  delegate: Party;
+  scope: Scope;
+  state: MandateState;
+  valid_from: string | null;
+  expires_at: string | null;
+  metadata: Record<string, string>;
+  version: number;
+  created_at: string;
+  updated_at: string;
+  signature: MandateSignature;
+}
+
+/** What a client may set at creation, already shape-validated and normalised (shorthands expanded, defaults applied). */
+export interface NewMandate {
+  principal: Party;
+  delegate: Party;
+  scope: Scope;
+  valid_from: string | null;
+  expires_at: string | null;
+  metadata: Record<string, string>;
+}
+
+/** The fields the signature covers: everything that never changes after creation. */
+export const IMMUTABLE_FIELDS = [
+  'id',
+  'tenant_id',
+  'principal',
+  'delegate',
+  'scope',
+  'valid_from',
+  'expires_at',
+  'created_at',
+] as const;
+export type SignedFields = Pick<Mandate, (typeof IMMUTABLE_FIELDS)[number]>;
+
+export function signedFieldsOf(m: SignedFields): SignedFields {
+  return {
+    id: m.id,
+    tenant_id: m.tenant_id,
+    principal: m.principal,
+    delegate: m.delegate,
+    scope: m.scope,
+    valid_from: m.valid_from,
+    expires_at: m.expires_at,
+    created_at: m.created_at,
+  };
+}
+
+/** Stored states that time can turn into EXPIRED; REVOKED stays REVOKED whatever expires_at says. */
+export const EXPIRABLE_STATES: readonly MandateState[] = ['ACTIVE', 'SUSPENDED'];
+
+export function isPastExpiry(m: Pick<Mandate, 'expires_at'>, now: Date): boolean {
+  return m.expires_at !== null && Date.parse(m.expires_at) <= now.getTime();
+}
+
+/**
+ * The state a reader sees: expiry takes effect the moment expires_at passes, before the sweeper
+ * has persisted it.
+ */
+export function effectiveState(m: Pick<Mandate, 'state' | 'expires_at'>, now: Date): MandateState {
+  return EXPIRABLE_STATES.includes(m.state) && isPastExpiry(m, now) ? 'EXPIRED' : m.state;
+}
+
+export function withEffectiveState(m: Mandate, now: Date): Mandate {
+  const state = effectiveState(m, now);
+  return state === m.state ? m : { ...m, state };
+}

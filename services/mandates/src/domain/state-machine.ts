@@ -1,0 +1,48 @@
+import type { EventType } from '@mandate/shared';
+import { TransitionNotAllowed } from './errors';
+import type { MandateState } from './mandate';
+
+export const LIFECYCLE_OPERATIONS = ['suspend', 'reactivate', 'revoke'] as const;
+export type LifecycleOperation = (typeof LIFECYCLE_OPERATIONS)[number];
+
+type Outcome = { next: MandateState } | { conflict: string };
+
+/**
+ * The whole lifecycle (seed §3): every state × operation pair is either a next state or the 409
+ * message naming why not. REVOKED and EXPIRED are terminal.
+ */
+export const TRANSITIONS: Record<MandateState, Record<LifecycleOperation, Outcome>> = {
+  ACTIVE: {
+    suspend: { next: 'SUSPENDED' },
+    reactivate: { conflict: 'Mandate is not suspended' },
+    revoke: { next: 'REVOKED' },
+  },
+  SUSPENDED: {
+    suspend: { conflict: 'Mandate is already suspended' },
+    reactivate: { next: 'ACTIVE' },
+    revoke: { next: 'REVOKED' },
+  },
+  REVOKED: {
+    suspend: { conflict: 'Mandate is revoked' },
+    reactivate: { conflict: 'Mandate is revoked' },
+    revoke: { conflict: 'Mandate is already revoked' },
+  },
+  EXPIRED: {
+    suspend: { conflict: 'Mandate is expired' },
+    reactivate: { conflict: 'Mandate is expired' },
+    revoke: { conflict: 'Mandate is expired' },
+  },
+};
+
+export const OPERATION_EVENT: Record<LifecycleOperation, EventType> = {
+  suspend: 'MANDATE_SUSPENDED',
+  reactivate: 'MANDATE_REACTIVATED',
+  revoke: 'MANDATE_REVOKED',
+};
+
+/** The next state, or TransitionNotAllowed (409) with the table's message. */
+export function nextState(current: MandateState, operation: LifecycleOperation): MandateState {
+  const outcome = TRANSITIONS[current][operation];
+  if ('conflict' in outcome) throw new TransitionNotAllowed(outcome.conflict);
+  return outcome.next;
+}

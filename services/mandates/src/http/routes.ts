@@ -1,0 +1,111 @@
+import { Router, type Request } from 'express';
+import {
+  buildEvent,
+  callerOf,
+  decodeCursor,
+  parseOrThrow,
+  route,
+  tenantOf,
+  toPage,
+  type EventType,
+} from '@mandate/shared';
+import type { Deps } from '../app';
+import { applyOperation, createMandate, getMandate, listMandates } from '../domain/mandates';
+import type { Mandate } from '../domain/mandate';
+import { OPERATION_EVENT, type LifecycleOperation } from '../domain/state-machine';
+import { createMandateBody, lifecycleBody, listMandatesQuery } from './schemas';
+
+export function mandateRoutes(deps: Deps): Router {
+  const router = Router();
+
+  /** Events follow a successful write; a broker failure is logged and the client still gets its answer. */
+  async function emit(req: Request, type: EventType, mandate: Mandate, data: Record<string, unknown>) {
+    const event = buildEvent({
+      type,
+      tenantId: mandate.tenant_id,
+      resource: { type: 'mandate', id: mandate.id },
+      data,
+      caller: callerOf(req),
+      occurredAt: deps.clock.now(),
+    });
+    try {
+      await deps.publisher.publish([event]);
+    } catch (err) {
+      deps.logger.error(
+        { err, requestId: req.requestId, eventId: event.id, type },
+        'publishing event failed',
+      );
+    }
+  }
+
+  route(router, '/v1/mandates', {
+    get: async (req, res) => {
+      const query = parseOrThrow(listMandatesQuery, req.query, 'query');
+      const items = await listMandates(deps, tenantOf(req), {
+        state: query.state,
+        principal_id: query.principal_id,
+        delegate_id: query.delegate_id,
+        limit: query.limit,
+        afterId: decodeCursor(query.cursor),
+      });
+      res.json(toPage(items, query.limit, (m) => m.id));
+    },
+    post: async (req, res) => {
+      const body = parseOrThrow(createMandateBody, req.body);
+      const mandate = await createMandate(deps, tenantOf(req), {
+        principal: body.principal,
+        delegate: body.delegate,
+        scope: body.scope ?? { actions: ['*'] },
+        valid_from: body.valid_from ?? null,
+        expires_at: body.expires_at ?? null,
+        metadata: body.metadata ?? {},
+      });
+      await emit(req, 'MANDATE_CREATED', mandate, mandate as unknown as Record<string, unknown>);
+      res.status(201).json(mandate);
+    },
+  });
+
+  route(router, '/v1/mandates/:id', {
+    get: async (req, res) => {
+      res.json(await getMandate(deps, tenantOf(req), String(req.params.id)));
+    },
+  });
+
+  for (const operation of ['suspend', 'reactivate', 'revoke'] as const satisfies LifecycleOperation[]) {
+    route(router, `/v1/mandates/:id/${operation}`, {
+      post: async (req, res) => {
+        // An empty body is allowed: the reason is optional.
+        const { reason } = parseOrThrow(lifecycleBody, req.body ?? {});
+        const { mandate, previous_state } = await applyOperation(
+          deps,
+          tenantOf(req),
+          String(req.params.id),
+          operation,
+        );
+        await emit(req, OPERATION_EVENT[operation], mandate, {
+          previous_state,
+          state: mandate.state,
+          version: mandate.version,
+          ...(reason !== undefined ? { reason } : {}),
+        });
+        res.json(mandate);
+      },
+    });
+  }
+
+  route(router, '/v1/.well-known/jwks.json', {
+    get: async (_req, res) => {
+      res.setHeader('Cache-Control', 'public, max-age=300');
+      res.json({ keys: await deps.signer.publicJwks() });
+    },
+  });
+
+  // For the verify service: the same read, the tenant taken from the internal token.
+  route(router, '/internal/v1/mandates/:id', {
+    get: async (req, res) => {
+      res.json(await getMandate(deps, tenantOf(req), String(req.params.id)));
+    },
+  });
+
+  return router;
+}

@@ -1,0 +1,40 @@
+import type { Mandate, MandateState } from '../domain/mandate';
+
+export interface ListMandatesQuery {
+  /** Matched against the effective state at `now` (expired ACTIVE/SUSPENDED count as EXPIRED). */
+  state?: MandateState;
+  principal_id?: string;
+  delegate_id?: string;
+  limit: number;
+  /** Only ids below this one (the cursor): newest first, stable under concurrent inserts. */
+  afterId?: string;
+  now: Date;
+}
+
+export interface TransitionPatch {
+  state: MandateState;
+  version: number;
+  updated_at: string;
+}
+
+/** Every function takes the tenant first: no query can forget the tenant filter. */
+export interface MandateStore {
+  readonly kind: 'memory' | 'mongo';
+  create(tenantId: string, mandate: Mandate): Promise<Mandate>;
+  /** null when absent or another tenant's. */
+  get(tenantId: string, id: string): Promise<Mandate | null>;
+  /** Newest first by id, up to `limit + 1` items so the caller can tell whether there is more. */
+  list(tenantId: string, query: ListMandatesQuery): Promise<Mandate[]>;
+  /**
+   * Applies the patch only if the stored version is still `expectedVersion` (optimistic
+   * concurrency). Returns the updated mandate, or null when it changed meanwhile (or is absent).
+   */
+  transition(
+    tenantId: string,
+    id: string,
+    expectedVersion: number,
+    patch: TransitionPatch,
+  ): Promise<Mandate | null>;
+  /** Readiness: throws when the backing store is unreachable. */
+  ping(): Promise<void>;
+}

@@ -1,0 +1,58 @@
+import { effectiveState, type Mandate } from '../domain/mandate';
+import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
+
+/** Embedded mode and tests: one map per tenant; copies in and out so callers never share state with it. */
+export class MemoryMandateStore implements MandateStore {
+  readonly kind = 'memory' as const;
+  private readonly tenants = new Map<string, Map<string, Mandate>>();
+
+  private tenant(tenantId: string): Map<string, Mandate> {
+    let records = this.tenants.get(tenantId);
+    if (!records) {
+      records = new Map();
+      this.tenants.set(tenantId, records);
+    }
+    return records;
+  }
+
+  async create(tenantId: string, mandate: Mandate): Promise<Mandate> {
+    const records = this.tenant(tenantId);
+    if (records.has(mandate.id)) throw new Error(`duplicate mandate id ${mandate.id}`);
+    records.set(mandate.id, structuredClone({ ...mandate, tenant_id: tenantId }));
+    return structuredClone(records.get(mandate.id)!);
+  }
+
+  async get(tenantId: string, id: string): Promise<Mandate | null> {
+    const found = this.tenants.get(tenantId)?.get(id);
+    return found ? structuredClone(found) : null;
+  }
+
+  async list(tenantId: string, query: ListMandatesQuery): Promise<Mandate[]> {
+    const records = this.tenants.get(tenantId);
+    if (!records) return [];
+    return [...records.values()]
+      .filter((m) => query.afterId === undefined || m.id < query.afterId)
+      .filter((m) => query.state === undefined || effectiveState(m, query.now) === query.state)
+      .filter((m) => query.principal_id === undefined || m.principal.id === query.principal_id)
+      .filter((m) => query.delegate_id === undefined || m.delegate.id === query.delegate_id)
+      .sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+      .slice(0, query.limit + 1)
+      .map((m) => structuredClone(m));
+  }
+
+  async transition(
+    tenantId: string,
+    id: string,
+    expectedVersion: number,
+    patch: TransitionPatch,
+  ): Promise<Mandate | null> {
+    const records = this.tenants.get(tenantId);
+    const current = records?.get(id);
+    if (!records || !current || current.version !== expectedVersion) return null;
+    const updated = { ...current, state: patch.state, version: patch.version, updated_at: patch.updated_at };
+    records.set(id, updated);
+    return structuredClone(updated);
+  }
+
+  async ping(): Promise<void> {}
+}

@@ -1,0 +1,162 @@
+import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
+import { conflict, isDuplicateKeyError } from '@mandate/shared';
+import { EXPIRABLE_STATES, MANDATE_STATES, type Mandate } from '../domain/mandate';
+import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
+
+/** The document as MongoDB holds it: timestamps as Dates so they compare and index as times. */
+interface MandateDoc extends Omit<Mandate, 'valid_from' | 'expires_at' | 'created_at' | 'updated_at'> {
+  valid_from: Date | null;
+  expires_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const mandateSchema = new Schema<MandateDoc>(
+  {
+    id: { type: String, required: true },
+    tenant_id: { type: String, required: true },
+    // Mixed keeps the client's objects exactly as signed (no defaulted [] or dropped {}).
+    principal: { type: Schema.Types.Mixed, required: true },
+    delegate: { type: Schema.Types.Mixed, required: true },
+    scope: { type: Schema.Types.Mixed, required: true },
+    state: { type: String, enum: MANDATE_STATES, required: true },
+    valid_from: { type: Date, default: null },
+    expires_at: { type: Date, default: null },
+    metadata: { type: Schema.Types.Mixed, default: {} },
+    version: { type: Number, required: true },
+    created_at: { type: Date, required: true },
+    updated_at: { type: Date, required: true },
+    signature: { type: Schema.Types.Mixed, required: true },
+  },
+  // id: false — our `id` field is data, not mongoose's virtual; minimize: false keeps `metadata: {}`.
+  { collection: 'mandates', versionKey: false, minimize: false, id: false },
+);
+
+// get / transition by id within a tenant; also the unfiltered list (tenant_id, sorted by id desc, walked backwards).
+mandateSchema.index({ tenant_id: 1, id: 1 }, { unique: true });
+// list?state=… newest first.
+mandateSchema.index({ tenant_id: 1, state: 1, id: -1 });
+// list?principal_id=… newest first.
+mandateSchema.index({ tenant_id: 1, 'principal.id': 1, id: -1 });
+// list?delegate_id=… newest first.
+mandateSchema.index({ tenant_id: 1, 'delegate.id': 1, id: -1 });
+
+const PROJECTION = { _id: 0 } as const;
+
+export class MongoMandateStore implements MandateStore {
+  readonly kind = 'mongo' as const;
+
+  private constructor(
+    private readonly connection: Connection,
+    private readonly model: Model<MandateDoc>,
+  ) {}
+
+  /** Builds the model on `connection` and waits until its indexes exist. */
+  static async create(connection: Connection): Promise<MongoMandateStore> {
+    const model = connection.model<MandateDoc>('Mandate', mandateSchema);
+    await model.init();
+    return new MongoMandateStore(connection, model);
+  }
+
+  async create(tenantId: string, mandate: Mandate): Promise<Mandate> {
+    const doc = toDoc({ ...mandate, tenant_id: tenantId });
+    try {
+      await this.model.create(doc);
+    } catch (err) {
+      if (isDuplicateKeyError(err)) throw conflict('Mandate already exists');
+      throw err;
+    }
+    return fromDoc(doc);
+  }
+
+  async get(tenantId: string, id: string): Promise<Mandate | null> {
+    const doc = await this.model.findOne({ tenant_id: tenantId, id }, PROJECTION).lean<MandateDoc>();
+    return doc ? fromDoc(doc) : null;
+  }
+
+  async list(tenantId: string, query: ListMandatesQuery): Promise<Mandate[]> {
+    const filter: FilterQuery<MandateDoc> = { tenant_id: tenantId };
+    if (query.afterId !== undefined) filter.id = { $lt: query.afterId };
+    if (query.principal_id !== undefined) filter['principal.id'] = query.principal_id;
+    if (query.delegate_id !== undefined) filter['delegate.id'] = query.delegate_id;
+    const now = query.now;
+    switch (query.state) {
+      case undefined:
+        break;
+      case 'ACTIVE':
+      case 'SUSPENDED':
+        // Past expiry these read as EXPIRED, so they leave the ACTIVE/SUSPENDED lists at once.
+        filter.state = query.state;
+        filter.$or = [{ expires_at: null }, { expires_at: { $gt: now } }];
+        break;
+      case 'EXPIRED':
+        // Persisted by the sweeper, or not yet swept but past expiry.
+        filter.$or = [
+          { state: 'EXPIRED' },
+          { state: { $in: [...EXPIRABLE_STATES] }, expires_at: { $lte: now } },
+        ];
+        break;
+      case 'REVOKED':
+        filter.state = 'REVOKED';
+        break;
+    }
+    const docs = await this.model
+      .find(filter, PROJECTION)
+      .sort({ id: -1 })
+      .limit(query.limit + 1)
+      .lean<MandateDoc[]>();
+    return docs.map(fromDoc);
+  }
+
+  async transition(
+    tenantId: string,
+    id: string,
+    expectedVersion: number,
+    patch: TransitionPatch,
+  ): Promise<Mandate | null> {
+    const doc = await this.model
+      .findOneAndUpdate(
+        { tenant_id: tenantId, id, version: expectedVersion },
+        { $set: { state: patch.state, version: patch.version, updated_at: new Date(patch.updated_at) } },
+        { returnDocument: 'after', projection: PROJECTION },
+      )
+      .lean<MandateDoc>();
+    return doc ? fromDoc(doc) : null;
+  }
+
+  async ping(): Promise<void> {
+    const db = this.connection.db;
+    if (!db) throw new Error('MongoDB connection not open');
+    await db.admin().ping();
+  }
+}
+
+function toDoc(m: Mandate): MandateDoc {
+  return {
+    ...m,
+    valid_from: m.valid_from === null ? null : new Date(m.valid_from),
+    expires_at: m.expires_at === null ? null : new Date(m.expires_at),
+    created_at: new Date(m.created_at),
+    updated_at: new Date(m.updated_at),
+  };
+}
+
+/** A plain mandate with exactly the API's fields: nothing of MongoDB's (_id) leaks out. */
+function fromDoc(d: MandateDoc): Mandate {
+  const iso = (v: Date | string) => new Date(v).toISOString();
+  return {
+    id: d.id,
+    tenant_id: d.tenant_id,
+    principal: d.principal,
+    delegate: d.delegate,
+    scope: d.scope,
+    state: d.state,
+    valid_from: d.valid_from == null ? null : iso(d.valid_from),
+    expires_at: d.expires_at == null ? null : iso(d.expires_at),
+    metadata: d.metadata ?? {},
+    version: d.version,
+    created_at: iso(d.created_at),
+    updated_at: iso(d.updated_at),
+    signature: d.signature,
+  };
+}

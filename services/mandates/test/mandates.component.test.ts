@@ -1,0 +1,575 @@
+import { compactVerify, createLocalJWKSet, decodeProtectedHeader } from 'jose';
+import { auditEventSchema, canonicalJson, fixedClock, newId } from '@mandate/shared';
+import { callService, callerFor } from '@mandate/shared/src/testing';
+import { IMMUTABLE_FIELDS } from '../src/domain/mandate';
+import { failingSigner, startService, type RunningService } from './support';
+
+const FIXED_START = '2031-03-01T10:00:00.000Z';
+
+describe('mandates service (in-process, memory store)', () => {
+  let svc: RunningService;
+  beforeAll(async () => {
+    svc = await startService();
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  const call = (tenantId: string, method: string, path: string, body?: unknown) =>
+    callService(svc.url, method, path, { caller: callerFor(tenantId), body });
+  const create = (tenantId: string, overrides: Record<string, unknown> = {}) =>
+    call(tenantId, 'POST', '/v1/mandates', { principal: 'alice', delegate: 'agent-7', ...overrides });
+  const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
+
+  describe('POST /v1/mandates', () => {
+    it('when created with string shorthands only, then 201 with defaults, ACTIVE, version 1 and a signature', async () => {
+      const tenantId = newId('tnt');
+      const res = await create(tenantId);
+      expect(res).toMatchObject({ status: 201 });
+      expect(res.body).toEqual({
+        id: expect.stringMatching(/^mdt_[0-9a-z]{26}$/),
+        tenant_id: tenantId,
+        principal: { id: 'alice' },
+        delegate: { id: 'agent-7' },
+        scope: { actions: ['*'] },
+        state: 'ACTIVE',
+        valid_from: null,
+        expires_at: null,
+        metadata: {},
+        version: 1,
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        updated_at: res.body.created_at,
+        signature: { alg: 'ES256', kid: svc.deps.signer.kid, jws: expect.any(String) },
+      });
+    });
+
+    it('when created with every field, then they are kept and timestamps are normalised to UTC with milliseconds', async () => {
+      const tenantId = newId('tnt');
+      const validFrom = '2020-01-01T01:00:00+01:00';
+      const expiresAt = new Date(Date.now() + 86_400_000);
+      const body = {
+        principal: { id: 'org-1', type: 'organization', name: 'Acme GmbH' },
+        delegate: { id: 'svc-9', type: 'service' },
+        scope: {
+          actions: ['payments:create', 'payments:*'],
+          resources: ['acct:123/*'],
+          constraints: { max_amount: 10000, currency: 'EUR' },
+        },
+        valid_from: validFrom,
+        expires_at: expiresAt.toISOString(),
+        metadata: { order: 'A-1' },
+      };
+      const res = await call(tenantId, 'POST', '/v1/mandates', body);
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({
+        principal: body.principal,
+        delegate: body.delegate,
+        scope: body.scope,
+        valid_from: '2020-01-01T00:00:00.000Z',
+        expires_at: expiresAt.toISOString(),
+        metadata: body.metadata,
+      });
+    });
+
+    it('when two identical creates are sent, then two mandates exist', async () => {
+      const tenantId = newId('tnt');
+      const [a, b] = [await create(tenantId), await create(tenantId)];
+      expect(a.body.id).not.toBe(b.body.id);
+    });
+
+    it.each([
+      ['principal is missing', { principal: undefined }, 'principal is required'],
+      ['delegate is missing', { delegate: undefined }, 'delegate is required'],
+      ['principal has the wrong type', { principal: 5 }, 'principal must be an object'],
+      [
+        'principal.id is too long',
+        { principal: 'x'.repeat(257) },
+        'principal.id must be at most 256 characters',
+      ],
+      [
+        'principal.type is unknown',
+        { principal: { id: 'a', type: 'robot' } },
+        'principal.type must be one of: person, organization, agent, service',
+      ],
+      ['a top-level field is unknown', { colour: 'red' }, 'colour is not allowed'],
+      [
+        'a principal field is unknown',
+        { principal: { id: 'a', email: 'a@b.c' } },
+        'principal.email is not allowed',
+      ],
+      ['a scope field is unknown', { scope: { actions: ['*'], extra: true } }, 'scope.extra is not allowed'],
+      [
+        'a constraints field is unknown',
+        { scope: { constraints: { limit: 1 } } },
+        'scope.constraints.limit is not allowed',
+      ],
+      ['scope.actions is empty', { scope: { actions: [] } }, 'scope.actions must have at least 1 item(s)'],
+      [
+        'an action is malformed',
+        { scope: { actions: ['pay ments'] } },
+        'scope.actions.0: must be an action like payments:create, payments:* or *',
+      ],
+      [
+        'max_amount is negative',
+        { scope: { constraints: { max_amount: -1 } } },
+        'scope.constraints.max_amount: must be a non-negative integer (minor units)',
+      ],
+      [
+        'max_amount is fractional',
+        { scope: { constraints: { max_amount: 1.5 } } },
+        'scope.constraints.max_amount: must be a non-negative integer (minor units)',
+      ],
+      [
+        'currency is lowercase',
+        { scope: { constraints: { currency: 'eur' } } },
+        'scope.constraints.currency: must be a 3-letter uppercase ISO 4217 code',
+      ],
+      [
+        'expires_at is not a timestamp',
+        { expires_at: 'tomorrow' },
+        'expires_at: must be an ISO 8601 timestamp, e.g. 2026-11-21T12:00:00.000Z',
+      ],
+      [
+        'expires_at is in the past',
+        { expires_at: '2001-01-01T00:00:00.000Z' },
+        'expires_at must be in the future',
+      ],
+      ['metadata value is not a string', { metadata: { a: 1 } }, 'metadata.a must be a string'],
+      [
+        'metadata has 21 keys',
+        { metadata: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`k${i}`, 'v'])) },
+        'metadata: must have at most 20 keys',
+      ],
+    ])('when %s, then 400 naming the field', async (_case, overrides, message) => {
+      const tenantId = newId('tnt');
+      const res = await create(tenantId, overrides);
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: { error: 'BAD_REQUEST', message },
+      });
+      const list = await call(tenantId, 'GET', '/v1/mandates');
+      expect(list.body.data).toEqual([]);
+    });
+
+    it('when expires_at is not after valid_from, then 400', async () => {
+      const at = inAnHour();
+      const res = await create(newId('tnt'), { valid_from: at, expires_at: at });
+      expect(res.body).toEqual({ error: 'BAD_REQUEST', message: 'expires_at must be after valid_from' });
+    });
+
+    it('when the body is missing, then 400', async () => {
+      const res = await call(newId('tnt'), 'POST', '/v1/mandates');
+      expect(res.body).toEqual({ error: 'BAD_REQUEST', message: 'body is required' });
+    });
+
+    it('when a mandate is created, then MANDATE_CREATED carries the mandate, the caller and the resource', async () => {
+      const tenantId = newId('tnt');
+      const res = await create(tenantId);
+      const events = svc.publisher.ofResource(res.body.id);
+      expect(events).toHaveLength(1);
+      expect(auditEventSchema.parse(events[0])).toMatchObject({
+        type: 'MANDATE_CREATED',
+        tenant_id: tenantId,
+        resource: { type: 'mandate', id: res.body.id },
+        actor: { type: 'api_key' },
+        request_id: 'req_test',
+        data: res.body,
+      });
+    });
+  });
+
+  describe('signature', () => {
+    it('when checked with the JWKS, then the JWS verifies over the canonical immutable fields with the kid in its header', async () => {
+      const tenantId = newId('tnt');
+      const { body: mandate } = await create(tenantId, {
+        principal: { id: 'p', type: 'person', name: 'Zoë' },
+        scope: { actions: ['payments:*'], constraints: { max_amount: 1, currency: 'USD' } },
+        expires_at: inAnHour(),
+      });
+      const jwks = await call(tenantId, 'GET', '/v1/.well-known/jwks.json');
+      expect(jwks.status).toBe(200);
+      expect(jwks.body.keys).toEqual([
+        expect.objectContaining({
+          kty: 'EC',
+          crv: 'P-256',
+          kid: mandate.signature.kid,
+          alg: 'ES256',
+          use: 'sig',
+        }),
+      ]);
+      expect(jwks.body.keys[0]).not.toHaveProperty('d');
+
+      expect(decodeProtectedHeader(mandate.signature.jws)).toEqual({
+        alg: 'ES256',
+        kid: mandate.signature.kid,
+      });
+      const { payload } = await compactVerify(mandate.signature.jws, createLocalJWKSet(jwks.body));
+      const immutable = Object.fromEntries(IMMUTABLE_FIELDS.map((f) => [f, mandate[f]]));
+      expect(new TextDecoder().decode(payload)).toBe(canonicalJson(immutable));
+    });
+
+    it('when the mandate changes state, then the signature still verifies (it covers only immutable fields)', async () => {
+      const tenantId = newId('tnt');
+      const { body: created } = await create(tenantId);
+      const { body: revoked } = await call(tenantId, 'POST', `/v1/mandates/${created.id}/revoke`);
+      expect(revoked.signature).toEqual(created.signature);
+    });
+
+    it('when signing fails, then 503 and nothing is stored or published', async () => {
+      const broken = await startService({ signer: failingSigner() });
+      try {
+        const tenantId = newId('tnt');
+        const res = await callService(broken.url, 'POST', '/v1/mandates', {
+          caller: callerFor(tenantId),
+          body: { principal: 'a', delegate: 'b' },
+        });
+        expect({ status: res.status, body: res.body }).toEqual({
+          status: 503,
+          body: { error: 'SERVICE_UNAVAILABLE', message: 'Signing service unavailable' },
+        });
+        const list = await callService(broken.url, 'GET', '/v1/mandates', { caller: callerFor(tenantId) });
+        expect(list.body.data).toEqual([]);
+        expect(broken.publisher.events).toEqual([]);
+      } finally {
+        await broken.stop();
+      }
+    });
+  });
+
+  describe('GET /v1/mandates/:id', () => {
+    it('when the owner reads it, then 200 with the same mandate', async () => {
+      const tenantId = newId('tnt');
+      const { body: created } = await create(tenantId);
+      const res = await call(tenantId, 'GET', `/v1/mandates/${created.id}`);
+      expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: created });
+    });
+
+    it("when tenant B reads tenant A's mandate, then 404 exactly as for an absent one", async () => {
+      const { body: created } = await create(newId('tnt'));
+      const other = await call(newId('tnt'), 'GET', `/v1/mandates/${created.id}`);
+      const absent = await call(newId('tnt'), 'GET', `/v1/mandates/${newId('mdt')}`);
+      expect({ status: other.status, body: other.body }).toEqual({
+        status: 404,
+        body: { error: 'NOT_FOUND', message: 'Mandate not found' },
+      });
+      expect(absent.body).toEqual(other.body);
+    });
+
+    it("when tenant B tries a lifecycle call on tenant A's mandate, then 404 and nothing changes", async () => {
+      const tenantA = newId('tnt');
+      const { body: created } = await create(tenantA);
+      const res = await call(newId('tnt'), 'POST', `/v1/mandates/${created.id}/revoke`);
+      expect(res.status).toBe(404);
+      expect((await call(tenantA, 'GET', `/v1/mandates/${created.id}`)).body.state).toBe('ACTIVE');
+    });
+
+    it('when the internal route is called (verify service), then it answers like the public get, scoped by the token tenant', async () => {
+      const tenantId = newId('tnt');
+      const { body: created } = await create(tenantId);
+      const res = await call(tenantId, 'GET', `/internal/v1/mandates/${created.id}`);
+      expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: created });
+      expect((await call(newId('tnt'), 'GET', `/internal/v1/mandates/${created.id}`)).status).toBe(404);
+    });
+  });
+
+  describe('GET /v1/mandates', () => {
+    it('when filtering by state, principal_id and delegate_id, then only matching mandates come back, newest first', async () => {
+      const tenantId = newId('tnt');
+      const a = (await create(tenantId, { principal: 'alice', delegate: 'bot-1' })).body;
+      const b = (await create(tenantId, { principal: 'bob', delegate: 'bot-1' })).body;
+      const c = (await create(tenantId, { principal: 'alice', delegate: 'bot-2' })).body;
+      await call(tenantId, 'POST', `/v1/mandates/${b.id}/suspend`);
+      const ids = async (query: string) => {
+        const res = await call(tenantId, 'GET', `/v1/mandates${query}`);
+        expect(res.status).toBe(200);
+        return res.body.data.map((m: { id: string }) => m.id);
+      };
+      expect(await ids('')).toEqual([c.id, b.id, a.id]);
+      expect(await ids('?principal_id=alice')).toEqual([c.id, a.id]);
+      expect(await ids('?delegate_id=bot-1')).toEqual([b.id, a.id]);
+      expect(await ids('?state=SUSPENDED')).toEqual([b.id]);
+      expect(await ids('?state=ACTIVE&principal_id=alice&delegate_id=bot-2')).toEqual([c.id]);
+      expect(await ids('?state=REVOKED')).toEqual([]);
+    });
+
+    it('when paging with limit and cursor, then every mandate appears once and the last page has no cursor', async () => {
+      const tenantId = newId('tnt');
+      const created: string[] = [];
+      for (let i = 0; i < 5; i++) created.push((await create(tenantId)).body.id);
+      const first = await call(tenantId, 'GET', '/v1/mandates?limit=2');
+      expect(first.body).toMatchObject({ has_more: true, next_cursor: expect.any(String) });
+      const second = await call(tenantId, 'GET', `/v1/mandates?limit=2&cursor=${first.body.next_cursor}`);
+      const third = await call(tenantId, 'GET', `/v1/mandates?limit=2&cursor=${second.body.next_cursor}`);
+      expect(third.body).toMatchObject({ has_more: false, next_cursor: null });
+      const seen = [first, second, third].flatMap((r) => r.body.data.map((m: { id: string }) => m.id));
+      expect(seen).toEqual([...created].reverse());
+    });
+
+    it.each([
+      ['?state=PENDING', 'state must be one of: ACTIVE, SUSPENDED, REVOKED, EXPIRED'],
+      ['?limit=0', 'limit must be at least 1'],
+      ['?limit=101', 'limit must be at most 100'],
+      ['?cursor=garbage', 'cursor is invalid'],
+      ['?sort=asc', 'sort is not allowed'],
+    ])('when the query is %s, then 400 with a message naming the parameter', async (query, message) => {
+      const res = await call(newId('tnt'), 'GET', `/v1/mandates${query}`);
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 400,
+        body: { error: 'BAD_REQUEST', message },
+      });
+    });
+  });
+
+  describe('lifecycle', () => {
+    const lifecycle = (tenantId: string, id: string, operation: string, body?: unknown) =>
+      call(tenantId, 'POST', `/v1/mandates/${id}/${operation}`, body);
+
+    it('when suspended, reactivated and revoked, then each answers 200 with the new state and version +1, and events follow', async () => {
+      const tenantId = newId('tnt');
+      const { body: created } = await create(tenantId);
+      const suspended = await lifecycle(tenantId, created.id, 'suspend', { reason: 'fraud check' });
+      expect(suspended).toMatchObject({
+        status: 200,
+        body: { id: created.id, state: 'SUSPENDED', version: 2 },
+      });
+      expect(suspended.body.updated_at >= created.updated_at).toBe(true);
+      const reactivated = await lifecycle(tenantId, created.id, 'reactivate');
+      expect(reactivated).toMatchObject({ status: 200, body: { state: 'ACTIVE', version: 3 } });
+      const revoked = await lifecycle(tenantId, created.id, 'revoke', {});
+      expect(revoked).toMatchObject({ status: 200, body: { state: 'REVOKED', version: 4 } });
+      expect((await call(tenantId, 'GET', `/v1/mandates/${created.id}`)).body).toEqual(revoked.body);
+
+      const events = svc.publisher.ofResource(created.id);
+      expect(events.map((e) => e.type)).toEqual([
+        'MANDATE_CREATED',
+        'MANDATE_SUSPENDED',
+        'MANDATE_REACTIVATED',
+        'MANDATE_REVOKED',
+      ]);
+      expect(events.map((e) => e.data).slice(1)).toEqual([
+        { previous_state: 'ACTIVE', state: 'SUSPENDED', version: 2, reason: 'fraud check' },
+        { previous_state: 'SUSPENDED', state: 'ACTIVE', version: 3 },
+        { previous_state: 'ACTIVE', state: 'REVOKED', version: 4 },
+      ]);
+      for (const e of events) expect(e.resource).toEqual({ type: 'mandate', id: created.id });
+    });
+
+    it('when a suspended mandate is revoked, then it is REVOKED', async () => {
+      const tenantId = newId('tnt');
+      const { body: created } = await create(tenantId);
+      await lifecycle(tenantId, created.id, 'suspend');
+      expect((await lifecycle(tenantId, created.id, 'revoke')).body).toMatchObject({
+        state: 'REVOKED',
+        version: 3,
+      });
+    });
+
+    it.each([
+      ['ACTIVE', [], 'reactivate', 'Mandate is not suspended'],
+      ['SUSPENDED', ['suspend'], 'suspend', 'Mandate is already suspended'],
+      ['REVOKED', ['revoke'], 'revoke', 'Mandate is already revoked'],
+      ['REVOKED', ['revoke'], 'suspend', 'Mandate is revoked'],
+      ['REVOKED', ['revoke'], 'reactivate', 'Mandate is revoked'],
+    ])(
+      'when a %s mandate gets %s → %s, then 409 "%s" and the version is unchanged',
+      async (_state, setup, operation, message) => {
+        const tenantId = newId('tnt');
+        const { body: created } = await create(tenantId);
+        for (const step of setup) await lifecycle(tenantId, created.id, step);
+        const before = (await call(tenantId, 'GET', `/v1/mandates/${created.id}`)).body;
+        const eventsBefore = svc.publisher.ofResource(created.id).length;
+        const res = await lifecycle(tenantId, created.id, operation);
+        expect({ status: res.status, body: res.body }).toEqual({
+          status: 409,
+          body: { error: 'CONFLICT', message },
+        });
+        expect((await call(tenantId, 'GET', `/v1/mandates/${created.id}`)).body).toEqual(before);
+        expect(svc.publisher.ofResource(created.id)).toHaveLength(eventsBefore);
+      },
+    );
+
+    it('when two revokes race, then one gets 200 and the other 409 "Mandate is already revoked"', async () => {
+      const tenantId = newId('tnt');
+      const { body: created } = await create(tenantId);
+      const results = await Promise.all([
+        lifecycle(tenantId, created.id, 'revoke'),
+        lifecycle(tenantId, created.id, 'revoke'),
+      ]);
+      expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+      expect(results.find((r) => r.status === 409)?.body.message).toBe('Mandate is already revoked');
+      expect((await call(tenantId, 'GET', `/v1/mandates/${created.id}`)).body.version).toBe(2);
+    });
+
+    it('when the reason is longer than 500 characters or a field is unknown, then 400', async () => {
+      const tenantId = newId('tnt');
+      const { body: created } = await create(tenantId);
+      expect((await lifecycle(tenantId, created.id, 'revoke', { reason: 'x'.repeat(501) })).body).toEqual({
+        error: 'BAD_REQUEST',
+        message: 'reason must be at most 500 characters',
+      });
+      expect((await lifecycle(tenantId, created.id, 'revoke', { why: 'x' })).body).toEqual({
+        error: 'BAD_REQUEST',
+        message: 'why is not allowed',
+      });
+    });
+
+    it('when the mandate does not exist, then 404', async () => {
+      const res = await lifecycle(newId('tnt'), newId('mdt'), 'suspend');
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 404,
+        body: { error: 'NOT_FOUND', message: 'Mandate not found' },
+      });
+    });
+  });
+
+  describe('HTTP hygiene', () => {
+    it('when called without an internal token, then 401 on every route', async () => {
+      for (const [method, path] of [
+        ['POST', '/v1/mandates'],
+        ['GET', '/v1/mandates'],
+        ['GET', `/v1/mandates/${newId('mdt')}`],
+        ['POST', `/v1/mandates/${newId('mdt')}/revoke`],
+        ['GET', '/v1/.well-known/jwks.json'],
+        ['GET', `/internal/v1/mandates/${newId('mdt')}`],
+      ] as const) {
+        const res = await callService(svc.url, method, path, {
+          caller: null,
+          headers: { 'x-tenant-id': 'tnt_x' },
+        });
+        expect({ path, status: res.status, body: res.body }).toEqual({
+          path,
+          status: 401,
+          body: { error: 'UNAUTHORIZED', message: 'Missing internal token' },
+        });
+      }
+    });
+
+    it('when the internal token is forged, then 401', async () => {
+      const res = await callService(svc.url, 'GET', '/v1/mandates', {
+        caller: null,
+        headers: { 'x-internal-token': 'a.b.c' },
+      });
+      expect(res.body).toEqual({ error: 'UNAUTHORIZED', message: 'Invalid internal token' });
+    });
+
+    it.each([
+      ['DELETE', '/v1/mandates', 'GET, POST'],
+      ['PUT', `/v1/mandates/${'mdt_' + '0'.repeat(26)}`, 'GET'],
+      ['GET', `/v1/mandates/${'mdt_' + '0'.repeat(26)}/revoke`, 'POST'],
+      ['POST', '/v1/.well-known/jwks.json', 'GET'],
+    ])('when %s %s, then 405 with Allow', async (method, path, allow) => {
+      const res = await call(newId('tnt'), method, path);
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 405,
+        body: { error: 'METHOD_NOT_ALLOWED', message: `Method not allowed; use ${allow}` },
+      });
+      expect(res.headers.get('allow')).toBe(allow);
+    });
+
+    it('when the path is unknown, then 404 with the envelope', async () => {
+      const res = await call(newId('tnt'), 'GET', '/v1/nothing-here');
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 404,
+        body: { error: 'NOT_FOUND', message: 'Route not found' },
+      });
+    });
+
+    it('when the body is not JSON, then 400', async () => {
+      const res = await callService(svc.url, 'POST', '/v1/mandates', {
+        caller: callerFor(newId('tnt')),
+        body: '{"principal":',
+      });
+      expect(res.body).toEqual({ error: 'BAD_REQUEST', message: 'Malformed JSON body' });
+    });
+
+    it('when /healthz and /readyz are called without a token, then they answer', async () => {
+      expect((await callService(svc.url, 'GET', '/healthz', { caller: null })).status).toBe(200);
+      const ready = await callService(svc.url, 'GET', '/readyz', { caller: null });
+      expect({ status: ready.status, body: ready.body }).toEqual({
+        status: 200,
+        body: { status: 'ready', checks: { 'store:memory': 'ok', signer: 'ok' } },
+      });
+    });
+  });
+});
+
+describe('expiry (fixed clock)', () => {
+  const clock = fixedClock(FIXED_START);
+  let svc: RunningService;
+  beforeAll(async () => {
+    svc = await startService({ clock });
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+  const call = (tenantId: string, method: string, path: string, body?: unknown) =>
+    callService(svc.url, method, path, { caller: callerFor(tenantId), body });
+
+  it('when expires_at passes, then get, list and lifecycle calls all see EXPIRED', async () => {
+    clock.set(FIXED_START);
+    const tenantId = newId('tnt');
+    const expiresAt = new Date(Date.parse(FIXED_START) + 60_000).toISOString();
+    const { body: expiring } = await call(tenantId, 'POST', '/v1/mandates', {
+      principal: 'a',
+      delegate: 'b',
+      expires_at: expiresAt,
+    });
+    const { body: suspended } = await call(tenantId, 'POST', '/v1/mandates', {
+      principal: 'a',
+      delegate: 'b',
+      expires_at: expiresAt,
+    });
+    await call(tenantId, 'POST', `/v1/mandates/${suspended.id}/suspend`);
+    const { body: revoked } = await call(tenantId, 'POST', '/v1/mandates', {
+      principal: 'a',
+      delegate: 'b',
+      expires_at: expiresAt,
+    });
+    await call(tenantId, 'POST', `/v1/mandates/${revoked.id}/revoke`);
+    const { body: open } = await call(tenantId, 'POST', '/v1/mandates', { principal: 'a', delegate: 'b' });
+    expect(expiring).toMatchObject({ state: 'ACTIVE', created_at: FIXED_START });
+
+    clock.advance(60_000);
+    expect((await call(tenantId, 'GET', `/v1/mandates/${expiring.id}`)).body).toMatchObject({
+      state: 'EXPIRED',
+      version: 1,
+    });
+    expect((await call(tenantId, 'GET', `/internal/v1/mandates/${suspended.id}`)).body).toMatchObject({
+      state: 'EXPIRED',
+    });
+    expect((await call(tenantId, 'GET', `/v1/mandates/${revoked.id}`)).body).toMatchObject({
+      state: 'REVOKED',
+    });
+
+    const list = await call(tenantId, 'GET', '/v1/mandates');
+    expect(list.body.data.map((m: { id: string; state: string }) => [m.id, m.state])).toEqual([
+      [open.id, 'ACTIVE'],
+      [revoked.id, 'REVOKED'],
+      [suspended.id, 'EXPIRED'],
+      [expiring.id, 'EXPIRED'],
+    ]);
+    const expired = await call(tenantId, 'GET', '/v1/mandates?state=EXPIRED');
+    expect(expired.body.data.map((m: { id: string }) => m.id)).toEqual([suspended.id, expiring.id]);
+    const active = await call(tenantId, 'GET', '/v1/mandates?state=ACTIVE');
+    expect(active.body.data.map((m: { id: string }) => m.id)).toEqual([open.id]);
+
+    for (const operation of ['suspend', 'reactivate', 'revoke']) {
+      const res = await call(tenantId, 'POST', `/v1/mandates/${expiring.id}/${operation}`);
+      expect({ operation, status: res.status, body: res.body }).toEqual({
+        operation,
+        status: 409,
+        body: { error: 'CONFLICT', message: 'Mandate is expired' },
+      });
+    }
+  });
+
+  it('when expires_at is not after the injected clock, then create is a 400', async () => {
+    clock.set(FIXED_START);
+    const res = await call(newId('tnt'), 'POST', '/v1/mandates', {
+      principal: 'a',
+      delegate: 'b',
+      expires_at: FIXED_START,
+    });
+    expect(res.body).toEqual({ error: 'BAD_REQUEST', message: 'expires_at must be in the future' });
+  });
+});

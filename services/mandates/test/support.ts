@@ -1,0 +1,85 @@
+import {
+  createLogger,
+  newId,
+  systemClock,
+  type AuditEvent,
+  type Clock,
+  type EventPublisher,
+} from '@mandate/shared';
+import { testTokens } from '@mandate/shared/src/testing';
+import { createApp, type Deps } from '../src/app';
+import type { Mandate } from '../src/domain/mandate';
+import { LocalSigner } from '../src/signing/local-signer';
+import type { Signer } from '../src/signing/signer';
+import { MemoryMandateStore } from '../src/store/memory-mandate-store';
+
+/** A stored mandate with sensible defaults; the signature is a placeholder (stores do not check it). */
+export function buildMandate(overrides: Partial<Mandate> = {}): Mandate {
+  const now = new Date().toISOString();
+  return {
+    id: newId('mdt'),
+    tenant_id: 'tnt_placeholder',
+    principal: { id: 'alice', type: 'person' },
+    delegate: { id: 'agent-7', type: 'agent' },
+    scope: { actions: ['*'] },
+    state: 'ACTIVE',
+    valid_from: null,
+    expires_at: null,
+    metadata: {},
+    version: 1,
+    created_at: now,
+    updated_at: now,
+    signature: { alg: 'ES256', kid: 'kid', jws: 'a.b.c' },
+    ...overrides,
+  };
+}
+
+/** Keeps every published event so tests can assert on them. */
+export class CapturingPublisher implements EventPublisher {
+  readonly kind = 'in-process' as const;
+  readonly events: AuditEvent[] = [];
+  async publish(events: AuditEvent[]): Promise<void> {
+    this.events.push(...structuredClone(events));
+  }
+  async close(): Promise<void> {}
+  ofResource(id: string): AuditEvent[] {
+    return this.events.filter((e) => e.resource?.id === id);
+  }
+}
+
+export const failingSigner = (kid = 'broken'): Signer => ({
+  kid,
+  alg: 'ES256',
+  sign: async () => {
+    throw new Error('KMS unreachable');
+  },
+  publicJwks: async () => [],
+});
+
+let sharedSigner: Promise<LocalSigner> | undefined;
+const localSigner = () => (sharedSigner ??= LocalSigner.create());
+
+export interface RunningService {
+  url: string;
+  deps: Deps;
+  publisher: CapturingPublisher;
+  stop(): Promise<void>;
+}
+
+/** The real app in-process on port 0 with a memory store and a capturing publisher. */
+export async function startService(
+  overrides: { clock?: Clock; signer?: Signer } = {},
+): Promise<RunningService> {
+  const publisher = new CapturingPublisher();
+  const deps: Deps = {
+    store: new MemoryMandateStore(),
+    publisher,
+    signer: overrides.signer ?? (await localSigner()),
+    tokens: testTokens,
+    logger: createLogger('mandates-test', 'silent'),
+    clock: overrides.clock ?? systemClock,
+  };
+  const service = createApp(deps);
+  const server = await service.start(0);
+  return { url: server.url, deps, publisher, stop: () => service.stop() };
+}

@@ -1,0 +1,93 @@
+import { compactVerify, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK } from 'jose';
+import { buildOpenApiDocument, createLogger, parseConfig } from '@mandate/shared';
+import { configSchema } from '../src/config';
+import { openApi } from '../src/http/schemas';
+import { LocalSigner } from '../src/signing/local-signer';
+import { wire } from '../src/wiring';
+
+const logger = createLogger('mandates-test', 'silent');
+
+describe('LocalSigner', () => {
+  it('when given LOCAL_SIGNING_KEY, then the kid is the RFC 7638 thumbprint and signatures verify with the public JWK', async () => {
+    const pair = await generateKeyPair('ES256', { extractable: true });
+    const privateJwk = await exportJWK(pair.privateKey);
+    const a = await LocalSigner.create(JSON.stringify(privateJwk));
+    const b = await LocalSigner.create(JSON.stringify(privateJwk));
+    expect(a.kid).toBe(b.kid);
+    expect(a.kid).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(a.generated).toBe(false);
+
+    const jws = await a.sign('{"hello":"world"}');
+    expect(decodeProtectedHeader(jws)).toEqual({ alg: 'ES256', kid: a.kid });
+    const [jwk] = await a.publicJwks();
+    expect(jwk).toEqual({
+      kty: 'EC',
+      crv: 'P-256',
+      x: privateJwk.x,
+      y: privateJwk.y,
+      kid: a.kid,
+      alg: 'ES256',
+      use: 'sig',
+    });
+    const { payload } = await compactVerify(jws, await importJWK(jwk!, 'ES256'));
+    expect(new TextDecoder().decode(payload)).toBe('{"hello":"world"}');
+  });
+
+  it('when LOCAL_SIGNING_KEY is not a private P-256 JWK, then creation fails loudly', async () => {
+    await expect(LocalSigner.create('not json')).rejects.toThrow(
+      'LOCAL_SIGNING_KEY must be a JSON private JWK',
+    );
+    const pair = await generateKeyPair('ES256', { extractable: true });
+    const publicOnly = await exportJWK(pair.publicKey);
+    await expect(LocalSigner.create(JSON.stringify(publicOnly))).rejects.toThrow('EC P-256 private JWK');
+  });
+
+  it('when no key is configured, then one is generated and marked as such', async () => {
+    const signer = await LocalSigner.create();
+    expect(signer.generated).toBe(true);
+    expect(await signer.publicJwks()).toHaveLength(1);
+  });
+});
+
+describe('config and wiring', () => {
+  it('when the environment is empty, then PORT defaults to 8081 and the database to "mandates"', () => {
+    const config = parseConfig(configSchema, {});
+    expect(config).toMatchObject({ PORT: 8081, HOST: '127.0.0.1', MONGO_DB: 'mandates' });
+    expect(config.LOCAL_SIGNING_KEY).toBeUndefined();
+  });
+
+  it('when no infrastructure URL is set, then wire builds the embedded adapters', async () => {
+    const config = parseConfig(configSchema, { INTERNAL_TOKEN_SECRET: 's'.repeat(32) });
+    const { deps, close } = await wire(config, logger);
+    try {
+      expect(deps.store.kind).toBe('memory');
+      expect(deps.publisher.kind).toBe('in-process');
+      expect(deps.signer.alg).toBe('ES256');
+    } finally {
+      await close();
+    }
+  });
+
+  it('when INTERNAL_TOKEN_SECRET is missing and no tokens are passed, then wire refuses to start', async () => {
+    await expect(wire(parseConfig(configSchema, {}), logger)).rejects.toThrow(
+      'INTERNAL_TOKEN_SECRET is required',
+    );
+  });
+});
+
+describe('OpenAPI contribution', () => {
+  it('when assembled, then every public mandates path is documented under /v1 and the internal one is not', () => {
+    const doc = buildOpenApiDocument([openApi]);
+    expect(Object.keys(doc.paths ?? {}).sort()).toEqual([
+      '/v1/.well-known/jwks.json',
+      '/v1/mandates',
+      '/v1/mandates/{id}',
+      '/v1/mandates/{id}/reactivate',
+      '/v1/mandates/{id}/revoke',
+      '/v1/mandates/{id}/suspend',
+    ]);
+    expect(Object.keys(doc.components?.schemas ?? {})).toEqual(
+      expect.arrayContaining(['Mandate', 'CreateMandateRequest', 'Party']),
+    );
+  });
+});
