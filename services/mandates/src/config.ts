@@ -10,6 +10,8 @@ export const configSchema = z.object({
   MONGO_DB: env.string('mandates'),
   /** A private EC P-256 JWK (JSON) to sign with; unset → a key generated at start (embedded mode). */
   LOCAL_SIGNING_KEY: env.optionalString(),
+  /** A file holding that JWK; created with a new key on first start (compose keeps it on a volume). */
+  LOCAL_SIGNING_KEY_FILE: env.optionalString(),
 });
 
 export type Config = z.output<typeof configSchema>;

@@ -54,14 +54,17 @@ export async function wire(
 
     let signer = overrides.signer;
     if (!signer) {
-      const local = await LocalSigner.create(config.LOCAL_SIGNING_KEY);
+      const local =
+        !config.LOCAL_SIGNING_KEY && config.LOCAL_SIGNING_KEY_FILE
+          ? await LocalSigner.fromFile(config.LOCAL_SIGNING_KEY_FILE)
+          : await LocalSigner.create(config.LOCAL_SIGNING_KEY);
       if (local.generated) {
         logger.warn(
           { kid: local.kid },
           'mandates: signing key generated at start (embedded mode); signatures will not verify after a restart',
         );
       } else {
-        logger.info({ kid: local.kid }, 'mandates: signing with LOCAL_SIGNING_KEY');
+        logger.info({ kid: local.kid }, 'mandates: signing with the configured local key');
       }
       signer = local;
     }

@@ -91,3 +91,16 @@ describe('OpenAPI contribution', () => {
     );
   });
 });
+
+describe('LocalSigner.fromFile', () => {
+  it('when the key file is absent, then a key is generated into it and reused on the next start', async () => {
+    const { mkdtemp, stat } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const path = `${await mkdtemp(`${tmpdir()}/signing-`)}/key.json`;
+    const { LocalSigner } = await import('../src/signing/local-signer');
+    const first = await LocalSigner.fromFile(path);
+    const second = await LocalSigner.fromFile(path);
+    expect(second.kid).toBe(first.kid);
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
+  });
+});

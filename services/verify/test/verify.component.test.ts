@@ -228,7 +228,7 @@ describe('POST /v1/verify', () => {
     const cases: [string, unknown, string][] = [
       ['mandate_id is missing', { action: 'payments:create' }, 'mandate_id is required'],
       ['action is missing', { mandate_id: 'mdt_x' }, 'action is required'],
-      ['action is empty', { mandate_id: 'mdt_x', action: '' }, 'action must be at least 1 characters'],
+      ['action is empty', { mandate_id: 'mdt_x', action: '' }, 'action must not be empty'],
       [
         'action is too long',
         { mandate_id: 'mdt_x', action: 'a'.repeat(201) },

@@ -42,6 +42,26 @@ export class LocalSigner implements Signer {
     return new LocalSigner(kid, privateKey, { ...publicJwk, kid, alg: 'ES256', use: 'sig' }, generated);
   }
 
+  /**
+   * Loads the key kept at `path`, or generates one and writes it there (mode 0600) on first start,
+   * so a deployment with a persistent volume keeps one key across restarts.
+   */
+  static async fromFile(path: string): Promise<LocalSigner> {
+    const { readFile, writeFile } = await import('node:fs/promises');
+    try {
+      return await LocalSigner.create(await readFile(path, 'utf8'));
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    const pair = await generateKeyPair('ES256', { extractable: true });
+    const json = JSON.stringify(await exportJWK(pair.privateKey));
+    // 'wx' fails if another replica wrote the file meanwhile; then its key is the one to use.
+    await writeFile(path, json, { mode: 0o600, flag: 'wx' }).catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EEXIST') throw err;
+    });
+    return LocalSigner.create(await readFile(path, 'utf8'));
+  }
+
   async sign(payload: string): Promise<string> {
     return new CompactSign(new TextEncoder().encode(payload))
       .setProtectedHeader({ alg: this.alg, kid: this.kid })

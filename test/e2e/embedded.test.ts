@@ -1,0 +1,46 @@
+import { startEmbedded, type EmbeddedStack } from '../../scripts/embedded';
+import { apiClient, eventually } from '../support/stack';
+
+/** `npm start`'s launcher: every service in one process, embedded adapters, no infrastructure. */
+describe('embedded mode (npm start)', () => {
+  let stack: EmbeddedStack;
+  beforeAll(async () => {
+    // Only Node: no broker, no Redis, no MongoDB in this environment.
+    stack = await startEmbedded({ PORT: '0', PATH: process.env.PATH }, true);
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  it('when the README walk-through runs against it, then every step answers as documented', async () => {
+    const api = apiClient(stack.url);
+    const tenant = await api('POST', '/v1/platform/tenants', { auth: stack.operatorToken, body: { name: 'Acme', plan: 'beta' } });
+    expect(tenant.status).toBe(201);
+    const auth = `${tenant.body.tenant.id}:${tenant.body.api_key.api_key}`;
+    const mandate = await api('POST', '/v1/mandates', {
+      auth,
+      body: {
+        principal: { id: 'user_alice', type: 'person' },
+        delegate: { id: 'agent_42', type: 'agent' },
+        scope: { actions: ['payments:*'], constraints: { max_amount: 50000, currency: 'EUR' } },
+      },
+    });
+    expect(mandate.status).toBe(201);
+    const id = mandate.body.id;
+    const allow = await api('POST', '/v1/verify', { auth, body: { mandate_id: id, action: 'payments:create', amount: 1200, currency: 'EUR' } });
+    expect(allow.body).toMatchObject({ decision: 'ALLOW', reason: 'OK' });
+    expect((await api('POST', `/v1/mandates/${id}/suspend`, { auth, body: { reason: 'card lost' } })).body.state).toBe('SUSPENDED');
+    const deny = await api('POST', '/v1/verify', { auth, body: { mandate_id: id, action: 'payments:create' } });
+    expect(deny.body).toMatchObject({ decision: 'DENY', reason: 'MANDATE_SUSPENDED' });
+    expect((await api('POST', `/v1/mandates/${id}/revoke`, { auth })).status).toBe(200);
+    const again = await api('POST', `/v1/mandates/${id}/revoke`, { auth });
+    expect(again.body).toEqual({ error: 'CONFLICT', message: 'Mandate is already revoked' });
+    await eventually(async () => {
+      const res = await api('GET', `/v1/events?resource_id=${id}&type=MANDATE_SUSPENDED,MANDATE_REVOKED`, { auth });
+      return res.body.data.length === 2 ? true : undefined;
+    });
+    expect((await api('GET', '/v1/.well-known/jwks.json')).body.keys).toHaveLength(1);
+    const openapi = await api('GET', '/v1/openapi.json');
+    expect(Object.keys(openapi.body.paths)).toEqual(expect.arrayContaining(['/v1/mandates', '/v1/verify', '/v1/events']));
+  });
+});

@@ -1,0 +1,112 @@
+import { apiClient, eventually, startStack, type Stack } from '../support/stack';
+
+/**
+ * The README's walk-through, end to end: five separate processes, the real RabbitMQ (audit
+ * events) and Redis, talking HTTP with internal tokens.
+ */
+describe('end to end: five processes on real RabbitMQ and Redis', () => {
+  let stack: Stack;
+  let api: ReturnType<typeof apiClient>;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    api = apiClient(stack.gateway.url);
+  }, 90_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+  }, 30_000);
+
+  const createTenant = async (name: string) => {
+    const res = await api('POST', '/v1/platform/tenants', { auth: stack.operatorToken, body: { name } });
+    expect(res.status).toBe(201);
+    return res.body as { tenant: { id: string }; api_key: { key_id: string; api_key: string } };
+  };
+
+  it('when a tenant walks the mandate lifecycle, then verify follows it and the audit trail holds every step, isolated per tenant', async () => {
+    const a = await createTenant('Tenant A');
+    const b = await createTenant('Tenant B');
+    const authA = `${a.tenant.id}:${a.api_key.api_key}`;
+    const authB = `${b.tenant.id}:${b.api_key.api_key}`;
+
+    const created = await api('POST', '/v1/mandates', {
+      auth: authA,
+      body: { principal: 'user_alice', delegate: { id: 'agent_bot', type: 'agent' }, scope: { actions: ['payments:*'] } },
+    });
+    expect(created.status).toBe(201);
+    const mandateId: string = created.body.id;
+    expect(created.body).toMatchObject({ state: 'ACTIVE', version: 1, tenant_id: a.tenant.id });
+
+    const verifyBody = { mandate_id: mandateId, action: 'payments:create' };
+    const allow = await api('POST', '/v1/verify', { auth: authA, body: verifyBody });
+    expect(allow.body).toMatchObject({ decision: 'ALLOW', reason: 'OK', mandate_version: 1 });
+
+    const suspended = await api('POST', `/v1/mandates/${mandateId}/suspend`, { auth: authA, body: { reason: 'holiday' } });
+    expect(suspended.body).toMatchObject({ state: 'SUSPENDED', version: 2 });
+
+    const deny = await api('POST', '/v1/verify', { auth: authA, body: verifyBody });
+    expect(deny.body).toMatchObject({ decision: 'DENY', reason: 'MANDATE_SUSPENDED', mandate_state: 'SUSPENDED', mandate_version: 2 });
+
+    const revoked = await api('POST', `/v1/mandates/${mandateId}/revoke`, { auth: authA });
+    expect(revoked.body).toMatchObject({ state: 'REVOKED', version: 3 });
+    const again = await api('POST', `/v1/mandates/${mandateId}/revoke`, { auth: authA });
+    expect(again.status).toBe(409);
+    expect(again.body).toEqual({ error: 'CONFLICT', message: 'Mandate is already revoked' });
+
+    const types = await eventually(
+      async () => {
+        const res = await api('GET', '/v1/events?limit=100', { auth: authA });
+        const seen = new Set<string>((res.body.data as { type: string }[]).map((e) => e.type));
+        const wanted = ['MANDATE_CREATED', 'MANDATE_SUSPENDED', 'MANDATE_REVOKED', 'VERIFICATION_PERFORMED', 'API_CALL'];
+        return wanted.every((t) => seen.has(t)) ? res.body.data : undefined;
+      },
+      15_000,
+      'the lifecycle events in /v1/events',
+    );
+    const apiCall = (types as { type: string; actor: { key_id?: string }; data: { route?: string } }[]).find(
+      (e) => e.type === 'API_CALL' && e.data.route === '/v1/mandates/:id/revoke',
+    );
+    expect(apiCall).toMatchObject({ actor: { type: 'api_key', key_id: a.api_key.key_id }, data: { key_id: a.api_key.key_id } });
+
+    const byResource = await api('GET', `/v1/events?resource_id=${mandateId}&type=MANDATE_CREATED,MANDATE_REVOKED`, { auth: authA });
+    expect(byResource.body.data.map((e: { type: string }) => e.type).sort()).toEqual(['MANDATE_CREATED', 'MANDATE_REVOKED']);
+
+    // Tenant B: A's mandate does not exist, and none of A's events are visible.
+    const foreign = await api('GET', `/v1/mandates/${mandateId}`, { auth: authB });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body).toEqual({ error: 'NOT_FOUND', message: expect.any(String) });
+    expect((await api('POST', '/v1/verify', { auth: authB, body: verifyBody })).status).toBe(404);
+    const bEvents = await api('GET', `/v1/events?resource_id=${mandateId}`, { auth: authB });
+    expect(bEvents.body.data).toEqual([]);
+    const bAll = await api('GET', '/v1/events?limit=100', { auth: authB });
+    expect(bAll.body.data.every((e: { tenant_id: string }) => e.tenant_id === b.tenant.id)).toBe(true);
+    const foreignEvent = await api('GET', `/v1/events/${apiCall ? (apiCall as unknown as { id: string }).id : 'evt_x'}`, { auth: authB });
+    expect(foreignEvent.status).toBe(404);
+  }, 60_000);
+
+  it.each(['mandates', 'verify', 'identity', 'audit'] as const)(
+    'when the %s service is called directly without an internal token, then it answers 401',
+    async (name) => {
+      const direct = apiClient(stack.services[name].url);
+      const paths = { mandates: '/v1/mandates', verify: '/v1/verify', identity: '/internal/v1/keys/resolve', audit: '/v1/events' };
+      const method = name === 'mandates' || name === 'audit' ? 'GET' : 'POST';
+      const res = await direct(method, paths[name], {
+        headers: { 'x-tenant-id': 'tnt_01jaaaaaaaaaaaaaaaaaaaaaaa' },
+        body: method === 'POST' ? {} : undefined,
+      });
+      expect(res.status).toBe(401);
+      expect(Object.keys(res.body)).toEqual(['error', 'message']);
+    },
+  );
+
+  it('when the public API is misused, then every error is exactly {error, message}', async () => {
+    const bad = [
+      await api('GET', '/v1/mandates'),
+      await api('GET', '/v1/does-not-exist'),
+      await api('DELETE', '/v1/verify'),
+      await api('POST', '/v1/platform/tenants', { body: { name: 'x' } }),
+    ];
+    expect(bad.map((r) => r.status)).toEqual([401, 404, 405, 401]);
+    for (const r of bad) expect(Object.keys(r.body).sort()).toEqual(['error', 'message']);
+  });
+});

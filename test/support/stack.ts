@@ -1,0 +1,182 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import amqp from 'amqplib';
+import { amqpTopology, newId } from '@mandate/shared';
+
+export const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const ROOT = path.resolve(__dirname, '../..');
+
+export type ServiceName = 'gateway' | 'mandates' | 'verify' | 'identity' | 'audit';
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface ServiceProcess {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  output: string[];
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+/** Starts one service as its own OS process, the way main.ts runs in production, and waits for /healthz. */
+export async function startService(name: ServiceName, env: Record<string, string>, label: string = name): Promise<ServiceProcess> {
+  const port = env.PORT ? Number(env.PORT) : await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'services', name, 'src', 'main.ts')], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  child.stdout!.on('data', (d: Buffer) => output.push(d.toString()));
+  child.stderr!.on('data', (d: Buffer) => output.push(d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${label} exited during start:\n${output.join('')}`);
+    try {
+      const res = await fetch(`${url}/healthz`);
+      if (res.ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${label} did not become healthy:\n${output.join('')}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    name: label,
+    url,
+    child,
+    output,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      const code = await exited;
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+export interface Stack {
+  gateway: ServiceProcess;
+  services: Record<Exclude<ServiceName, 'gateway'>, ServiceProcess>;
+  operatorToken: string;
+  internalSecret: string;
+  namespace: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The five services as separate processes against the real RabbitMQ and Redis, with their own
+ * AMQP namespace so parallel test files never share queues.
+ */
+export async function startStack(extraEnv: Partial<Record<ServiceName | 'all', Record<string, string>>> = {}): Promise<Stack> {
+  const namespace = `e2e-${newId('req')}`;
+  const internalSecret = randomBytes(32).toString('hex');
+  const operatorToken = randomBytes(24).toString('hex');
+  const common = {
+    INTERNAL_TOKEN_SECRET: internalSecret,
+    AMQP_URL,
+    AMQP_NAMESPACE: namespace,
+    REDIS_URL,
+    ...extraEnv.all,
+  };
+  const [identity, mandates, audit] = await Promise.all([
+    startService('identity', { ...common, ...extraEnv.identity }),
+    startService('mandates', { ...common, ...extraEnv.mandates }),
+    startService('audit', { ...common, ...extraEnv.audit }),
+  ]);
+  const verify = await startService('verify', { ...common, MANDATES_URL: mandates.url, ...extraEnv.verify });
+  const gateway = await startService('gateway', {
+    ...common,
+    OPERATOR_TOKEN: operatorToken,
+    MANDATES_URL: mandates.url,
+    VERIFY_URL: verify.url,
+    IDENTITY_URL: identity.url,
+    AUDIT_URL: audit.url,
+    ...extraEnv.gateway,
+  });
+  const services = { identity, mandates, audit, verify };
+  return {
+    gateway,
+    services,
+    operatorToken,
+    internalSecret,
+    namespace,
+    async stop() {
+      await gateway.stop();
+      await Promise.all(Object.values(services).map((s) => s.stop()));
+      await deleteTopology(namespace);
+    },
+  };
+}
+
+export async function deleteTopology(namespace: string): Promise<void> {
+  const t = amqpTopology(namespace);
+  const connection = await amqp.connect(AMQP_URL);
+  const ch = await connection.createChannel();
+  await ch.deleteQueue(t.auditQueue);
+  await ch.deleteQueue(t.auditDeadLetterQueue);
+  await ch.deleteExchange(t.exchange);
+  await ch.deleteExchange(t.deadLetterExchange);
+  await connection.close();
+}
+
+/** A small JSON client for the public API. */
+export function apiClient(baseUrl: string) {
+  return async function api(
+    method: string,
+    path: string,
+    options: { auth?: string; body?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<{ status: number; body: any; headers: Headers; text: string }> {
+    const headers: Record<string, string> = { ...options.headers };
+    if (options.auth) headers.authorization = `Bearer ${options.auth}`;
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(baseUrl + path, {
+      method,
+      headers,
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
+    const text = await res.text();
+    let body: unknown;
+    try {
+      body = text ? JSON.parse(text) : undefined;
+    } catch {
+      body = text;
+    }
+    return { status: res.status, body, headers: res.headers, text };
+  };
+}
+
+/** Polls until `check` returns a value (not undefined) or the time runs out. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
