@@ -5,6 +5,7 @@ FROM node:20-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/shared/package.json packages/shared/
+COPY packages/evidence-cli/package.json packages/evidence-cli/
 COPY services/gateway/package.json services/gateway/
 COPY services/mandates/package.json services/mandates/
 COPY services/verify/package.json services/verify/

@@ -1,0 +1,1 @@
+console.error('mandate-evidence: not implemented yet'); process.exit(2);
