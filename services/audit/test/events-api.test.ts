@@ -278,6 +278,7 @@ describe('audit service lifecycle', () => {
     const source = {
       kind: 'rabbitmq' as const,
       start: async () => Promise.reject(new Error('broker unreachable')),
+      startBatched: async () => Promise.reject(new Error('broker unreachable')),
       stop: async () => undefined,
     };
     const service = createApp({ store: new MemoryEventStore(), source, tokens: testTokens, logger });

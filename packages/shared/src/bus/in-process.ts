@@ -1,5 +1,5 @@
 import { auditEventSchema, type AuditEvent } from '../events';
-import type { EventHandler, EventPublisher, EventSource } from './types';
+import type { BatchHandler, EventHandler, EventPublisher, EventSource } from './types';
 import type { Logger } from '../logger';
 
 /**
@@ -39,6 +39,11 @@ export class InProcessBus implements EventPublisher, EventSource {
     const backlog = this.backlog;
     this.backlog = [];
     for (const event of backlog) this.dispatch(event);
+  }
+
+  /** In-process delivery is already per event and immediate; a batch is one event. */
+  async startBatched(handler: BatchHandler): Promise<void> {
+    await this.start((event) => handler([event]));
   }
 
   /** Waits until every dispatched event has been handled (tests and shutdown). */

@@ -2,7 +2,7 @@ import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type Consum
 import { auditEventSchema, type AuditEvent } from '../events';
 import type { Logger } from '../logger';
 import { amqpTopology, type AmqpTopology } from './topology';
-import type { EventHandler, EventPublisher, EventSource } from './types';
+import type { BatchHandler, BatchOptions, EventHandler, EventPublisher, EventSource } from './types';
 
 /** Declares the whole audit topology. Producers call it too, so no event is published into an unbound exchange. */
 export async function assertTopology(ch: Channel, t: AmqpTopology): Promise<void> {
@@ -135,7 +135,15 @@ export class RabbitEventSource implements EventSource {
    * (readiness says so) instead of failing the service's start.
    */
   async start(handler: EventHandler): Promise<void> {
+    // One event per batch keeps the single-event contract: each message is acked after its own write.
+    await this.startBatched(async (events) => {
+      for (const event of events) await handler(event);
+    }, { maxBatch: 1, maxDelayMs: 0 });
+  }
+
+  async startBatched(handler: BatchHandler, options: BatchOptions = {}): Promise<void> {
     this.stopped = false;
+    this.batchOptions = { maxBatch: options.maxBatch ?? 100, maxDelayMs: options.maxDelayMs ?? 20 };
     try {
       await this.connect(handler);
     } catch (err) {
@@ -144,7 +152,12 @@ export class RabbitEventSource implements EventSource {
     }
   }
 
-  private async connect(handler: EventHandler): Promise<void> {
+  private lastHandler?: BatchHandler;
+  private batchOptions: Required<BatchOptions> = { maxBatch: 100, maxDelayMs: 20 };
+  private pending: { channel: Channel; msg: ConsumeMessage; event: AuditEvent }[] = [];
+  private flushTimer?: NodeJS.Timeout;
+
+  private async connect(handler: BatchHandler): Promise<void> {
     const { logger, url } = this.options;
     const connection = await amqp.connect(url);
     const channel = await connection.createChannel();
@@ -163,6 +176,7 @@ export class RabbitEventSource implements EventSource {
       this.channel = undefined;
       if (!this.stopped) void connection.close().catch(() => undefined);
     });
+    this.lastHandler = handler;
     await channel.consume(this.topology.auditQueue, (msg) => {
       if (!msg) return;
       const p = this.handle(channel, msg, handler).finally(() => this.inFlight.delete(p));
@@ -171,7 +185,7 @@ export class RabbitEventSource implements EventSource {
     logger.info({ amqp: redactUrl(url), queue: this.topology.auditQueue }, 'audit consumer connected to RabbitMQ');
   }
 
-  private async reconnect(handler: EventHandler): Promise<void> {
+  private async reconnect(handler: BatchHandler): Promise<void> {
     for (let attempt = 0; !this.stopped; attempt++) {
       await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** attempt, 5_000)));
       if (this.stopped) return;
@@ -184,7 +198,8 @@ export class RabbitEventSource implements EventSource {
     }
   }
 
-  private async handle(channel: Channel, msg: ConsumeMessage, handler: EventHandler): Promise<void> {
+  /** Validates one delivery; invalid ones are dead-lettered at once, valid ones join the current batch. */
+  private async handle(channel: Channel, msg: ConsumeMessage, handler: BatchHandler): Promise<void> {
     let event: AuditEvent;
     try {
       event = auditEventSchema.parse(JSON.parse(msg.content.toString('utf8')));
@@ -193,16 +208,42 @@ export class RabbitEventSource implements EventSource {
       channel.nack(msg, false, false);
       return;
     }
+    this.pending.push({ channel, msg, event });
+    if (this.pending.length >= this.batchOptions.maxBatch) await this.flush(handler);
+    else this.flushTimer ??= setTimeout(() => void this.trackFlush(handler), this.batchOptions.maxDelayMs);
+  }
+
+  private trackFlush(handler: BatchHandler): Promise<void> {
+    const p = this.flush(handler).finally(() => this.inFlight.delete(p));
+    this.inFlight.add(p);
+    return p;
+  }
+
+  /** Writes one batch, then acks it; a failed write is offered again after a pause (never dropped). */
+  private async flush(handler: BatchHandler): Promise<void> {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0) return;
     try {
-      await handler(event);
-      channel.ack(msg);
+      await handler(batch.map((b) => b.event));
+      for (const { channel, msg } of batch) {
+        try {
+          channel.ack(msg);
+        } catch {
+          // The channel died after the write: the broker redelivers, and the store ignores the repeat.
+        }
+      }
     } catch (err) {
-      this.options.logger.error({ err, eventId: event.id }, 'audit handler failed; message will be redelivered');
+      this.options.logger.error({ err, size: batch.length }, 'audit batch write failed; messages will be redelivered');
       await new Promise((r) => setTimeout(r, this.options.retryDelayMs ?? 1_000));
-      try {
-        channel.nack(msg, false, true);
-      } catch {
-        // The channel closed meanwhile; the broker redelivers unacked messages by itself.
+      for (const { channel, msg } of batch) {
+        try {
+          channel.nack(msg, false, true);
+        } catch {
+          // The channel closed meanwhile; the broker redelivers unacked messages by itself.
+        }
       }
     }
   }
@@ -210,6 +251,8 @@ export class RabbitEventSource implements EventSource {
   async stop(): Promise<void> {
     this.stopped = true;
     await Promise.allSettled([...this.inFlight]);
+    // Whatever waits for its batch timer is written (and acked) before the connection closes.
+    if (this.pending.length > 0 && this.lastHandler) await this.flush(this.lastHandler);
     await this.connection?.close().catch(() => undefined);
     this.connection = undefined;
     this.channel = undefined;

@@ -9,10 +9,20 @@ export interface EventPublisher {
 }
 
 export type EventHandler = (event: AuditEvent) => Promise<void>;
+export type BatchHandler = (events: AuditEvent[]) => Promise<void>;
+
+export interface BatchOptions {
+  /** Most events handed over at once. */
+  maxBatch?: number;
+  /** Longest a received event waits for its batch to fill. */
+  maxDelayMs?: number;
+}
 
 /** Consumers receive validated events through this; invalid messages never reach the handler. */
 export interface EventSource {
   readonly kind: 'rabbitmq' | 'in-process';
   start(handler: EventHandler): Promise<void>;
+  /** Like start, but hands over events in batches (one write per batch); acks follow the batch's write. */
+  startBatched(handler: BatchHandler, options?: BatchOptions): Promise<void>;
   stop(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 import type { EventSource, Logger } from '@mandate/shared';
-import { recordEvent } from '../domain/events';
+import { recordEvents } from '../domain/events';
 import type { EventStore } from '../store/event-store';
 
 export type ConsumerState = 'running' | 'stopping' | 'stopped';
@@ -14,21 +14,26 @@ export interface AuditConsumer {
 
 /**
  * The queue entry point: every event the source delivers has already been validated (invalid
- * messages are dead-lettered by the source); the handler writes it, and the source acks after
- * the write. A failed write throws, so the source offers the message again later.
+ * messages are dead-lettered by the source); the handler writes a batch, and the source acks the
+ * batch after the write. A failed write throws, so the source offers the messages again later.
  */
 export async function startAuditConsumer(
   source: EventSource,
   store: EventStore,
   logger: Logger,
+  options: { maxBatch?: number; maxDelayMs?: number } = {},
 ): Promise<AuditConsumer> {
   let state: ConsumerState = 'running';
   let handled = 0;
-  await source.start(async (event) => {
-    await recordEvent(store, event);
-    handled++;
-    logger.debug({ eventId: event.id, type: event.type, tenantId: event.tenant_id }, 'audit event recorded');
-  });
+  // One idempotent insertMany per batch: redeliveries and duplicates inside a batch are stored once.
+  await source.startBatched(
+    async (events) => {
+      await recordEvents(store, events);
+      handled += events.length;
+      logger.debug({ count: events.length }, 'audit events recorded');
+    },
+    { maxBatch: options.maxBatch ?? 100, maxDelayMs: options.maxDelayMs ?? 20 },
+  );
   logger.info({ source: source.kind, store: store.kind }, 'audit consumer started');
   return {
     get state() {
