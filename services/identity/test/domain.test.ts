@@ -51,6 +51,10 @@ describe('OpenAPI contribution', () => {
   it('when the document is built, then every public identity path is in it under /v1', () => {
     const doc = buildOpenApiDocument([openApi]);
     expect(Object.keys(doc.paths ?? {}).sort()).toEqual([
+      '/v1/onboarding/request',
+      '/v1/platform/onboarding-requests',
+      '/v1/platform/onboarding-requests/{id}/approve',
+      '/v1/platform/onboarding-requests/{id}/reject',
       '/v1/platform/tenants',
       '/v1/tenants/{tenantId}',
       '/v1/tenants/{tenantId}/api-keys',
@@ -58,6 +62,10 @@ describe('OpenAPI contribution', () => {
       '/v1/tenants/{tenantId}/api-keys/{keyId}/activate',
       '/v1/tenants/{tenantId}/api-keys/{keyId}/revoke',
       '/v1/tenants/{tenantId}/api-keys/{keyId}/rotate',
+      '/v1/tenants/{tenantId}/role-assignments',
+      '/v1/tenants/{tenantId}/role-assignments/{id}',
+      '/v1/tenants/{tenantId}/role-assignments/{id}/revoke',
+      '/v1/tenants/{tenantId}/widget-config',
     ]);
   });
 });

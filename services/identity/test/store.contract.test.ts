@@ -1,6 +1,7 @@
 import { connectMongo, createLogger, newId } from '@mandate/shared';
 import { MONGO_URL, describeStoreContract, mongoSkipReason } from '@mandate/shared/src/testing';
 import { DuplicateRecord, DuplicateRoleAssignment } from '../src/domain/errors';
+import type { OnboardingRequest } from '../src/domain/onboarding';
 import type { IdentityStore } from '../src/store/identity-store';
 import { MemoryIdentityStore } from '../src/store/memory-identity-store';
 import { MongoIdentityStore } from '../src/store/mongo-identity-store';
@@ -176,6 +177,128 @@ describeStoreContract<IdentityStore>(
         const next = buildAssignment(tenantId, { subject_id: a.subject_id, roles: ['tenant_admin'] });
         await getStore().insertRoleAssignment(tenantId, next);
         expect(await getStore().findActiveRoleAssignment(tenantId, a.subject_id)).toEqual(next);
+      });
+
+      it("when assignments are listed, then newest first, filtered, paged by id, and only the tenant's own", async () => {
+        const tenantId = newId('tnt');
+        const all = [buildAssignment(tenantId), buildAssignment(tenantId), buildAssignment(tenantId)];
+        for (const a of all) await getStore().insertRoleAssignment(tenantId, a);
+        await getStore().insertRoleAssignment(newId('tnt'), buildAssignment(newId('tnt')));
+        await getStore().revokeRoleAssignment(tenantId, all[0]!.id, '2026-01-02T00:00:00.000Z');
+        const ids = (xs: { id: string }[]) => xs.map((x) => x.id);
+        expect(ids(await getStore().listRoleAssignments(tenantId, { limit: 10 }))).toEqual(
+          ids([...all].reverse()),
+        );
+        expect(ids(await getStore().listRoleAssignments(tenantId, { limit: 1, before: all[2]!.id }))).toEqual(
+          [all[1]!.id],
+        );
+        expect(ids(await getStore().listRoleAssignments(tenantId, { limit: 10, status: 'revoked' }))).toEqual(
+          [all[0]!.id],
+        );
+        expect(
+          ids(await getStore().listRoleAssignments(tenantId, { limit: 10, subjectId: all[1]!.subject_id })),
+        ).toEqual([all[1]!.id]);
+      });
+
+      it('when roles are updated, then only an active assignment changes', async () => {
+        const tenantId = newId('tnt');
+        const a = buildAssignment(tenantId);
+        await getStore().insertRoleAssignment(tenantId, a);
+        const change = {
+          roles: ['tenant_auditor' as const],
+          permissions: ['events:read'],
+          at: '2026-01-02T00:00:00.000Z',
+        };
+        expect(await getStore().updateRoleAssignmentRoles(newId('tnt'), a.id, change)).toBeNull();
+        expect(await getStore().updateRoleAssignmentRoles(tenantId, a.id, change)).toEqual({
+          ...a,
+          roles: ['tenant_auditor'],
+          permissions: ['events:read'],
+          updated_at: change.at,
+        });
+        await getStore().revokeRoleAssignment(tenantId, a.id, '2026-01-03T00:00:00.000Z');
+        expect(await getStore().updateRoleAssignmentRoles(tenantId, a.id, change)).toBeNull();
+      });
+    });
+
+    describe('onboarding requests', () => {
+      const build = (overrides: Partial<OnboardingRequest> = {}): OnboardingRequest => ({
+        id: newId('onb'),
+        organization_name: 'Globex',
+        contact_email: 'ops@globex.example.com',
+        country: null,
+        use_case: null,
+        status: 'PENDING',
+        created_at: new Date().toISOString(),
+        decided_at: null,
+        tenant_id: null,
+        rejection_reason: null,
+        ...overrides,
+      });
+
+      it('when a request is inserted, then it reads back, lists by status and is decided exactly once', async () => {
+        const r = build({ country: 'DE' });
+        await getStore().insertOnboardingRequest(r);
+        await expect(getStore().insertOnboardingRequest(r)).rejects.toBeInstanceOf(DuplicateRecord);
+        expect(await getStore().getOnboardingRequest(r.id)).toEqual(r);
+        const pending = await getStore().listOnboardingRequests({ limit: 100, status: 'PENDING' });
+        expect(pending.map((x) => x.id)).toContain(r.id);
+        const tenantId = newId('tnt');
+        const decided = await getStore().decideOnboardingRequest(r.id, {
+          status: 'APPROVED',
+          at: '2026-01-02T00:00:00.000Z',
+          tenantId,
+        });
+        expect(decided).toEqual({
+          ...r,
+          status: 'APPROVED',
+          decided_at: '2026-01-02T00:00:00.000Z',
+          tenant_id: tenantId,
+        });
+        expect(
+          await getStore().decideOnboardingRequest(r.id, {
+            status: 'REJECTED',
+            at: '2026-01-03T00:00:00.000Z',
+          }),
+        ).toBeNull();
+        const approved = await getStore().listOnboardingRequests({ limit: 100, status: 'APPROVED' });
+        expect(approved.map((x) => x.id)).toContain(r.id);
+        expect(
+          (await getStore().listOnboardingRequests({ limit: 100, status: 'PENDING' })).map((x) => x.id),
+        ).not.toContain(r.id);
+      });
+
+      it('when requests are listed, then newest first and paged by id', async () => {
+        const a = build();
+        const b = build();
+        await getStore().insertOnboardingRequest(a);
+        await getStore().insertOnboardingRequest(b);
+        const page = await getStore().listOnboardingRequests({ limit: 1, before: b.id });
+        expect(page.map((x) => x.id)).toEqual([a.id]);
+      });
+    });
+
+    describe('widget config', () => {
+      it('when a configuration is put twice, then the second replaces the first, per tenant', async () => {
+        const tenantId = newId('tnt');
+        expect(await getStore().getWidgetConfig(tenantId)).toBeNull();
+        const first = {
+          allowed_origins: ['https://a.example.com'],
+          theme: { primary_color: '#ffffff' },
+          locale: 'en',
+          updated_at: '2026-01-01T00:00:00.000Z',
+        };
+        await getStore().putWidgetConfig(tenantId, first);
+        expect(await getStore().getWidgetConfig(tenantId)).toEqual(first);
+        const second = {
+          allowed_origins: [],
+          theme: {},
+          locale: null,
+          updated_at: '2026-01-02T00:00:00.000Z',
+        };
+        await getStore().putWidgetConfig(tenantId, second);
+        expect(await getStore().getWidgetConfig(tenantId)).toEqual(second);
+        expect(await getStore().getWidgetConfig(newId('tnt'))).toBeNull();
       });
     });
   },

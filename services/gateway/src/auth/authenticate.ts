@@ -123,14 +123,16 @@ export async function authenticate(
 
   authorize(principal, rule);
   // A path naming another tenant is answered as if it did not exist.
-  if (params.tenantId !== undefined && params.tenantId !== principal.tenantId) throw notFound('Tenant not found');
+  if (params.tenantId !== undefined && params.tenantId !== principal.tenantId)
+    throw notFound('Tenant not found');
   return principal;
 }
 
 export function authorize(principal: Principal, rule: RouteRule): void {
   if (!rule.scope) return;
   if (principal.actor.type === 'api_key') {
-    if (!principal.permissions.includes(rule.scope)) throw forbidden(`API key lacks required scope: ${rule.scope}`);
+    if (!principal.permissions.includes(rule.scope))
+      throw forbidden(`API key lacks required scope: ${rule.scope}`);
     return;
   }
   const accepted = rule.permissions ?? [rule.scope];

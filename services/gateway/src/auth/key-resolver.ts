@@ -25,6 +25,8 @@ export interface KeyResolver {
 export class CachedKeyResolver implements KeyResolver {
   private readonly cache = new Map<string, { value: ResolvedKey | null; expiresAt: number }>();
   private readonly maxEntries = 10_000;
+  /** Bumped by every eviction: an answer fetched before one may predate the revocation and is not cached. */
+  private evictions = 0;
 
   constructor(
     private readonly identity: ServiceClient,
@@ -38,7 +40,13 @@ export class CachedKeyResolver implements KeyResolver {
     const hit = this.cache.get(cacheKey);
     if (hit && hit.expiresAt > this.now()) return hit.value;
 
-    const token = await this.tokens.mint({ tenantId: null, actor: { type: 'system' }, permissions: [], requestId: 'key-resolve' });
+    const epoch = this.evictions;
+    const token = await this.tokens.mint({
+      tenantId: null,
+      actor: { type: 'system' },
+      permissions: [],
+      requestId: 'key-resolve',
+    });
     let res: { status: number; body: ResolvedKey };
     try {
       res = await this.identity.json<ResolvedKey>({
@@ -54,12 +62,15 @@ export class CachedKeyResolver implements KeyResolver {
     }
     if (res.status !== 200 && res.status !== 404) throw serviceUnavailable('Identity service unavailable');
     const value = res.status === 200 ? res.body : null;
-    if (this.cache.size >= this.maxEntries) this.cache.clear();
-    this.cache.set(cacheKey, { value, expiresAt: this.now() + this.ttlMs });
+    if (epoch === this.evictions) {
+      if (this.cache.size >= this.maxEntries) this.cache.clear();
+      this.cache.set(cacheKey, { value, expiresAt: this.now() + this.ttlMs });
+    }
     return value;
   }
 
   evict(keyId: string): void {
+    this.evictions++;
     for (const [k, v] of this.cache) if (v.value?.key_id === keyId) this.cache.delete(k);
   }
 }

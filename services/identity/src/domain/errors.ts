@@ -45,3 +45,30 @@ export class OperatorRequired extends AppError {
     super('FORBIDDEN', 'Operator credentials required');
   }
 }
+
+/** platform_admin and platform:* exist only outside the tenant surface (SPEC §4). */
+export class RoleNotAssignable extends AppError {
+  constructor(role: string) {
+    super('FORBIDDEN', `Role cannot be assigned through the tenant API: ${role}`);
+  }
+}
+
+/** A role-assignment change its current status does not allow (revoked, or the caller's own). */
+export class RoleAssignmentConflict extends AppError {
+  constructor(message: string) {
+    super('CONFLICT', message);
+  }
+}
+
+export class OnboardingRequestNotFound extends AppError {
+  constructor() {
+    super('NOT_FOUND', 'Onboarding request not found');
+  }
+}
+
+/** Approve or reject of a request that was already decided. */
+export class OnboardingAlreadyDecided extends AppError {
+  constructor(status: string) {
+    super('CONFLICT', `Onboarding request is already ${status.toLowerCase()}`);
+  }
+}

@@ -1,4 +1,4 @@
-import { newId, type Clock, type EventInput, type Page, toPage } from '@mandate/shared';
+import { badRequest, newId, type Clock, type EventInput, type Page, toPage } from '@mandate/shared';
 import type { IdentityStore } from '../store/identity-store';
 import {
   API_KEY_SCOPES,
@@ -12,9 +12,28 @@ import {
   type ApiKeyRecord,
   type ApiKeyScope,
 } from './api-key';
-import { ApiKeyNotFound, KeyTransitionNotAllowed, RoleAssignmentNotFound, TenantNotFound } from './errors';
-import { permissionsOf, type Role, type RoleAssignment } from './roles';
+import {
+  ApiKeyNotFound,
+  KeyTransitionNotAllowed,
+  OnboardingAlreadyDecided,
+  OnboardingRequestNotFound,
+  RoleAssignmentConflict,
+  RoleAssignmentNotFound,
+  RoleNotAssignable,
+  TenantNotFound,
+} from './errors';
+import type { OnboardingRequest, OnboardingStatus } from './onboarding';
+import {
+  ROLES,
+  isPlatformRole,
+  isRole,
+  permissionsOf,
+  type Role,
+  type RoleAssignment,
+  type RoleAssignmentStatus,
+} from './roles';
 import type { Plan, Tenant } from './tenant';
+import { DEFAULT_WIDGET_CONFIG, type WidgetConfig } from './widget';
 
 /** What a use case wants published once its writes succeeded; the entry point adds the caller. */
 export type DomainEvent = Omit<EventInput, 'caller' | 'occurredAt'>;
@@ -55,6 +74,38 @@ function keyData(key: ApiKey): Record<string, unknown> {
 
 const keyResource = (key: ApiKey) => ({ type: 'api_key', id: key.key_id });
 
+function assignmentData(a: RoleAssignment): Record<string, unknown> {
+  return { id: a.id, subject_id: a.subject_id, roles: a.roles, permissions: a.permissions, status: a.status };
+}
+
+const assignmentResource = (a: RoleAssignment) => ({ type: 'role_assignment', id: a.id });
+
+/**
+ * Roles as a tenant may grant them: platform roles are refused outright (403, SPEC §4) before
+ * unknown names (400), so probing for platform roles never looks like a typo.
+ */
+export function assignableRoles(requested: readonly string[]): Role[] {
+  const platform = requested.find(isPlatformRole);
+  if (platform !== undefined) throw new RoleNotAssignable(platform);
+  requested.forEach((role, i) => {
+    if (!isRole(role)) throw badRequest(`roles.${i} must be one of: ${ROLES.join(', ')}`);
+  });
+  return [...new Set(requested as Role[])];
+}
+
+/** The operator's view of an onboarding request in events: never the contact address (PII stays in the record). */
+function onboardingData(r: OnboardingRequest): Record<string, unknown> {
+  return {
+    id: r.id,
+    organization_name: r.organization_name,
+    country: r.country,
+    status: r.status,
+    tenant_id: r.tenant_id,
+  };
+}
+
+const onboardingResource = (r: OnboardingRequest) => ({ type: 'onboarding_request', id: r.id });
+
 /** Identity's use cases: tenants, API keys and role assignments. */
 export class Identity {
   constructor(
@@ -77,9 +128,11 @@ export class Identity {
     name: string;
     plan: Plan;
     adminSubjectId?: string;
+    /** Set by an onboarding approval, which records the id before the tenant exists. */
+    id?: string;
   }): Promise<Outcome<{ tenant: Tenant; issued: IssuedKey; assignment: RoleAssignment | null }>> {
     const tenant: Tenant = {
-      id: newId('tnt'),
+      id: input.id ?? newId('tnt'),
       name: input.name,
       plan: input.plan,
       status: 'active',
@@ -255,14 +308,14 @@ export class Identity {
     await this.store.touchApiKey(tenantId, keyId, this.now(), LAST_USED_RESOLUTION_MS);
   }
 
-  // ── role assignments (minimal: the full API comes later) ──────────────────
+  // ── role assignments ───────────────────────────────────────────────────────
 
   async assignRoles(
     tenantId: string,
-    input: { subjectId: string; roles: Role[] },
+    input: { subjectId: string; roles: readonly string[] },
   ): Promise<Outcome<RoleAssignment>> {
+    const roles = assignableRoles(input.roles);
     const at = this.now();
-    const roles = [...new Set(input.roles)];
     const assignment: RoleAssignment = {
       id: newId('ras'),
       tenant_id: tenantId,
@@ -273,6 +326,7 @@ export class Identity {
       created_at: at,
       updated_at: at,
     };
+    // The partial unique index refuses a second active assignment (DuplicateRoleAssignment → 409).
     await this.store.insertRoleAssignment(tenantId, assignment);
     return {
       value: assignment,
@@ -280,14 +334,236 @@ export class Identity {
         {
           type: 'TENANT_ROLE_ASSIGNED',
           tenantId,
-          resource: { type: 'role_assignment', id: assignment.id },
-          data: {
-            id: assignment.id,
-            subject_id: assignment.subject_id,
-            roles: assignment.roles,
-            permissions: assignment.permissions,
-            status: assignment.status,
-          },
+          resource: assignmentResource(assignment),
+          data: assignmentData(assignment),
+        },
+      ],
+    };
+  }
+
+  async listRoleAssignments(
+    tenantId: string,
+    options: { limit: number; after?: string; subjectId?: string; status?: RoleAssignmentStatus },
+  ): Promise<Page<RoleAssignment>> {
+    const items = await this.store.listRoleAssignments(tenantId, {
+      limit: options.limit + 1,
+      before: options.after,
+      subjectId: options.subjectId,
+      status: options.status,
+    });
+    return toPage(items, options.limit, (a) => a.id);
+  }
+
+  async getRoleAssignment(tenantId: string, id: string): Promise<RoleAssignment> {
+    const a = await this.store.getRoleAssignment(tenantId, id);
+    if (!a) throw new RoleAssignmentNotFound();
+    return a;
+  }
+
+  /** Replaces the roles of an active assignment; the stored permissions follow. */
+  async updateRoleAssignment(
+    tenantId: string,
+    id: string,
+    input: { roles: readonly string[]; subjectId?: string },
+  ): Promise<Outcome<RoleAssignment>> {
+    const roles = assignableRoles(input.roles);
+    const current = await this.getRoleAssignment(tenantId, id);
+    if (input.subjectId !== undefined && input.subjectId !== current.subject_id) {
+      throw badRequest('subject_id cannot be changed; revoke and assign instead');
+    }
+    const updated = await this.store.updateRoleAssignmentRoles(tenantId, id, {
+      roles,
+      permissions: permissionsOf(roles),
+      at: this.now(),
+    });
+    if (!updated) throw new RoleAssignmentConflict('Role assignment is revoked');
+    return {
+      value: updated,
+      events: [
+        {
+          type: 'TENANT_ROLE_ASSIGNED',
+          tenantId,
+          resource: assignmentResource(updated),
+          data: { ...assignmentData(updated), previous_roles: current.roles },
+        },
+      ],
+    };
+  }
+
+  /**
+   * active → revoked. A caller cannot revoke its own active assignment (SPEC §5), so a tenant
+   * cannot lock out its last admin by accident.
+   */
+  async revokeRoleAssignment(
+    tenantId: string,
+    id: string,
+    callerSubjectId: string | undefined,
+  ): Promise<Outcome<RoleAssignment>> {
+    const current = await this.getRoleAssignment(tenantId, id);
+    if (current.status !== 'active') throw new RoleAssignmentConflict('Role assignment is already revoked');
+    if (callerSubjectId !== undefined && current.subject_id === callerSubjectId) {
+      throw new RoleAssignmentConflict('Cannot revoke your own active role assignment');
+    }
+    const revoked = await this.store.revokeRoleAssignment(tenantId, id, this.now());
+    if (!revoked) throw new RoleAssignmentConflict('Role assignment is already revoked');
+    return {
+      value: revoked,
+      events: [
+        {
+          type: 'TENANT_ROLE_REVOKED',
+          tenantId,
+          resource: assignmentResource(revoked),
+          data: assignmentData(revoked),
+        },
+      ],
+    };
+  }
+
+  // ── onboarding ─────────────────────────────────────────────────────────────
+
+  async requestOnboarding(input: {
+    organizationName: string;
+    contactEmail: string;
+    country?: string;
+    useCase?: string;
+  }): Promise<Outcome<OnboardingRequest>> {
+    const request: OnboardingRequest = {
+      id: newId('onb'),
+      organization_name: input.organizationName,
+      contact_email: input.contactEmail,
+      country: input.country ?? null,
+      use_case: input.useCase ?? null,
+      status: 'PENDING',
+      created_at: this.now(),
+      decided_at: null,
+      tenant_id: null,
+      rejection_reason: null,
+    };
+    await this.store.insertOnboardingRequest(request);
+    return {
+      value: request,
+      events: [
+        {
+          type: 'ONBOARDING_REQUESTED',
+          tenantId: null,
+          resource: onboardingResource(request),
+          data: onboardingData(request),
+        },
+      ],
+    };
+  }
+
+  async listOnboardingRequests(options: {
+    limit: number;
+    after?: string;
+    status?: OnboardingStatus;
+  }): Promise<Page<OnboardingRequest>> {
+    const items = await this.store.listOnboardingRequests({
+      limit: options.limit + 1,
+      before: options.after,
+      status: options.status,
+    });
+    return toPage(items, options.limit, (r) => r.id);
+  }
+
+  private async pendingRequest(id: string): Promise<OnboardingRequest> {
+    const r = await this.store.getOnboardingRequest(id);
+    if (!r) throw new OnboardingRequestNotFound();
+    if (r.status !== 'PENDING') throw new OnboardingAlreadyDecided(r.status);
+    return r;
+  }
+
+  /**
+   * Decides first (a compare-and-set, so a second approval is 409 and never makes a second
+   * tenant), then creates the tenant under the id the decision recorded.
+   */
+  async approveOnboarding(
+    id: string,
+    input: { plan: Plan; name?: string; adminSubjectId?: string },
+  ): Promise<
+    Outcome<{
+      request: OnboardingRequest;
+      tenant: Tenant;
+      issued: IssuedKey;
+      assignment: RoleAssignment | null;
+    }>
+  > {
+    const pending = await this.pendingRequest(id);
+    const tenantId = newId('tnt');
+    const request = await this.store.decideOnboardingRequest(id, {
+      status: 'APPROVED',
+      at: this.now(),
+      tenantId,
+    });
+    if (!request)
+      throw new OnboardingAlreadyDecided((await this.store.getOnboardingRequest(id))?.status ?? 'decided');
+    const created = await this.createTenant({
+      id: tenantId,
+      name: input.name ?? pending.organization_name,
+      plan: input.plan,
+      adminSubjectId: input.adminSubjectId,
+    });
+    return {
+      value: { request, ...created.value },
+      events: [
+        ...created.events,
+        {
+          type: 'ONBOARDING_APPROVED',
+          tenantId,
+          resource: onboardingResource(request),
+          data: onboardingData(request),
+        },
+      ],
+    };
+  }
+
+  async rejectOnboarding(id: string, input: { reason?: string }): Promise<Outcome<OnboardingRequest>> {
+    await this.pendingRequest(id);
+    const request = await this.store.decideOnboardingRequest(id, {
+      status: 'REJECTED',
+      at: this.now(),
+      rejectionReason: input.reason,
+    });
+    if (!request)
+      throw new OnboardingAlreadyDecided((await this.store.getOnboardingRequest(id))?.status ?? 'decided');
+    return {
+      value: request,
+      events: [
+        {
+          type: 'ONBOARDING_REJECTED',
+          tenantId: null,
+          resource: onboardingResource(request),
+          data: { ...onboardingData(request), reason: request.rejection_reason },
+        },
+      ],
+    };
+  }
+
+  // ── widget configuration ───────────────────────────────────────────────────
+
+  async getWidgetConfig(tenantId: string): Promise<WidgetConfig> {
+    return (await this.store.getWidgetConfig(tenantId)) ?? structuredClone(DEFAULT_WIDGET_CONFIG);
+  }
+
+  async putWidgetConfig(
+    tenantId: string,
+    input: Omit<WidgetConfig, 'updated_at'>,
+  ): Promise<Outcome<WidgetConfig>> {
+    const config: WidgetConfig = {
+      allowed_origins: [...new Set(input.allowed_origins)],
+      theme: input.theme,
+      locale: input.locale,
+      updated_at: this.now(),
+    };
+    await this.store.putWidgetConfig(tenantId, config);
+    return {
+      value: config,
+      events: [
+        {
+          type: 'WIDGET_CONFIG_UPDATED',
+          tenantId,
+          resource: { type: 'widget_config', id: tenantId },
+          data: { ...config },
         },
       ],
     };

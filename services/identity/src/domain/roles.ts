@@ -49,3 +49,12 @@ export const SUBJECT_ID_MAX = 256;
 export function isSubjectId(value: string): boolean {
   return value.length <= SUBJECT_ID_MAX && SUBJECT_ID_PATTERN.test(value);
 }
+
+/** Platform roles exist, but only the operator surface could ever grant them. */
+export function isPlatformRole(role: string): boolean {
+  return role === 'platform_admin' || role.startsWith('platform:');
+}
+
+export function isRole(value: string): value is Role {
+  return Object.prototype.hasOwnProperty.call(ROLE_PERMISSIONS, value);
+}

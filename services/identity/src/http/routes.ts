@@ -4,13 +4,24 @@ import type { Deps } from '../app';
 import type { ApiKey } from '../domain/api-key';
 import { OperatorRequired, TenantNotFound } from '../domain/errors';
 import type { DomainEvent, Identity, IssuedKey } from '../domain/identity';
+import type { OnboardingRequest } from '../domain/onboarding';
+import type { RoleAssignment } from '../domain/roles';
 import type { Tenant } from '../domain/tenant';
+import type { WidgetConfig } from '../domain/widget';
 import {
+  approveOnboardingBody,
   createApiKeyBody,
+  createRoleAssignmentBody,
   createTenantBody,
   listApiKeysQuery,
+  listOnboardingQuery,
+  listRoleAssignmentsQuery,
+  onboardingRequestBody,
+  rejectOnboardingBody,
   resolveKeyBody,
   resolveSubjectBody,
+  updateRoleAssignmentBody,
+  widgetConfigBody,
 } from './schemas';
 
 // ── views: the one place a stored object becomes a response body ────────────
@@ -43,6 +54,37 @@ export const createdApiKeyView = ({ key, secret }: IssuedKey) => ({
   created_at: key.created_at,
 });
 
+export const roleAssignmentView = (a: RoleAssignment) => ({
+  id: a.id,
+  tenant_id: a.tenant_id,
+  subject_id: a.subject_id,
+  roles: a.roles,
+  permissions: a.permissions,
+  status: a.status,
+  created_at: a.created_at,
+  updated_at: a.updated_at,
+});
+
+export const onboardingView = (r: OnboardingRequest) => ({
+  id: r.id,
+  organization_name: r.organization_name,
+  contact_email: r.contact_email,
+  country: r.country,
+  use_case: r.use_case,
+  status: r.status,
+  created_at: r.created_at,
+  decided_at: r.decided_at,
+  tenant_id: r.tenant_id,
+  rejection_reason: r.rejection_reason,
+});
+
+export const widgetConfigView = (w: WidgetConfig) => ({
+  allowed_origins: w.allowed_origins,
+  theme: w.theme,
+  locale: w.locale,
+  updated_at: w.updated_at,
+});
+
 // ── helpers ──────────────────────────────────────────────────────────────────
 
 /** Publishes after a successful write; a broker failure is logged, never turned into a failed answer. */
@@ -67,6 +109,11 @@ function pathTenant(req: Request): string {
   return tenantId;
 }
 
+/** The platform surface is the operator's alone, whatever the gateway let through. */
+function requireOperator(req: Request): void {
+  if (callerOf(req).actor.type !== 'operator') throw new OperatorRequired();
+}
+
 function param(req: Request, name: string): string {
   return String(req.params[name]);
 }
@@ -78,7 +125,7 @@ export function publicRoutes(deps: Deps, identity: Identity): Router {
 
   route(r, '/v1/platform/tenants', {
     post: async (req, res) => {
-      if (callerOf(req).actor.type !== 'operator') throw new OperatorRequired();
+      requireOperator(req);
       const body = parseOrThrow(createTenantBody, req.body);
       const { value, events } = await identity.createTenant({
         name: body.name,
@@ -142,6 +189,129 @@ export function publicRoutes(deps: Deps, identity: Identity): Router {
       const { value, events } = await identity.revokeApiKey(pathTenant(req), param(req, 'keyId'));
       await publish(deps, req, events);
       res.json(apiKeyView(value));
+    },
+  });
+
+  route(r, '/v1/tenants/:tenantId/role-assignments', {
+    post: async (req, res) => {
+      const tenantId = pathTenant(req);
+      const body = parseOrThrow(createRoleAssignmentBody, req.body);
+      const { value, events } = await identity.assignRoles(tenantId, {
+        subjectId: body.subject_id,
+        roles: body.roles,
+      });
+      await publish(deps, req, events);
+      res.status(201).json(roleAssignmentView(value));
+    },
+    get: async (req, res) => {
+      const tenantId = pathTenant(req);
+      const query = parseOrThrow(listRoleAssignmentsQuery, req.query, 'query');
+      const page = await identity.listRoleAssignments(tenantId, {
+        limit: query.limit,
+        after: decodeCursor(query.cursor),
+        subjectId: query.subject_id,
+        status: query.status,
+      });
+      res.json({ ...page, data: page.data.map(roleAssignmentView) });
+    },
+  });
+
+  route(r, '/v1/tenants/:tenantId/role-assignments/:id', {
+    get: async (req, res) => {
+      res.json(roleAssignmentView(await identity.getRoleAssignment(pathTenant(req), param(req, 'id'))));
+    },
+    patch: async (req, res) => {
+      const tenantId = pathTenant(req);
+      const body = parseOrThrow(updateRoleAssignmentBody, req.body);
+      const { value, events } = await identity.updateRoleAssignment(tenantId, param(req, 'id'), {
+        roles: body.roles,
+        subjectId: body.subject_id,
+      });
+      await publish(deps, req, events);
+      res.json(roleAssignmentView(value));
+    },
+  });
+
+  route(r, '/v1/tenants/:tenantId/role-assignments/:id/revoke', {
+    post: async (req, res) => {
+      const tenantId = pathTenant(req);
+      const { value, events } = await identity.revokeRoleAssignment(
+        tenantId,
+        param(req, 'id'),
+        callerOf(req).actor.subject_id,
+      );
+      await publish(deps, req, events);
+      res.json(roleAssignmentView(value));
+    },
+  });
+
+  route(r, '/v1/tenants/:tenantId/widget-config', {
+    get: async (req, res) => {
+      res.json(widgetConfigView(await identity.getWidgetConfig(pathTenant(req))));
+    },
+    put: async (req, res) => {
+      const tenantId = pathTenant(req);
+      const body = parseOrThrow(widgetConfigBody, req.body);
+      const { value, events } = await identity.putWidgetConfig(tenantId, body);
+      await publish(deps, req, events);
+      res.json(widgetConfigView(value));
+    },
+  });
+
+  /** Public: the gateway forwards it without a tenant (actor system), limited per client IP. */
+  route(r, '/v1/onboarding/request', {
+    post: async (req, res) => {
+      const body = parseOrThrow(onboardingRequestBody, req.body);
+      const { value, events } = await identity.requestOnboarding({
+        organizationName: body.organization_name,
+        contactEmail: body.contact_email,
+        country: body.country,
+        useCase: body.use_case,
+      });
+      await publish(deps, req, events);
+      res.status(202).json({ id: value.id, status: value.status, created_at: value.created_at });
+    },
+  });
+
+  route(r, '/v1/platform/onboarding-requests', {
+    get: async (req, res) => {
+      requireOperator(req);
+      const query = parseOrThrow(listOnboardingQuery, req.query, 'query');
+      const page = await identity.listOnboardingRequests({
+        limit: query.limit,
+        after: decodeCursor(query.cursor),
+        status: query.status,
+      });
+      res.json({ ...page, data: page.data.map(onboardingView) });
+    },
+  });
+
+  route(r, '/v1/platform/onboarding-requests/:id/approve', {
+    post: async (req, res) => {
+      requireOperator(req);
+      const body = parseOrThrow(approveOnboardingBody, req.body ?? {});
+      const { value, events } = await identity.approveOnboarding(param(req, 'id'), {
+        plan: body.plan,
+        name: body.name,
+        adminSubjectId: body.admin_subject_id,
+      });
+      await publish(deps, req, events);
+      res.status(201).json({
+        onboarding_request: onboardingView(value.request),
+        tenant: tenantView(value.tenant),
+        api_key: createdApiKeyView(value.issued),
+        role_assignment: value.assignment ? roleAssignmentView(value.assignment) : null,
+      });
+    },
+  });
+
+  route(r, '/v1/platform/onboarding-requests/:id/reject', {
+    post: async (req, res) => {
+      requireOperator(req);
+      const body = parseOrThrow(rejectOnboardingBody, req.body ?? {});
+      const { value, events } = await identity.rejectOnboarding(param(req, 'id'), { reason: body.reason });
+      await publish(deps, req, events);
+      res.json(onboardingView(value));
     },
   });
 

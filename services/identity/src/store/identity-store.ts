@@ -1,6 +1,8 @@
 import type { ApiKey, ApiKeyRecord, ApiKeyStatus } from '../domain/api-key';
-import type { RoleAssignment } from '../domain/roles';
+import type { OnboardingRequest, OnboardingStatus } from '../domain/onboarding';
+import type { Role, RoleAssignment, RoleAssignmentStatus } from '../domain/roles';
 import type { Tenant } from '../domain/tenant';
+import type { WidgetConfig } from '../domain/widget';
 
 export interface ListOptions {
   /** How many items to return at most (callers ask for limit + 1 to learn has_more). */
@@ -43,8 +45,42 @@ export interface IdentityStore {
   insertRoleAssignment(tenantId: string, assignment: RoleAssignment): Promise<void>;
   getRoleAssignment(tenantId: string, id: string): Promise<RoleAssignment | null>;
   findActiveRoleAssignment(tenantId: string, subjectId: string): Promise<RoleAssignment | null>;
+  /** Newest first, optionally only one subject's or one status's. */
+  listRoleAssignments(
+    tenantId: string,
+    options: ListOptions & { subjectId?: string; status?: RoleAssignmentStatus },
+  ): Promise<RoleAssignment[]>;
+  /** Replaces roles and permissions of an active assignment; null when absent or not active. */
+  updateRoleAssignmentRoles(
+    tenantId: string,
+    id: string,
+    change: { roles: Role[]; permissions: string[]; at: string },
+  ): Promise<RoleAssignment | null>;
   /** active → revoked; null when absent or already revoked. */
   revokeRoleAssignment(tenantId: string, id: string, at: string): Promise<RoleAssignment | null>;
+
+  /** Onboarding requests precede any tenant: they are the platform's, not a tenant's. */
+  insertOnboardingRequest(request: OnboardingRequest): Promise<void>;
+  getOnboardingRequest(id: string): Promise<OnboardingRequest | null>;
+  listOnboardingRequests(options: ListOptions & { status?: OnboardingStatus }): Promise<OnboardingRequest[]>;
+  /**
+   * PENDING → APPROVED | REJECTED as a compare-and-set (two operators approving at once: one wins);
+   * null when absent or no longer pending.
+   */
+  decideOnboardingRequest(
+    id: string,
+    decision: {
+      status: Exclude<OnboardingStatus, 'PENDING'>;
+      at: string;
+      tenantId?: string;
+      rejectionReason?: string;
+    },
+  ): Promise<OnboardingRequest | null>;
+
+  /** null until the tenant saves one. */
+  getWidgetConfig(tenantId: string): Promise<WidgetConfig | null>;
+  /** Replaces the whole configuration (PUT semantics). */
+  putWidgetConfig(tenantId: string, config: WidgetConfig): Promise<void>;
 
   /** Throws when the backing database is unreachable (readiness). */
   ping(): Promise<void>;

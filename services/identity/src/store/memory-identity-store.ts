@@ -1,8 +1,10 @@
 import type { ApiKey, ApiKeyRecord, ApiKeyStatus } from '../domain/api-key';
 import { toApiKey } from '../domain/api-key';
 import { DuplicateRecord, DuplicateRoleAssignment } from '../domain/errors';
-import type { RoleAssignment } from '../domain/roles';
+import type { OnboardingRequest, OnboardingStatus } from '../domain/onboarding';
+import type { Role, RoleAssignment, RoleAssignmentStatus } from '../domain/roles';
 import type { Tenant } from '../domain/tenant';
+import type { WidgetConfig } from '../domain/widget';
 import type { IdentityStore, ListOptions } from './identity-store';
 
 /**
@@ -17,6 +19,8 @@ export class MemoryIdentityStore implements IdentityStore {
   private keysByHash = new Map<string, { tenantId: string; keyId: string }>();
   /** tenant_id → id → assignment */
   private assignments = new Map<string, Map<string, RoleAssignment>>();
+  private onboarding = new Map<string, OnboardingRequest>();
+  private widgets = new Map<string, WidgetConfig>();
 
   async insertTenant(tenant: Tenant): Promise<void> {
     if (this.tenants.has(tenant.id)) throw new DuplicateRecord('Tenant');
@@ -118,6 +122,82 @@ export class MemoryIdentityStore implements IdentityStore {
     a.status = 'revoked';
     a.updated_at = at;
     return structuredClone(a);
+  }
+
+  async listRoleAssignments(
+    tenantId: string,
+    { limit, before, subjectId, status }: ListOptions & { subjectId?: string; status?: RoleAssignmentStatus },
+  ): Promise<RoleAssignment[]> {
+    return [...(this.assignments.get(tenantId)?.values() ?? [])]
+      .filter((a) => before === undefined || a.id < before)
+      .filter((a) => subjectId === undefined || a.subject_id === subjectId)
+      .filter((a) => status === undefined || a.status === status)
+      .sort((a, b) => (a.id < b.id ? 1 : -1))
+      .slice(0, limit)
+      .map((a) => structuredClone(a));
+  }
+
+  async updateRoleAssignmentRoles(
+    tenantId: string,
+    id: string,
+    change: { roles: Role[]; permissions: string[]; at: string },
+  ): Promise<RoleAssignment | null> {
+    const a = this.assignments.get(tenantId)?.get(id);
+    if (!a || a.status !== 'active') return null;
+    a.roles = [...change.roles];
+    a.permissions = [...change.permissions];
+    a.updated_at = change.at;
+    return structuredClone(a);
+  }
+
+  async insertOnboardingRequest(request: OnboardingRequest): Promise<void> {
+    if (this.onboarding.has(request.id)) throw new DuplicateRecord('Onboarding request');
+    this.onboarding.set(request.id, structuredClone(request));
+  }
+
+  async getOnboardingRequest(id: string): Promise<OnboardingRequest | null> {
+    const r = this.onboarding.get(id);
+    return r ? structuredClone(r) : null;
+  }
+
+  async listOnboardingRequests({
+    limit,
+    before,
+    status,
+  }: ListOptions & { status?: OnboardingStatus }): Promise<OnboardingRequest[]> {
+    return [...this.onboarding.values()]
+      .filter((r) => before === undefined || r.id < before)
+      .filter((r) => status === undefined || r.status === status)
+      .sort((a, b) => (a.id < b.id ? 1 : -1))
+      .slice(0, limit)
+      .map((r) => structuredClone(r));
+  }
+
+  async decideOnboardingRequest(
+    id: string,
+    decision: {
+      status: Exclude<OnboardingStatus, 'PENDING'>;
+      at: string;
+      tenantId?: string;
+      rejectionReason?: string;
+    },
+  ): Promise<OnboardingRequest | null> {
+    const r = this.onboarding.get(id);
+    if (!r || r.status !== 'PENDING') return null;
+    r.status = decision.status;
+    r.decided_at = decision.at;
+    r.tenant_id = decision.tenantId ?? null;
+    r.rejection_reason = decision.rejectionReason ?? null;
+    return structuredClone(r);
+  }
+
+  async getWidgetConfig(tenantId: string): Promise<WidgetConfig | null> {
+    const w = this.widgets.get(tenantId);
+    return w ? structuredClone(w) : null;
+  }
+
+  async putWidgetConfig(tenantId: string, config: WidgetConfig): Promise<void> {
+    this.widgets.set(tenantId, structuredClone(config));
   }
 
   async ping(): Promise<void> {}

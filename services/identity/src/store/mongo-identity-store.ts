@@ -2,8 +2,10 @@ import { isDuplicateKeyError } from '@mandate/shared';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { ApiKey, ApiKeyRecord, ApiKeyScope, ApiKeyStatus } from '../domain/api-key';
 import { DuplicateRecord, DuplicateRoleAssignment } from '../domain/errors';
+import type { OnboardingRequest, OnboardingStatus } from '../domain/onboarding';
 import type { Role, RoleAssignment, RoleAssignmentStatus } from '../domain/roles';
 import type { Plan, Tenant, TenantStatus } from '../domain/tenant';
+import type { WidgetConfig } from '../domain/widget';
 import type { IdentityStore, ListOptions } from './identity-store';
 
 interface TenantDoc {
@@ -92,6 +94,60 @@ roleAssignmentSchema.index(
   { unique: true, partialFilterExpression: { status: 'active' }, name: 'one_active_assignment_per_subject' },
 );
 
+interface OnboardingDoc {
+  request_id: string;
+  organization_name: string;
+  contact_email: string;
+  country: string | null;
+  use_case: string | null;
+  status: OnboardingStatus;
+  created_at: Date;
+  decided_at: Date | null;
+  tenant_id: string | null;
+  rejection_reason: string | null;
+}
+
+const onboardingSchema = new Schema<OnboardingDoc>(
+  {
+    request_id: { type: String, required: true },
+    organization_name: { type: String, required: true },
+    contact_email: { type: String, required: true },
+    country: { type: String, default: null },
+    use_case: { type: String, default: null },
+    status: { type: String, required: true },
+    created_at: { type: Date, required: true },
+    decided_at: { type: Date, default: null },
+    tenant_id: { type: String, default: null },
+    rejection_reason: { type: String, default: null },
+  },
+  { collection: 'onboarding_requests', versionKey: false, autoIndex: false },
+);
+// getOnboardingRequest / decideOnboardingRequest by id, and the unfiltered list (request_id desc).
+onboardingSchema.index({ request_id: 1 }, { unique: true });
+// listOnboardingRequests({status}) newest first: the operator's queue of PENDING requests.
+onboardingSchema.index({ status: 1, request_id: -1 });
+
+interface WidgetDoc {
+  tenant_id: string;
+  allowed_origins: string[];
+  theme: { primary_color?: string; logo_url?: string };
+  locale: string | null;
+  updated_at: Date;
+}
+
+const widgetSchema = new Schema<WidgetDoc>(
+  {
+    tenant_id: { type: String, required: true },
+    allowed_origins: { type: [String], required: true },
+    theme: { type: Schema.Types.Mixed, default: {} },
+    locale: { type: String, default: null },
+    updated_at: { type: Date, required: true },
+  },
+  { collection: 'widget_configs', versionKey: false, autoIndex: false, minimize: false },
+);
+// getWidgetConfig / putWidgetConfig (upsert) by tenant; one configuration per tenant.
+widgetSchema.index({ tenant_id: 1 }, { unique: true });
+
 const iso = (d: Date) => d.toISOString();
 const isoOrNull = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
@@ -131,6 +187,33 @@ function assignmentOut(d: RoleAssignmentDoc): RoleAssignment {
   };
 }
 
+function onboardingOut(d: OnboardingDoc): OnboardingRequest {
+  return {
+    id: d.request_id,
+    organization_name: d.organization_name,
+    contact_email: d.contact_email,
+    country: d.country ?? null,
+    use_case: d.use_case ?? null,
+    status: d.status,
+    created_at: iso(d.created_at),
+    decided_at: isoOrNull(d.decided_at),
+    tenant_id: d.tenant_id ?? null,
+    rejection_reason: d.rejection_reason ?? null,
+  };
+}
+
+function widgetOut(d: WidgetDoc): WidgetConfig {
+  const theme: WidgetConfig['theme'] = {};
+  if (d.theme?.primary_color !== undefined) theme.primary_color = d.theme.primary_color;
+  if (d.theme?.logo_url !== undefined) theme.logo_url = d.theme.logo_url;
+  return {
+    allowed_origins: [...d.allowed_origins],
+    theme,
+    locale: d.locale ?? null,
+    updated_at: iso(d.updated_at),
+  };
+}
+
 /** Never read the hash back out of list/get queries. */
 const WITHOUT_HASH = { _id: 0, secret_hash: 0 } as const;
 
@@ -140,6 +223,8 @@ export class MongoIdentityStore implements IdentityStore {
     private readonly tenants: Model<TenantDoc>,
     private readonly keys: Model<ApiKeyDoc>,
     private readonly assignments: Model<RoleAssignmentDoc>,
+    private readonly onboarding: Model<OnboardingDoc>,
+    private readonly widgets: Model<WidgetDoc>,
   ) {}
 
   /** Builds the models and waits for every index, so uniqueness holds before the first request. */
@@ -149,11 +234,15 @@ export class MongoIdentityStore implements IdentityStore {
       connection.model<TenantDoc>('Tenant', tenantSchema),
       connection.model<ApiKeyDoc>('ApiKey', apiKeySchema),
       connection.model<RoleAssignmentDoc>('RoleAssignment', roleAssignmentSchema),
+      connection.model<OnboardingDoc>('OnboardingRequest', onboardingSchema),
+      connection.model<WidgetDoc>('WidgetConfig', widgetSchema),
     );
     await Promise.all([
       store.tenants.createIndexes(),
       store.keys.createIndexes(),
       store.assignments.createIndexes(),
+      store.onboarding.createIndexes(),
+      store.widgets.createIndexes(),
     ]);
     return store;
   }
@@ -291,6 +380,124 @@ export class MongoIdentityStore implements IdentityStore {
       )
       .lean<RoleAssignmentDoc>();
     return d ? assignmentOut(d) : null;
+  }
+
+  async listRoleAssignments(
+    tenantId: string,
+    { limit, before, subjectId, status }: ListOptions & { subjectId?: string; status?: RoleAssignmentStatus },
+  ): Promise<RoleAssignment[]> {
+    const filter: Record<string, unknown> = { tenant_id: tenantId };
+    if (before !== undefined) filter.assignment_id = { $lt: before };
+    if (subjectId !== undefined) filter.subject_id = subjectId;
+    if (status !== undefined) filter.status = status;
+    const docs = await this.assignments
+      .find(filter, { _id: 0 })
+      .sort({ assignment_id: -1 })
+      .limit(limit)
+      .lean<RoleAssignmentDoc[]>();
+    return docs.map(assignmentOut);
+  }
+
+  async updateRoleAssignmentRoles(
+    tenantId: string,
+    id: string,
+    change: { roles: Role[]; permissions: string[]; at: string },
+  ): Promise<RoleAssignment | null> {
+    const d = await this.assignments
+      .findOneAndUpdate(
+        { tenant_id: tenantId, assignment_id: id, status: 'active' },
+        { $set: { roles: change.roles, permissions: change.permissions, updated_at: new Date(change.at) } },
+        { new: true, projection: { _id: 0 } },
+      )
+      .lean<RoleAssignmentDoc>();
+    return d ? assignmentOut(d) : null;
+  }
+
+  async insertOnboardingRequest(r: OnboardingRequest): Promise<void> {
+    try {
+      await this.onboarding.create({
+        request_id: r.id,
+        organization_name: r.organization_name,
+        contact_email: r.contact_email,
+        country: r.country,
+        use_case: r.use_case,
+        status: r.status,
+        created_at: new Date(r.created_at),
+        decided_at: r.decided_at ? new Date(r.decided_at) : null,
+        tenant_id: r.tenant_id,
+        rejection_reason: r.rejection_reason,
+      });
+    } catch (err) {
+      if (isDuplicateKeyError(err)) throw new DuplicateRecord('Onboarding request');
+      throw err;
+    }
+  }
+
+  async getOnboardingRequest(id: string): Promise<OnboardingRequest | null> {
+    const d = await this.onboarding.findOne({ request_id: id }, { _id: 0 }).lean<OnboardingDoc>();
+    return d ? onboardingOut(d) : null;
+  }
+
+  async listOnboardingRequests({
+    limit,
+    before,
+    status,
+  }: ListOptions & { status?: OnboardingStatus }): Promise<OnboardingRequest[]> {
+    const filter: Record<string, unknown> = {};
+    if (before !== undefined) filter.request_id = { $lt: before };
+    if (status !== undefined) filter.status = status;
+    const docs = await this.onboarding
+      .find(filter, { _id: 0 })
+      .sort({ request_id: -1 })
+      .limit(limit)
+      .lean<OnboardingDoc[]>();
+    return docs.map(onboardingOut);
+  }
+
+  async decideOnboardingRequest(
+    id: string,
+    decision: {
+      status: Exclude<OnboardingStatus, 'PENDING'>;
+      at: string;
+      tenantId?: string;
+      rejectionReason?: string;
+    },
+  ): Promise<OnboardingRequest | null> {
+    const d = await this.onboarding
+      .findOneAndUpdate(
+        { request_id: id, status: 'PENDING' },
+        {
+          $set: {
+            status: decision.status,
+            decided_at: new Date(decision.at),
+            tenant_id: decision.tenantId ?? null,
+            rejection_reason: decision.rejectionReason ?? null,
+          },
+        },
+        { new: true, projection: { _id: 0 } },
+      )
+      .lean<OnboardingDoc>();
+    return d ? onboardingOut(d) : null;
+  }
+
+  async getWidgetConfig(tenantId: string): Promise<WidgetConfig | null> {
+    const d = await this.widgets.findOne({ tenant_id: tenantId }, { _id: 0 }).lean<WidgetDoc>();
+    return d ? widgetOut(d) : null;
+  }
+
+  async putWidgetConfig(tenantId: string, config: WidgetConfig): Promise<void> {
+    await this.widgets.updateOne(
+      { tenant_id: tenantId },
+      {
+        $set: {
+          allowed_origins: config.allowed_origins,
+          theme: config.theme,
+          locale: config.locale,
+          updated_at: new Date(config.updated_at ?? Date.now()),
+        },
+      },
+      { upsert: true },
+    );
   }
 
   async ping(): Promise<void> {

@@ -1,0 +1,136 @@
+import amqp, { type Channel, type ChannelModel } from 'amqplib';
+import { auditEventSchema } from '../events';
+import type { Logger } from '../logger';
+import { assertTopology, redactUrl } from './rabbitmq';
+import { amqpTopology, type AmqpTopology } from './topology';
+import type { EventHandler } from './types';
+
+export interface RabbitSubscriberOptions {
+  url: string;
+  logger: Logger;
+  topology?: AmqpTopology;
+  /** Event types to receive (bound as their routing keys on the events exchange). */
+  eventTypes: readonly string[];
+  /** Who subscribes, for log lines. */
+  name: string;
+}
+
+/**
+ * A per-process view of some events: an exclusive, auto-delete, server-named queue bound to
+ * chosen routing keys of the events exchange. Every process gets its own copy of each event
+ * (fan-out to replicas, unlike the shared audit queue) and the queue disappears with the
+ * process. Meant for cache invalidation: messages are not acknowledged one by one (noAck), a
+ * message that fails validation is dropped with a warning, and events published while the
+ * process is disconnected are not replayed, so users keep a TTL as the backstop.
+ */
+export class RabbitSubscriber {
+  readonly kind = 'rabbitmq' as const;
+  private connection?: ChannelModel;
+  private channel?: Channel;
+  private stopped = false;
+  private readonly topology: AmqpTopology;
+
+  constructor(private readonly options: RabbitSubscriberOptions) {
+    this.topology = options.topology ?? amqpTopology();
+  }
+
+  get connected(): boolean {
+    return this.channel !== undefined;
+  }
+
+  /** Subscribes now; if the broker is unreachable, keeps retrying in the background. */
+  async start(handler: EventHandler): Promise<void> {
+    this.stopped = false;
+    try {
+      await this.connect(handler);
+    } catch (err) {
+      this.options.logger.warn(
+        { err, subscriber: this.options.name },
+        'event subscriber cannot reach RabbitMQ yet; retrying',
+      );
+      void this.reconnect(handler);
+    }
+  }
+
+  private async connect(handler: EventHandler): Promise<void> {
+    const { logger, url, name } = this.options;
+    const connection = await amqp.connect(url);
+    try {
+      const channel = await connection.createChannel();
+      await assertTopology(channel, this.topology);
+      const { queue } = await channel.assertQueue('', { exclusive: true, autoDelete: true, durable: false });
+      for (const type of this.options.eventTypes)
+        await channel.bindQueue(queue, this.topology.exchange, this.topology.routingKey(type));
+      connection.on('error', (err) =>
+        logger.warn({ err, subscriber: name }, 'amqp subscriber connection error'),
+      );
+      connection.on('close', () => {
+        this.channel = undefined;
+        if (!this.stopped) void this.reconnect(handler);
+      });
+      channel.on('error', (err) => logger.warn({ err, subscriber: name }, 'amqp subscriber channel error'));
+      channel.on('close', () => {
+        this.channel = undefined;
+        if (!this.stopped) void connection.close().catch(() => undefined);
+      });
+      await channel.consume(
+        queue,
+        (msg) => {
+          if (!msg) return;
+          let event;
+          try {
+            event = auditEventSchema.parse(JSON.parse(msg.content.toString('utf8')));
+          } catch (err) {
+            logger.warn(
+              { err, subscriber: name, messageId: msg.properties.messageId },
+              'invalid event dropped',
+            );
+            return;
+          }
+          handler(event).catch((err) =>
+            logger.error({ err, subscriber: name, eventId: event.id }, 'event handler failed'),
+          );
+        },
+        { noAck: true },
+      );
+      if (this.stopped) {
+        // stop() ran while this connection was being made.
+        await connection.close().catch(() => undefined);
+        return;
+      }
+      this.connection = connection;
+      this.channel = channel;
+      logger.info(
+        { amqp: redactUrl(url), subscriber: name, queue, events: this.options.eventTypes },
+        'event subscriber connected to RabbitMQ',
+      );
+    } catch (err) {
+      await connection.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async reconnect(handler: EventHandler): Promise<void> {
+    for (let attempt = 0; !this.stopped; attempt++) {
+      await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** attempt, 5_000)));
+      if (this.stopped) return;
+      try {
+        await this.connect(handler);
+        return;
+      } catch (err) {
+        this.options.logger.warn(
+          { err, attempt, subscriber: this.options.name },
+          'event subscriber reconnect failed',
+        );
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const connection = this.connection;
+    this.connection = undefined;
+    this.channel = undefined;
+    await connection?.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,72 @@
+import {
+  RabbitSubscriber,
+  amqpTopology,
+  type InternalTokens,
+  type Logger,
+  type ServiceClient,
+} from '@mandate/shared';
+import type { JwtAuthenticator } from './authenticate';
+import { CREDENTIAL_EVENT_TYPES, credentialEventHandler } from './credential-events';
+import { JoseJwtAuthenticator, parseJwtIssuers } from './jwt';
+import { CachedKeyResolver, type KeyResolver } from './key-resolver';
+import { CachedSubjectResolver } from './subject-resolver';
+
+export interface CredentialConfig {
+  AMQP_URL?: string;
+  AMQP_NAMESPACE: string;
+  KEY_CACHE_TTL_MS: number;
+  JWT_ISSUERS?: string;
+}
+
+/**
+ * The gateway's credential checks: the cached key resolver, the JWT authenticator when
+ * JWT_ISSUERS names issuers, and — with RabbitMQ — a per-process subscription to key and role
+ * events that evicts cached resolutions at once on every replica. Without RabbitMQ (embedded
+ * mode) nothing evicts: KEY_CACHE_TTL_MS alone bounds how long a revoked key or role still works.
+ */
+export async function wireCredentials(
+  config: CredentialConfig,
+  deps: { identity: ServiceClient; tokens: InternalTokens; logger: Logger },
+  overrides: { keys?: KeyResolver; jwt?: JwtAuthenticator } = {},
+): Promise<{ keys: KeyResolver; jwt?: JwtAuthenticator; close(): Promise<void> }> {
+  const { identity, tokens, logger } = deps;
+  const keys = overrides.keys ?? new CachedKeyResolver(identity, tokens, config.KEY_CACHE_TTL_MS);
+  const subjects = new CachedSubjectResolver(identity, tokens, config.KEY_CACHE_TTL_MS);
+
+  let jwt = overrides.jwt;
+  if (!jwt) {
+    const issuers = parseJwtIssuers(config.JWT_ISSUERS);
+    if (issuers.length > 0) {
+      jwt = new JoseJwtAuthenticator(issuers, subjects);
+      logger.info(
+        { issuers: issuers.map((i) => ({ name: i.name, issuer: i.issuer, scheme: i.subject_scheme })) },
+        'JWT callers accepted',
+      );
+    }
+  }
+
+  let subscriber: RabbitSubscriber | undefined;
+  if (config.AMQP_URL) {
+    subscriber = new RabbitSubscriber({
+      url: config.AMQP_URL,
+      logger,
+      topology: amqpTopology(config.AMQP_NAMESPACE),
+      eventTypes: CREDENTIAL_EVENT_TYPES,
+      name: 'gateway-credential-cache',
+    });
+    await subscriber.start(credentialEventHandler(keys, subjects));
+  } else {
+    logger.warn(
+      { ttlMs: config.KEY_CACHE_TTL_MS },
+      'AMQP_URL not set: cached keys and roles expire by TTL only',
+    );
+  }
+
+  return {
+    keys,
+    jwt,
+    async close() {
+      await subscriber?.stop();
+    },
+  };
+}

@@ -1,0 +1,429 @@
+import express from 'express';
+import { SignJWT } from 'jose';
+import {
+  ServiceClient,
+  buildEvent,
+  callerOf,
+  createLogger,
+  listen,
+  newId,
+  requireInternalToken,
+  systemClock,
+  type AuditEvent,
+  type EventPublisher,
+  type RunningServer,
+} from '@mandate/shared';
+import { callService, testTokens } from '@mandate/shared/src/testing';
+import { createApp as createIdentity } from '../../identity/src/app';
+import { MemoryIdentityStore } from '../../identity/src/store/memory-identity-store';
+import { createApp, type GatewayApp } from '../src/app';
+import { credentialEventHandler } from '../src/auth/credential-events';
+import { JoseJwtAuthenticator, parseJwtIssuers, type JwtIssuer } from '../src/auth/jwt';
+import { CachedKeyResolver, type KeyResolver } from '../src/auth/key-resolver';
+import { CachedSubjectResolver } from '../src/auth/subject-resolver';
+import { startJwksServer, unsecuredToken, type JwksServer } from '../../../test/support/jwks-server';
+
+const silent = createLogger('gateway-jwt-test', 'silent');
+const AUDIENCE = 'mandate-api';
+
+class NullPublisher implements EventPublisher {
+  readonly kind = 'in-process' as const;
+  async publish(_events: AuditEvent[]) {}
+  async close() {}
+}
+
+/** Stands in for mandates/verify/audit: echoes the caller the gateway established. */
+async function echoService(): Promise<RunningServer> {
+  const app = express();
+  app.use(requireInternalToken(testTokens));
+  app.all('/{*rest}', (req, res) => {
+    const caller = callerOf(req);
+    res.json({ tenant: caller.tenantId, actor: caller.actor, permissions: caller.permissions });
+  });
+  return listen(app, 0);
+}
+
+const noKeys: KeyResolver = { resolve: async () => null, evict: () => undefined };
+
+describe('gateway: JWT callers (real JWKS on loopback, real identity in-process)', () => {
+  let dashboard: JwksServer;
+  let workforce: JwksServer;
+  let echo: RunningServer;
+  let identity: ReturnType<typeof createIdentity>;
+  let identityServer: RunningServer;
+  let clients: ServiceClient[];
+  let gateway: GatewayApp;
+  let base: string;
+  let issuers: JwtIssuer[];
+
+  /** A tenant (created as the operator would) with role assignments for the given subjects. */
+  async function tenantWith(assignments: Record<string, string[]>) {
+    const created = await callService(identityServer.url, 'POST', '/v1/platform/tenants', {
+      caller: { tenantId: null, actor: { type: 'operator' }, permissions: [], requestId: 'req_test' },
+      body: { name: 'Acme', plan: 'enterprise' },
+    });
+    const tenantId: string = created.body.tenant.id;
+    for (const [subject_id, roles] of Object.entries(assignments)) {
+      const res = await identity.identity.assignRoles(tenantId, { subjectId: subject_id, roles });
+      expect(res.value.subject_id).toBe(subject_id);
+    }
+    return tenantId;
+  }
+
+  beforeAll(async () => {
+    [dashboard, workforce] = await Promise.all([startJwksServer(), startJwksServer()]);
+    echo = await echoService();
+    identity = createIdentity({
+      store: new MemoryIdentityStore(),
+      publisher: new NullPublisher(),
+      tokens: testTokens,
+      logger: silent,
+      clock: systemClock,
+    });
+    identityServer = await identity.start(0);
+    clients = [echo.url, echo.url, identityServer.url, echo.url].map((u) => new ServiceClient([u]));
+    const [mandates, verify, identityClient, audit] = clients as [
+      ServiceClient,
+      ServiceClient,
+      ServiceClient,
+      ServiceClient,
+    ];
+    issuers = parseJwtIssuers(
+      JSON.stringify([
+        {
+          name: 'dashboard',
+          issuer: dashboard.issuer,
+          jwks_uri: dashboard.jwksUri,
+          audience: AUDIENCE,
+          subject_scheme: 'dashboard',
+        },
+        {
+          name: 'workforce',
+          issuer: workforce.issuer,
+          jwks_uri: workforce.jwksUri,
+          audience: [AUDIENCE, 'other'],
+          subject_scheme: 'oidc',
+        },
+      ]),
+    );
+    // TTL 0: every request asks identity, so role changes in one test never leak into the next.
+    const subjects = new CachedSubjectResolver(identityClient, testTokens, 0);
+    gateway = createApp({
+      tokens: testTokens,
+      logger: silent,
+      publisher: new NullPublisher(),
+      upstreams: { mandates, verify, identity: identityClient, audit },
+      keys: noKeys,
+      operatorToken: 'operator-token-for-jwt-tests',
+      // cooldown 0: an unknown kid refetches at once (production keeps jose's 30 s default).
+      jwt: new JoseJwtAuthenticator(issuers, subjects, { cooldownMs: 0 }),
+      openApiDocument: () => ({}),
+    });
+    base = (await gateway.start(0)).url;
+  });
+
+  afterAll(async () => {
+    await gateway.stop();
+    await Promise.all(clients.map((c) => c.close()));
+    await identity.stop();
+    await echo.close();
+    await Promise.all([dashboard.close(), workforce.close()]);
+  });
+
+  const call = async (method: string, path: string, token: string, headers: Record<string, string> = {}) => {
+    const res = await fetch(base + path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...headers },
+    });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : undefined };
+  };
+  const claims = (sub: string) => ({ sub, aud: AUDIENCE });
+
+  it('when a dashboard token calls with X-Tenant-Id, then the call is forwarded as user dashboard:<sub> with the assignment permissions', async () => {
+    const tenantId = await tenantWith({ 'dashboard:alice': ['tenant_operator'] });
+    const token = await dashboard.sign(claims('alice'));
+    const res = await call('GET', '/v1/mandates', token, { 'x-tenant-id': tenantId });
+    expect(res).toEqual({
+      status: 200,
+      body: {
+        tenant: tenantId,
+        actor: { type: 'user', subject_id: 'dashboard:alice' },
+        permissions: ['events:read', 'mandates:read', 'mandates:write', 'verify'],
+      },
+    });
+  });
+
+  it('when an oidc provider token names the tenant in the path, then the subject is oidc:<provider>:<sub> and identity answers', async () => {
+    const tenantId = await tenantWith({ 'oidc:workforce:bob@corp': ['tenant_viewer'] });
+    const token = await workforce.sign(claims('bob@corp'));
+    const res = await call('GET', `/v1/tenants/${tenantId}`, token);
+    expect(res).toMatchObject({ status: 200, body: { id: tenantId, plan: 'enterprise' } });
+  });
+
+  it('when the path tenant and X-Tenant-Id differ, then the path wins', async () => {
+    const tenantId = await tenantWith({ 'dashboard:carol': ['tenant_admin'] });
+    const other = await tenantWith({});
+    const token = await dashboard.sign(claims('carol'));
+    expect((await call('GET', `/v1/tenants/${tenantId}`, token, { 'x-tenant-id': other })).status).toBe(200);
+  });
+
+  it('when the subject has no assignment in the tenant (or the tenant does not exist), then 404, not 403', async () => {
+    await tenantWith({ 'dashboard:dave': ['tenant_admin'] });
+    const stranger = await tenantWith({});
+    const token = await dashboard.sign(claims('dave'));
+    for (const tenantId of [stranger, newId('tnt')]) {
+      expect(await call('GET', `/v1/tenants/${tenantId}`, token)).toEqual({
+        status: 404,
+        body: { error: 'NOT_FOUND', message: 'Tenant not found' },
+      });
+      expect((await call('GET', '/v1/mandates', token, { 'x-tenant-id': tenantId })).status).toBe(404);
+    }
+  });
+
+  it('when the role lacks the permission, then 403 naming the permission', async () => {
+    const tenantId = await tenantWith({ 'dashboard:erin': ['tenant_viewer'] });
+    const token = await dashboard.sign(claims('erin'));
+    expect(await call('POST', '/v1/mandates', token, { 'x-tenant-id': tenantId })).toEqual({
+      status: 403,
+      body: { error: 'FORBIDDEN', message: 'Missing required permission: mandates:write' },
+    });
+    expect(await call('POST', `/v1/tenants/${tenantId}/role-assignments`, token)).toEqual({
+      status: 403,
+      body: { error: 'FORBIDDEN', message: 'Missing required permission: tenant:write' },
+    });
+  });
+
+  it('when a JWT caller names no tenant, then 400 asking for X-Tenant-Id', async () => {
+    await tenantWith({ 'dashboard:frank': ['tenant_admin'] });
+    const token = await dashboard.sign(claims('frank'));
+    expect(await call('GET', '/v1/mandates', token)).toEqual({
+      status: 400,
+      body: { error: 'BAD_REQUEST', message: 'X-Tenant-Id is required for a JWT caller on this route' },
+    });
+  });
+
+  it('when the token expired 30 s ago, then it is still accepted (60 s clock skew)', async () => {
+    const tenantId = await tenantWith({ 'dashboard:gina': ['tenant_viewer'] });
+    const token = await dashboard.sign({ ...claims('gina'), exp: Math.floor(Date.now() / 1000) - 30 });
+    expect((await call('GET', '/v1/mandates', token, { 'x-tenant-id': tenantId })).status).toBe(200);
+  });
+
+  describe('refused tokens', () => {
+    let tenantId: string;
+    beforeAll(async () => {
+      tenantId = await tenantWith({ 'dashboard:mallory': ['tenant_admin'] });
+    });
+    const now = () => Math.floor(Date.now() / 1000);
+
+    it.each<[string, () => Promise<string>, string]>([
+      [
+        'expired (beyond the skew)',
+        () => dashboard.sign({ ...claims('mallory'), exp: now() - 120 }),
+        'Bearer token expired',
+      ],
+      [
+        'not yet valid (beyond the skew)',
+        () => dashboard.sign({ ...claims('mallory'), nbf: now() + 120 }),
+        'Invalid bearer token',
+      ],
+      [
+        'for another audience',
+        () => dashboard.sign({ sub: 'mallory', aud: 'someone-else' }),
+        'Invalid bearer token',
+      ],
+      ['without an audience', () => dashboard.sign({ sub: 'mallory' }), 'Invalid bearer token'],
+      [
+        'from an unconfigured issuer',
+        () => dashboard.sign({ ...claims('mallory'), iss: 'https://evil.example.com' }),
+        'Invalid bearer token',
+      ],
+      // Signed with the dashboard's key but claiming the workforce issuer: the workforce JWKS has no such kid.
+      [
+        'claiming another configured issuer',
+        () => dashboard.sign({ ...claims('mallory'), iss: workforce.issuer }),
+        'Invalid bearer token',
+      ],
+      [
+        'signed with an unknown kid',
+        async () => dashboard.sign(claims('mallory'), { kid: await dashboard.addKey({ publish: false }) }),
+        'Invalid bearer token',
+      ],
+      [
+        'with alg none',
+        async () => unsecuredToken({ ...claims('mallory'), iss: dashboard.issuer, exp: now() + 300 }),
+        'Invalid bearer token',
+      ],
+      [
+        'HMAC-signed (alg HS256)',
+        () =>
+          new SignJWT(claims('mallory'))
+            .setProtectedHeader({ alg: 'HS256', kid: 'x' })
+            .setIssuer(dashboard.issuer)
+            .setExpirationTime('5m')
+            .sign(new TextEncoder().encode('a-shared-secret-of-at-least-32-bytes!')),
+        'Invalid bearer token',
+      ],
+      ['without sub', () => dashboard.sign({ aud: AUDIENCE }), 'Invalid bearer token'],
+      [
+        'with a tampered payload',
+        async () => {
+          const [h, , s] = (await dashboard.sign(claims('mallory'))).split('.');
+          return `${h}.${Buffer.from(JSON.stringify({ ...claims('admin'), iss: dashboard.issuer, exp: now() + 300 })).toString('base64url')}.${s}`;
+        },
+        'Invalid bearer token',
+      ],
+    ])('when the token is %s, then 401', async (_label, make, message) => {
+      const res = await call('GET', '/v1/mandates', await make(), { 'x-tenant-id': tenantId });
+      expect(res).toEqual({ status: 401, body: { error: 'UNAUTHORIZED', message } });
+    });
+  });
+
+  it('when a token carries a kid published after the JWKS was cached, then the set is fetched again and the token accepted', async () => {
+    const tenantId = await tenantWith({ 'dashboard:rotator': ['tenant_viewer'] });
+    expect(
+      (
+        await call('GET', '/v1/mandates', await dashboard.sign(claims('rotator')), {
+          'x-tenant-id': tenantId,
+        })
+      ).status,
+    ).toBe(200);
+    const before = dashboard.fetches();
+    // A second request with a known kid: served from the cache.
+    expect(
+      (
+        await call('GET', '/v1/mandates', await dashboard.sign(claims('rotator')), {
+          'x-tenant-id': tenantId,
+        })
+      ).status,
+    ).toBe(200);
+    expect(dashboard.fetches()).toBe(before);
+    const kid = await dashboard.addKey({ publish: false });
+    dashboard.publish(kid);
+    const res = await call('GET', '/v1/mandates', await dashboard.sign(claims('rotator'), { kid }), {
+      'x-tenant-id': tenantId,
+    });
+    expect(res.status).toBe(200);
+    expect(dashboard.fetches()).toBe(before + 1);
+  });
+
+  it("when the issuer's JWKS endpoint is unreachable, then 503", async () => {
+    const down = await startJwksServer();
+    const token = await down.sign(claims('x'));
+    await down.close();
+    const jwt = new JoseJwtAuthenticator(
+      [
+        {
+          name: 'down',
+          issuer: down.issuer,
+          jwks_uri: down.jwksUri,
+          audience: AUDIENCE,
+          subject_scheme: 'dashboard',
+        },
+      ],
+      { resolve: async () => null, evict: () => undefined },
+    );
+    await expect(jwt.authenticate(token, newId('tnt'))).rejects.toMatchObject({
+      status: 503,
+      message: 'Identity provider unavailable',
+    });
+  });
+});
+
+describe('gateway: JWT_ISSUERS', () => {
+  const valid = {
+    name: 'dash',
+    issuer: 'https://id.example.com',
+    jwks_uri: 'https://id.example.com/jwks.json',
+    audience: 'api',
+    subject_scheme: 'dashboard',
+  };
+
+  it('when it is unset or empty, then no issuer is configured', () => {
+    expect(parseJwtIssuers(undefined)).toEqual([]);
+    expect(parseJwtIssuers('')).toEqual([]);
+  });
+
+  it('when it lists valid issuers, then they are parsed', () => {
+    expect(parseJwtIssuers(JSON.stringify([valid]))).toEqual([valid]);
+  });
+
+  it.each([
+    ['not JSON', '{', /^JWT_ISSUERS must be a JSON list/],
+    [
+      'a bad scheme',
+      JSON.stringify([{ ...valid, subject_scheme: 'email' }]),
+      /^JWT_ISSUERS\[0\]\["subject_scheme"\]/,
+    ],
+    [
+      'a missing jwks_uri',
+      JSON.stringify([{ ...valid, jwks_uri: undefined }]),
+      /^JWT_ISSUERS\[0\]\["jwks_uri"\]/,
+    ],
+    ['an unknown field', JSON.stringify([{ ...valid, secret: 'x' }]), /^JWT_ISSUERS\[0\]/],
+    ['a repeated issuer', JSON.stringify([valid, { ...valid, name: 'other' }]), /issuers must be unique/],
+  ])('when it has %s, then start-up fails naming JWT_ISSUERS', (_label, raw, message) => {
+    expect(() => parseJwtIssuers(raw)).toThrow(message);
+  });
+});
+
+describe('gateway: credential caches and eviction', () => {
+  /** An identity stand-in whose answers the test releases by hand. */
+  function slowIdentity() {
+    const pending: (() => void)[] = [];
+    let calls = 0;
+    const client = {
+      json: async () => {
+        calls++;
+        await new Promise<void>((r) => pending.push(r));
+        return {
+          status: 200,
+          body: { key_id: 'key_a', tenant_id: 'tnt_a', scopes: ['verify'], status: 'active', plan: 'beta' },
+        };
+      },
+    } as unknown as ServiceClient;
+    /** Waits (no fixed sleep: a loaded machine may be slow) until the resolver has asked n times. */
+    const reached = async (n: number) => {
+      while (calls < n) await new Promise((r) => setTimeout(r, 1));
+    };
+    return { client, release: () => pending.splice(0).forEach((r) => r()), calls: () => calls, reached };
+  }
+
+  it('when a key is evicted while its resolution is in flight, then that answer is not cached', async () => {
+    const identity = slowIdentity();
+    const keys = new CachedKeyResolver(identity.client, testTokens, 60_000);
+    const first = keys.resolve('msk_secret');
+    await identity.reached(1);
+    keys.evict('key_a');
+    identity.release();
+    await first;
+    const second = keys.resolve('msk_secret');
+    await identity.reached(2);
+    identity.release();
+    await second;
+    expect(identity.calls()).toBe(2);
+    // Now cached: a third resolve costs no call.
+    await keys.resolve('msk_secret');
+    expect(identity.calls()).toBe(2);
+  });
+
+  it('when key and role events arrive, then the matching cached resolutions are evicted', async () => {
+    const evictedKeys: string[] = [];
+    const evictedSubjects: string[] = [];
+    const handler = credentialEventHandler(
+      { resolve: async () => null, evict: (id) => void evictedKeys.push(id) },
+      { resolve: async () => null, evict: (t, s) => void evictedSubjects.push(`${t} ${s}`) },
+    );
+    const ev = (
+      type: 'API_KEY_REVOKED' | 'API_KEY_ACTIVATED' | 'TENANT_ROLE_REVOKED' | 'API_CALL',
+      resource: string,
+      data = {},
+    ) => buildEvent({ type, tenantId: 'tnt_a', resource: { type: 'x', id: resource }, data });
+    await handler(ev('API_KEY_REVOKED', 'key_1'));
+    await handler(ev('API_KEY_ACTIVATED', 'key_2'));
+    await handler(ev('TENANT_ROLE_REVOKED', 'ras_1', { subject_id: 'dashboard:alice' }));
+    await handler(ev('API_CALL', 'key_3'));
+    expect(evictedKeys).toEqual(['key_1', 'key_2']);
+    expect(evictedSubjects).toEqual(['tnt_a dashboard:alice']);
+  });
+});

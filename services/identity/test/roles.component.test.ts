@@ -1,0 +1,240 @@
+import { newId } from '@mandate/shared';
+import { callerFor } from '@mandate/shared/src/testing';
+import { startIdentity, system } from './helpers';
+
+describe('identity: role assignments (component)', () => {
+  let svc: Awaited<ReturnType<typeof startIdentity>>;
+  beforeAll(async () => {
+    svc = await startIdentity();
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  /** A tenant whose admin subject calls as a JWT user would, after the gateway checked tenant:write. */
+  async function tenantWithAdmin() {
+    const admin = `dashboard:${newId('req')}`;
+    const t = await svc.createTenant({ admin_subject_id: admin });
+    const caller = callerFor(t.tenantId, {
+      actor: { type: 'user', subject_id: admin },
+      permissions: ['tenant:read', 'tenant:write', 'tenants:admin'],
+    });
+    const base = `/v1/tenants/${t.tenantId}/role-assignments`;
+    const list = await svc.call('GET', base, { caller });
+    return { ...t, admin, caller, base, adminAssignmentId: list.body.data[0].id as string };
+  }
+
+  it('when roles are assigned, then 201 answers the assignment with the stored effective permissions and TENANT_ROLE_ASSIGNED is emitted', async () => {
+    const { caller, base, tenantId } = await tenantWithAdmin();
+    const res = await svc.call('POST', base, {
+      caller,
+      body: { subject_id: 'oidc:workforce:bob', roles: ['tenant_viewer', 'tenant_auditor'] },
+    });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^ras_[0-9a-z]{26}$/),
+      tenant_id: tenantId,
+      subject_id: 'oidc:workforce:bob',
+      roles: ['tenant_viewer', 'tenant_auditor'],
+      permissions: ['events:read', 'mandates:read', 'tenant:read'],
+      status: 'active',
+      created_at: expect.any(String),
+      updated_at: res.body.created_at,
+    });
+    const event = svc.publisher.forTenant(tenantId).find((e) => e.resource?.id === res.body.id);
+    expect(event).toMatchObject({
+      type: 'TENANT_ROLE_ASSIGNED',
+      actor: { type: 'user', subject_id: caller.actor.subject_id },
+      data: {
+        subject_id: 'oidc:workforce:bob',
+        permissions: ['events:read', 'mandates:read', 'tenant:read'],
+      },
+    });
+  });
+
+  it('when the subject already has an active assignment, then 409', async () => {
+    const { caller, base } = await tenantWithAdmin();
+    const body = { subject_id: 'wallet:did:example:123', roles: ['tenant_viewer'] };
+    expect((await svc.call('POST', base, { caller, body })).status).toBe(201);
+    expect(
+      await svc.call('POST', base, { caller, body: { ...body, roles: ['tenant_admin'] } }),
+    ).toMatchObject({
+      status: 409,
+      body: { error: 'CONFLICT', message: 'Subject already has an active role assignment in this tenant' },
+    });
+  });
+
+  it.each([
+    ['platform_admin', ['platform_admin']],
+    ['a platform:* permission', ['tenant_viewer', 'platform:tenants:write']],
+  ])('when %s is assigned, then 403 and nothing is stored', async (_label, roles) => {
+    const { caller, base } = await tenantWithAdmin();
+    const res = await svc.call('POST', base, { caller, body: { subject_id: 'dashboard:eve', roles } });
+    expect(res).toMatchObject({ status: 403, body: { error: 'FORBIDDEN' } });
+    expect(res.body.message).toMatch(/^Role cannot be assigned through the tenant API: platform/);
+    expect((await svc.call('GET', `${base}?subject_id=dashboard:eve`, { caller })).body.data).toEqual([]);
+  });
+
+  it.each([
+    [
+      'an unknown role',
+      { subject_id: 'dashboard:x', roles: ['owner'] },
+      /^roles\.0 must be one of: tenant_admin/,
+    ],
+    ['no roles', { subject_id: 'dashboard:x', roles: [] }, /^roles must have at least 1 item/],
+    [
+      'a subject without a scheme',
+      { subject_id: 'alice', roles: ['tenant_viewer'] },
+      /^subject_id: must be wallet/,
+    ],
+    [
+      'an oidc subject without provider',
+      { subject_id: 'oidc:alice', roles: ['tenant_viewer'] },
+      /^subject_id: must be/,
+    ],
+    [
+      'an unknown field',
+      { subject_id: 'dashboard:x', roles: ['tenant_viewer'], permissions: ['x'] },
+      /^permissions is not allowed$/,
+    ],
+  ])('when the body has %s, then 400 naming the field', async (_label, body, message) => {
+    const { caller, base } = await tenantWithAdmin();
+    const res = await svc.call('POST', base, { caller, body });
+    expect(res).toMatchObject({ status: 400, body: { error: 'BAD_REQUEST' } });
+    expect(res.body.message).toMatch(message);
+  });
+
+  it('when an assignment is read, listed, filtered and paged, then the tenant sees only its own, newest first', async () => {
+    const { caller, base, adminAssignmentId } = await tenantWithAdmin();
+    const other = await tenantWithAdmin();
+    const ids = [adminAssignmentId];
+    for (const s of ['a', 'b', 'c'])
+      ids.push(
+        (
+          await svc.call('POST', base, {
+            caller,
+            body: { subject_id: `dashboard:${s}`, roles: ['tenant_viewer'] },
+          })
+        ).body.id,
+      );
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { body: { data: { id: string }[]; next_cursor: string | null } } = await svc.call(
+        'GET',
+        `${base}?limit=3${cursor ? `&cursor=${cursor}` : ''}`,
+        { caller },
+      );
+      seen.push(...page.body.data.map((a) => a.id));
+      cursor = page.body.next_cursor;
+    } while (cursor);
+    expect(seen).toEqual([...ids].reverse());
+    expect((await svc.call('GET', `${base}/${ids[1]}`, { caller })).body).toMatchObject({
+      id: ids[1],
+      subject_id: 'dashboard:a',
+    });
+    expect((await svc.call('GET', `${base}?subject_id=dashboard:b`, { caller })).body.data).toHaveLength(1);
+    // Another tenant's assignment, through the caller's own path and through the other tenant's path.
+    expect(await svc.call('GET', `${base}/${other.adminAssignmentId}`, { caller })).toMatchObject({
+      status: 404,
+    });
+    expect(await svc.call('GET', `${other.base}/${ids[1]}`, { caller })).toMatchObject({ status: 404 });
+  });
+
+  it('when roles are patched, then permissions follow and TENANT_ROLE_ASSIGNED records the previous roles', async () => {
+    const { caller, base, tenantId } = await tenantWithAdmin();
+    const created = await svc.call('POST', base, {
+      caller,
+      body: { subject_id: 'dashboard:p', roles: ['tenant_viewer'] },
+    });
+    const res = await svc.call('PATCH', `${base}/${created.body.id}`, {
+      caller,
+      body: { roles: ['tenant_operator'] },
+    });
+    expect(res).toMatchObject({
+      status: 200,
+      body: {
+        roles: ['tenant_operator'],
+        permissions: ['events:read', 'mandates:read', 'mandates:write', 'verify'],
+      },
+    });
+    const events = svc.publisher.forTenant(tenantId).filter((e) => e.resource?.id === created.body.id);
+    expect(events.map((e) => e.type)).toEqual(['TENANT_ROLE_ASSIGNED', 'TENANT_ROLE_ASSIGNED']);
+    expect(events[1]!.data).toMatchObject({ previous_roles: ['tenant_viewer'], roles: ['tenant_operator'] });
+    expect(
+      await svc.call('PATCH', `${base}/${created.body.id}`, { caller, body: { roles: ['platform_admin'] } }),
+    ).toMatchObject({ status: 403 });
+    expect(
+      await svc.call('PATCH', `${base}/${created.body.id}`, {
+        caller,
+        body: { roles: ['tenant_viewer'], subject_id: 'dashboard:q' },
+      }),
+    ).toMatchObject({
+      status: 400,
+      body: { message: 'subject_id cannot be changed; revoke and assign instead' },
+    });
+  });
+
+  it('when an assignment is revoked, then 200 revoked, TENANT_ROLE_REVOKED, the subject no longer resolves, a second revoke and a patch are 409', async () => {
+    const { caller, base, tenantId } = await tenantWithAdmin();
+    const created = await svc.call('POST', base, {
+      caller,
+      body: { subject_id: 'dashboard:r', roles: ['tenant_viewer'] },
+    });
+    const res = await svc.call('POST', `${base}/${created.body.id}/revoke`, { caller });
+    expect(res).toMatchObject({ status: 200, body: { id: created.body.id, status: 'revoked' } });
+    expect(svc.publisher.forTenant(tenantId).at(-1)).toMatchObject({
+      type: 'TENANT_ROLE_REVOKED',
+      resource: { type: 'role_assignment', id: created.body.id },
+    });
+    expect(
+      await svc.call('POST', '/internal/v1/subjects/resolve', {
+        caller: system,
+        body: { tenant_id: tenantId, subject_id: 'dashboard:r' },
+      }),
+    ).toMatchObject({ status: 404 });
+    expect(await svc.call('POST', `${base}/${created.body.id}/revoke`, { caller })).toMatchObject({
+      status: 409,
+      body: { message: 'Role assignment is already revoked' },
+    });
+    expect(
+      await svc.call('PATCH', `${base}/${created.body.id}`, { caller, body: { roles: ['tenant_admin'] } }),
+    ).toMatchObject({ status: 409, body: { message: 'Role assignment is revoked' } });
+    // Revoked: the subject may be assigned again.
+    expect(
+      (
+        await svc.call('POST', base, {
+          caller,
+          body: { subject_id: 'dashboard:r', roles: ['tenant_auditor'] },
+        })
+      ).status,
+    ).toBe(201);
+  });
+
+  it('when the caller revokes its own active assignment, then 409 and it stays active', async () => {
+    const { caller, base, adminAssignmentId } = await tenantWithAdmin();
+    expect(await svc.call('POST', `${base}/${adminAssignmentId}/revoke`, { caller })).toMatchObject({
+      status: 409,
+      body: { error: 'CONFLICT', message: 'Cannot revoke your own active role assignment' },
+    });
+    expect((await svc.call('GET', `${base}/${adminAssignmentId}`, { caller })).body.status).toBe('active');
+    // Another credential of the tenant (an API key) may revoke it.
+    const keyCaller = callerFor(caller.tenantId, { actor: { type: 'api_key', key_id: newId('key') } });
+    expect(
+      (await svc.call('POST', `${base}/${adminAssignmentId}/revoke`, { caller: keyCaller })).status,
+    ).toBe(200);
+  });
+
+  it('when the subject resolves, then the gateway gets its permissions and the tenant plan', async () => {
+    const { admin, tenantId } = await tenantWithAdmin();
+    expect(
+      await svc.call('POST', '/internal/v1/subjects/resolve', {
+        caller: system,
+        body: { tenant_id: tenantId, subject_id: admin },
+      }),
+    ).toMatchObject({
+      status: 200,
+      body: { tenant_id: tenantId, subject_id: admin, roles: ['tenant_admin'], plan: 'beta' },
+    });
+  });
+});

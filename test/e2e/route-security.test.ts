@@ -1,0 +1,152 @@
+import { newId } from '@mandate/shared';
+import type { Scope } from '../../services/gateway/src/routes/table';
+import type { Role } from '../../services/identity/src/domain/roles';
+import { startJwksServer, type JwksServer } from '../support/jwks-server';
+import { describeRouteSecurity, type RouteSecurityContext } from '../support/route-security';
+import { apiClient, eventually, startStack, type Stack } from '../support/stack';
+
+const AUDIENCE = 'mandate-api';
+const ALL_SCOPES: Scope[] = ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'];
+const ROLES: Role[] = ['tenant_admin', 'tenant_operator', 'tenant_viewer', 'tenant_auditor'];
+
+/**
+ * Every route of the gateway's table against the five services as processes, real RabbitMQ and
+ * Redis, and a JWT issuer on loopback: the cases come from describeRouteSecurity, the fixture
+ * (real resources of tenant A, keys, JWT subjects) is built here through the public API.
+ */
+describe('route security, end to end (every route in the table)', () => {
+  let stack: Stack;
+  let jwks: JwksServer;
+  let ctx: RouteSecurityContext;
+
+  beforeAll(async () => {
+    jwks = await startJwksServer();
+    stack = await startStack({
+      gateway: {
+        JWT_ISSUERS: JSON.stringify([
+          {
+            name: 'dashboard',
+            issuer: jwks.issuer,
+            jwks_uri: jwks.jwksUri,
+            audience: AUDIENCE,
+            subject_scheme: 'dashboard',
+          },
+        ]),
+        RATE_LIMIT_PREFIX: `test-rl-${newId('req')}`,
+      },
+    });
+    const api = apiClient(stack.gateway.url);
+    const ok = <T extends { status: number; body: any }>(res: T, status: number, what: string): T['body'] => {
+      if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.body;
+    };
+    const tenant = async (name: string, admin: string) =>
+      ok(
+        await api('POST', '/v1/platform/tenants', {
+          auth: stack.operatorToken,
+          body: { name, plan: 'enterprise', admin_subject_id: admin },
+        }),
+        201,
+        'tenant',
+      );
+
+    const a = await tenant('Tenant A', 'dashboard:rs-admin-a');
+    const b = await tenant('Tenant B', 'dashboard:rs-stranger');
+    const tenantId: string = a.tenant.id;
+    const authA = `${tenantId}:${a.api_key.api_key}`;
+    const keys = `/v1/tenants/${tenantId}/api-keys`;
+
+    const mandate = ok(
+      await api('POST', '/v1/mandates', {
+        auth: authA,
+        body: { principal: 'user_alice', delegate: 'agent_7', scope: { actions: ['payments:*'] } },
+      }),
+      201,
+      'mandate',
+    );
+    const keyWithout: Record<string, string> = {};
+    for (const scope of ALL_SCOPES) {
+      const created = ok(
+        await api('POST', keys, {
+          auth: authA,
+          body: { name: `without ${scope}`, scopes: ALL_SCOPES.filter((s) => s !== scope) },
+        }),
+        201,
+        'key',
+      );
+      keyWithout[scope] = `${tenantId}:${created.api_key}`;
+    }
+    const revoked = ok(
+      await api('POST', keys, { auth: authA, body: { name: 'revoked', scopes: ALL_SCOPES } }),
+      201,
+      'key',
+    );
+    ok(await api('POST', `${keys}/${revoked.key_id}/revoke`, { auth: authA }), 200, 'revoke');
+
+    const subjects: Record<string, string> = {};
+    let assignmentId = '';
+    for (const role of ROLES) {
+      const subject = `dashboard:rs-${role}`;
+      const created = ok(
+        await api('POST', `/v1/tenants/${tenantId}/role-assignments`, {
+          auth: authA,
+          body: { subject_id: subject, roles: [role] },
+        }),
+        201,
+        'role assignment',
+      );
+      assignmentId ||= created.id;
+      subjects[role] = await jwks.sign(
+        { sub: subject.slice('dashboard:'.length), aud: AUDIENCE },
+        { expiresIn: '30m' },
+      );
+    }
+    const onboarding = ok(
+      await api('POST', '/v1/onboarding/request', {
+        body: { organization_name: 'Prospect', contact_email: 'ops@prospect.example.com' },
+      }),
+      202,
+      'onboarding',
+    );
+    const event = await eventually(
+      async () =>
+        (await api('GET', '/v1/events?limit=1', { auth: authA })).body?.data?.[0]?.id as string | undefined,
+      15_000,
+      'an event of tenant A',
+    );
+
+    ctx = {
+      baseUrl: stack.gateway.url,
+      tenantId,
+      resources: {
+        tenants: tenantId,
+        mandates: mandate.id,
+        events: event,
+        'api-keys': a.api_key.key_id,
+        'role-assignments': assignmentId,
+        'onboarding-requests': onboarding.id,
+      },
+      revokedKey: `${tenantId}:${revoked.api_key}`,
+      keyWithout: (scope) => keyWithout[scope]!,
+      stranger: { tenantId: b.tenant.id, key: `${b.tenant.id}:${b.api_key.api_key}` },
+      jwt: {
+        asRole: (role) => subjects[role]!,
+        stranger: await jwks.sign({ sub: 'rs-stranger', aud: AUDIENCE }, { expiresIn: '30m' }),
+      },
+    };
+  }, 120_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    await jwks?.close();
+  }, 30_000);
+
+  describeRouteSecurity(() => ctx, {
+    jwt: true,
+    bodies: {
+      'POST /v1/verify': (c) => ({ mandate_id: c.resources.mandates, action: 'payments:create' }),
+      'PATCH /v1/tenants/:tenantId/role-assignments/:id': () => ({ roles: ['tenant_viewer'] }),
+      'PUT /v1/tenants/:tenantId/widget-config': () => ({ allowed_origins: ['https://shop.example.com'] }),
+    },
+  });
+});

@@ -1,0 +1,234 @@
+import { ROUTES, type RouteRule, type Scope } from '../../services/gateway/src/routes/table';
+import { ROLE_PERMISSIONS, type Role } from '../../services/identity/src/domain/roles';
+
+/**
+ * What the generated cases need from a running stack. Tenant A owns real resources; tenant B is
+ * the stranger. Credentials are `tenantId:secret` strings as sent after `Bearer `.
+ */
+export interface RouteSecurityContext {
+  baseUrl: string;
+  tenantId: string;
+  /**
+   * A real resource of tenant A per path collection: the segment before a parameter names it
+   * (`/v1/mandates/:id` → `mandates`, `/v1/tenants/:tenantId/api-keys/:keyId` → `api-keys`).
+   */
+  resources: Record<string, string>;
+  /** Tenant A's keys: one revoked (all scopes), and per scope one holding every other scope. */
+  revokedKey: string;
+  keyWithout: (scope: Scope) => string;
+  /** Tenant B: its id and a key with every scope. */
+  stranger: { tenantId: string; key: string };
+  /** JWT callers (optional): tokens of subjects with the given role in tenant A, and of a subject known only to tenant B. */
+  jwt?: { asRole: (role: Role) => string; stranger: string };
+}
+
+const UNAUTHORIZED = { error: 'UNAUTHORIZED', message: expect.any(String) };
+const INVALID_KEY = 'Invalid or missing API key';
+const MALFORMED = 'Malformed Bearer value (expected Bearer tenantId:apiKey)';
+const SPEC_SCOPES: Scope[] = ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'];
+
+export const routeKey = (rule: RouteRule) => `${rule.method} ${rule.path}`;
+
+/** The rule's path with tenant A's resources filled in; the tenant segment may be another tenant's. */
+export function concretePath(rule: RouteRule, ctx: RouteSecurityContext, tenantId = ctx.tenantId): string {
+  const segments = rule.path.split('/');
+  return segments
+    .map((segment, i) => {
+      if (!segment.startsWith(':')) return segment;
+      if (segment === ':tenantId') return tenantId;
+      const collection = segments[i - 1] ?? '';
+      const id = ctx.resources[collection];
+      if (!id) {
+        throw new Error(
+          `route-security: no resource of tenant A for ${routeKey(rule)} (${segment} after /${collection}/): add one to the fixture's resources`,
+        );
+      }
+      return encodeURIComponent(id);
+    })
+    .join('/');
+}
+
+export interface RouteSecurityOptions {
+  routes?: RouteRule[];
+  /**
+   * Bodies for routes that need one to reach their resource lookup (POST /v1/verify names its
+   * mandate in the body; PATCH validates before it looks up), keyed `METHOD /v1/path` as in the table.
+   */
+  bodies?: Record<string, (ctx: RouteSecurityContext) => unknown>;
+  /** Whether the context carries JWT callers (then every tenant route also gets the JWT cases). */
+  jwt?: boolean;
+}
+
+async function send(
+  ctx: RouteSecurityContext,
+  rule: RouteRule,
+  path: string,
+  headers: Record<string, string>,
+  bodies: RouteSecurityOptions['bodies'] = {},
+) {
+  const body = bodies[routeKey(rule)]?.(ctx);
+  const res = await fetch(ctx.baseUrl + path, {
+    method: rule.method,
+    headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON: the assertion below shows it
+  }
+  return {
+    route: routeKey(rule),
+    path,
+    status: res.status,
+    body: parsed as { error?: string; message?: string } | undefined,
+  };
+}
+
+const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` });
+/** A well-formed key of tenant A that was never issued. */
+const unknownKey = (ctx: RouteSecurityContext) => `${ctx.tenantId}:msk_${'Q'.repeat(43)}`;
+
+/** Which of the four roles holds none of the permissions the route accepts (for the JWT 403 case). */
+function roleLacking(accepted: string[]): Role | undefined {
+  return (Object.keys(ROLE_PERMISSIONS) as Role[]).find(
+    (role) => !accepted.some((p) => (ROLE_PERMISSIONS[role] as readonly string[]).includes(p)),
+  );
+}
+
+/**
+ * Generates the security cases for every route of the gateway's table (SPEC §3/§4): no
+ * credential, malformed Bearer, unknown key and revoked key → 401; a key lacking the scope →
+ * 403 naming it; another tenant's resource → 404; and for JWT callers, a subject without an
+ * assignment in the tenant → 404 and a role lacking the permission → 403. Operator routes get
+ * the 401 cases (a tenant credential is never the operator); public routes must be served
+ * without one. Because it iterates the exported table, a new route gets its cases by existing.
+ */
+export function describeRouteSecurity(
+  getContext: () => RouteSecurityContext,
+  options: RouteSecurityOptions = {},
+): void {
+  const routes = options.routes ?? ROUTES;
+  const bodies = options.bodies ?? {};
+  describe('the route table', () => {
+    it('when a tenant route is declared, then it names a known scope (so the 403 case exists)', () => {
+      const missing = routes.filter(
+        (r) => r.auth === 'tenant' && (!r.scope || !SPEC_SCOPES.includes(r.scope)),
+      );
+      expect(missing.map(routeKey)).toEqual([]);
+    });
+  });
+
+  for (const rule of routes) {
+    describe(routeKey(rule), () => {
+      if (rule.auth === 'public') {
+        it('when called without a credential, then it is served (neither 401 nor 403)', async () => {
+          const res = await send(getContext(), rule, concretePath(rule, getContext()), {});
+          expect([401, 403]).not.toContain(res.status);
+        });
+        return;
+      }
+
+      const path = () => concretePath(rule, getContext());
+      const expect401 = async (headers: Record<string, string>, message?: string) => {
+        const res = await send(getContext(), rule, path(), headers, bodies);
+        expect(res).toMatchObject({
+          status: 401,
+          body: message ? { error: 'UNAUTHORIZED', message } : UNAUTHORIZED,
+        });
+        expect(Object.keys(res.body ?? {}).sort()).toEqual(['error', 'message']);
+      };
+      const tenantRoute = rule.auth === 'tenant';
+
+      it('when there is no credential, then 401', () => expect401({}, tenantRoute ? INVALID_KEY : undefined));
+      it('when the Bearer value is malformed, then 401', () =>
+        expect401(bearer('not-a-credential'), tenantRoute ? MALFORMED : undefined));
+      it('when the key is unknown, then 401', () =>
+        expect401(bearer(unknownKey(getContext())), tenantRoute ? INVALID_KEY : undefined));
+      it('when the key is revoked, then 401', () =>
+        expect401(bearer(getContext().revokedKey), tenantRoute ? INVALID_KEY : undefined));
+
+      if (rule.auth === 'operator') {
+        it('when a valid tenant key with every scope calls, then 401 (only the operator token opens the platform surface)', () =>
+          expect401(bearer(getContext().stranger.key)));
+        if (options.jwt) {
+          it('when a JWT tenant admin calls, then 401', () =>
+            expect401(bearer(getContext().jwt!.asRole('tenant_admin'))));
+        }
+        return;
+      }
+
+      const scope = rule.scope!;
+      it(`when the key lacks ${scope}, then 403 naming the scope`, async () => {
+        const res = await send(getContext(), rule, path(), bearer(getContext().keyWithout(scope)), bodies);
+        expect(res).toMatchObject({
+          status: 403,
+          body: { error: 'FORBIDDEN', message: `API key lacks required scope: ${scope}` },
+        });
+      });
+
+      const names = rule.path.split('/').filter((s) => s.startsWith(':'));
+      if (names.length > 0 || bodies[routeKey(rule)]) {
+        it("when another tenant's key names tenant A's resource, then 404", async () => {
+          const ctx = getContext();
+          const res = await send(ctx, rule, path(), bearer(ctx.stranger.key), bodies);
+          expect(res).toMatchObject({ status: 404, body: { error: 'NOT_FOUND' } });
+        });
+      } else {
+        it.skip("when another tenant's key calls, then 404 — not applicable: the route names no resource (it lists or creates within the caller's own tenant)", () =>
+          undefined);
+      }
+
+      if (names.includes(':tenantId') && names.length > 1) {
+        it("when another tenant's key names tenant A's resource under its own tenant path, then 404", async () => {
+          const ctx = getContext();
+          const res = await send(
+            ctx,
+            rule,
+            concretePath(rule, ctx, ctx.stranger.tenantId),
+            bearer(ctx.stranger.key),
+            bodies,
+          );
+          expect(res).toMatchObject({ status: 404, body: { error: 'NOT_FOUND' } });
+        });
+      }
+
+      if (!options.jwt) return;
+      it('when a JWT subject with no assignment in tenant A calls, then 404 for that tenant', async () => {
+        const ctx = getContext();
+        const res = await send(
+          ctx,
+          rule,
+          path(),
+          { ...bearer(ctx.jwt!.stranger), 'x-tenant-id': ctx.tenantId },
+          bodies,
+        );
+        expect(res).toMatchObject({ status: 404, body: { error: 'NOT_FOUND', message: 'Tenant not found' } });
+      });
+
+      const accepted = rule.permissions ?? [scope];
+      const lacking = roleLacking(accepted);
+      if (lacking) {
+        it(`when a JWT ${lacking} (lacking ${accepted.join(' or ')}) calls, then 403 naming the permission`, async () => {
+          const ctx = getContext();
+          const res = await send(
+            ctx,
+            rule,
+            path(),
+            { ...bearer(ctx.jwt!.asRole(lacking)), 'x-tenant-id': ctx.tenantId },
+            bodies,
+          );
+          expect(res).toMatchObject({
+            status: 403,
+            body: { error: 'FORBIDDEN', message: `Missing required permission: ${accepted.join(' or ')}` },
+          });
+        });
+      } else {
+        it.skip(`when a JWT role lacking ${accepted.join(' or ')} calls, then 403 — not applicable: every tenant role holds it`, () =>
+          undefined);
+      }
+    });
+  }
+}
