@@ -1,5 +1,6 @@
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import {
+  AppError,
   BODY_LIMIT_BYTES,
   baseApp,
   errorMiddleware,
@@ -17,6 +18,7 @@ import { authenticate, type JwtAuthenticator, type Principal } from './auth/auth
 import type { KeyResolver } from './auth/key-resolver';
 import { apiCallEvent } from './audit/api-call';
 import { forward } from './http/proxy';
+import { clientIp, limitSubject, type RequestLimiter } from './limits';
 import { RouteMatcher } from './routes/match';
 import { ROUTES, type RouteRule, type ServiceName } from './routes/table';
 
@@ -34,6 +36,10 @@ export interface GatewayDeps {
   openApiDocument: () => unknown;
   readiness?: ReadinessCheck;
   routes?: RouteRule[];
+  /** Rate limits and quotas (SPEC §6); absent = unlimited (unit tests that are not about limits). */
+  limiter?: RequestLimiter;
+  /** Whether X-Forwarded-For names the client (a proxy of ours in front), for per-IP limits. */
+  trustProxy?: boolean;
 }
 
 export function createApp(deps: GatewayDeps) {
@@ -42,7 +48,8 @@ export function createApp(deps: GatewayDeps) {
   const readBody = express.raw({ limit: BODY_LIMIT_BYTES, type: () => true });
   let openApiJson: string | undefined;
 
-  healthRoutes(app, deps.readiness ?? (async () => ({ gateway: 'ok' })));
+  const readiness = deps.readiness ?? (async () => ({ gateway: 'ok' }));
+  healthRoutes(app, async () => ({ ...(await readiness()), ...deps.limiter?.readiness() }));
 
   app.use(async (req: Request, res: Response, next: NextFunction) => {
     const started = performance.now();
@@ -75,6 +82,13 @@ export function createApp(deps: GatewayDeps) {
 
     try {
       principal = await authenticate(req, rule, params, deps);
+      // One limiter call per request, after authentication (rejected credentials cost no budget).
+      const subject = deps.limiter && limitSubject(rule, principal, () => clientIp(req.socket.remoteAddress, req.header('x-forwarded-for'), deps.trustProxy ?? false));
+      if (subject) {
+        const decision = await deps.limiter!.check(subject, rule.limit);
+        for (const [name, value] of Object.entries(decision.headers)) res.setHeader(name, value);
+        if (!decision.allowed) throw new AppError('TOO_MANY_REQUESTS', decision.message!);
+      }
       if (rule.service === 'gateway') {
         openApiJson ??= JSON.stringify(deps.openApiDocument());
         res.type('application/json').send(openApiJson);

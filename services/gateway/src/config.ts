@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { commonConfigShape, env, parseConfig } from '@mandate/shared';
+import { planOverridesSchema } from './limits/plans';
 
 export const gatewayConfigSchema = z.object({
   ...commonConfigShape,
@@ -15,6 +16,17 @@ export const gatewayConfigSchema = z.object({
   /** JSON list of {name, issuer, jwks_uri, audience, subject_scheme} (SPEC §4). */
   JWT_ISSUERS: env.optionalString(),
   TRUST_PROXY: env.bool(false),
+  /** Prefix of the rate limit and quota keys in Redis. */
+  RATE_LIMIT_PREFIX: env.string('mandate:rl'),
+  /** JSON replacing some of the plans' numbers (SPEC §6), e.g. a small quota for tests; see limits/plans.ts. */
+  PLAN_OVERRIDES: z.preprocess((v) => {
+    if (v === '' || v === undefined) return undefined;
+    try {
+      return JSON.parse(String(v));
+    } catch {
+      return Symbol('invalid JSON');
+    }
+  }, planOverridesSchema.optional()),
 });
 
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;

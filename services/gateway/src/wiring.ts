@@ -9,9 +9,10 @@ import {
   type Logger,
 } from '@mandate/shared';
 import type { GatewayDeps, Upstreams } from './app';
-import { CachedKeyResolver } from './auth/key-resolver';
+import { wireCredentials } from './auth/wiring';
 import type { GatewayConfig } from './config';
 import { buildPublicOpenApi } from './openapi';
+import { createLimiter } from './limits';
 
 /** Builds the gateway's dependencies; each configured URL switches its adapter. */
 export async function wire(
@@ -61,7 +62,18 @@ export async function wire(
     closers.push(() => owned.close());
   }
 
-  const keys = overrides.keys ?? new CachedKeyResolver(upstreams.identity, tokens, config.KEY_CACHE_TTL_MS);
+  // API keys, JWT callers (JWT_ISSUERS) and, with RabbitMQ, cache eviction on key and role events.
+  const credentials = await wireCredentials(config, { identity: upstreams.identity, tokens, logger }, overrides);
+  closers.push(() => credentials.close());
+  const { keys, jwt } = credentials;
+
+  // Redis when REDIS_URL is set (shared by replicas, per-process insurance when it is down), else in memory.
+  let limiter = overrides.limiter;
+  if (!limiter) {
+    const owned = await createLimiter({ redisUrl: config.REDIS_URL, prefix: config.RATE_LIMIT_PREFIX, overrides: config.PLAN_OVERRIDES }, logger);
+    closers.push(() => owned.close());
+    limiter = owned;
+  }
 
   const deps: GatewayDeps = {
     tokens,
@@ -72,7 +84,9 @@ export async function wire(
     operatorToken,
     openApiDocument: overrides.openApiDocument ?? buildPublicOpenApi,
     readiness: overrides.readiness,
-    jwt: overrides.jwt,
+    jwt,
+    limiter,
+    trustProxy: overrides.trustProxy ?? config.TRUST_PROXY,
   };
   return {
     deps,

@@ -1,0 +1,220 @@
+import { RateLimiterRes, type RateLimiterLike } from 'rate-limiter-flexible';
+import { systemClock, type Clock, type Logger } from '@mandate/shared';
+import {
+  ENDPOINT_LIMITS,
+  PLANS,
+  monthWindow,
+  type Bucket,
+  type EndpointLimit,
+  type LimitName,
+  type LimitsConfig,
+  type Plan,
+} from './plans';
+import { MemoryQuota } from './memory-quota';
+import { MemoryTokenBucket } from './token-bucket';
+
+/** Where counters live: Redis (shared by replicas) or this process. */
+export interface LimiterBackend {
+  bucket(keyPrefix: string, bucket: Bucket): RateLimiterLike;
+  /** A counter of `points` per key; each call passes `customDuration` (seconds) for the key's expiry. */
+  quota(keyPrefix: string, points: number): RateLimiterLike;
+  /** 'ok', or a value starting with 'degraded' that /readyz shows. */
+  health(): string;
+  close(): Promise<void>;
+}
+
+export function memoryBackend(now: () => number = Date.now): LimiterBackend {
+  return {
+    bucket: (keyPrefix, bucket) => new MemoryTokenBucket(bucket, keyPrefix, now),
+    quota: (keyPrefix, points) => new MemoryQuota(points, keyPrefix, now),
+    health: () => 'ok',
+    close: async () => undefined,
+  };
+}
+
+/** Whom a request is counted against. */
+export type LimitSubject =
+  /** `id` is one API key or one JWT subject within a tenant. */
+  { kind: 'caller'; id: string; plan: Plan } | { kind: 'client_ip'; ip: string };
+
+export interface LimitDecision {
+  allowed: boolean;
+  /** RateLimit-Limit, -Remaining, -Reset; on a rejection also Retry-After. */
+  headers: Record<string, string>;
+  message?: 'Rate limit exceeded' | 'Monthly quota exceeded';
+}
+
+export interface RequestLimiter {
+  check(subject: LimitSubject, endpoint?: LimitName): Promise<LimitDecision>;
+  readiness(): Record<string, string>;
+  close(): Promise<void>;
+}
+
+interface Applied {
+  limiter: RateLimiterLike;
+  key: string;
+  kind: 'rate' | 'quota';
+  limit: number;
+  options?: { customDuration: number };
+}
+
+type Outcome = { ok: boolean; res: RateLimiterRes };
+
+const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
+
+/**
+ * The plan's limits for one request, decided together: the global bucket, the endpoint's bucket
+ * if the route has one, and the monthly quota; onboarding has its own per-IP bucket. All the
+ * limiters that apply are consumed at once (one Redis round trip when auto-pipelined); if any
+ * rejects, what the others took is given back, so a 429 costs the caller nothing.
+ */
+export class PlanLimiter implements RequestLimiter {
+  private readonly global: Record<Plan, RateLimiterLike>;
+  private readonly endpoints: Record<Plan, Record<EndpointLimit, RateLimiterLike>>;
+  private readonly quotas: Record<Plan, RateLimiterLike>;
+  private readonly onboarding: RateLimiterLike;
+
+  constructor(
+    private readonly limits: LimitsConfig,
+    private readonly backend: LimiterBackend,
+    private readonly options: { prefix: string; clock?: Clock; logger?: Logger },
+  ) {
+    const p = options.prefix;
+    const perPlan = <T>(f: (plan: Plan) => T) =>
+      Object.fromEntries(PLANS.map((plan) => [plan, f(plan)])) as Record<Plan, T>;
+    // Prefixes do not name the plan: a tenant that changes plan keeps its counters.
+    this.global = perPlan((plan) => backend.bucket(`${p}:global`, limits.plans[plan].global));
+    this.endpoints = perPlan(
+      (plan) =>
+        Object.fromEntries(
+          ENDPOINT_LIMITS.map((l) => [l, backend.bucket(`${p}:ep:${l}`, limits.plans[plan].endpoints[l])]),
+        ) as Record<EndpointLimit, RateLimiterLike>,
+    );
+    this.quotas = perPlan((plan) => backend.quota(`${p}:quota`, limits.plans[plan].monthlyQuota));
+    this.onboarding = backend.bucket(`${p}:onboarding`, limits.onboarding);
+  }
+
+  async check(subject: LimitSubject, endpoint?: LimitName): Promise<LimitDecision> {
+    const now = (this.options.clock ?? systemClock).now();
+    const { month, msToNextMonth } = monthWindow(now);
+    const applied: Applied[] = [];
+    if (subject.kind === 'client_ip') {
+      applied.push({
+        limiter: this.onboarding,
+        key: subject.ip,
+        kind: 'rate',
+        limit: this.limits.onboarding.burst,
+      });
+    } else {
+      const plan = this.limits.plans[subject.plan];
+      applied.push({
+        limiter: this.global[subject.plan],
+        key: subject.id,
+        kind: 'rate',
+        limit: plan.global.burst,
+      });
+      if (endpoint && endpoint !== 'onboarding') {
+        applied.push({
+          limiter: this.endpoints[subject.plan][endpoint],
+          key: subject.id,
+          kind: 'rate',
+          limit: plan.endpoints[endpoint].burst,
+        });
+      }
+      applied.push({
+        limiter: this.quotas[subject.plan],
+        key: `${subject.id}:${month}`,
+        kind: 'quota',
+        limit: plan.monthlyQuota,
+        // The counter outlives its month by a day so replicas with skewed clocks still agree.
+        options: { customDuration: seconds(msToNextMonth) + 86_400 },
+      });
+    }
+
+    let outcomes: Outcome[];
+    try {
+      outcomes = await Promise.all(
+        applied.map((a) =>
+          a.limiter.consume(a.key, 1, a.options).then(
+            (res): Outcome => ({ ok: true, res }),
+            (err: unknown): Outcome => {
+              if (err instanceof RateLimiterRes) return { ok: false, res: err };
+              throw err;
+            },
+          ),
+        ),
+      );
+    } catch (err) {
+      // Both Redis and the insurance limiter failed: serving unlimited beats refusing everyone.
+      this.options.logger?.error({ err }, 'rate limiter failed; request not limited');
+      return { allowed: true, headers: {} };
+    }
+
+    const rejected = outcomes.findIndex((o, i) => !o.ok && applied[i]!.kind === 'quota');
+    const rateRejected = rejected >= 0 ? -1 : this.longestWait(outcomes);
+    const blocking = rejected >= 0 ? rejected : rateRejected;
+    if (blocking >= 0) {
+      this.refund(applied, outcomes);
+      const a = applied[blocking]!;
+      const quota = a.kind === 'quota';
+      const retryAfter = quota
+        ? seconds(msToNextMonth)
+        : Math.max(1, seconds(outcomes[blocking]!.res.msBeforeNext));
+      return {
+        allowed: false,
+        message: quota ? 'Monthly quota exceeded' : 'Rate limit exceeded',
+        headers: {
+          'RateLimit-Limit': String(a.limit),
+          'RateLimit-Remaining': '0',
+          'RateLimit-Reset': String(retryAfter),
+          'Retry-After': String(retryAfter),
+        },
+      };
+    }
+
+    // Report the limit closest to biting.
+    let i = 0;
+    for (let j = 1; j < outcomes.length; j++)
+      if (outcomes[j]!.res.remainingPoints < outcomes[i]!.res.remainingPoints) i = j;
+    const a = applied[i]!;
+    const res = outcomes[i]!.res;
+    return {
+      allowed: true,
+      headers: {
+        'RateLimit-Limit': String(a.limit),
+        'RateLimit-Remaining': String(res.remainingPoints),
+        'RateLimit-Reset': String(a.kind === 'quota' ? seconds(msToNextMonth) : seconds(res.msBeforeNext)),
+      },
+    };
+  }
+
+  private longestWait(outcomes: Outcome[]): number {
+    let found = -1;
+    outcomes.forEach((o, i) => {
+      if (!o.ok && (found < 0 || o.res.msBeforeNext > outcomes[found]!.res.msBeforeNext)) found = i;
+    });
+    return found;
+  }
+
+  /**
+   * Gives back what a rejected request took: the buckets that let it through, and the quota
+   * (a counter keeps counting past its limit). Fire-and-forget, off the request's path.
+   */
+  private refund(applied: Applied[], outcomes: Outcome[]) {
+    applied.forEach((a, i) => {
+      if (outcomes[i]!.ok || a.kind === 'quota') {
+        a.limiter
+          .reward(a.key, 1, a.options)
+          .catch((err: unknown) => this.options.logger?.warn({ err }, 'rate limit refund failed'));
+      }
+    });
+  }
+
+  readiness(): Record<string, string> {
+    return { rate_limiter: this.backend.health() };
+  }
+
+  close(): Promise<void> {
+    return this.backend.close();
+  }
+}

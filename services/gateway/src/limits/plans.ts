@@ -1,0 +1,112 @@
+import { z } from 'zod';
+import type { RouteRule } from '../routes/table';
+
+/** "Burst B, rate R": a fresh client may send `burst` requests at once; sustained, `rate` per second pass. */
+export interface Bucket {
+  rate: number;
+  burst: number;
+}
+
+export type Plan = 'beta' | 'enterprise';
+export const PLANS: readonly Plan[] = ['beta', 'enterprise'];
+export type LimitName = NonNullable<RouteRule['limit']>;
+/** The per-endpoint buckets that follow the caller's plan (onboarding is per client IP, plan-less). */
+export type EndpointLimit = Exclude<LimitName, 'onboarding'>;
+export const ENDPOINT_LIMITS: readonly EndpointLimit[] = [
+  'mandates.create',
+  'mandates.lifecycle',
+  'apikeys.create',
+];
+
+export interface PlanLimits {
+  global: Bucket;
+  /** Requests per API key (or JWT subject) per calendar month, UTC. */
+  monthlyQuota: number;
+  endpoints: Record<EndpointLimit, Bucket>;
+}
+
+export interface LimitsConfig {
+  plans: Record<Plan, PlanLimits>;
+  onboarding: Bucket;
+}
+
+/** SPEC §6. */
+export const DEFAULT_LIMITS: LimitsConfig = {
+  plans: {
+    beta: {
+      global: { rate: 50, burst: 100 },
+      monthlyQuota: 50_000,
+      endpoints: {
+        'mandates.create': { rate: 5, burst: 10 },
+        'mandates.lifecycle': { rate: 10, burst: 20 },
+        'apikeys.create': { rate: 1, burst: 3 },
+      },
+    },
+    enterprise: {
+      global: { rate: 200, burst: 400 },
+      monthlyQuota: 500_000,
+      endpoints: {
+        'mandates.create': { rate: 25, burst: 50 },
+        'mandates.lifecycle': { rate: 30, burst: 60 },
+        'apikeys.create': { rate: 3, burst: 9 },
+      },
+    },
+  },
+  onboarding: { rate: 2, burst: 5 },
+};
+
+const bucketSchema = z.strictObject({ rate: z.number().positive(), burst: z.number().int().min(1) });
+const planOverrideSchema = z.strictObject({
+  global: bucketSchema.optional(),
+  monthly_quota: z.number().int().min(0).optional(),
+  endpoints: z
+    .strictObject(
+      Object.fromEntries(ENDPOINT_LIMITS.map((l) => [l, bucketSchema.optional()])) as Record<
+        EndpointLimit,
+        z.ZodOptional<typeof bucketSchema>
+      >,
+    )
+    .optional(),
+});
+
+/**
+ * `PLAN_OVERRIDES`: JSON that replaces some of the SPEC's numbers, e.g. a small quota for a test or
+ * a staging deployment: `{"beta": {"monthly_quota": 5, "global": {"rate": 5, "burst": 10}}, "onboarding": {...}}`.
+ */
+export const planOverridesSchema = z.strictObject({
+  beta: planOverrideSchema.optional(),
+  enterprise: planOverrideSchema.optional(),
+  onboarding: bucketSchema.optional(),
+});
+export type PlanOverrides = z.infer<typeof planOverridesSchema>;
+
+export function resolveLimits(
+  overrides: PlanOverrides = {},
+  base: LimitsConfig = DEFAULT_LIMITS,
+): LimitsConfig {
+  const plan = (name: Plan): PlanLimits => {
+    const o = overrides[name] ?? {};
+    const b = base.plans[name];
+    return {
+      global: o.global ?? b.global,
+      monthlyQuota: o.monthly_quota ?? b.monthlyQuota,
+      endpoints: {
+        'mandates.create': o.endpoints?.['mandates.create'] ?? b.endpoints['mandates.create'],
+        'mandates.lifecycle': o.endpoints?.['mandates.lifecycle'] ?? b.endpoints['mandates.lifecycle'],
+        'apikeys.create': o.endpoints?.['apikeys.create'] ?? b.endpoints['apikeys.create'],
+      },
+    };
+  };
+  return {
+    plans: { beta: plan('beta'), enterprise: plan('enterprise') },
+    onboarding: overrides.onboarding ?? base.onboarding,
+  };
+}
+
+/** The calendar month (UTC) an instant falls in, and how long until the next one starts. */
+export function monthWindow(now: Date): { month: string; msToNextMonth: number } {
+  const y = now.getUTCFullYear();
+  const m = now.getUTCMonth();
+  const next = Date.UTC(y, m + 1, 1);
+  return { month: `${y}-${String(m + 1).padStart(2, '0')}`, msToNextMonth: next - now.getTime() };
+}

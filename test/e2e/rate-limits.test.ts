@@ -1,0 +1,141 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import {
+  AMQP_URL,
+  REDIS_URL,
+  apiClient,
+  eventually,
+  startService,
+  startStack,
+  type ServiceProcess,
+  type Stack,
+} from '../support/stack';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
+
+/**
+ * Rate limits and quotas with the gateway as its own process, twice: two replicas on the same
+ * Redis share one budget; one of them reaches Redis through a proxy the test cuts.
+ */
+describe('end to end: rate limits and quotas on the real Redis, two gateway replicas', () => {
+  const prefix = `test:rl:e2e:${randomBytes(6).toString('hex')}`;
+  // beta: one token per 100 s after a burst of 5, so counts are exact; enterprise: a quota of 3.
+  const overrides = JSON.stringify({
+    beta: { global: { rate: 0.01, burst: 5 } },
+    enterprise: { monthly_quota: 3 },
+  });
+  let stack: Stack;
+  let proxy: TcpProxy;
+  let second: ServiceProcess;
+  let api1: ReturnType<typeof apiClient>;
+  let api2: ReturnType<typeof apiClient>;
+
+  beforeAll(async () => {
+    proxy = await startTcpProxy('127.0.0.1', Number(new URL(REDIS_URL).port || 6379));
+    stack = await startStack({ gateway: { RATE_LIMIT_PREFIX: prefix, PLAN_OVERRIDES: overrides } });
+    second = await startService(
+      'gateway',
+      {
+        INTERNAL_TOKEN_SECRET: stack.internalSecret,
+        AMQP_URL,
+        AMQP_NAMESPACE: stack.namespace,
+        REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+        OPERATOR_TOKEN: stack.operatorToken,
+        MANDATES_URL: stack.services.mandates.url,
+        VERIFY_URL: stack.services.verify.url,
+        IDENTITY_URL: stack.services.identity.url,
+        AUDIT_URL: stack.services.audit.url,
+        RATE_LIMIT_PREFIX: prefix,
+        PLAN_OVERRIDES: overrides,
+      },
+      'gateway-2',
+    );
+    api1 = apiClient(stack.gateway.url);
+    api2 = apiClient(second.url);
+  }, 90_000);
+
+  afterAll(async () => {
+    await second?.stop();
+    await stack?.stop();
+    await proxy?.close();
+    const redis = new Redis(REDIS_URL);
+    const found = await redis.keys(`${prefix}:*`);
+    if (found.length) await redis.del(...found);
+    await redis.quit();
+  }, 30_000);
+
+  const readyz = async (): Promise<{ status: number; body: { checks: Record<string, string> } }> => {
+    const r = await fetch(`${second.url}/readyz`);
+    return { status: r.status, body: (await r.json()) as { checks: Record<string, string> } };
+  };
+
+  const createTenant = async (plan: 'beta' | 'enterprise') => {
+    const res = await api1('POST', '/v1/platform/tenants', {
+      auth: stack.operatorToken,
+      body: { name: `Limits ${plan}`, plan },
+    });
+    expect(res.status).toBe(201);
+    return `${res.body.tenant.id}:${res.body.api_key.api_key}` as string;
+  };
+
+  it('when a key spends its burst across both replicas, then both answer 429 "Rate limit exceeded" with Retry-After', async () => {
+    const auth = await createTenant('beta');
+    const rs = await Promise.all([
+      ...[1, 2, 3].map(() => api1('GET', '/v1/mandates', { auth })),
+      ...[1, 2].map(() => api2('GET', '/v1/mandates', { auth })),
+    ]);
+    expect(rs.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    for (const api of [api1, api2]) {
+      const limited = await api('GET', '/v1/mandates', { auth });
+      expect(limited.status).toBe(429);
+      expect(limited.body).toEqual({ error: 'TOO_MANY_REQUESTS', message: 'Rate limit exceeded' });
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(limited.headers.get('ratelimit-limit')).toBe('5');
+    }
+  });
+
+  it('when the monthly quota is spent, then 429 "Monthly quota exceeded" with Retry-After counting to the next month (UTC)', async () => {
+    const auth = await createTenant('enterprise');
+    for (const api of [api1, api2, api1])
+      expect((await api('GET', '/v1/mandates', { auth })).status).toBe(200);
+    const over = await api2('GET', '/v1/mandates', { auth });
+    expect(over.status).toBe(429);
+    expect(over.body).toEqual({ error: 'TOO_MANY_REQUESTS', message: 'Monthly quota exceeded' });
+    const now = new Date();
+    const toNextMonth = (Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1) - now.getTime()) / 1000;
+    expect(Math.abs(Number(over.headers.get('retry-after')) - toNextMonth)).toBeLessThan(10);
+  });
+
+  it('when Redis is cut away from one replica, then it keeps serving, logs it once and /readyz says degraded; when Redis is back, it shares the budget again', async () => {
+    const auth = await createTenant('beta');
+    expect((await readyz()).body.checks.rate_limiter).toBe('ok');
+
+    proxy.cut();
+    await eventually(
+      async () => {
+        const r = await readyz();
+        return r.status === 200 && r.body.checks.rate_limiter!.startsWith('degraded') ? r : undefined;
+      },
+      10_000,
+      'degraded readiness',
+    );
+    const served = await api2('GET', '/v1/mandates', { auth });
+    expect(served.status).toBe(200);
+    expect(served.headers.get('ratelimit-limit')).toBe('5');
+    expect(second.output.join('').match(/Redis unreachable/g)).toHaveLength(1);
+
+    proxy.restore();
+    await eventually(
+      async () => ((await readyz()).body.checks.rate_limiter === 'ok' ? true : undefined),
+      10_000,
+      'the limiter back on Redis',
+    );
+
+    const again = await createTenant('beta');
+    const rs = await Promise.all([
+      ...[1, 2, 3].map(() => api1('GET', '/v1/mandates', { auth: again })),
+      ...[1, 2].map(() => api2('GET', '/v1/mandates', { auth: again })),
+    ]);
+    expect(rs.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect((await api2('GET', '/v1/mandates', { auth: again })).status).toBe(429);
+  });
+});

@@ -1,0 +1,87 @@
+import { createConnection, createServer, type Socket } from 'node:net';
+
+export interface TcpProxy {
+  /** The local port clients connect to (on 127.0.0.1). */
+  port: number;
+  /** Destroys every live connection and refuses new ones until `restore()`: a network cut, not a graceful close. */
+  cut(): void;
+  /** Accepts and forwards connections again. */
+  restore(): void;
+  /** Client→target data events (one per write burst that reached the proxy) since start or the last reset. */
+  readonly chunksToTarget: number;
+  resetCounters(): void;
+  /** Stops listening and destroys every connection. */
+  close(): Promise<void>;
+}
+
+/**
+ * A small TCP proxy a test controls, for cutting a real broker or database away from the code
+ * under test (Redis, RabbitMQ, ...) without mocks. It also counts the chunks that go to the
+ * target, which measures round trips of a request/response protocol.
+ */
+export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+  const live = new Set<Socket>();
+  let refusing = false;
+  let chunksToTarget = 0;
+
+  const server = createServer((client) => {
+    if (refusing) {
+      client.destroy();
+      return;
+    }
+    const upstream = createConnection({ host: targetHost, port: targetPort });
+    live.add(client);
+    live.add(upstream);
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+      live.delete(client);
+      live.delete(upstream);
+    };
+    client.on('data', () => {
+      chunksToTarget += 1;
+    });
+    client.pipe(upstream);
+    upstream.pipe(client);
+    client.on('error', drop);
+    upstream.on('error', drop);
+    client.on('close', drop);
+    upstream.on('close', drop);
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const port = (server.address() as { port: number }).port;
+
+  const destroyAll = () => {
+    for (const s of live) s.destroy();
+    live.clear();
+  };
+
+  return {
+    port,
+    cut() {
+      refusing = true;
+      destroyAll();
+    },
+    restore() {
+      refusing = false;
+    },
+    get chunksToTarget() {
+      return chunksToTarget;
+    },
+    resetCounters() {
+      chunksToTarget = 0;
+    },
+    async close() {
+      refusing = true;
+      destroyAll();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/** The name other test files may know it by: `start(host, port)`. */
+export const start = startTcpProxy;
