@@ -14,6 +14,7 @@ import {
 } from '@mandate/shared';
 import type { Express } from 'express';
 import type { MandateReader } from './mandates/mandate-reader';
+import type { VerifyMetrics } from './metrics';
 import { verifyRoutes } from './http/routes';
 
 export interface Deps {
@@ -22,6 +23,8 @@ export interface Deps {
   tokens: InternalTokens;
   logger: Logger;
   clock: Clock;
+  /** Hot-path counters, served at GET /internal/v1/metrics; absent → a fresh set. */
+  metrics?: VerifyMetrics;
 }
 
 export interface VerifyApp {

@@ -9,6 +9,11 @@ export const configSchema = z.object({
   MANDATES_URL: env.urlList(),
   /** Upper bound for one mandate read, retries included. */
   MANDATES_TIMEOUT_MS: env.int(2_000).pipe(z.number().min(1)),
+  /** Key prefix of the mandate snapshots the mandates service writes to Redis (REDIS_URL); must match its own. */
+  SNAPSHOT_PREFIX: env.string('mandate:snapshot:'),
+  /** Verification events are confirmed by the broker in batches of at most this many, or after this delay. */
+  PUBLISH_BATCH_MAX: env.int(500).pipe(z.number().int().min(1)),
+  PUBLISH_BATCH_DELAY_MS: env.int(5).pipe(z.number().int().min(0)),
 });
 export type Config = z.output<typeof configSchema>;
 

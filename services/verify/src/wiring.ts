@@ -1,18 +1,26 @@
 import {
+  BatchingPublisher,
   InProcessBus,
   RabbitPublisher,
   amqpTopology,
   internalTokens,
   systemClock,
+  type EventPublisher,
   type Logger,
 } from '@mandate/shared';
 import type { Deps } from './app';
 import type { Config } from './config';
+import { CountingPublisher } from './events/counting-publisher';
 import { HttpMandateReader } from './mandates/http-mandate-reader';
+import type { MandateReader } from './mandates/mandate-reader';
+import { SnapshotMandateReader } from './mandates/snapshot-mandate-reader';
+import { RedisSnapshotSource } from './mandates/snapshot-source';
+import { VerifyMetrics } from './metrics';
 
 /**
  * Builds the dependencies in one place. Each adapter is chosen by its setting unless the
- * caller (the embedded launcher, a test) passes its own.
+ * caller (the embedded launcher, a test) passes its own. Verify keeps no state of its own, so
+ * any number of replicas can run side by side.
  */
 export async function wire(
   config: Config,
@@ -20,49 +28,76 @@ export async function wire(
   overrides: Partial<Deps> = {},
 ): Promise<{ deps: Deps; close(): Promise<void> }> {
   const owned: { close(): Promise<void> }[] = [];
+  const metrics = overrides.metrics ?? new VerifyMetrics();
 
-  let reader = overrides.reader;
-  if (!reader) {
-    if (!config.MANDATES_URL)
-      throw new Error('MANDATES_URL is required (comma-separated mandates service replicas)');
-    reader = new HttpMandateReader({
-      baseUrls: config.MANDATES_URL,
-      logger,
-      timeoutMs: config.MANDATES_TIMEOUT_MS,
-    });
-    owned.push(reader);
-    logger.info({ mandates: config.MANDATES_URL }, 'mandates read over HTTP');
+  try {
+    let reader: MandateReader | undefined = overrides.reader;
+    if (!reader) {
+      if (!config.MANDATES_URL)
+        throw new Error('MANDATES_URL is required (comma-separated mandates service replicas)');
+      const http = new HttpMandateReader({
+        baseUrls: config.MANDATES_URL,
+        logger,
+        timeoutMs: config.MANDATES_TIMEOUT_MS,
+        metrics,
+      });
+      logger.info({ mandates: config.MANDATES_URL }, 'mandates read over HTTP');
+      if (config.REDIS_URL) {
+        const source = await RedisSnapshotSource.connect(config.REDIS_URL, logger, config.SNAPSHOT_PREFIX).catch(
+          async (err) => {
+            await http.close();
+            throw err;
+          },
+        );
+        reader = new SnapshotMandateReader(source, http, metrics, logger);
+      } else {
+        reader = http;
+        logger.warn('REDIS_URL not set: no snapshots, every verify reads its mandate from the mandates service');
+      }
+      owned.push(reader);
+    }
+
+    let publisher: EventPublisher | undefined = overrides.publisher;
+    if (config.AMQP_URL) {
+      const rabbit = new RabbitPublisher(config.AMQP_URL, logger, amqpTopology(config.AMQP_NAMESPACE));
+      owned.push(rabbit);
+      await rabbit.connect();
+      // One confirm round trip per batch instead of one per verify; the counter sees each batch.
+      publisher = new BatchingPublisher(
+        new CountingPublisher(rabbit, () => metrics.brokerPublishes++),
+        { maxBatch: config.PUBLISH_BATCH_MAX, maxDelayMs: config.PUBLISH_BATCH_DELAY_MS },
+      );
+      // The batcher flushes, then closes the rabbit publisher itself.
+      owned[owned.length - 1] = publisher;
+    } else if (!publisher) {
+      // Nothing consumes this bus in a standalone verify: events are only kept in memory.
+      publisher = new InProcessBus(logger);
+      owned.push(publisher);
+      logger.warn('AMQP_URL not set: audit events go to an in-process bus');
+    }
+
+    let tokens = overrides.tokens;
+    if (!tokens) {
+      if (!config.INTERNAL_TOKEN_SECRET) throw new Error('INTERNAL_TOKEN_SECRET is required');
+      tokens = internalTokens(config.INTERNAL_TOKEN_SECRET);
+    }
+
+    const deps: Deps = {
+      reader,
+      publisher,
+      tokens,
+      logger: overrides.logger ?? logger,
+      clock: overrides.clock ?? systemClock,
+      metrics,
+    };
+    return { deps, close: () => closeAll(owned) };
+  } catch (err) {
+    await closeAll(owned);
+    throw err;
   }
+}
 
-  let publisher = overrides.publisher;
-  if (config.AMQP_URL) {
-    publisher = new RabbitPublisher(config.AMQP_URL, logger, amqpTopology(config.AMQP_NAMESPACE));
-    owned.push(publisher);
-  } else if (!publisher) {
-    // Nothing consumes this bus in a standalone verify: events are only kept in memory.
-    publisher = new InProcessBus(logger);
-    owned.push(publisher);
-    logger.warn('AMQP_URL not set: audit events go to an in-process bus');
-  }
-
-  let tokens = overrides.tokens;
-  if (!tokens) {
-    if (!config.INTERNAL_TOKEN_SECRET) throw new Error('INTERNAL_TOKEN_SECRET is required');
-    tokens = internalTokens(config.INTERNAL_TOKEN_SECRET);
-  }
-
-  const deps: Deps = {
-    reader,
-    publisher,
-    tokens,
-    logger: overrides.logger ?? logger,
-    clock: overrides.clock ?? systemClock,
-  };
-  return {
-    deps,
-    async close() {
-      // Reverse order of creation; the caller closes whatever it passed in.
-      for (const dep of owned.reverse()) await dep.close();
-    },
-  };
+async function closeAll(owned: { close(): Promise<void> }[]): Promise<void> {
+  // Reverse order of creation; the caller closes whatever it passed in.
+  for (const dep of owned.reverse()) await dep.close().catch(() => undefined);
 }

@@ -27,3 +27,14 @@ export class ConcurrentModification extends AppError {
     super('CONFLICT', 'Mandate was modified concurrently; retry the request');
   }
 }
+
+/**
+ * The snapshot fence could not be raised before a lifecycle change, so verify might go on
+ * answering from the old state: nothing is changed and the client may retry.
+ */
+export class SnapshotsUnavailable extends AppError {
+  constructor(cause?: unknown) {
+    super('SERVICE_UNAVAILABLE', 'Mandate snapshot store unavailable; nothing was changed');
+    this.cause = cause;
+  }
+}

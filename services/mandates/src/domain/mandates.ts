@@ -1,8 +1,11 @@
-import { badRequest, canonicalJson, newId, type Clock } from '@mandate/shared';
+import { badRequest, canonicalJson, newId, type Clock, type Logger } from '@mandate/shared';
+import type { MandateSnapshots } from '../snapshots/mandate-snapshots';
 import type { Signer } from '../signing/signer';
 import type { MandateStore } from '../store/mandate-store';
-import { ConcurrentModification, MandateNotFound, SigningUnavailable } from './errors';
+import { ConcurrentModification, MandateNotFound, SigningUnavailable, SnapshotsUnavailable } from './errors';
 import {
+  EXPIRABLE_STATES,
+  isPastExpiry,
   signedFieldsOf,
   withEffectiveState,
   effectiveState,
@@ -16,7 +19,13 @@ export interface MandateDeps {
   store: MandateStore;
   signer: Signer;
   clock: Clock;
+  /** Versioned copies verify reads (README "Consistency"); absent → none are kept. */
+  snapshots?: MandateSnapshots;
+  logger?: Logger;
 }
+
+/** What changing a mandate needs: no signing (the signed fields never change). */
+export type TransitionDeps = Omit<MandateDeps, 'signer'>;
 
 export interface ListFilters {
   state?: MandateState;
@@ -77,7 +86,59 @@ export async function createMandate(
     updated_at: createdAt,
     signature: { alg: deps.signer.alg, kid: deps.signer.kid, jws },
   };
-  return deps.store.create(tenantId, mandate);
+  const created = await deps.store.create(tenantId, mandate);
+  // A new id has no older snapshot anywhere: if this write fails, verify simply reads it from here.
+  await writeSnapshot(deps, created);
+  return created;
+}
+
+/** Forward-only; a failure is logged, never fatal: a fence or a miss already keeps readers correct. */
+async function writeSnapshot(deps: TransitionDeps, mandate: Mandate): Promise<void> {
+  if (!deps.snapshots) return;
+  try {
+    await deps.snapshots.write(mandate);
+  } catch (err) {
+    deps.logger?.warn({ err, mandateId: mandate.id, version: mandate.version }, 'mandate snapshot not written');
+  }
+}
+
+/**
+ * Commits `stored` → `patch.state` at version + 1 so that no verify can answer from the old
+ * version once this returns: fence first (readers stop trusting older snapshots), then the
+ * conditional store write, then the new snapshot. Null when another writer got there first.
+ */
+async function commitTransition(
+  deps: TransitionDeps,
+  stored: Mandate,
+  state: MandateState,
+  now: Date,
+): Promise<Mandate | null> {
+  const version = stored.version + 1;
+  if (deps.snapshots) {
+    try {
+      await deps.snapshots.fence(stored.tenant_id, stored.id, version);
+    } catch (err) {
+      throw new SnapshotsUnavailable(err);
+    }
+  }
+  const updated = await deps.store.transition(stored.tenant_id, stored.id, stored.version, {
+    state,
+    version,
+    updated_at: now.toISOString(),
+  });
+  if (updated) await writeSnapshot(deps, updated);
+  return updated;
+}
+
+/**
+ * Reads a mandate for verify and refreshes its snapshot on the way (a verify miss fills it).
+ * The stored record goes into the snapshot; verify derives the effective state itself.
+ */
+export async function readForVerify(deps: TransitionDeps, tenantId: string, id: string): Promise<Mandate> {
+  const stored = await deps.store.get(tenantId, id);
+  if (!stored) throw new MandateNotFound();
+  await writeSnapshot(deps, stored);
+  return withEffectiveState(stored, deps.clock.now());
 }
 
 export async function getMandate(deps: MandateDeps, tenantId: string, id: string): Promise<Mandate> {
@@ -103,7 +164,7 @@ export async function listMandates(
  * concurrent revokes give one success and one "already revoked".
  */
 export async function applyOperation(
-  deps: MandateDeps,
+  deps: TransitionDeps,
   tenantId: string,
   id: string,
   operation: LifecycleOperation,
@@ -114,12 +175,34 @@ export async function applyOperation(
     const now = deps.clock.now();
     const current = effectiveState(stored, now);
     const next = nextState(current, operation);
-    const updated = await deps.store.transition(tenantId, id, stored.version, {
-      state: next,
-      version: stored.version + 1,
-      updated_at: now.toISOString(),
-    });
+    const updated = await commitTransition(deps, stored, next, now);
     if (updated) return { mandate: withEffectiveState(updated, now), previous_state: current };
   }
   throw new ConcurrentModification();
+}
+
+export interface ExpiryResult {
+  mandate: Mandate;
+  previous_state: MandateState;
+}
+
+/**
+ * Persists EXPIRED for a mandate past its expires_at. The conditional store write is the arbiter
+ * between concurrent sweepers (any number of instances): exactly one caller gets a result, the
+ * others (and calls on mandates not due) get null.
+ */
+export async function expireMandate(
+  deps: TransitionDeps,
+  tenantId: string,
+  id: string,
+): Promise<ExpiryResult | null> {
+  for (let attempt = 0; attempt < MAX_TRANSITION_ATTEMPTS; attempt++) {
+    const stored = await deps.store.get(tenantId, id);
+    const now = deps.clock.now();
+    if (!stored || !EXPIRABLE_STATES.includes(stored.state) || !isPastExpiry(stored, now)) return null;
+    const updated = await commitTransition(deps, stored, 'EXPIRED', now);
+    if (updated) return { mandate: updated, previous_state: stored.state };
+    // Lost a race: someone suspended, reactivated, revoked or expired it meanwhile; look again.
+  }
+  return null;
 }

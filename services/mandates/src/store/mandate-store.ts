@@ -35,6 +35,11 @@ export interface MandateStore {
     expectedVersion: number,
     patch: TransitionPatch,
   ): Promise<Mandate | null>;
+  /**
+   * For the expiry sweeper, the one query across tenants: ACTIVE or SUSPENDED mandates whose
+   * expires_at ≤ now, soonest expiry first, at most `limit`.
+   */
+  findDue(now: Date, limit: number): Promise<Mandate[]>;
   /** Readiness: throws when the backing store is unreachable. */
   ping(): Promise<void>;
 }

@@ -1,4 +1,4 @@
-import { effectiveState, type Mandate } from '../domain/mandate';
+import { EXPIRABLE_STATES, effectiveState, isPastExpiry, type Mandate } from '../domain/mandate';
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
 
 /** Embedded mode and tests: one map per tenant; copies in and out so callers never share state with it. */
@@ -52,6 +52,19 @@ export class MemoryMandateStore implements MandateStore {
     const updated = { ...current, state: patch.state, version: patch.version, updated_at: patch.updated_at };
     records.set(id, updated);
     return structuredClone(updated);
+  }
+
+  async findDue(now: Date, limit: number): Promise<Mandate[]> {
+    const due: Mandate[] = [];
+    for (const records of this.tenants.values()) {
+      for (const m of records.values()) {
+        if (EXPIRABLE_STATES.includes(m.state) && isPastExpiry(m, now)) due.push(m);
+      }
+    }
+    return due
+      .sort((a, b) => Date.parse(a.expires_at!) - Date.parse(b.expires_at!))
+      .slice(0, limit)
+      .map((m) => structuredClone(m));
   }
 
   async ping(): Promise<void> {}

@@ -40,6 +40,8 @@ mandateSchema.index({ tenant_id: 1, state: 1, id: -1 });
 mandateSchema.index({ tenant_id: 1, 'principal.id': 1, id: -1 });
 // list?delegate_id=… newest first.
 mandateSchema.index({ tenant_id: 1, 'delegate.id': 1, id: -1 });
+// The expiry sweeper across tenants: { state ∈ ACTIVE|SUSPENDED, expires_at ≤ now } soonest first.
+mandateSchema.index({ state: 1, expires_at: 1 });
 
 const PROJECTION = { _id: 0 } as const;
 
@@ -122,6 +124,15 @@ export class MongoMandateStore implements MandateStore {
       )
       .lean<MandateDoc>();
     return doc ? fromDoc(doc) : null;
+  }
+
+  async findDue(now: Date, limit: number): Promise<Mandate[]> {
+    const docs = await this.model
+      .find({ state: { $in: [...EXPIRABLE_STATES] }, expires_at: { $ne: null, $lte: now } }, PROJECTION)
+      .sort({ expires_at: 1 })
+      .limit(limit)
+      .lean<MandateDoc[]>();
+    return docs.map(fromDoc);
   }
 
   async ping(): Promise<void> {

@@ -2,10 +2,12 @@ import { Router, type Request, type Response } from 'express';
 import { INTERNAL_TOKEN_HEADER, buildEvent, callerOf, notFound, route, tenantOf } from '@mandate/shared';
 import { decide, serialiseDecision } from '../domain/decide';
 import type { Deps } from '../app';
+import { VerifyMetrics } from '../metrics';
 import { parseBody, verifyRequestSchema } from './schemas';
 
 export function verifyRoutes(deps: Deps): Router {
   const router = Router();
+  const metrics = deps.metrics ?? new VerifyMetrics();
 
   route(router, '/v1/verify', {
     post: async (req: Request, res: Response) => {
@@ -20,8 +22,11 @@ export function verifyRoutes(deps: Deps): Router {
       const now = deps.clock.now();
       const decision = decide(mandate, input, now);
 
-      try {
-        await deps.publisher.publish([
+      // Handed to the (batching) publisher before answering, not awaited: the broker confirms
+      // batches, and a verify never waits for a round trip of its own (README "Decisions").
+      metrics.eventsPublished++;
+      deps.publisher
+        .publish([
           buildEvent({
             type: 'VERIFICATION_PERFORMED',
             tenantId,
@@ -36,16 +41,24 @@ export function verifyRoutes(deps: Deps): Router {
             caller: callerOf(req),
             occurredAt: now,
           }),
-        ]);
-      } catch (err) {
-        // The decision stands; losing its audit event is logged until the outbox lands.
-        deps.logger.error(
-          { err, requestId: req.requestId, decisionId: decision.decision_id },
-          'VERIFICATION_PERFORMED not published',
-        );
-      }
+        ])
+        .catch((err) => {
+          // The decision stands; losing its audit event is logged until the outbox lands.
+          deps.logger.error(
+            { err, requestId: req.requestId, decisionId: decision.decision_id },
+            'VERIFICATION_PERFORMED not published',
+          );
+        });
 
+      metrics.verifications++;
       res.status(200).type('application/json').send(serialiseDecision(decision));
+    },
+  });
+
+  // Counters for tests and the benchmark (internal token required, like every route).
+  route(router, '/internal/v1/metrics', {
+    get: (_req: Request, res: Response) => {
+      res.json(metrics.snapshot());
     },
   });
 

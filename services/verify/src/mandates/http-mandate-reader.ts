@@ -6,6 +6,7 @@ import {
   type RetryPolicy,
 } from '@mandate/shared';
 import { mandateSchema, type Mandate } from '../domain/mandate';
+import type { VerifyMetrics } from '../metrics';
 import type { MandateReader, ReadContext } from './mandate-reader';
 
 export interface HttpMandateReaderOptions {
@@ -15,6 +16,7 @@ export interface HttpMandateReaderOptions {
   /** Upper bound for one read, retries included. */
   timeoutMs?: number;
   retryPolicy?: RetryPolicy;
+  metrics?: VerifyMetrics;
 }
 
 const unavailable = () => serviceUnavailable('Mandates service unavailable');
@@ -28,8 +30,10 @@ export class HttpMandateReader implements MandateReader {
   private readonly client: ServiceClient;
   private readonly logger: Logger;
   private readonly timeoutMs: number;
+  private readonly metrics?: VerifyMetrics;
 
   constructor(options: HttpMandateReaderOptions) {
+    this.metrics = options.metrics;
     this.client = new ServiceClient(options.baseUrls, options.retryPolicy);
     this.logger = options.logger;
     this.timeoutMs = options.timeoutMs ?? 2_000;
@@ -42,6 +46,7 @@ export class HttpMandateReader implements MandateReader {
     };
     if (ctx.requestId) headers['x-request-id'] = ctx.requestId;
     let res;
+    if (this.metrics) this.metrics.mandatesReads++;
     try {
       res = await this.client.request({
         method: 'GET',

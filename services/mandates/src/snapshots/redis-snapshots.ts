@@ -1,0 +1,100 @@
+import { Redis } from 'ioredis';
+import type { Logger } from '@mandate/shared';
+import type { Mandate } from '../domain/mandate';
+import {
+  DEFAULT_SNAPSHOT_PREFIX,
+  DEFAULT_SNAPSHOT_TTL_SECONDS,
+  snapshotKey,
+  type MandateSnapshots,
+} from './mandate-snapshots';
+
+/**
+ * Compare-and-set on the version, atomically in Redis: written only when newer than the stored
+ * snapshot and not below the fence. (HMGET of a missing field is false; tonumber(false) is nil.)
+ */
+const WRITE_SNAPSHOT = `
+local f = redis.call('HMGET', KEYS[1], 'v', 'min')
+local cur = tonumber(f[1]) or 0
+local min = tonumber(f[2]) or 0
+local v = tonumber(ARGV[1])
+if v <= cur or v < min then return 0 end
+redis.call('HSET', KEYS[1], 'v', ARGV[1], 'm', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+return 1
+`;
+
+/** Raises the fence only (never lowers it); the snapshot itself is left for readers to compare. */
+const FENCE_SNAPSHOT = `
+local min = tonumber(redis.call('HGET', KEYS[1], 'min')) or 0
+local v = tonumber(ARGV[1])
+if v > min then redis.call('HSET', KEYS[1], 'min', ARGV[1]) end
+redis.call('EXPIRE', KEYS[1], ARGV[2])
+return 1
+`;
+
+interface SnapshotCommands {
+  writeSnapshot(key: string, version: number, json: string, ttl: number): Promise<number>;
+  fenceSnapshot(key: string, version: number, ttl: number): Promise<number>;
+}
+
+export interface RedisSnapshotsOptions {
+  prefix?: string;
+  ttlSeconds?: number;
+}
+
+export class RedisSnapshots implements MandateSnapshots {
+  readonly kind = 'redis' as const;
+  private readonly prefix: string;
+  private readonly ttl: number;
+
+  private constructor(
+    private readonly redis: Redis & SnapshotCommands,
+    private readonly owned: boolean,
+    options: RedisSnapshotsOptions,
+  ) {
+    this.prefix = options.prefix ?? DEFAULT_SNAPSHOT_PREFIX;
+    this.ttl = options.ttlSeconds ?? DEFAULT_SNAPSHOT_TTL_SECONDS;
+  }
+
+  /** Connects to `url` (fails fast when Redis is unreachable at start) and logs where. */
+  static async connect(url: string, logger: Logger, options: RedisSnapshotsOptions = {}): Promise<RedisSnapshots> {
+    const redis = new Redis(url, {
+      lazyConnect: true,
+      // A lifecycle call waits for the fence; it must fail (503) rather than queue while Redis is away.
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      connectTimeout: 2_000,
+      commandTimeout: 1_000,
+    });
+    redis.on('error', (err) => logger.warn({ err: err.message }, 'mandate snapshots: redis error'));
+    await redis.connect();
+    const snapshots = RedisSnapshots.over(redis, options, true);
+    const { host, port, db } = redis.options;
+    logger.info({ redis: `${host}:${port}/${db ?? 0}`, prefix: snapshots.prefix }, 'mandate snapshots in Redis');
+    return snapshots;
+  }
+
+  /** Uses an existing client (tests); close() leaves it open unless `owned`. */
+  static over(redis: Redis, options: RedisSnapshotsOptions = {}, owned = false): RedisSnapshots {
+    redis.defineCommand('writeSnapshot', { numberOfKeys: 1, lua: WRITE_SNAPSHOT });
+    redis.defineCommand('fenceSnapshot', { numberOfKeys: 1, lua: FENCE_SNAPSHOT });
+    return new RedisSnapshots(redis as Redis & SnapshotCommands, owned, options);
+  }
+
+  async fence(tenantId: string, mandateId: string, version: number): Promise<void> {
+    await this.redis.fenceSnapshot(snapshotKey(this.prefix, tenantId, mandateId), version, this.ttl);
+  }
+
+  async write(mandate: Mandate): Promise<boolean> {
+    const key = snapshotKey(this.prefix, mandate.tenant_id, mandate.id);
+    return (await this.redis.writeSnapshot(key, mandate.version, JSON.stringify(mandate), this.ttl)) === 1;
+  }
+
+  async ping(): Promise<void> {
+    await this.redis.ping();
+  }
+
+  async close(): Promise<void> {
+    if (this.owned) await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}

@@ -1,0 +1,107 @@
+import { buildEvent, type Clock, type EventPublisher, type Logger } from '@mandate/shared';
+import { expireMandate } from '../domain/mandates';
+import type { MandateSnapshots } from '../snapshots/mandate-snapshots';
+import type { MandateStore } from '../store/mandate-store';
+
+export interface SweeperDeps {
+  store: MandateStore;
+  publisher: EventPublisher;
+  clock: Clock;
+  logger: Logger;
+  snapshots?: MandateSnapshots;
+}
+
+export interface SweeperOptions {
+  intervalMs: number;
+  /** Mandates looked at per pass; a pass that fills it runs again at once. */
+  batchSize?: number;
+}
+
+/**
+ * Persists EXPIRED for mandates past expires_at and emits MANDATE_EXPIRED. Every instance of
+ * the service may run one: the domain's conditional transition lets exactly one of them win
+ * each mandate, and only the winner emits. Readers never wait for it — expiry already shows
+ * at read time; the sweeper makes it durable and audited.
+ */
+export class ExpirySweeper {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private started = false;
+  private stopping = false;
+
+  constructor(
+    private readonly deps: SweeperDeps,
+    private readonly options: SweeperOptions,
+  ) {}
+
+  /** One pass; resolves with how many mandates this instance expired (and announced). */
+  async sweepOnce(): Promise<number> {
+    const batchSize = this.options.batchSize ?? 100;
+    let expired = 0;
+    for (;;) {
+      const due = await this.deps.store.findDue(this.deps.clock.now(), batchSize);
+      let won = 0;
+      for (const candidate of due) {
+        const result = await expireMandate(this.deps, candidate.tenant_id, candidate.id);
+        if (!result) continue;
+        won++;
+        await this.announce(result.mandate.tenant_id, result.mandate.id, {
+          previous_state: result.previous_state,
+          state: result.mandate.state,
+          version: result.mandate.version,
+          expires_at: result.mandate.expires_at,
+        });
+      }
+      expired += won;
+      // A full batch that changed nothing is other instances' work in progress; leave it to the next tick.
+      if (due.length < batchSize || won === 0 || this.stopping) return expired;
+    }
+  }
+
+  private async announce(tenantId: string, mandateId: string, data: Record<string, unknown>): Promise<void> {
+    const event = buildEvent({
+      type: 'MANDATE_EXPIRED',
+      tenantId,
+      resource: { type: 'mandate', id: mandateId },
+      data,
+      occurredAt: this.deps.clock.now(),
+    });
+    try {
+      await this.deps.publisher.publish([event]);
+    } catch (err) {
+      this.deps.logger.error({ err, eventId: event.id, mandateId }, 'MANDATE_EXPIRED not published');
+    }
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.stopping = false;
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.stopping) return;
+    this.timer = setTimeout(() => {
+      this.running = this.sweepOnce()
+        .then(
+          () => undefined,
+          (err) => this.deps.logger.warn({ err }, 'expiry sweep failed; retrying on the next tick'),
+        )
+        .finally(() => {
+          this.running = undefined;
+          this.schedule();
+        });
+    }, this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the timer and waits for a pass in progress. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.started = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+}

@@ -1,0 +1,81 @@
+import { Redis } from 'ioredis';
+import { newId } from '@mandate/shared';
+import { MemorySnapshots, snapshotKey, type MandateSnapshots } from '../src/snapshots/mandate-snapshots';
+import { RedisSnapshots } from '../src/snapshots/redis-snapshots';
+import { buildMandate } from './support';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** What a reader (verify) would use: the hash's m when v ≥ min, else nothing. */
+type Read = (tenantId: string, id: string) => Promise<{ version: number; state: string } | null>;
+
+const adapters: [string, () => Promise<{ snapshots: MandateSnapshots; read: Read; close(): Promise<void> }>][] = [
+  [
+    'memory',
+    async () => {
+      const snapshots = new MemorySnapshots();
+      return { snapshots, read: async (t, id) => snapshots.read(t, id), close: async () => {} };
+    },
+  ],
+  [
+    'redis (real server)',
+    async () => {
+      const prefix = `test:${newId('req')}:`;
+      const redis = new Redis(REDIS_URL);
+      const snapshots = RedisSnapshots.over(redis, { prefix, ttlSeconds: 120 });
+      const read: Read = async (t, id) => {
+        const [v, min, m] = await redis.hmget(snapshotKey(prefix, t, id), 'v', 'min', 'm');
+        return m && Number(v) >= Number(min ?? 0) ? JSON.parse(m) : null;
+      };
+      return {
+        snapshots,
+        read,
+        close: async () => {
+          const keys = await redis.keys(`${prefix}*`);
+          if (keys.length) await redis.del(...keys);
+          await redis.quit();
+        },
+      };
+    },
+  ],
+];
+
+describe.each(adapters)('mandate snapshots — %s', (_name, create) => {
+  let world: Awaited<ReturnType<typeof create>>;
+  beforeAll(async () => {
+    world = await create();
+  });
+  afterAll(async () => {
+    await world.close();
+  });
+  const mandate = (version: number, state: 'ACTIVE' | 'SUSPENDED' | 'REVOKED' = 'ACTIVE', id = 'mdt_x', tenant_id = 'tnt_x') =>
+    buildMandate({ id, tenant_id, version, state });
+
+  it('when an older version is written after a newer one, then the newer one stays', async () => {
+    const [t, id] = [newId('tnt'), newId('mdt')];
+    expect(await world.snapshots.write(mandate(3, 'SUSPENDED', id, t))).toBe(true);
+    expect(await world.snapshots.write(mandate(2, 'ACTIVE', id, t))).toBe(false);
+    expect(await world.snapshots.write(mandate(3, 'ACTIVE', id, t))).toBe(false);
+    expect(await world.read(t, id)).toMatchObject({ version: 3, state: 'SUSPENDED' });
+  });
+
+  it('when a fence is raised above the snapshot, then readers get nothing until a snapshot at the fence is written, and older ones are refused', async () => {
+    const [t, id] = [newId('tnt'), newId('mdt')];
+    await world.snapshots.write(mandate(1, 'ACTIVE', id, t));
+    await world.snapshots.fence(t, id, 2);
+    expect(await world.read(t, id)).toBeNull();
+    expect(await world.snapshots.write(mandate(1, 'ACTIVE', id, t))).toBe(false);
+    // A lower fence never lowers it.
+    await world.snapshots.fence(t, id, 1);
+    expect(await world.read(t, id)).toBeNull();
+    expect(await world.snapshots.write(mandate(2, 'REVOKED', id, t))).toBe(true);
+    expect(await world.read(t, id)).toMatchObject({ version: 2, state: 'REVOKED' });
+  });
+
+  it('when many writers race with versions in random order, then the highest version wins', async () => {
+    const [t, id] = [newId('tnt'), newId('mdt')];
+    const versions = Array.from({ length: 50 }, (_, i) => i + 1).sort(() => Math.random() - 0.5);
+    await Promise.all(versions.map((v) => world.snapshots.write(mandate(v, 'ACTIVE', id, t))));
+    expect(await world.read(t, id)).toMatchObject({ version: 50 });
+  });
+});

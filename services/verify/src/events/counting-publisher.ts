@@ -1,0 +1,22 @@
+import type { AuditEvent, EventPublisher } from '@mandate/shared';
+
+/** Counts the calls that reach `inner` (placed under the batcher, it counts broker round trips). */
+export class CountingPublisher implements EventPublisher {
+  constructor(
+    private readonly inner: EventPublisher,
+    private readonly count: (events: number) => void,
+  ) {}
+
+  get kind() {
+    return this.inner.kind;
+  }
+
+  publish(events: AuditEvent[]): Promise<void> {
+    this.count(events.length);
+    return this.inner.publish(events);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

@@ -1,0 +1,139 @@
+import { newId } from '@mandate/shared';
+import { callService, callerFor, testTokens } from '@mandate/shared/src/testing';
+import { MemorySnapshots } from '../../mandates/src/snapshots/mandate-snapshots';
+import { startSnapshotWorld, type SnapshotWorld } from './snapshot-support';
+
+interface Seen {
+  /** performance.now() when the verify was sent, or when the lifecycle call returned. */
+  at: number;
+  version: number;
+  decision?: string;
+}
+
+/**
+ * Issue 5 §1: once suspend, revoke or reactivate has returned, no verify on any replica answers
+ * from an older version. Many verifies in flight on two verify replicas while lifecycle calls run,
+ * against the real Redis; every verify sent after a lifecycle response must carry that version or
+ * a newer one.
+ */
+describe('no stale decision after a lifecycle call (two verify replicas, real Redis)', () => {
+  let world: SnapshotWorld;
+
+  beforeAll(async () => {
+    world = await startSnapshotWorld({ replicas: 2 });
+  });
+  afterAll(async () => {
+    await world?.close();
+  });
+
+  it('when verifies run concurrently with suspend/reactivate/revoke, then none sent after a lifecycle response carries an older mandate_version, and none after the revoke is an ALLOW', async () => {
+    const tenantId = newId('tnt');
+    const caller = callerFor(tenantId);
+    const created = await callService(world.mandatesUrl, 'POST', '/v1/mandates', {
+      caller,
+      body: { principal: 'user_alice', delegate: 'agent_bob', scope: { actions: ['payments:*'] } },
+    });
+    expect(created.status).toBe(201);
+    const mandateId: string = created.body.id;
+
+    const lifecycle: Seen[] = [];
+    const verifies: Seen[] = [];
+    let done = false;
+    let sent = 0;
+    // One token for all calls and few workers: the less the client queues, the narrower a stale window it can see.
+    const token = await testTokens.mint(caller);
+    const body = JSON.stringify({ mandate_id: mandateId, action: 'payments:create' });
+    const worker = async (w: number) => {
+      while (!done) {
+        const target = world.verifies[(sent++ + w) % world.verifies.length]!;
+        const at = performance.now();
+        const res = await fetch(`${target.url}/v1/verify`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-internal-token': token },
+          body,
+        });
+        expect(res.status).toBe(200);
+        const answer = (await res.json()) as { mandate_version: number; decision: string };
+        verifies.push({ at, version: answer.mandate_version, decision: answer.decision });
+      }
+    };
+    const workers = Array.from({ length: 8 }, (_, w) => worker(w));
+
+    const lifecycleCall = async (op: string) => {
+      const res = await callService(world.mandatesUrl, 'POST', `/v1/mandates/${mandateId}/${op}`, { caller });
+      expect(res.status).toBe(200);
+      lifecycle.push({ at: performance.now(), version: res.body.version });
+    };
+    for (let i = 0; i < 20; i++) {
+      await lifecycleCall(i % 2 === 0 ? 'suspend' : 'reactivate');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await lifecycleCall('revoke');
+    const revokedAt = lifecycle[lifecycle.length - 1]!.at;
+    // Keep verifying for a while after the revoke.
+    while (verifies.filter((v) => v.at > revokedAt).length < 200) await new Promise((r) => setTimeout(r, 5));
+    done = true;
+    await Promise.all(workers);
+
+    const stale = verifies.filter((v) => {
+      const newestReturned = lifecycle.filter((l) => l.at < v.at).reduce((max, l) => Math.max(max, l.version), 1);
+      return v.version < newestReturned;
+    });
+    const staleAllow = verifies.filter((v) => v.at > revokedAt && v.decision === 'ALLOW');
+    expect({ stale: stale.length, staleAllow: staleAllow.length }).toEqual({ stale: 0, staleAllow: 0 });
+    // The test only means something if verifies really ran between the lifecycle calls.
+    expect(lifecycle.map((l) => l.version)).toEqual(Array.from({ length: 21 }, (_, i) => i + 2));
+    expect(verifies.length).toBeGreaterThan(200);
+    expect(new Set(verifies.map((v) => v.version)).size).toBeGreaterThan(5);
+    expect(world.verifies.every((v) => v.metrics.verifications > 0)).toBe(true);
+  }, 60_000);
+
+  it('when the snapshot store is down, then a lifecycle call answers 503 and changes nothing', async () => {
+    const tenantId = newId('tnt');
+    const caller = callerFor(tenantId);
+    const created = await callService(world.mandatesUrl, 'POST', '/v1/mandates', { caller, body: { principal: 'a', delegate: 'b' } });
+    const original = world.mandatesDeps.snapshots;
+    const down = new MemorySnapshots();
+    down.failing = true;
+    world.mandatesDeps.snapshots = down;
+    try {
+      const res = await callService(world.mandatesUrl, 'POST', `/v1/mandates/${created.body.id}/revoke`, { caller });
+      expect({ status: res.status, body: res.body }).toEqual({
+        status: 503,
+        body: { error: 'SERVICE_UNAVAILABLE', message: 'Mandate snapshot store unavailable; nothing was changed' },
+      });
+    } finally {
+      world.mandatesDeps.snapshots = original;
+    }
+    const after = await callService(world.mandatesUrl, 'GET', `/v1/mandates/${created.body.id}`, { caller });
+    expect(after.body).toMatchObject({ state: 'ACTIVE', version: 1 });
+  });
+
+  it('when the snapshot write after a commit fails, then the fence already hides the old snapshot and verify answers from the new version', async () => {
+    const tenantId = newId('tnt');
+    const caller = callerFor(tenantId);
+    const created = await callService(world.mandatesUrl, 'POST', '/v1/mandates', { caller, body: { principal: 'a', delegate: 'b' } });
+    const verify = () =>
+      callService(world.verifies[0]!.url, 'POST', '/v1/verify', { caller, body: { mandate_id: created.body.id, action: 'x' } });
+    expect((await verify()).body).toMatchObject({ decision: 'ALLOW', mandate_version: 1 });
+
+    const snapshots = world.mandatesDeps.snapshots!;
+    const write = snapshots.write;
+    // Only the write right after the commit fails; the refill on verify's miss works again.
+    let failNext = true;
+    snapshots.write = async (m) => {
+      if (failNext) {
+        failNext = false;
+        throw new Error('redis went away');
+      }
+      return write.call(snapshots, m);
+    };
+    try {
+      const revoked = await callService(world.mandatesUrl, 'POST', `/v1/mandates/${created.body.id}/revoke`, { caller });
+      expect(revoked.status).toBe(200);
+      expect((await verify()).body).toMatchObject({ decision: 'DENY', reason: 'MANDATE_REVOKED', mandate_version: 2 });
+    } finally {
+      snapshots.write = write;
+    }
+  });
+});
