@@ -1,1 +1,112 @@
-console.error('mandate-evidence: not implemented yet'); process.exit(2);
+import { readFileSync } from 'node:fs';
+import type { JWK } from 'jose';
+import { BundleFormatError, verifyBundle } from './verify';
+
+const USAGE = `usage: mandate-evidence verify <bundle.json | -> [--jwks <jwks.json>]
+
+Checks a mandate evidence bundle offline, with nothing but the bundle:
+  digest             sha256 of the canonical {mandate, events, keys, exported_at}
+  bundle signature   the JWS over the digest, against the bundle's keys
+  mandate signature  the mandate's JWS over its immutable fields, against the bundle's keys
+--jwks also requires every key used to be in that JWKS (e.g. the service's published one, saved earlier).
+
+exit 0: every check passed; 1: a check failed (named in the output); 2: usage or unreadable input`;
+
+export interface Io {
+  out(line: string): void;
+  err(line: string): void;
+  /** Reads a file, or stdin for "-". */
+  read(path: string): string;
+}
+
+const processIo: Io = {
+  out: (line) => process.stdout.write(line + '\n'),
+  err: (line) => process.stderr.write(line + '\n'),
+  read: (path) => readFileSync(path === '-' ? 0 : path, 'utf8'),
+};
+
+/** The CLI without the process: returns the exit code. */
+export async function run(argv: string[], io: Io = processIo): Promise<number> {
+  if (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    io.out(USAGE);
+    return 0;
+  }
+  const [command, ...rest] = argv;
+  let file: string | undefined;
+  let jwksFile: string | undefined;
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    if (arg === '--jwks') jwksFile = rest[++i];
+    else if (arg.startsWith('--jwks=')) jwksFile = arg.slice('--jwks='.length);
+    else if (arg.startsWith('-') && arg !== '-') return usage(io, `unknown option ${arg}`);
+    else if (file === undefined) file = arg;
+    else return usage(io, `unexpected argument ${arg}`);
+  }
+  if (command !== 'verify') return usage(io, command ? `unknown command ${command}` : 'missing command');
+  if (!file) return usage(io, 'missing bundle file');
+  if (rest.includes('--jwks') && !jwksFile) return usage(io, '--jwks needs a file');
+
+  const bundle = readJson(io, file, 'bundle');
+  if (bundle === undefined) return 2;
+  let trustedKeys: JWK[] | undefined;
+  if (jwksFile) {
+    const jwks = readJson(io, jwksFile, 'JWKS') as { keys?: unknown } | undefined;
+    if (jwks === undefined) return 2;
+    if (!Array.isArray(jwks?.keys)) {
+      io.err(`mandate-evidence: ${jwksFile} is not a JWKS ({"keys": [...]})`);
+      return 2;
+    }
+    trustedKeys = jwks.keys as JWK[];
+  }
+
+  let results;
+  try {
+    results = await verifyBundle(bundle, { trustedKeys });
+  } catch (err) {
+    if (err instanceof BundleFormatError) {
+      io.err(`mandate-evidence: ${file}: ${err.message}`);
+      return 2;
+    }
+    throw err;
+  }
+  for (const r of results) io.out(`${r.ok ? 'OK' : 'FAILED'} ${r.check}: ${r.detail}`);
+  const failed = results.filter((r) => !r.ok).map((r) => r.check);
+  if (failed.length > 0) {
+    io.err(`mandate-evidence: ${file} is NOT valid evidence: ${failed.join(', ')} failed`);
+    return 1;
+  }
+  const mandate = (bundle as { mandate: { id?: unknown } }).mandate;
+  io.out(`OK evidence bundle for mandate ${String(mandate.id)} verified`);
+  return 0;
+}
+
+function usage(io: Io, problem: string): number {
+  io.err(`mandate-evidence: ${problem}\n\n${USAGE}`);
+  return 2;
+}
+
+function readJson(io: Io, path: string, what: string): unknown {
+  let text: string;
+  try {
+    text = io.read(path);
+  } catch (err) {
+    io.err(`mandate-evidence: cannot read ${what} ${path}: ${(err as Error).message}`);
+    return undefined;
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    io.err(`mandate-evidence: ${what} ${path} is not JSON: ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
+/** Entry point of bin/mandate-evidence.js. */
+export async function main(argv = process.argv.slice(2)): Promise<void> {
+  try {
+    process.exitCode = await run(argv);
+  } catch (err) {
+    process.stderr.write(`mandate-evidence: ${(err as Error).stack ?? String(err)}\n`);
+    process.exitCode = 2;
+  }
+}

@@ -1,1 +1,2 @@
-export {};
+export * from './verify';
+export { main, run } from './cli';

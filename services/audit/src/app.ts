@@ -6,12 +6,15 @@ import {
   listen,
   notFoundHandler,
   requireInternalToken,
+  type Clock,
   type EventSource,
   type InternalTokens,
   type Logger,
   type RunningServer,
 } from '@mandate/shared';
 import { startAuditConsumer, type AuditConsumer } from './consumers/audit-consumer';
+import type { MandatesSource } from './evidence/mandates-source';
+import { evidenceRoutes } from './http/evidence-routes';
 import { eventRoutes } from './http/routes';
 import type { EventStore } from './store/event-store';
 
@@ -21,6 +24,9 @@ export interface Deps {
   source: EventSource;
   tokens: InternalTokens;
   logger: Logger;
+  /** The mandates service, for the evidence export (MANDATES_URL); absent → the export answers 503. */
+  mandates?: MandatesSource;
+  clock?: Clock;
 }
 
 export interface AuditService {
@@ -46,6 +52,7 @@ export function createApp(deps: Deps): AuditService {
   }));
   app.use('/v1', requireInternalToken(tokens));
   app.use(eventRoutes(store));
+  app.use(evidenceRoutes({ store, mandates: deps.mandates, logger, clock: deps.clock }));
   app.use(notFoundHandler());
   app.use(errorMiddleware(logger));
 

@@ -9,6 +9,7 @@ import {
 } from '@mandate/shared';
 import type { Deps } from './app';
 import type { AuditConfig } from './config';
+import { HttpMandatesSource } from './evidence/mandates-source';
 import { MemoryEventStore } from './store/memory-event-store';
 import { MongoEventStore } from './store/mongo-event-store';
 
@@ -63,9 +64,20 @@ export async function wire(
     tokens = internalTokens(config.INTERNAL_TOKEN_SECRET);
   }
 
+  let mandates = overrides.mandates;
+  let ownMandates: HttpMandatesSource | undefined;
+  if (config.MANDATES_URL) {
+    ownMandates = new HttpMandatesSource({ baseUrls: config.MANDATES_URL, logger: log, timeoutMs: config.MANDATES_TIMEOUT_MS });
+    mandates = ownMandates;
+    log.info({ mandatesUrl: config.MANDATES_URL }, 'evidence export reads mandates, keys and signatures from the mandates service');
+  } else if (!mandates) {
+    log.warn('no MANDATES_URL: the evidence export answers 503');
+  }
+
   return {
-    deps: { store, source, tokens, logger: log },
+    deps: { store, source, tokens, logger: log, mandates, clock: overrides.clock },
     async close() {
+      await ownMandates?.close();
       await connection?.close();
     },
   };

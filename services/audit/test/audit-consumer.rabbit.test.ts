@@ -102,6 +102,7 @@ describe('audit consumer (real RabbitMQ)', () => {
       insertMany: (events) => memory.insertMany(events),
       get: (t, id) => memory.get(t, id),
       list: (t, q) => memory.list(t, q),
+      listByResource: (t, r, limit) => memory.listByResource(t, r, limit),
       ping: () => memory.ping(),
     };
     const source = new RabbitEventSource({ url: AMQP_URL, logger, topology, retryDelayMs: 50 });

@@ -305,8 +305,8 @@ describe('audit wiring and contract', () => {
     expect(() => auditConfig({ AUDIT_PREFETCH: '0' })).toThrow();
   });
 
-  it('when the OpenAPI document is built, then both event paths are in it', () => {
+  it('when the OpenAPI document is built, then both event paths and the evidence export are in it', () => {
     const doc = buildOpenApiDocument([openApi]);
-    expect(Object.keys(doc.paths ?? {})).toEqual(['/v1/events', '/v1/events/{id}']);
+    expect(Object.keys(doc.paths ?? {})).toEqual(['/v1/events', '/v1/events/{id}', '/v1/mandates/{id}/evidence']);
   });
 });

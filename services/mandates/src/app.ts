@@ -14,9 +14,12 @@ import {
   type Logger,
   type RunningServer,
 } from '@mandate/shared';
+import { internalSigningRoutes } from './http/internal-signing';
 import { mandateRoutes } from './http/routes';
 import type { Signer } from './signing/signer';
+import type { MandateSnapshots } from './snapshots/mandate-snapshots';
 import type { MandateStore } from './store/mandate-store';
+import { ExpirySweeper } from './sweeper/expiry-sweeper';
 
 export interface Deps {
   store: MandateStore;
@@ -25,6 +28,10 @@ export interface Deps {
   tokens: InternalTokens;
   logger: Logger;
   clock: Clock;
+  /** Versioned snapshots verify reads (Redis); absent → none. */
+  snapshots?: MandateSnapshots;
+  /** While started, sweep expired mandates this often; absent or 0 → no sweeper. */
+  sweepIntervalMs?: number;
 }
 
 /** Builds the express app; nothing listens until start(). */
@@ -40,11 +47,18 @@ export function createApp(deps: Deps) {
       () => (checks.signer = 'ok'),
       (err) => (checks.signer = `down: ${String((err as Error)?.message ?? err)}`),
     );
+    if (deps.snapshots && deps.snapshots.kind !== 'none') {
+      await deps.snapshots.ping().then(
+        () => (checks[`snapshots:${deps.snapshots!.kind}`] = 'ok'),
+        (err) => (checks[`snapshots:${deps.snapshots!.kind}`] = `down: ${String((err as Error)?.message ?? err)}`),
+      );
+    }
     return checks;
   });
   app.use(requireInternalToken(deps.tokens));
   app.use(jsonBody());
   app.use(mandateRoutes(deps));
+  app.use(internalSigningRoutes(deps));
   app.use(notFoundHandler());
   // errorMiddleware logs only unknown errors; a 5xx AppError (signing down) deserves a log line with its cause too.
   app.use((err: unknown, req: Request, _res: Response, next: NextFunction) => {
@@ -56,15 +70,19 @@ export function createApp(deps: Deps) {
   app.use(errorMiddleware(deps.logger));
 
   let running: RunningServer | undefined;
+  const sweeper = deps.sweepIntervalMs ? new ExpirySweeper(deps, { intervalMs: deps.sweepIntervalMs }) : undefined;
   return {
     app,
+    sweeper,
     async start(port = 0, host = '127.0.0.1'): Promise<RunningServer> {
       running = await listen(app, port, host);
+      sweeper?.start();
       return running;
     },
     async stop(): Promise<void> {
       const server = running;
       running = undefined;
+      await sweeper?.stop();
       await server?.close();
     },
   };

@@ -12,6 +12,24 @@ export const configSchema = z.object({
   LOCAL_SIGNING_KEY: env.optionalString(),
   /** A file holding that JWK; created with a new key on first start (compose keeps it on a volume). */
   LOCAL_SIGNING_KEY_FILE: env.optionalString(),
+  /** An asymmetric ECC_NIST_P256 KMS key (id, ARN or alias) to sign with; set → AWS KMS instead of the local key. */
+  KMS_KEY_ID: env.optionalString(),
+  /** Comma-separated KMS keys for rotation: the first signs, all are published (if KMS_KEY_ID is set too, it must be the first). */
+  SIGNING_KEY_IDS: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() !== '' ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined),
+    z.array(z.string()).min(1).optional(),
+  ),
+  /** Region of the KMS keys; required with KMS_KEY_ID / SIGNING_KEY_IDS. */
+  AWS_REGION: env.optionalString(),
+  /** A KMS-compatible endpoint (LocalStack, a VPC endpoint); unset → the region's AWS endpoint. */
+  KMS_ENDPOINT: env.optionalUrl(),
+  /** Upper bound for one KMS call; throttling and 5xx are retried with backoff on top of it. */
+  KMS_TIMEOUT_MS: env.int(2_000).pipe(z.number().int().min(1)),
+  /** Key prefix of the mandate snapshots in Redis (REDIS_URL); verify must use the same. */
+  SNAPSHOT_PREFIX: env.string('mandate:snapshot:'),
+  SNAPSHOT_TTL_SECONDS: env.int(86_400).pipe(z.number().int().min(60)),
+  /** How often the expiry sweeper runs; 0 turns it off. */
+  EXPIRY_SWEEP_INTERVAL_MS: env.int(5_000).pipe(z.number().int().min(0)),
 });
 
 export type Config = z.output<typeof configSchema>;

@@ -9,9 +9,11 @@ import {
 } from '@mandate/shared';
 import type { Deps } from './app';
 import type { Config } from './config';
-import { LocalSigner } from './signing/local-signer';
+import { createSigner } from './signing/select';
 import { MemoryMandateStore } from './store/memory-mandate-store';
 import { MongoMandateStore } from './store/mongo-mandate-store';
+import { NoSnapshots } from './snapshots/mandate-snapshots';
+import { RedisSnapshots } from './snapshots/redis-snapshots';
 
 /**
  * Builds every dependency from configuration: each *_URL switches its adapter on; without them
@@ -54,19 +56,10 @@ export async function wire(
 
     let signer = overrides.signer;
     if (!signer) {
-      const local =
-        !config.LOCAL_SIGNING_KEY && config.LOCAL_SIGNING_KEY_FILE
-          ? await LocalSigner.fromFile(config.LOCAL_SIGNING_KEY_FILE)
-          : await LocalSigner.create(config.LOCAL_SIGNING_KEY);
-      if (local.generated) {
-        logger.warn(
-          { kid: local.kid },
-          'mandates: signing key generated at start (embedded mode); signatures will not verify after a restart',
-        );
-      } else {
-        logger.info({ kid: local.kid }, 'mandates: signing with the configured local key');
-      }
-      signer = local;
+      // KMS when KMS_KEY_ID / SIGNING_KEY_IDS are set, else the local key; logs which one.
+      const created = await createSigner(config, logger);
+      closers.push(() => created.close());
+      signer = created.signer;
     }
 
     let tokens = overrides.tokens;
@@ -76,6 +69,21 @@ export async function wire(
       tokens = internalTokens(config.INTERNAL_TOKEN_SECRET);
     }
 
+    let snapshots = overrides.snapshots;
+    if (!snapshots) {
+      if (config.REDIS_URL) {
+        const redis = await RedisSnapshots.connect(config.REDIS_URL, logger, {
+          prefix: config.SNAPSHOT_PREFIX,
+          ttlSeconds: config.SNAPSHOT_TTL_SECONDS,
+        });
+        closers.push(() => redis.close());
+        snapshots = redis;
+      } else {
+        snapshots = new NoSnapshots();
+        logger.warn('mandates: no REDIS_URL, no mandate snapshots (verify reads every mandate from this service)');
+      }
+    }
+
     const deps: Deps = {
       store,
       publisher,
@@ -83,6 +91,8 @@ export async function wire(
       tokens,
       logger: overrides.logger ?? logger,
       clock: overrides.clock ?? systemClock,
+      snapshots,
+      sweepIntervalMs: overrides.sweepIntervalMs ?? config.EXPIRY_SWEEP_INTERVAL_MS,
     };
     return { deps, close: () => closeAll(closers) };
   } catch (err) {

@@ -8,6 +8,7 @@ import {
   type EventType,
   type OpenApiContribution,
 } from '@mandate/shared';
+import { evidenceOpenApi } from './evidence-schemas';
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES);
 
@@ -84,4 +85,5 @@ export const openApi: OpenApiContribution = (registry) => {
       404: errorResponse('Event not found'),
     },
   });
+  evidenceOpenApi(registry);
 };

@@ -30,6 +30,11 @@ export interface EventStore {
   get(tenantId: string, id: string): Promise<AuditEvent | null>;
   /** Newest first by id, up to limit+1 items (the extra one tells the caller there is more). */
   list(tenantId: string, query: EventListQuery): Promise<AuditEvent[]>;
+  /**
+   * Every event about one resource, oldest first by id (the evidence export), up to limit+1 items
+   * so the caller can tell that there are more than it is willing to bundle.
+   */
+  listByResource(tenantId: string, resourceId: string, limit: number): Promise<AuditEvent[]>;
   /** Throws when the store cannot be reached (readiness). */
   ping(): Promise<void>;
 }

@@ -40,5 +40,13 @@ export class MemoryEventStore implements EventStore {
     return matches.slice(0, q.limit + 1).map((e) => structuredClone(e));
   }
 
+  async listByResource(tenantId: string, resourceId: string, limit: number): Promise<AuditEvent[]> {
+    const matches = [...this.byId.values()].filter(
+      (e) => e.tenant_id === tenantId && e.resource?.id === resourceId,
+    );
+    matches.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return matches.slice(0, limit + 1).map((e) => structuredClone(e));
+  }
+
   async ping(): Promise<void> {}
 }

@@ -154,6 +154,17 @@ export class MongoEventStore implements EventStore {
     return docs.map(fromDoc);
   }
 
+  async listByResource(tenantId: string, resourceId: string, limit: number): Promise<AuditEvent[]> {
+    // Served by { tenant_id, resource.id, _id: -1 }, walked backwards.
+    const docs = await this.model
+      .find({ tenant_id: tenantId, 'resource.id': resourceId })
+      .sort({ _id: 1 })
+      .limit(limit + 1)
+      .lean<EventDoc[]>()
+      .exec();
+    return docs.map(fromDoc);
+  }
+
   async ping(): Promise<void> {
     const db = this.connection.db;
     if (!db) throw new Error('MongoDB connection not open');

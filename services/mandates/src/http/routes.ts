@@ -10,7 +10,7 @@ import {
   type EventType,
 } from '@mandate/shared';
 import type { Deps } from '../app';
-import { applyOperation, createMandate, getMandate, listMandates } from '../domain/mandates';
+import { applyOperation, createMandate, getMandate, listMandates, readForVerify } from '../domain/mandates';
 import type { Mandate } from '../domain/mandate';
 import { OPERATION_EVENT, type LifecycleOperation } from '../domain/state-machine';
 import { createMandateBody, lifecycleBody, listMandatesQuery } from './schemas';
@@ -100,10 +100,10 @@ export function mandateRoutes(deps: Deps): Router {
     },
   });
 
-  // For the verify service: the same read, the tenant taken from the internal token.
+  // For the verify service: the same read, the tenant taken from the internal token; it also refills the snapshot verify missed.
   route(router, '/internal/v1/mandates/:id', {
     get: async (req, res) => {
-      res.json(await getMandate(deps, tenantOf(req), String(req.params.id)));
+      res.json(await readForVerify(deps, tenantOf(req), String(req.params.id)));
     },
   });
 

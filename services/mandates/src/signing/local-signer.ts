@@ -7,7 +7,7 @@ import {
   type CryptoKey,
   type JWK,
 } from 'jose';
-import type { Signer } from './signer';
+import type { SignOptions, Signer } from './signer';
 
 /**
  * ES256 with a key held in this process: the one from LOCAL_SIGNING_KEY (a private JWK) when set,
@@ -62,9 +62,9 @@ export class LocalSigner implements Signer {
     return LocalSigner.create(await readFile(path, 'utf8'));
   }
 
-  async sign(payload: string): Promise<string> {
+  async sign(payload: string, options: SignOptions = {}): Promise<string> {
     return new CompactSign(new TextEncoder().encode(payload))
-      .setProtectedHeader({ alg: this.alg, kid: this.kid })
+      .setProtectedHeader({ alg: this.alg, kid: this.kid, ...(options.typ ? { typ: options.typ } : {}) })
       .sign(this.privateKey);
   }
 

@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { auditEventSchema, errorResponse, type OpenApiContribution } from '@mandate/shared';
+
+const jwkSchema = z.looseObject({
+  kty: z.string(),
+  crv: z.string().optional(),
+  x: z.string().optional(),
+  y: z.string().optional(),
+  kid: z.string(),
+  alg: z.string().optional(),
+  use: z.string().optional(),
+});
+
+export const evidenceBundleSchema = z.object({
+  mandate: z.looseObject({
+    id: z.string(),
+    tenant_id: z.string(),
+    signature: z.object({ alg: z.literal('ES256'), kid: z.string(), jws: z.string() }),
+  }),
+  events: z.array(auditEventSchema),
+  keys: z.array(jwkSchema),
+  exported_at: z.string(),
+  digest: z.string().regex(/^[0-9a-f]{64}$/),
+  signature: z.string(),
+});
+
+export const evidenceOpenApi: OpenApiContribution = (registry) => {
+  registry.registerPath({
+    method: 'get',
+    path: '/v1/mandates/{id}/evidence',
+    summary: 'Export a verifiable evidence bundle for one mandate',
+    description:
+      'Scope events:read. The mandate with its signature, every event about it oldest first, the JWKS entries ' +
+      'that check both signatures, exported_at, digest = sha256 hex of the RFC 8785 canonical JSON of ' +
+      '{mandate, events, keys, exported_at}, and signature = compact JWS (ES256, typ mandate-evidence+jws) whose ' +
+      'payload is the digest. Check it offline with `npx mandate-evidence verify bundle.json`. Emits EVIDENCE_EXPORTED.',
+    tags: ['Events'],
+    request: { params: z.object({ id: z.string() }) },
+    responses: {
+      200: {
+        description: 'The evidence bundle',
+        content: { 'application/json': { schema: evidenceBundleSchema } },
+      },
+      401: errorResponse('Missing or invalid credentials'),
+      403: errorResponse('API key lacks required scope: events:read'),
+      404: errorResponse('No such mandate for this tenant'),
+      413: errorResponse('The mandate has more events than one bundle holds'),
+      503: errorResponse('The mandates service or the signing key is unavailable'),
+    },
+  });
+};
