@@ -70,7 +70,11 @@ export async function startEmbedded(env: NodeJS.ProcessEnv = process.env, quiet 
     );
     const verifyServer = await run('verify', verifyWired, createVerify(verifyWired.deps));
 
-    const auditWired = await audit.wire(parseConfig(auditConfigSchema, internal), createLogger('audit', level), { source: bus });
+    const auditWired = await audit.wire(
+      parseConfig(auditConfigSchema, { ...internal, MANDATES_URL: mandatesServer.url }),
+      createLogger('audit', level),
+      { source: bus },
+    );
     const auditServer = await run('audit', auditWired, createAudit(auditWired.deps));
 
     const gatewayConfig = parseConfig(gatewayConfigSchema, {
@@ -110,7 +114,7 @@ function printBanner(env: NodeJS.ProcessEnv, url: string, operatorToken: string 
     `  Event bus:      ${part(env.AMQP_URL, 'in-process', 'RabbitMQ')}`,
     `  Stores:         ${part(env.MONGO_URL, 'in memory', 'MongoDB')}`,
     `  Rate limiter:   ${part(env.REDIS_URL, 'in memory, per process', 'Redis')}`,
-    `  Signing key:    ${env.LOCAL_SIGNING_KEY || env.LOCAL_SIGNING_KEY_FILE ? 'local ES256 key from configuration' : 'EMBEDDED — ES256 key generated at start'}`,
+    `  Signing key:    ${env.KMS_KEY_ID || env.SIGNING_KEY_IDS ? `AWS KMS (${env.KMS_KEY_ID || env.SIGNING_KEY_IDS})` : env.LOCAL_SIGNING_KEY || env.LOCAL_SIGNING_KEY_FILE ? 'local ES256 key from configuration' : 'EMBEDDED — ES256 key generated at start'}`,
     `  Services:       ${Object.entries(servers).map(([n, s]) => `${n} ${s.url}`).join(', ')}`,
   ];
   if (!env.MONGO_URL) lines.push('', '  !! Data lives in memory and is LOST ON RESTART. !!');

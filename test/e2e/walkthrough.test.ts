@@ -58,7 +58,11 @@ describe('end to end: five processes on real RabbitMQ and Redis', () => {
         const res = await api('GET', '/v1/events?limit=100', { auth: authA });
         const seen = new Set<string>((res.body.data as { type: string }[]).map((e) => e.type));
         const wanted = ['MANDATE_CREATED', 'MANDATE_SUSPENDED', 'MANDATE_REVOKED', 'VERIFICATION_PERFORMED', 'API_CALL'];
-        return wanted.every((t) => seen.has(t)) ? res.body.data : undefined;
+        // API_CALL events are batched separately from the lifecycle events: wait for the revoke's own record too.
+        const revokeCallSeen = (res.body.data as { type: string; data: { route?: string } }[]).some(
+          (e) => e.type === 'API_CALL' && e.data.route === '/v1/mandates/:id/revoke',
+        );
+        return wanted.every((t) => seen.has(t)) && revokeCallSeen ? res.body.data : undefined;
       },
       15_000,
       'the lifecycle events in /v1/events',

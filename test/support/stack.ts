@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import amqp from 'amqplib';
+import Redis from 'ioredis';
 import { amqpTopology, newId } from '@mandate/shared';
 
 export const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -77,6 +78,8 @@ export async function startService(name: ServiceName, env: Record<string, string
 export interface Stack {
   gateway: ServiceProcess;
   services: Record<Exclude<ServiceName, 'gateway'>, ServiceProcess>;
+  /** Every process of each service behind the gateway (services[name] is the first). */
+  replicas: Record<Exclude<ServiceName, 'gateway'>, ServiceProcess[]>;
   operatorToken: string;
   internalSecret: string;
   namespace: string;
@@ -87,8 +90,17 @@ export interface Stack {
  * The five services as separate processes against the real RabbitMQ and Redis, with their own
  * AMQP namespace so parallel test files never share queues.
  */
-export async function startStack(extraEnv: Partial<Record<ServiceName | 'all', Record<string, string>>> = {}): Promise<Stack> {
+export interface StackOptions {
+  /** How many processes of verify to start (default 1); the gateway balances across them. */
+  replicas?: Partial<Record<'verify', number>>;
+}
+
+export async function startStack(
+  extraEnv: Partial<Record<ServiceName | 'all', Record<string, string>>> = {},
+  options: StackOptions = {},
+): Promise<Stack> {
   const namespace = `e2e-${newId('req')}`;
+  const rateLimitPrefix = `e2e-rl-${namespace}`;
   const internalSecret = randomBytes(32).toString('hex');
   const operatorToken = randomBytes(24).toString('hex');
   const common = {
@@ -98,34 +110,82 @@ export async function startStack(extraEnv: Partial<Record<ServiceName | 'all', R
     REDIS_URL,
     ...extraEnv.all,
   };
-  const [identity, mandates, audit] = await Promise.all([
-    startService('identity', { ...common, ...extraEnv.identity }),
-    startService('mandates', { ...common, ...extraEnv.mandates }),
-    startService('audit', { ...common, ...extraEnv.audit }),
-  ]);
-  const verify = await startService('verify', { ...common, MANDATES_URL: mandates.url, ...extraEnv.verify });
-  const gateway = await startService('gateway', {
-    ...common,
-    OPERATOR_TOKEN: operatorToken,
-    MANDATES_URL: mandates.url,
-    VERIFY_URL: verify.url,
-    IDENTITY_URL: identity.url,
-    AUDIT_URL: audit.url,
-    ...extraEnv.gateway,
-  });
-  const services = { identity, mandates, audit, verify };
-  return {
-    gateway,
-    services,
-    operatorToken,
-    internalSecret,
-    namespace,
-    async stop() {
-      await gateway.stop();
-      await Promise.all(Object.values(services).map((s) => s.stop()));
-      await deleteTopology(namespace);
-    },
+  // Every process started so far, so a failed start never leaves orphans behind.
+  const started: ServiceProcess[] = [];
+  const track = async (p: Promise<ServiceProcess>) => {
+    const service = await p;
+    started.push(service);
+    return service;
   };
+  try {
+    const mandatesPort = String(await freePort());
+    const [identity, mandates, audit] = await Promise.all([
+      track(startService('identity', { ...common, ...extraEnv.identity })),
+      track(startService('mandates', { ...common, PORT: mandatesPort, ...extraEnv.mandates })),
+      // The evidence export reads from mandates; its port is chosen up front so both start at once.
+      track(startService('audit', { ...common, MANDATES_URL: `http://127.0.0.1:${mandatesPort}`, ...extraEnv.audit })),
+    ]);
+    const verifyReplicas = await Promise.all(
+      Array.from({ length: options.replicas?.verify ?? 1 }, (_, i) =>
+        track(
+          startService(
+            'verify',
+            { ...common, MANDATES_URL: mandates.url, ...extraEnv.verify },
+            i === 0 ? 'verify' : `verify-${i + 1}`,
+          ),
+        ),
+      ),
+    );
+    const verify = verifyReplicas[0]!;
+    const gateway = await track(
+      startService('gateway', {
+        ...common,
+        OPERATOR_TOKEN: operatorToken,
+        MANDATES_URL: mandates.url,
+        VERIFY_URL: verifyReplicas.map((v) => v.url).join(','),
+        IDENTITY_URL: identity.url,
+        AUDIT_URL: audit.url,
+        RATE_LIMIT_PREFIX: rateLimitPrefix,
+        ...extraEnv.gateway,
+      }),
+    );
+    const services = { identity, mandates, audit, verify };
+    const replicas = { identity: [identity], mandates: [mandates], audit: [audit], verify: verifyReplicas };
+    return {
+      gateway,
+      services,
+      replicas,
+      operatorToken,
+      internalSecret,
+      namespace,
+      async stop() {
+        await gateway.stop();
+        await Promise.all(Object.values(replicas).flat().map((s) => s.stop()));
+        await deleteTopology(namespace);
+        await deleteRedisKeys(`${rateLimitPrefix}*`);
+      },
+    };
+  } catch (err) {
+    await Promise.all(started.map((s) => s.stop('SIGKILL')));
+    await deleteTopology(namespace).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Removes the keys a stack left in Redis (its rate-limit counters), so runs do not accumulate. */
+export async function deleteRedisKeys(pattern: string): Promise<void> {
+  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  try {
+    await redis.connect();
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
 }
 
 export async function deleteTopology(namespace: string): Promise<void> {
