@@ -11,5 +11,6 @@ export * from './events';
 export * from './pagination';
 export * from './openapi';
 export * from './bus';
+export * from './outbox';
 export * from './time';
 export * from './mongo';

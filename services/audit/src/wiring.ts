@@ -10,6 +10,7 @@ import {
 import type { Deps } from './app';
 import type { AuditConfig } from './config';
 import { HttpMandatesSource } from './evidence/mandates-source';
+import { FileEventStore } from './store/file-event-store';
 import { MemoryEventStore } from './store/memory-event-store';
 import { MongoEventStore } from './store/mongo-event-store';
 
@@ -33,6 +34,7 @@ export async function wire(
 ): Promise<Wired> {
   const log = overrides.logger ?? logger;
   let connection: Connection | undefined;
+  let fileStore: FileEventStore | undefined;
 
   let store = overrides.store;
   if (config.MONGO_URL) {
@@ -40,6 +42,10 @@ export async function wire(
     const mongoStore = new MongoEventStore(connection);
     await mongoStore.init();
     store = mongoStore;
+  } else if (!store && config.AUDIT_STORE_FILE) {
+    fileStore = await FileEventStore.open(config.AUDIT_STORE_FILE, log);
+    store = fileStore;
+    log.warn({ file: config.AUDIT_STORE_FILE }, 'audit store is in memory, journaled to a local file (one process only)');
   } else if (!store) {
     store = new MemoryEventStore();
     log.warn('audit store is in memory: events are lost on restart');
@@ -79,6 +85,7 @@ export async function wire(
     async close() {
       await ownMandates?.close();
       await connection?.close();
+      await fileStore?.close();
     },
   };
 }

@@ -1,6 +1,10 @@
 import { connectMongo, createLogger, newId, type AuditEvent } from '@mandate/shared';
 import { describeStoreContract, MONGO_URL, mongoSkipReason } from '@mandate/shared/src/testing';
 import type { EventStore } from '../src/store/event-store';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { FileEventStore } from '../src/store/file-event-store';
 import { MemoryEventStore } from '../src/store/memory-event-store';
 import { MongoEventStore } from '../src/store/mongo-event-store';
 import { buildAuditEvent } from './factories';
@@ -14,6 +18,20 @@ describeStoreContract<EventStore>(
   'EventStore',
   [
     { name: 'memory', create: async () => ({ store: new MemoryEventStore(), close: async () => undefined }) },
+    {
+      name: 'journal file (AUDIT_STORE_FILE)',
+      create: async () => {
+        const dir = await mkdtemp(path.join(tmpdir(), 'audit-journal-'));
+        const store = await FileEventStore.open(path.join(dir, 'events.ndjson'), logger);
+        return {
+          store,
+          close: async () => {
+            await store.close();
+            await rm(dir, { recursive: true, force: true });
+          },
+        };
+      },
+    },
     {
       name: 'mongo',
       skipReason: mongoSkipReason,

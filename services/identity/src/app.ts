@@ -5,6 +5,7 @@ import {
   jsonBody,
   listen,
   notFoundHandler,
+  OutboxRelay,
   requireInternalToken,
   type Clock,
   type EventPublisher,
@@ -22,10 +23,14 @@ export interface Deps {
   tokens: InternalTokens;
   logger: Logger;
   clock: Clock;
+  /** How often the outbox relay looks for events the fast path missed (broker down, restart); default 1 s. */
+  outboxPollIntervalMs?: number;
 }
 
 export function createApp(deps: Deps) {
-  const identity = new Identity(deps.store, deps.clock);
+  // Every write stores its events in the outbox; this relay publishes them until the broker confirms.
+  const relay = new OutboxRelay(deps.store, deps.publisher, deps.logger, { pollIntervalMs: deps.outboxPollIntervalMs });
+  const identity = new Identity(deps.store, deps.clock, relay);
   const app = baseApp();
   healthRoutes(app, async () => {
     const checks: Record<string, string> = {};
@@ -49,14 +54,18 @@ export function createApp(deps: Deps) {
   return {
     app,
     identity,
+    relay,
     async start(port = 0, host = '127.0.0.1'): Promise<RunningServer> {
       running = await listen(app, port, host);
+      relay.start();
       return running;
     },
     async stop(): Promise<void> {
       const server = running;
       running = undefined;
       await server?.close();
+      // What the requests above stored is relayed now if the broker allows, else after the next start.
+      await relay.stop();
     },
   };
 }

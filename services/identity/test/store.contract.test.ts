@@ -1,4 +1,4 @@
-import { connectMongo, createLogger, newId } from '@mandate/shared';
+import { buildEvent, connectMongo, createLogger, newId, type AuditEvent } from '@mandate/shared';
 import { MONGO_URL, describeStoreContract, mongoSkipReason } from '@mandate/shared/src/testing';
 import { DuplicateRecord, DuplicateRoleAssignment } from '../src/domain/errors';
 import type { OnboardingRequest } from '../src/domain/onboarding';
@@ -299,6 +299,117 @@ describeStoreContract<IdentityStore>(
         await getStore().putWidgetConfig(tenantId, second);
         expect(await getStore().getWidgetConfig(tenantId)).toEqual(second);
         expect(await getStore().getWidgetConfig(newId('tnt'))).toBeNull();
+      });
+    });
+    describe('outbox', () => {
+      const event = (type: AuditEvent['type'], tenantId: string | null, id: string, data: Record<string, unknown> = {}) =>
+        buildEvent({ type, tenantId, resource: { type: 'test', id }, data });
+      /** The store is shared by the suite: look only at this test's events. */
+      const pendingOf = async (ids: string[]) =>
+        (await getStore().pendingEvents(10_000)).filter((e) => ids.includes(e.id));
+
+      it('when inserts carry events, then each is pending with its record, never on a read, until marked sent', async () => {
+        const tenant = buildTenant();
+        const created = event('TENANT_CREATED', tenant.id, tenant.id);
+        await getStore().insertTenant(tenant, [created]);
+        const built = buildKeyRecord(tenant.id);
+        const keyCreated = event('API_KEY_CREATED', tenant.id, built.key_id);
+        await getStore().insertApiKey(tenant.id, recordOf(built), [keyCreated]);
+        const assignment = buildAssignment(tenant.id);
+        const assigned = event('TENANT_ROLE_ASSIGNED', tenant.id, assignment.id);
+        await getStore().insertRoleAssignment(tenant.id, assignment, [assigned]);
+        const widget = event('WIDGET_CONFIG_UPDATED', tenant.id, tenant.id);
+        await getStore().putWidgetConfig(
+          tenant.id,
+          { allowed_origins: [], theme: {}, locale: null, updated_at: new Date().toISOString() },
+          [widget],
+        );
+        const ids = [created.id, keyCreated.id, assigned.id, widget.id];
+        expect((await pendingOf(ids)).map((e) => e.id).sort()).toEqual([...ids].sort());
+        const reads = [
+          await getStore().getTenant(tenant.id),
+          await getStore().getApiKey(tenant.id, built.key_id),
+          await getStore().findApiKeyByHash(built.secret_hash),
+          await getStore().getRoleAssignment(tenant.id, assignment.id),
+          await getStore().getWidgetConfig(tenant.id),
+        ];
+        for (const read of reads) expect(Object.keys(read!)).not.toContain('outbox');
+        await getStore().markSent(ids);
+        expect(await pendingOf(ids)).toEqual([]);
+      });
+
+      it('when a conditional update carries events, then they are built from the record as written and as it was, and a refused update stores none', async () => {
+        const tenantId = newId('tnt');
+        const built = buildKeyRecord(tenantId, { status: 'staging' });
+        await getStore().insertApiKey(tenantId, recordOf(built));
+        let seen: unknown[] = [];
+        const activated = await getStore().updateApiKeyStatus(tenantId, built.key_id, ['staging'], 'active', (written, previous) => {
+          seen = [written.status, previous.status];
+          return [event('API_KEY_ACTIVATED', tenantId, written.key_id, { status: written.status })];
+        });
+        expect(activated?.status).toBe('active');
+        expect(seen).toEqual(['active', 'staging']);
+        const refused = await getStore().updateApiKeyStatus(tenantId, built.key_id, ['staging'], 'active', (k) => [
+          event('API_KEY_ACTIVATED', tenantId, k.key_id),
+        ]);
+        expect(refused).toBeNull();
+        const pending = (await getStore().pendingEvents(10_000)).filter((e) => e.resource?.id === built.key_id);
+        expect(pending.map((e) => [e.type, e.data])).toEqual([['API_KEY_ACTIVATED', { status: 'active' }]]);
+        await getStore().markSent(pending.map((e) => e.id));
+
+        const assignment = buildAssignment(tenantId, { roles: ['tenant_viewer'] });
+        await getStore().insertRoleAssignment(tenantId, assignment);
+        await getStore().updateRoleAssignmentRoles(
+          tenantId,
+          assignment.id,
+          { roles: ['tenant_operator'], permissions: ['mandates:read'], at: new Date().toISOString() },
+          (written, previous) => [event('TENANT_ROLE_ASSIGNED', tenantId, written.id, { roles: written.roles, previous: previous.roles })],
+        );
+        await getStore().revokeRoleAssignment(tenantId, assignment.id, new Date().toISOString(), (written) => [
+          event('TENANT_ROLE_REVOKED', tenantId, written.id, { status: written.status }),
+        ]);
+        expect(
+          await getStore().revokeRoleAssignment(tenantId, assignment.id, new Date().toISOString(), (w) => [
+            event('TENANT_ROLE_REVOKED', tenantId, w.id),
+          ]),
+        ).toBeNull();
+        const onAssignment = (await getStore().pendingEvents(10_000)).filter((e) => e.resource?.id === assignment.id);
+        expect(onAssignment.map((e) => [e.type, e.data])).toEqual([
+          ['TENANT_ROLE_ASSIGNED', { roles: ['tenant_operator'], previous: ['tenant_viewer'] }],
+          ['TENANT_ROLE_REVOKED', { status: 'revoked' }],
+        ]);
+        await getStore().markSent(onAssignment.map((e) => e.id));
+      });
+
+      it('when an onboarding request is decided twice, then only the winning decision stores its event', async () => {
+        const request: OnboardingRequest = {
+          id: newId('onb'),
+          organization_name: 'Globex',
+          contact_email: 'ops@globex.example.com',
+          country: 'DE',
+          use_case: null,
+          status: 'PENDING',
+          created_at: new Date().toISOString(),
+          decided_at: null,
+          tenant_id: null,
+          rejection_reason: null,
+        };
+        const requested = event('ONBOARDING_REQUESTED', null, request.id);
+        await getStore().insertOnboardingRequest(request, [requested]);
+        const decide = (status: 'APPROVED' | 'REJECTED') =>
+          getStore().decideOnboardingRequest(request.id, { status, at: new Date().toISOString() }, (w) => [
+            event(status === 'APPROVED' ? 'ONBOARDING_APPROVED' : 'ONBOARDING_REJECTED', null, w.id, { status: w.status }),
+          ]);
+        const results = await Promise.all([decide('APPROVED'), decide('REJECTED')]);
+        const winner = results.find((r) => r !== null)!;
+        expect(results.filter((r) => r !== null)).toHaveLength(1);
+        const pending = (await getStore().pendingEvents(10_000)).filter((e) => e.resource?.id === request.id);
+        expect(pending.map((e) => e.type)).toEqual([
+          'ONBOARDING_REQUESTED',
+          winner.status === 'APPROVED' ? 'ONBOARDING_APPROVED' : 'ONBOARDING_REJECTED',
+        ]);
+        await getStore().markSent(pending.map((e) => e.id));
+        expect((await getStore().pendingEvents(10_000)).filter((e) => e.resource?.id === request.id)).toEqual([]);
       });
     });
   },

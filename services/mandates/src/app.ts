@@ -7,6 +7,7 @@ import {
   jsonBody,
   listen,
   notFoundHandler,
+  OutboxRelay,
   requireInternalToken,
   type Clock,
   type EventPublisher,
@@ -14,6 +15,7 @@ import {
   type Logger,
   type RunningServer,
 } from '@mandate/shared';
+import type { EventRelay } from './domain/mandates';
 import { internalSigningRoutes } from './http/internal-signing';
 import { mandateRoutes } from './http/routes';
 import type { Signer } from './signing/signer';
@@ -32,10 +34,21 @@ export interface Deps {
   snapshots?: MandateSnapshots;
   /** While started, sweep expired mandates this often; absent or 0 → no sweeper. */
   sweepIntervalMs?: number;
+  /** Publishes the events stored in the outbox with each change; absent → an OutboxRelay over store and publisher. */
+  relay?: EventRelay;
+  /** How often the relay looks for events the fast path missed (broker down, restart); default 1 s. */
+  outboxPollIntervalMs?: number;
 }
 
 /** Builds the express app; nothing listens until start(). */
-export function createApp(deps: Deps) {
+export function createApp(given: Deps) {
+  // Every change stores its events in the outbox; this relay publishes them (and retries until the broker confirms).
+  const ownRelay = given.relay
+    ? undefined
+    : new OutboxRelay(given.store, given.publisher, given.logger, { pollIntervalMs: given.outboxPollIntervalMs });
+  // Set on the given object (not a copy): callers and tests may swap a dependency of a running app.
+  const deps: Deps = given;
+  deps.relay ??= ownRelay;
   const app = baseApp();
   healthRoutes(app, async () => {
     const checks: Record<string, string> = {};
@@ -74,9 +87,11 @@ export function createApp(deps: Deps) {
   return {
     app,
     sweeper,
+    relay: ownRelay,
     async start(port = 0, host = '127.0.0.1'): Promise<RunningServer> {
       running = await listen(app, port, host);
       sweeper?.start();
+      ownRelay?.start();
       return running;
     },
     async stop(): Promise<void> {
@@ -84,6 +99,8 @@ export function createApp(deps: Deps) {
       running = undefined;
       await sweeper?.stop();
       await server?.close();
+      // Last: what the requests above stored is relayed now if the broker allows, else after the next start.
+      await ownRelay?.stop();
     },
   };
 }

@@ -1,4 +1,4 @@
-import { connectMongo, createLogger, newId } from '@mandate/shared';
+import { buildEvent, connectMongo, createLogger, newId, type AuditEvent } from '@mandate/shared';
 import { MONGO_URL, describeStoreContract, mongoSkipReason } from '@mandate/shared/src/testing';
 import type { Mandate } from '../src/domain/mandate';
 import type { MandateStore } from '../src/store/mandate-store';
@@ -186,6 +186,61 @@ describeStoreContract<MandateStore>(
       expect(await ids('EXPIRED')).toEqual(
         [activePast.id, activeExactlyNow.id, suspendedPast.id, sweptExpired.id].sort(),
       );
+    });
+    // ── outbox: events stored in the same write as the change, removed once the broker confirmed ──
+
+    const eventFor = (tenantId: string, mandateId: string, type: AuditEvent['type']) =>
+      buildEvent({ type, tenantId, resource: { type: 'mandate', id: mandateId }, data: { n: 1 } });
+    /** The store is shared by the suite: look only at this test's events. */
+    const pendingOf = async (ids: string[]) =>
+      (await getStore().pendingEvents(10_000)).filter((e) => ids.includes(e.id));
+
+    it('when a mandate is created with outbox events, then they are pending (never on a read) until marked sent', async () => {
+      const tenantId = newId('tnt');
+      const mandate = buildMandate({ tenant_id: tenantId });
+      const created = eventFor(tenantId, mandate.id, 'MANDATE_CREATED');
+      expect(await getStore().create(tenantId, mandate, [created])).toEqual(mandate);
+      expect(await pendingOf([created.id])).toEqual([created]);
+      expect(Object.keys((await getStore().get(tenantId, mandate.id))!)).not.toContain('outbox');
+      expect(JSON.stringify(await listAll(tenantId))).not.toContain(created.id);
+      await getStore().markSent([created.id]);
+      expect(await pendingOf([created.id])).toEqual([]);
+    });
+
+    it('when a transition carries events, then they join the outbox in order; a lost race stores neither the change nor its events', async () => {
+      const tenantId = newId('tnt');
+      const mandate = buildMandate({ tenant_id: tenantId });
+      const created = eventFor(tenantId, mandate.id, 'MANDATE_CREATED');
+      await getStore().create(tenantId, mandate, [created]);
+      const suspended = eventFor(tenantId, mandate.id, 'MANDATE_SUSPENDED');
+      const patch = { state: 'SUSPENDED' as const, version: 2, updated_at: minutes(1) };
+      expect(await getStore().transition(tenantId, mandate.id, 1, patch, [suspended])).toMatchObject({ version: 2 });
+      const stale = eventFor(tenantId, mandate.id, 'MANDATE_REVOKED');
+      expect(
+        await getStore().transition(tenantId, mandate.id, 1, { ...patch, state: 'REVOKED' }, [stale]),
+      ).toBeNull();
+      expect(await pendingOf([created.id, suspended.id, stale.id])).toEqual([created, suspended]);
+      // Marking some sent leaves the others pending.
+      await getStore().markSent([created.id]);
+      expect(await pendingOf([created.id, suspended.id])).toEqual([suspended]);
+      await getStore().markSent([suspended.id, 'evt_unknown']);
+      expect(await pendingOf([suspended.id])).toEqual([]);
+    });
+
+    it('when many mandates hold events, then pendingEvents respects the limit and returns each mandate\'s events whole', async () => {
+      const tenantId = newId('tnt');
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) {
+        const m = buildMandate({ tenant_id: tenantId });
+        const events = [eventFor(tenantId, m.id, 'MANDATE_CREATED'), eventFor(tenantId, m.id, 'MANDATE_SUSPENDED')];
+        await getStore().create(tenantId, m, events);
+        ids.push(...events.map((e) => e.id));
+      }
+      const page = await getStore().pendingEvents(3);
+      expect(page.length).toBeGreaterThan(0);
+      expect(page.length).toBeLessThanOrEqual(3);
+      await getStore().markSent(ids);
+      expect(await pendingOf(ids)).toEqual([]);
     });
   },
 );

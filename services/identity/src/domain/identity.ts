@@ -1,4 +1,14 @@
-import { badRequest, newId, type Clock, type EventInput, type Page, toPage } from '@mandate/shared';
+import {
+  badRequest,
+  buildEvent,
+  newId,
+  toPage,
+  type AuditEvent,
+  type CallerContext,
+  type Clock,
+  type EventInput,
+  type Page,
+} from '@mandate/shared';
 import type { IdentityStore } from '../store/identity-store';
 import {
   API_KEY_SCOPES,
@@ -35,12 +45,18 @@ import {
 import type { Plan, Tenant } from './tenant';
 import { DEFAULT_WIDGET_CONFIG, type WidgetConfig } from './widget';
 
-/** What a use case wants published once its writes succeeded; the entry point adds the caller. */
+/** What a change records; the caller and the time are added when it is stored. */
 export type DomainEvent = Omit<EventInput, 'caller' | 'occurredAt'>;
 
 export interface Outcome<T> {
   value: T;
-  events: DomainEvent[];
+  /** The events stored with the writes (outbox) and handed to the relay, in order. */
+  events: AuditEvent[];
+}
+
+/** Publishes events a write has just stored in the outbox (the relay's fast path); never throws. */
+export interface EventRelay {
+  publishNow(events: AuditEvent[]): Promise<void>;
 }
 
 /** A key together with its secret: exists only in the response to a creation or a rotation. */
@@ -106,15 +122,36 @@ function onboardingData(r: OnboardingRequest): Record<string, unknown> {
 
 const onboardingResource = (r: OnboardingRequest) => ({ type: 'onboarding_request', id: r.id });
 
-/** Identity's use cases: tenants, API keys and role assignments. */
+/**
+ * Identity's use cases: tenants, API keys and role assignments. Each write stores the events it
+ * records in the same document write (the store's outbox), then hands them to the relay.
+ */
 export class Identity {
   constructor(
     private readonly store: IdentityStore,
     private readonly clock: Clock,
+    private readonly relay?: EventRelay,
+    private readonly caller?: CallerContext,
   ) {}
+
+  /** The same use cases on behalf of a caller: its actor and request id go into every event. */
+  as(caller: CallerContext | undefined): Identity {
+    return new Identity(this.store, this.clock, this.relay, caller);
+  }
 
   private now(): string {
     return this.clock.now().toISOString();
+  }
+
+  /** A complete event for this caller, built before the write that stores it. */
+  private event(e: DomainEvent): AuditEvent {
+    return buildEvent({ ...e, caller: this.caller, occurredAt: this.clock.now() });
+  }
+
+  /** After a write: its stored events go to the relay (if that fails they wait in the outbox). */
+  private async relayed(events: AuditEvent[]): Promise<AuditEvent[]> {
+    if (events.length > 0) await this.relay?.publishNow(events);
+    return events;
   }
 
   // ── tenants ────────────────────────────────────────────────────────────────
@@ -138,23 +175,20 @@ export class Identity {
       status: 'active',
       created_at: this.now(),
     };
-    await this.store.insertTenant(tenant);
-    const events: DomainEvent[] = [
-      {
+    const events = [
+      this.event({
         type: 'TENANT_CREATED',
         tenantId: tenant.id,
         resource: { type: 'tenant', id: tenant.id },
         data: { ...tenant },
-      },
+      }),
     ];
+    // Each event rides on the document whose change it records (tenant, key, assignment).
+    await this.store.insertTenant(tenant, events);
+    await this.relayed(events);
 
-    const issued = await this.issueKey(tenant.id, { name: INITIAL_KEY_NAME, scopes: [...API_KEY_SCOPES] });
-    events.push({
-      type: 'API_KEY_CREATED',
-      tenantId: tenant.id,
-      resource: keyResource(issued.key),
-      data: keyData(issued.key),
-    });
+    const issued = await this.issueKey(tenant.id, { name: INITIAL_KEY_NAME, scopes: [...API_KEY_SCOPES] }, 'API_KEY_CREATED');
+    events.push(...issued.events);
 
     let assignment: RoleAssignment | null = null;
     if (input.adminSubjectId !== undefined) {
@@ -176,10 +210,12 @@ export class Identity {
 
   // ── API keys ───────────────────────────────────────────────────────────────
 
+  /** Inserts a new key together with its creation (or rotation) event. */
   private async issueKey(
     tenantId: string,
     input: { name: string; scopes: ApiKeyScope[]; status?: 'active' | 'staging'; replacesKeyId?: string },
-  ): Promise<IssuedKey> {
+    eventType: 'API_KEY_CREATED' | 'API_KEY_ROTATED',
+  ): Promise<IssuedKey & { events: AuditEvent[] }> {
     const secret = generateSecret();
     const record: ApiKeyRecord = {
       key_id: newId('key'),
@@ -192,22 +228,19 @@ export class Identity {
       replaces_key_id: input.replacesKeyId ?? null,
       secret_hash: hashSecret(secret),
     };
-    await this.store.insertApiKey(tenantId, record);
     const { secret_hash: _hash, ...key } = record;
-    return { key, secret };
+    const events = [this.event({ type: eventType, tenantId, resource: keyResource(key), data: keyData(key) })];
+    await this.store.insertApiKey(tenantId, record, events);
+    await this.relayed(events);
+    return { key, secret, events };
   }
 
   async createApiKey(
     tenantId: string,
     input: { name: string; scopes: ApiKeyScope[] },
   ): Promise<Outcome<IssuedKey>> {
-    const issued = await this.issueKey(tenantId, input);
-    return {
-      value: issued,
-      events: [
-        { type: 'API_KEY_CREATED', tenantId, resource: keyResource(issued.key), data: keyData(issued.key) },
-      ],
-    };
+    const { events, ...issued } = await this.issueKey(tenantId, input, 'API_KEY_CREATED');
+    return { value: issued, events };
   }
 
   async listApiKeys(tenantId: string, options: { limit: number; after?: string }): Promise<Page<ApiKey>> {
@@ -229,60 +262,66 @@ export class Identity {
     const old = await this.getApiKey(tenantId, keyId);
     if (old.status === 'revoked') throw new KeyTransitionNotAllowed('API key is revoked');
     if (old.status !== 'active') throw new KeyTransitionNotAllowed('API key is not active');
-    const issued = await this.issueKey(tenantId, {
-      name: old.name,
-      scopes: old.scopes,
-      status: 'staging',
-      replacesKeyId: old.key_id,
-    });
-    return {
-      value: issued,
-      events: [
-        { type: 'API_KEY_ROTATED', tenantId, resource: keyResource(issued.key), data: keyData(issued.key) },
-      ],
-    };
+    const { events, ...issued } = await this.issueKey(
+      tenantId,
+      { name: old.name, scopes: old.scopes, status: 'staging', replacesKeyId: old.key_id },
+      'API_KEY_ROTATED',
+    );
+    return { value: issued, events };
   }
 
   /** staging → active, then the key it replaces → revoked (activating first keeps a usable key at every moment). */
   async activateApiKey(tenantId: string, keyId: string): Promise<Outcome<ApiKey>> {
-    const key = await this.store.updateApiKeyStatus(tenantId, keyId, ['staging'], 'active');
+    let activated: AuditEvent[] = [];
+    const key = await this.store.updateApiKeyStatus(
+      tenantId,
+      keyId,
+      ['staging'],
+      'active',
+      (k) => (activated = [this.event({ type: 'API_KEY_ACTIVATED', tenantId, resource: keyResource(k), data: keyData(k) })]),
+    );
     if (!key) {
       await this.getApiKey(tenantId, keyId);
       throw new KeyTransitionNotAllowed('API key is not staging');
     }
-    const events: DomainEvent[] = [
-      { type: 'API_KEY_ACTIVATED', tenantId, resource: keyResource(key), data: keyData(key) },
-    ];
+    const events = [...(await this.relayed(activated))];
     if (key.replaces_key_id) {
+      let revoked: AuditEvent[] = [];
       const replaced = await this.store.updateApiKeyStatus(
         tenantId,
         key.replaces_key_id,
         USABLE_KEY_STATUSES,
         'revoked',
+        (r) =>
+          (revoked = [
+            this.event({
+              type: 'API_KEY_REVOKED',
+              tenantId,
+              resource: keyResource(r),
+              data: { ...keyData(r), replaced_by_key_id: key.key_id },
+            }),
+          ]),
       );
       // Already revoked by hand meanwhile: nothing left to do, nothing to report.
-      if (replaced) {
-        events.push({
-          type: 'API_KEY_REVOKED',
-          tenantId,
-          resource: keyResource(replaced),
-          data: { ...keyData(replaced), replaced_by_key_id: key.key_id },
-        });
-      }
+      if (replaced) events.push(...(await this.relayed(revoked)));
     }
     return { value: key, events };
   }
 
   async revokeApiKey(tenantId: string, keyId: string): Promise<Outcome<ApiKey>> {
-    const key = await this.store.updateApiKeyStatus(tenantId, keyId, USABLE_KEY_STATUSES, 'revoked');
+    let events: AuditEvent[] = [];
+    const key = await this.store.updateApiKeyStatus(
+      tenantId,
+      keyId,
+      USABLE_KEY_STATUSES,
+      'revoked',
+      (k) => (events = [this.event({ type: 'API_KEY_REVOKED', tenantId, resource: keyResource(k), data: keyData(k) })]),
+    );
     if (!key) {
       await this.getApiKey(tenantId, keyId);
       throw new KeyTransitionNotAllowed('API key is already revoked');
     }
-    return {
-      value: key,
-      events: [{ type: 'API_KEY_REVOKED', tenantId, resource: keyResource(key), data: keyData(key) }],
-    };
+    return { value: key, events: await this.relayed(events) };
   }
 
   /**
@@ -326,19 +365,17 @@ export class Identity {
       created_at: at,
       updated_at: at,
     };
+    const events = [
+      this.event({
+        type: 'TENANT_ROLE_ASSIGNED',
+        tenantId,
+        resource: assignmentResource(assignment),
+        data: assignmentData(assignment),
+      }),
+    ];
     // The partial unique index refuses a second active assignment (DuplicateRoleAssignment → 409).
-    await this.store.insertRoleAssignment(tenantId, assignment);
-    return {
-      value: assignment,
-      events: [
-        {
-          type: 'TENANT_ROLE_ASSIGNED',
-          tenantId,
-          resource: assignmentResource(assignment),
-          data: assignmentData(assignment),
-        },
-      ],
-    };
+    await this.store.insertRoleAssignment(tenantId, assignment, events);
+    return { value: assignment, events: await this.relayed(events) };
   }
 
   async listRoleAssignments(
@@ -371,23 +408,23 @@ export class Identity {
     if (input.subjectId !== undefined && input.subjectId !== current.subject_id) {
       throw badRequest('subject_id cannot be changed; revoke and assign instead');
     }
-    const updated = await this.store.updateRoleAssignmentRoles(tenantId, id, {
-      roles,
-      permissions: permissionsOf(roles),
-      at: this.now(),
-    });
+    let events: AuditEvent[] = [];
+    const updated = await this.store.updateRoleAssignmentRoles(
+      tenantId,
+      id,
+      { roles, permissions: permissionsOf(roles), at: this.now() },
+      (written, previous) =>
+        (events = [
+          this.event({
+            type: 'TENANT_ROLE_ASSIGNED',
+            tenantId,
+            resource: assignmentResource(written),
+            data: { ...assignmentData(written), previous_roles: previous.roles },
+          }),
+        ]),
+    );
     if (!updated) throw new RoleAssignmentConflict('Role assignment is revoked');
-    return {
-      value: updated,
-      events: [
-        {
-          type: 'TENANT_ROLE_ASSIGNED',
-          tenantId,
-          resource: assignmentResource(updated),
-          data: { ...assignmentData(updated), previous_roles: current.roles },
-        },
-      ],
-    };
+    return { value: updated, events: await this.relayed(events) };
   }
 
   /**
@@ -404,19 +441,23 @@ export class Identity {
     if (callerSubjectId !== undefined && current.subject_id === callerSubjectId) {
       throw new RoleAssignmentConflict('Cannot revoke your own active role assignment');
     }
-    const revoked = await this.store.revokeRoleAssignment(tenantId, id, this.now());
+    let events: AuditEvent[] = [];
+    const revoked = await this.store.revokeRoleAssignment(
+      tenantId,
+      id,
+      this.now(),
+      (written) =>
+        (events = [
+          this.event({
+            type: 'TENANT_ROLE_REVOKED',
+            tenantId,
+            resource: assignmentResource(written),
+            data: assignmentData(written),
+          }),
+        ]),
+    );
     if (!revoked) throw new RoleAssignmentConflict('Role assignment is already revoked');
-    return {
-      value: revoked,
-      events: [
-        {
-          type: 'TENANT_ROLE_REVOKED',
-          tenantId,
-          resource: assignmentResource(revoked),
-          data: assignmentData(revoked),
-        },
-      ],
-    };
+    return { value: revoked, events: await this.relayed(events) };
   }
 
   // ── onboarding ─────────────────────────────────────────────────────────────
@@ -439,18 +480,16 @@ export class Identity {
       tenant_id: null,
       rejection_reason: null,
     };
-    await this.store.insertOnboardingRequest(request);
-    return {
-      value: request,
-      events: [
-        {
-          type: 'ONBOARDING_REQUESTED',
-          tenantId: null,
-          resource: onboardingResource(request),
-          data: onboardingData(request),
-        },
-      ],
-    };
+    const events = [
+      this.event({
+        type: 'ONBOARDING_REQUESTED',
+        tenantId: null,
+        resource: onboardingResource(request),
+        data: onboardingData(request),
+      }),
+    ];
+    await this.store.insertOnboardingRequest(request, events);
+    return { value: request, events: await this.relayed(events) };
   }
 
   async listOnboardingRequests(options: {
@@ -490,11 +529,21 @@ export class Identity {
   > {
     const pending = await this.pendingRequest(id);
     const tenantId = newId('tnt');
-    const request = await this.store.decideOnboardingRequest(id, {
-      status: 'APPROVED',
-      at: this.now(),
-      tenantId,
-    });
+    // The decision records ONBOARDING_APPROVED with itself; the tenant's own events follow with its writes.
+    let approved: AuditEvent[] = [];
+    const request = await this.store.decideOnboardingRequest(
+      id,
+      { status: 'APPROVED', at: this.now(), tenantId },
+      (written) =>
+        (approved = [
+          this.event({
+            type: 'ONBOARDING_APPROVED',
+            tenantId,
+            resource: onboardingResource(written),
+            data: onboardingData(written),
+          }),
+        ]),
+    );
     if (!request)
       throw new OnboardingAlreadyDecided((await this.store.getOnboardingRequest(id))?.status ?? 'decided');
     const created = await this.createTenant({
@@ -503,40 +552,30 @@ export class Identity {
       plan: input.plan,
       adminSubjectId: input.adminSubjectId,
     });
-    return {
-      value: { request, ...created.value },
-      events: [
-        ...created.events,
-        {
-          type: 'ONBOARDING_APPROVED',
-          tenantId,
-          resource: onboardingResource(request),
-          data: onboardingData(request),
-        },
-      ],
-    };
+    // Published after the tenant's events (the order readers expect); if the tenant writes failed, the poll publishes it.
+    await this.relayed(approved);
+    return { value: { request, ...created.value }, events: [...created.events, ...approved] };
   }
 
   async rejectOnboarding(id: string, input: { reason?: string }): Promise<Outcome<OnboardingRequest>> {
     await this.pendingRequest(id);
-    const request = await this.store.decideOnboardingRequest(id, {
-      status: 'REJECTED',
-      at: this.now(),
-      rejectionReason: input.reason,
-    });
+    let events: AuditEvent[] = [];
+    const request = await this.store.decideOnboardingRequest(
+      id,
+      { status: 'REJECTED', at: this.now(), rejectionReason: input.reason },
+      (written) =>
+        (events = [
+          this.event({
+            type: 'ONBOARDING_REJECTED',
+            tenantId: null,
+            resource: onboardingResource(written),
+            data: { ...onboardingData(written), reason: written.rejection_reason },
+          }),
+        ]),
+    );
     if (!request)
       throw new OnboardingAlreadyDecided((await this.store.getOnboardingRequest(id))?.status ?? 'decided');
-    return {
-      value: request,
-      events: [
-        {
-          type: 'ONBOARDING_REJECTED',
-          tenantId: null,
-          resource: onboardingResource(request),
-          data: { ...onboardingData(request), reason: request.rejection_reason },
-        },
-      ],
-    };
+    return { value: request, events: await this.relayed(events) };
   }
 
   // ── widget configuration ───────────────────────────────────────────────────
@@ -555,18 +594,16 @@ export class Identity {
       locale: input.locale,
       updated_at: this.now(),
     };
-    await this.store.putWidgetConfig(tenantId, config);
-    return {
-      value: config,
-      events: [
-        {
-          type: 'WIDGET_CONFIG_UPDATED',
-          tenantId,
-          resource: { type: 'widget_config', id: tenantId },
-          data: { ...config },
-        },
-      ],
-    };
+    const events = [
+      this.event({
+        type: 'WIDGET_CONFIG_UPDATED',
+        tenantId,
+        resource: { type: 'widget_config', id: tenantId },
+        data: { ...config },
+      }),
+    ];
+    await this.store.putWidgetConfig(tenantId, config, events);
+    return { value: config, events: await this.relayed(events) };
   }
 
   /** The gateway's JWT step: a subject's active assignment in a tenant, and the tenant's plan. */

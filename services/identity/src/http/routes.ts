@@ -1,9 +1,9 @@
-import { buildEvent, callerOf, decodeCursor, parseOrThrow, route, tenantOf } from '@mandate/shared';
+import { callerOf, decodeCursor, parseOrThrow, route, tenantOf } from '@mandate/shared';
 import { Router, type Request } from 'express';
 import type { Deps } from '../app';
 import type { ApiKey } from '../domain/api-key';
 import { OperatorRequired, TenantNotFound } from '../domain/errors';
-import type { DomainEvent, Identity, IssuedKey } from '../domain/identity';
+import type { Identity, IssuedKey } from '../domain/identity';
 import type { OnboardingRequest } from '../domain/onboarding';
 import type { RoleAssignment } from '../domain/roles';
 import type { Tenant } from '../domain/tenant';
@@ -87,19 +87,12 @@ export const widgetConfigView = (w: WidgetConfig) => ({
 
 // ── helpers ──────────────────────────────────────────────────────────────────
 
-/** Publishes after a successful write; a broker failure is logged, never turned into a failed answer. */
-async function publish(deps: Deps, req: Request, events: DomainEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  const caller = callerOf(req);
-  const occurredAt = deps.clock.now();
-  try {
-    await deps.publisher.publish(events.map((e) => buildEvent({ ...e, caller, occurredAt })));
-  } catch (err) {
-    deps.logger.error(
-      { err, requestId: req.requestId, eventTypes: events.map((e) => e.type) },
-      'publishing audit events failed; the write stands',
-    );
-  }
+/**
+ * The use cases on behalf of this request's caller: each write stores its events with it (the
+ * outbox) and hands them to the relay, so a broker outage never loses one nor fails the answer.
+ */
+function as(identity: Identity, req: Request): Identity {
+  return identity.as(callerOf(req));
 }
 
 /** The path's tenant must be the caller's: another tenant is indistinguishable from a missing one. */
@@ -127,12 +120,11 @@ export function publicRoutes(deps: Deps, identity: Identity): Router {
     post: async (req, res) => {
       requireOperator(req);
       const body = parseOrThrow(createTenantBody, req.body);
-      const { value, events } = await identity.createTenant({
+      const { value } = await as(identity, req).createTenant({
         name: body.name,
         plan: body.plan,
         adminSubjectId: body.admin_subject_id,
       });
-      await publish(deps, req, events);
       res.status(201).json({ tenant: tenantView(value.tenant), api_key: createdApiKeyView(value.issued) });
     },
   });
@@ -147,8 +139,7 @@ export function publicRoutes(deps: Deps, identity: Identity): Router {
     post: async (req, res) => {
       const tenantId = pathTenant(req);
       const body = parseOrThrow(createApiKeyBody, req.body);
-      const { value, events } = await identity.createApiKey(tenantId, body);
-      await publish(deps, req, events);
+      const { value } = await as(identity, req).createApiKey(tenantId, body);
       res.status(201).json(createdApiKeyView(value));
     },
     get: async (req, res) => {
@@ -170,24 +161,21 @@ export function publicRoutes(deps: Deps, identity: Identity): Router {
 
   route(r, '/v1/tenants/:tenantId/api-keys/:keyId/rotate', {
     post: async (req, res) => {
-      const { value, events } = await identity.rotateApiKey(pathTenant(req), param(req, 'keyId'));
-      await publish(deps, req, events);
+      const { value } = await as(identity, req).rotateApiKey(pathTenant(req), param(req, 'keyId'));
       res.status(201).json({ ...createdApiKeyView(value), replaces_key_id: value.key.replaces_key_id });
     },
   });
 
   route(r, '/v1/tenants/:tenantId/api-keys/:keyId/activate', {
     post: async (req, res) => {
-      const { value, events } = await identity.activateApiKey(pathTenant(req), param(req, 'keyId'));
-      await publish(deps, req, events);
+      const { value } = await as(identity, req).activateApiKey(pathTenant(req), param(req, 'keyId'));
       res.json(apiKeyView(value));
     },
   });
 
   route(r, '/v1/tenants/:tenantId/api-keys/:keyId/revoke', {
     post: async (req, res) => {
-      const { value, events } = await identity.revokeApiKey(pathTenant(req), param(req, 'keyId'));
-      await publish(deps, req, events);
+      const { value } = await as(identity, req).revokeApiKey(pathTenant(req), param(req, 'keyId'));
       res.json(apiKeyView(value));
     },
   });
@@ -196,11 +184,10 @@ export function publicRoutes(deps: Deps, identity: Identity): Router {
     post: async (req, res) => {
       const tenantId = pathTenant(req);
       const body = parseOrThrow(createRoleAssignmentBody, req.body);
-      const { value, events } = await identity.assignRoles(tenantId, {
+      const { value } = await as(identity, req).assignRoles(tenantId, {
         subjectId: body.subject_id,
         roles: body.roles,
       });
-      await publish(deps, req, events);
       res.status(201).json(roleAssignmentView(value));
     },
     get: async (req, res) => {
@@ -223,11 +210,10 @@ export function publicRoutes(deps: Deps, identity: Identity): Router {
     patch: async (req, res) => {
       const tenantId = pathTenant(req);
       const body = parseOrThrow(updateRoleAssignmentBody, req.body);
-      const { value, events } = await identity.updateRoleAssignment(tenantId, param(req, 'id'), {
+      const { value } = await as(identity, req).updateRoleAssignment(tenantId, param(req, 'id'), {
         roles: body.roles,
         subjectId: body.subject_id,
       });
-      await publish(deps, req, events);
       res.json(roleAssignmentView(value));
     },
   });
@@ -235,12 +221,11 @@ export function publicRoutes(deps: Deps, identity: Identity): Router {
   route(r, '/v1/tenants/:tenantId/role-assignments/:id/revoke', {
     post: async (req, res) => {
       const tenantId = pathTenant(req);
-      const { value, events } = await identity.revokeRoleAssignment(
+      const { value } = await as(identity, req).revokeRoleAssignment(
         tenantId,
         param(req, 'id'),
         callerOf(req).actor.subject_id,
       );
-      await publish(deps, req, events);
       res.json(roleAssignmentView(value));
     },
   });
@@ -252,8 +237,7 @@ export function publicRoutes(deps: Deps, identity: Identity): Router {
     put: async (req, res) => {
       const tenantId = pathTenant(req);
       const body = parseOrThrow(widgetConfigBody, req.body);
-      const { value, events } = await identity.putWidgetConfig(tenantId, body);
-      await publish(deps, req, events);
+      const { value } = await as(identity, req).putWidgetConfig(tenantId, body);
       res.json(widgetConfigView(value));
     },
   });
@@ -262,13 +246,12 @@ export function publicRoutes(deps: Deps, identity: Identity): Router {
   route(r, '/v1/onboarding/request', {
     post: async (req, res) => {
       const body = parseOrThrow(onboardingRequestBody, req.body);
-      const { value, events } = await identity.requestOnboarding({
+      const { value } = await as(identity, req).requestOnboarding({
         organizationName: body.organization_name,
         contactEmail: body.contact_email,
         country: body.country,
         useCase: body.use_case,
       });
-      await publish(deps, req, events);
       res.status(202).json({ id: value.id, status: value.status, created_at: value.created_at });
     },
   });
@@ -290,12 +273,11 @@ export function publicRoutes(deps: Deps, identity: Identity): Router {
     post: async (req, res) => {
       requireOperator(req);
       const body = parseOrThrow(approveOnboardingBody, req.body ?? {});
-      const { value, events } = await identity.approveOnboarding(param(req, 'id'), {
+      const { value } = await as(identity, req).approveOnboarding(param(req, 'id'), {
         plan: body.plan,
         name: body.name,
         adminSubjectId: body.admin_subject_id,
       });
-      await publish(deps, req, events);
       res.status(201).json({
         onboarding_request: onboardingView(value.request),
         tenant: tenantView(value.tenant),
@@ -309,8 +291,7 @@ export function publicRoutes(deps: Deps, identity: Identity): Router {
     post: async (req, res) => {
       requireOperator(req);
       const body = parseOrThrow(rejectOnboardingBody, req.body ?? {});
-      const { value, events } = await identity.rejectOnboarding(param(req, 'id'), { reason: body.reason });
-      await publish(deps, req, events);
+      const { value } = await as(identity, req).rejectOnboarding(param(req, 'id'), { reason: body.reason });
       res.json(onboardingView(value));
     },
   });

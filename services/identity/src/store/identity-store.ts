@@ -1,3 +1,4 @@
+import type { AuditEvent, OutboxStore } from '@mandate/shared';
 import type { ApiKey, ApiKeyRecord, ApiKeyStatus } from '../domain/api-key';
 import type { OnboardingRequest, OnboardingStatus } from '../domain/onboarding';
 import type { Role, RoleAssignment, RoleAssignmentStatus } from '../domain/roles';
@@ -12,17 +13,27 @@ export interface ListOptions {
 }
 
 /**
+ * The audit events of a conditional update, built from the record as written (and as it was
+ * just before): the store calls it while it writes, so the events land in the same atomic write.
+ */
+export type OutboxFor<T> = (written: T, previous: T) => AuditEvent[];
+
+/**
  * Everything identity persists. Every tenant-scoped function takes tenantId first; the one
  * cross-tenant lookup is findApiKeyByHash, because that is how a request's tenant is found.
  * Returns plain objects; uniqueness is decided by the database (unique indexes), and a refused
  * write surfaces as a domain conflict (DuplicateRecord, DuplicateRoleAssignment).
+ *
+ * Outbox: every write that records something audited takes its events and stores them in the
+ * same single-document write as the change (no transactions: each event rides on the document
+ * whose change it records); a relay publishes them and removes them once the broker confirmed.
  */
-export interface IdentityStore {
-  insertTenant(tenant: Tenant): Promise<void>;
+export interface IdentityStore extends OutboxStore {
+  insertTenant(tenant: Tenant, outbox?: AuditEvent[]): Promise<void>;
   getTenant(tenantId: string): Promise<Tenant | null>;
 
   /** Refuses a duplicate key id or secret hash with DuplicateRecord. */
-  insertApiKey(tenantId: string, record: ApiKeyRecord): Promise<void>;
+  insertApiKey(tenantId: string, record: ApiKeyRecord, outbox?: AuditEvent[]): Promise<void>;
   getApiKey(tenantId: string, keyId: string): Promise<ApiKey | null>;
   /** Newest first. */
   listApiKeys(tenantId: string, options: ListOptions): Promise<ApiKey[]>;
@@ -35,6 +46,7 @@ export interface IdentityStore {
     keyId: string,
     from: readonly ApiKeyStatus[],
     to: ApiKeyStatus,
+    outbox?: OutboxFor<ApiKey>,
   ): Promise<ApiKey | null>;
   /** Records a use, unless one was recorded less than minIntervalMs before `at`. */
   touchApiKey(tenantId: string, keyId: string, at: string, minIntervalMs: number): Promise<void>;
@@ -42,7 +54,7 @@ export interface IdentityStore {
   findApiKeyByHash(secretHash: string): Promise<ApiKeyRecord | null>;
 
   /** Refuses a second active assignment for the subject in the tenant with DuplicateRoleAssignment. */
-  insertRoleAssignment(tenantId: string, assignment: RoleAssignment): Promise<void>;
+  insertRoleAssignment(tenantId: string, assignment: RoleAssignment, outbox?: AuditEvent[]): Promise<void>;
   getRoleAssignment(tenantId: string, id: string): Promise<RoleAssignment | null>;
   findActiveRoleAssignment(tenantId: string, subjectId: string): Promise<RoleAssignment | null>;
   /** Newest first, optionally only one subject's or one status's. */
@@ -55,12 +67,18 @@ export interface IdentityStore {
     tenantId: string,
     id: string,
     change: { roles: Role[]; permissions: string[]; at: string },
+    outbox?: OutboxFor<RoleAssignment>,
   ): Promise<RoleAssignment | null>;
   /** active → revoked; null when absent or already revoked. */
-  revokeRoleAssignment(tenantId: string, id: string, at: string): Promise<RoleAssignment | null>;
+  revokeRoleAssignment(
+    tenantId: string,
+    id: string,
+    at: string,
+    outbox?: OutboxFor<RoleAssignment>,
+  ): Promise<RoleAssignment | null>;
 
   /** Onboarding requests precede any tenant: they are the platform's, not a tenant's. */
-  insertOnboardingRequest(request: OnboardingRequest): Promise<void>;
+  insertOnboardingRequest(request: OnboardingRequest, outbox?: AuditEvent[]): Promise<void>;
   getOnboardingRequest(id: string): Promise<OnboardingRequest | null>;
   listOnboardingRequests(options: ListOptions & { status?: OnboardingStatus }): Promise<OnboardingRequest[]>;
   /**
@@ -75,12 +93,13 @@ export interface IdentityStore {
       tenantId?: string;
       rejectionReason?: string;
     },
+    outbox?: OutboxFor<OnboardingRequest>,
   ): Promise<OnboardingRequest | null>;
 
   /** null until the tenant saves one. */
   getWidgetConfig(tenantId: string): Promise<WidgetConfig | null>;
   /** Replaces the whole configuration (PUT semantics). */
-  putWidgetConfig(tenantId: string, config: WidgetConfig): Promise<void>;
+  putWidgetConfig(tenantId: string, config: WidgetConfig, outbox?: AuditEvent[]): Promise<void>;
 
   /** Throws when the backing database is unreachable (readiness). */
   ping(): Promise<void>;

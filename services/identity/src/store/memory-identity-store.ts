@@ -1,3 +1,4 @@
+import type { AuditEvent } from '@mandate/shared';
 import type { ApiKey, ApiKeyRecord, ApiKeyStatus } from '../domain/api-key';
 import { toApiKey } from '../domain/api-key';
 import { DuplicateRecord, DuplicateRoleAssignment } from '../domain/errors';
@@ -5,7 +6,7 @@ import type { OnboardingRequest, OnboardingStatus } from '../domain/onboarding';
 import type { Role, RoleAssignment, RoleAssignmentStatus } from '../domain/roles';
 import type { Tenant } from '../domain/tenant';
 import type { WidgetConfig } from '../domain/widget';
-import type { IdentityStore, ListOptions } from './identity-store';
+import type { IdentityStore, ListOptions, OutboxFor } from './identity-store';
 
 /**
  * The embedded mode's store. Maps keyed the way the Mongo unique indexes are, so the same
@@ -21,10 +22,36 @@ export class MemoryIdentityStore implements IdentityStore {
   private assignments = new Map<string, Map<string, RoleAssignment>>();
   private onboarding = new Map<string, OnboardingRequest>();
   private widgets = new Map<string, WidgetConfig>();
+  /** Unsent events by record ("collection:key"); changed in the same synchronous step as the record. */
+  private outbox = new Map<string, AuditEvent[]>();
 
-  async insertTenant(tenant: Tenant): Promise<void> {
+  private addToOutbox(record: string, events: AuditEvent[] | undefined): void {
+    if (!events || events.length === 0) return;
+    this.outbox.set(record, [...(this.outbox.get(record) ?? []), ...structuredClone(events)]);
+  }
+
+  async pendingEvents(limit: number): Promise<AuditEvent[]> {
+    const events: AuditEvent[] = [];
+    for (const pending of this.outbox.values()) {
+      if (events.length > 0 && events.length + pending.length > limit) break;
+      events.push(...pending);
+    }
+    return structuredClone(events);
+  }
+
+  async markSent(eventIds: string[]): Promise<void> {
+    const sent = new Set(eventIds);
+    for (const [record, pending] of this.outbox) {
+      const left = pending.filter((e) => !sent.has(e.id));
+      if (left.length === 0) this.outbox.delete(record);
+      else if (left.length !== pending.length) this.outbox.set(record, left);
+    }
+  }
+
+  async insertTenant(tenant: Tenant, outbox?: AuditEvent[]): Promise<void> {
     if (this.tenants.has(tenant.id)) throw new DuplicateRecord('Tenant');
     this.tenants.set(tenant.id, structuredClone(tenant));
+    this.addToOutbox(`tenant:${tenant.id}`, outbox);
   }
 
   async getTenant(tenantId: string): Promise<Tenant | null> {
@@ -38,12 +65,13 @@ export class MemoryIdentityStore implements IdentityStore {
     return m;
   }
 
-  async insertApiKey(tenantId: string, record: ApiKeyRecord): Promise<void> {
+  async insertApiKey(tenantId: string, record: ApiKeyRecord, outbox?: AuditEvent[]): Promise<void> {
     const keys = this.tenantKeys(tenantId);
     if (keys.has(record.key_id) || this.keysByHash.has(record.secret_hash))
       throw new DuplicateRecord('API key');
     keys.set(record.key_id, structuredClone({ ...record, tenant_id: tenantId }));
     this.keysByHash.set(record.secret_hash, { tenantId, keyId: record.key_id });
+    this.addToOutbox(`api_key:${tenantId}:${record.key_id}`, outbox);
   }
 
   async getApiKey(tenantId: string, keyId: string): Promise<ApiKey | null> {
@@ -65,11 +93,15 @@ export class MemoryIdentityStore implements IdentityStore {
     keyId: string,
     from: readonly ApiKeyStatus[],
     to: ApiKeyStatus,
+    outbox?: OutboxFor<ApiKey>,
   ): Promise<ApiKey | null> {
     const r = this.keys.get(tenantId)?.get(keyId);
     if (!r || !from.includes(r.status)) return null;
+    const previous = toApiKey(structuredClone(r));
     r.status = to;
-    return toApiKey(structuredClone(r));
+    const written = toApiKey(structuredClone(r));
+    this.addToOutbox(`api_key:${tenantId}:${keyId}`, outbox?.(written, previous));
+    return written;
   }
 
   async touchApiKey(tenantId: string, keyId: string, at: string, minIntervalMs: number): Promise<void> {
@@ -91,7 +123,7 @@ export class MemoryIdentityStore implements IdentityStore {
     return m;
   }
 
-  async insertRoleAssignment(tenantId: string, assignment: RoleAssignment): Promise<void> {
+  async insertRoleAssignment(tenantId: string, assignment: RoleAssignment, outbox?: AuditEvent[]): Promise<void> {
     const all = this.tenantAssignments(tenantId);
     if (all.has(assignment.id)) throw new DuplicateRecord('Role assignment');
     // Mirrors the partial unique index {tenant_id, subject_id} where status = 'active'.
@@ -102,6 +134,7 @@ export class MemoryIdentityStore implements IdentityStore {
       }
     }
     all.set(assignment.id, structuredClone({ ...assignment, tenant_id: tenantId }));
+    this.addToOutbox(`role_assignment:${tenantId}:${assignment.id}`, outbox);
   }
 
   async getRoleAssignment(tenantId: string, id: string): Promise<RoleAssignment | null> {
@@ -116,11 +149,18 @@ export class MemoryIdentityStore implements IdentityStore {
     return null;
   }
 
-  async revokeRoleAssignment(tenantId: string, id: string, at: string): Promise<RoleAssignment | null> {
+  async revokeRoleAssignment(
+    tenantId: string,
+    id: string,
+    at: string,
+    outbox?: OutboxFor<RoleAssignment>,
+  ): Promise<RoleAssignment | null> {
     const a = this.assignments.get(tenantId)?.get(id);
     if (!a || a.status !== 'active') return null;
+    const previous = structuredClone(a);
     a.status = 'revoked';
     a.updated_at = at;
+    this.addToOutbox(`role_assignment:${tenantId}:${id}`, outbox?.(structuredClone(a), previous));
     return structuredClone(a);
   }
 
@@ -141,18 +181,22 @@ export class MemoryIdentityStore implements IdentityStore {
     tenantId: string,
     id: string,
     change: { roles: Role[]; permissions: string[]; at: string },
+    outbox?: OutboxFor<RoleAssignment>,
   ): Promise<RoleAssignment | null> {
     const a = this.assignments.get(tenantId)?.get(id);
     if (!a || a.status !== 'active') return null;
+    const previous = structuredClone(a);
     a.roles = [...change.roles];
     a.permissions = [...change.permissions];
     a.updated_at = change.at;
+    this.addToOutbox(`role_assignment:${tenantId}:${id}`, outbox?.(structuredClone(a), previous));
     return structuredClone(a);
   }
 
-  async insertOnboardingRequest(request: OnboardingRequest): Promise<void> {
+  async insertOnboardingRequest(request: OnboardingRequest, outbox?: AuditEvent[]): Promise<void> {
     if (this.onboarding.has(request.id)) throw new DuplicateRecord('Onboarding request');
     this.onboarding.set(request.id, structuredClone(request));
+    this.addToOutbox(`onboarding:${request.id}`, outbox);
   }
 
   async getOnboardingRequest(id: string): Promise<OnboardingRequest | null> {
@@ -181,13 +225,16 @@ export class MemoryIdentityStore implements IdentityStore {
       tenantId?: string;
       rejectionReason?: string;
     },
+    outbox?: OutboxFor<OnboardingRequest>,
   ): Promise<OnboardingRequest | null> {
     const r = this.onboarding.get(id);
     if (!r || r.status !== 'PENDING') return null;
+    const previous = structuredClone(r);
     r.status = decision.status;
     r.decided_at = decision.at;
     r.tenant_id = decision.tenantId ?? null;
     r.rejection_reason = decision.rejectionReason ?? null;
+    this.addToOutbox(`onboarding:${id}`, outbox?.(structuredClone(r), previous));
     return structuredClone(r);
   }
 
@@ -196,8 +243,9 @@ export class MemoryIdentityStore implements IdentityStore {
     return w ? structuredClone(w) : null;
   }
 
-  async putWidgetConfig(tenantId: string, config: WidgetConfig): Promise<void> {
+  async putWidgetConfig(tenantId: string, config: WidgetConfig, outbox?: AuditEvent[]): Promise<void> {
     this.widgets.set(tenantId, structuredClone(config));
+    this.addToOutbox(`widget:${tenantId}`, outbox);
   }
 
   async ping(): Promise<void> {}

@@ -1,4 +1,4 @@
-import { isDuplicateKeyError } from '@mandate/shared';
+import { isDuplicateKeyError, type AuditEvent } from '@mandate/shared';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { ApiKey, ApiKeyRecord, ApiKeyScope, ApiKeyStatus } from '../domain/api-key';
 import { DuplicateRecord, DuplicateRoleAssignment } from '../domain/errors';
@@ -6,9 +6,27 @@ import type { OnboardingRequest, OnboardingStatus } from '../domain/onboarding';
 import type { Role, RoleAssignment, RoleAssignmentStatus } from '../domain/roles';
 import type { Plan, Tenant, TenantStatus } from '../domain/tenant';
 import type { WidgetConfig } from '../domain/widget';
-import type { IdentityStore, ListOptions } from './identity-store';
+import type { IdentityStore, ListOptions, OutboxFor } from './identity-store';
 
-interface TenantDoc {
+/**
+ * Every document may carry `outbox`: audit events of its own changes not yet confirmed by the
+ * broker, written by the same single-document insert or update as the change (no transactions).
+ */
+interface WithOutbox {
+  outbox?: AuditEvent[];
+}
+const outboxField = { type: [Schema.Types.Mixed], default: undefined };
+/** The relay's query ({ 'outbox.id': { $gt: '' } }: only documents with unsent events have keys) and markSent's $in. */
+const OUTBOX_INDEX = { 'outbox.id': 1 } as const;
+
+/** $push of the events with the change, or nothing. */
+const pushOutbox = (events: AuditEvent[] | undefined) =>
+  events && events.length > 0 ? { $push: { outbox: { $each: events } } } : {};
+
+/** A conditional update retried this often when the document changed between its read and its write. */
+const MAX_CAS_ATTEMPTS = 5;
+
+interface TenantDoc extends WithOutbox {
   tenant_id: string;
   name: string;
   plan: Plan;
@@ -16,7 +34,7 @@ interface TenantDoc {
   created_at: Date;
 }
 
-interface ApiKeyDoc {
+interface ApiKeyDoc extends WithOutbox {
   tenant_id: string;
   key_id: string;
   name: string;
@@ -28,7 +46,7 @@ interface ApiKeyDoc {
   replaces_key_id: string | null;
 }
 
-interface RoleAssignmentDoc {
+interface RoleAssignmentDoc extends WithOutbox {
   tenant_id: string;
   assignment_id: string;
   subject_id: string;
@@ -46,6 +64,7 @@ const tenantSchema = new Schema<TenantDoc>(
     plan: { type: String, required: true },
     status: { type: String, required: true },
     created_at: { type: Date, required: true },
+    outbox: outboxField,
   },
   { collection: 'tenants', versionKey: false, autoIndex: false },
 );
@@ -63,6 +82,7 @@ const apiKeySchema = new Schema<ApiKeyDoc>(
     created_at: { type: Date, required: true },
     last_used_at: { type: Date, default: null },
     replaces_key_id: { type: String, default: null },
+    outbox: outboxField,
   },
   { collection: 'api_keys', versionKey: false, autoIndex: false },
 );
@@ -82,6 +102,7 @@ const roleAssignmentSchema = new Schema<RoleAssignmentDoc>(
     status: { type: String, required: true },
     created_at: { type: Date, required: true },
     updated_at: { type: Date, required: true },
+    outbox: outboxField,
   },
   { collection: 'role_assignments', versionKey: false, autoIndex: false },
 );
@@ -94,7 +115,7 @@ roleAssignmentSchema.index(
   { unique: true, partialFilterExpression: { status: 'active' }, name: 'one_active_assignment_per_subject' },
 );
 
-interface OnboardingDoc {
+interface OnboardingDoc extends WithOutbox {
   request_id: string;
   organization_name: string;
   contact_email: string;
@@ -119,6 +140,7 @@ const onboardingSchema = new Schema<OnboardingDoc>(
     decided_at: { type: Date, default: null },
     tenant_id: { type: String, default: null },
     rejection_reason: { type: String, default: null },
+    outbox: outboxField,
   },
   { collection: 'onboarding_requests', versionKey: false, autoIndex: false },
 );
@@ -127,7 +149,7 @@ onboardingSchema.index({ request_id: 1 }, { unique: true });
 // listOnboardingRequests({status}) newest first: the operator's queue of PENDING requests.
 onboardingSchema.index({ status: 1, request_id: -1 });
 
-interface WidgetDoc {
+interface WidgetDoc extends WithOutbox {
   tenant_id: string;
   allowed_origins: string[];
   theme: { primary_color?: string; logo_url?: string };
@@ -142,11 +164,17 @@ const widgetSchema = new Schema<WidgetDoc>(
     theme: { type: Schema.Types.Mixed, default: {} },
     locale: { type: String, default: null },
     updated_at: { type: Date, required: true },
+    outbox: outboxField,
   },
   { collection: 'widget_configs', versionKey: false, autoIndex: false, minimize: false },
 );
 // getWidgetConfig / putWidgetConfig (upsert) by tenant; one configuration per tenant.
 widgetSchema.index({ tenant_id: 1 }, { unique: true });
+
+// The outbox relay and markSent, on every collection that records audited changes.
+for (const schema of [tenantSchema, apiKeySchema, roleAssignmentSchema, onboardingSchema, widgetSchema]) {
+  schema.index(OUTBOX_INDEX);
+}
 
 const iso = (d: Date) => d.toISOString();
 const isoOrNull = (d: Date | null | undefined) => (d ? d.toISOString() : null);
@@ -214,8 +242,10 @@ function widgetOut(d: WidgetDoc): WidgetConfig {
   };
 }
 
+/** Reads never carry the outbox: it is the relay's. */
+const HIDDEN = { _id: 0, outbox: 0 } as const;
 /** Never read the hash back out of list/get queries. */
-const WITHOUT_HASH = { _id: 0, secret_hash: 0 } as const;
+const WITHOUT_HASH = { _id: 0, secret_hash: 0, outbox: 0 } as const;
 
 export class MongoIdentityStore implements IdentityStore {
   private constructor(
@@ -247,7 +277,7 @@ export class MongoIdentityStore implements IdentityStore {
     return store;
   }
 
-  async insertTenant(tenant: Tenant): Promise<void> {
+  async insertTenant(tenant: Tenant, outbox?: AuditEvent[]): Promise<void> {
     try {
       await this.tenants.create({
         tenant_id: tenant.id,
@@ -255,6 +285,7 @@ export class MongoIdentityStore implements IdentityStore {
         plan: tenant.plan,
         status: tenant.status,
         created_at: new Date(tenant.created_at),
+        ...withOutbox(outbox),
       });
     } catch (err) {
       if (isDuplicateKeyError(err)) throw new DuplicateRecord('Tenant');
@@ -263,11 +294,11 @@ export class MongoIdentityStore implements IdentityStore {
   }
 
   async getTenant(tenantId: string): Promise<Tenant | null> {
-    const d = await this.tenants.findOne({ tenant_id: tenantId }, { _id: 0 }).lean<TenantDoc>();
+    const d = await this.tenants.findOne({ tenant_id: tenantId }, HIDDEN).lean<TenantDoc>();
     return d ? tenantOut(d) : null;
   }
 
-  async insertApiKey(tenantId: string, record: ApiKeyRecord): Promise<void> {
+  async insertApiKey(tenantId: string, record: ApiKeyRecord, outbox?: AuditEvent[]): Promise<void> {
     try {
       await this.keys.create({
         tenant_id: tenantId,
@@ -279,6 +310,7 @@ export class MongoIdentityStore implements IdentityStore {
         created_at: new Date(record.created_at),
         last_used_at: record.last_used_at ? new Date(record.last_used_at) : null,
         replaces_key_id: record.replaces_key_id,
+        ...withOutbox(outbox),
       });
     } catch (err) {
       if (isDuplicateKeyError(err)) throw new DuplicateRecord('API key');
@@ -307,15 +339,27 @@ export class MongoIdentityStore implements IdentityStore {
     keyId: string,
     from: readonly ApiKeyStatus[],
     to: ApiKeyStatus,
+    outbox?: OutboxFor<ApiKey>,
   ): Promise<ApiKey | null> {
-    const d = await this.keys
-      .findOneAndUpdate(
-        { tenant_id: tenantId, key_id: keyId, status: { $in: [...from] } },
-        { $set: { status: to } },
-        { new: true, projection: WITHOUT_HASH },
-      )
-      .lean<ApiKeyDoc>();
-    return d ? apiKeyOut(d) : null;
+    if (!outbox) {
+      const d = await this.keys
+        .findOneAndUpdate(
+          { tenant_id: tenantId, key_id: keyId, status: { $in: [...from] } },
+          { $set: { status: to } },
+          { new: true, projection: WITHOUT_HASH },
+        )
+        .lean<ApiKeyDoc>();
+      return d ? apiKeyOut(d) : null;
+    }
+    // The events are built from the key as read, so the write is conditional on that read (status).
+    return casWithOutbox(
+      this.keys,
+      { tenant_id: tenantId, key_id: keyId, status: { $in: [...from] } },
+      WITHOUT_HASH,
+      (d) => ({ guard: { status: d.status }, set: { status: to }, after: { ...d, status: to } }),
+      apiKeyOut,
+      outbox,
+    );
   }
 
   async touchApiKey(tenantId: string, keyId: string, at: string, minIntervalMs: number): Promise<void> {
@@ -331,11 +375,11 @@ export class MongoIdentityStore implements IdentityStore {
   }
 
   async findApiKeyByHash(secretHash: string): Promise<ApiKeyRecord | null> {
-    const d = await this.keys.findOne({ secret_hash: secretHash }, { _id: 0 }).lean<ApiKeyDoc>();
+    const d = await this.keys.findOne({ secret_hash: secretHash }, HIDDEN).lean<ApiKeyDoc>();
     return d ? apiKeyRecordOut(d) : null;
   }
 
-  async insertRoleAssignment(tenantId: string, a: RoleAssignment): Promise<void> {
+  async insertRoleAssignment(tenantId: string, a: RoleAssignment, outbox?: AuditEvent[]): Promise<void> {
     try {
       await this.assignments.create({
         tenant_id: tenantId,
@@ -346,6 +390,7 @@ export class MongoIdentityStore implements IdentityStore {
         status: a.status,
         created_at: new Date(a.created_at),
         updated_at: new Date(a.updated_at),
+        ...withOutbox(outbox),
       });
     } catch (err) {
       if (isDuplicateKeyError(err)) {
@@ -359,27 +404,34 @@ export class MongoIdentityStore implements IdentityStore {
 
   async getRoleAssignment(tenantId: string, id: string): Promise<RoleAssignment | null> {
     const d = await this.assignments
-      .findOne({ tenant_id: tenantId, assignment_id: id }, { _id: 0 })
+      .findOne({ tenant_id: tenantId, assignment_id: id }, HIDDEN)
       .lean<RoleAssignmentDoc>();
     return d ? assignmentOut(d) : null;
   }
 
   async findActiveRoleAssignment(tenantId: string, subjectId: string): Promise<RoleAssignment | null> {
     const d = await this.assignments
-      .findOne({ tenant_id: tenantId, subject_id: subjectId, status: 'active' }, { _id: 0 })
+      .findOne({ tenant_id: tenantId, subject_id: subjectId, status: 'active' }, HIDDEN)
       .lean<RoleAssignmentDoc>();
     return d ? assignmentOut(d) : null;
   }
 
-  async revokeRoleAssignment(tenantId: string, id: string, at: string): Promise<RoleAssignment | null> {
-    const d = await this.assignments
-      .findOneAndUpdate(
-        { tenant_id: tenantId, assignment_id: id, status: 'active' },
-        { $set: { status: 'revoked', updated_at: new Date(at) } },
-        { new: true, projection: { _id: 0 } },
-      )
-      .lean<RoleAssignmentDoc>();
-    return d ? assignmentOut(d) : null;
+  async revokeRoleAssignment(
+    tenantId: string,
+    id: string,
+    at: string,
+    outbox?: OutboxFor<RoleAssignment>,
+  ): Promise<RoleAssignment | null> {
+    const set = { status: 'revoked' as const, updated_at: new Date(at) };
+    return casWithOutbox(
+      this.assignments,
+      { tenant_id: tenantId, assignment_id: id, status: 'active' },
+      HIDDEN,
+      // roles and updated_at as read: a concurrent role change makes this write retry with fresh data.
+      (d) => ({ guard: { roles: d.roles, updated_at: d.updated_at }, set, after: { ...d, ...set } }),
+      assignmentOut,
+      outbox,
+    );
   }
 
   async listRoleAssignments(
@@ -391,7 +443,7 @@ export class MongoIdentityStore implements IdentityStore {
     if (subjectId !== undefined) filter.subject_id = subjectId;
     if (status !== undefined) filter.status = status;
     const docs = await this.assignments
-      .find(filter, { _id: 0 })
+      .find(filter, HIDDEN)
       .sort({ assignment_id: -1 })
       .limit(limit)
       .lean<RoleAssignmentDoc[]>();
@@ -402,18 +454,20 @@ export class MongoIdentityStore implements IdentityStore {
     tenantId: string,
     id: string,
     change: { roles: Role[]; permissions: string[]; at: string },
+    outbox?: OutboxFor<RoleAssignment>,
   ): Promise<RoleAssignment | null> {
-    const d = await this.assignments
-      .findOneAndUpdate(
-        { tenant_id: tenantId, assignment_id: id, status: 'active' },
-        { $set: { roles: change.roles, permissions: change.permissions, updated_at: new Date(change.at) } },
-        { new: true, projection: { _id: 0 } },
-      )
-      .lean<RoleAssignmentDoc>();
-    return d ? assignmentOut(d) : null;
+    const set = { roles: change.roles, permissions: change.permissions, updated_at: new Date(change.at) };
+    return casWithOutbox(
+      this.assignments,
+      { tenant_id: tenantId, assignment_id: id, status: 'active' },
+      HIDDEN,
+      (d) => ({ guard: { roles: d.roles, updated_at: d.updated_at }, set, after: { ...d, ...set } }),
+      assignmentOut,
+      outbox,
+    );
   }
 
-  async insertOnboardingRequest(r: OnboardingRequest): Promise<void> {
+  async insertOnboardingRequest(r: OnboardingRequest, outbox?: AuditEvent[]): Promise<void> {
     try {
       await this.onboarding.create({
         request_id: r.id,
@@ -426,6 +480,7 @@ export class MongoIdentityStore implements IdentityStore {
         decided_at: r.decided_at ? new Date(r.decided_at) : null,
         tenant_id: r.tenant_id,
         rejection_reason: r.rejection_reason,
+        ...withOutbox(outbox),
       });
     } catch (err) {
       if (isDuplicateKeyError(err)) throw new DuplicateRecord('Onboarding request');
@@ -434,7 +489,7 @@ export class MongoIdentityStore implements IdentityStore {
   }
 
   async getOnboardingRequest(id: string): Promise<OnboardingRequest | null> {
-    const d = await this.onboarding.findOne({ request_id: id }, { _id: 0 }).lean<OnboardingDoc>();
+    const d = await this.onboarding.findOne({ request_id: id }, HIDDEN).lean<OnboardingDoc>();
     return d ? onboardingOut(d) : null;
   }
 
@@ -447,7 +502,7 @@ export class MongoIdentityStore implements IdentityStore {
     if (before !== undefined) filter.request_id = { $lt: before };
     if (status !== undefined) filter.status = status;
     const docs = await this.onboarding
-      .find(filter, { _id: 0 })
+      .find(filter, HIDDEN)
       .sort({ request_id: -1 })
       .limit(limit)
       .lean<OnboardingDoc[]>();
@@ -462,30 +517,31 @@ export class MongoIdentityStore implements IdentityStore {
       tenantId?: string;
       rejectionReason?: string;
     },
+    outbox?: OutboxFor<OnboardingRequest>,
   ): Promise<OnboardingRequest | null> {
-    const d = await this.onboarding
-      .findOneAndUpdate(
-        { request_id: id, status: 'PENDING' },
-        {
-          $set: {
-            status: decision.status,
-            decided_at: new Date(decision.at),
-            tenant_id: decision.tenantId ?? null,
-            rejection_reason: decision.rejectionReason ?? null,
-          },
-        },
-        { new: true, projection: { _id: 0 } },
-      )
-      .lean<OnboardingDoc>();
-    return d ? onboardingOut(d) : null;
+    const set = {
+      status: decision.status,
+      decided_at: new Date(decision.at),
+      tenant_id: decision.tenantId ?? null,
+      rejection_reason: decision.rejectionReason ?? null,
+    };
+    // PENDING in the filter is the compare-and-set: one decision wins, and only it stores its event.
+    return casWithOutbox(
+      this.onboarding,
+      { request_id: id, status: 'PENDING' },
+      HIDDEN,
+      (d) => ({ guard: {}, set, after: { ...d, ...set } }),
+      onboardingOut,
+      outbox,
+    );
   }
 
   async getWidgetConfig(tenantId: string): Promise<WidgetConfig | null> {
-    const d = await this.widgets.findOne({ tenant_id: tenantId }, { _id: 0 }).lean<WidgetDoc>();
+    const d = await this.widgets.findOne({ tenant_id: tenantId }, HIDDEN).lean<WidgetDoc>();
     return d ? widgetOut(d) : null;
   }
 
-  async putWidgetConfig(tenantId: string, config: WidgetConfig): Promise<void> {
+  async putWidgetConfig(tenantId: string, config: WidgetConfig, outbox?: AuditEvent[]): Promise<void> {
     await this.widgets.updateOne(
       { tenant_id: tenantId },
       {
@@ -495,9 +551,36 @@ export class MongoIdentityStore implements IdentityStore {
           locale: config.locale,
           updated_at: new Date(config.updated_at ?? Date.now()),
         },
+        ...pushOutbox(outbox),
       },
       { upsert: true },
     );
+  }
+
+  private get outboxModels(): Model<WithOutbox>[] {
+    return [this.tenants, this.keys, this.assignments, this.onboarding, this.widgets] as unknown as Model<WithOutbox>[];
+  }
+
+  async pendingEvents(limit: number): Promise<AuditEvent[]> {
+    const events: AuditEvent[] = [];
+    for (const model of this.outboxModels) {
+      const docs = await model
+        .find({ 'outbox.id': { $gt: '' } }, { _id: 0, outbox: 1 })
+        .limit(limit)
+        .lean<{ outbox: AuditEvent[] }[]>();
+      for (const doc of docs) {
+        if (events.length > 0 && events.length + doc.outbox.length > limit) return events;
+        events.push(...doc.outbox);
+      }
+    }
+    return events;
+  }
+
+  async markSent(eventIds: string[]): Promise<void> {
+    if (eventIds.length === 0) return;
+    for (const model of this.outboxModels) {
+      await model.updateMany({ 'outbox.id': { $in: eventIds } }, { $pull: { outbox: { id: { $in: eventIds } } } });
+    }
   }
 
   async ping(): Promise<void> {
@@ -505,4 +588,32 @@ export class MongoIdentityStore implements IdentityStore {
     if (!db) throw new Error('MongoDB not connected');
     await db.admin().ping();
   }
+}
+
+const withOutbox = (events: AuditEvent[] | undefined) => (events && events.length > 0 ? { outbox: events } : {});
+
+/**
+ * A conditional update whose audit events depend on the document: read it (filter), build the
+ * new state and its events, then write both in one updateOne guarded by the fields read, so the
+ * events always describe exactly the change that was written. A document changed in between is
+ * read again; null when the filter no longer matches.
+ */
+async function casWithOutbox<D extends WithOutbox, T>(
+  model: Model<D>,
+  filter: Record<string, unknown>,
+  projection: Record<string, 0 | 1>,
+  change: (d: D) => { guard: Record<string, unknown>; set: Record<string, unknown>; after: D },
+  out: (d: D) => T,
+  outbox: OutboxFor<T> | undefined,
+): Promise<T | null> {
+  for (let attempt = 0; attempt < MAX_CAS_ATTEMPTS; attempt++) {
+    const d = await model.findOne(filter, projection).lean<D>();
+    if (!d) return null;
+    const { guard, set, after } = change(d);
+    const written = out(after);
+    const events = outbox?.(written, out(d));
+    const result = await model.updateOne({ ...filter, ...guard } as never, { $set: set, ...pushOutbox(events) } as never);
+    if (result.matchedCount === 1) return written;
+  }
+  throw new Error('document kept changing under a conditional update; giving up');
 }

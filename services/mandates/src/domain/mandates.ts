@@ -1,4 +1,14 @@
-import { badRequest, canonicalJson, newId, type Clock, type Logger } from '@mandate/shared';
+import {
+  badRequest,
+  buildEvent,
+  canonicalJson,
+  newId,
+  type AuditEvent,
+  type CallerContext,
+  type Clock,
+  type EventType,
+  type Logger,
+} from '@mandate/shared';
 import type { MandateSnapshots } from '../snapshots/mandate-snapshots';
 import type { Signer } from '../signing/signer';
 import type { MandateStore } from '../store/mandate-store';
@@ -13,7 +23,12 @@ import {
   type MandateState,
   type NewMandate,
 } from './mandate';
-import { nextState, type LifecycleOperation } from './state-machine';
+import { OPERATION_EVENT, nextState, type LifecycleOperation } from './state-machine';
+
+/** Publishes events a write has just stored in the outbox (the relay's fast path); never throws. */
+export interface EventRelay {
+  publishNow(events: AuditEvent[]): Promise<void>;
+}
 
 export interface MandateDeps {
   store: MandateStore;
@@ -22,6 +37,8 @@ export interface MandateDeps {
   /** Versioned copies verify reads (README "Consistency"); absent → none are kept. */
   snapshots?: MandateSnapshots;
   logger?: Logger;
+  /** Publishes the events each write stored with it; absent → they wait in the outbox for a relay. */
+  relay?: EventRelay;
 }
 
 /** What changing a mandate needs: no signing (the signed fields never change). */
@@ -48,10 +65,35 @@ export function signingPayload(m: Mandate | Parameters<typeof signedFieldsOf>[0]
   return canonicalJson(signedFieldsOf(m));
 }
 
+/** The audit event of a mandate change, built before the write so it is stored in the same write. */
+function mandateEvent(
+  deps: TransitionDeps,
+  type: EventType,
+  tenantId: string,
+  mandateId: string,
+  data: Record<string, unknown>,
+  caller?: CallerContext,
+): AuditEvent {
+  return buildEvent({
+    type,
+    tenantId,
+    resource: { type: 'mandate', id: mandateId },
+    data,
+    caller,
+    occurredAt: deps.clock.now(),
+  });
+}
+
+/** After the write: hand the stored events to the relay (a failure leaves them in the outbox). */
+async function relay(deps: TransitionDeps, events: AuditEvent[]): Promise<void> {
+  await deps.relay?.publishNow(events);
+}
+
 export async function createMandate(
   deps: MandateDeps,
   tenantId: string,
   input: NewMandate,
+  caller?: CallerContext,
 ): Promise<Mandate> {
   const now = deps.clock.now();
   const validFrom = input.valid_from === null ? null : new Date(input.valid_from);
@@ -86,9 +128,12 @@ export async function createMandate(
     updated_at: createdAt,
     signature: { alg: deps.signer.alg, kid: deps.signer.kid, jws },
   };
-  const created = await deps.store.create(tenantId, mandate);
+  // The mandate and its MANDATE_CREATED are one write: an accepted mandate always has its event.
+  const events = [mandateEvent(deps, 'MANDATE_CREATED', tenantId, mandate.id, { ...mandate, tenant_id: tenantId }, caller)];
+  const created = await deps.store.create(tenantId, mandate, events);
   // A new id has no older snapshot anywhere: if this write fails, verify simply reads it from here.
   await writeSnapshot(deps, created);
+  await relay(deps, events);
   return created;
 }
 
@@ -112,6 +157,7 @@ async function commitTransition(
   stored: Mandate,
   state: MandateState,
   now: Date,
+  event: { type: EventType; data?: Record<string, unknown>; caller?: CallerContext },
 ): Promise<Mandate | null> {
   const version = stored.version + 1;
   if (deps.snapshots) {
@@ -121,12 +167,28 @@ async function commitTransition(
       throw new SnapshotsUnavailable(err);
     }
   }
-  const updated = await deps.store.transition(stored.tenant_id, stored.id, stored.version, {
-    state,
-    version,
-    updated_at: now.toISOString(),
-  });
-  if (updated) await writeSnapshot(deps, updated);
+  // Lifecycle events carry {previous_state, state, version, ...}; stored with the change, or not at all.
+  const events = [
+    mandateEvent(
+      deps,
+      event.type,
+      stored.tenant_id,
+      stored.id,
+      { previous_state: effectiveState(stored, now), state, version, ...event.data },
+      event.caller,
+    ),
+  ];
+  const updated = await deps.store.transition(
+    stored.tenant_id,
+    stored.id,
+    stored.version,
+    { state, version, updated_at: now.toISOString() },
+    events,
+  );
+  if (updated) {
+    await writeSnapshot(deps, updated);
+    await relay(deps, events);
+  }
   return updated;
 }
 
@@ -168,6 +230,7 @@ export async function applyOperation(
   tenantId: string,
   id: string,
   operation: LifecycleOperation,
+  context: { caller?: CallerContext; reason?: string } = {},
 ): Promise<TransitionResult> {
   for (let attempt = 0; attempt < MAX_TRANSITION_ATTEMPTS; attempt++) {
     const stored = await deps.store.get(tenantId, id);
@@ -175,7 +238,12 @@ export async function applyOperation(
     const now = deps.clock.now();
     const current = effectiveState(stored, now);
     const next = nextState(current, operation);
-    const updated = await commitTransition(deps, stored, next, now);
+    const updated = await commitTransition(deps, stored, next, now, {
+      type: OPERATION_EVENT[operation],
+      caller: context.caller,
+      // The lifecycle reason is kept in the event only.
+      data: context.reason !== undefined ? { reason: context.reason } : undefined,
+    });
     if (updated) return { mandate: withEffectiveState(updated, now), previous_state: current };
   }
   throw new ConcurrentModification();
@@ -200,7 +268,11 @@ export async function expireMandate(
     const stored = await deps.store.get(tenantId, id);
     const now = deps.clock.now();
     if (!stored || !EXPIRABLE_STATES.includes(stored.state) || !isPastExpiry(stored, now)) return null;
-    const updated = await commitTransition(deps, stored, 'EXPIRED', now);
+    // A system actor: no caller. previous_state is the persisted state (ACTIVE or SUSPENDED).
+    const updated = await commitTransition(deps, stored, 'EXPIRED', now, {
+      type: 'MANDATE_EXPIRED',
+      data: { previous_state: stored.state, expires_at: stored.expires_at },
+    });
     if (updated) return { mandate: updated, previous_state: stored.state };
     // Lost a race: someone suspended, reactivated, revoked or expired it meanwhile; look again.
   }

@@ -1,42 +1,19 @@
-import { Router, type Request } from 'express';
+import { Router } from 'express';
 import {
-  buildEvent,
   callerOf,
   decodeCursor,
   parseOrThrow,
   route,
   tenantOf,
   toPage,
-  type EventType,
 } from '@mandate/shared';
 import type { Deps } from '../app';
 import { applyOperation, createMandate, getMandate, listMandates, readForVerify } from '../domain/mandates';
-import type { Mandate } from '../domain/mandate';
-import { OPERATION_EVENT, type LifecycleOperation } from '../domain/state-machine';
+import type { LifecycleOperation } from '../domain/state-machine';
 import { createMandateBody, lifecycleBody, listMandatesQuery } from './schemas';
 
 export function mandateRoutes(deps: Deps): Router {
   const router = Router();
-
-  /** Events follow a successful write; a broker failure is logged and the client still gets its answer. */
-  async function emit(req: Request, type: EventType, mandate: Mandate, data: Record<string, unknown>) {
-    const event = buildEvent({
-      type,
-      tenantId: mandate.tenant_id,
-      resource: { type: 'mandate', id: mandate.id },
-      data,
-      caller: callerOf(req),
-      occurredAt: deps.clock.now(),
-    });
-    try {
-      await deps.publisher.publish([event]);
-    } catch (err) {
-      deps.logger.error(
-        { err, requestId: req.requestId, eventId: event.id, type },
-        'publishing event failed',
-      );
-    }
-  }
 
   route(router, '/v1/mandates', {
     get: async (req, res) => {
@@ -59,8 +36,8 @@ export function mandateRoutes(deps: Deps): Router {
         valid_from: body.valid_from ?? null,
         expires_at: body.expires_at ?? null,
         metadata: body.metadata ?? {},
-      });
-      await emit(req, 'MANDATE_CREATED', mandate, mandate as unknown as Record<string, unknown>);
+      }, callerOf(req));
+      // MANDATE_CREATED was stored with the mandate (outbox) and handed to the relay.
       res.status(201).json(mandate);
     },
   });
@@ -76,17 +53,10 @@ export function mandateRoutes(deps: Deps): Router {
       post: async (req, res) => {
         // An empty body is allowed: the reason is optional.
         const { reason } = parseOrThrow(lifecycleBody, req.body ?? {});
-        const { mandate, previous_state } = await applyOperation(
-          deps,
-          tenantOf(req),
-          String(req.params.id),
-          operation,
-        );
-        await emit(req, OPERATION_EVENT[operation], mandate, {
-          previous_state,
-          state: mandate.state,
-          version: mandate.version,
-          ...(reason !== undefined ? { reason } : {}),
+        // The lifecycle event is stored with the change (outbox) and handed to the relay.
+        const { mandate } = await applyOperation(deps, tenantOf(req), String(req.params.id), operation, {
+          caller: callerOf(req),
+          reason,
         });
         res.json(mandate);
       },

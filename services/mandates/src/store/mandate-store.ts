@@ -1,3 +1,4 @@
+import type { AuditEvent, OutboxStore } from '@mandate/shared';
 import type { Mandate, MandateState } from '../domain/mandate';
 
 export interface ListMandatesQuery {
@@ -17,10 +18,15 @@ export interface TransitionPatch {
   updated_at: string;
 }
 
-/** Every function takes the tenant first: no query can forget the tenant filter. */
-export interface MandateStore {
+/**
+ * Every function takes the tenant first: no query can forget the tenant filter. The outbox
+ * (OutboxStore) holds the audit events of each change, written in the same atomic write as the
+ * change itself and published by the relay; the one cross-tenant pair of queries is the relay's.
+ */
+export interface MandateStore extends OutboxStore {
   readonly kind: 'memory' | 'mongo';
-  create(tenantId: string, mandate: Mandate): Promise<Mandate>;
+  /** Stores the mandate and, in the same write, the events that record its creation. */
+  create(tenantId: string, mandate: Mandate, outbox?: AuditEvent[]): Promise<Mandate>;
   /** null when absent or another tenant's. */
   get(tenantId: string, id: string): Promise<Mandate | null>;
   /** Newest first by id, up to `limit + 1` items so the caller can tell whether there is more. */
@@ -28,12 +34,14 @@ export interface MandateStore {
   /**
    * Applies the patch only if the stored version is still `expectedVersion` (optimistic
    * concurrency). Returns the updated mandate, or null when it changed meanwhile (or is absent).
+   * The outbox events are written with the patch, atomically: both or neither.
    */
   transition(
     tenantId: string,
     id: string,
     expectedVersion: number,
     patch: TransitionPatch,
+    outbox?: AuditEvent[],
   ): Promise<Mandate | null>;
   /**
    * For the expiry sweeper, the one query across tenants: ACTIVE or SUSPENDED mandates whose

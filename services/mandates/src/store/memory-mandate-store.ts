@@ -1,3 +1,4 @@
+import type { AuditEvent } from '@mandate/shared';
 import { EXPIRABLE_STATES, effectiveState, isPastExpiry, type Mandate } from '../domain/mandate';
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
 
@@ -5,6 +6,8 @@ import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate
 export class MemoryMandateStore implements MandateStore {
   readonly kind = 'memory' as const;
   private readonly tenants = new Map<string, Map<string, Mandate>>();
+  /** Unsent events by mandate (tenant + id), changed in the same synchronous step as the mandate. */
+  private readonly outbox = new Map<string, AuditEvent[]>();
 
   private tenant(tenantId: string): Map<string, Mandate> {
     let records = this.tenants.get(tenantId);
@@ -15,10 +18,11 @@ export class MemoryMandateStore implements MandateStore {
     return records;
   }
 
-  async create(tenantId: string, mandate: Mandate): Promise<Mandate> {
+  async create(tenantId: string, mandate: Mandate, outbox: AuditEvent[] = []): Promise<Mandate> {
     const records = this.tenant(tenantId);
     if (records.has(mandate.id)) throw new Error(`duplicate mandate id ${mandate.id}`);
     records.set(mandate.id, structuredClone({ ...mandate, tenant_id: tenantId }));
+    this.addToOutbox(tenantId, mandate.id, outbox);
     return structuredClone(records.get(mandate.id)!);
   }
 
@@ -45,12 +49,14 @@ export class MemoryMandateStore implements MandateStore {
     id: string,
     expectedVersion: number,
     patch: TransitionPatch,
+    outbox: AuditEvent[] = [],
   ): Promise<Mandate | null> {
     const records = this.tenants.get(tenantId);
     const current = records?.get(id);
     if (!records || !current || current.version !== expectedVersion) return null;
     const updated = { ...current, state: patch.state, version: patch.version, updated_at: patch.updated_at };
     records.set(id, updated);
+    this.addToOutbox(tenantId, id, outbox);
     return structuredClone(updated);
   }
 
@@ -65,6 +71,30 @@ export class MemoryMandateStore implements MandateStore {
       .sort((a, b) => Date.parse(a.expires_at!) - Date.parse(b.expires_at!))
       .slice(0, limit)
       .map((m) => structuredClone(m));
+  }
+
+  private addToOutbox(tenantId: string, id: string, events: AuditEvent[]): void {
+    if (events.length === 0) return;
+    const key = `${tenantId}\u0000${id}`;
+    this.outbox.set(key, [...(this.outbox.get(key) ?? []), ...structuredClone(events)]);
+  }
+
+  async pendingEvents(limit: number): Promise<AuditEvent[]> {
+    const events: AuditEvent[] = [];
+    for (const pending of this.outbox.values()) {
+      if (events.length > 0 && events.length + pending.length > limit) break;
+      events.push(...pending);
+    }
+    return structuredClone(events);
+  }
+
+  async markSent(eventIds: string[]): Promise<void> {
+    const sent = new Set(eventIds);
+    for (const [key, pending] of this.outbox) {
+      const left = pending.filter((e) => !sent.has(e.id));
+      if (left.length === 0) this.outbox.delete(key);
+      else if (left.length !== pending.length) this.outbox.set(key, left);
+    }
   }
 
   async ping(): Promise<void> {}

@@ -1,5 +1,5 @@
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
-import { conflict, isDuplicateKeyError } from '@mandate/shared';
+import { conflict, isDuplicateKeyError, type AuditEvent } from '@mandate/shared';
 import { EXPIRABLE_STATES, MANDATE_STATES, type Mandate } from '../domain/mandate';
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
 
@@ -9,6 +9,8 @@ interface MandateDoc extends Omit<Mandate, 'valid_from' | 'expires_at' | 'create
   expires_at: Date | null;
   created_at: Date;
   updated_at: Date;
+  /** Audit events of this mandate's changes not yet confirmed by the broker (the outbox). */
+  outbox?: AuditEvent[];
 }
 
 const mandateSchema = new Schema<MandateDoc>(
@@ -27,6 +29,8 @@ const mandateSchema = new Schema<MandateDoc>(
     created_at: { type: Date, required: true },
     updated_at: { type: Date, required: true },
     signature: { type: Schema.Types.Mixed, required: true },
+    // Written in the same document write as the change it records; the relay $pulls what the broker confirmed.
+    outbox: { type: [Schema.Types.Mixed], default: undefined },
   },
   // id: false — our `id` field is data, not mongoose's virtual; minimize: false keeps `metadata: {}`.
   { collection: 'mandates', versionKey: false, minimize: false, id: false },
@@ -42,8 +46,12 @@ mandateSchema.index({ tenant_id: 1, 'principal.id': 1, id: -1 });
 mandateSchema.index({ tenant_id: 1, 'delegate.id': 1, id: -1 });
 // The expiry sweeper across tenants: { state ∈ ACTIVE|SUSPENDED, expires_at ≤ now } soonest first.
 mandateSchema.index({ state: 1, expires_at: 1 });
+// The outbox relay across tenants: { 'outbox.id': { $gt: '' } } (only mandates with unsent events have
+// keys here, so the scan is as long as the backlog), and markSent's { 'outbox.id': { $in: ids } }.
+mandateSchema.index({ 'outbox.id': 1 });
 
-const PROJECTION = { _id: 0 } as const;
+/** Reads never carry the outbox: it is the relay's, not the API's. */
+const PROJECTION = { _id: 0, outbox: 0 } as const;
 
 export class MongoMandateStore implements MandateStore {
   readonly kind = 'mongo' as const;
@@ -60,10 +68,11 @@ export class MongoMandateStore implements MandateStore {
     return new MongoMandateStore(connection, model);
   }
 
-  async create(tenantId: string, mandate: Mandate): Promise<Mandate> {
+  async create(tenantId: string, mandate: Mandate, outbox: AuditEvent[] = []): Promise<Mandate> {
     const doc = toDoc({ ...mandate, tenant_id: tenantId });
     try {
-      await this.model.create(doc);
+      // One insert holds the mandate and its MANDATE_CREATED: both are stored or neither is.
+      await this.model.create(outbox.length > 0 ? { ...doc, outbox } : doc);
     } catch (err) {
       if (isDuplicateKeyError(err)) throw conflict('Mandate already exists');
       throw err;
@@ -115,11 +124,16 @@ export class MongoMandateStore implements MandateStore {
     id: string,
     expectedVersion: number,
     patch: TransitionPatch,
+    outbox: AuditEvent[] = [],
   ): Promise<Mandate | null> {
     const doc = await this.model
       .findOneAndUpdate(
         { tenant_id: tenantId, id, version: expectedVersion },
-        { $set: { state: patch.state, version: patch.version, updated_at: new Date(patch.updated_at) } },
+        {
+          $set: { state: patch.state, version: patch.version, updated_at: new Date(patch.updated_at) },
+          // Same single-document update as the state change: atomic without a transaction.
+          ...(outbox.length > 0 ? { $push: { outbox: { $each: outbox } } } : {}),
+        },
         { returnDocument: 'after', projection: PROJECTION },
       )
       .lean<MandateDoc>();
@@ -133,6 +147,27 @@ export class MongoMandateStore implements MandateStore {
       .limit(limit)
       .lean<MandateDoc[]>();
     return docs.map(fromDoc);
+  }
+
+  async pendingEvents(limit: number): Promise<AuditEvent[]> {
+    const docs = await this.model
+      .find({ 'outbox.id': { $gt: '' } }, { _id: 0, outbox: 1 })
+      .limit(limit)
+      .lean<{ outbox: AuditEvent[] }[]>();
+    const events: AuditEvent[] = [];
+    for (const doc of docs) {
+      if (events.length > 0 && events.length + doc.outbox.length > limit) break;
+      events.push(...doc.outbox);
+    }
+    return events;
+  }
+
+  async markSent(eventIds: string[]): Promise<void> {
+    if (eventIds.length === 0) return;
+    await this.model.updateMany(
+      { 'outbox.id': { $in: eventIds } },
+      { $pull: { outbox: { id: { $in: eventIds } } } },
+    );
   }
 
   async ping(): Promise<void> {

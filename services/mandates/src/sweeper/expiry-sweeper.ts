@@ -1,5 +1,5 @@
-import { buildEvent, type Clock, type EventPublisher, type Logger } from '@mandate/shared';
-import { expireMandate } from '../domain/mandates';
+import { OutboxRelay, type Clock, type EventPublisher, type Logger } from '@mandate/shared';
+import { expireMandate, type EventRelay } from '../domain/mandates';
 import type { MandateSnapshots } from '../snapshots/mandate-snapshots';
 import type { MandateStore } from '../store/mandate-store';
 
@@ -9,6 +9,8 @@ export interface SweeperDeps {
   clock: Clock;
   logger: Logger;
   snapshots?: MandateSnapshots;
+  /** The app's relay; absent → one of its own over the same store and publisher. */
+  relay?: EventRelay;
 }
 
 export interface SweeperOptions {
@@ -18,9 +20,9 @@ export interface SweeperOptions {
 }
 
 /**
- * Persists EXPIRED for mandates past expires_at and emits MANDATE_EXPIRED. Every instance of
- * the service may run one: the domain's conditional transition lets exactly one of them win
- * each mandate, and only the winner emits. Readers never wait for it — expiry already shows
+ * Persists EXPIRED for mandates past expires_at and emits MANDATE_EXPIRED (stored in the outbox
+ * with the transition, so it is never lost). Every instance of the service may run one: the
+ * domain's conditional transition lets exactly one of them win each mandate, and only the winner emits. Readers never wait for it — expiry already shows
  * at read time; the sweeper makes it durable and audited.
  */
 export class ExpirySweeper {
@@ -28,11 +30,11 @@ export class ExpirySweeper {
   private running?: Promise<void>;
   private started = false;
   private stopping = false;
+  private readonly deps: SweeperDeps & { relay: EventRelay };
 
-  constructor(
-    private readonly deps: SweeperDeps,
-    private readonly options: SweeperOptions,
-  ) {}
+  constructor(deps: SweeperDeps, private readonly options: SweeperOptions) {
+    this.deps = { ...deps, relay: deps.relay ?? new OutboxRelay(deps.store, deps.publisher, deps.logger) };
+  }
 
   /** One pass; resolves with how many mandates this instance expired (and announced). */
   async sweepOnce(): Promise<number> {
@@ -44,32 +46,12 @@ export class ExpirySweeper {
       for (const candidate of due) {
         const result = await expireMandate(this.deps, candidate.tenant_id, candidate.id);
         if (!result) continue;
+        // MANDATE_EXPIRED went into the outbox with the transition and was handed to the relay.
         won++;
-        await this.announce(result.mandate.tenant_id, result.mandate.id, {
-          previous_state: result.previous_state,
-          state: result.mandate.state,
-          version: result.mandate.version,
-          expires_at: result.mandate.expires_at,
-        });
       }
       expired += won;
       // A full batch that changed nothing is other instances' work in progress; leave it to the next tick.
       if (due.length < batchSize || won === 0 || this.stopping) return expired;
-    }
-  }
-
-  private async announce(tenantId: string, mandateId: string, data: Record<string, unknown>): Promise<void> {
-    const event = buildEvent({
-      type: 'MANDATE_EXPIRED',
-      tenantId,
-      resource: { type: 'mandate', id: mandateId },
-      data,
-      occurredAt: this.deps.clock.now(),
-    });
-    try {
-      await this.deps.publisher.publish([event]);
-    } catch (err) {
-      this.deps.logger.error({ err, eventId: event.id, mandateId }, 'MANDATE_EXPIRED not published');
     }
   }
 

@@ -1,0 +1,185 @@
+import type { AuditEvent } from '../events';
+import type { EventPublisher } from '../bus/types';
+import type { Logger } from '../logger';
+
+/**
+ * The outbox half of a store: events written in the same atomic write as the change they
+ * record, waiting to be published. Implemented by each producer's store (memory and MongoDB).
+ */
+export interface OutboxStore {
+  /** Up to `limit` unsent events (a record's own events in the order they were written). */
+  pendingEvents(limit: number): Promise<AuditEvent[]>;
+  /** Removes these events from the outbox; called only after the broker confirmed them. */
+  markSent(eventIds: string[]): Promise<void>;
+}
+
+export interface OutboxRelayOptions {
+  /** How often the outbox is looked at without a kick (another instance's writes, a broker that came back). */
+  pollIntervalMs?: number;
+  /** Events published (and confirmed) per round trip. */
+  batchSize?: number;
+  /** A publish that has not been confirmed after this long counts as failed (the events stay pending). */
+  publishTimeoutMs?: number;
+  /** After a failed publish, kicks are ignored for this long; the next poll tries again. */
+  retryDelayMs?: number;
+}
+
+/** Rejects when `p` has not settled within `ms`; the timer never keeps the process alive. */
+export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+    timer.unref();
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Publishes what the outbox holds with publisher confirms and marks it sent only after the
+ * confirm: at-least-once (a crash between confirm and markSent publishes again; audit stores
+ * each event id once). The writer of a change hands its just-stored events to `publishNow`, the
+ * fast path that keeps events as prompt as a direct publish; a poll publishes whatever that
+ * missed (broker down, process restarted, another instance's writes). Several instances relaying
+ * the same store is harmless for the same reason.
+ */
+export class OutboxRelay {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private again = false;
+  private started = false;
+  private retryAt = 0;
+  private lastFailureLog = 0;
+  private failing = false;
+  /** Events a publishNow is publishing right now; the poll leaves them alone. */
+  private readonly inFlight = new Set<string>();
+  private readonly opts: Required<OutboxRelayOptions>;
+
+  constructor(
+    private readonly store: OutboxStore,
+    private readonly publisher: EventPublisher,
+    private readonly logger: Logger,
+    options: OutboxRelayOptions = {},
+  ) {
+    this.opts = {
+      pollIntervalMs: options.pollIntervalMs ?? 1_000,
+      batchSize: options.batchSize ?? 500,
+      publishTimeoutMs: options.publishTimeoutMs ?? 10_000,
+      retryDelayMs: options.retryDelayMs ?? 1_000,
+    };
+  }
+
+  start(): void {
+    if (this.started) return;
+    this.started = true;
+    this.schedule();
+    this.kick();
+  }
+
+  /** A local write just added events: publish now (unless the broker failed a moment ago). */
+  kick(): void {
+    if (!this.started || Date.now() < this.retryAt) return;
+    void this.run();
+  }
+
+  /**
+   * The fast path after a write: publishes these (already stored) events and marks them sent.
+   * Never throws; waits at most `waitMs` (the caller's answer must not hang on a broker), and
+   * whatever did not make it stays in the outbox for the poll.
+   */
+  async publishNow(events: AuditEvent[], waitMs = 1_000): Promise<void> {
+    if (events.length === 0) return;
+    const ids = events.map((e) => e.id);
+    if (Date.now() < this.retryAt) return; // the broker failed a moment ago: leave it to the poll
+    for (const id of ids) this.inFlight.add(id);
+    const attempt = (async () => {
+      try {
+        await withTimeout(this.publisher.publish(events), this.opts.publishTimeoutMs, 'outbox publish');
+        await this.store.markSent(ids);
+      } catch (err) {
+        this.failed(err);
+      } finally {
+        for (const id of ids) this.inFlight.delete(id);
+      }
+    })();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([attempt, new Promise<void>((r) => (timer = setTimeout(r, waitMs)))]);
+    clearTimeout(timer);
+  }
+
+  private schedule(): void {
+    if (!this.started) return;
+    this.timer = setTimeout(() => {
+      void this.run().finally(() => this.schedule());
+    }, this.opts.pollIntervalMs);
+    this.timer.unref();
+  }
+
+  private run(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return this.running;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        try {
+          await this.relayAll();
+        } catch (err) {
+          this.failed(err);
+          return;
+        }
+      } while (this.again);
+    })().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  /** Publishes until the outbox is empty; throws on the first failed publish. Returns how many were confirmed. */
+  async relayAll(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const pending = await this.store.pendingEvents(this.opts.batchSize);
+      const events = pending.filter((e) => !this.inFlight.has(e.id));
+      if (events.length === 0) break;
+      await withTimeout(this.publisher.publish(events), this.opts.publishTimeoutMs, 'outbox publish');
+      await this.store.markSent(events.map((e) => e.id));
+      total += events.length;
+      if (this.failing) {
+        this.failing = false;
+        this.logger.info('outbox relay publishing again');
+      }
+      if (pending.length < this.opts.batchSize) break;
+    }
+    return total;
+  }
+
+  private failed(err: unknown): void {
+    this.failing = true;
+    this.retryAt = Date.now() + this.opts.retryDelayMs;
+    const now = Date.now();
+    // A broker outage fails every attempt: one line per 10 s is enough.
+    if (now - this.lastFailureLog < 10_000) return;
+    this.lastFailureLog = now;
+    this.logger.warn({ err }, 'outbox relay cannot publish; events stay in the outbox and are retried');
+  }
+
+  /** Tests and shutdown: waits for the pass in progress, then relays what is left (throws if the broker refuses). */
+  async drain(): Promise<number> {
+    await this.running;
+    return this.relayAll();
+  }
+
+  /** Stops polling, waits for the pass in progress and makes one last bounded attempt; what remains stays in the store. */
+  async stop(timeoutMs = 5_000): Promise<void> {
+    this.started = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+    try {
+      await withTimeout(this.relayAll(), timeoutMs, 'outbox drain');
+    } catch (err) {
+      this.logger.warn({ err }, 'outbox not fully relayed at shutdown; the rest is published after the next start');
+    }
+  }
+}

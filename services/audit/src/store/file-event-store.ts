@@ -1,0 +1,91 @@
+import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import type { AuditEvent, Logger } from '@mandate/shared';
+import type { EventListQuery, EventStore } from './event-store';
+import { MemoryEventStore } from './memory-event-store';
+
+/**
+ * The memory store made durable by an append-only journal (newline-delimited JSON, fsync'd per
+ * batch before the write resolves, so before the consumer acks). For a single process without
+ * MongoDB: `AUDIT_STORE_FILE`. It survives a crash (SIGKILL included): at start the journal is
+ * read back, a line torn by the crash is skipped (its batch was never acked, so the broker
+ * delivers it again). Idempotent by event id like every store: an id already journaled is not
+ * written twice.
+ */
+export class FileEventStore implements EventStore {
+  readonly kind = 'memory' as const;
+  private readonly ids = new Set<string>();
+  private writing: Promise<unknown> = Promise.resolve();
+
+  private constructor(
+    private readonly memory: MemoryEventStore,
+    private readonly handle: FileHandle,
+  ) {}
+
+  static async open(file: string, logger: Logger): Promise<FileEventStore> {
+    await mkdir(path.dirname(path.resolve(file)), { recursive: true });
+    const memory = new MemoryEventStore();
+    const text = await readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return '';
+      throw err;
+    });
+    const handle = await open(file, 'a');
+    // A torn last line must not swallow the next append: end it first.
+    if (text.length > 0 && !text.endsWith('\n')) await handle.write('\n');
+    const store = new FileEventStore(memory, handle);
+    let torn = 0;
+    for (const line of text.split('\n')) {
+      if (line.length === 0) continue;
+      let event: AuditEvent;
+      try {
+        event = JSON.parse(line) as AuditEvent;
+      } catch {
+        torn++;
+        continue;
+      }
+      store.ids.add(event.id);
+      await memory.insert(event);
+    }
+    logger.info({ file, events: store.ids.size, torn }, 'audit store: journal file read back');
+    return store;
+  }
+
+  async insert(event: AuditEvent): Promise<void> {
+    await this.insertMany([event]);
+  }
+
+  /** Journals the new ids (one fsync), then makes them readable; writes are serialized. */
+  insertMany(events: AuditEvent[]): Promise<void> {
+    const op = this.writing.then(async () => {
+      const fresh = new Map<string, AuditEvent>();
+      for (const event of events) if (!this.ids.has(event.id) && !fresh.has(event.id)) fresh.set(event.id, event);
+      if (fresh.size === 0) return;
+      const batch = [...fresh.values()];
+      await this.handle.write(batch.map((e) => JSON.stringify(e)).join('\n') + '\n');
+      await this.handle.sync();
+      for (const event of batch) this.ids.add(event.id);
+      await this.memory.insertMany(batch);
+    });
+    this.writing = op.catch(() => undefined);
+    return op;
+  }
+
+  get(tenantId: string, id: string): Promise<AuditEvent | null> {
+    return this.memory.get(tenantId, id);
+  }
+
+  list(tenantId: string, query: EventListQuery): Promise<AuditEvent[]> {
+    return this.memory.list(tenantId, query);
+  }
+
+  listByResource(tenantId: string, resourceId: string, limit: number): Promise<AuditEvent[]> {
+    return this.memory.listByResource(tenantId, resourceId, limit);
+  }
+
+  async ping(): Promise<void> {}
+
+  async close(): Promise<void> {
+    await this.writing;
+    await this.handle.close();
+  }
+}

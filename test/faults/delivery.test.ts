@@ -1,0 +1,151 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { AMQP_URL, REDIS_URL, apiClient, startService, startStack, type ServiceProcess, type Stack } from '../support/stack';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
+import { Produced, countEvents, createAndVerify, report, settle, type Counts } from './workload';
+
+/**
+ * Delivery guarantees under faults (README "Delivery guarantees"): the five services as
+ * processes on the real RabbitMQ and Redis, every connection to them through a TCP proxy this
+ * test cuts. Each scenario counts, per event type, what the clients saw succeed (produced),
+ * what GET /v1/events holds (stored) and how many are doubled (duplicates), and prints them.
+ */
+const NO_LIMITS = JSON.stringify({
+  enterprise: {
+    monthly_quota: 100_000_000,
+    global: { rate: 100_000, burst: 100_000 },
+    endpoints: { 'mandates.create': { rate: 100_000, burst: 100_000 } },
+  },
+});
+
+const withPort = (url: string, port: number) => {
+  const u = new URL(url);
+  u.hostname = '127.0.0.1';
+  u.port = String(port);
+  return u.toString().replace(/\/$/, '');
+};
+
+async function waitFor(check: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('delivery guarantees under faults (real RabbitMQ and Redis through a TCP proxy)', () => {
+  let amqpProxy: TcpProxy;
+  let redisProxy: TcpProxy;
+  let stack: Stack;
+  let auditEnv: Record<string, string>;
+  let journalDir: string;
+  let restartedAudit: ServiceProcess | undefined;
+  let auditUrl: string;
+
+  beforeAll(async () => {
+    const amqp = new URL(AMQP_URL);
+    const redis = new URL(REDIS_URL);
+    amqpProxy = await startTcpProxy(amqp.hostname, Number(amqp.port || 5672));
+    redisProxy = await startTcpProxy(redis.hostname, Number(redis.port || 6379));
+    journalDir = await mkdtemp(path.join(tmpdir(), 'fault-audit-'));
+    const proxied = { AMQP_URL: withPort(AMQP_URL, amqpProxy.port), REDIS_URL: withPort(REDIS_URL, redisProxy.port) };
+    // The audit store must outlive a SIGKILL: without MongoDB, the journaled memory store does.
+    const auditExtra = { AUDIT_STORE_FILE: path.join(journalDir, 'events.ndjson') };
+    stack = await startStack({ all: proxied, audit: auditExtra, gateway: { PLAN_OVERRIDES: NO_LIMITS } });
+    auditUrl = stack.services.audit.url;
+    auditEnv = {
+      INTERNAL_TOKEN_SECRET: stack.internalSecret,
+      AMQP_NAMESPACE: stack.namespace,
+      MANDATES_URL: stack.services.mandates.url,
+      PORT: new URL(auditUrl).port,
+      ...proxied,
+      ...auditExtra,
+    };
+  }, 120_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    await restartedAudit?.stop();
+    await amqpProxy?.close();
+    await redisProxy?.close();
+    await rm(journalDir, { recursive: true, force: true });
+  }, 60_000);
+
+  async function newTenant(name: string): Promise<{ tenantId: string; auth: string }> {
+    const api = apiClient(stack.gateway.url);
+    const res = await api('POST', '/v1/platform/tenants', { auth: stack.operatorToken, body: { name, plan: 'enterprise' } });
+    expect(res.status).toBe(201);
+    return { tenantId: res.body.tenant.id, auth: `${res.body.tenant.id}:${res.body.api_key.api_key}` };
+  }
+
+  function expectAllDelivered(counts: Counts[], produced: Produced, mandates: number) {
+    expect(produced.clientErrors).toEqual([]);
+    // The API kept answering: every create 201, every verify 200.
+    expect([...produced.statuses.keys()].sort()).toEqual([200, 201]);
+    expect(produced.byType.MANDATE_CREATED.size).toBe(mandates);
+    expect(produced.byType.VERIFICATION_PERFORMED.size).toBe(mandates);
+    for (const c of counts) expect({ type: c.type, stored: c.stored, duplicates: c.duplicates }).toEqual({ type: c.type, stored: c.produced, duplicates: 0 });
+  }
+
+  it('when the broker is cut for 10 s while 1,000 mandates are created and verified, then every MANDATE_CREATED, VERIFICATION_PERFORMED and API_CALL arrives in /events, none twice', async () => {
+    const { tenantId, auth } = await newTenant('broker-cut');
+    const produced = new Produced();
+    const started = Date.now();
+    const load = createAndVerify(stack.gateway.url, auth, { count: 1_000, concurrency: 20, label: 'cut', produced });
+    await waitFor(() => produced.done >= 100, 'the first 100 mandates');
+    amqpProxy.cut();
+    const doneAtCut = produced.done;
+    await new Promise((r) => setTimeout(r, 10_000));
+    const doneDuringCut = produced.done - doneAtCut;
+    amqpProxy.restore();
+    await load;
+    const loadMs = Date.now() - started;
+    const counts = await settle(() => countEvents(auditUrl, stack.internalSecret, tenantId, produced), 90_000);
+    report('broker cut 10 s, 1,000 mandates created + verified', counts, {
+      mandates_done_during_cut: doneDuringCut,
+      load_ms: loadMs,
+      delivered_ms_after_load: Date.now() - started - loadMs,
+    });
+    // The cut happened mid-stream: requests were answered while the broker was away.
+    expect(doneDuringCut).toBeGreaterThan(0);
+    expectAllDelivered(counts, produced, 1_000);
+  }, 240_000);
+
+  it('when the audit process is killed with SIGKILL mid-stream and restarted, then the same count arrives, no duplicates', async () => {
+    const { tenantId, auth } = await newTenant('audit-kill');
+    const produced = new Produced();
+    const load = createAndVerify(stack.gateway.url, auth, { count: 400, concurrency: 20, label: 'kill', produced });
+    await waitFor(() => produced.done >= 100, 'the first 100 mandates');
+    const killed = stack.services.audit.child;
+    killed.kill('SIGKILL');
+    await new Promise<void>((resolve) => (killed.exitCode !== null || killed.signalCode !== null ? resolve() : killed.once('exit', () => resolve())));
+    const doneAtKill = produced.done;
+    await new Promise((r) => setTimeout(r, 2_000));
+    restartedAudit = await startService('audit', auditEnv, 'audit (restarted)');
+    await load;
+    const counts = await settle(() => countEvents(auditUrl, stack.internalSecret, tenantId, produced), 90_000);
+    report('audit SIGKILL mid-stream + restart, 400 mandates created + verified', counts, {
+      mandates_done_at_kill: doneAtKill,
+    });
+    expect(doneAtKill).toBeLessThan(400);
+    expectAllDelivered(counts, produced, 400);
+  }, 240_000);
+
+  it('when Redis is cut, then requests keep flowing (insurance limiter, snapshot fallback) and nothing is lost', async () => {
+    const { tenantId, auth } = await newTenant('redis-cut');
+    const produced = new Produced();
+    const load = createAndVerify(stack.gateway.url, auth, { count: 400, concurrency: 20, label: 'redis', produced });
+    await waitFor(() => produced.done >= 50, 'the first 50 mandates');
+    redisProxy.cut();
+    const doneAtCut = produced.done;
+    await new Promise((r) => setTimeout(r, 5_000));
+    const doneDuringCut = produced.done - doneAtCut;
+    redisProxy.restore();
+    await load;
+    const counts = await settle(() => countEvents(auditUrl, stack.internalSecret, tenantId, produced), 90_000);
+    report('Redis cut 5 s, 400 mandates created + verified', counts, { mandates_done_during_cut: doneDuringCut });
+    expect(doneDuringCut).toBeGreaterThan(0);
+    expectAllDelivered(counts, produced, 400);
+  }, 240_000);
+});
