@@ -1,0 +1,162 @@
+import { createHash, randomUUID } from 'node:crypto';
+import type { Request, Response } from 'express';
+import { badRequest, conflict, serviceUnavailable, type Logger } from '@mandate/shared';
+import type { Principal } from '../auth/authenticate';
+import { clientIp } from '../limits/subject';
+import type { IdempotencyRecord, IdempotencyStore, PendingLock, StoredResponse } from './store';
+
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+
+/** 1–255 printable ASCII characters (UUIDs, ULIDs, base64url…); node has already trimmed the ends. */
+const VALID_KEY = /^[\x20-\x7e]{1,255}$/;
+/** The headers of a stored response worth replaying; request ids and rate-limit headers belong to each call. */
+const STORED_HEADERS = ['content-type', 'location', 'cache-control'];
+
+export const KEY_IN_PROGRESS = 'A request with this Idempotency-Key is in progress';
+export const KEY_REUSED = 'This Idempotency-Key was already used with a different request';
+export const INVALID_KEY = 'Idempotency-Key must be 1 to 255 printable ASCII characters';
+
+export interface IdempotencySettings {
+  /** How long a response is kept (SPEC §7: 24 h). */
+  ttlMs: number;
+  /** How long a duplicate waits for the first request in flight before 409. */
+  waitMs: number;
+  /**
+   * How long the first request's lock lives if it never answers (gateway crash). Longer than any
+   * request can take (upstream timeouts are 10 s), so a slow first request is never run twice.
+   */
+  lockMs: number;
+  trustProxy: boolean;
+}
+
+export const DEFAULT_IDEMPOTENCY_SETTINGS: IdempotencySettings = {
+  ttlMs: 24 * 60 * 60 * 1000,
+  waitMs: 10_000,
+  lockMs: 60_000,
+  trustProxy: false,
+};
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
+
+/**
+ * SPEC §7 on the gateway, for every POST that carries an Idempotency-Key, after authentication and
+ * rate limiting and before forwarding. The first request takes a lock on (scope, key) and runs;
+ * its answer is stored when it finishes; retries with the same request replay it, and duplicates
+ * that arrive while it runs wait for it.
+ */
+export class Idempotency {
+  private readonly settings: IdempotencySettings;
+
+  constructor(
+    readonly store: IdempotencyStore,
+    private readonly logger: Logger,
+    settings: Partial<IdempotencySettings> = {},
+  ) {
+    this.settings = { ...DEFAULT_IDEMPOTENCY_SETTINGS, ...settings };
+  }
+
+  /**
+   * Returns true when it has answered the request (a replay); false when the request should be
+   * forwarded (no key, not a POST, or this request holds the lock — its answer is then captured).
+   * Throws 400 (bad key), 409 (key reused with another request, or still in progress) and 503
+   * (store unreachable: executing without the guarantee could run a retry twice).
+   * `path` is the canonical /v1 path of the matched route; `req.body` must be the raw body.
+   */
+  async apply(req: Request, res: Response, path: string, principal: Principal | null): Promise<boolean> {
+    const key = req.headers[IDEMPOTENCY_HEADER];
+    if (req.method !== 'POST' || key === undefined) return false;
+    if (typeof key !== 'string' || !VALID_KEY.test(key)) throw badRequest(INVALID_KEY);
+
+    const scope = this.scopeOf(req, principal);
+    const pending: PendingLock = { fingerprint: fingerprint(req, path), token: randomUUID() };
+    const deadline = Date.now() + this.settings.waitMs;
+    for (let attempt = 0; ; attempt++) {
+      let existing: IdempotencyRecord | null;
+      try {
+        existing = await this.store.acquire(scope, key, pending, this.settings.lockMs);
+      } catch (err) {
+        this.logger.error({ err, requestId: req.requestId }, 'idempotency store unavailable');
+        throw serviceUnavailable('Idempotency store unavailable; retry later');
+      }
+      if (existing === null) {
+        this.capture(req, res, scope, key, pending);
+        return false;
+      }
+      if (existing.fingerprint !== pending.fingerprint) throw conflict(KEY_REUSED);
+      if (existing.state === 'done') {
+        replay(res, existing.response);
+        return true;
+      }
+      // The first request is still running: wait for its answer (or for its lock to go, after a 5xx).
+      const left = deadline - Date.now();
+      if (left <= 0) throw conflict(KEY_IN_PROGRESS);
+      await sleep(Math.min(5 * 2 ** Math.min(attempt, 4), 50, left));
+    }
+  }
+
+  /** Per tenant (SPEC §7); the operator has its own scope, public routes (onboarding) one per client IP. */
+  private scopeOf(req: Request, principal: Principal | null): string {
+    if (principal?.tenantId) return principal.tenantId;
+    if (principal) return 'platform';
+    return `ip:${clientIp(req.socket.remoteAddress, req.header('x-forwarded-for'), this.settings.trustProxy)}`;
+  }
+
+  /**
+   * Stores the answer this request ends with, however it ends (the upstream's response or an error
+   * envelope), by watching res.end; a 5xx releases the lock instead. A client that hangs up early
+   * changes nothing: the forward still ends the response, so the work the service did is stored
+   * for the retry that will follow. The answer leaves only once the record is written (one bounded
+   * store call), so a client that got an answer and retries always gets the replay.
+   */
+  private capture(req: Request, res: Response, scope: string, key: string, pending: PendingLock) {
+    let settled = false;
+    const end = res.end;
+    const { store, settings, logger } = this;
+    const onFail = (err: unknown) => logger.error({ err, requestId: req.requestId }, 'idempotency record not written');
+    res.end = function (this: Response, chunk?: unknown, encoding?: unknown, cb?: unknown) {
+      if (settled) return end.call(this, chunk as never, encoding as never, cb as never);
+      settled = true;
+      const status = res.statusCode;
+      const body = typeof chunk === 'function' || chunk == null ? Buffer.alloc(0) : toBuffer(chunk, encoding);
+      const write =
+        status >= 500 ? store.release(scope, key, pending) : store.complete(scope, key, pending, stored(res, status, body), settings.ttlMs);
+      write.catch(onFail).finally(() => end.call(this, chunk as never, encoding as never, cb as never));
+      return this;
+    } as Response['end'];
+  }
+}
+
+/**
+ * What makes two requests "the same": method, canonical route path (aliases and a trailing slash
+ * folded), query string, content type and the SHA-256 of the raw body.
+ */
+function fingerprint(req: Request, path: string): string {
+  const url = req.originalUrl;
+  const q = url.indexOf('?');
+  const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+  const canonical = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  return sha256([req.method, canonical, q >= 0 ? url.slice(q) : '', req.header('content-type') ?? '', sha256(body)].join('\n'));
+}
+
+function toBuffer(chunk: unknown, encoding: unknown): Buffer {
+  if (Buffer.isBuffer(chunk)) return chunk;
+  if (chunk instanceof Uint8Array) return Buffer.from(chunk);
+  return Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
+}
+
+function stored(res: Response, status: number, body: Buffer): StoredResponse {
+  const headers: Record<string, string> = {};
+  for (const name of STORED_HEADERS) {
+    const value = res.getHeader(name);
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
+  }
+  return { status, headers, body: body.toString('base64') };
+}
+
+function replay(res: Response, response: StoredResponse) {
+  for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value);
+  res.setHeader(REPLAYED_HEADER, 'true');
+  res.status(response.status).end(Buffer.from(response.body, 'base64'));
+}

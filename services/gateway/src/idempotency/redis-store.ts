@@ -1,0 +1,98 @@
+import { Redis } from 'ioredis';
+import type { Logger } from '@mandate/shared';
+import type { IdempotencyRecord, IdempotencyStore, PendingLock, StoredResponse } from './store';
+
+// GET, and SET NX PX only if absent, in one atomic round trip: the lock and the read of a record already there.
+const ACQUIRE_LUA = `
+local current = redis.call('GET', KEYS[1])
+if current then return current end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX')
+return false`;
+// Only the holder of the pending lock (the exact value it wrote) may replace or drop it.
+const COMPLETE_LUA = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end
+return 0`;
+const RELEASE_LUA = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
+return 0`;
+
+type IdemClient = Redis & {
+  idemAcquire(key: string, pending: string, lockMs: string): Promise<string | null>;
+  idemComplete(key: string, pending: string, done: string, ttlMs: string): Promise<number>;
+  idemRelease(key: string, pending: string): Promise<number>;
+};
+
+const pendingValue = (p: PendingLock) => JSON.stringify({ state: 'pending', fingerprint: p.fingerprint, token: p.token });
+
+/**
+ * Records in Redis, shared by every gateway replica, under `<prefix>:<scope>:<key>`. Like the
+ * limiter's connection, commands fail at once while disconnected (no offline queue) so a request
+ * with a key gets a prompt 503 instead of hanging behind reconnects.
+ */
+export class RedisIdempotencyStore implements IdempotencyStore {
+  readonly kind = 'redis' as const;
+  private readonly client: IdemClient;
+
+  constructor(
+    url: string,
+    private readonly prefix: string,
+    private readonly logger: Logger,
+  ) {
+    this.client = new Redis(url, {
+      enableAutoPipelining: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: 1000,
+      connectTimeout: 2000,
+      disconnectTimeout: 200,
+      retryStrategy: (times) => Math.min(times * 100, 1000),
+    }) as IdemClient;
+    this.client.defineCommand('idemAcquire', { numberOfKeys: 1, lua: ACQUIRE_LUA });
+    this.client.defineCommand('idemComplete', { numberOfKeys: 1, lua: COMPLETE_LUA });
+    this.client.defineCommand('idemRelease', { numberOfKeys: 1, lua: RELEASE_LUA });
+    this.client.on('ready', () => this.logger.info('idempotency store connected to Redis'));
+    this.client.on('error', (err) => this.logger.debug({ err: err.message }, 'idempotency Redis connection error'));
+  }
+
+  /** Waits for the first connection, at most `timeoutMs`; requests with a key answer 503 until it is there. */
+  async ready(timeoutMs = 3000): Promise<void> {
+    if (this.client.status === 'ready') return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, timeoutMs);
+      this.client.once('ready', done);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    if ((this.client.status as string) !== 'ready') this.logger.warn('Redis unreachable: requests with an Idempotency-Key answer 503 until it is back');
+  }
+
+  private name(scope: string, key: string) {
+    return `${this.prefix}:${scope}:${key}`;
+  }
+
+  async acquire(scope: string, key: string, pending: PendingLock, lockMs: number) {
+    const current = await this.client.idemAcquire(this.name(scope, key), pendingValue(pending), String(lockMs));
+    return current === null ? null : (JSON.parse(current) as IdempotencyRecord);
+  }
+
+  async complete(scope: string, key: string, pending: PendingLock, response: StoredResponse, ttlMs: number) {
+    const done: IdempotencyRecord = { state: 'done', fingerprint: pending.fingerprint, response };
+    await this.client.idemComplete(this.name(scope, key), pendingValue(pending), JSON.stringify(done), String(ttlMs));
+  }
+
+  async release(scope: string, key: string, pending: PendingLock) {
+    await this.client.idemRelease(this.name(scope, key), pendingValue(pending));
+  }
+
+  async close(): Promise<void> {
+    if (this.client.status === 'end') return;
+    try {
+      if (this.client.status !== 'ready') throw new Error('not connected');
+      await this.client.quit();
+    } catch {
+      this.client.disconnect();
+    }
+  }
+}

@@ -1,0 +1,284 @@
+import express from 'express';
+import {
+  ServiceClient,
+  createLogger,
+  listen,
+  requireInternalToken,
+  callerOf,
+  type RunningServer,
+} from '@mandate/shared';
+import { testTokens } from '@mandate/shared/src/testing';
+import { createApp, type GatewayApp, type Upstreams } from '../src/app';
+import type { KeyResolver, ResolvedKey } from '../src/auth/key-resolver';
+import {
+  INVALID_KEY,
+  Idempotency,
+  KEY_IN_PROGRESS,
+  KEY_REUSED,
+  MemoryIdempotencyStore,
+  type IdempotencyStore,
+} from '../src/idempotency';
+
+const TENANT_A = 'tnt_01jaaaaaaaaaaaaaaaaaaaaaaa';
+const TENANT_B = 'tnt_01jbbbbbbbbbbbbbbbbbbbbbbb';
+const OPERATOR_TOKEN = 'operator-secret-for-tests';
+const all = ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'];
+const keys: Record<string, ResolvedKey> = {
+  'secret-a': { key_id: 'key_a', tenant_id: TENANT_A, scopes: all, status: 'active', plan: 'enterprise' },
+  'secret-b': { key_id: 'key_b', tenant_id: TENANT_B, scopes: all, status: 'active', plan: 'enterprise' },
+};
+const stubKeys: KeyResolver = { resolve: async (s) => keys[s] ?? null, evict: () => undefined };
+
+/** Counts every store call, so a test can show that a request without a key never reaches it. */
+class CountingStore implements IdempotencyStore {
+  readonly kind = 'memory' as const;
+  calls = 0;
+  constructor(private readonly inner: IdempotencyStore) {}
+  acquire(...args: Parameters<IdempotencyStore['acquire']>) {
+    this.calls++;
+    return this.inner.acquire(...args);
+  }
+  complete(...args: Parameters<IdempotencyStore['complete']>) {
+    this.calls++;
+    return this.inner.complete(...args);
+  }
+  release(...args: Parameters<IdempotencyStore['release']>) {
+    this.calls++;
+    return this.inner.release(...args);
+  }
+  close() {
+    return this.inner.close();
+  }
+}
+
+/**
+ * A stand-in service that counts how often each path really executed and answers with that
+ * count; `/slow` takes 300 ms, `/fail` answers 503 the first time, `/conflict` 409.
+ */
+async function countingService() {
+  const executed = new Map<string, number>();
+  const app = express();
+  app.use(requireInternalToken(testTokens));
+  app.use(express.raw({ type: () => true }));
+  app.all('/{*rest}', async (req, res) => {
+    const n = (executed.get(req.path) ?? 0) + 1;
+    executed.set(req.path, n);
+    if (req.path.includes('slow')) await new Promise((r) => setTimeout(r, 300));
+    if (req.path.includes('fail') && n === 1) {
+      res.status(503).json({ error: 'SERVICE_UNAVAILABLE', message: 'try again' });
+      return;
+    }
+    res
+      .status(req.path.includes('conflict') ? 409 : 201)
+      .setHeader('location', `/v1/things/${n}`)
+      .json({ execution: n, tenant: callerOf(req).tenantId, body: Buffer.isBuffer(req.body) ? req.body.toString() : null });
+  });
+  return { server: await listen(app, 0), executed };
+}
+
+describe('gateway Idempotency-Key (memory store)', () => {
+  let upstream: { server: RunningServer; executed: Map<string, number> };
+  let gateway: GatewayApp;
+  let base: string;
+  let clients: ServiceClient[];
+  const store = new CountingStore(new MemoryIdempotencyStore());
+
+  beforeAll(async () => {
+    upstream = await countingService();
+    clients = [0, 1, 2, 3].map(() => new ServiceClient([upstream.server.url]));
+    const [mandates, verify, identity, audit] = clients as [ServiceClient, ServiceClient, ServiceClient, ServiceClient];
+    const upstreams: Upstreams = { mandates, verify, identity, audit };
+    const logger = createLogger('idempotency-test', 'silent');
+    gateway = createApp({
+      tokens: testTokens,
+      logger,
+      publisher: { kind: 'in-process', publish: async () => undefined, close: async () => undefined },
+      upstreams,
+      keys: stubKeys,
+      operatorToken: OPERATOR_TOKEN,
+      openApiDocument: () => ({}),
+      idempotency: new Idempotency(store, logger, { waitMs: 2_000 }),
+    });
+    base = (await gateway.start(0)).url;
+  });
+  afterAll(async () => {
+    await gateway.stop();
+    await Promise.all(clients.map((c) => c.close()));
+    await upstream.server.close();
+  });
+
+  let n = 0;
+  /** A path of its own per test, so execution counts never mix. */
+  const fresh = (suffix = '') => `/v1/mandates/mdt_${++n}${suffix}/revoke`;
+  const post = async (path: string, opts: { key?: string; body?: string; tenant?: 'a' | 'b'; headers?: Record<string, string> } = {}) => {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${opts.tenant === 'b' ? TENANT_B : TENANT_A}:secret-${opts.tenant ?? 'a'}`,
+      'content-type': 'application/json',
+      ...opts.headers,
+    };
+    if (opts.key !== undefined) headers['idempotency-key'] = opts.key;
+    const res = await fetch(base + path, { method: 'POST', headers, body: opts.body ?? '{"reason":"x"}' });
+    return { status: res.status, headers: res.headers, text: await res.text() };
+  };
+
+  it('when a POST is retried with the same key and body, then it executes once and the retry replays status, body and Location', async () => {
+    const path = fresh();
+    const first = await post(path, { key: 'k-1' });
+    const second = await post(path, { key: 'k-1' });
+    expect(first.status).toBe(201);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    expect(second).toMatchObject({ status: 201, text: first.text });
+    expect(second.headers.get('idempotent-replayed')).toBe('true');
+    expect(second.headers.get('location')).toBe(first.headers.get('location'));
+    expect(second.headers.get('content-type')).toBe(first.headers.get('content-type'));
+    expect(second.headers.get('x-request-id')).not.toBe(first.headers.get('x-request-id'));
+    expect(upstream.executed.get(path)).toBe(1);
+  });
+
+  it('when the same key comes with another body, then 409 and nothing executes again', async () => {
+    const path = fresh();
+    await post(path, { key: 'k-2', body: '{"reason":"a"}' });
+    const other = await post(path, { key: 'k-2', body: '{"reason":"b"}' });
+    expect(other.status).toBe(409);
+    expect(JSON.parse(other.text)).toEqual({ error: 'CONFLICT', message: KEY_REUSED });
+    expect(upstream.executed.get(path)).toBe(1);
+  });
+
+  it('when the same key comes on another path or through the unversioned alias, then another path is a 409 and the alias is a replay', async () => {
+    const path = fresh();
+    await post(path, { key: 'k-3' });
+    expect((await post(fresh(), { key: 'k-3' })).status).toBe(409);
+    const alias = await post(path.replace('/v1', '') + '/', { key: 'k-3' });
+    expect(alias.status).toBe(201);
+    expect(alias.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('when 50 identical requests with one key arrive at once, then one executes and 49 replay its exact answer', async () => {
+    const path = fresh('-slow');
+    const results = await Promise.all(Array.from({ length: 50 }, () => post(path, { key: 'k-concurrent' })));
+    expect(upstream.executed.get(path)).toBe(1);
+    expect(new Set(results.map((r) => `${r.status} ${r.text}`)).size).toBe(1);
+    expect(results.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(49);
+  });
+
+  it('when two tenants use the same key, then each executes its own request', async () => {
+    const path = fresh();
+    const a = await post(path, { key: 'shared-key', tenant: 'a' });
+    const b = await post(path, { key: 'shared-key', tenant: 'b' });
+    expect(JSON.parse(a.text).tenant).toBe(TENANT_A);
+    expect(JSON.parse(b.text).tenant).toBe(TENANT_B);
+    expect(b.headers.get('idempotent-replayed')).toBeNull();
+    expect(upstream.executed.get(path)).toBe(2);
+  });
+
+  it('when the first answer is a 5xx, then it is not kept and a retry executes again', async () => {
+    const path = fresh('-fail');
+    expect((await post(path, { key: 'k-5' })).status).toBe(503);
+    const retry = await post(path, { key: 'k-5' });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    expect((await post(path, { key: 'k-5' })).headers.get('idempotent-replayed')).toBe('true');
+    expect(upstream.executed.get(path)).toBe(2);
+  });
+
+  it('when the first answer is a 4xx, then it is kept and replayed like a success', async () => {
+    const path = fresh('-conflict');
+    const first = await post(path, { key: 'k-4' });
+    const retry = await post(path, { key: 'k-4' });
+    expect(first.status).toBe(409);
+    expect(retry).toMatchObject({ status: 409, text: first.text });
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(upstream.executed.get(path)).toBe(1);
+  });
+
+  it('when a duplicate outwaits the bound while the first is still running, then 409 in progress', async () => {
+    const logger = createLogger('idempotency-test', 'silent');
+    const [mandates, verify, identity, audit] = clients as [ServiceClient, ServiceClient, ServiceClient, ServiceClient];
+    const impatient = createApp({
+      tokens: testTokens,
+      logger,
+      publisher: { kind: 'in-process', publish: async () => undefined, close: async () => undefined },
+      upstreams: { mandates, verify, identity, audit },
+      keys: stubKeys,
+      operatorToken: OPERATOR_TOKEN,
+      openApiDocument: () => ({}),
+      idempotency: new Idempotency(new MemoryIdempotencyStore(), logger, { waitMs: 50 }),
+    });
+    const url = (await impatient.start(0)).url;
+    try {
+      const path = fresh('-slow');
+      const send = () =>
+        fetch(url + path, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TENANT_A}:secret-a`, 'idempotency-key': 'k-wait' },
+        });
+      const first = send();
+      // Let the first take the lock before the duplicate arrives.
+      await new Promise((r) => setTimeout(r, 100));
+      const dup = await send();
+      expect(dup.status).toBe(409);
+      expect(await dup.json()).toEqual({ error: 'CONFLICT', message: KEY_IN_PROGRESS });
+      expect((await first).status).toBe(201);
+      expect(upstream.executed.get(path)).toBe(1);
+    } finally {
+      await impatient.stop();
+    }
+  });
+
+  it('when the client hangs up before the answer, then the work is still kept and its retry replays it', async () => {
+    const path = fresh('-slow');
+    const abort = new AbortController();
+    const gone = fetch(base + path, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TENANT_A}:secret-a`, 'content-type': 'application/json', 'idempotency-key': 'k-hangup' },
+      body: '{"reason":"x"}',
+      signal: abort.signal,
+    }).catch(() => 'aborted');
+    await new Promise((r) => setTimeout(r, 100));
+    abort.abort();
+    expect(await gone).toBe('aborted');
+    const retry = await post(path, { key: 'k-hangup' });
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(upstream.executed.get(path)).toBe(1);
+  });
+
+  it.each([
+    ['an empty key', ''],
+    ['a key of 256 characters', 'k'.repeat(256)],
+    ['a key with non-ASCII characters', 'clé'],
+  ])('when the request carries %s, then 400 and nothing executes', async (_label, key) => {
+    const path = fresh();
+    const headers = new Headers({ authorization: `Bearer ${TENANT_A}:secret-a` });
+    // fetch refuses non-ASCII header values, so the raw bytes go through a Latin-1 string.
+    headers.set('idempotency-key', Buffer.from(key, 'utf8').toString('latin1'));
+    const res = await fetch(base + path, { method: 'POST', headers });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({ error: 'BAD_REQUEST', message: INVALID_KEY });
+    expect(upstream.executed.get(path)).toBeUndefined();
+  });
+
+  it('when a key of 255 characters is used, then it is accepted', async () => {
+    const path = fresh();
+    expect((await post(path, { key: 'k'.repeat(255) })).status).toBe(201);
+    expect((await post(path, { key: 'k'.repeat(255) })).headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('when a POST carries no key, or a GET carries one, then the store is never asked', async () => {
+    const before = store.calls;
+    const path = fresh();
+    await post(path);
+    await post(path);
+    const get = await fetch(`${base}/v1/mandates`, { headers: { authorization: `Bearer ${TENANT_A}:secret-a`, 'idempotency-key': 'k-get' } });
+    expect(get.status).toBe(201);
+    expect(store.calls).toBe(before);
+    expect(upstream.executed.get(path)).toBe(2);
+  });
+
+  it('when the caller is not authenticated, then 401 comes first and the key is not taken', async () => {
+    const path = fresh();
+    const res = await fetch(base + path, { method: 'POST', headers: { 'idempotency-key': 'k-401' } });
+    expect(res.status).toBe(401);
+    expect((await post(path, { key: 'k-401' })).headers.get('idempotent-replayed')).toBeNull();
+  });
+});

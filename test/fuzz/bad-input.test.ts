@@ -1,0 +1,241 @@
+import http from 'node:http';
+import fc from 'fast-check';
+import { ROUTES } from '../../services/gateway/src/routes/table';
+import { startProduct, type Product } from './product';
+import { requestArbitrary, type Fixtures, type FuzzRequest } from './requests';
+import { collectEvents, contentHash, trackWrites } from './snapshot';
+
+/**
+ * Bad input (issue 7, item 6): generated bodies, headers, query strings and paths thrown at every
+ * route of the gateway, with the whole product in this process on its memory stores.
+ * For every request: no 5xx; every error is exactly {error, message} (strings) as JSON with the
+ * status's code; a rejected request (≥ 400) changes no store — mandates and identity compared by
+ * content hash around it, audit checked by request id (no event but API_CALL may carry it).
+ */
+const RUNS = Number(process.env.FUZZ_RUNS ?? 10_000);
+const SEED = process.env.FUZZ_SEED === undefined ? undefined : Number(process.env.FUZZ_SEED);
+
+const CODES: Record<number, string> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  429: 'TOO_MANY_REQUESTS',
+};
+
+// Far above anything the fuzz can spend, so limits never decide the outcome (they have their own tests).
+const big = { rate: 1_000_000, burst: 1_000_000 };
+const PLAN_OVERRIDES = JSON.stringify({
+  beta: { global: big, monthly_quota: 100_000_000, endpoints: { 'mandates.create': big, 'mandates.lifecycle': big, 'apikeys.create': big } },
+  enterprise: { global: big, monthly_quota: 100_000_000 },
+  onboarding: big,
+});
+
+interface Reply {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  text: string;
+}
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+
+function send(base: URL, r: { method: string; path: string; headers: Record<string, string>; body?: Buffer }): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { ...r.headers };
+    if (r.body) headers['content-length'] = String(r.body.length);
+    const req = http.request({ host: base.hostname, port: base.port, method: r.method, path: r.path, headers, agent }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(r.body);
+  });
+}
+
+const describeRequest = (r: FuzzRequest) =>
+  `${r.method} ${r.path.length > 300 ? r.path.slice(0, 300) + '…' : r.path}\n  headers ${JSON.stringify(r.headers).slice(0, 500)}\n  body ${r.body ? JSON.stringify(r.body.toString('utf8').slice(0, 300)) + ` (${r.body.length} bytes)` : 'none'}`;
+
+describe('bad input: a property-based fuzz over every route', () => {
+  let product: Product;
+  let base: URL;
+  let fx: Fixtures;
+
+  beforeAll(async () => {
+    product = await startProduct({ PLAN_OVERRIDES, KEY_CACHE_TTL_MS: '500' });
+    base = new URL(product.url);
+    fx = await seed(base, product.operatorToken);
+  }, 60_000);
+  afterAll(async () => {
+    agent.destroy();
+    await product?.stop();
+  });
+
+  it('when a request writes, then the write tracking and the content hash see it (the checks below can fail)', async () => {
+    const tracked = trackWrites(product.stores.mandates);
+    tracked.dirty = false;
+    const before = contentHash(product.stores.mandates);
+    const res = await send(base, {
+      method: 'POST',
+      path: `/v1/mandates/${fx.mandatesA[3]}/suspend`,
+      headers: { authorization: `Bearer ${fx.authA}` },
+    });
+    expect(res.status).toBe(200);
+    expect(tracked.dirty).toBe(true);
+    expect(contentHash(product.stores.mandates)).not.toBe(before);
+    await product.bus.drain();
+    const events = collectEvents(product.stores.audit);
+    expect(events.some((e) => e.type === 'MANDATE_SUSPENDED' && e.request_id === res.headers['x-request-id'])).toBe(true);
+    expect(events.some((e) => e.type === 'API_CALL')).toBe(true);
+    await send(base, { method: 'POST', path: `/v1/mandates/${fx.mandatesA[3]}/reactivate`, headers: { authorization: `Bearer ${fx.authA}` } });
+  });
+
+  it(`when ${RUNS.toLocaleString('en')} generated requests hit the gateway, then none is a 5xx, every error is the exact envelope and no rejected request changes a store`, async () => {
+    const tracked = { mandates: trackWrites(product.stores.mandates), identity: trackWrites(product.stores.identity) };
+    const hashes = { mandates: '', identity: '' };
+    const rejected = new Map<string, string>();
+    const perRoute = new Map<string, { sent: number; ok: number }>();
+    const statuses = new Map<number, number>();
+    const started = Date.now();
+
+    await fc.assert(
+      fc.asyncProperty(requestArbitrary(fx), async (r) => {
+        // Refresh the "before" picture of any store written since it was taken (accepted requests, background work).
+        for (const name of ['mandates', 'identity'] as const) {
+          if (tracked[name].dirty) {
+            hashes[name] = contentHash(product.stores[name]);
+            tracked[name].dirty = false;
+            tracked[name].calls = [];
+          }
+        }
+
+        const res = await send(base, r);
+        const stat = perRoute.get(r.route) ?? { sent: 0, ok: 0 };
+        stat.sent++;
+        if (res.status < 400) stat.ok++;
+        perRoute.set(r.route, stat);
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        const where = `${describeRequest(r)}\n  → ${res.status} ${res.text.slice(0, 300)}`;
+
+        if (res.status >= 500) throw new Error(`5xx:\n${where}`);
+        // New mandates of A join the pool the paths draw from (a bounded pool: the oldest ones leave).
+        if (res.status === 201 && r.route === 'POST /v1/mandates' && r.headers.authorization === `Bearer ${fx.authA}`) {
+          const id = (JSON.parse(res.text) as { id?: string }).id;
+          if (id && !fx.mandatesA.includes(id)) fx.mandatesA.push(id);
+          if (fx.mandatesA.length > 20) fx.mandatesA.splice(0, 1);
+        }
+        const requestId = res.headers['x-request-id'];
+        if (typeof requestId !== 'string' || requestId.length === 0) throw new Error(`no X-Request-Id:\n${where}`);
+        if (res.status < 400) return;
+
+        rejected.set(requestId, where);
+        if (r.method !== 'HEAD') {
+          if (!String(res.headers['content-type'] ?? '').startsWith('application/json')) throw new Error(`error without JSON content type:\n${where}`);
+          let body: unknown;
+          try {
+            body = JSON.parse(res.text);
+          } catch {
+            throw new Error(`error body is not JSON:\n${where}`);
+          }
+          const envelope = body as Record<string, unknown>;
+          const exact =
+            envelope !== null &&
+            typeof envelope === 'object' &&
+            !Array.isArray(envelope) &&
+            Object.keys(envelope).sort().join(',') === 'error,message' &&
+            typeof envelope.error === 'string' &&
+            typeof envelope.message === 'string';
+          if (!exact) throw new Error(`not the exact envelope:\n${where}`);
+          if (CODES[res.status] !== envelope.error) throw new Error(`status ${res.status} with code ${String(envelope.error)}:\n${where}`);
+        }
+        for (const name of ['mandates', 'identity'] as const) {
+          if (!tracked[name].dirty) continue;
+          const after = contentHash(product.stores[name]);
+          if (after !== hashes[name]) throw new Error(`rejected request changed the ${name} store (${tracked[name].calls.join(', ')}):\n${where}`);
+        }
+      }),
+      { numRuns: RUNS, seed: SEED, endOnFailure: true },
+    );
+
+    // Audit: events travel through the bus; once it is drained, no event but API_CALL may carry a rejected request's id.
+    await product.bus.drain();
+    const leaked = collectEvents(product.stores.audit).filter((e) => e.type !== 'API_CALL' && e.request_id !== null && rejected.has(e.request_id));
+    expect(leaked.map((e) => `${e.type} from ${rejected.get(e.request_id!)}`)).toEqual([]);
+
+    // The fuzz must have reached every route, and most of them past validation at least once.
+    const seconds = (Date.now() - started) / 1000;
+    const summary = [...perRoute.entries()].sort().map(([route, s]) => `${route.padEnd(60)} ${String(s.sent).padStart(5)} sent ${String(s.ok).padStart(5)} < 400`);
+    if (process.env.FUZZ_VERBOSE)
+      process.stdout.write(`${RUNS} requests in ${seconds.toFixed(1)} s; statuses ${JSON.stringify(Object.fromEntries(statuses))}\n${summary.join('\n')}\n`);
+    for (const rule of ROUTES) expect(perRoute.get(`${rule.method} ${rule.path}`)?.sent ?? 0).toBeGreaterThan(0);
+    if (RUNS >= 10_000) {
+      const reachedService = ROUTES.filter((rule) => (perRoute.get(`${rule.method} ${rule.path}`)?.ok ?? 0) > 0).length;
+      expect(reachedService).toBeGreaterThanOrEqual(ROUTES.length - 3);
+    }
+  }, 600_000);
+});
+
+/** Two tenants with real resources: mandates in each state, keys to rotate, a role assignment, onboarding requests. */
+async function seed(base: URL, operatorToken: string): Promise<Fixtures> {
+  const call = async (method: string, path: string, auth: string | undefined, body?: unknown) => {
+    const headers: Record<string, string> = {};
+    if (auth) headers.authorization = `Bearer ${auth}`;
+    let buf: Buffer | undefined;
+    if (body !== undefined) {
+      headers['content-type'] = 'application/json';
+      buf = Buffer.from(JSON.stringify(body));
+    }
+    const res = await send(base, { method, path, headers, body: buf });
+    if (res.status >= 300) throw new Error(`seed ${method} ${path} → ${res.status} ${res.text}`);
+    return JSON.parse(res.text);
+  };
+  const tenant = async (name: string) => {
+    const t = await call('POST', '/v1/platform/tenants', operatorToken, { name, plan: 'beta' });
+    return { id: t.tenant.id as string, auth: `${t.tenant.id}:${t.api_key.api_key}`, secret: t.api_key.api_key as string };
+  };
+  const a = await tenant('Fuzz A');
+  const b = await tenant('Fuzz B');
+  const mandate = async (auth: string) =>
+    (await call('POST', '/v1/mandates', auth, { principal: 'user_alice', delegate: { id: 'agent_42', type: 'agent' }, scope: { actions: ['payments:*'] } })).id as string;
+  const mandatesA = [await mandate(a.auth), await mandate(a.auth), await mandate(a.auth), await mandate(a.auth)];
+  await call('POST', `/v1/mandates/${mandatesA[1]}/suspend`, a.auth, { reason: 'fuzz' });
+  await call('POST', `/v1/mandates/${mandatesA[2]}/revoke`, a.auth);
+  const mandatesB = [await mandate(b.auth)];
+  const key = async (t: { id: string; auth: string }, scopes: string[]) =>
+    call('POST', `/v1/tenants/${t.id}/api-keys`, t.auth, { name: 'fuzz', scopes });
+  const readOnly = await key(a, ['mandates:read']);
+  const victims = [(await key(a, ['verify'])).key_id, (await key(a, ['events:read'])).key_id, (await key(a, ['mandates:read'])).key_id];
+  const keyB = await key(b, ['verify']);
+  const ra = await call('POST', `/v1/tenants/${a.id}/role-assignments`, a.auth, { subject_id: 'dashboard:alice', roles: ['tenant_viewer'] });
+  await call('PUT', `/v1/tenants/${a.id}/widget-config`, a.auth, { allowed_origins: ['https://shop.example.com'] });
+  const onboarding = async (name: string) =>
+    (await call('POST', '/v1/onboarding/request', undefined, { organization_name: name, contact_email: 'ops@globex.example.com', country: 'DE' })).id as string;
+  const onboardingIds = [await onboarding('Globex'), await onboarding('Initech'), await onboarding('Umbrella')];
+  const events = async (): Promise<string[] | undefined> => {
+    const page = await call('GET', '/v1/events?type=MANDATE_CREATED,MANDATE_SUSPENDED&limit=5', a.auth);
+    return page.data.length >= 3 ? page.data.map((e: { id: string }) => e.id) : undefined;
+  };
+  let eventsA = await events();
+  for (const deadline = Date.now() + 5_000; !eventsA && Date.now() < deadline; eventsA = await events()) await new Promise((r) => setTimeout(r, 20));
+  if (!eventsA) throw new Error('seed: lifecycle events never reached the audit store');
+  return {
+    tenantA: a.id,
+    tenantB: b.id,
+    authA: a.auth,
+    secretA: a.secret,
+    readOnlyA: `${a.id}:${readOnly.api_key}`,
+    authB: b.auth,
+    operatorToken,
+    mandatesA: mandatesA as string[],
+    mandatesB,
+    victimKeysA: victims,
+    keysB: [keyB.key_id],
+    roleAssignmentsA: [ra.id],
+    onboardingIds,
+    eventsA,
+  };
+}

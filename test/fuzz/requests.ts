@@ -1,0 +1,498 @@
+/**
+ * fast-check arbitraries of HTTP requests against the gateway's route table: mostly well-formed
+ * calls by a tenant that owns real resources (so the fuzz reaches the services' validation and
+ * domain code), mixed with malformed credentials, methods, paths, query strings, headers and bodies.
+ */
+import fc from 'fast-check';
+import { ROUTES, type RouteRule } from '../../services/gateway/src/routes/table';
+
+export interface Fixtures {
+  tenantA: string;
+  tenantB: string;
+  /** tenantId:secret of A's key with every scope (never revoked: its id is not in any pool). */
+  authA: string;
+  secretA: string;
+  /** A's key with mandates:read only. */
+  readOnlyA: string;
+  authB: string;
+  operatorToken: string;
+  mandatesA: string[];
+  mandatesB: string[];
+  /** A's keys the fuzz may rotate, activate and revoke. */
+  victimKeysA: string[];
+  keysB: string[];
+  roleAssignmentsA: string[];
+  onboardingIds: string[];
+  eventsA: string[];
+}
+
+export interface FuzzRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: Buffer;
+  /** The route the request was generated from (for coverage), or 'random'. */
+  route: string;
+}
+
+/** Header values node's client accepts: printable ASCII and Latin-1. */
+const headerChar = fc.oneof(
+  { weight: 9, arbitrary: fc.integer({ min: 0x20, max: 0x7e }) },
+  { weight: 1, arbitrary: fc.integer({ min: 0xa0, max: 0xff }) },
+).map((c) => String.fromCharCode(c));
+const headerString = (maxLength: number) => fc.string({ unit: headerChar, maxLength });
+/** Path characters node's client accepts (0x21–0xff), without the query and fragment marks. */
+const pathChar = fc
+  .oneof({ weight: 9, arbitrary: fc.integer({ min: 0x21, max: 0x7e }) }, { weight: 1, arbitrary: fc.integer({ min: 0xa0, max: 0xff }) })
+  .filter((c) => c !== 0x3f && c !== 0x23)
+  .map((c) => String.fromCharCode(c));
+
+const ODD_SEGMENTS = [
+  '%2F', '%00', '..', '.', '%', '%zz', '%E0%A4%A', '%C3%A9', '\u00e9', 'a%20b', '%2e%2e', '%252F', 'mdt_' + 'x'.repeat(300),
+  '*', '$', '~', "'", '"', '\\', '{}', '[', ']', 'null', 'undefined', '0', '-1', 'tnt_01jzzzzzzzzzzzzzzzzzzzzzzz',
+  'mdt_01jzzzzzzzzzzzzzzzzzzzzzzz', '__proto__', 'constructor', 'x'.repeat(2000),
+];
+
+let requestCounter = 0;
+const uniqueRequestId = () => `fuzz-${process.pid}-${++requestCounter}`;
+
+const weirdValue: fc.Arbitrary<unknown> = fc.oneof(
+  fc.constant(null),
+  fc.integer(),
+  fc.double(),
+  fc.boolean(),
+  fc.string({ maxLength: 20 }),
+  fc.constant(''),
+  fc.constant('x'.repeat(5000)),
+  fc.constant(-1),
+  fc.constant(1e308),
+  fc.constant(Number.MAX_SAFE_INTEGER + 2),
+  fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 3 }),
+  fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 }),
+  fc.constant({ __proto__: { polluted: true } }),
+  fc.constant(JSON.parse('{"__proto__": {"polluted": true}}')),
+);
+
+type Mutation =
+  | { kind: 'none' }
+  | { kind: 'delete'; path: number[] }
+  | { kind: 'set'; path: number[]; value: unknown }
+  | { kind: 'add'; path: number[]; key: string; value: unknown }
+  | { kind: 'replace'; value: unknown };
+
+const choicePath = fc.array(fc.nat(), { minLength: 1, maxLength: 4 });
+const mutation: fc.Arbitrary<Mutation> = fc.oneof(
+  { weight: 5, arbitrary: fc.constant<Mutation>({ kind: 'none' }) },
+  { weight: 2, arbitrary: choicePath.map((path): Mutation => ({ kind: 'delete', path })) },
+  { weight: 3, arbitrary: fc.record({ path: choicePath, value: weirdValue }).map((m): Mutation => ({ kind: 'set', ...m })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .record({ path: choicePath, key: fc.oneof(fc.string({ maxLength: 10 }), fc.constantFrom('extra', '__proto__', 'constructor')), value: weirdValue })
+      .map((m): Mutation => ({ kind: 'add', ...m })),
+  },
+  { weight: 1, arbitrary: weirdValue.map((value): Mutation => ({ kind: 'replace', value })) },
+);
+
+/** Applies a mutation at a path chosen through the value's own keys (a copy; the template is untouched). */
+function mutate(value: unknown, m: Mutation): unknown {
+  if (m.kind === 'none') return value;
+  if (m.kind === 'replace') return m.value;
+  const root = structuredClone(value);
+  let parent: Record<string, unknown> | unknown[] | undefined;
+  let key: string | number | undefined;
+  let node: unknown = root;
+  for (const choice of m.path) {
+    if (node === null || typeof node !== 'object') break;
+    const keys = Array.isArray(node) ? node.map((_, i) => i) : Object.keys(node);
+    if (keys.length === 0) break;
+    parent = node as Record<string, unknown>;
+    key = keys[choice % keys.length]!;
+    node = (parent as Record<string | number, unknown>)[key];
+    if (choice % 3 === 0) break;
+  }
+  if (m.kind === 'add') {
+    const target = node !== null && typeof node === 'object' && !Array.isArray(node) ? node : root;
+    if (target !== null && typeof target === 'object') Object.defineProperty(target, m.key, { value: m.value, enumerable: true, configurable: true, writable: true });
+    return root;
+  }
+  if (parent === undefined || key === undefined) return m.kind === 'set' ? m.value : undefined;
+  if (m.kind === 'delete') {
+    if (Array.isArray(parent)) parent.splice(key as number, 1);
+    else delete (parent as Record<string, unknown>)[key];
+  } else {
+    (parent as Record<string | number, unknown>)[key] = m.value;
+  }
+  return root;
+}
+
+/** Mostly valid values, sometimes one of the invalid ones, so most templates pass validation. */
+const pick = <T>(valid: T[], invalid: T[]) => fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...valid) }, { weight: 1, arbitrary: fc.constantFrom(...invalid) });
+
+const iso = fc.date({ min: new Date('2020-01-01'), max: new Date('2035-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
+
+/** A well-formed body for each route (before mutation), built over the fixture's real ids. */
+function template(rule: RouteRule, fx: Fixtures): fc.Arbitrary<unknown> {
+  const id = fc.string({ minLength: 1, maxLength: 12, unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz_0123456789') });
+  const key = `${rule.method} ${rule.path}`;
+  switch (key) {
+    case 'POST /v1/mandates':
+      return fc.record(
+        {
+          principal: fc.oneof(id, fc.record({ id, type: fc.constantFrom('person', 'organization', 'agent', 'robot') }, { requiredKeys: ['id'] })),
+          delegate: fc.oneof(id, fc.record({ id, type: fc.constantFrom('person', 'agent'), name: fc.string({ maxLength: 20 }) }, { requiredKeys: ['id'] })),
+          scope: fc.record(
+            {
+              actions: fc.array(pick(['payments:*', 'payments:create', '*', 'a:b:*'], ['bad action', '']), { maxLength: 3 }),
+              resources: fc.array(pick(['acct:1', 'acct:*'], ['']), { maxLength: 2 }),
+              constraints: fc.record({ max_amount: fc.oneof({ weight: 5, arbitrary: fc.nat() }, { weight: 1, arbitrary: fc.constantFrom(-1, 1.5) }), currency: pick(['EUR', 'USD'], ['eur', 'EURO']) }, { requiredKeys: [] }),
+            },
+            { requiredKeys: [] },
+          ),
+          valid_from: fc.oneof({ weight: 5, arbitrary: fc.oneof(iso, fc.constant(null)) }, { weight: 1, arbitrary: fc.constantFrom('2026-02-30T00:00:00Z', 'yesterday') }),
+          // Far in the future only: no mandate may expire while the fuzz runs (nothing sweeps, but reads derive EXPIRED).
+          expires_at: pick<string | null>(['2099-01-01T00:00:00.000Z', null, '2099-01-01T00:00:00+05:30'], ['2000-01-01T00:00:00Z']),
+          metadata: fc.dictionary(fc.string({ minLength: 1, maxLength: 41 }), fc.string({ maxLength: 10 }), { maxKeys: 3 }),
+        },
+        { requiredKeys: ['principal', 'delegate'] },
+      );
+    case 'POST /v1/mandates/:id/suspend':
+    case 'POST /v1/mandates/:id/reactivate':
+    case 'POST /v1/mandates/:id/revoke':
+      return fc.record({ reason: fc.string({ maxLength: 30 }) }, { requiredKeys: [] });
+    case 'POST /v1/verify':
+      return fc.record(
+        {
+          mandate_id: fc.oneof({ weight: 4, arbitrary: live(fx.mandatesA, fx.mandatesB) }, { weight: 1, arbitrary: id }),
+          action: pick(['payments:create', 'payments:refund', 'x', '*'], ['']),
+          amount: fc.oneof({ weight: 5, arbitrary: fc.nat(100_000) }, { weight: 1, arbitrary: fc.constantFrom(-1, 1.5) }),
+          currency: pick(['EUR', 'USD'], ['eur']),
+          resource: fc.constantFrom('acct:1', 'acct:2'),
+          delegate_id: id,
+        },
+        { requiredKeys: ['mandate_id', 'action'] },
+      );
+    case 'POST /v1/tenants/:tenantId/api-keys':
+      return fc.record(
+        { name: fc.string({ minLength: 1, maxLength: 20 }).filter((n) => n.trim().length > 0), scopes: fc.array(pick(['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'], ['platform:*']), { maxLength: 3 }) },
+        { requiredKeys: ['name'] },
+      );
+    case 'POST /v1/tenants/:tenantId/role-assignments':
+      return fc.record({
+        subject_id: fc.oneof(id.map((s) => `dashboard:${s}`), id.map((s) => `oidc:x:${s}`), id),
+        roles: fc.array(pick(['tenant_admin', 'tenant_operator', 'tenant_viewer', 'tenant_auditor'], ['platform_admin']), { minLength: 1, maxLength: 2 }),
+      });
+    case 'PATCH /v1/tenants/:tenantId/role-assignments/:id':
+      return fc.record(
+        { roles: fc.array(pick(['tenant_operator', 'tenant_viewer'], ['platform_admin']), { minLength: 1, maxLength: 2 }), subject_id: pick(['dashboard:alice'], ['dashboard:bob']) },
+        { requiredKeys: ['roles'] },
+      );
+    case 'PUT /v1/tenants/:tenantId/widget-config':
+      return fc.record(
+        {
+          allowed_origins: fc.array(pick(['https://shop.example.com', 'https://b.example'], ['http://x.example', 'https://*.example.com', 'https://a.example/path']), { maxLength: 3 }),
+          theme: fc.record({ primary_color: pick(['#1a2b3c'], ['red', '#fff']), logo_url: pick(['https://x.example/logo.png'], ['javascript:alert(1)']) }, { requiredKeys: [] }),
+          locale: pick<string | null>(['en', 'de-CH', null], ['not a locale']),
+        },
+        { requiredKeys: ['allowed_origins'] },
+      );
+    case 'POST /v1/onboarding/request':
+      return fc.record(
+        {
+          organization_name: fc.string({ minLength: 1, maxLength: 20 }),
+          contact_email: pick(['ops@globex.example.com'], ['not-an-email', 'a@b', '']),
+          country: pick(['DE', 'FR'], ['de', 'XXX']),
+          use_case: fc.string({ maxLength: 20 }),
+        },
+        { requiredKeys: ['organization_name', 'contact_email'] },
+      );
+    case 'POST /v1/platform/tenants':
+      return fc.record({ name: fc.string({ minLength: 1, maxLength: 20 }), plan: pick(['beta', 'enterprise'], ['free']) }, { requiredKeys: ['name'] });
+    case 'POST /v1/platform/onboarding-requests/:id/approve':
+      return fc.record({ plan: pick(['beta', 'enterprise'], ['gold']), name: fc.string({ minLength: 1, maxLength: 10 }), admin_subject_id: id.map((s) => `dashboard:${s}`) }, { requiredKeys: [] });
+    case 'POST /v1/platform/onboarding-requests/:id/reject':
+      return fc.record({ reason: fc.string({ maxLength: 30 }) }, { requiredKeys: [] });
+    default:
+      return fc.constantFrom({}, { unexpected: true });
+  }
+}
+
+/**
+ * One of the ids in these pools, read when the value is generated: the test adds the mandates the
+ * fuzz creates, so lifecycle calls keep finding mandates that are not revoked yet.
+ */
+const live = (...pools: string[][]) =>
+  fc.nat().map((i) => {
+    const total = pools.reduce((n, p) => n + p.length, 0);
+    let k = i % total;
+    for (const p of pools) {
+      if (k < p.length) return p[k]!;
+      k -= p.length;
+    }
+    throw new Error('unreachable');
+  });
+
+function paramValue(name: string, routePattern: string, fx: Fixtures): fc.Arbitrary<string> {
+  const anyId = live(fx.mandatesA, fx.mandatesB, fx.roleAssignmentsA, fx.onboardingIds, fx.eventsA);
+  // Mostly the kind of id the route serves, sometimes another kind.
+  const idPool = routePattern.startsWith('/v1/mandates')
+    ? fc.oneof({ weight: 5, arbitrary: live(fx.mandatesA) }, { weight: 1, arbitrary: live(fx.mandatesB) })
+    : routePattern.includes('role-assignments')
+      ? live(fx.roleAssignmentsA)
+      : routePattern.includes('onboarding')
+        ? live(fx.onboardingIds)
+        : routePattern.startsWith('/v1/events')
+          ? live(fx.eventsA)
+          : anyId;
+  const real =
+    name === 'tenantId'
+      ? fc.constantFrom(fx.tenantA, fx.tenantA, fx.tenantA, fx.tenantB)
+      : name === 'keyId'
+        ? live(fx.victimKeysA, fx.keysB)
+        : fc.oneof({ weight: 3, arbitrary: idPool }, { weight: 1, arbitrary: anyId });
+  return fc.oneof(
+    { weight: 8, arbitrary: real },
+    { weight: 1, arbitrary: fc.constantFrom(...ODD_SEGMENTS) },
+    { weight: 1, arbitrary: fc.string({ unit: pathChar, minLength: 1, maxLength: 30 }).map((s) => s.replace(/\//g, '')).filter((s) => s.length > 0) },
+  );
+}
+
+function routePath(rule: RouteRule, fx: Fixtures): fc.Arbitrary<string> {
+  const segments = rule.path.split('/').slice(1);
+  const parts = segments.map((s) => (s.startsWith(':') ? paramValue(s.slice(1), rule.path, fx) : fc.constant(s)));
+  return fc
+    .tuple(
+      fc.tuple(...parts),
+      fc.oneof({ weight: 6, arbitrary: fc.constant('keep') }, { weight: 2, arbitrary: fc.constant('unversioned') }, { weight: 1, arbitrary: fc.constant('trailing') }, { weight: 1, arbitrary: fc.constantFrom('double', 'upper', 'v2', 'extra', 'dot') }),
+    )
+    .map(([values, form]) => {
+      let path = '/' + values.join('/');
+      switch (form) {
+        case 'unversioned':
+          return path.replace(/^\/v1/, '') || '/';
+        case 'trailing':
+          return path + '/';
+        case 'double':
+          return path.replace('/', '//');
+        case 'upper':
+          return path.replace('/v1', '/V1');
+        case 'v2':
+          return path.replace('/v1', '/v2');
+        case 'extra':
+          return path + '/extra';
+        case 'dot':
+          return path.replace(/\/([^/]+)$/, '/./$1');
+        default:
+          return path;
+      }
+    });
+}
+
+const randomPath = fc
+  .array(fc.oneof(fc.constantFrom('v1', 'mandates', 'tenants', 'events', 'platform', 'verify', '.well-known', 'openapi.json', ...ODD_SEGMENTS), fc.string({ unit: pathChar, maxLength: 12 })), { maxLength: 6 })
+  .map((segments) => '/' + segments.join('/'));
+
+const queryValue = fc.oneof(
+  fc.constantFrom('5', '0', '1', '100', '101', '-1', 'abc', '', '1e3', '5.5', 'ACTIVE', 'REVOKED', 'nope', 'MANDATE_CREATED,API_CALL', 'API_CALL,,', '2026-01-01T00:00:00Z', 'not-a-date', 'bWR0Xw', '%', '%zz', 'x'.repeat(3000)),
+  fc.string({ unit: headerChar, maxLength: 20 }).map(encodeURIComponent),
+);
+const queryKey = fc.oneof(
+  { weight: 4, arbitrary: fc.constantFrom('limit', 'cursor', 'state', 'type', 'resource_id', 'key_id', 'since', 'until', 'principal_id', 'delegate_id', 'status', 'subject_id') },
+  { weight: 1, arbitrary: fc.constantFrom('a[b]', 'limit[]', '__proto__', 'constructor', 'hasOwnProperty', '', '%', 'toString') },
+  { weight: 1, arbitrary: fc.string({ unit: headerChar, maxLength: 10 }).map(encodeURIComponent) },
+);
+const query = fc.oneof(
+  { weight: 6, arbitrary: fc.constant('') },
+  { weight: 4, arbitrary: fc.array(fc.tuple(queryKey, queryValue), { minLength: 1, maxLength: 4 }).map((pairs) => '?' + pairs.map(([k, v]) => `${k}=${v}`).join('&')) },
+  { weight: 1, arbitrary: fc.constantFrom('?', '?&&', '?limit', '?limit=1&limit=2', '?=x', '?%', '?a=%E0%A4%A', '?' + 'a=1&'.repeat(500)) },
+);
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'PURGE', 'PROPFIND'];
+
+function authHeaders(fx: Fixtures): fc.Arbitrary<Record<string, string>> {
+  return fc.oneof(
+    { weight: 12, arbitrary: fc.constant({ authorization: `Bearer ${fx.authA}` }) },
+    { weight: 1, arbitrary: fc.constant({ 'x-api-key': fx.authA }) },
+    { weight: 1, arbitrary: fc.constant({ 'x-api-key': fx.secretA }) },
+    { weight: 2, arbitrary: fc.constant({ authorization: `Bearer ${fx.readOnlyA}` }) },
+    { weight: 2, arbitrary: fc.constant({ authorization: `Bearer ${fx.authB}` }) },
+    { weight: 3, arbitrary: fc.constant({ authorization: `Bearer ${fx.operatorToken}` }) },
+    { weight: 1, arbitrary: fc.constant({}) },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom<Record<string, string>>(
+        { authorization: 'Bearer' },
+        { authorization: 'Bearer ' },
+        { authorization: 'Basic YTpi' },
+        { authorization: 'Bearer a.b.c' },
+        { authorization: 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.' },
+        { authorization: `Bearer ${fx.tenantA}:` },
+        { authorization: `Bearer ${fx.tenantB}:${fx.secretA}` },
+        { authorization: 'Bearer tnt_x:y' },
+        { authorization: `bearer   ${fx.authA}  ` },
+        { 'x-api-key': '' },
+        { 'x-api-key': `${fx.tenantA}:` },
+        { 'x-api-key': ':' },
+        { authorization: `Bearer ${fx.authA}`, 'x-api-key': 'other' },
+      ),
+    },
+    { weight: 1, arbitrary: headerString(80).map((v) => ({ authorization: v })) },
+  );
+}
+
+const contentType = fc.oneof(
+  { weight: 10, arbitrary: fc.constant('application/json') },
+  { weight: 2, arbitrary: fc.constant(undefined) },
+  {
+    weight: 3,
+    arbitrary: fc.constantFrom(
+      'text/plain',
+      'application/json; charset=utf-8',
+      'application/json; charset=utf-16',
+      'application/json; charset=koi8-r',
+      'application/json; charset=bogus',
+      'application/x-www-form-urlencoded',
+      'application/vnd.api+json',
+      'multipart/form-data; boundary=x',
+      'application/jsonp',
+      'APPLICATION/JSON',
+      '',
+      ';;;',
+    ),
+  },
+  { weight: 1, arbitrary: headerString(40) },
+);
+
+function bodyFor(rule: RouteRule | undefined, fx: Fixtures): fc.Arbitrary<Buffer | undefined> {
+  const json = (v: unknown) => Buffer.from(JSON.stringify(v) ?? 'null');
+  const valid = rule ? fc.tuple(template(rule, fx), mutation).map(([t, m]) => json(mutate(t, m))) : fc.constant(json({}));
+  return fc.oneof(
+    { weight: 3, arbitrary: fc.constant(undefined) },
+    { weight: 10, arbitrary: valid },
+    { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }).map(json) },
+    {
+      weight: 2,
+      arbitrary: fc.constantFrom(
+        '{',
+        '{"a":',
+        '{"principal":"x",}',
+        "{'a':1}",
+        'null',
+        '"string"',
+        '42',
+        'true',
+        '[]',
+        '\ufeff{}',
+        '{"a":1}garbage',
+        'NaN',
+        '{"a":1e999}',
+        '{"__proto__":{"polluted":true},"principal":"p","delegate":"d"}',
+        '{"constructor":{"prototype":{"polluted":true}}}',
+        'a=1&b=2',
+        '\u0000',
+      ).map((s) => Buffer.from(s)),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(1_000, 10_000, 30_000).chain((depth) =>
+        fc.constantFrom(
+          Buffer.from('['.repeat(depth) + ']'.repeat(depth)),
+          Buffer.from('{"principal":'.repeat(Math.floor(depth / 14)) + '1' + '}'.repeat(Math.floor(depth / 14))),
+          Buffer.from(`{"principal":"p","delegate":"d","metadata":${'{"a":'.repeat(Math.floor(depth / 6))}1${'}'.repeat(Math.floor(depth / 6))}}`),
+        ),
+      ),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(60_000, 65_536, 70_000, 200_000).map((n) => Buffer.from(JSON.stringify({ principal: 'x'.repeat(n), delegate: 'd', name: 'n', reason: 'r' }))),
+    },
+    { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((a) => Buffer.from(a)) },
+  );
+}
+
+/**
+ * A well-formed call of one route by the right caller (a valid body, JSON, no query string), so the
+ * fuzz reaches the services' domain code and changes state that later requests run into.
+ */
+function cleanRequest(rule: RouteRule, fx: Fixtures): fc.Arbitrary<FuzzRequest> {
+  const auth: fc.Arbitrary<Record<string, string>> =
+    rule.auth === 'operator'
+      ? fc.constant({ authorization: `Bearer ${fx.operatorToken}` })
+      : rule.auth === 'public'
+        ? fc.constant({})
+        : fc.oneof({ weight: 9, arbitrary: fc.constant({ authorization: `Bearer ${fx.authA}` }) }, { weight: 1, arbitrary: fc.constant({ authorization: `Bearer ${fx.authB}` }) });
+  const hasBody = rule.method !== 'GET';
+  return fc
+    .record({
+      path: routePath(rule, fx),
+      auth,
+      body: hasBody ? template(rule, fx).map((v) => Buffer.from(JSON.stringify(v))) : fc.constant(undefined),
+      idempotencyKey: fc.oneof(
+        { weight: 6, arbitrary: fc.constant(undefined) },
+        { weight: 2, arbitrary: fc.constant('unique') },
+        { weight: 1, arbitrary: fc.constantFrom('fuzz-key-1', 'fuzz-key-2', 'fuzz-key-3') },
+      ),
+    })
+    .map(({ path, auth: a, body, idempotencyKey }) => {
+      const headers: Record<string, string> = { ...a, 'x-request-id': uniqueRequestId() };
+      if (body) headers['content-type'] = 'application/json';
+      if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey === 'unique' ? `k-${uniqueRequestId()}` : idempotencyKey;
+      return { method: rule.method, path, headers, body, route: `${rule.method} ${rule.path}` };
+    });
+}
+
+/** One request: a route of the table (mostly) or a random path, clean or with everything around it generated. */
+export function requestArbitrary(fx: Fixtures): fc.Arbitrary<FuzzRequest> {
+  return fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...ROUTES).chain((rule) => cleanRequest(rule, fx)) }, { weight: 3, arbitrary: hostileRequest(fx) });
+}
+
+function hostileRequest(fx: Fixtures): fc.Arbitrary<FuzzRequest> {
+  const fromRoute = fc.constantFrom(...ROUTES).chain((rule) =>
+    fc.record({
+      rule: fc.constant(rule),
+      method: fc.oneof({ weight: 8, arbitrary: fc.constant(rule.method as string) }, { weight: 1, arbitrary: fc.constantFrom(...METHODS) }),
+      path: routePath(rule, fx),
+      body: bodyFor(rule, fx),
+    }),
+  );
+  const random = fc.record({ rule: fc.constant(undefined), method: fc.constantFrom(...METHODS), path: randomPath, body: bodyFor(undefined, fx) });
+  return fc
+    .record({
+      target: fc.oneof({ weight: 12, arbitrary: fromRoute }, { weight: 1, arbitrary: random }),
+      query,
+      auth: authHeaders(fx),
+      contentType,
+      idempotencyKey: fc.oneof(
+        { weight: 8, arbitrary: fc.constant(undefined) },
+        { weight: 3, arbitrary: fc.constantFrom('fuzz-key-1', 'fuzz-key-2', 'fuzz-key-3') },
+        { weight: 1, arbitrary: headerString(300) },
+      ),
+      requestId: fc.oneof({ weight: 9, arbitrary: fc.constant('unique') }, { weight: 1, arbitrary: fc.constantFrom('has spaces', 'x'.repeat(200), '\u00e9\u00e9', '', '<script>') }),
+      extra: fc.oneof(
+        { weight: 8, arbitrary: fc.constant({}) },
+        {
+          weight: 2,
+          arbitrary: fc.record(
+            {
+              'x-tenant-id': fc.constantFrom(fx.tenantA, fx.tenantB, 'tnt_nope', ''),
+              accept: fc.constantFrom('application/json', 'text/html', '*/*', ''),
+              'x-forwarded-for': fc.constantFrom('1.2.3.4', 'garbage', '::1, 10.0.0.1'),
+              'x-internal-token': fc.constantFrom('forged', 'eyJhbGciOiJIUzI1NiJ9.e30.x'),
+              'x-http-method-override': fc.constantFrom('DELETE', 'GET'),
+              'idempotent-replayed': fc.constant('true'),
+            },
+            { requiredKeys: [] },
+          ),
+        },
+      ),
+    })
+    .map(({ target, query: q, auth, contentType: ct, idempotencyKey, requestId, extra }) => {
+      const headers: Record<string, string> = { ...extra, ...auth };
+      if (ct !== undefined) headers['content-type'] = ct;
+      if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey;
+      // A unique sane id (or junk the gateway replaces with its own): the response's X-Request-Id names this request.
+      headers['x-request-id'] = requestId === 'unique' ? uniqueRequestId() : requestId;
+      const body = target.method === 'HEAD' ? undefined : target.body;
+      return { method: target.method, path: target.path + q, headers, body, route: target.rule ? `${target.rule.method} ${target.rule.path}` : 'random' };
+    });
+}
