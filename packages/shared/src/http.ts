@@ -7,11 +7,15 @@ import type { Logger } from './logger';
 export const BODY_LIMIT_BYTES = 64 * 1024;
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
+/** The request id of a request: its own X-Request-Id when that is sane, else a new one. */
+export function requestIdFor(incoming: string | string[] | undefined): string {
+  return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : `req_${randomUUID().replace(/-/g, '')}`;
+}
+
 /** Echoes a sane X-Request-Id or makes one; every response carries it. */
 export function requestIdMiddleware(): RequestHandler {
   return (req, res, next) => {
-    const incoming = req.header('x-request-id');
-    const id = incoming && SANE_REQUEST_ID.test(incoming) ? incoming : `req_${randomUUID().replace(/-/g, '')}`;
+    const id = requestIdFor(req.headers['x-request-id']);
     req.requestId = id;
     res.setHeader('X-Request-Id', id);
     next();

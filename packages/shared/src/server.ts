@@ -1,6 +1,8 @@
 import type { Express } from 'express';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 
 export interface RunningServer {
   port: number;
@@ -9,12 +11,43 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Listens on `port` (0 = any free port) and returns a handle whose close() also ends keep-alive sockets. */
-export function listen(app: Express, port: number, host = '127.0.0.1'): Promise<RunningServer> {
-  const server = createServer(app);
+/**
+ * Listens on `port` (0 = any free port) and returns a handle whose close() also ends keep-alive sockets.
+ * `app` is an express app or a plain node:http handler (a hot path in front of one).
+ */
+export function listen(
+  app: Express | RequestListener,
+  port: number,
+  host = '127.0.0.1',
+): Promise<RunningServer> {
+  // noDelay: answers and forwarded requests are written whole; never hold them back for Nagle.
+  const server = createServer({ noDelay: true }, app as RequestListener);
   // Upstream keep-alive sockets (the gateway's pools) must outlive the client side's idle timeout.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
+  // HTTP that node cannot parse (raw non-ASCII in the path, a broken header) never reaches express:
+  // answer it with the envelope and a request id too (SPEC §3), instead of node's bare 400.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    const pending = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+    if (
+      err.code === 'ECONNRESET' ||
+      err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ||
+      !socket.writable ||
+      pending?.headersSent
+    ) {
+      socket.destroy();
+      return;
+    }
+    const message =
+      err.code === 'HPE_HEADER_OVERFLOW' ? 'Request headers too large' : 'Malformed HTTP request';
+    const body = JSON.stringify({ error: 'BAD_REQUEST', message });
+    // A HEAD response carries the length but never the body.
+    const head = (err as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+    socket.end(
+      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `X-Request-Id: req_${randomUUID().replace(/-/g, '')}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
+    );
+  });
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {

@@ -25,8 +25,8 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
 
     const source = new RabbitEventSource({ url: AMQP_URL, logger, topology, prefetch: 200 });
     const batches: AuditEvent[][] = [];
-    await source.startBatched(async (batch) => void batches.push(batch), { maxBatch: 50, maxDelayMs: 20 });
-    const deadline = Date.now() + 10_000;
+    await source.startBatched(async (batch) => void batches.push(batch), { maxBatch: 50, maxDelayMs: 500 });
+    const deadline = Date.now() + 20_000;
     while (batches.flat().length < events.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     await source.stop();
     await publisher.close();

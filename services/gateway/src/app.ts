@@ -2,6 +2,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import {
   AppError,
   BODY_LIMIT_BYTES,
+  CachedTokenMinter,
   baseApp,
   errorMiddleware,
   healthRoutes,
@@ -19,6 +20,7 @@ import type { KeyResolver } from './auth/key-resolver';
 import { apiCallEvent } from './audit/api-call';
 import { forward } from './http/proxy';
 import { clientIp, limitSubject, type RequestLimiter } from './limits';
+import type { Idempotency } from './idempotency';
 import { RouteMatcher } from './routes/match';
 import { ROUTES, type RouteRule, type ServiceName } from './routes/table';
 
@@ -40,6 +42,8 @@ export interface GatewayDeps {
   limiter?: RequestLimiter;
   /** Whether X-Forwarded-For names the client (a proxy of ours in front), for per-IP limits. */
   trustProxy?: boolean;
+  /** Idempotency-Key on POSTs (SPEC §7); absent = keys are ignored (unit tests that are not about it). */
+  idempotency?: Idempotency;
 }
 
 export function createApp(deps: GatewayDeps) {
@@ -47,6 +51,7 @@ export function createApp(deps: GatewayDeps) {
   const matcher = new RouteMatcher(deps.routes ?? ROUTES);
   const readBody = express.raw({ limit: BODY_LIMIT_BYTES, type: () => true });
   let openApiJson: string | undefined;
+  const minter = new CachedTokenMinter(deps.tokens);
 
   const readiness = deps.readiness ?? (async () => ({ gateway: 'ok' }));
   healthRoutes(app, async () => ({ ...(await readiness()), ...deps.limiter?.readiness() }));
@@ -94,12 +99,14 @@ export function createApp(deps: GatewayDeps) {
         res.type('application/json').send(openApiJson);
         return;
       }
-      await new Promise<void>((resolve, reject) => readBody(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
-      const token = await deps.tokens.mint({
+      await readRawBody(req, res, readBody);
+      // SPEC §7: only a POST carrying Idempotency-Key reaches the store; true = answered (a replay).
+      if (deps.idempotency && req.headers['idempotency-key'] !== undefined && (await deps.idempotency.apply(req, res, path, principal))) return;
+      // One token per caller, reused for a few seconds; the request id travels in X-Request-Id.
+      const token = await minter.mint({
         tenantId: principal?.tenantId ?? null,
         actor: principal?.actor ?? { type: 'system' },
         permissions: principal?.permissions ?? [],
-        requestId: req.requestId!,
       });
       await forward(req, res, deps.upstreams[rule.service], rule.service, path, token);
     } catch (err) {
@@ -124,3 +131,30 @@ export function createApp(deps: GatewayDeps) {
 }
 
 export type GatewayApp = ReturnType<typeof createApp>;
+
+/**
+ * Sets req.body to the raw body Buffer. A plain body of a known length within the limit is read
+ * directly (the common case, and most of the hot path's body-parser cost); anything else — a
+ * compressed or chunked body, a missing or oversized length — goes through express.raw, which
+ * inflates it or answers 413.
+ */
+function readRawBody(req: Request, res: Response, fallback: ReturnType<typeof express.raw>): Promise<void> {
+  const { headers } = req;
+  const length = Number(headers['content-length']);
+  if (
+    headers['transfer-encoding'] !== undefined ||
+    headers['content-encoding'] !== undefined ||
+    !(length >= 0 && length <= BODY_LIMIT_BYTES)
+  ) {
+    return new Promise<void>((resolve, reject) => fallback(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+  }
+  return new Promise<void>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.once('end', () => {
+      req.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+      resolve();
+    });
+    req.once('error', (err) => reject(Object.assign(err, { type: 'request.aborted', status: 400 })));
+  });
+}

@@ -18,6 +18,14 @@ export const gatewayConfigSchema = z.object({
   TRUST_PROXY: env.bool(false),
   /** Prefix of the rate limit and quota keys in Redis. */
   RATE_LIMIT_PREFIX: env.string('mandate:rl'),
+  /** Prefix of the Idempotency-Key records in Redis; how long a response is kept; how long a duplicate waits for the first. */
+  IDEMPOTENCY_PREFIX: env.string('mandate:idem'),
+  IDEMPOTENCY_TTL_SECONDS: env.int(24 * 60 * 60),
+  IDEMPOTENCY_WAIT_MS: env.int(10_000),
+  /** Where API_CALL events wait (fsync'd) while RabbitMQ is unreachable; one directory per process. Unset → a directory under the OS temp dir. */
+  EVENT_SPOOL_DIR: env.optionalString(),
+  /** Bound of that spool; past it new events are refused (and logged). */
+  EVENT_SPOOL_MAX_MB: env.int(256).pipe(z.number().int().min(1)),
   /** JSON replacing some of the plans' numbers (SPEC §6), e.g. a small quota for tests; see limits/plans.ts. */
   PLAN_OVERRIDES: z.preprocess((v) => {
     if (v === '' || v === undefined) return undefined;

@@ -3,6 +3,8 @@ import {
   InProcessBus,
   RabbitPublisher,
   ServiceClient,
+  SpoolingPublisher,
+  defaultSpoolDir,
   amqpTopology,
   internalTokens,
   type EventPublisher,
@@ -13,6 +15,7 @@ import { wireCredentials } from './auth/wiring';
 import type { GatewayConfig } from './config';
 import { buildPublicOpenApi } from './openapi';
 import { createLimiter } from './limits';
+import { createIdempotency } from './idempotency';
 
 /** Builds the gateway's dependencies; each configured URL switches its adapter. */
 export async function wire(
@@ -51,8 +54,15 @@ export async function wire(
   if (config.AMQP_URL) {
     const rabbit = new RabbitPublisher(config.AMQP_URL, logger, amqpTopology(config.AMQP_NAMESPACE));
     await rabbit.connect();
+    // A broker outage loses no API_CALL: failed batches go to a bounded, fsync'd local spool and are
+    // replayed in order when the broker is back; close() (SIGTERM) flushes the batcher into it.
+    const spool = await SpoolingPublisher.open(rabbit, {
+      dir: config.EVENT_SPOOL_DIR ?? defaultSpoolDir('gateway', config.AMQP_NAMESPACE, config.PORT),
+      maxBytes: config.EVENT_SPOOL_MAX_MB * 1024 * 1024,
+      logger,
+    });
     // API_CALL events are many and small: one confirm round trip per batch, not per request.
-    publisher = new BatchingPublisher(rabbit, { maxDelayMs: 5, maxBatch: 200 });
+    publisher = new BatchingPublisher(spool, { maxDelayMs: 5, maxBatch: 200 });
   } else if (!publisher) {
     publisher = new InProcessBus(logger);
     logger.warn('AMQP_URL not set: API_CALL events go to an in-process bus nothing consumes');
@@ -75,6 +85,23 @@ export async function wire(
     limiter = owned;
   }
 
+  // Idempotency-Key records: Redis when REDIS_URL is set (shared by replicas), else in memory.
+  let idempotency = overrides.idempotency;
+  if (!idempotency) {
+    const owned = await createIdempotency(
+      {
+        redisUrl: config.REDIS_URL,
+        prefix: config.IDEMPOTENCY_PREFIX,
+        ttlMs: config.IDEMPOTENCY_TTL_SECONDS * 1000,
+        waitMs: config.IDEMPOTENCY_WAIT_MS,
+        trustProxy: overrides.trustProxy ?? config.TRUST_PROXY,
+      },
+      logger,
+    );
+    closers.push(() => owned.store.close());
+    idempotency = owned;
+  }
+
   const deps: GatewayDeps = {
     tokens,
     logger,
@@ -86,6 +113,7 @@ export async function wire(
     readiness: overrides.readiness,
     jwt,
     limiter,
+    idempotency,
     trustProxy: overrides.trustProxy ?? config.TRUST_PROXY,
   };
   return {

@@ -14,8 +14,9 @@ import {
 } from '@mandate/shared';
 import type { Express } from 'express';
 import type { MandateReader } from './mandates/mandate-reader';
-import type { VerifyMetrics } from './metrics';
+import { VerifyMetrics } from './metrics';
 import { verifyRoutes } from './http/routes';
+import { verifyHotPath } from './http/hot-path';
 
 export interface Deps {
   reader: MandateReader;
@@ -34,7 +35,9 @@ export interface VerifyApp {
 }
 
 /** Builds the express app; nothing listens until start(). Closing deps is the wiring's job. */
-export function createApp(deps: Deps): VerifyApp {
+export function createApp(given: Deps): VerifyApp {
+  // One set of counters for the express routes and the hot path.
+  const deps: Deps = { ...given, metrics: given.metrics ?? new VerifyMetrics() };
   const app = baseApp();
   healthRoutes(app, async () => ({ mandates: await deps.reader.check() }));
   app.use(requireInternalToken(deps.tokens));
@@ -42,13 +45,15 @@ export function createApp(deps: Deps): VerifyApp {
   app.use(verifyRoutes(deps));
   app.use(notFoundHandler());
   app.use(errorMiddleware(deps.logger));
+  // POST /v1/verify is answered without express; everything else (and anything unusual) goes to the app.
+  const handler = verifyHotPath(deps, deps.metrics!, app);
 
   let running: RunningServer | undefined;
   return {
     app,
     async start(port = 0, host = '127.0.0.1') {
       if (running) throw new Error('verify app already started');
-      running = await listen(app, port, host);
+      running = await listen(handler, port, host);
       return running;
     },
     async stop() {

@@ -14,6 +14,10 @@ export const configSchema = z.object({
   /** Verification events are confirmed by the broker in batches of at most this many, or after this delay. */
   PUBLISH_BATCH_MAX: env.int(500).pipe(z.number().int().min(1)),
   PUBLISH_BATCH_DELAY_MS: env.int(5).pipe(z.number().int().min(0)),
+  /** Where verification events wait (fsync'd) while RabbitMQ is unreachable; one directory per process. Unset → a directory under the OS temp dir. */
+  EVENT_SPOOL_DIR: env.optionalString(),
+  /** Bound of that spool; past it new events are refused (and logged). */
+  EVENT_SPOOL_MAX_MB: env.int(256).pipe(z.number().int().min(1)),
 });
 export type Config = z.output<typeof configSchema>;
 

@@ -2,7 +2,9 @@ import {
   BatchingPublisher,
   InProcessBus,
   RabbitPublisher,
+  SpoolingPublisher,
   amqpTopology,
+  defaultSpoolDir,
   internalTokens,
   systemClock,
   type EventPublisher,
@@ -62,12 +64,19 @@ export async function wire(
       const rabbit = new RabbitPublisher(config.AMQP_URL, logger, amqpTopology(config.AMQP_NAMESPACE));
       owned.push(rabbit);
       await rabbit.connect();
+      // A broker outage loses no VERIFICATION_PERFORMED: failed batches go to a bounded, fsync'd
+      // local spool and are replayed in order when the broker is back.
+      const spool = await SpoolingPublisher.open(new CountingPublisher(rabbit, () => metrics.brokerPublishes++), {
+        dir: config.EVENT_SPOOL_DIR ?? defaultSpoolDir('verify', config.AMQP_NAMESPACE, config.PORT),
+        maxBytes: config.EVENT_SPOOL_MAX_MB * 1024 * 1024,
+        logger,
+      });
       // One confirm round trip per batch instead of one per verify; the counter sees each batch.
-      publisher = new BatchingPublisher(
-        new CountingPublisher(rabbit, () => metrics.brokerPublishes++),
-        { maxBatch: config.PUBLISH_BATCH_MAX, maxDelayMs: config.PUBLISH_BATCH_DELAY_MS },
-      );
-      // The batcher flushes, then closes the rabbit publisher itself.
+      publisher = new BatchingPublisher(spool, {
+        maxBatch: config.PUBLISH_BATCH_MAX,
+        maxDelayMs: config.PUBLISH_BATCH_DELAY_MS,
+      });
+      // The batcher flushes (into the spool if the broker is away), then closes the spool and the rabbit publisher.
       owned[owned.length - 1] = publisher;
     } else if (!publisher) {
       // Nothing consumes this bus in a standalone verify: events are only kept in memory.

@@ -1,9 +1,71 @@
 import { Router, type Request, type Response } from 'express';
-import { INTERNAL_TOKEN_HEADER, buildEvent, callerOf, notFound, route, tenantOf } from '@mandate/shared';
+import {
+  INTERNAL_TOKEN_HEADER,
+  buildEvent,
+  callerOf,
+  notFound,
+  route,
+  tenantOf,
+  type CallerContext,
+} from '@mandate/shared';
 import { decide, serialiseDecision } from '../domain/decide';
 import type { Deps } from '../app';
 import { VerifyMetrics } from '../metrics';
 import { parseBody, verifyRequestSchema } from './schemas';
+
+/** What one verify needs from its HTTP request, whichever handler (express route or the hot path) read it. */
+export interface VerifyCall {
+  caller: CallerContext;
+  tenantId: string;
+  internalToken: string;
+  requestId?: string;
+  body: unknown;
+}
+
+/** One verify: validate, read the mandate, decide, hand the event over; answers the response body. */
+export async function performVerify(deps: Deps, metrics: VerifyMetrics, call: VerifyCall): Promise<string> {
+  const { tenantId, caller } = call;
+  const input = parseBody(verifyRequestSchema, call.body);
+  const mandate = await deps.reader.get(
+    { tenantId, internalToken: call.internalToken, requestId: call.requestId },
+    input.mandate_id,
+  );
+  if (!mandate) throw notFound('Mandate not found');
+
+  const now = deps.clock.now();
+  const decision = decide(mandate, input, now);
+
+  // Handed to the (batching) publisher before answering, not awaited: the broker confirms
+  // batches, and a verify never waits for a round trip of its own (README "Decisions").
+  metrics.eventsPublished++;
+  deps.publisher
+    .publish([
+      buildEvent({
+        type: 'VERIFICATION_PERFORMED',
+        tenantId,
+        resource: { type: 'mandate', id: mandate.id },
+        data: {
+          input,
+          decision: decision.decision,
+          reason: decision.reason,
+          decision_id: decision.decision_id,
+          mandate_version: decision.mandate_version,
+        },
+        caller,
+        occurredAt: now,
+      }),
+    ])
+    .catch((err) => {
+      // The decision stands; losing its audit event is logged until the outbox lands.
+      deps.logger.error(
+        { err, requestId: call.requestId, decisionId: decision.decision_id },
+        'VERIFICATION_PERFORMED not published',
+      );
+    });
+
+  metrics.verifications++;
+  return serialiseDecision(decision);
+}
 
 export function verifyRoutes(deps: Deps): Router {
   const router = Router();
@@ -11,47 +73,14 @@ export function verifyRoutes(deps: Deps): Router {
 
   route(router, '/v1/verify', {
     post: async (req: Request, res: Response) => {
-      const tenantId = tenantOf(req);
-      const input = parseBody(verifyRequestSchema, req.body);
-      const mandate = await deps.reader.get(
-        { tenantId, internalToken: req.header(INTERNAL_TOKEN_HEADER)!, requestId: req.requestId },
-        input.mandate_id,
-      );
-      if (!mandate) throw notFound('Mandate not found');
-
-      const now = deps.clock.now();
-      const decision = decide(mandate, input, now);
-
-      // Handed to the (batching) publisher before answering, not awaited: the broker confirms
-      // batches, and a verify never waits for a round trip of its own (README "Decisions").
-      metrics.eventsPublished++;
-      deps.publisher
-        .publish([
-          buildEvent({
-            type: 'VERIFICATION_PERFORMED',
-            tenantId,
-            resource: { type: 'mandate', id: mandate.id },
-            data: {
-              input,
-              decision: decision.decision,
-              reason: decision.reason,
-              decision_id: decision.decision_id,
-              mandate_version: decision.mandate_version,
-            },
-            caller: callerOf(req),
-            occurredAt: now,
-          }),
-        ])
-        .catch((err) => {
-          // The decision stands; losing its audit event is logged until the outbox lands.
-          deps.logger.error(
-            { err, requestId: req.requestId, decisionId: decision.decision_id },
-            'VERIFICATION_PERFORMED not published',
-          );
-        });
-
-      metrics.verifications++;
-      res.status(200).type('application/json').send(serialiseDecision(decision));
+      const body = await performVerify(deps, metrics, {
+        tenantId: tenantOf(req),
+        caller: callerOf(req),
+        internalToken: req.header(INTERNAL_TOKEN_HEADER)!,
+        requestId: req.requestId,
+        body: req.body,
+      });
+      res.status(200).type('application/json').send(body);
     },
   });
 

@@ -9,8 +9,11 @@ import type { SnapshotSource } from './snapshot-source';
  * Deliberately no in-process cache: a copy held here could not be fenced by a lifecycle call,
  * and "no stale decision once the call has returned" would then depend on timing.
  */
+const PARSED_MAX = 5_000;
+
 export class SnapshotMandateReader implements MandateReader {
   private lastErrorLog = 0;
+  private readonly parsed = new Map<string, Mandate>();
 
   constructor(
     private readonly snapshots: SnapshotSource,
@@ -40,17 +43,32 @@ export class SnapshotMandateReader implements MandateReader {
       this.metrics.snapshotMisses++;
       return null;
     }
+    const mandate = this.parse(json);
+    // The key carries the tenant; checking the body too means a mix-up can never decide across tenants.
+    if (!mandate || mandate.tenant_id !== ctx.tenantId || mandate.id !== mandateId) {
+      this.failed(undefined, ctx, 'unusable mandate snapshot; reading from the mandates service');
+      return null;
+    }
+    return mandate;
+  }
+
+  /**
+   * JSON.parse and schema check of a snapshot, remembered by its exact text. This caches no
+   * mandate: every verify still reads Redis, and only identical bytes reuse a parse (a new
+   * version is new text). Callers treat the mandate as read-only.
+   */
+  private parse(json: string): Mandate | null {
+    const known = this.parsed.get(json);
+    if (known) return known;
     let parsed;
     try {
       parsed = mandateSchema.safeParse(JSON.parse(json));
     } catch {
       parsed = undefined;
     }
-    // The key carries the tenant; checking the body too means a mix-up can never decide across tenants.
-    if (!parsed?.success || parsed.data.tenant_id !== ctx.tenantId || parsed.data.id !== mandateId) {
-      this.failed(undefined, ctx, 'unusable mandate snapshot; reading from the mandates service');
-      return null;
-    }
+    if (!parsed?.success) return null;
+    if (this.parsed.size >= PARSED_MAX) this.parsed.clear();
+    this.parsed.set(json, Object.freeze(parsed.data));
     return parsed.data;
   }
 
