@@ -14,3 +14,4 @@ export * from './bus';
 export * from './outbox';
 export * from './time';
 export * from './mongo';
+export * from './main';
