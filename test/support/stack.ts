@@ -2,9 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import amqp from 'amqplib';
 import Redis from 'ioredis';
 import { amqpTopology, newId } from '@mandate/shared';
+import { deleteAmqpTopology } from '@mandate/shared/src/testing';
 
 export const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -188,16 +188,7 @@ export async function deleteRedisKeys(pattern: string): Promise<void> {
   }
 }
 
-export async function deleteTopology(namespace: string): Promise<void> {
-  const t = amqpTopology(namespace);
-  const connection = await amqp.connect(AMQP_URL);
-  const ch = await connection.createChannel();
-  await ch.deleteQueue(t.auditQueue);
-  await ch.deleteQueue(t.auditDeadLetterQueue);
-  await ch.deleteExchange(t.exchange);
-  await ch.deleteExchange(t.deadLetterExchange);
-  await connection.close();
-}
+export const deleteTopology = (namespace: string) => deleteAmqpTopology(amqpTopology(namespace), AMQP_URL);
 
 /** A small JSON client for the public API. */
 export function apiClient(baseUrl: string) {

@@ -7,7 +7,7 @@ import {
   newId,
   type AuditEvent,
 } from '@mandate/shared';
-import { callService, callerFor, TEST_INTERNAL_SECRET } from '@mandate/shared/src/testing';
+import { callService, callerFor, deleteAmqpTopology, TEST_INTERNAL_SECRET } from '@mandate/shared/src/testing';
 import { createApp } from '../src/app';
 import { auditConfig } from '../src/config';
 import { startAuditConsumer } from '../src/consumers/audit-consumer';
@@ -30,15 +30,7 @@ async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 
 /** Each describe gets its own namespace on the shared broker and deletes it afterwards. */
 function isolatedTopology() {
   const topology = amqpTopology(`test-${newId('req')}`);
-  const cleanup = async () => {
-    const c = await amqp.connect(AMQP_URL);
-    const ch = await c.createChannel();
-    await ch.deleteQueue(topology.auditQueue);
-    await ch.deleteQueue(topology.auditDeadLetterQueue);
-    await ch.deleteExchange(topology.exchange);
-    await ch.deleteExchange(topology.deadLetterExchange);
-    await c.close();
-  };
+  const cleanup = () => deleteAmqpTopology(topology, AMQP_URL);
   return { topology, cleanup };
 }
 

@@ -1,5 +1,5 @@
 import { InProcessBus, amqpTopology, createLogger, newId, type AuditEvent } from '@mandate/shared';
-import { TEST_INTERNAL_SECRET, callService } from '@mandate/shared/src/testing';
+import { TEST_INTERNAL_SECRET, callService, deleteAmqpTopology } from '@mandate/shared/src/testing';
 import amqp from 'amqplib';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
@@ -52,15 +52,7 @@ describe('wiring', () => {
 describe('wiring with RabbitMQ (real broker)', () => {
   const namespace = `test-${newId('req')}`;
   const topology = amqpTopology(namespace);
-  afterAll(async () => {
-    const c = await amqp.connect(AMQP_URL);
-    const ch = await c.createChannel();
-    await ch.deleteQueue(topology.auditQueue);
-    await ch.deleteQueue(topology.auditDeadLetterQueue);
-    await ch.deleteExchange(topology.exchange);
-    await ch.deleteExchange(topology.deadLetterExchange);
-    await c.close();
-  });
+  afterAll(() => deleteAmqpTopology(topology, AMQP_URL));
 
   it('when AMQP_URL is set and a tenant is created, then its events reach the audit queue without the secret', async () => {
     const config = loadConfig({

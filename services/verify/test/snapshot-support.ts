@@ -10,8 +10,7 @@ import {
   type EventPublisher,
   type Logger,
 } from '@mandate/shared';
-import { testTokens } from '@mandate/shared/src/testing';
-import amqp from 'amqplib';
+import { deleteAmqpTopology, testTokens } from '@mandate/shared/src/testing';
 // The mandates service is the only writer of snapshots: these tests run its real app next to verify's.
 import { createApp as createMandatesApp, type Deps as MandatesDeps } from '../../mandates/src/app';
 import { LocalSigner } from '../../mandates/src/signing/local-signer';
@@ -127,13 +126,4 @@ export async function startSnapshotWorld(options: { replicas?: number; amqp?: bo
   };
 }
 
-async function deleteTopology(namespace: string): Promise<void> {
-  const t = amqpTopology(namespace);
-  const connection = await amqp.connect(AMQP_URL);
-  const ch = await connection.createChannel();
-  await ch.deleteQueue(t.auditQueue);
-  await ch.deleteQueue(t.auditDeadLetterQueue);
-  await ch.deleteExchange(t.exchange);
-  await ch.deleteExchange(t.deadLetterExchange);
-  await connection.close();
-}
+const deleteTopology = (namespace: string) => deleteAmqpTopology(amqpTopology(namespace), AMQP_URL);

@@ -1,0 +1,25 @@
+import amqp from 'amqplib';
+import { amqpTopology, type AmqpTopology } from '../bus/topology';
+import { newId } from '../ids';
+
+export const TEST_AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+
+/** A topology of its own for one test file, so parallel files never share queues on the real broker. */
+export function testTopology(): AmqpTopology & { namespace: string } {
+  const namespace = `test-${newId('req')}`;
+  return { ...amqpTopology(namespace), namespace };
+}
+
+/** Deletes what a test declared on the shared broker. */
+export async function deleteAmqpTopology(topology: AmqpTopology, url = TEST_AMQP_URL): Promise<void> {
+  const connection = await amqp.connect(url);
+  try {
+    const ch = await connection.createChannel();
+    await ch.deleteQueue(topology.auditQueue);
+    await ch.deleteQueue(topology.auditDeadLetterQueue);
+    await ch.deleteExchange(topology.exchange);
+    await ch.deleteExchange(topology.deadLetterExchange);
+  } finally {
+    await connection.close();
+  }
+}
