@@ -21,7 +21,7 @@ COPY package.json tsconfig.json ./
 COPY packages ./packages
 COPY services ./services
 # A named volume mounted here starts with this ownership, so the mandates service can keep its key.
-RUN mkdir -p /keys && chown node:node /keys
+RUN mkdir -p /keys /spool && chown node:node /keys /spool
 USER node
 
 FROM base AS gateway
