@@ -1,5 +1,16 @@
 import amqp from 'amqplib';
-import { RabbitEventSource, RabbitPublisher, amqpTopology, buildEvent, createLogger, newId, type AuditEvent } from '../src';
+import {
+  RabbitEventSource,
+  RabbitPublisher,
+  RabbitSubscriber,
+  amqpTopology,
+  buildEvent,
+  createLogger,
+  groupForMessages,
+  newId,
+  parseEventMessage,
+  type AuditEvent,
+} from '../src';
 
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const logger = createLogger('test', 'silent');
@@ -41,5 +52,142 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
     const { messageCount } = await ch.checkQueue(topology.auditQueue);
     await c.close();
     expect(messageCount).toBe(0);
+  });
+
+  it('when a batch of events is published, then the queue holds one message per event type, each a JSON array in order', async () => {
+    const t = amqpTopology(`test-${newId('req')}`);
+    const publisher = new RabbitPublisher(AMQP_URL, logger, t);
+    const calls = Array.from({ length: 30 }, () => buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} }));
+    const revoked = buildEvent({ type: 'API_KEY_REVOKED', tenantId: 'tnt_x', resource: { type: 'api_key', id: 'key_x' }, data: {} });
+    await publisher.publish([...calls.slice(0, 10), revoked, ...calls.slice(10)]);
+    await publisher.close();
+    const c = await amqp.connect(AMQP_URL);
+    const ch = await c.createChannel();
+    try {
+      const first = await ch.get(t.auditQueue, { noAck: true });
+      const second = await ch.get(t.auditQueue, { noAck: true });
+      expect(first && first.fields.routingKey).toBe('audit.API_CALL');
+      expect(first && JSON.parse(first.content.toString()).map((e: AuditEvent) => e.id)).toEqual(calls.map((e) => e.id));
+      expect(first && first.properties.deliveryMode).toBe(2);
+      // A lone event of its type travels as the event itself, routed by its type.
+      expect(second && second.fields.routingKey).toBe('audit.API_KEY_REVOKED');
+      expect(second && JSON.parse(second.content.toString())).toEqual(revoked);
+      expect(await ch.get(t.auditQueue, { noAck: true })).toBe(false);
+    } finally {
+      await ch.deleteQueue(t.auditQueue);
+      await ch.deleteQueue(t.auditDeadLetterQueue);
+      await ch.deleteExchange(t.exchange);
+      await ch.deleteExchange(t.deadLetterExchange);
+      await c.close();
+    }
+  });
+
+  it('when a batch message holds invalid elements, then the valid events are handled, each invalid element is dead-lettered alone, and the message is acked', async () => {
+    const publisher = new RabbitPublisher(AMQP_URL, logger, topology);
+    await publisher.connect();
+    const good = Array.from({ length: 3 }, () => buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} }));
+    const c = await amqp.connect(AMQP_URL);
+    const ch = await c.createConfirmChannel();
+    const body = JSON.stringify([good[0], { id: 'evt_bogus', type: 'NOPE' }, good[1], 42, good[2]]);
+    ch.publish(topology.exchange, 'audit.API_CALL', Buffer.from(body), { persistent: true });
+    await ch.waitForConfirms();
+
+    const source = new RabbitEventSource({ url: AMQP_URL, logger, topology });
+    const got: AuditEvent[] = [];
+    await source.startBatched(async (batch) => void got.push(...batch), { maxBatch: 2, maxDelayMs: 10 });
+    const dead: string[] = [];
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline && (got.length < 3 || dead.length < 2)) {
+      const msg = await ch.get(topology.auditDeadLetterQueue, { noAck: true });
+      if (msg) dead.push(msg.content.toString());
+      else await new Promise((r) => setTimeout(r, 20));
+    }
+    await source.stop();
+    await publisher.close();
+    try {
+      expect(got.map((e) => e.id)).toEqual(good.map((e) => e.id));
+      expect(dead.sort()).toEqual(['42', '{"id":"evt_bogus","type":"NOPE"}']);
+      expect((await ch.checkQueue(topology.auditQueue)).messageCount).toBe(0);
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('when a write of part of a batch message fails, then the message is redelivered whole and every event ends up written', async () => {
+    const publisher = new RabbitPublisher(AMQP_URL, logger, topology);
+    const events = Array.from({ length: 10 }, () => buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} }));
+    await publisher.publish(events);
+    const source = new RabbitEventSource({ url: AMQP_URL, logger, topology, retryDelayMs: 20 });
+    const written = new Set<string>();
+    let calls = 0;
+    await source.startBatched(
+      async (batch) => {
+        // The second batch of the first delivery fails once.
+        if (++calls === 2) throw new Error('store briefly down');
+        for (const e of batch) written.add(e.id);
+      },
+      { maxBatch: 4, maxDelayMs: 10 },
+    );
+    const deadline = Date.now() + 10_000;
+    while (written.size < events.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    // Redelivered events (the whole message) are written again; the store keeps each id once.
+    await new Promise((r) => setTimeout(r, 200));
+    await source.stop();
+    await publisher.close();
+    expect([...written].sort()).toEqual(events.map((e) => e.id).sort());
+    expect(calls).toBeGreaterThan(3);
+    const c = await amqp.connect(AMQP_URL);
+    const ch = await c.createChannel();
+    const { messageCount } = await ch.checkQueue(topology.auditQueue);
+    await c.close();
+    expect(messageCount).toBe(0);
+  });
+
+  it('when key events arrive in a batch message, then a per-type subscriber receives each of them', async () => {
+    const t = amqpTopology(`test-${newId('req')}`);
+    const subscriber = new RabbitSubscriber({ url: AMQP_URL, logger, topology: t, eventTypes: ['API_KEY_REVOKED'], name: 'test' });
+    const got: string[] = [];
+    await subscriber.start(async (e) => void got.push(e.id));
+    const publisher = new RabbitPublisher(AMQP_URL, logger, t);
+    const revoked = Array.from({ length: 3 }, (_, i) =>
+      buildEvent({ type: 'API_KEY_REVOKED', tenantId: 'tnt_x', resource: { type: 'api_key', id: `key_${i}` }, data: {} }),
+    );
+    const other = buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} });
+    await publisher.publish([revoked[0]!, other, revoked[1]!, revoked[2]!]);
+    const deadline = Date.now() + 5_000;
+    while (got.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await subscriber.stop();
+    await publisher.close();
+    const c = await amqp.connect(AMQP_URL);
+    const ch = await c.createChannel();
+    await ch.deleteQueue(t.auditQueue);
+    await ch.deleteQueue(t.auditDeadLetterQueue);
+    await ch.deleteExchange(t.exchange);
+    await ch.deleteExchange(t.deadLetterExchange);
+    await c.close();
+    expect(got).toEqual(revoked.map((e) => e.id));
+  });
+});
+
+describe('the message contract', () => {
+  const event = (type: AuditEvent['type']) => buildEvent({ type, tenantId: 'tnt_x', resource: null, data: {} });
+
+  it('when a batch mixes types, then each type is one group, in order of first appearance, keeping order within a type', () => {
+    const [a1, b1, a2, c1, b2] = [event('API_CALL'), event('API_KEY_REVOKED'), event('API_CALL'), event('MANDATE_CREATED'), event('API_KEY_REVOKED')];
+    expect(groupForMessages([a1!, b1!, a2!, c1!, b2!])).toEqual([[a1, a2], [b1, b2], [c1]]);
+  });
+
+  it('when a batch is larger than one message may carry, then it is split', () => {
+    const many = Array.from({ length: 1100 }, () => event('API_CALL'));
+    expect(groupForMessages(many).map((g) => g.length)).toEqual([500, 500, 100]);
+  });
+
+  it('when a message body is one event, an array, or neither, then it is read accordingly', () => {
+    const e = event('API_CALL');
+    expect(parseEventMessage(Buffer.from(JSON.stringify(e)))).toEqual({ events: [e], invalid: [], batch: false });
+    expect(parseEventMessage(Buffer.from(JSON.stringify([e, { x: 1 }])))).toMatchObject({ events: [e], invalid: [{ element: { x: 1 } }], batch: true });
+    expect(parseEventMessage(Buffer.from('[]'))).toBeNull();
+    expect(parseEventMessage(Buffer.from('not json'))).toBeNull();
+    expect(parseEventMessage(Buffer.from('{"x":1}'))).toMatchObject({ events: [], invalid: [{ element: { x: 1 } }] });
   });
 });

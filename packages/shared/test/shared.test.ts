@@ -28,6 +28,17 @@ describe('ids', () => {
     expect([...ids].sort()).toEqual(ids);
     expect(ids.every((id) => isId(id, 'mdt'))).toBe(true);
   });
+
+  it('when many ids are made in one millisecond, then they are distinct, sorted, and carry the time as a ULID', () => {
+    const before = Date.now();
+    const ids = Array.from({ length: 20_000 }, () => newId('evt'));
+    expect(new Set(ids).size).toBe(ids.length);
+    expect([...ids].sort()).toEqual(ids);
+    const base32 = '0123456789abcdefghjkmnpqrstvwxyz';
+    const time = [...ids[0]!.slice(4, 14)].reduce((t, c) => t * 32 + base32.indexOf(c), 0);
+    expect(time).toBeGreaterThanOrEqual(before);
+    expect(time).toBeLessThanOrEqual(Date.now());
+  });
 });
 
 describe('describeZodError', () => {

@@ -81,6 +81,40 @@ describe('audit consumer (real RabbitMQ)', () => {
     expect(consumer.state).toBe('stopped');
   });
 
+  it('when a batch message with an invalid element is delivered twice, then its valid events are stored once and the invalid element is dead-lettered', async () => {
+    const tenant = newId('tnt');
+    const publisher = new RabbitPublisher(AMQP_URL, logger, topology);
+    await publisher.connect();
+    const events = Array.from({ length: 4 }, (_, i) => buildAuditEvent(tenant, { type: 'API_CALL', data: { i } }));
+    const body = JSON.stringify([events[0], events[1], { id: 'evt_bogus' }, events[2], events[3]]);
+    // The same batch twice: what a redelivery after a crash between write and ack looks like.
+    await publishRaw(topology.exchange, 'audit.API_CALL', body);
+    await publishRaw(topology.exchange, 'audit.API_CALL', body);
+
+    const store = new MemoryEventStore();
+    const source = new RabbitEventSource({ url: AMQP_URL, logger, topology });
+    const consumer = await startAuditConsumer(source, store, logger, { maxBatch: 3, maxDelayMs: 10 });
+    const c = await amqp.connect(AMQP_URL);
+    const ch = await c.createChannel();
+    try {
+      await waitFor(async () => consumer.handled >= 2 * events.length, 'both deliveries to be written');
+      const stored = await store.list(tenant, { limit: 100 });
+      expect(stored.map((e) => e.id).sort()).toEqual(events.map((e) => e.id).sort());
+      const dead: string[] = [];
+      await waitFor(async () => {
+        const msg = await ch.get(topology.auditDeadLetterQueue, { noAck: true });
+        if (msg) dead.push(msg.content.toString());
+        return dead.length >= 2;
+      }, 'the invalid elements to be dead-lettered');
+      expect(dead).toEqual(['{"id":"evt_bogus"}', '{"id":"evt_bogus"}']);
+      await waitFor(async () => (await ch.checkQueue(topology.auditQueue)).messageCount === 0, 'the queue to drain');
+    } finally {
+      await c.close();
+      await consumer.stop();
+      await publisher.close();
+    }
+  });
+
   it('when the store fails a write, then the message is offered again and stored exactly once', async () => {
     const tenant = newId('tnt');
     const memory = new MemoryEventStore();

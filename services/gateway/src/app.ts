@@ -1,13 +1,15 @@
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import express, { type Express, type NextFunction } from 'express';
+import { z } from 'zod';
 import {
   AppError,
   BODY_LIMIT_BYTES,
   CachedTokenMinter,
   baseApp,
-  errorMiddleware,
-  healthRoutes,
+  describeZodError,
   listen,
-  sendError,
+  requestIdFor,
+  type ErrorEnvelope,
   type EventPublisher,
   type InternalTokens,
   type Logger,
@@ -15,7 +17,7 @@ import {
   type RunningServer,
   type ServiceClient,
 } from '@mandate/shared';
-import { authenticate, type JwtAuthenticator, type Principal } from './auth/authenticate';
+import { authenticate, header, type JwtAuthenticator, type Principal } from './auth/authenticate';
 import type { KeyResolver } from './auth/key-resolver';
 import { apiCallEvent } from './audit/api-call';
 import { forward } from './http/proxy';
@@ -46,81 +48,31 @@ export interface GatewayDeps {
   idempotency?: Idempotency;
 }
 
+/**
+ * The gateway is one plain node:http handler (no express on the request path: its router, req/res
+ * decoration and body parser were most of the gateway's CPU per call). Express stays only as the
+ * URL parser of last resort: a request URL that node's fast path below cannot read exactly as
+ * express would (a `#`, whitespace, no leading `/`) is handed to an express app that runs the same
+ * handler with express's `req.path`, so every URL still gets the answer it got before.
+ */
 export function createApp(deps: GatewayDeps) {
+  const handle = gatewayHandler(deps);
   const app: Express = baseApp();
-  const matcher = new RouteMatcher(deps.routes ?? ROUTES);
-  const readBody = express.raw({ limit: BODY_LIMIT_BYTES, type: () => true });
-  let openApiJson: string | undefined;
-  const minter = new CachedTokenMinter(deps.tokens);
+  app.use((req, res) => void handle(req, res, req.path, req.requestId!));
 
-  const readiness = deps.readiness ?? (async () => ({ gateway: 'ok' }));
-  healthRoutes(app, async () => ({ ...(await readiness()), ...deps.limiter?.readiness() }));
-
-  app.use(async (req: Request, res: Response, next: NextFunction) => {
-    const started = performance.now();
-    const match = matcher.match(req.method, req.path);
-    if (match.kind === 'not_found') return sendError(res, 404, { error: 'NOT_FOUND', message: 'Route not found' });
-    if (match.kind === 'method_not_allowed') {
-      res.setHeader('Allow', match.allowed.join(', '));
-      return sendError(res, 405, {
-        error: 'METHOD_NOT_ALLOWED',
-        message: `Method ${req.method} not allowed; use ${match.allowed.join(', ')}`,
-      });
-    }
-    const { rule, params, path } = match;
-
-    let principal: Principal | null = null;
-    // Every authenticated call is audited, whatever its outcome (403, 404 and 5xx included).
-    res.once('finish', () => {
-      if (!principal) return;
-      const event = apiCallEvent({
-        principal,
-        requestId: req.requestId!,
-        method: req.method,
-        route: rule.path,
-        path,
-        status: res.statusCode,
-        durationMs: performance.now() - started,
-      });
-      deps.publisher.publish([event]).catch((err) => deps.logger.error({ err, eventId: event.id }, 'API_CALL event not published'));
-    });
-
-    try {
-      principal = await authenticate(req, rule, params, deps);
-      // One limiter call per request, after authentication (rejected credentials cost no budget).
-      const subject = deps.limiter && limitSubject(rule, principal, () => clientIp(req.socket.remoteAddress, req.header('x-forwarded-for'), deps.trustProxy ?? false));
-      if (subject) {
-        const decision = await deps.limiter!.check(subject, rule.limit);
-        for (const [name, value] of Object.entries(decision.headers)) res.setHeader(name, value);
-        if (!decision.allowed) throw new AppError('TOO_MANY_REQUESTS', decision.message!);
-      }
-      if (rule.service === 'gateway') {
-        openApiJson ??= JSON.stringify(deps.openApiDocument());
-        res.type('application/json').send(openApiJson);
-        return;
-      }
-      await readRawBody(req, res, readBody);
-      // SPEC §7: only a POST carrying Idempotency-Key reaches the store; true = answered (a replay).
-      if (deps.idempotency && req.headers['idempotency-key'] !== undefined && (await deps.idempotency.apply(req, res, path, principal))) return;
-      // One token per caller, reused for a few seconds; the request id travels in X-Request-Id.
-      const token = await minter.mint({
-        tenantId: principal?.tenantId ?? null,
-        actor: principal?.actor ?? { type: 'system' },
-        permissions: principal?.permissions ?? [],
-      });
-      await forward(req, res, deps.upstreams[rule.service], rule.service, path, token);
-    } catch (err) {
-      next(err);
-    }
-  });
-
-  app.use(errorMiddleware(deps.logger));
+  const listener: RequestListener = (req, res) => {
+    const path = simplePath(req.url);
+    if (path === undefined) return app(req, res);
+    const requestId = requestIdFor(req.headers['x-request-id']);
+    res.setHeader('X-Request-Id', requestId);
+    void handle(req, res, path, requestId);
+  };
 
   let server: RunningServer | undefined;
   return {
-    app,
+    app: listener,
     async start(port = 0, host = '127.0.0.1'): Promise<RunningServer> {
-      server = await listen(app, port, host);
+      server = await listen(listener, port, host);
       return server;
     },
     async stop(): Promise<void> {
@@ -133,28 +85,170 @@ export function createApp(deps: GatewayDeps) {
 export type GatewayApp = ReturnType<typeof createApp>;
 
 /**
- * Sets req.body to the raw body Buffer. A plain body of a known length within the limit is read
- * directly (the common case, and most of the hot path's body-parser cost); anything else — a
- * compressed or chunked body, a missing or oversized length — goes through express.raw, which
- * inflates it or answers 413.
+ * The path of a request URL, exactly as express (parseurl's fast path) reads it: everything before
+ * `?` when the URL starts with `/` and holds no `#`, whitespace or NBSP/BOM; otherwise undefined.
  */
-function readRawBody(req: Request, res: Response, fallback: ReturnType<typeof express.raw>): Promise<void> {
-  const { headers } = req;
-  const length = Number(headers['content-length']);
-  if (
-    headers['transfer-encoding'] !== undefined ||
-    headers['content-encoding'] !== undefined ||
-    !(length >= 0 && length <= BODY_LIMIT_BYTES)
-  ) {
-    return new Promise<void>((resolve, reject) => fallback(req, res, (err?: unknown) => (err ? reject(err) : resolve())));
+function simplePath(url: string | undefined): string | undefined {
+  if (!url || url.charCodeAt(0) !== 0x2f) return undefined;
+  let end = url.length;
+  for (let i = 1; i < url.length; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 0x3f) {
+      if (end === url.length) end = i;
+    } else if (c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d || c === 0x20 || c === 0x23 || c === 0xa0 || c === 0xfeff) {
+      return undefined;
+    }
   }
-  return new Promise<void>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.once('end', () => {
-      req.body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
-      resolve();
+  return url.slice(0, end);
+}
+
+/** /healthz and /readyz as express routed them: any case, an optional trailing slash, GET or HEAD. */
+function healthRoute(method: string | undefined, path: string): 'healthz' | 'readyz' | undefined {
+  if ((method !== 'GET' && method !== 'HEAD') || path.length > 8) return undefined;
+  const p = path.toLowerCase();
+  if (p === '/healthz' || p === '/healthz/') return 'healthz';
+  if (p === '/readyz' || p === '/readyz/') return 'readyz';
+  return undefined;
+}
+
+function sendJson(res: ServerResponse, status: number, body: string, headers?: Record<string, string>) {
+  if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
+}
+
+function sendEnvelope(res: ServerResponse, status: number, envelope: ErrorEnvelope, headers?: Record<string, string>) {
+  sendJson(res, status, JSON.stringify(envelope), headers);
+}
+
+/** The route handler of every request: health, 404/405, auth, limits, body, idempotency, forwarding. */
+function gatewayHandler(deps: GatewayDeps) {
+  const matcher = new RouteMatcher(deps.routes ?? ROUTES);
+  // Compressed, chunked or oversized bodies: body-parser inflates them or answers 413.
+  const readBodyFallback = express.raw({ limit: BODY_LIMIT_BYTES, type: () => true });
+  let openApiJson: string | undefined;
+  const minter = new CachedTokenMinter(deps.tokens);
+  const readiness = deps.readiness ?? (async () => ({ gateway: 'ok' }));
+
+  async function ready(res: ServerResponse) {
+    try {
+      const checks = { ...(await readiness()), ...deps.limiter?.readiness() };
+      const ok = Object.values(checks).every((v) => v === 'ok' || v.startsWith('degraded'));
+      sendJson(res, ok ? 200 : 503, JSON.stringify({ status: ok ? 'ready' : 'not_ready', checks }));
+    } catch (err) {
+      sendJson(res, 503, JSON.stringify({ status: 'not_ready', checks: { error: String(err) } }));
+    }
+  }
+
+  /** What errorMiddleware answered for everything thrown: the envelope, a 500 for the unknown. */
+  function fail(req: IncomingMessage, res: ServerResponse, path: string, requestId: string, err: unknown) {
+    if (res.headersSent) {
+      deps.logger.error({ err, requestId }, 'error after response started');
+      return;
+    }
+    if (err instanceof AppError) return sendEnvelope(res, err.status, err.toEnvelope(), err.headers);
+    if (err instanceof z.ZodError) return sendEnvelope(res, 400, { error: 'BAD_REQUEST', message: describeZodError(err) });
+    const bodyError = err as { type?: string; status?: number };
+    if (bodyError?.type === 'entity.too.large')
+      return sendEnvelope(res, 413, { error: 'PAYLOAD_TOO_LARGE', message: `Request body exceeds ${BODY_LIMIT_BYTES} bytes` });
+    if (bodyError?.type === 'entity.parse.failed') return sendEnvelope(res, 400, { error: 'BAD_REQUEST', message: 'Malformed JSON body' });
+    if (bodyError?.type && bodyError.status && bodyError.status < 500)
+      return sendEnvelope(res, 400, { error: 'BAD_REQUEST', message: 'Unreadable request body' });
+    deps.logger.error({ err, requestId, method: req.method, path }, 'unhandled error');
+    sendEnvelope(res, 500, { error: 'INTERNAL_ERROR', message: `Internal error (request ${requestId})` });
+  }
+
+  /**
+   * The raw body: a plain body of a known length within the limit is read directly (the common
+   * case); a compressed or chunked body, or one whose length is over the limit, goes through
+   * express.raw (inflate, 413). No length and no transfer encoding: no body.
+   */
+  function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer | undefined> {
+    const { headers } = req;
+    const rawLength = headers['content-length'];
+    const length = Number(rawLength);
+    if (headers['transfer-encoding'] === undefined && headers['content-encoding'] === undefined) {
+      if (rawLength === undefined) return Promise.resolve(undefined);
+      if (length >= 0 && length <= BODY_LIMIT_BYTES) {
+        return new Promise((resolve, reject) => {
+          const chunks: Buffer[] = [];
+          req.on('data', (chunk: Buffer) => chunks.push(chunk));
+          req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+          req.once('error', (err) => reject(Object.assign(err, { type: 'request.aborted', status: 400 })));
+        });
+      }
+    }
+    const r = req as IncomingMessage & { body?: unknown };
+    return new Promise((resolve, reject) =>
+      readBodyFallback(r as never, res as never, ((err?: unknown) =>
+        err ? reject(err) : resolve(Buffer.isBuffer(r.body) ? r.body : undefined)) as NextFunction),
+    );
+  }
+
+  return async function handle(req: IncomingMessage, res: ServerResponse, rawPath: string, requestId: string): Promise<void> {
+    const started = performance.now();
+    const health = healthRoute(req.method, rawPath);
+    if (health === 'healthz') return sendJson(res, 200, '{"status":"ok"}');
+    if (health === 'readyz') return ready(res);
+
+    const match = matcher.match(req.method ?? '', rawPath);
+    if (match.kind === 'not_found') return sendEnvelope(res, 404, { error: 'NOT_FOUND', message: 'Route not found' });
+    if (match.kind === 'method_not_allowed') {
+      return sendEnvelope(
+        res,
+        405,
+        { error: 'METHOD_NOT_ALLOWED', message: `Method ${req.method} not allowed; use ${match.allowed.join(', ')}` },
+        { Allow: match.allowed.join(', ') },
+      );
+    }
+    const { rule, params, path } = match;
+
+    let principal: Principal | null = null;
+    // Every authenticated call is audited, whatever its outcome (403, 404 and 5xx included).
+    res.once('finish', () => {
+      if (!principal) return;
+      const event = apiCallEvent({
+        principal,
+        requestId,
+        method: req.method!,
+        route: rule.path,
+        path,
+        status: res.statusCode,
+        durationMs: performance.now() - started,
+      });
+      deps.publisher.publish([event]).catch((err) => deps.logger.error({ err, eventId: event.id }, 'API_CALL event not published'));
     });
-    req.once('error', (err) => reject(Object.assign(err, { type: 'request.aborted', status: 400 })));
-  });
+
+    try {
+      principal = await authenticate(req, rule, params, deps);
+      // One limiter call per request, after authentication (rejected credentials cost no budget).
+      const subject =
+        deps.limiter &&
+        limitSubject(rule, principal, () => clientIp(req.socket.remoteAddress, header(req, 'x-forwarded-for'), deps.trustProxy ?? false));
+      if (subject) {
+        const decision = await deps.limiter!.check(subject, rule.limit);
+        for (const name in decision.headers) res.setHeader(name, decision.headers[name]!);
+        if (!decision.allowed) throw new AppError('TOO_MANY_REQUESTS', decision.message!);
+      }
+      if (rule.service === 'gateway') {
+        openApiJson ??= JSON.stringify(deps.openApiDocument());
+        return sendJson(res, 200, openApiJson);
+      }
+      const body = await readBody(req, res);
+      const call = { path, body, requestId };
+      // SPEC §7: only a POST carrying Idempotency-Key reaches the store; true = answered (a replay).
+      if (deps.idempotency && req.headers['idempotency-key'] !== undefined && (await deps.idempotency.apply(req, res, call, principal))) return;
+      // One token per caller, reused for a few seconds; the request id travels in X-Request-Id.
+      const token = await minter.mint({
+        tenantId: principal?.tenantId ?? null,
+        actor: principal?.actor ?? { type: 'system' },
+        permissions: principal?.permissions ?? [],
+      });
+      await forward(req, res, deps.upstreams[rule.service], rule.service, path, token, call);
+    } catch (err) {
+      fail(req, res, path, requestId, err);
+    }
+  };
 }

@@ -14,6 +14,62 @@ export async function assertTopology(ch: Channel, t: AmqpTopology): Promise<void
   await ch.bindQueue(t.auditDeadLetterQueue, t.deadLetterExchange, '');
 }
 
+/** Most events carried by one message, so a consumer's unacked window stays bounded. */
+export const MAX_EVENTS_PER_MESSAGE = 500;
+
+/**
+ * Splits a batch into the events of each message: one group per event type, in order of first
+ * appearance (events of one type keep their order), at most MAX_EVENTS_PER_MESSAGE each.
+ */
+export function groupForMessages(events: AuditEvent[]): AuditEvent[][] {
+  const first = events[0]!;
+  // The common case: a batch of one type (API_CALLs, verifications).
+  if (events.every((e) => e.type === first.type)) return chunk(events);
+  const byType = new Map<string, AuditEvent[]>();
+  for (const e of events) {
+    const list = byType.get(e.type);
+    if (list) list.push(e);
+    else byType.set(e.type, [e]);
+  }
+  return [...byType.values()].flatMap(chunk);
+}
+
+function chunk(events: AuditEvent[]): AuditEvent[][] {
+  if (events.length <= MAX_EVENTS_PER_MESSAGE) return [events];
+  const out: AuditEvent[][] = [];
+  for (let i = 0; i < events.length; i += MAX_EVENTS_PER_MESSAGE) out.push(events.slice(i, i + MAX_EVENTS_PER_MESSAGE));
+  return out;
+}
+
+/**
+ * The events of one message body: a single event object or a JSON array of them. Returns each
+ * element validated on its own (so one bad element does not condemn the rest), or null when the
+ * body is not JSON, not an object or array, or an empty array (the whole message is invalid).
+ */
+export function parseEventMessage(
+  content: Buffer,
+): { events: AuditEvent[]; invalid: { element: unknown; error: unknown }[]; batch: boolean } | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(content.toString('utf8'));
+  } catch {
+    return null;
+  }
+  if (Array.isArray(parsed)) {
+    if (parsed.length === 0) return null;
+    const events: AuditEvent[] = [];
+    const invalid: { element: unknown; error: unknown }[] = [];
+    for (const element of parsed) {
+      const r = auditEventSchema.safeParse(element);
+      if (r.success) events.push(r.data);
+      else invalid.push({ element, error: r.error });
+    }
+    return { events, invalid, batch: true };
+  }
+  const r = auditEventSchema.safeParse(parsed);
+  return r.success ? { events: [r.data], invalid: [], batch: false } : { events: [], invalid: [{ element: parsed, error: r.error }], batch: false };
+}
+
 /** Where a URL points, without its credentials, for log lines. */
 export function redactUrl(url: string): string {
   try {
@@ -67,23 +123,38 @@ export class RabbitPublisher implements EventPublisher {
     return this.connecting;
   }
 
+  /**
+   * One persistent, confirmed message per event type in the batch (see "Message contract" in
+   * docs/DECISIONS.md): a lone event is the event's JSON object, several are a JSON array of
+   * events, routed by their type's key (`audit.<TYPE>`) so per-type subscribers still get them.
+   * The broker's CPU goes per message, not per byte: a batch of 200 API_CALLs is one message.
+   */
   async publish(events: AuditEvent[]): Promise<void> {
     if (events.length === 0) return;
     const ch = await this.channel();
-    await Promise.all(
-      events.map(
-        (event) =>
-          new Promise<void>((resolve, reject) => {
-            ch.publish(
-              this.topology.exchange,
-              this.topology.routingKey(event.type),
-              Buffer.from(JSON.stringify(event)),
-              { persistent: true, messageId: event.id, contentType: 'application/json', type: event.type },
-              (err) => (err ? reject(err) : resolve()),
-            );
-          }),
-      ),
-    );
+    const confirms: Promise<void>[] = [];
+    for (const group of groupForMessages(events)) {
+      const first = group[0]!;
+      const body = group.length === 1 ? JSON.stringify(first) : JSON.stringify(group);
+      confirms.push(
+        new Promise<void>((resolve, reject) => {
+          ch.publish(
+            this.topology.exchange,
+            this.topology.routingKey(first.type),
+            Buffer.from(body),
+            {
+              persistent: true,
+              messageId: first.id,
+              contentType: 'application/json',
+              type: first.type,
+              ...(group.length > 1 ? { headers: { 'x-event-count': group.length } } : {}),
+            },
+            (err) => (err ? reject(err) : resolve()),
+          );
+        }),
+      );
+    }
+    await Promise.all(confirms);
   }
 
   /** Connects now (instead of on first publish) so start-up fails loudly on a wrong URL. */
@@ -108,10 +179,28 @@ export interface RabbitSourceOptions {
   retryDelayMs?: number;
 }
 
+/** One AMQP delivery and the events of it that still wait for their write. */
+interface Delivery {
+  channel: Channel;
+  msg: ConsumeMessage;
+  /** Valid events of the message not yet written. */
+  remaining: number;
+  /** A write (or dead-lettering) of it failed: it is nacked for redelivery, never acked. */
+  failed: boolean;
+  /** Acked or nacked already (a second ack of a tag would close the channel). */
+  settled: boolean;
+  /** Its invalid elements, republished to the dead-letter exchange; resolves false if that failed. */
+  deadLettered?: Promise<boolean>;
+}
+
 /**
- * Consumes the audit queue: each message is validated with zod; invalid ones are rejected to
- * the dead-letter queue (never requeued); valid ones are acked only after the handler's write.
- * Reconnects with backoff when the broker goes away.
+ * Consumes the audit queue. A message carries one event or a JSON array of events (see
+ * `RabbitPublisher.publish`); each is validated with zod. A message that is not an event or an
+ * array of them is rejected to the dead-letter queue (never requeued); the invalid elements of an
+ * array are republished one by one to the dead-letter exchange with confirms, so they do not hold
+ * up the valid ones. A message is acked only after all its valid events are written (and its
+ * invalid ones dead-lettered); a failed write requeues it whole, and redeliveries are harmless
+ * because the store keeps each event id once. Reconnects with backoff when the broker goes away.
  */
 export class RabbitEventSource implements EventSource {
   readonly kind = 'rabbitmq' as const;
@@ -119,6 +208,7 @@ export class RabbitEventSource implements EventSource {
   private channel?: Channel;
   private stopped = false;
   private inFlight = new Set<Promise<void>>();
+  private consumerTag?: string;
   private readonly topology: AmqpTopology;
 
   constructor(private readonly options: RabbitSourceOptions) {
@@ -135,7 +225,7 @@ export class RabbitEventSource implements EventSource {
    * (readiness says so) instead of failing the service's start.
    */
   async start(handler: EventHandler): Promise<void> {
-    // One event per batch keeps the single-event contract: each message is acked after its own write.
+    // One event per batch keeps the single-event contract: a message is acked after its events' writes.
     await this.startBatched(async (events) => {
       for (const event of events) await handler(event);
     }, { maxBatch: 1, maxDelayMs: 0 });
@@ -154,7 +244,7 @@ export class RabbitEventSource implements EventSource {
 
   private lastHandler?: BatchHandler;
   private batchOptions: Required<BatchOptions> = { maxBatch: 100, maxDelayMs: 20 };
-  private pending: { channel: Channel; msg: ConsumeMessage; event: AuditEvent }[] = [];
+  private pending: { delivery: Delivery; event: AuditEvent }[] = [];
   private flushTimer?: NodeJS.Timeout;
 
   private async connect(handler: BatchHandler): Promise<void> {
@@ -163,6 +253,9 @@ export class RabbitEventSource implements EventSource {
     const channel = await connection.createChannel();
     await assertTopology(channel, this.topology);
     await channel.prefetch(this.options.prefetch ?? 200);
+    // Invalid elements of a batch message are republished here (confirmed) before the message is acked.
+    const deadLetterChannel = await connection.createConfirmChannel();
+    deadLetterChannel.on('error', (err) => logger.warn({ err }, 'amqp dead-letter channel error'));
     this.connection = connection;
     this.channel = channel;
     connection.on('error', (err) => logger.warn({ err }, 'amqp consumer connection error'));
@@ -176,12 +269,16 @@ export class RabbitEventSource implements EventSource {
       this.channel = undefined;
       if (!this.stopped) void connection.close().catch(() => undefined);
     });
+    deadLetterChannel.on('close', () => {
+      if (!this.stopped) void connection.close().catch(() => undefined);
+    });
     this.lastHandler = handler;
-    await channel.consume(this.topology.auditQueue, (msg) => {
+    const { consumerTag } = await channel.consume(this.topology.auditQueue, (msg) => {
       if (!msg) return;
-      const p = this.handle(channel, msg, handler).finally(() => this.inFlight.delete(p));
+      const p = this.handle(channel, deadLetterChannel, msg, handler).finally(() => this.inFlight.delete(p));
       this.inFlight.add(p);
     });
+    this.consumerTag = consumerTag;
     logger.info({ amqp: redactUrl(url), queue: this.topology.auditQueue }, 'audit consumer connected to RabbitMQ');
   }
 
@@ -198,19 +295,72 @@ export class RabbitEventSource implements EventSource {
     }
   }
 
-  /** Validates one delivery; invalid ones are dead-lettered at once, valid ones join the current batch. */
-  private async handle(channel: Channel, msg: ConsumeMessage, handler: BatchHandler): Promise<void> {
-    let event: AuditEvent;
-    try {
-      event = auditEventSchema.parse(JSON.parse(msg.content.toString('utf8')));
-    } catch (err) {
+  /** Validates one delivery; invalid ones are dead-lettered at once, valid events join the current batch. */
+  private async handle(
+    channel: Channel,
+    deadLetterChannel: ConfirmChannel,
+    msg: ConsumeMessage,
+    handler: BatchHandler,
+  ): Promise<void> {
+    const parsed = parseEventMessage(msg.content);
+    if (!parsed || parsed.events.length === 0) {
+      const err = parsed?.invalid[0]?.error;
       this.options.logger.warn({ err, messageId: msg.properties.messageId }, 'invalid audit message dead-lettered');
       channel.nack(msg, false, false);
       return;
     }
-    this.pending.push({ channel, msg, event });
-    if (this.pending.length >= this.batchOptions.maxBatch) await this.flush(handler);
-    else this.flushTimer ??= setTimeout(() => void this.trackFlush(handler), this.batchOptions.maxDelayMs);
+    const delivery: Delivery = { channel, msg, remaining: parsed.events.length, failed: false, settled: false };
+    if (parsed.invalid.length > 0) delivery.deadLettered = this.deadLetter(deadLetterChannel, msg, parsed.invalid);
+    for (const event of parsed.events) this.pending.push({ delivery, event });
+    if (this.pending.length >= this.batchOptions.maxBatch) {
+      const flushes: Promise<void>[] = [];
+      while (this.pending.length >= this.batchOptions.maxBatch) flushes.push(this.flush(handler));
+      await Promise.all(flushes);
+    } else this.flushTimer ??= setTimeout(() => void this.trackFlush(handler), this.batchOptions.maxDelayMs);
+  }
+
+  /** Republishes the invalid elements of a batch message to the dead-letter exchange, confirmed. */
+  private deadLetter(
+    ch: ConfirmChannel,
+    msg: ConsumeMessage,
+    invalid: { element: unknown; error: unknown }[],
+  ): Promise<boolean> {
+    this.options.logger.warn(
+      { err: invalid[0]!.error, count: invalid.length, messageId: msg.properties.messageId },
+      'invalid events of an audit batch message dead-lettered',
+    );
+    return Promise.all(
+      invalid.map(
+        ({ element }) =>
+          new Promise<void>((resolve, reject) => {
+            try {
+              ch.publish(
+                this.topology.deadLetterExchange,
+                '',
+                Buffer.from(JSON.stringify(element)),
+                {
+                  persistent: true,
+                  contentType: 'application/json',
+                  headers: {
+                    'x-original-routing-key': msg.fields.routingKey,
+                    'x-original-message-id': msg.properties.messageId,
+                    'x-dead-letter-reason': 'invalid audit event in a batch message',
+                  },
+                },
+                (err) => (err ? reject(err) : resolve()),
+              );
+            } catch (err) {
+              reject(err);
+            }
+          }),
+      ),
+    ).then(
+      () => true,
+      (err) => {
+        this.options.logger.warn({ err, messageId: msg.properties.messageId }, 'dead-lettering failed; message will be redelivered');
+        return false;
+      },
+    );
   }
 
   private trackFlush(handler: BatchHandler): Promise<void> {
@@ -219,42 +369,63 @@ export class RabbitEventSource implements EventSource {
     return p;
   }
 
-  /** Writes one batch, then acks it; a failed write is offered again after a pause (never dropped). */
+  /**
+   * Writes one batch (at most maxBatch events, taken now), then acks every message whose events
+   * are all written; a failed write requeues its messages after a pause (never dropped).
+   */
   private async flush(handler: BatchHandler): Promise<void> {
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
-    const batch = this.pending;
-    this.pending = [];
+    const batch = this.pending.splice(0, this.batchOptions.maxBatch);
+    if (this.pending.length > 0 && !this.stopped)
+      this.flushTimer = setTimeout(() => void this.trackFlush(handler), this.batchOptions.maxDelayMs);
     if (batch.length === 0) return;
     try {
       await handler(batch.map((b) => b.event));
-      for (const { channel, msg } of batch) {
-        try {
-          channel.ack(msg);
-        } catch {
-          // The channel died after the write: the broker redelivers, and the store ignores the repeat.
-        }
-      }
     } catch (err) {
       this.options.logger.error({ err, size: batch.length }, 'audit batch write failed; messages will be redelivered');
+      const deliveries = new Set(batch.map((b) => b.delivery));
+      for (const d of deliveries) d.failed = true;
       await new Promise((r) => setTimeout(r, this.options.retryDelayMs ?? 1_000));
-      for (const { channel, msg } of batch) {
-        try {
-          channel.nack(msg, false, true);
-        } catch {
-          // The channel closed meanwhile; the broker redelivers unacked messages by itself.
-        }
-      }
+      for (const d of deliveries) settle(d, 'requeue');
+      return;
     }
+    const done: Delivery[] = [];
+    for (const { delivery } of batch) if (--delivery.remaining === 0) done.push(delivery);
+    await Promise.all(
+      done.map(async (d) => {
+        if (d.failed || d.settled) return;
+        if (d.deadLettered && !(await d.deadLettered)) return settle(d, 'requeue');
+        settle(d, 'ack');
+      }),
+    );
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    await Promise.allSettled([...this.inFlight]);
-    // Whatever waits for its batch timer is written (and acked) before the connection closes.
-    if (this.pending.length > 0 && this.lastHandler) await this.flush(this.lastHandler);
+    // No new deliveries from here on; what was delivered is written and acked below.
+    if (this.channel && this.consumerTag) await this.channel.cancel(this.consumerTag).catch(() => undefined);
+    // Until nothing is left: a batch timer that fires meanwhile starts one more tracked flush.
+    while (this.inFlight.size > 0 || (this.pending.length > 0 && this.lastHandler)) {
+      if (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+      // Whatever waits for its batch timer is written (and acked) before the connection closes.
+      else await this.flush(this.lastHandler!);
+    }
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
     await this.connection?.close().catch(() => undefined);
     this.connection = undefined;
     this.channel = undefined;
+  }
+}
+
+function settle(d: Delivery, how: 'ack' | 'requeue'): void {
+  if (d.settled) return;
+  d.settled = true;
+  try {
+    if (how === 'ack') d.channel.ack(d.msg);
+    else d.channel.nack(d.msg, false, true);
+  } catch {
+    // The channel died meanwhile: the broker redelivers unacked messages, and the store ignores repeats.
   }
 }

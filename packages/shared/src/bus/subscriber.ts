@@ -1,7 +1,6 @@
 import amqp, { type Channel, type ChannelModel } from 'amqplib';
-import { auditEventSchema } from '../events';
 import type { Logger } from '../logger';
-import { assertTopology, redactUrl } from './rabbitmq';
+import { assertTopology, parseEventMessage, redactUrl } from './rabbitmq';
 import { amqpTopology, type AmqpTopology } from './topology';
 import type { EventHandler } from './types';
 
@@ -20,7 +19,7 @@ export interface RabbitSubscriberOptions {
  * chosen routing keys of the events exchange. Every process gets its own copy of each event
  * (fan-out to replicas, unlike the shared audit queue) and the queue disappears with the
  * process. Meant for cache invalidation: messages are not acknowledged one by one (noAck), a
- * message that fails validation is dropped with a warning, and events published while the
+ * message carries one event or an array of them, an event that fails validation is dropped with a warning, and events published while the
  * process is disconnected are not replayed, so users keep a TTL as the backstop.
  */
 export class RabbitSubscriber {
@@ -77,19 +76,19 @@ export class RabbitSubscriber {
         queue,
         (msg) => {
           if (!msg) return;
-          let event;
-          try {
-            event = auditEventSchema.parse(JSON.parse(msg.content.toString('utf8')));
-          } catch (err) {
+          // One event or a batch of them (RabbitPublisher sends a type's events of one batch together).
+          const parsed = parseEventMessage(msg.content);
+          if (!parsed || parsed.invalid.length > 0) {
             logger.warn(
-              { err, subscriber: name, messageId: msg.properties.messageId },
-              'invalid event dropped',
+              { err: parsed?.invalid[0]?.error, subscriber: name, messageId: msg.properties.messageId },
+              parsed ? 'invalid events dropped' : 'invalid event dropped',
             );
-            return;
           }
-          handler(event).catch((err) =>
-            logger.error({ err, subscriber: name, eventId: event.id }, 'event handler failed'),
-          );
+          for (const event of parsed?.events ?? []) {
+            handler(event).catch((err) =>
+              logger.error({ err, subscriber: name, eventId: event.id }, 'event handler failed'),
+            );
+          }
         },
         { noAck: true },
       );

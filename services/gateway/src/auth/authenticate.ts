@@ -1,5 +1,5 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
 import { AppError, forbidden, notFound, unauthorized, type Actor } from '@mandate/shared';
 import type { RouteRule } from '../routes/table';
 import type { KeyResolver } from './key-resolver';
@@ -24,9 +24,15 @@ type Credential =
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 const TENANT_ID = /^tnt_[0-9a-z]{26}$/;
 
+/** One request header as a string, as express gave it: node joins repeats of most headers with ", ". */
+export function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
 /** Reads the credential from Authorization or X-Api-Key (SPEC §4), without deciding whether it is valid. */
-export function readCredential(req: Request): Credential {
-  const authorization = req.header('authorization');
+export function readCredential(req: IncomingMessage): Credential {
+  const authorization = header(req, 'authorization');
   if (authorization !== undefined) {
     const m = /^Bearer\s+(.+)$/i.exec(authorization.trim());
     if (!m) throw unauthorized(MALFORMED_BEARER);
@@ -41,7 +47,7 @@ export function readCredential(req: Request): Credential {
     }
     return { kind: 'opaque', token: value };
   }
-  const apiKeyHeader = req.header('x-api-key');
+  const apiKeyHeader = header(req, 'x-api-key');
   if (apiKeyHeader !== undefined) {
     const value = apiKeyHeader.trim();
     const colon = value.indexOf(':');
@@ -77,7 +83,7 @@ export interface AuthDeps {
  * Throws 401 for missing or bad credentials, 403 for a missing scope, 404 for another tenant's path.
  */
 export async function authenticate(
-  req: Request,
+  req: IncomingMessage,
   rule: RouteRule,
   params: Record<string, string>,
   deps: AuthDeps,
@@ -102,7 +108,7 @@ export async function authenticate(
       throw unauthorized(MALFORMED_BEARER);
     case 'jwt': {
       if (!deps.jwt) throw unauthorized('Invalid bearer token');
-      const tenantId = params.tenantId ?? req.header('x-tenant-id') ?? null;
+      const tenantId = params.tenantId ?? header(req, 'x-tenant-id') ?? null;
       principal = await deps.jwt.authenticate(credential.token, tenantId);
       break;
     }

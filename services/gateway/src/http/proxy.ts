@@ -1,4 +1,4 @@
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { INTERNAL_TOKEN_HEADER, UpstreamUnavailable, serviceUnavailable, type ServiceClient } from '@mandate/shared';
 
 /** Request headers a service may need; everything else (credentials above all) stays at the gateway. */
@@ -8,31 +8,33 @@ const RETURNED_RESPONSE_HEADERS = ['content-type', 'retry-after', 'idempotent-re
 
 /** Forwards the request as-is (the body unparsed) and streams the service's answer back. */
 export async function forward(
-  req: Request,
-  res: Response,
+  req: IncomingMessage,
+  res: ServerResponse,
   client: ServiceClient,
   serviceName: string,
   path: string,
   internalToken: string,
+  call: { requestId: string; body: Buffer | undefined },
 ): Promise<void> {
-  const headers: Record<string, string> = { [INTERNAL_TOKEN_HEADER]: internalToken, 'x-request-id': req.requestId! };
+  const headers: Record<string, string> = { [INTERNAL_TOKEN_HEADER]: internalToken, 'x-request-id': call.requestId };
   for (const name of FORWARDED_REQUEST_HEADERS) {
     const value = req.headers[name];
     if (typeof value === 'string') headers[name] = value;
   }
-  const body = Buffer.isBuffer(req.body) && req.body.length > 0 ? req.body : undefined;
+  const body = call.body && call.body.length > 0 ? call.body : undefined;
   if (body) headers['content-length'] = String(body.length);
-  const query = req.originalUrl.indexOf('?');
-  const target = query >= 0 ? path + req.originalUrl.slice(query) : path;
+  const url = req.url ?? '';
+  const query = url.indexOf('?');
+  const target = query >= 0 ? path + url.slice(query) : path;
 
   let upstream;
   try {
-    upstream = await client.request({ method: req.method, path: target, headers, body });
+    upstream = await client.request({ method: req.method!, path: target, headers, body });
   } catch (err) {
     if (err instanceof UpstreamUnavailable) throw serviceUnavailable(`${capitalise(serviceName)} service unavailable`);
     throw err;
   }
-  res.status(upstream.status);
+  res.statusCode = upstream.status;
   for (const name of RETURNED_RESPONSE_HEADERS) {
     const value = upstream.headers[name];
     if (value !== undefined) res.setHeader(name, value);

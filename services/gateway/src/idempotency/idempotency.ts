@@ -1,11 +1,20 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { badRequest, conflict, serviceUnavailable, type Logger } from '@mandate/shared';
-import type { Principal } from '../auth/authenticate';
+import { header, type Principal } from '../auth/authenticate';
 import { clientIp } from '../limits/subject';
 import type { IdempotencyRecord, IdempotencyStore, PendingLock, StoredResponse } from './store';
 
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
+
+/** What the gateway knows of the request beyond node's IncomingMessage. */
+export interface IdempotentCall {
+  /** The canonical /v1 path of the matched route. */
+  path: string;
+  /** The raw body, if any. */
+  body?: Buffer;
+  requestId: string;
+}
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
 /** 1–255 printable ASCII characters (UUIDs, ULIDs, base64url…); node has already trimmed the ends. */
@@ -62,26 +71,26 @@ export class Idempotency {
    * forwarded (no key, not a POST, or this request holds the lock — its answer is then captured).
    * Throws 400 (bad key), 409 (key reused with another request, or still in progress) and 503
    * (store unreachable: executing without the guarantee could run a retry twice).
-   * `path` is the canonical /v1 path of the matched route; `req.body` must be the raw body.
+   * `call.path` is the canonical /v1 path of the matched route; `call.body` the raw body.
    */
-  async apply(req: Request, res: Response, path: string, principal: Principal | null): Promise<boolean> {
+  async apply(req: IncomingMessage, res: ServerResponse, call: IdempotentCall, principal: Principal | null): Promise<boolean> {
     const key = req.headers[IDEMPOTENCY_HEADER];
     if (req.method !== 'POST' || key === undefined) return false;
     if (typeof key !== 'string' || !VALID_KEY.test(key)) throw badRequest(INVALID_KEY);
 
     const scope = this.scopeOf(req, principal);
-    const pending: PendingLock = { fingerprint: fingerprint(req, path), token: randomUUID() };
+    const pending: PendingLock = { fingerprint: fingerprint(req, call), token: randomUUID() };
     const deadline = Date.now() + this.settings.waitMs;
     for (let attempt = 0; ; attempt++) {
       let existing: IdempotencyRecord | null;
       try {
         existing = await this.store.acquire(scope, key, pending, this.settings.lockMs);
       } catch (err) {
-        this.logger.error({ err, requestId: req.requestId }, 'idempotency store unavailable');
+        this.logger.error({ err, requestId: call.requestId }, 'idempotency store unavailable');
         throw serviceUnavailable('Idempotency store unavailable; retry later');
       }
       if (existing === null) {
-        this.capture(req, res, scope, key, pending);
+        this.capture(call.requestId, res, scope, key, pending);
         return false;
       }
       if (existing.fingerprint !== pending.fingerprint) throw conflict(KEY_REUSED);
@@ -97,10 +106,10 @@ export class Idempotency {
   }
 
   /** Per tenant (SPEC §7); the operator has its own scope, public routes (onboarding) one per client IP. */
-  private scopeOf(req: Request, principal: Principal | null): string {
+  private scopeOf(req: IncomingMessage, principal: Principal | null): string {
     if (principal?.tenantId) return principal.tenantId;
     if (principal) return 'platform';
-    return `ip:${clientIp(req.socket.remoteAddress, req.header('x-forwarded-for'), this.settings.trustProxy)}`;
+    return `ip:${clientIp(req.socket.remoteAddress, header(req, 'x-forwarded-for'), this.settings.trustProxy)}`;
   }
 
   /**
@@ -110,12 +119,12 @@ export class Idempotency {
    * for the retry that will follow. The answer leaves only once the record is written (one bounded
    * store call), so a client that got an answer and retries always gets the replay.
    */
-  private capture(req: Request, res: Response, scope: string, key: string, pending: PendingLock) {
+  private capture(requestId: string, res: ServerResponse, scope: string, key: string, pending: PendingLock) {
     let settled = false;
     const end = res.end;
     const { store, settings, logger } = this;
-    const onFail = (err: unknown) => logger.error({ err, requestId: req.requestId }, 'idempotency record not written');
-    res.end = function (this: Response, chunk?: unknown, encoding?: unknown, cb?: unknown) {
+    const onFail = (err: unknown) => logger.error({ err, requestId }, 'idempotency record not written');
+    res.end = function (this: ServerResponse, chunk?: unknown, encoding?: unknown, cb?: unknown) {
       if (settled) return end.call(this, chunk as never, encoding as never, cb as never);
       settled = true;
       const status = res.statusCode;
@@ -124,7 +133,7 @@ export class Idempotency {
         status >= 500 ? store.release(scope, key, pending) : store.complete(scope, key, pending, stored(res, status, body), settings.ttlMs);
       write.catch(onFail).finally(() => end.call(this, chunk as never, encoding as never, cb as never));
       return this;
-    } as Response['end'];
+    } as ServerResponse['end'];
   }
 }
 
@@ -132,12 +141,11 @@ export class Idempotency {
  * What makes two requests "the same": method, canonical route path (aliases and a trailing slash
  * folded), query string, content type and the SHA-256 of the raw body.
  */
-function fingerprint(req: Request, path: string): string {
-  const url = req.originalUrl;
+function fingerprint(req: IncomingMessage, { path, body = Buffer.alloc(0) }: IdempotentCall): string {
+  const url = req.url ?? '';
   const q = url.indexOf('?');
-  const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
   const canonical = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-  return sha256([req.method, canonical, q >= 0 ? url.slice(q) : '', req.header('content-type') ?? '', sha256(body)].join('\n'));
+  return sha256([req.method, canonical, q >= 0 ? url.slice(q) : '', header(req, 'content-type') ?? '', sha256(body)].join('\n'));
 }
 
 function toBuffer(chunk: unknown, encoding: unknown): Buffer {
@@ -146,7 +154,7 @@ function toBuffer(chunk: unknown, encoding: unknown): Buffer {
   return Buffer.from(String(chunk), typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8');
 }
 
-function stored(res: Response, status: number, body: Buffer): StoredResponse {
+function stored(res: ServerResponse, status: number, body: Buffer): StoredResponse {
   const headers: Record<string, string> = {};
   for (const name of STORED_HEADERS) {
     const value = res.getHeader(name);
@@ -155,8 +163,9 @@ function stored(res: Response, status: number, body: Buffer): StoredResponse {
   return { status, headers, body: body.toString('base64') };
 }
 
-function replay(res: Response, response: StoredResponse) {
+function replay(res: ServerResponse, response: StoredResponse) {
   for (const [name, value] of Object.entries(response.headers)) res.setHeader(name, value);
   res.setHeader(REPLAYED_HEADER, 'true');
-  res.status(response.status).end(Buffer.from(response.body, 'base64'));
+  res.statusCode = response.status;
+  res.end(Buffer.from(response.body, 'base64'));
 }
