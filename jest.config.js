@@ -6,8 +6,8 @@ module.exports = {
   transform: {
     '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
   },
-  // jose and ulid ship ESM only; jest's module loader needs them as CommonJS.
-  transformIgnorePatterns: ['/node_modules/(?!(jose|ulid)/)'],
+  // jose ships ESM only; jest's module loader needs them as CommonJS.
+  transformIgnorePatterns: ['/node_modules/(?!(jose)/)'],
   testTimeout: 30000,
   maxWorkers: 2,
 };
