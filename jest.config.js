@@ -6,7 +6,7 @@ module.exports = {
   transform: {
     '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
   },
-  // jose ships ESM only; jest's module loader needs them as CommonJS.
+  // jose ships ESM only; jest's module loader needs it as CommonJS.
   transformIgnorePatterns: ['/node_modules/(?!(jose)/)'],
   testTimeout: 30000,
   maxWorkers: 2,
