@@ -1,20 +1,8 @@
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose';
-import { canonicalJson, sha256Hex } from '@mandate/shared';
+import { MANDATE_SIGNED_FIELDS, canonicalJson, mandateSigningPayload, sha256Hex } from '@mandate/shared';
 
 /** The JWS `typ` of a bundle signature (the mandate's own signature carries none). */
 export const EVIDENCE_JWS_TYP = 'mandate-evidence+jws';
-
-/** The mandate fields its signature covers (SPEC §5): everything that never changes after creation. */
-export const SIGNED_MANDATE_FIELDS = [
-  'id',
-  'tenant_id',
-  'principal',
-  'delegate',
-  'scope',
-  'valid_from',
-  'expires_at',
-  'created_at',
-] as const;
 
 export type CheckName = 'digest' | 'bundle signature' | 'mandate signature';
 
@@ -58,7 +46,7 @@ function asBundle(input: unknown): Bundle {
   need(isObject(m.signature), 'mandate.signature must be an object');
   const sig = m.signature as Record<string, unknown>;
   need(typeof sig.jws === 'string' && typeof sig.kid === 'string', 'mandate.signature needs kid and jws');
-  for (const field of SIGNED_MANDATE_FIELDS) need(field in m, `mandate.${field} is missing`);
+  for (const field of MANDATE_SIGNED_FIELDS) need(field in m, `mandate.${field} is missing`);
   need(Array.isArray(b.events), 'events must be an array');
   need(Array.isArray(b.keys) && b.keys.every(isObject), 'keys must be an array of JWKs');
   need(typeof b.exported_at === 'string', 'exported_at must be a string');
@@ -74,10 +62,8 @@ export function bundleDigest(b: Pick<Bundle, 'mandate' | 'events' | 'keys' | 'ex
   );
 }
 
-/** The exact bytes a mandate signature covers. */
-export function mandateSigningPayload(mandate: Record<string, unknown>): string {
-  return canonicalJson(Object.fromEntries(SIGNED_MANDATE_FIELDS.map((f) => [f, mandate[f]])));
-}
+// The exact bytes a mandate signature covers: one contract with the service that signs.
+export { mandateSigningPayload };
 
 /**
  * Runs the three checks with nothing but the bundle (and optional trusted keys): the digest, the

@@ -15,3 +15,4 @@ export * from './outbox';
 export * from './time';
 export * from './mongo';
 export * from './main';
+export * from './mandate-signature';

@@ -1,4 +1,5 @@
 /** The mandate as stored and as served (SPEC §5 "Mandates"); JSON field names are the wire names. */
+import { MANDATE_SIGNED_FIELDS } from '@mandate/shared';
 
 export const MANDATE_STATES = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'] as const;
 export type MandateState = (typeof MANDATE_STATES)[number];
@@ -50,17 +51,8 @@ export interface NewMandate {
   metadata: Record<string, string>;
 }
 
-/** The fields the signature covers: everything that never changes after creation. */
-export const IMMUTABLE_FIELDS = [
-  'id',
-  'tenant_id',
-  'principal',
-  'delegate',
-  'scope',
-  'valid_from',
-  'expires_at',
-  'created_at',
-] as const;
+/** The fields the signature covers: everything that never changes after creation (the shared contract). */
+export const IMMUTABLE_FIELDS = MANDATE_SIGNED_FIELDS;
 export type SignedFields = Pick<Mandate, (typeof IMMUTABLE_FIELDS)[number]>;
 
 export function signedFieldsOf(m: SignedFields): SignedFields {

@@ -1,7 +1,7 @@
 import {
   badRequest,
   buildEvent,
-  canonicalJson,
+  mandateSigningPayload,
   newId,
   type AuditEvent,
   type CallerContext,
@@ -60,9 +60,9 @@ export interface TransitionResult {
 /** A lost optimistic-concurrency race re-reads and re-decides; this bounds how often. */
 const MAX_TRANSITION_ATTEMPTS = 5;
 
-/** The canonical bytes the signature covers (RFC 8785 over the immutable fields). */
+/** The canonical bytes the signature covers (RFC 8785 over the immutable fields; the shared contract). */
 export function signingPayload(m: Mandate | Parameters<typeof signedFieldsOf>[0]): string {
-  return canonicalJson(signedFieldsOf(m));
+  return mandateSigningPayload(signedFieldsOf(m));
 }
 
 /** The audit event of a mandate change, built before the write so it is stored in the same write. */
