@@ -1,23 +1,31 @@
 /**
  * `npm run bench:verify` — POST /v1/verify through the gateway on the full stack (five processes,
- * real Redis and RabbitMQ, two hops), against a bare express app and a raw node:http server
- * answering the same JSON, in the same run on the same machine (load generator included).
+ * real Redis and RabbitMQ, two hops), against a bare express app answering the same JSON, on the
+ * same machine (load generator included), in **interleaved rounds**: express, stack, express,
+ * stack, … each for the same duration with the same connection count, so machine noise (which
+ * moves either by ±20 % between minutes) hits both alike. It reports every round, the median of
+ * each target and the per-round ratios; a raw node:http server runs once at the end for scale.
  *
  * Many tenants, each with its own key and mandate, so plan rate limits are not what is measured.
- * Settings: BENCH_DURATION (s, default 10), BENCH_CONNECTIONS (default 32), BENCH_TENANTS (default 40),
- * BENCH_WARMUP (s of load on the stack before measuring, default 10),
- * BENCH_ONLY=stack (skip the two baselines, for quick iterations), BENCH_PROFILE=<dir> (gateway and
- * verify write V8 CPU profiles of the measured load there; read them with `tsx bench/profile-top.ts <file>`),
- * BENCH_NODE_OPTIONS (passed to gateway and verify, e.g. `--perf-basic-prof` for `perf record -p <pid>`).
+ * Settings: BENCH_DURATION (s per round and target, default 10), BENCH_ROUNDS (default 3),
+ * BENCH_CONNECTIONS (default 32), BENCH_TENANTS (default 40), BENCH_WARMUP (s of load on the stack
+ * before measuring, default 10; express gets 3 s), BENCH_ONLY=stack (no baselines, for quick
+ * iterations), BENCH_PROFILE=<dir> (gateway and verify write V8 CPU profiles of the first measured
+ * stack round there; read them with `tsx bench/profile-top.ts <file>`), BENCH_NODE_OPTIONS (passed to
+ * gateway and verify, e.g. `--perf-basic-prof` for `perf record -p <pid>`).
+ * Gateway and verify also report their event-loop delay and utilisation during each stack round
+ * (bench/probe.cjs, perf_hooks.monitorEventLoopDelay).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { internalTokens } from '@mandate/shared';
 import { apiClient, startStack } from '../test/support/stack';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const TENANTS = Number(process.env.BENCH_TENANTS ?? 40);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 10);
@@ -65,16 +73,31 @@ const stopChild = (child: ChildProcess) =>
     child.kill('SIGTERM');
   });
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
 async function main() {
-  process.stdout.write(`bench:verify — ${DURATION}s per target, ${CONNECTIONS} connections, ${TENANTS} tenants\n`);
+  process.stdout.write(
+    `bench:verify — ${ROUNDS} interleaved round(s) of ${DURATION}s per target, ${CONNECTIONS} connections, ${TENANTS} tenants\n`,
+  );
+  const probeDir = mkdtempSync(path.join(tmpdir(), 'bench-probe-'));
   // BENCH_NODE_OPTIONS (e.g. --perf-basic-prof, for `perf record -p <pid>`) reaches gateway and verify.
-  const nodeOptions = [process.env.BENCH_NODE_OPTIONS ?? '', PROFILE_DIR ? `--require ${path.join(__dirname, 'cpu-profile.cjs')}` : ''].join(' ').trim();
-  const profile: Record<string, string> = {
-    ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
+  const nodeOptions = [process.env.BENCH_NODE_OPTIONS ?? '', `--require ${path.join(__dirname, 'probe.cjs')}`].join(' ').trim();
+  const probeEnv: Record<string, string> = {
+    NODE_OPTIONS: nodeOptions,
+    BENCH_PROBE_DIR: probeDir,
     ...(PROFILE_DIR ? { BENCH_PROFILE_DIR: PROFILE_DIR } : {}),
   };
-  const stack = await startStack({ all: { LOG_LEVEL: 'warn' }, gateway: profile, verify: profile });
-  const results: Result[] = [];
+  const stack = await startStack({ all: { LOG_LEVEL: 'warn' }, gateway: probeEnv, verify: probeEnv, audit: probeEnv });
+  const stackRounds: Result[] = [];
+  const expressRounds: Result[] = [];
+  let raw: Result | undefined;
+  let express: { url: string; child: ChildProcess } | undefined;
+  let http: { url: string; child: ChildProcess } | undefined;
   try {
     const api = apiClient(stack.gateway.url);
     const requests: autocannon.Request[] = [];
@@ -99,55 +122,92 @@ async function main() {
     // amqplib and zod take ~10 s of load on 2 cores before V8 stops optimising (a shorter warm-up
     // measured the compiler, not the stack).
     await load('warm-up', stack.gateway.url, requests, WARMUP);
-    const pids = { gateway: stack.gateway.child.pid!, verify: stack.services.verify.child.pid! };
-    const profiling = () => PROFILE_DIR && Object.values(pids).forEach((pid) => process.kill(pid, 'SIGUSR2'));
-    profiling();
-    const cpu = cpuSampler({ ...pids, audit: stack.services.audit.child.pid!, autocannon: process.pid, ...brokerPids() });
-    const full = await load('full stack (gateway → verify, Redis, RabbitMQ)', stack.gateway.url, requests);
-    results.push(full);
-    process.stdout.write(`CPU during the full-stack load (% of one core, and per request): ${cpu.stop(full.rps)}\n`);
-    profiling();
     if (!ONLY_STACK) {
-      const express = await startBare('express');
-      const http = await startBare('http');
-      try {
-        await load('warm-up', express.url, bare, 3);
-        for (const [name, target] of [['bare express', express], ['raw node:http', http]] as const) {
-          const sampler = cpuSampler({ [name]: target.child.pid!, autocannon: process.pid });
-          const r = await load(name, target.url, bare);
-          results.push(r);
-          process.stdout.write(`CPU during the ${name} load: ${sampler.stop(r.rps)}\n`);
-        }
-      } finally {
-        await stopChild(express.child);
-        await stopChild(http.child);
-      }
+      express = await startBare('express');
+      http = await startBare('http');
+      await load('warm-up', express.url, bare, 3);
+      await load('warm-up', http.url, bare, 2);
     }
+    const pids = { gateway: stack.gateway.child.pid!, verify: stack.services.verify.child.pid!, audit: stack.services.audit.child.pid! };
+    const probes = () => Object.values(pids).forEach((pid) => process.kill(pid, 'SIGUSR2'));
+    const background = brokerPids();
+    for (let round = 1; round <= ROUNDS; round++) {
+      if (express) {
+        // The stack's background work (audit, RabbitMQ) is sampled here too: what it still does
+        // during a baseline round would flatter the ratio.
+        const sampler = cpuSampler({ express: express.child.pid!, autocannon: process.pid, audit: pids.audit, ...background });
+        const r = await load(`bare express, round ${round}`, express.url, bare);
+        expressRounds.push(r);
+        process.stdout.write(`round ${round} express ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms — CPU: ${sampler.stop(r.rps)}\n`);
+        await sleep(500);
+      }
+      probes();
+      const cpu = cpuSampler({ ...pids, ...background, autocannon: process.pid });
+      const full = await load(`full stack, round ${round}`, stack.gateway.url, requests);
+      const usage = cpu.stop(full.rps);
+      probes();
+      stackRounds.push(full);
+      process.stdout.write(`round ${round} stack   ${full.rps.toFixed(0)} req/s, p50 ${full.p50} ms, p99 ${full.p99} ms — CPU: ${usage}\n`);
+      await sleep(500);
+      process.stdout.write(`  event loop: ${loopReport(probeDir, round)}\n`);
+      // Let audit and RabbitMQ drain what the stack round left before the next baseline round.
+      await sleep(1000);
+    }
+    if (http) raw = await load('raw node:http (once, for scale)', http.url, bare);
     const token = await internalTokens(stack.internalSecret).mint({ tenantId: null, actor: { type: 'system' }, permissions: [], requestId: 'req_bench' });
     const metrics = await (await fetch(`${stack.services.verify.url}/internal/v1/metrics`, { headers: { 'x-internal-token': token } })).json();
     process.stdout.write(`verify counters: ${JSON.stringify(metrics)}\n`);
   } finally {
+    if (express) await stopChild(express.child);
+    if (http) await stopChild(http.child);
     await stack.stop();
+    rmSync(probeDir, { recursive: true, force: true });
   }
 
-  const [full, exp = full, raw = full] = results as [Result, Result?, Result?];
-  const rows = results.map(
+  const rows = [...stackRounds.flatMap((s, i) => (expressRounds[i] ? [expressRounds[i]!, s] : [s])), ...(raw ? [raw] : [])].map(
     (r) =>
-      `| ${r.name.padEnd(48)} | ${r.rps.toFixed(0).padStart(7)} | ${String(r.p50).padStart(4)} ms | ${String(r.p99).padStart(4)} ms | ${String(r.non2xx + r.errors).padStart(6)} |`,
+      `| ${r.name.padEnd(34)} | ${r.rps.toFixed(0).padStart(7)} | ${String(r.p50).padStart(4)} ms | ${String(r.p99).padStart(4)} ms | ${String(r.non2xx + r.errors).padStart(11)} |`,
   );
+  const m = (rs: Result[], k: 'rps' | 'p50' | 'p99') => median(rs.map((r) => r[k]));
+  const ratios = stackRounds.map((s, i) => (expressRounds[i] ? s.rps / expressRounds[i]!.rps : NaN)).filter((x) => !Number.isNaN(x));
+  const failures = stackRounds.reduce((n, r) => n + r.non2xx + r.errors, 0);
+  const worstP99 = Math.max(...stackRounds.map((r) => r.p99));
   process.stdout.write(
     [
       '',
-      `| ${'target'.padEnd(48)} |   req/s |     p50 |     p99 | non-2xx/err |`,
-      `|${'-'.repeat(50)}|---------|---------|---------|--------|`,
+      `| ${'target'.padEnd(34)} |   req/s |     p50 |     p99 | non-2xx/err |`,
+      `|${'-'.repeat(36)}|---------|---------|---------|-------------|`,
       ...rows,
       '',
-      ...(results.length < 3 ? [] : [`full stack / express: ${(full.rps / exp.rps).toFixed(2)}×   full stack / node:http: ${(full.rps / raw.rps).toFixed(2)}×   express / node:http: ${(exp.rps / raw.rps).toFixed(2)}×`,
-      `targets: ratio ≥ 0.50× ${full.rps / exp.rps >= 0.5 ? 'MET' : 'MISSED'}`]),
-      `targets: p99 ≤ 25 ms ${full.p99 <= 25 ? 'MET' : 'MISSED'}, zero non-2xx ${full.non2xx + full.errors === 0 ? 'MET' : 'MISSED'}`,
+      `median full stack: ${m(stackRounds, 'rps').toFixed(0)} req/s, p50 ${m(stackRounds, 'p50')} ms, p99 ${m(stackRounds, 'p99')} ms (worst p99 ${worstP99} ms)`,
+      ...(ratios.length
+        ? [
+            `median bare express: ${m(expressRounds, 'rps').toFixed(0)} req/s, p50 ${m(expressRounds, 'p50')} ms, p99 ${m(expressRounds, 'p99')} ms`,
+            `full stack / express per round: ${ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}; ratio of medians ${(m(stackRounds, 'rps') / m(expressRounds, 'rps')).toFixed(2)}×` +
+              (raw ? `; full stack / node:http ${(m(stackRounds, 'rps') / raw.rps).toFixed(2)}×` : ''),
+            `targets: ratio ≥ 0.50× in every round ${ratios.every((r) => r >= 0.5) ? 'MET' : 'MISSED'} (median ${median(ratios).toFixed(2)}×, worst ${Math.min(...ratios).toFixed(2)}×)`,
+          ]
+        : []),
+      `targets: p99 ≤ 25 ms in every round ${worstP99 <= 25 ? 'MET' : 'MISSED'}, zero non-2xx ${failures === 0 ? 'MET' : `MISSED (${failures})`}`,
       '',
     ].join('\n'),
   );
+}
+
+/** Event-loop delay and utilisation of gateway and verify during one stack round (bench/probe.cjs). */
+function loopReport(dir: string, round: number): string {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(`-${round}.loop.json`))
+    .map((f) => {
+      const r = JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as {
+        service: string;
+        utilisation: number;
+        delay_ms: { p50: number; p99: number; max: number; mean: number };
+        heap_mb: number;
+      };
+      return `${r.service} busy ${(r.utilisation * 100).toFixed(0)}%, delay p50 ${r.delay_ms.p50} ms p99 ${r.delay_ms.p99} ms max ${r.delay_ms.max} ms`;
+    })
+    .join('; ');
 }
 
 /** CPU time (utime + stime from /proc) each process used between start and stop, as % of one core. */

@@ -35,11 +35,33 @@ export class CachedKeyResolver implements KeyResolver {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /** Identity calls under way, by cache key: concurrent misses of one key share one call. */
+  private readonly inflight = new Map<string, Promise<ResolvedKey | null>>();
+
   async resolve(apiKey: string): Promise<ResolvedKey | null> {
     const cacheKey = createHash('sha256').update(apiKey).digest('base64url');
     const hit = this.cache.get(cacheKey);
-    if (hit && hit.expiresAt > this.now()) return hit.value;
+    const now = this.now();
+    if (hit && hit.expiresAt > now) {
+      // In the second half of its TTL a hot key is refreshed in the background (one call per key),
+      // so its requests never wait for identity; the entry served is still within its TTL, so the
+      // bound on a revoked key is unchanged.
+      if (hit.expiresAt - now < this.ttlMs / 2 && !this.inflight.has(cacheKey))
+        this.fetch(apiKey, cacheKey).catch(() => undefined);
+      return hit.value;
+    }
+    return this.inflight.get(cacheKey) ?? this.fetch(apiKey, cacheKey);
+  }
 
+  private fetch(apiKey: string, cacheKey: string): Promise<ResolvedKey | null> {
+    const call = this.ask(apiKey, cacheKey).finally(() => {
+      if (this.inflight.get(cacheKey) === call) this.inflight.delete(cacheKey);
+    });
+    this.inflight.set(cacheKey, call);
+    return call;
+  }
+
+  private async ask(apiKey: string, cacheKey: string): Promise<ResolvedKey | null> {
     const epoch = this.evictions;
     const token = await this.tokens.mint({
       tenantId: null,
@@ -71,6 +93,8 @@ export class CachedKeyResolver implements KeyResolver {
 
   evict(keyId: string): void {
     this.evictions++;
+    // A call started before the eviction may carry the revoked key: later requests must not join it.
+    this.inflight.clear();
     for (const [k, v] of this.cache) if (v.value?.key_id === keyId) this.cache.delete(k);
   }
 }

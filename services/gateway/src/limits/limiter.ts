@@ -18,6 +18,14 @@ export interface LimiterBackend {
   bucket(keyPrefix: string, bucket: Bucket): RateLimiterLike;
   /** A counter of `points` per key; each call passes `customDuration` (seconds) for the key's expiry. */
   quota(keyPrefix: string, points: number): RateLimiterLike;
+  /**
+   * Optional: takes one point from every part in ONE atomic store call, all or nothing — when any
+   * part would reject, nothing is taken (so a 429 needs no refund). Rejects when the store cannot
+   * answer; the limiter then runs the parts one by one on `insurance(limiter)`.
+   */
+  consumeAll?(parts: AtomicPart[]): Promise<RateLimiterRes[]>;
+  /** The per-process limiter that stands in for `limiter` while the store is unreachable. */
+  insurance?(limiter: RateLimiterLike): RateLimiterLike;
   /** 'ok', or a value starting with 'degraded' that /readyz shows. */
   health(): string;
   close(): Promise<void>;
@@ -50,11 +58,17 @@ export interface RequestLimiter {
   close(): Promise<void>;
 }
 
+/** One limit of a request as the store sees it: its key (prefix + ':' + key, as rate-limiter-flexible names it) and numbers. */
+export type AtomicPart =
+  | { kind: 'rate'; rlKey: string; bucket: Bucket }
+  | { kind: 'quota'; rlKey: string; points: number; seconds: number };
+
 interface Applied {
   limiter: RateLimiterLike;
   key: string;
   kind: 'rate' | 'quota';
   limit: number;
+  part: AtomicPart;
   options?: { customDuration: number };
 }
 
@@ -104,6 +118,11 @@ export class PlanLimiter implements RequestLimiter {
         key: subject.ip,
         kind: 'rate',
         limit: this.limits.onboarding.burst,
+        part: {
+          kind: 'rate',
+          rlKey: `${this.options.prefix}:onboarding:${subject.ip}`,
+          bucket: this.limits.onboarding,
+        },
       });
     } else {
       const plan = this.limits.plans[subject.plan];
@@ -112,6 +131,7 @@ export class PlanLimiter implements RequestLimiter {
         key: subject.id,
         kind: 'rate',
         limit: plan.global.burst,
+        part: { kind: 'rate', rlKey: `${this.options.prefix}:global:${subject.id}`, bucket: plan.global },
       });
       if (endpoint && endpoint !== 'onboarding') {
         applied.push({
@@ -119,31 +139,46 @@ export class PlanLimiter implements RequestLimiter {
           key: subject.id,
           kind: 'rate',
           limit: plan.endpoints[endpoint].burst,
+          part: {
+            kind: 'rate',
+            rlKey: `${this.options.prefix}:ep:${endpoint}:${subject.id}`,
+            bucket: plan.endpoints[endpoint],
+          },
         });
       }
+      // The counter outlives its month by a day so replicas with skewed clocks still agree.
+      const customDuration = seconds(msToNextMonth) + 86_400;
       applied.push({
         limiter: this.quotas[subject.plan],
         key: `${subject.id}:${month}`,
         kind: 'quota',
         limit: plan.monthlyQuota,
-        // The counter outlives its month by a day so replicas with skewed clocks still agree.
-        options: { customDuration: seconds(msToNextMonth) + 86_400 },
+        part: {
+          kind: 'quota',
+          rlKey: `${this.options.prefix}:quota:${subject.id}:${month}`,
+          points: plan.monthlyQuota,
+          seconds: customDuration,
+        },
+        options: { customDuration },
       });
     }
 
     let outcomes: Outcome[];
+    // Whether what the passing limits took must be given back on a rejection (not after an atomic all-or-nothing call).
+    let refundable = true;
+    const { backend } = this;
     try {
-      outcomes = await Promise.all(
-        applied.map((a) =>
-          a.limiter.consume(a.key, 1, a.options).then(
-            (res): Outcome => ({ ok: true, res }),
-            (err: unknown): Outcome => {
-              if (err instanceof RateLimiterRes) return { ok: false, res: err };
-              throw err;
-            },
-          ),
-        ),
-      );
+      if (backend.consumeAll) {
+        // One script call for every limit of the request (global, endpoint, quota).
+        try {
+          const results = await backend.consumeAll(applied.map((a) => a.part));
+          outcomes = results.map((res, i) => ({ ok: res.consumedPoints <= applied[i]!.limit, res }));
+          refundable = false;
+        } catch {
+          // The store did not answer: the per-process limiters decide, as each store limiter's insurance would.
+          outcomes = await this.consumeEach(applied, (l) => backend.insurance?.(l) ?? l);
+        }
+      } else outcomes = await this.consumeEach(applied, (l) => l);
     } catch (err) {
       // Both Redis and the insurance limiter failed: serving unlimited beats refusing everyone.
       this.options.logger?.error({ err }, 'rate limiter failed; request not limited');
@@ -154,7 +189,7 @@ export class PlanLimiter implements RequestLimiter {
     const rateRejected = rejected >= 0 ? -1 : this.longestWait(outcomes);
     const blocking = rejected >= 0 ? rejected : rateRejected;
     if (blocking >= 0) {
-      this.refund(applied, outcomes);
+      if (refundable) this.refund(applied, outcomes);
       const a = applied[blocking]!;
       const quota = a.kind === 'quota';
       const retryAfter = quota
@@ -188,6 +223,26 @@ export class PlanLimiter implements RequestLimiter {
     };
   }
 
+  /** Every limit consumed on its own limiter, concurrently (one auto-pipelined round trip on Redis). */
+  private consumeEach(
+    applied: Applied[],
+    on: (limiter: RateLimiterLike) => RateLimiterLike,
+  ): Promise<Outcome[]> {
+    return Promise.all(
+      applied.map((a) =>
+        on(a.limiter)
+          .consume(a.key, 1, a.options)
+          .then(
+            (res): Outcome => ({ ok: true, res }),
+            (err: unknown): Outcome => {
+              if (err instanceof RateLimiterRes) return { ok: false, res: err };
+              throw err;
+            },
+          ),
+      ),
+    );
+  }
+
   private longestWait(outcomes: Outcome[]): number {
     let found = -1;
     outcomes.forEach((o, i) => {
@@ -203,7 +258,7 @@ export class PlanLimiter implements RequestLimiter {
   private refund(applied: Applied[], outcomes: Outcome[]) {
     applied.forEach((a, i) => {
       if (outcomes[i]!.ok || a.kind === 'quota') {
-        a.limiter
+        (this.backend.insurance?.(a.limiter) ?? a.limiter)
           .reward(a.key, 1, a.options)
           .catch((err: unknown) => this.options.logger?.warn({ err }, 'rate limit refund failed'));
       }

@@ -4,12 +4,72 @@ import type { Logger } from '@mandate/shared';
 import type { Bucket } from './plans';
 import { MemoryQuota } from './memory-quota';
 import { GCRA_LUA, MemoryTokenBucket } from './token-bucket';
-import type { LimiterBackend } from './limiter';
+import type { AtomicPart, LimiterBackend } from './limiter';
 
 const GCRA_COMMAND = 'gatewayGcra';
+const LIMITS_COMMAND = 'gatewayLimits';
 type GcraClient = Redis & {
   [GCRA_COMMAND](key: string, points: string, burst: string, rate: string): Promise<[number, number]>;
+  [LIMITS_COMMAND](...keysThenArgs: string[]): Promise<number[]>;
 };
+
+/**
+ * Every limit of one request in one script call, all or nothing: each part is checked with the
+ * same arithmetic as GCRA_LUA (a bucket: `b`, burst, rate) or rate-limiter-flexible's counter
+ * script (the quota: `q`, points, expiry seconds), against one reading of Redis's clock; only when
+ * every part passes are the new values written (the same keys and value formats as those scripts,
+ * so both paths and older replicas share the counters). A rejected request takes nothing, so it
+ * needs no refund. Returns, per part, [consumed, msBeforeNext] in the shape of those scripts.
+ * KEYS of one request must live on one node (a Redis Cluster would need a hash tag per caller).
+ */
+const LIMITS_LUA = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local out = {}
+local writes = {}
+local allowed = true
+for i = 1, #KEYS do
+  local kind = ARGV[3 * i - 2]
+  local a = tonumber(ARGV[3 * i - 1])
+  local b = tonumber(ARGV[3 * i])
+  if kind == 'b' then
+    local interval = 1000 / b
+    local capacity = a * interval
+    local tat = tonumber(redis.call('GET', KEYS[i]) or now)
+    if tat < now then tat = now end
+    local nxt = tat + interval
+    if nxt - now > capacity + 0.001 then
+      allowed = false
+      out[2 * i - 1] = a + 1
+      out[2 * i] = math.ceil(nxt - now - capacity)
+    else
+      writes[i] = nxt
+      out[2 * i - 1] = a - math.floor((capacity - (nxt - now)) / interval + 0.001)
+      out[2 * i] = math.ceil(nxt - now)
+    end
+  else
+    local consumed = tonumber(redis.call('GET', KEYS[i]) or '0') + 1
+    if consumed > a then allowed = false end
+    local ttl = redis.call('PTTL', KEYS[i])
+    if ttl < 0 then ttl = b * 1000 end
+    out[2 * i - 1] = consumed
+    out[2 * i] = ttl
+  end
+end
+if allowed then
+  for i = 1, #KEYS do
+    if writes[i] then
+      redis.call('SET', KEYS[i], string.format('%.3f', writes[i]), 'PX', math.ceil(writes[i] - now))
+    else
+      local b = ARGV[3 * i]
+      redis.call('SET', KEYS[i], 0, 'EX', b, 'NX')
+      redis.call('INCRBY', KEYS[i], 1)
+      if redis.call('PTTL', KEYS[i]) == -1 then redis.call('EXPIRE', KEYS[i], b) end
+    end
+  end
+end
+return out
+`;
 
 /**
  * The token bucket on Redis: rate-limiter-flexible's Redis limiter with its store hooks
@@ -93,6 +153,7 @@ export class RedisLimiterBackend implements LimiterBackend {
       retryStrategy: (times) => Math.min(times * 100, 1000),
     }) as GcraClient;
     this.client.defineCommand(GCRA_COMMAND, { numberOfKeys: 1, lua: GCRA_LUA });
+    this.client.defineCommand(LIMITS_COMMAND, { lua: LIMITS_LUA });
     this.client.on('ready', () => {
       if (this.state === 'degraded')
         this.logger.info(
@@ -130,25 +191,53 @@ export class RedisLimiterBackend implements LimiterBackend {
     if ((this.client.status as string) !== 'ready') this.degrade();
   }
 
+  private readonly insurers = new WeakMap<RateLimiterLike, RateLimiterLike>();
+
   bucket(keyPrefix: string, bucket: Bucket): RateLimiterLike {
-    return new RedisTokenBucket(
-      this.client,
-      bucket,
-      keyPrefix,
-      new MemoryTokenBucket(bucket, keyPrefix, this.now),
-    );
+    const insurance = new MemoryTokenBucket(bucket, keyPrefix, this.now);
+    const limiter = new RedisTokenBucket(this.client, bucket, keyPrefix, insurance);
+    this.insurers.set(limiter, insurance);
+    return limiter;
   }
 
   quota(keyPrefix: string, points: number): RateLimiterLike {
-    return new RateLimiterRedis({
+    const insurance = new MemoryQuota(points, keyPrefix, this.now);
+    const limiter = new RateLimiterRedis({
       storeClient: this.client,
       rejectIfRedisNotReady: true,
       keyPrefix,
       points,
       // Each call passes the time to the end of its month as customDuration.
       duration: 0,
-      insuranceLimiter: new MemoryQuota(points, keyPrefix, this.now),
+      insuranceLimiter: insurance,
     });
+    this.insurers.set(limiter, insurance);
+    return limiter;
+  }
+
+  insurance(limiter: RateLimiterLike): RateLimiterLike {
+    return this.insurers.get(limiter) ?? limiter;
+  }
+
+  /** One script call for all the limits of a request (see LIMITS_LUA); rejects at once while Redis is not connected. */
+  async consumeAll(parts: AtomicPart[]): Promise<RateLimiterRes[]> {
+    if (this.client.status !== 'ready') throw new Error('Redis connection is not ready');
+    const n = parts.length;
+    const args: string[] = [String(n)];
+    for (const p of parts) args.push(p.rlKey);
+    for (const p of parts) {
+      if (p.kind === 'rate') args.push('b', String(p.bucket.burst), String(p.bucket.rate));
+      else args.push('q', String(p.points), String(p.seconds));
+    }
+    const out = await this.client[LIMITS_COMMAND](...args);
+    const results: RateLimiterRes[] = [];
+    for (let i = 0; i < n; i++) {
+      const p = parts[i]!;
+      const consumed = out[2 * i]!;
+      const limit = p.kind === 'rate' ? p.bucket.burst : p.points;
+      results.push(new RateLimiterRes(Math.max(limit - consumed, 0), out[2 * i + 1]!, consumed, false));
+    }
+    return results;
   }
 
   health(): string {

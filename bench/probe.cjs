@@ -1,0 +1,68 @@
+/* global require, process */
+/* eslint-disable @typescript-eslint/no-require-imports -- a plain CommonJS preload, run by node itself */
+// Preloaded into gateway and verify by bench/verify.ts (`--cpu-prof` is not allowed in
+// NODE_OPTIONS on Node 20). Each SIGUSR2 toggles a measurement window, so the figures cover the
+// measured load only:
+// - always: event-loop delay (perf_hooks.monitorEventLoopDelay, 1 ms resolution... 10 ms default
+//   is too coarse, so 1 ms) and event-loop utilisation, written as
+//   <BENCH_PROBE_DIR>/<service>-<pid>-<n>.loop.json at the end of window n;
+// - with BENCH_PROFILE_DIR: a V8 CPU profile of the first window, <dir>/<service>-<pid>.cpuprofile.
+const { Session } = require('node:inspector');
+const { monitorEventLoopDelay, performance } = require('node:perf_hooks');
+const { writeFileSync } = require('node:fs');
+const path = require('node:path');
+
+const probeDir = process.env.BENCH_PROBE_DIR;
+const profileDir = process.env.BENCH_PROFILE_DIR;
+const service = path.basename(path.resolve(process.argv[1] ?? 'node', '../..'));
+if (probeDir || profileDir) {
+  const session = profileDir ? new Session() : undefined;
+  session?.connect();
+  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  let running = false;
+  let windows = 0;
+  let elu;
+  process.on('SIGUSR2', () => {
+    if (!running) {
+      running = true;
+      windows++;
+      histogram.reset();
+      histogram.enable();
+      elu = performance.eventLoopUtilization();
+      if (session && windows === 1) {
+        session.post('Profiler.enable');
+        session.post('Profiler.setSamplingInterval', { interval: 250 });
+        session.post('Profiler.start');
+      }
+      return;
+    }
+    running = false;
+    histogram.disable();
+    const used = performance.eventLoopUtilization(elu);
+    const ms = (ns) => Math.round(ns / 1e4) / 100;
+    if (probeDir)
+      writeFileSync(
+        path.join(probeDir, `${service}-${process.pid}-${windows}.loop.json`),
+        JSON.stringify({
+          service,
+          window: windows,
+          utilisation: Math.round(used.utilization * 1000) / 1000,
+          delay_ms: {
+            p50: ms(histogram.percentile(50)),
+            p99: ms(histogram.percentile(99)),
+            max: ms(histogram.max),
+            mean: ms(histogram.mean),
+          },
+          heap_mb: Math.round(process.memoryUsage().heapUsed / 1e6),
+        }),
+      );
+    if (session && windows === 1)
+      session.post('Profiler.stop', (err, result) => {
+        if (!err)
+          writeFileSync(
+            path.join(profileDir, `${service}-${process.pid}.cpuprofile`),
+            JSON.stringify(result.profile),
+          );
+      });
+  });
+}
