@@ -1,0 +1,83 @@
+import type { InternalTokens, ServiceClient } from '@mandate/shared';
+import { INTERNAL_TOKEN_HEADER, UpstreamUnavailable, serviceUnavailable } from '@mandate/shared';
+
+/**
+ * A short-TTL cache of identity's answers (hits and misses) for the gateway's credential checks.
+ * The TTL bounds how long a revoked credential can pass on a replica that missed the revocation
+ * event; events evict sooner. Concurrent misses of one key share one call, and a hot entry is
+ * refreshed in the background during the second half of its TTL, so requests rarely wait.
+ */
+export class ResolutionCache<V> {
+  private readonly entries = new Map<string, { value: V | null; expiresAt: number }>();
+  private readonly inflight = new Map<string, Promise<V | null>>();
+  /** Bumped by every eviction: an answer fetched before one may predate the revocation and is not cached. */
+  private evictions = 0;
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  get(key: string, load: () => Promise<V | null>): Promise<V | null> {
+    const hit = this.entries.get(key);
+    const now = this.now();
+    if (hit && hit.expiresAt > now) {
+      // The entry served is still within its TTL, so the bound on a revoked credential is unchanged.
+      if (hit.expiresAt - now < this.ttlMs / 2 && !this.inflight.has(key)) this.fetch(key, load).catch(() => undefined);
+      return Promise.resolve(hit.value);
+    }
+    return this.inflight.get(key) ?? this.fetch(key, load);
+  }
+
+  private fetch(key: string, load: () => Promise<V | null>): Promise<V | null> {
+    const epoch = this.evictions;
+    const call = load()
+      .then((value) => {
+        if (epoch === this.evictions) {
+          if (this.entries.size >= this.maxEntries) this.entries.clear();
+          this.entries.set(key, { value, expiresAt: this.now() + this.ttlMs });
+        }
+        return value;
+      })
+      .finally(() => {
+        if (this.inflight.get(key) === call) this.inflight.delete(key);
+      });
+    this.inflight.set(key, call);
+    return call;
+  }
+
+  /** Drops every entry matching; calls under way may carry the revoked answer, so later requests do not join them. */
+  evictWhere(matches: (key: string, value: V | null) => boolean): void {
+    this.evictions++;
+    this.inflight.clear();
+    for (const [key, entry] of this.entries) if (matches(key, entry.value)) this.entries.delete(key);
+  }
+}
+
+/** One call to an identity internal resolve route: 200 → the answer, 404 → null, anything else → 503. */
+export async function askIdentity<T>(
+  identity: ServiceClient,
+  tokens: InternalTokens,
+  path: string,
+  body: unknown,
+  requestId: string,
+): Promise<T | null> {
+  const token = await tokens.mint({ tenantId: null, actor: { type: 'system' }, permissions: [], requestId });
+  let res: { status: number; body: T };
+  try {
+    res = await identity.json<T>({
+      method: 'POST',
+      path,
+      headers: { [INTERNAL_TOKEN_HEADER]: token },
+      json: body,
+      idempotent: true,
+    });
+  } catch (err) {
+    if (err instanceof UpstreamUnavailable) throw serviceUnavailable('Identity service unavailable');
+    throw err;
+  }
+  if (res.status === 404) return null;
+  if (res.status !== 200) throw serviceUnavailable('Identity service unavailable');
+  return res.body;
+}
