@@ -1,7 +1,6 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import amqp from 'amqplib';
 import {
   OutboxRelay,
   RabbitEventSource,
@@ -15,6 +14,7 @@ import {
   type EventPublisher,
   type OutboxStore,
 } from '../src';
+import { deleteAmqpTopology } from '../src/testing';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy';
 
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -98,13 +98,7 @@ describe('SpoolingPublisher (real RabbitMQ through a TCP proxy)', () => {
   afterAll(async () => {
     await proxy.close();
     await rm(dir, { recursive: true, force: true });
-    const c = await amqp.connect(AMQP_URL);
-    const ch = await c.createChannel();
-    await ch.deleteQueue(topology.auditQueue);
-    await ch.deleteQueue(topology.auditDeadLetterQueue);
-    await ch.deleteExchange(topology.exchange);
-    await ch.deleteExchange(topology.deadLetterExchange);
-    await c.close();
+    await deleteAmqpTopology(topology, AMQP_URL);
   });
 
   it('when the broker is cut, then events are spooled to disk (also across a restart) and replayed once it is back, none lost', async () => {

@@ -11,21 +11,14 @@ import {
   parseEventMessage,
   type AuditEvent,
 } from '../src';
+import { deleteAmqpTopology } from '../src/testing';
 
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const logger = createLogger('test', 'silent');
 
 describe('RabbitEventSource.startBatched (real broker)', () => {
   const topology = amqpTopology(`test-${newId('req')}`);
-  afterAll(async () => {
-    const c = await amqp.connect(AMQP_URL);
-    const ch = await c.createChannel();
-    await ch.deleteQueue(topology.auditQueue);
-    await ch.deleteQueue(topology.auditDeadLetterQueue);
-    await ch.deleteExchange(topology.exchange);
-    await ch.deleteExchange(topology.deadLetterExchange);
-    await c.close();
-  });
+  afterAll(() => deleteAmqpTopology(topology, AMQP_URL));
 
   it('when many events wait in the queue, then they arrive in batches no larger than maxBatch, each exactly once, and the queue drains', async () => {
     const publisher = new RabbitPublisher(AMQP_URL, logger, topology);

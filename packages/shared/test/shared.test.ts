@@ -17,6 +17,7 @@ import {
   INTERNAL_RETRY_POLICY,
   type AuditEvent,
 } from '../src';
+import { deleteAmqpTopology } from '../src/testing';
 import amqp from 'amqplib';
 
 const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
@@ -110,15 +111,7 @@ describe('InProcessBus', () => {
 
 describe('RabbitMQ publisher and source (real broker)', () => {
   const topology = amqpTopology(`test-${newId('req')}`);
-  afterAll(async () => {
-    const c = await amqp.connect(AMQP_URL);
-    const ch = await c.createChannel();
-    await ch.deleteQueue(topology.auditQueue);
-    await ch.deleteQueue(topology.auditDeadLetterQueue);
-    await ch.deleteExchange(topology.exchange);
-    await ch.deleteExchange(topology.deadLetterExchange);
-    await c.close();
-  });
+  afterAll(() => deleteAmqpTopology(topology, AMQP_URL));
 
   it('when a valid and an invalid message are published, then the handler sees the valid one and the invalid one is dead-lettered', async () => {
     const publisher = new RabbitPublisher(AMQP_URL, logger, topology);
