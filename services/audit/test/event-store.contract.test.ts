@@ -1,54 +1,15 @@
-import { connectMongo, createLogger, newId, type AuditEvent } from '@mandate/shared';
-import { describeStoreContract, MONGO_URL, mongoSkipReason } from '@mandate/shared/src/testing';
+import { newId, type AuditEvent } from '@mandate/shared';
+import { describeStoreContract } from '@mandate/shared/src/testing';
 import type { EventStore } from '../src/store/event-store';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { FileEventStore } from '../src/store/file-event-store';
-import { MemoryEventStore } from '../src/store/memory-event-store';
-import { MongoEventStore } from '../src/store/mongo-event-store';
+import { eventStoreAdapters } from './adapters';
 import { buildAuditEvent } from './factories';
-
-const logger = createLogger('audit-test', 'silent');
 
 const ids = (events: AuditEvent[]) => events.map((e) => e.id);
 const newestFirst = (events: AuditEvent[]) => [...events].sort((a, b) => (a.id < b.id ? 1 : -1));
 
 describeStoreContract<EventStore>(
   'EventStore',
-  [
-    { name: 'memory', create: async () => ({ store: new MemoryEventStore(), close: async () => undefined }) },
-    {
-      name: 'journal file (AUDIT_STORE_FILE)',
-      create: async () => {
-        const dir = await mkdtemp(path.join(tmpdir(), 'audit-journal-'));
-        const store = await FileEventStore.open(path.join(dir, 'events.ndjson'), logger);
-        return {
-          store,
-          close: async () => {
-            await store.close();
-            await rm(dir, { recursive: true, force: true });
-          },
-        };
-      },
-    },
-    {
-      name: 'mongo',
-      skipReason: mongoSkipReason,
-      create: async () => {
-        const connection = await connectMongo(MONGO_URL!, `audit_test_${newId('req')}`, logger);
-        const store = new MongoEventStore(connection);
-        await store.init();
-        return {
-          store,
-          close: async () => {
-            await connection.dropDatabase();
-            await connection.close();
-          },
-        };
-      },
-    },
-  ],
+  eventStoreAdapters(),
   (getStore) => {
     it('when an event is inserted, then get returns it as a plain object equal to what was inserted', async () => {
       const tenant = newId('tnt');

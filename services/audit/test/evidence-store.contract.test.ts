@@ -1,35 +1,14 @@
-import { connectMongo, createLogger, newId, type AuditEvent } from '@mandate/shared';
-import { describeStoreContract, MONGO_URL, mongoSkipReason } from '@mandate/shared/src/testing';
+import { newId, type AuditEvent } from '@mandate/shared';
+import { describeStoreContract } from '@mandate/shared/src/testing';
 import type { EventStore } from '../src/store/event-store';
-import { MemoryEventStore } from '../src/store/memory-event-store';
-import { MongoEventStore } from '../src/store/mongo-event-store';
+import { eventStoreAdapters } from './adapters';
 import { buildAuditEvent } from './factories';
-
-const logger = createLogger('audit-test', 'silent');
 const ids = (events: AuditEvent[]) => events.map((e) => e.id);
 
 /** EventStore.listByResource, the evidence export's read: every event about one resource, oldest first. */
 describeStoreContract<EventStore>(
   'EventStore.listByResource',
-  [
-    { name: 'memory', create: async () => ({ store: new MemoryEventStore(), close: async () => undefined }) },
-    {
-      name: 'mongo',
-      skipReason: mongoSkipReason,
-      create: async () => {
-        const connection = await connectMongo(MONGO_URL!, `audit_evidence_test_${newId('req')}`, logger);
-        const store = new MongoEventStore(connection);
-        await store.init();
-        return {
-          store,
-          close: async () => {
-            await connection.dropDatabase();
-            await connection.close();
-          },
-        };
-      },
-    },
-  ],
+  eventStoreAdapters(),
   (getStore) => {
     it('when a resource has events of several types, inserted out of order, then all come back oldest first by id', async () => {
       const tenant = newId('tnt');

@@ -24,7 +24,8 @@ export class ResolutionCache<V> {
     const now = this.now();
     if (hit && hit.expiresAt > now) {
       // The entry served is still within its TTL, so the bound on a revoked credential is unchanged.
-      if (hit.expiresAt - now < this.ttlMs / 2 && !this.inflight.has(key)) this.fetch(key, load).catch(() => undefined);
+      if (hit.expiresAt - now < this.ttlMs / 2 && !this.inflight.has(key))
+        this.fetch(key, load).catch(() => undefined);
       return Promise.resolve(hit.value);
     }
     return this.inflight.get(key) ?? this.fetch(key, load);

@@ -1,0 +1,48 @@
+import { connectMongo, createLogger, newId } from '@mandate/shared';
+import { MONGO_URL, mongoSkipReason, type AdapterFactory } from '@mandate/shared/src/testing';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { EventStore } from '../src/store/event-store';
+import { FileEventStore } from '../src/store/file-event-store';
+import { MemoryEventStore } from '../src/store/memory-event-store';
+import { MongoEventStore } from '../src/store/mongo-event-store';
+
+const logger = createLogger('audit-test', 'silent');
+
+/** Every EventStore adapter, for the contract suites (MongoDB reported skipped without MONGO_URL). */
+export function eventStoreAdapters(): AdapterFactory<EventStore>[] {
+  return [
+    { name: 'memory', create: async () => ({ store: new MemoryEventStore(), close: async () => undefined }) },
+    {
+      name: 'journal file (AUDIT_STORE_FILE)',
+      create: async () => {
+        const dir = await mkdtemp(path.join(tmpdir(), 'audit-journal-'));
+        const store = await FileEventStore.open(path.join(dir, 'events.ndjson'), logger);
+        return {
+          store,
+          close: async () => {
+            await store.close();
+            await rm(dir, { recursive: true, force: true });
+          },
+        };
+      },
+    },
+    {
+      name: 'mongo',
+      skipReason: mongoSkipReason,
+      create: async () => {
+        const connection = await connectMongo(MONGO_URL!, `audit_test_${newId('req')}`, logger);
+        const store = new MongoEventStore(connection);
+        await store.init();
+        return {
+          store,
+          close: async () => {
+            await connection.dropDatabase();
+            await connection.close();
+          },
+        };
+      },
+    },
+  ];
+}
