@@ -18,7 +18,10 @@ export default tseslint.config(
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-syntax': ['error', { selector: "MemberExpression[object.name='it'][property.name='only']", message: 'no .only' }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: "MemberExpression[object.name='it'][property.name='only']", message: 'no .only' },
+      ],
     },
   },
 );

@@ -4,7 +4,10 @@ module.exports = {
   roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   transform: {
-    '^.+\\.(t|j)sx?$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+    '^.+\\.(t|j)sx?$': [
+      '@swc/jest',
+      { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
+    ],
   },
   // jose ships ESM only; jest's module loader needs it as CommonJS.
   transformIgnorePatterns: ['/node_modules/(?!(jose)/)'],

@@ -41,7 +41,12 @@ interface Result {
   errors: number;
 }
 
-async function load(name: string, url: string, requests: autocannon.Request[], duration = DURATION): Promise<Result> {
+async function load(
+  name: string,
+  url: string,
+  requests: autocannon.Request[],
+  duration = DURATION,
+): Promise<Result> {
   const r = await autocannon({ url, connections: CONNECTIONS, duration, requests });
   return {
     name,
@@ -86,13 +91,20 @@ async function main() {
   );
   const probeDir = mkdtempSync(path.join(tmpdir(), 'bench-probe-'));
   // BENCH_NODE_OPTIONS (e.g. --perf-basic-prof, for `perf record -p <pid>`) reaches gateway and verify.
-  const nodeOptions = [process.env.BENCH_NODE_OPTIONS ?? '', `--require ${path.join(__dirname, 'probe.cjs')}`].join(' ').trim();
+  const nodeOptions = [process.env.BENCH_NODE_OPTIONS ?? '', `--require ${path.join(__dirname, 'probe.cjs')}`]
+    .join(' ')
+    .trim();
   const probeEnv: Record<string, string> = {
     NODE_OPTIONS: nodeOptions,
     BENCH_PROBE_DIR: probeDir,
     ...(PROFILE_DIR ? { BENCH_PROFILE_DIR: PROFILE_DIR } : {}),
   };
-  const stack = await startStack({ all: { LOG_LEVEL: 'warn' }, gateway: probeEnv, verify: probeEnv, audit: probeEnv });
+  const stack = await startStack({
+    all: { LOG_LEVEL: 'warn' },
+    gateway: probeEnv,
+    verify: probeEnv,
+    audit: probeEnv,
+  });
   const stackRounds: Result[] = [];
   const expressRounds: Result[] = [];
   let raw: Result | undefined;
@@ -102,19 +114,31 @@ async function main() {
     const api = apiClient(stack.gateway.url);
     const requests: autocannon.Request[] = [];
     for (let i = 0; i < TENANTS; i++) {
-      const t = await api('POST', '/v1/platform/tenants', { auth: stack.operatorToken, body: { name: `bench ${i}`, plan: 'enterprise' } });
+      const t = await api('POST', '/v1/platform/tenants', {
+        auth: stack.operatorToken,
+        body: { name: `bench ${i}`, plan: 'enterprise' },
+      });
       if (t.status !== 201) throw new Error(`tenant: ${t.status} ${t.text}`);
       const auth = `Bearer ${t.body.tenant.id}:${t.body.api_key.api_key}`;
       const m = await api('POST', '/v1/mandates', {
         auth: auth.slice(7),
-        body: { principal: 'user_alice', delegate: 'agent_bob', scope: { actions: ['payments:*'], constraints: { max_amount: 50_000, currency: 'EUR' } } },
+        body: {
+          principal: 'user_alice',
+          delegate: 'agent_bob',
+          scope: { actions: ['payments:*'], constraints: { max_amount: 50_000, currency: 'EUR' } },
+        },
       });
       if (m.status !== 201) throw new Error(`mandate: ${m.status} ${m.text}`);
       requests.push({
         method: 'POST',
         path: '/v1/verify',
         headers: { authorization: auth, 'content-type': 'application/json' },
-        body: JSON.stringify({ mandate_id: m.body.id, action: 'payments:create', amount: 1200, currency: 'EUR' }),
+        body: JSON.stringify({
+          mandate_id: m.body.id,
+          action: 'payments:create',
+          amount: 1200,
+          currency: 'EUR',
+        }),
       });
     }
     const bare = requests.map((r) => ({ ...r, headers: { 'content-type': 'application/json' } }));
@@ -128,17 +152,28 @@ async function main() {
       await load('warm-up', express.url, bare, 3);
       await load('warm-up', http.url, bare, 2);
     }
-    const pids = { gateway: stack.gateway.child.pid!, verify: stack.services.verify.child.pid!, audit: stack.services.audit.child.pid! };
+    const pids = {
+      gateway: stack.gateway.child.pid!,
+      verify: stack.services.verify.child.pid!,
+      audit: stack.services.audit.child.pid!,
+    };
     const probes = () => Object.values(pids).forEach((pid) => process.kill(pid, 'SIGUSR2'));
     const background = brokerPids();
     for (let round = 1; round <= ROUNDS; round++) {
       if (express) {
         // The stack's background work (audit, RabbitMQ) is sampled here too: what it still does
         // during a baseline round would flatter the ratio.
-        const sampler = cpuSampler({ express: express.child.pid!, autocannon: process.pid, audit: pids.audit, ...background });
+        const sampler = cpuSampler({
+          express: express.child.pid!,
+          autocannon: process.pid,
+          audit: pids.audit,
+          ...background,
+        });
         const r = await load(`bare express, round ${round}`, express.url, bare);
         expressRounds.push(r);
-        process.stdout.write(`round ${round} express ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms — CPU: ${sampler.stop(r.rps)}\n`);
+        process.stdout.write(
+          `round ${round} express ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms — CPU: ${sampler.stop(r.rps)}\n`,
+        );
         await sleep(500);
       }
       probes();
@@ -147,15 +182,26 @@ async function main() {
       const usage = cpu.stop(full.rps);
       probes();
       stackRounds.push(full);
-      process.stdout.write(`round ${round} stack   ${full.rps.toFixed(0)} req/s, p50 ${full.p50} ms, p99 ${full.p99} ms — CPU: ${usage}\n`);
+      process.stdout.write(
+        `round ${round} stack   ${full.rps.toFixed(0)} req/s, p50 ${full.p50} ms, p99 ${full.p99} ms — CPU: ${usage}\n`,
+      );
       await sleep(500);
       process.stdout.write(`  event loop: ${loopReport(probeDir, round)}\n`);
       // Let audit and RabbitMQ drain what the stack round left before the next baseline round.
       await sleep(1000);
     }
     if (http) raw = await load('raw node:http (once, for scale)', http.url, bare);
-    const token = await internalTokens(stack.internalSecret).mint({ tenantId: null, actor: { type: 'system' }, permissions: [], requestId: 'req_bench' });
-    const metrics = await (await fetch(`${stack.services.verify.url}/internal/v1/metrics`, { headers: { 'x-internal-token': token } })).json();
+    const token = await internalTokens(stack.internalSecret).mint({
+      tenantId: null,
+      actor: { type: 'system' },
+      permissions: [],
+      requestId: 'req_bench',
+    });
+    const metrics = await (
+      await fetch(`${stack.services.verify.url}/internal/v1/metrics`, {
+        headers: { 'x-internal-token': token },
+      })
+    ).json();
     process.stdout.write(`verify counters: ${JSON.stringify(metrics)}\n`);
   } finally {
     if (express) await stopChild(express.child);
@@ -164,12 +210,17 @@ async function main() {
     rmSync(probeDir, { recursive: true, force: true });
   }
 
-  const rows = [...stackRounds.flatMap((s, i) => (expressRounds[i] ? [expressRounds[i]!, s] : [s])), ...(raw ? [raw] : [])].map(
+  const rows = [
+    ...stackRounds.flatMap((s, i) => (expressRounds[i] ? [expressRounds[i]!, s] : [s])),
+    ...(raw ? [raw] : []),
+  ].map(
     (r) =>
       `| ${r.name.padEnd(34)} | ${r.rps.toFixed(0).padStart(7)} | ${String(r.p50).padStart(4)} ms | ${String(r.p99).padStart(4)} ms | ${String(r.non2xx + r.errors).padStart(11)} |`,
   );
   const m = (rs: Result[], k: 'rps' | 'p50' | 'p99') => median(rs.map((r) => r[k]));
-  const ratios = stackRounds.map((s, i) => (expressRounds[i] ? s.rps / expressRounds[i]!.rps : NaN)).filter((x) => !Number.isNaN(x));
+  const ratios = stackRounds
+    .map((s, i) => (expressRounds[i] ? s.rps / expressRounds[i]!.rps : NaN))
+    .filter((x) => !Number.isNaN(x));
   const failures = stackRounds.reduce((n, r) => n + r.non2xx + r.errors, 0);
   const worstP99 = Math.max(...stackRounds.map((r) => r.p99));
   process.stdout.write(

@@ -27,7 +27,10 @@ export interface EmbeddedStack {
   stop(): Promise<void>;
 }
 
-export async function startEmbedded(env: NodeJS.ProcessEnv = process.env, quiet = false): Promise<EmbeddedStack> {
+export async function startEmbedded(
+  env: NodeJS.ProcessEnv = process.env,
+  quiet = false,
+): Promise<EmbeddedStack> {
   const level = quiet ? 'silent' : (env.LOG_LEVEL ?? 'info');
   const bus = new InProcessBus(createLogger('bus', level));
   const generatedOperatorToken = env.OPERATOR_TOKEN ? undefined : randomBytes(24).toString('base64url');
@@ -57,10 +60,18 @@ export async function startEmbedded(env: NodeJS.ProcessEnv = process.env, quiet 
   };
 
   try {
-    const identityWired = await identity.wire(parseConfig(identityConfig, internal), createLogger('identity', level), { publisher: bus });
+    const identityWired = await identity.wire(
+      parseConfig(identityConfig, internal),
+      createLogger('identity', level),
+      { publisher: bus },
+    );
     const identityServer = await run('identity', identityWired, createIdentity(identityWired.deps));
 
-    const mandatesWired = await mandates.wire(parseConfig(mandatesConfig, internal), createLogger('mandates', level), { publisher: bus });
+    const mandatesWired = await mandates.wire(
+      parseConfig(mandatesConfig, internal),
+      createLogger('mandates', level),
+      { publisher: bus },
+    );
     const mandatesServer = await run('mandates', mandatesWired, createMandates(mandatesWired.deps));
 
     const verifyWired = await verify.wire(
@@ -84,8 +95,16 @@ export async function startEmbedded(env: NodeJS.ProcessEnv = process.env, quiet 
       IDENTITY_URL: identityServer.url,
       AUDIT_URL: auditServer.url,
     });
-    const gatewayWired = await gateway.wire(gatewayConfig, createLogger('gateway', level), { publisher: bus });
-    const gatewayServer = await run('gateway', gatewayWired, createGateway(gatewayWired.deps), gatewayConfig.PORT, gatewayConfig.HOST);
+    const gatewayWired = await gateway.wire(gatewayConfig, createLogger('gateway', level), {
+      publisher: bus,
+    });
+    const gatewayServer = await run(
+      'gateway',
+      gatewayWired,
+      createGateway(gatewayWired.deps),
+      gatewayConfig.PORT,
+      gatewayConfig.HOST,
+    );
 
     if (!quiet) printBanner(env, gatewayServer.url, generatedOperatorToken, servers);
     return {
@@ -103,7 +122,12 @@ export async function startEmbedded(env: NodeJS.ProcessEnv = process.env, quiet 
   }
 }
 
-function printBanner(env: NodeJS.ProcessEnv, url: string, operatorToken: string | undefined, servers: Record<string, RunningServer>) {
+function printBanner(
+  env: NodeJS.ProcessEnv,
+  url: string,
+  operatorToken: string | undefined,
+  servers: Record<string, RunningServer>,
+) {
   const part = (real: string | undefined, embedded: string, realName: string) =>
     real ? `${realName}` : `EMBEDDED — ${embedded}`;
   const lines = [
@@ -115,11 +139,17 @@ function printBanner(env: NodeJS.ProcessEnv, url: string, operatorToken: string 
     `  Stores:         ${part(env.MONGO_URL, 'in memory', 'MongoDB')}`,
     `  Rate limiter:   ${part(env.REDIS_URL, 'in memory, per process', 'Redis')}`,
     `  Signing key:    ${env.KMS_KEY_ID || env.SIGNING_KEY_IDS ? `AWS KMS (${env.KMS_KEY_ID || env.SIGNING_KEY_IDS})` : env.LOCAL_SIGNING_KEY || env.LOCAL_SIGNING_KEY_FILE ? 'local ES256 key from configuration' : 'EMBEDDED — ES256 key generated at start'}`,
-    `  Services:       ${Object.entries(servers).map(([n, s]) => `${n} ${s.url}`).join(', ')}`,
+    `  Services:       ${Object.entries(servers)
+      .map(([n, s]) => `${n} ${s.url}`)
+      .join(', ')}`,
   ];
   if (!env.MONGO_URL) lines.push('', '  !! Data lives in memory and is LOST ON RESTART. !!');
   if (operatorToken) {
-    lines.push('', `  Operator token (shown once): ${operatorToken}`, `  export OPERATOR_TOKEN=${operatorToken}`);
+    lines.push(
+      '',
+      `  Operator token (shown once): ${operatorToken}`,
+      `  export OPERATOR_TOKEN=${operatorToken}`,
+    );
   }
   lines.push('================================================================================', '');
   process.stdout.write(lines.join('\n') + '\n');

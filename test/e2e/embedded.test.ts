@@ -14,7 +14,10 @@ describe('embedded mode (npm start)', () => {
 
   it('when the README walk-through runs against it, then every step answers as documented', async () => {
     const api = apiClient(stack.url);
-    const tenant = await api('POST', '/v1/platform/tenants', { auth: stack.operatorToken, body: { name: 'Acme', plan: 'beta' } });
+    const tenant = await api('POST', '/v1/platform/tenants', {
+      auth: stack.operatorToken,
+      body: { name: 'Acme', plan: 'beta' },
+    });
     expect(tenant.status).toBe(201);
     const auth = `${tenant.body.tenant.id}:${tenant.body.api_key.api_key}`;
     const mandate = await api('POST', '/v1/mandates', {
@@ -27,20 +30,32 @@ describe('embedded mode (npm start)', () => {
     });
     expect(mandate.status).toBe(201);
     const id = mandate.body.id;
-    const allow = await api('POST', '/v1/verify', { auth, body: { mandate_id: id, action: 'payments:create', amount: 1200, currency: 'EUR' } });
+    const allow = await api('POST', '/v1/verify', {
+      auth,
+      body: { mandate_id: id, action: 'payments:create', amount: 1200, currency: 'EUR' },
+    });
     expect(allow.body).toMatchObject({ decision: 'ALLOW', reason: 'OK' });
-    expect((await api('POST', `/v1/mandates/${id}/suspend`, { auth, body: { reason: 'card lost' } })).body.state).toBe('SUSPENDED');
-    const deny = await api('POST', '/v1/verify', { auth, body: { mandate_id: id, action: 'payments:create' } });
+    expect(
+      (await api('POST', `/v1/mandates/${id}/suspend`, { auth, body: { reason: 'card lost' } })).body.state,
+    ).toBe('SUSPENDED');
+    const deny = await api('POST', '/v1/verify', {
+      auth,
+      body: { mandate_id: id, action: 'payments:create' },
+    });
     expect(deny.body).toMatchObject({ decision: 'DENY', reason: 'MANDATE_SUSPENDED' });
     expect((await api('POST', `/v1/mandates/${id}/revoke`, { auth })).status).toBe(200);
     const again = await api('POST', `/v1/mandates/${id}/revoke`, { auth });
     expect(again.body).toEqual({ error: 'CONFLICT', message: 'Mandate is already revoked' });
     await eventually(async () => {
-      const res = await api('GET', `/v1/events?resource_id=${id}&type=MANDATE_SUSPENDED,MANDATE_REVOKED`, { auth });
+      const res = await api('GET', `/v1/events?resource_id=${id}&type=MANDATE_SUSPENDED,MANDATE_REVOKED`, {
+        auth,
+      });
       return res.body.data.length === 2 ? true : undefined;
     });
     expect((await api('GET', '/v1/.well-known/jwks.json')).body.keys).toHaveLength(1);
     const openapi = await api('GET', '/v1/openapi.json');
-    expect(Object.keys(openapi.body.paths)).toEqual(expect.arrayContaining(['/v1/mandates', '/v1/verify', '/v1/events']));
+    expect(Object.keys(openapi.body.paths)).toEqual(
+      expect.arrayContaining(['/v1/mandates', '/v1/verify', '/v1/events']),
+    );
   });
 });

@@ -20,7 +20,10 @@ describe('end to end: expiry and valid_from', () => {
   }, 30_000);
 
   const newTenant = async () => {
-    const t = await api('POST', '/v1/platform/tenants', { auth: stack.operatorToken, body: { name: 'Expiry' } });
+    const t = await api('POST', '/v1/platform/tenants', {
+      auth: stack.operatorToken,
+      body: { name: 'Expiry' },
+    });
     expect(t.status).toBe(201);
     return `${t.body.tenant.id}:${t.body.api_key.api_key}`;
   };
@@ -30,12 +33,19 @@ describe('end to end: expiry and valid_from', () => {
     const expiresAt = Date.now() + 2_500;
     const created = await api('POST', '/v1/mandates', {
       auth,
-      body: { principal: 'a', delegate: 'b', scope: { actions: ['payments:*'] }, expires_at: new Date(expiresAt).toISOString() },
+      body: {
+        principal: 'a',
+        delegate: 'b',
+        scope: { actions: ['payments:*'] },
+        expires_at: new Date(expiresAt).toISOString(),
+      },
     });
     expect(created.status).toBe(201);
     const id: string = created.body.id;
     const verifyBody = { mandate_id: id, action: 'payments:create' };
-    expect((await api('POST', '/v1/verify', { auth, body: verifyBody })).body).toMatchObject({ decision: 'ALLOW' });
+    expect((await api('POST', '/v1/verify', { auth, body: verifyBody })).body).toMatchObject({
+      decision: 'ALLOW',
+    });
 
     while (Date.now() <= expiresAt + 50) await new Promise((r) => setTimeout(r, 50));
 
@@ -49,7 +59,11 @@ describe('end to end: expiry and valid_from', () => {
     });
     for (const op of ['suspend', 'reactivate', 'revoke']) {
       const res = await api('POST', `/v1/mandates/${id}/${op}`, { auth });
-      expect({ op, status: res.status, body: res.body }).toEqual({ op, status: 409, body: { error: 'CONFLICT', message: 'Mandate is expired' } });
+      expect({ op, status: res.status, body: res.body }).toEqual({
+        op,
+        status: 409,
+        body: { error: 'CONFLICT', message: 'Mandate is expired' },
+      });
     }
 
     // The sweeper persists it (version 2) and announces it once.
@@ -70,7 +84,11 @@ describe('end to end: expiry and valid_from', () => {
     await new Promise((r) => setTimeout(r, 1_000));
     const again = await api('GET', `/v1/events?resource_id=${id}&type=MANDATE_EXPIRED`, { auth });
     expect(again.body.data).toHaveLength(1);
-    expect(events[0]).toMatchObject({ type: 'MANDATE_EXPIRED', actor: { type: 'system' }, data: { state: 'EXPIRED', version: 2 } });
+    expect(events[0]).toMatchObject({
+      type: 'MANDATE_EXPIRED',
+      actor: { type: 'system' },
+      data: { state: 'EXPIRED', version: 2 },
+    });
     expect((await api('POST', '/v1/verify', { auth, body: verifyBody })).body).toMatchObject({
       decision: 'DENY',
       reason: 'MANDATE_EXPIRED',
@@ -85,7 +103,15 @@ describe('end to end: expiry and valid_from', () => {
       body: { principal: 'a', delegate: 'b', valid_from: new Date(Date.now() + 3_600_000).toISOString() },
     });
     expect(created.status).toBe(201);
-    const res = await api('POST', '/v1/verify', { auth, body: { mandate_id: created.body.id, action: 'anything' } });
-    expect(res.body).toMatchObject({ decision: 'DENY', reason: 'MANDATE_NOT_YET_VALID', mandate_state: 'ACTIVE', mandate_version: 1 });
+    const res = await api('POST', '/v1/verify', {
+      auth,
+      body: { mandate_id: created.body.id, action: 'anything' },
+    });
+    expect(res.body).toMatchObject({
+      decision: 'DENY',
+      reason: 'MANDATE_NOT_YET_VALID',
+      mandate_state: 'ACTIVE',
+      mandate_version: 1,
+    });
   }, 30_000);
 });

@@ -8,7 +8,12 @@ import { apiClient, deleteRedisKeys, eventually, startStack, type Stack } from '
 describe('end to end: Idempotency-Key on the real Redis and RabbitMQ', () => {
   const idemPrefix = `e2e-idem-${newId('req')}`;
   // 50 creates at once would otherwise meet the beta burst of 10 on POST /mandates.
-  const overrides = JSON.stringify({ beta: { global: { rate: 500, burst: 1000 }, endpoints: { 'mandates.create': { rate: 500, burst: 1000 } } } });
+  const overrides = JSON.stringify({
+    beta: {
+      global: { rate: 500, burst: 1000 },
+      endpoints: { 'mandates.create': { rate: 500, burst: 1000 } },
+    },
+  });
   let stack: Stack;
   let api: ReturnType<typeof apiClient>;
 
@@ -22,7 +27,10 @@ describe('end to end: Idempotency-Key on the real Redis and RabbitMQ', () => {
   });
 
   const newTenant = async () => {
-    const t = await api('POST', '/v1/platform/tenants', { auth: stack.operatorToken, body: { name: `Idem ${newId('req')}`, plan: 'beta' } });
+    const t = await api('POST', '/v1/platform/tenants', {
+      auth: stack.operatorToken,
+      body: { name: `Idem ${newId('req')}`, plan: 'beta' },
+    });
     expect(t.status).toBe(201);
     return `${t.body.tenant.id}:${t.body.api_key.api_key}`;
   };
@@ -36,7 +44,9 @@ describe('end to end: Idempotency-Key on the real Redis and RabbitMQ', () => {
     const auth = await newTenant();
     const key = `create-${newId('req')}`;
     const results = await Promise.all(
-      Array.from({ length: 50 }, () => api('POST', '/v1/mandates', { auth, body: mandateBody(), headers: { 'idempotency-key': key } })),
+      Array.from({ length: 50 }, () =>
+        api('POST', '/v1/mandates', { auth, body: mandateBody(), headers: { 'idempotency-key': key } }),
+      ),
     );
     expect(results.map((r) => r.status)).toEqual(Array(50).fill(201));
     expect(new Set(results.map((r) => r.text)).size).toBe(1);
@@ -52,7 +62,10 @@ describe('end to end: Idempotency-Key on the real Redis and RabbitMQ', () => {
     await eventually(
       async () => {
         const calls = await api('GET', '/v1/events?type=API_CALL&limit=100', { auth });
-        return calls.body.data.filter((e: { data: { route: string } }) => e.data.route === '/v1/mandates').length >= 50 ? true : undefined;
+        return calls.body.data.filter((e: { data: { route: string } }) => e.data.route === '/v1/mandates')
+          .length >= 50
+          ? true
+          : undefined;
       },
       20_000,
       '50 API_CALL events',
@@ -64,22 +77,45 @@ describe('end to end: Idempotency-Key on the real Redis and RabbitMQ', () => {
   it('when a create is retried later, then the same mandate is replayed; with another body the key is a 409', async () => {
     const auth = await newTenant();
     const key = `retry-${newId('req')}`;
-    const first = await api('POST', '/v1/mandates', { auth, body: mandateBody(), headers: { 'idempotency-key': key } });
-    const retry = await api('POST', '/v1/mandates', { auth, body: mandateBody(), headers: { 'idempotency-key': key } });
+    const first = await api('POST', '/v1/mandates', {
+      auth,
+      body: mandateBody(),
+      headers: { 'idempotency-key': key },
+    });
+    const retry = await api('POST', '/v1/mandates', {
+      auth,
+      body: mandateBody(),
+      headers: { 'idempotency-key': key },
+    });
     expect(first.status).toBe(201);
     expect(retry).toMatchObject({ status: 201, text: first.text });
     expect(retry.headers.get('idempotent-replayed')).toBe('true');
-    const other = await api('POST', '/v1/mandates', { auth, body: mandateBody('agent_other'), headers: { 'idempotency-key': key } });
+    const other = await api('POST', '/v1/mandates', {
+      auth,
+      body: mandateBody('agent_other'),
+      headers: { 'idempotency-key': key },
+    });
     expect(other.status).toBe(409);
-    expect(other.body).toEqual({ error: 'CONFLICT', message: 'This Idempotency-Key was already used with a different request' });
+    expect(other.body).toEqual({
+      error: 'CONFLICT',
+      message: 'This Idempotency-Key was already used with a different request',
+    });
     expect((await api('GET', '/v1/mandates', { auth })).body.data).toHaveLength(1);
   });
 
   it('when two tenants use the same key, then each gets its own mandate', async () => {
     const [a, b] = await Promise.all([newTenant(), newTenant()]);
     const key = `shared-${newId('req')}`;
-    const ra = await api('POST', '/v1/mandates', { auth: a, body: mandateBody(), headers: { 'idempotency-key': key } });
-    const rb = await api('POST', '/v1/mandates', { auth: b, body: mandateBody(), headers: { 'idempotency-key': key } });
+    const ra = await api('POST', '/v1/mandates', {
+      auth: a,
+      body: mandateBody(),
+      headers: { 'idempotency-key': key },
+    });
+    const rb = await api('POST', '/v1/mandates', {
+      auth: b,
+      body: mandateBody(),
+      headers: { 'idempotency-key': key },
+    });
     expect([ra.status, rb.status]).toEqual([201, 201]);
     expect(rb.headers.get('idempotent-replayed')).toBeNull();
     expect(ra.body.id).not.toBe(rb.body.id);
@@ -90,8 +126,16 @@ describe('end to end: Idempotency-Key on the real Redis and RabbitMQ', () => {
     const created = await api('POST', '/v1/mandates', { auth, body: mandateBody() });
     const key = `suspend-${newId('req')}`;
     const path = `/v1/mandates/${created.body.id}/suspend`;
-    const first = await api('POST', path, { auth, body: { reason: 'card lost' }, headers: { 'idempotency-key': key } });
-    const retry = await api('POST', path, { auth, body: { reason: 'card lost' }, headers: { 'idempotency-key': key } });
+    const first = await api('POST', path, {
+      auth,
+      body: { reason: 'card lost' },
+      headers: { 'idempotency-key': key },
+    });
+    const retry = await api('POST', path, {
+      auth,
+      body: { reason: 'card lost' },
+      headers: { 'idempotency-key': key },
+    });
     expect(first.status).toBe(200);
     expect(retry).toMatchObject({ status: 200, text: first.text });
     expect(retry.body.version).toBe(2);

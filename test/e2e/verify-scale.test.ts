@@ -19,7 +19,10 @@ describe('end to end: verify scaled to two processes', () => {
   }, 30_000);
 
   const tenantWithMandate = async () => {
-    const t = await api('POST', '/v1/platform/tenants', { auth: stack.operatorToken, body: { name: 'Scale', plan: 'enterprise' } });
+    const t = await api('POST', '/v1/platform/tenants', {
+      auth: stack.operatorToken,
+      body: { name: 'Scale', plan: 'enterprise' },
+    });
     expect(t.status).toBe(201);
     const auth = `${t.body.tenant.id}:${t.body.api_key.api_key}`;
     const m = await api('POST', '/v1/mandates', {
@@ -45,7 +48,10 @@ describe('end to end: verify scaled to two processes', () => {
     const { auth, mandateId } = await tenantWithMandate();
     const before = await Promise.all(stack.replicas.verify.map((v) => metricsOf(v.url)));
     const answers = [];
-    for (let i = 0; i < 40; i++) answers.push(await api('POST', '/v1/verify', { auth, body: { mandate_id: mandateId, action: 'payments:create' } }));
+    for (let i = 0; i < 40; i++)
+      answers.push(
+        await api('POST', '/v1/verify', { auth, body: { mandate_id: mandateId, action: 'payments:create' } }),
+      );
     expect(answers.filter((a) => a.status !== 200).map((a) => a.text)).toEqual([]);
     expect(new Set(answers.map((a) => a.text)).size).toBe(1);
     const after = await Promise.all(stack.replicas.verify.map((v) => metricsOf(v.url)));
@@ -65,15 +71,21 @@ describe('end to end: verify scaled to two processes', () => {
     const worker = async () => {
       while (!done) {
         const at = performance.now();
-        const res = await api('POST', '/v1/verify', { auth, body: { mandate_id: mandateId, action: 'payments:create' } });
+        const res = await api('POST', '/v1/verify', {
+          auth,
+          body: { mandate_id: mandateId, action: 'payments:create' },
+        });
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
         // A 429 (the gateway's rate limit) answers nothing about the mandate; only decisions are checked.
-        if (res.status === 200) verifies.push({ at, version: res.body.mandate_version, decision: res.body.decision });
+        if (res.status === 200)
+          verifies.push({ at, version: res.body.mandate_version, decision: res.body.decision });
       }
     };
     const workers = Array.from({ length: 8 }, () => worker());
     for (let i = 0; i < 12; i++) {
-      const res = await api('POST', `/v1/mandates/${mandateId}/${i % 2 === 0 ? 'suspend' : 'reactivate'}`, { auth });
+      const res = await api('POST', `/v1/mandates/${mandateId}/${i % 2 === 0 ? 'suspend' : 'reactivate'}`, {
+        auth,
+      });
       expect(res.status).toBe(200);
       lifecycle.push({ at: performance.now(), version: res.body.version });
       await new Promise((r) => setTimeout(r, 20));
@@ -83,11 +95,14 @@ describe('end to end: verify scaled to two processes', () => {
     const revokedAt = performance.now();
     lifecycle.push({ at: revokedAt, version: revoked.body.version });
     const deadline = Date.now() + 10_000;
-    while (verifies.filter((v) => v.at > revokedAt).length < 50 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    while (verifies.filter((v) => v.at > revokedAt).length < 50 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 10));
     done = true;
     await Promise.all(workers);
 
-    const stale = verifies.filter((v) => v.version < lifecycle.filter((l) => l.at < v.at).reduce((max, l) => Math.max(max, l.version), 1));
+    const stale = verifies.filter(
+      (v) => v.version < lifecycle.filter((l) => l.at < v.at).reduce((max, l) => Math.max(max, l.version), 1),
+    );
     const staleAllow = verifies.filter((v) => v.at > revokedAt && v.decision === 'ALLOW');
     expect({ stale: stale.length, staleAllow: staleAllow.length }).toEqual({ stale: 0, staleAllow: 0 });
     expect([...statuses.keys()].filter((s) => s !== 200 && s !== 429)).toEqual([]);

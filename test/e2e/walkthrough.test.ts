@@ -31,7 +31,11 @@ describe('end to end: five processes on real RabbitMQ and Redis', () => {
 
     const created = await api('POST', '/v1/mandates', {
       auth: authA,
-      body: { principal: 'user_alice', delegate: { id: 'agent_bot', type: 'agent' }, scope: { actions: ['payments:*'] } },
+      body: {
+        principal: 'user_alice',
+        delegate: { id: 'agent_bot', type: 'agent' },
+        scope: { actions: ['payments:*'] },
+      },
     });
     expect(created.status).toBe(201);
     const mandateId: string = created.body.id;
@@ -41,11 +45,19 @@ describe('end to end: five processes on real RabbitMQ and Redis', () => {
     const allow = await api('POST', '/v1/verify', { auth: authA, body: verifyBody });
     expect(allow.body).toMatchObject({ decision: 'ALLOW', reason: 'OK', mandate_version: 1 });
 
-    const suspended = await api('POST', `/v1/mandates/${mandateId}/suspend`, { auth: authA, body: { reason: 'holiday' } });
+    const suspended = await api('POST', `/v1/mandates/${mandateId}/suspend`, {
+      auth: authA,
+      body: { reason: 'holiday' },
+    });
     expect(suspended.body).toMatchObject({ state: 'SUSPENDED', version: 2 });
 
     const deny = await api('POST', '/v1/verify', { auth: authA, body: verifyBody });
-    expect(deny.body).toMatchObject({ decision: 'DENY', reason: 'MANDATE_SUSPENDED', mandate_state: 'SUSPENDED', mandate_version: 2 });
+    expect(deny.body).toMatchObject({
+      decision: 'DENY',
+      reason: 'MANDATE_SUSPENDED',
+      mandate_state: 'SUSPENDED',
+      mandate_version: 2,
+    });
 
     const revoked = await api('POST', `/v1/mandates/${mandateId}/revoke`, { auth: authA });
     expect(revoked.body).toMatchObject({ state: 'REVOKED', version: 3 });
@@ -57,7 +69,13 @@ describe('end to end: five processes on real RabbitMQ and Redis', () => {
       async () => {
         const res = await api('GET', '/v1/events?limit=100', { auth: authA });
         const seen = new Set<string>((res.body.data as { type: string }[]).map((e) => e.type));
-        const wanted = ['MANDATE_CREATED', 'MANDATE_SUSPENDED', 'MANDATE_REVOKED', 'VERIFICATION_PERFORMED', 'API_CALL'];
+        const wanted = [
+          'MANDATE_CREATED',
+          'MANDATE_SUSPENDED',
+          'MANDATE_REVOKED',
+          'VERIFICATION_PERFORMED',
+          'API_CALL',
+        ];
         // API_CALL events are batched separately from the lifecycle events: wait for the revoke's own record too.
         const revokeCallSeen = (res.body.data as { type: string; data: { route?: string } }[]).some(
           (e) => e.type === 'API_CALL' && e.data.route === '/v1/mandates/:id/revoke',
@@ -70,10 +88,20 @@ describe('end to end: five processes on real RabbitMQ and Redis', () => {
     const apiCall = (types as { type: string; actor: { key_id?: string }; data: { route?: string } }[]).find(
       (e) => e.type === 'API_CALL' && e.data.route === '/v1/mandates/:id/revoke',
     );
-    expect(apiCall).toMatchObject({ actor: { type: 'api_key', key_id: a.api_key.key_id }, data: { key_id: a.api_key.key_id } });
+    expect(apiCall).toMatchObject({
+      actor: { type: 'api_key', key_id: a.api_key.key_id },
+      data: { key_id: a.api_key.key_id },
+    });
 
-    const byResource = await api('GET', `/v1/events?resource_id=${mandateId}&type=MANDATE_CREATED,MANDATE_REVOKED`, { auth: authA });
-    expect(byResource.body.data.map((e: { type: string }) => e.type).sort()).toEqual(['MANDATE_CREATED', 'MANDATE_REVOKED']);
+    const byResource = await api(
+      'GET',
+      `/v1/events?resource_id=${mandateId}&type=MANDATE_CREATED,MANDATE_REVOKED`,
+      { auth: authA },
+    );
+    expect(byResource.body.data.map((e: { type: string }) => e.type).sort()).toEqual([
+      'MANDATE_CREATED',
+      'MANDATE_REVOKED',
+    ]);
 
     // Tenant B: A's mandate does not exist, and none of A's events are visible.
     const foreign = await api('GET', `/v1/mandates/${mandateId}`, { auth: authB });
@@ -84,7 +112,11 @@ describe('end to end: five processes on real RabbitMQ and Redis', () => {
     expect(bEvents.body.data).toEqual([]);
     const bAll = await api('GET', '/v1/events?limit=100', { auth: authB });
     expect(bAll.body.data.every((e: { tenant_id: string }) => e.tenant_id === b.tenant.id)).toBe(true);
-    const foreignEvent = await api('GET', `/v1/events/${apiCall ? (apiCall as unknown as { id: string }).id : 'evt_x'}`, { auth: authB });
+    const foreignEvent = await api(
+      'GET',
+      `/v1/events/${apiCall ? (apiCall as unknown as { id: string }).id : 'evt_x'}`,
+      { auth: authB },
+    );
     expect(foreignEvent.status).toBe(404);
   }, 60_000);
 
@@ -92,7 +124,12 @@ describe('end to end: five processes on real RabbitMQ and Redis', () => {
     'when the %s service is called directly without an internal token, then it answers 401',
     async (name) => {
       const direct = apiClient(stack.services[name].url);
-      const paths = { mandates: '/v1/mandates', verify: '/v1/verify', identity: '/internal/v1/keys/resolve', audit: '/v1/events' };
+      const paths = {
+        mandates: '/v1/mandates',
+        verify: '/v1/verify',
+        identity: '/internal/v1/keys/resolve',
+        audit: '/v1/events',
+      };
       const method = name === 'mandates' || name === 'audit' ? 'GET' : 'POST';
       const res = await direct(method, paths[name], {
         headers: { 'x-tenant-id': 'tnt_01jaaaaaaaaaaaaaaaaaaaaaaa' },

@@ -1,7 +1,15 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { AMQP_URL, REDIS_URL, apiClient, startService, startStack, type ServiceProcess, type Stack } from '../support/stack';
+import {
+  AMQP_URL,
+  REDIS_URL,
+  apiClient,
+  startService,
+  startStack,
+  type ServiceProcess,
+  type Stack,
+} from '../support/stack';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { Produced, countEvents, createAndVerify, report, settle, type Counts } from './workload';
 
@@ -49,7 +57,10 @@ describe('delivery guarantees under faults (real RabbitMQ and Redis through a TC
     amqpProxy = await startTcpProxy(amqp.hostname, Number(amqp.port || 5672));
     redisProxy = await startTcpProxy(redis.hostname, Number(redis.port || 6379));
     journalDir = await mkdtemp(path.join(tmpdir(), 'fault-audit-'));
-    const proxied = { AMQP_URL: withPort(AMQP_URL, amqpProxy.port), REDIS_URL: withPort(REDIS_URL, redisProxy.port) };
+    const proxied = {
+      AMQP_URL: withPort(AMQP_URL, amqpProxy.port),
+      REDIS_URL: withPort(REDIS_URL, redisProxy.port),
+    };
     // The audit store must outlive a SIGKILL: without MongoDB, the journaled memory store does.
     const auditExtra = { AUDIT_STORE_FILE: path.join(journalDir, 'events.ndjson') };
     stack = await startStack({ all: proxied, audit: auditExtra, gateway: { PLAN_OVERRIDES: NO_LIMITS } });
@@ -74,7 +85,10 @@ describe('delivery guarantees under faults (real RabbitMQ and Redis through a TC
 
   async function newTenant(name: string): Promise<{ tenantId: string; auth: string }> {
     const api = apiClient(stack.gateway.url);
-    const res = await api('POST', '/v1/platform/tenants', { auth: stack.operatorToken, body: { name, plan: 'enterprise' } });
+    const res = await api('POST', '/v1/platform/tenants', {
+      auth: stack.operatorToken,
+      body: { name, plan: 'enterprise' },
+    });
     expect(res.status).toBe(201);
     return { tenantId: res.body.tenant.id, auth: `${res.body.tenant.id}:${res.body.api_key.api_key}` };
   }
@@ -85,14 +99,24 @@ describe('delivery guarantees under faults (real RabbitMQ and Redis through a TC
     expect([...produced.statuses.keys()].sort()).toEqual([200, 201]);
     expect(produced.byType.MANDATE_CREATED.size).toBe(mandates);
     expect(produced.byType.VERIFICATION_PERFORMED.size).toBe(mandates);
-    for (const c of counts) expect({ type: c.type, stored: c.stored, duplicates: c.duplicates }).toEqual({ type: c.type, stored: c.produced, duplicates: 0 });
+    for (const c of counts)
+      expect({ type: c.type, stored: c.stored, duplicates: c.duplicates }).toEqual({
+        type: c.type,
+        stored: c.produced,
+        duplicates: 0,
+      });
   }
 
   it('when the broker is cut for 10 s while 1,000 mandates are created and verified, then every MANDATE_CREATED, VERIFICATION_PERFORMED and API_CALL arrives in /events, none twice', async () => {
     const { tenantId, auth } = await newTenant('broker-cut');
     const produced = new Produced();
     const started = Date.now();
-    const load = createAndVerify(stack.gateway.url, auth, { count: 1_000, concurrency: 20, label: 'cut', produced });
+    const load = createAndVerify(stack.gateway.url, auth, {
+      count: 1_000,
+      concurrency: 20,
+      label: 'cut',
+      produced,
+    });
     await waitFor(() => produced.done >= 100, 'the first 100 mandates');
     amqpProxy.cut();
     const doneAtCut = produced.done;
@@ -101,7 +125,10 @@ describe('delivery guarantees under faults (real RabbitMQ and Redis through a TC
     amqpProxy.restore();
     await load;
     const loadMs = Date.now() - started;
-    const counts = await settle(() => countEvents(auditUrl, stack.internalSecret, tenantId, produced), 90_000);
+    const counts = await settle(
+      () => countEvents(auditUrl, stack.internalSecret, tenantId, produced),
+      90_000,
+    );
     report('broker cut 10 s, 1,000 mandates created + verified', counts, {
       mandates_done_during_cut: doneDuringCut,
       load_ms: loadMs,
@@ -115,16 +142,28 @@ describe('delivery guarantees under faults (real RabbitMQ and Redis through a TC
   it('when the audit process is killed with SIGKILL mid-stream and restarted, then the same count arrives, no duplicates', async () => {
     const { tenantId, auth } = await newTenant('audit-kill');
     const produced = new Produced();
-    const load = createAndVerify(stack.gateway.url, auth, { count: 400, concurrency: 20, label: 'kill', produced });
+    const load = createAndVerify(stack.gateway.url, auth, {
+      count: 400,
+      concurrency: 20,
+      label: 'kill',
+      produced,
+    });
     await waitFor(() => produced.done >= 100, 'the first 100 mandates');
     const killed = stack.services.audit.child;
     killed.kill('SIGKILL');
-    await new Promise<void>((resolve) => (killed.exitCode !== null || killed.signalCode !== null ? resolve() : killed.once('exit', () => resolve())));
+    await new Promise<void>((resolve) =>
+      killed.exitCode !== null || killed.signalCode !== null
+        ? resolve()
+        : killed.once('exit', () => resolve()),
+    );
     const doneAtKill = produced.done;
     await new Promise((r) => setTimeout(r, 2_000));
     restartedAudit = await startService('audit', auditEnv, 'audit (restarted)');
     await load;
-    const counts = await settle(() => countEvents(auditUrl, stack.internalSecret, tenantId, produced), 90_000);
+    const counts = await settle(
+      () => countEvents(auditUrl, stack.internalSecret, tenantId, produced),
+      90_000,
+    );
     report('audit SIGKILL mid-stream + restart, 400 mandates created + verified', counts, {
       mandates_done_at_kill: doneAtKill,
     });
@@ -135,7 +174,12 @@ describe('delivery guarantees under faults (real RabbitMQ and Redis through a TC
   it('when Redis is cut, then requests keep flowing (insurance limiter, snapshot fallback) and nothing is lost', async () => {
     const { tenantId, auth } = await newTenant('redis-cut');
     const produced = new Produced();
-    const load = createAndVerify(stack.gateway.url, auth, { count: 400, concurrency: 20, label: 'redis', produced });
+    const load = createAndVerify(stack.gateway.url, auth, {
+      count: 400,
+      concurrency: 20,
+      label: 'redis',
+      produced,
+    });
     await waitFor(() => produced.done >= 50, 'the first 50 mandates');
     redisProxy.cut();
     const doneAtCut = produced.done;
@@ -143,8 +187,13 @@ describe('delivery guarantees under faults (real RabbitMQ and Redis through a TC
     const doneDuringCut = produced.done - doneAtCut;
     redisProxy.restore();
     await load;
-    const counts = await settle(() => countEvents(auditUrl, stack.internalSecret, tenantId, produced), 90_000);
-    report('Redis cut 5 s, 400 mandates created + verified', counts, { mandates_done_during_cut: doneDuringCut });
+    const counts = await settle(
+      () => countEvents(auditUrl, stack.internalSecret, tenantId, produced),
+      90_000,
+    );
+    report('Redis cut 5 s, 400 mandates created + verified', counts, {
+      mandates_done_during_cut: doneDuringCut,
+    });
     expect(doneDuringCut).toBeGreaterThan(0);
     expectAllDelivered(counts, produced, 400);
   }, 240_000);

@@ -78,7 +78,12 @@ export interface Counts {
  * (called directly with an internal token, so that reading does not add API_CALL events),
  * every page, and compares them with what the clients saw succeed.
  */
-export async function countEvents(auditUrl: string, internalSecret: string, tenantId: string, produced: Produced): Promise<Counts[]> {
+export async function countEvents(
+  auditUrl: string,
+  internalSecret: string,
+  tenantId: string,
+  produced: Produced,
+): Promise<Counts[]> {
   const tokens = internalTokens(internalSecret);
   const result: Counts[] = [];
   for (const type of COUNTED_TYPES) {
@@ -96,7 +101,11 @@ export async function countEvents(auditUrl: string, internalSecret: string, tena
       const qs = new URLSearchParams({ type, limit: '100', ...(cursor ? { cursor } : {}) });
       const res = await fetch(`${auditUrl}/v1/events?${qs}`, { headers: { 'x-internal-token': token } });
       if (res.status !== 200) throw new Error(`GET /v1/events answered ${res.status}: ${await res.text()}`);
-      const page = (await res.json()) as { data: { id: string; request_id: string | null }[]; next_cursor: string | null; has_more: boolean };
+      const page = (await res.json()) as {
+        data: { id: string; request_id: string | null }[];
+        next_cursor: string | null;
+        has_more: boolean;
+      };
       for (const e of page.data) {
         if (ids.has(e.id)) idRepeats++;
         ids.add(e.id);
@@ -130,7 +139,8 @@ export async function settle(read: () => Promise<Counts[]>, timeoutMs: number): 
 
 export function report(scenario: string, counts: Counts[], extra: Record<string, unknown> = {}): string {
   const lines = counts.map(
-    (c) => `  ${c.type.padEnd(22)} produced=${c.produced}, stored=${c.stored}, missing=${c.missing}, duplicates=${c.duplicates}`,
+    (c) =>
+      `  ${c.type.padEnd(22)} produced=${c.produced}, stored=${c.stored}, missing=${c.missing}, duplicates=${c.duplicates}`,
   );
   const text = `[fault] ${scenario} ${JSON.stringify(extra)}\n${lines.join('\n')}`;
   // Printed on purpose: the issue asks for the counts in the test output.

@@ -29,7 +29,11 @@ const CODES: Record<number, string> = {
 // Far above anything the fuzz can spend, so limits never decide the outcome (they have their own tests).
 const big = { rate: 1_000_000, burst: 1_000_000 };
 const PLAN_OVERRIDES = JSON.stringify({
-  beta: { global: big, monthly_quota: 100_000_000, endpoints: { 'mandates.create': big, 'mandates.lifecycle': big, 'apikeys.create': big } },
+  beta: {
+    global: big,
+    monthly_quota: 100_000_000,
+    endpoints: { 'mandates.create': big, 'mandates.lifecycle': big, 'apikeys.create': big },
+  },
   enterprise: { global: big, monthly_quota: 100_000_000 },
   onboarding: big,
 });
@@ -42,16 +46,28 @@ interface Reply {
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 
-function send(base: URL, r: { method: string; path: string; headers: Record<string, string>; body?: Buffer }): Promise<Reply> {
+function send(
+  base: URL,
+  r: { method: string; path: string; headers: Record<string, string>; body?: Buffer },
+): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { ...r.headers };
     if (r.body) headers['content-length'] = String(r.body.length);
-    const req = http.request({ host: base.hostname, port: base.port, method: r.method, path: r.path, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      { host: base.hostname, port: base.port, method: r.method, path: r.path, headers, agent },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(r.body);
   });
@@ -89,13 +105,22 @@ describe('bad input: a property-based fuzz over every route', () => {
     expect(contentHash(product.stores.mandates)).not.toBe(before);
     await product.bus.drain();
     const events = collectEvents(product.stores.audit);
-    expect(events.some((e) => e.type === 'MANDATE_SUSPENDED' && e.request_id === res.headers['x-request-id'])).toBe(true);
+    expect(
+      events.some((e) => e.type === 'MANDATE_SUSPENDED' && e.request_id === res.headers['x-request-id']),
+    ).toBe(true);
     expect(events.some((e) => e.type === 'API_CALL')).toBe(true);
-    await send(base, { method: 'POST', path: `/v1/mandates/${fx.mandatesA[3]}/reactivate`, headers: { authorization: `Bearer ${fx.authA}` } });
+    await send(base, {
+      method: 'POST',
+      path: `/v1/mandates/${fx.mandatesA[3]}/reactivate`,
+      headers: { authorization: `Bearer ${fx.authA}` },
+    });
   });
 
   it(`when ${RUNS.toLocaleString('en')} generated requests hit the gateway, then none is a 5xx, every error is the exact envelope and no rejected request changes a store`, async () => {
-    const tracked = { mandates: trackWrites(product.stores.mandates), identity: trackWrites(product.stores.identity) };
+    const tracked = {
+      mandates: trackWrites(product.stores.mandates),
+      identity: trackWrites(product.stores.identity),
+    };
     const hashes = { mandates: '', identity: '' };
     const rejected = new Map<string, string>();
     const perRoute = new Map<string, { sent: number; ok: number }>();
@@ -123,18 +148,24 @@ describe('bad input: a property-based fuzz over every route', () => {
 
         if (res.status >= 500) throw new Error(`5xx:\n${where}`);
         // New mandates of A join the pool the paths draw from (a bounded pool: the oldest ones leave).
-        if (res.status === 201 && r.route === 'POST /v1/mandates' && r.headers.authorization === `Bearer ${fx.authA}`) {
+        if (
+          res.status === 201 &&
+          r.route === 'POST /v1/mandates' &&
+          r.headers.authorization === `Bearer ${fx.authA}`
+        ) {
           const id = (JSON.parse(res.text) as { id?: string }).id;
           if (id && !fx.mandatesA.includes(id)) fx.mandatesA.push(id);
           if (fx.mandatesA.length > 20) fx.mandatesA.splice(0, 1);
         }
         const requestId = res.headers['x-request-id'];
-        if (typeof requestId !== 'string' || requestId.length === 0) throw new Error(`no X-Request-Id:\n${where}`);
+        if (typeof requestId !== 'string' || requestId.length === 0)
+          throw new Error(`no X-Request-Id:\n${where}`);
         if (res.status < 400) return;
 
         rejected.set(requestId, where);
         if (r.method !== 'HEAD') {
-          if (!String(res.headers['content-type'] ?? '').startsWith('application/json')) throw new Error(`error without JSON content type:\n${where}`);
+          if (!String(res.headers['content-type'] ?? '').startsWith('application/json'))
+            throw new Error(`error without JSON content type:\n${where}`);
           let body: unknown;
           try {
             body = JSON.parse(res.text);
@@ -150,12 +181,16 @@ describe('bad input: a property-based fuzz over every route', () => {
             typeof envelope.error === 'string' &&
             typeof envelope.message === 'string';
           if (!exact) throw new Error(`not the exact envelope:\n${where}`);
-          if (CODES[res.status] !== envelope.error) throw new Error(`status ${res.status} with code ${String(envelope.error)}:\n${where}`);
+          if (CODES[res.status] !== envelope.error)
+            throw new Error(`status ${res.status} with code ${String(envelope.error)}:\n${where}`);
         }
         for (const name of ['mandates', 'identity'] as const) {
           if (!tracked[name].dirty) continue;
           const after = contentHash(product.stores[name]);
-          if (after !== hashes[name]) throw new Error(`rejected request changed the ${name} store (${tracked[name].calls.join(', ')}):\n${where}`);
+          if (after !== hashes[name])
+            throw new Error(
+              `rejected request changed the ${name} store (${tracked[name].calls.join(', ')}):\n${where}`,
+            );
         }
       }),
       { numRuns: RUNS, seed: SEED, endOnFailure: true },
@@ -163,17 +198,29 @@ describe('bad input: a property-based fuzz over every route', () => {
 
     // Audit: events travel through the bus; once it is drained, no event but API_CALL may carry a rejected request's id.
     await product.bus.drain();
-    const leaked = collectEvents(product.stores.audit).filter((e) => e.type !== 'API_CALL' && e.request_id !== null && rejected.has(e.request_id));
+    const leaked = collectEvents(product.stores.audit).filter(
+      (e) => e.type !== 'API_CALL' && e.request_id !== null && rejected.has(e.request_id),
+    );
     expect(leaked.map((e) => `${e.type} from ${rejected.get(e.request_id!)}`)).toEqual([]);
 
     // The fuzz must have reached every route, and most of them past validation at least once.
     const seconds = (Date.now() - started) / 1000;
-    const summary = [...perRoute.entries()].sort().map(([route, s]) => `${route.padEnd(60)} ${String(s.sent).padStart(5)} sent ${String(s.ok).padStart(5)} < 400`);
+    const summary = [...perRoute.entries()]
+      .sort()
+      .map(
+        ([route, s]) =>
+          `${route.padEnd(60)} ${String(s.sent).padStart(5)} sent ${String(s.ok).padStart(5)} < 400`,
+      );
     if (process.env.FUZZ_VERBOSE)
-      process.stdout.write(`${RUNS} requests in ${seconds.toFixed(1)} s; statuses ${JSON.stringify(Object.fromEntries(statuses))}\n${summary.join('\n')}\n`);
-    for (const rule of ROUTES) expect(perRoute.get(`${rule.method} ${rule.path}`)?.sent ?? 0).toBeGreaterThan(0);
+      process.stdout.write(
+        `${RUNS} requests in ${seconds.toFixed(1)} s; statuses ${JSON.stringify(Object.fromEntries(statuses))}\n${summary.join('\n')}\n`,
+      );
+    for (const rule of ROUTES)
+      expect(perRoute.get(`${rule.method} ${rule.path}`)?.sent ?? 0).toBeGreaterThan(0);
     if (RUNS >= 10_000) {
-      const reachedService = ROUTES.filter((rule) => (perRoute.get(`${rule.method} ${rule.path}`)?.ok ?? 0) > 0).length;
+      const reachedService = ROUTES.filter(
+        (rule) => (perRoute.get(`${rule.method} ${rule.path}`)?.ok ?? 0) > 0,
+      ).length;
       expect(reachedService).toBeGreaterThanOrEqual(ROUTES.length - 3);
     }
   }, 600_000);
@@ -195,32 +242,67 @@ async function seed(base: URL, operatorToken: string): Promise<Fixtures> {
   };
   const tenant = async (name: string) => {
     const t = await call('POST', '/v1/platform/tenants', operatorToken, { name, plan: 'beta' });
-    return { id: t.tenant.id as string, auth: `${t.tenant.id}:${t.api_key.api_key}`, secret: t.api_key.api_key as string };
+    return {
+      id: t.tenant.id as string,
+      auth: `${t.tenant.id}:${t.api_key.api_key}`,
+      secret: t.api_key.api_key as string,
+    };
   };
   const a = await tenant('Fuzz A');
   const b = await tenant('Fuzz B');
   const mandate = async (auth: string) =>
-    (await call('POST', '/v1/mandates', auth, { principal: 'user_alice', delegate: { id: 'agent_42', type: 'agent' }, scope: { actions: ['payments:*'] } })).id as string;
-  const mandatesA = [await mandate(a.auth), await mandate(a.auth), await mandate(a.auth), await mandate(a.auth)];
+    (
+      await call('POST', '/v1/mandates', auth, {
+        principal: 'user_alice',
+        delegate: { id: 'agent_42', type: 'agent' },
+        scope: { actions: ['payments:*'] },
+      })
+    ).id as string;
+  const mandatesA = [
+    await mandate(a.auth),
+    await mandate(a.auth),
+    await mandate(a.auth),
+    await mandate(a.auth),
+  ];
   await call('POST', `/v1/mandates/${mandatesA[1]}/suspend`, a.auth, { reason: 'fuzz' });
   await call('POST', `/v1/mandates/${mandatesA[2]}/revoke`, a.auth);
   const mandatesB = [await mandate(b.auth)];
   const key = async (t: { id: string; auth: string }, scopes: string[]) =>
     call('POST', `/v1/tenants/${t.id}/api-keys`, t.auth, { name: 'fuzz', scopes });
   const readOnly = await key(a, ['mandates:read']);
-  const victims = [(await key(a, ['verify'])).key_id, (await key(a, ['events:read'])).key_id, (await key(a, ['mandates:read'])).key_id];
+  const victims = [
+    (await key(a, ['verify'])).key_id,
+    (await key(a, ['events:read'])).key_id,
+    (await key(a, ['mandates:read'])).key_id,
+  ];
   const keyB = await key(b, ['verify']);
-  const ra = await call('POST', `/v1/tenants/${a.id}/role-assignments`, a.auth, { subject_id: 'dashboard:alice', roles: ['tenant_viewer'] });
-  await call('PUT', `/v1/tenants/${a.id}/widget-config`, a.auth, { allowed_origins: ['https://shop.example.com'] });
+  const ra = await call('POST', `/v1/tenants/${a.id}/role-assignments`, a.auth, {
+    subject_id: 'dashboard:alice',
+    roles: ['tenant_viewer'],
+  });
+  await call('PUT', `/v1/tenants/${a.id}/widget-config`, a.auth, {
+    allowed_origins: ['https://shop.example.com'],
+  });
   const onboarding = async (name: string) =>
-    (await call('POST', '/v1/onboarding/request', undefined, { organization_name: name, contact_email: 'ops@globex.example.com', country: 'DE' })).id as string;
-  const onboardingIds = [await onboarding('Globex'), await onboarding('Initech'), await onboarding('Umbrella')];
+    (
+      await call('POST', '/v1/onboarding/request', undefined, {
+        organization_name: name,
+        contact_email: 'ops@globex.example.com',
+        country: 'DE',
+      })
+    ).id as string;
+  const onboardingIds = [
+    await onboarding('Globex'),
+    await onboarding('Initech'),
+    await onboarding('Umbrella'),
+  ];
   const events = async (): Promise<string[] | undefined> => {
     const page = await call('GET', '/v1/events?type=MANDATE_CREATED,MANDATE_SUSPENDED&limit=5', a.auth);
     return page.data.length >= 3 ? page.data.map((e: { id: string }) => e.id) : undefined;
   };
   let eventsA = await events();
-  for (const deadline = Date.now() + 5_000; !eventsA && Date.now() < deadline; eventsA = await events()) await new Promise((r) => setTimeout(r, 20));
+  for (const deadline = Date.now() + 5_000; !eventsA && Date.now() < deadline; eventsA = await events())
+    await new Promise((r) => setTimeout(r, 20));
   if (!eventsA) throw new Error('seed: lifecycle events never reached the audit store');
   return {
     tenantA: a.id,

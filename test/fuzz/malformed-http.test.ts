@@ -26,16 +26,19 @@ describe('HTTP that cannot be parsed', () => {
     ['a raw non-ASCII byte in the path', 'GET /v1/mandates/\u00e9 HTTP/1.1\r\nHost: x\r\n\r\n'],
     ['a header without a colon', 'GET /v1/mandates HTTP/1.1\r\nHost: x\r\nbroken\r\n\r\n'],
     ['headers over the limit', `GET / HTTP/1.1\r\nHost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`],
-  ])('when a request has %s, then 400 with the exact envelope, JSON and a request id', async (_label, request) => {
-    const response = await raw(request);
-    const [head, body] = response.split('\r\n\r\n');
-    expect(head).toMatch(/^HTTP\/1\.1 400 /);
-    expect(head).toMatch(/\r\nContent-Type: application\/json/i);
-    expect(head).toMatch(/\r\nX-Request-Id: req_[0-9a-f]{32}/i);
-    const envelope = JSON.parse(body!);
-    expect(Object.keys(envelope).sort()).toEqual(['error', 'message']);
-    expect(envelope.error).toBe('BAD_REQUEST');
-  });
+  ])(
+    'when a request has %s, then 400 with the exact envelope, JSON and a request id',
+    async (_label, request) => {
+      const response = await raw(request);
+      const [head, body] = response.split('\r\n\r\n');
+      expect(head).toMatch(/^HTTP\/1\.1 400 /);
+      expect(head).toMatch(/\r\nContent-Type: application\/json/i);
+      expect(head).toMatch(/\r\nX-Request-Id: req_[0-9a-f]{32}/i);
+      const envelope = JSON.parse(body!);
+      expect(Object.keys(envelope).sort()).toEqual(['error', 'message']);
+      expect(envelope.error).toBe('BAD_REQUEST');
+    },
+  );
 
   it('when a HEAD request cannot be parsed, then the 400 carries no body', async () => {
     const response = await raw('HEAD /\u00e9 HTTP/1.1\r\nHost: x\r\n\r\n');

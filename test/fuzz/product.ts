@@ -33,10 +33,17 @@ export async function startProduct(gatewayEnv: Record<string, string> = {}): Pro
   const level = process.env.FUZZ_LOG_LEVEL ?? 'silent';
   const bus = new InProcessBus(createLogger('bus', level));
   const operatorToken = randomBytes(24).toString('base64url');
-  const base = { PATH: process.env.PATH, INTERNAL_TOKEN_SECRET: randomBytes(32).toString('hex'), LOG_LEVEL: level };
+  const base = {
+    PATH: process.env.PATH,
+    INTERNAL_TOKEN_SECRET: randomBytes(32).toString('hex'),
+    LOG_LEVEL: level,
+  };
   const internal = { ...base, PORT: '0', HOST: '127.0.0.1' };
   const stops: (() => Promise<void>)[] = [];
-  const run = async (wired: { close(): Promise<void> }, app: { start(port?: number): Promise<RunningServer>; stop(): Promise<void> }) => {
+  const run = async (
+    wired: { close(): Promise<void> },
+    app: { start(port?: number): Promise<RunningServer>; stop(): Promise<void> },
+  ) => {
     const server = await app.start(0);
     stops.push(async () => {
       await app.stop();
@@ -45,7 +52,11 @@ export async function startProduct(gatewayEnv: Record<string, string> = {}): Pro
     return server;
   };
   try {
-    const identityWired = await identity.wire(parseConfig(identityConfig, internal), createLogger('identity', level), { publisher: bus });
+    const identityWired = await identity.wire(
+      parseConfig(identityConfig, internal),
+      createLogger('identity', level),
+      { publisher: bus },
+    );
     const identityServer = await run(identityWired, createIdentity(identityWired.deps));
     // No expiry sweeper: nothing may change a store between two requests but the requests.
     const mandatesWired = await mandates.wire(
@@ -54,9 +65,17 @@ export async function startProduct(gatewayEnv: Record<string, string> = {}): Pro
       { publisher: bus },
     );
     const mandatesServer = await run(mandatesWired, createMandates(mandatesWired.deps));
-    const verifyWired = await verify.wire(parseConfig(verifyConfig, { ...internal, MANDATES_URL: mandatesServer.url }), createLogger('verify', level), { publisher: bus });
+    const verifyWired = await verify.wire(
+      parseConfig(verifyConfig, { ...internal, MANDATES_URL: mandatesServer.url }),
+      createLogger('verify', level),
+      { publisher: bus },
+    );
     const verifyServer = await run(verifyWired, createVerify(verifyWired.deps));
-    const auditWired = await audit.wire(parseConfig(auditConfigSchema, { ...internal, MANDATES_URL: mandatesServer.url }), createLogger('audit', level), { source: bus });
+    const auditWired = await audit.wire(
+      parseConfig(auditConfigSchema, { ...internal, MANDATES_URL: mandatesServer.url }),
+      createLogger('audit', level),
+      { source: bus },
+    );
     const auditServer = await run(auditWired, createAudit(auditWired.deps));
     const gatewayWired = await gateway.wire(
       parseConfig(gatewayConfigSchema, {
@@ -75,7 +94,11 @@ export async function startProduct(gatewayEnv: Record<string, string> = {}): Pro
     return {
       url: gatewayServer.url,
       operatorToken,
-      stores: { mandates: mandatesWired.deps.store, identity: identityWired.deps.store, audit: auditWired.deps.store },
+      stores: {
+        mandates: mandatesWired.deps.store,
+        identity: identityWired.deps.store,
+        audit: auditWired.deps.store,
+      },
       bus,
       async stop() {
         for (const stop of stops.reverse()) await stop();

@@ -36,21 +36,54 @@ export interface FuzzRequest {
 }
 
 /** Header values node's client accepts: printable ASCII and Latin-1. */
-const headerChar = fc.oneof(
-  { weight: 9, arbitrary: fc.integer({ min: 0x20, max: 0x7e }) },
-  { weight: 1, arbitrary: fc.integer({ min: 0xa0, max: 0xff }) },
-).map((c) => String.fromCharCode(c));
+const headerChar = fc
+  .oneof(
+    { weight: 9, arbitrary: fc.integer({ min: 0x20, max: 0x7e }) },
+    { weight: 1, arbitrary: fc.integer({ min: 0xa0, max: 0xff }) },
+  )
+  .map((c) => String.fromCharCode(c));
 const headerString = (maxLength: number) => fc.string({ unit: headerChar, maxLength });
 /** Path characters node's client accepts (0x21–0xff), without the query and fragment marks. */
 const pathChar = fc
-  .oneof({ weight: 9, arbitrary: fc.integer({ min: 0x21, max: 0x7e }) }, { weight: 1, arbitrary: fc.integer({ min: 0xa0, max: 0xff }) })
+  .oneof(
+    { weight: 9, arbitrary: fc.integer({ min: 0x21, max: 0x7e }) },
+    { weight: 1, arbitrary: fc.integer({ min: 0xa0, max: 0xff }) },
+  )
   .filter((c) => c !== 0x3f && c !== 0x23)
   .map((c) => String.fromCharCode(c));
 
 const ODD_SEGMENTS = [
-  '%2F', '%00', '..', '.', '%', '%zz', '%E0%A4%A', '%C3%A9', '\u00e9', 'a%20b', '%2e%2e', '%252F', 'mdt_' + 'x'.repeat(300),
-  '*', '$', '~', "'", '"', '\\', '{}', '[', ']', 'null', 'undefined', '0', '-1', 'tnt_01jzzzzzzzzzzzzzzzzzzzzzzz',
-  'mdt_01jzzzzzzzzzzzzzzzzzzzzzzz', '__proto__', 'constructor', 'x'.repeat(2000),
+  '%2F',
+  '%00',
+  '..',
+  '.',
+  '%',
+  '%zz',
+  '%E0%A4%A',
+  '%C3%A9',
+  '\u00e9',
+  'a%20b',
+  '%2e%2e',
+  '%252F',
+  'mdt_' + 'x'.repeat(300),
+  '*',
+  '$',
+  '~',
+  "'",
+  '"',
+  '\\',
+  '{}',
+  '[',
+  ']',
+  'null',
+  'undefined',
+  '0',
+  '-1',
+  'tnt_01jzzzzzzzzzzzzzzzzzzzzzzz',
+  'mdt_01jzzzzzzzzzzzzzzzzzzzzzzz',
+  '__proto__',
+  'constructor',
+  'x'.repeat(2000),
 ];
 
 let requestCounter = 0;
@@ -84,11 +117,20 @@ const choicePath = fc.array(fc.nat(), { minLength: 1, maxLength: 4 });
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 5, arbitrary: fc.constant<Mutation>({ kind: 'none' }) },
   { weight: 2, arbitrary: choicePath.map((path): Mutation => ({ kind: 'delete', path })) },
-  { weight: 3, arbitrary: fc.record({ path: choicePath, value: weirdValue }).map((m): Mutation => ({ kind: 'set', ...m })) },
+  {
+    weight: 3,
+    arbitrary: fc
+      .record({ path: choicePath, value: weirdValue })
+      .map((m): Mutation => ({ kind: 'set', ...m })),
+  },
   {
     weight: 1,
     arbitrary: fc
-      .record({ path: choicePath, key: fc.oneof(fc.string({ maxLength: 10 }), fc.constantFrom('extra', '__proto__', 'constructor')), value: weirdValue })
+      .record({
+        path: choicePath,
+        key: fc.oneof(fc.string({ maxLength: 10 }), fc.constantFrom('extra', '__proto__', 'constructor')),
+        value: weirdValue,
+      })
       .map((m): Mutation => ({ kind: 'add', ...m })),
   },
   { weight: 1, arbitrary: weirdValue.map((value): Mutation => ({ kind: 'replace', value })) },
@@ -113,7 +155,13 @@ function mutate(value: unknown, m: Mutation): unknown {
   }
   if (m.kind === 'add') {
     const target = node !== null && typeof node === 'object' && !Array.isArray(node) ? node : root;
-    if (target !== null && typeof target === 'object') Object.defineProperty(target, m.key, { value: m.value, enumerable: true, configurable: true, writable: true });
+    if (target !== null && typeof target === 'object')
+      Object.defineProperty(target, m.key, {
+        value: m.value,
+        enumerable: true,
+        configurable: true,
+        writable: true,
+      });
     return root;
   }
   if (parent === undefined || key === undefined) return m.kind === 'set' ? m.value : undefined;
@@ -127,32 +175,73 @@ function mutate(value: unknown, m: Mutation): unknown {
 }
 
 /** Mostly valid values, sometimes one of the invalid ones, so most templates pass validation. */
-const pick = <T>(valid: T[], invalid: T[]) => fc.oneof({ weight: 5, arbitrary: fc.constantFrom(...valid) }, { weight: 1, arbitrary: fc.constantFrom(...invalid) });
+const pick = <T>(valid: T[], invalid: T[]) =>
+  fc.oneof(
+    { weight: 5, arbitrary: fc.constantFrom(...valid) },
+    { weight: 1, arbitrary: fc.constantFrom(...invalid) },
+  );
 
-const iso = fc.date({ min: new Date('2020-01-01'), max: new Date('2035-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
+const iso = fc
+  .date({ min: new Date('2020-01-01'), max: new Date('2035-01-01'), noInvalidDate: true })
+  .map((d) => d.toISOString());
 
 /** A well-formed body for each route (before mutation), built over the fixture's real ids. */
 function template(rule: RouteRule, fx: Fixtures): fc.Arbitrary<unknown> {
-  const id = fc.string({ minLength: 1, maxLength: 12, unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz_0123456789') });
+  const id = fc.string({
+    minLength: 1,
+    maxLength: 12,
+    unit: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz_0123456789'),
+  });
   const key = `${rule.method} ${rule.path}`;
   switch (key) {
     case 'POST /v1/mandates':
       return fc.record(
         {
-          principal: fc.oneof(id, fc.record({ id, type: fc.constantFrom('person', 'organization', 'agent', 'robot') }, { requiredKeys: ['id'] })),
-          delegate: fc.oneof(id, fc.record({ id, type: fc.constantFrom('person', 'agent'), name: fc.string({ maxLength: 20 }) }, { requiredKeys: ['id'] })),
+          principal: fc.oneof(
+            id,
+            fc.record(
+              { id, type: fc.constantFrom('person', 'organization', 'agent', 'robot') },
+              { requiredKeys: ['id'] },
+            ),
+          ),
+          delegate: fc.oneof(
+            id,
+            fc.record(
+              { id, type: fc.constantFrom('person', 'agent'), name: fc.string({ maxLength: 20 }) },
+              { requiredKeys: ['id'] },
+            ),
+          ),
           scope: fc.record(
             {
-              actions: fc.array(pick(['payments:*', 'payments:create', '*', 'a:b:*'], ['bad action', '']), { maxLength: 3 }),
+              actions: fc.array(pick(['payments:*', 'payments:create', '*', 'a:b:*'], ['bad action', '']), {
+                maxLength: 3,
+              }),
               resources: fc.array(pick(['acct:1', 'acct:*'], ['']), { maxLength: 2 }),
-              constraints: fc.record({ max_amount: fc.oneof({ weight: 5, arbitrary: fc.nat() }, { weight: 1, arbitrary: fc.constantFrom(-1, 1.5) }), currency: pick(['EUR', 'USD'], ['eur', 'EURO']) }, { requiredKeys: [] }),
+              constraints: fc.record(
+                {
+                  max_amount: fc.oneof(
+                    { weight: 5, arbitrary: fc.nat() },
+                    { weight: 1, arbitrary: fc.constantFrom(-1, 1.5) },
+                  ),
+                  currency: pick(['EUR', 'USD'], ['eur', 'EURO']),
+                },
+                { requiredKeys: [] },
+              ),
             },
             { requiredKeys: [] },
           ),
-          valid_from: fc.oneof({ weight: 5, arbitrary: fc.oneof(iso, fc.constant(null)) }, { weight: 1, arbitrary: fc.constantFrom('2026-02-30T00:00:00Z', 'yesterday') }),
+          valid_from: fc.oneof(
+            { weight: 5, arbitrary: fc.oneof(iso, fc.constant(null)) },
+            { weight: 1, arbitrary: fc.constantFrom('2026-02-30T00:00:00Z', 'yesterday') },
+          ),
           // Far in the future only: no mandate may expire while the fuzz runs (nothing sweeps, but reads derive EXPIRED).
-          expires_at: pick<string | null>(['2099-01-01T00:00:00.000Z', null, '2099-01-01T00:00:00+05:30'], ['2000-01-01T00:00:00Z']),
-          metadata: fc.dictionary(fc.string({ minLength: 1, maxLength: 41 }), fc.string({ maxLength: 10 }), { maxKeys: 3 }),
+          expires_at: pick<string | null>(
+            ['2099-01-01T00:00:00.000Z', null, '2099-01-01T00:00:00+05:30'],
+            ['2000-01-01T00:00:00Z'],
+          ),
+          metadata: fc.dictionary(fc.string({ minLength: 1, maxLength: 41 }), fc.string({ maxLength: 10 }), {
+            maxKeys: 3,
+          }),
         },
         { requiredKeys: ['principal', 'delegate'] },
       );
@@ -163,9 +252,15 @@ function template(rule: RouteRule, fx: Fixtures): fc.Arbitrary<unknown> {
     case 'POST /v1/verify':
       return fc.record(
         {
-          mandate_id: fc.oneof({ weight: 4, arbitrary: live(fx.mandatesA, fx.mandatesB) }, { weight: 1, arbitrary: id }),
+          mandate_id: fc.oneof(
+            { weight: 4, arbitrary: live(fx.mandatesA, fx.mandatesB) },
+            { weight: 1, arbitrary: id },
+          ),
           action: pick(['payments:create', 'payments:refund', 'x', '*'], ['']),
-          amount: fc.oneof({ weight: 5, arbitrary: fc.nat(100_000) }, { weight: 1, arbitrary: fc.constantFrom(-1, 1.5) }),
+          amount: fc.oneof(
+            { weight: 5, arbitrary: fc.nat(100_000) },
+            { weight: 1, arbitrary: fc.constantFrom(-1, 1.5) },
+          ),
           currency: pick(['EUR', 'USD'], ['eur']),
           resource: fc.constantFrom('acct:1', 'acct:2'),
           delegate_id: id,
@@ -174,24 +269,58 @@ function template(rule: RouteRule, fx: Fixtures): fc.Arbitrary<unknown> {
       );
     case 'POST /v1/tenants/:tenantId/api-keys':
       return fc.record(
-        { name: fc.string({ minLength: 1, maxLength: 20 }).filter((n) => n.trim().length > 0), scopes: fc.array(pick(['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'], ['platform:*']), { maxLength: 3 }) },
+        {
+          name: fc.string({ minLength: 1, maxLength: 20 }).filter((n) => n.trim().length > 0),
+          scopes: fc.array(
+            pick(
+              ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'],
+              ['platform:*'],
+            ),
+            { maxLength: 3 },
+          ),
+        },
         { requiredKeys: ['name'] },
       );
     case 'POST /v1/tenants/:tenantId/role-assignments':
       return fc.record({
-        subject_id: fc.oneof(id.map((s) => `dashboard:${s}`), id.map((s) => `oidc:x:${s}`), id),
-        roles: fc.array(pick(['tenant_admin', 'tenant_operator', 'tenant_viewer', 'tenant_auditor'], ['platform_admin']), { minLength: 1, maxLength: 2 }),
+        subject_id: fc.oneof(
+          id.map((s) => `dashboard:${s}`),
+          id.map((s) => `oidc:x:${s}`),
+          id,
+        ),
+        roles: fc.array(
+          pick(['tenant_admin', 'tenant_operator', 'tenant_viewer', 'tenant_auditor'], ['platform_admin']),
+          { minLength: 1, maxLength: 2 },
+        ),
       });
     case 'PATCH /v1/tenants/:tenantId/role-assignments/:id':
       return fc.record(
-        { roles: fc.array(pick(['tenant_operator', 'tenant_viewer'], ['platform_admin']), { minLength: 1, maxLength: 2 }), subject_id: pick(['dashboard:alice'], ['dashboard:bob']) },
+        {
+          roles: fc.array(pick(['tenant_operator', 'tenant_viewer'], ['platform_admin']), {
+            minLength: 1,
+            maxLength: 2,
+          }),
+          subject_id: pick(['dashboard:alice'], ['dashboard:bob']),
+        },
         { requiredKeys: ['roles'] },
       );
     case 'PUT /v1/tenants/:tenantId/widget-config':
       return fc.record(
         {
-          allowed_origins: fc.array(pick(['https://shop.example.com', 'https://b.example'], ['http://x.example', 'https://*.example.com', 'https://a.example/path']), { maxLength: 3 }),
-          theme: fc.record({ primary_color: pick(['#1a2b3c'], ['red', '#fff']), logo_url: pick(['https://x.example/logo.png'], ['javascript:alert(1)']) }, { requiredKeys: [] }),
+          allowed_origins: fc.array(
+            pick(
+              ['https://shop.example.com', 'https://b.example'],
+              ['http://x.example', 'https://*.example.com', 'https://a.example/path'],
+            ),
+            { maxLength: 3 },
+          ),
+          theme: fc.record(
+            {
+              primary_color: pick(['#1a2b3c'], ['red', '#fff']),
+              logo_url: pick(['https://x.example/logo.png'], ['javascript:alert(1)']),
+            },
+            { requiredKeys: [] },
+          ),
           locale: pick<string | null>(['en', 'de-CH', null], ['not a locale']),
         },
         { requiredKeys: ['allowed_origins'] },
@@ -207,9 +336,19 @@ function template(rule: RouteRule, fx: Fixtures): fc.Arbitrary<unknown> {
         { requiredKeys: ['organization_name', 'contact_email'] },
       );
     case 'POST /v1/platform/tenants':
-      return fc.record({ name: fc.string({ minLength: 1, maxLength: 20 }), plan: pick(['beta', 'enterprise'], ['free']) }, { requiredKeys: ['name'] });
+      return fc.record(
+        { name: fc.string({ minLength: 1, maxLength: 20 }), plan: pick(['beta', 'enterprise'], ['free']) },
+        { requiredKeys: ['name'] },
+      );
     case 'POST /v1/platform/onboarding-requests/:id/approve':
-      return fc.record({ plan: pick(['beta', 'enterprise'], ['gold']), name: fc.string({ minLength: 1, maxLength: 10 }), admin_subject_id: id.map((s) => `dashboard:${s}`) }, { requiredKeys: [] });
+      return fc.record(
+        {
+          plan: pick(['beta', 'enterprise'], ['gold']),
+          name: fc.string({ minLength: 1, maxLength: 10 }),
+          admin_subject_id: id.map((s) => `dashboard:${s}`),
+        },
+        { requiredKeys: [] },
+      );
     case 'POST /v1/platform/onboarding-requests/:id/reject':
       return fc.record({ reason: fc.string({ maxLength: 30 }) }, { requiredKeys: [] });
     default:
@@ -253,20 +392,33 @@ function paramValue(name: string, routePattern: string, fx: Fixtures): fc.Arbitr
   return fc.oneof(
     { weight: 8, arbitrary: real },
     { weight: 1, arbitrary: fc.constantFrom(...ODD_SEGMENTS) },
-    { weight: 1, arbitrary: fc.string({ unit: pathChar, minLength: 1, maxLength: 30 }).map((s) => s.replace(/\//g, '')).filter((s) => s.length > 0) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .string({ unit: pathChar, minLength: 1, maxLength: 30 })
+        .map((s) => s.replace(/\//g, ''))
+        .filter((s) => s.length > 0),
+    },
   );
 }
 
 function routePath(rule: RouteRule, fx: Fixtures): fc.Arbitrary<string> {
   const segments = rule.path.split('/').slice(1);
-  const parts = segments.map((s) => (s.startsWith(':') ? paramValue(s.slice(1), rule.path, fx) : fc.constant(s)));
+  const parts = segments.map((s) =>
+    s.startsWith(':') ? paramValue(s.slice(1), rule.path, fx) : fc.constant(s),
+  );
   return fc
     .tuple(
       fc.tuple(...parts),
-      fc.oneof({ weight: 6, arbitrary: fc.constant('keep') }, { weight: 2, arbitrary: fc.constant('unversioned') }, { weight: 1, arbitrary: fc.constant('trailing') }, { weight: 1, arbitrary: fc.constantFrom('double', 'upper', 'v2', 'extra', 'dot') }),
+      fc.oneof(
+        { weight: 6, arbitrary: fc.constant('keep') },
+        { weight: 2, arbitrary: fc.constant('unversioned') },
+        { weight: 1, arbitrary: fc.constant('trailing') },
+        { weight: 1, arbitrary: fc.constantFrom('double', 'upper', 'v2', 'extra', 'dot') },
+      ),
     )
     .map(([values, form]) => {
-      let path = '/' + values.join('/');
+      const path = '/' + values.join('/');
       switch (form) {
         case 'unversioned':
           return path.replace(/^\/v1/, '') || '/';
@@ -289,22 +441,105 @@ function routePath(rule: RouteRule, fx: Fixtures): fc.Arbitrary<string> {
 }
 
 const randomPath = fc
-  .array(fc.oneof(fc.constantFrom('v1', 'mandates', 'tenants', 'events', 'platform', 'verify', '.well-known', 'openapi.json', ...ODD_SEGMENTS), fc.string({ unit: pathChar, maxLength: 12 })), { maxLength: 6 })
+  .array(
+    fc.oneof(
+      fc.constantFrom(
+        'v1',
+        'mandates',
+        'tenants',
+        'events',
+        'platform',
+        'verify',
+        '.well-known',
+        'openapi.json',
+        ...ODD_SEGMENTS,
+      ),
+      fc.string({ unit: pathChar, maxLength: 12 }),
+    ),
+    { maxLength: 6 },
+  )
   .map((segments) => '/' + segments.join('/'));
 
 const queryValue = fc.oneof(
-  fc.constantFrom('5', '0', '1', '100', '101', '-1', 'abc', '', '1e3', '5.5', 'ACTIVE', 'REVOKED', 'nope', 'MANDATE_CREATED,API_CALL', 'API_CALL,,', '2026-01-01T00:00:00Z', 'not-a-date', 'bWR0Xw', '%', '%zz', 'x'.repeat(3000)),
+  fc.constantFrom(
+    '5',
+    '0',
+    '1',
+    '100',
+    '101',
+    '-1',
+    'abc',
+    '',
+    '1e3',
+    '5.5',
+    'ACTIVE',
+    'REVOKED',
+    'nope',
+    'MANDATE_CREATED,API_CALL',
+    'API_CALL,,',
+    '2026-01-01T00:00:00Z',
+    'not-a-date',
+    'bWR0Xw',
+    '%',
+    '%zz',
+    'x'.repeat(3000),
+  ),
   fc.string({ unit: headerChar, maxLength: 20 }).map(encodeURIComponent),
 );
 const queryKey = fc.oneof(
-  { weight: 4, arbitrary: fc.constantFrom('limit', 'cursor', 'state', 'type', 'resource_id', 'key_id', 'since', 'until', 'principal_id', 'delegate_id', 'status', 'subject_id') },
-  { weight: 1, arbitrary: fc.constantFrom('a[b]', 'limit[]', '__proto__', 'constructor', 'hasOwnProperty', '', '%', 'toString') },
+  {
+    weight: 4,
+    arbitrary: fc.constantFrom(
+      'limit',
+      'cursor',
+      'state',
+      'type',
+      'resource_id',
+      'key_id',
+      'since',
+      'until',
+      'principal_id',
+      'delegate_id',
+      'status',
+      'subject_id',
+    ),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      'a[b]',
+      'limit[]',
+      '__proto__',
+      'constructor',
+      'hasOwnProperty',
+      '',
+      '%',
+      'toString',
+    ),
+  },
   { weight: 1, arbitrary: fc.string({ unit: headerChar, maxLength: 10 }).map(encodeURIComponent) },
 );
 const query = fc.oneof(
   { weight: 6, arbitrary: fc.constant('') },
-  { weight: 4, arbitrary: fc.array(fc.tuple(queryKey, queryValue), { minLength: 1, maxLength: 4 }).map((pairs) => '?' + pairs.map(([k, v]) => `${k}=${v}`).join('&')) },
-  { weight: 1, arbitrary: fc.constantFrom('?', '?&&', '?limit', '?limit=1&limit=2', '?=x', '?%', '?a=%E0%A4%A', '?' + 'a=1&'.repeat(500)) },
+  {
+    weight: 4,
+    arbitrary: fc
+      .array(fc.tuple(queryKey, queryValue), { minLength: 1, maxLength: 4 })
+      .map((pairs) => '?' + pairs.map(([k, v]) => `${k}=${v}`).join('&')),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.constantFrom(
+      '?',
+      '?&&',
+      '?limit',
+      '?limit=1&limit=2',
+      '?=x',
+      '?%',
+      '?a=%E0%A4%A',
+      '?' + 'a=1&'.repeat(500),
+    ),
+  },
 );
 
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'PURGE', 'PROPFIND'];
@@ -365,46 +600,60 @@ const contentType = fc.oneof(
 
 function bodyFor(rule: RouteRule | undefined, fx: Fixtures): fc.Arbitrary<Buffer | undefined> {
   const json = (v: unknown) => Buffer.from(JSON.stringify(v) ?? 'null');
-  const valid = rule ? fc.tuple(template(rule, fx), mutation).map(([t, m]) => json(mutate(t, m))) : fc.constant(json({}));
+  const valid = rule
+    ? fc.tuple(template(rule, fx), mutation).map(([t, m]) => json(mutate(t, m)))
+    : fc.constant(json({}));
   return fc.oneof(
     { weight: 3, arbitrary: fc.constant(undefined) },
     { weight: 10, arbitrary: valid },
     { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }).map(json) },
     {
       weight: 2,
-      arbitrary: fc.constantFrom(
-        '{',
-        '{"a":',
-        '{"principal":"x",}',
-        "{'a':1}",
-        'null',
-        '"string"',
-        '42',
-        'true',
-        '[]',
-        '\ufeff{}',
-        '{"a":1}garbage',
-        'NaN',
-        '{"a":1e999}',
-        '{"__proto__":{"polluted":true},"principal":"p","delegate":"d"}',
-        '{"constructor":{"prototype":{"polluted":true}}}',
-        'a=1&b=2',
-        '\u0000',
-      ).map((s) => Buffer.from(s)),
+      arbitrary: fc
+        .constantFrom(
+          '{',
+          '{"a":',
+          '{"principal":"x",}',
+          "{'a':1}",
+          'null',
+          '"string"',
+          '42',
+          'true',
+          '[]',
+          '\ufeff{}',
+          '{"a":1}garbage',
+          'NaN',
+          '{"a":1e999}',
+          '{"__proto__":{"polluted":true},"principal":"p","delegate":"d"}',
+          '{"constructor":{"prototype":{"polluted":true}}}',
+          'a=1&b=2',
+          '\u0000',
+        )
+        .map((s) => Buffer.from(s)),
     },
     {
       weight: 1,
-      arbitrary: fc.constantFrom(1_000, 10_000, 30_000).chain((depth) =>
-        fc.constantFrom(
-          Buffer.from('['.repeat(depth) + ']'.repeat(depth)),
-          Buffer.from('{"principal":'.repeat(Math.floor(depth / 14)) + '1' + '}'.repeat(Math.floor(depth / 14))),
-          Buffer.from(`{"principal":"p","delegate":"d","metadata":${'{"a":'.repeat(Math.floor(depth / 6))}1${'}'.repeat(Math.floor(depth / 6))}}`),
+      arbitrary: fc
+        .constantFrom(1_000, 10_000, 30_000)
+        .chain((depth) =>
+          fc.constantFrom(
+            Buffer.from('['.repeat(depth) + ']'.repeat(depth)),
+            Buffer.from(
+              '{"principal":'.repeat(Math.floor(depth / 14)) + '1' + '}'.repeat(Math.floor(depth / 14)),
+            ),
+            Buffer.from(
+              `{"principal":"p","delegate":"d","metadata":${'{"a":'.repeat(Math.floor(depth / 6))}1${'}'.repeat(Math.floor(depth / 6))}}`,
+            ),
+          ),
         ),
-      ),
     },
     {
       weight: 1,
-      arbitrary: fc.constantFrom(60_000, 65_536, 70_000, 200_000).map((n) => Buffer.from(JSON.stringify({ principal: 'x'.repeat(n), delegate: 'd', name: 'n', reason: 'r' }))),
+      arbitrary: fc
+        .constantFrom(60_000, 65_536, 70_000, 200_000)
+        .map((n) =>
+          Buffer.from(JSON.stringify({ principal: 'x'.repeat(n), delegate: 'd', name: 'n', reason: 'r' })),
+        ),
     },
     { weight: 1, arbitrary: fc.uint8Array({ maxLength: 64 }).map((a) => Buffer.from(a)) },
   );
@@ -420,7 +669,10 @@ function cleanRequest(rule: RouteRule, fx: Fixtures): fc.Arbitrary<FuzzRequest> 
       ? fc.constant({ authorization: `Bearer ${fx.operatorToken}` })
       : rule.auth === 'public'
         ? fc.constant({})
-        : fc.oneof({ weight: 9, arbitrary: fc.constant({ authorization: `Bearer ${fx.authA}` }) }, { weight: 1, arbitrary: fc.constant({ authorization: `Bearer ${fx.authB}` }) });
+        : fc.oneof(
+            { weight: 9, arbitrary: fc.constant({ authorization: `Bearer ${fx.authA}` }) },
+            { weight: 1, arbitrary: fc.constant({ authorization: `Bearer ${fx.authB}` }) },
+          );
   const hasBody = rule.method !== 'GET';
   return fc
     .record({
@@ -436,26 +688,38 @@ function cleanRequest(rule: RouteRule, fx: Fixtures): fc.Arbitrary<FuzzRequest> 
     .map(({ path, auth: a, body, idempotencyKey }) => {
       const headers: Record<string, string> = { ...a, 'x-request-id': uniqueRequestId() };
       if (body) headers['content-type'] = 'application/json';
-      if (idempotencyKey !== undefined) headers['idempotency-key'] = idempotencyKey === 'unique' ? `k-${uniqueRequestId()}` : idempotencyKey;
+      if (idempotencyKey !== undefined)
+        headers['idempotency-key'] = idempotencyKey === 'unique' ? `k-${uniqueRequestId()}` : idempotencyKey;
       return { method: rule.method, path, headers, body, route: `${rule.method} ${rule.path}` };
     });
 }
 
 /** One request: a route of the table (mostly) or a random path, clean or with everything around it generated. */
 export function requestArbitrary(fx: Fixtures): fc.Arbitrary<FuzzRequest> {
-  return fc.oneof({ weight: 2, arbitrary: fc.constantFrom(...ROUTES).chain((rule) => cleanRequest(rule, fx)) }, { weight: 3, arbitrary: hostileRequest(fx) });
+  return fc.oneof(
+    { weight: 2, arbitrary: fc.constantFrom(...ROUTES).chain((rule) => cleanRequest(rule, fx)) },
+    { weight: 3, arbitrary: hostileRequest(fx) },
+  );
 }
 
 function hostileRequest(fx: Fixtures): fc.Arbitrary<FuzzRequest> {
   const fromRoute = fc.constantFrom(...ROUTES).chain((rule) =>
     fc.record({
       rule: fc.constant(rule),
-      method: fc.oneof({ weight: 8, arbitrary: fc.constant(rule.method as string) }, { weight: 1, arbitrary: fc.constantFrom(...METHODS) }),
+      method: fc.oneof(
+        { weight: 8, arbitrary: fc.constant(rule.method as string) },
+        { weight: 1, arbitrary: fc.constantFrom(...METHODS) },
+      ),
       path: routePath(rule, fx),
       body: bodyFor(rule, fx),
     }),
   );
-  const random = fc.record({ rule: fc.constant(undefined), method: fc.constantFrom(...METHODS), path: randomPath, body: bodyFor(undefined, fx) });
+  const random = fc.record({
+    rule: fc.constant(undefined),
+    method: fc.constantFrom(...METHODS),
+    path: randomPath,
+    body: bodyFor(undefined, fx),
+  });
   return fc
     .record({
       target: fc.oneof({ weight: 12, arbitrary: fromRoute }, { weight: 1, arbitrary: random }),
@@ -467,7 +731,13 @@ function hostileRequest(fx: Fixtures): fc.Arbitrary<FuzzRequest> {
         { weight: 3, arbitrary: fc.constantFrom('fuzz-key-1', 'fuzz-key-2', 'fuzz-key-3') },
         { weight: 1, arbitrary: headerString(300) },
       ),
-      requestId: fc.oneof({ weight: 9, arbitrary: fc.constant('unique') }, { weight: 1, arbitrary: fc.constantFrom('has spaces', 'x'.repeat(200), '\u00e9\u00e9', '', '<script>') }),
+      requestId: fc.oneof(
+        { weight: 9, arbitrary: fc.constant('unique') },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom('has spaces', 'x'.repeat(200), '\u00e9\u00e9', '', '<script>'),
+        },
+      ),
       extra: fc.oneof(
         { weight: 8, arbitrary: fc.constant({}) },
         {
@@ -493,6 +763,12 @@ function hostileRequest(fx: Fixtures): fc.Arbitrary<FuzzRequest> {
       // A unique sane id (or junk the gateway replaces with its own): the response's X-Request-Id names this request.
       headers['x-request-id'] = requestId === 'unique' ? uniqueRequestId() : requestId;
       const body = target.method === 'HEAD' ? undefined : target.body;
-      return { method: target.method, path: target.path + q, headers, body, route: target.rule ? `${target.rule.method} ${target.rule.path}` : 'random' };
+      return {
+        method: target.method,
+        path: target.path + q,
+        headers,
+        body,
+        route: target.rule ? `${target.rule.method} ${target.rule.path}` : 'random',
+      };
     });
 }

@@ -14,9 +14,14 @@ export function canonical(value: unknown, seen = new Set<unknown>()): unknown {
   seen.add(value);
   try {
     if (value instanceof Map) {
-      return { map: [...value.entries()].map(([k, v]) => [String(k), canonical(v, seen)]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1)) };
+      return {
+        map: [...value.entries()]
+          .map(([k, v]) => [String(k), canonical(v, seen)])
+          .sort((a, b) => (a[0]! < b[0]! ? -1 : 1)),
+      };
     }
-    if (value instanceof Set) return { set: [...value].map((v) => JSON.stringify(canonical(v, seen))).sort() };
+    if (value instanceof Set)
+      return { set: [...value].map((v) => JSON.stringify(canonical(v, seen))).sort() };
     if (value instanceof Date) return value.toISOString();
     if (Array.isArray(value)) return value.map((v) => canonical(v, seen));
     const out: Record<string, unknown> = {};
@@ -30,7 +35,10 @@ export function canonical(value: unknown, seen = new Set<unknown>()): unknown {
   }
 }
 
-export const contentHash = (store: object) => createHash('sha256').update(JSON.stringify(canonical(store))).digest('hex');
+export const contentHash = (store: object) =>
+  createHash('sha256')
+    .update(JSON.stringify(canonical(store)))
+    .digest('hex');
 
 const READ_ONLY = /^(get|list|find|ping|pending|count|has|read|resolve|check|health)/i;
 
@@ -41,7 +49,11 @@ const READ_ONLY = /^(get|list|find|ping|pending|count|has|read|resolve|check|hea
 export function trackWrites(store: object): { dirty: boolean; calls: string[] } {
   const state = { dirty: true, calls: [] as string[] };
   const names = new Set<string>();
-  for (let proto = Object.getPrototypeOf(store); proto && proto !== Object.prototype; proto = Object.getPrototypeOf(proto)) {
+  for (
+    let proto = Object.getPrototypeOf(store);
+    proto && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto)
+  ) {
     for (const name of Object.getOwnPropertyNames(proto)) names.add(name);
   }
   for (const name of names) {

@@ -32,13 +32,21 @@ export interface ServiceProcess {
 }
 
 /** Starts one service as its own OS process, the way main.ts runs in production, and waits for /healthz. */
-export async function startService(name: ServiceName, env: Record<string, string>, label: string = name): Promise<ServiceProcess> {
+export async function startService(
+  name: ServiceName,
+  env: Record<string, string>,
+  label: string = name,
+): Promise<ServiceProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'services', name, 'src', 'main.ts')], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(ROOT, 'services', name, 'src', 'main.ts')],
+    {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const output: string[] = [];
   child.stdout!.on('data', (d: Buffer) => output.push(d.toString()));
   child.stderr!.on('data', (d: Buffer) => output.push(d.toString()));
@@ -123,7 +131,13 @@ export async function startStack(
       track(startService('identity', { ...common, ...extraEnv.identity })),
       track(startService('mandates', { ...common, PORT: mandatesPort, ...extraEnv.mandates })),
       // The evidence export reads from mandates; its port is chosen up front so both start at once.
-      track(startService('audit', { ...common, MANDATES_URL: `http://127.0.0.1:${mandatesPort}`, ...extraEnv.audit })),
+      track(
+        startService('audit', {
+          ...common,
+          MANDATES_URL: `http://127.0.0.1:${mandatesPort}`,
+          ...extraEnv.audit,
+        }),
+      ),
     ]);
     const verifyReplicas = await Promise.all(
       Array.from({ length: options.replicas?.verify ?? 1 }, (_, i) =>
@@ -160,7 +174,11 @@ export async function startStack(
       namespace,
       async stop() {
         await gateway.stop();
-        await Promise.all(Object.values(replicas).flat().map((s) => s.stop()));
+        await Promise.all(
+          Object.values(replicas)
+            .flat()
+            .map((s) => s.stop()),
+        );
         await deleteTopology(namespace);
         await deleteRedisKeys(`${rateLimitPrefix}*`);
       },
@@ -217,7 +235,11 @@ export function apiClient(baseUrl: string) {
 }
 
 /** Polls until `check` returns a value (not undefined) or the time runs out. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -227,7 +249,8 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 
 /** Parses the environment once, at start; the result is the only way code reads configuration. */
-export function parseConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.output<S> {
+export function parseConfig<S extends z.ZodType>(
+  schema: S,
+  env: NodeJS.ProcessEnv = process.env,
+): z.output<S> {
   const result = schema.safeParse(env);
   if (!result.success) {
     const lines = result.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
@@ -14,24 +17,35 @@ export function parseConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessE
 const emptyToUndefined = (v: unknown) => (v === '' ? undefined : v);
 
 export const env = {
-  port: (fallback: number) => z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(65535).default(fallback)),
+  port: (fallback: number) =>
+    z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(65535).default(fallback)),
   optionalUrl: () => z.preprocess(emptyToUndefined, z.string().url().optional()),
   string: (fallback: string) => z.preprocess(emptyToUndefined, z.string().default(fallback)),
   optionalString: () => z.preprocess(emptyToUndefined, z.string().optional()),
   int: (fallback: number) => z.preprocess(emptyToUndefined, z.coerce.number().int().default(fallback)),
   bool: (fallback: boolean) =>
     z.preprocess(
-      (v) => (v === '' || v === undefined ? undefined : ['1', 'true', 'yes'].includes(String(v).toLowerCase())),
+      (v) =>
+        v === '' || v === undefined ? undefined : ['1', 'true', 'yes'].includes(String(v).toLowerCase()),
       z.boolean().default(fallback),
     ),
   /** A comma-separated list of URLs (one service's replicas). */
   urlList: () =>
     z.preprocess(
-      (v) => (typeof v === 'string' && v.trim() !== '' ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined),
+      (v) =>
+        typeof v === 'string' && v.trim() !== ''
+          ? v
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean)
+          : undefined,
       z.array(z.string().url()).min(1).optional(),
     ),
   logLevel: () =>
-    z.preprocess(emptyToUndefined, z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info')),
+    z.preprocess(
+      emptyToUndefined,
+      z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    ),
 };
 
 /** Settings every service shares. */

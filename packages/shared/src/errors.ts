@@ -65,7 +65,10 @@ export function describeZodError(error: z.ZodError, root = 'body'): string {
     case 'invalid_value':
       return `${field} must be one of: ${issue.values.map(String).join(', ')}`;
     case 'too_small':
-      if (issue.origin === 'string') return issue.minimum === 1 ? `${field} must not be empty` : `${field} must be at least ${issue.minimum} characters`;
+      if (issue.origin === 'string')
+        return issue.minimum === 1
+          ? `${field} must not be empty`
+          : `${field} must be at least ${issue.minimum} characters`;
       if (issue.origin === 'array') return `${field} must have at least ${issue.minimum} item(s)`;
       return `${field} must be at least ${issue.minimum}`;
     case 'too_big':

@@ -26,11 +26,21 @@ export interface RetryPolicy {
 }
 
 /** SPEC §8's policy (3 retries, factor 2, 0–50 % jitter, Retry-After honoured) with delays sized for internal hops. */
-export const INTERNAL_RETRY_POLICY: RetryPolicy = { retries: 3, baseDelayMs: 50, factor: 2, maxRetryAfterMs: 2_000 };
+export const INTERNAL_RETRY_POLICY: RetryPolicy = {
+  retries: 3,
+  baseDelayMs: 50,
+  factor: 2,
+  maxRetryAfterMs: 2_000,
+};
 
 const RETRYABLE_STATUS = new Set([429, 500, 503]);
 
-export function retryDelayMs(attempt: number, policy: RetryPolicy, retryAfter?: string | string[], random = Math.random) {
+export function retryDelayMs(
+  attempt: number,
+  policy: RetryPolicy,
+  retryAfter?: string | string[],
+  random = Math.random,
+) {
   const header = Array.isArray(retryAfter) ? retryAfter[0] : retryAfter;
   const seconds = header !== undefined ? Number(header) : NaN;
   if (Number.isFinite(seconds) && seconds >= 0) return Math.min(seconds * 1000, policy.maxRetryAfterMs);
@@ -127,32 +137,29 @@ function exchange(pool: Pool, req: UpstreamRequest): Promise<UpstreamResponse> {
     let status = 0;
     let headers: IncomingHttpHeaders = {};
     const chunks: Buffer[] = [];
-    pool.dispatch(
-      { method: req.method as 'GET', path: req.path, headers: req.headers, body: req.body },
-      {
-        onConnect(abortRequest: (err: Error) => void) {
-          abort = abortRequest;
-          if (signal?.aborted) abortRequest(new undiciErrors.RequestAbortedError());
-        },
-        onHeaders(statusCode: number, rawHeaders: Buffer[]) {
-          status = statusCode;
-          headers = parseRawHeaders(rawHeaders);
-          return true;
-        },
-        onData(chunk: Buffer) {
-          chunks.push(chunk);
-          return true;
-        },
-        onComplete() {
-          done();
-          resolve({ status, headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
-        },
-        onError(err: Error) {
-          done();
-          reject(err);
-        },
-      } as unknown as Parameters<Pool['dispatch']>[1],
-    );
+    pool.dispatch({ method: req.method as 'GET', path: req.path, headers: req.headers, body: req.body }, {
+      onConnect(abortRequest: (err: Error) => void) {
+        abort = abortRequest;
+        if (signal?.aborted) abortRequest(new undiciErrors.RequestAbortedError());
+      },
+      onHeaders(statusCode: number, rawHeaders: Buffer[]) {
+        status = statusCode;
+        headers = parseRawHeaders(rawHeaders);
+        return true;
+      },
+      onData(chunk: Buffer) {
+        chunks.push(chunk);
+        return true;
+      },
+      onComplete() {
+        done();
+        resolve({ status, headers, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) });
+      },
+      onError(err: Error) {
+        done();
+        reject(err);
+      },
+    } as unknown as Parameters<Pool['dispatch']>[1]);
   });
 }
 

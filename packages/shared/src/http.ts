@@ -1,4 +1,11 @@
-import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response, type Router } from 'express';
+import express, {
+  type Express,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+  type Router,
+} from 'express';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { AppError, badRequest, describeZodError, type ErrorEnvelope } from './errors';
@@ -9,7 +16,9 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The request id of a request: its own X-Request-Id when that is sane, else a new one. */
 export function requestIdFor(incoming: string | string[] | undefined): string {
-  return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming) ? incoming : `req_${randomUUID().replace(/-/g, '')}`;
+  return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming)
+    ? incoming
+    : `req_${randomUUID().replace(/-/g, '')}`;
 }
 
 /** Echoes a sane X-Request-Id or makes one; every response carries it. */
@@ -43,7 +52,12 @@ function hasBody(req: Request): boolean {
   return (length !== undefined && length !== '0') || req.header('transfer-encoding') !== undefined;
 }
 
-export function sendError(res: Response, status: number, envelope: ErrorEnvelope, headers: Record<string, string> = {}) {
+export function sendError(
+  res: Response,
+  status: number,
+  envelope: ErrorEnvelope,
+  headers: Record<string, string> = {},
+) {
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
   res.status(status).json(envelope);
 }
@@ -57,10 +71,14 @@ export function errorMiddleware(logger: Logger) {
       return;
     }
     if (err instanceof AppError) return sendError(res, err.status, err.toEnvelope(), err.headers);
-    if (err instanceof z.ZodError) return sendError(res, 400, { error: 'BAD_REQUEST', message: describeZodError(err) });
+    if (err instanceof z.ZodError)
+      return sendError(res, 400, { error: 'BAD_REQUEST', message: describeZodError(err) });
     const bodyParserError = err as { type?: string; status?: number };
     if (bodyParserError?.type === 'entity.too.large') {
-      return sendError(res, 413, { error: 'PAYLOAD_TOO_LARGE', message: `Request body exceeds ${BODY_LIMIT_BYTES} bytes` });
+      return sendError(res, 413, {
+        error: 'PAYLOAD_TOO_LARGE',
+        message: `Request body exceeds ${BODY_LIMIT_BYTES} bytes`,
+      });
     }
     if (bodyParserError?.type === 'entity.parse.failed') {
       return sendError(res, 400, { error: 'BAD_REQUEST', message: 'Malformed JSON body' });
@@ -69,7 +87,10 @@ export function errorMiddleware(logger: Logger) {
       return sendError(res, 400, { error: 'BAD_REQUEST', message: 'Unreadable request body' });
     }
     logger.error({ err, requestId: req.requestId, method: req.method, path: req.path }, 'unhandled error');
-    sendError(res, 500, { error: 'INTERNAL_ERROR', message: `Internal error (request ${req.requestId ?? 'unknown'})` });
+    sendError(res, 500, {
+      error: 'INTERNAL_ERROR',
+      message: `Internal error (request ${req.requestId ?? 'unknown'})`,
+    });
   };
 }
 
@@ -90,7 +111,10 @@ export function route(router: Router, path: string, handlers: Partial<Record<Met
   }
   router.all(path, (_req: Request, res: Response) => {
     res.setHeader('Allow', allowed.join(', '));
-    sendError(res, 405, { error: 'METHOD_NOT_ALLOWED', message: `Method not allowed; use ${allowed.join(', ')}` });
+    sendError(res, 405, {
+      error: 'METHOD_NOT_ALLOWED',
+      message: `Method not allowed; use ${allowed.join(', ')}`,
+    });
   });
 }
 

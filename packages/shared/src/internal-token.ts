@@ -62,14 +62,17 @@ export function internalTokens(secret: string, now: () => number = Date.now): In
     if (header.alg !== 'HS256' || header.crit !== undefined) throw new Error('unexpected token header');
     const expected = sign(`${h}.${p}`);
     const given = Buffer.from(s, 'base64url');
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new Error('bad signature');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      throw new Error('bad signature');
     const payload = JSON.parse(Buffer.from(p, 'base64url').toString('utf8')) as Record<string, unknown>;
     const at = Math.floor(now() / 1000);
     if (payload.iss !== ISSUER) throw new Error('unexpected issuer');
     const aud = payload.aud;
-    if (aud !== AUDIENCE && !(Array.isArray(aud) && aud.includes(AUDIENCE))) throw new Error('unexpected audience');
+    if (aud !== AUDIENCE && !(Array.isArray(aud) && aud.includes(AUDIENCE)))
+      throw new Error('unexpected audience');
     if (typeof payload.exp !== 'number' || payload.exp <= at) throw new Error('token expired');
-    if (payload.nbf !== undefined && (typeof payload.nbf !== 'number' || payload.nbf > at)) throw new Error('token not yet valid');
+    if (payload.nbf !== undefined && (typeof payload.nbf !== 'number' || payload.nbf > at))
+      throw new Error('token not yet valid');
     const claims = claimsSchema.parse(payload);
     return {
       ctx: { tenantId: claims.tid, actor: claims.act, permissions: claims.perms, requestId: claims.rid },
@@ -106,7 +109,11 @@ export function internalTokens(secret: string, now: () => number = Date.now): In
 }
 
 // Callers may decorate what they get back; the cached original stays untouched.
-const copy = (ctx: CallerContext): CallerContext => ({ ...ctx, actor: { ...ctx.actor }, permissions: [...ctx.permissions] });
+const copy = (ctx: CallerContext): CallerContext => ({
+  ...ctx,
+  actor: { ...ctx.actor },
+  permissions: [...ctx.permissions],
+});
 
 /**
  * The gateway's minter: one token per caller (tenant, actor, permissions), reused for `reuseMs`

@@ -7,7 +7,11 @@ import { redactUrl } from './bus/rabbitmq';
  * process in embedded-with-Mongo mode and each keeps its own database.
  */
 export async function connectMongo(url: string, dbName: string, logger: Logger): Promise<Connection> {
-  const connection = mongoose.createConnection(url, { dbName, serverSelectionTimeoutMS: 5_000, autoIndex: true });
+  const connection = mongoose.createConnection(url, {
+    dbName,
+    serverSelectionTimeoutMS: 5_000,
+    autoIndex: true,
+  });
   await connection.asPromise();
   logger.info({ mongo: redactUrl(url), db: dbName }, 'connected to MongoDB');
   return connection;

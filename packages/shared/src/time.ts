@@ -4,7 +4,9 @@ export interface Clock {
 }
 export const systemClock: Clock = { now: () => new Date() };
 
-export function fixedClock(start: Date | string): Clock & { set(d: Date | string): void; advance(ms: number): void } {
+export function fixedClock(
+  start: Date | string,
+): Clock & { set(d: Date | string): void; advance(ms: number): void } {
   let current = new Date(start);
   return {
     now: () => new Date(current),

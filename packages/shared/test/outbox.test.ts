@@ -21,7 +21,11 @@ const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const logger = createLogger('test', 'silent');
 const apiCall = () => buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} });
 
-async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -59,7 +63,11 @@ describe('OutboxRelay', () => {
   it('when the broker refuses, then events stay in the outbox and the poll publishes each once it is back', async () => {
     const outbox = new MapOutbox();
     const publisher = new FlakyPublisher();
-    const relay = new OutboxRelay(outbox, publisher, logger, { pollIntervalMs: 50, retryDelayMs: 50, batchSize: 7 });
+    const relay = new OutboxRelay(outbox, publisher, logger, {
+      pollIntervalMs: 50,
+      retryDelayMs: 50,
+      batchSize: 7,
+    });
     relay.start();
     publisher.down = true;
     const events = Array.from({ length: 40 }, apiCall);
@@ -105,7 +113,11 @@ describe('SpoolingPublisher (real RabbitMQ through a TCP proxy)', () => {
     const url = AMQP_URL.replace(/:\d+$/, `:${proxy.port}`);
     const spoolDir = path.join(dir, 'gateway');
     const open = async () =>
-      SpoolingPublisher.open(new RabbitPublisher(url, logger, topology), { dir: spoolDir, logger, retryDelayMs: 100 });
+      SpoolingPublisher.open(new RabbitPublisher(url, logger, topology), {
+        dir: spoolDir,
+        logger,
+        retryDelayMs: 100,
+      });
     const first = await open();
     const before = Array.from({ length: 50 }, apiCall);
     await first.publish(before);

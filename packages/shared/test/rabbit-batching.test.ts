@@ -31,7 +31,8 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
     const batches: AuditEvent[][] = [];
     await source.startBatched(async (batch) => void batches.push(batch), { maxBatch: 50, maxDelayMs: 500 });
     const deadline = Date.now() + 20_000;
-    while (batches.flat().length < events.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (batches.flat().length < events.length && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     await source.stop();
     await publisher.close();
 
@@ -50,8 +51,15 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
   it('when a batch of events is published, then the queue holds one message per event type, each a JSON array in order', async () => {
     const t = amqpTopology(`test-${newId('req')}`);
     const publisher = new RabbitPublisher(AMQP_URL, logger, t);
-    const calls = Array.from({ length: 30 }, () => buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} }));
-    const revoked = buildEvent({ type: 'API_KEY_REVOKED', tenantId: 'tnt_x', resource: { type: 'api_key', id: 'key_x' }, data: {} });
+    const calls = Array.from({ length: 30 }, () =>
+      buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} }),
+    );
+    const revoked = buildEvent({
+      type: 'API_KEY_REVOKED',
+      tenantId: 'tnt_x',
+      resource: { type: 'api_key', id: 'key_x' },
+      data: {},
+    });
     await publisher.publish([...calls.slice(0, 10), revoked, ...calls.slice(10)]);
     await publisher.close();
     const c = await amqp.connect(AMQP_URL);
@@ -60,7 +68,9 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
       const first = await ch.get(t.auditQueue, { noAck: true });
       const second = await ch.get(t.auditQueue, { noAck: true });
       expect(first && first.fields.routingKey).toBe('audit.API_CALL');
-      expect(first && JSON.parse(first.content.toString()).map((e: AuditEvent) => e.id)).toEqual(calls.map((e) => e.id));
+      expect(first && JSON.parse(first.content.toString()).map((e: AuditEvent) => e.id)).toEqual(
+        calls.map((e) => e.id),
+      );
       expect(first && first.properties.deliveryMode).toBe(2);
       // A lone event of its type travels as the event itself, routed by its type.
       expect(second && second.fields.routingKey).toBe('audit.API_KEY_REVOKED');
@@ -78,7 +88,9 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
   it('when a batch message holds invalid elements, then the valid events are handled, each invalid element is dead-lettered alone, and the message is acked', async () => {
     const publisher = new RabbitPublisher(AMQP_URL, logger, topology);
     await publisher.connect();
-    const good = Array.from({ length: 3 }, () => buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} }));
+    const good = Array.from({ length: 3 }, () =>
+      buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} }),
+    );
     const c = await amqp.connect(AMQP_URL);
     const ch = await c.createConfirmChannel();
     const body = JSON.stringify([good[0], { id: 'evt_bogus', type: 'NOPE' }, good[1], 42, good[2]]);
@@ -108,7 +120,9 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
 
   it('when a write of part of a batch message fails, then the message is redelivered whole and every event ends up written', async () => {
     const publisher = new RabbitPublisher(AMQP_URL, logger, topology);
-    const events = Array.from({ length: 10 }, () => buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} }));
+    const events = Array.from({ length: 10 }, () =>
+      buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} }),
+    );
     await publisher.publish(events);
     const source = new RabbitEventSource({ url: AMQP_URL, logger, topology, retryDelayMs: 20 });
     const written = new Set<string>();
@@ -138,12 +152,23 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
 
   it('when key events arrive in a batch message, then a per-type subscriber receives each of them', async () => {
     const t = amqpTopology(`test-${newId('req')}`);
-    const subscriber = new RabbitSubscriber({ url: AMQP_URL, logger, topology: t, eventTypes: ['API_KEY_REVOKED'], name: 'test' });
+    const subscriber = new RabbitSubscriber({
+      url: AMQP_URL,
+      logger,
+      topology: t,
+      eventTypes: ['API_KEY_REVOKED'],
+      name: 'test',
+    });
     const got: string[] = [];
     await subscriber.start(async (e) => void got.push(e.id));
     const publisher = new RabbitPublisher(AMQP_URL, logger, t);
     const revoked = Array.from({ length: 3 }, (_, i) =>
-      buildEvent({ type: 'API_KEY_REVOKED', tenantId: 'tnt_x', resource: { type: 'api_key', id: `key_${i}` }, data: {} }),
+      buildEvent({
+        type: 'API_KEY_REVOKED',
+        tenantId: 'tnt_x',
+        resource: { type: 'api_key', id: `key_${i}` },
+        data: {},
+      }),
     );
     const other = buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} });
     await publisher.publish([revoked[0]!, other, revoked[1]!, revoked[2]!]);
@@ -163,10 +188,17 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
 });
 
 describe('the message contract', () => {
-  const event = (type: AuditEvent['type']) => buildEvent({ type, tenantId: 'tnt_x', resource: null, data: {} });
+  const event = (type: AuditEvent['type']) =>
+    buildEvent({ type, tenantId: 'tnt_x', resource: null, data: {} });
 
   it('when a batch mixes types, then each type is one group, in order of first appearance, keeping order within a type', () => {
-    const [a1, b1, a2, c1, b2] = [event('API_CALL'), event('API_KEY_REVOKED'), event('API_CALL'), event('MANDATE_CREATED'), event('API_KEY_REVOKED')];
+    const [a1, b1, a2, c1, b2] = [
+      event('API_CALL'),
+      event('API_KEY_REVOKED'),
+      event('API_CALL'),
+      event('MANDATE_CREATED'),
+      event('API_KEY_REVOKED'),
+    ];
     expect(groupForMessages([a1!, b1!, a2!, c1!, b2!])).toEqual([[a1, a2], [b1, b2], [c1]]);
   });
 
@@ -177,10 +209,21 @@ describe('the message contract', () => {
 
   it('when a message body is one event, an array, or neither, then it is read accordingly', () => {
     const e = event('API_CALL');
-    expect(parseEventMessage(Buffer.from(JSON.stringify(e)))).toEqual({ events: [e], invalid: [], batch: false });
-    expect(parseEventMessage(Buffer.from(JSON.stringify([e, { x: 1 }])))).toMatchObject({ events: [e], invalid: [{ element: { x: 1 } }], batch: true });
+    expect(parseEventMessage(Buffer.from(JSON.stringify(e)))).toEqual({
+      events: [e],
+      invalid: [],
+      batch: false,
+    });
+    expect(parseEventMessage(Buffer.from(JSON.stringify([e, { x: 1 }])))).toMatchObject({
+      events: [e],
+      invalid: [{ element: { x: 1 } }],
+      batch: true,
+    });
     expect(parseEventMessage(Buffer.from('[]'))).toBeNull();
     expect(parseEventMessage(Buffer.from('not json'))).toBeNull();
-    expect(parseEventMessage(Buffer.from('{"x":1}'))).toMatchObject({ events: [], invalid: [{ element: { x: 1 } }] });
+    expect(parseEventMessage(Buffer.from('{"x":1}'))).toMatchObject({
+      events: [],
+      invalid: [{ element: { x: 1 } }],
+    });
   });
 });

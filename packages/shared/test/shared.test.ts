@@ -84,18 +84,33 @@ describe('retryDelayMs', () => {
 describe('internal token', () => {
   const tokens = internalTokens('x'.repeat(32));
   it('when minted and verified with the same secret, then the caller context survives', async () => {
-    const ctx = { tenantId: 'tnt_1', actor: { type: 'api_key' as const, key_id: 'key_1' }, permissions: ['verify'], requestId: 'r1' };
+    const ctx = {
+      tenantId: 'tnt_1',
+      actor: { type: 'api_key' as const, key_id: 'key_1' },
+      permissions: ['verify'],
+      requestId: 'r1',
+    };
     await expect(tokens.verify(await tokens.mint(ctx))).resolves.toEqual(ctx);
   });
   it('when signed with another secret, then it is refused', async () => {
     const other = internalTokens('y'.repeat(32));
-    const token = await other.mint({ tenantId: null, actor: { type: 'system' }, permissions: [], requestId: 'r' });
+    const token = await other.mint({
+      tenantId: null,
+      actor: { type: 'system' },
+      permissions: [],
+      requestId: 'r',
+    });
     await expect(tokens.verify(token)).rejects.toThrow();
   });
 });
 
 const sampleEvent = (): AuditEvent =>
-  buildEvent({ type: 'MANDATE_CREATED', tenantId: 'tnt_x', resource: { type: 'mandate', id: 'mdt_x' }, data: {} });
+  buildEvent({
+    type: 'MANDATE_CREATED',
+    tenantId: 'tnt_x',
+    resource: { type: 'mandate', id: 'mdt_x' },
+    data: {},
+  });
 
 describe('InProcessBus', () => {
   it('when events are published before a subscriber starts, then the subscriber still gets them', async () => {

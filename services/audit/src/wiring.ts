@@ -45,7 +45,10 @@ export async function wire(
   } else if (!store && config.AUDIT_STORE_FILE) {
     fileStore = await FileEventStore.open(config.AUDIT_STORE_FILE, log);
     store = fileStore;
-    log.warn({ file: config.AUDIT_STORE_FILE }, 'audit store is in memory, journaled to a local file (one process only)');
+    log.warn(
+      { file: config.AUDIT_STORE_FILE },
+      'audit store is in memory, journaled to a local file (one process only)',
+    );
   } else if (!store) {
     store = new MemoryEventStore();
     log.warn('audit store is in memory: events are lost on restart');
@@ -73,9 +76,16 @@ export async function wire(
   let mandates = overrides.mandates;
   let ownMandates: HttpMandatesSource | undefined;
   if (config.MANDATES_URL) {
-    ownMandates = new HttpMandatesSource({ baseUrls: config.MANDATES_URL, logger: log, timeoutMs: config.MANDATES_TIMEOUT_MS });
+    ownMandates = new HttpMandatesSource({
+      baseUrls: config.MANDATES_URL,
+      logger: log,
+      timeoutMs: config.MANDATES_TIMEOUT_MS,
+    });
     mandates = ownMandates;
-    log.info({ mandatesUrl: config.MANDATES_URL }, 'evidence export reads mandates, keys and signatures from the mandates service');
+    log.info(
+      { mandatesUrl: config.MANDATES_URL },
+      'evidence export reads mandates, keys and signatures from the mandates service',
+    );
   } else if (!mandates) {
     log.warn('no MANDATES_URL: the evidence export answers 503');
   }

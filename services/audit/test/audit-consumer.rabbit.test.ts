@@ -7,7 +7,12 @@ import {
   newId,
   type AuditEvent,
 } from '@mandate/shared';
-import { callService, callerFor, deleteAmqpTopology, TEST_INTERNAL_SECRET } from '@mandate/shared/src/testing';
+import {
+  callService,
+  callerFor,
+  deleteAmqpTopology,
+  TEST_INTERNAL_SECRET,
+} from '@mandate/shared/src/testing';
 import { createApp } from '../src/app';
 import { auditConfig } from '../src/config';
 import { startAuditConsumer } from '../src/consumers/audit-consumer';
@@ -85,7 +90,9 @@ describe('audit consumer (real RabbitMQ)', () => {
     const tenant = newId('tnt');
     const publisher = new RabbitPublisher(AMQP_URL, logger, topology);
     await publisher.connect();
-    const events = Array.from({ length: 4 }, (_, i) => buildAuditEvent(tenant, { type: 'API_CALL', data: { i } }));
+    const events = Array.from({ length: 4 }, (_, i) =>
+      buildAuditEvent(tenant, { type: 'API_CALL', data: { i } }),
+    );
     const body = JSON.stringify([events[0], events[1], { id: 'evt_bogus' }, events[2], events[3]]);
     // The same batch twice: what a redelivery after a crash between write and ack looks like.
     await publishRaw(topology.exchange, 'audit.API_CALL', body);
@@ -107,7 +114,10 @@ describe('audit consumer (real RabbitMQ)', () => {
         return dead.length >= 2;
       }, 'the invalid elements to be dead-lettered');
       expect(dead).toEqual(['{"id":"evt_bogus"}', '{"id":"evt_bogus"}']);
-      await waitFor(async () => (await ch.checkQueue(topology.auditQueue)).messageCount === 0, 'the queue to drain');
+      await waitFor(
+        async () => (await ch.checkQueue(topology.auditQueue)).messageCount === 0,
+        'the queue to drain',
+      );
     } finally {
       await c.close();
       await consumer.stop();

@@ -7,208 +7,204 @@ import { buildAuditEvent } from './factories';
 const ids = (events: AuditEvent[]) => events.map((e) => e.id);
 const newestFirst = (events: AuditEvent[]) => [...events].sort((a, b) => (a.id < b.id ? 1 : -1));
 
-describeStoreContract<EventStore>(
-  'EventStore',
-  eventStoreAdapters(),
-  (getStore) => {
-    it('when an event is inserted, then get returns it as a plain object equal to what was inserted', async () => {
-      const tenant = newId('tnt');
-      const event = buildAuditEvent(tenant, { data: { nested: { a: 1 }, list: [1, 'x'] } });
-      await getStore().insert(event);
-      const got = await getStore().get(tenant, event.id);
-      expect(got).toEqual(event);
-      expect(got).not.toHaveProperty('_id');
-      expect(got).not.toHaveProperty('__v');
-    });
+describeStoreContract<EventStore>('EventStore', eventStoreAdapters(), (getStore) => {
+  it('when an event is inserted, then get returns it as a plain object equal to what was inserted', async () => {
+    const tenant = newId('tnt');
+    const event = buildAuditEvent(tenant, { data: { nested: { a: 1 }, list: [1, 'x'] } });
+    await getStore().insert(event);
+    const got = await getStore().get(tenant, event.id);
+    expect(got).toEqual(event);
+    expect(got).not.toHaveProperty('_id');
+    expect(got).not.toHaveProperty('__v');
+  });
 
-    it('when an event has empty data, no resource and no request id, then those come back as {} and null', async () => {
-      const tenant = newId('tnt');
-      const event = {
-        ...buildAuditEvent(tenant, { resource: null, data: {} }),
-        request_id: null,
-        actor: { type: 'system' as const },
-      };
-      await getStore().insert(event);
-      expect(await getStore().get(tenant, event.id)).toEqual(event);
-    });
+  it('when an event has empty data, no resource and no request id, then those come back as {} and null', async () => {
+    const tenant = newId('tnt');
+    const event = {
+      ...buildAuditEvent(tenant, { resource: null, data: {} }),
+      request_id: null,
+      actor: { type: 'system' as const },
+    };
+    await getStore().insert(event);
+    expect(await getStore().get(tenant, event.id)).toEqual(event);
+  });
 
-    it('when the same event id is inserted twice, then it is stored once and the second insert is no error', async () => {
-      const tenant = newId('tnt');
-      const event = buildAuditEvent(tenant);
-      await getStore().insert(event);
-      await expect(getStore().insert({ ...event, data: { redelivered: true } })).resolves.toBeUndefined();
-      const listed = await getStore().list(tenant, { limit: 10 });
-      expect(ids(listed)).toEqual([event.id]);
-      // The first write wins: a redelivery never rewrites history.
-      expect(listed[0]).toEqual(event);
-    });
+  it('when the same event id is inserted twice, then it is stored once and the second insert is no error', async () => {
+    const tenant = newId('tnt');
+    const event = buildAuditEvent(tenant);
+    await getStore().insert(event);
+    await expect(getStore().insert({ ...event, data: { redelivered: true } })).resolves.toBeUndefined();
+    const listed = await getStore().list(tenant, { limit: 10 });
+    expect(ids(listed)).toEqual([event.id]);
+    // The first write wins: a redelivery never rewrites history.
+    expect(listed[0]).toEqual(event);
+  });
 
-    it('when the same id is inserted concurrently, then it is stored once', async () => {
-      const tenant = newId('tnt');
-      const event = buildAuditEvent(tenant);
-      await Promise.all(Array.from({ length: 5 }, () => getStore().insert(event)));
-      expect(ids(await getStore().list(tenant, { limit: 10 }))).toEqual([event.id]);
-    });
+  it('when the same id is inserted concurrently, then it is stored once', async () => {
+    const tenant = newId('tnt');
+    const event = buildAuditEvent(tenant);
+    await Promise.all(Array.from({ length: 5 }, () => getStore().insert(event)));
+    expect(ids(await getStore().list(tenant, { limit: 10 }))).toEqual([event.id]);
+  });
 
-    it('when insertMany gets duplicates within the batch and already stored ids, then each id is stored once', async () => {
-      const tenant = newId('tnt');
-      const [a, b, c] = [buildAuditEvent(tenant), buildAuditEvent(tenant), buildAuditEvent(tenant)] as [
-        AuditEvent,
-        AuditEvent,
-        AuditEvent,
-      ];
-      await getStore().insert(a);
-      await expect(getStore().insertMany([a, b, b, c, a])).resolves.toBeUndefined();
-      expect(ids(await getStore().list(tenant, { limit: 10 }))).toEqual([c.id, b.id, a.id]);
-      await expect(getStore().insertMany([])).resolves.toBeUndefined();
-    });
+  it('when insertMany gets duplicates within the batch and already stored ids, then each id is stored once', async () => {
+    const tenant = newId('tnt');
+    const [a, b, c] = [buildAuditEvent(tenant), buildAuditEvent(tenant), buildAuditEvent(tenant)] as [
+      AuditEvent,
+      AuditEvent,
+      AuditEvent,
+    ];
+    await getStore().insert(a);
+    await expect(getStore().insertMany([a, b, b, c, a])).resolves.toBeUndefined();
+    expect(ids(await getStore().list(tenant, { limit: 10 }))).toEqual([c.id, b.id, a.id]);
+    await expect(getStore().insertMany([])).resolves.toBeUndefined();
+  });
 
-    it('when another tenant reads, then get is null and list excludes the events', async () => {
-      const tenantA = newId('tnt');
-      const tenantB = newId('tnt');
-      const event = buildAuditEvent(tenantA);
-      const own = buildAuditEvent(tenantB);
-      await getStore().insertMany([event, own]);
-      expect(await getStore().get(tenantB, event.id)).toBeNull();
-      expect(ids(await getStore().list(tenantB, { limit: 100 }))).toEqual([own.id]);
-    });
+  it('when another tenant reads, then get is null and list excludes the events', async () => {
+    const tenantA = newId('tnt');
+    const tenantB = newId('tnt');
+    const event = buildAuditEvent(tenantA);
+    const own = buildAuditEvent(tenantB);
+    await getStore().insertMany([event, own]);
+    expect(await getStore().get(tenantB, event.id)).toBeNull();
+    expect(ids(await getStore().list(tenantB, { limit: 100 }))).toEqual([own.id]);
+  });
 
-    it('when an event has no tenant (a platform event), then no tenant read returns it', async () => {
-      const tenant = newId('tnt');
-      const platform = buildAuditEvent(null, {
-        type: 'ONBOARDING_REQUESTED',
-        resource: { type: 'onboarding', id: newId('onb') },
-      });
-      await getStore().insert(platform);
-      expect(await getStore().get(tenant, platform.id)).toBeNull();
-      expect(await getStore().get('null', platform.id)).toBeNull();
-      expect(await getStore().get('', platform.id)).toBeNull();
-      expect(await getStore().list(tenant, { limit: 100 })).toEqual([]);
-      expect(await getStore().list('', { limit: 100 })).toEqual([]);
+  it('when an event has no tenant (a platform event), then no tenant read returns it', async () => {
+    const tenant = newId('tnt');
+    const platform = buildAuditEvent(null, {
+      type: 'ONBOARDING_REQUESTED',
+      resource: { type: 'onboarding', id: newId('onb') },
     });
+    await getStore().insert(platform);
+    expect(await getStore().get(tenant, platform.id)).toBeNull();
+    expect(await getStore().get('null', platform.id)).toBeNull();
+    expect(await getStore().get('', platform.id)).toBeNull();
+    expect(await getStore().list(tenant, { limit: 100 })).toEqual([]);
+    expect(await getStore().list('', { limit: 100 })).toEqual([]);
+  });
 
-    it('when listing, then events come newest first by id, up to limit+1', async () => {
-      const tenant = newId('tnt');
-      const events = Array.from({ length: 5 }, () => buildAuditEvent(tenant));
-      // Inserted out of order, as redeliveries arrive: the order comes from the ids.
-      await getStore().insertMany([events[3]!, events[0]!, events[4]!, events[1]!, events[2]!]);
-      expect(ids(await getStore().list(tenant, { limit: 2 }))).toEqual(ids(newestFirst(events)).slice(0, 3));
-      expect(ids(await getStore().list(tenant, { limit: 10 }))).toEqual(ids(newestFirst(events)));
-    });
+  it('when listing, then events come newest first by id, up to limit+1', async () => {
+    const tenant = newId('tnt');
+    const events = Array.from({ length: 5 }, () => buildAuditEvent(tenant));
+    // Inserted out of order, as redeliveries arrive: the order comes from the ids.
+    await getStore().insertMany([events[3]!, events[0]!, events[4]!, events[1]!, events[2]!]);
+    expect(ids(await getStore().list(tenant, { limit: 2 }))).toEqual(ids(newestFirst(events)).slice(0, 3));
+    expect(ids(await getStore().list(tenant, { limit: 10 }))).toEqual(ids(newestFirst(events)));
+  });
 
-    it('when afterId is given, then only older events follow', async () => {
-      const tenant = newId('tnt');
-      const events = Array.from({ length: 4 }, () => buildAuditEvent(tenant));
-      await getStore().insertMany(events);
-      expect(ids(await getStore().list(tenant, { limit: 10, afterId: events[2]!.id }))).toEqual([
-        events[1]!.id,
-        events[0]!.id,
-      ]);
-    });
+  it('when afterId is given, then only older events follow', async () => {
+    const tenant = newId('tnt');
+    const events = Array.from({ length: 4 }, () => buildAuditEvent(tenant));
+    await getStore().insertMany(events);
+    expect(ids(await getStore().list(tenant, { limit: 10, afterId: events[2]!.id }))).toEqual([
+      events[1]!.id,
+      events[0]!.id,
+    ]);
+  });
 
-    it('when filtering by types, then only those types are listed', async () => {
-      const tenant = newId('tnt');
-      const created = buildAuditEvent(tenant, { type: 'MANDATE_CREATED' });
-      const revoked = buildAuditEvent(tenant, { type: 'MANDATE_REVOKED' });
-      const call = buildAuditEvent(tenant, { type: 'API_CALL' });
-      await getStore().insertMany([created, revoked, call]);
-      expect(ids(await getStore().list(tenant, { limit: 10, types: ['MANDATE_REVOKED'] }))).toEqual([
-        revoked.id,
-      ]);
-      expect(
-        ids(await getStore().list(tenant, { limit: 10, types: ['MANDATE_CREATED', 'API_CALL'] })),
-      ).toEqual([call.id, created.id]);
-      expect(ids(await getStore().list(tenant, { limit: 10, types: [] }))).toHaveLength(3);
-    });
+  it('when filtering by types, then only those types are listed', async () => {
+    const tenant = newId('tnt');
+    const created = buildAuditEvent(tenant, { type: 'MANDATE_CREATED' });
+    const revoked = buildAuditEvent(tenant, { type: 'MANDATE_REVOKED' });
+    const call = buildAuditEvent(tenant, { type: 'API_CALL' });
+    await getStore().insertMany([created, revoked, call]);
+    expect(ids(await getStore().list(tenant, { limit: 10, types: ['MANDATE_REVOKED'] }))).toEqual([
+      revoked.id,
+    ]);
+    expect(ids(await getStore().list(tenant, { limit: 10, types: ['MANDATE_CREATED', 'API_CALL'] }))).toEqual(
+      [call.id, created.id],
+    );
+    expect(ids(await getStore().list(tenant, { limit: 10, types: [] }))).toHaveLength(3);
+  });
 
-    it('when filtering by resource_id, then only events about that resource are listed', async () => {
-      const tenant = newId('tnt');
-      const mandate = newId('mdt');
-      const a = buildAuditEvent(tenant, { resource: { type: 'mandate', id: mandate } });
-      const b = buildAuditEvent(tenant, {
-        type: 'MANDATE_REVOKED',
-        resource: { type: 'mandate', id: mandate },
-      });
-      const other = buildAuditEvent(tenant);
-      const none = buildAuditEvent(tenant, { resource: null });
-      await getStore().insertMany([a, b, other, none]);
-      expect(ids(await getStore().list(tenant, { limit: 10, resource_id: mandate }))).toEqual([b.id, a.id]);
+  it('when filtering by resource_id, then only events about that resource are listed', async () => {
+    const tenant = newId('tnt');
+    const mandate = newId('mdt');
+    const a = buildAuditEvent(tenant, { resource: { type: 'mandate', id: mandate } });
+    const b = buildAuditEvent(tenant, {
+      type: 'MANDATE_REVOKED',
+      resource: { type: 'mandate', id: mandate },
     });
+    const other = buildAuditEvent(tenant);
+    const none = buildAuditEvent(tenant, { resource: null });
+    await getStore().insertMany([a, b, other, none]);
+    expect(ids(await getStore().list(tenant, { limit: 10, resource_id: mandate }))).toEqual([b.id, a.id]);
+  });
 
-    it('when filtering by key_id, then only events whose actor used that key are listed', async () => {
-      const tenant = newId('tnt');
-      const keyA = newId('key');
-      const byA = buildAuditEvent(tenant, { keyId: keyA });
-      const byOther = buildAuditEvent(tenant, { keyId: newId('key') });
-      const system = buildAuditEvent(tenant, { caller: undefined });
-      await getStore().insertMany([byA, byOther, system]);
-      expect(ids(await getStore().list(tenant, { limit: 10, key_id: keyA }))).toEqual([byA.id]);
-    });
+  it('when filtering by key_id, then only events whose actor used that key are listed', async () => {
+    const tenant = newId('tnt');
+    const keyA = newId('key');
+    const byA = buildAuditEvent(tenant, { keyId: keyA });
+    const byOther = buildAuditEvent(tenant, { keyId: newId('key') });
+    const system = buildAuditEvent(tenant, { caller: undefined });
+    await getStore().insertMany([byA, byOther, system]);
+    expect(ids(await getStore().list(tenant, { limit: 10, key_id: keyA }))).toEqual([byA.id]);
+  });
 
-    it('when filtering by since and until, then since is inclusive and until exclusive on occurred_at', async () => {
-      const tenant = newId('tnt');
-      const at = (iso: string) => buildAuditEvent(tenant, { occurredAt: new Date(iso) });
-      const e1 = at('2026-01-01T00:00:00.000Z');
-      const e2 = at('2026-01-02T00:00:00.000Z');
-      const e3 = at('2026-01-03T00:00:00.000Z');
-      await getStore().insertMany([e1, e2, e3]);
-      const list = (q: { since?: string; until?: string }) =>
-        getStore()
-          .list(tenant, { limit: 10, ...q })
-          .then(ids);
-      expect(await list({ since: '2026-01-02T00:00:00.000Z' })).toEqual([e3.id, e2.id]);
-      expect(await list({ until: '2026-01-02T00:00:00.000Z' })).toEqual([e1.id]);
-      expect(await list({ since: '2026-01-01T00:00:00.000Z', until: '2026-01-03T00:00:00.000Z' })).toEqual([
-        e2.id,
-        e1.id,
-      ]);
-      // Same instant written with an offset.
-      expect(await list({ since: '2026-01-02T01:00:00+01:00', until: '2026-01-02T00:00:00.001Z' })).toEqual([
-        e2.id,
-      ]);
-    });
+  it('when filtering by since and until, then since is inclusive and until exclusive on occurred_at', async () => {
+    const tenant = newId('tnt');
+    const at = (iso: string) => buildAuditEvent(tenant, { occurredAt: new Date(iso) });
+    const e1 = at('2026-01-01T00:00:00.000Z');
+    const e2 = at('2026-01-02T00:00:00.000Z');
+    const e3 = at('2026-01-03T00:00:00.000Z');
+    await getStore().insertMany([e1, e2, e3]);
+    const list = (q: { since?: string; until?: string }) =>
+      getStore()
+        .list(tenant, { limit: 10, ...q })
+        .then(ids);
+    expect(await list({ since: '2026-01-02T00:00:00.000Z' })).toEqual([e3.id, e2.id]);
+    expect(await list({ until: '2026-01-02T00:00:00.000Z' })).toEqual([e1.id]);
+    expect(await list({ since: '2026-01-01T00:00:00.000Z', until: '2026-01-03T00:00:00.000Z' })).toEqual([
+      e2.id,
+      e1.id,
+    ]);
+    // Same instant written with an offset.
+    expect(await list({ since: '2026-01-02T01:00:00+01:00', until: '2026-01-02T00:00:00.001Z' })).toEqual([
+      e2.id,
+    ]);
+  });
 
-    it('when filters are combined, then an event must match all of them', async () => {
-      const tenant = newId('tnt');
-      const key = newId('key');
-      const mandate = newId('mdt');
-      const match = buildAuditEvent(tenant, {
-        type: 'MANDATE_SUSPENDED',
-        keyId: key,
-        resource: { type: 'mandate', id: mandate },
-      });
-      const wrongType = buildAuditEvent(tenant, { keyId: key, resource: { type: 'mandate', id: mandate } });
-      const wrongKey = buildAuditEvent(tenant, {
-        type: 'MANDATE_SUSPENDED',
-        resource: { type: 'mandate', id: mandate },
-      });
-      await getStore().insertMany([match, wrongType, wrongKey]);
-      const got = await getStore().list(tenant, {
-        limit: 10,
-        types: ['MANDATE_SUSPENDED'],
-        key_id: key,
-        resource_id: mandate,
-        since: '2000-01-01T00:00:00.000Z',
-      });
-      expect(ids(got)).toEqual([match.id]);
+  it('when filters are combined, then an event must match all of them', async () => {
+    const tenant = newId('tnt');
+    const key = newId('key');
+    const mandate = newId('mdt');
+    const match = buildAuditEvent(tenant, {
+      type: 'MANDATE_SUSPENDED',
+      keyId: key,
+      resource: { type: 'mandate', id: mandate },
     });
+    const wrongType = buildAuditEvent(tenant, { keyId: key, resource: { type: 'mandate', id: mandate } });
+    const wrongKey = buildAuditEvent(tenant, {
+      type: 'MANDATE_SUSPENDED',
+      resource: { type: 'mandate', id: mandate },
+    });
+    await getStore().insertMany([match, wrongType, wrongKey]);
+    const got = await getStore().list(tenant, {
+      limit: 10,
+      types: ['MANDATE_SUSPENDED'],
+      key_id: key,
+      resource_id: mandate,
+      since: '2000-01-01T00:00:00.000Z',
+    });
+    expect(ids(got)).toEqual([match.id]);
+  });
 
-    it('when paging through while new events are inserted, then no event is skipped or repeated', async () => {
-      const tenant = newId('tnt');
-      const existing = Array.from({ length: 25 }, () => buildAuditEvent(tenant));
-      await getStore().insertMany(existing);
-      const seen: string[] = [];
-      let afterId: string | undefined;
-      for (let guard = 0; guard < 20; guard++) {
-        const page = await getStore().list(tenant, { limit: 4, afterId });
-        const data = page.slice(0, 4);
-        seen.push(...ids(data));
-        // Meanwhile, producers keep writing (newer ids).
-        await getStore().insertMany([buildAuditEvent(tenant), buildAuditEvent(tenant)]);
-        if (page.length <= 4) break;
-        afterId = data[data.length - 1]!.id;
-      }
-      expect(seen).toEqual(ids(newestFirst(existing)));
-    });
-  },
-);
+  it('when paging through while new events are inserted, then no event is skipped or repeated', async () => {
+    const tenant = newId('tnt');
+    const existing = Array.from({ length: 25 }, () => buildAuditEvent(tenant));
+    await getStore().insertMany(existing);
+    const seen: string[] = [];
+    let afterId: string | undefined;
+    for (let guard = 0; guard < 20; guard++) {
+      const page = await getStore().list(tenant, { limit: 4, afterId });
+      const data = page.slice(0, 4);
+      seen.push(...ids(data));
+      // Meanwhile, producers keep writing (newer ids).
+      await getStore().insertMany([buildAuditEvent(tenant), buildAuditEvent(tenant)]);
+      if (page.length <= 4) break;
+      afterId = data[data.length - 1]!.id;
+    }
+    expect(seen).toEqual(ids(newestFirst(existing)));
+  });
+});

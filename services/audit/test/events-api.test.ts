@@ -307,6 +307,10 @@ describe('audit wiring and contract', () => {
 
   it('when the OpenAPI document is built, then both event paths and the evidence export are in it', () => {
     const doc = buildOpenApiDocument([openApi]);
-    expect(Object.keys(doc.paths ?? {})).toEqual(['/v1/events', '/v1/events/{id}', '/v1/mandates/{id}/evidence']);
+    expect(Object.keys(doc.paths ?? {})).toEqual([
+      '/v1/events',
+      '/v1/events/{id}',
+      '/v1/mandates/{id}/evidence',
+    ]);
   });
 });

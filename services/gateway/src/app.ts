@@ -95,7 +95,16 @@ function simplePath(url: string | undefined): string | undefined {
     const c = url.charCodeAt(i);
     if (c === 0x3f) {
       if (end === url.length) end = i;
-    } else if (c === 0x09 || c === 0x0a || c === 0x0c || c === 0x0d || c === 0x20 || c === 0x23 || c === 0xa0 || c === 0xfeff) {
+    } else if (
+      c === 0x09 ||
+      c === 0x0a ||
+      c === 0x0c ||
+      c === 0x0d ||
+      c === 0x20 ||
+      c === 0x23 ||
+      c === 0xa0 ||
+      c === 0xfeff
+    ) {
       return undefined;
     }
   }
@@ -119,7 +128,12 @@ function sendJson(res: ServerResponse, status: number, body: string, headers?: R
   res.end(body);
 }
 
-function sendEnvelope(res: ServerResponse, status: number, envelope: ErrorEnvelope, headers?: Record<string, string>) {
+function sendEnvelope(
+  res: ServerResponse,
+  status: number,
+  envelope: ErrorEnvelope,
+  headers?: Record<string, string>,
+) {
   sendJson(res, status, JSON.stringify(envelope), headers);
 }
 
@@ -149,11 +163,16 @@ function gatewayHandler(deps: GatewayDeps) {
       return;
     }
     if (err instanceof AppError) return sendEnvelope(res, err.status, err.toEnvelope(), err.headers);
-    if (err instanceof z.ZodError) return sendEnvelope(res, 400, { error: 'BAD_REQUEST', message: describeZodError(err) });
+    if (err instanceof z.ZodError)
+      return sendEnvelope(res, 400, { error: 'BAD_REQUEST', message: describeZodError(err) });
     const bodyError = err as { type?: string; status?: number };
     if (bodyError?.type === 'entity.too.large')
-      return sendEnvelope(res, 413, { error: 'PAYLOAD_TOO_LARGE', message: `Request body exceeds ${BODY_LIMIT_BYTES} bytes` });
-    if (bodyError?.type === 'entity.parse.failed') return sendEnvelope(res, 400, { error: 'BAD_REQUEST', message: 'Malformed JSON body' });
+      return sendEnvelope(res, 413, {
+        error: 'PAYLOAD_TOO_LARGE',
+        message: `Request body exceeds ${BODY_LIMIT_BYTES} bytes`,
+      });
+    if (bodyError?.type === 'entity.parse.failed')
+      return sendEnvelope(res, 400, { error: 'BAD_REQUEST', message: 'Malformed JSON body' });
     if (bodyError?.type && bodyError.status && bodyError.status < 500)
       return sendEnvelope(res, 400, { error: 'BAD_REQUEST', message: 'Unreadable request body' });
     deps.logger.error({ err, requestId, method: req.method, path }, 'unhandled error');
@@ -182,24 +201,37 @@ function gatewayHandler(deps: GatewayDeps) {
     }
     const r = req as IncomingMessage & { body?: unknown };
     return new Promise((resolve, reject) =>
-      readBodyFallback(r as never, res as never, ((err?: unknown) =>
-        err ? reject(err) : resolve(Buffer.isBuffer(r.body) ? r.body : undefined)) as NextFunction),
+      readBodyFallback(
+        r as never,
+        res as never,
+        ((err?: unknown) =>
+          err ? reject(err) : resolve(Buffer.isBuffer(r.body) ? r.body : undefined)) as NextFunction,
+      ),
     );
   }
 
-  return async function handle(req: IncomingMessage, res: ServerResponse, rawPath: string, requestId: string): Promise<void> {
+  return async function handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    rawPath: string,
+    requestId: string,
+  ): Promise<void> {
     const started = performance.now();
     const health = healthRoute(req.method, rawPath);
     if (health === 'healthz') return sendJson(res, 200, '{"status":"ok"}');
     if (health === 'readyz') return ready(res);
 
     const match = matcher.match(req.method ?? '', rawPath);
-    if (match.kind === 'not_found') return sendEnvelope(res, 404, { error: 'NOT_FOUND', message: 'Route not found' });
+    if (match.kind === 'not_found')
+      return sendEnvelope(res, 404, { error: 'NOT_FOUND', message: 'Route not found' });
     if (match.kind === 'method_not_allowed') {
       return sendEnvelope(
         res,
         405,
-        { error: 'METHOD_NOT_ALLOWED', message: `Method ${req.method} not allowed; use ${match.allowed.join(', ')}` },
+        {
+          error: 'METHOD_NOT_ALLOWED',
+          message: `Method ${req.method} not allowed; use ${match.allowed.join(', ')}`,
+        },
         { Allow: match.allowed.join(', ') },
       );
     }
@@ -218,7 +250,9 @@ function gatewayHandler(deps: GatewayDeps) {
         status: res.statusCode,
         durationMs: performance.now() - started,
       });
-      deps.publisher.publish([event]).catch((err) => deps.logger.error({ err, eventId: event.id }, 'API_CALL event not published'));
+      deps.publisher
+        .publish([event])
+        .catch((err) => deps.logger.error({ err, eventId: event.id }, 'API_CALL event not published'));
     });
 
     try {
@@ -226,7 +260,9 @@ function gatewayHandler(deps: GatewayDeps) {
       // One limiter call per request, after authentication (rejected credentials cost no budget).
       const subject =
         deps.limiter &&
-        limitSubject(rule, principal, () => clientIp(req.socket.remoteAddress, header(req, 'x-forwarded-for'), deps.trustProxy ?? false));
+        limitSubject(rule, principal, () =>
+          clientIp(req.socket.remoteAddress, header(req, 'x-forwarded-for'), deps.trustProxy ?? false),
+        );
       if (subject) {
         const decision = await deps.limiter!.check(subject, rule.limit);
         for (const name in decision.headers) res.setHeader(name, decision.headers[name]!);
@@ -239,7 +275,12 @@ function gatewayHandler(deps: GatewayDeps) {
       const body = await readBody(req, res);
       const call = { path, body, requestId };
       // SPEC §7: only a POST carrying Idempotency-Key reaches the store; true = answered (a replay).
-      if (deps.idempotency && req.headers['idempotency-key'] !== undefined && (await deps.idempotency.apply(req, res, call, principal))) return;
+      if (
+        deps.idempotency &&
+        req.headers['idempotency-key'] !== undefined &&
+        (await deps.idempotency.apply(req, res, call, principal))
+      )
+        return;
       // One token per caller, reused for a few seconds; the request id travels in X-Request-Id.
       const token = await minter.mint({
         tenantId: principal?.tenantId ?? null,

@@ -39,4 +39,5 @@ export const gatewayConfigSchema = z.object({
 
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
 
-export const loadGatewayConfig = (source: NodeJS.ProcessEnv = process.env) => parseConfig(gatewayConfigSchema, source);
+export const loadGatewayConfig = (source: NodeJS.ProcessEnv = process.env) =>
+  parseConfig(gatewayConfigSchema, source);

@@ -8,6 +8,11 @@ import { openApi as auditOpenApi } from '@mandate/audit/src/http/schemas';
  * The public document: every service's routes, generated from the very zod schemas those services
  * validate requests with. The gateway only assembles it.
  */
-export const serviceContributions: OpenApiContribution[] = [mandatesOpenApi, verifyOpenApi, identityOpenApi, auditOpenApi];
+export const serviceContributions: OpenApiContribution[] = [
+  mandatesOpenApi,
+  verifyOpenApi,
+  identityOpenApi,
+  auditOpenApi,
+];
 
 export const buildPublicOpenApi = () => buildOpenApiDocument(serviceContributions);

@@ -25,7 +25,9 @@ export async function wire(
 ): Promise<{ deps: GatewayDeps; close(): Promise<void> }> {
   const closers: (() => Promise<void>)[] = [];
 
-  const tokens = overrides.tokens ?? (config.INTERNAL_TOKEN_SECRET ? internalTokens(config.INTERNAL_TOKEN_SECRET) : undefined);
+  const tokens =
+    overrides.tokens ??
+    (config.INTERNAL_TOKEN_SECRET ? internalTokens(config.INTERNAL_TOKEN_SECRET) : undefined);
   if (!tokens) throw new Error('INTERNAL_TOKEN_SECRET is required');
   const operatorToken = overrides.operatorToken ?? config.OPERATOR_TOKEN;
   if (!operatorToken) throw new Error('OPERATOR_TOKEN is required');
@@ -45,7 +47,12 @@ export async function wire(
       audit: client('AUDIT', config.AUDIT_URL),
     } satisfies Upstreams;
     logger.info(
-      { mandates: config.MANDATES_URL, verify: config.VERIFY_URL, identity: config.IDENTITY_URL, audit: config.AUDIT_URL },
+      {
+        mandates: config.MANDATES_URL,
+        verify: config.VERIFY_URL,
+        identity: config.IDENTITY_URL,
+        audit: config.AUDIT_URL,
+      },
       'forwarding to upstream services',
     );
   }
@@ -73,14 +80,21 @@ export async function wire(
   }
 
   // API keys, JWT callers (JWT_ISSUERS) and, with RabbitMQ, cache eviction on key and role events.
-  const credentials = await wireCredentials(config, { identity: upstreams.identity, tokens, logger }, overrides);
+  const credentials = await wireCredentials(
+    config,
+    { identity: upstreams.identity, tokens, logger },
+    overrides,
+  );
   closers.push(() => credentials.close());
   const { keys, jwt } = credentials;
 
   // Redis when REDIS_URL is set (shared by replicas, per-process insurance when it is down), else in memory.
   let limiter = overrides.limiter;
   if (!limiter) {
-    const owned = await createLimiter({ redisUrl: config.REDIS_URL, prefix: config.RATE_LIMIT_PREFIX, overrides: config.PLAN_OVERRIDES }, logger);
+    const owned = await createLimiter(
+      { redisUrl: config.REDIS_URL, prefix: config.RATE_LIMIT_PREFIX, overrides: config.PLAN_OVERRIDES },
+      logger,
+    );
     closers.push(() => owned.close());
     limiter = owned;
   }

@@ -18,8 +18,20 @@ const TENANT_B = 'tnt_01jbbbbbbbbbbbbbbbbbbbbbbb';
 const OPERATOR_TOKEN = 'operator-secret-for-tests';
 
 const keys: Record<string, ResolvedKey> = {
-  'secret-all': { key_id: 'key_all', tenant_id: TENANT_A, scopes: ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'], status: 'active', plan: 'beta' },
-  'secret-verify': { key_id: 'key_verify', tenant_id: TENANT_A, scopes: ['verify'], status: 'active', plan: 'beta' },
+  'secret-all': {
+    key_id: 'key_all',
+    tenant_id: TENANT_A,
+    scopes: ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'],
+    status: 'active',
+    plan: 'beta',
+  },
+  'secret-verify': {
+    key_id: 'key_verify',
+    tenant_id: TENANT_A,
+    scopes: ['verify'],
+    status: 'active',
+    plan: 'beta',
+  },
 };
 const stubKeys: KeyResolver = { resolve: async (s) => keys[s] ?? null, evict: () => undefined };
 
@@ -62,7 +74,12 @@ describe('gateway', () => {
   beforeAll(async () => {
     upstream = await echoService();
     clients = [0, 1, 2, 3].map(() => new ServiceClient([upstream.url]));
-    const [mandates, verify, identity, audit] = clients as [ServiceClient, ServiceClient, ServiceClient, ServiceClient];
+    const [mandates, verify, identity, audit] = clients as [
+      ServiceClient,
+      ServiceClient,
+      ServiceClient,
+      ServiceClient,
+    ];
     const upstreams: Upstreams = { mandates, verify, identity, audit };
     gateway = createApp({
       tokens: testTokens,
@@ -121,20 +138,36 @@ describe('gateway', () => {
     expect(r.body).toMatchObject({ url: '/v1/verify', body: '{"a":1}' });
   });
 
-  it.each([
-    [{ 'x-api-key': `${TENANT_A}:secret-all` }],
-    [{ 'x-api-key': 'secret-all' }],
-  ])('when the key comes in X-Api-Key (%j), then it authenticates', async (headers) => {
-    expect((await call('GET', '/v1/mandates', headers)).status).toBe(200);
-  });
+  it.each([[{ 'x-api-key': `${TENANT_A}:secret-all` }], [{ 'x-api-key': 'secret-all' }]])(
+    'when the key comes in X-Api-Key (%j), then it authenticates',
+    async (headers) => {
+      expect((await call('GET', '/v1/mandates', headers)).status).toBe(200);
+    },
+  );
 
   it.each([
     ['no credential', {}, 'Invalid or missing API key'],
-    ['a Bearer without tenant', { authorization: 'Bearer just-a-secret' }, 'Malformed Bearer value (expected Bearer tenantId:apiKey)'],
-    ['a Basic header', { authorization: 'Basic abc' }, 'Malformed Bearer value (expected Bearer tenantId:apiKey)'],
+    [
+      'a Bearer without tenant',
+      { authorization: 'Bearer just-a-secret' },
+      'Malformed Bearer value (expected Bearer tenantId:apiKey)',
+    ],
+    [
+      'a Basic header',
+      { authorization: 'Basic abc' },
+      'Malformed Bearer value (expected Bearer tenantId:apiKey)',
+    ],
     ['an unknown key', { authorization: `Bearer ${TENANT_A}:nope` }, 'Invalid or missing API key'],
-    ['another tenant in the credential', { authorization: `Bearer ${TENANT_B}:secret-all` }, 'Invalid or missing API key'],
-    ['the operator token', { authorization: `Bearer ${OPERATOR_TOKEN}` }, 'Malformed Bearer value (expected Bearer tenantId:apiKey)'],
+    [
+      'another tenant in the credential',
+      { authorization: `Bearer ${TENANT_B}:secret-all` },
+      'Invalid or missing API key',
+    ],
+    [
+      'the operator token',
+      { authorization: `Bearer ${OPERATOR_TOKEN}` },
+      'Malformed Bearer value (expected Bearer tenantId:apiKey)',
+    ],
   ])('when the caller sends %s, then 401 with the exact message', async (_label, headers, message) => {
     const r = await call('GET', '/v1/mandates', headers as Record<string, string>);
     expect(r).toMatchObject({ status: 401, body: { error: 'UNAUTHORIZED', message } });
@@ -143,16 +176,24 @@ describe('gateway', () => {
 
   it('when the key lacks the scope, then 403 naming it', async () => {
     const r = await call('POST', '/v1/mandates', { authorization: `Bearer ${TENANT_A}:secret-verify` });
-    expect(r).toMatchObject({ status: 403, body: { error: 'FORBIDDEN', message: 'API key lacks required scope: mandates:write' } });
+    expect(r).toMatchObject({
+      status: 403,
+      body: { error: 'FORBIDDEN', message: 'API key lacks required scope: mandates:write' },
+    });
   });
 
-  it("when the path names another tenant, then 404 as if it did not exist", async () => {
+  it('when the path names another tenant, then 404 as if it did not exist', async () => {
     const r = await call('GET', `/v1/tenants/${TENANT_B}`, asA);
     expect(r.status).toBe(404);
   });
 
   it('when the body is over 64 KiB, then 413 in the envelope', async () => {
-    const r = await call('POST', '/v1/mandates', { ...asA, 'content-type': 'application/json' }, JSON.stringify({ x: 'a'.repeat(70_000) }));
+    const r = await call(
+      'POST',
+      '/v1/mandates',
+      { ...asA, 'content-type': 'application/json' },
+      JSON.stringify({ x: 'a'.repeat(70_000) }),
+    );
     expect(r).toMatchObject({ status: 413, body: { error: 'PAYLOAD_TOO_LARGE' } });
   });
 
@@ -169,7 +210,10 @@ describe('gateway', () => {
   });
 
   it('when an authenticated call finishes, then one API_CALL event records method, route, status and key id', async () => {
-    const r = await call('POST', '/v1/mandates/mdt_x/conflict'.replace('/conflict', '/revoke'), { ...asA, 'x-request-id': 'audit-me' });
+    const r = await call('POST', '/v1/mandates/mdt_x/conflict'.replace('/conflict', '/revoke'), {
+      ...asA,
+      'x-request-id': 'audit-me',
+    });
     expect(r.status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 20));
     const events = publisher.events.filter((e) => e.request_id === 'audit-me');
@@ -196,7 +240,10 @@ describe('gateway', () => {
     const s = await g.start(0);
     const res = await fetch(`${s.url}/v1/mandates`, { headers: asA });
     expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({ error: 'SERVICE_UNAVAILABLE', message: 'Mandates service unavailable' });
+    expect(await res.json()).toEqual({
+      error: 'SERVICE_UNAVAILABLE',
+      message: 'Mandates service unavailable',
+    });
     await g.stop();
     await dead.close();
   });

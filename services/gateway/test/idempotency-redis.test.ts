@@ -1,6 +1,13 @@
 import express from 'express';
 import { Redis } from 'ioredis';
-import { ServiceClient, createLogger, listen, newId, requireInternalToken, type RunningServer } from '@mandate/shared';
+import {
+  ServiceClient,
+  createLogger,
+  listen,
+  newId,
+  requireInternalToken,
+  type RunningServer,
+} from '@mandate/shared';
 import { testTokens } from '@mandate/shared/src/testing';
 import { createApp, type GatewayApp, type Upstreams } from '../src/app';
 import type { KeyResolver } from '../src/auth/key-resolver';
@@ -12,7 +19,11 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const { hostname: REDIS_HOST, port: REDIS_PORT } = new URL(REDIS_URL);
 const TENANT = 'tnt_01jaaaaaaaaaaaaaaaaaaaaaaa';
 const logger = createLogger('idempotency-redis-test', 'silent');
-const response: StoredResponse = { status: 201, headers: { 'content-type': 'application/json' }, body: Buffer.from('{"ok":true}').toString('base64') };
+const response: StoredResponse = {
+  status: 201,
+  headers: { 'content-type': 'application/json' },
+  body: Buffer.from('{"ok":true}').toString('base64'),
+};
 
 describe('Redis idempotency store', () => {
   const prefix = `test-idem-${newId('req')}`;
@@ -32,14 +43,21 @@ describe('Redis idempotency store', () => {
   it('when a key is free, then the first acquire takes it and the next sees the pending lock', async () => {
     const lock = { fingerprint: 'f1', token: 't1' };
     expect(await store.acquire(TENANT, 'a', lock, 60_000)).toBeNull();
-    expect(await store.acquire(TENANT, 'a', { fingerprint: 'f1', token: 't2' }, 60_000)).toEqual({ state: 'pending', ...lock });
+    expect(await store.acquire(TENANT, 'a', { fingerprint: 'f1', token: 't2' }, 60_000)).toEqual({
+      state: 'pending',
+      ...lock,
+    });
   });
 
   it('when the holder completes, then the response is kept with the TTL and served to the next acquire', async () => {
     const lock = { fingerprint: 'f2', token: 't1' };
     await store.acquire(TENANT, 'b', lock, 60_000);
     await store.complete(TENANT, 'b', lock, response, 86_400_000);
-    expect(await store.acquire(TENANT, 'b', { fingerprint: 'f2', token: 't9' }, 60_000)).toEqual({ state: 'done', fingerprint: 'f2', response });
+    expect(await store.acquire(TENANT, 'b', { fingerprint: 'f2', token: 't9' }, 60_000)).toEqual({
+      state: 'done',
+      fingerprint: 'f2',
+      response,
+    });
     const ttl = await redis.pttl(`${prefix}:${TENANT}:b`);
     expect(ttl).toBeGreaterThan(86_000_000);
     expect(ttl).toBeLessThanOrEqual(86_400_000);
@@ -50,7 +68,10 @@ describe('Redis idempotency store', () => {
     await store.acquire(TENANT, 'c', lock, 60_000);
     await store.complete(TENANT, 'c', { fingerprint: 'f3', token: 'intruder' }, response, 60_000);
     await store.release(TENANT, 'c', { fingerprint: 'f3', token: 'intruder' });
-    expect(await store.acquire(TENANT, 'c', { fingerprint: 'f3', token: 'x' }, 60_000)).toEqual({ state: 'pending', ...lock });
+    expect(await store.acquire(TENANT, 'c', { fingerprint: 'f3', token: 'x' }, 60_000)).toEqual({
+      state: 'pending',
+      ...lock,
+    });
     await store.release(TENANT, 'c', lock);
     expect(await store.acquire(TENANT, 'c', { fingerprint: 'f3', token: 'next' }, 60_000)).toBeNull();
   });
@@ -95,7 +116,13 @@ describe('gateway Idempotency-Key when Redis is cut away', () => {
     upstream = await listen(app, 0);
     client = new ServiceClient([upstream.url]);
     const keys: KeyResolver = {
-      resolve: async () => ({ key_id: 'key_a', tenant_id: TENANT, scopes: ['mandates:write'], status: 'active', plan: 'beta' }),
+      resolve: async () => ({
+        key_id: 'key_a',
+        tenant_id: TENANT,
+        scopes: ['mandates:write'],
+        status: 'active',
+        plan: 'beta',
+      }),
       evict: () => undefined,
     };
     gateway = createApp({
@@ -138,7 +165,10 @@ describe('gateway Idempotency-Key when Redis is cut away', () => {
     const before = executed;
     const res = await post('during-cut');
     expect(res.status).toBe(503);
-    expect(await res.json()).toEqual({ error: 'SERVICE_UNAVAILABLE', message: 'Idempotency store unavailable; retry later' });
+    expect(await res.json()).toEqual({
+      error: 'SERVICE_UNAVAILABLE',
+      message: 'Idempotency store unavailable; retry later',
+    });
     expect(executed).toBe(before);
     expect((await post()).status).toBe(201);
 

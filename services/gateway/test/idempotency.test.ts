@@ -71,7 +71,11 @@ async function countingService() {
     res
       .status(req.path.includes('conflict') ? 409 : 201)
       .setHeader('location', `/v1/things/${n}`)
-      .json({ execution: n, tenant: callerOf(req).tenantId, body: Buffer.isBuffer(req.body) ? req.body.toString() : null });
+      .json({
+        execution: n,
+        tenant: callerOf(req).tenantId,
+        body: Buffer.isBuffer(req.body) ? req.body.toString() : null,
+      });
   });
   return { server: await listen(app, 0), executed };
 }
@@ -86,7 +90,12 @@ describe('gateway Idempotency-Key (memory store)', () => {
   beforeAll(async () => {
     upstream = await countingService();
     clients = [0, 1, 2, 3].map(() => new ServiceClient([upstream.server.url]));
-    const [mandates, verify, identity, audit] = clients as [ServiceClient, ServiceClient, ServiceClient, ServiceClient];
+    const [mandates, verify, identity, audit] = clients as [
+      ServiceClient,
+      ServiceClient,
+      ServiceClient,
+      ServiceClient,
+    ];
     const upstreams: Upstreams = { mandates, verify, identity, audit };
     const logger = createLogger('idempotency-test', 'silent');
     gateway = createApp({
@@ -110,7 +119,10 @@ describe('gateway Idempotency-Key (memory store)', () => {
   let n = 0;
   /** A path of its own per test, so execution counts never mix. */
   const fresh = (suffix = '') => `/v1/mandates/mdt_${++n}${suffix}/revoke`;
-  const post = async (path: string, opts: { key?: string; body?: string; tenant?: 'a' | 'b'; headers?: Record<string, string> } = {}) => {
+  const post = async (
+    path: string,
+    opts: { key?: string; body?: string; tenant?: 'a' | 'b'; headers?: Record<string, string> } = {},
+  ) => {
     const headers: Record<string, string> = {
       authorization: `Bearer ${opts.tenant === 'b' ? TENANT_B : TENANT_A}:secret-${opts.tenant ?? 'a'}`,
       'content-type': 'application/json',
@@ -193,7 +205,12 @@ describe('gateway Idempotency-Key (memory store)', () => {
 
   it('when a duplicate outwaits the bound while the first is still running, then 409 in progress', async () => {
     const logger = createLogger('idempotency-test', 'silent');
-    const [mandates, verify, identity, audit] = clients as [ServiceClient, ServiceClient, ServiceClient, ServiceClient];
+    const [mandates, verify, identity, audit] = clients as [
+      ServiceClient,
+      ServiceClient,
+      ServiceClient,
+      ServiceClient,
+    ];
     const impatient = createApp({
       tokens: testTokens,
       logger,
@@ -230,7 +247,11 @@ describe('gateway Idempotency-Key (memory store)', () => {
     const abort = new AbortController();
     const gone = fetch(base + path, {
       method: 'POST',
-      headers: { authorization: `Bearer ${TENANT_A}:secret-a`, 'content-type': 'application/json', 'idempotency-key': 'k-hangup' },
+      headers: {
+        authorization: `Bearer ${TENANT_A}:secret-a`,
+        'content-type': 'application/json',
+        'idempotency-key': 'k-hangup',
+      },
       body: '{"reason":"x"}',
       signal: abort.signal,
     }).catch(() => 'aborted');
@@ -269,7 +290,9 @@ describe('gateway Idempotency-Key (memory store)', () => {
     const path = fresh();
     await post(path);
     await post(path);
-    const get = await fetch(`${base}/v1/mandates`, { headers: { authorization: `Bearer ${TENANT_A}:secret-a`, 'idempotency-key': 'k-get' } });
+    const get = await fetch(`${base}/v1/mandates`, {
+      headers: { authorization: `Bearer ${TENANT_A}:secret-a`, 'idempotency-key': 'k-get' },
+    });
     expect(get.status).toBe(201);
     expect(store.calls).toBe(before);
     expect(upstream.executed.get(path)).toBe(2);

@@ -103,7 +103,10 @@ async function eventually<T>(
  * Sends concurrent batches until the limiter refuses one request (at most 10 batches): the bucket
  * refills while a slow machine works through a batch, so a single batch may legitimately all pass.
  */
-async function sendUntilRefused<R extends { status: number }>(send: () => Promise<R>, batchSize: number): Promise<R[]> {
+async function sendUntilRefused<R extends { status: number }>(
+  send: () => Promise<R>,
+  batchSize: number,
+): Promise<R[]> {
   const all: R[] = [];
   for (let batch = 0; batch < 10 && !all.some((r) => r.status === 429); batch++) {
     all.push(...(await Promise.all(Array.from({ length: batchSize }, send))));

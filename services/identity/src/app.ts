@@ -29,7 +29,9 @@ export interface Deps {
 
 export function createApp(deps: Deps) {
   // Every write stores its events in the outbox; this relay publishes them until the broker confirms.
-  const relay = new OutboxRelay(deps.store, deps.publisher, deps.logger, { pollIntervalMs: deps.outboxPollIntervalMs });
+  const relay = new OutboxRelay(deps.store, deps.publisher, deps.logger, {
+    pollIntervalMs: deps.outboxPollIntervalMs,
+  });
   const identity = new Identity(deps.store, deps.clock, relay);
   const app = baseApp();
   healthRoutes(app, async () => {

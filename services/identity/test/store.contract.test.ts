@@ -302,8 +302,12 @@ describeStoreContract<IdentityStore>(
       });
     });
     describe('outbox', () => {
-      const event = (type: AuditEvent['type'], tenantId: string | null, id: string, data: Record<string, unknown> = {}) =>
-        buildEvent({ type, tenantId, resource: { type: 'test', id }, data });
+      const event = (
+        type: AuditEvent['type'],
+        tenantId: string | null,
+        id: string,
+        data: Record<string, unknown> = {},
+      ) => buildEvent({ type, tenantId, resource: { type: 'test', id }, data });
       /** The store is shared by the suite: look only at this test's events. */
       const pendingOf = async (ids: string[]) =>
         (await getStore().pendingEvents(10_000)).filter((e) => ids.includes(e.id));
@@ -343,17 +347,29 @@ describeStoreContract<IdentityStore>(
         const built = buildKeyRecord(tenantId, { status: 'staging' });
         await getStore().insertApiKey(tenantId, recordOf(built));
         let seen: unknown[] = [];
-        const activated = await getStore().updateApiKeyStatus(tenantId, built.key_id, ['staging'], 'active', (written, previous) => {
-          seen = [written.status, previous.status];
-          return [event('API_KEY_ACTIVATED', tenantId, written.key_id, { status: written.status })];
-        });
+        const activated = await getStore().updateApiKeyStatus(
+          tenantId,
+          built.key_id,
+          ['staging'],
+          'active',
+          (written, previous) => {
+            seen = [written.status, previous.status];
+            return [event('API_KEY_ACTIVATED', tenantId, written.key_id, { status: written.status })];
+          },
+        );
         expect(activated?.status).toBe('active');
         expect(seen).toEqual(['active', 'staging']);
-        const refused = await getStore().updateApiKeyStatus(tenantId, built.key_id, ['staging'], 'active', (k) => [
-          event('API_KEY_ACTIVATED', tenantId, k.key_id),
-        ]);
+        const refused = await getStore().updateApiKeyStatus(
+          tenantId,
+          built.key_id,
+          ['staging'],
+          'active',
+          (k) => [event('API_KEY_ACTIVATED', tenantId, k.key_id)],
+        );
         expect(refused).toBeNull();
-        const pending = (await getStore().pendingEvents(10_000)).filter((e) => e.resource?.id === built.key_id);
+        const pending = (await getStore().pendingEvents(10_000)).filter(
+          (e) => e.resource?.id === built.key_id,
+        );
         expect(pending.map((e) => [e.type, e.data])).toEqual([['API_KEY_ACTIVATED', { status: 'active' }]]);
         await getStore().markSent(pending.map((e) => e.id));
 
@@ -363,17 +379,27 @@ describeStoreContract<IdentityStore>(
           tenantId,
           assignment.id,
           { roles: ['tenant_operator'], permissions: ['mandates:read'], at: new Date().toISOString() },
-          (written, previous) => [event('TENANT_ROLE_ASSIGNED', tenantId, written.id, { roles: written.roles, previous: previous.roles })],
+          (written, previous) => [
+            event('TENANT_ROLE_ASSIGNED', tenantId, written.id, {
+              roles: written.roles,
+              previous: previous.roles,
+            }),
+          ],
         );
-        await getStore().revokeRoleAssignment(tenantId, assignment.id, new Date().toISOString(), (written) => [
-          event('TENANT_ROLE_REVOKED', tenantId, written.id, { status: written.status }),
-        ]);
+        await getStore().revokeRoleAssignment(
+          tenantId,
+          assignment.id,
+          new Date().toISOString(),
+          (written) => [event('TENANT_ROLE_REVOKED', tenantId, written.id, { status: written.status })],
+        );
         expect(
           await getStore().revokeRoleAssignment(tenantId, assignment.id, new Date().toISOString(), (w) => [
             event('TENANT_ROLE_REVOKED', tenantId, w.id),
           ]),
         ).toBeNull();
-        const onAssignment = (await getStore().pendingEvents(10_000)).filter((e) => e.resource?.id === assignment.id);
+        const onAssignment = (await getStore().pendingEvents(10_000)).filter(
+          (e) => e.resource?.id === assignment.id,
+        );
         expect(onAssignment.map((e) => [e.type, e.data])).toEqual([
           ['TENANT_ROLE_ASSIGNED', { roles: ['tenant_operator'], previous: ['tenant_viewer'] }],
           ['TENANT_ROLE_REVOKED', { status: 'revoked' }],
@@ -398,7 +424,9 @@ describeStoreContract<IdentityStore>(
         await getStore().insertOnboardingRequest(request, [requested]);
         const decide = (status: 'APPROVED' | 'REJECTED') =>
           getStore().decideOnboardingRequest(request.id, { status, at: new Date().toISOString() }, (w) => [
-            event(status === 'APPROVED' ? 'ONBOARDING_APPROVED' : 'ONBOARDING_REJECTED', null, w.id, { status: w.status }),
+            event(status === 'APPROVED' ? 'ONBOARDING_APPROVED' : 'ONBOARDING_REJECTED', null, w.id, {
+              status: w.status,
+            }),
           ]);
         const results = await Promise.all([decide('APPROVED'), decide('REJECTED')]);
         const winner = results.find((r) => r !== null)!;
@@ -409,7 +437,9 @@ describeStoreContract<IdentityStore>(
           winner.status === 'APPROVED' ? 'ONBOARDING_APPROVED' : 'ONBOARDING_REJECTED',
         ]);
         await getStore().markSent(pending.map((e) => e.id));
-        expect((await getStore().pendingEvents(10_000)).filter((e) => e.resource?.id === request.id)).toEqual([]);
+        expect((await getStore().pendingEvents(10_000)).filter((e) => e.resource?.id === request.id)).toEqual(
+          [],
+        );
       });
     });
   },

@@ -45,7 +45,9 @@ export function createApp(given: Deps) {
   // Every change stores its events in the outbox; this relay publishes them (and retries until the broker confirms).
   const ownRelay = given.relay
     ? undefined
-    : new OutboxRelay(given.store, given.publisher, given.logger, { pollIntervalMs: given.outboxPollIntervalMs });
+    : new OutboxRelay(given.store, given.publisher, given.logger, {
+        pollIntervalMs: given.outboxPollIntervalMs,
+      });
   // Set on the given object (not a copy): callers and tests may swap a dependency of a running app.
   const deps: Deps = given;
   deps.relay ??= ownRelay;
@@ -63,7 +65,8 @@ export function createApp(given: Deps) {
     if (deps.snapshots && deps.snapshots.kind !== 'none') {
       await deps.snapshots.ping().then(
         () => (checks[`snapshots:${deps.snapshots!.kind}`] = 'ok'),
-        (err) => (checks[`snapshots:${deps.snapshots!.kind}`] = `down: ${String((err as Error)?.message ?? err)}`),
+        (err) =>
+          (checks[`snapshots:${deps.snapshots!.kind}`] = `down: ${String((err as Error)?.message ?? err)}`),
       );
     }
     return checks;
@@ -83,7 +86,9 @@ export function createApp(given: Deps) {
   app.use(errorMiddleware(deps.logger));
 
   let running: RunningServer | undefined;
-  const sweeper = deps.sweepIntervalMs ? new ExpirySweeper(deps, { intervalMs: deps.sweepIntervalMs }) : undefined;
+  const sweeper = deps.sweepIntervalMs
+    ? new ExpirySweeper(deps, { intervalMs: deps.sweepIntervalMs })
+    : undefined;
   return {
     app,
     sweeper,

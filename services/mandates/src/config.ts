@@ -16,7 +16,13 @@ export const configSchema = z.object({
   KMS_KEY_ID: env.optionalString(),
   /** Comma-separated KMS keys for rotation: the first signs, all are published (if KMS_KEY_ID is set too, it must be the first). */
   SIGNING_KEY_IDS: z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() !== '' ? v.split(',').map((s) => s.trim()).filter(Boolean) : undefined),
+    (v) =>
+      typeof v === 'string' && v.trim() !== ''
+        ? v
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : undefined,
     z.array(z.string()).min(1).optional(),
   ),
   /** Region of the KMS keys; required with KMS_KEY_ID / SIGNING_KEY_IDS. */

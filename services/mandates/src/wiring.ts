@@ -80,7 +80,9 @@ export async function wire(
         snapshots = redis;
       } else {
         snapshots = new NoSnapshots();
-        logger.warn('mandates: no REDIS_URL, no mandate snapshots (verify reads every mandate from this service)');
+        logger.warn(
+          'mandates: no REDIS_URL, no mandate snapshots (verify reads every mandate from this service)',
+        );
       }
     }
 

@@ -28,7 +28,10 @@ async function twoInstances() {
     clock,
     publisher,
     urls: [sa.url, sb.url],
-    sweepers: [new ExpirySweeper(deps(), { intervalMs: 10, batchSize: 7 }), new ExpirySweeper(deps(), { intervalMs: 10, batchSize: 7 })],
+    sweepers: [
+      new ExpirySweeper(deps(), { intervalMs: 10, batchSize: 7 }),
+      new ExpirySweeper(deps(), { intervalMs: 10, batchSize: 7 }),
+    ],
     stop: async () => {
       await a.stop();
       await b.stop();
@@ -55,13 +58,19 @@ describe('expiry', () => {
     expect(created.status).toBe(201);
     world.clock.set(later(60_000));
     for (const url of world.urls) {
-      expect((await callService(url, 'GET', `/v1/mandates/${created.body.id}`, { caller })).body).toMatchObject({ state: 'EXPIRED', version: 1 });
+      expect(
+        (await callService(url, 'GET', `/v1/mandates/${created.body.id}`, { caller })).body,
+      ).toMatchObject({ state: 'EXPIRED', version: 1 });
       const listed = await callService(url, 'GET', '/v1/mandates?state=EXPIRED', { caller });
       expect(listed.body.data.map((m: { id: string }) => m.id)).toEqual([created.body.id]);
       expect((await callService(url, 'GET', '/v1/mandates?state=ACTIVE', { caller })).body.data).toEqual([]);
       for (const op of ['suspend', 'reactivate', 'revoke']) {
         const res = await callService(url, 'POST', `/v1/mandates/${created.body.id}/${op}`, { caller });
-        expect({ op, status: res.status, body: res.body }).toEqual({ op, status: 409, body: { error: 'CONFLICT', message: 'Mandate is expired' } });
+        expect({ op, status: res.status, body: res.body }).toEqual({
+          op,
+          status: 409,
+          body: { error: 'CONFLICT', message: 'Mandate is expired' },
+        });
       }
     }
     expect(world.publisher.events.filter((e) => e.type === 'MANDATE_EXPIRED')).toEqual([]);
@@ -72,10 +81,21 @@ describe('expiry', () => {
     const due = [];
     for (let i = 0; i < 25; i++) {
       const state = i % 3 === 0 ? 'SUSPENDED' : 'ACTIVE';
-      due.push(await world.store.create(tenantId, buildMandate({ tenant_id: tenantId, state, expires_at: later(1_000 + i).toISOString() })));
+      due.push(
+        await world.store.create(
+          tenantId,
+          buildMandate({ tenant_id: tenantId, state, expires_at: later(1_000 + i).toISOString() }),
+        ),
+      );
     }
-    const notDue = await world.store.create(tenantId, buildMandate({ tenant_id: tenantId, expires_at: later(3_600_000).toISOString() }));
-    const revoked = await world.store.create(tenantId, buildMandate({ tenant_id: tenantId, state: 'REVOKED', expires_at: later(10).toISOString() }));
+    const notDue = await world.store.create(
+      tenantId,
+      buildMandate({ tenant_id: tenantId, expires_at: later(3_600_000).toISOString() }),
+    );
+    const revoked = await world.store.create(
+      tenantId,
+      buildMandate({ tenant_id: tenantId, state: 'REVOKED', expires_at: later(10).toISOString() }),
+    );
     world.clock.set(later(60_000));
 
     const [a, b] = world.sweepers as [ExpirySweeper, ExpirySweeper];
@@ -92,7 +112,12 @@ describe('expiry', () => {
       // The snapshot verify reads moved forward with it.
       expect(world.snapshots.read(tenantId, m.id)).toMatchObject({ state: 'EXPIRED', version: 2 });
     }
-    expect(expiredEvents[0]).toMatchObject({ tenant_id: tenantId, actor: { type: 'system' }, request_id: null, data: { state: 'EXPIRED', version: 2 } });
+    expect(expiredEvents[0]).toMatchObject({
+      tenant_id: tenantId,
+      actor: { type: 'system' },
+      request_id: null,
+      data: { state: 'EXPIRED', version: 2 },
+    });
     expect(await world.store.get(tenantId, notDue.id)).toMatchObject({ state: 'ACTIVE', version: 1 });
     expect(await world.store.get(tenantId, revoked.id)).toMatchObject({ state: 'REVOKED', version: 1 });
 
@@ -103,20 +128,29 @@ describe('expiry', () => {
 
   it('when both sweepers run on their timers, then a due mandate is still announced exactly once', async () => {
     const tenantId = newId('tnt');
-    const m = await world.store.create(tenantId, buildMandate({ tenant_id: tenantId, expires_at: later(500).toISOString() }));
+    const m = await world.store.create(
+      tenantId,
+      buildMandate({ tenant_id: tenantId, expires_at: later(500).toISOString() }),
+    );
     world.clock.set(later(1_000));
     world.sweepers.forEach((s) => s.start());
     const deadline = Date.now() + 10_000;
-    while ((await world.store.get(tenantId, m.id))?.state !== 'EXPIRED' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    while ((await world.store.get(tenantId, m.id))?.state !== 'EXPIRED' && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 10));
     // Give the loser time to (not) announce too.
     await new Promise((r) => setTimeout(r, 100));
     await Promise.all(world.sweepers.map((s) => s.stop()));
-    expect(world.publisher.events.filter((e) => e.type === 'MANDATE_EXPIRED' && e.resource?.id === m.id)).toHaveLength(1);
+    expect(
+      world.publisher.events.filter((e) => e.type === 'MANDATE_EXPIRED' && e.resource?.id === m.id),
+    ).toHaveLength(1);
   });
 
   it('when a lifecycle call and the sweep race on an expiring mandate, then exactly one of them changes it', async () => {
     const tenantId = newId('tnt');
-    const m = await world.store.create(tenantId, buildMandate({ tenant_id: tenantId, expires_at: later(500).toISOString() }));
+    const m = await world.store.create(
+      tenantId,
+      buildMandate({ tenant_id: tenantId, expires_at: later(500).toISOString() }),
+    );
     world.clock.set(later(1_000));
     const [swept, revoke] = await Promise.all([
       world.sweepers[0]!.sweepOnce(),
@@ -132,9 +166,15 @@ describe('MemoryMandateStore.findDue', () => {
     const store = new MemoryMandateStore();
     const [t1, t2] = [newId('tnt'), newId('tnt')];
     const m1 = await store.create(t1, buildMandate({ tenant_id: t1, expires_at: later(20).toISOString() }));
-    const m2 = await store.create(t2, buildMandate({ tenant_id: t2, state: 'SUSPENDED', expires_at: later(10).toISOString() }));
+    const m2 = await store.create(
+      t2,
+      buildMandate({ tenant_id: t2, state: 'SUSPENDED', expires_at: later(10).toISOString() }),
+    );
     await store.create(t2, buildMandate({ tenant_id: t2, expires_at: later(99_999).toISOString() }));
-    await store.create(t2, buildMandate({ tenant_id: t2, state: 'REVOKED', expires_at: later(5).toISOString() }));
+    await store.create(
+      t2,
+      buildMandate({ tenant_id: t2, state: 'REVOKED', expires_at: later(5).toISOString() }),
+    );
     await store.create(t1, buildMandate({ tenant_id: t1, expires_at: null }));
     const due = await store.findDue(later(1_000), 10);
     expect(due.map((m) => m.id)).toEqual([m2.id, m1.id]);

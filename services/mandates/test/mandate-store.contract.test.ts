@@ -214,7 +214,9 @@ describeStoreContract<MandateStore>(
       await getStore().create(tenantId, mandate, [created]);
       const suspended = eventFor(tenantId, mandate.id, 'MANDATE_SUSPENDED');
       const patch = { state: 'SUSPENDED' as const, version: 2, updated_at: minutes(1) };
-      expect(await getStore().transition(tenantId, mandate.id, 1, patch, [suspended])).toMatchObject({ version: 2 });
+      expect(await getStore().transition(tenantId, mandate.id, 1, patch, [suspended])).toMatchObject({
+        version: 2,
+      });
       const stale = eventFor(tenantId, mandate.id, 'MANDATE_REVOKED');
       expect(
         await getStore().transition(tenantId, mandate.id, 1, { ...patch, state: 'REVOKED' }, [stale]),
@@ -227,12 +229,15 @@ describeStoreContract<MandateStore>(
       expect(await pendingOf([suspended.id])).toEqual([]);
     });
 
-    it('when many mandates hold events, then pendingEvents respects the limit and returns each mandate\'s events whole', async () => {
+    it("when many mandates hold events, then pendingEvents respects the limit and returns each mandate's events whole", async () => {
       const tenantId = newId('tnt');
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {
         const m = buildMandate({ tenant_id: tenantId });
-        const events = [eventFor(tenantId, m.id, 'MANDATE_CREATED'), eventFor(tenantId, m.id, 'MANDATE_SUSPENDED')];
+        const events = [
+          eventFor(tenantId, m.id, 'MANDATE_CREATED'),
+          eventFor(tenantId, m.id, 'MANDATE_SUSPENDED'),
+        ];
         await getStore().create(tenantId, m, events);
         ids.push(...events.map((e) => e.id));
       }

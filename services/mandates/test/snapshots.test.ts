@@ -9,7 +9,10 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 /** What a reader (verify) would use: the hash's m when v ≥ min, else nothing. */
 type Read = (tenantId: string, id: string) => Promise<{ version: number; state: string } | null>;
 
-const adapters: [string, () => Promise<{ snapshots: MandateSnapshots; read: Read; close(): Promise<void> }>][] = [
+const adapters: [
+  string,
+  () => Promise<{ snapshots: MandateSnapshots; read: Read; close(): Promise<void> }>,
+][] = [
   [
     'memory',
     async () => {
@@ -48,8 +51,12 @@ describe.each(adapters)('mandate snapshots — %s', (_name, create) => {
   afterAll(async () => {
     await world.close();
   });
-  const mandate = (version: number, state: 'ACTIVE' | 'SUSPENDED' | 'REVOKED' = 'ACTIVE', id = 'mdt_x', tenant_id = 'tnt_x') =>
-    buildMandate({ id, tenant_id, version, state });
+  const mandate = (
+    version: number,
+    state: 'ACTIVE' | 'SUSPENDED' | 'REVOKED' = 'ACTIVE',
+    id = 'mdt_x',
+    tenant_id = 'tnt_x',
+  ) => buildMandate({ id, tenant_id, version, state });
 
   it('when an older version is written after a newer one, then the newer one stays', async () => {
     const [t, id] = [newId('tnt'), newId('mdt')];

@@ -45,16 +45,20 @@ export async function wire(
       });
       logger.info({ mandates: config.MANDATES_URL }, 'mandates read over HTTP');
       if (config.REDIS_URL) {
-        const source = await RedisSnapshotSource.connect(config.REDIS_URL, logger, config.SNAPSHOT_PREFIX).catch(
-          async (err) => {
-            await http.close();
-            throw err;
-          },
-        );
+        const source = await RedisSnapshotSource.connect(
+          config.REDIS_URL,
+          logger,
+          config.SNAPSHOT_PREFIX,
+        ).catch(async (err) => {
+          await http.close();
+          throw err;
+        });
         reader = new SnapshotMandateReader(source, http, metrics, logger);
       } else {
         reader = http;
-        logger.warn('REDIS_URL not set: no snapshots, every verify reads its mandate from the mandates service');
+        logger.warn(
+          'REDIS_URL not set: no snapshots, every verify reads its mandate from the mandates service',
+        );
       }
       owned.push(reader);
     }
@@ -66,11 +70,14 @@ export async function wire(
       await rabbit.connect();
       // A broker outage loses no VERIFICATION_PERFORMED: failed batches go to a bounded, fsync'd
       // local spool and are replayed in order when the broker is back.
-      const spool = await SpoolingPublisher.open(new CountingPublisher(rabbit, () => metrics.brokerPublishes++), {
-        dir: config.EVENT_SPOOL_DIR ?? defaultSpoolDir('verify', config.AMQP_NAMESPACE, config.PORT),
-        maxBytes: config.EVENT_SPOOL_MAX_MB * 1024 * 1024,
-        logger,
-      });
+      const spool = await SpoolingPublisher.open(
+        new CountingPublisher(rabbit, () => metrics.brokerPublishes++),
+        {
+          dir: config.EVENT_SPOOL_DIR ?? defaultSpoolDir('verify', config.AMQP_NAMESPACE, config.PORT),
+          maxBytes: config.EVENT_SPOOL_MAX_MB * 1024 * 1024,
+          logger,
+        },
+      );
       // One confirm round trip per batch instead of one per verify; the counter sees each batch.
       publisher = new BatchingPublisher(spool, {
         maxBatch: config.PUBLISH_BATCH_MAX,

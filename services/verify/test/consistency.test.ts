@@ -76,7 +76,9 @@ describe('no stale decision after a lifecycle call (two verify replicas, real Re
     await Promise.all(workers);
 
     const stale = verifies.filter((v) => {
-      const newestReturned = lifecycle.filter((l) => l.at < v.at).reduce((max, l) => Math.max(max, l.version), 1);
+      const newestReturned = lifecycle
+        .filter((l) => l.at < v.at)
+        .reduce((max, l) => Math.max(max, l.version), 1);
       return v.version < newestReturned;
     });
     const staleAllow = verifies.filter((v) => v.at > revokedAt && v.decision === 'ALLOW');
@@ -91,16 +93,24 @@ describe('no stale decision after a lifecycle call (two verify replicas, real Re
   it('when the snapshot store is down, then a lifecycle call answers 503 and changes nothing', async () => {
     const tenantId = newId('tnt');
     const caller = callerFor(tenantId);
-    const created = await callService(world.mandatesUrl, 'POST', '/v1/mandates', { caller, body: { principal: 'a', delegate: 'b' } });
+    const created = await callService(world.mandatesUrl, 'POST', '/v1/mandates', {
+      caller,
+      body: { principal: 'a', delegate: 'b' },
+    });
     const original = world.mandatesDeps.snapshots;
     const down = new MemorySnapshots();
     down.failing = true;
     world.mandatesDeps.snapshots = down;
     try {
-      const res = await callService(world.mandatesUrl, 'POST', `/v1/mandates/${created.body.id}/revoke`, { caller });
+      const res = await callService(world.mandatesUrl, 'POST', `/v1/mandates/${created.body.id}/revoke`, {
+        caller,
+      });
       expect({ status: res.status, body: res.body }).toEqual({
         status: 503,
-        body: { error: 'SERVICE_UNAVAILABLE', message: 'Mandate snapshot store unavailable; nothing was changed' },
+        body: {
+          error: 'SERVICE_UNAVAILABLE',
+          message: 'Mandate snapshot store unavailable; nothing was changed',
+        },
       });
     } finally {
       world.mandatesDeps.snapshots = original;
@@ -112,9 +122,15 @@ describe('no stale decision after a lifecycle call (two verify replicas, real Re
   it('when the snapshot write after a commit fails, then the fence already hides the old snapshot and verify answers from the new version', async () => {
     const tenantId = newId('tnt');
     const caller = callerFor(tenantId);
-    const created = await callService(world.mandatesUrl, 'POST', '/v1/mandates', { caller, body: { principal: 'a', delegate: 'b' } });
+    const created = await callService(world.mandatesUrl, 'POST', '/v1/mandates', {
+      caller,
+      body: { principal: 'a', delegate: 'b' },
+    });
     const verify = () =>
-      callService(world.verifies[0]!.url, 'POST', '/v1/verify', { caller, body: { mandate_id: created.body.id, action: 'x' } });
+      callService(world.verifies[0]!.url, 'POST', '/v1/verify', {
+        caller,
+        body: { mandate_id: created.body.id, action: 'x' },
+      });
     expect((await verify()).body).toMatchObject({ decision: 'ALLOW', mandate_version: 1 });
 
     const snapshots = world.mandatesDeps.snapshots!;
@@ -129,9 +145,15 @@ describe('no stale decision after a lifecycle call (two verify replicas, real Re
       return write.call(snapshots, m);
     };
     try {
-      const revoked = await callService(world.mandatesUrl, 'POST', `/v1/mandates/${created.body.id}/revoke`, { caller });
+      const revoked = await callService(world.mandatesUrl, 'POST', `/v1/mandates/${created.body.id}/revoke`, {
+        caller,
+      });
       expect(revoked.status).toBe(200);
-      expect((await verify()).body).toMatchObject({ decision: 'DENY', reason: 'MANDATE_REVOKED', mandate_version: 2 });
+      expect((await verify()).body).toMatchObject({
+        decision: 'DENY',
+        reason: 'MANDATE_REVOKED',
+        mandate_version: 2,
+      });
     } finally {
       snapshots.write = write;
     }

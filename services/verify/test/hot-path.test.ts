@@ -43,7 +43,8 @@ describe('verify hot path (real Redis and RabbitMQ)', () => {
 
     // Let the last batch reach the broker before counting.
     const deadline = Date.now() + 5_000;
-    while (metrics.brokerPublishes === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    while (metrics.brokerPublishes === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     await new Promise((r) => setTimeout(r, 50));
 
     expect({
@@ -68,10 +69,15 @@ describe('verify hot path (real Redis and RabbitMQ)', () => {
     const { url, metrics } = world.verifies[0]!;
     const before = { reads: metrics.mandatesReads, hits: metrics.snapshotHits };
     const verify = () =>
-      callService(url, 'POST', '/v1/verify', { caller: callerFor(tenantId), body: { mandate_id: created.body.id, action: 'x' } });
+      callService(url, 'POST', '/v1/verify', {
+        caller: callerFor(tenantId),
+        body: { mandate_id: created.body.id, action: 'x' },
+      });
     expect((await verify()).body).toMatchObject({ decision: 'ALLOW', mandate_version: 1 });
     for (let i = 0; i < 5; i++) await verify();
-    expect({ reads: metrics.mandatesReads - before.reads, hits: metrics.snapshotHits - before.hits }).toEqual({ reads: 1, hits: 5 });
+    expect({ reads: metrics.mandatesReads - before.reads, hits: metrics.snapshotHits - before.hits }).toEqual(
+      { reads: 1, hits: 5 },
+    );
   });
 
   it('when the internal metrics route is called, then it answers the counters (and 401 without a token)', async () => {
@@ -79,7 +85,15 @@ describe('verify hot path (real Redis and RabbitMQ)', () => {
     const res = await callService(url, 'GET', '/internal/v1/metrics', { caller: callerFor('tnt_x') });
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(
-      ['broker_publishes', 'events_published', 'mandates_reads', 'snapshot_errors', 'snapshot_hits', 'snapshot_misses', 'verifications'].sort(),
+      [
+        'broker_publishes',
+        'events_published',
+        'mandates_reads',
+        'snapshot_errors',
+        'snapshot_hits',
+        'snapshot_misses',
+        'verifications',
+      ].sort(),
     );
     expect((await callService(url, 'GET', '/internal/v1/metrics', { caller: null })).status).toBe(401);
   });

@@ -53,7 +53,9 @@ export interface SnapshotWorld {
  * `replicas` verify apps reading those snapshots, each in process on port 0. With `amqp`, verify
  * publishes through the batching publisher to the real RabbitMQ in its own namespace.
  */
-export async function startSnapshotWorld(options: { replicas?: number; amqp?: boolean } = {}): Promise<SnapshotWorld> {
+export async function startSnapshotWorld(
+  options: { replicas?: number; amqp?: boolean } = {},
+): Promise<SnapshotWorld> {
   const prefix = `test:${newId('req')}:`;
   const redis = new Redis(REDIS_URL);
   const store = new CountingStore();
@@ -89,14 +91,29 @@ export async function startSnapshotWorld(options: { replicas?: number; amqp?: bo
   for (let i = 0; i < (options.replicas ?? 1); i++) {
     const metrics = new VerifyMetrics();
     const http = new HttpMandateReader({ baseUrls: [mandatesServer.url], logger: silent, metrics });
-    const reader = new SnapshotMandateReader(new RedisSnapshotSource(new Redis(REDIS_URL, { enableAutoPipelining: true }), prefix, true), http, metrics, silent);
+    const reader = new SnapshotMandateReader(
+      new RedisSnapshotSource(new Redis(REDIS_URL, { enableAutoPipelining: true }), prefix, true),
+      http,
+      metrics,
+      silent,
+    );
     let publisher: EventPublisher = capture;
     if (options.amqp) {
       const rabbit = new RabbitPublisher(AMQP_URL, silent, amqpTopology(namespace));
       await rabbit.connect();
-      publisher = new BatchingPublisher(new CountingPublisher(rabbit, () => metrics.brokerPublishes++), { maxBatch: 500, maxDelayMs: 5 });
+      publisher = new BatchingPublisher(new CountingPublisher(rabbit, () => metrics.brokerPublishes++), {
+        maxBatch: 500,
+        maxDelayMs: 5,
+      });
     }
-    const app = createApp({ reader, publisher, tokens: testTokens, logger: silent, clock: systemClock, metrics });
+    const app = createApp({
+      reader,
+      publisher,
+      tokens: testTokens,
+      logger: silent,
+      clock: systemClock,
+      metrics,
+    });
     const server = await app.start();
     verifies.push({ url: server.url, metrics, app });
     closers.push(async () => {

@@ -8,7 +8,10 @@ import type { BatchHandler, BatchOptions, EventHandler, EventPublisher, EventSou
 export async function assertTopology(ch: Channel, t: AmqpTopology): Promise<void> {
   await ch.assertExchange(t.exchange, 'topic', { durable: true });
   await ch.assertExchange(t.deadLetterExchange, 'fanout', { durable: true });
-  await ch.assertQueue(t.auditQueue, { durable: true, arguments: { 'x-dead-letter-exchange': t.deadLetterExchange } });
+  await ch.assertQueue(t.auditQueue, {
+    durable: true,
+    arguments: { 'x-dead-letter-exchange': t.deadLetterExchange },
+  });
   await ch.bindQueue(t.auditQueue, t.exchange, t.allEvents);
   await ch.assertQueue(t.auditDeadLetterQueue, { durable: true });
   await ch.bindQueue(t.auditDeadLetterQueue, t.deadLetterExchange, '');
@@ -37,7 +40,8 @@ export function groupForMessages(events: AuditEvent[]): AuditEvent[][] {
 function chunk(events: AuditEvent[]): AuditEvent[][] {
   if (events.length <= MAX_EVENTS_PER_MESSAGE) return [events];
   const out: AuditEvent[][] = [];
-  for (let i = 0; i < events.length; i += MAX_EVENTS_PER_MESSAGE) out.push(events.slice(i, i + MAX_EVENTS_PER_MESSAGE));
+  for (let i = 0; i < events.length; i += MAX_EVENTS_PER_MESSAGE)
+    out.push(events.slice(i, i + MAX_EVENTS_PER_MESSAGE));
   return out;
 }
 
@@ -67,7 +71,9 @@ export function parseEventMessage(
     return { events, invalid, batch: true };
   }
   const r = auditEventSchema.safeParse(parsed);
-  return r.success ? { events: [r.data], invalid: [], batch: false } : { events: [], invalid: [{ element: parsed, error: r.error }], batch: false };
+  return r.success
+    ? { events: [r.data], invalid: [], batch: false }
+    : { events: [], invalid: [{ element: parsed, error: r.error }], batch: false };
 }
 
 /** Where a URL points, without its credentials, for log lines. */
@@ -113,7 +119,10 @@ export class RabbitPublisher implements EventPublisher {
         ch.on('close', reset);
         await assertTopology(ch, this.topology);
         this.connection = connection;
-        this.logger.info({ amqp: redactUrl(this.url), exchange: this.topology.exchange }, 'event publisher connected to RabbitMQ');
+        this.logger.info(
+          { amqp: redactUrl(this.url), exchange: this.topology.exchange },
+          'event publisher connected to RabbitMQ',
+        );
         return ch;
       })();
       this.connecting.catch(() => {
@@ -226,9 +235,12 @@ export class RabbitEventSource implements EventSource {
    */
   async start(handler: EventHandler): Promise<void> {
     // One event per batch keeps the single-event contract: a message is acked after its events' writes.
-    await this.startBatched(async (events) => {
-      for (const event of events) await handler(event);
-    }, { maxBatch: 1, maxDelayMs: 0 });
+    await this.startBatched(
+      async (events) => {
+        for (const event of events) await handler(event);
+      },
+      { maxBatch: 1, maxDelayMs: 0 },
+    );
   }
 
   async startBatched(handler: BatchHandler, options: BatchOptions = {}): Promise<void> {
@@ -279,7 +291,10 @@ export class RabbitEventSource implements EventSource {
       this.inFlight.add(p);
     });
     this.consumerTag = consumerTag;
-    logger.info({ amqp: redactUrl(url), queue: this.topology.auditQueue }, 'audit consumer connected to RabbitMQ');
+    logger.info(
+      { amqp: redactUrl(url), queue: this.topology.auditQueue },
+      'audit consumer connected to RabbitMQ',
+    );
   }
 
   private async reconnect(handler: BatchHandler): Promise<void> {
@@ -305,12 +320,22 @@ export class RabbitEventSource implements EventSource {
     const parsed = parseEventMessage(msg.content);
     if (!parsed || parsed.events.length === 0) {
       const err = parsed?.invalid[0]?.error;
-      this.options.logger.warn({ err, messageId: msg.properties.messageId }, 'invalid audit message dead-lettered');
+      this.options.logger.warn(
+        { err, messageId: msg.properties.messageId },
+        'invalid audit message dead-lettered',
+      );
       channel.nack(msg, false, false);
       return;
     }
-    const delivery: Delivery = { channel, msg, remaining: parsed.events.length, failed: false, settled: false };
-    if (parsed.invalid.length > 0) delivery.deadLettered = this.deadLetter(deadLetterChannel, msg, parsed.invalid);
+    const delivery: Delivery = {
+      channel,
+      msg,
+      remaining: parsed.events.length,
+      failed: false,
+      settled: false,
+    };
+    if (parsed.invalid.length > 0)
+      delivery.deadLettered = this.deadLetter(deadLetterChannel, msg, parsed.invalid);
     for (const event of parsed.events) this.pending.push({ delivery, event });
     if (this.pending.length >= this.batchOptions.maxBatch) {
       const flushes: Promise<void>[] = [];
@@ -357,7 +382,10 @@ export class RabbitEventSource implements EventSource {
     ).then(
       () => true,
       (err) => {
-        this.options.logger.warn({ err, messageId: msg.properties.messageId }, 'dead-lettering failed; message will be redelivered');
+        this.options.logger.warn(
+          { err, messageId: msg.properties.messageId },
+          'dead-lettering failed; message will be redelivered',
+        );
         return false;
       },
     );
@@ -383,7 +411,10 @@ export class RabbitEventSource implements EventSource {
     try {
       await handler(batch.map((b) => b.event));
     } catch (err) {
-      this.options.logger.error({ err, size: batch.length }, 'audit batch write failed; messages will be redelivered');
+      this.options.logger.error(
+        { err, size: batch.length },
+        'audit batch write failed; messages will be redelivered',
+      );
       const deliveries = new Set(batch.map((b) => b.delivery));
       for (const d of deliveries) d.failed = true;
       await new Promise((r) => setTimeout(r, this.options.retryDelayMs ?? 1_000));

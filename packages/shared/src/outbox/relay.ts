@@ -179,7 +179,10 @@ export class OutboxRelay {
     try {
       await withTimeout(this.relayAll(), timeoutMs, 'outbox drain');
     } catch (err) {
-      this.logger.warn({ err }, 'outbox not fully relayed at shutdown; the rest is published after the next start');
+      this.logger.warn(
+        { err },
+        'outbox not fully relayed at shutdown; the rest is published after the next start',
+      );
     }
   }
 }

@@ -1,5 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rm, rmdir, stat, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import {
+  mkdir,
+  open,
+  readdir,
+  readFile,
+  rm,
+  rmdir,
+  stat,
+  unlink,
+  writeFile,
+  type FileHandle,
+} from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AuditEvent } from '../events';
@@ -129,7 +140,9 @@ export class SpoolingPublisher implements EventPublisher {
       const data = events.map((e) => JSON.stringify(e)).join('\n') + '\n';
       const bytes = Buffer.byteLength(data);
       if (this.bytesOnDisk + bytes > this.opts.maxBytes) {
-        throw new Error(`event spool full (${this.bytesOnDisk} of ${this.opts.maxBytes} bytes): ${events.length} events refused`);
+        throw new Error(
+          `event spool full (${this.bytesOnDisk} of ${this.opts.maxBytes} bytes): ${events.length} events refused`,
+        );
       }
       this.spooling = true;
       if (this.active && this.active.bytes >= this.opts.segmentBytes) await this.seal();
@@ -241,7 +254,10 @@ export class SpoolingPublisher implements EventPublisher {
     await this.replaying;
     if (this.spooling) {
       await withTimeout(this.replayAll(), this.opts.closeTimeoutMs, 'spool replay at shutdown').catch((err) =>
-        this.logger.warn({ err, dir: this.dir, bytes: this.bytesOnDisk }, 'event spool kept on disk for the next start'),
+        this.logger.warn(
+          { err, dir: this.dir, bytes: this.bytesOnDisk },
+          'event spool kept on disk for the next start',
+        ),
       );
     }
     await this.serialized(() => this.seal());
@@ -263,7 +279,9 @@ async function lock(dir: string): Promise<void> {
   }
   const holder = Number((await readFile(file, 'utf8').catch(() => '')).trim());
   if (Number.isInteger(holder) && holder > 0 && holder !== process.pid && isAlive(holder)) {
-    throw new Error(`event spool ${dir} is in use by process ${holder} (EVENT_SPOOL_DIR must be per process)`);
+    throw new Error(
+      `event spool ${dir} is in use by process ${holder} (EVENT_SPOOL_DIR must be per process)`,
+    );
   }
   // Left by a process that is gone (a crash or SIGKILL): take it over.
   await writeFile(file, String(process.pid));

@@ -10,7 +10,9 @@ export interface AdapterFactory<S> {
 }
 
 export const MONGO_URL = process.env.MONGO_URL;
-export const mongoSkipReason = MONGO_URL ? undefined : 'skipped: MONGO_URL is not set, no MongoDB server here';
+export const mongoSkipReason = MONGO_URL
+  ? undefined
+  : 'skipped: MONGO_URL is not set, no MongoDB server here';
 
 export function describeStoreContract<S>(
   storeName: string,

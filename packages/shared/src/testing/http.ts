@@ -29,7 +29,12 @@ export async function callService(
   const res = await fetch(`${baseUrl}${path}`, {
     method,
     headers,
-    body: options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body),
+    body:
+      options.body === undefined
+        ? undefined
+        : typeof options.body === 'string'
+          ? options.body
+          : JSON.stringify(options.body),
   });
   const text = await res.text();
   let body: unknown = text;

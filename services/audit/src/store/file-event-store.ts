@@ -58,7 +58,8 @@ export class FileEventStore implements EventStore {
   insertMany(events: AuditEvent[]): Promise<void> {
     const op = this.writing.then(async () => {
       const fresh = new Map<string, AuditEvent>();
-      for (const event of events) if (!this.ids.has(event.id) && !fresh.has(event.id)) fresh.set(event.id, event);
+      for (const event of events)
+        if (!this.ids.has(event.id) && !fresh.has(event.id)) fresh.set(event.id, event);
       if (fresh.size === 0) return;
       const batch = [...fresh.values()];
       await this.handle.write(batch.map((e) => JSON.stringify(e)).join('\n') + '\n');

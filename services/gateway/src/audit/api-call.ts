@@ -16,7 +16,12 @@ export function apiCallEvent(args: {
     type: 'API_CALL',
     tenantId: principal.tenantId,
     resource: null,
-    caller: { tenantId: principal.tenantId, actor: principal.actor, permissions: principal.permissions, requestId: args.requestId },
+    caller: {
+      tenantId: principal.tenantId,
+      actor: principal.actor,
+      permissions: principal.permissions,
+      requestId: args.requestId,
+    },
     data: {
       method: args.method,
       route: args.route,

@@ -33,7 +33,13 @@ export class CachedKeyResolver implements KeyResolver {
   resolve(apiKey: string): Promise<ResolvedKey | null> {
     const cacheKey = createHash('sha256').update(apiKey).digest('base64url');
     return this.cache.get(cacheKey, () =>
-      askIdentity<ResolvedKey>(this.identity, this.tokens, '/internal/v1/keys/resolve', { api_key: apiKey }, 'key-resolve'),
+      askIdentity<ResolvedKey>(
+        this.identity,
+        this.tokens,
+        '/internal/v1/keys/resolve',
+        { api_key: apiKey },
+        'key-resolve',
+      ),
     );
   }
 

@@ -1,10 +1,22 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { INTERNAL_TOKEN_HEADER, UpstreamUnavailable, serviceUnavailable, type ServiceClient } from '@mandate/shared';
+import {
+  INTERNAL_TOKEN_HEADER,
+  UpstreamUnavailable,
+  serviceUnavailable,
+  type ServiceClient,
+} from '@mandate/shared';
 
 /** Request headers a service may need; everything else (credentials above all) stays at the gateway. */
 const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'idempotency-key'];
 /** Response headers a client may need from a service. */
-const RETURNED_RESPONSE_HEADERS = ['content-type', 'retry-after', 'idempotent-replayed', 'location', 'allow', 'cache-control'];
+const RETURNED_RESPONSE_HEADERS = [
+  'content-type',
+  'retry-after',
+  'idempotent-replayed',
+  'location',
+  'allow',
+  'cache-control',
+];
 
 /** Forwards the request as-is (the body unparsed) and streams the service's answer back. */
 export async function forward(
@@ -16,7 +28,10 @@ export async function forward(
   internalToken: string,
   call: { requestId: string; body: Buffer | undefined },
 ): Promise<void> {
-  const headers: Record<string, string> = { [INTERNAL_TOKEN_HEADER]: internalToken, 'x-request-id': call.requestId };
+  const headers: Record<string, string> = {
+    [INTERNAL_TOKEN_HEADER]: internalToken,
+    'x-request-id': call.requestId,
+  };
   for (const name of FORWARDED_REQUEST_HEADERS) {
     const value = req.headers[name];
     if (typeof value === 'string') headers[name] = value;
@@ -31,7 +46,8 @@ export async function forward(
   try {
     upstream = await client.request({ method: req.method!, path: target, headers, body });
   } catch (err) {
-    if (err instanceof UpstreamUnavailable) throw serviceUnavailable(`${capitalise(serviceName)} service unavailable`);
+    if (err instanceof UpstreamUnavailable)
+      throw serviceUnavailable(`${capitalise(serviceName)} service unavailable`);
     throw err;
   }
   res.statusCode = upstream.status;

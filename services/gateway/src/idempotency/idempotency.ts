@@ -73,7 +73,12 @@ export class Idempotency {
    * (store unreachable: executing without the guarantee could run a retry twice).
    * `call.path` is the canonical /v1 path of the matched route; `call.body` the raw body.
    */
-  async apply(req: IncomingMessage, res: ServerResponse, call: IdempotentCall, principal: Principal | null): Promise<boolean> {
+  async apply(
+    req: IncomingMessage,
+    res: ServerResponse,
+    call: IdempotentCall,
+    principal: Principal | null,
+  ): Promise<boolean> {
     const key = req.headers[IDEMPOTENCY_HEADER];
     if (req.method !== 'POST' || key === undefined) return false;
     if (typeof key !== 'string' || !VALID_KEY.test(key)) throw badRequest(INVALID_KEY);
@@ -130,7 +135,9 @@ export class Idempotency {
       const status = res.statusCode;
       const body = typeof chunk === 'function' || chunk == null ? Buffer.alloc(0) : toBuffer(chunk, encoding);
       const write =
-        status >= 500 ? store.release(scope, key, pending) : store.complete(scope, key, pending, stored(res, status, body), settings.ttlMs);
+        status >= 500
+          ? store.release(scope, key, pending)
+          : store.complete(scope, key, pending, stored(res, status, body), settings.ttlMs);
       write.catch(onFail).finally(() => end.call(this, chunk as never, encoding as never, cb as never));
       return this;
     } as ServerResponse['end'];
@@ -145,7 +152,11 @@ function fingerprint(req: IncomingMessage, { path, body = Buffer.alloc(0) }: Ide
   const url = req.url ?? '';
   const q = url.indexOf('?');
   const canonical = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
-  return sha256([req.method, canonical, q >= 0 ? url.slice(q) : '', header(req, 'content-type') ?? '', sha256(body)].join('\n'));
+  return sha256(
+    [req.method, canonical, q >= 0 ? url.slice(q) : '', header(req, 'content-type') ?? '', sha256(body)].join(
+      '\n',
+    ),
+  );
 }
 
 function toBuffer(chunk: unknown, encoding: unknown): Buffer {

@@ -3,7 +3,17 @@ import { Idempotency, type IdempotencySettings } from './idempotency';
 import { MemoryIdempotencyStore } from './memory-store';
 import { RedisIdempotencyStore } from './redis-store';
 
-export { Idempotency, DEFAULT_IDEMPOTENCY_SETTINGS, IDEMPOTENCY_HEADER, REPLAYED_HEADER, KEY_IN_PROGRESS, KEY_REUSED, INVALID_KEY, type IdempotencySettings, type IdempotentCall } from './idempotency';
+export {
+  Idempotency,
+  DEFAULT_IDEMPOTENCY_SETTINGS,
+  IDEMPOTENCY_HEADER,
+  REPLAYED_HEADER,
+  KEY_IN_PROGRESS,
+  KEY_REUSED,
+  INVALID_KEY,
+  type IdempotencySettings,
+  type IdempotentCall,
+} from './idempotency';
 export { MemoryIdempotencyStore } from './memory-store';
 export { RedisIdempotencyStore } from './redis-store';
 export type { IdempotencyRecord, IdempotencyStore, PendingLock, StoredResponse } from './store';

@@ -41,7 +41,10 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   async complete(scope: string, key: string, pending: PendingLock, response: StoredResponse, ttlMs: number) {
     const id = `${scope}\n${key}`;
     if (!this.holds(id, pending)) return;
-    this.entries.set(id, { record: { state: 'done', fingerprint: pending.fingerprint, response }, expiresAt: this.now() + ttlMs });
+    this.entries.set(id, {
+      record: { state: 'done', fingerprint: pending.fingerprint, response },
+      expiresAt: this.now() + ttlMs,
+    });
   }
 
   async release(scope: string, key: string, pending: PendingLock) {

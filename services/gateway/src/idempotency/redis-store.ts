@@ -22,7 +22,8 @@ type IdemClient = Redis & {
   idemRelease(key: string, pending: string): Promise<number>;
 };
 
-const pendingValue = (p: PendingLock) => JSON.stringify({ state: 'pending', fingerprint: p.fingerprint, token: p.token });
+const pendingValue = (p: PendingLock) =>
+  JSON.stringify({ state: 'pending', fingerprint: p.fingerprint, token: p.token });
 
 /**
  * Records in Redis, shared by every gateway replica, under `<prefix>:<scope>:<key>`. Like the
@@ -51,7 +52,9 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     this.client.defineCommand('idemComplete', { numberOfKeys: 1, lua: COMPLETE_LUA });
     this.client.defineCommand('idemRelease', { numberOfKeys: 1, lua: RELEASE_LUA });
     this.client.on('ready', () => this.logger.info('idempotency store connected to Redis'));
-    this.client.on('error', (err) => this.logger.debug({ err: err.message }, 'idempotency Redis connection error'));
+    this.client.on('error', (err) =>
+      this.logger.debug({ err: err.message }, 'idempotency Redis connection error'),
+    );
   }
 
   /** Waits for the first connection, at most `timeoutMs`; requests with a key answer 503 until it is there. */
@@ -65,7 +68,8 @@ export class RedisIdempotencyStore implements IdempotencyStore {
         resolve();
       }
     });
-    if ((this.client.status as string) !== 'ready') this.logger.warn('Redis unreachable: requests with an Idempotency-Key answer 503 until it is back');
+    if ((this.client.status as string) !== 'ready')
+      this.logger.warn('Redis unreachable: requests with an Idempotency-Key answer 503 until it is back');
   }
 
   private name(scope: string, key: string) {
@@ -73,13 +77,22 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   }
 
   async acquire(scope: string, key: string, pending: PendingLock, lockMs: number) {
-    const current = await this.client.idemAcquire(this.name(scope, key), pendingValue(pending), String(lockMs));
+    const current = await this.client.idemAcquire(
+      this.name(scope, key),
+      pendingValue(pending),
+      String(lockMs),
+    );
     return current === null ? null : (JSON.parse(current) as IdempotencyRecord);
   }
 
   async complete(scope: string, key: string, pending: PendingLock, response: StoredResponse, ttlMs: number) {
     const done: IdempotencyRecord = { state: 'done', fingerprint: pending.fingerprint, response };
-    await this.client.idemComplete(this.name(scope, key), pendingValue(pending), JSON.stringify(done), String(ttlMs));
+    await this.client.idemComplete(
+      this.name(scope, key),
+      pendingValue(pending),
+      JSON.stringify(done),
+      String(ttlMs),
+    );
   }
 
   async release(scope: string, key: string, pending: PendingLock) {

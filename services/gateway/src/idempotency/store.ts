@@ -29,9 +29,20 @@ export interface IdempotencyStore {
    * Takes the key for this request if nobody has it (returns null: go ahead), atomically;
    * otherwise returns what is there. The lock lapses after `lockMs` if never completed or released.
    */
-  acquire(scope: string, key: string, pending: PendingLock, lockMs: number): Promise<IdempotencyRecord | null>;
+  acquire(
+    scope: string,
+    key: string,
+    pending: PendingLock,
+    lockMs: number,
+  ): Promise<IdempotencyRecord | null>;
   /** Replaces the holder's pending lock with the response, kept `ttlMs`; a lapsed or foreign lock is left alone. */
-  complete(scope: string, key: string, pending: PendingLock, response: StoredResponse, ttlMs: number): Promise<void>;
+  complete(
+    scope: string,
+    key: string,
+    pending: PendingLock,
+    response: StoredResponse,
+    ttlMs: number,
+  ): Promise<void>;
   /** Drops the holder's lock without storing anything, so a retry executes again. */
   release(scope: string, key: string, pending: PendingLock): Promise<void>;
   close(): Promise<void>;

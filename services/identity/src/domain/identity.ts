@@ -187,7 +187,11 @@ export class Identity {
     await this.store.insertTenant(tenant, events);
     await this.relayed(events);
 
-    const issued = await this.issueKey(tenant.id, { name: INITIAL_KEY_NAME, scopes: [...API_KEY_SCOPES] }, 'API_KEY_CREATED');
+    const issued = await this.issueKey(
+      tenant.id,
+      { name: INITIAL_KEY_NAME, scopes: [...API_KEY_SCOPES] },
+      'API_KEY_CREATED',
+    );
     events.push(...issued.events);
 
     let assignment: RoleAssignment | null = null;
@@ -229,7 +233,9 @@ export class Identity {
       secret_hash: hashSecret(secret),
     };
     const { secret_hash: _hash, ...key } = record;
-    const events = [this.event({ type: eventType, tenantId, resource: keyResource(key), data: keyData(key) })];
+    const events = [
+      this.event({ type: eventType, tenantId, resource: keyResource(key), data: keyData(key) }),
+    ];
     await this.store.insertApiKey(tenantId, record, events);
     await this.relayed(events);
     return { key, secret, events };
@@ -278,7 +284,10 @@ export class Identity {
       keyId,
       ['staging'],
       'active',
-      (k) => (activated = [this.event({ type: 'API_KEY_ACTIVATED', tenantId, resource: keyResource(k), data: keyData(k) })]),
+      (k) =>
+        (activated = [
+          this.event({ type: 'API_KEY_ACTIVATED', tenantId, resource: keyResource(k), data: keyData(k) }),
+        ]),
     );
     if (!key) {
       await this.getApiKey(tenantId, keyId);
@@ -315,7 +324,10 @@ export class Identity {
       keyId,
       USABLE_KEY_STATUSES,
       'revoked',
-      (k) => (events = [this.event({ type: 'API_KEY_REVOKED', tenantId, resource: keyResource(k), data: keyData(k) })]),
+      (k) =>
+        (events = [
+          this.event({ type: 'API_KEY_REVOKED', tenantId, resource: keyResource(k), data: keyData(k) }),
+        ]),
     );
     if (!key) {
       await this.getApiKey(tenantId, keyId);

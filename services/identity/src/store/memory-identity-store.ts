@@ -123,7 +123,11 @@ export class MemoryIdentityStore implements IdentityStore {
     return m;
   }
 
-  async insertRoleAssignment(tenantId: string, assignment: RoleAssignment, outbox?: AuditEvent[]): Promise<void> {
+  async insertRoleAssignment(
+    tenantId: string,
+    assignment: RoleAssignment,
+    outbox?: AuditEvent[],
+  ): Promise<void> {
     const all = this.tenantAssignments(tenantId);
     if (all.has(assignment.id)) throw new DuplicateRecord('Role assignment');
     // Mirrors the partial unique index {tenant_id, subject_id} where status = 'active'.

@@ -558,7 +558,13 @@ export class MongoIdentityStore implements IdentityStore {
   }
 
   private get outboxModels(): Model<WithOutbox>[] {
-    return [this.tenants, this.keys, this.assignments, this.onboarding, this.widgets] as unknown as Model<WithOutbox>[];
+    return [
+      this.tenants,
+      this.keys,
+      this.assignments,
+      this.onboarding,
+      this.widgets,
+    ] as unknown as Model<WithOutbox>[];
   }
 
   async pendingEvents(limit: number): Promise<AuditEvent[]> {
@@ -579,7 +585,10 @@ export class MongoIdentityStore implements IdentityStore {
   async markSent(eventIds: string[]): Promise<void> {
     if (eventIds.length === 0) return;
     for (const model of this.outboxModels) {
-      await model.updateMany({ 'outbox.id': { $in: eventIds } }, { $pull: { outbox: { id: { $in: eventIds } } } });
+      await model.updateMany(
+        { 'outbox.id': { $in: eventIds } },
+        { $pull: { outbox: { id: { $in: eventIds } } } },
+      );
     }
   }
 
@@ -590,7 +599,8 @@ export class MongoIdentityStore implements IdentityStore {
   }
 }
 
-const withOutbox = (events: AuditEvent[] | undefined) => (events && events.length > 0 ? { outbox: events } : {});
+const withOutbox = (events: AuditEvent[] | undefined) =>
+  events && events.length > 0 ? { outbox: events } : {};
 
 /**
  * A conditional update whose audit events depend on the document: read it (filter), build the
@@ -612,7 +622,10 @@ async function casWithOutbox<D extends WithOutbox, T>(
     const { guard, set, after } = change(d);
     const written = out(after);
     const events = outbox?.(written, out(d));
-    const result = await model.updateOne({ ...filter, ...guard } as never, { $set: set, ...pushOutbox(events) } as never);
+    const result = await model.updateOne(
+      { ...filter, ...guard } as never,
+      { $set: set, ...pushOutbox(events) } as never,
+    );
     if (result.matchedCount === 1) return written;
   }
   throw new Error('document kept changing under a conditional update; giving up');

@@ -129,7 +129,9 @@ export async function createMandate(
     signature: { alg: deps.signer.alg, kid: deps.signer.kid, jws },
   };
   // The mandate and its MANDATE_CREATED are one write: an accepted mandate always has its event.
-  const events = [mandateEvent(deps, 'MANDATE_CREATED', tenantId, mandate.id, { ...mandate, tenant_id: tenantId }, caller)];
+  const events = [
+    mandateEvent(deps, 'MANDATE_CREATED', tenantId, mandate.id, { ...mandate, tenant_id: tenantId }, caller),
+  ];
   const created = await deps.store.create(tenantId, mandate, events);
   // A new id has no older snapshot anywhere: if this write fails, verify simply reads it from here.
   await writeSnapshot(deps, created);
@@ -143,7 +145,10 @@ async function writeSnapshot(deps: TransitionDeps, mandate: Mandate): Promise<vo
   try {
     await deps.snapshots.write(mandate);
   } catch (err) {
-    deps.logger?.warn({ err, mandateId: mandate.id, version: mandate.version }, 'mandate snapshot not written');
+    deps.logger?.warn(
+      { err, mandateId: mandate.id, version: mandate.version },
+      'mandate snapshot not written',
+    );
   }
 }
 

@@ -1,12 +1,5 @@
 import { Router } from 'express';
-import {
-  callerOf,
-  decodeCursor,
-  parseOrThrow,
-  route,
-  tenantOf,
-  toPage,
-} from '@mandate/shared';
+import { callerOf, decodeCursor, parseOrThrow, route, tenantOf, toPage } from '@mandate/shared';
 import type { Deps } from '../app';
 import { applyOperation, createMandate, getMandate, listMandates, readForVerify } from '../domain/mandates';
 import type { LifecycleOperation } from '../domain/state-machine';
@@ -29,14 +22,19 @@ export function mandateRoutes(deps: Deps): Router {
     },
     post: async (req, res) => {
       const body = parseOrThrow(createMandateBody, req.body);
-      const mandate = await createMandate(deps, tenantOf(req), {
-        principal: body.principal,
-        delegate: body.delegate,
-        scope: body.scope ?? { actions: ['*'] },
-        valid_from: body.valid_from ?? null,
-        expires_at: body.expires_at ?? null,
-        metadata: body.metadata ?? {},
-      }, callerOf(req));
+      const mandate = await createMandate(
+        deps,
+        tenantOf(req),
+        {
+          principal: body.principal,
+          delegate: body.delegate,
+          scope: body.scope ?? { actions: ['*'] },
+          valid_from: body.valid_from ?? null,
+          expires_at: body.expires_at ?? null,
+          metadata: body.metadata ?? {},
+        },
+        callerOf(req),
+      );
       // MANDATE_CREATED was stored with the mandate (outbox) and handed to the relay.
       res.status(201).json(mandate);
     },

@@ -57,7 +57,11 @@ export class RedisSnapshots implements MandateSnapshots {
   }
 
   /** Connects to `url` (fails fast when Redis is unreachable at start) and logs where. */
-  static async connect(url: string, logger: Logger, options: RedisSnapshotsOptions = {}): Promise<RedisSnapshots> {
+  static async connect(
+    url: string,
+    logger: Logger,
+    options: RedisSnapshotsOptions = {},
+  ): Promise<RedisSnapshots> {
     const redis = new Redis(url, {
       lazyConnect: true,
       // A lifecycle call waits for the fence; it must fail (503) rather than queue while Redis is away.
@@ -70,7 +74,10 @@ export class RedisSnapshots implements MandateSnapshots {
     await redis.connect();
     const snapshots = RedisSnapshots.over(redis, options, true);
     const { host, port, db } = redis.options;
-    logger.info({ redis: `${host}:${port}/${db ?? 0}`, prefix: snapshots.prefix }, 'mandate snapshots in Redis');
+    logger.info(
+      { redis: `${host}:${port}/${db ?? 0}`, prefix: snapshots.prefix },
+      'mandate snapshots in Redis',
+    );
     return snapshots;
   }
 

@@ -32,7 +32,10 @@ export class ExpirySweeper {
   private stopping = false;
   private readonly deps: SweeperDeps & { relay: EventRelay };
 
-  constructor(deps: SweeperDeps, private readonly options: SweeperOptions) {
+  constructor(
+    deps: SweeperDeps,
+    private readonly options: SweeperOptions,
+  ) {
     this.deps = { ...deps, relay: deps.relay ?? new OutboxRelay(deps.store, deps.publisher, deps.logger) };
   }
 

@@ -16,7 +16,8 @@ export interface SnapshotSource {
 export const DEFAULT_SNAPSHOT_PREFIX = 'mandate:snapshot:';
 
 /** The mandates service's key layout: a hash with v (version), m (mandate JSON), min (fence). */
-export const snapshotKey = (prefix: string, tenantId: string, mandateId: string) => `${prefix}${tenantId}:${mandateId}`;
+export const snapshotKey = (prefix: string, tenantId: string, mandateId: string) =>
+  `${prefix}${tenantId}:${mandateId}`;
 
 /** Applies the reading rule to the hash fields [v, min, m]: usable only when v ≥ min. */
 export function usableSnapshot(fields: (string | null)[]): string | null {
@@ -34,7 +35,11 @@ export class RedisSnapshotSource implements SnapshotSource {
     private readonly owned = false,
   ) {}
 
-  static async connect(url: string, logger: Logger, prefix = DEFAULT_SNAPSHOT_PREFIX): Promise<RedisSnapshotSource> {
+  static async connect(
+    url: string,
+    logger: Logger,
+    prefix = DEFAULT_SNAPSHOT_PREFIX,
+  ): Promise<RedisSnapshotSource> {
     const redis = new Redis(url, {
       lazyConnect: true,
       // Concurrent verifies share one round trip per event-loop tick.
@@ -53,7 +58,9 @@ export class RedisSnapshotSource implements SnapshotSource {
   }
 
   async read(tenantId: string, mandateId: string): Promise<string | null> {
-    return usableSnapshot(await this.redis.hmget(snapshotKey(this.prefix, tenantId, mandateId), 'v', 'min', 'm'));
+    return usableSnapshot(
+      await this.redis.hmget(snapshotKey(this.prefix, tenantId, mandateId), 'v', 'min', 'm'),
+    );
   }
 
   async ping(): Promise<void> {
