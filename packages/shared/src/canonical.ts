@@ -1,5 +1,5 @@
 import canonicalize from 'canonicalize';
-import { createHash } from 'node:crypto';
+import crypto from 'node:crypto';
 
 /** RFC 8785 canonical JSON: the byte string that signatures and digests are computed over. */
 export function canonicalJson(value: unknown): string {
@@ -8,6 +8,10 @@ export function canonicalJson(value: unknown): string {
   return out;
 }
 
+// crypto.hash (node ≥ 20.12): one call, no Hash object per digest.
+const oneShot = typeof crypto.hash === 'function' ? crypto.hash : undefined;
+
 export function sha256Hex(input: string | Buffer): string {
-  return createHash('sha256').update(input).digest('hex');
+  if (oneShot) return oneShot('sha256', input, 'hex');
+  return crypto.createHash('sha256').update(input).digest('hex');
 }

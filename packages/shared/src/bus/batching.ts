@@ -1,20 +1,44 @@
 import type { AuditEvent } from '../events';
 import type { EventPublisher } from './types';
 
+/** The pending batch: its events and the one promise every publisher of it gets. */
+interface Batch {
+  events: AuditEvent[];
+  done: Promise<void>;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+function newBatch(): Batch {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const done = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { events: [], done, resolve, reject };
+}
+
 /**
  * Gathers events published within a short window into one broker round trip (one batch of
- * confirms instead of one per request). Each caller's promise still settles with its own batch.
+ * confirms instead of one per request). Each caller's promise still settles with its own batch:
+ * the callers of one batch share its promise (one promise per batch, not one per call).
  */
 export class BatchingPublisher implements EventPublisher {
-  private buffer: { events: AuditEvent[]; resolve: () => void; reject: (err: unknown) => void }[] = [];
-  private buffered = 0;
+  private batch?: Batch;
   private timer?: NodeJS.Timeout;
   private inFlight = new Set<Promise<void>>();
+  private readonly maxBatch: number;
+  private readonly maxDelayMs: number;
+  private readonly flushNow = () => this.flush();
 
   constructor(
     private readonly inner: EventPublisher,
-    private readonly options: { maxBatch?: number; maxDelayMs?: number } = {},
-  ) {}
+    options: { maxBatch?: number; maxDelayMs?: number } = {},
+  ) {
+    this.maxBatch = options.maxBatch ?? 200;
+    this.maxDelayMs = options.maxDelayMs ?? 5;
+  }
 
   get kind() {
     return this.inner.kind;
@@ -22,27 +46,22 @@ export class BatchingPublisher implements EventPublisher {
 
   publish(events: AuditEvent[]): Promise<void> {
     if (events.length === 0) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      this.buffer.push({ events, resolve, reject });
-      this.buffered += events.length;
-      if (this.buffered >= (this.options.maxBatch ?? 200)) this.flush();
-      else this.timer ??= setTimeout(() => this.flush(), this.options.maxDelayMs ?? 5);
-    });
+    const batch = (this.batch ??= newBatch());
+    for (const event of events) batch.events.push(event);
+    if (batch.events.length >= this.maxBatch) this.flush();
+    else this.timer ??= setTimeout(this.flushNow, this.maxDelayMs);
+    return batch.done;
   }
 
   private flush(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    const batch = this.buffer;
-    this.buffer = [];
-    this.buffered = 0;
-    if (batch.length === 0) return;
+    const batch = this.batch;
+    this.batch = undefined;
+    if (!batch) return;
     const p = this.inner
-      .publish(batch.flatMap((b) => b.events))
-      .then(
-        () => batch.forEach((b) => b.resolve()),
-        (err) => batch.forEach((b) => b.reject(err)),
-      )
+      .publish(batch.events)
+      .then(batch.resolve, batch.reject)
       .finally(() => this.inFlight.delete(p));
     this.inFlight.add(p);
   }

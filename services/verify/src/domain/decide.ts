@@ -100,15 +100,62 @@ export function decisionId(
   mandate: Pick<Mandate, 'id' | 'tenant_id' | 'version'>,
   input: VerifyInput,
 ): string {
-  const digest = sha256Hex(
+  const canonical =
+    decisionIdInput(mandate, input) ??
     canonicalJson({
       tenant_id: mandate.tenant_id,
       input,
       mandate_id: mandate.id,
       mandate_version: mandate.version,
-    }),
-  );
-  return `dec_${digest.slice(0, 26)}`;
+    });
+  return `dec_${sha256Hex(canonical).slice(0, 26)}`;
+}
+
+const INPUT_KEYS = new Set(['action', 'amount', 'currency', 'delegate_id', 'mandate_id', 'resource']);
+const str = (name: string, value: unknown) => `,"${name}":${JSON.stringify(value)}`;
+
+/**
+ * The canonical JSON (RFC 8785) of the decision_id input built directly for its fixed shape —
+ * byte-identical to canonicalJson of `{tenant_id, input, mandate_id, mandate_version}` (keys sorted,
+ * undefined members left out, strings and numbers as JSON.stringify writes them). Anything outside
+ * that shape (an unknown key, a value of another type) answers undefined and goes the general way.
+ */
+export function decisionIdInput(
+  mandate: Pick<Mandate, 'id' | 'tenant_id' | 'version'>,
+  input: VerifyInput,
+): string | undefined {
+  const { id, tenant_id: tenantId, version } = mandate;
+  if (typeof id !== 'string' || typeof tenantId !== 'string' || !Number.isFinite(version)) return undefined;
+  const proto: unknown = Object.getPrototypeOf(input);
+  if (proto !== Object.prototype && proto !== null) return undefined;
+  for (const key in input) if (!INPUT_KEYS.has(key)) return undefined;
+  const { action, amount, currency, delegate_id: delegate, mandate_id: mandateId, resource } = input;
+  let members = '';
+  if (action !== undefined) {
+    if (typeof action !== 'string') return undefined;
+    members += str('action', action);
+  }
+  if (amount !== undefined) {
+    if (!Number.isFinite(amount)) return undefined;
+    members += str('amount', amount);
+  }
+  if (currency !== undefined) {
+    if (typeof currency !== 'string') return undefined;
+    members += str('currency', currency);
+  }
+  if (delegate !== undefined) {
+    if (typeof delegate !== 'string') return undefined;
+    members += str('delegate_id', delegate);
+  }
+  if (mandateId !== undefined) {
+    if (typeof mandateId !== 'string') return undefined;
+    members += str('mandate_id', mandateId);
+  }
+  if (resource !== undefined) {
+    if (typeof resource !== 'string') return undefined;
+    members += str('resource', resource);
+  }
+  return `{"input":{${members.slice(1)}},"mandate_id":${JSON.stringify(id)},"mandate_version":${JSON.stringify(version)},"tenant_id":${JSON.stringify(tenantId)}}`;
 }
 
 /** The response body with a fixed key order, so identical decisions are byte-identical on the wire. */

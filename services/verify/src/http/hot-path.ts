@@ -24,6 +24,8 @@ function plainJsonBody(req: IncomingMessage): boolean {
   if (!(length > 0 && length <= BODY_LIMIT_BYTES)) return false;
   const type = headers['content-type'];
   if (typeof type !== 'string') return false;
+  // What the gateway forwards from every JSON client, decided without splitting.
+  if (type === 'application/json' || type === 'application/json; charset=utf-8') return true;
   const [media, ...params] = type.split(';');
   if (!JSON_MEDIA_TYPE.test(media!.trim())) return false;
   return params.every((p) => UTF8_CHARSET.test(p.trim()));

@@ -11,7 +11,7 @@ import {
 import { decide, serialiseDecision } from '../domain/decide';
 import type { Deps } from '../app';
 import { VerifyMetrics } from '../metrics';
-import { parseBody, verifyRequestSchema } from './schemas';
+import { parseVerifyRequest } from './schemas';
 
 /** What one verify needs from its HTTP request, whichever handler (express route or the hot path) read it. */
 export interface VerifyCall {
@@ -25,7 +25,7 @@ export interface VerifyCall {
 /** One verify: validate, read the mandate, decide, hand the event over; answers the response body. */
 export async function performVerify(deps: Deps, metrics: VerifyMetrics, call: VerifyCall): Promise<string> {
   const { tenantId, caller } = call;
-  const input = parseBody(verifyRequestSchema, call.body);
+  const input = parseVerifyRequest(call.body);
   const mandate = await deps.reader.get(
     { tenantId, internalToken: call.internalToken, requestId: call.requestId },
     input.mandate_id,

@@ -19,6 +19,42 @@ export const verifyRequestSchema = z
   .meta({ id: 'VerifyRequest' });
 export type VerifyRequest = z.infer<typeof verifyRequestSchema>;
 
+const VERIFY_KEYS = new Set(['mandate_id', 'action', 'resource', 'amount', 'currency', 'delegate_id']);
+const CURRENCY = /^[A-Z]{3}$/;
+const optionalString = (v: unknown, max: number) =>
+  v === undefined || (typeof v === 'string' && v.length <= max);
+
+/**
+ * The verify body, validated: a body that plainly passes every rule of verifyRequestSchema (a
+ * plain object of only its keys, each of the right type and size — what every client sends) is
+ * copied in the schema's key order, exactly the object zod would answer; anything else, valid or
+ * not, goes through zod itself (parseBody), which answers it and words every error. The fast check
+ * accepts a subset of what zod accepts, never more (test/schemas.test.ts holds them together).
+ */
+export function parseVerifyRequest(input: unknown): VerifyRequest {
+  return fastVerifyRequest(input) ?? parseBody(verifyRequestSchema, input);
+}
+
+export function fastVerifyRequest(input: unknown): VerifyRequest | undefined {
+  if (typeof input !== 'object' || input === null || Object.getPrototypeOf(input) !== Object.prototype)
+    return undefined;
+  const o = input as Record<string, unknown>;
+  for (const key in o) if (!VERIFY_KEYS.has(key) || o[key] === undefined) return undefined;
+  const { mandate_id: mandateId, action, resource, amount, currency, delegate_id: delegate } = o;
+  if (typeof mandateId !== 'string' || mandateId.length < 1 || mandateId.length > 256) return undefined;
+  if (typeof action !== 'string' || action.length < 1 || action.length > 200) return undefined;
+  if (!optionalString(resource, 1024) || !optionalString(delegate, 256)) return undefined;
+  if (amount !== undefined && !(typeof amount === 'number' && Number.isSafeInteger(amount) && amount >= 0))
+    return undefined;
+  if (currency !== undefined && !(typeof currency === 'string' && CURRENCY.test(currency))) return undefined;
+  const out: VerifyRequest = { mandate_id: mandateId, action };
+  if (resource !== undefined) out.resource = resource as string;
+  if (amount !== undefined) out.amount = amount;
+  if (currency !== undefined) out.currency = currency;
+  if (delegate !== undefined) out.delegate_id = delegate as string;
+  return out;
+}
+
 export const verifyResponseSchema = z
   .object({
     decision: z.enum(['ALLOW', 'DENY']),

@@ -1,0 +1,86 @@
+import { canonicalJson } from '@mandate/shared';
+import { decisionId, decisionIdInput, type VerifyInput } from '../src/domain/decide';
+import { fastVerifyRequest, parseVerifyRequest, verifyRequestSchema } from '../src/http/schemas';
+
+const ID = 'mdt_01jz8y7x6w5v4t3s2r1q0p9n8m';
+const bodies: unknown[] = [
+  { mandate_id: ID, action: 'payments:create' },
+  { mandate_id: ID, action: 'payments:create', amount: 1200, currency: 'EUR' },
+  { currency: 'EUR', amount: 0, action: 'a', mandate_id: 'm', resource: '', delegate_id: '' },
+  { mandate_id: ID, action: 'x', resource: 'acct:"quoted"\\ \u2028 ünï', delegate_id: 'agent_\u0000bob' },
+  { mandate_id: ID, action: 'x', amount: Number.MAX_SAFE_INTEGER },
+  {
+    mandate_id: 'm'.repeat(256),
+    action: 'a'.repeat(200),
+    resource: 'r'.repeat(1024),
+    delegate_id: 'd'.repeat(256),
+  },
+  // What zod alone decides (rejections and edge cases): the fast check must step aside.
+  { mandate_id: 'm'.repeat(257), action: 'a' },
+  { mandate_id: ID, action: '' },
+  { mandate_id: ID, action: 'a', amount: -1 },
+  { mandate_id: ID, action: 'a', amount: 1.5 },
+  { mandate_id: ID, action: 'a', amount: 2 ** 60 },
+  { mandate_id: ID, action: 'a', amount: '12' },
+  { mandate_id: ID, action: 'a', currency: 'eur' },
+  { mandate_id: ID, action: 'a', extra: 1 },
+  { mandate_id: ID, action: 'a', resource: undefined },
+  { mandate_id: ID },
+  JSON.parse(`{"mandate_id":"${ID}","action":"a","__proto__":{"x":1}}`),
+  Object.assign(Object.create({ inherited: 1 }), { mandate_id: ID, action: 'a' }),
+  [ID],
+  null,
+  'text',
+];
+
+describe('parseVerifyRequest', () => {
+  it.each(bodies.map((b, i) => [i, b]))(
+    'body %i: the fast check answers what zod answers, or steps aside',
+    (_i, body) => {
+      const zod = verifyRequestSchema.safeParse(body);
+      const fast = fastVerifyRequest(body);
+      if (fast !== undefined) {
+        expect(zod.success).toBe(true);
+        // The same members in the same order (the event carries this object as JSON).
+        expect(JSON.stringify(fast)).toBe(JSON.stringify(zod.data));
+        expect(fast).toStrictEqual(zod.data);
+      }
+      if (zod.success) expect(parseVerifyRequest(body)).toStrictEqual(zod.data);
+      else expect(() => parseVerifyRequest(body)).toThrow();
+    },
+  );
+
+  it('takes the fast way for the common bodies', () => {
+    expect(fastVerifyRequest(bodies[0])).toBeDefined();
+    expect(fastVerifyRequest(bodies[1])).toBeDefined();
+  });
+});
+
+describe('decisionId', () => {
+  const mandate = { id: ID, tenant_id: 'tnt_01jz8y7x6w5v4t3s2r1q0p9n8m', version: 7 };
+  const inputs: VerifyInput[] = [
+    { mandate_id: ID, action: 'payments:create' },
+    { mandate_id: ID, action: 'payments:create', amount: 1200, currency: 'EUR' },
+    { currency: 'EUR', amount: 0, action: 'a', mandate_id: 'm', resource: '', delegate_id: '' },
+    { mandate_id: ID, action: 'x', resource: 'acct:"q"\\ \u2028 ünï 😀', delegate_id: 'agent_\u0000bob' },
+    { mandate_id: ID, action: 'x', resource: undefined, amount: undefined },
+  ];
+  it.each(inputs.map((input, i) => [i, input]))(
+    'input %i: built directly, byte-identical to canonicalJson',
+    (_i, input) => {
+      const expected = canonicalJson({
+        tenant_id: mandate.tenant_id,
+        input,
+        mandate_id: mandate.id,
+        mandate_version: mandate.version,
+      });
+      expect(decisionIdInput(mandate, input)).toBe(expected);
+    },
+  );
+
+  it('falls back to canonicalJson for shapes it does not know', () => {
+    const odd = { mandate_id: ID, action: 'a', extra: { b: 1, a: 2 } } as unknown as VerifyInput;
+    expect(decisionIdInput(mandate, odd)).toBeUndefined();
+    expect(decisionId(mandate, odd)).toMatch(/^dec_[0-9a-f]{26}$/);
+  });
+});
