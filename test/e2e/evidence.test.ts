@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { calculateJwkThumbprint, compactVerify, createLocalJWKSet, type JWK } from 'jose';
 import { makeKmsKey, startFakeKms } from '../../services/mandates/test/kms-support';
-import { apiClient, eventually, startStack, type Stack } from '../support/stack';
+import { apiClient, createTenant, eventually, startStack, type Stack } from '../support/stack';
 
 const BIN = path.resolve(__dirname, '../../packages/evidence-cli/bin/mandate-evidence.js');
 
@@ -41,11 +41,6 @@ describe('end to end: KMS-signed mandates and a verifiable evidence export', () 
     if (dir) rmSync(dir, { recursive: true, force: true });
   }, 30_000);
 
-  const createTenant = async (name: string) => {
-    const res = await api('POST', '/v1/platform/tenants', { auth: stack.operatorToken, body: { name } });
-    expect(res.status).toBe(201);
-    return res.body as { tenant: { id: string }; api_key: { key_id: string; api_key: string } };
-  };
   const cli = (bundle: unknown, name: string) => {
     const file = path.join(dir, name);
     writeFileSync(file, JSON.stringify(bundle, null, 2));
@@ -54,10 +49,9 @@ describe('end to end: KMS-signed mandates and a verifiable evidence export', () 
   };
 
   it('when a mandate is signed with KMS and its evidence exported, then the bundle verifies offline and tampering is named', async () => {
-    const a = await createTenant('Evidence A');
-    const b = await createTenant('Evidence B');
-    const authA = `${a.tenant.id}:${a.api_key.api_key}`;
-    const authB = `${b.tenant.id}:${b.api_key.api_key}`;
+    const a = await createTenant(stack, { name: 'Evidence A' });
+    const authA = a.auth;
+    const authB = (await createTenant(stack, { name: 'Evidence B' })).auth;
 
     const created = await api('POST', '/v1/mandates', {
       auth: authA,

@@ -1,4 +1,4 @@
-import { apiClient, eventually, startStack, type Stack } from '../support/stack';
+import { apiClient, createTenant, eventually, startStack, type Stack } from '../support/stack';
 
 /**
  * Issue 5 §2 end to end: a mandate past expires_at reads EXPIRED everywhere at once, the sweeper
@@ -19,14 +19,7 @@ describe('end to end: expiry and valid_from', () => {
     await stack?.stop();
   }, 30_000);
 
-  const newTenant = async () => {
-    const t = await api('POST', '/v1/platform/tenants', {
-      auth: stack.operatorToken,
-      body: { name: 'Expiry' },
-    });
-    expect(t.status).toBe(201);
-    return `${t.body.tenant.id}:${t.body.api_key.api_key}`;
-  };
+  const newTenant = async () => (await createTenant(stack, { name: 'Expiry' })).auth;
 
   it('when expires_at passes, then get, list, verify and lifecycle calls all report EXPIRED, and MANDATE_EXPIRED is recorded exactly once', async () => {
     const auth = await newTenant();

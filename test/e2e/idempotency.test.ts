@@ -1,5 +1,12 @@
 import { newId } from '@mandate/shared';
-import { apiClient, deleteRedisKeys, eventually, startStack, type Stack } from '../support/stack';
+import {
+  apiClient,
+  createTenant,
+  deleteRedisKeys,
+  eventually,
+  startStack,
+  type Stack,
+} from '../support/stack';
 
 /**
  * SPEC §7 through the real gateway process, with its records in the real Redis and the audit
@@ -26,14 +33,8 @@ describe('end to end: Idempotency-Key on the real Redis and RabbitMQ', () => {
     await deleteRedisKeys(`${idemPrefix}*`);
   });
 
-  const newTenant = async () => {
-    const t = await api('POST', '/v1/platform/tenants', {
-      auth: stack.operatorToken,
-      body: { name: `Idem ${newId('req')}`, plan: 'beta' },
-    });
-    expect(t.status).toBe(201);
-    return `${t.body.tenant.id}:${t.body.api_key.api_key}`;
-  };
+  const newTenant = async () =>
+    (await createTenant(stack, { name: `Idem ${newId('req')}`, plan: 'beta' })).auth;
   const mandateBody = (delegate = 'agent_42') => ({
     principal: { id: 'user_alice', type: 'person' },
     delegate: { id: delegate, type: 'agent' },

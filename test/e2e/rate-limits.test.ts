@@ -4,6 +4,7 @@ import {
   AMQP_URL,
   REDIS_URL,
   apiClient,
+  createTenant,
   eventually,
   startService,
   startStack,
@@ -68,17 +69,11 @@ describe('end to end: rate limits and quotas on the real Redis, two gateway repl
     return { status: r.status, body: (await r.json()) as { checks: Record<string, string> } };
   };
 
-  const createTenant = async (plan: 'beta' | 'enterprise') => {
-    const res = await api1('POST', '/v1/platform/tenants', {
-      auth: stack.operatorToken,
-      body: { name: `Limits ${plan}`, plan },
-    });
-    expect(res.status).toBe(201);
-    return `${res.body.tenant.id}:${res.body.api_key.api_key}` as string;
-  };
+  const newTenant = async (plan: 'beta' | 'enterprise') =>
+    (await createTenant(stack, { name: `Limits ${plan}`, plan })).auth;
 
   it('when a key spends its burst across both replicas, then both answer 429 "Rate limit exceeded" with Retry-After', async () => {
-    const auth = await createTenant('beta');
+    const auth = await newTenant('beta');
     const rs = await Promise.all([
       ...[1, 2, 3].map(() => api1('GET', '/v1/mandates', { auth })),
       ...[1, 2].map(() => api2('GET', '/v1/mandates', { auth })),
@@ -94,7 +89,7 @@ describe('end to end: rate limits and quotas on the real Redis, two gateway repl
   });
 
   it('when the monthly quota is spent, then 429 "Monthly quota exceeded" with Retry-After counting to the next month (UTC)', async () => {
-    const auth = await createTenant('enterprise');
+    const auth = await newTenant('enterprise');
     for (const api of [api1, api2, api1])
       expect((await api('GET', '/v1/mandates', { auth })).status).toBe(200);
     const over = await api2('GET', '/v1/mandates', { auth });
@@ -106,7 +101,7 @@ describe('end to end: rate limits and quotas on the real Redis, two gateway repl
   });
 
   it('when Redis is cut away from one replica, then it keeps serving, logs it once and /readyz says degraded; when Redis is back, it shares the budget again', async () => {
-    const auth = await createTenant('beta');
+    const auth = await newTenant('beta');
     expect((await readyz()).body.checks.rate_limiter).toBe('ok');
 
     proxy.cut();
@@ -130,7 +125,7 @@ describe('end to end: rate limits and quotas on the real Redis, two gateway repl
       'the limiter back on Redis',
     );
 
-    const again = await createTenant('beta');
+    const again = await newTenant('beta');
     const rs = await Promise.all([
       ...[1, 2, 3].map(() => api1('GET', '/v1/mandates', { auth: again })),
       ...[1, 2].map(() => api2('GET', '/v1/mandates', { auth: again })),

@@ -1,4 +1,4 @@
-import { apiClient, eventually, startStack, type Stack } from '../support/stack';
+import { apiClient, createTenant, eventually, startStack, type Stack } from '../support/stack';
 
 /**
  * The README's walk-through, end to end: five separate processes, the real RabbitMQ (audit
@@ -17,17 +17,11 @@ describe('end to end: five processes on real RabbitMQ and Redis', () => {
     await stack?.stop();
   }, 30_000);
 
-  const createTenant = async (name: string) => {
-    const res = await api('POST', '/v1/platform/tenants', { auth: stack.operatorToken, body: { name } });
-    expect(res.status).toBe(201);
-    return res.body as { tenant: { id: string }; api_key: { key_id: string; api_key: string } };
-  };
-
   it('when a tenant walks the mandate lifecycle, then verify follows it and the audit trail holds every step, isolated per tenant', async () => {
-    const a = await createTenant('Tenant A');
-    const b = await createTenant('Tenant B');
-    const authA = `${a.tenant.id}:${a.api_key.api_key}`;
-    const authB = `${b.tenant.id}:${b.api_key.api_key}`;
+    const a = await createTenant(stack, { name: 'Tenant A' });
+    const b = await createTenant(stack, { name: 'Tenant B' });
+    const authA = a.auth;
+    const authB = b.auth;
 
     const created = await api('POST', '/v1/mandates', {
       auth: authA,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import {
   AMQP_URL,
   REDIS_URL,
-  apiClient,
+  createTenant,
   startService,
   startStack,
   type ServiceProcess,
@@ -84,13 +84,8 @@ describe('delivery guarantees under faults (real RabbitMQ and Redis through a TC
   }, 60_000);
 
   async function newTenant(name: string): Promise<{ tenantId: string; auth: string }> {
-    const api = apiClient(stack.gateway.url);
-    const res = await api('POST', '/v1/platform/tenants', {
-      auth: stack.operatorToken,
-      body: { name, plan: 'enterprise' },
-    });
-    expect(res.status).toBe(201);
-    return { tenantId: res.body.tenant.id, auth: `${res.body.tenant.id}:${res.body.api_key.api_key}` };
+    const created = await createTenant(stack, { name, plan: 'enterprise' });
+    return { tenantId: created.tenant.id, auth: created.auth };
   }
 
   function expectAllDelivered(counts: Counts[], produced: Produced, mandates: number) {

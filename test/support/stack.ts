@@ -234,6 +234,24 @@ export function apiClient(baseUrl: string) {
   };
 }
 
+export interface CreatedTenant {
+  tenant: { id: string; plan: string };
+  api_key: { key_id: string; api_key: string };
+  /** `tenantId:apiKey`, as sent after `Bearer `. */
+  auth: string;
+}
+
+/** The operator creates a tenant through the gateway; fails the test unless it answers 201. */
+export async function createTenant(
+  stack: Pick<Stack, 'gateway' | 'operatorToken'>,
+  body: { name: string; plan?: 'beta' | 'enterprise' },
+  baseUrl = stack.gateway.url,
+): Promise<CreatedTenant> {
+  const res = await apiClient(baseUrl)('POST', '/v1/platform/tenants', { auth: stack.operatorToken, body });
+  if (res.status !== 201) throw new Error(`creating tenant ${body.name} answered ${res.status}: ${res.text}`);
+  return { ...res.body, auth: `${res.body.tenant.id}:${res.body.api_key.api_key}` };
+}
+
 /** Polls until `check` returns a value (not undefined) or the time runs out. */
 export async function eventually<T>(
   check: () => Promise<T | undefined>,
