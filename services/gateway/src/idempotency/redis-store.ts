@@ -1,5 +1,6 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Logger } from '@mandate/shared';
+import { failFastRedis } from '../fail-fast-redis';
 import type { IdempotencyRecord, IdempotencyStore, PendingLock, StoredResponse } from './store';
 
 // GET, and SET NX PX only if absent, in one atomic round trip: the lock and the read of a record already there.
@@ -39,15 +40,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     private readonly prefix: string,
     private readonly logger: Logger,
   ) {
-    this.client = new Redis(url, {
-      enableAutoPipelining: true,
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: 1000,
-      connectTimeout: 2000,
-      disconnectTimeout: 200,
-      retryStrategy: (times) => Math.min(times * 100, 1000),
-    }) as IdemClient;
+    this.client = failFastRedis(url) as IdemClient;
     this.client.defineCommand('idemAcquire', { numberOfKeys: 1, lua: ACQUIRE_LUA });
     this.client.defineCommand('idemComplete', { numberOfKeys: 1, lua: COMPLETE_LUA });
     this.client.defineCommand('idemRelease', { numberOfKeys: 1, lua: RELEASE_LUA });

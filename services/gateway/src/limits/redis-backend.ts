@@ -1,6 +1,7 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes, type RateLimiterLike } from 'rate-limiter-flexible';
 import type { Logger } from '@mandate/shared';
+import { failFastRedis } from '../fail-fast-redis';
 import type { Bucket } from './plans';
 import { MemoryQuota } from './memory-quota';
 import { GCRA_LUA, MemoryTokenBucket } from './token-bucket';
@@ -140,18 +141,7 @@ export class RedisLimiterBackend implements LimiterBackend {
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
   ) {
-    this.client = new Redis(url, {
-      enableAutoPipelining: true,
-      // While disconnected, commands fail at once (the insurance limiter answers) rather than wait.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      // A connection that stops answering without closing must not stall requests either.
-      commandTimeout: 1000,
-      connectTimeout: 2000,
-      // close() of a connection that is already gone should not wait for it.
-      disconnectTimeout: 200,
-      retryStrategy: (times) => Math.min(times * 100, 1000),
-    }) as GcraClient;
+    this.client = failFastRedis(url) as GcraClient;
     this.client.defineCommand(GCRA_COMMAND, { numberOfKeys: 1, lua: GCRA_LUA });
     this.client.defineCommand(LIMITS_COMMAND, { lua: LIMITS_LUA });
     this.client.on('ready', () => {
