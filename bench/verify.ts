@@ -236,7 +236,7 @@ async function main() {
             `median bare express: ${m(expressRounds, 'rps').toFixed(0)} req/s, p50 ${m(expressRounds, 'p50')} ms, p99 ${m(expressRounds, 'p99')} ms`,
             `full stack / express per round: ${ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}; ratio of medians ${(m(stackRounds, 'rps') / m(expressRounds, 'rps')).toFixed(2)}×` +
               (raw ? `; full stack / node:http ${(m(stackRounds, 'rps') / raw.rps).toFixed(2)}×` : ''),
-            `targets: ratio ≥ 0.50× in every round ${ratios.every((r) => r >= 0.5) ? 'MET' : 'MISSED'} (median ${median(ratios).toFixed(2)}×, worst ${Math.min(...ratios).toFixed(2)}×)`,
+            `targets: ratio of medians ≥ 0.50× ${m(stackRounds, 'rps') / m(expressRounds, 'rps') >= 0.5 ? 'MET' : 'MISSED'}; ratio ≥ 0.50× in every round ${ratios.every((r) => r >= 0.5) ? 'MET' : 'MISSED'} (median ${median(ratios).toFixed(2)}×, worst ${Math.min(...ratios).toFixed(2)}×)`,
           ]
         : []),
       `targets: p99 ≤ 25 ms in every round ${worstP99 <= 25 ? 'MET' : 'MISSED'}, zero non-2xx ${failures === 0 ? 'MET' : `MISSED (${failures})`}`,
