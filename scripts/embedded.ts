@@ -97,6 +97,8 @@ export async function startEmbedded(
     });
     const gatewayWired = await gateway.wire(gatewayConfig, createLogger('gateway', level), {
       publisher: bus,
+      // Key revocations and role changes evict the gateway's cached credentials at once.
+      credentialEvents: bus,
     });
     const gatewayServer = await run(
       'gateway',

@@ -58,4 +58,45 @@ describe('embedded mode (npm start)', () => {
       expect.arrayContaining(['/v1/mandates', '/v1/verify', '/v1/events']),
     );
   });
+
+  it('when a key is revoked, then the gateway refuses it at once, not after its cache TTL', async () => {
+    // A one-minute key cache: only the in-process key event can make the revocation visible in time.
+    const slowCache = await startEmbedded(
+      { PORT: '0', PATH: process.env.PATH, KEY_CACHE_TTL_MS: '60000' },
+      true,
+    );
+    try {
+      const api = apiClient(slowCache.url);
+      const tenant = await api('POST', '/v1/platform/tenants', {
+        auth: slowCache.operatorToken,
+        body: { name: 'Acme', plan: 'beta' },
+      });
+      const admin = `${tenant.body.tenant.id}:${tenant.body.api_key.api_key}`;
+      const keys = `/v1/tenants/${tenant.body.tenant.id}/api-keys`;
+      const created = await api('POST', keys, {
+        auth: admin,
+        body: { name: 'ci', scopes: ['mandates:read'] },
+      });
+      expect(created.status).toBe(201);
+      const ci = `${tenant.body.tenant.id}:${created.body.api_key}`;
+      // Resolved and cached by the gateway.
+      expect((await api('GET', '/v1/mandates', { auth: ci })).status).toBe(200);
+
+      expect((await api('POST', `${keys}/${created.body.key_id}/revoke`, { auth: admin })).status).toBe(200);
+      const revokedAt = Date.now();
+      let refusedAfterMs: number | undefined;
+      while (Date.now() - revokedAt < 5_000) {
+        const res = await api('GET', '/v1/mandates', { auth: ci });
+        if (res.status === 401) {
+          refusedAfterMs = Date.now() - revokedAt;
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(refusedAfterMs).toBeDefined();
+      expect(refusedAfterMs!).toBeLessThan(1_000);
+    } finally {
+      await slowCache.stop();
+    }
+  });
 });

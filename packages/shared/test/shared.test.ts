@@ -122,6 +122,22 @@ describe('InProcessBus', () => {
     await bus.drain();
     expect(got).toEqual([e.id]);
   });
+
+  it('when a subscriber to some types is added, then it gets only those types, only from then on, and the consumer still gets its backlog', async () => {
+    const bus = new InProcessBus();
+    const early = { ...sampleEvent(), type: 'API_KEY_REVOKED' as const };
+    await bus.publish([early]);
+    const subscribed: string[] = [];
+    await bus.subscribe(['API_KEY_REVOKED'], async (ev) => void subscribed.push(ev.id));
+    const revoked = { ...sampleEvent(), type: 'API_KEY_REVOKED' as const };
+    const other = sampleEvent();
+    await bus.publish([revoked, other]);
+    const consumed: string[] = [];
+    await bus.start(async (ev) => void consumed.push(ev.id));
+    await bus.drain();
+    expect(subscribed).toEqual([revoked.id]);
+    expect(consumed).toEqual([early.id, revoked.id, other.id]);
+  });
 });
 
 describe('RabbitMQ publisher and source (real broker)', () => {

@@ -11,17 +11,21 @@ import {
   type Logger,
 } from '@mandate/shared';
 import type { GatewayDeps, Upstreams } from './app';
-import { wireCredentials } from './auth/wiring';
+import { wireCredentials, type CredentialEventSource } from './auth/wiring';
 import type { GatewayConfig } from './config';
 import { buildPublicOpenApi } from './openapi';
 import { createLimiter } from './limits';
 import { createIdempotency } from './idempotency';
 
-/** Builds the gateway's dependencies; each configured URL switches its adapter. */
+/**
+ * Builds the gateway's dependencies; each configured URL switches its adapter. Without AMQP_URL,
+ * `credentialEvents` (the embedded mode's bus) carries the key and role events that evict cached
+ * credentials.
+ */
 export async function wire(
   config: GatewayConfig,
   logger: Logger,
-  overrides: Partial<GatewayDeps> = {},
+  overrides: Partial<GatewayDeps> & { credentialEvents?: CredentialEventSource } = {},
 ): Promise<{ deps: GatewayDeps; close(): Promise<void> }> {
   const closers: (() => Promise<void>)[] = [];
 
@@ -82,7 +86,7 @@ export async function wire(
   // API keys, JWT callers (JWT_ISSUERS) and, with RabbitMQ, cache eviction on key and role events.
   const credentials = await wireCredentials(
     config,
-    { identity: upstreams.identity, tokens, logger },
+    { identity: upstreams.identity, tokens, logger, events: overrides.credentialEvents },
     overrides,
   );
   closers.push(() => credentials.close());

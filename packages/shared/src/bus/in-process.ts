@@ -9,7 +9,7 @@ import type { Logger } from '../logger';
  */
 export class InProcessBus implements EventPublisher, EventSource {
   readonly kind = 'in-process' as const;
-  private handlers: EventHandler[] = [];
+  private handlers: { handler: EventHandler; types?: ReadonlySet<string> }[] = [];
   private backlog: AuditEvent[] = [];
   private inFlight = new Set<Promise<void>>();
 
@@ -17,28 +17,37 @@ export class InProcessBus implements EventPublisher, EventSource {
 
   async publish(events: AuditEvent[]): Promise<void> {
     for (const event of events) auditEventSchema.parse(event);
-    if (this.handlers.length === 0) {
-      this.backlog.push(...events);
-      return;
+    // Until a consumer starts, its events wait here; subscribers only ever see what comes after.
+    const keep = !this.handlers.some((h) => h.types === undefined);
+    for (const event of events) {
+      if (keep) this.backlog.push(event);
+      for (const entry of this.handlers) this.dispatch(entry, event);
     }
-    for (const event of events) this.dispatch(event);
   }
 
-  private dispatch(event: AuditEvent) {
-    for (const handler of this.handlers) {
-      const p: Promise<void> = new Promise<void>((r) => setImmediate(r))
-        .then(() => handler(structuredClone(event)))
-        .catch((err) => this.logger?.error({ err, eventId: event.id }, 'in-process event handler failed'))
-        .finally(() => this.inFlight.delete(p));
-      this.inFlight.add(p);
-    }
+  private dispatch(entry: { handler: EventHandler; types?: ReadonlySet<string> }, event: AuditEvent) {
+    if (entry.types && !entry.types.has(event.type)) return;
+    const p: Promise<void> = new Promise<void>((r) => setImmediate(r))
+      .then(() => entry.handler(structuredClone(event)))
+      .catch((err) => this.logger?.error({ err, eventId: event.id }, 'in-process event handler failed'))
+      .finally(() => this.inFlight.delete(p));
+    this.inFlight.add(p);
   }
 
   async start(handler: EventHandler): Promise<void> {
-    this.handlers.push(handler);
+    const entry = { handler };
+    this.handlers.push(entry);
     const backlog = this.backlog;
     this.backlog = [];
-    for (const event of backlog) this.dispatch(event);
+    for (const event of backlog) this.dispatch(entry, event);
+  }
+
+  /**
+   * A fan-out subscription to some event types, as a RabbitSubscriber's exclusive queue gives
+   * each replica: events published from now on, not the backlog kept for the consumer.
+   */
+  async subscribe(eventTypes: readonly string[], handler: EventHandler): Promise<void> {
+    this.handlers.push({ handler, types: new Set(eventTypes) });
   }
 
   /** In-process delivery is already per event and immediate; a batch is one event. */

@@ -1,6 +1,7 @@
 import {
   RabbitSubscriber,
   amqpTopology,
+  type EventHandler,
   type InternalTokens,
   type Logger,
   type ServiceClient,
@@ -18,15 +19,26 @@ export interface CredentialConfig {
   JWT_ISSUERS?: string;
 }
 
+/** Where key and role events come from without RabbitMQ: the embedded mode's in-process bus. */
+export interface CredentialEventSource {
+  subscribe(eventTypes: readonly string[], handler: EventHandler): Promise<void>;
+}
+
 /**
  * The gateway's credential checks: the cached key resolver, the JWT authenticator when
- * JWT_ISSUERS names issuers, and — with RabbitMQ — a per-process subscription to key and role
- * events that evicts cached resolutions at once on every replica. Without RabbitMQ (embedded
- * mode) nothing evicts: KEY_CACHE_TTL_MS alone bounds how long a revoked key or role still works.
+ * JWT_ISSUERS names issuers, and a per-process subscription to key and role events that evicts
+ * cached resolutions at once on every replica — over RabbitMQ, or in embedded mode over the
+ * in-process bus. With neither, KEY_CACHE_TTL_MS alone bounds how long a revoked key or role
+ * still works.
  */
 export async function wireCredentials(
   config: CredentialConfig,
-  deps: { identity: ServiceClient; tokens: InternalTokens; logger: Logger },
+  deps: {
+    identity: ServiceClient;
+    tokens: InternalTokens;
+    logger: Logger;
+    events?: CredentialEventSource;
+  },
   overrides: { keys?: KeyResolver; jwt?: JwtAuthenticator } = {},
 ): Promise<{ keys: KeyResolver; jwt?: JwtAuthenticator; close(): Promise<void> }> {
   const { identity, tokens, logger } = deps;
@@ -55,6 +67,8 @@ export async function wireCredentials(
       name: 'gateway-credential-cache',
     });
     await subscriber.start(credentialEventHandler(keys, subjects));
+  } else if (deps.events) {
+    await deps.events.subscribe(CREDENTIAL_EVENT_TYPES, credentialEventHandler(keys, subjects));
   } else {
     logger.warn(
       { ttlMs: config.KEY_CACHE_TTL_MS },
