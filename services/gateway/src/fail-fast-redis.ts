@@ -19,3 +19,18 @@ export function failFastRedis(url: string): Redis {
     retryStrategy: (times) => Math.min(times * 100, 1000),
   });
 }
+
+/** Waits for the connection to be ready, at most `timeoutMs`; true when it is. */
+export async function waitUntilReady(client: Redis, timeoutMs: number): Promise<boolean> {
+  if (client.status === 'ready') return true;
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(done, timeoutMs);
+    client.once('ready', done);
+    function done() {
+      clearTimeout(timer);
+      client.off('ready', done);
+      resolve();
+    }
+  });
+  return (client.status as string) === 'ready';
+}

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '@mandate/shared';
-import { failFastRedis } from '../fail-fast-redis';
+import { failFastRedis, waitUntilReady } from '../fail-fast-redis';
 import type { IdempotencyRecord, IdempotencyStore, PendingLock, StoredResponse } from './store';
 
 // GET, and SET NX PX only if absent, in one atomic round trip: the lock and the read of a record already there.
@@ -52,16 +52,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   /** Waits for the first connection, at most `timeoutMs`; requests with a key answer 503 until it is there. */
   async ready(timeoutMs = 3000): Promise<void> {
-    if (this.client.status === 'ready') return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, timeoutMs);
-      this.client.once('ready', done);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    if ((this.client.status as string) !== 'ready')
+    if (!(await waitUntilReady(this.client, timeoutMs)))
       this.logger.warn('Redis unreachable: requests with an Idempotency-Key answer 503 until it is back');
   }
 

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes, type RateLimiterLike } from 'rate-limiter-flexible';
 import type { Logger } from '@mandate/shared';
-import { failFastRedis } from '../fail-fast-redis';
+import { failFastRedis, waitUntilReady } from '../fail-fast-redis';
 import type { Bucket } from './plans';
 import { MemoryQuota } from './memory-quota';
 import { GCRA_LUA, MemoryTokenBucket } from './token-bucket';
@@ -169,16 +169,7 @@ export class RedisLimiterBackend implements LimiterBackend {
 
   /** Waits for the first connection, at most `timeoutMs`; the gateway serves (degraded) either way. */
   async ready(timeoutMs = 3000): Promise<void> {
-    if (this.client.status === 'ready') return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(done, timeoutMs);
-      this.client.once('ready', done);
-      function done() {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    if ((this.client.status as string) !== 'ready') this.degrade();
+    if (!(await waitUntilReady(this.client, timeoutMs))) this.degrade();
   }
 
   private readonly insurers = new WeakMap<RateLimiterLike, RateLimiterLike>();
