@@ -1,2 +1,3 @@
 export * from './relay';
 export * from './spool';
+export * from './memory-outbox';

@@ -1,4 +1,4 @@
-import type { AuditEvent } from '@mandate/shared';
+import { MemoryOutbox, type AuditEvent } from '@mandate/shared';
 import type { ApiKey, ApiKeyRecord, ApiKeyStatus } from '../domain/api-key';
 import { toApiKey } from '../domain/api-key';
 import { DuplicateRecord, DuplicateRoleAssignment } from '../domain/errors';
@@ -22,30 +22,19 @@ export class MemoryIdentityStore implements IdentityStore {
   private assignments = new Map<string, Map<string, RoleAssignment>>();
   private onboarding = new Map<string, OnboardingRequest>();
   private widgets = new Map<string, WidgetConfig>();
-  /** Unsent events by record ("collection:key"); changed in the same synchronous step as the record. */
-  private outbox = new Map<string, AuditEvent[]>();
+  /** Unsent events by record ("collection:key"). */
+  private readonly outbox = new MemoryOutbox();
 
   private addToOutbox(record: string, events: AuditEvent[] | undefined): void {
-    if (!events || events.length === 0) return;
-    this.outbox.set(record, [...(this.outbox.get(record) ?? []), ...structuredClone(events)]);
+    this.outbox.add(record, events);
   }
 
   async pendingEvents(limit: number): Promise<AuditEvent[]> {
-    const events: AuditEvent[] = [];
-    for (const pending of this.outbox.values()) {
-      if (events.length > 0 && events.length + pending.length > limit) break;
-      events.push(...pending);
-    }
-    return structuredClone(events);
+    return this.outbox.events(limit);
   }
 
   async markSent(eventIds: string[]): Promise<void> {
-    const sent = new Set(eventIds);
-    for (const [record, pending] of this.outbox) {
-      const left = pending.filter((e) => !sent.has(e.id));
-      if (left.length === 0) this.outbox.delete(record);
-      else if (left.length !== pending.length) this.outbox.set(record, left);
-    }
+    this.outbox.markSent(eventIds);
   }
 
   async insertTenant(tenant: Tenant, outbox?: AuditEvent[]): Promise<void> {

@@ -1,4 +1,4 @@
-import type { AuditEvent } from '@mandate/shared';
+import { MemoryOutbox, type AuditEvent } from '@mandate/shared';
 import { EXPIRABLE_STATES, effectiveState, isPastExpiry, type Mandate } from '../domain/mandate';
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
 
@@ -7,7 +7,7 @@ export class MemoryMandateStore implements MandateStore {
   readonly kind = 'memory' as const;
   private readonly tenants = new Map<string, Map<string, Mandate>>();
   /** Unsent events by mandate (tenant + id), changed in the same synchronous step as the mandate. */
-  private readonly outbox = new Map<string, AuditEvent[]>();
+  private readonly outbox = new MemoryOutbox();
 
   private tenant(tenantId: string): Map<string, Mandate> {
     let records = this.tenants.get(tenantId);
@@ -74,27 +74,15 @@ export class MemoryMandateStore implements MandateStore {
   }
 
   private addToOutbox(tenantId: string, id: string, events: AuditEvent[]): void {
-    if (events.length === 0) return;
-    const key = `${tenantId}\u0000${id}`;
-    this.outbox.set(key, [...(this.outbox.get(key) ?? []), ...structuredClone(events)]);
+    this.outbox.add(`${tenantId}\u0000${id}`, events);
   }
 
   async pendingEvents(limit: number): Promise<AuditEvent[]> {
-    const events: AuditEvent[] = [];
-    for (const pending of this.outbox.values()) {
-      if (events.length > 0 && events.length + pending.length > limit) break;
-      events.push(...pending);
-    }
-    return structuredClone(events);
+    return this.outbox.events(limit);
   }
 
   async markSent(eventIds: string[]): Promise<void> {
-    const sent = new Set(eventIds);
-    for (const [key, pending] of this.outbox) {
-      const left = pending.filter((e) => !sent.has(e.id));
-      if (left.length === 0) this.outbox.delete(key);
-      else if (left.length !== pending.length) this.outbox.set(key, left);
-    }
+    this.outbox.markSent(eventIds);
   }
 
   async ping(): Promise<void> {}
