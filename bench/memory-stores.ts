@@ -1,0 +1,219 @@
+/**
+ * `npm run bench:memory-stores` — the embedded mode's audit store (MemoryEventStore) filled with
+ * BENCH_EVENTS events (default 1,000,000) across BENCH_TENANTS tenants (default 100; the measured
+ * tenant holds a quarter of all events, the others share the rest), in realistic shapes: API calls
+ * (no resource, the key that made them), verifications and mandate lifecycle events (about a
+ * mandate). Producers interleave, so ids arrive slightly out of order, as from several processes.
+ *
+ * Then, for the big tenant and for a small one, each call BENCH_CALLS times (default 200):
+ * `list` limit 50 (first page, a page deep behind a cursor, filtered by one type, by two types, by
+ * resource_id, by key_id, by since/until) and `get`; median and p99 per call in ms. Last, the heap
+ * and RSS the store holds per 1M events (after a forced GC; run with --expose-gc, as the npm
+ * script does).
+ */
+import { buildEvent, newId, type AuditEvent, type EventType } from '@mandate/shared';
+import { MemoryEventStore } from '../services/audit/src/store/memory-event-store';
+import type { EventListQuery } from '../services/audit/src/store/event-store';
+
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
+const TENANTS = Number(process.env.BENCH_TENANTS ?? 100);
+const CALLS = Number(process.env.BENCH_CALLS ?? 200);
+const LIMIT = 50;
+
+/** A deterministic generator, so every run stores the same shapes. */
+let seed = 42;
+function random(): number {
+  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+  return seed / 0x7fffffff;
+}
+const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+
+interface TenantShape {
+  id: string;
+  keys: string[];
+  mandates: string[];
+}
+
+function tenantShape(): TenantShape {
+  return {
+    id: newId('tnt'),
+    keys: Array.from({ length: 5 }, () => newId('key')),
+    mandates: Array.from({ length: 200 }, () => newId('mdt')),
+  };
+}
+
+const LIFECYCLE: EventType[] = [
+  'MANDATE_CREATED',
+  'MANDATE_SUSPENDED',
+  'MANDATE_REACTIVATED',
+  'MANDATE_REVOKED',
+];
+
+function realisticEvent(t: TenantShape, at: number): AuditEvent {
+  const keyId = pick(t.keys);
+  const caller = {
+    tenantId: t.id,
+    actor: { type: 'api_key' as const, key_id: keyId },
+    permissions: [],
+    requestId: newId('req'),
+  };
+  const roll = random();
+  if (roll < 0.6) {
+    return buildEvent({
+      type: 'API_CALL',
+      tenantId: t.id,
+      resource: null,
+      caller,
+      occurredAt: new Date(at),
+      data: {
+        method: 'POST',
+        route: '/v1/verify',
+        path: '/v1/verify',
+        status: 200,
+        duration_ms: Math.round(random() * 500) / 100,
+        key_id: keyId,
+        subject_id: null,
+      },
+    });
+  }
+  const mandate = pick(t.mandates);
+  if (roll < 0.9) {
+    return buildEvent({
+      type: 'VERIFICATION_PERFORMED',
+      tenantId: t.id,
+      resource: { type: 'mandate', id: mandate },
+      caller,
+      occurredAt: new Date(at),
+      data: {
+        input: {
+          action: 'payments:create',
+          amount: { value: Math.floor(random() * 10000), currency: 'EUR' },
+        },
+        decision: random() < 0.9 ? 'ALLOW' : 'DENY',
+        reason: 'WITHIN_SCOPE',
+        decision_id: newId('dec'),
+        mandate_version: 1,
+      },
+    });
+  }
+  return buildEvent({
+    type: pick(LIFECYCLE),
+    tenantId: t.id,
+    resource: { type: 'mandate', id: mandate },
+    caller,
+    occurredAt: new Date(at),
+    data: { state: 'ACTIVE', version: 2 },
+  });
+}
+
+function gc(): void {
+  const collect = (globalThis as { gc?: () => void }).gc;
+  if (collect) {
+    collect();
+    collect();
+  }
+}
+
+async function time(name: string, call: () => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < Math.min(20, CALLS); i++) await call();
+  const samples: number[] = [];
+  for (let i = 0; i < CALLS; i++) {
+    const start = process.hrtime.bigint();
+    await call();
+    samples.push(Number(process.hrtime.bigint() - start) / 1e6);
+  }
+  samples.sort((a, b) => a - b);
+  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))]!;
+  console.log(
+    `${name.padEnd(52)} median ${at(0.5).toFixed(3).padStart(8)} ms   p99 ${at(0.99).toFixed(3).padStart(8)} ms`,
+  );
+}
+
+async function main(): Promise<void> {
+  gc();
+  const heapBefore = process.memoryUsage().heapUsed;
+  const rssBefore = process.memoryUsage().rss;
+
+  const store = new MemoryEventStore();
+  const big = tenantShape();
+  const others = Array.from({ length: TENANTS - 1 }, tenantShape);
+  const small = others[0]!;
+  const sampleIds: { tenant: string; id: string }[] = [];
+  let at = Date.parse('2026-01-01T00:00:00.000Z');
+  const fillStart = Date.now();
+  const BATCH = 100;
+  for (let done = 0; done < EVENTS; done += BATCH) {
+    const batch: AuditEvent[] = [];
+    for (let i = 0; i < BATCH && done + i < EVENTS; i++) {
+      at += 10;
+      const t = random() < 0.25 ? big : pick(others);
+      batch.push(realisticEvent(t, at));
+    }
+    // Several producers: a batch reaches the store a little shuffled.
+    for (let i = batch.length - 1; i > 0; i--) {
+      const j = Math.max(0, i - Math.floor(random() * 8));
+      [batch[i], batch[j]] = [batch[j]!, batch[i]!];
+    }
+    await store.insertMany(batch);
+    if (done % 10_000 === 0) {
+      const e = batch[0]!;
+      sampleIds.push({ tenant: e.tenant_id!, id: e.id });
+    }
+  }
+  const fillMs = Date.now() - fillStart;
+  gc();
+  const heapAfter = process.memoryUsage().heapUsed;
+  const rssAfter = process.memoryUsage().rss;
+  console.log(
+    `filled ${EVENTS.toLocaleString('en')} events across ${TENANTS} tenants in ${(fillMs / 1000).toFixed(1)} s ` +
+      `(${((fillMs * 1000) / EVENTS).toFixed(1)} µs per insert)`,
+  );
+
+  for (const [label, t] of [
+    ['big tenant', big],
+    ['small tenant', small],
+  ] as const) {
+    const first = await store.list(t.id, { limit: 10_000 });
+    const count = first.length;
+    const depth = Math.min(count - 1, 5_000);
+    const deep = first[depth]!.id;
+    const mid = Date.parse(first[Math.floor(count / 2)]!.occurred_at);
+    console.log(`\n${label}: ${count >= 10_000 ? '≥ ' : ''}${count.toLocaleString('en')} events`);
+    const list = (name: string, q: Omit<EventListQuery, 'limit'>) =>
+      time(`list ${name}`, () => store.list(t.id, { limit: LIMIT, ...q }));
+    await list('first page', {});
+    await list(`page behind a cursor (${depth.toLocaleString('en')} deep)`, { afterId: deep });
+    await list('type=MANDATE_REVOKED', { types: ['MANDATE_REVOKED'] });
+    await list('type=MANDATE_CREATED,MANDATE_REVOKED', { types: ['MANDATE_CREATED', 'MANDATE_REVOKED'] });
+    await list('resource_id', { resource_id: t.mandates[0]! });
+    await list('key_id + cursor', { key_id: t.keys[0]!, afterId: deep });
+    await list('since/until (a window in the middle)', {
+      since: new Date(mid - 3_600_000).toISOString(),
+      until: new Date(mid).toISOString(),
+    });
+  }
+  const gets = sampleIds.filter((s) => s.tenant === big.id);
+  let g = 0;
+  console.log('');
+  await time('get (own tenant)', () => {
+    const s = gets[g++ % gets.length]!;
+    return store.get(s.tenant, s.id);
+  });
+  await time('get (another tenant → null)', () => {
+    const s = gets[g++ % gets.length]!;
+    return store.get(small.id, s.id);
+  });
+
+  const perMillion = (bytes: number) => `${(((bytes / EVENTS) * 1e6) / 2 ** 20).toFixed(0)} MiB`;
+  console.log(
+    `\nmemory per 1M events: heap ${perMillion(heapAfter - heapBefore)}, RSS ${perMillion(rssAfter - rssBefore)}` +
+      ((globalThis as { gc?: unknown }).gc ? '' : ' (no --expose-gc: not collected first, an upper bound)'),
+  );
+  // Keeps the store reachable until the memory was read.
+  if (store.kind !== 'memory') throw new Error('unexpected store');
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
