@@ -20,11 +20,13 @@ const TENANTS = Number(process.env.BENCH_TENANTS ?? 100);
 const CALLS = Number(process.env.BENCH_CALLS ?? 200);
 const LIMIT = 50;
 
-/** A deterministic generator, so every run stores the same shapes. */
+/** A deterministic generator (mulberry32), so every run stores the same shapes. */
 let seed = 42;
 function random(): number {
-  seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-  return seed / 0x7fffffff;
+  seed = (seed + 0x6d2b79f5) | 0;
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
 }
 const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
 
