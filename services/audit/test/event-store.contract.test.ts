@@ -207,4 +207,83 @@ describeStoreContract<EventStore>('EventStore', eventStoreAdapters(), (getStore)
     }
     expect(seen).toEqual(ids(newestFirst(existing)));
   });
+
+  it('when ids arrive out of order, then paging with a type filter returns each matching event once, newest first', async () => {
+    const tenant = newId('tnt');
+    const types = ['API_CALL', 'MANDATE_CREATED', 'MANDATE_REVOKED'] as const;
+    const events = Array.from({ length: 30 }, (_, i) => buildAuditEvent(tenant, { type: types[i % 3]! }));
+    // Several producers: late ids land between ones already stored.
+    const shuffled = [...events].sort((a, b) => (a.id.slice(-3) < b.id.slice(-3) ? -1 : 1));
+    await getStore().insertMany(shuffled.slice(0, 15));
+    await getStore().insertMany(shuffled.slice(15));
+    const wanted = events.filter((e) => e.type !== 'API_CALL');
+    const seen: string[] = [];
+    let afterId: string | undefined;
+    for (let guard = 0; guard < 20; guard++) {
+      const page = await getStore().list(tenant, {
+        limit: 3,
+        afterId,
+        types: ['MANDATE_REVOKED', 'MANDATE_CREATED'],
+      });
+      seen.push(...ids(page.slice(0, 3)));
+      if (page.length <= 3) break;
+      afterId = page[2]!.id;
+    }
+    expect(seen).toEqual(ids(newestFirst(wanted)));
+  });
+
+  it('when filters are combined with a cursor, then the page holds only older events matching every filter', async () => {
+    const tenant = newId('tnt');
+    const key = newId('key');
+    const mandate = newId('mdt');
+    const about = { type: 'mandate', id: mandate };
+    const e = [
+      buildAuditEvent(tenant, { type: 'MANDATE_CREATED', keyId: key, resource: about }),
+      buildAuditEvent(tenant, { type: 'VERIFICATION_PERFORMED', keyId: key, resource: about }),
+      buildAuditEvent(tenant, { type: 'MANDATE_SUSPENDED', keyId: key, resource: about }),
+      buildAuditEvent(tenant, { type: 'VERIFICATION_PERFORMED', resource: about }),
+      buildAuditEvent(tenant, { type: 'VERIFICATION_PERFORMED', keyId: key, resource: about }),
+      buildAuditEvent(tenant, { type: 'VERIFICATION_PERFORMED', keyId: key }),
+    ];
+    await getStore().insertMany(e);
+    const page = (afterId?: string) =>
+      getStore()
+        .list(tenant, {
+          limit: 1,
+          afterId,
+          types: ['VERIFICATION_PERFORMED'],
+          key_id: key,
+          resource_id: mandate,
+        })
+        .then(ids);
+    expect(await page()).toEqual([e[4]!.id, e[1]!.id]);
+    expect(await page(e[4]!.id)).toEqual([e[1]!.id]);
+    expect(await page(e[1]!.id)).toEqual([]);
+  });
+
+  it('when a filter value has no events, then the list is empty, as is a cursor below every event', async () => {
+    const tenant = newId('tnt');
+    const event = buildAuditEvent(tenant, { type: 'MANDATE_CREATED' });
+    await getStore().insert(event);
+    expect(await getStore().list(tenant, { limit: 10, types: ['EVIDENCE_EXPORTED'] })).toEqual([]);
+    expect(await getStore().list(tenant, { limit: 10, resource_id: newId('mdt') })).toEqual([]);
+    expect(await getStore().list(tenant, { limit: 10, key_id: newId('key') })).toEqual([]);
+    expect(await getStore().list(tenant, { limit: 10, afterId: event.id })).toEqual([]);
+    // A cursor newer than every event (or not an event id at all) pages from the top.
+    expect(
+      ids(await getStore().list(tenant, { limit: 10, afterId: 'evt_zzzzzzzzzzzzzzzzzzzzzzzzzz' })),
+    ).toEqual([event.id]);
+  });
+
+  it('when another tenant has events with the same type, resource and key, then a filtered list shows none of them', async () => {
+    const tenantA = newId('tnt');
+    const tenantB = newId('tnt');
+    const key = newId('key');
+    const about = { type: 'mandate', id: newId('mdt') };
+    const theirs = buildAuditEvent(tenantA, { type: 'MANDATE_REVOKED', keyId: key, resource: about });
+    const mine = buildAuditEvent(tenantB, { type: 'MANDATE_REVOKED', keyId: key, resource: about });
+    await getStore().insertMany([theirs, mine]);
+    for (const q of [{ types: ['MANDATE_REVOKED' as const] }, { resource_id: about.id }, { key_id: key }])
+      expect(ids(await getStore().list(tenantB, { limit: 10, ...q }))).toEqual([mine.id]);
+  });
 });

@@ -1,0 +1,68 @@
+import { newId, type AuditEvent } from '@mandate/shared';
+import { MemoryEventStore } from '../src/store/memory-event-store';
+import { buildAuditEvent } from './factories';
+
+/**
+ * The memory store's cost bound, asserted structurally: `scanned` counts the stored events a list
+ * looked at, so a page with an indexed filter must touch at most limit+1 of them however many
+ * events the tenant and the others hold.
+ */
+describe('MemoryEventStore list cost', () => {
+  const store = new MemoryEventStore();
+  const tenant = newId('tnt');
+  const other = newId('tnt');
+  const key = newId('key');
+  const mandate = newId('mdt');
+  const rare = (i: number) => i % 100 === 0;
+  // Built here, not in beforeAll: the cases below name cursors among them.
+  const events: AuditEvent[] = Array.from({ length: 2_000 }, (_, i) =>
+    buildAuditEvent(tenant, {
+      type: rare(i) ? 'MANDATE_REVOKED' : 'API_CALL',
+      keyId: rare(i) ? key : undefined,
+      resource: rare(i) ? { type: 'mandate', id: mandate } : null,
+    }),
+  );
+
+  beforeAll(async () => {
+    // The other tenant's events share the values of every filter, and are newer.
+    for (let i = 0; i < 2_000; i++)
+      await store.insert(
+        buildAuditEvent(other, {
+          type: 'MANDATE_REVOKED',
+          keyId: key,
+          resource: { type: 'mandate', id: mandate },
+        }),
+      );
+    // Oldest last: every insert lands below the ones before it.
+    await store.insertMany([...events].reverse());
+  });
+
+  it.each([
+    ['no filter', {}],
+    ['a cursor deep in the list', { afterId: events[1_000]!.id }],
+    ['a rare type', { types: ['MANDATE_REVOKED' as const] }],
+    ['two types', { types: ['MANDATE_REVOKED' as const, 'MANDATE_CREATED' as const] }],
+    ['a resource_id', { resource_id: mandate }],
+    ['a key_id behind a cursor', { key_id: key, afterId: events[1_500]!.id }],
+    ['a rare type and a key_id', { types: ['MANDATE_REVOKED' as const], key_id: key }],
+  ])('when listing with %s, then at most limit+1 stored events are looked at', async (_, q) => {
+    const page = await store.list(tenant, { limit: 5, ...q });
+    expect(page.length).toBeGreaterThan(0);
+    expect(store.scanned).toBeLessThanOrEqual(6);
+  });
+
+  it('when listing one resource oldest first, then at most limit+1 stored events are looked at', async () => {
+    expect(await store.listByResource(tenant, mandate, 3)).toHaveLength(4);
+    expect(store.scanned).toBeLessThanOrEqual(4);
+  });
+
+  it('when a filter has no index (since), then only the own tenant’s events below the cursor are looked at', async () => {
+    const page = await store.list(tenant, {
+      limit: 5,
+      since: '2999-01-01T00:00:00.000Z',
+      afterId: events[1_000]!.id,
+    });
+    expect(page).toEqual([]);
+    expect(store.scanned).toBe(1_000);
+  });
+});
