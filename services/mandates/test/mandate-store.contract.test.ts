@@ -187,6 +187,59 @@ describeStoreContract<MandateStore>(
         [activePast.id, activeExactlyNow.id, suspendedPast.id, sweptExpired.id].sort(),
       );
     });
+    it('when a mandate changes state, then a state filter lists it under the new state only', async () => {
+      const tenantId = newId('tnt');
+      const mandate = await seed(tenantId, { state: 'ACTIVE' });
+      await getStore().transition(tenantId, mandate.id, 1, {
+        state: 'SUSPENDED',
+        version: 2,
+        updated_at: minutes(1),
+      });
+      const ids = async (state: Mandate['state']) => (await listAll(tenantId, { state })).map((m) => m.id);
+      expect(await ids('ACTIVE')).toEqual([]);
+      expect(await ids('SUSPENDED')).toEqual([mandate.id]);
+      await getStore().transition(tenantId, mandate.id, 2, {
+        state: 'ACTIVE',
+        version: 3,
+        updated_at: minutes(2),
+      });
+      expect(await ids('ACTIVE')).toEqual([mandate.id]);
+      expect(await ids('SUSPENDED')).toEqual([]);
+      expect((await listAll(tenantId, { state: 'ACTIVE' }))[0]?.version).toBe(3);
+    });
+
+    it('when state, principal and a cursor are combined, then pages come newest first, each mandate once', async () => {
+      const tenantId = newId('tnt');
+      const expired: string[] = [];
+      for (let i = 0; i < 12; i++) {
+        const overrides: Partial<Mandate>[] = [
+          { state: 'ACTIVE', expires_at: minutes(-5) },
+          { state: 'EXPIRED', expires_at: minutes(-60) },
+          { state: 'SUSPENDED', expires_at: minutes(-1) },
+          { state: 'ACTIVE', expires_at: minutes(5) },
+        ];
+        const m = await seed(tenantId, {
+          principal: { id: i % 3 === 0 ? 'bob' : 'alice', type: 'person' },
+          ...overrides[i % 4],
+        });
+        if (i % 4 !== 3 && i % 3 !== 0) expired.push(m.id);
+      }
+      const seen: string[] = [];
+      let afterId: string | undefined;
+      for (let guard = 0; guard < 20; guard++) {
+        const items = await getStore().list(tenantId, {
+          limit: 2,
+          afterId,
+          now: NOW,
+          state: 'EXPIRED',
+          principal_id: 'alice',
+        });
+        seen.push(...items.slice(0, 2).map((m) => m.id));
+        if (items.length <= 2) break;
+        afterId = items[1]!.id;
+      }
+      expect(seen).toEqual([...expired].reverse());
+    });
     // ── outbox: events stored in the same write as the change, removed once the broker confirmed ──
 
     const eventFor = (tenantId: string, mandateId: string, type: AuditEvent['type']) =>

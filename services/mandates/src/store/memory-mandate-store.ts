@@ -1,11 +1,41 @@
-import { MemoryOutbox, type AuditEvent } from '@mandate/shared';
-import { EXPIRABLE_STATES, effectiveState, isPastExpiry, type Mandate } from '../domain/mandate';
+import { MemoryOutbox, SortedById, newestFirstOf, takeMatching, type AuditEvent } from '@mandate/shared';
+import {
+  EXPIRABLE_STATES,
+  effectiveState,
+  isPastExpiry,
+  type Mandate,
+  type MandateState,
+} from '../domain/mandate';
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
 
-/** Embedded mode and tests: one map per tenant; copies in and out so callers never share state with it. */
+const same = (id: string): string => id;
+
+/** A tenant's mandate ids sorted, and by the values the list filters on (state as stored). */
+interface TenantIndexes {
+  all: SortedById<string>;
+  byPrincipal: Map<string, SortedById<string>>;
+  byDelegate: Map<string, SortedById<string>>;
+  byState: Map<MandateState, SortedById<string>>;
+}
+
+function indexOf<K>(indexes: Map<K, SortedById<string>>, value: K): SortedById<string> {
+  let index = indexes.get(value);
+  if (!index) indexes.set(value, (index = new SortedById(same)));
+  return index;
+}
+
+/**
+ * Embedded mode and tests: one map per tenant, and per tenant the ids sorted, by principal, by
+ * delegate and by stored state, so a page costs O(log n + limit): a binary search for the cursor,
+ * then a walk of the narrowest of those indexes until limit+1 mandates matched every filter. The
+ * state filter reads the effective state at `now`, so `state=EXPIRED` walks the stored EXPIRED,
+ * ACTIVE and SUSPENDED ids, and `state=ACTIVE` skips the ACTIVE ones already past expiry (those
+ * the sweeper has not reached). Copies in and out so callers never share state with it.
+ */
 export class MemoryMandateStore implements MandateStore {
   readonly kind = 'memory' as const;
   private readonly tenants = new Map<string, Map<string, Mandate>>();
+  private readonly indexes = new Map<string, TenantIndexes>();
   /** Unsent events by mandate (tenant + id), changed in the same synchronous step as the mandate. */
   private readonly outbox = new MemoryOutbox();
 
@@ -22,6 +52,7 @@ export class MemoryMandateStore implements MandateStore {
     const records = this.tenant(tenantId);
     if (records.has(mandate.id)) throw new Error(`duplicate mandate id ${mandate.id}`);
     records.set(mandate.id, structuredClone({ ...mandate, tenant_id: tenantId }));
+    this.index(tenantId, mandate);
     this.addToOutbox(tenantId, mandate.id, outbox);
     return structuredClone(records.get(mandate.id)!);
   }
@@ -31,17 +62,52 @@ export class MemoryMandateStore implements MandateStore {
     return found ? structuredClone(found) : null;
   }
 
+  private index(tenantId: string, mandate: Mandate): void {
+    let tenant = this.indexes.get(tenantId);
+    if (!tenant) {
+      tenant = {
+        all: new SortedById(same),
+        byPrincipal: new Map(),
+        byDelegate: new Map(),
+        byState: new Map(),
+      };
+      this.indexes.set(tenantId, tenant);
+    }
+    tenant.all.insert(mandate.id);
+    indexOf(tenant.byPrincipal, mandate.principal.id).insert(mandate.id);
+    indexOf(tenant.byDelegate, mandate.delegate.id).insert(mandate.id);
+    indexOf(tenant.byState, mandate.state).insert(mandate.id);
+  }
+
   async list(tenantId: string, query: ListMandatesQuery): Promise<Mandate[]> {
     const records = this.tenants.get(tenantId);
-    if (!records) return [];
-    return [...records.values()]
-      .filter((m) => query.afterId === undefined || m.id < query.afterId)
-      .filter((m) => query.state === undefined || effectiveState(m, query.now) === query.state)
-      .filter((m) => query.principal_id === undefined || m.principal.id === query.principal_id)
-      .filter((m) => query.delegate_id === undefined || m.delegate.id === query.delegate_id)
-      .sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
-      .slice(0, query.limit + 1)
-      .map((m) => structuredClone(m));
+    const tenant = this.indexes.get(tenantId);
+    if (!records || !tenant) return [];
+    const { state, principal_id, delegate_id, now } = query;
+    // The narrowest index the filters allow: fewest ids to walk in the worst case.
+    const candidates: SortedById<string>[][] = [[tenant.all]];
+    if (principal_id !== undefined)
+      candidates.push([tenant.byPrincipal.get(principal_id)].flatMap((i) => i ?? []));
+    if (delegate_id !== undefined)
+      candidates.push([tenant.byDelegate.get(delegate_id)].flatMap((i) => i ?? []));
+    if (state !== undefined) {
+      // Stored states partition the ids; an expirable mandate past expiry reads as EXPIRED.
+      const stored = state === 'EXPIRED' ? ['EXPIRED' as const, ...EXPIRABLE_STATES] : [state];
+      candidates.push(stored.flatMap((s) => tenant.byState.get(s) ?? []));
+    }
+    const total = (indexes: SortedById<string>[]) => indexes.reduce((n, i) => n + i.size, 0);
+    const walk = candidates.reduce((best, c) => (total(c) < total(best) ? c : best));
+    const matches = (id: string): boolean => {
+      const m = records.get(id)!;
+      return (
+        (state === undefined || effectiveState(m, now) === state) &&
+        (principal_id === undefined || m.principal.id === principal_id) &&
+        (delegate_id === undefined || m.delegate.id === delegate_id)
+      );
+    };
+    return takeMatching(newestFirstOf(walk, same, query.afterId), matches, query.limit + 1).map((id) =>
+      structuredClone(records.get(id)!),
+    );
   }
 
   async transition(
@@ -56,6 +122,11 @@ export class MemoryMandateStore implements MandateStore {
     if (!records || !current || current.version !== expectedVersion) return null;
     const updated = { ...current, state: patch.state, version: patch.version, updated_at: patch.updated_at };
     records.set(id, updated);
+    if (updated.state !== current.state) {
+      const byState = this.indexes.get(tenantId)!.byState;
+      byState.get(current.state)?.remove(id);
+      indexOf(byState, updated.state).insert(id);
+    }
     this.addToOutbox(tenantId, id, outbox);
     return structuredClone(updated);
   }
