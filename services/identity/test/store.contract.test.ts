@@ -200,6 +200,28 @@ describeStoreContract<IdentityStore>(
         ).toEqual([all[1]!.id]);
       });
 
+      it("when one subject's assignments are filtered by subject, status and a cursor, then only the older matching ones come, newest first", async () => {
+        const tenantId = newId('tnt');
+        const subject = `dashboard:${newId('req')}`;
+        const history: string[] = [];
+        for (let i = 0; i < 4; i++) {
+          const a = buildAssignment(tenantId, { subject_id: subject });
+          await getStore().insertRoleAssignment(tenantId, a);
+          history.push(a.id);
+          if (i < 3) await getStore().revokeRoleAssignment(tenantId, a.id, '2026-01-02T00:00:00.000Z');
+        }
+        await getStore().insertRoleAssignment(tenantId, buildAssignment(tenantId));
+        const list = (options: { status?: 'active' | 'revoked'; before?: string; limit?: number }) =>
+          getStore()
+            .listRoleAssignments(tenantId, { limit: 10, subjectId: subject, ...options })
+            .then((xs) => xs.map((x) => x.id));
+        expect(await list({ status: 'active' })).toEqual([history[3]]);
+        expect(await list({ status: 'revoked' })).toEqual([history[2], history[1], history[0]]);
+        expect(await list({ status: 'revoked', before: history[2], limit: 1 })).toEqual([history[1]]);
+        expect(await list({ status: 'active', before: history[3] })).toEqual([]);
+        expect((await getStore().findActiveRoleAssignment(tenantId, subject))?.id).toBe(history[3]);
+      });
+
       it('when roles are updated, then only an active assignment changes', async () => {
         const tenantId = newId('tnt');
         const a = buildAssignment(tenantId);

@@ -1,4 +1,4 @@
-import { MemoryOutbox, type AuditEvent } from '@mandate/shared';
+import { MemoryOutbox, SortedById, takeMatching, type AuditEvent } from '@mandate/shared';
 import type { ApiKey, ApiKeyRecord, ApiKeyStatus } from '../domain/api-key';
 import { toApiKey } from '../domain/api-key';
 import { DuplicateRecord, DuplicateRoleAssignment } from '../domain/errors';
@@ -8,19 +8,47 @@ import type { Tenant } from '../domain/tenant';
 import type { WidgetConfig } from '../domain/widget';
 import type { IdentityStore, ListOptions, OutboxFor } from './identity-store';
 
+const same = (id: string): string => id;
+
+/** The ids sorted in `indexes` under `value` (created empty on first use). */
+function sortedIds<K>(indexes: Map<K, SortedById<string>>, value: K): SortedById<string> {
+  let index = indexes.get(value);
+  if (!index) indexes.set(value, (index = new SortedById(same)));
+  return index;
+}
+
 /**
  * The embedded mode's store. Maps keyed the way the Mongo unique indexes are, so the same
  * writes are refused; values are cloned in and out so callers never share state with it.
+ * Lists walk ids kept sorted (per tenant, and per filter value: subject, status), from a binary
+ * search for the cursor, so a page costs O(log n + limit); an assignment list filtered by both
+ * subject and status walks the subject's ids.
  */
 export class MemoryIdentityStore implements IdentityStore {
   private tenants = new Map<string, Tenant>();
   /** tenant_id → key_id → record */
   private keys = new Map<string, Map<string, ApiKeyRecord>>();
+  /** tenant_id → key ids, sorted */
+  private keyIds = new Map<string, SortedById<string>>();
   /** secret_hash → {tenant_id, key_id}: the unique hash index. */
   private keysByHash = new Map<string, { tenantId: string; keyId: string }>();
   /** tenant_id → id → assignment */
   private assignments = new Map<string, Map<string, RoleAssignment>>();
+  /** tenant_id → assignment ids sorted: all, by subject_id, by status */
+  private assignmentIds = new Map<
+    string,
+    {
+      all: SortedById<string>;
+      bySubject: Map<string, SortedById<string>>;
+      byStatus: Map<RoleAssignmentStatus, SortedById<string>>;
+    }
+  >();
   private onboarding = new Map<string, OnboardingRequest>();
+  /** Onboarding request ids sorted: all, by status */
+  private onboardingIds = {
+    all: new SortedById(same),
+    byStatus: new Map<OnboardingStatus, SortedById<string>>(),
+  };
   private widgets = new Map<string, WidgetConfig>();
   /** Unsent events by record ("collection:key"). */
   private readonly outbox = new MemoryOutbox();
@@ -60,6 +88,7 @@ export class MemoryIdentityStore implements IdentityStore {
       throw new DuplicateRecord('API key');
     keys.set(record.key_id, structuredClone({ ...record, tenant_id: tenantId }));
     this.keysByHash.set(record.secret_hash, { tenantId, keyId: record.key_id });
+    sortedIds(this.keyIds, tenantId).insert(record.key_id);
     this.addToOutbox(`api_key:${tenantId}:${record.key_id}`, outbox);
   }
 
@@ -69,12 +98,12 @@ export class MemoryIdentityStore implements IdentityStore {
   }
 
   async listApiKeys(tenantId: string, { limit, before }: ListOptions): Promise<ApiKey[]> {
-    const all = [...(this.keys.get(tenantId)?.values() ?? [])];
-    return all
-      .filter((k) => before === undefined || k.key_id < before)
-      .sort((a, b) => (a.key_id < b.key_id ? 1 : -1))
-      .slice(0, limit)
-      .map((r) => toApiKey(structuredClone(r)));
+    const keys = this.keys.get(tenantId);
+    const ids = this.keyIds.get(tenantId);
+    if (!keys || !ids) return [];
+    return takeMatching(ids.newestFirst(before), () => true, limit).map((id) =>
+      toApiKey(structuredClone(keys.get(id)!)),
+    );
   }
 
   async updateApiKeyStatus(
@@ -112,6 +141,23 @@ export class MemoryIdentityStore implements IdentityStore {
     return m;
   }
 
+  private tenantAssignmentIds(tenantId: string) {
+    let ids = this.assignmentIds.get(tenantId);
+    if (!ids)
+      this.assignmentIds.set(
+        tenantId,
+        (ids = { all: new SortedById(same), bySubject: new Map(), byStatus: new Map() }),
+      );
+    return ids;
+  }
+
+  /** The subject's assignments in the tenant (a few), newest first. */
+  private subjectAssignments(tenantId: string, subjectId: string): RoleAssignment[] {
+    const all = this.assignments.get(tenantId);
+    const ids = this.assignmentIds.get(tenantId)?.bySubject.get(subjectId);
+    return all && ids ? [...ids.newestFirst()].map((id) => all.get(id)!) : [];
+  }
+
   async insertRoleAssignment(
     tenantId: string,
     assignment: RoleAssignment,
@@ -121,12 +167,15 @@ export class MemoryIdentityStore implements IdentityStore {
     if (all.has(assignment.id)) throw new DuplicateRecord('Role assignment');
     // Mirrors the partial unique index {tenant_id, subject_id} where status = 'active'.
     if (assignment.status === 'active') {
-      for (const a of all.values()) {
-        if (a.status === 'active' && a.subject_id === assignment.subject_id)
-          throw new DuplicateRoleAssignment();
+      for (const a of this.subjectAssignments(tenantId, assignment.subject_id)) {
+        if (a.status === 'active') throw new DuplicateRoleAssignment();
       }
     }
     all.set(assignment.id, structuredClone({ ...assignment, tenant_id: tenantId }));
+    const ids = this.tenantAssignmentIds(tenantId);
+    ids.all.insert(assignment.id);
+    sortedIds(ids.bySubject, assignment.subject_id).insert(assignment.id);
+    sortedIds(ids.byStatus, assignment.status).insert(assignment.id);
     this.addToOutbox(`role_assignment:${tenantId}:${assignment.id}`, outbox);
   }
 
@@ -136,10 +185,8 @@ export class MemoryIdentityStore implements IdentityStore {
   }
 
   async findActiveRoleAssignment(tenantId: string, subjectId: string): Promise<RoleAssignment | null> {
-    for (const a of this.assignments.get(tenantId)?.values() ?? []) {
-      if (a.status === 'active' && a.subject_id === subjectId) return structuredClone(a);
-    }
-    return null;
+    const active = this.subjectAssignments(tenantId, subjectId).find((a) => a.status === 'active');
+    return active ? structuredClone(active) : null;
   }
 
   async revokeRoleAssignment(
@@ -153,6 +200,9 @@ export class MemoryIdentityStore implements IdentityStore {
     const previous = structuredClone(a);
     a.status = 'revoked';
     a.updated_at = at;
+    const byStatus = this.tenantAssignmentIds(tenantId).byStatus;
+    byStatus.get('active')?.remove(id);
+    sortedIds(byStatus, 'revoked').insert(id);
     this.addToOutbox(`role_assignment:${tenantId}:${id}`, outbox?.(structuredClone(a), previous));
     return structuredClone(a);
   }
@@ -161,13 +211,18 @@ export class MemoryIdentityStore implements IdentityStore {
     tenantId: string,
     { limit, before, subjectId, status }: ListOptions & { subjectId?: string; status?: RoleAssignmentStatus },
   ): Promise<RoleAssignment[]> {
-    return [...(this.assignments.get(tenantId)?.values() ?? [])]
-      .filter((a) => before === undefined || a.id < before)
-      .filter((a) => subjectId === undefined || a.subject_id === subjectId)
-      .filter((a) => status === undefined || a.status === status)
-      .sort((a, b) => (a.id < b.id ? 1 : -1))
-      .slice(0, limit)
-      .map((a) => structuredClone(a));
+    const all = this.assignments.get(tenantId);
+    const ids = this.assignmentIds.get(tenantId);
+    if (!all || !ids) return [];
+    const walk =
+      subjectId !== undefined
+        ? ids.bySubject.get(subjectId)
+        : status !== undefined
+          ? ids.byStatus.get(status)
+          : ids.all;
+    if (!walk) return [];
+    const matches = (id: string) => status === undefined || all.get(id)!.status === status;
+    return takeMatching(walk.newestFirst(before), matches, limit).map((id) => structuredClone(all.get(id)!));
   }
 
   async updateRoleAssignmentRoles(
@@ -189,6 +244,8 @@ export class MemoryIdentityStore implements IdentityStore {
   async insertOnboardingRequest(request: OnboardingRequest, outbox?: AuditEvent[]): Promise<void> {
     if (this.onboarding.has(request.id)) throw new DuplicateRecord('Onboarding request');
     this.onboarding.set(request.id, structuredClone(request));
+    this.onboardingIds.all.insert(request.id);
+    sortedIds(this.onboardingIds.byStatus, request.status).insert(request.id);
     this.addToOutbox(`onboarding:${request.id}`, outbox);
   }
 
@@ -202,12 +259,11 @@ export class MemoryIdentityStore implements IdentityStore {
     before,
     status,
   }: ListOptions & { status?: OnboardingStatus }): Promise<OnboardingRequest[]> {
-    return [...this.onboarding.values()]
-      .filter((r) => before === undefined || r.id < before)
-      .filter((r) => status === undefined || r.status === status)
-      .sort((a, b) => (a.id < b.id ? 1 : -1))
-      .slice(0, limit)
-      .map((r) => structuredClone(r));
+    const walk = status === undefined ? this.onboardingIds.all : this.onboardingIds.byStatus.get(status);
+    if (!walk) return [];
+    return takeMatching(walk.newestFirst(before), () => true, limit).map((id) =>
+      structuredClone(this.onboarding.get(id)!),
+    );
   }
 
   async decideOnboardingRequest(
@@ -223,6 +279,8 @@ export class MemoryIdentityStore implements IdentityStore {
     const r = this.onboarding.get(id);
     if (!r || r.status !== 'PENDING') return null;
     const previous = structuredClone(r);
+    this.onboardingIds.byStatus.get(r.status)?.remove(id);
+    sortedIds(this.onboardingIds.byStatus, decision.status).insert(id);
     r.status = decision.status;
     r.decided_at = decision.at;
     r.tenant_id = decision.tenantId ?? null;
