@@ -146,6 +146,7 @@ function printBanner(
       .join(', ')}`,
   ];
   if (!env.MONGO_URL) lines.push('', '  !! Data lives in memory and is LOST ON RESTART. !!');
+  if (!env.MONGO_URL) lines.push('  Memory: ~0.7 GB of heap per 1M audit events (bench:memory-stores)');
   if (operatorToken) {
     lines.push(
       '',
