@@ -29,6 +29,11 @@ export class SortedById<T> {
     return lo;
   }
 
+  /** How many items have an id below `id`. */
+  countBelow(id: string): number {
+    return this.lowerBound(id);
+  }
+
   /** Adds the item in id order; false (and no change) when an item with its id is already there. */
   insert(item: T): boolean {
     const { items, idOf } = this;

@@ -286,4 +286,40 @@ describeStoreContract<EventStore>('EventStore', eventStoreAdapters(), (getStore)
     for (const q of [{ types: ['MANDATE_REVOKED' as const] }, { resource_id: about.id }, { key_id: key }])
       expect(ids(await getStore().list(tenantB, { limit: 10, ...q }))).toEqual([mine.id]);
   });
+
+  it('when since/until are paged with a cursor, then each event in the window comes once, newest first by id, whatever its occurred_at', async () => {
+    const tenant = newId('tnt');
+    // occurred_at does not follow the ids (a producer's clock, a backfill): order comes from the ids.
+    const hours = [5, 1, 9, 3, 7, 2, 8, 4, 6, 0, 11, 10];
+    const events = hours.map((h, i) =>
+      buildAuditEvent(tenant, {
+        type: i % 2 === 0 ? 'MANDATE_CREATED' : 'API_CALL',
+        occurredAt: new Date(Date.UTC(2026, 0, 1, h)),
+      }),
+    );
+    await getStore().insertMany(events);
+    // A wide window and a narrow one (a memory store may read the two differently).
+    const windows = [
+      { since: '2026-01-01T02:00:00.000Z', until: '2026-01-01T09:00:00.000Z' },
+      { since: '2026-01-01T02:00:00.000Z', until: '2026-01-01T05:00:00.000Z' },
+    ];
+    for (const window of windows)
+      for (const types of [undefined, ['MANDATE_CREATED' as const]]) {
+        const seen: string[] = [];
+        let afterId: string | undefined;
+        for (let guard = 0; guard < 20; guard++) {
+          const page = await getStore().list(tenant, { limit: 2, afterId, types, ...window });
+          seen.push(...ids(page.slice(0, 2)));
+          if (page.length <= 2) break;
+          afterId = page[1]!.id;
+        }
+        const wanted = events.filter(
+          (e) =>
+            e.occurred_at >= window.since &&
+            e.occurred_at < window.until &&
+            (!types || types.includes(e.type as 'MANDATE_CREATED')),
+        );
+        expect(seen).toEqual(ids(newestFirst(wanted)));
+      }
+  });
 });

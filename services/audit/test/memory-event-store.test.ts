@@ -14,9 +14,11 @@ describe('MemoryEventStore list cost', () => {
   const key = newId('key');
   const mandate = newId('mdt');
   const rare = (i: number) => i % 100 === 0;
+  const minute = (i: number) => new Date(Date.UTC(2026, 0, 1) + i * 60_000);
   // Built here, not in beforeAll: the cases below name cursors among them.
   const events: AuditEvent[] = Array.from({ length: 2_000 }, (_, i) =>
     buildAuditEvent(tenant, {
+      occurredAt: minute(i),
       type: rare(i) ? 'MANDATE_REVOKED' : 'API_CALL',
       keyId: rare(i) ? key : undefined,
       resource: rare(i) ? { type: 'mandate', id: mandate } : null,
@@ -56,13 +58,46 @@ describe('MemoryEventStore list cost', () => {
     expect(store.scanned).toBeLessThanOrEqual(4);
   });
 
-  it('when a filter has no index (since), then only the own tenant’s events below the cursor are looked at', async () => {
+  it('when since/until select a few events far below the top, then only those are looked at', async () => {
     const page = await store.list(tenant, {
       limit: 5,
-      since: '2999-01-01T00:00:00.000Z',
+      since: minute(100).toISOString(),
+      until: minute(110).toISOString(),
+    });
+    expect(page.map((e) => e.id)).toEqual(
+      events
+        .slice(100, 110)
+        .map((e) => e.id)
+        .reverse()
+        .slice(0, 6),
+    );
+    expect(store.scanned).toBeLessThanOrEqual(10);
+  });
+
+  it('when since/until select most events, then the walk from the cursor stops at limit+1', async () => {
+    const page = await store.list(tenant, {
+      limit: 5,
+      since: minute(0).toISOString(),
+      afterId: events[1_900]!.id,
+    });
+    expect(page.map((e) => e.id)).toEqual(
+      events
+        .slice(1_894, 1_900)
+        .map((e) => e.id)
+        .reverse(),
+    );
+    expect(store.scanned).toBeLessThanOrEqual(6);
+  });
+
+  it('when a filter combination has no index of its own, then only the own tenant’s events below the cursor are looked at', async () => {
+    const page = await store.list(tenant, {
+      limit: 5,
+      types: ['API_CALL'],
+      key_id: key,
       afterId: events[1_000]!.id,
     });
     expect(page).toEqual([]);
-    expect(store.scanned).toBe(1_000);
+    // The key's index is the narrower one: its 20 events, 10 of them below the cursor.
+    expect(store.scanned).toBe(10);
   });
 });
