@@ -46,6 +46,12 @@ export function cloneEvent(event: AuditEvent): AuditEvent {
 
 const idOf = (event: AuditEvent): string => event.id;
 
+/** ms since the epoch; an unparsable instant (the schema lets none through) counts as the earliest. */
+function instantOf(iso: string): number {
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? -Infinity : ms;
+}
+
 /** `2026-01-02T03:04:05.678Z`, the form every producer writes: such instants compare as text. */
 function isCanonicalInstant(iso: string): boolean {
   return iso.length === 24 && iso.charCodeAt(19) === 46 /* . */ && iso.charCodeAt(23) === 90; /* Z */
@@ -59,8 +65,7 @@ function occurredWithin(
   since: number | undefined,
   until: number | undefined,
 ): (event: AuditEvent) => boolean {
-  const text = (ms: number | undefined) =>
-    ms === undefined || Number.isNaN(ms) ? undefined : new Date(ms).toISOString();
+  const text = (ms: number | undefined) => (ms === undefined ? undefined : new Date(ms).toISOString());
   const sinceText = text(since);
   const untilText = text(until);
   const textual =
@@ -70,7 +75,7 @@ function occurredWithin(
     const o = event.occurred_at;
     if (textual && isCanonicalInstant(o))
       return !((sinceText !== undefined && o < sinceText) || (untilText !== undefined && o >= untilText));
-    const at = Date.parse(o);
+    const at = instantOf(o);
     return !((since !== undefined && at < since) || (until !== undefined && at >= until));
   };
 }
@@ -100,7 +105,7 @@ class ByTime {
   }
 
   insert(event: AuditEvent): void {
-    const at = Date.parse(event.occurred_at);
+    const at = instantOf(event.occurred_at);
     const n = this.ats.length;
     if (n === 0 || this.ats[n - 1]! <= at) {
       this.ats.push(at);
@@ -225,8 +230,13 @@ export class MemoryEventStore implements EventStore {
     const walk = candidates.reduce((best, c) => (total(c) < total(best) ? c : best));
     if (walk.length === 0) return [];
 
-    const since = q.since === undefined ? undefined : Date.parse(q.since);
-    const until = q.until === undefined ? undefined : Date.parse(q.until);
+    // An unparsable bound bounds nothing (the route lets none through).
+    const bound = (iso: string | undefined) => {
+      const ms = iso === undefined ? NaN : Date.parse(iso);
+      return Number.isNaN(ms) ? undefined : ms;
+    };
+    const since = bound(q.since);
+    const until = bound(q.until);
     const types = q.types && q.types.length > 0 ? new Set<string>(q.types) : undefined;
     const inTime = since === undefined && until === undefined ? undefined : occurredWithin(since, until);
     const matches = (event: AuditEvent): boolean => {
