@@ -14,7 +14,6 @@ import { MemoryEventStore } from './memory-event-store';
  */
 export class FileEventStore implements EventStore {
   readonly kind = 'memory' as const;
-  private readonly ids = new Set<string>();
   private writing: Promise<unknown> = Promise.resolve();
 
   private constructor(
@@ -43,10 +42,9 @@ export class FileEventStore implements EventStore {
         torn++;
         continue;
       }
-      store.ids.add(event.id);
       await memory.insert(event);
     }
-    logger.info({ file, events: store.ids.size, torn }, 'audit store: journal file read back');
+    logger.info({ file, events: memory.size, torn }, 'audit store: journal file read back');
     return store;
   }
 
@@ -59,12 +57,12 @@ export class FileEventStore implements EventStore {
     const op = this.writing.then(async () => {
       const fresh = new Map<string, AuditEvent>();
       for (const event of events)
-        if (!this.ids.has(event.id) && !fresh.has(event.id)) fresh.set(event.id, event);
+        if (!this.memory.has(event.id) && !fresh.has(event.id)) fresh.set(event.id, event);
       if (fresh.size === 0) return;
       const batch = [...fresh.values()];
       await this.handle.write(batch.map((e) => JSON.stringify(e)).join('\n') + '\n');
       await this.handle.sync();
-      for (const event of batch) this.ids.add(event.id);
+      // The memory store is the set of journaled ids: no second copy of a million ids.
       await this.memory.insertMany(batch);
     });
     this.writing = op.catch(() => undefined);

@@ -208,6 +208,16 @@ export class MemoryEventStore implements EventStore {
     for (const event of events) await this.insert(event);
   }
 
+  /** Whether an event with this id is stored (for the journal, which writes each id once). */
+  has(id: string): boolean {
+    return this.byId.has(id);
+  }
+
+  /** How many events are stored, platform events included. */
+  get size(): number {
+    return this.byId.size;
+  }
+
   async get(tenantId: string, id: string): Promise<AuditEvent | null> {
     const event = this.byId.get(id);
     return event && event.tenant_id === tenantId ? cloneEvent(event) : null;
