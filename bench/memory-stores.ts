@@ -18,10 +18,14 @@ import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { buildEvent, newId, type AuditEvent, type EventType } from '@mandate/shared';
 import { MemoryEventStore } from '../services/audit/src/store/memory-event-store';
 import type { EventListQuery } from '../services/audit/src/store/event-store';
+import type { Mandate, MandateState } from '../services/mandates/src/domain/mandate';
+import type { ListMandatesQuery } from '../services/mandates/src/store/mandate-store';
+import { MemoryMandateStore } from '../services/mandates/src/store/memory-mandate-store';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const TENANTS = Number(process.env.BENCH_TENANTS ?? 100);
 const CALLS = Number(process.env.BENCH_CALLS ?? 200);
+const MANDATES = Number(process.env.BENCH_MANDATES ?? 100_000);
 const LIMIT = 50;
 
 /** A deterministic generator (mulberry32), so every run stores the same shapes. */
@@ -146,7 +150,7 @@ async function time(name: string, call: () => Promise<unknown>): Promise<void> {
   const clean = samples.filter((s) => !hit(s)).map((s) => s.ms);
   const f = (ms: number | undefined) => (ms === undefined ? '      –   ' : `${ms.toFixed(3).padStart(7)} ms`);
   console.log(
-    `${name.padEnd(46)} median ${f(quantile(all, 0.5))}  p99 ${f(quantile(all, 0.99))}` +
+    `${name.padEnd(50)} median ${f(quantile(all, 0.5))}  p99 ${f(quantile(all, 0.99))}` +
       `  (p99 ${f(quantile(clean, 0.99))} without the ${all.length - clean.length} calls a GC pause hit)`,
   );
 }
@@ -180,7 +184,7 @@ async function main(): Promise<void> {
     // As the bus delivers them (structuredClone in process, JSON from RabbitMQ): every event its
     // own strings, none shared with the generator's, so the memory figure is the real one.
     await store.insertMany(structuredClone(batch));
-    if (done % 10_000 === 0) {
+    if ((done / BATCH) % 10 === 0) {
       const e = batch[0]!;
       sampleIds.push({ tenant: e.tenant_id!, id: e.id });
     }
@@ -248,7 +252,55 @@ async function main(): Promise<void> {
   );
   // Keeps the store reachable until the memory was read.
   if (store.kind !== 'memory') throw new Error('unexpected store');
+  await mandates();
   gcObserver.disconnect();
+}
+
+/**
+ * The mandates store the same way, smaller (BENCH_MANDATES, default 100,000, a quarter in one
+ * tenant): list limit 50 unfiltered, by state (EXPIRED reads the stored EXPIRED, ACTIVE and
+ * SUSPENDED ones), by principal, by delegate behind a cursor.
+ */
+async function mandates(): Promise<void> {
+  const store = new MemoryMandateStore();
+  const big = tenantShape();
+  const others = Array.from({ length: TENANTS - 1 }, tenantShape);
+  const now = new Date('2026-06-01T00:00:00.000Z');
+  const states: MandateState[] = ['ACTIVE', 'ACTIVE', 'ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'];
+  for (let i = 0; i < MANDATES; i++) {
+    const t = random() < 0.25 ? big : pick(others);
+    const at = new Date(now.getTime() - (MANDATES - i) * 1000).toISOString();
+    const mandate: Mandate = {
+      id: newId('mdt'),
+      tenant_id: t.id,
+      principal: { id: `user-${Math.floor(random() * 500)}`, type: 'person' },
+      delegate: { id: `agent-${Math.floor(random() * 50)}`, type: 'agent' },
+      scope: { actions: ['payments:create'], constraints: { max_amount: 5000, currency: 'EUR' } },
+      state: pick(states),
+      valid_from: null,
+      // One in ten past expiry: ACTIVE ones the sweeper has not reached yet read as EXPIRED.
+      expires_at: new Date(now.getTime() + (random() < 0.1 ? -1 : 1) * 86_400_000).toISOString(),
+      metadata: {},
+      version: 1,
+      created_at: at,
+      updated_at: at,
+      signature: { alg: 'ES256', kid: 'kid', jws: 'a.b.c' },
+    };
+    await store.create(t.id, mandate);
+  }
+  const first = await store.list(big.id, { limit: 5_000, now });
+  const deep = first[first.length - 1]!.id;
+  gc();
+  console.log(`\nmandates: ${MANDATES.toLocaleString('en')} across ${TENANTS} tenants, a quarter in one`);
+  const list = (name: string, q: Omit<ListMandatesQuery, 'limit' | 'now'>) =>
+    time(`mandates list ${name}`, () => store.list(big.id, { limit: LIMIT, now, ...q }));
+  await list('first page', {});
+  await list('page behind a cursor (5,000 deep)', { afterId: deep });
+  await list('state=ACTIVE', { state: 'ACTIVE' });
+  await list('state=EXPIRED', { state: 'EXPIRED' });
+  await list('principal_id', { principal_id: 'user-7' });
+  await list('delegate_id + cursor', { delegate_id: 'agent-3', afterId: deep });
+  await time('mandates get', () => store.get(big.id, deep));
 }
 
 main().catch((err: unknown) => {
