@@ -18,7 +18,8 @@ interface TenantIndexes {
   byState: Map<MandateState, SortedById<string>>;
 }
 
-function indexOf<K>(indexes: Map<K, SortedById<string>>, value: K): SortedById<string> {
+/** The ids sorted in `indexes` under `value` (created empty on first use). */
+function sortedIds<K>(indexes: Map<K, SortedById<string>>, value: K): SortedById<string> {
   let index = indexes.get(value);
   if (!index) indexes.set(value, (index = new SortedById(same)));
   return index;
@@ -74,9 +75,9 @@ export class MemoryMandateStore implements MandateStore {
       this.indexes.set(tenantId, tenant);
     }
     tenant.all.insert(mandate.id);
-    indexOf(tenant.byPrincipal, mandate.principal.id).insert(mandate.id);
-    indexOf(tenant.byDelegate, mandate.delegate.id).insert(mandate.id);
-    indexOf(tenant.byState, mandate.state).insert(mandate.id);
+    sortedIds(tenant.byPrincipal, mandate.principal.id).insert(mandate.id);
+    sortedIds(tenant.byDelegate, mandate.delegate.id).insert(mandate.id);
+    sortedIds(tenant.byState, mandate.state).insert(mandate.id);
   }
 
   async list(tenantId: string, query: ListMandatesQuery): Promise<Mandate[]> {
@@ -125,7 +126,7 @@ export class MemoryMandateStore implements MandateStore {
     if (updated.state !== current.state) {
       const byState = this.indexes.get(tenantId)!.byState;
       byState.get(current.state)?.remove(id);
-      indexOf(byState, updated.state).insert(id);
+      sortedIds(byState, updated.state).insert(id);
     }
     this.addToOutbox(tenantId, id, outbox);
     return structuredClone(updated);
