@@ -8,7 +8,7 @@
  *
  * Then, for the big tenant and for a small one, each call BENCH_CALLS times (default 200):
  * `list` limit 50 (first page, a page deep behind a cursor, filtered by one type, by two types, by
- * resource_id, by key_id, by since/until: an hour ending at the cursor's depth, a minute further back) and `get`; median and p99 per call in ms, and the p99 of
+ * resource_id, by key_id, by since/until: an hour ending at the cursor's depth, a minute further back) and `get`; median, p90 and p99 per call in ms, and the p99 of
  * the calls no GC pause fell into (a young-generation collection of the ~1 GB heap stops every call
  * that is running, whatever it does: that is the heap's cost, not the list's). Last, the heap
  * and RSS the store holds per 1M events (after a forced GC; run with --expose-gc, as the npm
@@ -150,7 +150,7 @@ async function time(name: string, call: () => Promise<unknown>): Promise<void> {
   const clean = samples.filter((s) => !hit(s)).map((s) => s.ms);
   const f = (ms: number | undefined) => (ms === undefined ? '      –   ' : `${ms.toFixed(3).padStart(7)} ms`);
   console.log(
-    `${name.padEnd(50)} median ${f(quantile(all, 0.5))}  p99 ${f(quantile(all, 0.99))}` +
+    `${name.padEnd(50)} median ${f(quantile(all, 0.5))}  p90 ${f(quantile(all, 0.9))}  p99 ${f(quantile(all, 0.99))}` +
       `  (p99 ${f(quantile(clean, 0.99))} without the ${all.length - clean.length} calls a GC pause hit)`,
   );
 }
