@@ -8,11 +8,12 @@
  *
  * Then, for the big tenant and for a small one, each call BENCH_CALLS times (default 200):
  * `list` limit 50 (first page, a page deep behind a cursor, filtered by one type, by two types, by
- * resource_id, by key_id, by since/until: an hour ending at the cursor's depth, a minute further back) and `get`; median, p90 and p99 per call in ms, and the p99 of
- * the calls no GC pause fell into (a young-generation collection of the ~1 GB heap stops every call
- * that is running, whatever it does: that is the heap's cost, not the list's). Last, the heap
- * and RSS the store holds per 1M events (after a forced GC; run with --expose-gc, as the npm
- * script does).
+ * resource_id, by key_id, by since/until: an hour ending at the cursor's depth, a minute further
+ * back) and `get`; median, p90 and p99 per call in ms, and the p99 of the calls no GC pause fell
+ * into (a young-generation collection of the ~1 GB heap stops every call that is running, whatever
+ * it does: that is the heap's cost, not the list's). Then the heap and RSS the store holds per 1M
+ * events (after a forced GC; run with --expose-gc, as the npm script does). Last, the mandates
+ * store (see `mandates` below).
  */
 import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { buildEvent, newId, type AuditEvent, type EventType } from '@mandate/shared';
