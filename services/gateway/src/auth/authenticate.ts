@@ -1,6 +1,6 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { AppError, forbidden, notFound, unauthorized, type Actor } from '@mandate/shared';
+import { AppError, badRequest, forbidden, notFound, unauthorized, type Actor } from '@mandate/shared';
 import type { RouteRule } from '../routes/table';
 import type { KeyResolver } from './key-resolver';
 
@@ -22,7 +22,13 @@ type Credential =
   | { kind: 'opaque'; token: string };
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
-const TENANT_ID = /^tnt_[0-9a-z]{26}$/;
+export const TENANT_ID = /^tnt_[0-9a-z]{26}$/;
+/**
+ * What an API-key secret can look like at most: visible ASCII, 200 characters (identity's bound;
+ * real keys are 47). Anything else cannot be a key, so it is a 401 without asking identity.
+ */
+const SECRET_SHAPE = /^[\x21-\x7e]{1,200}$/;
+const BAD_TENANT_HEADER = 'X-Tenant-Id must be a tenant id (tnt_ followed by 26 lowercase letters or digits)';
 
 /** One request header as a string, as express gave it: node joins repeats of most headers with ", ". */
 export function header(req: IncomingMessage, name: string): string | undefined {
@@ -43,6 +49,7 @@ export function readCredential(req: IncomingMessage): Credential {
       const tenantId = value.slice(0, colon);
       const secret = value.slice(colon + 1);
       if (!TENANT_ID.test(tenantId) || secret.length === 0) throw unauthorized(MALFORMED_BEARER);
+      if (!SECRET_SHAPE.test(secret)) throw unauthorized(INVALID_KEY);
       return { kind: 'api_key', tenantId, secret };
     }
     return { kind: 'opaque', token: value };
@@ -54,10 +61,10 @@ export function readCredential(req: IncomingMessage): Credential {
     if (colon > 0) {
       const tenantId = value.slice(0, colon);
       const secret = value.slice(colon + 1);
-      if (!TENANT_ID.test(tenantId) || secret.length === 0) throw unauthorized(INVALID_KEY);
+      if (!TENANT_ID.test(tenantId) || !SECRET_SHAPE.test(secret)) throw unauthorized(INVALID_KEY);
       return { kind: 'api_key', tenantId, secret };
     }
-    if (value.length === 0) throw unauthorized(INVALID_KEY);
+    if (!SECRET_SHAPE.test(value)) throw unauthorized(INVALID_KEY);
     return { kind: 'api_key', secret: value };
   }
   return { kind: 'none' };
@@ -109,6 +116,11 @@ export async function authenticate(
     case 'jwt': {
       if (!deps.jwt) throw unauthorized('Invalid bearer token');
       const tenantId = params.tenantId ?? header(req, 'x-tenant-id') ?? null;
+      // A malformed tenant in the path names no tenant (404); in the header it is bad input (400).
+      if (tenantId !== null && !TENANT_ID.test(tenantId)) {
+        if (params.tenantId !== undefined) throw notFound('Tenant not found');
+        throw badRequest(BAD_TENANT_HEADER);
+      }
       principal = await deps.jwt.authenticate(credential.token, tenantId);
       break;
     }
