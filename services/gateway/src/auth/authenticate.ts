@@ -6,6 +6,11 @@ import type { KeyResolver } from './key-resolver';
 
 export const MALFORMED_BEARER = 'Malformed Bearer value (expected Bearer tenantId:apiKey)';
 const INVALID_KEY = 'Invalid or missing API key';
+export const KEY_WITHOUT_TENANT =
+  'Bearer value looks like an API key without its tenant id: send Authorization: Bearer <tenantId>:<apiKey> or X-Api-Key: <apiKey>';
+export const OPERATOR_TOKEN_ELSEWHERE = 'The operator token is accepted only on /v1/platform/* routes';
+/** Keys are `msk_` + base62 (identity's format); a Bearer value like that lacks only its tenant. */
+const API_KEY_SHAPE = /^msk_[0-9A-Za-z]+$/;
 
 /** Who the gateway established the caller to be, before it forwards anything. */
 export interface Principal {
@@ -112,6 +117,9 @@ export async function authenticate(
     case 'none':
       throw unauthorized(INVALID_KEY);
     case 'opaque':
+      // Say what was recognised and what to send instead; anything else keeps SPEC §3's text.
+      if (sameSecret(credential.token, deps.operatorToken)) throw unauthorized(OPERATOR_TOKEN_ELSEWHERE);
+      if (API_KEY_SHAPE.test(credential.token)) throw unauthorized(KEY_WITHOUT_TENANT);
       throw unauthorized(MALFORMED_BEARER);
     case 'jwt': {
       if (!deps.jwt) throw unauthorized('Invalid bearer token');
