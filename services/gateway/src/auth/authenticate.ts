@@ -75,6 +75,18 @@ export function readCredential(req: IncomingMessage): Credential {
   return { kind: 'none' };
 }
 
+/** The kind of credential a request carried, for the failed-authentication log: never any part of it. */
+export function credentialKind(
+  req: IncomingMessage,
+): 'none' | 'api_key' | 'jwt' | 'opaque_bearer' | 'malformed' {
+  try {
+    const { kind } = readCredential(req);
+    return kind === 'opaque' ? 'opaque_bearer' : kind;
+  } catch {
+    return 'malformed';
+  }
+}
+
 function sameSecret(a: string, b: string): boolean {
   // Hash first so lengths match and timingSafeEqual leaks nothing about the operator token.
   return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
