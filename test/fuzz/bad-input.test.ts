@@ -82,7 +82,13 @@ describe('bad input: a property-based fuzz over every route', () => {
   let fx: Fixtures;
 
   beforeAll(async () => {
-    product = await startProduct({ PLAN_OVERRIDES, KEY_CACHE_TTL_MS: '500' });
+    // Every fuzz request comes from 127.0.0.1 and many carry bad credentials: the failed-authentication
+    // limit (its own tests in services/gateway/test/limits.test.ts) must not decide outcomes here.
+    product = await startProduct({
+      PLAN_OVERRIDES,
+      KEY_CACHE_TTL_MS: '500',
+      AUTH_FAILURE_LIMIT_PER_MINUTE: '100000000',
+    });
     base = new URL(product.url);
     fx = await seed(base, product.operatorToken);
   }, 60_000);
@@ -116,6 +122,97 @@ describe('bad input: a property-based fuzz over every route', () => {
     });
   });
 
+  const mandateBody = (metadata: string) =>
+    `{"principal":"user_alice","delegate":"agent_42","metadata":${metadata}}`;
+  it.each([
+    [
+      '__proto__ in metadata',
+      '/v1/mandates',
+      mandateBody('{"__proto__":"x"}'),
+      '__proto__ is not allowed as a member name',
+    ],
+    [
+      'constructor deep in a body',
+      '/v1/mandates',
+      mandateBody('{"a":"b","constructor":"x"}'),
+      'constructor is not allowed as a member name',
+    ],
+    [
+      'an escaped __proto__',
+      '/v1/mandates',
+      mandateBody('{"\\u005f_proto__":"x"}'),
+      '__proto__ is not allowed as a member name',
+    ],
+    [
+      'prototype on the verify hot path',
+      '/v1/verify',
+      '{"mandate_id":"mdt_x","action":"a","prototype":1}',
+      'prototype is not allowed as a member name',
+    ],
+  ])(
+    'when a body holds %s, then 400 naming it and nothing is stored',
+    async (_label, path, body, message) => {
+      const before = contentHash(product.stores.mandates);
+      const res = await send(base, {
+        method: 'POST',
+        path,
+        headers: { authorization: `Bearer ${fx.authA}`, 'content-type': 'application/json' },
+        body: Buffer.from(body),
+      });
+      expect({ status: res.status, body: JSON.parse(res.text) }).toEqual({
+        status: 400,
+        body: { error: 'BAD_REQUEST', message },
+      });
+      expect(contentHash(product.stores.mandates)).toBe(before);
+    },
+  );
+
+  it.each([
+    ['a mandate creation', '/v1/mandates', '{"principal":"user_', '","delegate":"agent_42"}'],
+    ['a verify call (hot path)', '/v1/verify', '{"mandate_id":"', '","action":"payments:create"}'],
+    ['a key creation', '', '{"name":"k', '","scopes":["verify"]}'],
+  ])(
+    'when %s holds invalid UTF-8, then 400 and nothing is stored or signed',
+    async (_label, path, head, tail) => {
+      const before = {
+        mandates: contentHash(product.stores.mandates),
+        identity: contentHash(product.stores.identity),
+      };
+      const res = await send(base, {
+        method: 'POST',
+        path: path || `/v1/tenants/${fx.tenantA}/api-keys`,
+        headers: { authorization: `Bearer ${fx.authA}`, 'content-type': 'application/json' },
+        body: Buffer.concat([Buffer.from(head), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from(tail)]),
+      });
+      expect({ status: res.status, body: JSON.parse(res.text) }).toEqual({
+        status: 400,
+        body: { error: 'BAD_REQUEST', message: 'Request body is not valid UTF-8' },
+      });
+      expect({
+        mandates: contentHash(product.stores.mandates),
+        identity: contentHash(product.stores.identity),
+      }).toEqual(before);
+    },
+  );
+
+  it.each([
+    ['a success', 'GET', '/v1/mandates', true],
+    ['a 401', 'GET', '/v1/mandates', false],
+    ['a 404 of an unknown route', 'GET', '/v1/nowhere', true],
+    ['a 405', 'DELETE', '/v1/mandates', true],
+    ['the health check', 'GET', '/healthz', false],
+  ])(
+    'when the gateway answers %s, then it carries X-Content-Type-Options: nosniff',
+    async (_l, method, path, auth) => {
+      const res = await send(base, {
+        method,
+        path,
+        headers: auth ? { authorization: `Bearer ${fx.authA}` } : {},
+      });
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
+    },
+  );
+
   it(`when ${RUNS.toLocaleString('en')} generated requests hit the gateway, then none is a 5xx, every error is the exact envelope and no rejected request changes a store`, async () => {
     const tracked = {
       mandates: trackWrites(product.stores.mandates),
@@ -147,6 +244,10 @@ describe('bad input: a property-based fuzz over every route', () => {
         const where = `${describeRequest(r)}\n  → ${res.status} ${res.text.slice(0, 300)}`;
 
         if (res.status >= 500) throw new Error(`5xx:\n${where}`);
+        if (res.headers['x-content-type-options'] !== 'nosniff')
+          throw new Error(`no X-Content-Type-Options: nosniff:\n${where}`);
+        if (r.mustReject && res.status < 400)
+          throw new Error(`accepted a body with ${r.mustReject}:\n${where}`);
         // New mandates of A join the pool the paths draw from (a bounded pool: the oldest ones leave).
         if (
           res.status === 201 &&

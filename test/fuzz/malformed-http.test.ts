@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import type { RequestListener } from 'node:http';
 import { baseApp, listen, type RunningServer } from '@mandate/shared';
 
 /** Requests node's HTTP parser refuses never reach express; the fuzz found them answered with a bare 400. */
@@ -34,11 +35,28 @@ describe('HTTP that cannot be parsed', () => {
       expect(head).toMatch(/^HTTP\/1\.1 400 /);
       expect(head).toMatch(/\r\nContent-Type: application\/json/i);
       expect(head).toMatch(/\r\nX-Request-Id: req_[0-9a-f]{32}/i);
+      expect(head).toMatch(/\r\nX-Content-Type-Options: nosniff\r\n/i);
       const envelope = JSON.parse(body!);
       expect(Object.keys(envelope).sort()).toEqual(['error', 'message']);
       expect(envelope.error).toBe('BAD_REQUEST');
     },
   );
+
+  it('when a response leaves the server (a 404 included), then it carries X-Content-Type-Options: nosniff', async () => {
+    const res = await fetch(`${server.url}/anything`);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    const bare = await listen(((_req, r) => void r.writeHead(404).end()) as RequestListener, 0);
+    try {
+      expect((await fetch(`${bare.url}/x`)).headers.get('x-content-type-options')).toBe('nosniff');
+    } finally {
+      await bare.close();
+    }
+  });
+
+  it('when a Content-Length promises more than is sent, then headers and body may take 30 s, not 300 s', () => {
+    expect(server.server.headersTimeout).toBe(30_000);
+    expect(server.server.requestTimeout).toBe(30_000);
+  });
 
   it('when a HEAD request cannot be parsed, then the 400 carries no body', async () => {
     const response = await raw('HEAD /\u00e9 HTTP/1.1\r\nHost: x\r\n\r\n');

@@ -33,6 +33,55 @@ export interface FuzzRequest {
   body?: Buffer;
   /** The route the request was generated from (for coverage), or 'random'. */
   route: string;
+  /** Why this request must be refused (≥ 400) whatever else it holds: a poisoned body (SPEC §11). */
+  mustReject?: string;
+}
+
+const FORBIDDEN_MEMBERS = ['__proto__', 'constructor', 'prototype'];
+type Poison =
+  | { kind: 'none' }
+  | { kind: 'member'; name: string; path: number[] }
+  | { kind: 'utf8'; bytes: readonly number[] };
+const poison: fc.Arbitrary<Poison> = fc.oneof(
+  { weight: 8, arbitrary: fc.constant({ kind: 'none' as const }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('member' as const),
+      name: fc.constantFrom(...FORBIDDEN_MEMBERS),
+      path: fc.array(fc.nat(), { maxLength: 3 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('utf8' as const),
+      // A lone continuation byte, a truncated sequence, an overlong encoding, a surrogate, 0xff.
+      bytes: fc.constantFrom([0x80], [0xc3], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xff]),
+    }),
+  },
+);
+
+/**
+ * A valid body made unacceptable: a forbidden member name somewhere in it, or invalid UTF-8 inside
+ * its first string value (which a lenient decoder would turn into U+FFFD and accept). Undefined
+ * when the body has no place for it (not an object, no string value).
+ */
+function poisoned(value: unknown, p: Poison): { body: Buffer; reason: string } | undefined {
+  if (p.kind === 'none') return undefined;
+  if (p.kind === 'member') {
+    const text = JSON.stringify(mutate(value, { kind: 'add', path: p.path, key: p.name, value: 'x' }));
+    if (text === undefined || !text.includes(`"${p.name}":`)) return undefined;
+    return { body: Buffer.from(text), reason: `member name ${p.name}` };
+  }
+  const text = JSON.stringify(value);
+  const at = text?.indexOf('":"') ?? -1;
+  if (at < 0) return undefined;
+  const json = Buffer.from(text!);
+  return {
+    body: Buffer.concat([json.subarray(0, at + 3), Buffer.from(p.bytes), json.subarray(at + 3)]),
+    reason: `invalid UTF-8 ${Buffer.from(p.bytes).toString('hex')}`,
+  };
 }
 
 /** Header values node's client accepts: printable ASCII and Latin-1. */
@@ -678,7 +727,12 @@ function cleanRequest(rule: RouteRule, fx: Fixtures): fc.Arbitrary<FuzzRequest> 
     .record({
       path: routePath(rule, fx),
       auth,
-      body: hasBody ? template(rule, fx).map((v) => Buffer.from(JSON.stringify(v))) : fc.constant(undefined),
+      body: hasBody
+        ? fc.tuple(template(rule, fx), poison).map(([v, p]) => {
+            const bad = poisoned(v, p);
+            return bad ?? { body: Buffer.from(JSON.stringify(v)), reason: undefined };
+          })
+        : fc.constant(undefined),
       idempotencyKey: fc.oneof(
         { weight: 6, arbitrary: fc.constant(undefined) },
         { weight: 2, arbitrary: fc.constant('unique') },
@@ -690,7 +744,14 @@ function cleanRequest(rule: RouteRule, fx: Fixtures): fc.Arbitrary<FuzzRequest> 
       if (body) headers['content-type'] = 'application/json';
       if (idempotencyKey !== undefined)
         headers['idempotency-key'] = idempotencyKey === 'unique' ? `k-${uniqueRequestId()}` : idempotencyKey;
-      return { method: rule.method, path, headers, body, route: `${rule.method} ${rule.path}` };
+      return {
+        method: rule.method,
+        path,
+        headers,
+        body: body?.body,
+        route: `${rule.method} ${rule.path}`,
+        ...(body?.reason ? { mustReject: body.reason } : {}),
+      };
     });
 }
 

@@ -160,6 +160,9 @@ export async function startStack(
         IDENTITY_URL: identity.url,
         AUDIT_URL: audit.url,
         RATE_LIMIT_PREFIX: rateLimitPrefix,
+        // Every test client is 127.0.0.1 and the suites send wrong credentials on purpose; the
+        // failed-authentication limit has its own tests (services/gateway/test/limits.test.ts).
+        AUTH_FAILURE_LIMIT_PER_MINUTE: '1000000',
         ...extraEnv.gateway,
       }),
     );

@@ -31,9 +31,71 @@ export function requestIdMiddleware(): RequestHandler {
   };
 }
 
+export const INVALID_UTF8 = 'Request body is not valid UTF-8';
+/** Member names that reach an object's prototype when copied or merged (SPEC §11): refused anywhere in a body. */
+const FORBIDDEN_MEMBER_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
+// fatal: a byte sequence that is not UTF-8 throws instead of becoming U+FFFD (and being signed as such).
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** Throws 400 when the bytes are not valid UTF-8. */
+export function assertUtf8(raw: Uint8Array): void {
+  decodeUtf8(raw);
+}
+
+/** The text of a body, without a leading BOM; 400 when it is not valid UTF-8. */
+export function decodeUtf8(raw: Uint8Array): string {
+  try {
+    return utf8.decode(raw);
+  } catch {
+    throw badRequest(INVALID_UTF8);
+  }
+}
+
+/** Throws 400 when a parsed JSON value has `__proto__`, `constructor` or `prototype` as a member name at any depth. */
+export function assertNoForbiddenMembers(value: unknown): void {
+  // An explicit stack, not recursion: a body may nest thousands of levels deep (within 64 KiB).
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (typeof node !== 'object' || node === null) continue;
+    if (Array.isArray(node)) {
+      for (const item of node) pending.push(item);
+      continue;
+    }
+    // JSON.parse makes `__proto__` an own member, so Object.keys sees it.
+    for (const key of Object.keys(node)) {
+      if (FORBIDDEN_MEMBER_NAMES.has(key)) throw badRequest(`${key} is not allowed as a member name`);
+      pending.push((node as Record<string, unknown>)[key]);
+    }
+  }
+}
+
+/**
+ * A raw JSON body as every parser of the project reads it: valid UTF-8 (400 otherwise), an
+ * optional BOM, JSON (400 "Malformed JSON body"), no forbidden member name (400); empty → undefined.
+ */
+export function parseJsonBody(raw: Uint8Array): unknown {
+  const text = decodeUtf8(raw);
+  if (text.length === 0) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw badRequest('Malformed JSON body');
+  }
+  assertNoForbiddenMembers(value);
+  return value;
+}
+
 /** JSON bodies only, 64 KiB at most; a body with another content type is a 400, not silently ignored. */
 export function jsonBody(): RequestHandler[] {
-  const parse = express.json({ limit: BODY_LIMIT_BYTES, strict: false, type: () => true });
+  const parse = express.json({
+    limit: BODY_LIMIT_BYTES,
+    strict: false,
+    type: () => true,
+    // Checked on the raw (inflated) bytes, before body-parser decodes them leniently.
+    verify: (_req, _res, buf) => assertUtf8(buf),
+  });
   return [
     (req, _res, next) => {
       if (!hasBody(req)) return next();
@@ -44,6 +106,14 @@ export function jsonBody(): RequestHandler[] {
       next();
     },
     (req, res, next) => (hasBody(req) ? parse(req, res, next) : next()),
+    (req, _res, next) => {
+      try {
+        assertNoForbiddenMembers(req.body);
+        next();
+      } catch (err) {
+        next(err);
+      }
+    },
   ];
 }
 
@@ -143,5 +213,13 @@ export function baseApp(): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestIdMiddleware());
+  // listen() sets it too; this covers an app served by anything else (supertest, an embedding server).
+  app.use((_req, res, next) => {
+    res.setHeader(NOSNIFF[0], NOSNIFF[1]);
+    next();
+  });
   return app;
 }
+
+/** SPEC §11: on every response, so no browser sniffs a JSON error into something executable. */
+export const NOSNIFF = ['X-Content-Type-Options', 'nosniff'] as const;

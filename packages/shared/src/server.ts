@@ -3,6 +3,10 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
+import { NOSNIFF } from './http';
+
+/** How long a request's headers and body may take to arrive (SPEC §11). */
+export const REQUEST_TIMEOUT_MS = 30_000;
 
 export interface RunningServer {
   port: number;
@@ -20,11 +24,18 @@ export function listen(
   port: number,
   host = '127.0.0.1',
 ): Promise<RunningServer> {
+  const handler = app as RequestListener;
   // noDelay: answers and forwarded requests are written whole; never hold them back for Nagle.
-  const server = createServer({ noDelay: true }, app as RequestListener);
+  const server = createServer({ noDelay: true }, (req, res) => {
+    res.setHeader(NOSNIFF[0], NOSNIFF[1]);
+    handler(req, res);
+  });
   // Upstream keep-alive sockets (the gateway's pools) must outlive the client side's idle timeout.
   server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
+  // SPEC §11: headers and body must arrive within 30 s, so a Content-Length larger than the body
+  // (or a trickle of headers) holds a socket 30 s, not node's 300 s.
+  server.headersTimeout = REQUEST_TIMEOUT_MS;
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
   // HTTP that node cannot parse (raw non-ASCII in the path, a broken header) never reaches express:
   // answer it with the envelope and a request id too (SPEC §3), instead of node's bare 400.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
@@ -45,7 +56,7 @@ export function listen(
     const head = (err as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
     socket.end(
       `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Request-Id: req_${randomUUID().replace(/-/g, '')}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
+        `X-Request-Id: req_${randomUUID().replace(/-/g, '')}\r\n${NOSNIFF[0]}: ${NOSNIFF[1]}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
     );
   });
   return new Promise((resolve, reject) => {

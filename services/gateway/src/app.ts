@@ -17,7 +17,13 @@ import {
   type RunningServer,
   type ServiceClient,
 } from '@mandate/shared';
-import { authenticate, header, type JwtAuthenticator, type Principal } from './auth/authenticate';
+import {
+  authenticate,
+  credentialKind,
+  header,
+  type JwtAuthenticator,
+  type Principal,
+} from './auth/authenticate';
 import type { KeyResolver } from './auth/key-resolver';
 import { apiCallEvent } from './audit/api-call';
 import { forward } from './http/proxy';
@@ -137,6 +143,10 @@ function sendEnvelope(
   sendJson(res, status, JSON.stringify(envelope), headers);
 }
 
+export const TOO_MANY_AUTH_FAILURES = 'Too many failed authentications from this address; retry later';
+const tooManyAuthFailures = (seconds: number) =>
+  new AppError('TOO_MANY_REQUESTS', TOO_MANY_AUTH_FAILURES, { 'Retry-After': String(seconds) });
+
 /** The route handler of every request: health, 404/405, auth, limits, body, idempotency, forwarding. */
 function gatewayHandler(deps: GatewayDeps) {
   const matcher = new RouteMatcher(deps.routes ?? ROUTES);
@@ -210,6 +220,33 @@ function gatewayHandler(deps: GatewayDeps) {
     );
   }
 
+  /**
+   * Logs a failed authentication (SPEC §11: client IP, request id, the kind of credential and the
+   * reason, never the credential) and counts it against the client IP; over the limit the answer
+   * is 429 instead of the 401.
+   */
+  async function authFailed(
+    req: IncomingMessage,
+    rule: RouteRule,
+    requestId: string,
+    ip: string,
+    err: AppError,
+  ): Promise<AppError> {
+    deps.logger.warn(
+      {
+        ip,
+        requestId,
+        method: req.method,
+        route: rule.path,
+        credential: credentialKind(req),
+        reason: err.message,
+      },
+      'authentication failed',
+    );
+    const wait = (await deps.limiter?.authFailed?.(ip)) ?? 0;
+    return wait > 0 ? tooManyAuthFailures(wait) : err;
+  }
+
   return async function handle(
     req: IncomingMessage,
     res: ServerResponse,
@@ -255,14 +292,22 @@ function gatewayHandler(deps: GatewayDeps) {
         .catch((err) => deps.logger.error({ err, eventId: event.id }, 'API_CALL event not published'));
     });
 
+    const ip = () =>
+      clientIp(req.socket.remoteAddress, header(req, 'x-forwarded-for'), deps.trustProxy ?? false);
     try {
-      principal = await authenticate(req, rule, params, deps);
+      // An address over its failed-authentication limit is refused on every authenticated route,
+      // a now-correct credential included, until its minute passes (docs/DECISIONS.md).
+      const wait = rule.auth === 'public' ? 0 : (deps.limiter?.authBlocked?.(ip()) ?? 0);
+      if (wait > 0) throw tooManyAuthFailures(wait);
+      try {
+        principal = await authenticate(req, rule, params, deps);
+      } catch (err) {
+        if (err instanceof AppError && err.status === 401)
+          throw await authFailed(req, rule, requestId, ip(), err);
+        throw err;
+      }
       // One limiter call per request, after authentication (rejected credentials cost no budget).
-      const subject =
-        deps.limiter &&
-        limitSubject(rule, principal, () =>
-          clientIp(req.socket.remoteAddress, header(req, 'x-forwarded-for'), deps.trustProxy ?? false),
-        );
+      const subject = deps.limiter && limitSubject(rule, principal, ip);
       if (subject) {
         const decision = await deps.limiter!.check(subject, rule.limit);
         for (const name in decision.headers) res.setHeader(name, decision.headers[name]!);

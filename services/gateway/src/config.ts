@@ -16,6 +16,8 @@ export const gatewayConfigSchema = z.object({
   /** JSON list of {name, issuer, jwks_uri, audience, subject_scheme} (SPEC §4). */
   JWT_ISSUERS: env.optionalString(),
   TRUST_PROXY: env.bool(false),
+  /** Failed authentications a client IP may have per minute; beyond it every authenticated route answers 429 until the minute passes. */
+  AUTH_FAILURE_LIMIT_PER_MINUTE: env.int(20).pipe(z.number().int().min(1)),
   /** Prefix of the rate limit and quota keys in Redis. */
   RATE_LIMIT_PREFIX: env.string('mandate:rl'),
   /** Prefix of the Idempotency-Key records in Redis; how long a response is kept; how long a duplicate waits for the first. */

@@ -96,7 +96,12 @@ export async function wire(
   let limiter = overrides.limiter;
   if (!limiter) {
     const owned = await createLimiter(
-      { redisUrl: config.REDIS_URL, prefix: config.RATE_LIMIT_PREFIX, overrides: config.PLAN_OVERRIDES },
+      {
+        redisUrl: config.REDIS_URL,
+        prefix: config.RATE_LIMIT_PREFIX,
+        overrides: config.PLAN_OVERRIDES,
+        authFailuresPerMinute: config.AUTH_FAILURE_LIMIT_PER_MINUTE,
+      },
       logger,
     );
     closers.push(() => owned.close());

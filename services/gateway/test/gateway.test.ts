@@ -166,7 +166,12 @@ describe('gateway', () => {
     [
       'the operator token',
       { authorization: `Bearer ${OPERATOR_TOKEN}` },
-      'Malformed Bearer value (expected Bearer tenantId:apiKey)',
+      'The operator token is accepted only on /v1/platform/* routes',
+    ],
+    [
+      'an API key without its tenant id in Bearer',
+      { authorization: `Bearer msk_${'a'.repeat(43)}` },
+      'Bearer value looks like an API key without its tenant id: send Authorization: Bearer <tenantId>:<apiKey> or X-Api-Key: <apiKey>',
     ],
   ])('when the caller sends %s, then 401 with the exact message', async (_label, headers, message) => {
     const r = await call('GET', '/v1/mandates', headers as Record<string, string>);

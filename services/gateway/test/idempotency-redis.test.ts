@@ -109,8 +109,12 @@ describe('gateway Idempotency-Key when Redis is cut away', () => {
     await store.ready();
     const app = express();
     app.use(requireInternalToken(testTokens));
-    app.post('/{*rest}', (_req, res) => {
+    app.post('/{*rest}', (req, res) => {
       executed++;
+      if (req.path.endsWith('/api-keys')) {
+        res.status(201).json({ key_id: `key_${executed}`, api_key: `msk_secret${executed}`, name: 'k' });
+        return;
+      }
       res.status(201).json({ execution: executed });
     });
     upstream = await listen(app, 0);
@@ -119,7 +123,7 @@ describe('gateway Idempotency-Key when Redis is cut away', () => {
       resolve: async () => ({
         key_id: 'key_a',
         tenant_id: TENANT,
-        scopes: ['mandates:write'],
+        scopes: ['mandates:write', 'tenants:admin'],
         status: 'active',
         plan: 'beta',
       }),
@@ -157,6 +161,31 @@ describe('gateway Idempotency-Key when Redis is cut away', () => {
     expect((await post()).status).toBe(201);
     expect((await post()).status).toBe(201);
     expect(proxy.chunksToTarget).toBe(0);
+  });
+
+  it('when a key creation is stored, then no Redis value holds the secret and the replay omits it', async () => {
+    const send = () =>
+      fetch(`${base}/v1/tenants/${TENANT}/api-keys`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TENANT}:secret`, 'idempotency-key': 'k-create' },
+      });
+    const first = (await (await send()).json()) as { api_key: string; key_id: string };
+    expect(first.api_key).toMatch(/^msk_/);
+    const replay = await send();
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(await replay.json()).toEqual({ key_id: first.key_id, name: 'k' });
+    const redis = new Redis(REDIS_URL);
+    try {
+      const names = await redis.keys(`${prefix}:*`);
+      expect(names.length).toBeGreaterThan(0);
+      for (const name of names) {
+        const record = JSON.parse((await redis.get(name)) ?? '{}');
+        const stored = record.response ? Buffer.from(record.response.body, 'base64').toString() : '';
+        expect(`${name} ${stored}`).not.toContain('msk_');
+      }
+    } finally {
+      redis.disconnect();
+    }
   });
 
   it('when Redis is unreachable, then a POST with a key answers 503 without executing, one without a key still works, and keys work again once Redis is back', async () => {

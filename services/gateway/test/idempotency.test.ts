@@ -26,6 +26,7 @@ const all = ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenant
 const keys: Record<string, ResolvedKey> = {
   'secret-a': { key_id: 'key_a', tenant_id: TENANT_A, scopes: all, status: 'active', plan: 'enterprise' },
   'secret-b': { key_id: 'key_b', tenant_id: TENANT_B, scopes: all, status: 'active', plan: 'enterprise' },
+  'secret-a2': { key_id: 'key_a2', tenant_id: TENANT_A, scopes: all, status: 'active', plan: 'enterprise' },
 };
 const stubKeys: KeyResolver = { resolve: async (s) => keys[s] ?? null, evict: () => undefined };
 
@@ -64,6 +65,17 @@ async function countingService() {
     const n = (executed.get(req.path) ?? 0) + 1;
     executed.set(req.path, n);
     if (req.path.includes('slow')) await new Promise((r) => setTimeout(r, 300));
+    // Key and tenant creation answer with a secret, as identity does.
+    if (req.path.endsWith('/api-keys') || req.path.endsWith('/rotate')) {
+      res.status(201).json({ key_id: `key_${n}`, api_key: `msk_secret${n}`, name: 'k', execution: n });
+      return;
+    }
+    if (req.path === '/v1/platform/tenants') {
+      res
+        .status(201)
+        .json({ tenant: { id: TENANT_B }, api_key: { key_id: `key_${n}`, api_key: `msk_secret${n}` } });
+      return;
+    }
     if (req.path.includes('fail') && n === 1) {
       res.status(503).json({ error: 'SERVICE_UNAVAILABLE', message: 'try again' });
       return;
@@ -121,7 +133,7 @@ describe('gateway Idempotency-Key (memory store)', () => {
   const fresh = (suffix = '') => `/v1/mandates/mdt_${++n}${suffix}/revoke`;
   const post = async (
     path: string,
-    opts: { key?: string; body?: string; tenant?: 'a' | 'b'; headers?: Record<string, string> } = {},
+    opts: { key?: string; body?: string; tenant?: 'a' | 'b' | 'a2'; headers?: Record<string, string> } = {},
   ) => {
     const headers: Record<string, string> = {
       authorization: `Bearer ${opts.tenant === 'b' ? TENANT_B : TENANT_A}:secret-${opts.tenant ?? 'a'}`,
@@ -181,6 +193,55 @@ describe('gateway Idempotency-Key (memory store)', () => {
     expect(JSON.parse(b.text).tenant).toBe(TENANT_B);
     expect(b.headers.get('idempotent-replayed')).toBeNull();
     expect(upstream.executed.get(path)).toBe(2);
+  });
+
+  it("when two API keys of one tenant use the same key, then each executes its own request and neither gets the other's answer", async () => {
+    const path = fresh();
+    const a = await post(path, { key: 'same-tenant-key', tenant: 'a' });
+    const a2 = await post(path, { key: 'same-tenant-key', tenant: 'a2' });
+    expect(a2.headers.get('idempotent-replayed')).toBeNull();
+    expect(JSON.parse(a2.text).execution).not.toBe(JSON.parse(a.text).execution);
+    expect(upstream.executed.get(path)).toBe(2);
+  });
+
+  it.each([
+    ['a key creation', `/v1/tenants/${TENANT_A}/api-keys`],
+    ['a key rotation', `/v1/tenants/${TENANT_A}/api-keys/key_x/rotate`],
+  ])(
+    'when %s is replayed, then the replay is the same response without the api_key secret',
+    async (_l, path) => {
+      const key = `k-secret-${++n}`;
+      const first = await post(path, { key });
+      const replay = await post(path, { key });
+      const body = JSON.parse(first.text);
+      expect(body.api_key).toMatch(/^msk_/);
+      expect(replay.status).toBe(201);
+      expect(replay.headers.get('idempotent-replayed')).toBe('true');
+      const { api_key: _secret, ...rest } = body;
+      expect(JSON.parse(replay.text)).toEqual(rest);
+      expect(replay.text).not.toContain('msk_');
+    },
+  );
+
+  it("when the operator's tenant creation is replayed, then the replay keeps the key but not its secret", async () => {
+    const send = () =>
+      fetch(`${base}/v1/platform/tenants`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${OPERATOR_TOKEN}`,
+          'content-type': 'application/json',
+          'idempotency-key': 'k-tenant',
+        },
+        body: '{"name":"x"}',
+      });
+    const first = (await (await send()).json()) as {
+      tenant: unknown;
+      api_key: { key_id: string; api_key: string };
+    };
+    const res = await send();
+    expect(first.api_key.api_key).toMatch(/^msk_/);
+    expect(res.headers.get('idempotent-replayed')).toBe('true');
+    expect(await res.json()).toEqual({ tenant: first.tenant, api_key: { key_id: first.api_key.key_id } });
   });
 
   it('when the first answer is a 5xx, then it is not kept and a retry executes again', async () => {

@@ -349,6 +349,15 @@ describe('gateway: JWT_ISSUERS', () => {
   });
 
   it.each([
+    'http://127.0.0.1:9000/jwks',
+    'http://127.1.2.3/jwks',
+    'http://[::1]:9000/jwks',
+    'http://localhost/jwks',
+  ])('when an http JWKS is on the loopback host of %s, then it is accepted', (jwks_uri) => {
+    expect(parseJwtIssuers(JSON.stringify([{ ...valid, jwks_uri }]))).toEqual([{ ...valid, jwks_uri }]);
+  });
+
+  it.each([
     ['not JSON', '{', /^JWT_ISSUERS must be a JSON list/],
     [
       'a bad scheme',
@@ -361,7 +370,34 @@ describe('gateway: JWT_ISSUERS', () => {
       /^JWT_ISSUERS\[0\]\["jwks_uri"\]/,
     ],
     ['an unknown field', JSON.stringify([{ ...valid, secret: 'x' }]), /^JWT_ISSUERS\[0\]/],
-    ['a repeated issuer', JSON.stringify([valid, { ...valid, name: 'other' }]), /issuers must be unique/],
+    [
+      'a repeated issuer',
+      JSON.stringify([valid, { ...valid, name: 'other', subject_scheme: 'oidc' }]),
+      /^JWT_ISSUERS\[1\]\["issuer"\]: issuers must be unique/,
+    ],
+    [
+      'a repeated name',
+      JSON.stringify([
+        { ...valid, subject_scheme: 'oidc' },
+        { ...valid, issuer: 'https://other.example.com', subject_scheme: 'oidc' },
+      ]),
+      /^JWT_ISSUERS\[1\]\["name"\]: names must be unique/,
+    ],
+    [
+      'two issuers of one subject scheme',
+      JSON.stringify([valid, { ...valid, name: 'dash2', issuer: 'https://other.example.com' }]),
+      /^JWT_ISSUERS\[1\]\["subject_scheme"\]: only one issuer may use subject scheme dashboard/,
+    ],
+    [
+      'an http JWKS on a non-loopback host',
+      JSON.stringify([{ ...valid, jwks_uri: 'http://id.example.com/jwks.json' }]),
+      /^JWT_ISSUERS\[0\]\["jwks_uri"\]: must be https/,
+    ],
+    [
+      'an http JWKS on a host that only starts like a loopback address',
+      JSON.stringify([{ ...valid, jwks_uri: 'http://127.0.0.1.example.com/jwks.json' }]),
+      /^JWT_ISSUERS\[0\]\["jwks_uri"\]: must be https/,
+    ],
   ])('when it has %s, then start-up fails naming JWT_ISSUERS', (_label, raw, message) => {
     expect(() => parseJwtIssuers(raw)).toThrow(message);
   });

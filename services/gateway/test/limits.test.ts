@@ -151,6 +151,9 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       routes?: RouteRule[];
       trustProxy?: boolean;
       logger?: Logger;
+      authFailuresPerMinute?: number;
+      /** The in-memory limiter's time (with redisPort null). */
+      now?: () => number;
     } = {},
   ): Promise<TestGateway> {
     const prefix = options.prefix ?? `test:rl:${newId('req')}`;
@@ -165,7 +168,7 @@ describe('gateway rate limits and quotas (real Redis)', () => {
     ];
     const upstreams: Upstreams = { mandates, verify, identity, audit };
     let backend;
-    if (options.redisPort === null) backend = memoryBackend();
+    if (options.redisPort === null) backend = memoryBackend(options.now);
     else {
       const redis = new RedisLimiterBackend(
         `redis://${REDIS_HOST}:${options.redisPort ?? REDIS_PORT}`,
@@ -178,6 +181,7 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       prefix,
       clock: options.clock,
       logger,
+      authFailuresPerMinute: options.authFailuresPerMinute,
     });
     const app = createApp({
       tokens: testTokens,
@@ -373,6 +377,74 @@ describe('gateway rate limits and quotas (real Redis)', () => {
         expect(june.status).toBe(200);
       },
     );
+  });
+
+  describe('failed authentications, per client IP (SPEC §11)', () => {
+    const WRONG = `${TENANT}:nokey.${'s3cr3t'.repeat(6)}`;
+    const from = (ip: string) => ({ 'x-forwarded-for': ip });
+
+    it('when an address fails more often than the limit, then each failure is logged without the secret and the next is 429 with Retry-After, a now-correct key included, while another address still gets in', async () => {
+      const { logger, lines } = capturingLogger();
+      const g = await startGateway({ authFailuresPerMinute: 3, trustProxy: true, logger });
+      const ip = '203.0.113.7';
+      for (let i = 0; i < 3; i++) {
+        const r = await g.call('GET', '/v1/mandates', WRONG, { ...from(ip), 'x-request-id': `fail-${i}` });
+        expect(r.status).toBe(401);
+      }
+      const over = await g.call('GET', '/v1/mandates', WRONG, from(ip));
+      expect(over).toMatchObject({
+        status: 429,
+        body: {
+          error: 'TOO_MANY_REQUESTS',
+          message: 'Too many failed authentications from this address; retry later',
+        },
+      });
+      expect(Number(over.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(Number(over.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+      expect((await g.call('GET', '/v1/mandates', freshKey(), from(ip))).status).toBe(429);
+      expect((await g.call('GET', '/v1/mandates', freshKey(), from('203.0.113.8'))).status).toBe(200);
+
+      const failures = lines().filter((l) => l.msg === 'authentication failed');
+      expect(failures).toHaveLength(4);
+      expect(failures[0]).toMatchObject({
+        level: 40,
+        ip,
+        requestId: 'fail-0',
+        credential: 'api_key',
+        reason: 'Invalid or missing API key',
+      });
+      const all = lines()
+        .map((l) => JSON.stringify(l))
+        .join('\n');
+      expect(all).not.toContain('s3cr3t');
+    });
+
+    it('when the failures of one address reach two replicas, then the shared Redis counter blocks it on both', async () => {
+      const prefix = `test:rl:${newId('req')}`;
+      const a = await startGateway({ prefix, authFailuresPerMinute: 2, trustProxy: true });
+      const b = await startGateway({ prefix, authFailuresPerMinute: 2, trustProxy: true });
+      const ip = '198.51.100.9';
+      expect((await a.call('GET', '/v1/mandates', 'operator-secret-for-tests', from(ip))).status).toBe(401);
+      expect((await a.call('GET', '/v1/mandates', WRONG, from(ip))).status).toBe(401);
+      expect((await b.call('GET', '/v1/mandates', WRONG, from(ip))).status).toBe(429);
+      expect((await b.call('GET', '/v1/mandates', freshKey(), from(ip))).status).toBe(429);
+    });
+
+    it('when the minute since the first failure has passed, then the address may authenticate again', async () => {
+      let t = Date.parse('2026-11-23T10:00:00.000Z');
+      const g = await startGateway({
+        redisPort: null,
+        authFailuresPerMinute: 1,
+        now: () => t,
+        clock: { now: () => new Date(t) },
+      });
+      expect((await g.call('GET', '/v1/mandates', WRONG)).status).toBe(401);
+      expect((await g.call('GET', '/v1/mandates', WRONG)).status).toBe(429);
+      t += 30_000;
+      expect((await g.call('GET', '/v1/mandates', freshKey())).status).toBe(429);
+      t += 31_000;
+      expect((await g.call('GET', '/v1/mandates', freshKey())).status).toBe(200);
+    });
   });
 
   describe('onboarding, per client IP (2/s, burst 5)', () => {

@@ -1,11 +1,16 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { AppError, forbidden, notFound, unauthorized, type Actor } from '@mandate/shared';
+import { AppError, badRequest, forbidden, notFound, unauthorized, type Actor } from '@mandate/shared';
 import type { RouteRule } from '../routes/table';
 import type { KeyResolver } from './key-resolver';
 
 export const MALFORMED_BEARER = 'Malformed Bearer value (expected Bearer tenantId:apiKey)';
 const INVALID_KEY = 'Invalid or missing API key';
+export const KEY_WITHOUT_TENANT =
+  'Bearer value looks like an API key without its tenant id: send Authorization: Bearer <tenantId>:<apiKey> or X-Api-Key: <apiKey>';
+export const OPERATOR_TOKEN_ELSEWHERE = 'The operator token is accepted only on /v1/platform/* routes';
+/** Keys are `msk_` + base62 (identity's format); a Bearer value like that lacks only its tenant. */
+const API_KEY_SHAPE = /^msk_[0-9A-Za-z]+$/;
 
 /** Who the gateway established the caller to be, before it forwards anything. */
 export interface Principal {
@@ -22,7 +27,13 @@ type Credential =
   | { kind: 'opaque'; token: string };
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
-const TENANT_ID = /^tnt_[0-9a-z]{26}$/;
+export const TENANT_ID = /^tnt_[0-9a-z]{26}$/;
+/**
+ * What an API-key secret can look like at most: visible ASCII, 200 characters (identity's bound;
+ * real keys are 47). Anything else cannot be a key, so it is a 401 without asking identity.
+ */
+const SECRET_SHAPE = /^[\x21-\x7e]{1,200}$/;
+const BAD_TENANT_HEADER = 'X-Tenant-Id must be a tenant id (tnt_ followed by 26 lowercase letters or digits)';
 
 /** One request header as a string, as express gave it: node joins repeats of most headers with ", ". */
 export function header(req: IncomingMessage, name: string): string | undefined {
@@ -43,6 +54,7 @@ export function readCredential(req: IncomingMessage): Credential {
       const tenantId = value.slice(0, colon);
       const secret = value.slice(colon + 1);
       if (!TENANT_ID.test(tenantId) || secret.length === 0) throw unauthorized(MALFORMED_BEARER);
+      if (!SECRET_SHAPE.test(secret)) throw unauthorized(INVALID_KEY);
       return { kind: 'api_key', tenantId, secret };
     }
     return { kind: 'opaque', token: value };
@@ -54,13 +66,25 @@ export function readCredential(req: IncomingMessage): Credential {
     if (colon > 0) {
       const tenantId = value.slice(0, colon);
       const secret = value.slice(colon + 1);
-      if (!TENANT_ID.test(tenantId) || secret.length === 0) throw unauthorized(INVALID_KEY);
+      if (!TENANT_ID.test(tenantId) || !SECRET_SHAPE.test(secret)) throw unauthorized(INVALID_KEY);
       return { kind: 'api_key', tenantId, secret };
     }
-    if (value.length === 0) throw unauthorized(INVALID_KEY);
+    if (!SECRET_SHAPE.test(value)) throw unauthorized(INVALID_KEY);
     return { kind: 'api_key', secret: value };
   }
   return { kind: 'none' };
+}
+
+/** The kind of credential a request carried, for the failed-authentication log: never any part of it. */
+export function credentialKind(
+  req: IncomingMessage,
+): 'none' | 'api_key' | 'jwt' | 'opaque_bearer' | 'malformed' {
+  try {
+    const { kind } = readCredential(req);
+    return kind === 'opaque' ? 'opaque_bearer' : kind;
+  } catch {
+    return 'malformed';
+  }
 }
 
 function sameSecret(a: string, b: string): boolean {
@@ -105,10 +129,18 @@ export async function authenticate(
     case 'none':
       throw unauthorized(INVALID_KEY);
     case 'opaque':
+      // Say what was recognised and what to send instead; anything else keeps SPEC §3's text.
+      if (sameSecret(credential.token, deps.operatorToken)) throw unauthorized(OPERATOR_TOKEN_ELSEWHERE);
+      if (API_KEY_SHAPE.test(credential.token)) throw unauthorized(KEY_WITHOUT_TENANT);
       throw unauthorized(MALFORMED_BEARER);
     case 'jwt': {
       if (!deps.jwt) throw unauthorized('Invalid bearer token');
       const tenantId = params.tenantId ?? header(req, 'x-tenant-id') ?? null;
+      // A malformed tenant in the path names no tenant (404); in the header it is bad input (400).
+      if (tenantId !== null && !TENANT_ID.test(tenantId)) {
+        if (params.tenantId !== undefined) throw notFound('Tenant not found');
+        throw badRequest(BAD_TENANT_HEADER);
+      }
       principal = await deps.jwt.authenticate(credential.token, tenantId);
       break;
     }

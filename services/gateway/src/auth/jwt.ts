@@ -16,11 +16,39 @@ export const jwtIssuerSchema = z.strictObject({
 });
 export type JwtIssuer = z.infer<typeof jwtIssuerSchema>;
 
-const issuersSchema = z
-  .array(jwtIssuerSchema)
-  .refine((list) => new Set(list.map((i) => i.issuer)).size === list.length, {
-    message: 'issuers must be unique',
+/** A JWKS over plain http is readable and forgeable on the way, so only a loopback host may use it. */
+function isLoopback(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/** The subject prefix an issuer's callers get: two issuers with one prefix could impersonate each other's subjects. */
+const subjectPrefix = (i: JwtIssuer) => (i.subject_scheme === 'oidc' ? `oidc:${i.name}` : i.subject_scheme);
+
+const issuersSchema = z.array(jwtIssuerSchema).superRefine((list, ctx) => {
+  const seen = { name: new Set<string>(), issuer: new Set<string>(), prefix: new Set<string>() };
+  list.forEach((i, index) => {
+    const url = new URL(i.jwks_uri);
+    if (url.protocol !== 'https:' && !isLoopback(url.hostname))
+      ctx.addIssue({
+        code: 'custom',
+        path: [index, 'jwks_uri'],
+        message: 'must be https (http only on a loopback host)',
+      });
+    const clash = (set: Set<string>, value: string, field: string, message: string) => {
+      if (set.has(value)) ctx.addIssue({ code: 'custom', path: [index, field], message });
+      set.add(value);
+    };
+    clash(seen.name, i.name, 'name', 'names must be unique');
+    clash(seen.issuer, i.issuer, 'issuer', 'issuers must be unique');
+    clash(
+      seen.prefix,
+      subjectPrefix(i),
+      'subject_scheme',
+      `only one issuer may use subject scheme ${subjectPrefix(i)}`,
+    );
   });
+});
 
 /** Parses JWT_ISSUERS (a JSON list); throws an error naming the variable and the bad field. */
 export function parseJwtIssuers(raw: string | undefined): JwtIssuer[] {

@@ -56,7 +56,11 @@ export class ResolutionCache<V> {
   }
 }
 
-/** One call to an identity internal resolve route: 200 → the answer, 404 → null, anything else → 503. */
+/**
+ * One call to an identity internal resolve route: 200 → the answer; a 4xx → null (404: unknown;
+ * 400: an input identity refuses to look up, so nothing can match it — a credential that cannot
+ * be valid is the caller's 401, never the gateway's 503); a 5xx or no answer → 503.
+ */
 export async function askIdentity<T>(
   identity: ServiceClient,
   tokens: InternalTokens,
@@ -78,7 +82,7 @@ export async function askIdentity<T>(
     if (err instanceof UpstreamUnavailable) throw serviceUnavailable('Identity service unavailable');
     throw err;
   }
-  if (res.status === 404) return null;
+  if (res.status >= 400 && res.status < 500) return null;
   if (res.status !== 200) throw serviceUnavailable('Identity service unavailable');
   return res.body;
 }

@@ -110,9 +110,16 @@ export class Idempotency {
     }
   }
 
-  /** Per tenant (SPEC §7); the operator has its own scope, public routes (onboarding) one per client IP. */
+  /**
+   * Per caller (SPEC §7): an API key, or a JWT subject in one tenant; the operator has its own
+   * scope, public routes (onboarding) one per client IP. Another caller's identical key is another
+   * record, so a replay never hands one caller what another caller was answered.
+   */
   private scopeOf(req: IncomingMessage, principal: Principal | null): string {
-    if (principal?.tenantId) return principal.tenantId;
+    if (principal?.tenantId) {
+      const { key_id, subject_id } = principal.actor;
+      return key_id ? `${principal.tenantId}:key:${key_id}` : `${principal.tenantId}:sub:${subject_id ?? ''}`;
+    }
     if (principal) return 'platform';
     return `ip:${clientIp(req.socket.remoteAddress, header(req, 'x-forwarded-for'), this.settings.trustProxy)}`;
   }
@@ -133,7 +140,9 @@ export class Idempotency {
       if (settled) return end.call(this, chunk as never, encoding as never, cb as never);
       settled = true;
       const status = res.statusCode;
-      const body = typeof chunk === 'function' || chunk == null ? Buffer.alloc(0) : toBuffer(chunk, encoding);
+      const sent = typeof chunk === 'function' || chunk == null ? Buffer.alloc(0) : toBuffer(chunk, encoding);
+      // The secret of a created key is shown once (SPEC §4): never kept, so a replay comes without it.
+      const body = withoutSecret(sent);
       const write =
         status >= 500
           ? store.release(scope, key, pending)
@@ -158,6 +167,37 @@ function fingerprint(req: IncomingMessage, { path, body = Buffer.alloc(0) }: Ide
     ),
   );
 }
+
+const SECRET_MEMBER = 'api_key';
+
+/**
+ * The body without an API-key secret: `api_key` of the key-creation shape `{key_id, api_key, …}`,
+ * and `api_key.api_key` of the tenant-creation shape `{tenant, api_key: {key_id, api_key, …}}`.
+ * Other bodies are returned as they are (most are not even parsed).
+ */
+export function withoutSecret(body: Buffer): Buffer {
+  if (!body.includes(SECRET_MEMBER)) return body;
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch {
+    return body;
+  }
+  if (!isObject(json)) return body;
+  const secret = json[SECRET_MEMBER];
+  if (typeof secret === 'string') {
+    const { [SECRET_MEMBER]: _dropped, ...rest } = json;
+    return Buffer.from(JSON.stringify(rest));
+  }
+  if (isObject(secret) && typeof secret[SECRET_MEMBER] === 'string') {
+    const { [SECRET_MEMBER]: _dropped, ...key } = secret;
+    return Buffer.from(JSON.stringify({ ...json, [SECRET_MEMBER]: key }));
+  }
+  return body;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function toBuffer(chunk: unknown, encoding: unknown): Buffer {
   if (Buffer.isBuffer(chunk)) return chunk;

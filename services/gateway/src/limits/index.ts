@@ -20,6 +20,8 @@ export interface LimiterSettings {
   prefix: string;
   overrides?: PlanOverrides;
   clock?: Clock;
+  /** Failed authentications per client IP per minute before 429 (SPEC §11). */
+  authFailuresPerMinute?: number;
 }
 
 /** Redis-backed limits when a URL is given (shared by every replica), else in this process (embedded mode). */
@@ -31,9 +33,15 @@ export async function createLimiter(settings: LimiterSettings, logger: Logger): 
       prefix: settings.prefix,
       clock: settings.clock,
       logger,
+      authFailuresPerMinute: settings.authFailuresPerMinute,
     });
   }
   const backend = new RedisLimiterBackend(settings.redisUrl, logger);
   await backend.ready();
-  return new PlanLimiter(limits, backend, { prefix: settings.prefix, clock: settings.clock, logger });
+  return new PlanLimiter(limits, backend, {
+    prefix: settings.prefix,
+    clock: settings.clock,
+    logger,
+    authFailuresPerMinute: settings.authFailuresPerMinute,
+  });
 }

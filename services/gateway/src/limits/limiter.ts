@@ -54,6 +54,10 @@ export interface LimitDecision {
 
 export interface RequestLimiter {
   check(subject: LimitSubject, endpoint?: LimitName): Promise<LimitDecision>;
+  /** Seconds a client IP must still wait after too many failed authentications; 0 when it may try. */
+  authBlocked?(ip: string): number;
+  /** Counts one failed authentication of a client IP; the seconds it must now wait, 0 while under the limit. */
+  authFailed?(ip: string): Promise<number>;
   readiness(): Record<string, string>;
   close(): Promise<void>;
 }
@@ -87,11 +91,21 @@ export class PlanLimiter implements RequestLimiter {
   private readonly endpoints: Record<Plan, Record<EndpointLimit, RateLimiterLike>>;
   private readonly quotas: Record<Plan, RateLimiterLike>;
   private readonly onboarding: RateLimiterLike;
+  /** Failed authentications per client IP in a one-minute window (SPEC §11), in the backend's store. */
+  private readonly authFailures: RateLimiterLike;
+  /** IPs this process saw go over that limit, and until when (ms); bounded, dropped once passed. */
+  private readonly blockedUntil = new Map<string, number>();
 
   constructor(
     private readonly limits: LimitsConfig,
     private readonly backend: LimiterBackend,
-    private readonly options: { prefix: string; clock?: Clock; logger?: Logger },
+    private readonly options: {
+      prefix: string;
+      clock?: Clock;
+      logger?: Logger;
+      /** Failed authentications a client IP may have per minute before 429 (default 20). */
+      authFailuresPerMinute?: number;
+    },
   ) {
     const p = options.prefix;
     const perPlan = <T>(f: (plan: Plan) => T) =>
@@ -106,6 +120,42 @@ export class PlanLimiter implements RequestLimiter {
     );
     this.quotas = perPlan((plan) => backend.quota(`${p}:quota`, limits.plans[plan].monthlyQuota));
     this.onboarding = backend.bucket(`${p}:onboarding`, limits.onboarding);
+    this.authFailures = backend.quota(`${p}:authfail`, options.authFailuresPerMinute ?? 20);
+  }
+
+  private nowMs(): number {
+    return (this.options.clock ?? systemClock).now().getTime();
+  }
+
+  /**
+   * Answered from this process's memory, so a request costs no extra store round trip: an IP is
+   * blocked here once this replica has counted one of its failures over the shared limit.
+   */
+  authBlocked(ip: string): number {
+    const until = this.blockedUntil.get(ip);
+    if (until === undefined) return 0;
+    const left = until - this.nowMs();
+    if (left > 0) return Math.max(1, seconds(left));
+    this.blockedUntil.delete(ip);
+    return 0;
+  }
+
+  async authFailed(ip: string): Promise<number> {
+    let res: RateLimiterRes;
+    try {
+      // A fixed one-minute window from the first failure; the store's counter is shared by replicas.
+      res = await this.authFailures.consume(ip, 1, { customDuration: 60 });
+      return 0;
+    } catch (err) {
+      if (!(err instanceof RateLimiterRes)) {
+        this.options.logger?.error({ err }, 'failed-authentication limiter failed; failure not counted');
+        return 0;
+      }
+      res = err;
+    }
+    if (this.blockedUntil.size >= 10_000) this.blockedUntil.clear();
+    this.blockedUntil.set(ip, this.nowMs() + res.msBeforeNext);
+    return Math.max(1, seconds(res.msBeforeNext));
   }
 
   async check(subject: LimitSubject, endpoint?: LimitName): Promise<LimitDecision> {

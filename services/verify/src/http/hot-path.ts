@@ -5,6 +5,7 @@ import {
   BODY_LIMIT_BYTES,
   INTERNAL_TOKEN_HEADER,
   describeZodError,
+  parseJsonBody,
   requestIdFor,
   type CallerContext,
   type ErrorEnvelope,
@@ -92,13 +93,8 @@ export function verifyHotPath(
     try {
       const raw = await readBody(req);
       if (!raw) return;
-      let body: unknown;
-      try {
-        const text = raw.toString('utf8').replace(/^\uFEFF/, '');
-        body = text.length === 0 ? {} : JSON.parse(text);
-      } catch {
-        return sendError(res, 400, { error: 'BAD_REQUEST', message: 'Malformed JSON body' });
-      }
+      // The shared parser: invalid UTF-8, malformed JSON and forbidden member names are 400 (AppError, below).
+      const body = parseJsonBody(raw) ?? {};
       if (!caller.tenantId)
         return sendError(res, 401, { error: 'UNAUTHORIZED', message: 'Tenant context required' });
       const answer = await performVerify(deps, metrics, {
