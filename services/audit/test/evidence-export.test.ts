@@ -296,6 +296,37 @@ describe('GET /v1/mandates/:id/evidence', () => {
     expect(await store.listByResource(tenant, mandate.id, 10)).toEqual([]);
   });
 
+  it('when the events change between the hashing pass and the writing pass, then the connection is cut and nothing is recorded', async () => {
+    const tenant = newId('tnt');
+    const mandate = await createMandate(tenant);
+    const { url, store } = await startAudit(new HttpMandatesSource({ baseUrls: [mandatesUrl], logger }));
+    const about = { type: 'mandate', id: mandate.id };
+    await store.insertMany([buildAuditEvent(tenant, { resource: about })]);
+    // The second walk sees an event with an older id that the first did not (a late delivery).
+    let walks = 0;
+    const read = store.readByResource.bind(store);
+    store.readByResource = (t, r) => {
+      walks++;
+      if (walks === 2) {
+        const late = buildAuditEvent(tenant, { resource: about });
+        return (async function* () {
+          yield { ...late, id: 'evt_00000000000000000000000000' };
+          yield* read(t, r);
+        })();
+      }
+      return read(t, r);
+    };
+    // The cut may come before or after the 200 headers reach the client; either way no body completes.
+    const body = fetch(`${url}/v1/mandates/${mandate.id}/evidence`, {
+      headers: { 'x-internal-token': await testTokens.mint(callerFor(tenant)) },
+    }).then((res) => res.text());
+    await expect(body).rejects.toThrow();
+    expect(walks).toBe(2);
+    const types: string[] = [];
+    for await (const e of read(tenant, mandate.id)) types.push(e.type);
+    expect(types).not.toContain('EVIDENCE_EXPORTED');
+  });
+
   it('when the mandates service is unreachable or not configured, then 503', async () => {
     const tenant = newId('tnt');
     const down = await startAudit(
