@@ -41,10 +41,16 @@ describe('end to end: KMS-signed mandates and a verifiable evidence export', () 
     if (dir) rmSync(dir, { recursive: true, force: true });
   }, 30_000);
 
-  const cli = (bundle: unknown, name: string) => {
+  /** The CLI on a bundle, pinned to the JWKS saved from the service (as the README tells users to). */
+  const cli = (bundle: unknown, name: string, jwks?: unknown) => {
     const file = path.join(dir, name);
     writeFileSync(file, JSON.stringify(bundle, null, 2));
-    const res = spawnSync(process.execPath, [BIN, 'verify', file], { encoding: 'utf8' });
+    const args = [BIN, 'verify', file];
+    if (jwks !== undefined) {
+      writeFileSync(path.join(dir, 'jwks.json'), JSON.stringify(jwks));
+      args.push('--jwks', path.join(dir, 'jwks.json'));
+    }
+    const res = spawnSync(process.execPath, args, { encoding: 'utf8' });
     return { status: res.status, stdout: res.stdout, stderr: res.stderr };
   };
 
@@ -105,18 +111,24 @@ describe('end to end: KMS-signed mandates and a verifiable evidence export', () 
     });
     expect(new TextDecoder().decode(payload)).toBe(bundle.digest);
 
-    const ok = cli(bundle, 'bundle.json');
+    const ok = cli(bundle, 'bundle.json', jwks);
     expect(ok).toMatchObject({ status: 0, stdout: expect.stringContaining('OK mandate signature') });
+    expect(ok.stdout).toContain('OK pinned keys');
+    // Unpinned, every check passes but it is not "verified".
+    expect(cli(bundle, 'bundle-unpinned.json')).toMatchObject({
+      status: 3,
+      stdout: expect.stringContaining('UNPINNED'),
+    });
 
     const mandateTampered = structuredClone(bundle);
     mandateTampered.mandate.delegate.id = 'agent_43';
-    const m = cli(mandateTampered, 'mandate-tampered.json');
+    const m = cli(mandateTampered, 'mandate-tampered.json', jwks);
     expect(m.status).toBe(1);
     expect(m.stdout).toContain('FAILED mandate signature');
 
     const eventTampered = structuredClone(bundle);
     eventTampered.events[1].data.decision = 'DENY';
-    const e = cli(eventTampered, 'event-tampered.json');
+    const e = cli(eventTampered, 'event-tampered.json', jwks);
     expect(e.status).toBe(1);
     expect(e.stdout).toContain('FAILED digest');
     expect(e.stdout).toContain('OK mandate signature');
@@ -125,7 +137,7 @@ describe('end to end: KMS-signed mandates and a verifiable evidence export', () 
       ...bundle,
       digest: bundle.digest.replace(/^./, (c: string) => (c === '0' ? '1' : '0')),
     };
-    const d = cli(digestTampered, 'digest-tampered.json');
+    const d = cli(digestTampered, 'digest-tampered.json', jwks);
     expect(d.status).toBe(1);
     expect(d.stdout).toContain('FAILED digest');
     expect(d.stdout).toContain('FAILED bundle signature');

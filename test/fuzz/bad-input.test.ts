@@ -32,7 +32,12 @@ const PLAN_OVERRIDES = JSON.stringify({
   beta: {
     global: big,
     monthly_quota: 100_000_000,
-    endpoints: { 'mandates.create': big, 'mandates.lifecycle': big, 'apikeys.create': big },
+    endpoints: {
+      'mandates.create': big,
+      'mandates.lifecycle': big,
+      'apikeys.create': big,
+      'evidence.export': big,
+    },
   },
   enterprise: { global: big, monthly_quota: 100_000_000 },
   onboarding: big,

@@ -1,16 +1,21 @@
 import { readFileSync } from 'node:fs';
 import type { JWK } from 'jose';
-import { BundleFormatError, verifyBundle } from './verify';
+import { BundleFormatError, verifyBundleText } from './verify';
 
-const USAGE = `usage: mandate-evidence verify <bundle.json | -> [--jwks <jwks.json>]
+const USAGE = `usage: mandate-evidence verify <bundle.json | -> --jwks <jwks.json>
 
-Checks a mandate evidence bundle offline, with nothing but the bundle:
-  digest             sha256 of the canonical {mandate, events, keys, exported_at}
-  bundle signature   the JWS over the digest, against the bundle's keys
-  mandate signature  the mandate's JWS over its immutable fields, against the bundle's keys
---jwks also requires every key used to be in that JWKS (e.g. the service's published one, saved earlier).
+Checks a mandate evidence bundle offline:
+  duplicate members  no JSON object names a member twice
+  top-level members  only mandate, exported_at, events, evidence_exports, keys, digest, signature
+  key ids            every key's kid is its RFC 7638 thumbprint
+  digest             sha256 over the canonical header, each canonical event and the trailer
+  bundle signature   the JWS over the digest
+  mandate signature  the mandate's JWS over its immutable fields
+  pinned keys        every key used is in --jwks: the JWKS saved from the service's
+                     GET /v1/.well-known/jwks.json. Without it the bundle's own keys prove nothing.
 
-exit 0: every check passed; 1: a check failed (named in the output); 2: usage or unreadable input`;
+exit 0: verified against the pinned keys; 1: a check failed (named in the output);
+     2: usage or unreadable input; 3: every check passed but the keys are unpinned (no --jwks)`;
 
 export interface Io {
   out(line: string): void;
@@ -46,8 +51,8 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
   if (!file) return usage(io, 'missing bundle file');
   if (rest.includes('--jwks') && !jwksFile) return usage(io, '--jwks needs a file');
 
-  const bundle = readJson(io, file, 'bundle');
-  if (bundle === undefined) return 2;
+  const bundleText = readText(io, file, 'bundle');
+  if (bundleText === undefined) return 2;
   let trustedKeys: JWK[] | undefined;
   if (jwksFile) {
     const jwks = readJson(io, jwksFile, 'JWKS') as { keys?: unknown } | undefined;
@@ -61,7 +66,7 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
 
   let results;
   try {
-    results = await verifyBundle(bundle, { trustedKeys });
+    results = await verifyBundleText(bundleText, { trustedKeys });
   } catch (err) {
     if (err instanceof BundleFormatError) {
       io.err(`mandate-evidence: ${file}: ${err.message}`);
@@ -75,8 +80,14 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
     io.err(`mandate-evidence: ${file} is NOT valid evidence: ${failed.join(', ')} failed`);
     return 1;
   }
-  const mandate = (bundle as { mandate: { id?: unknown } }).mandate;
-  io.out(`OK evidence bundle for mandate ${String(mandate.id)} verified`);
+  const mandate = (JSON.parse(bundleText) as { mandate: { id?: unknown } }).mandate;
+  if (!trustedKeys) {
+    io.out(
+      `UNPINNED evidence bundle for mandate ${String(mandate.id)}: consistent, but checked only against its own keys, which anyone can make; pass --jwks with the service's published JWKS to verify it`,
+    );
+    return 3;
+  }
+  io.out(`OK evidence bundle for mandate ${String(mandate.id)} verified against the pinned keys`);
   return 0;
 }
 
@@ -85,14 +96,18 @@ function usage(io: Io, problem: string): number {
   return 2;
 }
 
-function readJson(io: Io, path: string, what: string): unknown {
-  let text: string;
+function readText(io: Io, path: string, what: string): string | undefined {
   try {
-    text = io.read(path);
+    return io.read(path);
   } catch (err) {
     io.err(`mandate-evidence: cannot read ${what} ${path}: ${(err as Error).message}`);
     return undefined;
   }
+}
+
+function readJson(io: Io, path: string, what: string): unknown {
+  const text = readText(io, path, what);
+  if (text === undefined) return undefined;
   try {
     return JSON.parse(text);
   } catch (err) {

@@ -1,10 +1,22 @@
-import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose';
-import { MANDATE_SIGNED_FIELDS, canonicalJson, mandateSigningPayload, sha256Hex } from '@mandate/shared';
+import { calculateJwkThumbprint, compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose';
+import {
+  EVIDENCE_BUNDLE_MEMBERS,
+  MANDATE_SIGNED_FIELDS,
+  evidenceDigestOf,
+  mandateSigningPayload,
+} from '@mandate/shared';
 
 /** The JWS `typ` of a bundle signature (the mandate's own signature carries none). */
 export const EVIDENCE_JWS_TYP = 'mandate-evidence+jws';
 
-export type CheckName = 'digest' | 'bundle signature' | 'mandate signature';
+export type CheckName =
+  | 'duplicate members'
+  | 'top-level members'
+  | 'key ids'
+  | 'digest'
+  | 'bundle signature'
+  | 'mandate signature'
+  | 'pinned keys';
 
 export interface CheckResult {
   check: CheckName;
@@ -14,8 +26,9 @@ export interface CheckResult {
 
 export interface VerifyOptions {
   /**
-   * Keys trusted out of band (e.g. the service's published JWKS, saved earlier). When given, every
-   * key the bundle uses must be one of them; otherwise the bundle's own keys are taken as they are.
+   * Keys trusted out of band (the service's published JWKS, saved earlier). Only with them can a
+   * bundle be "verified": every key the bundle uses must be one of them. Without them every check
+   * still runs, but the bundle's own keys prove nothing (anyone can make a key and sign).
    */
   trustedKeys?: JWK[];
 }
@@ -25,9 +38,10 @@ export class BundleFormatError extends Error {}
 
 interface Bundle {
   mandate: Record<string, unknown> & { signature: { kid: string; jws: string } };
-  events: unknown[];
-  keys: JWK[];
   exported_at: string;
+  events: unknown[];
+  evidence_exports: number;
+  keys: JWK[];
   digest: string;
   signature: string;
 }
@@ -48,6 +62,12 @@ function asBundle(input: unknown): Bundle {
   need(typeof sig.jws === 'string' && typeof sig.kid === 'string', 'mandate.signature needs kid and jws');
   for (const field of MANDATE_SIGNED_FIELDS) need(field in m, `mandate.${field} is missing`);
   need(Array.isArray(b.events), 'events must be an array');
+  need(
+    typeof b.evidence_exports === 'number' &&
+      Number.isSafeInteger(b.evidence_exports) &&
+      b.evidence_exports >= 0,
+    'evidence_exports must be a non-negative integer',
+  );
   need(Array.isArray(b.keys) && b.keys.every(isObject), 'keys must be an array of JWKs');
   need(typeof b.exported_at === 'string', 'exported_at must be a string');
   need(typeof b.digest === 'string', 'digest must be a string');
@@ -55,32 +75,107 @@ function asBundle(input: unknown): Bundle {
   return b as unknown as Bundle;
 }
 
-/** The digest the bundle should state: sha256 hex of the RFC 8785 form of {mandate, events, keys, exported_at}. */
-export function bundleDigest(b: Pick<Bundle, 'mandate' | 'events' | 'keys' | 'exported_at'>): string {
-  return sha256Hex(
-    canonicalJson({ mandate: b.mandate, events: b.events, keys: b.keys, exported_at: b.exported_at }),
-  );
+/**
+ * The first member name that appears twice in one object of this (valid) JSON text, with where:
+ * JSON.parse silently keeps the last one, so a bundle could show a checker one value and a reader
+ * another. Names are compared decoded ("\u0061" and "a" are the same name).
+ */
+export function findDuplicateMember(text: string): string | undefined {
+  const stack: ({ names: Set<string>; expectName: boolean } | null)[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '"') {
+      let end = i + 1;
+      while (text[end] !== '"') end += text[end] === '\\' ? 2 : 1;
+      const top = stack[stack.length - 1];
+      if (top?.expectName) {
+        const name = JSON.parse(text.slice(i, end + 1)) as string;
+        if (top.names.has(name)) return name;
+        top.names.add(name);
+        top.expectName = false;
+      }
+      i = end;
+    } else if (c === '{') stack.push({ names: new Set(), expectName: true });
+    else if (c === '[') stack.push(null);
+    else if (c === '}' || c === ']') stack.pop();
+    else if (c === ',') {
+      const top = stack[stack.length - 1];
+      if (top) top.expectName = true;
+    }
+  }
+  return undefined;
 }
 
-// The exact bytes a mandate signature covers: one contract with the service that signs.
-export { mandateSigningPayload };
+/** Parses a bundle file's text (BundleFormatError if it is not JSON) and runs every check, duplicate members included. */
+export async function verifyBundleText(text: string, options: VerifyOptions = {}): Promise<CheckResult[]> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new BundleFormatError(`not JSON: ${(err as Error).message}`);
+  }
+  const duplicate = findDuplicateMember(text);
+  const results = await verifyBundle(parsed, options);
+  results.unshift(
+    duplicate === undefined
+      ? { check: 'duplicate members', ok: true, detail: 'no member name appears twice in one object' }
+      : {
+          check: 'duplicate members',
+          ok: false,
+          detail: `member ${JSON.stringify(duplicate)} appears twice in one object (a reader could see either value)`,
+        },
+  );
+  return results;
+}
 
 /**
- * Runs the three checks with nothing but the bundle (and optional trusted keys): the digest, the
- * bundle's signature over it, the mandate's signature over its immutable fields. Every check runs
- * and reports, so a tampered bundle says everything that is wrong with it.
+ * Runs the checks on a parsed bundle: its top-level members, each key's kid against its RFC 7638
+ * thumbprint, the digest, the bundle's signature over it, the mandate's signature over its immutable
+ * fields, and, given trusted keys, that every key used is pinned. Every check runs and reports, so
+ * a tampered bundle says everything that is wrong with it.
  */
 export async function verifyBundle(input: unknown, options: VerifyOptions = {}): Promise<CheckResult[]> {
   const bundle = asBundle(input);
   const results: CheckResult[] = [];
 
-  const recomputed = bundleDigest(bundle);
+  const allowed = new Set<string>(EVIDENCE_BUNDLE_MEMBERS);
+  const unknown = Object.keys(bundle).filter((k) => !allowed.has(k));
+  results.push(
+    unknown.length === 0
+      ? { check: 'top-level members', ok: true, detail: EVIDENCE_BUNDLE_MEMBERS.join(', ') }
+      : {
+          check: 'top-level members',
+          ok: false,
+          detail: `unknown member(s) ${unknown.map((k) => JSON.stringify(k)).join(', ')}; a bundle holds only ${EVIDENCE_BUNDLE_MEMBERS.join(', ')}`,
+        },
+  );
+
+  const badKids: string[] = [];
+  for (const key of bundle.keys) {
+    const thumbprint = await thumbprintOf(key);
+    if (thumbprint === undefined || key.kid !== thumbprint) badKids.push(String(key.kid));
+  }
+  results.push(
+    badKids.length === 0
+      ? {
+          check: 'key ids',
+          ok: true,
+          detail: `every key's kid is its RFC 7638 thumbprint (${bundle.keys.length})`,
+        }
+      : {
+          check: 'key ids',
+          ok: false,
+          detail: `kid ${badKids.join(', ')} is not the RFC 7638 thumbprint of its key`,
+        },
+  );
+
+  const recomputed = evidenceDigestOf(bundle);
   results.push(
     recomputed === bundle.digest
       ? {
           check: 'digest',
           ok: true,
-          detail: `sha256 ${recomputed} covers the mandate, ${bundle.events.length} event(s), ${bundle.keys.length} key(s) and exported_at`,
+          detail: `sha256 ${recomputed} covers the mandate, exported_at, ${bundle.events.length} event(s) and ${bundle.evidence_exports} earlier export(s)`,
         }
       : {
           check: 'digest',
@@ -90,7 +185,7 @@ export async function verifyBundle(input: unknown, options: VerifyOptions = {}):
   );
 
   results.push(
-    await checkJws('bundle signature', bundle.signature, bundle, options, (header, payload) => {
+    await checkJws('bundle signature', bundle.signature, bundle, (header, payload) => {
       if (header.typ !== EVIDENCE_JWS_TYP)
         return `typ is ${String(header.typ)}, expected ${EVIDENCE_JWS_TYP}`;
       if (payload !== bundle.digest) return 'it signs another digest than the one the bundle states';
@@ -100,7 +195,7 @@ export async function verifyBundle(input: unknown, options: VerifyOptions = {}):
 
   const expectedPayload = mandateSigningPayload(bundle.mandate);
   results.push(
-    await checkJws('mandate signature', bundle.mandate.signature.jws, bundle, options, (header, payload) => {
+    await checkJws('mandate signature', bundle.mandate.signature.jws, bundle, (header, payload) => {
       if (header.kid !== bundle.mandate.signature.kid)
         return `the JWS kid ${String(header.kid)} differs from mandate.signature.kid`;
       if (header.typ !== undefined) return `unexpected typ ${String(header.typ)} on a mandate signature`;
@@ -109,14 +204,62 @@ export async function verifyBundle(input: unknown, options: VerifyOptions = {}):
       return undefined;
     }),
   );
+
+  if (options.trustedKeys) results.push(await checkPinned(bundle, options.trustedKeys));
   return results;
+}
+
+async function thumbprintOf(key: JWK): Promise<string | undefined> {
+  try {
+    return await calculateJwkThumbprint(key, 'sha256');
+  } catch {
+    return undefined;
+  }
+}
+
+/** The kids the two signatures name (undefined when a JWS cannot be read; its own check says so). */
+function usedKids(bundle: Bundle): (string | undefined)[] {
+  const kidOf = (jws: string) => {
+    try {
+      const { kid } = decodeProtectedHeader(jws);
+      return typeof kid === 'string' ? kid : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  return [kidOf(bundle.signature), kidOf(bundle.mandate.signature.jws)];
+}
+
+/** Every key a signature uses must be a pinned key: the same RFC 7638 thumbprint, i.e. the same public key. */
+async function checkPinned(bundle: Bundle, trusted: JWK[]): Promise<CheckResult> {
+  const pinned = new Set<string>();
+  for (const key of trusted) {
+    const thumbprint = await thumbprintOf(key);
+    if (thumbprint !== undefined && key.kid === thumbprint) pinned.add(thumbprint);
+  }
+  const missing: string[] = [];
+  for (const kid of usedKids(bundle)) {
+    const key = bundle.keys.find((k) => k.kid === kid);
+    const thumbprint = key ? await thumbprintOf(key) : undefined;
+    if (kid === undefined || thumbprint !== kid || !pinned.has(thumbprint)) missing.push(String(kid));
+  }
+  return missing.length === 0
+    ? {
+        check: 'pinned keys',
+        ok: true,
+        detail: `every key used is in the pinned JWKS (${pinned.size} key(s))`,
+      }
+    : {
+        check: 'pinned keys',
+        ok: false,
+        detail: `key ${[...new Set(missing)].join(', ')} is not among the pinned keys`,
+      };
 }
 
 async function checkJws(
   check: CheckName,
   jws: string,
   bundle: Bundle,
-  options: VerifyOptions,
   inspect: (header: Record<string, unknown>, payload: string) => string | undefined,
 ): Promise<CheckResult> {
   const fail = (why: string): CheckResult => ({ check, ok: false, detail: why });
@@ -131,12 +274,6 @@ async function checkJws(
   if (!kid) return fail('the JWS header names no kid');
   const jwk = bundle.keys.find((k) => k.kid === kid);
   if (!jwk) return fail(`key ${kid} is not in the bundle's keys`);
-  if (
-    options.trustedKeys &&
-    !options.trustedKeys.some((t) => t.kid === kid && t.x === jwk.x && t.y === jwk.y && t.crv === jwk.crv)
-  ) {
-    return fail(`key ${kid} is not among the trusted keys`);
-  }
   let payload: string;
   try {
     const key = await importJWK({ ...jwk, alg: 'ES256' }, 'ES256');

@@ -10,9 +10,9 @@ import {
   type CryptoKey,
   type JWK,
 } from 'jose';
-import { canonicalJson, newId, sha256Hex } from '@mandate/shared';
+import { canonicalJson, evidenceDigestOf, mandateSigningPayload, newId } from '@mandate/shared';
 import { run, type Io } from '../src/cli';
-import { EVIDENCE_JWS_TYP, verifyBundle } from '../src/verify';
+import { EVIDENCE_JWS_TYP, findDuplicateMember, verifyBundle } from '../src/verify';
 
 interface TestKey {
   kid: string;
@@ -70,16 +70,19 @@ async function buildBundle(mandateKey: TestKey, bundleKey: TestKey = mandateKey)
   ];
   const keys = mandateKey.kid === bundleKey.kid ? [mandateKey.jwk] : [mandateKey.jwk, bundleKey.jwk];
   const exported_at = '2026-11-21T13:00:00.000Z';
-  const digest = sha256Hex(canonicalJson({ mandate, events, keys, exported_at }));
+  const evidence_exports = 2;
+  const digest = evidenceDigestOf({ mandate, exported_at, events, evidence_exports });
   return {
     mandate,
-    events,
-    keys,
     exported_at,
+    events,
+    evidence_exports,
+    keys,
     digest,
     signature: await sign(bundleKey, digest, EVIDENCE_JWS_TYP),
   };
 }
+const redigest = (t: Bundle) => evidenceDigestOf(t);
 type Bundle = Awaited<ReturnType<typeof buildBundle>>;
 
 /** Flips one character of a string, keeping it the same length (one byte, in ASCII). */
@@ -103,7 +106,7 @@ async function cli(args: string[], files: Record<string, string> = {}) {
 }
 const verifyFile = (bundle: unknown, extra: string[] = [], files: Record<string, string> = {}) =>
   cli(['verify', 'bundle.json', ...extra], { 'bundle.json': JSON.stringify(bundle, null, 2), ...files });
-const failedChecks = (out: string) => [...out.matchAll(/^FAILED ([a-z ]+):/gm)].map((m) => m[1]);
+const failedChecks = (out: string) => [...out.matchAll(/^FAILED ([a-z -]+):/gm)].map((m) => m[1]);
 
 describe('mandate-evidence verify', () => {
   let key: TestKey;
@@ -114,20 +117,85 @@ describe('mandate-evidence verify', () => {
   });
   const copy = (): Bundle => structuredClone(bundle);
 
-  it('when the bundle is intact, then every check says OK and the exit code is 0', async () => {
-    const res = await verifyFile(bundle);
+  const pinned = () => ({ 'jwks.json': JSON.stringify({ keys: [key.jwk] }) });
+
+  it('when the bundle is intact and its keys are pinned with --jwks, then every check says OK and the exit code is 0', async () => {
+    const res = await verifyFile(bundle, ['--jwks', 'jwks.json'], pinned());
     expect(res).toMatchObject({ code: 0, err: '' });
-    expect(res.out).toMatch(/^OK digest: sha256 [0-9a-f]{64} covers the mandate, 3 event\(s\), 1 key\(s\)/m);
+    expect(res.out).toMatch(
+      /^OK digest: sha256 [0-9a-f]{64} covers the mandate, exported_at, 3 event\(s\) and 2 earlier export\(s\)/m,
+    );
     expect(res.out).toContain(`OK bundle signature: ES256, key ${key.kid}`);
     expect(res.out).toContain(`OK mandate signature: ES256, key ${key.kid}`);
-    expect(res.out).toContain(`OK evidence bundle for mandate ${bundle.mandate.id} verified`);
+    expect(res.out).toContain('OK pinned keys: every key used is in the pinned JWKS');
+    expect(res.out).toContain(
+      `OK evidence bundle for mandate ${bundle.mandate.id} verified against the pinned keys`,
+    );
+  });
+
+  it('when the bundle is intact but no --jwks is given, then every check runs, the keys are called unpinned and the exit code is 3', async () => {
+    const res = await verifyFile(bundle);
+    expect(res.code).toBe(3);
+    expect(failedChecks(res.out)).toEqual([]);
+    expect(res.out).toContain('OK digest');
+    expect(res.out).toContain(`UNPINNED evidence bundle for mandate ${bundle.mandate.id}`);
+    expect(res.out).not.toContain('verified');
   });
 
   it('when the mandate and the bundle were signed by different keys (a rotation), then both keys are used and it verifies', async () => {
-    const rotated = await buildBundle(key, await makeKey());
-    const res = await verifyFile(rotated);
+    const other = await makeKey();
+    const rotated = await buildBundle(key, other);
+    const jwks = JSON.stringify({ keys: [other.jwk, key.jwk] });
+    const res = await verifyFile(rotated, ['--jwks', 'jwks.json'], { 'jwks.json': jwks });
     expect(res.code).toBe(0);
     expect(rotated.keys).toHaveLength(2);
+  });
+
+  describe('forgery (issue 11, item 3)', () => {
+    it("when a fresh key is given the service's real kid and re-signs a widened mandate, then the key ids fail, with or without --jwks", async () => {
+      const forger = await makeKey();
+      const impostor: TestKey = { ...forger, kid: key.kid, jwk: { ...forger.jwk, kid: key.kid } };
+      const forged = await buildBundle(impostor);
+      forged.mandate.scope.actions = ['*'];
+      forged.mandate.signature.jws = await sign(impostor, mandateSigningPayload(forged.mandate));
+      forged.digest = redigest(forged);
+      forged.signature = await sign(impostor, forged.digest, EVIDENCE_JWS_TYP);
+      const unpinned = await verifyFile(forged);
+      expect(unpinned.code).toBe(1);
+      expect(failedChecks(unpinned.out)).toEqual(['key ids']);
+      expect(unpinned.out).toContain(
+        `FAILED key ids: kid ${key.kid} is not the RFC 7638 thumbprint of its key`,
+      );
+      const res = await verifyFile(forged, ['--jwks', 'jwks.json'], pinned());
+      expect(res.code).toBe(1);
+      expect(failedChecks(res.out)).toEqual(['key ids', 'pinned keys']);
+      expect(res.out).not.toContain('verified');
+    });
+
+    it('when a member "verified": true is added at the top level, then the top-level members check fails', async () => {
+      const res = await verifyFile({ ...copy(), verified: true }, ['--jwks', 'jwks.json'], pinned());
+      expect(res.code).toBe(1);
+      expect(failedChecks(res.out)).toEqual(['top-level members']);
+      expect(res.out).toContain('FAILED top-level members: unknown member(s) "verified"');
+    });
+
+    it('when a duplicate "state" member precedes the real one, then the duplicate members check fails', async () => {
+      const text = JSON.stringify(bundle).replace('"mandate":{', '"mandate":{"state":"ACTIVE",');
+      expect((JSON.parse(text) as Bundle).mandate.state).toBe('SUSPENDED');
+      const res = await cli(['verify', 'bundle.json', '--jwks', 'jwks.json'], {
+        'bundle.json': text,
+        ...pinned(),
+      });
+      expect(res.code).toBe(1);
+      expect(failedChecks(res.out)).toEqual(['duplicate members']);
+      expect(res.out).toContain('FAILED duplicate members: member "state" appears twice in one object');
+    });
+
+    it('when member names are equal only once decoded, or a duplicate sits deep in an array, then it is still a duplicate; equal names in sibling objects are not', () => {
+      expect(findDuplicateMember('{"a":1,"\\u0061":2}')).toBe('a');
+      expect(findDuplicateMember('{"x":[{"k":"\\"{","k":1}]}')).toBe('k');
+      expect(findDuplicateMember('{"x":[{"k":1},{"k":2}],"y":{"k":"a,\\"k\\":"}}')).toBeUndefined();
+    });
   });
 
   describe('tampering', () => {
@@ -185,9 +253,7 @@ describe('mandate-evidence verify', () => {
     it('when an event is changed and the digest recomputed to match, then the bundle signature fails', async () => {
       const t = copy();
       t.events[0]!.occurred_at = '2026-11-21T11:00:00.000Z';
-      t.digest = sha256Hex(
-        canonicalJson({ mandate: t.mandate, events: t.events, keys: t.keys, exported_at: t.exported_at }),
-      );
+      t.digest = redigest(t);
       const res = await verifyFile(t);
       expect(res.code).toBe(1);
       expect(failedChecks(res.out)).toEqual(['bundle signature']);
@@ -202,25 +268,22 @@ describe('mandate-evidence verify', () => {
       expect(res.out).toMatch(/FAILED bundle signature: the signature does not verify with key/);
     });
 
-    it("when everything is re-signed with a forger's key, then only --jwks with the trusted keys tells", async () => {
+    it("when everything is re-signed with a forger's own key, then it is unpinned (3) without --jwks and fails the pinned keys with it", async () => {
       const forger = await makeKey();
       const forged = await buildBundle(forger);
-      expect((await verifyFile(forged)).code).toBe(0);
-      const jwks = JSON.stringify({ keys: [key.jwk] });
-      const res = await verifyFile(forged, ['--jwks', 'jwks.json'], { 'jwks.json': jwks });
+      expect((await verifyFile(forged)).code).toBe(3);
+      const res = await verifyFile(forged, ['--jwks', 'jwks.json'], pinned());
       expect(res.code).toBe(1);
-      expect(failedChecks(res.out)).toEqual(['bundle signature', 'mandate signature']);
-      expect(res.out).toContain(`key ${forger.kid} is not among the trusted keys`);
-      expect((await verifyFile(bundle, ['--jwks', 'jwks.json'], { 'jwks.json': jwks })).code).toBe(0);
+      expect(failedChecks(res.out)).toEqual(['pinned keys']);
+      expect(res.out).toContain(`key ${forger.kid} is not among the pinned keys`);
+      expect((await verifyFile(bundle, ['--jwks', 'jwks.json'], pinned())).code).toBe(0);
     });
 
     it('when the key the mandate names is missing from the bundle, then the mandate signature fails and says so', async () => {
       const other = await makeKey();
       const t = await buildBundle(other, key);
       t.keys = t.keys.filter((k) => k.kid !== other.kid);
-      t.digest = sha256Hex(
-        canonicalJson({ mandate: t.mandate, events: t.events, keys: t.keys, exported_at: t.exported_at }),
-      );
+      t.digest = redigest(t);
       t.signature = await sign(key, t.digest, EVIDENCE_JWS_TYP);
       const res = await verifyFile(t);
       expect(failedChecks(res.out)).toEqual(['mandate signature']);
@@ -256,7 +319,7 @@ describe('mandate-evidence verify', () => {
       });
       expect(await cli(['verify', 'b.json'], { 'b.json': '{"mandate": ' })).toMatchObject({
         code: 2,
-        err: expect.stringContaining('bundle b.json is not JSON'),
+        err: expect.stringContaining('b.json: not JSON'),
       });
       const noEvents = { ...copy(), events: undefined };
       expect(await verifyFile(noEvents)).toMatchObject({
@@ -279,11 +342,14 @@ describe('mandate-evidence verify', () => {
   });
 
   it('when verifyBundle is used as a library, then it returns one result per check', async () => {
-    const results = await verifyBundle(bundle);
+    const results = await verifyBundle(bundle, { trustedKeys: [key.jwk] });
     expect(results.map((r) => [r.check, r.ok])).toEqual([
+      ['top-level members', true],
+      ['key ids', true],
       ['digest', true],
       ['bundle signature', true],
       ['mandate signature', true],
+      ['pinned keys', true],
     ]);
   });
 
@@ -295,7 +361,7 @@ describe('mandate-evidence verify', () => {
     });
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-    it('when run on an intact bundle, then it exits 0; on a tampered one, 1 naming the check; on a missing file, 2', () => {
+    it('when run on an intact bundle, then it exits 0 with --jwks and 3 without; on a tampered one, 1 naming the check; on a missing file, 2', () => {
       const good = path.join(dir, 'good.json');
       const bad = path.join(dir, 'bad.json');
       writeFileSync(good, JSON.stringify(bundle));
@@ -303,11 +369,15 @@ describe('mandate-evidence verify', () => {
       t.mandate.scope.constraints.max_amount = 5000000;
       writeFileSync(bad, JSON.stringify(t));
 
-      const ok = spawnSync(process.execPath, [bin, 'verify', good], { encoding: 'utf8' });
+      const jwks = path.join(dir, 'jwks.json');
+      writeFileSync(jwks, JSON.stringify({ keys: [key.jwk] }));
+      const ok = spawnSync(process.execPath, [bin, 'verify', good, '--jwks', jwks], { encoding: 'utf8' });
       expect({ status: ok.status, stdout: ok.stdout, stderr: ok.stderr }).toMatchObject({
         status: 0,
         stdout: expect.stringContaining('OK mandate signature'),
       });
+      const unpinned = spawnSync(process.execPath, [bin, 'verify', good], { encoding: 'utf8' });
+      expect(unpinned.status).toBe(3);
       const failed = spawnSync(process.execPath, [bin, 'verify', bad], { encoding: 'utf8' });
       expect(failed.status).toBe(1);
       expect(failedChecks(failed.stdout)).toEqual(['digest', 'mandate signature']);

@@ -139,6 +139,7 @@ describe('audit consumer (real RabbitMQ)', () => {
       get: (t, id) => memory.get(t, id),
       list: (t, q) => memory.list(t, q),
       listByResource: (t, r, limit) => memory.listByResource(t, r, limit),
+      readByResource: (t, r) => memory.readByResource(t, r),
       ping: () => memory.ping(),
     };
     const source = new RabbitEventSource({ url: AMQP_URL, logger, topology, retryDelayMs: 50 });

@@ -5,6 +5,7 @@ import {
   buildOpenApiDocument,
   canonicalJson,
   createLogger,
+  evidenceDigestOf,
   newId,
   sha256Hex,
   systemClock,
@@ -18,8 +19,8 @@ import type { Signer } from '@mandate/mandates/src/signing/signer';
 import { MemoryMandateStore } from '@mandate/mandates/src/store/memory-mandate-store';
 import { verifyBundle } from 'mandate-evidence';
 import { createApp, type AuditService } from '../src/app';
-import { EVIDENCE_JWS_TYP, evidenceDigest, type EvidenceMandate } from '../src/evidence/bundle';
-import { MAX_EVIDENCE_EVENTS, exportEvidence } from '../src/evidence/export-evidence';
+import { EVIDENCE_JWS_TYP, type EvidenceMandate } from '../src/evidence/bundle';
+import { exportEvidence, type EvidenceSink } from '../src/evidence/export-evidence';
 import { HttpMandatesSource, type MandatesSource } from '../src/evidence/mandates-source';
 import { openApi } from '../src/http/schemas';
 import { MemoryEventStore } from '../src/store/memory-event-store';
@@ -161,7 +162,16 @@ describe('GET /v1/mandates/:id/evidence', () => {
     const res = await exportOf(tenant, mandate.id);
     expect(res.status).toBe(200);
     const bundle = res.body;
-    expect(Object.keys(bundle)).toEqual(['mandate', 'events', 'keys', 'exported_at', 'digest', 'signature']);
+    expect(Object.keys(bundle)).toEqual([
+      'mandate',
+      'exported_at',
+      'events',
+      'evidence_exports',
+      'keys',
+      'digest',
+      'signature',
+    ]);
+    expect(bundle.evidence_exports).toBe(0);
     expect(bundle.mandate).toEqual(suspended.body);
     expect(bundle.events.map((e: AuditEvent) => e.type)).toEqual([
       'MANDATE_CREATED',
@@ -175,9 +185,13 @@ describe('GET /v1/mandates/:id/evidence', () => {
     expect(bundle.keys).toEqual(await newSigner.publicJwks());
     expect(bundle.exported_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
-    // The digest, as the README defines it.
-    const { mandate: m, events, keys, exported_at } = bundle;
-    expect(bundle.digest).toBe(sha256Hex(canonicalJson({ mandate: m, events, keys, exported_at })));
+    // The digest, as the README defines it: canonical header, one line per event, canonical trailer.
+    const { mandate: m, events, exported_at } = bundle;
+    const lines = [
+      canonicalJson({ mandate: m, exported_at }),
+      ...events.map((e: AuditEvent) => canonicalJson(e)),
+    ];
+    expect(bundle.digest).toBe(sha256Hex(lines.map((l) => l + '\n').join('') + '{"evidence_exports":0}'));
     // The signature: a JWS over the digest by the mandates service's key, checkable with jose against its JWKS.
     const jwks = (await callService(mandatesUrl, 'GET', '/v1/.well-known/jwks.json')).body as { keys: JWK[] };
     const { payload, protectedHeader } = await compactVerify(bundle.signature, createLocalJWKSet(jwks), {
@@ -186,15 +200,19 @@ describe('GET /v1/mandates/:id/evidence', () => {
     expect(new TextDecoder().decode(payload)).toBe(bundle.digest);
     expect(protectedHeader).toEqual({ alg: 'ES256', kid: newSigner.kid, typ: EVIDENCE_JWS_TYP });
 
-    // And the offline checker agrees.
-    expect((await verifyBundle(bundle)).map((r) => [r.check, r.ok])).toEqual([
+    // And the offline checker agrees, against the published keys.
+    expect((await verifyBundle(bundle, { trustedKeys: jwks.keys })).map((r) => [r.check, r.ok])).toEqual([
+      ['top-level members', true],
+      ['key ids', true],
       ['digest', true],
       ['bundle signature', true],
       ['mandate signature', true],
+      ['pinned keys', true],
     ]);
+    expect(res.headers.get('cache-control')).toBe('no-store');
   });
 
-  it('when a bundle is exported, then EVIDENCE_EXPORTED is recorded with the caller, and the next export includes it', async () => {
+  it('when a bundle is exported, then EVIDENCE_EXPORTED is recorded with the caller, and the next export counts it without listing it', async () => {
     const tenant = newId('tnt');
     const mandate = await createMandate(tenant);
     await bus.drain();
@@ -224,16 +242,16 @@ describe('GET /v1/mandates/:id/evidence', () => {
         digest: first.body.digest,
         exported_at: first.body.exported_at,
         event_count: 1,
+        evidence_exports: 0,
         kids: [newSigner.kid],
       },
     });
 
     const second = await exportOf(tenant, mandate.id);
-    expect(second.body.events.map((e: AuditEvent) => e.type)).toEqual([
-      'MANDATE_CREATED',
-      'EVIDENCE_EXPORTED',
-    ]);
+    expect(second.body.events.map((e: AuditEvent) => e.type)).toEqual(['MANDATE_CREATED']);
+    expect(second.body.evidence_exports).toBe(1);
     expect(second.body.digest).not.toBe(first.body.digest);
+    expect((await verifyBundle(second.body)).every((r) => r.ok)).toBe(true);
   });
 
   it("when another tenant's mandate or an unknown id is asked for, then 404 NOT_FOUND, and nothing is recorded", async () => {
@@ -276,6 +294,37 @@ describe('GET /v1/mandates/:id/evidence', () => {
     const res = await exportOf(tenant, mandate.id, url);
     expect(res).toMatchObject({ status: 503, body: { error: 'SERVICE_UNAVAILABLE' } });
     expect(await store.listByResource(tenant, mandate.id, 10)).toEqual([]);
+  });
+
+  it('when the events change between the hashing pass and the writing pass, then the connection is cut and nothing is recorded', async () => {
+    const tenant = newId('tnt');
+    const mandate = await createMandate(tenant);
+    const { url, store } = await startAudit(new HttpMandatesSource({ baseUrls: [mandatesUrl], logger }));
+    const about = { type: 'mandate', id: mandate.id };
+    await store.insertMany([buildAuditEvent(tenant, { resource: about })]);
+    // The second walk sees an event with an older id that the first did not (a late delivery).
+    let walks = 0;
+    const read = store.readByResource.bind(store);
+    store.readByResource = (t, r) => {
+      walks++;
+      if (walks === 2) {
+        const late = buildAuditEvent(tenant, { resource: about });
+        return (async function* () {
+          yield { ...late, id: 'evt_00000000000000000000000000' };
+          yield* read(t, r);
+        })();
+      }
+      return read(t, r);
+    };
+    // The cut may come before or after the 200 headers reach the client; either way no body completes.
+    const body = fetch(`${url}/v1/mandates/${mandate.id}/evidence`, {
+      headers: { 'x-internal-token': await testTokens.mint(callerFor(tenant)) },
+    }).then((res) => res.text());
+    await expect(body).rejects.toThrow();
+    expect(walks).toBe(2);
+    const types: string[] = [];
+    for await (const e of read(tenant, mandate.id)) types.push(e.type);
+    expect(types).not.toContain('EVIDENCE_EXPORTED');
   });
 
   it('when the mandates service is unreachable or not configured, then 503', async () => {
@@ -337,34 +386,86 @@ describe('exportEvidence (the use case, with a fake mandates service)', () => {
     };
   }
 
-  it('when the key rotates between reading the JWKS and signing, then the bundle is rebuilt once with the new key', async () => {
+  /** Collects what the export writes, and how many writes it took. */
+  function collector(): EvidenceSink & { text: () => string; writes: number } {
+    const chunks: string[] = [];
+    return {
+      writes: 0,
+      async write(chunk) {
+        this.writes++;
+        chunks.push(chunk);
+      },
+      text: () => chunks.join(''),
+    };
+  }
+  const about = (type: AuditEvent['type'] = 'VERIFICATION_PERFORMED') =>
+    buildAuditEvent(tenant, { type, resource: { type: 'mandate', id: 'mdt_1' } });
+
+  it('when the key rotates between signing and reading the JWKS, then the JWKS is read once more and the new key is in the bundle', async () => {
     const mandates = fake([[jwk('A')], [jwk('B'), jwk('A')]], 'B');
-    const bundle = await exportEvidence(
+    const sink = collector();
+    const summary = await exportEvidence(
       { store: new MemoryEventStore(), mandates, clock: fixedClock },
       ctx,
       'mdt_1',
+      sink,
     );
-    expect(bundle.keys.map((k) => k.kid)).toEqual(['B', 'A']);
-    expect(mandates.signed).toHaveLength(2);
-    expect(bundle.digest).toBe(evidenceDigest(bundle));
+    const bundle = JSON.parse(sink.text());
+    expect(bundle.keys.map((k: JWK) => k.kid)).toEqual(['B', 'A']);
+    expect(summary.kids).toEqual(['B', 'A']);
+    expect(mandates.signed).toHaveLength(1);
+    expect(bundle.digest).toBe(evidenceDigestOf(bundle));
   });
 
-  it('when the signing kid never appears in the JWKS, then 503 rather than a bundle that cannot verify', async () => {
+  it('when the signing kid never appears in the JWKS, then 503 before a byte is written', async () => {
     const mandates = fake([[jwk('A')]], 'C');
+    const sink = collector();
     await expect(
-      exportEvidence({ store: new MemoryEventStore(), mandates, clock: fixedClock }, ctx, 'mdt_1'),
-    ).rejects.toMatchObject({
-      status: 503,
-    });
+      exportEvidence({ store: new MemoryEventStore(), mandates, clock: fixedClock }, ctx, 'mdt_1', sink),
+    ).rejects.toMatchObject({ status: 503 });
+    expect(sink.writes).toBe(0);
   });
 
-  it('when the mandate has more events than one bundle holds, then 413 instead of a silently cut bundle', async () => {
+  it('when the mandate has 25,000 events, far past the old 10,000 cap, then the bundle holds every one, in many writes, and its digest checks', async () => {
     const store = new MemoryEventStore();
-    store.listByResource = async (_t, _r, limit) =>
-      Array.from({ length: limit + 1 }, () => buildAuditEvent(tenant));
-    await expect(
-      exportEvidence({ store, mandates: fake([[jwk('A')]], 'A'), clock: fixedClock }, ctx, 'mdt_1'),
-    ).rejects.toMatchObject({ status: 413, code: 'PAYLOAD_TOO_LARGE' });
-    expect(MAX_EVIDENCE_EVENTS).toBe(10_000);
+    const events = Array.from({ length: 25_000 }, () => about());
+    await store.insertMany(events);
+    await store.insertMany([about('EVIDENCE_EXPORTED'), about('EVIDENCE_EXPORTED')]);
+    const sink = collector();
+    const summary = await exportEvidence(
+      { store, mandates: fake([[jwk('A')]], 'A'), clock: fixedClock },
+      ctx,
+      'mdt_1',
+      sink,
+    );
+    const bundle = JSON.parse(sink.text());
+    expect(bundle.events.map((e: AuditEvent) => e.id)).toEqual(events.map((e) => e.id));
+    expect(bundle.evidence_exports).toBe(2);
+    expect(summary).toMatchObject({ event_count: 25_000, evidence_exports: 2, digest: bundle.digest });
+    expect(bundle.digest).toBe(evidenceDigestOf(bundle));
+    // Streamed: written in many bounded pieces, never as one string.
+    expect(sink.writes).toBeGreaterThan(20);
+  });
+
+  it('when an event arrives while the bundle is being written, then the bundle holds what was hashed and signed, and the digest matches', async () => {
+    const store = new MemoryEventStore();
+    await store.insertMany([about(), about()]);
+    const sink = collector();
+    let added = false;
+    const mandates = fake([[jwk('A')]], 'A');
+    const signDigest = mandates.signDigest.bind(mandates);
+    // Between the signature and the writing pass: a later export's event and a verification land.
+    mandates.signDigest = async (c, digest) => {
+      const signed = await signDigest(c, digest);
+      if (!added) await store.insertMany([about('EVIDENCE_EXPORTED'), about()]);
+      added = true;
+      return signed;
+    };
+    await exportEvidence({ store, mandates, clock: fixedClock }, ctx, 'mdt_1', sink);
+    const bundle = JSON.parse(sink.text());
+    expect(bundle.events).toHaveLength(2);
+    expect(bundle.evidence_exports).toBe(0);
+    expect(bundle.digest).toBe(evidenceDigestOf(bundle));
+    expect(bundle.digest).toBe(mandates.signed[0]);
   });
 });

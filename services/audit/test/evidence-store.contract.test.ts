@@ -50,3 +50,30 @@ describeStoreContract<EventStore>('EventStore.listByResource', eventStoreAdapter
     expect(ids(await getStore().listByResource(tenant, mandate, 3))).toEqual(ids(events.slice(0, 4)));
   });
 });
+
+/** EventStore.readByResource, the streaming export's cursor: the same events as listByResource, oldest first. */
+describeStoreContract<EventStore>('EventStore.readByResource', eventStoreAdapters(), (getStore) => {
+  const readAll = async (tenant: string, resource: string) => {
+    const out: AuditEvent[] = [];
+    for await (const event of getStore().readByResource(tenant, resource)) out.push(event);
+    return out;
+  };
+
+  it("when a resource has more events than one cursor batch, inserted out of order, then every one of this tenant's comes back once, oldest first", async () => {
+    const tenant = newId('tnt');
+    const mandate = newId('mdt');
+    const events = Array.from({ length: 1_203 }, () =>
+      buildAuditEvent(tenant, { resource: { type: 'mandate', id: mandate } }),
+    );
+    await getStore().insertMany([...events].reverse());
+    await getStore().insertMany([
+      buildAuditEvent(tenant),
+      buildAuditEvent(newId('tnt'), { resource: { type: 'mandate', id: mandate } }),
+      buildAuditEvent(null, { resource: { type: 'mandate', id: mandate } }),
+    ]);
+    const got = await readAll(tenant, mandate);
+    expect(ids(got)).toEqual(ids(events));
+    expect(got[7]).toEqual(events[7]);
+    expect(await readAll(newId('tnt'), mandate)).toEqual([]);
+  });
+});

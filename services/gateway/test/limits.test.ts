@@ -316,6 +316,32 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       expect(count(more, 429)).toBeGreaterThan(0);
     });
 
+    it('when one beta key sends 120 evidence exports at once, then the export bucket (1/s, burst 5) lets only its burst and refill through', async () => {
+      const auth = freshKey();
+      const started = performance.now();
+      const exports = await Promise.all(
+        Array.from({ length: 120 }, () => g.call('GET', '/v1/mandates/mdt_1/evidence', auth)),
+      );
+      const elapsedS = (performance.now() - started) / 1000;
+      expect(count(exports, 200)).toBeGreaterThanOrEqual(5);
+      expect(count(exports, 200)).toBeLessThanOrEqual(5 + Math.ceil(elapsedS) + 1);
+      const limited = exports.find((r) => r.status === 429);
+      expect(limited?.body).toEqual({ error: 'TOO_MANY_REQUESTS', message: 'Rate limit exceeded' });
+      expect(limited!.headers.get('ratelimit-limit')).toBe('5');
+      // Its own bucket: the key's other reads go on.
+      expect((await g.call('GET', '/v1/mandates', auth)).status).toBe(200);
+    });
+
+    it('when an enterprise key exports evidence, then its own numbers apply (burst 20)', async () => {
+      const auth = freshKey('enterprise');
+      const exports = await Promise.all(
+        Array.from({ length: 20 }, () => g.call('GET', '/v1/mandates/mdt_1/evidence', auth)),
+      );
+      expect(statuses(exports)).toEqual(Array(20).fill(200));
+      const more = await sendUntilRefused(() => g.call('GET', '/v1/mandates/mdt_1/evidence', auth), 60);
+      expect(more.find((r) => r.status === 429)!.headers.get('ratelimit-limit')).toBe('20');
+    });
+
     it('when a limited route answers, then it carries RateLimit-Limit, -Remaining and -Reset; an unlimited public route does not', async () => {
       const auth = freshKey();
       const r = await g.call('GET', '/v1/mandates', auth);

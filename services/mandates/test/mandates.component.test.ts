@@ -105,6 +105,11 @@ describe('mandates service (in-process, memory store)', () => {
       ],
       ['scope.actions is empty', { scope: { actions: [] } }, 'scope.actions must have at least 1 item(s)'],
       [
+        'scope.resources is empty (it must not mean "anything")',
+        { scope: { actions: ['*'], resources: [] } },
+        'scope.resources must have at least 1 item(s)',
+      ],
+      [
         'an action is malformed',
         { scope: { actions: ['pay ments'] } },
         'scope.actions.0: must be an action like payments:create, payments:* or *',

@@ -122,10 +122,16 @@ const cases: Case[] = [
     reason: 'OK',
   },
   {
-    name: 'the mandate has an empty resource list',
+    name: 'a stored mandate has an empty resource list (fail closed)',
     mandate: { scope: { actions: ['*'], resources: [] } },
     input: { resource: 'x' },
-    reason: 'OK',
+    reason: 'RESOURCE_NOT_PERMITTED',
+  },
+  {
+    name: 'a stored mandate has an empty resource list and the request names none (fail closed)',
+    mandate: { scope: { actions: ['*'], resources: [] } },
+    input: {},
+    reason: 'RESOURCE_NOT_PERMITTED',
   },
   {
     name: 'the currency differs',
@@ -140,16 +146,46 @@ const cases: Case[] = [
     reason: 'CURRENCY_MISMATCH',
   },
   {
-    name: 'a currency comes without an amount and differs',
+    name: 'a currency comes without an amount and the mandate has a limit',
     mandate: { scope: payments },
     input: { resource: 'acct:123', currency: 'USD' },
+    reason: 'AMOUNT_REQUIRED',
+  },
+  {
+    name: 'neither amount nor currency is given and the mandate has a limit',
+    mandate: { scope: payments },
+    input: { resource: 'acct:123' },
+    reason: 'AMOUNT_REQUIRED',
+  },
+  {
+    name: 'no amount is given and the limit is the only constraint',
+    mandate: { scope: { actions: ['*'], constraints: { max_amount: 100 } } },
+    input: {},
+    reason: 'AMOUNT_REQUIRED',
+  },
+  {
+    name: 'no currency is given and the mandate names one (no limit)',
+    mandate: { scope: { actions: ['*'], constraints: { currency: 'EUR' } } },
+    input: {},
     reason: 'CURRENCY_MISMATCH',
   },
   {
-    name: 'neither amount nor currency is given',
+    name: 'the currency matches and the mandate has no limit',
+    mandate: { scope: { actions: ['*'], constraints: { currency: 'EUR' } } },
+    input: { currency: 'EUR' },
+    reason: 'OK',
+  },
+  {
+    name: 'resource missing and amount missing (order)',
+    mandate: { scope: payments },
+    input: {},
+    reason: 'RESOURCE_NOT_PERMITTED',
+  },
+  {
+    name: 'amount missing and currency missing (order)',
     mandate: { scope: payments },
     input: { resource: 'acct:123' },
-    reason: 'OK',
+    reason: 'AMOUNT_REQUIRED',
   },
   {
     name: 'a currency is given and the mandate has none',

@@ -109,12 +109,15 @@ describe('POST /v1/verify', () => {
       { resource: 'acct:2' },
       'ACTIVE',
     ],
+    ['RESOURCE_NOT_PERMITTED', { scope: { actions: ['*'], resources: ['acct:1'] } }, {}, 'ACTIVE'],
+    ['AMOUNT_REQUIRED', { scope: { actions: ['*'], constraints: { max_amount: 100 } } }, {}, 'ACTIVE'],
     [
       'CURRENCY_MISMATCH',
       { scope: { actions: ['*'], constraints: { currency: 'EUR' } } },
       { amount: 5, currency: 'USD' },
       'ACTIVE',
     ],
+    ['CURRENCY_MISMATCH', { scope: { actions: ['*'], constraints: { currency: 'EUR' } } }, {}, 'ACTIVE'],
     [
       'AMOUNT_EXCEEDS_LIMIT',
       { scope: { actions: ['*'], constraints: { max_amount: 100 } } },

@@ -1,6 +1,6 @@
-import { canonicalJson, sha256Hex, type AuditEvent } from '@mandate/shared';
+import type { AuditEvent } from '@mandate/shared';
 
-/** A public JWK as the mandates service publishes it (EC P-256, kid, alg, use). */
+/** A public JWK as the mandates service publishes it (EC P-256, kid = RFC 7638 thumbprint, alg, use). */
 export type PublicJwk = Record<string, unknown> & { kid?: string };
 
 /** The mandate as the mandates service serves it; the export carries it unchanged. */
@@ -10,19 +10,20 @@ export type EvidenceMandate = Record<string, unknown> & {
   signature: { alg: string; kid: string; jws: string };
 };
 
-/** The part of the bundle the digest covers. */
-export interface EvidenceContent {
+/**
+ * SPEC §5 Evidence export (v2); the README ("Signing keys and evidence") defines it byte for byte
+ * and packages/shared/src/evidence-digest.ts computes its digest.
+ */
+export interface EvidenceBundle {
   mandate: EvidenceMandate;
-  /** Every event about the mandate, oldest first. */
-  events: AuditEvent[];
-  /** The JWKS entries that check the mandate's signature and the bundle's. */
-  keys: PublicJwk[];
   exported_at: string;
-}
-
-/** SPEC §5 Evidence export; the README ("Signing keys and evidence") defines it byte for byte. */
-export interface EvidenceBundle extends EvidenceContent {
-  /** sha256, lowercase hex, of the RFC 8785 canonical JSON of {mandate, events, keys, exported_at}. */
+  /** Every event about the mandate but EVIDENCE_EXPORTED, oldest first. */
+  events: AuditEvent[];
+  /** How many EVIDENCE_EXPORTED events there were: counted, not listed, so exporting never grows the next bundle. */
+  evidence_exports: number;
+  /** The JWKS entries that check the mandate's signature and the bundle's (not covered by the digest: pinned by kid). */
+  keys: PublicJwk[];
+  /** sha256 hex over the canonical header, each canonical event and the canonical trailer. */
   digest: string;
   /** Compact JWS (ES256, typ mandate-evidence+jws) whose payload is the digest string. */
   signature: string;
@@ -30,8 +31,3 @@ export interface EvidenceBundle extends EvidenceContent {
 
 /** The JWS `typ` of a bundle signature; the mandates service sets it for every digest it signs. */
 export const EVIDENCE_JWS_TYP = 'mandate-evidence+jws';
-
-export function evidenceDigest(content: EvidenceContent): string {
-  const { mandate, events, keys, exported_at } = content;
-  return sha256Hex(canonicalJson({ mandate, events, keys, exported_at }));
-}

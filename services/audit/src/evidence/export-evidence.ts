@@ -1,14 +1,8 @@
 import { decodeProtectedHeader } from 'jose';
-import { AppError, serviceUnavailable, type Clock } from '@mandate/shared';
+import { AppError, EvidenceDigest, serviceUnavailable, type AuditEvent, type Clock } from '@mandate/shared';
 import type { EventStore } from '../store/event-store';
-import { evidenceDigest, type EvidenceBundle, type PublicJwk } from './bundle';
+import type { EvidenceMandate, PublicJwk } from './bundle';
 import type { CallContext, MandatesSource } from './mandates-source';
-
-/**
- * A bundle must hold every event or none: one silently cut short would be false evidence. Past
- * this many events the export is refused (a later issue can stream or split it).
- */
-export const MAX_EVIDENCE_EVENTS = 10_000;
 
 export class EvidenceMandateNotFound extends AppError {
   constructor() {
@@ -16,44 +10,122 @@ export class EvidenceMandateNotFound extends AppError {
   }
 }
 
+/** The events changed between the hashing pass and the writing pass; the bundle already begun must be abandoned. */
+export class EvidenceChangedDuringExport extends Error {}
+
 export interface EvidenceDeps {
   store: EventStore;
   mandates: MandatesSource;
   clock: Clock;
 }
 
+/** Where the bundle goes: the first write starts the 200 response; a write resolves once the bytes are taken (back-pressure). */
+export interface EvidenceSink {
+  write(chunk: string): Promise<void>;
+}
+
+/** What the EVIDENCE_EXPORTED event records. */
+export interface EvidenceSummary {
+  mandateId: string;
+  digest: string;
+  exported_at: string;
+  event_count: number;
+  evidence_exports: number;
+  kids: string[];
+}
+
+const EXPORTED: AuditEvent['type'] = 'EVIDENCE_EXPORTED';
+/** Bytes gathered before one write to the socket. */
+const CHUNK_CHARS = 64 * 1024;
+
 /**
- * Builds SPEC §5's evidence bundle: the mandate as served, its events oldest first, the public
- * keys that check both signatures, the digest of all that, and the mandates service's signature
- * over the digest. Another tenant's mandate is NOT_FOUND, as an absent one.
+ * Streams SPEC §5's evidence bundle (v2) in bounded memory, whatever the number of events:
+ * `{mandate, exported_at, events, evidence_exports, keys, digest, signature}` (the digest is
+ * defined in packages/shared/src/evidence-digest.ts). Two passes over the store's cursor: the
+ * first only hashes, so the signature (and any 404/503) is settled before the first byte; the
+ * second writes the same events, up to the last id the first saw, and hashes them again. Earlier
+ * EVIDENCE_EXPORTED events are counted, not listed, so exporting never grows the next bundle.
  */
 export async function exportEvidence(
   deps: EvidenceDeps,
   ctx: CallContext,
   mandateId: string,
-): Promise<EvidenceBundle> {
+  sink: EvidenceSink,
+): Promise<EvidenceSummary> {
   const mandate = await deps.mandates.getMandate(ctx, mandateId);
   if (!mandate) throw new EvidenceMandateNotFound();
+  const exported_at = deps.clock.now().toISOString();
 
-  const events = await deps.store.listByResource(ctx.tenantId, mandate.id, MAX_EVIDENCE_EVENTS);
-  if (events.length > MAX_EVIDENCE_EVENTS) {
-    throw new AppError(
-      'PAYLOAD_TOO_LARGE',
-      `Mandate has more than ${MAX_EVIDENCE_EVENTS} events; the evidence export holds at most ${MAX_EVIDENCE_EVENTS}`,
-    );
+  const first = await hashPass(deps.store, ctx.tenantId, mandate, exported_at, undefined);
+  const { jws } = await deps.mandates.signDigest(ctx, first.digest);
+  const kid = decodeProtectedHeader(jws).kid;
+  const keys = await keysFor(deps.mandates, ctx, [mandate.signature.kid, kid]);
+
+  // No event in the first pass: '' keeps every later arrival out of the second.
+  const second = await hashPass(deps.store, ctx.tenantId, mandate, exported_at, first.lastId ?? '', sink);
+  if (second.digest !== first.digest) throw new EvidenceChangedDuringExport(`mandate ${mandate.id}`);
+  await sink.write(
+    `],"evidence_exports":${second.evidenceExports},"keys":${JSON.stringify(keys)},` +
+      `"digest":${JSON.stringify(second.digest)},"signature":${JSON.stringify(jws)}}`,
+  );
+  return {
+    mandateId: mandate.id,
+    digest: second.digest,
+    exported_at,
+    event_count: second.listed,
+    evidence_exports: second.evidenceExports,
+    kids: keys.map((k) => k.kid).filter((k): k is string => typeof k === 'string'),
+  };
+}
+
+/**
+ * One walk over the mandate's events, oldest first: hashes them and, given a sink, writes the
+ * bundle up to its events array. With `upTo`, events with a later id (arrived since the first
+ * pass) are left out.
+ */
+async function hashPass(
+  store: EventStore,
+  tenantId: string,
+  mandate: EvidenceMandate,
+  exported_at: string,
+  upTo: string | undefined,
+  sink?: EvidenceSink,
+): Promise<{ digest: string; lastId: string | undefined; listed: number; evidenceExports: number }> {
+  const digest = new EvidenceDigest({ mandate, exported_at });
+  let evidenceExports = 0;
+  let lastId: string | undefined;
+  let pending = sink
+    ? `{"mandate":${JSON.stringify(mandate)},"exported_at":${JSON.stringify(exported_at)},"events":[`
+    : '';
+  for await (const event of store.readByResource(tenantId, mandate.id)) {
+    if (upTo !== undefined && event.id > upTo) continue;
+    lastId = event.id;
+    if (event.type === EXPORTED) {
+      evidenceExports++;
+      continue;
+    }
+    const line = digest.addEvent(event);
+    if (!sink) continue;
+    pending += digest.eventCount === 1 ? line : ',' + line;
+    if (pending.length >= CHUNK_CHARS) {
+      await sink.write(pending);
+      pending = '';
+    }
   }
+  if (sink && pending.length > 0) await sink.write(pending);
+  return { digest: digest.finish(evidenceExports), lastId, listed: digest.eventCount, evidenceExports };
+}
 
-  // The keys are part of the digest, so the signing key must be known before signing: it is the
-  // first JWKS entry. A rotation between the two calls shows up as another kid; then once more.
+/** The JWKS entries with these kids; the signing kid must be published (a rotation under way: asked once more). */
+async function keysFor(
+  mandates: MandatesSource,
+  ctx: CallContext,
+  kids: (string | undefined)[],
+): Promise<PublicJwk[]> {
+  const signingKid = kids[kids.length - 1];
   for (let attempt = 0; attempt < 2; attempt++) {
-    const jwks = await deps.mandates.publicKeys(ctx);
-    const keys = neededKeys(jwks, [mandate.signature.kid, jwks[0]?.kid]);
-    const exported_at = deps.clock.now().toISOString();
-    const digest = evidenceDigest({ mandate, events, keys, exported_at });
-    const { jws } = await deps.mandates.signDigest(ctx, digest);
-    const { kid } = decodeProtectedHeader(jws);
-    if (keys.some((k) => k.kid === kid))
-      return { mandate, events, keys, exported_at, digest, signature: jws };
+    const jwks = await mandates.publicKeys(ctx);
+    if (jwks.some((k) => k.kid === signingKid)) return neededKeys(jwks, kids);
   }
   throw serviceUnavailable('Signing key changed during the export; retry the request');
 }

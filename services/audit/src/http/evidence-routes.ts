@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import {
   INTERNAL_TOKEN_HEADER,
   buildEvent,
@@ -11,7 +11,7 @@ import {
   type Logger,
 } from '@mandate/shared';
 import { recordEvent } from '../domain/events';
-import { exportEvidence } from '../evidence/export-evidence';
+import { exportEvidence, type EvidenceSink } from '../evidence/export-evidence';
 import type { MandatesSource } from '../evidence/mandates-source';
 import type { EventStore } from '../store/event-store';
 
@@ -32,22 +32,38 @@ export function evidenceRoutes(deps: EvidenceRouteDeps): Router {
       const tenantId = tenantOf(req);
       if (!deps.mandates) throw serviceUnavailable('Evidence export is not configured (MANDATES_URL)');
       const ctx = { tenantId, internalToken: req.header(INTERNAL_TOKEN_HEADER)!, requestId: req.requestId };
-      const bundle = await exportEvidence(
-        { store: deps.store, mandates: deps.mandates, clock },
-        ctx,
-        String(req.params.id),
-      );
+      let summary;
+      try {
+        summary = await exportEvidence(
+          { store: deps.store, mandates: deps.mandates, clock },
+          ctx,
+          String(req.params.id),
+          responseSink(res),
+        );
+      } catch (err) {
+        // Before the first byte the error middleware answers (404, 503); after it, the only honest
+        // answer is a cut connection, never a bundle that looks complete.
+        if (!res.headersSent) throw err;
+        deps.logger.error(
+          { err, requestId: req.requestId },
+          'evidence export failed mid-stream; connection cut',
+        );
+        res.destroy();
+        return;
+      }
+      res.end();
 
       // Audit is where events rest, so its own event is written straight to the store rather than sent round the broker.
       const event = buildEvent({
         type: 'EVIDENCE_EXPORTED',
         tenantId,
-        resource: { type: 'mandate', id: bundle.mandate.id },
+        resource: { type: 'mandate', id: summary.mandateId },
         data: {
-          digest: bundle.digest,
-          exported_at: bundle.exported_at,
-          event_count: bundle.events.length,
-          kids: bundle.keys.map((k) => k.kid),
+          digest: summary.digest,
+          exported_at: summary.exported_at,
+          event_count: summary.event_count,
+          evidence_exports: summary.evidence_exports,
+          kids: summary.kids,
         },
         caller: callerOf(req),
         occurredAt: clock.now(),
@@ -60,9 +76,34 @@ export function evidenceRoutes(deps: EvidenceRouteDeps): Router {
           'EVIDENCE_EXPORTED not recorded',
         );
       }
-      res.setHeader('Cache-Control', 'no-store');
-      res.json(bundle);
     },
   });
   return router;
+}
+
+/** Writes to the response with back-pressure; the first write sends the 200 headers (chunked). */
+function responseSink(res: Response): EvidenceSink {
+  return {
+    async write(chunk) {
+      if (res.destroyed) throw new Error('client went away');
+      if (!res.headersSent) {
+        res.status(200);
+        res.setHeader('Content-Type', 'application/json; charset=utf-8');
+        res.setHeader('Cache-Control', 'no-store');
+      }
+      if (res.write(chunk)) return;
+      await new Promise<void>((resolve, reject) => {
+        const drained = () => {
+          res.off('close', closed);
+          resolve();
+        };
+        const closed = () => {
+          res.off('drain', drained);
+          reject(new Error('client went away'));
+        };
+        res.once('drain', drained);
+        res.once('close', closed);
+      });
+    },
+  };
 }

@@ -17,9 +17,15 @@ export const evidenceBundleSchema = z.object({
     tenant_id: z.string(),
     signature: z.object({ alg: z.literal('ES256'), kid: z.string(), jws: z.string() }),
   }),
-  events: z.array(auditEventSchema),
-  keys: z.array(jwkSchema),
   exported_at: z.string(),
+  events: z
+    .array(auditEventSchema)
+    .describe('Every event about the mandate but EVIDENCE_EXPORTED, oldest first'),
+  evidence_exports: z
+    .int()
+    .min(0)
+    .describe('How many EVIDENCE_EXPORTED events there are (counted, not listed)'),
+  keys: z.array(jwkSchema),
   digest: z.string().regex(/^[0-9a-f]{64}$/),
   signature: z.string(),
 });
@@ -30,10 +36,12 @@ export const evidenceOpenApi: OpenApiContribution = (registry) => {
     path: '/v1/mandates/{id}/evidence',
     summary: 'Export a verifiable evidence bundle for one mandate',
     description:
-      'Scope events:read. The mandate with its signature, every event about it oldest first, the JWKS entries ' +
-      'that check both signatures, exported_at, digest = sha256 hex of the RFC 8785 canonical JSON of ' +
-      '{mandate, events, keys, exported_at}, and signature = compact JWS (ES256, typ mandate-evidence+jws) whose ' +
-      'payload is the digest. Check it offline with `npx mandate-evidence verify bundle.json`. Emits EVIDENCE_EXPORTED.',
+      'Scope events:read. Streamed, any size. The mandate with its signature, exported_at, every event about it ' +
+      'oldest first except EVIDENCE_EXPORTED (counted in evidence_exports), the JWKS entries that check both ' +
+      'signatures, digest = sha256 hex of canonical({mandate, exported_at}) + "\\n", then canonical(event) + "\\n" ' +
+      'per event, then canonical({evidence_exports}) (RFC 8785), and signature = compact JWS (ES256, typ ' +
+      'mandate-evidence+jws) whose payload is the digest. Check it offline with ' +
+      '`npx mandate-evidence verify bundle.json --jwks jwks.json`. Emits EVIDENCE_EXPORTED.',
     tags: ['Events'],
     request: { params: z.object({ id: z.string() }) },
     responses: {
@@ -44,7 +52,7 @@ export const evidenceOpenApi: OpenApiContribution = (registry) => {
       401: errorResponse('Missing or invalid credentials'),
       403: errorResponse('API key lacks required scope: events:read'),
       404: errorResponse('No such mandate for this tenant'),
-      413: errorResponse('The mandate has more events than one bundle holds'),
+      429: errorResponse('Export rate limit (its own bucket) or quota exceeded'),
       503: errorResponse('The mandates service or the signing key is unavailable'),
     },
   });

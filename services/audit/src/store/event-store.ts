@@ -35,6 +35,11 @@ export interface EventStore {
    * so the caller can tell that there are more than it is willing to bundle.
    */
   listByResource(tenantId: string, resourceId: string, limit: number): Promise<AuditEvent[]>;
+  /**
+   * Every event about one resource, oldest first by id, read with a cursor (batches), so the
+   * evidence export streams a bundle of any size without holding it.
+   */
+  readByResource(tenantId: string, resourceId: string): AsyncIterable<AuditEvent>;
   /** Throws when the store cannot be reached (readiness). */
   ping(): Promise<void>;
 }

@@ -81,6 +81,10 @@ export class FileEventStore implements EventStore {
     return this.memory.listByResource(tenantId, resourceId, limit);
   }
 
+  readByResource(tenantId: string, resourceId: string): AsyncIterable<AuditEvent> {
+    return this.memory.readByResource(tenantId, resourceId);
+  }
+
   async ping(): Promise<void> {}
 
   async close(): Promise<void> {

@@ -165,6 +165,20 @@ export class MongoEventStore implements EventStore {
     return docs.map(fromDoc);
   }
 
+  async *readByResource(tenantId: string, resourceId: string): AsyncIterable<AuditEvent> {
+    // Same index as listByResource; a cursor fetches 500 documents at a time, whatever the total.
+    const cursor = this.model
+      .find({ tenant_id: tenantId, 'resource.id': resourceId })
+      .sort({ _id: 1 })
+      .lean<EventDoc[]>()
+      .cursor({ batchSize: 500 });
+    try {
+      for await (const doc of cursor) yield fromDoc(doc as EventDoc);
+    } finally {
+      await cursor.close();
+    }
+  }
+
   async ping(): Promise<void> {
     const db = this.connection.db;
     if (!db) throw new Error('MongoDB connection not open');

@@ -16,6 +16,7 @@ export const ENDPOINT_LIMITS: readonly EndpointLimit[] = [
   'mandates.create',
   'mandates.lifecycle',
   'apikeys.create',
+  'evidence.export',
 ];
 
 export interface PlanLimits {
@@ -40,6 +41,7 @@ export const DEFAULT_LIMITS: LimitsConfig = {
         'mandates.create': { rate: 5, burst: 10 },
         'mandates.lifecycle': { rate: 10, burst: 20 },
         'apikeys.create': { rate: 1, burst: 3 },
+        'evidence.export': { rate: 1, burst: 5 },
       },
     },
     enterprise: {
@@ -49,6 +51,7 @@ export const DEFAULT_LIMITS: LimitsConfig = {
         'mandates.create': { rate: 25, burst: 50 },
         'mandates.lifecycle': { rate: 30, burst: 60 },
         'apikeys.create': { rate: 3, burst: 9 },
+        'evidence.export': { rate: 5, burst: 20 },
       },
     },
   },
@@ -94,6 +97,7 @@ export function resolveLimits(
         'mandates.create': o.endpoints?.['mandates.create'] ?? b.endpoints['mandates.create'],
         'mandates.lifecycle': o.endpoints?.['mandates.lifecycle'] ?? b.endpoints['mandates.lifecycle'],
         'apikeys.create': o.endpoints?.['apikeys.create'] ?? b.endpoints['apikeys.create'],
+        'evidence.export': o.endpoints?.['evidence.export'] ?? b.endpoints['evidence.export'],
       },
     };
   };

@@ -27,7 +27,7 @@ export interface RouteRule {
   /** Alternatives a JWT caller may hold instead (any one suffices); defaults to the scope. */
   permissions?: string[];
   /** Named per-endpoint rate limit bucket (SPEC §6), if any. */
-  limit?: 'mandates.create' | 'mandates.lifecycle' | 'apikeys.create' | 'onboarding';
+  limit?: 'mandates.create' | 'mandates.lifecycle' | 'apikeys.create' | 'evidence.export' | 'onboarding';
 }
 
 export const ROUTES: RouteRule[] = [
@@ -75,6 +75,8 @@ export const ROUTES: RouteRule[] = [
     service: 'audit',
     auth: 'tenant',
     scope: 'events:read',
+    // An export reads every event of a mandate: its own bucket (SPEC §5), far below the global one.
+    limit: 'evidence.export',
   },
   {
     method: 'GET',

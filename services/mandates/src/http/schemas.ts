@@ -34,7 +34,8 @@ export const scopeSchema = z
       .min(1)
       .max(100)
       .default(['*']),
-    resources: z.array(z.string().min(1).max(512)).max(100).optional(),
+    // An empty list must not read as "anything" (SPEC §5 v2, fail closed): omit it instead.
+    resources: z.array(z.string().min(1).max(512)).min(1).max(100).optional(),
     constraints: z
       .strictObject({
         max_amount: z

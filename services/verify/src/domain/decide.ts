@@ -21,6 +21,7 @@ export const DENY_REASONS = [
   'DELEGATE_MISMATCH',
   'ACTION_NOT_PERMITTED',
   'RESOURCE_NOT_PERMITTED',
+  'AMOUNT_REQUIRED',
   'CURRENCY_MISMATCH',
   'AMOUNT_EXCEEDS_LIMIT',
 ] as const;
@@ -58,23 +59,21 @@ function firstFailure(
     return 'DELEGATE_MISMATCH';
   if (!anyMatches(mandate.scope.actions, input.action, actionMatches)) return 'ACTION_NOT_PERMITTED';
 
-  // An empty resource list counts as "no resource restriction", like an absent one.
-  const resources = mandate.scope.resources ?? [];
-  if (resources.length > 0) {
+  // Fail closed (SPEC §5 v2): a scope that names resources, amounts or a currency is never
+  // satisfied by a request that leaves them out. A stored `resources: []` (refused at create
+  // since v2) matches nothing rather than anything.
+  const resources = mandate.scope.resources;
+  if (resources !== undefined && resources !== null) {
     if (input.resource === undefined || !anyMatches(resources, input.resource, resourceMatches)) {
       return 'RESOURCE_NOT_PERMITTED';
     }
   }
 
   const constraints = mandate.scope.constraints ?? {};
-  if (constraints.currency != null) {
-    const amountWithoutCurrency = input.amount !== undefined && input.currency === undefined;
-    const otherCurrency = input.currency !== undefined && input.currency !== constraints.currency;
-    if (amountWithoutCurrency || otherCurrency) return 'CURRENCY_MISMATCH';
-  }
-  if (constraints.max_amount != null && input.amount !== undefined && input.amount > constraints.max_amount) {
+  if (constraints.max_amount != null && input.amount === undefined) return 'AMOUNT_REQUIRED';
+  if (constraints.currency != null && input.currency !== constraints.currency) return 'CURRENCY_MISMATCH';
+  if (constraints.max_amount != null && input.amount !== undefined && input.amount > constraints.max_amount)
     return 'AMOUNT_EXCEEDS_LIMIT';
-  }
   return null;
 }
 
