@@ -41,7 +41,7 @@ describe('no stale decision after a lifecycle call (two verify replicas, real Re
     let done = false;
     let sent = 0;
     // One token for all calls and few workers: the less the client queues, the narrower a stale window it can see.
-    const token = await testTokens.mint(caller);
+    const token = await testTokens.mint(caller, 'verify');
     const body = JSON.stringify({ mandate_id: mandateId, action: 'payments:create' });
     const worker = async (w: number) => {
       while (!done) {
