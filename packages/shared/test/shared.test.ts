@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import {
   InProcessBus,
@@ -12,6 +13,7 @@ import {
   encodeCursor,
   CachedTokenMinter,
   internalTokens,
+  snapshotMac,
   isId,
   newId,
   retryDelayMs,
@@ -123,6 +125,24 @@ describe('internal token', () => {
     expect(await minter.mint(ctx, 'verify')).toBe(forVerify);
     await expect(tokens.verify(forMandates, 'mandates')).resolves.toMatchObject({ tenantId: 'tnt_1' });
     await expect(tokens.verify(forVerify, 'mandates')).rejects.toThrow('unexpected audience');
+  });
+});
+
+describe('snapshot MAC', () => {
+  const mac = snapshotMac('x'.repeat(32));
+  const json = '{"id":"mdt_1","state":"REVOKED"}';
+  it('when the JSON or the key differs, then the MAC does not check; the same JSON and key does', () => {
+    const signed = mac.sign(json);
+    expect(mac.check(json, signed)).toBe(true);
+    expect(mac.check(json.replace('REVOKED', 'ACTIVE'), signed)).toBe(false);
+    expect(snapshotMac('y'.repeat(32)).check(json, signed)).toBe(false);
+    expect(mac.check(json, null)).toBe(false);
+    expect(mac.check(json, signed.slice(0, -2))).toBe(false);
+  });
+  it('when derived from the internal-token secret, then the MAC is not an HMAC keyed with the secret itself', () => {
+    const secret = 'x'.repeat(32);
+    const direct = createHmac('sha256', secret).update(json).digest('base64url');
+    expect(mac.sign(json)).not.toBe(direct);
   });
 });
 

@@ -158,4 +158,49 @@ describe('no stale decision after a lifecycle call (two verify replicas, real Re
       snapshots.write = write;
     }
   });
+
+  it('when an ACTIVE snapshot is forged by a direct Redis write over a revoked mandate, then verify ignores it, reads through and answers DENY', async () => {
+    const tenantId = newId('tnt');
+    const caller = callerFor(tenantId);
+    const created = await callService(world.mandatesUrl, 'POST', '/v1/mandates', {
+      caller,
+      body: { principal: 'a', delegate: 'b' },
+    });
+    const mandateId: string = created.body.id;
+    const revoked = await callService(world.mandatesUrl, 'POST', `/v1/mandates/${mandateId}/revoke`, {
+      caller,
+    });
+    expect(revoked.body).toMatchObject({ state: 'REVOKED', version: 2 });
+    const replica = world.verifies[0]!;
+    const verify = () =>
+      callService(replica.url, 'POST', '/v1/verify', {
+        caller,
+        body: { mandate_id: mandateId, action: 'x' },
+      });
+    // The genuine snapshot is in place and used: the forgery below replaces a working one.
+    expect((await verify()).body).toMatchObject({ decision: 'DENY', reason: 'MANDATE_REVOKED' });
+
+    const key = `${world.prefix}${tenantId}:${mandateId}`;
+    const forged = JSON.stringify({ ...revoked.body, state: 'ACTIVE', version: 3 });
+    const before = { ...replica.metrics };
+    // A forged MAC, then none at all: both are ignored.
+    await world.redis.hset(key, 'v', '3', 'min', '0', 'm', forged, 's', 'A'.repeat(43));
+    expect((await verify()).body).toMatchObject({
+      decision: 'DENY',
+      reason: 'MANDATE_REVOKED',
+      mandate_version: 2,
+    });
+    await world.redis.hdel(key, 's');
+    expect((await verify()).body).toMatchObject({
+      decision: 'DENY',
+      reason: 'MANDATE_REVOKED',
+      mandate_version: 2,
+    });
+
+    expect({
+      macFailures: replica.metrics.snapshotMacFailures - before.snapshotMacFailures,
+      mandatesReads: replica.metrics.mandatesReads - before.mandatesReads,
+      snapshotHits: replica.metrics.snapshotHits - before.snapshotHits,
+    }).toEqual({ macFailures: 2, mandatesReads: 2, snapshotHits: 0 });
+  });
 });

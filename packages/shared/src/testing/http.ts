@@ -1,3 +1,4 @@
+import { snapshotMac } from '../snapshot-mac';
 import {
   INTERNAL_SERVICES,
   internalTokens,
@@ -8,6 +9,8 @@ import {
 /** Test helpers for calling a service directly, as the gateway would. */
 export const TEST_INTERNAL_SECRET = 'test-internal-secret-0123456789abcdef';
 export const testTokens = internalTokens(TEST_INTERNAL_SECRET);
+/** The snapshot MAC the services derive from TEST_INTERNAL_SECRET. */
+export const testSnapshotMac = snapshotMac(TEST_INTERNAL_SECRET);
 
 export function callerFor(tenantId: string | null, overrides: Partial<CallerContext> = {}): CallerContext {
   return {
