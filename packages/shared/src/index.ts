@@ -17,3 +17,4 @@ export * from './mongo';
 export * from './main';
 export * from './mandate-signature';
 export * from './snapshot-mac';
+export * from './secrets';
