@@ -112,7 +112,10 @@ async function main() {
     children.push(mandates.child);
     const created = await fetch(`${mandates.url}/v1/mandates`, {
       method: 'POST',
-      headers: { [INTERNAL_TOKEN_HEADER]: await tokens.mint(caller()), 'content-type': 'application/json' },
+      headers: {
+        [INTERNAL_TOKEN_HEADER]: await tokens.mint(caller(), 'mandates'),
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({
         principal: 'user_alice',
         delegate: 'agent_bob',
@@ -178,7 +181,7 @@ async function main() {
       }, 10);
       const started = performance.now();
       const res = await fetch(`${audit.url}/v1/mandates/${mandate.id}/evidence`, {
-        headers: { [INTERNAL_TOKEN_HEADER]: await tokens.mint(caller()) },
+        headers: { [INTERNAL_TOKEN_HEADER]: await tokens.mint(caller(), 'audit') },
       });
       const firstByte = performance.now() - started;
       const text = await res.text();

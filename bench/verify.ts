@@ -192,12 +192,15 @@ async function main() {
       await sleep(1000);
     }
     if (http) raw = await load('raw node:http (once, for scale)', http.url, bare);
-    const token = await internalTokens(stack.internalSecret).mint({
-      tenantId: null,
-      actor: { type: 'system' },
-      permissions: [],
-      requestId: 'req_bench',
-    });
+    const token = await internalTokens(stack.internalSecret).mint(
+      {
+        tenantId: null,
+        actor: { type: 'system' },
+        permissions: [],
+        requestId: 'req_bench',
+      },
+      'verify',
+    );
     const metrics = await (
       await fetch(`${stack.services.verify.url}/internal/v1/metrics`, {
         headers: { 'x-internal-token': token },

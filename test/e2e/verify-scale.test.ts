@@ -34,12 +34,15 @@ describe('end to end: verify scaled to two processes', () => {
   };
 
   const metricsOf = async (url: string) => {
-    const token = await internalTokens(stack.internalSecret).mint({
-      tenantId: null,
-      actor: { type: 'system' },
-      permissions: [],
-      requestId: 'req_metrics',
-    });
+    const token = await internalTokens(stack.internalSecret).mint(
+      {
+        tenantId: null,
+        actor: { type: 'system' },
+        permissions: [],
+        requestId: 'req_metrics',
+      },
+      'verify',
+    );
     const res = await fetch(`${url}/internal/v1/metrics`, { headers: { 'x-internal-token': token } });
     return (await res.json()) as Record<string, number>;
   };

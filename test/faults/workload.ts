@@ -92,12 +92,15 @@ export async function countEvents(
     let idRepeats = 0;
     let cursor: string | undefined;
     do {
-      const token = await tokens.mint({
-        tenantId,
-        actor: { type: 'system' },
-        permissions: ['events:read'],
-        requestId: 'fault-test-count',
-      });
+      const token = await tokens.mint(
+        {
+          tenantId,
+          actor: { type: 'system' },
+          permissions: ['events:read'],
+          requestId: 'fault-test-count',
+        },
+        'audit',
+      );
       const qs = new URLSearchParams({ type, limit: '100', ...(cursor ? { cursor } : {}) });
       const res = await fetch(`${auditUrl}/v1/events?${qs}`, { headers: { 'x-internal-token': token } });
       if (res.status !== 200) throw new Error(`GET /v1/events answered ${res.status}: ${await res.text()}`);

@@ -18,3 +18,5 @@ export * from './main';
 export * from './mandate-signature';
 export * from './sorted-by-id';
 export * from './evidence-digest';
+export * from './snapshot-mac';
+export * from './secrets';

@@ -30,14 +30,20 @@ const claimsSchema = z.object({
 
 export const INTERNAL_TOKEN_HEADER = 'x-internal-token';
 const ISSUER = 'mandate-gateway';
-const AUDIENCE = 'mandate-internal';
+/** The services a token can be minted for; each accepts only tokens naming it (SPEC §11). */
+export const INTERNAL_SERVICES = ['mandates', 'verify', 'identity', 'audit'] as const;
+export type InternalService = (typeof INTERNAL_SERVICES)[number];
+/** `aud` of a token for `service`; prefixed so no other JWT of the platform can carry the same audience. */
+const audienceOf = (service: InternalService) => `mandate-internal:${service}`;
 const TOKEN_TTL_SECONDS = 60;
 /** Verified tokens kept per process (a token is reused for a few seconds by the gateway). */
 const VERIFIED_CACHE_MAX = 10_000;
 
 export interface InternalTokens {
-  mint(ctx: CallerContext): Promise<string>;
-  verify(token: string): Promise<CallerContext>;
+  /** A token only `audience` accepts (an array only in tests that call several stand-ins with one token). */
+  mint(ctx: CallerContext, audience: InternalService | readonly InternalService[]): Promise<string>;
+  /** The caller of a token minted for `audience` (a service's own name; several only for test stand-ins); any other token throws. */
+  verify(token: string, audience: InternalService | readonly InternalService[]): Promise<CallerContext>;
 }
 
 const b64url = (data: string | Buffer) => Buffer.from(data).toString('base64url');
@@ -52,9 +58,9 @@ export function internalTokens(secret: string, now: () => number = Date.now): In
   if (secret.length < 32) throw new Error('INTERNAL_TOKEN_SECRET must be at least 32 characters');
   const key = Buffer.from(secret, 'utf8');
   const sign = (input: string) => createHmac('sha256', key).update(input).digest();
-  const verified = new Map<string, { ctx: CallerContext; exp: number }>();
+  const verified = new Map<string, { ctx: CallerContext; exp: number; aud: unknown }>();
 
-  const check = (token: string): { ctx: CallerContext; exp: number } => {
+  const check = (token: string): { ctx: CallerContext; exp: number; aud: unknown } => {
     const parts = token.split('.');
     if (parts.length !== 3) throw new Error('malformed token');
     const [h, p, s] = parts as [string, string, string];
@@ -67,9 +73,6 @@ export function internalTokens(secret: string, now: () => number = Date.now): In
     const payload = JSON.parse(Buffer.from(p, 'base64url').toString('utf8')) as Record<string, unknown>;
     const at = Math.floor(now() / 1000);
     if (payload.iss !== ISSUER) throw new Error('unexpected issuer');
-    const aud = payload.aud;
-    if (aud !== AUDIENCE && !(Array.isArray(aud) && aud.includes(AUDIENCE)))
-      throw new Error('unexpected audience');
     if (typeof payload.exp !== 'number' || payload.exp <= at) throw new Error('token expired');
     if (payload.nbf !== undefined && (typeof payload.nbf !== 'number' || payload.nbf > at))
       throw new Error('token not yet valid');
@@ -77,11 +80,17 @@ export function internalTokens(secret: string, now: () => number = Date.now): In
     return {
       ctx: { tenantId: claims.tid, actor: claims.act, permissions: claims.perms, requestId: claims.rid },
       exp: payload.exp * 1000,
+      aud: payload.aud,
     };
   };
+  const addressedTo = (aud: unknown, audience: InternalService | readonly InternalService[]) =>
+    (typeof audience === 'string' ? [audience] : audience).some((service) => {
+      const expected = audienceOf(service);
+      return aud === expected || (Array.isArray(aud) && aud.includes(expected));
+    });
 
   return {
-    mint: async (ctx) => {
+    mint: async (ctx, audience) => {
       const iat = Math.floor(now() / 1000);
       const payload = b64url(
         JSON.stringify({
@@ -90,19 +99,22 @@ export function internalTokens(secret: string, now: () => number = Date.now): In
           perms: ctx.permissions,
           rid: ctx.requestId,
           iss: ISSUER,
-          aud: AUDIENCE,
+          aud: typeof audience === 'string' ? audienceOf(audience) : audience.map(audienceOf),
           iat,
           exp: iat + TOKEN_TTL_SECONDS,
         }),
       );
       return `${HEADER}.${payload}.${sign(`${HEADER}.${payload}`).toString('base64url')}`;
     },
-    verify: async (token) => {
-      const hit = verified.get(token);
-      if (hit && hit.exp > now()) return copy(hit.ctx);
-      const entry = check(token);
-      if (verified.size >= VERIFIED_CACHE_MAX) verified.clear();
-      verified.set(token, entry);
+    verify: async (token, audience) => {
+      let entry = verified.get(token);
+      if (!entry || entry.exp <= now()) {
+        entry = check(token);
+        if (verified.size >= VERIFIED_CACHE_MAX) verified.clear();
+        verified.set(token, entry);
+      }
+      // Checked on every use, cache hits included: a valid token for another service is still refused.
+      if (!addressedTo(entry.aud, audience)) throw new Error('unexpected audience');
       return copy(entry.ctx);
     },
   };
@@ -116,7 +128,7 @@ const copy = (ctx: CallerContext): CallerContext => ({
 });
 
 /**
- * The gateway's minter: one token per caller (tenant, actor, permissions), reused for `reuseMs`
+ * The gateway's minter: one token per caller (tenant, actor, permissions) and audience, reused for `reuseMs`
  * (far below the token's 60 s lifetime), instead of one HMAC and one JSON per request. The
  * request id then travels in X-Request-Id, which services prefer over the token's `rid`.
  */
@@ -130,13 +142,13 @@ export class CachedTokenMinter {
     private readonly maxEntries = 10_000,
   ) {}
 
-  mint(ctx: Omit<CallerContext, 'requestId'>): Promise<string> {
+  mint(ctx: Omit<CallerContext, 'requestId'>, audience: InternalService): Promise<string> {
     const { actor } = ctx;
-    const key = `${ctx.tenantId ?? ''}\u0000${actor.type}\u0000${actor.key_id ?? ''}\u0000${actor.subject_id ?? ''}\u0000${ctx.permissions.join(' ')}`;
+    const key = `${audience}\u0000${ctx.tenantId ?? ''}\u0000${actor.type}\u0000${actor.key_id ?? ''}\u0000${actor.subject_id ?? ''}\u0000${ctx.permissions.join(' ')}`;
     const at = this.now();
     const hit = this.cache.get(key);
     if (hit && hit.until > at) return hit.token;
-    const token = this.tokens.mint({ ...ctx, requestId: 'gateway' });
+    const token = this.tokens.mint({ ...ctx, requestId: 'gateway' }, audience);
     if (this.cache.size >= this.maxEntries) this.cache.clear();
     this.cache.set(key, { token, until: at + this.reuseMs });
     token.catch(() => this.cache.delete(key));
@@ -154,17 +166,21 @@ declare module 'express-serve-static-core' {
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /**
- * Every service route sits behind this: no valid internal token → 401, whatever else the request
+ * Every service route sits behind this: no valid internal token for `audience` (the service's own
+ * name) → 401, whatever else the request
  * carries. The request id is the request's X-Request-Id when it sends one (the gateway reuses a
  * token across requests and names each request there), else the token's own.
  */
-export function requireInternalToken(tokens: InternalTokens) {
+export function requireInternalToken(
+  tokens: InternalTokens,
+  audience: InternalService | readonly InternalService[],
+) {
   return async (req: Request, _res: Response, next: NextFunction) => {
     const token = req.headers[INTERNAL_TOKEN_HEADER];
     if (typeof token !== 'string' || token === '') return next(unauthorized('Missing internal token'));
     let caller: CallerContext;
     try {
-      caller = await tokens.verify(token);
+      caller = await tokens.verify(token, audience);
     } catch {
       return next(unauthorized('Invalid internal token'));
     }

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { parseConfig } from './config';
 import { createLogger, type Logger } from './logger';
+import { separateProcessConfig } from './secrets';
 import type { RunningServer } from './server';
 
 interface Runnable {
@@ -28,7 +29,8 @@ export interface ServiceMain<C extends BaseConfig, D> {
  */
 export function runService<C extends BaseConfig, D>(main: ServiceMain<C, D>): void {
   const run = async () => {
-    const config = parseConfig(main.configSchema);
+    // Outside embedded mode: secrets may come from *_FILE, and weak or documented ones refuse to start.
+    const config = parseConfig(separateProcessConfig(main.configSchema));
     const logger = createLogger(main.name, config.LOG_LEVEL);
     const wired = await main.wire(config, logger);
     const service = main.createApp(wired.deps);

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import {
   InProcessBus,
@@ -10,7 +11,9 @@ import {
   decodeCursor,
   describeZodError,
   encodeCursor,
+  CachedTokenMinter,
   internalTokens,
+  snapshotMac,
   isId,
   newId,
   retryDelayMs,
@@ -90,17 +93,56 @@ describe('internal token', () => {
       permissions: ['verify'],
       requestId: 'r1',
     };
-    await expect(tokens.verify(await tokens.mint(ctx))).resolves.toEqual(ctx);
+    await expect(tokens.verify(await tokens.mint(ctx, 'mandates'), 'mandates')).resolves.toEqual(ctx);
   });
   it('when signed with another secret, then it is refused', async () => {
     const other = internalTokens('y'.repeat(32));
-    const token = await other.mint({
-      tenantId: null,
-      actor: { type: 'system' },
-      permissions: [],
-      requestId: 'r',
-    });
-    await expect(tokens.verify(token)).rejects.toThrow();
+    const token = await other.mint(
+      {
+        tenantId: null,
+        actor: { type: 'system' },
+        permissions: [],
+        requestId: 'r',
+      },
+      'mandates',
+    );
+    await expect(tokens.verify(token, 'mandates')).rejects.toThrow();
+  });
+  it('when a token minted for verify is shown to mandates, then it is refused, also once verify has accepted it', async () => {
+    const ctx = { tenantId: 'tnt_1', actor: { type: 'system' as const }, permissions: [], requestId: 'r' };
+    const token = await tokens.mint(ctx, 'verify');
+    await expect(tokens.verify(token, 'mandates')).rejects.toThrow('unexpected audience');
+    await expect(tokens.verify(token, 'verify')).resolves.toEqual(ctx);
+    // The verified-token cache must not let it through either.
+    await expect(tokens.verify(token, 'mandates')).rejects.toThrow('unexpected audience');
+  });
+  it('when the minter is asked for two audiences, then each gets its own token, reused per audience', async () => {
+    const minter = new CachedTokenMinter(tokens);
+    const ctx = { tenantId: 'tnt_1', actor: { type: 'system' as const }, permissions: [] };
+    const forVerify = await minter.mint(ctx, 'verify');
+    const forMandates = await minter.mint(ctx, 'mandates');
+    expect(forMandates).not.toBe(forVerify);
+    expect(await minter.mint(ctx, 'verify')).toBe(forVerify);
+    await expect(tokens.verify(forMandates, 'mandates')).resolves.toMatchObject({ tenantId: 'tnt_1' });
+    await expect(tokens.verify(forVerify, 'mandates')).rejects.toThrow('unexpected audience');
+  });
+});
+
+describe('snapshot MAC', () => {
+  const mac = snapshotMac('x'.repeat(32));
+  const json = '{"id":"mdt_1","state":"REVOKED"}';
+  it('when the JSON or the key differs, then the MAC does not check; the same JSON and key does', () => {
+    const signed = mac.sign(json);
+    expect(mac.check(json, signed)).toBe(true);
+    expect(mac.check(json.replace('REVOKED', 'ACTIVE'), signed)).toBe(false);
+    expect(snapshotMac('y'.repeat(32)).check(json, signed)).toBe(false);
+    expect(mac.check(json, null)).toBe(false);
+    expect(mac.check(json, signed.slice(0, -2))).toBe(false);
+  });
+  it('when derived from the internal-token secret, then the MAC is not an HMAC keyed with the secret itself', () => {
+    const secret = 'x'.repeat(32);
+    const direct = createHmac('sha256', secret).update(json).digest('base64url');
+    expect(mac.sign(json)).not.toBe(direct);
   });
 });
 

@@ -50,9 +50,9 @@ export function createApp(deps: Deps): AuditService {
       (err: unknown) => `down: ${err instanceof Error ? err.message : String(err)}`,
     ),
   }));
-  app.use('/v1', requireInternalToken(tokens));
+  app.use('/v1', requireInternalToken(tokens, 'audit'));
   app.use(eventRoutes(store));
-  app.use(evidenceRoutes({ store, mandates: deps.mandates, logger, clock: deps.clock }));
+  app.use(evidenceRoutes({ store, tokens, mandates: deps.mandates, logger, clock: deps.clock }));
   app.use(notFoundHandler());
   app.use(errorMiddleware(logger));
 

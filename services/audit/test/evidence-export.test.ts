@@ -318,7 +318,7 @@ describe('GET /v1/mandates/:id/evidence', () => {
     };
     // The cut may come before or after the 200 headers reach the client; either way no body completes.
     const body = fetch(`${url}/v1/mandates/${mandate.id}/evidence`, {
-      headers: { 'x-internal-token': await testTokens.mint(callerFor(tenant)) },
+      headers: { 'x-internal-token': await testTokens.mint(callerFor(tenant), 'audit') },
     }).then((res) => res.text());
     await expect(body).rejects.toThrow();
     expect(walks).toBe(2);

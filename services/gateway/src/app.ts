@@ -327,11 +327,14 @@ function gatewayHandler(deps: GatewayDeps) {
       )
         return;
       // One token per caller, reused for a few seconds; the request id travels in X-Request-Id.
-      const token = await minter.mint({
-        tenantId: principal?.tenantId ?? null,
-        actor: principal?.actor ?? { type: 'system' },
-        permissions: principal?.permissions ?? [],
-      });
+      const token = await minter.mint(
+        {
+          tenantId: principal?.tenantId ?? null,
+          actor: principal?.actor ?? { type: 'system' },
+          permissions: principal?.permissions ?? [],
+        },
+        rule.service,
+      );
       await forward(req, res, deps.upstreams[rule.service], rule.service, path, token, call);
     } catch (err) {
       fail(req, res, path, requestId, err);

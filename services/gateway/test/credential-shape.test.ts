@@ -1,5 +1,6 @@
 import express from 'express';
 import {
+  INTERNAL_SERVICES,
   ServiceClient,
   createLogger,
   listen,
@@ -43,7 +44,7 @@ describe('gateway: credentials that cannot be valid (real identity in-process)',
   beforeAll(async () => {
     jwks = await startJwksServer();
     const app = express();
-    app.use(requireInternalToken(testTokens));
+    app.use(requireInternalToken(testTokens, INTERNAL_SERVICES));
     app.all('/{*rest}', (_req, res) => void res.json({ ok: true }));
     echo = await listen(app, 0);
     identity = createIdentity({

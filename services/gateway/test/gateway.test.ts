@@ -8,6 +8,7 @@ import {
   type AuditEvent,
   type EventPublisher,
   type RunningServer,
+  INTERNAL_SERVICES,
 } from '@mandate/shared';
 import { testTokens } from '@mandate/shared/src/testing';
 import { createApp, type GatewayApp, type Upstreams } from '../src/app';
@@ -47,7 +48,7 @@ class CapturingPublisher implements EventPublisher {
 /** A stand-in service that echoes what reached it, behind the real internal-token check. */
 async function echoService(): Promise<RunningServer> {
   const app = express();
-  app.use(requireInternalToken(testTokens));
+  app.use(requireInternalToken(testTokens, INTERNAL_SERVICES));
   app.use(express.raw({ type: () => true }));
   app.all('/{*rest}', (req, res) => {
     const caller = callerOf(req);

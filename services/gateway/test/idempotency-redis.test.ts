@@ -7,6 +7,7 @@ import {
   newId,
   requireInternalToken,
   type RunningServer,
+  INTERNAL_SERVICES,
 } from '@mandate/shared';
 import { testTokens } from '@mandate/shared/src/testing';
 import { createApp, type GatewayApp, type Upstreams } from '../src/app';
@@ -108,7 +109,7 @@ describe('gateway Idempotency-Key when Redis is cut away', () => {
     store = new RedisIdempotencyStore(`redis://127.0.0.1:${proxy.port}`, prefix, logger);
     await store.ready();
     const app = express();
-    app.use(requireInternalToken(testTokens));
+    app.use(requireInternalToken(testTokens, INTERNAL_SERVICES));
     app.post('/{*rest}', (req, res) => {
       executed++;
       if (req.path.endsWith('/api-keys')) {

@@ -6,6 +6,7 @@ import {
   requireInternalToken,
   callerOf,
   type RunningServer,
+  INTERNAL_SERVICES,
 } from '@mandate/shared';
 import { testTokens } from '@mandate/shared/src/testing';
 import { createApp, type GatewayApp, type Upstreams } from '../src/app';
@@ -59,7 +60,7 @@ class CountingStore implements IdempotencyStore {
 async function countingService() {
   const executed = new Map<string, number>();
   const app = express();
-  app.use(requireInternalToken(testTokens));
+  app.use(requireInternalToken(testTokens, INTERNAL_SERVICES));
   app.use(express.raw({ type: () => true }));
   app.all('/{*rest}', async (req, res) => {
     const n = (executed.get(req.path) ?? 0) + 1;

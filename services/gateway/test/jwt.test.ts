@@ -12,6 +12,7 @@ import {
   type AuditEvent,
   type EventPublisher,
   type RunningServer,
+  INTERNAL_SERVICES,
 } from '@mandate/shared';
 import { callService, testTokens } from '@mandate/shared/src/testing';
 import { createApp as createIdentity } from '../../identity/src/app';
@@ -35,7 +36,7 @@ class NullPublisher implements EventPublisher {
 /** Stands in for mandates/verify/audit: echoes the caller the gateway established. */
 async function echoService(): Promise<RunningServer> {
   const app = express();
-  app.use(requireInternalToken(testTokens));
+  app.use(requireInternalToken(testTokens, INTERNAL_SERVICES));
   app.all('/{*rest}', (req, res) => {
     const caller = callerOf(req);
     res.json({ tenant: caller.tenantId, actor: caller.actor, permissions: caller.permissions });

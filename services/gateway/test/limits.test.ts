@@ -12,6 +12,7 @@ import {
   type EventPublisher,
   type Logger,
   type RunningServer,
+  INTERNAL_SERVICES,
 } from '@mandate/shared';
 import { testTokens } from '@mandate/shared/src/testing';
 import { createApp, type Upstreams } from '../src/app';
@@ -122,7 +123,7 @@ describe('gateway rate limits and quotas (real Redis)', () => {
 
   beforeAll(async () => {
     const app = express();
-    app.use(requireInternalToken(testTokens));
+    app.use(requireInternalToken(testTokens, INTERNAL_SERVICES));
     app.all('/{*rest}', (_req, res) => void res.json({ ok: true }));
     upstream = await listen(app, 0);
     proxy = await startTcpProxy(REDIS_HOST, REDIS_PORT);

@@ -45,7 +45,7 @@ export function createApp(deps: Deps) {
     checks.publisher = 'ok';
     return checks;
   });
-  app.use(requireInternalToken(deps.tokens));
+  app.use(requireInternalToken(deps.tokens, 'identity'));
   app.use(jsonBody());
   app.use(publicRoutes(deps, identity));
   app.use(internalRoutes(deps, identity));

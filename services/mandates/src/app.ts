@@ -71,7 +71,7 @@ export function createApp(given: Deps) {
     }
     return checks;
   });
-  app.use(requireInternalToken(deps.tokens));
+  app.use(requireInternalToken(deps.tokens, 'mandates'));
   app.use(jsonBody());
   app.use(mandateRoutes(deps));
   app.use(internalSigningRoutes(deps));

@@ -4,6 +4,7 @@ import {
   amqpTopology,
   connectMongo,
   internalTokens,
+  snapshotMac,
   systemClock,
   type Logger,
 } from '@mandate/shared';
@@ -72,7 +73,11 @@ export async function wire(
     let snapshots = overrides.snapshots;
     if (!snapshots) {
       if (config.REDIS_URL) {
+        // Verify trusts a snapshot only with its MAC, so one keyed like verify's is needed to write any.
+        if (!config.INTERNAL_TOKEN_SECRET)
+          throw new Error('INTERNAL_TOKEN_SECRET is required with REDIS_URL (it keys the snapshot MAC)');
         const redis = await RedisSnapshots.connect(config.REDIS_URL, logger, {
+          mac: snapshotMac(config.INTERNAL_TOKEN_SECRET),
           prefix: config.SNAPSHOT_PREFIX,
           ttlSeconds: config.SNAPSHOT_TTL_SECONDS,
         });

@@ -21,6 +21,52 @@ describe('mandates service (in-process, memory store)', () => {
     call(tenantId, 'POST', '/v1/mandates', { principal: 'alice', delegate: 'agent-7', ...overrides });
   const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
 
+  describe('internal token audience (SPEC §11)', () => {
+    const digest = 'ab'.repeat(32);
+
+    it('when a token minted for verify is shown, then /internal/v1/signatures and the public routes answer 401', async () => {
+      const tenantId = newId('tnt');
+      const created = await create(tenantId);
+      expect(created.status).toBe(201);
+      const asVerify = { caller: callerFor(tenantId), audience: 'verify' as const };
+      const signed = await callService(svc.url, 'POST', '/internal/v1/signatures', {
+        ...asVerify,
+        body: { digest },
+      });
+      expect(signed).toMatchObject({
+        status: 401,
+        body: { error: 'UNAUTHORIZED', message: 'Invalid internal token' },
+      });
+      expect((await callService(svc.url, 'GET', `/v1/mandates/${created.body.id}`, asVerify)).status).toBe(
+        401,
+      );
+      expect((await callService(svc.url, 'GET', '/v1/mandates', asVerify)).status).toBe(401);
+      const posted = await callService(svc.url, 'POST', '/v1/mandates', {
+        ...asVerify,
+        body: { principal: 'alice', delegate: 'agent-7' },
+      });
+      expect(posted.status).toBe(401);
+    });
+
+    it('when the token is minted for mandates, then the same calls succeed', async () => {
+      const tenantId = newId('tnt');
+      const asMandates = { caller: callerFor(tenantId), audience: 'mandates' as const };
+      const signed = await callService(svc.url, 'POST', '/internal/v1/signatures', {
+        ...asMandates,
+        body: { digest },
+      });
+      expect(signed.status).toBe(200);
+      const posted = await callService(svc.url, 'POST', '/v1/mandates', {
+        ...asMandates,
+        body: { principal: 'alice', delegate: 'agent-7' },
+      });
+      expect(posted.status).toBe(201);
+      expect((await callService(svc.url, 'GET', `/v1/mandates/${posted.body.id}`, asMandates)).status).toBe(
+        200,
+      );
+    });
+  });
+
   describe('POST /v1/mandates', () => {
     it('when created with string shorthands only, then 201 with defaults, ACTIVE, version 1 and a signature', async () => {
       const tenantId = newId('tnt');

@@ -1,12 +1,13 @@
 import { Redis } from 'ioredis';
 import { newId } from '@mandate/shared';
+import { testSnapshotMac } from '@mandate/shared/src/testing';
 import { MemorySnapshots, snapshotKey, type MandateSnapshots } from '../src/snapshots/mandate-snapshots';
 import { RedisSnapshots } from '../src/snapshots/redis-snapshots';
 import { buildMandate } from './support';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 
-/** What a reader (verify) would use: the hash's m when v ≥ min, else nothing. */
+/** What a reader (verify) would use: the hash's m when v ≥ min (and, in Redis, its MAC checks), else nothing. */
 type Read = (tenantId: string, id: string) => Promise<{ version: number; state: string } | null>;
 
 const adapters: [
@@ -25,10 +26,10 @@ const adapters: [
     async () => {
       const prefix = `test:${newId('req')}:`;
       const redis = new Redis(REDIS_URL);
-      const snapshots = RedisSnapshots.over(redis, { prefix, ttlSeconds: 120 });
+      const snapshots = RedisSnapshots.over(redis, { prefix, ttlSeconds: 120, mac: testSnapshotMac });
       const read: Read = async (t, id) => {
-        const [v, min, m] = await redis.hmget(snapshotKey(prefix, t, id), 'v', 'min', 'm');
-        return m && Number(v) >= Number(min ?? 0) ? JSON.parse(m) : null;
+        const [v, min, m, s] = await redis.hmget(snapshotKey(prefix, t, id), 'v', 'min', 'm', 's');
+        return m && Number(v) >= Number(min ?? 0) && testSnapshotMac.check(m, s) ? JSON.parse(m) : null;
       };
       return {
         snapshots,
@@ -84,5 +85,34 @@ describe.each(adapters)('mandate snapshots — %s', (_name, create) => {
     const versions = Array.from({ length: 50 }, (_, i) => i + 1).sort(() => Math.random() - 0.5);
     await Promise.all(versions.map((v) => world.snapshots.write(mandate(v, 'ACTIVE', id, t))));
     expect(await world.read(t, id)).toMatchObject({ version: 50 });
+  });
+});
+
+describe('mandate snapshots in Redis — MAC (real server)', () => {
+  const prefix = `test:${newId('req')}:`;
+  const redis = new Redis(REDIS_URL);
+  const snapshots = RedisSnapshots.over(redis, { prefix, ttlSeconds: 120, mac: testSnapshotMac });
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length) await redis.del(...keys);
+    await redis.quit();
+  });
+
+  it('when a snapshot is written, then field s is the MAC of exactly the stored JSON', async () => {
+    const m = buildMandate({ tenant_id: newId('tnt'), version: 3 });
+    expect(await snapshots.write(m)).toBe(true);
+    const [json, mac] = await redis.hmget(snapshotKey(prefix, m.tenant_id, m.id), 'm', 's');
+    expect(testSnapshotMac.check(json!, mac)).toBe(true);
+    expect(testSnapshotMac.check(json!.replace('"ACTIVE"', '"REVOKED"'), mac)).toBe(false);
+  });
+
+  it('when the stored snapshot of the same version has no MAC (written before signing), then a write replaces it', async () => {
+    const m = buildMandate({ tenant_id: newId('tnt'), version: 2 });
+    const key = snapshotKey(prefix, m.tenant_id, m.id);
+    await redis.hset(key, 'v', '2', 'm', JSON.stringify(m));
+    expect(await snapshots.write(m)).toBe(true);
+    expect(testSnapshotMac.check(JSON.stringify(m), await redis.hget(key, 's'))).toBe(true);
+    // With its MAC in place, the same version is not written again.
+    expect(await snapshots.write(m)).toBe(false);
   });
 });

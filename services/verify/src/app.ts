@@ -1,4 +1,5 @@
 import {
+  CachedTokenMinter,
   baseApp,
   errorMiddleware,
   healthRoutes,
@@ -26,6 +27,8 @@ export interface Deps {
   clock: Clock;
   /** Hot-path counters, served at GET /internal/v1/metrics; absent → a fresh set. */
   metrics?: VerifyMetrics;
+  /** Tokens for the mandates service on behalf of the caller; absent → minted with `tokens`. */
+  mandatesTokens?: CachedTokenMinter;
 }
 
 export interface VerifyApp {
@@ -37,10 +40,14 @@ export interface VerifyApp {
 /** Builds the express app; nothing listens until start(). Closing deps is the wiring's job. */
 export function createApp(given: Deps): VerifyApp {
   // One set of counters for the express routes and the hot path.
-  const deps: Deps = { ...given, metrics: given.metrics ?? new VerifyMetrics() };
+  const deps: Deps = {
+    ...given,
+    metrics: given.metrics ?? new VerifyMetrics(),
+    mandatesTokens: given.mandatesTokens ?? new CachedTokenMinter(given.tokens),
+  };
   const app = baseApp();
   healthRoutes(app, async () => ({ mandates: await deps.reader.check() }));
-  app.use(requireInternalToken(deps.tokens));
+  app.use(requireInternalToken(deps.tokens, 'verify'));
   app.use(jsonBody());
   app.use(verifyRoutes(deps));
   app.use(notFoundHandler());

@@ -11,6 +11,8 @@ export class VerifyMetrics {
   snapshotMisses = 0;
   /** The snapshot store failed or held garbage; read from the mandates service instead. */
   snapshotErrors = 0;
+  /** Snapshots ignored because their MAC was missing or wrong (a write to Redis not by the mandates service). */
+  snapshotMacFailures = 0;
   /** HTTP reads of the mandates service (the only way verify reaches MongoDB or anything behind it). */
   mandatesReads = 0;
   /** Events handed to the publisher. */
@@ -24,6 +26,7 @@ export class VerifyMetrics {
       snapshot_hits: this.snapshotHits,
       snapshot_misses: this.snapshotMisses,
       snapshot_errors: this.snapshotErrors,
+      snapshot_mac_failures: this.snapshotMacFailures,
       mandates_reads: this.mandatesReads,
       events_published: this.eventsPublished,
       broker_publishes: this.brokerPublishes,

@@ -6,6 +6,7 @@ import {
   amqpTopology,
   defaultSpoolDir,
   internalTokens,
+  snapshotMac,
   systemClock,
   type EventPublisher,
   type Logger,
@@ -53,7 +54,17 @@ export async function wire(
           await http.close();
           throw err;
         });
-        reader = new SnapshotMandateReader(source, http, metrics, logger);
+        if (!config.INTERNAL_TOKEN_SECRET) {
+          await Promise.all([source.close(), http.close()]);
+          throw new Error('INTERNAL_TOKEN_SECRET is required with REDIS_URL (it keys the snapshot MAC)');
+        }
+        reader = new SnapshotMandateReader(
+          source,
+          http,
+          metrics,
+          logger,
+          snapshotMac(config.INTERNAL_TOKEN_SECRET),
+        );
       } else {
         reader = http;
         logger.warn(

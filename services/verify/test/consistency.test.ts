@@ -41,7 +41,7 @@ describe('no stale decision after a lifecycle call (two verify replicas, real Re
     let done = false;
     let sent = 0;
     // One token for all calls and few workers: the less the client queues, the narrower a stale window it can see.
-    const token = await testTokens.mint(caller);
+    const token = await testTokens.mint(caller, 'verify');
     const body = JSON.stringify({ mandate_id: mandateId, action: 'payments:create' });
     const worker = async (w: number) => {
       while (!done) {
@@ -157,5 +157,50 @@ describe('no stale decision after a lifecycle call (two verify replicas, real Re
     } finally {
       snapshots.write = write;
     }
+  });
+
+  it('when an ACTIVE snapshot is forged by a direct Redis write over a revoked mandate, then verify ignores it, reads through and answers DENY', async () => {
+    const tenantId = newId('tnt');
+    const caller = callerFor(tenantId);
+    const created = await callService(world.mandatesUrl, 'POST', '/v1/mandates', {
+      caller,
+      body: { principal: 'a', delegate: 'b' },
+    });
+    const mandateId: string = created.body.id;
+    const revoked = await callService(world.mandatesUrl, 'POST', `/v1/mandates/${mandateId}/revoke`, {
+      caller,
+    });
+    expect(revoked.body).toMatchObject({ state: 'REVOKED', version: 2 });
+    const replica = world.verifies[0]!;
+    const verify = () =>
+      callService(replica.url, 'POST', '/v1/verify', {
+        caller,
+        body: { mandate_id: mandateId, action: 'x' },
+      });
+    // The genuine snapshot is in place and used: the forgery below replaces a working one.
+    expect((await verify()).body).toMatchObject({ decision: 'DENY', reason: 'MANDATE_REVOKED' });
+
+    const key = `${world.prefix}${tenantId}:${mandateId}`;
+    const forged = JSON.stringify({ ...revoked.body, state: 'ACTIVE', version: 3 });
+    const before = { ...replica.metrics };
+    // A forged MAC, then none at all: both are ignored.
+    await world.redis.hset(key, 'v', '3', 'min', '0', 'm', forged, 's', 'A'.repeat(43));
+    expect((await verify()).body).toMatchObject({
+      decision: 'DENY',
+      reason: 'MANDATE_REVOKED',
+      mandate_version: 2,
+    });
+    await world.redis.hdel(key, 's');
+    expect((await verify()).body).toMatchObject({
+      decision: 'DENY',
+      reason: 'MANDATE_REVOKED',
+      mandate_version: 2,
+    });
+
+    expect({
+      macFailures: replica.metrics.snapshotMacFailures - before.snapshotMacFailures,
+      mandatesReads: replica.metrics.mandatesReads - before.mandatesReads,
+      snapshotHits: replica.metrics.snapshotHits - before.snapshotHits,
+    }).toEqual({ macFailures: 2, mandatesReads: 2, snapshotHits: 0 });
   });
 });

@@ -90,6 +90,7 @@ describe('verify hot path (real Redis and RabbitMQ)', () => {
         'events_published',
         'mandates_reads',
         'snapshot_errors',
+        'snapshot_mac_failures',
         'snapshot_hits',
         'snapshot_misses',
         'verifications',

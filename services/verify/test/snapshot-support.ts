@@ -10,7 +10,7 @@ import {
   type EventPublisher,
   type Logger,
 } from '@mandate/shared';
-import { deleteAmqpTopology, testTokens } from '@mandate/shared/src/testing';
+import { deleteAmqpTopology, testSnapshotMac, testTokens } from '@mandate/shared/src/testing';
 // The mandates service is the only writer of snapshots: these tests run its real app next to verify's.
 import { createApp as createMandatesApp, type Deps as MandatesDeps } from '../../mandates/src/app';
 import { LocalSigner } from '../../mandates/src/signing/local-signer';
@@ -80,7 +80,7 @@ export async function startSnapshotWorld(
     tokens: testTokens,
     logger: silent,
     clock: systemClock,
-    snapshots: RedisSnapshots.over(redis, { prefix }),
+    snapshots: RedisSnapshots.over(redis, { prefix, mac: testSnapshotMac }),
   };
   const mandates = createMandatesApp(mandatesDeps);
   const mandatesServer = await mandates.start();
@@ -96,6 +96,7 @@ export async function startSnapshotWorld(
       http,
       metrics,
       silent,
+      testSnapshotMac,
     );
     let publisher: EventPublisher = capture;
     if (options.amqp) {

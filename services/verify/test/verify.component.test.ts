@@ -66,7 +66,7 @@ describe('POST /v1/verify', () => {
       method: 'POST',
       headers: {
         'content-type': 'application/json',
-        'x-internal-token': await testTokens.mint(callerFor(tenantId)),
+        'x-internal-token': await testTokens.mint(callerFor(tenantId), 'verify'),
       },
       body: JSON.stringify(body),
     });

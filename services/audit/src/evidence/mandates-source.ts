@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { INTERNAL_TOKEN_HEADER, ServiceClient, serviceUnavailable, type Logger } from '@mandate/shared';
 import type { EvidenceMandate, PublicJwk } from './bundle';
 
-/** Who asks: the caller's internal token is forwarded, so the mandates service scopes every read to its tenant. */
+/** Who asks: a token minted for the caller, so the mandates service scopes every read to its tenant. */
 export interface CallContext {
   tenantId: string;
   internalToken: string;

@@ -1,6 +1,5 @@
 import { Router, type Response } from 'express';
 import {
-  INTERNAL_TOKEN_HEADER,
   buildEvent,
   callerOf,
   route,
@@ -8,6 +7,7 @@ import {
   systemClock,
   tenantOf,
   type Clock,
+  type InternalTokens,
   type Logger,
 } from '@mandate/shared';
 import { recordEvent } from '../domain/events';
@@ -17,6 +17,8 @@ import type { EventStore } from '../store/event-store';
 
 export interface EvidenceRouteDeps {
   store: EventStore;
+  /** Mints the caller's token for the mandates service (the caller's own names audit as its audience). */
+  tokens: InternalTokens;
   /** Absent when MANDATES_URL is not configured: the export then answers 503. */
   mandates?: MandatesSource;
   logger: Logger;
@@ -31,7 +33,8 @@ export function evidenceRoutes(deps: EvidenceRouteDeps): Router {
     get: async (req, res) => {
       const tenantId = tenantOf(req);
       if (!deps.mandates) throw serviceUnavailable('Evidence export is not configured (MANDATES_URL)');
-      const ctx = { tenantId, internalToken: req.header(INTERNAL_TOKEN_HEADER)!, requestId: req.requestId };
+      const internalToken = await deps.tokens.mint(callerOf(req), 'mandates');
+      const ctx = { tenantId, internalToken, requestId: req.requestId };
       let summary;
       try {
         summary = await exportEvidence(

@@ -68,7 +68,10 @@ export async function askIdentity<T>(
   body: unknown,
   requestId: string,
 ): Promise<T | null> {
-  const token = await tokens.mint({ tenantId: null, actor: { type: 'system' }, permissions: [], requestId });
+  const token = await tokens.mint(
+    { tenantId: null, actor: { type: 'system' }, permissions: [], requestId },
+    'identity',
+  );
   let res: { status: number; body: T };
   try {
     res = await identity.json<T>({

@@ -9,8 +9,9 @@ import type { Mandate } from '../domain/mandate';
  *   snapshot below the fence reads as a miss, so verify asks this service (the store) instead.
  *
  * The wire format is shared with verify's reader: a hash at `<prefix><tenantId>:<mandateId>`
- * with fields `v` (the snapshot's version), `m` (the mandate as JSON) and `min` (the fence).
- * A reader may use `m` only when `v >= min`.
+ * with fields `v` (the snapshot's version), `m` (the mandate as JSON), `s` (the MAC of `m`,
+ * `snapshotMac` keyed from INTERNAL_TOKEN_SECRET) and `min` (the fence).
+ * A reader may use `m` only when `v >= min` and `s` checks.
  */
 export interface MandateSnapshots {
   readonly kind: 'redis' | 'memory' | 'none';

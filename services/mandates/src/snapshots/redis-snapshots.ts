@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import type { Logger } from '@mandate/shared';
+import type { Logger, SnapshotMac } from '@mandate/shared';
 import type { Mandate } from '../domain/mandate';
 import {
   DEFAULT_SNAPSHOT_PREFIX,
@@ -10,15 +10,17 @@ import {
 
 /**
  * Compare-and-set on the version, atomically in Redis: written only when newer than the stored
- * snapshot and not below the fence. (HMGET of a missing field is false; tonumber(false) is nil.)
+ * snapshot and not below the fence, or at the same version when the stored one has no MAC (written
+ * before snapshots were signed: verify ignores it, so every read would go to this service until the
+ * next change). (HMGET of a missing field is false; tonumber(false) is nil.)
  */
 const WRITE_SNAPSHOT = `
-local f = redis.call('HMGET', KEYS[1], 'v', 'min')
+local f = redis.call('HMGET', KEYS[1], 'v', 'min', 's')
 local cur = tonumber(f[1]) or 0
 local min = tonumber(f[2]) or 0
 local v = tonumber(ARGV[1])
-if v <= cur or v < min then return 0 end
-redis.call('HSET', KEYS[1], 'v', ARGV[1], 'm', ARGV[2])
+if v < cur or v < min or (v == cur and f[3]) then return 0 end
+redis.call('HSET', KEYS[1], 'v', ARGV[1], 'm', ARGV[2], 's', ARGV[4])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 return 1
 `;
@@ -33,11 +35,13 @@ return 1
 `;
 
 interface SnapshotCommands {
-  writeSnapshot(key: string, version: number, json: string, ttl: number): Promise<number>;
+  writeSnapshot(key: string, version: number, json: string, ttl: number, mac: string): Promise<number>;
   fenceSnapshot(key: string, version: number, ttl: number): Promise<number>;
 }
 
 export interface RedisSnapshotsOptions {
+  /** Signs each snapshot's JSON (field `s`); verify ignores a snapshot whose MAC fails. */
+  mac: SnapshotMac;
   prefix?: string;
   ttlSeconds?: number;
 }
@@ -46,6 +50,7 @@ export class RedisSnapshots implements MandateSnapshots {
   readonly kind = 'redis' as const;
   private readonly prefix: string;
   private readonly ttl: number;
+  private readonly mac: SnapshotMac;
 
   private constructor(
     private readonly redis: Redis & SnapshotCommands,
@@ -54,14 +59,11 @@ export class RedisSnapshots implements MandateSnapshots {
   ) {
     this.prefix = options.prefix ?? DEFAULT_SNAPSHOT_PREFIX;
     this.ttl = options.ttlSeconds ?? DEFAULT_SNAPSHOT_TTL_SECONDS;
+    this.mac = options.mac;
   }
 
   /** Connects to `url` (fails fast when Redis is unreachable at start) and logs where. */
-  static async connect(
-    url: string,
-    logger: Logger,
-    options: RedisSnapshotsOptions = {},
-  ): Promise<RedisSnapshots> {
+  static async connect(url: string, logger: Logger, options: RedisSnapshotsOptions): Promise<RedisSnapshots> {
     const redis = new Redis(url, {
       lazyConnect: true,
       // A lifecycle call waits for the fence; it must fail (503) rather than queue while Redis is away.
@@ -82,7 +84,7 @@ export class RedisSnapshots implements MandateSnapshots {
   }
 
   /** Uses an existing client (tests); close() leaves it open unless `owned`. */
-  static over(redis: Redis, options: RedisSnapshotsOptions = {}, owned = false): RedisSnapshots {
+  static over(redis: Redis, options: RedisSnapshotsOptions, owned = false): RedisSnapshots {
     redis.defineCommand('writeSnapshot', { numberOfKeys: 1, lua: WRITE_SNAPSHOT });
     redis.defineCommand('fenceSnapshot', { numberOfKeys: 1, lua: FENCE_SNAPSHOT });
     return new RedisSnapshots(redis as Redis & SnapshotCommands, owned, options);
@@ -94,7 +96,8 @@ export class RedisSnapshots implements MandateSnapshots {
 
   async write(mandate: Mandate): Promise<boolean> {
     const key = snapshotKey(this.prefix, mandate.tenant_id, mandate.id);
-    return (await this.redis.writeSnapshot(key, mandate.version, JSON.stringify(mandate), this.ttl)) === 1;
+    const json = JSON.stringify(mandate);
+    return (await this.redis.writeSnapshot(key, mandate.version, json, this.ttl, this.mac.sign(json))) === 1;
   }
 
   async ping(): Promise<void> {

@@ -80,7 +80,7 @@ export function verifyHotPath(
   async function handle(req: IncomingMessage, res: ServerResponse, token: string) {
     let caller: CallerContext;
     try {
-      caller = await deps.tokens.verify(token);
+      caller = await deps.tokens.verify(token, 'verify');
     } catch {
       // The express stack answers the 401 in its own words.
       return fallback(req, res);
@@ -100,7 +100,6 @@ export function verifyHotPath(
       const answer = await performVerify(deps, metrics, {
         caller,
         tenantId: caller.tenantId,
-        internalToken: token,
         requestId,
         body,
       });

@@ -1,13 +1,5 @@
 import { Router, type Request, type Response } from 'express';
-import {
-  INTERNAL_TOKEN_HEADER,
-  buildEvent,
-  callerOf,
-  notFound,
-  route,
-  tenantOf,
-  type CallerContext,
-} from '@mandate/shared';
+import { buildEvent, callerOf, notFound, route, tenantOf, type CallerContext } from '@mandate/shared';
 import { decide, serialiseDecision } from '../domain/decide';
 import type { Deps } from '../app';
 import { VerifyMetrics } from '../metrics';
@@ -17,7 +9,6 @@ import { parseVerifyRequest } from './schemas';
 export interface VerifyCall {
   caller: CallerContext;
   tenantId: string;
-  internalToken: string;
   requestId?: string;
   body: unknown;
 }
@@ -26,8 +17,10 @@ export interface VerifyCall {
 export async function performVerify(deps: Deps, metrics: VerifyMetrics, call: VerifyCall): Promise<string> {
   const { tenantId, caller } = call;
   const input = parseVerifyRequest(call.body);
+  // The caller's token names verify as its audience; mandates only takes one minted for it, for the same caller.
+  const internalToken = await deps.mandatesTokens!.mint(caller, 'mandates');
   const mandate = await deps.reader.get(
-    { tenantId, internalToken: call.internalToken, requestId: call.requestId },
+    { tenantId, internalToken, requestId: call.requestId },
     input.mandate_id,
   );
   if (!mandate) throw notFound('Mandate not found');
@@ -76,7 +69,6 @@ export function verifyRoutes(deps: Deps): Router {
       const body = await performVerify(deps, metrics, {
         tenantId: tenantOf(req),
         caller: callerOf(req),
-        internalToken: req.header(INTERNAL_TOKEN_HEADER)!,
         requestId: req.requestId,
         body: req.body,
       });

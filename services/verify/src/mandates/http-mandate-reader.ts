@@ -22,9 +22,9 @@ export interface HttpMandateReaderOptions {
 const unavailable = () => serviceUnavailable('Mandates service unavailable');
 
 /**
- * Reads mandates from the mandates service's internal route. The caller's internal token is
- * forwarded unchanged: the mandates service takes the tenant from it, so verify never widens
- * the scope of a read.
+ * Reads mandates from the mandates service's internal route with a token minted for the caller
+ * (same tenant, actor and permissions): the mandates service takes the tenant from it, so verify
+ * never widens the scope of a read.
  */
 export class HttpMandateReader implements MandateReader {
   private readonly client: ServiceClient;

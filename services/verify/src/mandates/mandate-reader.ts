@@ -4,7 +4,7 @@ import type { Mandate } from '../domain/mandate';
 export interface ReadContext {
   /** The caller's tenant; a mandate of any other tenant reads as absent. */
   tenantId: string;
-  /** The incoming X-Internal-Token, forwarded so the mandates service scopes the read itself. */
+  /** An internal token for the mandates service, minted for the caller, so that service scopes the read itself. */
   internalToken: string;
   requestId?: string;
 }

@@ -1,8 +1,8 @@
-import type { Logger } from '@mandate/shared';
+import type { Logger, SnapshotMac } from '@mandate/shared';
 import { mandateSchema, type Mandate } from '../domain/mandate';
 import type { VerifyMetrics } from '../metrics';
 import type { MandateReader, ReadContext } from './mandate-reader';
-import type { SnapshotSource } from './snapshot-source';
+import type { SnapshotSource, StoredSnapshot } from './snapshot-source';
 
 /**
  * Snapshot first, the mandates service on a miss (which also refills the snapshot there).
@@ -13,6 +13,7 @@ const PARSED_MAX = 5_000;
 
 export class SnapshotMandateReader implements MandateReader {
   private lastErrorLog = 0;
+  private lastForgeryLog = 0;
   private readonly parsed = new Map<string, Mandate>();
 
   constructor(
@@ -20,6 +21,8 @@ export class SnapshotMandateReader implements MandateReader {
     private readonly origin: MandateReader,
     private readonly metrics: VerifyMetrics,
     private readonly logger: Logger,
+    /** Keyed like the mandates service's (INTERNAL_TOKEN_SECRET): only what it wrote is decided on. */
+    private readonly mac: SnapshotMac,
   ) {}
 
   async get(ctx: ReadContext, mandateId: string): Promise<Mandate | null> {
@@ -32,18 +35,23 @@ export class SnapshotMandateReader implements MandateReader {
   }
 
   private async readSnapshot(ctx: ReadContext, mandateId: string): Promise<Mandate | null> {
-    let json: string | null;
+    let snapshot: StoredSnapshot | null;
     try {
-      json = await this.snapshots.read(ctx.tenantId, mandateId);
+      snapshot = await this.snapshots.read(ctx.tenantId, mandateId);
     } catch (err) {
       this.failed(err, ctx, 'snapshot store unavailable; reading from the mandates service');
       return null;
     }
-    if (json === null) {
+    if (snapshot === null) {
       this.metrics.snapshotMisses++;
       return null;
     }
-    const mandate = this.parse(json);
+    // Before parsing: a snapshot the mandates service did not write is never looked at.
+    if (!this.mac.check(snapshot.json, snapshot.mac)) {
+      this.rejected(ctx, mandateId);
+      return null;
+    }
+    const mandate = this.parse(snapshot.json);
     // The key carries the tenant; checking the body too means a mix-up can never decide across tenants.
     if (!mandate || mandate.tenant_id !== ctx.tenantId || mandate.id !== mandateId) {
       this.failed(undefined, ctx, 'unusable mandate snapshot; reading from the mandates service');
@@ -70,6 +78,21 @@ export class SnapshotMandateReader implements MandateReader {
     if (this.parsed.size >= PARSED_MAX) this.parsed.clear();
     this.parsed.set(json, Object.freeze(parsed.data));
     return parsed.data;
+  }
+
+  /**
+   * A missing or wrong MAC: someone else wrote to Redis, or the services' INTERNAL_TOKEN_SECRET
+   * differ. Counted every time, logged at most once a minute (a flood of forgeries must not flood the log).
+   */
+  private rejected(ctx: ReadContext, mandateId: string): void {
+    this.metrics.snapshotMacFailures++;
+    const now = Date.now();
+    if (now - this.lastForgeryLog < 60_000) return;
+    this.lastForgeryLog = now;
+    this.logger.error(
+      { requestId: ctx.requestId, mandateId, rejected: this.metrics.snapshotMacFailures },
+      'mandate snapshot with a missing or invalid MAC ignored; reading from the mandates service',
+    );
   }
 
   /** Counted every time, logged at most once a second: a Redis outage must not flood the log. */

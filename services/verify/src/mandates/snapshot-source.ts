@@ -5,25 +5,31 @@ import type { Logger } from '@mandate/shared';
  * Where verify finds mandate snapshots. The mandates service writes them (forward-only, fenced
  * before every lifecycle change; see its README "Consistency"); verify only reads.
  */
+/** A snapshot as stored: the mandate's JSON and the MAC the mandates service wrote with it (null when absent). */
+export interface StoredSnapshot {
+  json: string;
+  mac: string | null;
+}
+
 export interface SnapshotSource {
   readonly kind: 'redis' | 'memory';
-  /** The snapshot's JSON when it is usable (present and not below its fence), else null. Throws when the store fails. */
-  read(tenantId: string, mandateId: string): Promise<string | null>;
+  /** The snapshot when it is usable (present and not below its fence), else null; its MAC is the reader's to check. Throws when the store fails. */
+  read(tenantId: string, mandateId: string): Promise<StoredSnapshot | null>;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
 
 export const DEFAULT_SNAPSHOT_PREFIX = 'mandate:snapshot:';
 
-/** The mandates service's key layout: a hash with v (version), m (mandate JSON), min (fence). */
+/** The mandates service's key layout: a hash with v (version), m (mandate JSON), s (MAC of m), min (fence). */
 export const snapshotKey = (prefix: string, tenantId: string, mandateId: string) =>
   `${prefix}${tenantId}:${mandateId}`;
 
-/** Applies the reading rule to the hash fields [v, min, m]: usable only when v ≥ min. */
-export function usableSnapshot(fields: (string | null)[]): string | null {
-  const [v, min, m] = fields;
+/** Applies the reading rule to the hash fields [v, min, m, s]: usable only when v ≥ min. */
+export function usableSnapshot(fields: (string | null)[]): StoredSnapshot | null {
+  const [v, min, m, s] = fields;
   if (m == null || v == null) return null;
-  return Number(v) >= Number(min ?? 0) ? m : null;
+  return Number(v) >= Number(min ?? 0) ? { json: m, mac: s ?? null } : null;
 }
 
 export class RedisSnapshotSource implements SnapshotSource {
@@ -57,9 +63,9 @@ export class RedisSnapshotSource implements SnapshotSource {
     return new RedisSnapshotSource(redis, prefix, true);
   }
 
-  async read(tenantId: string, mandateId: string): Promise<string | null> {
+  async read(tenantId: string, mandateId: string): Promise<StoredSnapshot | null> {
     return usableSnapshot(
-      await this.redis.hmget(snapshotKey(this.prefix, tenantId, mandateId), 'v', 'min', 'm'),
+      await this.redis.hmget(snapshotKey(this.prefix, tenantId, mandateId), 'v', 'min', 'm', 's'),
     );
   }
 
