@@ -146,6 +146,12 @@ function printBanner(
       .join(', ')}`,
   ];
   if (!env.MONGO_URL) lines.push('', '  !! Data lives in memory and is LOST ON RESTART. !!');
+  lines.push(
+    '',
+    '  Next: README.md, section "API walk-through" (every call, step by step);',
+    `        the API reference is docs/API.md and ${url}/v1/openapi.json.`,
+    '  Dashboard: not built yet.',
+  );
   if (operatorToken) {
     lines.push(
       '',
