@@ -4,7 +4,13 @@
  * same launcher runs against real infrastructure when those are set.
  */
 import { randomBytes } from 'node:crypto';
-import { InProcessBus, createLogger, parseConfig, type RunningServer } from '@mandate/shared';
+import {
+  InProcessBus,
+  createLogger,
+  parseConfig,
+  reportStartFailure,
+  type RunningServer,
+} from '@mandate/shared';
 import * as mandates from '../services/mandates/src/wiring';
 import { createApp as createMandates } from '../services/mandates/src/app';
 import { configSchema as mandatesConfig } from '../services/mandates/src/config';
@@ -176,7 +182,7 @@ if (require.main === module) {
       process.once('SIGTERM', shutdown);
     })
     .catch((err) => {
-      console.error(err);
+      reportStartFailure(err);
       process.exit(1);
     });
 }

@@ -16,6 +16,8 @@ export const gatewayConfigSchema = z.object({
   /** JSON list of {name, issuer, jwks_uri, audience, subject_scheme} (SPEC §4). */
   JWT_ISSUERS: env.optionalString(),
   TRUST_PROXY: env.bool(false),
+  /** One info line per request (method, route, status, ms, request id, tenant, key id or subject); LOG_LEVEL above info silences it too. */
+  ACCESS_LOG: env.bool(true),
   /** Prefix of the rate limit and quota keys in Redis. */
   RATE_LIMIT_PREFIX: env.string('mandate:rl'),
   /** Prefix of the Idempotency-Key records in Redis; how long a response is kept; how long a duplicate waits for the first. */
