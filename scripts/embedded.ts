@@ -66,6 +66,8 @@ export async function startEmbedded(
   };
 
   try {
+    // A bad gateway setting (PORT, …) is reported before four services start for nothing.
+    parseConfig(gatewayConfigSchema, shared);
     const identityWired = await identity.wire(
       parseConfig(identityConfig, internal),
       createLogger('identity', level),

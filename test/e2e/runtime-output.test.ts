@@ -4,21 +4,17 @@ import { apiClient, createTenant, startStack, type Stack } from '../support/stac
 
 const ROOT = path.resolve(__dirname, '../..');
 
-/** Runs one service's main.ts with only `env`, to its exit; what it printed, split in lines. */
+/** Runs a script (a service's main.ts, npm start's launcher) with only `env`, to its exit; what it printed, in lines. */
 function runToExit(
-  service: string,
+  script: string,
   env: Record<string, string>,
 ): Promise<{ code: number | null; lines: string[] }> {
   return new Promise((resolve) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', path.join(ROOT, 'services', service, 'src', 'main.ts')],
-      {
-        cwd: ROOT,
-        env: { PATH: process.env.PATH ?? '', ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -36,13 +32,21 @@ const logLines = (output: string[]) =>
 
 describe('what the services print', () => {
   it('when a variable is bad, then the service prints one line per bad variable, naming it, and exits 1 without a stack trace', async () => {
-    const result = await runToExit('verify', { PORT: '70000', LOG_LEVEL: 'loud' });
+    const result = await runToExit('services/verify/src/main.ts', { PORT: '70000', LOG_LEVEL: 'loud' });
     expect(result).toEqual({
       code: 1,
       lines: [
         'config error: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
         'config error: PORT must be a whole number between 0 and 65535 (0: any free port)',
       ],
+    });
+  }, 30_000);
+
+  it('when npm start gets a bad PORT, then it prints that one line and exits 1 before starting any service', async () => {
+    const result = await runToExit('scripts/embedded.ts', { PORT: 'abc' });
+    expect(result).toEqual({
+      code: 1,
+      lines: ['config error: PORT must be a whole number between 0 and 65535 (0: any free port)'],
     });
   }, 30_000);
 
