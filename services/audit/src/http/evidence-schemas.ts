@@ -33,7 +33,7 @@ export const evidenceOpenApi: OpenApiContribution = (registry) => {
       'Scope events:read. The mandate with its signature, every event about it oldest first, the JWKS entries ' +
       'that check both signatures, exported_at, digest = sha256 hex of the RFC 8785 canonical JSON of ' +
       '{mandate, events, keys, exported_at}, and signature = compact JWS (ES256, typ mandate-evidence+jws) whose ' +
-      'payload is the digest. Check it offline with `npx mandate-evidence verify bundle.json`. Emits EVIDENCE_EXPORTED.',
+      'payload is the digest. Check it offline against the pinned JWKS with the checker in the repository, `node packages/evidence-cli/bin/mandate-evidence.js verify bundle.json --jwks jwks.json` (README, "Checking a bundle offline"; never `npx`, which would ask the public registry). Emits EVIDENCE_EXPORTED.',
     tags: ['Events'],
     request: { params: z.object({ id: z.string() }) },
     responses: {
