@@ -209,9 +209,10 @@ async function main(): Promise<void> {
     process.stderr.write('config error: VERIFY_REPLICAS must be a whole number between 1 and 16\n');
     process.exit(1);
   }
+  // 43 characters: well above the 32 a service demands of its secrets outside embedded mode.
   const generatedOperatorToken = process.env.OPERATOR_TOKEN
     ? undefined
-    : randomBytes(24).toString('base64url');
+    : randomBytes(32).toString('base64url');
   const env: Record<string, string> = {
     ...inheritedEnv(),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
