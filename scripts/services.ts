@@ -88,7 +88,8 @@ export async function startService(
   collect(child.stderr!);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
+  // Generous: on a loaded 2-core machine several stacks start at once, and tsx compiles each service.
+  const deadline = Date.now() + 45_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${label} exited during start:\n${output.join('')}`);
     try {
