@@ -1,4 +1,5 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -134,7 +135,8 @@ describe('the README, as a newcomer follows it', () => {
       '  echo "$status" >> "$WALK_STATUSES"',
       '}',
     ].join('\n');
-    const before = (await run('git', ['status', '--porcelain', '--ignored'], { cwd: ROOT })).stdout;
+    // Not --ignored: other test files running meanwhile may write ignored files (.data/, caches).
+    const before = (await run('git', ['status', '--porcelain'], { cwd: ROOT })).stdout;
     const result = await new Promise<{ code: number | null; out: string }>((resolve) => {
       const bash = spawn('bash', ['-c', `${prelude}\n${script}`], {
         cwd: ROOT,
@@ -160,7 +162,17 @@ describe('the README, as a newcomer follows it', () => {
     expect({ statuses, exit: result.code }).toEqual({ statuses: expected, exit: 0 });
     expect(result.out).toMatch(/^OK evidence bundle for mandate mdt_\S+ verified$/m);
     // Every file the walk-through wrote is in its scratch directory, none in the clone.
-    expect((await run('git', ['status', '--porcelain', '--ignored'], { cwd: ROOT })).stdout).toBe(before);
+    expect((await run('git', ['status', '--porcelain'], { cwd: ROOT })).stdout).toBe(before);
+    const written = [...script.matchAll(/(?:tee|>) ([\w.-]+\.json)/g)].map((m) => m[1]!);
+    expect(written.filter((name) => existsSync(path.join(ROOT, name)))).toEqual([]);
+    // They are in the directory the walk-through's `cd "$(mktemp -d)"` made, under TMPDIR.
+    // (tsx keeps a cache of its own there too: tsx-0/.)
+    const dirs = readdirSync(scratch, { withFileTypes: true }).filter(
+      (d) => d.isDirectory() && d.name.startsWith('tmp.'),
+    );
+    expect(dirs).toHaveLength(1);
+    const workDir = path.join(scratch, dirs[0]!.name);
+    expect(written.filter((name) => !existsSync(path.join(workDir, name)))).toEqual([]);
   }, 120_000);
 
   it('when a file the walk-through writes lands in the clone by mistake, then git does not offer it for a commit and the prettier check of npm test skips it', async () => {
