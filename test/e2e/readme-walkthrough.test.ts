@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { startJwksServer, type JwksServer } from '../support/jwks-server';
 import { freePort } from '../support/stack';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -49,17 +50,31 @@ export function readmeBlocks(readme: string, sections: string[] = SECTIONS): Blo
 /** The expected statuses, in order: every `curl` line ends with `# → NNN`. */
 const expectedStatuses = (script: string) => [...script.matchAll(/# → (\d{3})/g)].map((m) => Number(m[1]));
 
-/** `npm start`, as its script runs it (tsx scripts/embedded.ts), on a free port. */
-async function startNpmStart(): Promise<{
+/** `npm start`, as its script runs it (tsx scripts/embedded.ts), on a free port, trusting `jwks` as the "dashboard" issuer. */
+async function startNpmStart(jwks: JwksServer): Promise<{
   child: ChildProcess;
   url: string;
   out: string[];
   exited: Promise<unknown>;
 }> {
   const port = await freePort();
+  const issuers = [
+    {
+      name: 'dashboard',
+      issuer: jwks.issuer,
+      jwks_uri: jwks.jwksUri,
+      audience: 'mandate-api',
+      subject_scheme: 'dashboard',
+    },
+  ];
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'embedded.ts')], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', PORT: String(port), LOG_LEVEL: 'warn' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      PORT: String(port),
+      LOG_LEVEL: 'warn',
+      JWT_ISSUERS: JSON.stringify(issuers),
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const out: string[] = [];
@@ -81,11 +96,14 @@ describe('the README, as a newcomer follows it', () => {
   let readme: string;
   let server: Awaited<ReturnType<typeof startNpmStart>>;
   let scratch: string;
+  let jwks: JwksServer;
 
   beforeAll(async () => {
     readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
     scratch = await mkdtemp(path.join(tmpdir(), 'readme-walkthrough-'));
-    server = await startNpmStart();
+    jwks = await startJwksServer();
+    await jwks.addKey();
+    server = await startNpmStart(jwks);
   }, 90_000);
 
   afterAll(async () => {
@@ -94,6 +112,7 @@ describe('the README, as a newcomer follows it', () => {
       await server.exited;
     }
     if (scratch) await rm(scratch, { recursive: true, force: true });
+    await jwks?.close();
   }, 30_000);
 
   it('when npm start has started, then its banner says where to go next: the walk-through, the API reference and the OpenAPI document', () => {
@@ -109,15 +128,15 @@ describe('the README, as a newcomer follows it', () => {
     const blocks = readmeBlocks(readme);
     for (const section of SECTIONS) expect(blocks.some((b) => b.section === section)).toBe(true);
     const runnable = blocks.filter((b) => b.info === 'sh');
-    // The JWT blocks need an identity provider of the reader's own: the only ones marked `sh norun`.
+    // JWT_ISSUERS configures the reader's own identity provider (here: the JWKS server above): the only block not run.
     expect(blocks.filter((b) => b.info === 'sh norun').map((b) => b.section)).toEqual([
       'Keys, roles and JWT callers',
-      'Keys, roles and JWT callers',
     ]);
-    // The reader sets API and OPERATOR_TOKEN from the banner; here they come from the server started above.
+    // The reader sets API and OPERATOR_TOKEN from the banner, and JWT from an identity provider;
+    // here they come from the server and the issuer started above.
     const lines = runnable.flatMap((b) => b.code.split('\n'));
-    const settings = lines.filter((l) => /^export (API|OPERATOR_TOKEN)=/.test(l));
-    expect(settings).toHaveLength(2);
+    const settings = lines.filter((l) => /^export (API|OPERATOR_TOKEN|JWT)=/.test(l));
+    expect(settings).toHaveLength(3);
     const script = lines.filter((l) => !settings.includes(l)).join('\n');
     const expected = expectedStatuses(script);
     expect(expected.length).toBeGreaterThan(30);
@@ -137,6 +156,7 @@ describe('the README, as a newcomer follows it', () => {
     ].join('\n');
     // Not --ignored: other test files running meanwhile may write ignored files (.data/, caches).
     const before = (await run('git', ['status', '--porcelain'], { cwd: ROOT })).stdout;
+    const jwt = await jwks.sign({ sub: 'bob', aud: 'mandate-api' }, { expiresIn: '10m' });
     const result = await new Promise<{ code: number | null; out: string }>((resolve) => {
       const bash = spawn('bash', ['-c', `${prelude}\n${script}`], {
         cwd: ROOT,
@@ -147,6 +167,7 @@ describe('the README, as a newcomer follows it', () => {
           API: server.url,
           OPERATOR_TOKEN: /export OPERATOR_TOKEN=(\S+)/.exec(server.out.join(''))![1]!,
           WALK_STATUSES: statusFile,
+          JWT: jwt,
           // Nothing in the walk-through may reach a package registry.
           npm_config_registry: 'http://127.0.0.1:9/',
         },
