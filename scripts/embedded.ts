@@ -4,7 +4,13 @@
  * same launcher runs against real infrastructure when those are set.
  */
 import { randomBytes } from 'node:crypto';
-import { InProcessBus, createLogger, parseConfig, type RunningServer } from '@mandate/shared';
+import {
+  InProcessBus,
+  createLogger,
+  parseConfig,
+  reportStartFailure,
+  type RunningServer,
+} from '@mandate/shared';
 import * as mandates from '../services/mandates/src/wiring';
 import { createApp as createMandates } from '../services/mandates/src/app';
 import { configSchema as mandatesConfig } from '../services/mandates/src/config';
@@ -60,6 +66,8 @@ export async function startEmbedded(
   };
 
   try {
+    // A bad gateway setting (PORT, …) is reported before four services start for nothing.
+    parseConfig(gatewayConfigSchema, shared);
     const identityWired = await identity.wire(
       parseConfig(identityConfig, internal),
       createLogger('identity', level),
@@ -147,6 +155,12 @@ function printBanner(
   ];
   if (!env.MONGO_URL) lines.push('', '  !! Data lives in memory and is LOST ON RESTART. !!');
   if (!env.MONGO_URL) lines.push('  Memory: ~0.7 GB of heap per 1M audit events (bench:memory-stores)');
+  lines.push(
+    '',
+    '  Next: README.md, section "API walk-through" (every call, step by step);',
+    `        the API reference is docs/API.md and ${url}/v1/openapi.json.`,
+    '  Dashboard: not built yet.',
+  );
   if (operatorToken) {
     lines.push(
       '',
@@ -171,7 +185,7 @@ if (require.main === module) {
       process.once('SIGTERM', shutdown);
     })
     .catch((err) => {
-      console.error(err);
+      reportStartFailure(err);
       process.exit(1);
     });
 }

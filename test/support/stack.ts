@@ -1,93 +1,28 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import Redis from 'ioredis';
 import { amqpTopology, newId } from '@mandate/shared';
 import { deleteAmqpTopology } from '@mandate/shared/src/testing';
+import {
+  LOCAL_AMQP_URL,
+  LOCAL_REDIS_URL,
+  freePort,
+  startService,
+  startServices,
+  type ServiceName,
+  type ServiceProcess,
+  type Services,
+} from '../../scripts/services';
 
-export const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-const ROOT = path.resolve(__dirname, '../..');
+export const AMQP_URL = process.env.AMQP_URL ?? LOCAL_AMQP_URL;
+export const REDIS_URL = process.env.REDIS_URL ?? LOCAL_REDIS_URL;
 
-export type ServiceName = 'gateway' | 'mandates' | 'verify' | 'identity' | 'audit';
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-export interface ServiceProcess {
-  name: string;
-  url: string;
-  child: ChildProcess;
-  output: string[];
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
-}
-
-/** Starts one service as its own OS process, the way main.ts runs in production, and waits for /healthz. */
-export async function startService(
-  name: ServiceName,
-  env: Record<string, string>,
-  label: string = name,
-): Promise<ServiceProcess> {
-  const port = env.PORT ? Number(env.PORT) : await freePort();
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(ROOT, 'services', name, 'src', 'main.ts')],
-    {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: '127.0.0.1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  const output: string[] = [];
-  child.stdout!.on('data', (d: Buffer) => output.push(d.toString()));
-  child.stderr!.on('data', (d: Buffer) => output.push(d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`${label} exited during start:\n${output.join('')}`);
-    try {
-      const res = await fetch(`${url}/healthz`);
-      if (res.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`${label} did not become healthy:\n${output.join('')}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return {
-    name: label,
-    url,
-    child,
-    output,
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      const code = await exited;
-      clearTimeout(timer);
-      return code;
-    },
-  };
-}
+export { freePort, startService, type ServiceName, type ServiceProcess };
 
 export interface Stack {
   gateway: ServiceProcess;
-  services: Record<Exclude<ServiceName, 'gateway'>, ServiceProcess>;
+  services: Services['services'];
   /** Every process of each service behind the gateway (services[name] is the first). */
-  replicas: Record<Exclude<ServiceName, 'gateway'>, ServiceProcess[]>;
+  replicas: Services['replicas'];
   operatorToken: string;
   internalSecret: string;
   namespace: string;
@@ -103,6 +38,7 @@ export interface StackOptions {
   replicas?: Partial<Record<'verify', number>>;
 }
 
+/** The processes of `npm run start:services` (scripts/services.ts), each stack in its own namespace. */
 export async function startStack(
   extraEnv: Partial<Record<ServiceName | 'all', Record<string, string>>> = {},
   options: StackOptions = {},
@@ -111,83 +47,37 @@ export async function startStack(
   const rateLimitPrefix = `e2e-rl-${namespace}`;
   const internalSecret = randomBytes(32).toString('hex');
   const operatorToken = randomBytes(24).toString('hex');
-  const common = {
-    INTERNAL_TOKEN_SECRET: internalSecret,
-    AMQP_URL,
-    AMQP_NAMESPACE: namespace,
-    REDIS_URL,
-    ...extraEnv.all,
-  };
-  // Every process started so far, so a failed start never leaves orphans behind.
-  const started: ServiceProcess[] = [];
-  const track = async (p: Promise<ServiceProcess>) => {
-    const service = await p;
-    started.push(service);
-    return service;
-  };
+  const { all, ...perService } = extraEnv;
   try {
-    const mandatesPort = String(await freePort());
-    const [identity, mandates, audit] = await Promise.all([
-      track(startService('identity', { ...common, ...extraEnv.identity })),
-      track(startService('mandates', { ...common, PORT: mandatesPort, ...extraEnv.mandates })),
-      // The evidence export reads from mandates; its port is chosen up front so both start at once.
-      track(
-        startService('audit', {
-          ...common,
-          MANDATES_URL: `http://127.0.0.1:${mandatesPort}`,
-          ...extraEnv.audit,
-        }),
-      ),
-    ]);
-    const verifyReplicas = await Promise.all(
-      Array.from({ length: options.replicas?.verify ?? 1 }, (_, i) =>
-        track(
-          startService(
-            'verify',
-            { ...common, MANDATES_URL: mandates.url, ...extraEnv.verify },
-            i === 0 ? 'verify' : `verify-${i + 1}`,
-          ),
-        ),
-      ),
-    );
-    const verify = verifyReplicas[0]!;
-    const gateway = await track(
-      startService('gateway', {
-        ...common,
-        OPERATOR_TOKEN: operatorToken,
-        MANDATES_URL: mandates.url,
-        VERIFY_URL: verifyReplicas.map((v) => v.url).join(','),
-        IDENTITY_URL: identity.url,
-        AUDIT_URL: audit.url,
-        RATE_LIMIT_PREFIX: rateLimitPrefix,
-        // Every test client is 127.0.0.1 and the suites send wrong credentials on purpose; the
-        // failed-authentication limit has its own tests (services/gateway/test/limits.test.ts).
-        AUTH_FAILURE_LIMIT_PER_MINUTE: '1000000',
-        ...extraEnv.gateway,
-      }),
-    );
-    const services = { identity, mandates, audit, verify };
-    const replicas = { identity: [identity], mandates: [mandates], audit: [audit], verify: verifyReplicas };
+    const started = await startServices({
+      env: { INTERNAL_TOKEN_SECRET: internalSecret, AMQP_URL, AMQP_NAMESPACE: namespace, REDIS_URL, ...all },
+      extra: {
+        ...perService,
+        gateway: {
+          OPERATOR_TOKEN: operatorToken,
+          RATE_LIMIT_PREFIX: rateLimitPrefix,
+          // Every test client is 127.0.0.1 and the suites send wrong credentials on purpose; the
+          // failed-authentication limit has its own tests (services/gateway/test/limits.test.ts).
+          AUTH_FAILURE_LIMIT_PER_MINUTE: '1000000',
+          ...perService.gateway,
+        },
+      },
+      verifyReplicas: options.replicas?.verify ?? 1,
+    });
     return {
-      gateway,
-      services,
-      replicas,
+      gateway: started.gateway,
+      services: started.services,
+      replicas: started.replicas,
       operatorToken,
       internalSecret,
       namespace,
       async stop() {
-        await gateway.stop();
-        await Promise.all(
-          Object.values(replicas)
-            .flat()
-            .map((s) => s.stop()),
-        );
+        await started.stop();
         await deleteTopology(namespace);
         await deleteRedisKeys(`${rateLimitPrefix}*`);
       },
     };
   } catch (err) {
-    await Promise.all(started.map((s) => s.stop('SIGKILL')));
     await deleteTopology(namespace).catch(() => undefined);
     throw err;
   }

@@ -1,15 +1,26 @@
 import { z } from 'zod';
 
+/** A configuration the process cannot run with: one problem per bad variable, each naming it. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** "PORT must be …" for the messages written here, "PORT: Invalid input…" for zod's own. */
+function problemOf(issue: z.core.$ZodIssue): string {
+  const name = issue.path.join('.') || '(environment)';
+  return /^[a-z]/.test(issue.message) ? `${name} ${issue.message}` : `${name}: ${issue.message}`;
+}
+
 /** Parses the environment once, at start; the result is the only way code reads configuration. */
 export function parseConfig<S extends z.ZodType>(
   schema: S,
   env: NodeJS.ProcessEnv = process.env,
 ): z.output<S> {
   const result = schema.safeParse(env);
-  if (!result.success) {
-    const lines = result.error.issues.map((i) => `  ${i.path.join('.') || '(env)'}: ${i.message}`);
-    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
-  }
+  if (!result.success) throw new ConfigError(result.error.issues.map(problemOf));
   return result.data;
 }
 
@@ -17,12 +28,21 @@ export function parseConfig<S extends z.ZodType>(
 const emptyToUndefined = (v: unknown) => (v === '' ? undefined : v);
 
 export const env = {
-  port: (fallback: number) =>
-    z.preprocess(emptyToUndefined, z.coerce.number().int().min(0).max(65535).default(fallback)),
-  optionalUrl: () => z.preprocess(emptyToUndefined, z.string().url().optional()),
+  port: (fallback: number) => {
+    const message = 'must be a whole number between 0 and 65535 (0: any free port)';
+    return z.preprocess(
+      emptyToUndefined,
+      z.coerce.number(message).int(message).min(0, message).max(65535, message).default(fallback),
+    );
+  },
+  optionalUrl: () => z.preprocess(emptyToUndefined, z.string().url('must be a URL').optional()),
   string: (fallback: string) => z.preprocess(emptyToUndefined, z.string().default(fallback)),
   optionalString: () => z.preprocess(emptyToUndefined, z.string().optional()),
-  int: (fallback: number) => z.preprocess(emptyToUndefined, z.coerce.number().int().default(fallback)),
+  int: (fallback: number) =>
+    z.preprocess(
+      emptyToUndefined,
+      z.coerce.number('must be a whole number').int('must be a whole number').default(fallback),
+    ),
   bool: (fallback: boolean) =>
     z.preprocess(
       (v) =>
@@ -44,7 +64,11 @@ export const env = {
   logLevel: () =>
     z.preprocess(
       emptyToUndefined,
-      z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      z
+        .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+          error: 'must be one of fatal, error, warn, info, debug, trace, silent',
+        })
+        .default('info'),
     ),
 };
 

@@ -4,4 +4,4 @@ import { auditConfigSchema } from './config';
 import { wire } from './wiring';
 
 /** The only file that connects and listens. */
-runService({ name: 'audit', configSchema: auditConfigSchema, wire, createApp });
+runService({ name: 'audit', configSchema: auditConfigSchema, wire, createApp, hasStore: true });

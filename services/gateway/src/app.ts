@@ -52,6 +52,8 @@ export interface GatewayDeps {
   trustProxy?: boolean;
   /** Idempotency-Key on POSTs (SPEC §7); absent = keys are ignored (unit tests that are not about it). */
   idempotency?: Idempotency;
+  /** One `info` line per request (ACCESS_LOG); absent = none. */
+  accessLog?: boolean;
 }
 
 /**
@@ -246,6 +248,8 @@ function gatewayHandler(deps: GatewayDeps) {
     const wait = (await deps.limiter?.authFailed?.(ip)) ?? 0;
     return wait > 0 ? tooManyAuthFailures(wait) : err;
   }
+  // Decided once: with LOG_LEVEL above info (the benchmark), requests pay nothing for it.
+  const accessLog = deps.accessLog === true && deps.logger.isLevelEnabled('info');
 
   return async function handle(
     req: IncomingMessage,
@@ -257,6 +261,17 @@ function gatewayHandler(deps: GatewayDeps) {
     const health = healthRoute(req.method, rawPath);
     if (health === 'healthz') return sendJson(res, 200, '{"status":"ok"}');
     if (health === 'readyz') return ready(res);
+
+    let principal: Principal | null = null;
+    let routePattern: string | null = null;
+    if (accessLog) {
+      res.once('finish', () =>
+        deps.logger.info(
+          accessLogLine(req.method, routePattern, res.statusCode, started, requestId, principal),
+          'request',
+        ),
+      );
+    }
 
     const match = matcher.match(req.method ?? '', rawPath);
     if (match.kind === 'not_found')
@@ -273,8 +288,7 @@ function gatewayHandler(deps: GatewayDeps) {
       );
     }
     const { rule, params, path } = match;
-
-    let principal: Principal | null = null;
+    routePattern = rule.path;
     // Every authenticated call is audited, whatever its outcome (403, 404 and 5xx included).
     res.once('finish', () => {
       if (!principal) return;
@@ -339,5 +353,30 @@ function gatewayHandler(deps: GatewayDeps) {
     } catch (err) {
       fail(req, res, path, requestId, err);
     }
+  };
+}
+
+/**
+ * The access log's fields: who called what and how it went. The caller is named by tenant and key
+ * id or subject, never by its credential (the Authorization / X-Api-Key value is not read here).
+ */
+export function accessLogLine(
+  method: string | undefined,
+  route: string | null,
+  status: number,
+  started: number,
+  requestId: string,
+  principal: Principal | null,
+) {
+  return {
+    method,
+    route: route ?? '(no route)',
+    status,
+    ms: Math.round((performance.now() - started) * 10) / 10,
+    request_id: requestId,
+    tenant: principal?.tenantId ?? null,
+    ...(principal?.actor.key_id ? { key_id: principal.actor.key_id } : {}),
+    ...(principal?.actor.subject_id ? { subject: principal.actor.subject_id } : {}),
+    ...(principal?.actor.type === 'operator' ? { caller: 'operator' } : {}),
   };
 }

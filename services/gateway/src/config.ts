@@ -18,6 +18,8 @@ export const gatewayConfigSchema = z.object({
   TRUST_PROXY: env.bool(false),
   /** Failed authentications a client IP may have per minute; beyond it every authenticated route answers 429 until the minute passes. */
   AUTH_FAILURE_LIMIT_PER_MINUTE: env.int(20).pipe(z.number().int().min(1)),
+  /** One info line per request (method, route, status, ms, request id, tenant, key id or subject); LOG_LEVEL above info silences it too. */
+  ACCESS_LOG: env.bool(true),
   /** Prefix of the rate limit and quota keys in Redis. */
   RATE_LIMIT_PREFIX: env.string('mandate:rl'),
   /** Prefix of the Idempotency-Key records in Redis; how long a response is kept; how long a duplicate waits for the first. */

@@ -138,6 +138,7 @@ export async function wire(
     limiter,
     idempotency,
     trustProxy: overrides.trustProxy ?? config.TRUST_PROXY,
+    accessLog: overrides.accessLog ?? config.ACCESS_LOG,
   };
   return {
     deps,

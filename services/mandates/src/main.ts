@@ -4,4 +4,4 @@ import { configSchema } from './config';
 import { wire } from './wiring';
 
 /** The only file that connects and listens. */
-runService({ name: 'mandates', configSchema: configSchema, wire, createApp });
+runService({ name: 'mandates', configSchema: configSchema, wire, createApp, hasStore: true });

@@ -36,7 +36,7 @@ export async function wire(
         store = await MongoMandateStore.create(connection);
       } else {
         store = new MemoryMandateStore();
-        logger.warn('mandates: in-memory store (embedded mode); data is lost on restart');
+        logger.warn('mandates: in-memory store (no MONGO_URL); data is lost on restart');
       }
     }
 
@@ -51,7 +51,7 @@ export async function wire(
         const bus = new InProcessBus(logger);
         closers.push(() => bus.close());
         publisher = bus;
-        logger.warn('mandates: in-process event bus (embedded mode); events go nowhere else');
+        logger.warn('mandates: in-process event bus (no AMQP_URL); events reach no other process');
       }
     }
 

@@ -41,7 +41,8 @@ export const evidenceOpenApi: OpenApiContribution = (registry) => {
       'signatures, digest = sha256 hex of canonical({mandate, exported_at}) + "\\n", then canonical(event) + "\\n" ' +
       'per event, then canonical({evidence_exports}) (RFC 8785), and signature = compact JWS (ES256, typ ' +
       'mandate-evidence+jws) whose payload is the digest. Check it offline with ' +
-      '`npx mandate-evidence verify bundle.json --jwks jwks.json`. Emits EVIDENCE_EXPORTED.',
+      'the checker in the repository, `node packages/evidence-cli/bin/mandate-evidence.js verify bundle.json --jwks jwks.json` ' +
+      '(README, "Checking a bundle offline"; never `npx`, which would ask the public registry). Emits EVIDENCE_EXPORTED.',
     tags: ['Events'],
     request: { params: z.object({ id: z.string() }) },
     responses: {

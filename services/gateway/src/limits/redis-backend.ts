@@ -134,7 +134,7 @@ const DEGRADED = 'degraded: per-process limiter (Redis unreachable)';
  */
 export class RedisLimiterBackend implements LimiterBackend {
   private readonly client: GcraClient;
-  private state: 'starting' | 'shared' | 'degraded' = 'starting';
+  private state: 'starting' | 'shared' | 'degraded' | 'closing' = 'starting';
 
   constructor(
     private readonly url: string,
@@ -159,7 +159,8 @@ export class RedisLimiterBackend implements LimiterBackend {
   }
 
   private degrade() {
-    if (this.state === 'degraded') return;
+    // Our own close() also ends the connection: that is a shutdown, not an outage worth a warning.
+    if (this.state === 'degraded' || this.state === 'closing') return;
     this.state = 'degraded';
     this.logger.warn(
       { redis: redactUrl(this.url) },
@@ -227,6 +228,7 @@ export class RedisLimiterBackend implements LimiterBackend {
 
   async close(): Promise<void> {
     if (this.client.status === 'end') return;
+    this.state = 'closing';
     try {
       if (this.client.status !== 'ready') throw new Error('not connected');
       await this.client.quit();

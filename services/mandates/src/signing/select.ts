@@ -28,7 +28,7 @@ export async function createSigner(
   if (local.generated) {
     logger.warn(
       { kid: local.kid },
-      'mandates: signing key generated at start (embedded mode); signatures will not verify after a restart',
+      'mandates: signing key generated at start (no LOCAL_SIGNING_KEY, LOCAL_SIGNING_KEY_FILE or KMS_KEY_ID); signatures will not verify after a restart',
     );
   } else {
     logger.info({ kid: local.kid }, 'mandates: signing with the configured local key');

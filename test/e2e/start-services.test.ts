@@ -1,0 +1,135 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { newId } from '@mandate/shared';
+import { apiClient, deleteRedisKeys, deleteTopology, freePort } from '../support/stack';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+interface Launcher {
+  child: ChildProcess;
+  lines: string[];
+  url: string;
+  operatorToken: string;
+  /** label → pid of every service process, as the launcher printed them. */
+  pids: Map<string, number>;
+  exited: Promise<number | null>;
+}
+
+/** `npm run start:services`, as its script runs (tsx scripts/services.ts), in a namespace of its own. */
+async function launch(namespace: string): Promise<Launcher> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'services.ts')], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+      AMQP_NAMESPACE: namespace,
+      RATE_LIMIT_PREFIX: `${namespace}:rl`,
+      IDEMPOTENCY_PREFIX: `${namespace}:idem`,
+      SNAPSHOT_PREFIX: `${namespace}:snap:`,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  let partial = '';
+  const onData = (d: Buffer) => {
+    const parts = (partial + d.toString()).split('\n');
+    partial = parts.pop()!;
+    lines.push(...parts);
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 60_000;
+  while (!lines.some((l) => l.includes('Ctrl-C stops every service'))) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`the launcher did not start:\n${lines.join('\n')}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const pids = new Map<string, number>();
+  for (const l of lines) {
+    const m = /^\[launcher\] (\S+) pid (\d+) /.exec(l);
+    if (m) pids.set(m[1]!, Number(m[2]));
+  }
+  const token = lines.map((l) => /export OPERATOR_TOKEN=(\S+)/.exec(l)?.[1]).find(Boolean)!;
+  return { child, lines, url: `http://127.0.0.1:${port}`, operatorToken: token, pids, exited };
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe('npm run start:services (scripts/services.ts)', () => {
+  const namespaces: string[] = [];
+  let running: Launcher | undefined;
+
+  afterEach(async () => {
+    // A failed assertion must not leave services running.
+    if (running && running.child.exitCode === null) {
+      running.child.kill('SIGTERM');
+      await running.exited;
+    }
+    for (const pid of running?.pids.values() ?? []) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    running = undefined;
+  }, 30_000);
+
+  afterAll(async () => {
+    for (const ns of namespaces) {
+      await deleteTopology(ns).catch(() => undefined);
+      await deleteRedisKeys(`${ns}:*`);
+    }
+  }, 30_000);
+
+  it('when started and sent SIGINT, then five services with two verify replicas answer through the gateway, every log line names its service, and every process exits', async () => {
+    const namespace = `test-${newId('req')}`;
+    namespaces.push(namespace);
+    running = await launch(namespace);
+    const { lines, pids } = running;
+
+    expect([...pids.keys()].sort()).toEqual([
+      'audit',
+      'gateway',
+      'identity',
+      'mandates',
+      'verify-1',
+      'verify-2',
+    ]);
+    const tenant = await apiClient(running.url)('POST', '/v1/platform/tenants', {
+      auth: running.operatorToken,
+      body: { name: 'Launcher', plan: 'beta' },
+    });
+    expect(tenant.status).toBe(201);
+    // The generated operator token is printed once, never again.
+    expect(lines.filter((l) => l.includes(running!.operatorToken))).toHaveLength(1);
+    const unprefixed = lines.filter(
+      (l) => l !== '' && !/^\[(launcher|gateway|mandates|identity|audit|verify-1|verify-2)\] /.test(l),
+    );
+    expect(unprefixed).toEqual([]);
+    expect(lines.some((l) => l.startsWith('[verify-2] ') && l.includes('verify listening'))).toBe(true);
+
+    running.child.kill('SIGINT');
+    expect(await running.exited).toBe(0);
+    expect([...pids.entries()].filter(([, pid]) => alive(pid))).toEqual([]);
+    expect(lines.at(-1)).toBe('[launcher] stopped (exit 0)');
+  }, 90_000);
+
+  it('when one service dies, then the launcher stops the others and exits non-zero', async () => {
+    const namespace = `test-${newId('req')}`;
+    namespaces.push(namespace);
+    running = await launch(namespace);
+    const { pids } = running;
+
+    process.kill(pids.get('verify-2')!, 'SIGKILL');
+    expect(await running.exited).toBe(1);
+    expect([...pids.entries()].filter(([, pid]) => alive(pid))).toEqual([]);
+    expect(running.lines).toContain('[launcher] verify-2 exited (SIGKILL); stopping the others');
+  }, 90_000);
+});
