@@ -67,6 +67,14 @@ export function separateProcessConfig<S extends z.ZodType>(
       return env;
     }, schema)
     .superRefine((config, ctx) => {
+      // Every service signs or checks internal tokens; as its own process nobody generates one for it.
+      if (!(config as Record<string, unknown>).INTERNAL_TOKEN_SECRET)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['INTERNAL_TOKEN_SECRET'],
+          message:
+            'is required when a service runs as its own process (the same value in every service; e.g. openssl rand -hex 32)',
+        });
       for (const name of SECRET_VARIABLES) {
         const value = (config as Record<string, unknown>)[name];
         const problem = typeof value === 'string' ? secretProblem(value) : undefined;
