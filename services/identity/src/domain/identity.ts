@@ -409,16 +409,30 @@ export class Identity {
     return a;
   }
 
-  /** Replaces the roles of an active assignment; the stored permissions follow. */
+  /**
+   * Replaces the roles of an active assignment; the stored permissions follow. A caller cannot
+   * drop tenant:write from its own active assignment (SPEC §11), for the same reason it cannot
+   * revoke it: a tenant must not lose its last admin by accident.
+   */
   async updateRoleAssignment(
     tenantId: string,
     id: string,
     input: { roles: readonly string[]; subjectId?: string },
+    callerSubjectId?: string,
   ): Promise<Outcome<RoleAssignment>> {
     const roles = assignableRoles(input.roles);
     const current = await this.getRoleAssignment(tenantId, id);
     if (input.subjectId !== undefined && input.subjectId !== current.subject_id) {
       throw badRequest('subject_id cannot be changed; revoke and assign instead');
+    }
+    if (
+      callerSubjectId !== undefined &&
+      current.subject_id === callerSubjectId &&
+      current.status === 'active' &&
+      current.permissions.includes('tenant:write') &&
+      !permissionsOf(roles).includes('tenant:write')
+    ) {
+      throw new RoleAssignmentConflict('Cannot downgrade your own active role assignment');
     }
     let events: AuditEvent[] = [];
     const updated = await this.store.updateRoleAssignmentRoles(
