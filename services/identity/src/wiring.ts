@@ -65,6 +65,8 @@ export async function wire(
       tokens,
       logger: overrides.logger ?? logger,
       clock: overrides.clock ?? systemClock,
+      stagingKeyTtlMs: overrides.stagingKeyTtlMs ?? config.STAGING_KEY_TTL_HOURS * 3_600_000,
+      stagingSweepIntervalMs: overrides.stagingSweepIntervalMs ?? config.STAGING_KEY_SWEEP_INTERVAL_MS,
     };
     return {
       deps,

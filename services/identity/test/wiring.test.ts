@@ -18,6 +18,7 @@ describe('config', () => {
       HOST: '127.0.0.1',
       MONGO_DB: 'mandate_identity',
       AMQP_NAMESPACE: 'mandate',
+      STAGING_KEY_TTL_HOURS: 168,
     });
     expect(config.MONGO_URL).toBeUndefined();
   });
