@@ -16,3 +16,4 @@ export * from './time';
 export * from './mongo';
 export * from './main';
 export * from './mandate-signature';
+export * from './text';

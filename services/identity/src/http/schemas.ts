@@ -1,4 +1,10 @@
-import { errorResponse, listQueryShape, pageSchema, type OpenApiContribution } from '@mandate/shared';
+import {
+  errorResponse,
+  labelText,
+  listQueryShape,
+  pageSchema,
+  type OpenApiContribution,
+} from '@mandate/shared';
 import { z } from 'zod';
 import { API_KEY_NAME_MAX, API_KEY_SCOPES, API_KEY_STATUSES } from '../domain/api-key';
 import {
@@ -22,13 +28,12 @@ const timestamp = z.iso.datetime();
 
 // ── requests ──────────────────────────────────────────────────────────────────
 
-export const subjectIdSchema = z
-  .string()
+export const subjectIdSchema = labelText()
   .max(SUBJECT_ID_MAX)
   .regex(SUBJECT_ID_PATTERN, { message: 'must be wallet:<id>, dashboard:<id> or oidc:<provider>:<id>' });
 
 export const createTenantBody = z.strictObject({
-  name: z.string().trim().min(1).max(TENANT_NAME_MAX),
+  name: labelText().trim().min(1).max(TENANT_NAME_MAX),
   plan: z.enum(PLANS).default('beta'),
   admin_subject_id: subjectIdSchema.optional(),
 });
@@ -39,7 +44,7 @@ export const scopesSchema = z
   .refine((scopes) => new Set(scopes).size === scopes.length, { message: 'must not repeat a scope' });
 
 export const createApiKeyBody = z.strictObject({
-  name: z.string().trim().min(1).max(API_KEY_NAME_MAX),
+  name: labelText().trim().min(1).max(API_KEY_NAME_MAX),
   scopes: scopesSchema,
 });
 
@@ -72,7 +77,7 @@ export const listRoleAssignmentsQuery = z.strictObject({
 });
 
 export const onboardingRequestBody = z.strictObject({
-  organization_name: z.string().trim().min(1).max(ORGANIZATION_NAME_MAX),
+  organization_name: labelText().trim().min(1).max(ORGANIZATION_NAME_MAX),
   contact_email: z
     .string()
     .trim()
@@ -92,8 +97,7 @@ export const listOnboardingQuery = z.strictObject({
 
 export const approveOnboardingBody = z.strictObject({
   plan: z.enum(PLANS).default('beta'),
-  name: z
-    .string()
+  name: labelText()
     .trim()
     .min(1)
     .max(TENANT_NAME_MAX)
