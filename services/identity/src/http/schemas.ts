@@ -22,6 +22,8 @@ import {
   MAX_ALLOWED_ORIGINS,
   isHttpsOrigin,
   isHttpsUrl,
+  normalizeHttpsOrigin,
+  normalizeHttpsUrl,
 } from '../domain/widget';
 
 const timestamp = z.iso.datetime();
@@ -113,9 +115,14 @@ export const rejectOnboardingBody = z.strictObject({
 export const widgetConfigBody = z.strictObject({
   allowed_origins: z
     .array(
-      z.string().max(300).refine(isHttpsOrigin, {
-        message: 'must be an https origin such as https://shop.example.com (no path, no wildcard)',
-      }),
+      z
+        .string()
+        .max(300)
+        .refine(isHttpsOrigin, {
+          message: 'must be an https origin such as https://shop.example.com (no path, no wildcard)',
+        })
+        // Stored as the browser's Origin header spells it, so comparisons are exact.
+        .overwrite((origin) => normalizeHttpsOrigin(origin) ?? origin),
     )
     .max(MAX_ALLOWED_ORIGINS),
   theme: z
@@ -124,7 +131,13 @@ export const widgetConfigBody = z.strictObject({
         .string()
         .regex(COLOR_PATTERN, { message: 'must be a hex colour such as #1a2b3c' })
         .optional(),
-      logo_url: z.string().max(2048).refine(isHttpsUrl, { message: 'must be an https URL' }).optional(),
+      logo_url: z
+        .string()
+        .max(2048)
+        .refine(isHttpsUrl, { message: 'must be an https URL without credentials' })
+        // Stored as the parser's href: a quote or space can never break out of an attribute.
+        .overwrite((url) => normalizeHttpsUrl(url) ?? url)
+        .optional(),
     })
     .default({}),
   locale: z
