@@ -420,6 +420,15 @@ describe('identity: rotation limits and staging-key expiry (component)', () => {
     expect((await svc.call('POST', `${keys}/${keyId}/rotate`, { caller })).status).toBe(201);
   });
 
+  it('when the staging successor expired but was not swept yet, then rotating again revokes it (announced once) and answers 201', async () => {
+    const { caller, keys, keyId, staging, tenantId } = await rotatedTenant();
+    clock.advance(TTL_MS);
+    const again = await svc.call('POST', `${keys}/${keyId}/rotate`, { caller });
+    expect(again).toMatchObject({ status: 201, body: { status: 'staging', replaces_key_id: keyId } });
+    expect((await svc.call('GET', `${keys}/${staging.key_id}`, { caller })).body.status).toBe('revoked');
+    expect(stagingExpiredEvents(tenantId)).toHaveLength(1);
+  });
+
   it('when many rotations of one key race, then exactly one succeeds and the rest are 409', async () => {
     const t = await svc.createTenant();
     const caller = callerFor(t.tenantId, { actor: { type: 'api_key', key_id: t.keyId } });

@@ -31,6 +31,7 @@ import {
   KeyTransitionNotAllowed,
   OnboardingAlreadyDecided,
   OnboardingRequestNotFound,
+  PendingSuccessorExists,
   RoleAssignmentConflict,
   RoleAssignmentNotFound,
   RoleNotAssignable,
@@ -275,11 +276,23 @@ export class Identity {
     const old = await this.getApiKey(tenantId, keyId);
     if (old.status === 'revoked') throw new KeyTransitionNotAllowed('API key is revoked');
     if (old.status !== 'active') throw new KeyTransitionNotAllowed('API key is not active');
-    const { events, ...issued } = await this.issueKey(
-      tenantId,
-      { name: old.name, scopes: old.scopes, status: 'staging', replacesKeyId: old.key_id },
-      'API_KEY_ROTATED',
-    );
+    const rotate = () =>
+      this.issueKey(
+        tenantId,
+        { name: old.name, scopes: old.scopes, status: 'staging', replacesKeyId: old.key_id },
+        'API_KEY_ROTATED',
+      );
+    let rotated: Awaited<ReturnType<typeof rotate>>;
+    try {
+      rotated = await rotate();
+    } catch (err) {
+      if (!(err instanceof PendingSuccessorExists)) throw err;
+      // The pending successor may be past its window but not yet swept: revoke what is due, then
+      // try once more; a successor still in its window keeps refusing (409).
+      if ((await this.expireStagingKeys()) === 0) throw err;
+      rotated = await rotate();
+    }
+    const { events, ...issued } = rotated;
     return { value: issued, events };
   }
 
