@@ -480,3 +480,31 @@ describe('identity: rotation limits and staging-key expiry (component)', () => {
     expect(await resolve(staging.api_key)).toMatchObject({ status: 404 });
   });
 });
+
+describe('identity: the staging-key sweeper (component)', () => {
+  it('when the app runs with a sweep interval, then an expired staging key nobody touches is revoked in the background', async () => {
+    const clock = fixedClock('2031-03-01T10:00:00.000Z');
+    const svc = await startIdentity({ clock, stagingKeyTtlMs: 60_000, stagingSweepIntervalMs: 20 });
+    try {
+      const t = await svc.createTenant();
+      const caller = callerFor(t.tenantId, { actor: { type: 'api_key', key_id: t.keyId } });
+      const keys = `/v1/tenants/${t.tenantId}/api-keys`;
+      const staging = (await svc.call('POST', `${keys}/${t.keyId}/rotate`, { caller })).body.key_id as string;
+      clock.advance(60_000);
+      const deadline = Date.now() + 10_000;
+      let status = 'staging';
+      while (status !== 'revoked' && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+        status = (await svc.call('GET', `${keys}/${staging}`, { caller })).body.status;
+      }
+      expect(status).toBe('revoked');
+      expect(
+        svc.publisher
+          .forTenant(t.tenantId)
+          .filter((e) => e.type === 'API_KEY_REVOKED' && e.data.reason === 'staging_expired'),
+      ).toHaveLength(1);
+    } finally {
+      await svc.stop();
+    }
+  });
+});
