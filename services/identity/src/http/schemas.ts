@@ -318,13 +318,15 @@ export const openApi: OpenApiContribution = (registry) => {
     method: 'post',
     path: '/v1/tenants/{tenantId}/api-keys/{keyId}/rotate',
     summary: 'Rotate an active key: issues a staging key (usable at once) with the same name and scopes',
+    description:
+      'A key has at most one staging successor. The staging key is revoked if not activated within STAGING_KEY_TTL_HOURS (default 168). Counts against the key-creation rate limit.',
     tags: ['api-keys'],
     request: { params: apiKeyParams },
     responses: {
       201: { description: 'The new staging key with its secret', ...json(rotatedApiKeySchema) },
       ...common,
       404: errorResponse('Not found'),
-      409: errorResponse('The key is not active'),
+      409: errorResponse('The key is not active, or already has a staging successor'),
     },
   });
   registry.registerPath({
