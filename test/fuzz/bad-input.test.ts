@@ -2,7 +2,7 @@ import http from 'node:http';
 import fc from 'fast-check';
 import { ROUTES } from '../../services/gateway/src/routes/table';
 import { startProduct, type Product } from './product';
-import { requestArbitrary, type Fixtures, type FuzzRequest } from './requests';
+import { UNPRINTABLE, requestArbitrary, type Fixtures, type FuzzRequest } from './requests';
 import { collectEvents, contentHash, trackWrites } from './snapshot';
 
 /**
@@ -217,6 +217,107 @@ describe('bad input: a property-based fuzz over every route', () => {
       expect(res.headers['x-content-type-options']).toBe('nosniff');
     },
   );
+  it('when a subject id, key, tenant, organization, party name or metadata label holds a control, format or bidi character, then 400 naming the field and no store changes', async () => {
+    const json = (body: unknown) => Buffer.from(JSON.stringify(body));
+    const cases = (c: string) => [
+      {
+        path: `/v1/tenants/${fx.tenantA}/role-assignments`,
+        auth: fx.authA,
+        body: { subject_id: `dashboard:alice${c}`, roles: ['tenant_viewer'] },
+        field: 'subject_id',
+      },
+      {
+        path: `/v1/tenants/${fx.tenantA}/api-keys`,
+        auth: fx.authA,
+        body: { name: `ci${c}`, scopes: ['verify'] },
+        field: 'name',
+      },
+      {
+        path: '/v1/platform/tenants',
+        auth: product.operatorToken,
+        body: { name: `Acme${c}` },
+        field: 'name',
+      },
+      {
+        path: '/v1/platform/tenants',
+        auth: product.operatorToken,
+        body: { name: 'Acme', admin_subject_id: `dashboard:${c}x` },
+        field: 'admin_subject_id',
+      },
+      {
+        path: '/v1/onboarding/request',
+        auth: undefined,
+        body: { organization_name: `Globex${c}`, contact_email: 'ops@globex.example.com' },
+        field: 'organization_name',
+      },
+      {
+        path: '/v1/mandates',
+        auth: fx.authA,
+        body: { principal: `alice${c}`, delegate: 'bot' },
+        field: 'principal.id',
+      },
+      {
+        path: '/v1/mandates',
+        auth: fx.authA,
+        body: { principal: 'alice', delegate: { id: 'bot', name: `Bot${c}` } },
+        field: 'delegate.name',
+      },
+      {
+        path: '/v1/mandates',
+        auth: fx.authA,
+        body: { principal: 'alice', delegate: 'bot', metadata: { [`ref${c}`]: 'v' } },
+        field: 'metadata key',
+      },
+      {
+        path: '/v1/mandates',
+        auth: fx.authA,
+        body: { principal: 'alice', delegate: 'bot', metadata: { ref: `v${c}` } },
+        field: 'metadata.ref',
+      },
+    ];
+    const before = {
+      mandates: contentHash(product.stores.mandates),
+      identity: contentHash(product.stores.identity),
+    };
+    for (const c of UNPRINTABLE) {
+      for (const k of cases(c)) {
+        const res = await send(base, {
+          method: 'POST',
+          path: k.path,
+          headers: {
+            'content-type': 'application/json',
+            ...(k.auth ? { authorization: `Bearer ${k.auth}` } : {}),
+          },
+          body: json(k.body),
+        });
+        expect({
+          case: `${k.path} ${JSON.stringify(k.body)}`,
+          status: res.status,
+          body: JSON.parse(res.text),
+        }).toEqual({
+          case: `${k.path} ${JSON.stringify(k.body)}`,
+          status: 400,
+          body: {
+            error: 'BAD_REQUEST',
+            message: `${k.field}: must contain printable characters only (no control, format or bidi characters)`,
+          },
+        });
+      }
+    }
+    expect(contentHash(product.stores.mandates)).toBe(before.mandates);
+    expect(contentHash(product.stores.identity)).toBe(before.identity);
+  });
+
+  it('when a key name arrives decomposed (e + combining accent), then it is stored and answered in NFC', async () => {
+    const res = await send(base, {
+      method: 'POST',
+      path: `/v1/tenants/${fx.tenantA}/api-keys`,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${fx.authA}` },
+      body: Buffer.from(JSON.stringify({ name: 'Cafe\u0301', scopes: ['verify'] })),
+    });
+    expect(res.status).toBe(201);
+    expect(JSON.parse(res.text).name).toBe('Caf\u00e9');
+  });
 
   it(`when ${RUNS.toLocaleString('en')} generated requests hit the gateway, then none is a 5xx, every error is the exact envelope and no rejected request changes a store`, async () => {
     const tracked = {

@@ -230,6 +230,29 @@ const pick = <T>(valid: T[], invalid: T[]) =>
     { weight: 1, arbitrary: fc.constantFrom(...invalid) },
   );
 
+/** Characters no label may hold (SPEC §11): control, zero-width, bidi, terminal escapes, separators. */
+export const UNPRINTABLE = [
+  '\u200b',
+  '\u0000',
+  '\u001b[31m',
+  '\u202e',
+  '\u2066',
+  '\ufeff',
+  '\u2028',
+  '\u0007',
+];
+/** Mostly the given label, sometimes with an unprintable character spliced in. */
+const tainted = (label: fc.Arbitrary<string>) =>
+  fc.oneof(
+    { weight: 5, arbitrary: label },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(label, fc.constantFrom(...UNPRINTABLE), fc.nat())
+        .map(([s, c, at]) => s.slice(0, at % (s.length + 1)) + c + s.slice(at % (s.length + 1))),
+    },
+  );
+
 const iso = fc
   .date({ min: new Date('2020-01-01'), max: new Date('2035-01-01'), noInvalidDate: true })
   .map((d) => d.toISOString());
@@ -247,16 +270,16 @@ function template(rule: RouteRule, fx: Fixtures): fc.Arbitrary<unknown> {
       return fc.record(
         {
           principal: fc.oneof(
-            id,
+            tainted(id),
             fc.record(
-              { id, type: fc.constantFrom('person', 'organization', 'agent', 'robot') },
+              { id: tainted(id), type: fc.constantFrom('person', 'organization', 'agent', 'robot') },
               { requiredKeys: ['id'] },
             ),
           ),
           delegate: fc.oneof(
             id,
             fc.record(
-              { id, type: fc.constantFrom('person', 'agent'), name: fc.string({ maxLength: 20 }) },
+              { id, type: fc.constantFrom('person', 'agent'), name: tainted(fc.string({ maxLength: 20 })) },
               { requiredKeys: ['id'] },
             ),
           ),
@@ -288,9 +311,13 @@ function template(rule: RouteRule, fx: Fixtures): fc.Arbitrary<unknown> {
             ['2099-01-01T00:00:00.000Z', null, '2099-01-01T00:00:00+05:30'],
             ['2000-01-01T00:00:00Z'],
           ),
-          metadata: fc.dictionary(fc.string({ minLength: 1, maxLength: 41 }), fc.string({ maxLength: 10 }), {
-            maxKeys: 3,
-          }),
+          metadata: fc.dictionary(
+            tainted(fc.string({ minLength: 1, maxLength: 41 })),
+            tainted(fc.string({ maxLength: 10 })),
+            {
+              maxKeys: 3,
+            },
+          ),
         },
         { requiredKeys: ['principal', 'delegate'] },
       );
@@ -319,7 +346,7 @@ function template(rule: RouteRule, fx: Fixtures): fc.Arbitrary<unknown> {
     case 'POST /v1/tenants/:tenantId/api-keys':
       return fc.record(
         {
-          name: fc.string({ minLength: 1, maxLength: 20 }).filter((n) => n.trim().length > 0),
+          name: tainted(fc.string({ minLength: 1, maxLength: 20 }).filter((n) => n.trim().length > 0)),
           scopes: fc.array(
             pick(
               ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'],
@@ -333,7 +360,7 @@ function template(rule: RouteRule, fx: Fixtures): fc.Arbitrary<unknown> {
     case 'POST /v1/tenants/:tenantId/role-assignments':
       return fc.record({
         subject_id: fc.oneof(
-          id.map((s) => `dashboard:${s}`),
+          tainted(id).map((s) => `dashboard:${s}`),
           id.map((s) => `oidc:x:${s}`),
           id,
         ),
@@ -377,7 +404,7 @@ function template(rule: RouteRule, fx: Fixtures): fc.Arbitrary<unknown> {
     case 'POST /v1/onboarding/request':
       return fc.record(
         {
-          organization_name: fc.string({ minLength: 1, maxLength: 20 }),
+          organization_name: tainted(fc.string({ minLength: 1, maxLength: 20 })),
           contact_email: pick(['ops@globex.example.com'], ['not-an-email', 'a@b', '']),
           country: pick(['DE', 'FR'], ['de', 'XXX']),
           use_case: fc.string({ maxLength: 20 }),
@@ -386,15 +413,18 @@ function template(rule: RouteRule, fx: Fixtures): fc.Arbitrary<unknown> {
       );
     case 'POST /v1/platform/tenants':
       return fc.record(
-        { name: fc.string({ minLength: 1, maxLength: 20 }), plan: pick(['beta', 'enterprise'], ['free']) },
+        {
+          name: tainted(fc.string({ minLength: 1, maxLength: 20 })),
+          plan: pick(['beta', 'enterprise'], ['free']),
+        },
         { requiredKeys: ['name'] },
       );
     case 'POST /v1/platform/onboarding-requests/:id/approve':
       return fc.record(
         {
           plan: pick(['beta', 'enterprise'], ['gold']),
-          name: fc.string({ minLength: 1, maxLength: 10 }),
-          admin_subject_id: id.map((s) => `dashboard:${s}`),
+          name: tainted(fc.string({ minLength: 1, maxLength: 10 })),
+          admin_subject_id: tainted(id).map((s) => `dashboard:${s}`),
         },
         { requiredKeys: [] },
       );

@@ -53,8 +53,19 @@ export const serviceUnavailable = (message = 'Service temporarily unavailable') 
 export function describeZodError(error: z.ZodError, root = 'body'): string {
   const issue = error.issues[0];
   if (!issue) return `${root} is invalid`;
-  const field = issue.path.length > 0 ? issue.path.map(String).join('.') : root;
+  return describeIssue(issue, issue.path.length > 0 ? issue.path.map(String).join('.') : root, root);
+}
+
+function describeIssue(issue: z.core.$ZodIssue, field: string, root: string): string {
   switch (issue.code) {
+    case 'invalid_key': {
+      // Names the record, never the offending key itself: it is raw input (SPEC §11).
+      const record = issue.path.slice(0, -1).map(String).join('.') || root;
+      const inner = issue.issues[0];
+      return inner
+        ? describeIssue(inner as z.core.$ZodIssue, `${record} key`, root)
+        : `${record} has an invalid key`;
+    }
     case 'invalid_type':
       if (issue.input === undefined) return `${field} is required`;
       return `${field} must be ${article(issue.expected)}`;

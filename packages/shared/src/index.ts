@@ -20,3 +20,4 @@ export * from './sorted-by-id';
 export * from './evidence-digest';
 export * from './snapshot-mac';
 export * from './secrets';
+export * from './text';

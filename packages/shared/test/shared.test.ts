@@ -15,6 +15,7 @@ import {
   internalTokens,
   snapshotMac,
   isId,
+  labelText,
   newId,
   retryDelayMs,
   INTERNAL_RETRY_POLICY,
@@ -54,6 +55,43 @@ describe('describeZodError', () => {
   it('when an unknown field is sent, then the message names it', () => {
     const r = schema.safeParse({ principal: 'a', limit: 1, extra: 1 });
     expect(r.success || describeZodError(r.error)).toBe('extra is not allowed');
+  });
+});
+
+describe('labelText', () => {
+  const name = z.strictObject({
+    name: labelText().trim().min(1).max(10),
+    tags: z.record(labelText(), labelText()),
+  });
+  const message = (input: unknown) => {
+    const r = name.safeParse(input, { reportInput: true });
+    return r.success ? r.data : describeZodError(r.error);
+  };
+
+  it.each(['alice\u200b', 'a\u0000', '\u001b[31mred', '\u202eevil', 'a\u2028b', '\ufeffbom', 'tab\there'])(
+    'when a label holds %j, then it is refused naming the field',
+    (bad) => {
+      expect(message({ name: bad, tags: {} })).toBe(
+        'name: must contain printable characters only (no control, format or bidi characters)',
+      );
+    },
+  );
+
+  it('when a record key is unprintable, then the message names the record, never the key', () => {
+    expect(message({ name: 'ok', tags: { 'k\u202e': 'v' } })).toBe(
+      'tags key: must contain printable characters only (no control, format or bidi characters)',
+    );
+  });
+
+  it('when text is printable but decomposed, then it comes out NFC (names, keys and values)', () => {
+    expect(message({ name: ' Cafe\u0301 ', tags: { 'e\u0301': 'n\u0303' } })).toEqual({
+      name: 'Caf\u00e9',
+      tags: { '\u00e9': '\u00f1' },
+    });
+    expect(message({ name: '\u6771\u4eac \u0645\u0631\u062d\u0628\u0627 \ud83d\ude00', tags: {} })).toEqual({
+      name: '\u6771\u4eac \u0645\u0631\u062d\u0628\u0627 \ud83d\ude00',
+      tags: {},
+    });
   });
 });
 

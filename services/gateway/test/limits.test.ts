@@ -368,6 +368,22 @@ describe('gateway rate limits and quotas (real Redis)', () => {
     });
   });
 
+  describe('key creation (one budget for create and rotate)', () => {
+    it('when creations and rotations together spend the apikeys.create burst, then both are 429', async () => {
+      // A refill of one token per 100 s: nothing refills during the test, however slow the machine.
+      const g = await startGateway({
+        overrides: { beta: { endpoints: { 'apikeys.create': { rate: 0.01, burst: 2 } } } },
+      });
+      const auth = freshKey();
+      const keys = `/v1/tenants/${TENANT}/api-keys`;
+      expect((await g.call('POST', keys, auth)).status).toBe(200);
+      expect((await g.call('POST', `${keys}/key_1/rotate`, auth)).status).toBe(200);
+      const rotate = await g.call('POST', `${keys}/key_1/rotate`, auth);
+      expect(rotate).toMatchObject({ status: 429, body: { message: 'Rate limit exceeded' } });
+      expect((await g.call('POST', keys, auth)).status).toBe(429);
+    });
+  });
+
   describe('the monthly quota', () => {
     it.each([
       ['Redis', REDIS_PORT],

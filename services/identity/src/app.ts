@@ -25,6 +25,10 @@ export interface Deps {
   clock: Clock;
   /** How often the outbox relay looks for events the fast path missed (broker down, restart); default 1 s. */
   outboxPollIntervalMs?: number;
+  /** How long a staging key may wait for activation; default STAGING_KEY_TTL_HOURS' default (168 h). */
+  stagingKeyTtlMs?: number;
+  /** While started, revoke expired staging keys this often; absent or 0 → no sweeper (resolve and activate still refuse them). */
+  stagingSweepIntervalMs?: number;
 }
 
 export function createApp(deps: Deps) {
@@ -32,7 +36,15 @@ export function createApp(deps: Deps) {
   const relay = new OutboxRelay(deps.store, deps.publisher, deps.logger, {
     pollIntervalMs: deps.outboxPollIntervalMs,
   });
-  const identity = new Identity(deps.store, deps.clock, relay);
+  const identity = new Identity(deps.store, deps.clock, relay, undefined, deps.stagingKeyTtlMs);
+  // Every instance may sweep: the conditional revoke lets one of them win each key and announce it.
+  const stagingSweeper = deps.stagingSweepIntervalMs
+    ? new Repeating(
+        deps.stagingSweepIntervalMs,
+        () => identity.expireStagingKeys(),
+        (err) => deps.logger.warn({ err }, 'staging key sweep failed; retrying on the next tick'),
+      )
+    : undefined;
   const app = baseApp();
   healthRoutes(app, async () => {
     const checks: Record<string, string> = {};
@@ -60,16 +72,55 @@ export function createApp(deps: Deps) {
     async start(port = 0, host = '127.0.0.1'): Promise<RunningServer> {
       running = await listen(app, port, host);
       relay.start();
+      stagingSweeper?.start();
       return running;
     },
     async stop(): Promise<void> {
       const server = running;
       running = undefined;
       await server?.close();
+      await stagingSweeper?.stop();
       // What the requests above stored is relayed now if the broker allows, else after the next start.
       await relay.stop();
     },
   };
+}
+
+/** Runs a task every intervalMs (never two at once); stop() waits for a run in progress. */
+class Repeating {
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private stopped = true;
+
+  constructor(
+    private readonly intervalMs: number,
+    private readonly task: () => Promise<unknown>,
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.task()
+        .then(() => undefined, this.onError)
+        .finally(() => {
+          this.running = undefined;
+          this.schedule();
+        });
+    }, this.intervalMs);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
 }
 
 export type IdentityApp = ReturnType<typeof createApp>;

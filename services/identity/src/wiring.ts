@@ -13,9 +13,12 @@ import { MemoryIdentityStore } from './store/memory-identity-store';
 import { MongoIdentityStore } from './store/mongo-identity-store';
 
 /**
- * Builds the dependencies from configuration: MongoDB when MONGO_URL is set, else memory;
- * RabbitMQ when AMQP_URL is set, else the override (embedded mode passes its shared bus) or a
- * private in-process bus. Overrides win over configuration and are not closed here.
+ * Builds the dependencies from configuration, like the other services: the variable wins, then
+ * the override, then the local default. MongoDB when MONGO_URL is set, else the store override,
+ * else memory; RabbitMQ when AMQP_URL is set, else the publisher override (embedded mode passes
+ * its shared bus), else a private in-process bus. If the override won over AMQP_URL, `npm start`
+ * with AMQP_URL would publish identity's events into an in-process bus nothing consumes.
+ * Overrides are not closed here.
  */
 export async function wire(
   config: IdentityConfig,
@@ -30,7 +33,7 @@ export async function wire(
       tokens = internalTokens(config.INTERNAL_TOKEN_SECRET);
     }
 
-    let store = overrides.store;
+    let store = config.MONGO_URL ? undefined : overrides.store;
     if (!store) {
       if (config.MONGO_URL) {
         const connection = await connectMongo(config.MONGO_URL, config.MONGO_DB, logger);
@@ -42,7 +45,7 @@ export async function wire(
       }
     }
 
-    let publisher = overrides.publisher;
+    let publisher = config.AMQP_URL ? undefined : overrides.publisher;
     if (!publisher) {
       if (config.AMQP_URL) {
         const rabbit = new RabbitPublisher(config.AMQP_URL, logger, amqpTopology(config.AMQP_NAMESPACE));
@@ -62,6 +65,8 @@ export async function wire(
       tokens,
       logger: overrides.logger ?? logger,
       clock: overrides.clock ?? systemClock,
+      stagingKeyTtlMs: overrides.stagingKeyTtlMs ?? config.STAGING_KEY_TTL_HOURS * 3_600_000,
+      stagingSweepIntervalMs: overrides.stagingSweepIntervalMs ?? config.STAGING_KEY_SWEEP_INTERVAL_MS,
     };
     return {
       deps,

@@ -1,4 +1,4 @@
-import { newId } from '@mandate/shared';
+import { fixedClock, newId } from '@mandate/shared';
 import { callerFor } from '@mandate/shared/src/testing';
 import { startIdentity, system } from './helpers';
 
@@ -370,5 +370,141 @@ describe('identity: API keys (component)', () => {
       }
       expect(exposed).not.toMatch(/secret_hash|"api_key":/);
     });
+  });
+});
+
+describe('identity: rotation limits and staging-key expiry (component)', () => {
+  const TTL_MS = 168 * 3_600_000;
+  const clock = fixedClock('2031-03-01T10:00:00.000Z');
+  let svc: Awaited<ReturnType<typeof startIdentity>>;
+  beforeAll(async () => {
+    svc = await startIdentity({ clock, stagingKeyTtlMs: TTL_MS });
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+
+  async function rotatedTenant() {
+    const t = await svc.createTenant();
+    const caller = callerFor(t.tenantId, { actor: { type: 'api_key', key_id: t.keyId } });
+    const keys = `/v1/tenants/${t.tenantId}/api-keys`;
+    const rotated = await svc.call('POST', `${keys}/${t.keyId}/rotate`, { caller });
+    expect(rotated).toMatchObject({ status: 201 });
+    return { ...t, caller, keys, staging: rotated.body as { key_id: string; api_key: string } };
+  }
+
+  const resolve = (api_key: string) =>
+    svc.call('POST', '/internal/v1/keys/resolve', { caller: system, body: { api_key } });
+  const stagingExpiredEvents = (tenantId: string) =>
+    svc.publisher
+      .forTenant(tenantId)
+      .filter((e) => e.type === 'API_KEY_REVOKED' && e.data.reason === 'staging_expired');
+
+  it('when a key with a staging successor is rotated again, then 409 and no second staging key exists', async () => {
+    const { caller, keys, keyId, tenantId } = await rotatedTenant();
+    expect(await svc.call('POST', `${keys}/${keyId}/rotate`, { caller })).toMatchObject({
+      status: 409,
+      body: {
+        error: 'CONFLICT',
+        message: 'API key already has a staging successor; activate or revoke it first',
+      },
+    });
+    const list = await svc.call('GET', keys, { caller });
+    expect(list.body.data.filter((k: { status: string }) => k.status === 'staging')).toHaveLength(1);
+    expect(svc.publisher.forTenant(tenantId).filter((e) => e.type === 'API_KEY_ROTATED')).toHaveLength(1);
+  });
+
+  it('when the staging successor is revoked, then the key may be rotated again', async () => {
+    const { caller, keys, keyId, staging } = await rotatedTenant();
+    expect((await svc.call('POST', `${keys}/${staging.key_id}/revoke`, { caller })).status).toBe(200);
+    expect((await svc.call('POST', `${keys}/${keyId}/rotate`, { caller })).status).toBe(201);
+  });
+
+  it('when the staging successor expired but was not swept yet, then rotating again revokes it (announced once) and answers 201', async () => {
+    const { caller, keys, keyId, staging, tenantId } = await rotatedTenant();
+    clock.advance(TTL_MS);
+    const again = await svc.call('POST', `${keys}/${keyId}/rotate`, { caller });
+    expect(again).toMatchObject({ status: 201, body: { status: 'staging', replaces_key_id: keyId } });
+    expect((await svc.call('GET', `${keys}/${staging.key_id}`, { caller })).body.status).toBe('revoked');
+    expect(stagingExpiredEvents(tenantId)).toHaveLength(1);
+  });
+
+  it('when many rotations of one key race, then exactly one succeeds and the rest are 409', async () => {
+    const t = await svc.createTenant();
+    const caller = callerFor(t.tenantId, { actor: { type: 'api_key', key_id: t.keyId } });
+    const keys = `/v1/tenants/${t.tenantId}/api-keys`;
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () => svc.call('POST', `${keys}/${t.keyId}/rotate`, { caller })),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([201, ...Array(11).fill(409)]);
+  });
+
+  it('when a staging key outlives STAGING_KEY_TTL_HOURS, then it no longer resolves, is revoked with one API_KEY_REVOKED staging_expired, and cannot be activated', async () => {
+    const { caller, keys, staging, tenantId, secret } = await rotatedTenant();
+    clock.advance(TTL_MS - 1);
+    expect(await resolve(staging.api_key)).toMatchObject({ status: 200 });
+    clock.advance(1);
+    expect(await resolve(staging.api_key)).toMatchObject({ status: 404 });
+    expect(await resolve(staging.api_key)).toMatchObject({ status: 404 });
+    expect((await svc.call('GET', `${keys}/${staging.key_id}`, { caller })).body.status).toBe('revoked');
+    expect(await svc.call('POST', `${keys}/${staging.key_id}/activate`, { caller })).toMatchObject({
+      status: 409,
+    });
+    const events = stagingExpiredEvents(tenantId);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ resource: { type: 'api_key', id: staging.key_id } });
+    // The key it would have replaced keeps working.
+    expect(await resolve(secret)).toMatchObject({ status: 200 });
+  });
+
+  it('when an expired staging key is activated before anything else saw it, then 409, the old key stays active, and the revocation is announced once', async () => {
+    const { caller, keys, keyId, staging, tenantId } = await rotatedTenant();
+    clock.advance(TTL_MS);
+    expect(await svc.call('POST', `${keys}/${staging.key_id}/activate`, { caller })).toMatchObject({
+      status: 409,
+      body: { error: 'CONFLICT', message: 'API key is not staging: its activation window expired' },
+    });
+    expect((await svc.call('GET', `${keys}/${keyId}`, { caller })).body.status).toBe('active');
+    // A later sweep finds the key already revoked: no second announcement.
+    await svc.identity().expireStagingKeys();
+    expect(stagingExpiredEvents(tenantId)).toHaveLength(1);
+  });
+
+  it('when the sweeper passes over a staging key nobody used, then it is revoked and announced once; a second pass does nothing', async () => {
+    const { caller, keys, staging, tenantId } = await rotatedTenant();
+    clock.advance(TTL_MS);
+    expect(await svc.identity().expireStagingKeys()).toBeGreaterThanOrEqual(1);
+    expect(await svc.identity().expireStagingKeys()).toBe(0);
+    expect((await svc.call('GET', `${keys}/${staging.key_id}`, { caller })).body.status).toBe('revoked');
+    expect(stagingExpiredEvents(tenantId)).toHaveLength(1);
+    expect(await resolve(staging.api_key)).toMatchObject({ status: 404 });
+  });
+});
+
+describe('identity: the staging-key sweeper (component)', () => {
+  it('when the app runs with a sweep interval, then an expired staging key nobody touches is revoked in the background', async () => {
+    const clock = fixedClock('2031-03-01T10:00:00.000Z');
+    const svc = await startIdentity({ clock, stagingKeyTtlMs: 60_000, stagingSweepIntervalMs: 20 });
+    try {
+      const t = await svc.createTenant();
+      const caller = callerFor(t.tenantId, { actor: { type: 'api_key', key_id: t.keyId } });
+      const keys = `/v1/tenants/${t.tenantId}/api-keys`;
+      const staging = (await svc.call('POST', `${keys}/${t.keyId}/rotate`, { caller })).body.key_id as string;
+      clock.advance(60_000);
+      const deadline = Date.now() + 10_000;
+      let status = 'staging';
+      while (status !== 'revoked' && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+        status = (await svc.call('GET', `${keys}/${staging}`, { caller })).body.status;
+      }
+      expect(status).toBe('revoked');
+      expect(
+        svc.publisher
+          .forTenant(t.tenantId)
+          .filter((e) => e.type === 'API_KEY_REVOKED' && e.data.reason === 'staging_expired'),
+      ).toHaveLength(1);
+    } finally {
+      await svc.stop();
+    }
   });
 });

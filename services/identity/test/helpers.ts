@@ -55,5 +55,7 @@ export async function startIdentity(overrides: Partial<Deps> = {}) {
     };
   };
 
-  return { app, server, publisher, call, createTenant, stop: () => app.stop() };
+  /** The use cases behind the routes, for what no route triggers (the staging-key sweep). */
+  const identity = () => app.identity;
+  return { app, server, publisher, call, createTenant, identity, stop: () => app.stop() };
 }

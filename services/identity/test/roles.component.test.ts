@@ -225,6 +225,37 @@ describe('identity: role assignments (component)', () => {
     ).toBe(200);
   });
 
+  it('when the caller patches its own active assignment to drop tenant:write, then 409 and its roles stay', async () => {
+    const { caller, base, adminAssignmentId } = await tenantWithAdmin();
+    expect(
+      await svc.call('PATCH', `${base}/${adminAssignmentId}`, { caller, body: { roles: ['tenant_viewer'] } }),
+    ).toMatchObject({
+      status: 409,
+      body: { error: 'CONFLICT', message: 'Cannot downgrade your own active role assignment' },
+    });
+    expect((await svc.call('GET', `${base}/${adminAssignmentId}`, { caller })).body.roles).toEqual([
+      'tenant_admin',
+    ]);
+    // Keeping tenant:write is no downgrade; another credential of the tenant may downgrade it.
+    expect(
+      (
+        await svc.call('PATCH', `${base}/${adminAssignmentId}`, {
+          caller,
+          body: { roles: ['tenant_admin', 'tenant_auditor'] },
+        })
+      ).status,
+    ).toBe(200);
+    const keyCaller = callerFor(caller.tenantId, { actor: { type: 'api_key', key_id: newId('key') } });
+    expect(
+      (
+        await svc.call('PATCH', `${base}/${adminAssignmentId}`, {
+          caller: keyCaller,
+          body: { roles: ['tenant_viewer'] },
+        })
+      ).status,
+    ).toBe(200);
+  });
+
   it('when the subject resolves, then the gateway gets its permissions and the tenant plan', async () => {
     const { admin, tenantId } = await tenantWithAdmin();
     expect(

@@ -1,6 +1,6 @@
 import { buildEvent, connectMongo, createLogger, newId, type AuditEvent } from '@mandate/shared';
 import { MONGO_URL, describeStoreContract, mongoSkipReason } from '@mandate/shared/src/testing';
-import { DuplicateRecord, DuplicateRoleAssignment } from '../src/domain/errors';
+import { DuplicateRecord, DuplicateRoleAssignment, PendingSuccessorExists } from '../src/domain/errors';
 import type { OnboardingRequest } from '../src/domain/onboarding';
 import type { IdentityStore } from '../src/store/identity-store';
 import { MemoryIdentityStore } from '../src/store/memory-identity-store';
@@ -82,6 +82,49 @@ describeStoreContract<IdentityStore>(
         await expect(getStore().insertApiKey(second.tenant_id, recordOf(second))).rejects.toBeInstanceOf(
           DuplicateRecord,
         );
+      });
+
+      it('when a key already has a staging successor, then a second staging successor is refused until the first leaves staging', async () => {
+        const tenantId = newId('tnt');
+        const old = buildKeyRecord(tenantId);
+        await getStore().insertApiKey(tenantId, recordOf(old));
+        const successor = (over = {}) =>
+          buildKeyRecord(tenantId, { status: 'staging', replaces_key_id: old.key_id, ...over });
+        const first = successor();
+        await getStore().insertApiKey(tenantId, recordOf(first));
+        const second = successor();
+        await expect(getStore().insertApiKey(tenantId, recordOf(second))).rejects.toBeInstanceOf(
+          PendingSuccessorExists,
+        );
+        expect(await getStore().findApiKeyByHash(second.secret_hash)).toBeNull();
+        // Concurrent inserts: the database lets exactly one through.
+        await getStore().updateApiKeyStatus(tenantId, first.key_id, ['staging'], 'revoked');
+        const racing = await Promise.allSettled(
+          [successor(), successor(), successor()].map((r) => getStore().insertApiKey(tenantId, recordOf(r))),
+        );
+        expect(racing.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+        // Another key's successor is not affected.
+        const other = buildKeyRecord(tenantId);
+        await getStore().insertApiKey(tenantId, recordOf(other));
+        await getStore().insertApiKey(
+          tenantId,
+          recordOf(buildKeyRecord(tenantId, { status: 'staging', replaces_key_id: other.key_id })),
+        );
+      });
+
+      it('when staging keys are listed by age, then only staging keys created at or before the cutoff come back, oldest first, across tenants', async () => {
+        const cutoff = '2020-01-01T00:00:00.000Z';
+        const tenantA = newId('tnt');
+        const tenantB = newId('tnt');
+        const due1 = buildKeyRecord(tenantA, { status: 'staging', created_at: '2019-12-31T00:00:00.000Z' });
+        const due2 = buildKeyRecord(tenantB, { status: 'staging', created_at: cutoff });
+        const young = buildKeyRecord(tenantA, { status: 'staging', created_at: '2020-01-01T00:00:00.001Z' });
+        const active = buildKeyRecord(tenantA, { status: 'active', created_at: '2019-01-01T00:00:00.000Z' });
+        for (const k of [due2, young, active, due1]) await getStore().insertApiKey(k.tenant_id, recordOf(k));
+        const listed = await getStore().listStagingKeysCreatedBefore(cutoff, 100);
+        const ours = listed.filter((k) => [tenantA, tenantB].includes(k.tenant_id)).map((k) => k.key_id);
+        expect(ours).toEqual([due1.key_id, due2.key_id]);
+        expect(listed.every((k) => !('secret_hash' in k))).toBe(true);
       });
 
       it('when an unknown hash is looked up, then it answers null', async () => {

@@ -54,6 +54,9 @@ describe('identity: widget config (component)', () => {
     ['the default port spelled out', 'https://shop.example.com:443'],
     ['no scheme', 'shop.example.com'],
     ['a bare wildcard', '*'],
+    ['no slashes', 'https:shop.example.com'],
+    ['a user name', 'https://user@shop.example.com'],
+    ['a host that is no host name', 'https://alert(1)'],
   ])('when an origin has %s, then 400 naming allowed_origins', async (_label, origin) => {
     const { caller, path } = await tenant();
     const res = await svc.call('PUT', path, { caller, body: { allowed_origins: [origin] } });
@@ -66,7 +69,7 @@ describe('identity: widget config (component)', () => {
     });
   });
 
-  it.each([
+  it.each<[string, Record<string, unknown>, string]>([
     [
       'a bad colour',
       { theme: { primary_color: 'red' } },
@@ -75,8 +78,22 @@ describe('identity: widget config (component)', () => {
     [
       'an http logo',
       { theme: { logo_url: 'http://x.example.com/l.png' } },
-      'theme.logo_url: must be an https URL',
+      'theme.logo_url: must be an https URL without credentials',
     ],
+    ...[
+      ['a logo without slashes', 'https:alert(1)'],
+      ['a javascript logo', 'javascript:alert(1)'],
+      ['a logo with credentials', 'https://user:pw@cdn.example.com/l.png'],
+      ['a logo with a user name', 'https://user@cdn.example.com/l.png'],
+      ['a logo with backslashes', 'https:\\\\cdn.example.com\\l.png'],
+      ['a logo with a leading space', ' https://cdn.example.com/l.png'],
+      ['a logo with a tab inside', 'https://cdn.exa\tmple.com/l.png'],
+      ['a logo host that is no host name', 'https://alert(1)/'],
+    ].map(([label, logo_url]): [string, Record<string, unknown>, string] => [
+      label!,
+      { theme: { logo_url } },
+      'theme.logo_url: must be an https URL without credentials',
+    ]),
     ['an unknown theme field', { theme: { font: 'Comic Sans' } }, 'theme.font is not allowed'],
     ['a bad locale', { locale: 'german' }, 'locale: must be a BCP 47 tag such as en or de-CH'],
     ['no origins', { allowed_origins: undefined }, 'allowed_origins is required'],
@@ -84,6 +101,25 @@ describe('identity: widget config (component)', () => {
     const { caller, path } = await tenant();
     const res = await svc.call('PUT', path, { caller, body: { allowed_origins: [], ...extra } });
     expect(res).toMatchObject({ status: 400, body: { error: 'BAD_REQUEST', message } });
+  });
+
+  it('when URLs are put, then they are stored normalised: the logo as its WHATWG href, origins as browsers send them', async () => {
+    const { caller, path } = await tenant();
+    const put = await svc.call('PUT', path, {
+      caller,
+      body: {
+        allowed_origins: [
+          'https://Shop.Example.COM',
+          'https://b\u00fccher.example',
+          'https://shop.example.com',
+        ],
+        theme: { logo_url: 'https://CDN.example.com/l.png"onerror="alert(1)' },
+      },
+    });
+    expect(put).toMatchObject({ status: 200 });
+    const stored = (await svc.call('GET', path, { caller })).body;
+    expect(stored.allowed_origins).toEqual(['https://shop.example.com', 'https://xn--bcher-kva.example']);
+    expect(stored.theme.logo_url).toBe('https://cdn.example.com/l.png%22onerror=%22alert(1)');
   });
 
   it("when another tenant's configuration is read or written, then 404", async () => {

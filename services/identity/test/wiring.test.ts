@@ -18,6 +18,7 @@ describe('config', () => {
       HOST: '127.0.0.1',
       MONGO_DB: 'mandate_identity',
       AMQP_NAMESPACE: 'mandate',
+      STAGING_KEY_TTL_HOURS: 168,
     });
     expect(config.MONGO_URL).toBeUndefined();
   });
@@ -53,6 +54,23 @@ describe('wiring with RabbitMQ (real broker)', () => {
   const namespace = `test-${newId('req')}`;
   const topology = amqpTopology(namespace);
   afterAll(() => deleteAmqpTopology(topology, AMQP_URL));
+
+  it('when AMQP_URL is set and a publisher override is passed too (embedded mode), then the variable wins', async () => {
+    const bus = new InProcessBus();
+    const config = loadConfig({
+      INTERNAL_TOKEN_SECRET: TEST_INTERNAL_SECRET,
+      AMQP_URL,
+      AMQP_NAMESPACE: namespace,
+    });
+    const { deps, close } = await wire(config, logger, { publisher: bus, store: new MemoryIdentityStore() });
+    try {
+      expect(deps.publisher.kind).toBe('rabbitmq');
+      expect(deps.publisher).not.toBe(bus);
+    } finally {
+      await close();
+      await bus.close();
+    }
+  });
 
   it('when AMQP_URL is set and a tenant is created, then its events reach the audit queue without the secret', async () => {
     const config = loadConfig({

@@ -90,6 +90,24 @@ describeStoreContract<MandateStore>(
       expect((await getStore().get(tenantA, mandate.id))?.state).toBe('ACTIVE');
     });
 
+    it('when a mandate id is created twice, then the second create is a CONFLICT and changes nothing', async () => {
+      const tenantId = newId('tnt');
+      const first = await seed(tenantId, { metadata: { ref: 'first' } });
+      const event = buildEvent({
+        type: 'MANDATE_CREATED',
+        tenantId,
+        resource: { type: 'mandate', id: first.id },
+        data: {},
+      });
+      const duplicate = buildMandate({ ...first, metadata: { ref: 'second' } });
+      await expect(getStore().create(tenantId, duplicate, [event])).rejects.toMatchObject({
+        code: 'CONFLICT',
+        status: 409,
+      });
+      expect(await getStore().get(tenantId, first.id)).toEqual(first);
+      expect((await getStore().pendingEvents(1000)).map((e) => e.id)).not.toContain(event.id);
+    });
+
     it('when an id does not exist, then get is null', async () => {
       expect(await getStore().get(newId('tnt'), newId('mdt'))).toBeNull();
     });

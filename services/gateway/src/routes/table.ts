@@ -118,6 +118,8 @@ export const ROUTES: RouteRule[] = [
     auth: 'tenant',
     scope: 'tenants:admin',
     permissions: ['tenants:admin', 'tenant:write'],
+    // A rotation mints a key too (SPEC §5): one budget with creation.
+    limit: 'apikeys.create',
   },
   {
     method: 'POST',

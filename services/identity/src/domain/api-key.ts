@@ -74,5 +74,15 @@ export function toApiKey(record: ApiKeyRecord): ApiKey {
   return key;
 }
 
+/** How long a staging key (a rotation's successor) may wait for activation by default: SPEC §5. */
+export const DEFAULT_STAGING_KEY_TTL_HOURS = 168;
+/** The reason API_KEY_REVOKED carries when a staging key was not activated in time. */
+export const STAGING_EXPIRED_REASON = 'staging_expired';
+
+/** Whether a staging key has outlived its activation window at `now`. */
+export function isStagingExpired(key: ApiKey, now: Date, ttlMs: number): boolean {
+  return key.status === 'staging' && Date.parse(key.created_at) + ttlMs <= now.getTime();
+}
+
 /** How often last_used_at is written at most: a resolve per request must not mean a write per request. */
 export const LAST_USED_RESOLUTION_MS = 60_000;

@@ -40,6 +40,13 @@ export class DuplicateRecord extends AppError {
   }
 }
 
+/** A rotation while the key's previous successor is still staging (SPEC §5: at most one). */
+export class PendingSuccessorExists extends AppError {
+  constructor() {
+    super('CONFLICT', 'API key already has a staging successor; activate or revoke it first');
+  }
+}
+
 export class OperatorRequired extends AppError {
   constructor() {
     super('FORBIDDEN', 'Operator credentials required');

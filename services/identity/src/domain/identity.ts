@@ -12,12 +12,16 @@ import {
 import type { IdentityStore } from '../store/identity-store';
 import {
   API_KEY_SCOPES,
+  DEFAULT_STAGING_KEY_TTL_HOURS,
   LAST_USED_RESOLUTION_MS,
+  STAGING_EXPIRED_REASON,
   SECRET_PATTERN,
   USABLE_KEY_STATUSES,
   generateSecret,
   hashSecret,
   hashesEqual,
+  isStagingExpired,
+  toApiKey,
   type ApiKey,
   type ApiKeyRecord,
   type ApiKeyScope,
@@ -27,6 +31,7 @@ import {
   KeyTransitionNotAllowed,
   OnboardingAlreadyDecided,
   OnboardingRequestNotFound,
+  PendingSuccessorExists,
   RoleAssignmentConflict,
   RoleAssignmentNotFound,
   RoleNotAssignable,
@@ -132,11 +137,13 @@ export class Identity {
     private readonly clock: Clock,
     private readonly relay?: EventRelay,
     private readonly caller?: CallerContext,
+    /** How long a rotation's staging key may wait for activation (STAGING_KEY_TTL_HOURS). */
+    private readonly stagingKeyTtlMs = DEFAULT_STAGING_KEY_TTL_HOURS * 3_600_000,
   ) {}
 
   /** The same use cases on behalf of a caller: its actor and request id go into every event. */
   as(caller: CallerContext | undefined): Identity {
-    return new Identity(this.store, this.clock, this.relay, caller);
+    return new Identity(this.store, this.clock, this.relay, caller, this.stagingKeyTtlMs);
   }
 
   private now(): string {
@@ -262,22 +269,40 @@ export class Identity {
 
   /**
    * Issues a staging key with the old key's name and scopes, usable at once, linked to the old
-   * key; the old key stays active until the new one is activated. Only an active key rotates.
+   * key; the old key stays active until the new one is activated. Only an active key rotates,
+   * and only while it has no staging successor (the store refuses a second one: 409).
    */
   async rotateApiKey(tenantId: string, keyId: string): Promise<Outcome<IssuedKey>> {
     const old = await this.getApiKey(tenantId, keyId);
     if (old.status === 'revoked') throw new KeyTransitionNotAllowed('API key is revoked');
     if (old.status !== 'active') throw new KeyTransitionNotAllowed('API key is not active');
-    const { events, ...issued } = await this.issueKey(
-      tenantId,
-      { name: old.name, scopes: old.scopes, status: 'staging', replacesKeyId: old.key_id },
-      'API_KEY_ROTATED',
-    );
+    const rotate = () =>
+      this.issueKey(
+        tenantId,
+        { name: old.name, scopes: old.scopes, status: 'staging', replacesKeyId: old.key_id },
+        'API_KEY_ROTATED',
+      );
+    let rotated: Awaited<ReturnType<typeof rotate>>;
+    try {
+      rotated = await rotate();
+    } catch (err) {
+      if (!(err instanceof PendingSuccessorExists)) throw err;
+      // The pending successor may be past its window but not yet swept: revoke what is due, then
+      // try once more; a successor still in its window keeps refusing (409).
+      if ((await this.expireStagingKeys()) === 0) throw err;
+      rotated = await rotate();
+    }
+    const { events, ...issued } = rotated;
     return { value: issued, events };
   }
 
   /** staging → active, then the key it replaces → revoked (activating first keeps a usable key at every moment). */
   async activateApiKey(tenantId: string, keyId: string): Promise<Outcome<ApiKey>> {
+    const current = await this.store.getApiKey(tenantId, keyId);
+    if (current && isStagingExpired(current, this.clock.now(), this.stagingKeyTtlMs)) {
+      await this.expireStagingKey(current);
+      throw new KeyTransitionNotAllowed('API key is not staging: its activation window expired');
+    }
     let activated: AuditEvent[] = [];
     const key = await this.store.updateApiKeyStatus(
       tenantId,
@@ -337,6 +362,46 @@ export class Identity {
   }
 
   /**
+   * staging → revoked for a staging key past its activation window, with API_KEY_REVOKED
+   * (reason staging_expired). The compare-and-set lets exactly one caller (sweeper, resolve or
+   * activate, on any instance) win, so the event is emitted once; true when this call won.
+   */
+  private async expireStagingKey(key: ApiKey): Promise<boolean> {
+    let events: AuditEvent[] = [];
+    const revoked = await this.store.updateApiKeyStatus(
+      key.tenant_id,
+      key.key_id,
+      ['staging'],
+      'revoked',
+      (k) =>
+        (events = [
+          this.event({
+            type: 'API_KEY_REVOKED',
+            tenantId: k.tenant_id,
+            resource: keyResource(k),
+            data: { ...keyData(k), reason: STAGING_EXPIRED_REASON },
+          }),
+        ]),
+    );
+    if (revoked) await this.relayed(events);
+    return revoked !== null;
+  }
+
+  /** The sweeper's pass: revokes every staging key past its activation window; how many this call revoked. */
+  async expireStagingKeys(batchSize = 100): Promise<number> {
+    let expired = 0;
+    for (;;) {
+      const cutoff = new Date(this.clock.now().getTime() - this.stagingKeyTtlMs).toISOString();
+      const due = await this.store.listStagingKeysCreatedBefore(cutoff, batchSize);
+      let won = 0;
+      for (const key of due) if (await this.expireStagingKey(key)) won++;
+      expired += won;
+      // A full batch that changed nothing is another instance's work in progress: leave it to the next pass.
+      if (due.length < batchSize || won === 0) return expired;
+    }
+  }
+
+  /**
    * The gateway's authentication step: a presented secret → its usable key and the tenant's plan.
    * Unknown, revoked, malformed and wrong-tenant secrets all answer the same NOT_FOUND.
    */
@@ -348,6 +413,11 @@ export class Identity {
     if (!record || !hashesEqual(record.secret_hash, hash)) throw new ApiKeyNotFound();
     if (!USABLE_KEY_STATUSES.includes(record.status)) throw new ApiKeyNotFound();
     if (expectedTenantId !== undefined && expectedTenantId !== record.tenant_id) throw new ApiKeyNotFound();
+    // Refused the moment its window closes, before any sweep; the revocation is persisted here too.
+    if (isStagingExpired(record, this.clock.now(), this.stagingKeyTtlMs)) {
+      await this.expireStagingKey(toApiKey(record));
+      throw new ApiKeyNotFound();
+    }
     const tenant = await this.store.getTenant(record.tenant_id);
     if (!tenant) throw new ApiKeyNotFound();
     const { secret_hash: _hash, ...key } = record;
@@ -409,16 +479,30 @@ export class Identity {
     return a;
   }
 
-  /** Replaces the roles of an active assignment; the stored permissions follow. */
+  /**
+   * Replaces the roles of an active assignment; the stored permissions follow. A caller cannot
+   * drop tenant:write from its own active assignment (SPEC §11), for the same reason it cannot
+   * revoke it: a tenant must not lose its last admin by accident.
+   */
   async updateRoleAssignment(
     tenantId: string,
     id: string,
     input: { roles: readonly string[]; subjectId?: string },
+    callerSubjectId?: string,
   ): Promise<Outcome<RoleAssignment>> {
     const roles = assignableRoles(input.roles);
     const current = await this.getRoleAssignment(tenantId, id);
     if (input.subjectId !== undefined && input.subjectId !== current.subject_id) {
       throw badRequest('subject_id cannot be changed; revoke and assign instead');
+    }
+    if (
+      callerSubjectId !== undefined &&
+      current.subject_id === callerSubjectId &&
+      current.status === 'active' &&
+      current.permissions.includes('tenant:write') &&
+      !permissionsOf(roles).includes('tenant:write')
+    ) {
+      throw new RoleAssignmentConflict('Cannot downgrade your own active role assignment');
     }
     let events: AuditEvent[] = [];
     const updated = await this.store.updateRoleAssignmentRoles(

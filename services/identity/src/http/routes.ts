@@ -210,10 +210,12 @@ export function publicRoutes(deps: Deps, identity: Identity): Router {
     patch: async (req, res) => {
       const tenantId = pathTenant(req);
       const body = parseOrThrow(updateRoleAssignmentBody, req.body);
-      const { value } = await as(identity, req).updateRoleAssignment(tenantId, param(req, 'id'), {
-        roles: body.roles,
-        subjectId: body.subject_id,
-      });
+      const { value } = await as(identity, req).updateRoleAssignment(
+        tenantId,
+        param(req, 'id'),
+        { roles: body.roles, subjectId: body.subject_id },
+        callerOf(req).actor.subject_id,
+      );
       res.json(roleAssignmentView(value));
     },
   });

@@ -1,4 +1,10 @@
-import { errorResponse, listQueryShape, pageSchema, type OpenApiContribution } from '@mandate/shared';
+import {
+  errorResponse,
+  labelText,
+  listQueryShape,
+  pageSchema,
+  type OpenApiContribution,
+} from '@mandate/shared';
 import { z } from 'zod';
 import { API_KEY_NAME_MAX, API_KEY_SCOPES, API_KEY_STATUSES } from '../domain/api-key';
 import {
@@ -16,19 +22,20 @@ import {
   MAX_ALLOWED_ORIGINS,
   isHttpsOrigin,
   isHttpsUrl,
+  normalizeHttpsOrigin,
+  normalizeHttpsUrl,
 } from '../domain/widget';
 
 const timestamp = z.iso.datetime();
 
 // ── requests ──────────────────────────────────────────────────────────────────
 
-export const subjectIdSchema = z
-  .string()
+export const subjectIdSchema = labelText()
   .max(SUBJECT_ID_MAX)
   .regex(SUBJECT_ID_PATTERN, { message: 'must be wallet:<id>, dashboard:<id> or oidc:<provider>:<id>' });
 
 export const createTenantBody = z.strictObject({
-  name: z.string().trim().min(1).max(TENANT_NAME_MAX),
+  name: labelText().trim().min(1).max(TENANT_NAME_MAX),
   plan: z.enum(PLANS).default('beta'),
   admin_subject_id: subjectIdSchema.optional(),
 });
@@ -39,7 +46,7 @@ export const scopesSchema = z
   .refine((scopes) => new Set(scopes).size === scopes.length, { message: 'must not repeat a scope' });
 
 export const createApiKeyBody = z.strictObject({
-  name: z.string().trim().min(1).max(API_KEY_NAME_MAX),
+  name: labelText().trim().min(1).max(API_KEY_NAME_MAX),
   scopes: scopesSchema,
 });
 
@@ -72,7 +79,7 @@ export const listRoleAssignmentsQuery = z.strictObject({
 });
 
 export const onboardingRequestBody = z.strictObject({
-  organization_name: z.string().trim().min(1).max(ORGANIZATION_NAME_MAX),
+  organization_name: labelText().trim().min(1).max(ORGANIZATION_NAME_MAX),
   contact_email: z
     .string()
     .trim()
@@ -92,8 +99,7 @@ export const listOnboardingQuery = z.strictObject({
 
 export const approveOnboardingBody = z.strictObject({
   plan: z.enum(PLANS).default('beta'),
-  name: z
-    .string()
+  name: labelText()
     .trim()
     .min(1)
     .max(TENANT_NAME_MAX)
@@ -109,9 +115,14 @@ export const rejectOnboardingBody = z.strictObject({
 export const widgetConfigBody = z.strictObject({
   allowed_origins: z
     .array(
-      z.string().max(300).refine(isHttpsOrigin, {
-        message: 'must be an https origin such as https://shop.example.com (no path, no wildcard)',
-      }),
+      z
+        .string()
+        .max(300)
+        .refine(isHttpsOrigin, {
+          message: 'must be an https origin such as https://shop.example.com (no path, no wildcard)',
+        })
+        // Stored as the browser's Origin header spells it, so comparisons are exact.
+        .overwrite((origin) => normalizeHttpsOrigin(origin) ?? origin),
     )
     .max(MAX_ALLOWED_ORIGINS),
   theme: z
@@ -120,7 +131,13 @@ export const widgetConfigBody = z.strictObject({
         .string()
         .regex(COLOR_PATTERN, { message: 'must be a hex colour such as #1a2b3c' })
         .optional(),
-      logo_url: z.string().max(2048).refine(isHttpsUrl, { message: 'must be an https URL' }).optional(),
+      logo_url: z
+        .string()
+        .max(2048)
+        .refine(isHttpsUrl, { message: 'must be an https URL without credentials' })
+        // Stored as the parser's href: a quote or space can never break out of an attribute.
+        .overwrite((url) => normalizeHttpsUrl(url) ?? url)
+        .optional(),
     })
     .default({}),
   locale: z
@@ -301,13 +318,15 @@ export const openApi: OpenApiContribution = (registry) => {
     method: 'post',
     path: '/v1/tenants/{tenantId}/api-keys/{keyId}/rotate',
     summary: 'Rotate an active key: issues a staging key (usable at once) with the same name and scopes',
+    description:
+      'A key has at most one staging successor. The staging key is revoked if not activated within STAGING_KEY_TTL_HOURS (default 168). Counts against the key-creation rate limit.',
     tags: ['api-keys'],
     request: { params: apiKeyParams },
     responses: {
       201: { description: 'The new staging key with its secret', ...json(rotatedApiKeySchema) },
       ...common,
       404: errorResponse('Not found'),
-      409: errorResponse('The key is not active'),
+      409: errorResponse('The key is not active, or already has a staging successor'),
     },
   });
   registry.registerPath({

@@ -32,7 +32,11 @@ export interface IdentityStore extends OutboxStore {
   insertTenant(tenant: Tenant, outbox?: AuditEvent[]): Promise<void>;
   getTenant(tenantId: string): Promise<Tenant | null>;
 
-  /** Refuses a duplicate key id or secret hash with DuplicateRecord. */
+  /**
+   * Refuses a duplicate key id or secret hash with DuplicateRecord, and a second staging key
+   * replacing the same key with PendingSuccessorExists (decided by the write itself, so two
+   * concurrent rotations cannot both succeed).
+   */
   insertApiKey(tenantId: string, record: ApiKeyRecord, outbox?: AuditEvent[]): Promise<void>;
   getApiKey(tenantId: string, keyId: string): Promise<ApiKey | null>;
   /** Newest first. */
@@ -48,6 +52,11 @@ export interface IdentityStore extends OutboxStore {
     to: ApiKeyStatus,
     outbox?: OutboxFor<ApiKey>,
   ): Promise<ApiKey | null>;
+  /**
+   * The one other cross-tenant read, for the staging-key sweeper: staging keys created at or
+   * before `createdAtOrBefore`, oldest first.
+   */
+  listStagingKeysCreatedBefore(createdAtOrBefore: string, limit: number): Promise<ApiKey[]>;
   /** Records a use, unless one was recorded less than minIntervalMs before `at`. */
   touchApiKey(tenantId: string, keyId: string, at: string, minIntervalMs: number): Promise<void>;
   /** The only cross-tenant read: resolves a presented secret's hash to its key. */

@@ -1,7 +1,7 @@
 import { MemoryOutbox, SortedById, takeMatching, type AuditEvent } from '@mandate/shared';
 import type { ApiKey, ApiKeyRecord, ApiKeyStatus } from '../domain/api-key';
 import { toApiKey } from '../domain/api-key';
-import { DuplicateRecord, DuplicateRoleAssignment } from '../domain/errors';
+import { DuplicateRecord, DuplicateRoleAssignment, PendingSuccessorExists } from '../domain/errors';
 import type { OnboardingRequest, OnboardingStatus } from '../domain/onboarding';
 import type { Role, RoleAssignment, RoleAssignmentStatus } from '../domain/roles';
 import type { Tenant } from '../domain/tenant';
@@ -86,6 +86,13 @@ export class MemoryIdentityStore implements IdentityStore {
     const keys = this.tenantKeys(tenantId);
     if (keys.has(record.key_id) || this.keysByHash.has(record.secret_hash))
       throw new DuplicateRecord('API key');
+    // The Mongo adapter's partial unique index: one staging successor per replaced key.
+    if (
+      record.status === 'staging' &&
+      record.replaces_key_id !== null &&
+      [...keys.values()].some((k) => k.status === 'staging' && k.replaces_key_id === record.replaces_key_id)
+    )
+      throw new PendingSuccessorExists();
     keys.set(record.key_id, structuredClone({ ...record, tenant_id: tenantId }));
     this.keysByHash.set(record.secret_hash, { tenantId, keyId: record.key_id });
     sortedIds(this.keyIds, tenantId).insert(record.key_id);
@@ -120,6 +127,16 @@ export class MemoryIdentityStore implements IdentityStore {
     const written = toApiKey(structuredClone(r));
     this.addToOutbox(`api_key:${tenantId}:${keyId}`, outbox?.(written, previous));
     return written;
+  }
+
+  async listStagingKeysCreatedBefore(createdAtOrBefore: string, limit: number): Promise<ApiKey[]> {
+    const cutoff = Date.parse(createdAtOrBefore);
+    return [...this.keys.values()]
+      .flatMap((m) => [...m.values()])
+      .filter((k) => k.status === 'staging' && Date.parse(k.created_at) <= cutoff)
+      .sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0))
+      .slice(0, limit)
+      .map((r) => toApiKey(structuredClone(r)));
   }
 
   async touchApiKey(tenantId: string, keyId: string, at: string, minIntervalMs: number): Promise<void> {

@@ -1,7 +1,7 @@
 import { isDuplicateKeyError, type AuditEvent } from '@mandate/shared';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { ApiKey, ApiKeyRecord, ApiKeyScope, ApiKeyStatus } from '../domain/api-key';
-import { DuplicateRecord, DuplicateRoleAssignment } from '../domain/errors';
+import { DuplicateRecord, DuplicateRoleAssignment, PendingSuccessorExists } from '../domain/errors';
 import type { OnboardingRequest, OnboardingStatus } from '../domain/onboarding';
 import type { Role, RoleAssignment, RoleAssignmentStatus } from '../domain/roles';
 import type { Plan, Tenant, TenantStatus } from '../domain/tenant';
@@ -91,6 +91,14 @@ apiKeySchema.index({ secret_hash: 1 }, { unique: true });
 // getApiKey / updateApiKeyStatus / touchApiKey by {tenant_id, key_id}, and listApiKeys
 // ({tenant_id, key_id < cursor} sorted key_id desc); unique so a key id exists once per tenant.
 apiKeySchema.index({ tenant_id: 1, key_id: 1 }, { unique: true });
+// insertApiKey of a rotation's successor: partial unique so the database, not a check-then-insert,
+// keeps at most one staging successor per replaced key (two concurrent rotations: one wins).
+apiKeySchema.index(
+  { tenant_id: 1, replaces_key_id: 1 },
+  { unique: true, partialFilterExpression: { status: 'staging' }, name: 'one_staging_successor_per_key' },
+);
+// listStagingKeysCreatedBefore(cutoff): the staging-key sweeper, {status: staging, created_at ≤ cutoff} oldest first.
+apiKeySchema.index({ status: 1, created_at: 1 });
 
 const roleAssignmentSchema = new Schema<RoleAssignmentDoc>(
   {
@@ -313,7 +321,11 @@ export class MongoIdentityStore implements IdentityStore {
         ...withOutbox(outbox),
       });
     } catch (err) {
-      if (isDuplicateKeyError(err)) throw new DuplicateRecord('API key');
+      if (isDuplicateKeyError(err)) {
+        const keyPattern = (err as { keyPattern?: Record<string, unknown> }).keyPattern;
+        if (keyPattern && 'replaces_key_id' in keyPattern) throw new PendingSuccessorExists();
+        throw new DuplicateRecord('API key');
+      }
       throw err;
     }
   }
@@ -360,6 +372,15 @@ export class MongoIdentityStore implements IdentityStore {
       apiKeyOut,
       outbox,
     );
+  }
+
+  async listStagingKeysCreatedBefore(createdAtOrBefore: string, limit: number): Promise<ApiKey[]> {
+    const docs = await this.keys
+      .find({ status: 'staging', created_at: { $lte: new Date(createdAtOrBefore) } }, WITHOUT_HASH)
+      .sort({ created_at: 1 })
+      .limit(limit)
+      .lean<ApiKeyDoc[]>();
+    return docs.map(apiKeyOut);
   }
 
   async touchApiKey(tenantId: string, keyId: string, at: string, minIntervalMs: number): Promise<void> {

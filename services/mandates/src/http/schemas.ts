@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { errorResponse, listQueryShape, pageSchema, type OpenApiContribution } from '@mandate/shared';
+import {
+  errorResponse,
+  labelText,
+  listQueryShape,
+  pageSchema,
+  type OpenApiContribution,
+} from '@mandate/shared';
 import { MANDATE_STATES, PARTY_TYPES } from '../domain/mandate';
 
 const timestamp = z.iso.datetime({
@@ -9,9 +15,9 @@ const timestamp = z.iso.datetime({
 
 export const partySchema = z
   .strictObject({
-    id: z.string().min(1).max(256),
+    id: labelText().min(1).max(256),
     type: z.enum(PARTY_TYPES).optional(),
-    name: z.string().min(1).max(256).optional(),
+    name: labelText().min(1).max(256).optional(),
   })
   .meta({ id: 'Party' });
 
@@ -54,7 +60,7 @@ export const scopeSchema = z
   .meta({ id: 'Scope' });
 
 export const metadataSchema = z
-  .record(z.string().min(1).max(40), z.string().max(500))
+  .record(labelText().min(1).max(40), labelText().max(500))
   .refine((r) => Object.keys(r).length <= 20, { error: 'must have at most 20 keys' });
 
 export const createMandateBody = z.strictObject({

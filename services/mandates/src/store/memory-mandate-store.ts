@@ -1,4 +1,11 @@
-import { MemoryOutbox, SortedById, newestFirstOf, takeMatching, type AuditEvent } from '@mandate/shared';
+import {
+  MemoryOutbox,
+  SortedById,
+  conflict,
+  newestFirstOf,
+  takeMatching,
+  type AuditEvent,
+} from '@mandate/shared';
 import {
   EXPIRABLE_STATES,
   effectiveState,
@@ -51,7 +58,8 @@ export class MemoryMandateStore implements MandateStore {
 
   async create(tenantId: string, mandate: Mandate, outbox: AuditEvent[] = []): Promise<Mandate> {
     const records = this.tenant(tenantId);
-    if (records.has(mandate.id)) throw new Error(`duplicate mandate id ${mandate.id}`);
+    // The same refusal as the Mongo adapter's unique index: a conflict (409), not a bare Error (500).
+    if (records.has(mandate.id)) throw conflict('Mandate already exists');
     records.set(mandate.id, structuredClone({ ...mandate, tenant_id: tenantId }));
     this.index(tenantId, mandate);
     this.addToOutbox(tenantId, mandate.id, outbox);
