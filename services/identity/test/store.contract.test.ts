@@ -1,5 +1,10 @@
 import { buildEvent, connectMongo, createLogger, newId, type AuditEvent } from '@mandate/shared';
-import { MONGO_URL, describeStoreContract, mongoSkipReason } from '@mandate/shared/src/testing';
+import {
+  MONGO_ADAPTER,
+  MONGO_URL,
+  describeStoreContract,
+  mongoSkipReason,
+} from '@mandate/shared/src/testing';
 import { DuplicateRecord, DuplicateRoleAssignment } from '../src/domain/errors';
 import type { OnboardingRequest } from '../src/domain/onboarding';
 import type { IdentityStore } from '../src/store/identity-store';
@@ -17,7 +22,7 @@ describeStoreContract<IdentityStore>(
       create: async () => ({ store: new MemoryIdentityStore(), close: async () => undefined }),
     },
     {
-      name: 'mongo',
+      name: MONGO_ADAPTER,
       skipReason: mongoSkipReason,
       create: async () => {
         const connection = await connectMongo(MONGO_URL!, `identity_test_${newId('req')}`, logger);

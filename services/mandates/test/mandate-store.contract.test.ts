@@ -1,5 +1,10 @@
 import { buildEvent, connectMongo, createLogger, newId, type AuditEvent } from '@mandate/shared';
-import { MONGO_URL, describeStoreContract, mongoSkipReason } from '@mandate/shared/src/testing';
+import {
+  MONGO_ADAPTER,
+  MONGO_URL,
+  describeStoreContract,
+  mongoSkipReason,
+} from '@mandate/shared/src/testing';
 import type { Mandate } from '../src/domain/mandate';
 import type { MandateStore } from '../src/store/mandate-store';
 import { MemoryMandateStore } from '../src/store/memory-mandate-store';
@@ -14,7 +19,7 @@ describeStoreContract<MandateStore>(
   [
     { name: 'memory', create: async () => ({ store: new MemoryMandateStore(), close: async () => {} }) },
     {
-      name: 'mongo',
+      name: MONGO_ADAPTER,
       skipReason: mongoSkipReason,
       create: async () => {
         const connection = await connectMongo(
