@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { mongo } from 'mongoose';
 
 /** Debian's system python: the one `apt-get install python3-mongomock python3-mockupdb` serves. */
 export const STANDIN_PYTHON = process.env.MONGO_STANDIN_PYTHON ?? '/usr/bin/python3';
@@ -57,6 +58,45 @@ export async function startMongoStandin(): Promise<MongoStandin> {
       const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
       await exited;
       clearTimeout(timer);
+    },
+  };
+}
+
+/** The services that hold a Mongo adapter. */
+export const MONGO_SERVICES = ['mandates', 'identity', 'audit'] as const;
+export type MongoService = (typeof MONGO_SERVICES)[number];
+
+export interface MongoStackEnv {
+  /** Per service: MONGO_URL and a database of its own (MONGO_DB), for startStack's extraEnv. */
+  env: Record<MongoService, Record<string, string>>;
+  /** Drops the databases (call after the processes stopped). */
+  drop(): Promise<void>;
+}
+
+/**
+ * Environment that makes mandates, identity and audit use their Mongo adapters against MONGO_URL
+ * (the stand-in jest's globalSetup started, or a real MongoDB), each in a fresh database.
+ */
+export function mongoStackEnv(label: string): MongoStackEnv {
+  const url = process.env.MONGO_URL;
+  if (!url) throw new Error('MONGO_URL is not set: jest.config.js globalSetup starts the MongoDB stand-in');
+  const suffix = `${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+  const database = (service: MongoService) => `${label}_${service}_${suffix}`;
+  const env = {
+    mandates: { MONGO_URL: url, MONGO_DB: database('mandates') },
+    identity: { MONGO_URL: url, MONGO_DB: database('identity') },
+    audit: { MONGO_URL: url, MONGO_DB: database('audit') },
+  };
+  return {
+    env,
+    async drop() {
+      const client = new mongo.MongoClient(url, { serverSelectionTimeoutMS: 5_000 });
+      try {
+        await client.connect();
+        for (const service of MONGO_SERVICES) await client.db(database(service)).dropDatabase();
+      } finally {
+        await client.close();
+      }
     },
   };
 }
