@@ -71,6 +71,135 @@ def _ensure_uniques(self, new_data):
 mongomock.collection.Collection._ensure_uniques = _ensure_uniques
 
 
+# --- Lookup acceleration -------------------------------------------------------------------------
+# mongomock evaluates every filter against every document (about 8 µs each): with the thousands of
+# events and mandates of the end-to-end and fault suites, one command at a time, that queues
+# requests into timeouts. So: a hash of top-level string fields the filters compare by equality
+# ({tenant_id: 't'}, {_id: {$in: [...]}}), kept as documents are stored and deleted. It only narrows
+# which documents the real filter is evaluated on, so it changes speed, never results; updates
+# change documents in place, so the commands that update re-store what they touched (`touch`).
+CollectionStore = mongomock.store.CollectionStore
+_original_setitem = CollectionStore.__setitem__
+_original_delitem = CollectionStore.__delitem__
+_original_drop = CollectionStore.drop
+
+
+def _hash_state(store):
+    if not hasattr(store, '_standin_hash'):
+        # field -> value -> keys; and per key its hashed values, to unhash on change.
+        store._standin_hash = {}
+        store._standin_keys = {}
+    return store._standin_hash, store._standin_keys
+
+
+def _unhash(store, key):
+    hashes, keys = _hash_state(store)
+    for field, value in keys.pop(key, {}).items():
+        hashes[field].get(value, set()).discard(key)
+
+
+def _hash(store, key, doc):
+    hashes, keys = _hash_state(store)
+    entry = {}
+    for field, by_value in hashes.items():
+        value = doc.get(field)
+        if isinstance(value, str):
+            by_value.setdefault(value, set()).add(key)
+            entry[field] = value
+    keys[key] = entry
+
+
+_next_position = iter(range(1 << 62))
+
+
+def _setitem(self, key, val):
+    _original_setitem(self, key, val)
+    _unhash(self, key)
+    _hash(self, key, val)
+    # Stored order, so narrowed reads come back in the order a scan would give.
+    self._standin_positions = getattr(self, '_standin_positions', {})
+    self._standin_positions.setdefault(key, next(_next_position))
+
+
+def _delitem(self, key):
+    _original_delitem(self, key)
+    _unhash(self, key)
+    getattr(self, '_standin_positions', {}).pop(key, None)
+
+
+def _drop(self):
+    _original_drop(self)
+    self._standin_hash, self._standin_keys, self._standin_positions = {}, {}, {}
+
+
+CollectionStore.__setitem__ = _setitem
+CollectionStore.__delitem__ = _delitem
+CollectionStore.drop = _drop
+
+
+def _store_key(doc_id):
+    return mongomock.helpers.hashdict(doc_id) if isinstance(doc_id, dict) else doc_id
+
+
+def _candidate_keys(store, filter):
+    """The keys of the only documents that can match, or None (evaluate them all)."""
+    if not isinstance(filter, dict):
+        return None
+    best = None
+    for field, condition in filter.items():
+        if field.startswith('$') or '.' in field:
+            continue
+        if isinstance(condition, str):
+            values = [condition]
+        elif (isinstance(condition, dict) and list(condition) == ['$in']
+              and all(isinstance(v, str) for v in condition['$in'])):
+            values = condition['$in']
+        else:
+            continue
+        hashes, keys = _hash_state(store)
+        if field not in hashes:
+            hashes[field] = {}
+            for key, doc in store._documents.items():
+                value = doc.get(field)
+                if isinstance(value, str):
+                    hashes[field].setdefault(value, set()).add(key)
+                    keys.setdefault(key, {})[field] = value
+        # _id values are the store's keys themselves.
+        found = set()
+        for v in values:
+            found |= hashes[field].get(v, set())
+        if best is None or len(found) < len(best):
+            best = found
+    return best
+
+
+def _iter_documents(self, filter):
+    keys = _candidate_keys(self._store, filter)
+    if keys is None:
+        return _original_iter_documents(self, filter)
+    self._store._remove_expired_documents()
+    documents = self._store._documents
+    positions = getattr(self._store, '_standin_positions', {})
+    ordered = sorted((k for k in keys if k in documents), key=lambda k: positions.get(k, 0))
+    candidates = [documents[k] for k in ordered]
+    return (doc for doc in candidates if mongomock.filtering.filter_applies(filter, doc))
+
+
+_original_iter_documents = mongomock.collection.Collection._iter_documents
+mongomock.collection.Collection._iter_documents = _iter_documents
+
+
+def touch(coll, doc_ids):
+    """Re-hashes documents an update changed in place."""
+    store = coll._store
+    for doc_id in doc_ids:
+        key = _store_key(doc_id)
+        doc = store._documents.get(key)
+        if doc is not None:
+            _unhash(store, key)
+            _hash(store, key, doc)
+
+
 def error_reply(err):
     if isinstance(err, DuplicateKeyError):
         details = err.details or {}
@@ -136,12 +265,16 @@ def cmd_update(db, cmd):
             q, u, upsert = spec.get('q', {}), spec['u'], spec.get('upsert', False)
             if isinstance(u, list):
                 raise NotImplementedError('pipeline updates are not supported by the stand-in')
-            if not is_update_document(u):
-                result = coll.replace_one(q, u, upsert=upsert)
-            elif spec.get('multi'):
-                result = coll.update_many(q, u, upsert=upsert, array_filters=spec.get('arrayFilters'))
-            else:
-                result = coll.update_one(q, u, upsert=upsert, array_filters=spec.get('arrayFilters'))
+            matched = [d['_id'] for d in coll._iter_documents(q)]
+            try:
+                if not is_update_document(u):
+                    result = coll.replace_one(q, u, upsert=upsert)
+                elif spec.get('multi'):
+                    result = coll.update_many(q, u, upsert=upsert, array_filters=spec.get('arrayFilters'))
+                else:
+                    result = coll.update_one(q, u, upsert=upsert, array_filters=spec.get('arrayFilters'))
+            finally:
+                touch(coll, matched)
             n += result.matched_count
             modified += result.modified_count
             if result.upserted_id is not None:
@@ -214,6 +347,7 @@ def cmd_find_and_modify(db, cmd):
     else:
         _id = found['_id']
         write({'_id': _id}, update)
+        touch(coll, [_id])
         last = {'n': 1, 'updatedExisting': True}
     value = coll.find_one({'_id': _id}, fields) if cmd.get('new') else before
     return {'lastErrorObject': last, 'value': value, 'ok': 1}
