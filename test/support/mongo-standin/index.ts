@@ -21,6 +21,7 @@ export async function startMongoStandin(): Promise<MongoStandin> {
   const output: string[] = [];
   child.stderr!.on('data', (d: Buffer) => output.push(d.toString()));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let onStartExit: ((code: number | null) => void) | undefined;
   const port = await new Promise<number>((resolve, reject) => {
     let seen = '';
     const fail = (why: string) =>
@@ -35,10 +36,11 @@ export async function startMongoStandin(): Promise<MongoStandin> {
       clearTimeout(timer);
       fail(err.message);
     });
-    child.once('exit', (code) => {
+    onStartExit = (code) => {
       clearTimeout(timer);
       fail(`exited with ${code}`);
-    });
+    };
+    child.once('exit', onStartExit);
     child.stdout!.on('data', (d: Buffer) => {
       seen += d.toString();
       const match = /listening (\d+)/.exec(seen);
@@ -48,7 +50,8 @@ export async function startMongoStandin(): Promise<MongoStandin> {
       }
     });
   });
-  child.removeAllListeners('exit');
+  // Only the start's own listener: `exited` must still resolve when stop() ends the process.
+  child.off('exit', onStartExit!);
   return {
     url: `mongodb://127.0.0.1:${port}`,
     async stop() {
