@@ -12,5 +12,8 @@ module.exports = {
   // jose ships ESM only; jest's module loader needs it as CommonJS.
   transformIgnorePatterns: ['/node_modules/(?!(jose)/)'],
   testTimeout: 30000,
+  // The MongoDB stand-in (or a real MongoDB via MONGO_URL) for every Mongo adapter suite.
+  globalSetup: '<rootDir>/test/support/mongo-standin/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/mongo-standin/global-teardown.ts',
   maxWorkers: 2,
 };

@@ -1,20 +1,39 @@
-import { apiClient, createTenant, eventually, startStack, type Stack } from '../support/stack';
+import { MONGO_TARGET } from '@mandate/shared/src/testing';
+import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
+import {
+  apiClient,
+  createTenant,
+  eventually,
+  startService,
+  startStack,
+  type ServiceProcess,
+  type Stack,
+} from '../support/stack';
 
 /**
  * The README's walk-through, end to end: five separate processes, the real RabbitMQ (audit
- * events) and Redis, talking HTTP with internal tokens.
+ * events) and Redis, talking HTTP with internal tokens; once on the in-memory stores, once with
+ * mandates, identity and audit on their Mongo adapters (the MongoDB stand-in unless MONGO_URL is given).
  */
-describe('end to end: five processes on real RabbitMQ and Redis', () => {
+describe.each([
+  { stores: 'in-memory stores', mongo: false },
+  { stores: `Mongo adapters on ${MONGO_TARGET}`, mongo: true },
+])('end to end: five processes on real RabbitMQ and Redis, $stores', ({ mongo }) => {
   let stack: Stack;
   let api: ReturnType<typeof apiClient>;
+  let databases: MongoStackEnv | undefined;
+  const restarted: ServiceProcess[] = [];
 
   beforeAll(async () => {
-    stack = await startStack();
+    databases = mongo ? mongoStackEnv('e2e') : undefined;
+    stack = await startStack(databases?.env ?? {});
     api = apiClient(stack.gateway.url);
   }, 90_000);
 
   afterAll(async () => {
     await stack?.stop();
+    for (const service of restarted) await service.stop();
+    await databases?.drop();
   }, 30_000);
 
   it('when a tenant walks the mandate lifecycle, then verify follows it and the audit trail holds every step, isolated per tenant', async () => {
@@ -144,4 +163,53 @@ describe('end to end: five processes on real RabbitMQ and Redis', () => {
     expect(bad.map((r) => r.status)).toEqual([401, 404, 405, 401]);
     for (const r of bad) expect(Object.keys(r.body).sort()).toEqual(['error', 'message']);
   });
+
+  if (mongo) {
+    it('when mandates, identity and audit are restarted, then the tenant, its key, its mandate and its events are still there', async () => {
+      const tenant = await createTenant(stack, { name: 'Durable' });
+      const created = await api('POST', '/v1/mandates', {
+        auth: tenant.auth,
+        body: {
+          principal: 'user_d',
+          delegate: { id: 'agent_d', type: 'agent' },
+          scope: { actions: ['x:*'] },
+        },
+      });
+      expect(created.status).toBe(201);
+      await eventually(async () => {
+        const res = await api('GET', `/v1/events?resource_id=${created.body.id}`, { auth: tenant.auth });
+        return res.body.data?.length > 0 ? true : undefined;
+      });
+
+      const common = {
+        INTERNAL_TOKEN_SECRET: stack.internalSecret,
+        AMQP_URL: process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672',
+        AMQP_NAMESPACE: stack.namespace,
+        REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+      };
+      for (const name of ['mandates', 'identity', 'audit'] as const) {
+        const old = stack.services[name];
+        await old.stop();
+        restarted.push(
+          await startService(
+            name,
+            {
+              ...common,
+              ...databases!.env[name],
+              PORT: new URL(old.url).port,
+              ...(name === 'audit' ? { MANDATES_URL: stack.services.mandates.url } : {}),
+            },
+            `${name} (restarted)`,
+          ),
+        );
+      }
+
+      // The gateway resolves the key through identity, reads the mandate from mandates, events from audit.
+      const read = await api('GET', `/v1/mandates/${created.body.id}`, { auth: tenant.auth });
+      expect(read.status).toBe(200);
+      expect(read.body).toEqual(created.body);
+      const events = await api('GET', `/v1/events?resource_id=${created.body.id}`, { auth: tenant.auth });
+      expect(events.body.data.map((e: { type: string }) => e.type)).toContain('MANDATE_CREATED');
+    }, 90_000);
+  }
 });

@@ -10,6 +10,8 @@ import {
   type ServiceProcess,
   type Stack,
 } from '../support/stack';
+import { MONGO_TARGET } from '@mandate/shared/src/testing';
+import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { Produced, countEvents, createAndVerify, report, settle, type Counts } from './workload';
 
@@ -42,7 +44,11 @@ async function waitFor(check: () => boolean, what: string, timeoutMs = 60_000): 
   }
 }
 
-describe('delivery guarantees under faults (real RabbitMQ and Redis through a TCP proxy)', () => {
+describe.each([
+  { stores: 'in-memory stores, audit journaled to a file', mongo: false },
+  { stores: `Mongo adapters on ${MONGO_TARGET}`, mongo: true },
+])('delivery guarantees under faults (real RabbitMQ and Redis through a TCP proxy), $stores', ({ mongo }) => {
+  let databases: MongoStackEnv | undefined;
   let amqpProxy: TcpProxy;
   let redisProxy: TcpProxy;
   let stack: Stack;
@@ -61,9 +67,16 @@ describe('delivery guarantees under faults (real RabbitMQ and Redis through a TC
       AMQP_URL: withPort(AMQP_URL, amqpProxy.port),
       REDIS_URL: withPort(REDIS_URL, redisProxy.port),
     };
-    // The audit store must outlive a SIGKILL: without MongoDB, the journaled memory store does.
-    const auditExtra = { AUDIT_STORE_FILE: path.join(journalDir, 'events.ndjson') };
-    stack = await startStack({ all: proxied, audit: auditExtra, gateway: { PLAN_OVERRIDES: NO_LIMITS } });
+    // The audit store must outlive a SIGKILL: its Mongo database does, else the journaled memory store.
+    databases = mongo ? mongoStackEnv('faults') : undefined;
+    const auditExtra = databases?.env.audit ?? { AUDIT_STORE_FILE: path.join(journalDir, 'events.ndjson') };
+    stack = await startStack({
+      all: proxied,
+      audit: auditExtra,
+      mandates: databases?.env.mandates ?? {},
+      identity: databases?.env.identity ?? {},
+      gateway: { PLAN_OVERRIDES: NO_LIMITS },
+    });
     auditUrl = stack.services.audit.url;
     auditEnv = {
       INTERNAL_TOKEN_SECRET: stack.internalSecret,
@@ -81,6 +94,7 @@ describe('delivery guarantees under faults (real RabbitMQ and Redis through a TC
     await amqpProxy?.close();
     await redisProxy?.close();
     await rm(journalDir, { recursive: true, force: true });
+    await databases?.drop();
   }, 60_000);
 
   async function newTenant(name: string): Promise<{ tenantId: string; auth: string }> {

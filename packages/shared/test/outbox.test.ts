@@ -93,6 +93,32 @@ describe('OutboxRelay', () => {
     expect(publisher.confirmed).toEqual([e]);
     expect(outbox.pending.size).toBe(0);
   });
+
+  it('when publishNow publishes and marks sent while a poll is reading the outbox, then the poll does not publish it again', async () => {
+    // A database read takes a round trip: it answers with what was pending when it ran.
+    class SlowReadOutbox extends MapOutbox {
+      release?: () => void;
+      readStarted = false;
+      override async pendingEvents(limit: number) {
+        const snapshot = await super.pendingEvents(limit);
+        this.readStarted = true;
+        await new Promise<void>((r) => (this.release = r));
+        return snapshot;
+      }
+    }
+    const outbox = new SlowReadOutbox();
+    const publisher = new FlakyPublisher();
+    const relay = new OutboxRelay(outbox, publisher, logger);
+    const e = apiCall();
+    outbox.add([e]);
+    const poll = relay.relayAll();
+    await until(() => outbox.readStarted, 'the poll to read the outbox');
+    await relay.publishNow([e]);
+    expect(outbox.pending.size).toBe(0);
+    outbox.release!();
+    await poll;
+    expect(publisher.confirmed).toEqual([e]);
+  });
 });
 
 describe('SpoolingPublisher (real RabbitMQ through a TCP proxy)', () => {

@@ -7,6 +7,8 @@ export const auditConfigSchema = z.object({
   HOST: env.string('127.0.0.1'),
   /** Unacked messages the broker hands the consumer at once: bounds memory and in-flight writes. */
   AUDIT_PREFETCH: env.int(200).refine((n) => n >= 1 && n <= 65535, 'must be between 1 and 65535'),
+  /** Database name when MONGO_URL is set. */
+  MONGO_DB: env.string('mandate_audit'),
   /** Without MONGO_URL: a journal file that makes the in-memory store survive restarts (and crashes); unset → memory only. */
   AUDIT_STORE_FILE: env.optionalString(),
   /** The mandates service's replicas, comma-separated: the evidence export reads the mandate, the keys and the signature there. */

@@ -14,8 +14,6 @@ import { FileEventStore } from './store/file-event-store';
 import { MemoryEventStore } from './store/memory-event-store';
 import { MongoEventStore } from './store/mongo-event-store';
 
-export const AUDIT_MONGO_DB = 'mandate_audit';
-
 export interface Wired {
   deps: Deps;
   /** Closes what wire() opened (the Mongo connection). The consumer is stopped by the app's stop(). */
@@ -38,7 +36,7 @@ export async function wire(
 
   let store = overrides.store;
   if (config.MONGO_URL) {
-    connection = await connectMongo(config.MONGO_URL, AUDIT_MONGO_DB, log);
+    connection = await connectMongo(config.MONGO_URL, config.MONGO_DB, log);
     const mongoStore = new MongoEventStore(connection);
     await mongoStore.init();
     store = mongoStore;

@@ -1,5 +1,5 @@
 import { connectMongo, createLogger, newId } from '@mandate/shared';
-import { MONGO_URL, mongoSkipReason, type AdapterFactory } from '@mandate/shared/src/testing';
+import { MONGO_ADAPTER, MONGO_URL, mongoSkipReason, type AdapterFactory } from '@mandate/shared/src/testing';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -29,7 +29,7 @@ export function eventStoreAdapters(): AdapterFactory<EventStore>[] {
       },
     },
     {
-      name: 'mongo',
+      name: MONGO_ADAPTER,
       skipReason: mongoSkipReason,
       create: async () => {
         const connection = await connectMongo(MONGO_URL!, `audit_test_${newId('req')}`, logger);

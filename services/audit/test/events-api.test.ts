@@ -1,34 +1,46 @@
 import {
   InProcessBus,
   buildOpenApiDocument,
+  connectMongo,
   createLogger,
   newId,
   type AuditEvent,
   type RunningServer,
 } from '@mandate/shared';
-import { callService, callerFor, testTokens } from '@mandate/shared/src/testing';
+import {
+  MONGO_TARGET,
+  MONGO_URL,
+  callService,
+  callerFor,
+  testDatabaseName,
+  testTokens,
+} from '@mandate/shared/src/testing';
 import { createApp, type AuditService } from '../src/app';
 import { auditConfig } from '../src/config';
 import { openApi } from '../src/http/schemas';
 import { MemoryEventStore } from '../src/store/memory-event-store';
 import { wire } from '../src/wiring';
+import { eventStoreAdapters } from './adapters';
 import { buildAuditEvent } from './factories';
 
 const logger = createLogger('audit-test', 'silent');
 
-describe('audit events API (in-process bus, memory store)', () => {
+describe.each(eventStoreAdapters())('audit events API (in-process bus, $name store)', (adapter) => {
   let bus: InProcessBus;
   let service: AuditService;
   let server: RunningServer;
+  let owned: Awaited<ReturnType<typeof adapter.create>>;
 
   beforeAll(async () => {
     bus = new InProcessBus(logger);
-    service = createApp({ store: new MemoryEventStore(), source: bus, tokens: testTokens, logger });
+    owned = await adapter.create();
+    service = createApp({ store: owned.store, source: bus, tokens: testTokens, logger });
     server = await service.start();
   });
   afterAll(async () => {
     await service.stop();
     await bus.close();
+    await owned.close();
   });
 
   /** Publishes as a producer would and waits until the consumer has written everything. */
@@ -294,6 +306,28 @@ describe('audit wiring and contract', () => {
     expect(wired.deps.source).toBe(bus);
     expect(wired.deps.store.kind).toBe('memory');
     await wired.close();
+  });
+
+  it(`when MONGO_URL and MONGO_DB are set, then events are stored in that database on ${MONGO_TARGET}`, async () => {
+    const database = testDatabaseName('audit_wiring');
+    const bus = new InProcessBus(logger);
+    const wired = await wire(
+      auditConfig({ INTERNAL_TOKEN_SECRET: 'x'.repeat(32), MONGO_URL: MONGO_URL!, MONGO_DB: database }),
+      logger,
+      { source: bus },
+    );
+    const check = await connectMongo(MONGO_URL!, database, logger);
+    try {
+      expect(wired.deps.store.kind).toBe('mongo');
+      const event = buildAuditEvent(newId('tnt'));
+      await wired.deps.store.insert(event);
+      expect(await check.db!.collection('events').countDocuments({ _id: event.id as never })).toBe(1);
+    } finally {
+      await wired.close();
+      await bus.close();
+      await check.dropDatabase();
+      await check.close();
+    }
   });
 
   it('when INTERNAL_TOKEN_SECRET is missing and no tokens are passed, then wiring fails loudly', async () => {

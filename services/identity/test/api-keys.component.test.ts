@@ -1,13 +1,13 @@
 import { fixedClock, newId } from '@mandate/shared';
 import { callerFor } from '@mandate/shared/src/testing';
-import { startIdentity, system } from './helpers';
+import { identityStoreAdapters, startIdentity, system } from './helpers';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
-describe('identity: API keys (component)', () => {
+describe.each(identityStoreAdapters())('identity: API keys (component, $name store)', (adapter) => {
   let svc: Awaited<ReturnType<typeof startIdentity>>;
   beforeAll(async () => {
-    svc = await startIdentity();
+    svc = await startIdentity({}, adapter);
   });
   afterAll(async () => {
     await svc.stop();

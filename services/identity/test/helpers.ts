@@ -1,14 +1,54 @@
 import {
   auditEventSchema,
+  connectMongo,
   createLogger,
   systemClock,
   type AuditEvent,
   type CallerContext,
   type EventPublisher,
 } from '@mandate/shared';
-import { callService, callerFor, testTokens } from '@mandate/shared/src/testing';
+import {
+  MONGO_ADAPTER,
+  MONGO_URL,
+  callService,
+  callerFor,
+  mongoSkipReason,
+  testDatabaseName,
+  testTokens,
+  type AdapterFactory,
+} from '@mandate/shared/src/testing';
 import { createApp, type Deps } from '../src/app';
+import type { IdentityStore } from '../src/store/identity-store';
 import { MemoryIdentityStore } from '../src/store/memory-identity-store';
+import { MongoIdentityStore } from '../src/store/mongo-identity-store';
+
+const memoryAdapter: AdapterFactory<IdentityStore> = {
+  name: 'memory',
+  create: async () => ({ store: new MemoryIdentityStore(), close: async () => undefined }),
+};
+
+/** Every IdentityStore adapter: the contract suite and the component tests run on each. */
+export function identityStoreAdapters(): AdapterFactory<IdentityStore>[] {
+  return [
+    memoryAdapter,
+    {
+      name: MONGO_ADAPTER,
+      skipReason: mongoSkipReason,
+      create: async () => {
+        const logger = createLogger('identity-test', 'silent');
+        const connection = await connectMongo(MONGO_URL!, testDatabaseName('identity'), logger);
+        const store = await MongoIdentityStore.create(connection);
+        return {
+          store,
+          close: async () => {
+            await connection.dropDatabase();
+            await connection.close();
+          },
+        };
+      },
+    },
+  ];
+}
 
 /** Keeps every published event (validated against the contract) for assertions. */
 export class CapturingPublisher implements EventPublisher {
@@ -26,10 +66,15 @@ export class CapturingPublisher implements EventPublisher {
 export const operator: CallerContext = callerFor(null, { actor: { type: 'operator' }, permissions: [] });
 export const system: CallerContext = callerFor(null, { actor: { type: 'system' }, permissions: [] });
 
-export async function startIdentity(overrides: Partial<Deps> = {}) {
+/** The real app in-process on port 0, on the adapter's store (memory unless given); stop() closes both. */
+export async function startIdentity(
+  overrides: Partial<Deps> = {},
+  adapter: AdapterFactory<IdentityStore> = memoryAdapter,
+) {
   const publisher = new CapturingPublisher();
+  const owned = await adapter.create();
   const app = createApp({
-    store: new MemoryIdentityStore(),
+    store: owned.store,
     publisher,
     tokens: testTokens,
     logger: createLogger('identity-test', 'silent'),
@@ -57,5 +102,9 @@ export async function startIdentity(overrides: Partial<Deps> = {}) {
 
   /** The use cases behind the routes, for what no route triggers (the staging-key sweep). */
   const identity = () => app.identity;
-  return { app, server, publisher, call, createTenant, identity, stop: () => app.stop() };
+  const stop = async () => {
+    await app.stop();
+    await owned.close();
+  };
+  return { app, server, publisher, call, createTenant, identity, stop };
 }

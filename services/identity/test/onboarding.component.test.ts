@@ -1,14 +1,14 @@
 import { newId } from '@mandate/shared';
 import { callerFor } from '@mandate/shared/src/testing';
-import { operator, startIdentity, system } from './helpers';
+import { identityStoreAdapters, operator, startIdentity, system } from './helpers';
 
 /** How the gateway forwards a public call: no tenant, actor system. */
 const anonymous = system;
 
-describe('identity: onboarding (component)', () => {
+describe.each(identityStoreAdapters())('identity: onboarding (component, $name store)', (adapter) => {
   let svc: Awaited<ReturnType<typeof startIdentity>>;
   beforeAll(async () => {
-    svc = await startIdentity();
+    svc = await startIdentity({}, adapter);
   });
   afterAll(async () => {
     await svc.stop();

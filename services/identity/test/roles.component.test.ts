@@ -1,11 +1,11 @@
 import { newId } from '@mandate/shared';
 import { callerFor } from '@mandate/shared/src/testing';
-import { startIdentity, system } from './helpers';
+import { identityStoreAdapters, startIdentity, system } from './helpers';
 
-describe('identity: role assignments (component)', () => {
+describe.each(identityStoreAdapters())('identity: role assignments (component, $name store)', (adapter) => {
   let svc: Awaited<ReturnType<typeof startIdentity>>;
   beforeAll(async () => {
-    svc = await startIdentity();
+    svc = await startIdentity({}, adapter);
   });
   afterAll(async () => {
     await svc.stop();

@@ -1,14 +1,14 @@
 import { newId } from '@mandate/shared';
 import { callerFor } from '@mandate/shared/src/testing';
-import { operator, startIdentity, system } from './helpers';
+import { identityStoreAdapters, operator, startIdentity, system } from './helpers';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ALL_SCOPES = ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'];
 
-describe('identity: tenants (component)', () => {
+describe.each(identityStoreAdapters())('identity: tenants (component, $name store)', (adapter) => {
   let svc: Awaited<ReturnType<typeof startIdentity>>;
   beforeAll(async () => {
-    svc = await startIdentity();
+    svc = await startIdentity({}, adapter);
   });
   afterAll(async () => {
     await svc.stop();

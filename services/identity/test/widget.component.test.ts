@@ -1,10 +1,10 @@
 import { callerFor } from '@mandate/shared/src/testing';
-import { startIdentity } from './helpers';
+import { identityStoreAdapters, startIdentity } from './helpers';
 
-describe('identity: widget config (component)', () => {
+describe.each(identityStoreAdapters())('identity: widget config (component, $name store)', (adapter) => {
   let svc: Awaited<ReturnType<typeof startIdentity>>;
   beforeAll(async () => {
-    svc = await startIdentity();
+    svc = await startIdentity({}, adapter);
   });
   afterAll(async () => {
     await svc.stop();

@@ -1,322 +1,295 @@
-import { buildEvent, connectMongo, createLogger, newId, type AuditEvent } from '@mandate/shared';
-import { MONGO_URL, describeStoreContract, mongoSkipReason } from '@mandate/shared/src/testing';
+import { buildEvent, newId, type AuditEvent } from '@mandate/shared';
+import { describeStoreContract } from '@mandate/shared/src/testing';
 import type { Mandate } from '../src/domain/mandate';
 import type { MandateStore } from '../src/store/mandate-store';
-import { MemoryMandateStore } from '../src/store/memory-mandate-store';
-import { MongoMandateStore } from '../src/store/mongo-mandate-store';
-import { buildMandate } from './support';
+import { buildMandate, mandateStoreAdapters } from './support';
 
 const NOW = new Date('2031-06-01T12:00:00.000Z');
 const minutes = (n: number) => new Date(NOW.getTime() + n * 60_000).toISOString();
 
-describeStoreContract<MandateStore>(
-  'MandateStore',
-  [
-    { name: 'memory', create: async () => ({ store: new MemoryMandateStore(), close: async () => {} }) },
-    {
-      name: 'mongo',
-      skipReason: mongoSkipReason,
-      create: async () => {
-        const connection = await connectMongo(
-          MONGO_URL!,
-          `mandates_test_${newId('req')}`,
-          createLogger('test', 'silent'),
-        );
-        const store = await MongoMandateStore.create(connection);
-        return {
-          store,
-          close: async () => {
-            await connection.dropDatabase();
-            await connection.close();
-          },
-        };
+describeStoreContract<MandateStore>('MandateStore', mandateStoreAdapters(), (getStore) => {
+  const seed = async (tenantId: string, overrides: Partial<Mandate> = {}) =>
+    getStore().create(tenantId, buildMandate({ tenant_id: tenantId, ...overrides }));
+  const listAll = (tenantId: string, q: Partial<Parameters<MandateStore['list']>[1]> = {}) =>
+    getStore().list(tenantId, { limit: 100, now: NOW, ...q });
+
+  it('when a mandate is created, then get returns exactly it as a plain object', async () => {
+    const tenantId = newId('tnt');
+    const mandate = buildMandate({
+      tenant_id: tenantId,
+      principal: { id: 'p', type: 'organization', name: 'Acme' },
+      scope: {
+        actions: ['payments:*'],
+        resources: ['acct:1'],
+        constraints: { max_amount: 5000, currency: 'EUR' },
       },
-    },
-  ],
-  (getStore) => {
-    const seed = async (tenantId: string, overrides: Partial<Mandate> = {}) =>
-      getStore().create(tenantId, buildMandate({ tenant_id: tenantId, ...overrides }));
-    const listAll = (tenantId: string, q: Partial<Parameters<MandateStore['list']>[1]> = {}) =>
-      getStore().list(tenantId, { limit: 100, now: NOW, ...q });
-
-    it('when a mandate is created, then get returns exactly it as a plain object', async () => {
-      const tenantId = newId('tnt');
-      const mandate = buildMandate({
-        tenant_id: tenantId,
-        principal: { id: 'p', type: 'organization', name: 'Acme' },
-        scope: {
-          actions: ['payments:*'],
-          resources: ['acct:1'],
-          constraints: { max_amount: 5000, currency: 'EUR' },
-        },
-        valid_from: minutes(-5),
-        expires_at: minutes(60),
-        metadata: { ref: 'x' },
-      });
-      expect(await getStore().create(tenantId, mandate)).toEqual(mandate);
-      const got = await getStore().get(tenantId, mandate.id);
-      expect(got).toEqual(mandate);
-      expect(Object.keys(got!).sort()).toEqual(Object.keys(mandate).sort());
+      valid_from: minutes(-5),
+      expires_at: minutes(60),
+      metadata: { ref: 'x' },
     });
+    expect(await getStore().create(tenantId, mandate)).toEqual(mandate);
+    const got = await getStore().get(tenantId, mandate.id);
+    expect(got).toEqual(mandate);
+    expect(Object.keys(got!).sort()).toEqual(Object.keys(mandate).sort());
+  });
 
-    it('when optional parts are absent, then they come back absent (not defaulted), with metadata {}', async () => {
-      const tenantId = newId('tnt');
-      const mandate = await seed(tenantId, {
-        principal: { id: 'only-id' },
-        scope: { actions: ['*'] },
-        metadata: {},
-      });
-      const got = await getStore().get(tenantId, mandate.id);
-      expect(got?.principal).toEqual({ id: 'only-id' });
-      expect(got?.scope).toEqual({ actions: ['*'] });
-      expect(got?.metadata).toEqual({});
-      expect(got?.valid_from).toBeNull();
-      expect(got?.expires_at).toBeNull();
+  it('when optional parts are absent, then they come back absent (not defaulted), with metadata {}', async () => {
+    const tenantId = newId('tnt');
+    const mandate = await seed(tenantId, {
+      principal: { id: 'only-id' },
+      scope: { actions: ['*'] },
+      metadata: {},
     });
+    const got = await getStore().get(tenantId, mandate.id);
+    expect(got?.principal).toEqual({ id: 'only-id' });
+    expect(got?.scope).toEqual({ actions: ['*'] });
+    expect(got?.metadata).toEqual({});
+    expect(got?.valid_from).toBeNull();
+    expect(got?.expires_at).toBeNull();
+  });
 
-    it('when another tenant asks, then the mandate is invisible and untouchable', async () => {
-      const tenantA = newId('tnt');
-      const tenantB = newId('tnt');
-      const mandate = await seed(tenantA);
-      expect(await getStore().get(tenantB, mandate.id)).toBeNull();
-      expect(await listAll(tenantB)).toEqual([]);
-      expect(
-        await getStore().transition(tenantB, mandate.id, 1, {
-          state: 'REVOKED',
-          version: 2,
-          updated_at: minutes(0),
-        }),
-      ).toBeNull();
-      expect((await getStore().get(tenantA, mandate.id))?.state).toBe('ACTIVE');
-    });
-
-    it('when a mandate id is created twice, then the second create is a CONFLICT and changes nothing', async () => {
-      const tenantId = newId('tnt');
-      const first = await seed(tenantId, { metadata: { ref: 'first' } });
-      const event = buildEvent({
-        type: 'MANDATE_CREATED',
-        tenantId,
-        resource: { type: 'mandate', id: first.id },
-        data: {},
-      });
-      const duplicate = buildMandate({ ...first, metadata: { ref: 'second' } });
-      await expect(getStore().create(tenantId, duplicate, [event])).rejects.toMatchObject({
-        code: 'CONFLICT',
-        status: 409,
-      });
-      expect(await getStore().get(tenantId, first.id)).toEqual(first);
-      expect((await getStore().pendingEvents(1000)).map((e) => e.id)).not.toContain(event.id);
-    });
-
-    it('when an id does not exist, then get is null', async () => {
-      expect(await getStore().get(newId('tnt'), newId('mdt'))).toBeNull();
-    });
-
-    it('when listing, then items come newest first and filters by principal and delegate apply', async () => {
-      const tenantId = newId('tnt');
-      const a = await seed(tenantId, { principal: { id: 'alice' }, delegate: { id: 'bot-1' } });
-      const b = await seed(tenantId, { principal: { id: 'bob' }, delegate: { id: 'bot-1' } });
-      const c = await seed(tenantId, { principal: { id: 'alice' }, delegate: { id: 'bot-2' } });
-      expect((await listAll(tenantId)).map((m) => m.id)).toEqual([c.id, b.id, a.id]);
-      expect((await listAll(tenantId, { principal_id: 'alice' })).map((m) => m.id)).toEqual([c.id, a.id]);
-      expect((await listAll(tenantId, { delegate_id: 'bot-1' })).map((m) => m.id)).toEqual([b.id, a.id]);
-      expect(
-        (await listAll(tenantId, { principal_id: 'alice', delegate_id: 'bot-1' })).map((m) => m.id),
-      ).toEqual([a.id]);
-      expect(await listAll(tenantId, { principal_id: 'nobody' })).toEqual([]);
-    });
-
-    it('when limit is n, then at most n + 1 items come back (the extra one signals more)', async () => {
-      const tenantId = newId('tnt');
-      for (let i = 0; i < 5; i++) await seed(tenantId);
-      expect(await listAll(tenantId, { limit: 2 })).toHaveLength(3);
-      expect(await listAll(tenantId, { limit: 10 })).toHaveLength(5);
-    });
-
-    it('when paging while new mandates are inserted, then no item is skipped or repeated', async () => {
-      const tenantId = newId('tnt');
-      const original: string[] = [];
-      for (let i = 0; i < 23; i++) original.push((await seed(tenantId)).id);
-      const seen: string[] = [];
-      let afterId: string | undefined;
-      for (;;) {
-        const items = await getStore().list(tenantId, { limit: 5, afterId, now: NOW });
-        const page = items.slice(0, 5);
-        seen.push(...page.map((m) => m.id));
-        // Concurrent inserts between pages are newer than every cursor, so they never shift later pages.
-        await seed(tenantId);
-        if (items.length <= 5) break;
-        afterId = page[page.length - 1]!.id;
-      }
-      expect(new Set(seen).size).toBe(seen.length);
-      expect(seen).toEqual([...original].reverse());
-    });
-
-    it('when the expected version matches, then the transition applies; when it is stale, then nothing changes', async () => {
-      const tenantId = newId('tnt');
-      const mandate = await seed(tenantId);
-      const updated = await getStore().transition(tenantId, mandate.id, 1, {
-        state: 'SUSPENDED',
-        version: 2,
-        updated_at: minutes(1),
-      });
-      expect(updated).toEqual({ ...mandate, state: 'SUSPENDED', version: 2, updated_at: minutes(1) });
-      const stale = await getStore().transition(tenantId, mandate.id, 1, {
+  it('when another tenant asks, then the mandate is invisible and untouchable', async () => {
+    const tenantA = newId('tnt');
+    const tenantB = newId('tnt');
+    const mandate = await seed(tenantA);
+    expect(await getStore().get(tenantB, mandate.id)).toBeNull();
+    expect(await listAll(tenantB)).toEqual([]);
+    expect(
+      await getStore().transition(tenantB, mandate.id, 1, {
         state: 'REVOKED',
         version: 2,
-        updated_at: minutes(2),
+        updated_at: minutes(0),
+      }),
+    ).toBeNull();
+    expect((await getStore().get(tenantA, mandate.id))?.state).toBe('ACTIVE');
+  });
+
+  it('when a mandate id is created twice, then the second create is a CONFLICT and changes nothing', async () => {
+    const tenantId = newId('tnt');
+    const first = await seed(tenantId, { metadata: { ref: 'first' } });
+    const event = buildEvent({
+      type: 'MANDATE_CREATED',
+      tenantId,
+      resource: { type: 'mandate', id: first.id },
+      data: {},
+    });
+    const duplicate = buildMandate({ ...first, metadata: { ref: 'second' } });
+    await expect(getStore().create(tenantId, duplicate, [event])).rejects.toMatchObject({
+      code: 'CONFLICT',
+      status: 409,
+    });
+    expect(await getStore().get(tenantId, first.id)).toEqual(first);
+    expect((await getStore().pendingEvents(1000)).map((e) => e.id)).not.toContain(event.id);
+  });
+
+  it('when an id does not exist, then get is null', async () => {
+    expect(await getStore().get(newId('tnt'), newId('mdt'))).toBeNull();
+  });
+
+  it('when listing, then items come newest first and filters by principal and delegate apply', async () => {
+    const tenantId = newId('tnt');
+    const a = await seed(tenantId, { principal: { id: 'alice' }, delegate: { id: 'bot-1' } });
+    const b = await seed(tenantId, { principal: { id: 'bob' }, delegate: { id: 'bot-1' } });
+    const c = await seed(tenantId, { principal: { id: 'alice' }, delegate: { id: 'bot-2' } });
+    expect((await listAll(tenantId)).map((m) => m.id)).toEqual([c.id, b.id, a.id]);
+    expect((await listAll(tenantId, { principal_id: 'alice' })).map((m) => m.id)).toEqual([c.id, a.id]);
+    expect((await listAll(tenantId, { delegate_id: 'bot-1' })).map((m) => m.id)).toEqual([b.id, a.id]);
+    expect(
+      (await listAll(tenantId, { principal_id: 'alice', delegate_id: 'bot-1' })).map((m) => m.id),
+    ).toEqual([a.id]);
+    expect(await listAll(tenantId, { principal_id: 'nobody' })).toEqual([]);
+  });
+
+  it('when limit is n, then at most n + 1 items come back (the extra one signals more)', async () => {
+    const tenantId = newId('tnt');
+    for (let i = 0; i < 5; i++) await seed(tenantId);
+    expect(await listAll(tenantId, { limit: 2 })).toHaveLength(3);
+    expect(await listAll(tenantId, { limit: 10 })).toHaveLength(5);
+  });
+
+  it('when paging while new mandates are inserted, then no item is skipped or repeated', async () => {
+    const tenantId = newId('tnt');
+    const original: string[] = [];
+    for (let i = 0; i < 23; i++) original.push((await seed(tenantId)).id);
+    const seen: string[] = [];
+    let afterId: string | undefined;
+    for (;;) {
+      const items = await getStore().list(tenantId, { limit: 5, afterId, now: NOW });
+      const page = items.slice(0, 5);
+      seen.push(...page.map((m) => m.id));
+      // Concurrent inserts between pages are newer than every cursor, so they never shift later pages.
+      await seed(tenantId);
+      if (items.length <= 5) break;
+      afterId = page[page.length - 1]!.id;
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toEqual([...original].reverse());
+  });
+
+  it('when the expected version matches, then the transition applies; when it is stale, then nothing changes', async () => {
+    const tenantId = newId('tnt');
+    const mandate = await seed(tenantId);
+    const updated = await getStore().transition(tenantId, mandate.id, 1, {
+      state: 'SUSPENDED',
+      version: 2,
+      updated_at: minutes(1),
+    });
+    expect(updated).toEqual({ ...mandate, state: 'SUSPENDED', version: 2, updated_at: minutes(1) });
+    const stale = await getStore().transition(tenantId, mandate.id, 1, {
+      state: 'REVOKED',
+      version: 2,
+      updated_at: minutes(2),
+    });
+    expect(stale).toBeNull();
+    expect(await getStore().get(tenantId, mandate.id)).toEqual(updated);
+  });
+
+  it('when two writers race on the same version, then exactly one wins', async () => {
+    const tenantId = newId('tnt');
+    const mandate = await seed(tenantId);
+    const results = await Promise.all(
+      [0, 1].map(() =>
+        getStore().transition(tenantId, mandate.id, 1, {
+          state: 'REVOKED',
+          version: 2,
+          updated_at: minutes(1),
+        }),
+      ),
+    );
+    expect(results.filter((r) => r !== null)).toHaveLength(1);
+    expect((await getStore().get(tenantId, mandate.id))?.version).toBe(2);
+  });
+
+  it('when filtering by state, then expiry at `now` counts: expired ACTIVE/SUSPENDED are EXPIRED, REVOKED stays REVOKED', async () => {
+    const tenantId = newId('tnt');
+    const activeOpen = await seed(tenantId, { state: 'ACTIVE', expires_at: null });
+    const activeFuture = await seed(tenantId, { state: 'ACTIVE', expires_at: minutes(10) });
+    const activePast = await seed(tenantId, { state: 'ACTIVE', expires_at: minutes(-10) });
+    const activeExactlyNow = await seed(tenantId, { state: 'ACTIVE', expires_at: minutes(0) });
+    const suspendedFuture = await seed(tenantId, { state: 'SUSPENDED', expires_at: minutes(10) });
+    const suspendedPast = await seed(tenantId, { state: 'SUSPENDED', expires_at: minutes(-10) });
+    const revokedPast = await seed(tenantId, { state: 'REVOKED', expires_at: minutes(-10) });
+    const sweptExpired = await seed(tenantId, { state: 'EXPIRED', expires_at: minutes(-60) });
+    const ids = async (state: Mandate['state']) =>
+      (await listAll(tenantId, { state })).map((m) => m.id).sort();
+    expect(await ids('ACTIVE')).toEqual([activeOpen.id, activeFuture.id].sort());
+    expect(await ids('SUSPENDED')).toEqual([suspendedFuture.id]);
+    expect(await ids('REVOKED')).toEqual([revokedPast.id]);
+    expect(await ids('EXPIRED')).toEqual(
+      [activePast.id, activeExactlyNow.id, suspendedPast.id, sweptExpired.id].sort(),
+    );
+  });
+  it('when a mandate changes state, then a state filter lists it under the new state only', async () => {
+    const tenantId = newId('tnt');
+    const mandate = await seed(tenantId, { state: 'ACTIVE' });
+    await getStore().transition(tenantId, mandate.id, 1, {
+      state: 'SUSPENDED',
+      version: 2,
+      updated_at: minutes(1),
+    });
+    const ids = async (state: Mandate['state']) => (await listAll(tenantId, { state })).map((m) => m.id);
+    expect(await ids('ACTIVE')).toEqual([]);
+    expect(await ids('SUSPENDED')).toEqual([mandate.id]);
+    await getStore().transition(tenantId, mandate.id, 2, {
+      state: 'ACTIVE',
+      version: 3,
+      updated_at: minutes(2),
+    });
+    expect(await ids('ACTIVE')).toEqual([mandate.id]);
+    expect(await ids('SUSPENDED')).toEqual([]);
+    expect((await listAll(tenantId, { state: 'ACTIVE' }))[0]?.version).toBe(3);
+  });
+
+  it('when state, principal and a cursor are combined, then pages come newest first, each mandate once', async () => {
+    const tenantId = newId('tnt');
+    const expired: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const overrides: Partial<Mandate>[] = [
+        { state: 'ACTIVE', expires_at: minutes(-5) },
+        { state: 'EXPIRED', expires_at: minutes(-60) },
+        { state: 'SUSPENDED', expires_at: minutes(-1) },
+        { state: 'ACTIVE', expires_at: minutes(5) },
+      ];
+      const m = await seed(tenantId, {
+        principal: { id: i % 3 === 0 ? 'bob' : 'alice', type: 'person' },
+        ...overrides[i % 4],
       });
-      expect(stale).toBeNull();
-      expect(await getStore().get(tenantId, mandate.id)).toEqual(updated);
-    });
-
-    it('when two writers race on the same version, then exactly one wins', async () => {
-      const tenantId = newId('tnt');
-      const mandate = await seed(tenantId);
-      const results = await Promise.all(
-        [0, 1].map(() =>
-          getStore().transition(tenantId, mandate.id, 1, {
-            state: 'REVOKED',
-            version: 2,
-            updated_at: minutes(1),
-          }),
-        ),
-      );
-      expect(results.filter((r) => r !== null)).toHaveLength(1);
-      expect((await getStore().get(tenantId, mandate.id))?.version).toBe(2);
-    });
-
-    it('when filtering by state, then expiry at `now` counts: expired ACTIVE/SUSPENDED are EXPIRED, REVOKED stays REVOKED', async () => {
-      const tenantId = newId('tnt');
-      const activeOpen = await seed(tenantId, { state: 'ACTIVE', expires_at: null });
-      const activeFuture = await seed(tenantId, { state: 'ACTIVE', expires_at: minutes(10) });
-      const activePast = await seed(tenantId, { state: 'ACTIVE', expires_at: minutes(-10) });
-      const activeExactlyNow = await seed(tenantId, { state: 'ACTIVE', expires_at: minutes(0) });
-      const suspendedFuture = await seed(tenantId, { state: 'SUSPENDED', expires_at: minutes(10) });
-      const suspendedPast = await seed(tenantId, { state: 'SUSPENDED', expires_at: minutes(-10) });
-      const revokedPast = await seed(tenantId, { state: 'REVOKED', expires_at: minutes(-10) });
-      const sweptExpired = await seed(tenantId, { state: 'EXPIRED', expires_at: minutes(-60) });
-      const ids = async (state: Mandate['state']) =>
-        (await listAll(tenantId, { state })).map((m) => m.id).sort();
-      expect(await ids('ACTIVE')).toEqual([activeOpen.id, activeFuture.id].sort());
-      expect(await ids('SUSPENDED')).toEqual([suspendedFuture.id]);
-      expect(await ids('REVOKED')).toEqual([revokedPast.id]);
-      expect(await ids('EXPIRED')).toEqual(
-        [activePast.id, activeExactlyNow.id, suspendedPast.id, sweptExpired.id].sort(),
-      );
-    });
-    it('when a mandate changes state, then a state filter lists it under the new state only', async () => {
-      const tenantId = newId('tnt');
-      const mandate = await seed(tenantId, { state: 'ACTIVE' });
-      await getStore().transition(tenantId, mandate.id, 1, {
-        state: 'SUSPENDED',
-        version: 2,
-        updated_at: minutes(1),
+      if (i % 4 !== 3 && i % 3 !== 0) expired.push(m.id);
+    }
+    const seen: string[] = [];
+    let afterId: string | undefined;
+    for (let guard = 0; guard < 20; guard++) {
+      const items = await getStore().list(tenantId, {
+        limit: 2,
+        afterId,
+        now: NOW,
+        state: 'EXPIRED',
+        principal_id: 'alice',
       });
-      const ids = async (state: Mandate['state']) => (await listAll(tenantId, { state })).map((m) => m.id);
-      expect(await ids('ACTIVE')).toEqual([]);
-      expect(await ids('SUSPENDED')).toEqual([mandate.id]);
-      await getStore().transition(tenantId, mandate.id, 2, {
-        state: 'ACTIVE',
-        version: 3,
-        updated_at: minutes(2),
-      });
-      expect(await ids('ACTIVE')).toEqual([mandate.id]);
-      expect(await ids('SUSPENDED')).toEqual([]);
-      expect((await listAll(tenantId, { state: 'ACTIVE' }))[0]?.version).toBe(3);
-    });
+      seen.push(...items.slice(0, 2).map((m) => m.id));
+      if (items.length <= 2) break;
+      afterId = items[1]!.id;
+    }
+    expect(seen).toEqual([...expired].reverse());
+  });
+  // ── outbox: events stored in the same write as the change, removed once the broker confirmed ──
 
-    it('when state, principal and a cursor are combined, then pages come newest first, each mandate once', async () => {
-      const tenantId = newId('tnt');
-      const expired: string[] = [];
-      for (let i = 0; i < 12; i++) {
-        const overrides: Partial<Mandate>[] = [
-          { state: 'ACTIVE', expires_at: minutes(-5) },
-          { state: 'EXPIRED', expires_at: minutes(-60) },
-          { state: 'SUSPENDED', expires_at: minutes(-1) },
-          { state: 'ACTIVE', expires_at: minutes(5) },
-        ];
-        const m = await seed(tenantId, {
-          principal: { id: i % 3 === 0 ? 'bob' : 'alice', type: 'person' },
-          ...overrides[i % 4],
-        });
-        if (i % 4 !== 3 && i % 3 !== 0) expired.push(m.id);
-      }
-      const seen: string[] = [];
-      let afterId: string | undefined;
-      for (let guard = 0; guard < 20; guard++) {
-        const items = await getStore().list(tenantId, {
-          limit: 2,
-          afterId,
-          now: NOW,
-          state: 'EXPIRED',
-          principal_id: 'alice',
-        });
-        seen.push(...items.slice(0, 2).map((m) => m.id));
-        if (items.length <= 2) break;
-        afterId = items[1]!.id;
-      }
-      expect(seen).toEqual([...expired].reverse());
-    });
-    // ── outbox: events stored in the same write as the change, removed once the broker confirmed ──
+  const eventFor = (tenantId: string, mandateId: string, type: AuditEvent['type']) =>
+    buildEvent({ type, tenantId, resource: { type: 'mandate', id: mandateId }, data: { n: 1 } });
+  /** The store is shared by the suite: look only at this test's events. */
+  const pendingOf = async (ids: string[]) =>
+    (await getStore().pendingEvents(10_000)).filter((e) => ids.includes(e.id));
 
-    const eventFor = (tenantId: string, mandateId: string, type: AuditEvent['type']) =>
-      buildEvent({ type, tenantId, resource: { type: 'mandate', id: mandateId }, data: { n: 1 } });
-    /** The store is shared by the suite: look only at this test's events. */
-    const pendingOf = async (ids: string[]) =>
-      (await getStore().pendingEvents(10_000)).filter((e) => ids.includes(e.id));
+  it('when a mandate is created with outbox events, then they are pending (never on a read) until marked sent', async () => {
+    const tenantId = newId('tnt');
+    const mandate = buildMandate({ tenant_id: tenantId });
+    const created = eventFor(tenantId, mandate.id, 'MANDATE_CREATED');
+    expect(await getStore().create(tenantId, mandate, [created])).toEqual(mandate);
+    expect(await pendingOf([created.id])).toEqual([created]);
+    expect(Object.keys((await getStore().get(tenantId, mandate.id))!)).not.toContain('outbox');
+    expect(JSON.stringify(await listAll(tenantId))).not.toContain(created.id);
+    await getStore().markSent([created.id]);
+    expect(await pendingOf([created.id])).toEqual([]);
+  });
 
-    it('when a mandate is created with outbox events, then they are pending (never on a read) until marked sent', async () => {
-      const tenantId = newId('tnt');
-      const mandate = buildMandate({ tenant_id: tenantId });
-      const created = eventFor(tenantId, mandate.id, 'MANDATE_CREATED');
-      expect(await getStore().create(tenantId, mandate, [created])).toEqual(mandate);
-      expect(await pendingOf([created.id])).toEqual([created]);
-      expect(Object.keys((await getStore().get(tenantId, mandate.id))!)).not.toContain('outbox');
-      expect(JSON.stringify(await listAll(tenantId))).not.toContain(created.id);
-      await getStore().markSent([created.id]);
-      expect(await pendingOf([created.id])).toEqual([]);
+  it('when a transition carries events, then they join the outbox in order; a lost race stores neither the change nor its events', async () => {
+    const tenantId = newId('tnt');
+    const mandate = buildMandate({ tenant_id: tenantId });
+    const created = eventFor(tenantId, mandate.id, 'MANDATE_CREATED');
+    await getStore().create(tenantId, mandate, [created]);
+    const suspended = eventFor(tenantId, mandate.id, 'MANDATE_SUSPENDED');
+    const patch = { state: 'SUSPENDED' as const, version: 2, updated_at: minutes(1) };
+    expect(await getStore().transition(tenantId, mandate.id, 1, patch, [suspended])).toMatchObject({
+      version: 2,
     });
+    const stale = eventFor(tenantId, mandate.id, 'MANDATE_REVOKED');
+    expect(
+      await getStore().transition(tenantId, mandate.id, 1, { ...patch, state: 'REVOKED' }, [stale]),
+    ).toBeNull();
+    expect(await pendingOf([created.id, suspended.id, stale.id])).toEqual([created, suspended]);
+    // Marking some sent leaves the others pending.
+    await getStore().markSent([created.id]);
+    expect(await pendingOf([created.id, suspended.id])).toEqual([suspended]);
+    await getStore().markSent([suspended.id, 'evt_unknown']);
+    expect(await pendingOf([suspended.id])).toEqual([]);
+  });
 
-    it('when a transition carries events, then they join the outbox in order; a lost race stores neither the change nor its events', async () => {
-      const tenantId = newId('tnt');
-      const mandate = buildMandate({ tenant_id: tenantId });
-      const created = eventFor(tenantId, mandate.id, 'MANDATE_CREATED');
-      await getStore().create(tenantId, mandate, [created]);
-      const suspended = eventFor(tenantId, mandate.id, 'MANDATE_SUSPENDED');
-      const patch = { state: 'SUSPENDED' as const, version: 2, updated_at: minutes(1) };
-      expect(await getStore().transition(tenantId, mandate.id, 1, patch, [suspended])).toMatchObject({
-        version: 2,
-      });
-      const stale = eventFor(tenantId, mandate.id, 'MANDATE_REVOKED');
-      expect(
-        await getStore().transition(tenantId, mandate.id, 1, { ...patch, state: 'REVOKED' }, [stale]),
-      ).toBeNull();
-      expect(await pendingOf([created.id, suspended.id, stale.id])).toEqual([created, suspended]);
-      // Marking some sent leaves the others pending.
-      await getStore().markSent([created.id]);
-      expect(await pendingOf([created.id, suspended.id])).toEqual([suspended]);
-      await getStore().markSent([suspended.id, 'evt_unknown']);
-      expect(await pendingOf([suspended.id])).toEqual([]);
-    });
-
-    it("when many mandates hold events, then pendingEvents respects the limit and returns each mandate's events whole", async () => {
-      const tenantId = newId('tnt');
-      const ids: string[] = [];
-      for (let i = 0; i < 5; i++) {
-        const m = buildMandate({ tenant_id: tenantId });
-        const events = [
-          eventFor(tenantId, m.id, 'MANDATE_CREATED'),
-          eventFor(tenantId, m.id, 'MANDATE_SUSPENDED'),
-        ];
-        await getStore().create(tenantId, m, events);
-        ids.push(...events.map((e) => e.id));
-      }
-      const page = await getStore().pendingEvents(3);
-      expect(page.length).toBeGreaterThan(0);
-      expect(page.length).toBeLessThanOrEqual(3);
-      await getStore().markSent(ids);
-      expect(await pendingOf(ids)).toEqual([]);
-    });
-  },
-);
+  it("when many mandates hold events, then pendingEvents respects the limit and returns each mandate's events whole", async () => {
+    const tenantId = newId('tnt');
+    const ids: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const m = buildMandate({ tenant_id: tenantId });
+      const events = [
+        eventFor(tenantId, m.id, 'MANDATE_CREATED'),
+        eventFor(tenantId, m.id, 'MANDATE_SUSPENDED'),
+      ];
+      await getStore().create(tenantId, m, events);
+      ids.push(...events.map((e) => e.id));
+    }
+    const page = await getStore().pendingEvents(3);
+    expect(page.length).toBeGreaterThan(0);
+    expect(page.length).toBeLessThanOrEqual(3);
+    await getStore().markSent(ids);
+    expect(await pendingOf(ids)).toEqual([]);
+  });
+});

@@ -2,14 +2,14 @@ import { compactVerify, createLocalJWKSet, decodeProtectedHeader } from 'jose';
 import { auditEventSchema, canonicalJson, fixedClock, newId } from '@mandate/shared';
 import { callService, callerFor } from '@mandate/shared/src/testing';
 import { IMMUTABLE_FIELDS } from '../src/domain/mandate';
-import { failingSigner, startService, type RunningService } from './support';
+import { failingSigner, mandateStoreAdapters, startService, type RunningService } from './support';
 
 const FIXED_START = '2031-03-01T10:00:00.000Z';
 
-describe('mandates service (in-process, memory store)', () => {
+describe.each(mandateStoreAdapters())('mandates service (in-process, $name store)', (adapter) => {
   let svc: RunningService;
   beforeAll(async () => {
-    svc = await startService();
+    svc = await startService({}, adapter);
   });
   afterAll(async () => {
     await svc.stop();
@@ -538,17 +538,17 @@ describe('mandates service (in-process, memory store)', () => {
       const ready = await callService(svc.url, 'GET', '/readyz', { caller: null });
       expect({ status: ready.status, body: ready.body }).toEqual({
         status: 200,
-        body: { status: 'ready', checks: { 'store:memory': 'ok', signer: 'ok' } },
+        body: { status: 'ready', checks: { [`store:${svc.deps.store.kind}`]: 'ok', signer: 'ok' } },
       });
     });
   });
 });
 
-describe('expiry (fixed clock)', () => {
+describe.each(mandateStoreAdapters())('expiry (fixed clock, $name store)', (adapter) => {
   const clock = fixedClock(FIXED_START);
   let svc: RunningService;
   beforeAll(async () => {
-    svc = await startService({ clock });
+    svc = await startService({ clock }, adapter);
   });
   afterAll(async () => {
     await svc.stop();

@@ -1,4 +1,5 @@
 import {
+  connectMongo,
   createLogger,
   newId,
   systemClock,
@@ -6,12 +7,52 @@ import {
   type Clock,
   type EventPublisher,
 } from '@mandate/shared';
-import { testTokens } from '@mandate/shared/src/testing';
+import {
+  MONGO_ADAPTER,
+  MONGO_URL,
+  mongoSkipReason,
+  testDatabaseName,
+  testTokens,
+  type AdapterFactory,
+} from '@mandate/shared/src/testing';
 import { createApp, type Deps } from '../src/app';
 import type { Mandate } from '../src/domain/mandate';
 import { LocalSigner } from '../src/signing/local-signer';
 import type { Signer } from '../src/signing/signer';
+import type { MandateStore } from '../src/store/mandate-store';
 import { MemoryMandateStore } from '../src/store/memory-mandate-store';
+import { MongoMandateStore } from '../src/store/mongo-mandate-store';
+
+const memoryAdapter: AdapterFactory<MandateStore> = {
+  name: 'memory',
+  create: async () => ({ store: new MemoryMandateStore(), close: async () => undefined }),
+};
+
+/** Every MandateStore adapter: the contract suite and the component tests run on each. */
+export function mandateStoreAdapters(): AdapterFactory<MandateStore>[] {
+  return [
+    memoryAdapter,
+    {
+      name: MONGO_ADAPTER,
+      skipReason: mongoSkipReason,
+      create: async () => {
+        const connection = await connectMongo(
+          MONGO_URL!,
+          testDatabaseName('mandates'),
+          createLogger('test', 'silent'),
+        );
+        const store = await MongoMandateStore.create(connection);
+        return {
+          store,
+          close: async () => {
+            await connection.dropDatabase();
+            await connection.close();
+          },
+        };
+      },
+    },
+  ];
+}
 
 /** A stored mandate with sensible defaults; the signature is a placeholder (stores do not check it). */
 export function buildMandate(overrides: Partial<Mandate> = {}): Mandate {
@@ -66,13 +107,15 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/** The real app in-process on port 0 with a memory store and a capturing publisher. */
+/** The real app in-process on port 0 with the adapter's store (memory unless given) and a capturing publisher. */
 export async function startService(
   overrides: { clock?: Clock; signer?: Signer } = {},
+  adapter: AdapterFactory<MandateStore> = memoryAdapter,
 ): Promise<RunningService> {
   const publisher = new CapturingPublisher();
+  const owned = await adapter.create();
   const deps: Deps = {
-    store: new MemoryMandateStore(),
+    store: owned.store,
     publisher,
     signer: overrides.signer ?? (await localSigner()),
     tokens: testTokens,
@@ -81,5 +124,13 @@ export async function startService(
   };
   const service = createApp(deps);
   const server = await service.start(0);
-  return { url: server.url, deps, publisher, stop: () => service.stop() };
+  return {
+    url: server.url,
+    deps,
+    publisher,
+    stop: async () => {
+      await service.stop();
+      await owned.close();
+    },
+  };
 }

@@ -52,6 +52,12 @@ export class OutboxRelay {
   private failing = false;
   /** Events a publishNow is publishing right now; the poll leaves them alone. */
   private readonly inFlight = new Set<string>();
+  /**
+   * One set per outbox read in progress, collecting every event a publishNow finished meanwhile:
+   * such an event can be in what the read returns (read before its markSent) yet no longer in
+   * flight when the read comes back, and would be published twice.
+   */
+  private readonly finishedDuringRead = new Set<Set<string>>();
   private readonly opts: Required<OutboxRelayOptions>;
 
   constructor(
@@ -99,6 +105,7 @@ export class OutboxRelay {
         this.failed(err);
       } finally {
         for (const id of ids) this.inFlight.delete(id);
+        for (const finished of this.finishedDuringRead) for (const id of ids) finished.add(id);
       }
     })();
     let timer: NodeJS.Timeout | undefined;
@@ -139,8 +146,16 @@ export class OutboxRelay {
   async relayAll(): Promise<number> {
     let total = 0;
     for (;;) {
-      const pending = await this.store.pendingEvents(this.opts.batchSize);
-      const events = pending.filter((e) => !this.inFlight.has(e.id));
+      const finished = new Set<string>();
+      this.finishedDuringRead.add(finished);
+      let pending: AuditEvent[];
+      try {
+        pending = await this.store.pendingEvents(this.opts.batchSize);
+      } finally {
+        this.finishedDuringRead.delete(finished);
+      }
+      // A publishNow that failed leaves its events in the outbox: the next poll takes them.
+      const events = pending.filter((e) => !this.inFlight.has(e.id) && !finished.has(e.id));
       if (events.length === 0) break;
       await withTimeout(this.publisher.publish(events), this.opts.publishTimeoutMs, 'outbox publish');
       await this.store.markSent(events.map((e) => e.id));

@@ -1,6 +1,7 @@
 /**
- * Runs one store contract suite against every adapter. The MongoDB half needs a server, which
- * this machine cannot run: without MONGO_URL it is reported as skipped, with the reason in its name.
+ * Runs one store contract suite against every adapter. The MongoDB half runs against MONGO_URL:
+ * jest's globalSetup points it at the MongoDB stand-in unless a real MongoDB is given; only a run
+ * without that setup (no MONGO_URL at all) reports it skipped, with the reason in its name.
  */
 export interface AdapterFactory<S> {
   name: string;
@@ -13,6 +14,17 @@ export const MONGO_URL = process.env.MONGO_URL;
 export const mongoSkipReason = MONGO_URL
   ? undefined
   : 'skipped: MONGO_URL is not set, no MongoDB server here';
+/** True when MONGO_URL is the test stand-in (test/support/mongo-standin), not a real MongoDB. */
+export const MONGO_IS_STANDIN = process.env.MONGO_STANDIN === '1';
+/** How test names call the Mongo adapter's server, so a pass on the stand-in never reads as MongoDB's. */
+export const MONGO_TARGET = MONGO_IS_STANDIN ? 'the MongoDB stand-in' : 'MongoDB (MONGO_URL)';
+/** The Mongo adapter's name in contract suites. */
+export const MONGO_ADAPTER = MONGO_IS_STANDIN
+  ? 'mongo on the MongoDB stand-in'
+  : 'mongo on MongoDB (MONGO_URL)';
+/** A database name of its own for one suite (dropped by that suite afterwards). */
+export const testDatabaseName = (prefix: string) =>
+  `${prefix}_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
 
 export function describeStoreContract<S>(
   storeName: string,

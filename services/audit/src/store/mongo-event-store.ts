@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { isDuplicateKeyError, type AuditEvent } from '@mandate/shared';
+import { isDuplicateKeyError, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
 import type { EventListQuery, EventStore } from './event-store';
 
 interface EventDoc {
@@ -15,7 +15,7 @@ interface EventDoc {
   data: Record<string, unknown>;
 }
 
-const eventSchema = new Schema<EventDoc>(
+export const eventSchema = new Schema<EventDoc>(
   {
     _id: { type: String, required: true },
     tenant_id: { type: String, default: null },
@@ -42,16 +42,55 @@ const eventSchema = new Schema<EventDoc>(
   { collection: 'events', versionKey: false, minimize: false },
 );
 
-// GET /events without filters: a tenant's events newest first, paged by id.
-eventSchema.index({ tenant_id: 1, _id: -1 });
-// GET /events?type=A,B
+// list (GET /events) without filters: { tenant_id, _id < cursor } sorted { _id: -1 }; with since/until:
+// the same walk, occurred_at compared on the index keys (equality, sort, range) before any document is read.
+eventSchema.index({ tenant_id: 1, _id: -1, occurred_at: 1 });
+// list?type=A,B: { tenant_id, type ∈ types, _id < cursor } sorted { _id: -1 } (one walk per type, merged).
 eventSchema.index({ tenant_id: 1, type: 1, _id: -1 });
-// GET /events?resource_id= (and the evidence export: every event about one mandate)
+// list?resource_id=: { tenant_id, 'resource.id', _id < cursor } sorted { _id: -1 }; listByResource (the
+// evidence export, every event about one mandate): { tenant_id, 'resource.id' } sorted { _id: 1 }, this index walked backwards.
 eventSchema.index({ tenant_id: 1, 'resource.id': 1, _id: -1 });
-// GET /events?key_id=
+// list?key_id=: { tenant_id, 'actor.key_id', _id < cursor } sorted { _id: -1 }.
 eventSchema.index({ tenant_id: 1, 'actor.key_id': 1, _id: -1 });
-// GET /events?since=&until= over a narrow window
+// list?since=&until= over a narrow window long ago: the planner may prefer reading just that window
+// { tenant_id, occurred_at ∈ [since, until) } and sorting it, to walking every newer key.
 eventSchema.index({ tenant_id: 1, occurred_at: 1 });
+
+/** Every query this adapter runs (see the methods below), for the index-coverage test. */
+export const EVENT_QUERY_SHAPES: MongoQueryShape[] = [
+  { query: 'insert / insertMany (duplicate _id is a redelivery)', collection: 'events', equality: ['_id'] },
+  { query: 'get', collection: 'events', equality: ['_id'], residual: ['tenant_id'] },
+  { query: 'list', collection: 'events', equality: ['tenant_id'], sort: { _id: -1 } },
+  {
+    query: 'list?since=&until=',
+    collection: 'events',
+    equality: ['tenant_id'],
+    sort: { _id: -1 },
+    range: ['occurred_at'],
+  },
+  {
+    query: 'list?type=',
+    collection: 'events',
+    equality: ['tenant_id', 'type'],
+    sort: { _id: -1 },
+    residual: ['resource.id', 'actor.key_id', 'occurred_at'],
+  },
+  {
+    query: 'list?resource_id=',
+    collection: 'events',
+    equality: ['tenant_id', 'resource.id'],
+    sort: { _id: -1 },
+    residual: ['actor.key_id', 'occurred_at'],
+  },
+  {
+    query: 'list?key_id=',
+    collection: 'events',
+    equality: ['tenant_id', 'actor.key_id'],
+    sort: { _id: -1 },
+    residual: ['occurred_at'],
+  },
+  { query: 'listByResource', collection: 'events', equality: ['tenant_id', 'resource.id'], sort: { _id: 1 } },
+];
 
 function toDoc(event: AuditEvent): EventDoc {
   return {

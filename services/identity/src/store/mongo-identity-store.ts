@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, type AuditEvent } from '@mandate/shared';
+import { isDuplicateKeyError, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
 import { Schema, type Connection, type Model } from 'mongoose';
 import type { ApiKey, ApiKeyRecord, ApiKeyScope, ApiKeyStatus } from '../domain/api-key';
 import { DuplicateRecord, DuplicateRoleAssignment, PendingSuccessorExists } from '../domain/errors';
@@ -68,7 +68,7 @@ const tenantSchema = new Schema<TenantDoc>(
   },
   { collection: 'tenants', versionKey: false, autoIndex: false },
 );
-// getTenant(tenantId); also refuses a second tenant with the same id.
+// getTenant: { tenant_id }; also refuses a second tenant with the same id.
 tenantSchema.index({ tenant_id: 1 }, { unique: true });
 
 const apiKeySchema = new Schema<ApiKeyDoc>(
@@ -86,10 +86,11 @@ const apiKeySchema = new Schema<ApiKeyDoc>(
   },
   { collection: 'api_keys', versionKey: false, autoIndex: false },
 );
-// findApiKeyByHash(hash): resolves every authenticated request; unique so one secret names one key.
+// findApiKeyByHash: { secret_hash }, resolving every authenticated request; unique so one secret names one key.
 apiKeySchema.index({ secret_hash: 1 }, { unique: true });
-// getApiKey / updateApiKeyStatus / touchApiKey by {tenant_id, key_id}, and listApiKeys
-// ({tenant_id, key_id < cursor} sorted key_id desc); unique so a key id exists once per tenant.
+// getApiKey, updateApiKeyStatus, touchApiKey: { tenant_id, key_id } (status, last_used_at checked on the one
+// document found); listApiKeys: { tenant_id, key_id < cursor } sorted { key_id: -1 }, this index walked
+// backwards; unique so a key id exists once per tenant.
 apiKeySchema.index({ tenant_id: 1, key_id: 1 }, { unique: true });
 // insertApiKey of a rotation's successor: partial unique so the database, not a check-then-insert,
 // keeps at most one staging successor per replaced key (two concurrent rotations: one wins).
@@ -114,9 +115,16 @@ const roleAssignmentSchema = new Schema<RoleAssignmentDoc>(
   },
   { collection: 'role_assignments', versionKey: false, autoIndex: false },
 );
-// getRoleAssignment / revokeRoleAssignment by {tenant_id, assignment_id} (and later listing newest first).
+// getRoleAssignment, revokeRoleAssignment, updateRoleAssignmentRoles: { tenant_id, assignment_id } (status,
+// roles, updated_at checked on the one document found); listRoleAssignments without filters:
+// { tenant_id, assignment_id < cursor } sorted { assignment_id: -1 }, this index walked backwards.
 roleAssignmentSchema.index({ tenant_id: 1, assignment_id: 1 }, { unique: true });
-// findActiveRoleAssignment(tenant, subject) for JWT callers; partial unique so the database, not a
+// listRoleAssignments?subject_id=: { tenant_id, subject_id, assignment_id < cursor } sorted { assignment_id: -1 }
+// (status checked on the documents found). The partial index below cannot serve it: it holds active ones only.
+roleAssignmentSchema.index({ tenant_id: 1, subject_id: 1, assignment_id: -1 });
+// listRoleAssignments?status=: { tenant_id, status, assignment_id < cursor } sorted { assignment_id: -1 }.
+roleAssignmentSchema.index({ tenant_id: 1, status: 1, assignment_id: -1 });
+// findActiveRoleAssignment: { tenant_id, subject_id, status: 'active' } for JWT callers; partial unique so the database, not a
 // check-then-insert, keeps one ACTIVE assignment per subject per tenant (revoked ones may pile up).
 roleAssignmentSchema.index(
   { tenant_id: 1, subject_id: 1 },
@@ -152,9 +160,10 @@ const onboardingSchema = new Schema<OnboardingDoc>(
   },
   { collection: 'onboarding_requests', versionKey: false, autoIndex: false },
 );
-// getOnboardingRequest / decideOnboardingRequest by id, and the unfiltered list (request_id desc).
+// getOnboardingRequest, decideOnboardingRequest: { request_id } (status checked on the one document found);
+// listOnboardingRequests without filters: { request_id < cursor } sorted { request_id: -1 }, walked backwards.
 onboardingSchema.index({ request_id: 1 }, { unique: true });
-// listOnboardingRequests({status}) newest first: the operator's queue of PENDING requests.
+// listOnboardingRequests?status=: { status, request_id < cursor } sorted { request_id: -1 }, the operator's queue.
 onboardingSchema.index({ status: 1, request_id: -1 });
 
 interface WidgetDoc extends WithOutbox {
@@ -176,13 +185,88 @@ const widgetSchema = new Schema<WidgetDoc>(
   },
   { collection: 'widget_configs', versionKey: false, autoIndex: false, minimize: false },
 );
-// getWidgetConfig / putWidgetConfig (upsert) by tenant; one configuration per tenant.
+// getWidgetConfig, putWidgetConfig (upsert): { tenant_id }; one configuration per tenant.
 widgetSchema.index({ tenant_id: 1 }, { unique: true });
 
 // The outbox relay and markSent, on every collection that records audited changes.
 for (const schema of [tenantSchema, apiKeySchema, roleAssignmentSchema, onboardingSchema, widgetSchema]) {
   schema.index(OUTBOX_INDEX);
 }
+
+/** The schemas by collection, for the index-coverage test. */
+export const IDENTITY_SCHEMAS = {
+  tenants: tenantSchema,
+  api_keys: apiKeySchema,
+  role_assignments: roleAssignmentSchema,
+  onboarding_requests: onboardingSchema,
+  widget_configs: widgetSchema,
+} as const;
+
+/** Every query this adapter runs (see the methods below), for the index-coverage test. */
+export const IDENTITY_QUERY_SHAPES: MongoQueryShape[] = [
+  { query: 'getTenant', collection: 'tenants', equality: ['tenant_id'] },
+  { query: 'findApiKeyByHash', collection: 'api_keys', equality: ['secret_hash'] },
+  {
+    query: 'getApiKey / updateApiKeyStatus / touchApiKey',
+    collection: 'api_keys',
+    equality: ['tenant_id', 'key_id'],
+    residual: ['status', 'last_used_at'],
+  },
+  { query: 'listApiKeys', collection: 'api_keys', equality: ['tenant_id'], sort: { key_id: -1 } },
+  {
+    query: 'getRoleAssignment / revokeRoleAssignment / updateRoleAssignmentRoles',
+    collection: 'role_assignments',
+    equality: ['tenant_id', 'assignment_id'],
+    residual: ['status', 'roles', 'updated_at'],
+  },
+  {
+    query: 'findActiveRoleAssignment',
+    collection: 'role_assignments',
+    equality: ['tenant_id', 'subject_id', 'status'],
+  },
+  {
+    query: 'listRoleAssignments',
+    collection: 'role_assignments',
+    equality: ['tenant_id'],
+    sort: { assignment_id: -1 },
+  },
+  {
+    query: 'listRoleAssignments?subject_id=',
+    collection: 'role_assignments',
+    equality: ['tenant_id', 'subject_id'],
+    sort: { assignment_id: -1 },
+    residual: ['status'],
+  },
+  {
+    query: 'listRoleAssignments?status=',
+    collection: 'role_assignments',
+    equality: ['tenant_id', 'status'],
+    sort: { assignment_id: -1 },
+  },
+  {
+    query: 'getOnboardingRequest / decideOnboardingRequest',
+    collection: 'onboarding_requests',
+    equality: ['request_id'],
+    residual: ['status'],
+  },
+  {
+    query: 'listOnboardingRequests',
+    collection: 'onboarding_requests',
+    equality: [],
+    sort: { request_id: -1 },
+  },
+  {
+    query: 'listOnboardingRequests?status=',
+    collection: 'onboarding_requests',
+    equality: ['status'],
+    sort: { request_id: -1 },
+  },
+  { query: 'getWidgetConfig / putWidgetConfig', collection: 'widget_configs', equality: ['tenant_id'] },
+  ...Object.keys(IDENTITY_SCHEMAS).flatMap((collection): MongoQueryShape[] => [
+    { query: 'pendingEvents', collection, equality: [], range: ['outbox.id'] },
+    { query: 'markSent', collection, equality: ['outbox.id'] },
+  ]),
+];
 
 const iso = (d: Date) => d.toISOString();
 const isoOrNull = (d: Date | null | undefined) => (d ? d.toISOString() : null);

@@ -1,5 +1,5 @@
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
-import { conflict, isDuplicateKeyError, type AuditEvent } from '@mandate/shared';
+import { conflict, isDuplicateKeyError, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
 import { EXPIRABLE_STATES, MANDATE_STATES, type Mandate } from '../domain/mandate';
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
 
@@ -13,7 +13,7 @@ interface MandateDoc extends Omit<Mandate, 'valid_from' | 'expires_at' | 'create
   outbox?: AuditEvent[];
 }
 
-const mandateSchema = new Schema<MandateDoc>(
+export const mandateSchema = new Schema<MandateDoc>(
   {
     id: { type: String, required: true },
     tenant_id: { type: String, required: true },
@@ -36,19 +36,60 @@ const mandateSchema = new Schema<MandateDoc>(
   { collection: 'mandates', versionKey: false, minimize: false, id: false },
 );
 
-// get / transition by id within a tenant; also the unfiltered list (tenant_id, sorted by id desc, walked backwards).
+// get and transition: { tenant_id, id } (transition adds version, checked on the one document found);
+// list without filters: { tenant_id, id < cursor } sorted { id: -1 }, this index walked backwards.
 mandateSchema.index({ tenant_id: 1, id: 1 }, { unique: true });
-// list?state=… newest first.
+// list?state=ACTIVE|SUSPENDED|REVOKED: { tenant_id, state, id < cursor } sorted { id: -1 } (expires_at
+// checked on the documents found); list?state=EXPIRED: each $or branch, { tenant_id, state } and
+// { tenant_id, state ∈ ACTIVE|SUSPENDED, expires_at ≤ now }, merged in id order.
 mandateSchema.index({ tenant_id: 1, state: 1, id: -1 });
-// list?principal_id=… newest first.
+// list?principal_id=…: { tenant_id, 'principal.id', id < cursor } sorted { id: -1 } (state checked on the documents found).
 mandateSchema.index({ tenant_id: 1, 'principal.id': 1, id: -1 });
-// list?delegate_id=… newest first.
+// list?delegate_id=…: { tenant_id, 'delegate.id', id < cursor } sorted { id: -1 } (state checked on the documents found).
 mandateSchema.index({ tenant_id: 1, 'delegate.id': 1, id: -1 });
-// The expiry sweeper across tenants: { state ∈ ACTIVE|SUSPENDED, expires_at ≤ now } soonest first.
+// findDue, the expiry sweeper across tenants: { state ∈ ACTIVE|SUSPENDED, expires_at ≤ now } sorted { expires_at: 1 }.
 mandateSchema.index({ state: 1, expires_at: 1 });
-// The outbox relay across tenants: { 'outbox.id': { $gt: '' } } (only mandates with unsent events have
-// keys here, so the scan is as long as the backlog), and markSent's { 'outbox.id': { $in: ids } }.
+// pendingEvents, the outbox relay across tenants: { 'outbox.id': { $gt: '' } } (only mandates with unsent
+// events have keys here, so the scan is as long as the backlog); markSent: { 'outbox.id': { $in: ids } }.
 mandateSchema.index({ 'outbox.id': 1 });
+
+/** Every query this adapter runs (see the methods below), for the index-coverage test. */
+export const MANDATE_QUERY_SHAPES: MongoQueryShape[] = [
+  { query: 'get', collection: 'mandates', equality: ['tenant_id', 'id'] },
+  { query: 'transition', collection: 'mandates', equality: ['tenant_id', 'id'], residual: ['version'] },
+  { query: 'list', collection: 'mandates', equality: ['tenant_id'], sort: { id: -1 } },
+  {
+    query: 'list?state=ACTIVE|SUSPENDED|REVOKED',
+    collection: 'mandates',
+    equality: ['tenant_id', 'state'],
+    sort: { id: -1 },
+    residual: ['expires_at'],
+  },
+  {
+    query: 'list?state=EXPIRED, each $or branch',
+    collection: 'mandates',
+    equality: ['tenant_id', 'state'],
+    sort: { id: -1 },
+    residual: ['expires_at'],
+  },
+  {
+    query: 'list?principal_id=',
+    collection: 'mandates',
+    equality: ['tenant_id', 'principal.id'],
+    sort: { id: -1 },
+    residual: ['state', 'expires_at', 'delegate.id'],
+  },
+  {
+    query: 'list?delegate_id=',
+    collection: 'mandates',
+    equality: ['tenant_id', 'delegate.id'],
+    sort: { id: -1 },
+    residual: ['state', 'expires_at'],
+  },
+  { query: 'findDue', collection: 'mandates', equality: ['state'], sort: { expires_at: 1 } },
+  { query: 'pendingEvents', collection: 'mandates', equality: [], range: ['outbox.id'] },
+  { query: 'markSent', collection: 'mandates', equality: ['outbox.id'] },
+];
 
 /** Reads never carry the outbox: it is the relay's, not the API's. */
 const PROJECTION = { _id: 0, outbox: 0 } as const;
