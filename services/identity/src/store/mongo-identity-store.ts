@@ -93,10 +93,16 @@ apiKeySchema.index({ secret_hash: 1 }, { unique: true });
 // backwards; unique so a key id exists once per tenant.
 apiKeySchema.index({ tenant_id: 1, key_id: 1 }, { unique: true });
 // insertApiKey of a rotation's successor: partial unique so the database, not a check-then-insert,
-// keeps at most one staging successor per replaced key (two concurrent rotations: one wins).
+// keeps at most one staging successor per replaced key (two concurrent rotations: one wins). Only
+// keys that replace one are in it: MongoDB indexes a null replaces_key_id too, and two staging keys
+// without a predecessor must not collide.
 apiKeySchema.index(
   { tenant_id: 1, replaces_key_id: 1 },
-  { unique: true, partialFilterExpression: { status: 'staging' }, name: 'one_staging_successor_per_key' },
+  {
+    unique: true,
+    partialFilterExpression: { status: 'staging', replaces_key_id: { $type: 'string' } },
+    name: 'one_staging_successor_per_key',
+  },
 );
 // listStagingKeysCreatedBefore(cutoff): the staging-key sweeper, {status: staging, created_at ≤ cutoff} oldest first.
 apiKeySchema.index({ status: 1, created_at: 1 });
