@@ -90,6 +90,12 @@ export const EVENT_QUERY_SHAPES: MongoQueryShape[] = [
     residual: ['occurred_at'],
   },
   { query: 'listByResource', collection: 'events', equality: ['tenant_id', 'resource.id'], sort: { _id: 1 } },
+  {
+    query: 'readByResource (evidence export cursor)',
+    collection: 'events',
+    equality: ['tenant_id', 'resource.id'],
+    sort: { _id: 1 },
+  },
 ];
 
 function toDoc(event: AuditEvent): EventDoc {

@@ -213,6 +213,13 @@ export const IDENTITY_QUERY_SHAPES: MongoQueryShape[] = [
   { query: 'getTenant', collection: 'tenants', equality: ['tenant_id'] },
   { query: 'findApiKeyByHash', collection: 'api_keys', equality: ['secret_hash'] },
   {
+    query: 'listStagingKeysCreatedBefore (staging-key sweeper, across tenants)',
+    collection: 'api_keys',
+    equality: ['status'],
+    sort: { created_at: 1 },
+    range: ['created_at'],
+  },
+  {
     query: 'getApiKey / updateApiKeyStatus / touchApiKey',
     collection: 'api_keys',
     equality: ['tenant_id', 'key_id'],
