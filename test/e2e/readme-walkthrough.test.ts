@@ -181,7 +181,7 @@ describe('the README, as a newcomer follows it', () => {
     const statuses = (await readFile(statusFile, 'utf8')).split('\n').filter(Boolean).map(Number);
 
     expect({ statuses, exit: result.code }).toEqual({ statuses: expected, exit: 0 });
-    expect(result.out).toMatch(/^OK evidence bundle for mandate mdt_\S+ verified$/m);
+    expect(result.out).toMatch(/^OK evidence bundle for mandate mdt_\S+ verified against the pinned keys$/m);
     // Every file the walk-through wrote is in its scratch directory, none in the clone.
     expect((await run('git', ['status', '--porcelain'], { cwd: ROOT })).stdout).toBe(before);
     const written = [...script.matchAll(/(?:tee|>) ([\w.-]+\.json)/g)].map((m) => m[1]!);
