@@ -31,6 +31,12 @@ describe('secrets of a service run as its own process (SPEC §11)', () => {
     expect(message).not.toContain(secret);
   });
 
+  it('when INTERNAL_TOKEN_SECRET is missing, then configuration fails naming it (a separate process has nobody to generate one)', () => {
+    expect(() => parse({})).toThrow(
+      /INTERNAL_TOKEN_SECRET is required when a service runs as its own process/,
+    );
+  });
+
   it.each(DOCUMENTED_SECRET_VALUES.map((v) => [v]))(
     'when OPERATOR_TOKEN is the documented value %s, then configuration fails naming it',
     (value) => {
