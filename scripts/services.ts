@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import path from 'node:path';
+import { redactUrl } from '@mandate/shared';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -224,8 +225,8 @@ async function main(): Promise<void> {
   };
   const say = (line: string) => process.stdout.write(`[launcher] ${line}\n`);
   say(
-    `starting gateway, mandates, identity, audit and ${replicas} verify process(es) on RabbitMQ ${redact(env.AMQP_URL!)}, ` +
-      `Redis ${redact(env.REDIS_URL!)}, ${env.MONGO_URL ? `MongoDB ${redact(env.MONGO_URL)}` : 'in-memory stores (no MONGO_URL: data is lost when a process stops)'}`,
+    `starting gateway, mandates, identity, audit and ${replicas} verify process(es) on RabbitMQ ${redactUrl(env.AMQP_URL!)}, ` +
+      `Redis ${redactUrl(env.REDIS_URL!)}, ${env.MONGO_URL ? `MongoDB ${redactUrl(env.MONGO_URL)}` : 'in-memory stores (no MONGO_URL: data is lost when a process stops)'}`,
   );
   let stopping = false;
   let running: Services | undefined;
@@ -278,16 +279,6 @@ async function main(): Promise<void> {
   if (generatedOperatorToken)
     say(`operator token (shown once): export OPERATOR_TOKEN=${generatedOperatorToken}`);
   say('Ctrl-C stops every service');
-}
-
-function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparseable URL)';
-  }
 }
 
 if (require.main === module) void main();

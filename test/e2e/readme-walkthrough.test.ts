@@ -1,10 +1,11 @@
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { startJwksServer, type JwksServer } from '../support/jwks-server';
+import { startScript, type ScriptProcess } from '../support/script-process';
 import { freePort } from '../support/stack';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -51,12 +52,7 @@ export function readmeBlocks(readme: string, sections: string[] = SECTIONS): Blo
 const expectedStatuses = (script: string) => [...script.matchAll(/# → (\d{3})/g)].map((m) => Number(m[1]));
 
 /** `npm start`, as its script runs it (tsx scripts/embedded.ts), on a free port, trusting `jwks` as the "dashboard" issuer. */
-async function startNpmStart(jwks: JwksServer): Promise<{
-  child: ChildProcess;
-  url: string;
-  out: string[];
-  exited: Promise<unknown>;
-}> {
+async function startNpmStart(jwks: JwksServer): Promise<ScriptProcess & { url: string }> {
   const port = await freePort();
   const issuers = [
     {
@@ -67,29 +63,13 @@ async function startNpmStart(jwks: JwksServer): Promise<{
       subject_scheme: 'dashboard',
     },
   ];
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'embedded.ts')], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      PORT: String(port),
-      LOG_LEVEL: 'warn',
-      JWT_ISSUERS: JSON.stringify(issuers),
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const out: string[] = [];
-  child.stdout!.on('data', (d: Buffer) => out.push(d.toString()));
-  child.stderr!.on('data', (d: Buffer) => out.push(d.toString()));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const deadline = Date.now() + 60_000;
-  while (!/export OPERATOR_TOKEN=\S+\n[\s\S]*={20,}/.test(out.join(''))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`npm start did not start:\n${out.join('')}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return { child, url: `http://127.0.0.1:${port}`, out, exited };
+  const started = await startScript(
+    'scripts/embedded.ts',
+    { PORT: String(port), LOG_LEVEL: 'warn', JWT_ISSUERS: JSON.stringify(issuers) },
+    (lines) => /export OPERATOR_TOKEN=\S+\n[\s\S]*={20,}/.test(lines.join('\n')),
+    'npm start',
+  );
+  return { ...started, url: `http://127.0.0.1:${port}` };
 }
 
 describe('the README, as a newcomer follows it', () => {
@@ -107,16 +87,13 @@ describe('the README, as a newcomer follows it', () => {
   }, 90_000);
 
   afterAll(async () => {
-    if (server && server.child.exitCode === null) {
-      server.child.kill('SIGTERM');
-      await server.exited;
-    }
+    await server?.stop();
     if (scratch) await rm(scratch, { recursive: true, force: true });
     await jwks?.close();
   }, 30_000);
 
   it('when npm start has started, then its banner says where to go next: the walk-through, the API reference and the OpenAPI document', () => {
-    const banner = server.out.join('');
+    const banner = server.lines.join('\n');
     expect(banner).toContain('Next: README.md, section "API walk-through"');
     expect(banner).toContain(`the API reference is docs/API.md and ${server.url}/v1/openapi.json`);
     expect(banner).toContain('Dashboard: not built yet.');
@@ -165,7 +142,7 @@ describe('the README, as a newcomer follows it', () => {
           HOME: scratch,
           TMPDIR: scratch,
           API: server.url,
-          OPERATOR_TOKEN: /export OPERATOR_TOKEN=(\S+)/.exec(server.out.join(''))![1]!,
+          OPERATOR_TOKEN: /export OPERATOR_TOKEN=(\S+)/.exec(server.lines.join('\n'))![1]!,
           WALK_STATUSES: statusFile,
           JWT: jwt,
           // Nothing in the walk-through may reach a package registry.

@@ -1,27 +1,20 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { newId } from '@mandate/shared';
+import { startScript, type ScriptProcess } from '../support/script-process';
 import { apiClient, deleteRedisKeys, deleteTopology, freePort } from '../support/stack';
 
-const ROOT = path.resolve(__dirname, '../..');
-
-interface Launcher {
-  child: ChildProcess;
-  lines: string[];
+interface Launcher extends ScriptProcess {
   url: string;
   operatorToken: string;
   /** label → pid of every service process, as the launcher printed them. */
   pids: Map<string, number>;
-  exited: Promise<number | null>;
 }
 
 /** `npm run start:services`, as its script runs (tsx scripts/services.ts), in a namespace of its own. */
 async function launch(namespace: string): Promise<Launcher> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'services.ts')], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
+  const launcher = await startScript(
+    'scripts/services.ts',
+    {
       PORT: String(port),
       LOG_LEVEL: 'info',
       AMQP_NAMESPACE: namespace,
@@ -29,33 +22,16 @@ async function launch(namespace: string): Promise<Launcher> {
       IDEMPOTENCY_PREFIX: `${namespace}:idem`,
       SNAPSHOT_PREFIX: `${namespace}:snap:`,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  let partial = '';
-  const onData = (d: Buffer) => {
-    const parts = (partial + d.toString()).split('\n');
-    partial = parts.pop()!;
-    lines.push(...parts);
-  };
-  child.stdout!.on('data', onData);
-  child.stderr!.on('data', onData);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 60_000;
-  while (!lines.some((l) => l.includes('Ctrl-C stops every service'))) {
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`the launcher did not start:\n${lines.join('\n')}`);
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    (lines) => lines.some((l) => l.includes('Ctrl-C stops every service')),
+    'the launcher',
+  );
   const pids = new Map<string, number>();
-  for (const l of lines) {
+  for (const l of launcher.lines) {
     const m = /^\[launcher\] (\S+) pid (\d+) /.exec(l);
     if (m) pids.set(m[1]!, Number(m[2]));
   }
-  const token = lines.map((l) => /export OPERATOR_TOKEN=(\S+)/.exec(l)?.[1]).find(Boolean)!;
-  return { child, lines, url: `http://127.0.0.1:${port}`, operatorToken: token, pids, exited };
+  const token = launcher.lines.map((l) => /export OPERATOR_TOKEN=(\S+)/.exec(l)?.[1]).find(Boolean)!;
+  return { ...launcher, url: `http://127.0.0.1:${port}`, operatorToken: token, pids };
 }
 
 const alive = (pid: number) => {
@@ -73,10 +49,7 @@ describe('npm run start:services (scripts/services.ts)', () => {
 
   afterEach(async () => {
     // A failed assertion must not leave services running.
-    if (running && running.child.exitCode === null) {
-      running.child.kill('SIGTERM');
-      await running.exited;
-    }
+    await running?.stop();
     for (const pid of running?.pids.values() ?? []) if (alive(pid)) process.kill(pid, 'SIGKILL');
     running = undefined;
   }, 30_000);

@@ -12,6 +12,7 @@ export * from './pagination';
 export * from './openapi';
 export * from './bus';
 export * from './outbox';
+export * from './periodic';
 export * from './time';
 export * from './mongo';
 export * from './main';

@@ -1,5 +1,5 @@
-import { connectMongo, createLogger, newId } from '@mandate/shared';
-import { MONGO_ADAPTER, MONGO_URL, mongoSkipReason, type AdapterFactory } from '@mandate/shared/src/testing';
+import { createLogger } from '@mandate/shared';
+import { memoryAdapter, mongoAdapter, type AdapterFactory } from '@mandate/shared/src/testing';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -13,7 +13,7 @@ const logger = createLogger('audit-test', 'silent');
 /** Every EventStore adapter, for the contract suites (MongoDB reported skipped without MONGO_URL). */
 export function eventStoreAdapters(): AdapterFactory<EventStore>[] {
   return [
-    { name: 'memory', create: async () => ({ store: new MemoryEventStore(), close: async () => undefined }) },
+    memoryAdapter(() => new MemoryEventStore()),
     {
       name: 'journal file (AUDIT_STORE_FILE)',
       create: async () => {
@@ -28,21 +28,10 @@ export function eventStoreAdapters(): AdapterFactory<EventStore>[] {
         };
       },
     },
-    {
-      name: MONGO_ADAPTER,
-      skipReason: mongoSkipReason,
-      create: async () => {
-        const connection = await connectMongo(MONGO_URL!, `audit_test_${newId('req')}`, logger);
-        const store = new MongoEventStore(connection);
-        await store.init();
-        return {
-          store,
-          close: async () => {
-            await connection.dropDatabase();
-            await connection.close();
-          },
-        };
-      },
-    },
+    mongoAdapter('audit', async (connection) => {
+      const store = new MongoEventStore(connection);
+      await store.init();
+      return store;
+    }),
   ];
 }

@@ -1,32 +1,13 @@
-import express from 'express';
-import {
-  INTERNAL_SERVICES,
-  ServiceClient,
-  createLogger,
-  listen,
-  newId,
-  requireInternalToken,
-  systemClock,
-  type AuditEvent,
-  type EventPublisher,
-  type RunningServer,
-} from '@mandate/shared';
+import { createLogger, newId } from '@mandate/shared';
 import { testTokens } from '@mandate/shared/src/testing';
-import { createApp as createIdentity } from '../../identity/src/app';
-import { MemoryIdentityStore } from '../../identity/src/store/memory-identity-store';
 import { createApp, type GatewayApp } from '../src/app';
 import { JoseJwtAuthenticator, parseJwtIssuers } from '../src/auth/jwt';
 import { CachedKeyResolver } from '../src/auth/key-resolver';
 import { CachedSubjectResolver } from '../src/auth/subject-resolver';
 import { startJwksServer, type JwksServer } from '../../../test/support/jwks-server';
+import { NullPublisher, startInProcessUpstreams, type InProcessUpstreams } from './in-process-upstreams';
 
 const silent = createLogger('gateway-credential-shape-test', 'silent');
-
-class NullPublisher implements EventPublisher {
-  readonly kind = 'in-process' as const;
-  async publish(_events: AuditEvent[]) {}
-  async close() {}
-}
 
 /**
  * SPEC §11: a credential that cannot be valid is 401, a malformed X-Tenant-Id 400, never the 503
@@ -34,29 +15,14 @@ class NullPublisher implements EventPublisher {
  */
 describe('gateway: credentials that cannot be valid (real identity in-process)', () => {
   let jwks: JwksServer;
-  let echo: RunningServer;
-  let identity: ReturnType<typeof createIdentity>;
-  let identityServer: RunningServer;
-  let clients: ServiceClient[];
+  let inProcess: InProcessUpstreams;
   let gateway: GatewayApp;
   let base: string;
 
   beforeAll(async () => {
     jwks = await startJwksServer();
-    const app = express();
-    app.use(requireInternalToken(testTokens, INTERNAL_SERVICES));
-    app.all('/{*rest}', (_req, res) => void res.json({ ok: true }));
-    echo = await listen(app, 0);
-    identity = createIdentity({
-      store: new MemoryIdentityStore(),
-      publisher: new NullPublisher(),
-      tokens: testTokens,
-      logger: silent,
-      clock: systemClock,
-    });
-    identityServer = await identity.start(0);
-    clients = [echo.url, identityServer.url].map((u) => new ServiceClient([u]));
-    const [other, identityClient] = clients as [ServiceClient, ServiceClient];
+    inProcess = await startInProcessUpstreams(silent);
+    const identityClient = inProcess.upstreams.identity;
     const issuers = parseJwtIssuers(
       JSON.stringify([
         // The longest name a provider may have, so that oidc:<name>:<sub> can outgrow identity's bound.
@@ -73,7 +39,7 @@ describe('gateway: credentials that cannot be valid (real identity in-process)',
       tokens: testTokens,
       logger: silent,
       publisher: new NullPublisher(),
-      upstreams: { mandates: other, verify: other, identity: identityClient, audit: other },
+      upstreams: inProcess.upstreams,
       keys: new CachedKeyResolver(identityClient, testTokens, 0),
       operatorToken: 'operator-token-for-credential-shape-tests',
       jwt: new JoseJwtAuthenticator(issuers, new CachedSubjectResolver(identityClient, testTokens, 0)),
@@ -84,9 +50,7 @@ describe('gateway: credentials that cannot be valid (real identity in-process)',
 
   afterAll(async () => {
     await gateway.stop();
-    await Promise.all(clients.map((c) => c.close()));
-    await identity.stop();
-    await echo.close();
+    await inProcess.close();
     await jwks.close();
   });
 

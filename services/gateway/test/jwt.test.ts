@@ -1,71 +1,36 @@
-import express from 'express';
 import { SignJWT } from 'jose';
-import {
-  ServiceClient,
-  buildEvent,
-  callerOf,
-  createLogger,
-  listen,
-  newId,
-  requireInternalToken,
-  systemClock,
-  type AuditEvent,
-  type EventPublisher,
-  type RunningServer,
-  INTERNAL_SERVICES,
-} from '@mandate/shared';
+import { ServiceClient, buildEvent, createLogger, newId } from '@mandate/shared';
 import { callService, testTokens } from '@mandate/shared/src/testing';
-import { createApp as createIdentity } from '../../identity/src/app';
-import { MemoryIdentityStore } from '../../identity/src/store/memory-identity-store';
 import { createApp, type GatewayApp } from '../src/app';
 import { credentialEventHandler } from '../src/auth/credential-events';
 import { JoseJwtAuthenticator, parseJwtIssuers, type JwtIssuer } from '../src/auth/jwt';
 import { CachedKeyResolver, type KeyResolver } from '../src/auth/key-resolver';
 import { CachedSubjectResolver } from '../src/auth/subject-resolver';
 import { startJwksServer, unsecuredToken, type JwksServer } from '../../../test/support/jwks-server';
+import { NullPublisher, startInProcessUpstreams, type InProcessUpstreams } from './in-process-upstreams';
 
 const silent = createLogger('gateway-jwt-test', 'silent');
 const AUDIENCE = 'mandate-api';
-
-class NullPublisher implements EventPublisher {
-  readonly kind = 'in-process' as const;
-  async publish(_events: AuditEvent[]) {}
-  async close() {}
-}
-
-/** Stands in for mandates/verify/audit: echoes the caller the gateway established. */
-async function echoService(): Promise<RunningServer> {
-  const app = express();
-  app.use(requireInternalToken(testTokens, INTERNAL_SERVICES));
-  app.all('/{*rest}', (req, res) => {
-    const caller = callerOf(req);
-    res.json({ tenant: caller.tenantId, actor: caller.actor, permissions: caller.permissions });
-  });
-  return listen(app, 0);
-}
 
 const noKeys: KeyResolver = { resolve: async () => null, evict: () => undefined };
 
 describe('gateway: JWT callers (real JWKS on loopback, real identity in-process)', () => {
   let dashboard: JwksServer;
   let workforce: JwksServer;
-  let echo: RunningServer;
-  let identity: ReturnType<typeof createIdentity>;
-  let identityServer: RunningServer;
-  let clients: ServiceClient[];
+  let inProcess: InProcessUpstreams;
   let gateway: GatewayApp;
   let base: string;
   let issuers: JwtIssuer[];
 
   /** A tenant (created as the operator would) with role assignments for the given subjects. */
   async function tenantWith(assignments: Record<string, string[]>) {
-    const created = await callService(identityServer.url, 'POST', '/v1/platform/tenants', {
+    const created = await callService(inProcess.identityServer.url, 'POST', '/v1/platform/tenants', {
       caller: { tenantId: null, actor: { type: 'operator' }, permissions: [], requestId: 'req_test' },
       body: { name: 'Acme', plan: 'enterprise' },
     });
     const tenantId: string = created.body.tenant.id;
     for (const [subject_id, roles] of Object.entries(assignments)) {
-      const res = await identity.identity.assignRoles(tenantId, { subjectId: subject_id, roles });
+      const res = await inProcess.identity.identity.assignRoles(tenantId, { subjectId: subject_id, roles });
       expect(res.value.subject_id).toBe(subject_id);
     }
     return tenantId;
@@ -73,22 +38,7 @@ describe('gateway: JWT callers (real JWKS on loopback, real identity in-process)
 
   beforeAll(async () => {
     [dashboard, workforce] = await Promise.all([startJwksServer(), startJwksServer()]);
-    echo = await echoService();
-    identity = createIdentity({
-      store: new MemoryIdentityStore(),
-      publisher: new NullPublisher(),
-      tokens: testTokens,
-      logger: silent,
-      clock: systemClock,
-    });
-    identityServer = await identity.start(0);
-    clients = [echo.url, echo.url, identityServer.url, echo.url].map((u) => new ServiceClient([u]));
-    const [mandates, verify, identityClient, audit] = clients as [
-      ServiceClient,
-      ServiceClient,
-      ServiceClient,
-      ServiceClient,
-    ];
+    inProcess = await startInProcessUpstreams(silent);
     issuers = parseJwtIssuers(
       JSON.stringify([
         {
@@ -108,12 +58,12 @@ describe('gateway: JWT callers (real JWKS on loopback, real identity in-process)
       ]),
     );
     // TTL 0: every request asks identity, so role changes in one test never leak into the next.
-    const subjects = new CachedSubjectResolver(identityClient, testTokens, 0);
+    const subjects = new CachedSubjectResolver(inProcess.upstreams.identity, testTokens, 0);
     gateway = createApp({
       tokens: testTokens,
       logger: silent,
       publisher: new NullPublisher(),
-      upstreams: { mandates, verify, identity: identityClient, audit },
+      upstreams: inProcess.upstreams,
       keys: noKeys,
       operatorToken: 'operator-token-for-jwt-tests',
       // cooldown 0: an unknown kid refetches at once (production keeps jose's 30 s default).
@@ -125,9 +75,7 @@ describe('gateway: JWT callers (real JWKS on loopback, real identity in-process)
 
   afterAll(async () => {
     await gateway.stop();
-    await Promise.all(clients.map((c) => c.close()));
-    await identity.stop();
-    await echo.close();
+    await inProcess.close();
     await Promise.all([dashboard.close(), workforce.close()]);
   });
 

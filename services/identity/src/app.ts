@@ -6,6 +6,7 @@ import {
   listen,
   notFoundHandler,
   OutboxRelay,
+  PeriodicTask,
   requireInternalToken,
   type Clock,
   type EventPublisher,
@@ -39,7 +40,7 @@ export function createApp(deps: Deps) {
   const identity = new Identity(deps.store, deps.clock, relay, undefined, deps.stagingKeyTtlMs);
   // Every instance may sweep: the conditional revoke lets one of them win each key and announce it.
   const stagingSweeper = deps.stagingSweepIntervalMs
-    ? new Repeating(
+    ? new PeriodicTask(
         deps.stagingSweepIntervalMs,
         () => identity.expireStagingKeys(),
         (err) => deps.logger.warn({ err }, 'staging key sweep failed; retrying on the next tick'),
@@ -84,43 +85,6 @@ export function createApp(deps: Deps) {
       await relay.stop();
     },
   };
-}
-
-/** Runs a task every intervalMs (never two at once); stop() waits for a run in progress. */
-class Repeating {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private stopped = true;
-
-  constructor(
-    private readonly intervalMs: number,
-    private readonly task: () => Promise<unknown>,
-    private readonly onError: (err: unknown) => void,
-  ) {}
-
-  start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.running = this.task()
-        .then(() => undefined, this.onError)
-        .finally(() => {
-          this.running = undefined;
-          this.schedule();
-        });
-    }, this.intervalMs);
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
-  }
 }
 
 export type IdentityApp = ReturnType<typeof createApp>;

@@ -4,6 +4,14 @@ import { identityStoreAdapters, startIdentity, system } from './helpers';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
+/** A tenant and a caller holding one of its keys, as the gateway would present it. */
+async function tenantWithCaller(svc: Awaited<ReturnType<typeof startIdentity>>) {
+  const t = await svc.createTenant();
+  const caller = callerFor(t.tenantId, { actor: { type: 'api_key', key_id: t.keyId } });
+  const keys = `/v1/tenants/${t.tenantId}/api-keys`;
+  return { ...t, caller, keys };
+}
+
 describe.each(identityStoreAdapters())('identity: API keys (component, $name store)', (adapter) => {
   let svc: Awaited<ReturnType<typeof startIdentity>>;
   beforeAll(async () => {
@@ -13,20 +21,12 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
     await svc.stop();
   });
 
-  /** A tenant and a caller holding one of its keys, as the gateway would present it. */
-  async function tenantWithCaller() {
-    const t = await svc.createTenant();
-    const caller = callerFor(t.tenantId, { actor: { type: 'api_key', key_id: t.keyId } });
-    const keys = `/v1/tenants/${t.tenantId}/api-keys`;
-    return { ...t, caller, keys };
-  }
-
   const resolve = (api_key: string, tenant_id?: string) =>
     svc.call('POST', '/internal/v1/keys/resolve', { caller: system, body: { api_key, tenant_id } });
 
   describe('POST /v1/tenants/:tenantId/api-keys', () => {
     it('when a key is created, then 201 answers exactly key_id, api_key, name, scopes, status, created_at', async () => {
-      const { caller, keys } = await tenantWithCaller();
+      const { caller, keys } = await tenantWithCaller(svc);
       const res = await svc.call('POST', keys, {
         caller,
         body: { name: 'ci', scopes: ['mandates:read', 'verify'] },
@@ -47,7 +47,7 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
     });
 
     it('when two keys are created, then their secrets differ', async () => {
-      const { caller, keys } = await tenantWithCaller();
+      const { caller, keys } = await tenantWithCaller(svc);
       const a = await svc.call('POST', keys, { caller, body: { name: 'a', scopes: ['verify'] } });
       const b = await svc.call('POST', keys, { caller, body: { name: 'b', scopes: ['verify'] } });
       expect(a.body.api_key).not.toBe(b.body.api_key);
@@ -70,7 +70,7 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
         'expires_at is not allowed',
       ],
     ])('when %s, then 400 naming the field', async (_label, body, message) => {
-      const { caller, keys } = await tenantWithCaller();
+      const { caller, keys } = await tenantWithCaller(svc);
       const res = await svc.call('POST', keys, { caller, body });
       expect(res).toMatchObject({ status: 400, body: { error: 'BAD_REQUEST' } });
       expect(res.body.message).toEqual(
@@ -79,8 +79,8 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
     });
 
     it('when the path names another tenant, then 404 and nothing is created', async () => {
-      const { caller } = await tenantWithCaller();
-      const other = await tenantWithCaller();
+      const { caller } = await tenantWithCaller(svc);
+      const other = await tenantWithCaller(svc);
       const res = await svc.call('POST', other.keys, { caller, body: { name: 'x', scopes: ['verify'] } });
       expect(res).toMatchObject({ status: 404, body: { error: 'NOT_FOUND' } });
       const list = await svc.call('GET', other.keys, { caller: other.caller });
@@ -88,7 +88,7 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
     });
 
     it('when there is no internal token, then 401', async () => {
-      const { keys } = await tenantWithCaller();
+      const { keys } = await tenantWithCaller(svc);
       expect(
         await svc.call('POST', keys, { caller: null, body: { name: 'x', scopes: ['verify'] } }),
       ).toMatchObject({
@@ -98,7 +98,7 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
     });
 
     it('when the method is wrong, then 405', async () => {
-      const { caller, keys } = await tenantWithCaller();
+      const { caller, keys } = await tenantWithCaller(svc);
       expect(await svc.call('DELETE', keys, { caller })).toMatchObject({
         status: 405,
         body: { error: 'METHOD_NOT_ALLOWED' },
@@ -111,7 +111,7 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
 
   describe('GET /v1/tenants/:tenantId/api-keys and /:keyId', () => {
     it('when keys are listed, then they come newest first, without secrets, with last_used_at', async () => {
-      const { caller, keys, keyId, secret } = await tenantWithCaller();
+      const { caller, keys, keyId, secret } = await tenantWithCaller(svc);
       const created = await svc.call('POST', keys, {
         caller,
         body: { name: 'second', scopes: ['events:read'] },
@@ -135,14 +135,14 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
     });
 
     it('when a key has been resolved, then last_used_at shows when', async () => {
-      const { caller, keys, keyId, secret } = await tenantWithCaller();
+      const { caller, keys, keyId, secret } = await tenantWithCaller(svc);
       await resolve(secret);
       const res = await svc.call('GET', `${keys}/${keyId}`, { caller });
       expect(res.body.last_used_at).toMatch(ISO);
     });
 
     it('when the list pages, then every key is seen once', async () => {
-      const { caller, keys, keyId } = await tenantWithCaller();
+      const { caller, keys, keyId } = await tenantWithCaller(svc);
       const ids = [keyId];
       for (let i = 0; i < 4; i++)
         ids.push(
@@ -166,7 +166,7 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
       ['the cursor is garbage', '?cursor=nope', 'cursor is invalid'],
       ['a parameter is unknown', '?status=active', 'status is not allowed'],
     ])('when %s, then 400', async (_label, query, message) => {
-      const { caller, keys } = await tenantWithCaller();
+      const { caller, keys } = await tenantWithCaller(svc);
       expect(await svc.call('GET', `${keys}${query}`, { caller })).toMatchObject({
         status: 400,
         body: { error: 'BAD_REQUEST', message },
@@ -174,7 +174,7 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
     });
 
     it('when one key is read, then it has the list fields and no secret', async () => {
-      const { caller, keys, keyId, secret } = await tenantWithCaller();
+      const { caller, keys, keyId, secret } = await tenantWithCaller(svc);
       const res = await svc.call('GET', `${keys}/${keyId}`, { caller });
       expect(res).toMatchObject({
         status: 200,
@@ -193,8 +193,8 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
     });
 
     it("when another tenant's key or tenant is named, then 404", async () => {
-      const a = await tenantWithCaller();
-      const b = await tenantWithCaller();
+      const a = await tenantWithCaller(svc);
+      const b = await tenantWithCaller(svc);
       // b's key through a's own path: absent in a.
       expect(await svc.call('GET', `${a.keys}/${b.keyId}`, { caller: a.caller })).toMatchObject({
         status: 404,
@@ -213,7 +213,7 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
 
   describe('rotate, activate, revoke', () => {
     it('when a key is rotated and the new key activated, then the new key is active and the old one no longer resolves', async () => {
-      const { caller, keys, keyId, secret, tenantId } = await tenantWithCaller();
+      const { caller, keys, keyId, secret, tenantId } = await tenantWithCaller(svc);
 
       const rotated = await svc.call('POST', `${keys}/${keyId}/rotate`, { caller });
       expect(rotated).toMatchObject({ status: 201 });
@@ -265,7 +265,7 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
     });
 
     it('when a key that is not staging is activated, then 409', async () => {
-      const { caller, keys, keyId } = await tenantWithCaller();
+      const { caller, keys, keyId } = await tenantWithCaller(svc);
       expect(await svc.call('POST', `${keys}/${keyId}/activate`, { caller })).toMatchObject({
         status: 409,
         body: { error: 'CONFLICT', message: 'API key is not staging' },
@@ -278,7 +278,7 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
     });
 
     it('when a revoked or staging key is rotated, then 409', async () => {
-      const { caller, keys, keyId } = await tenantWithCaller();
+      const { caller, keys, keyId } = await tenantWithCaller(svc);
       const rotated = await svc.call('POST', `${keys}/${keyId}/rotate`, { caller });
       expect(await svc.call('POST', `${keys}/${rotated.body.key_id}/rotate`, { caller })).toMatchObject({
         status: 409,
@@ -292,7 +292,7 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
     });
 
     it('when a key is revoked, then 200 revoked, it no longer resolves, and a second revoke is 409', async () => {
-      const { caller, keys, keyId, secret, tenantId } = await tenantWithCaller();
+      const { caller, keys, keyId, secret, tenantId } = await tenantWithCaller(svc);
       const res = await svc.call('POST', `${keys}/${keyId}/revoke`, { caller });
       expect(res).toMatchObject({ status: 200, body: { key_id: keyId, status: 'revoked' } });
       expect(res.body).not.toHaveProperty('api_key');
@@ -310,7 +310,7 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
     });
 
     it('when a staging key is revoked, then it no longer resolves and can no longer be activated', async () => {
-      const { caller, keys, keyId } = await tenantWithCaller();
+      const { caller, keys, keyId } = await tenantWithCaller(svc);
       const rotated = await svc.call('POST', `${keys}/${keyId}/rotate`, { caller });
       expect(await svc.call('POST', `${keys}/${rotated.body.key_id}/revoke`, { caller })).toMatchObject({
         status: 200,
@@ -325,8 +325,8 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
     });
 
     it("when another tenant's key is rotated, activated or revoked, then 404 and it is untouched", async () => {
-      const a = await tenantWithCaller();
-      const b = await tenantWithCaller();
+      const a = await tenantWithCaller(svc);
+      const b = await tenantWithCaller(svc);
       for (const action of ['rotate', 'activate', 'revoke']) {
         expect(await svc.call('POST', `${a.keys}/${b.keyId}/${action}`, { caller: a.caller })).toMatchObject({
           status: 404,
@@ -341,7 +341,7 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
 
   describe('secrets stay secret', () => {
     it('when a whole lifecycle runs, then no secret appears in any published event, list or get', async () => {
-      const { caller, keys, keyId, secret, tenantId } = await tenantWithCaller();
+      const { caller, keys, keyId, secret, tenantId } = await tenantWithCaller(svc);
       const created = await svc.call('POST', keys, { caller, body: { name: 'ci', scopes: ['verify'] } });
       const rotated = await svc.call('POST', `${keys}/${created.body.key_id}/rotate`, { caller });
       await svc.call('POST', `${keys}/${rotated.body.key_id}/activate`, { caller });
@@ -385,12 +385,11 @@ describe('identity: rotation limits and staging-key expiry (component)', () => {
   });
 
   async function rotatedTenant() {
-    const t = await svc.createTenant();
-    const caller = callerFor(t.tenantId, { actor: { type: 'api_key', key_id: t.keyId } });
-    const keys = `/v1/tenants/${t.tenantId}/api-keys`;
+    const t = await tenantWithCaller(svc);
+    const { caller, keys } = t;
     const rotated = await svc.call('POST', `${keys}/${t.keyId}/rotate`, { caller });
     expect(rotated).toMatchObject({ status: 201 });
-    return { ...t, caller, keys, staging: rotated.body as { key_id: string; api_key: string } };
+    return { ...t, staging: rotated.body as { key_id: string; api_key: string } };
   }
 
   const resolve = (api_key: string) =>
@@ -486,10 +485,8 @@ describe('identity: the staging-key sweeper (component)', () => {
     const clock = fixedClock('2031-03-01T10:00:00.000Z');
     const svc = await startIdentity({ clock, stagingKeyTtlMs: 60_000, stagingSweepIntervalMs: 20 });
     try {
-      const t = await svc.createTenant();
-      const caller = callerFor(t.tenantId, { actor: { type: 'api_key', key_id: t.keyId } });
-      const keys = `/v1/tenants/${t.tenantId}/api-keys`;
-      const staging = (await svc.call('POST', `${keys}/${t.keyId}/rotate`, { caller })).body.key_id as string;
+      const { caller, keys, keyId, tenantId } = await tenantWithCaller(svc);
+      const staging = (await svc.call('POST', `${keys}/${keyId}/rotate`, { caller })).body.key_id as string;
       clock.advance(60_000);
       const deadline = Date.now() + 10_000;
       let status = 'staging';
@@ -500,7 +497,7 @@ describe('identity: the staging-key sweeper (component)', () => {
       expect(status).toBe('revoked');
       expect(
         svc.publisher
-          .forTenant(t.tenantId)
+          .forTenant(tenantId)
           .filter((e) => e.type === 'API_KEY_REVOKED' && e.data.reason === 'staging_expired'),
       ).toHaveLength(1);
     } finally {

@@ -1,5 +1,6 @@
 import { newId } from '@mandate/shared';
 import { generateSecret, hashSecret, type ApiKeyRecord } from '../src/domain/api-key';
+import type { OnboardingRequest } from '../src/domain/onboarding';
 import { permissionsOf, type RoleAssignment } from '../src/domain/roles';
 import type { Tenant } from '../src/domain/tenant';
 
@@ -39,6 +40,22 @@ export function buildAssignment(tenantId: string, overrides: Partial<RoleAssignm
     status: 'active',
     created_at: now(),
     updated_at: now(),
+    ...overrides,
+  };
+}
+
+export function buildOnboardingRequest(overrides: Partial<OnboardingRequest> = {}): OnboardingRequest {
+  return {
+    id: newId('onb'),
+    organization_name: 'Globex',
+    contact_email: 'ops@globex.example.com',
+    country: null,
+    use_case: null,
+    status: 'PENDING',
+    created_at: now(),
+    decided_at: null,
+    tenant_id: null,
+    rejection_reason: null,
     ...overrides,
   };
 }

@@ -1,6 +1,5 @@
 import {
   auditEventSchema,
-  connectMongo,
   createLogger,
   systemClock,
   type AuditEvent,
@@ -8,12 +7,10 @@ import {
   type EventPublisher,
 } from '@mandate/shared';
 import {
-  MONGO_ADAPTER,
-  MONGO_URL,
   callService,
   callerFor,
-  mongoSkipReason,
-  testDatabaseName,
+  memoryAdapter,
+  mongoAdapter,
   testTokens,
   type AdapterFactory,
 } from '@mandate/shared/src/testing';
@@ -22,32 +19,11 @@ import type { IdentityStore } from '../src/store/identity-store';
 import { MemoryIdentityStore } from '../src/store/memory-identity-store';
 import { MongoIdentityStore } from '../src/store/mongo-identity-store';
 
-const memoryAdapter: AdapterFactory<IdentityStore> = {
-  name: 'memory',
-  create: async () => ({ store: new MemoryIdentityStore(), close: async () => undefined }),
-};
+const inMemory = memoryAdapter<IdentityStore>(() => new MemoryIdentityStore());
 
 /** Every IdentityStore adapter: the contract suite and the component tests run on each. */
 export function identityStoreAdapters(): AdapterFactory<IdentityStore>[] {
-  return [
-    memoryAdapter,
-    {
-      name: MONGO_ADAPTER,
-      skipReason: mongoSkipReason,
-      create: async () => {
-        const logger = createLogger('identity-test', 'silent');
-        const connection = await connectMongo(MONGO_URL!, testDatabaseName('identity'), logger);
-        const store = await MongoIdentityStore.create(connection);
-        return {
-          store,
-          close: async () => {
-            await connection.dropDatabase();
-            await connection.close();
-          },
-        };
-      },
-    },
-  ];
+  return [inMemory, mongoAdapter('identity', (connection) => MongoIdentityStore.create(connection))];
 }
 
 /** Keeps every published event (validated against the contract) for assertions. */
@@ -69,7 +45,7 @@ export const system: CallerContext = callerFor(null, { actor: { type: 'system' }
 /** The real app in-process on port 0, on the adapter's store (memory unless given); stop() closes both. */
 export async function startIdentity(
   overrides: Partial<Deps> = {},
-  adapter: AdapterFactory<IdentityStore> = memoryAdapter,
+  adapter: AdapterFactory<IdentityStore> = inMemory,
 ) {
   const publisher = new CapturingPublisher();
   const owned = await adapter.create();

@@ -1,9 +1,8 @@
 import { buildEvent, newId, type AuditEvent } from '@mandate/shared';
 import { describeStoreContract } from '@mandate/shared/src/testing';
 import { DuplicateRecord, DuplicateRoleAssignment, PendingSuccessorExists } from '../src/domain/errors';
-import type { OnboardingRequest } from '../src/domain/onboarding';
 import type { IdentityStore } from '../src/store/identity-store';
-import { buildAssignment, buildKeyRecord, buildTenant, recordOf } from './factories';
+import { buildAssignment, buildKeyRecord, buildOnboardingRequest, buildTenant, recordOf } from './factories';
 import { identityStoreAdapters } from './helpers';
 
 describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (getStore) => {
@@ -261,22 +260,8 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
   });
 
   describe('onboarding requests', () => {
-    const build = (overrides: Partial<OnboardingRequest> = {}): OnboardingRequest => ({
-      id: newId('onb'),
-      organization_name: 'Globex',
-      contact_email: 'ops@globex.example.com',
-      country: null,
-      use_case: null,
-      status: 'PENDING',
-      created_at: new Date().toISOString(),
-      decided_at: null,
-      tenant_id: null,
-      rejection_reason: null,
-      ...overrides,
-    });
-
     it('when a request is inserted, then it reads back, lists by status and is decided exactly once', async () => {
-      const r = build({ country: 'DE' });
+      const r = buildOnboardingRequest({ country: 'DE' });
       await getStore().insertOnboardingRequest(r);
       await expect(getStore().insertOnboardingRequest(r)).rejects.toBeInstanceOf(DuplicateRecord);
       expect(await getStore().getOnboardingRequest(r.id)).toEqual(r);
@@ -308,8 +293,8 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
     });
 
     it('when requests are listed, then newest first and paged by id', async () => {
-      const a = build();
-      const b = build();
+      const a = buildOnboardingRequest();
+      const b = buildOnboardingRequest();
       await getStore().insertOnboardingRequest(a);
       await getStore().insertOnboardingRequest(b);
       const page = await getStore().listOnboardingRequests({ limit: 1, before: b.id });
@@ -442,18 +427,7 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
     });
 
     it('when an onboarding request is decided twice, then only the winning decision stores its event', async () => {
-      const request: OnboardingRequest = {
-        id: newId('onb'),
-        organization_name: 'Globex',
-        contact_email: 'ops@globex.example.com',
-        country: 'DE',
-        use_case: null,
-        status: 'PENDING',
-        created_at: new Date().toISOString(),
-        decided_at: null,
-        tenant_id: null,
-        rejection_reason: null,
-      };
+      const request = buildOnboardingRequest({ country: 'DE' });
       const requested = event('ONBOARDING_REQUESTED', null, request.id);
       await getStore().insertOnboardingRequest(request, [requested]);
       const decide = (status: 'APPROVED' | 'REJECTED') =>

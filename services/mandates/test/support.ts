@@ -1,5 +1,4 @@
 import {
-  connectMongo,
   createLogger,
   newId,
   systemClock,
@@ -7,14 +6,7 @@ import {
   type Clock,
   type EventPublisher,
 } from '@mandate/shared';
-import {
-  MONGO_ADAPTER,
-  MONGO_URL,
-  mongoSkipReason,
-  testDatabaseName,
-  testTokens,
-  type AdapterFactory,
-} from '@mandate/shared/src/testing';
+import { memoryAdapter, mongoAdapter, testTokens, type AdapterFactory } from '@mandate/shared/src/testing';
 import { createApp, type Deps } from '../src/app';
 import type { Mandate } from '../src/domain/mandate';
 import { LocalSigner } from '../src/signing/local-signer';
@@ -23,35 +15,11 @@ import type { MandateStore } from '../src/store/mandate-store';
 import { MemoryMandateStore } from '../src/store/memory-mandate-store';
 import { MongoMandateStore } from '../src/store/mongo-mandate-store';
 
-const memoryAdapter: AdapterFactory<MandateStore> = {
-  name: 'memory',
-  create: async () => ({ store: new MemoryMandateStore(), close: async () => undefined }),
-};
+const inMemory = memoryAdapter<MandateStore>(() => new MemoryMandateStore());
 
 /** Every MandateStore adapter: the contract suite and the component tests run on each. */
 export function mandateStoreAdapters(): AdapterFactory<MandateStore>[] {
-  return [
-    memoryAdapter,
-    {
-      name: MONGO_ADAPTER,
-      skipReason: mongoSkipReason,
-      create: async () => {
-        const connection = await connectMongo(
-          MONGO_URL!,
-          testDatabaseName('mandates'),
-          createLogger('test', 'silent'),
-        );
-        const store = await MongoMandateStore.create(connection);
-        return {
-          store,
-          close: async () => {
-            await connection.dropDatabase();
-            await connection.close();
-          },
-        };
-      },
-    },
-  ];
+  return [inMemory, mongoAdapter('mandates', (connection) => MongoMandateStore.create(connection))];
 }
 
 /** A stored mandate with sensible defaults; the signature is a placeholder (stores do not check it). */
@@ -110,7 +78,7 @@ export interface RunningService {
 /** The real app in-process on port 0 with the adapter's store (memory unless given) and a capturing publisher. */
 export async function startService(
   overrides: { clock?: Clock; signer?: Signer } = {},
-  adapter: AdapterFactory<MandateStore> = memoryAdapter,
+  adapter: AdapterFactory<MandateStore> = inMemory,
 ): Promise<RunningService> {
   const publisher = new CapturingPublisher();
   const owned = await adapter.create();

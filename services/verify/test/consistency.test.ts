@@ -26,6 +26,17 @@ describe('no stale decision after a lifecycle call (two verify replicas, real Re
     await world?.close();
   });
 
+  /** A caller of a new tenant, and the id of a mandate it created (principal a, delegate b). */
+  async function newTenantMandate() {
+    const tenantId = newId('tnt');
+    const caller = callerFor(tenantId);
+    const created = await callService(world.mandatesUrl, 'POST', '/v1/mandates', {
+      caller,
+      body: { principal: 'a', delegate: 'b' },
+    });
+    return { tenantId, caller, mandateId: created.body.id as string };
+  }
+
   it('when verifies run concurrently with suspend/reactivate/revoke, then none sent after a lifecycle response carries an older mandate_version, and none after the revoke is an ALLOW', async () => {
     const tenantId = newId('tnt');
     const caller = callerFor(tenantId);
@@ -91,18 +102,13 @@ describe('no stale decision after a lifecycle call (two verify replicas, real Re
   }, 60_000);
 
   it('when the snapshot store is down, then a lifecycle call answers 503 and changes nothing', async () => {
-    const tenantId = newId('tnt');
-    const caller = callerFor(tenantId);
-    const created = await callService(world.mandatesUrl, 'POST', '/v1/mandates', {
-      caller,
-      body: { principal: 'a', delegate: 'b' },
-    });
+    const { caller, mandateId } = await newTenantMandate();
     const original = world.mandatesDeps.snapshots;
     const down = new MemorySnapshots();
     down.failing = true;
     world.mandatesDeps.snapshots = down;
     try {
-      const res = await callService(world.mandatesUrl, 'POST', `/v1/mandates/${created.body.id}/revoke`, {
+      const res = await callService(world.mandatesUrl, 'POST', `/v1/mandates/${mandateId}/revoke`, {
         caller,
       });
       expect({ status: res.status, body: res.body }).toEqual({
@@ -115,21 +121,16 @@ describe('no stale decision after a lifecycle call (two verify replicas, real Re
     } finally {
       world.mandatesDeps.snapshots = original;
     }
-    const after = await callService(world.mandatesUrl, 'GET', `/v1/mandates/${created.body.id}`, { caller });
+    const after = await callService(world.mandatesUrl, 'GET', `/v1/mandates/${mandateId}`, { caller });
     expect(after.body).toMatchObject({ state: 'ACTIVE', version: 1 });
   });
 
   it('when the snapshot write after a commit fails, then the fence already hides the old snapshot and verify answers from the new version', async () => {
-    const tenantId = newId('tnt');
-    const caller = callerFor(tenantId);
-    const created = await callService(world.mandatesUrl, 'POST', '/v1/mandates', {
-      caller,
-      body: { principal: 'a', delegate: 'b' },
-    });
+    const { caller, mandateId } = await newTenantMandate();
     const verify = () =>
       callService(world.verifies[0]!.url, 'POST', '/v1/verify', {
         caller,
-        body: { mandate_id: created.body.id, action: 'x' },
+        body: { mandate_id: mandateId, action: 'x' },
       });
     expect((await verify()).body).toMatchObject({ decision: 'ALLOW', mandate_version: 1 });
 
@@ -145,7 +146,7 @@ describe('no stale decision after a lifecycle call (two verify replicas, real Re
       return write.call(snapshots, m);
     };
     try {
-      const revoked = await callService(world.mandatesUrl, 'POST', `/v1/mandates/${created.body.id}/revoke`, {
+      const revoked = await callService(world.mandatesUrl, 'POST', `/v1/mandates/${mandateId}/revoke`, {
         caller,
       });
       expect(revoked.status).toBe(200);
@@ -160,13 +161,7 @@ describe('no stale decision after a lifecycle call (two verify replicas, real Re
   });
 
   it('when an ACTIVE snapshot is forged by a direct Redis write over a revoked mandate, then verify ignores it, reads through and answers DENY', async () => {
-    const tenantId = newId('tnt');
-    const caller = callerFor(tenantId);
-    const created = await callService(world.mandatesUrl, 'POST', '/v1/mandates', {
-      caller,
-      body: { principal: 'a', delegate: 'b' },
-    });
-    const mandateId: string = created.body.id;
+    const { tenantId, caller, mandateId } = await newTenantMandate();
     const revoked = await callService(world.mandatesUrl, 'POST', `/v1/mandates/${mandateId}/revoke`, {
       caller,
     });

@@ -1,3 +1,7 @@
+import type { Connection } from 'mongoose';
+import { createLogger } from '../logger';
+import { connectMongo } from '../mongo';
+
 /**
  * Runs one store contract suite against every adapter. The MongoDB half runs against MONGO_URL:
  * jest's globalSetup points it at the MongoDB stand-in unless a real MongoDB is given; only a run
@@ -25,6 +29,37 @@ export const MONGO_ADAPTER = MONGO_IS_STANDIN
 /** A database name of its own for one suite (dropped by that suite afterwards). */
 export const testDatabaseName = (prefix: string) =>
   `${prefix}_test_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`;
+
+/** The in-memory adapter: a fresh store per suite, nothing to clean up. */
+export function memoryAdapter<S>(create: () => S): AdapterFactory<S> {
+  return { name: 'memory', create: async () => ({ store: create(), close: async () => undefined }) };
+}
+
+/**
+ * The Mongo adapter: `open` builds the store on a database of its own (named after `prefix`),
+ * which close() drops. Reported skipped without MONGO_URL.
+ */
+export function mongoAdapter<S>(
+  prefix: string,
+  open: (connection: Connection) => Promise<S>,
+): AdapterFactory<S> {
+  return {
+    name: MONGO_ADAPTER,
+    skipReason: mongoSkipReason,
+    create: async () => {
+      const logger = createLogger(`${prefix}-test`, 'silent');
+      const connection = await connectMongo(MONGO_URL!, testDatabaseName(prefix), logger);
+      const store = await open(connection);
+      return {
+        store,
+        close: async () => {
+          await connection.dropDatabase();
+          await connection.close();
+        },
+      };
+    },
+  };
+}
 
 export function describeStoreContract<S>(
   storeName: string,

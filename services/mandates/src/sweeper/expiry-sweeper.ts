@@ -1,4 +1,4 @@
-import { OutboxRelay, type Clock, type EventPublisher, type Logger } from '@mandate/shared';
+import { OutboxRelay, PeriodicTask, type Clock, type EventPublisher, type Logger } from '@mandate/shared';
 import { expireMandate, type EventRelay } from '../domain/mandates';
 import type { MandateSnapshots } from '../snapshots/mandate-snapshots';
 import type { MandateStore } from '../store/mandate-store';
@@ -26,9 +26,8 @@ export interface SweeperOptions {
  * at read time; the sweeper makes it durable and audited.
  */
 export class ExpirySweeper {
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private started = false;
+  private readonly periodic: PeriodicTask;
+  /** Set by stop(), so that a pass in progress ends after its batch instead of sweeping on. */
   private stopping = false;
   private readonly deps: SweeperDeps & { relay: EventRelay };
 
@@ -37,6 +36,11 @@ export class ExpirySweeper {
     private readonly options: SweeperOptions,
   ) {
     this.deps = { ...deps, relay: deps.relay ?? new OutboxRelay(deps.store, deps.publisher, deps.logger) };
+    this.periodic = new PeriodicTask(
+      options.intervalMs,
+      () => this.sweepOnce(),
+      (err) => this.deps.logger.warn({ err }, 'expiry sweep failed; retrying on the next tick'),
+    );
   }
 
   /** One pass; resolves with how many mandates this instance expired (and announced). */
@@ -59,34 +63,13 @@ export class ExpirySweeper {
   }
 
   start(): void {
-    if (this.started) return;
-    this.started = true;
     this.stopping = false;
-    this.schedule();
-  }
-
-  private schedule(): void {
-    if (this.stopping) return;
-    this.timer = setTimeout(() => {
-      this.running = this.sweepOnce()
-        .then(
-          () => undefined,
-          (err) => this.deps.logger.warn({ err }, 'expiry sweep failed; retrying on the next tick'),
-        )
-        .finally(() => {
-          this.running = undefined;
-          this.schedule();
-        });
-    }, this.options.intervalMs);
-    this.timer.unref();
+    this.periodic.start();
   }
 
   /** Stops the timer and waits for a pass in progress. */
   async stop(): Promise<void> {
     this.stopping = true;
-    this.started = false;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    await this.running;
+    await this.periodic.stop();
   }
 }

@@ -1,0 +1,59 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+export interface ScriptProcess {
+  child: ChildProcess;
+  /** What it has printed so far, stdout and stderr as they arrived, in complete lines. */
+  lines: string[];
+  exited: Promise<number | null>;
+  /** SIGTERM unless it has exited already, then waits for the exit. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs a script of this repository as its npm script does (node --import tsx), from the root and
+ * with only PATH and `env`, and resolves once what it printed satisfies `ready`. One that exits
+ * first, or is not ready within 60 s, is killed; the error names it (`what`) and holds its output.
+ */
+export async function startScript(
+  script: string,
+  env: Record<string, string>,
+  ready: (lines: string[]) => boolean,
+  what: string,
+): Promise<ScriptProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  let partial = '';
+  const onData = (d: Buffer) => {
+    const parts = (partial + d.toString()).split('\n');
+    partial = parts.pop()!;
+    lines.push(...parts);
+  };
+  child.stdout!.on('data', onData);
+  child.stderr!.on('data', onData);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 60_000;
+  while (!ready(lines)) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`${what} did not start:\n${lines.join('\n')}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    child,
+    lines,
+    exited,
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
