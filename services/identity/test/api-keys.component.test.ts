@@ -137,7 +137,14 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
     it('when a key has been resolved, then last_used_at shows when', async () => {
       const { caller, keys, keyId, secret } = await tenantWithCaller(svc);
       await resolve(secret);
-      const res = await svc.call('GET', `${keys}/${keyId}`, { caller });
+      // The use is recorded after the resolve has answered (best effort, off the request path), so
+      // a store with a round trip (MongoDB) may show it a moment later: poll with a deadline.
+      const deadline = Date.now() + 5000;
+      let res = await svc.call('GET', `${keys}/${keyId}`, { caller });
+      while (res.body.last_used_at === null && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 20));
+        res = await svc.call('GET', `${keys}/${keyId}`, { caller });
+      }
       expect(res.body.last_used_at).toMatch(ISO);
     });
 
