@@ -40,7 +40,29 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/**
+ * What a service process runs: its TypeScript through tsx (development, the default), or the
+ * JavaScript `npm run build` wrote into `distDir` (what the production images run).
+ */
+export type Runtime = { kind: 'tsx' } | { kind: 'dist'; distDir: string };
+
+/** `SERVICES_RUNTIME=dist` selects the compiled services in ./dist (run `npm run build` first). */
+export function runtimeFromEnv(value = process.env.SERVICES_RUNTIME): Runtime {
+  if (value === undefined || value === '' || value === 'tsx') return { kind: 'tsx' };
+  if (value === 'dist') return { kind: 'dist', distDir: path.join(ROOT, 'dist') };
+  throw new Error(`SERVICES_RUNTIME must be tsx or dist, not ${value}`);
+}
+
+/** The node arguments that start service `name` under `runtime`. */
+export function serviceArgs(name: ServiceName, runtime: Runtime): string[] {
+  return runtime.kind === 'dist'
+    ? ['--enable-source-maps', path.join(runtime.distDir, name, 'main.js')]
+    : ['--import', 'tsx', path.join(ROOT, 'services', name, 'src', 'main.ts')];
+}
+
 export interface SpawnOptions {
+  /** Default: SERVICES_RUNTIME from the environment, else tsx. */
+  runtime?: Runtime;
   /** Called with every complete output line (the launcher prefixes it with the service's label). */
   onLine?: (label: string, line: string) => void;
   /** Own process group: a Ctrl-C in the terminal then reaches the launcher alone, which stops the services in order. */
@@ -50,7 +72,7 @@ export interface SpawnOptions {
 /** Output kept for a long-running process, enough to say why it failed to start. */
 const OUTPUT_TAIL = 200;
 
-/** Starts one service as its own OS process, running its main.ts, and waits for /healthz. */
+/** Starts one service as its own OS process, running its main.ts (or its bundle), and waits for /healthz. */
 export async function startService(
   name: ServiceName,
   env: Record<string, string>,
@@ -59,16 +81,12 @@ export async function startService(
 ): Promise<ServiceProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
   const host = env.HOST ?? '127.0.0.1';
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', path.join(ROOT, 'services', name, 'src', 'main.ts')],
-    {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: host },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: options.detached ?? false,
-    },
-  );
+  const child = spawn(process.execPath, serviceArgs(name, options.runtime ?? runtimeFromEnv()), {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: host },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.detached ?? false,
+  });
   const output: string[] = [];
   const collect = (stream: NodeJS.ReadableStream) => {
     let partial = '';
@@ -200,7 +218,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
 function inheritedEnv(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !['PORT', 'HOST', 'VERIFY_REPLICAS'].includes(k)) out[k] = v;
+    if (v !== undefined && !['PORT', 'HOST', 'VERIFY_REPLICAS', 'SERVICES_RUNTIME'].includes(k)) out[k] = v;
   }
   return out;
 }
@@ -223,9 +241,16 @@ async function main(): Promise<void> {
     // One secret for all five processes; a generated one lives as long as this launcher.
     INTERNAL_TOKEN_SECRET: process.env.INTERNAL_TOKEN_SECRET || randomBytes(32).toString('hex'),
   };
+  let runtime: Runtime;
+  try {
+    runtime = runtimeFromEnv();
+  } catch (err) {
+    process.stderr.write(`config error: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
   const say = (line: string) => process.stdout.write(`[launcher] ${line}\n`);
   say(
-    `starting gateway, mandates, identity, audit and ${replicas} verify process(es) on RabbitMQ ${redactUrl(env.AMQP_URL!)}, ` +
+    `starting${runtime.kind === 'dist' ? ' the compiled' : ''} gateway, mandates, identity, audit and ${replicas} verify process(es) on RabbitMQ ${redactUrl(env.AMQP_URL!)}, ` +
       `Redis ${redactUrl(env.REDIS_URL!)}, ${env.MONGO_URL ? `MongoDB ${redactUrl(env.MONGO_URL)}` : 'in-memory stores (no MONGO_URL: data is lost when a process stops)'}`,
   );
   let stopping = false;
@@ -252,6 +277,7 @@ async function main(): Promise<void> {
         },
       },
       verifyReplicas: replicas,
+      runtime,
       detached: true,
       onLine: (label, line) => process.stdout.write(`[${label}] ${line}\n`),
     });
