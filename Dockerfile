@@ -1,7 +1,10 @@
 # One image build for all five services; each compose service picks its target.
 # syntax=docker/dockerfile:1
+# The images run the JavaScript `npm run build` compiled (dist/<service>/main.js) on Node 22 LTS,
+# with production dependencies only: no TypeScript, no transpiler at run time.
 
-FROM node:20-bookworm-slim AS deps
+# Every dependency, dev ones included: the build needs esbuild and tsx.
+FROM node:22-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/shared/package.json packages/shared/
@@ -11,35 +14,52 @@ COPY services/mandates/package.json services/mandates/
 COPY services/verify/package.json services/verify/
 COPY services/audit/package.json services/audit/
 COPY services/identity/package.json services/identity/
-RUN npm ci --omit=dev --no-audit --no-fund
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json ./
+COPY scripts ./scripts
+COPY packages ./packages
+COPY services ./services
+RUN npm run build
 
-FROM node:20-bookworm-slim AS base
+# The production dependencies the bundles `require` (the workspace packages are compiled into them).
+FROM node:22-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY packages/shared/package.json packages/shared/
+COPY packages/evidence-cli/package.json packages/evidence-cli/
+COPY services/gateway/package.json services/gateway/
+COPY services/mandates/package.json services/mandates/
+COPY services/verify/package.json services/verify/
+COPY services/audit/package.json services/audit/
+COPY services/identity/package.json services/identity/
+# The workspace links would point at sources the runtime image does not hold.
+RUN npm ci --omit=dev --no-audit --no-fund && rm -rf node_modules/@mandate
+
+FROM node:22-bookworm-slim AS base
 ENV NODE_ENV=production HOST=0.0.0.0
 WORKDIR /app
 COPY --from=deps /app/node_modules ./node_modules
-COPY package.json tsconfig.json ./
-COPY packages ./packages
-COPY services ./services
+COPY --from=build /app/dist ./dist
 # A named volume mounted here starts with this ownership, so the mandates service can keep its key.
 RUN mkdir -p /keys /spool && chown node:node /keys /spool
 USER node
 
 FROM base AS gateway
 EXPOSE 8080
-CMD ["node", "--import", "tsx", "services/gateway/src/main.ts"]
+CMD ["node", "--enable-source-maps", "dist/gateway/main.js"]
 
 FROM base AS mandates
 EXPOSE 8081
-CMD ["node", "--import", "tsx", "services/mandates/src/main.ts"]
+CMD ["node", "--enable-source-maps", "dist/mandates/main.js"]
 
 FROM base AS verify
 EXPOSE 8082
-CMD ["node", "--import", "tsx", "services/verify/src/main.ts"]
+CMD ["node", "--enable-source-maps", "dist/verify/main.js"]
 
 FROM base AS identity
 EXPOSE 8083
-CMD ["node", "--import", "tsx", "services/identity/src/main.ts"]
+CMD ["node", "--enable-source-maps", "dist/identity/main.js"]
 
 FROM base AS audit
 EXPOSE 8084
-CMD ["node", "--import", "tsx", "services/audit/src/main.ts"]
+CMD ["node", "--enable-source-maps", "dist/audit/main.js"]
