@@ -26,6 +26,8 @@ const EXTERNAL = Object.keys(rootPackage.dependencies).flatMap((name) => [name, 
 export interface BuildResult {
   /** dist/<service>/main.js for each service. */
   entries: Record<(typeof SERVICES)[number], string>;
+  /** What each bundle still `require`s at run time: node built-ins and npm dependencies. */
+  requires: Record<(typeof SERVICES)[number], string[]>;
 }
 
 /** Writes the five bundles (and their source maps) into `outDir`, emptied first. */
@@ -57,10 +59,26 @@ export async function buildServices(outDir: string = path.join(ROOT, 'dist')): P
       `these modules are not production dependencies of the root package.json, so they were bundled: ${bundledPackages.join(', ')}`,
     );
   }
+  const outputOf = (name: string) =>
+    Object.entries(result.metafile.outputs).find(
+      ([file]) => path.resolve(ROOT, file) === path.join(outDir, name, 'main.js'),
+    )![1];
   return {
     entries: Object.fromEntries(
       SERVICES.map((name) => [name, path.join(outDir, name, 'main.js')]),
     ) as BuildResult['entries'],
+    requires: Object.fromEntries(
+      SERVICES.map((name) => [
+        name,
+        [
+          ...new Set(
+            outputOf(name)
+              .imports.filter((i) => i.external)
+              .map((i) => i.path),
+          ),
+        ].sort(),
+      ]),
+    ) as BuildResult['requires'],
   };
 }
 

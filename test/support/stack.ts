@@ -8,6 +8,7 @@ import {
   freePort,
   startService,
   startServices,
+  type Runtime,
   type ServiceName,
   type ServiceProcess,
   type Services,
@@ -36,6 +37,8 @@ export interface Stack {
 export interface StackOptions {
   /** How many processes of verify to start (default 1); the gateway balances across them. */
   replicas?: Partial<Record<'verify', number>>;
+  /** The services' TypeScript through tsx (default), or the bundles `npm run build` wrote. */
+  runtime?: Runtime;
 }
 
 /** The processes of `npm run start:services` (scripts/services.ts), each stack in its own namespace. */
@@ -63,6 +66,7 @@ export async function startStack(
         },
       },
       verifyReplicas: options.replicas?.verify ?? 1,
+      runtime: options.runtime,
     });
     return {
       gateway: started.gateway,
