@@ -1,7 +1,8 @@
 /**
  * `npm run start:services`: the five services as separate processes (gateway, mandates, identity,
  * audit, and VERIFY_REPLICAS verify replicas) on the RabbitMQ, Redis and MongoDB the environment
- * names — the way they run in production, without Docker. The end-to-end tests
+ * names — the way they run in production, without Docker (`SERVICES_RUNTIME=dist` after
+ * `npm run build`: the compiled JavaScript the images run). The end-to-end tests
  * (test/support/stack.ts) and the benchmark start their processes through `startServices` too, so
  * what they measure is what this script runs.
  */
