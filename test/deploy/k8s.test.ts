@@ -230,7 +230,7 @@ describe.each(RENDERS)('%s, rendered', (_label, render) => {
         }),
       );
       const mounts = new Map((c.volumeMounts ?? []).map((m) => [m.mountPath, m.name]));
-      // tsx's compile cache and the default temp files live under /tmp.
+      // The default temp files (Node's, the spool's parent) live under /tmp on a read-only root.
       expect(mounts.has('/tmp')).toBe(true);
       const spoolDir = c.env?.find((e) => e.name === 'EVENT_SPOOL_DIR')?.value;
       if (!SERVICES[name].spool) {
