@@ -15,6 +15,7 @@ export * from './outbox';
 export * from './time';
 export * from './mongo';
 export * from './main';
+export * from './composition';
 export * from './mandate-signature';
 export * from './sorted-by-id';
 export * from './evidence-digest';
