@@ -6,6 +6,7 @@ import {
   type AuditEvent,
   type CallerContext,
   type Clock,
+  type EventRelay,
   type EventType,
   type Logger,
 } from '@mandate/shared';
@@ -25,10 +26,8 @@ import {
 } from './mandate';
 import { OPERATION_EVENT, nextState, type LifecycleOperation } from './state-machine';
 
-/** Publishes events a write has just stored in the outbox (the relay's fast path); never throws. */
-export interface EventRelay {
-  publishNow(events: AuditEvent[]): Promise<void>;
-}
+// Re-exported for the expiry sweeper, which imports it from here; the interface lives with the relay.
+export type { EventRelay };
 
 export interface MandateDeps {
   store: MandateStore;
