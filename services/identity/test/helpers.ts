@@ -1,13 +1,6 @@
+import { connectMongo, createLogger, systemClock, type CallerContext } from '@mandate/shared';
 import {
-  auditEventSchema,
-  connectMongo,
-  createLogger,
-  systemClock,
-  type AuditEvent,
-  type CallerContext,
-  type EventPublisher,
-} from '@mandate/shared';
-import {
+  CapturingPublisher,
   MONGO_ADAPTER,
   MONGO_URL,
   callService,
@@ -48,19 +41,6 @@ export function identityStoreAdapters(): AdapterFactory<IdentityStore>[] {
       },
     },
   ];
-}
-
-/** Keeps every published event (validated against the contract) for assertions. */
-export class CapturingPublisher implements EventPublisher {
-  readonly kind = 'in-process' as const;
-  readonly events: AuditEvent[] = [];
-  async publish(events: AuditEvent[]): Promise<void> {
-    for (const e of events) this.events.push(auditEventSchema.parse(e));
-  }
-  async close(): Promise<void> {}
-  forTenant(tenantId: string): AuditEvent[] {
-    return this.events.filter((e) => e.tenant_id === tenantId);
-  }
 }
 
 export const operator: CallerContext = callerFor(null, { actor: { type: 'operator' }, permissions: [] });

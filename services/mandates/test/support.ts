@@ -1,13 +1,6 @@
+import { connectMongo, createLogger, newId, systemClock, type Clock } from '@mandate/shared';
 import {
-  connectMongo,
-  createLogger,
-  newId,
-  systemClock,
-  type AuditEvent,
-  type Clock,
-  type EventPublisher,
-} from '@mandate/shared';
-import {
+  CapturingPublisher,
   MONGO_ADAPTER,
   MONGO_URL,
   mongoSkipReason,
@@ -75,18 +68,8 @@ export function buildMandate(overrides: Partial<Mandate> = {}): Mandate {
   };
 }
 
-/** Keeps every published event so tests can assert on them. */
-export class CapturingPublisher implements EventPublisher {
-  readonly kind = 'in-process' as const;
-  readonly events: AuditEvent[] = [];
-  async publish(events: AuditEvent[]): Promise<void> {
-    this.events.push(...structuredClone(events));
-  }
-  async close(): Promise<void> {}
-  ofResource(id: string): AuditEvent[] {
-    return this.events.filter((e) => e.resource?.id === id);
-  }
-}
+// Re-exported for the tests that import it from here.
+export { CapturingPublisher };
 
 export const failingSigner = (kid = 'broken'): Signer => ({
   kid,
