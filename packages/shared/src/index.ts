@@ -20,5 +20,6 @@ export * from './mandate-signature';
 export * from './sorted-by-id';
 export * from './evidence-digest';
 export * from './snapshot-mac';
+export * from './mandate-snapshot';
 export * from './secrets';
 export * from './text';
