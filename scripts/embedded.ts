@@ -50,7 +50,7 @@ export async function startEmbedded(
     main: ServiceMain<C, D, O>,
     serviceEnv: NodeJS.ProcessEnv,
     overrides: StartOptions<O>['overrides'],
-  ): Promise<StartedService<C>> => {
+  ): Promise<StartedService<C, D>> => {
     const started = await startService(main, serviceEnv, { overrides, logLevel: level });
     servers[main.name] = started.server;
     stops.push(started.stop);

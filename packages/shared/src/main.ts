@@ -38,9 +38,11 @@ export interface StartOptions<O> {
   separateProcess?: boolean;
 }
 
-export interface StartedService<C> {
+export interface StartedService<C, D = unknown> {
   config: C;
   logger: Logger;
+  /** What wire() built (a test reads the stores through it). */
+  deps: D;
   server: RunningServer;
   /** Stops taking requests, then closes the adapters (flushing what they hold). */
   stop(): Promise<void>;
@@ -54,7 +56,7 @@ export async function startService<C extends BaseConfig, D, O>(
   main: ServiceMain<C, D, O>,
   env: NodeJS.ProcessEnv = process.env,
   options: StartOptions<O> = {},
-): Promise<StartedService<C>> {
+): Promise<StartedService<C, D>> {
   const config: C = options.separateProcess
     ? parseConfig(separateProcessConfig(main.configSchema), env)
     : parseConfig(main.configSchema, env);
@@ -73,6 +75,7 @@ export async function startService<C extends BaseConfig, D, O>(
   return {
     config,
     logger,
+    deps: wired.deps,
     server,
     async stop() {
       await service.stop();

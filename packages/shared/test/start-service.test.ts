@@ -38,9 +38,10 @@ describe('startService (the steps of runService and of the embedded launcher)', 
       { overrides: { deps: 'shared bus' }, logLevel: 'silent' },
     );
     await started.stop();
-    expect({ url: started.server.url, port: started.config.PORT, steps }).toEqual({
+    expect({ url: started.server.url, port: started.config.PORT, deps: started.deps, steps }).toEqual({
       url: 'http://127.0.0.2:0',
       port: 0,
+      deps: 'shared bus',
       steps: ['wire 0 shared bus', 'start shared bus on 127.0.0.2:0', 'stop app', 'close deps'],
     });
   });
