@@ -62,23 +62,25 @@ export async function startService<C extends BaseConfig, D, O>(
     : parseConfig(main.configSchema, env);
   const logger = createLogger(main.name, options.logLevel ?? config.LOG_LEVEL);
   const wired = await main.wire(config, logger, options.overrides);
-  const service = main.createApp(wired.deps);
+  let service: Runnable | undefined;
   let server: RunningServer;
   try {
+    service = main.createApp(wired.deps);
     server = await service.start(config.PORT, config.HOST);
   } catch (err) {
     // Whatever start() got going (a consumer, a sweeper) and the adapters must not outlive the failure.
-    await service.stop().catch(() => undefined);
+    await service?.stop().catch(() => undefined);
     await wired.close().catch(() => undefined);
     throw err;
   }
+  const started = service;
   return {
     config,
     logger,
     deps: wired.deps,
     server,
     async stop() {
-      await service.stop();
+      await started.stop();
       await wired.close();
     },
   };

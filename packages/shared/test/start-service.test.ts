@@ -59,6 +59,19 @@ describe('startService (the steps of runService and of the embedded launcher)', 
     ]);
   });
 
+  it('when the app cannot be created, then the deps are closed and the error propagates', async () => {
+    const steps: string[] = [];
+    const main = recordedService(steps);
+    const broken = {
+      ...main,
+      createApp: () => {
+        throw new Error('bad deps');
+      },
+    };
+    await expect(startService(broken, {}, { logLevel: 'silent' })).rejects.toThrow('bad deps');
+    expect(steps).toEqual(['wire 9999 own deps', 'close deps']);
+  });
+
   it('when the environment is invalid, then nothing is wired and the error names the variable', async () => {
     const steps: string[] = [];
     await expect(startService(recordedService(steps), { PORT: 'eighty' })).rejects.toThrow(/PORT/);
