@@ -9,23 +9,18 @@ import {
   createLogger,
   parseConfig,
   reportStartFailure,
+  startService,
+  type BaseConfig,
   type RunningServer,
+  type ServiceMain,
+  type StartOptions,
+  type StartedService,
 } from '@mandate/shared';
-import * as mandates from '../services/mandates/src/wiring';
-import { createApp as createMandates } from '../services/mandates/src/app';
-import { configSchema as mandatesConfig } from '../services/mandates/src/config';
-import * as verify from '../services/verify/src/wiring';
-import { createApp as createVerify } from '../services/verify/src/app';
-import { configSchema as verifyConfig } from '../services/verify/src/config';
-import * as identity from '../services/identity/src/wiring';
-import { createApp as createIdentity } from '../services/identity/src/app';
-import { configSchema as identityConfig } from '../services/identity/src/config';
-import * as audit from '../services/audit/src/wiring';
-import { createApp as createAudit } from '../services/audit/src/app';
-import { auditConfigSchema } from '../services/audit/src/config';
-import * as gateway from '../services/gateway/src/wiring';
-import { createApp as createGateway } from '../services/gateway/src/app';
-import { gatewayConfigSchema } from '../services/gateway/src/config';
+import { service as audit } from '../services/audit/src/service';
+import { service as gateway } from '../services/gateway/src/service';
+import { service as identity } from '../services/identity/src/service';
+import { service as mandates } from '../services/mandates/src/service';
+import { service as verify } from '../services/verify/src/service';
 
 export interface EmbeddedStack {
   url: string;
@@ -50,75 +45,43 @@ export async function startEmbedded(
   const stops: (() => Promise<void>)[] = [];
   const servers: Record<string, RunningServer> = {};
 
-  const run = async <D>(
-    name: string,
-    wired: { deps: D; close(): Promise<void> },
-    app: { start(port?: number, host?: string): Promise<RunningServer>; stop(): Promise<void> },
-    port = 0,
-    host = '127.0.0.1',
-  ) => {
-    servers[name] = await app.start(port, host);
-    stops.push(async () => {
-      await app.stop();
-      await wired.close();
-    });
-    return servers[name]!;
+  // The same steps as each service's own main.ts (runService), with the shared bus as override.
+  const run = async <C extends BaseConfig, D, O>(
+    main: ServiceMain<C, D, O>,
+    serviceEnv: NodeJS.ProcessEnv,
+    overrides: StartOptions<O>['overrides'],
+  ): Promise<StartedService<C, D>> => {
+    const started = await startService(main, serviceEnv, { overrides, logLevel: level });
+    servers[main.name] = started.server;
+    stops.push(started.stop);
+    return started;
   };
 
   try {
     // A bad gateway setting (PORT, …) is reported before four services start for nothing.
-    parseConfig(gatewayConfigSchema, shared);
-    const identityWired = await identity.wire(
-      parseConfig(identityConfig, internal),
-      createLogger('identity', level),
-      { publisher: bus },
-    );
-    const identityServer = await run('identity', identityWired, createIdentity(identityWired.deps));
-
-    const mandatesWired = await mandates.wire(
-      parseConfig(mandatesConfig, internal),
-      createLogger('mandates', level),
-      { publisher: bus },
-    );
-    const mandatesServer = await run('mandates', mandatesWired, createMandates(mandatesWired.deps));
-
-    const verifyWired = await verify.wire(
-      parseConfig(verifyConfig, { ...internal, MANDATES_URL: mandatesServer.url }),
-      createLogger('verify', level),
-      { publisher: bus },
-    );
-    const verifyServer = await run('verify', verifyWired, createVerify(verifyWired.deps));
-
-    const auditWired = await audit.wire(
-      parseConfig(auditConfigSchema, { ...internal, MANDATES_URL: mandatesServer.url }),
-      createLogger('audit', level),
-      { source: bus },
-    );
-    const auditServer = await run('audit', auditWired, createAudit(auditWired.deps));
-
-    const gatewayConfig = parseConfig(gatewayConfigSchema, {
-      ...shared,
-      MANDATES_URL: mandatesServer.url,
-      VERIFY_URL: verifyServer.url,
-      IDENTITY_URL: identityServer.url,
-      AUDIT_URL: auditServer.url,
-    });
-    const gatewayWired = await gateway.wire(gatewayConfig, createLogger('gateway', level), {
-      publisher: bus,
+    parseConfig(gateway.configSchema, shared);
+    const identityService = await run(identity, internal, { publisher: bus });
+    const mandatesService = await run(mandates, internal, { publisher: bus });
+    const mandatesUrl = mandatesService.server.url;
+    const verifyService = await run(verify, { ...internal, MANDATES_URL: mandatesUrl }, { publisher: bus });
+    const auditService = await run(audit, { ...internal, MANDATES_URL: mandatesUrl }, { source: bus });
+    const gatewayService = await run(
+      gateway,
+      {
+        ...shared,
+        MANDATES_URL: mandatesUrl,
+        VERIFY_URL: verifyService.server.url,
+        IDENTITY_URL: identityService.server.url,
+        AUDIT_URL: auditService.server.url,
+      },
       // Key revocations and role changes evict the gateway's cached credentials at once.
-      credentialEvents: bus,
-    });
-    const gatewayServer = await run(
-      'gateway',
-      gatewayWired,
-      createGateway(gatewayWired.deps),
-      gatewayConfig.PORT,
-      gatewayConfig.HOST,
+      { publisher: bus, credentialEvents: bus },
     );
 
-    if (!quiet) printBanner(env, gatewayServer.url, generatedOperatorToken, servers);
+    const url = gatewayService.server.url;
+    if (!quiet) printBanner(env, url, generatedOperatorToken, servers);
     return {
-      url: gatewayServer.url,
+      url,
       operatorToken: shared.OPERATOR_TOKEN!,
       async stop() {
         // Gateway first (stops new work), then the services, then the bus drains.

@@ -3,22 +3,20 @@
  * (scripts/embedded.ts), but keeping a handle on every store so a test can read them.
  */
 import { randomBytes } from 'node:crypto';
-import { InProcessBus, createLogger, parseConfig, type RunningServer } from '@mandate/shared';
-import * as mandates from '../../services/mandates/src/wiring';
-import { createApp as createMandates } from '../../services/mandates/src/app';
-import { configSchema as mandatesConfig } from '../../services/mandates/src/config';
-import * as verify from '../../services/verify/src/wiring';
-import { createApp as createVerify } from '../../services/verify/src/app';
-import { configSchema as verifyConfig } from '../../services/verify/src/config';
-import * as identity from '../../services/identity/src/wiring';
-import { createApp as createIdentity } from '../../services/identity/src/app';
-import { configSchema as identityConfig } from '../../services/identity/src/config';
-import * as audit from '../../services/audit/src/wiring';
-import { createApp as createAudit } from '../../services/audit/src/app';
-import { auditConfigSchema } from '../../services/audit/src/config';
-import * as gateway from '../../services/gateway/src/wiring';
-import { createApp as createGateway } from '../../services/gateway/src/app';
-import { gatewayConfigSchema } from '../../services/gateway/src/config';
+import {
+  InProcessBus,
+  createLogger,
+  startService,
+  type BaseConfig,
+  type ServiceMain,
+  type StartOptions,
+  type StartedService,
+} from '@mandate/shared';
+import { service as audit } from '../../services/audit/src/service';
+import { service as gateway } from '../../services/gateway/src/service';
+import { service as identity } from '../../services/identity/src/service';
+import { service as mandates } from '../../services/mandates/src/service';
+import { service as verify } from '../../services/verify/src/service';
 
 export interface Product {
   url: string;
@@ -40,64 +38,47 @@ export async function startProduct(gatewayEnv: Record<string, string> = {}): Pro
   };
   const internal = { ...base, PORT: '0', HOST: '127.0.0.1' };
   const stops: (() => Promise<void>)[] = [];
-  const run = async (
-    wired: { close(): Promise<void> },
-    app: { start(port?: number): Promise<RunningServer>; stop(): Promise<void> },
-  ) => {
-    const server = await app.start(0);
-    stops.push(async () => {
-      await app.stop();
-      await wired.close();
-    });
-    return server;
+  // The steps of every service's main.ts (startService), as scripts/embedded.ts takes them.
+  const run = async <C extends BaseConfig, D, O>(
+    main: ServiceMain<C, D, O>,
+    env: NodeJS.ProcessEnv,
+    overrides: StartOptions<O>['overrides'],
+  ): Promise<StartedService<C, D>> => {
+    const started = await startService(main, env, { overrides, logLevel: level });
+    stops.push(started.stop);
+    return started;
   };
   try {
-    const identityWired = await identity.wire(
-      parseConfig(identityConfig, internal),
-      createLogger('identity', level),
-      { publisher: bus },
-    );
-    const identityServer = await run(identityWired, createIdentity(identityWired.deps));
+    const identityService = await run(identity, internal, { publisher: bus });
     // No expiry sweeper: nothing may change a store between two requests but the requests.
-    const mandatesWired = await mandates.wire(
-      parseConfig(mandatesConfig, { ...internal, EXPIRY_SWEEP_INTERVAL_MS: '0' }),
-      createLogger('mandates', level),
+    const mandatesService = await run(
+      mandates,
+      { ...internal, EXPIRY_SWEEP_INTERVAL_MS: '0' },
       { publisher: bus },
     );
-    const mandatesServer = await run(mandatesWired, createMandates(mandatesWired.deps));
-    const verifyWired = await verify.wire(
-      parseConfig(verifyConfig, { ...internal, MANDATES_URL: mandatesServer.url }),
-      createLogger('verify', level),
-      { publisher: bus },
-    );
-    const verifyServer = await run(verifyWired, createVerify(verifyWired.deps));
-    const auditWired = await audit.wire(
-      parseConfig(auditConfigSchema, { ...internal, MANDATES_URL: mandatesServer.url }),
-      createLogger('audit', level),
-      { source: bus },
-    );
-    const auditServer = await run(auditWired, createAudit(auditWired.deps));
-    const gatewayWired = await gateway.wire(
-      parseConfig(gatewayConfigSchema, {
+    const mandatesUrl = mandatesService.server.url;
+    const verifyService = await run(verify, { ...internal, MANDATES_URL: mandatesUrl }, { publisher: bus });
+    const auditService = await run(audit, { ...internal, MANDATES_URL: mandatesUrl }, { source: bus });
+    const gatewayService = await run(
+      gateway,
+      {
         ...internal,
         ...gatewayEnv,
         OPERATOR_TOKEN: operatorToken,
-        MANDATES_URL: mandatesServer.url,
-        VERIFY_URL: verifyServer.url,
-        IDENTITY_URL: identityServer.url,
-        AUDIT_URL: auditServer.url,
-      }),
-      createLogger('gateway', level),
+        MANDATES_URL: mandatesUrl,
+        VERIFY_URL: verifyService.server.url,
+        IDENTITY_URL: identityService.server.url,
+        AUDIT_URL: auditService.server.url,
+      },
       { publisher: bus },
     );
-    const gatewayServer = await run(gatewayWired, createGateway(gatewayWired.deps));
     return {
-      url: gatewayServer.url,
+      url: gatewayService.server.url,
       operatorToken,
       stores: {
-        mandates: mandatesWired.deps.store,
-        identity: identityWired.deps.store,
-        audit: auditWired.deps.store,
+        mandates: mandatesService.deps.store,
+        identity: identityService.deps.store,
+        audit: auditService.deps.store,
       },
       bus,
       async stop() {

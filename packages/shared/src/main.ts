@@ -10,7 +10,7 @@ interface Runnable {
 }
 
 /** What every service's configuration has. */
-interface BaseConfig {
+export interface BaseConfig {
   PORT: number;
   HOST: string;
   LOG_LEVEL: string;
@@ -19,27 +19,81 @@ interface BaseConfig {
   MONGO_URL?: string;
 }
 
-export interface ServiceMain<C extends BaseConfig, D> {
+export interface ServiceMain<C extends BaseConfig, D, O = Partial<D>> {
   name: string;
   configSchema: z.ZodType<C, unknown>;
-  wire(config: C, logger: Logger): Promise<{ deps: D; close(): Promise<void> }>;
+  /** The service's wiring.ts: adapters by the composition rule (`compose`), overrides from the embedded launcher or a test. */
+  wire(config: C, logger: Logger, overrides?: O): Promise<{ deps: D; close(): Promise<void> }>;
   createApp(deps: D): Runnable;
   /** Whether it keeps data (MongoDB, else memory); its startup line says which. */
   hasStore?: boolean;
+}
+
+export interface StartOptions<O> {
+  /** Passed to wire(); the variables still win over them. */
+  overrides?: O;
+  /** Instead of LOG_LEVEL (the embedded launcher's quiet mode). */
+  logLevel?: string;
+  /** A process of its own: secrets may come from *_FILE, and weak or documented ones refuse to start. */
+  separateProcess?: boolean;
+}
+
+export interface StartedService<C, D = unknown> {
+  config: C;
+  logger: Logger;
+  /** What wire() built (a test reads the stores through it). */
+  deps: D;
+  server: RunningServer;
+  /** Stops taking requests, then closes the adapters (flushing what they hold). */
+  stop(): Promise<void>;
+}
+
+/**
+ * The steps of every service's start, for its own process (runService) and for the embedded
+ * launcher alike: parse the environment, wire the adapters, create the app, listen on PORT/HOST.
+ */
+export async function startService<C extends BaseConfig, D, O>(
+  main: ServiceMain<C, D, O>,
+  env: NodeJS.ProcessEnv = process.env,
+  options: StartOptions<O> = {},
+): Promise<StartedService<C, D>> {
+  const config: C = options.separateProcess
+    ? parseConfig(separateProcessConfig(main.configSchema), env)
+    : parseConfig(main.configSchema, env);
+  const logger = createLogger(main.name, options.logLevel ?? config.LOG_LEVEL);
+  const wired = await main.wire(config, logger, options.overrides);
+  let service: Runnable | undefined;
+  let server: RunningServer;
+  try {
+    service = main.createApp(wired.deps);
+    server = await service.start(config.PORT, config.HOST);
+  } catch (err) {
+    // Whatever start() got going (a consumer, a sweeper) and the adapters must not outlive the failure.
+    await service?.stop().catch(() => undefined);
+    await wired.close().catch(() => undefined);
+    throw err;
+  }
+  const started = service;
+  return {
+    config,
+    logger,
+    deps: wired.deps,
+    server,
+    async stop() {
+      await started.stop();
+      await wired.close();
+    },
+  };
 }
 
 /**
  * The body of every service's main.ts: parse the environment, wire the adapters, listen, and on
  * SIGTERM/SIGINT stop taking requests, then close the adapters (flushing what they hold) and exit.
  */
-export function runService<C extends BaseConfig, D>(main: ServiceMain<C, D>): void {
+export function runService<C extends BaseConfig, D, O>(main: ServiceMain<C, D, O>): void {
   const run = async () => {
     // Outside embedded mode: secrets may come from *_FILE, and weak or documented ones refuse to start.
-    const config = parseConfig(separateProcessConfig(main.configSchema));
-    const logger = createLogger(main.name, config.LOG_LEVEL);
-    const wired = await main.wire(config, logger);
-    const service = main.createApp(wired.deps);
-    const server = await service.start(config.PORT, config.HOST);
+    const { config, logger, server, stop } = await startService(main, process.env, { separateProcess: true });
     // Honest about how it runs: this is one process of five, and which infrastructure it was given.
     logger.info(
       {
@@ -58,8 +112,7 @@ export function runService<C extends BaseConfig, D>(main: ServiceMain<C, D>): vo
       stopping = true;
       logger.info({ signal }, `${main.name} stopping`);
       try {
-        await service.stop();
-        await wired.close();
+        await stop();
         process.exit(0);
       } catch (err) {
         logger.error({ err }, `${main.name} did not stop cleanly`);

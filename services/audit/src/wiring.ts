@@ -3,13 +3,16 @@ import {
   InProcessBus,
   RabbitEventSource,
   amqpTopology,
+  compose,
   connectMongo,
   internalTokens,
+  type EventSource,
   type Logger,
 } from '@mandate/shared';
 import type { Deps } from './app';
 import type { AuditConfig } from './config';
-import { HttpMandatesSource } from './evidence/mandates-source';
+import { HttpMandatesSource, type MandatesSource } from './evidence/mandates-source';
+import type { EventStore } from './store/event-store';
 import { FileEventStore } from './store/file-event-store';
 import { MemoryEventStore } from './store/memory-event-store';
 import { MongoEventStore } from './store/mongo-event-store';
@@ -21,9 +24,10 @@ export interface Wired {
 }
 
 /**
- * Builds the dependencies once. Each configured URL switches its adapter: MONGO_URL → MongoDB
- * (else the override or memory), AMQP_URL → RabbitMQ (else the override, e.g. the embedded
- * mode's shared InProcessBus, or a private one that nothing publishes to).
+ * Builds the dependencies once, by the one composition rule (`compose`): MONGO_URL → MongoDB
+ * (else the override, else memory, journaled to AUDIT_STORE_FILE when set), AMQP_URL → RabbitMQ
+ * (else the override, e.g. the embedded mode's shared InProcessBus, else a private one that
+ * nothing publishes to), MANDATES_URL → the mandates service (else the override, else none).
  */
 export async function wire(
   config: AuditConfig,
@@ -34,36 +38,45 @@ export async function wire(
   let connection: Connection | undefined;
   let fileStore: FileEventStore | undefined;
 
-  let store = overrides.store;
-  if (config.MONGO_URL) {
-    connection = await connectMongo(config.MONGO_URL, config.MONGO_DB, log);
-    const mongoStore = new MongoEventStore(connection);
-    await mongoStore.init();
-    store = mongoStore;
-  } else if (!store && config.AUDIT_STORE_FILE) {
-    fileStore = await FileEventStore.open(config.AUDIT_STORE_FILE, log);
-    store = fileStore;
-    log.warn(
-      { file: config.AUDIT_STORE_FILE },
-      'audit store is in memory, journaled to a local file (one process only)',
-    );
-  } else if (!store) {
-    store = new MemoryEventStore();
-    log.warn('audit store is in memory: events are lost on restart');
-  }
+  // Each adapter by the one composition rule (compose): the variable, else the override, else the local default.
+  const { adapter: store } = await compose<EventStore>({
+    variable: config.MONGO_URL,
+    fromVariable: async (url) => {
+      connection = await connectMongo(url, config.MONGO_DB, log);
+      const mongoStore = new MongoEventStore(connection);
+      await mongoStore.init();
+      return mongoStore;
+    },
+    override: overrides.store,
+    local: async () => {
+      if (!config.AUDIT_STORE_FILE) {
+        log.warn('audit store is in memory: events are lost on restart');
+        return new MemoryEventStore();
+      }
+      fileStore = await FileEventStore.open(config.AUDIT_STORE_FILE, log);
+      log.warn(
+        { file: config.AUDIT_STORE_FILE },
+        'audit store is in memory, journaled to a local file (one process only)',
+      );
+      return fileStore;
+    },
+  });
 
-  let source = overrides.source;
-  if (config.AMQP_URL) {
-    source = new RabbitEventSource({
-      url: config.AMQP_URL,
-      logger: log,
-      topology: amqpTopology(config.AMQP_NAMESPACE),
-      prefetch: config.AUDIT_PREFETCH,
-    });
-  } else if (!source) {
-    source = new InProcessBus(log);
-    log.warn('no AMQP_URL and no shared bus: the audit consumer will receive nothing');
-  }
+  const { adapter: source } = await compose<EventSource>({
+    variable: config.AMQP_URL,
+    fromVariable: (url) =>
+      new RabbitEventSource({
+        url,
+        logger: log,
+        topology: amqpTopology(config.AMQP_NAMESPACE),
+        prefetch: config.AUDIT_PREFETCH,
+      }),
+    override: overrides.source,
+    local: () => {
+      log.warn('no AMQP_URL and no shared bus: the audit consumer will receive nothing');
+      return new InProcessBus(log);
+    },
+  });
 
   let tokens = overrides.tokens;
   if (!tokens) {
@@ -71,22 +84,23 @@ export async function wire(
     tokens = internalTokens(config.INTERNAL_TOKEN_SECRET);
   }
 
-  let mandates = overrides.mandates;
   let ownMandates: HttpMandatesSource | undefined;
-  if (config.MANDATES_URL) {
-    ownMandates = new HttpMandatesSource({
-      baseUrls: config.MANDATES_URL,
-      logger: log,
-      timeoutMs: config.MANDATES_TIMEOUT_MS,
-    });
-    mandates = ownMandates;
-    log.info(
-      { mandatesUrl: config.MANDATES_URL },
-      'evidence export reads mandates, keys and signatures from the mandates service',
-    );
-  } else if (!mandates) {
-    log.warn('no MANDATES_URL: the evidence export answers 503');
-  }
+  const { adapter: mandates } = await compose<MandatesSource | undefined, string[]>({
+    variable: config.MANDATES_URL,
+    fromVariable: (baseUrls) => {
+      ownMandates = new HttpMandatesSource({ baseUrls, logger: log, timeoutMs: config.MANDATES_TIMEOUT_MS });
+      log.info(
+        { mandatesUrl: baseUrls },
+        'evidence export reads mandates, keys and signatures from the mandates service',
+      );
+      return ownMandates;
+    },
+    override: overrides.mandates,
+    local: () => {
+      log.warn('no MANDATES_URL: the evidence export answers 503');
+      return undefined;
+    },
+  });
 
   return {
     deps: { store, source, tokens, logger: log, mandates, clock: overrides.clock },

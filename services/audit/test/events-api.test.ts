@@ -330,6 +330,44 @@ describe('audit wiring and contract', () => {
     }
   });
 
+  it(`when MONGO_URL is set and a store override is passed too, then the variable wins (${MONGO_TARGET})`, async () => {
+    const database = testDatabaseName('audit_wiring');
+    const bus = new InProcessBus(logger);
+    const override = new MemoryEventStore();
+    const wired = await wire(
+      auditConfig({ INTERNAL_TOKEN_SECRET: 'x'.repeat(32), MONGO_URL: MONGO_URL!, MONGO_DB: database }),
+      logger,
+      { source: bus, store: override },
+    );
+    const check = await connectMongo(MONGO_URL!, database, logger);
+    try {
+      expect(wired.deps.store).not.toBe(override);
+      expect(wired.deps.store.kind).toBe('mongo');
+    } finally {
+      await wired.close();
+      await bus.close();
+      await check.dropDatabase();
+      await check.close();
+    }
+  });
+
+  it('when AMQP_URL is set and a source override is passed too, then the variable wins', async () => {
+    const bus = new InProcessBus(logger);
+    // Nothing connects before the app starts its consumer, so no broker is needed here.
+    const wired = await wire(
+      auditConfig({ INTERNAL_TOKEN_SECRET: 'x'.repeat(32), AMQP_URL: 'amqp://127.0.0.1:1' }),
+      logger,
+      { source: bus },
+    );
+    try {
+      expect(wired.deps.source).not.toBe(bus);
+      expect(wired.deps.source.kind).toBe('rabbitmq');
+    } finally {
+      await wired.close();
+      await bus.close();
+    }
+  });
+
   it('when INTERNAL_TOKEN_SECRET is missing and no tokens are passed, then wiring fails loudly', async () => {
     await expect(wire(auditConfig(), logger)).rejects.toThrow('INTERNAL_TOKEN_SECRET is required');
   });

@@ -6,6 +6,7 @@ import {
   SpoolingPublisher,
   defaultSpoolDir,
   amqpTopology,
+  compose,
   internalTokens,
   type EventPublisher,
   type Logger,
@@ -18,7 +19,8 @@ import { createLimiter } from './limits';
 import { createIdempotency } from './idempotency';
 
 /**
- * Builds the gateway's dependencies; each configured URL switches its adapter. Without AMQP_URL,
+ * Builds the gateway's dependencies; each configured URL switches its adapter, over any override
+ * (the one composition rule, `compose`). Without AMQP_URL,
  * `credentialEvents` (the embedded mode's bus) carries the key and role events that evict cached
  * credentials.
  */
@@ -61,27 +63,29 @@ export async function wire(
     );
   }
 
-  let publisher: EventPublisher | undefined = overrides.publisher;
-  if (config.AMQP_URL) {
-    const rabbit = new RabbitPublisher(config.AMQP_URL, logger, amqpTopology(config.AMQP_NAMESPACE));
-    await rabbit.connect();
-    // A broker outage loses no API_CALL: failed batches go to a bounded, fsync'd local spool and are
-    // replayed in order when the broker is back; close() (SIGTERM) flushes the batcher into it.
-    const spool = await SpoolingPublisher.open(rabbit, {
-      dir: config.EVENT_SPOOL_DIR ?? defaultSpoolDir('gateway', config.AMQP_NAMESPACE, config.PORT),
-      maxBytes: config.EVENT_SPOOL_MAX_MB * 1024 * 1024,
-      logger,
-    });
-    // API_CALL events are many and small: one confirm round trip per batch, not per request.
-    publisher = new BatchingPublisher(spool, { maxDelayMs: 5, maxBatch: 200 });
-  } else if (!publisher) {
-    publisher = new InProcessBus(logger);
-    logger.warn('AMQP_URL not set: API_CALL events go to an in-process bus nothing consumes');
-  }
-  if (publisher !== overrides.publisher) {
-    const owned = publisher;
-    closers.push(() => owned.close());
-  }
+  // Each adapter by the one composition rule (compose): the variable, else the override, else the local default.
+  const { adapter: publisher, chosen } = await compose<EventPublisher>({
+    variable: config.AMQP_URL,
+    fromVariable: async (url) => {
+      const rabbit = new RabbitPublisher(url, logger, amqpTopology(config.AMQP_NAMESPACE));
+      await rabbit.connect();
+      // A broker outage loses no API_CALL: failed batches go to a bounded, fsync'd local spool and are
+      // replayed in order when the broker is back; close() (SIGTERM) flushes the batcher into it.
+      const spool = await SpoolingPublisher.open(rabbit, {
+        dir: config.EVENT_SPOOL_DIR ?? defaultSpoolDir('gateway', config.AMQP_NAMESPACE, config.PORT),
+        maxBytes: config.EVENT_SPOOL_MAX_MB * 1024 * 1024,
+        logger,
+      });
+      // API_CALL events are many and small: one confirm round trip per batch, not per request.
+      return new BatchingPublisher(spool, { maxDelayMs: 5, maxBatch: 200 });
+    },
+    override: overrides.publisher,
+    local: () => {
+      logger.warn('AMQP_URL not set: API_CALL events go to an in-process bus nothing consumes');
+      return new InProcessBus(logger);
+    },
+  });
+  if (chosen !== 'override') closers.push(() => publisher.close());
 
   // API keys, JWT callers (JWT_ISSUERS) and, with RabbitMQ, cache eviction on key and role events.
   const credentials = await wireCredentials(
@@ -93,11 +97,10 @@ export async function wire(
   const { keys, jwt } = credentials;
 
   // Redis when REDIS_URL is set (shared by replicas, per-process insurance when it is down), else in memory.
-  let limiter = overrides.limiter;
-  if (!limiter) {
+  const limiterWith = async (redisUrl: string | undefined) => {
     const owned = await createLimiter(
       {
-        redisUrl: config.REDIS_URL,
+        redisUrl,
         prefix: config.RATE_LIMIT_PREFIX,
         overrides: config.PLAN_OVERRIDES,
         authFailuresPerMinute: config.AUTH_FAILURE_LIMIT_PER_MINUTE,
@@ -105,15 +108,20 @@ export async function wire(
       logger,
     );
     closers.push(() => owned.close());
-    limiter = owned;
-  }
+    return owned;
+  };
+  const { adapter: limiter } = await compose({
+    variable: config.REDIS_URL,
+    fromVariable: limiterWith,
+    override: overrides.limiter,
+    local: () => limiterWith(undefined),
+  });
 
   // Idempotency-Key records: Redis when REDIS_URL is set (shared by replicas), else in memory.
-  let idempotency = overrides.idempotency;
-  if (!idempotency) {
+  const idempotencyWith = async (redisUrl: string | undefined) => {
     const owned = await createIdempotency(
       {
-        redisUrl: config.REDIS_URL,
+        redisUrl,
         prefix: config.IDEMPOTENCY_PREFIX,
         ttlMs: config.IDEMPOTENCY_TTL_SECONDS * 1000,
         waitMs: config.IDEMPOTENCY_WAIT_MS,
@@ -122,8 +130,14 @@ export async function wire(
       logger,
     );
     closers.push(() => owned.store.close());
-    idempotency = owned;
-  }
+    return owned;
+  };
+  const { adapter: idempotency } = await compose({
+    variable: config.REDIS_URL,
+    fromVariable: idempotencyWith,
+    override: overrides.idempotency,
+    local: () => idempotencyWith(undefined),
+  });
 
   const deps: GatewayDeps = {
     tokens,

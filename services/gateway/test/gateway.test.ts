@@ -5,12 +5,10 @@ import {
   listen,
   requireInternalToken,
   callerOf,
-  type AuditEvent,
-  type EventPublisher,
   type RunningServer,
   INTERNAL_SERVICES,
 } from '@mandate/shared';
-import { testTokens } from '@mandate/shared/src/testing';
+import { CapturingPublisher, testTokens } from '@mandate/shared/src/testing';
 import { createApp, type GatewayApp, type Upstreams } from '../src/app';
 import type { KeyResolver, ResolvedKey } from '../src/auth/key-resolver';
 
@@ -35,15 +33,6 @@ const keys: Record<string, ResolvedKey> = {
   },
 };
 const stubKeys: KeyResolver = { resolve: async (s) => keys[s] ?? null, evict: () => undefined };
-
-class CapturingPublisher implements EventPublisher {
-  readonly kind = 'in-process' as const;
-  events: AuditEvent[] = [];
-  async publish(events: AuditEvent[]) {
-    this.events.push(...events);
-  }
-  async close() {}
-}
 
 /** A stand-in service that echoes what reached it, behind the real internal-token check. */
 async function echoService(): Promise<RunningServer> {

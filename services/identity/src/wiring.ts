@@ -2,23 +2,24 @@ import {
   InProcessBus,
   RabbitPublisher,
   amqpTopology,
+  compose,
   connectMongo,
   internalTokens,
   systemClock,
+  type EventPublisher,
   type Logger,
 } from '@mandate/shared';
 import type { Deps } from './app';
 import type { IdentityConfig } from './config';
+import type { IdentityStore } from './store/identity-store';
 import { MemoryIdentityStore } from './store/memory-identity-store';
 import { MongoIdentityStore } from './store/mongo-identity-store';
 
 /**
- * Builds the dependencies from configuration, like the other services: the variable wins, then
- * the override, then the local default. MongoDB when MONGO_URL is set, else the store override,
- * else memory; RabbitMQ when AMQP_URL is set, else the publisher override (embedded mode passes
- * its shared bus), else a private in-process bus. If the override won over AMQP_URL, `npm start`
- * with AMQP_URL would publish identity's events into an in-process bus nothing consumes.
- * Overrides are not closed here.
+ * Builds the dependencies from configuration by the one composition rule (`compose`): MongoDB
+ * when MONGO_URL is set, else the store override, else memory; RabbitMQ when AMQP_URL is set,
+ * else the publisher override (embedded mode passes its shared bus), else a private in-process
+ * bus. Overrides are not closed here.
  */
 export async function wire(
   config: IdentityConfig,
@@ -33,31 +34,36 @@ export async function wire(
       tokens = internalTokens(config.INTERNAL_TOKEN_SECRET);
     }
 
-    let store = config.MONGO_URL ? undefined : overrides.store;
-    if (!store) {
-      if (config.MONGO_URL) {
-        const connection = await connectMongo(config.MONGO_URL, config.MONGO_DB, logger);
+    // The variable wins, then the override, then the local default (see compose).
+    const { adapter: store } = await compose<IdentityStore>({
+      variable: config.MONGO_URL,
+      fromVariable: async (url) => {
+        const connection = await connectMongo(url, config.MONGO_DB, logger);
         closers.push(() => connection.close());
-        store = await MongoIdentityStore.create(connection);
-      } else {
+        return MongoIdentityStore.create(connection);
+      },
+      override: overrides.store,
+      local: () => {
         logger.warn('MONGO_URL not set: identity uses an in-memory store; data is lost on restart');
-        store = new MemoryIdentityStore();
-      }
-    }
+        return new MemoryIdentityStore();
+      },
+    });
 
-    let publisher = config.AMQP_URL ? undefined : overrides.publisher;
-    if (!publisher) {
-      if (config.AMQP_URL) {
-        const rabbit = new RabbitPublisher(config.AMQP_URL, logger, amqpTopology(config.AMQP_NAMESPACE));
+    const { adapter: publisher } = await compose<EventPublisher>({
+      variable: config.AMQP_URL,
+      fromVariable: async (url) => {
+        const rabbit = new RabbitPublisher(url, logger, amqpTopology(config.AMQP_NAMESPACE));
         closers.push(() => rabbit.close());
         await rabbit.connect();
-        publisher = rabbit;
-      } else {
+        return rabbit;
+      },
+      override: overrides.publisher,
+      local: () => {
         const bus = new InProcessBus(logger);
         closers.push(() => bus.close());
-        publisher = bus;
-      }
-    }
+        return bus;
+      },
+    });
 
     const deps: Deps = {
       store,

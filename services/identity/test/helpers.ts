@@ -1,12 +1,6 @@
+import { createLogger, systemClock, type CallerContext } from '@mandate/shared';
 import {
-  auditEventSchema,
-  createLogger,
-  systemClock,
-  type AuditEvent,
-  type CallerContext,
-  type EventPublisher,
-} from '@mandate/shared';
-import {
+  CapturingPublisher,
   callService,
   callerFor,
   memoryAdapter,
@@ -24,19 +18,6 @@ const inMemory = memoryAdapter<IdentityStore>(() => new MemoryIdentityStore());
 /** Every IdentityStore adapter: the contract suite and the component tests run on each. */
 export function identityStoreAdapters(): AdapterFactory<IdentityStore>[] {
   return [inMemory, mongoAdapter('identity', (connection) => MongoIdentityStore.create(connection))];
-}
-
-/** Keeps every published event (validated against the contract) for assertions. */
-export class CapturingPublisher implements EventPublisher {
-  readonly kind = 'in-process' as const;
-  readonly events: AuditEvent[] = [];
-  async publish(events: AuditEvent[]): Promise<void> {
-    for (const e of events) this.events.push(auditEventSchema.parse(e));
-  }
-  async close(): Promise<void> {}
-  forTenant(tenantId: string): AuditEvent[] {
-    return this.events.filter((e) => e.tenant_id === tenantId);
-  }
 }
 
 export const operator: CallerContext = callerFor(null, { actor: { type: 'operator' }, permissions: [] });

@@ -11,11 +11,11 @@ import {
   requireInternalToken,
   type Clock,
   type EventPublisher,
+  type EventRelay,
   type InternalTokens,
   type Logger,
   type RunningServer,
 } from '@mandate/shared';
-import type { EventRelay } from './domain/mandates';
 import { internalSigningRoutes } from './http/internal-signing';
 import { mandateRoutes } from './http/routes';
 import type { Signer } from './signing/signer';

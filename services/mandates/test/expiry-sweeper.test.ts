@@ -1,10 +1,10 @@
 import { createLogger, fixedClock, newId } from '@mandate/shared';
-import { callService, callerFor, testTokens } from '@mandate/shared/src/testing';
+import { CapturingPublisher, callService, callerFor, testTokens } from '@mandate/shared/src/testing';
 import { createApp, type Deps } from '../src/app';
 import { MemorySnapshots } from '../src/snapshots/mandate-snapshots';
 import { MemoryMandateStore } from '../src/store/memory-mandate-store';
 import { ExpirySweeper } from '../src/sweeper/expiry-sweeper';
-import { CapturingPublisher, buildMandate } from './support';
+import { buildMandate } from './support';
 import { LocalSigner } from '../src/signing/local-signer';
 
 const T0 = new Date('2031-03-01T10:00:00.000Z');

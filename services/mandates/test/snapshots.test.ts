@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
-import { newId } from '@mandate/shared';
+import { newId, snapshotKey } from '@mandate/shared';
 import { testSnapshotMac } from '@mandate/shared/src/testing';
-import { MemorySnapshots, snapshotKey, type MandateSnapshots } from '../src/snapshots/mandate-snapshots';
+import { MemorySnapshots, type MandateSnapshots } from '../src/snapshots/mandate-snapshots';
 import { RedisSnapshots } from '../src/snapshots/redis-snapshots';
 import { buildMandate } from './support';
 

@@ -1,12 +1,11 @@
+import { createLogger, newId, systemClock, type Clock } from '@mandate/shared';
 import {
-  createLogger,
-  newId,
-  systemClock,
-  type AuditEvent,
-  type Clock,
-  type EventPublisher,
-} from '@mandate/shared';
-import { memoryAdapter, mongoAdapter, testTokens, type AdapterFactory } from '@mandate/shared/src/testing';
+  CapturingPublisher,
+  memoryAdapter,
+  mongoAdapter,
+  testTokens,
+  type AdapterFactory,
+} from '@mandate/shared/src/testing';
 import { createApp, type Deps } from '../src/app';
 import type { Mandate } from '../src/domain/mandate';
 import { LocalSigner } from '../src/signing/local-signer';
@@ -41,19 +40,6 @@ export function buildMandate(overrides: Partial<Mandate> = {}): Mandate {
     signature: { alg: 'ES256', kid: 'kid', jws: 'a.b.c' },
     ...overrides,
   };
-}
-
-/** Keeps every published event so tests can assert on them. */
-export class CapturingPublisher implements EventPublisher {
-  readonly kind = 'in-process' as const;
-  readonly events: AuditEvent[] = [];
-  async publish(events: AuditEvent[]): Promise<void> {
-    this.events.push(...structuredClone(events));
-  }
-  async close(): Promise<void> {}
-  ofResource(id: string): AuditEvent[] {
-    return this.events.filter((e) => e.resource?.id === id);
-  }
 }
 
 export const failingSigner = (kid = 'broken'): Signer => ({

@@ -1,8 +1,10 @@
 import { compactVerify, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK } from 'jose';
-import { buildOpenApiDocument, createLogger, parseConfig } from '@mandate/shared';
+import { InProcessBus, buildOpenApiDocument, connectMongo, createLogger, parseConfig } from '@mandate/shared';
+import { MONGO_TARGET, MONGO_URL, testDatabaseName } from '@mandate/shared/src/testing';
 import { configSchema } from '../src/config';
 import { openApi } from '../src/http/schemas';
 import { LocalSigner } from '../src/signing/local-signer';
+import { MemoryMandateStore } from '../src/store/memory-mandate-store';
 import { wire } from '../src/wiring';
 
 const logger = createLogger('mandates-test', 'silent');
@@ -65,6 +67,40 @@ describe('config and wiring', () => {
       expect(deps.signer.alg).toBe('ES256');
     } finally {
       await close();
+    }
+  });
+
+  it('when no MONGO_URL or AMQP_URL is set and overrides are passed, then the overrides are used', async () => {
+    const store = new MemoryMandateStore();
+    const bus = new InProcessBus(logger);
+    const config = parseConfig(configSchema, { INTERNAL_TOKEN_SECRET: 's'.repeat(32) });
+    const { deps, close } = await wire(config, logger, { store, publisher: bus });
+    try {
+      expect(deps.store).toBe(store);
+      expect(deps.publisher).toBe(bus);
+    } finally {
+      await close();
+      await bus.close();
+    }
+  });
+
+  it(`when MONGO_URL is set and a store override is passed too, then the variable wins (${MONGO_TARGET})`, async () => {
+    const database = testDatabaseName('mandates_wiring');
+    const override = new MemoryMandateStore();
+    const config = parseConfig(configSchema, {
+      INTERNAL_TOKEN_SECRET: 's'.repeat(32),
+      MONGO_URL: MONGO_URL!,
+      MONGO_DB: database,
+    });
+    const { deps, close } = await wire(config, logger, { store: override });
+    const check = await connectMongo(MONGO_URL!, database, logger);
+    try {
+      expect(deps.store).not.toBe(override);
+      expect(deps.store.kind).toBe('mongo');
+    } finally {
+      await close();
+      await check.dropDatabase();
+      await check.close();
     }
   });
 

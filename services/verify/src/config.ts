@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonConfigShape, env, parseConfig } from '@mandate/shared';
+import { DEFAULT_SNAPSHOT_PREFIX, commonConfigShape, env, parseConfig } from '@mandate/shared';
 
 export const configSchema = z.object({
   ...commonConfigShape,
@@ -10,7 +10,7 @@ export const configSchema = z.object({
   /** Upper bound for one mandate read, retries included. */
   MANDATES_TIMEOUT_MS: env.int(2_000).pipe(z.number().min(1)),
   /** Key prefix of the mandate snapshots the mandates service writes to Redis (REDIS_URL); must match its own. */
-  SNAPSHOT_PREFIX: env.string('mandate:snapshot:'),
+  SNAPSHOT_PREFIX: env.string(DEFAULT_SNAPSHOT_PREFIX),
   /** Verification events are confirmed by the broker in batches of at most this many, or after this delay. */
   PUBLISH_BATCH_MAX: env.int(500).pipe(z.number().int().min(1)),
   PUBLISH_BATCH_DELAY_MS: env.int(5).pipe(z.number().int().min(0)),

@@ -4,6 +4,7 @@ import {
   RabbitPublisher,
   SpoolingPublisher,
   amqpTopology,
+  compose,
   defaultSpoolDir,
   internalTokens,
   snapshotMac,
@@ -21,8 +22,8 @@ import { RedisSnapshotSource } from './mandates/snapshot-source';
 import { VerifyMetrics } from './metrics';
 
 /**
- * Builds the dependencies in one place. Each adapter is chosen by its setting unless the
- * caller (the embedded launcher, a test) passes its own. Verify keeps no state of its own, so
+ * Builds the dependencies in one place. Each adapter is chosen by its setting, else the one
+ * the caller (the embedded launcher, a test) passes, else the local default. Verify keeps no state of its own, so
  * any number of replicas can run side by side.
  */
 export async function wire(
@@ -34,18 +35,24 @@ export async function wire(
   const metrics = overrides.metrics ?? new VerifyMetrics();
 
   try {
-    let reader: MandateReader | undefined = overrides.reader;
-    if (!reader) {
-      if (!config.MANDATES_URL)
-        throw new Error('MANDATES_URL is required (comma-separated mandates service replicas)');
-      const http = new HttpMandateReader({
-        baseUrls: config.MANDATES_URL,
-        logger,
-        timeoutMs: config.MANDATES_TIMEOUT_MS,
-        metrics,
-      });
-      logger.info({ mandates: config.MANDATES_URL }, 'mandates read over HTTP');
-      if (config.REDIS_URL) {
+    // Each adapter by the one composition rule (compose): the variable, else the override, else the local default.
+    const { adapter: reader } = await compose<MandateReader, string[]>({
+      variable: config.MANDATES_URL,
+      fromVariable: async (baseUrls) => {
+        const http = new HttpMandateReader({
+          baseUrls,
+          logger,
+          timeoutMs: config.MANDATES_TIMEOUT_MS,
+          metrics,
+        });
+        logger.info({ mandates: baseUrls }, 'mandates read over HTTP');
+        if (!config.REDIS_URL) {
+          logger.warn(
+            'REDIS_URL not set: no snapshots, every verify reads its mandate from the mandates service',
+          );
+          owned.push(http);
+          return http;
+        }
         const source = await RedisSnapshotSource.connect(
           config.REDIS_URL,
           logger,
@@ -58,50 +65,56 @@ export async function wire(
           await Promise.all([source.close(), http.close()]);
           throw new Error('INTERNAL_TOKEN_SECRET is required with REDIS_URL (it keys the snapshot MAC)');
         }
-        reader = new SnapshotMandateReader(
+        const snapshots = new SnapshotMandateReader(
           source,
           http,
           metrics,
           logger,
           snapshotMac(config.INTERNAL_TOKEN_SECRET),
         );
-      } else {
-        reader = http;
-        logger.warn(
-          'REDIS_URL not set: no snapshots, every verify reads its mandate from the mandates service',
-        );
-      }
-      owned.push(reader);
-    }
+        owned.push(snapshots);
+        return snapshots;
+      },
+      override: overrides.reader,
+      local: () => {
+        throw new Error('MANDATES_URL is required (comma-separated mandates service replicas)');
+      },
+    });
 
-    let publisher: EventPublisher | undefined = overrides.publisher;
-    if (config.AMQP_URL) {
-      const rabbit = new RabbitPublisher(config.AMQP_URL, logger, amqpTopology(config.AMQP_NAMESPACE));
-      owned.push(rabbit);
-      await rabbit.connect();
-      // A broker outage loses no VERIFICATION_PERFORMED: failed batches go to a bounded, fsync'd
-      // local spool and are replayed in order when the broker is back.
-      const spool = await SpoolingPublisher.open(
-        new CountingPublisher(rabbit, () => metrics.brokerPublishes++),
-        {
-          dir: config.EVENT_SPOOL_DIR ?? defaultSpoolDir('verify', config.AMQP_NAMESPACE, config.PORT),
-          maxBytes: config.EVENT_SPOOL_MAX_MB * 1024 * 1024,
-          logger,
-        },
-      );
-      // One confirm round trip per batch instead of one per verify; the counter sees each batch.
-      publisher = new BatchingPublisher(spool, {
-        maxBatch: config.PUBLISH_BATCH_MAX,
-        maxDelayMs: config.PUBLISH_BATCH_DELAY_MS,
-      });
-      // The batcher flushes (into the spool if the broker is away), then closes the spool and the rabbit publisher.
-      owned[owned.length - 1] = publisher;
-    } else if (!publisher) {
-      // Nothing consumes this bus in a standalone verify: events are only kept in memory.
-      publisher = new InProcessBus(logger);
-      owned.push(publisher);
-      logger.warn('AMQP_URL not set: audit events go to an in-process bus');
-    }
+    const { adapter: publisher } = await compose<EventPublisher>({
+      variable: config.AMQP_URL,
+      fromVariable: async (url) => {
+        const rabbit = new RabbitPublisher(url, logger, amqpTopology(config.AMQP_NAMESPACE));
+        owned.push(rabbit);
+        await rabbit.connect();
+        // A broker outage loses no VERIFICATION_PERFORMED: failed batches go to a bounded, fsync'd
+        // local spool and are replayed in order when the broker is back.
+        const spool = await SpoolingPublisher.open(
+          new CountingPublisher(rabbit, () => metrics.brokerPublishes++),
+          {
+            dir: config.EVENT_SPOOL_DIR ?? defaultSpoolDir('verify', config.AMQP_NAMESPACE, config.PORT),
+            maxBytes: config.EVENT_SPOOL_MAX_MB * 1024 * 1024,
+            logger,
+          },
+        );
+        // One confirm round trip per batch instead of one per verify; the counter sees each batch.
+        const batching = new BatchingPublisher(spool, {
+          maxBatch: config.PUBLISH_BATCH_MAX,
+          maxDelayMs: config.PUBLISH_BATCH_DELAY_MS,
+        });
+        // The batcher flushes (into the spool if the broker is away), then closes the spool and the rabbit publisher.
+        owned[owned.length - 1] = batching;
+        return batching;
+      },
+      override: overrides.publisher,
+      local: () => {
+        // Nothing consumes this bus in a standalone verify: events are only kept in memory.
+        const bus = new InProcessBus(logger);
+        owned.push(bus);
+        logger.warn('AMQP_URL not set: audit events go to an in-process bus');
+        return bus;
+      },
+    });
 
     let tokens = overrides.tokens;
     if (!tokens) {

@@ -5,11 +5,9 @@ import {
   fixedClock,
   newId,
   serviceUnavailable,
-  type AuditEvent,
-  type EventPublisher,
   type RunningServer,
 } from '@mandate/shared';
-import { callService, callerFor, testTokens } from '@mandate/shared/src/testing';
+import { CapturingPublisher, callService, callerFor, testTokens } from '@mandate/shared/src/testing';
 import { createApp, type VerifyApp } from '../src/app';
 import type { Mandate } from '../src/domain/mandate';
 import { openApi } from '../src/http/schemas';
@@ -18,18 +16,6 @@ import { MemoryMandateReader } from '../src/mandates/memory-mandate-reader';
 import { buildMandate, NOW } from './factories';
 
 const logger = createLogger('verify-test', 'silent');
-
-/** Keeps what verify publishes; can be told to fail like a broker that is down. */
-class CapturingPublisher implements EventPublisher {
-  readonly kind = 'in-process' as const;
-  events: AuditEvent[] = [];
-  failing = false;
-  async publish(events: AuditEvent[]) {
-    if (this.failing) throw new Error('broker down');
-    this.events.push(...events);
-  }
-  async close() {}
-}
 
 describe('POST /v1/verify', () => {
   const reader = new MemoryMandateReader();

@@ -45,6 +45,32 @@ describe('wire', () => {
     await wired.close();
   });
 
+  it('when MANDATES_URL is set and a reader override is passed too, then the variable wins', async () => {
+    const override = new MemoryMandateReader();
+    const wired = await wire(
+      loadConfig({ MANDATES_URL: 'http://127.0.0.1:1', INTERNAL_TOKEN_SECRET: TEST_INTERNAL_SECRET }),
+      logger,
+      { reader: override },
+    );
+    expect(wired.deps.reader).toBeInstanceOf(HttpMandateReader);
+    await wired.close();
+  });
+
+  it('when no MANDATES_URL or AMQP_URL is set and overrides are passed, then the overrides are used', async () => {
+    const reader = new MemoryMandateReader();
+    const bus = new InProcessBus();
+    const wired = await wire(loadConfig({ INTERNAL_TOKEN_SECRET: TEST_INTERNAL_SECRET }), logger, {
+      reader,
+      publisher: bus,
+    });
+    expect({ reader: wired.deps.reader === reader, publisher: wired.deps.publisher === bus }).toEqual({
+      reader: true,
+      publisher: true,
+    });
+    await wired.close();
+    await bus.close();
+  });
+
   it('when neither MANDATES_URL nor a reader is given, then wiring refuses to start', async () => {
     await expect(wire(loadConfig({ INTERNAL_TOKEN_SECRET: TEST_INTERNAL_SECRET }), logger)).rejects.toThrow(
       'MANDATES_URL is required',

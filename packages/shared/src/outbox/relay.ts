@@ -35,6 +35,14 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
 }
 
 /**
+ * What a domain needs of the relay: hand it the events a write has just stored in the outbox
+ * (the fast path); never throws. OutboxRelay is the implementation; tests pass their own.
+ */
+export interface EventRelay {
+  publishNow(events: AuditEvent[]): Promise<void>;
+}
+
+/**
  * Publishes what the outbox holds with publisher confirms and marks it sent only after the
  * confirm: at-least-once (a crash between confirm and markSent publishes again; audit stores
  * each event id once). The writer of a change hands its just-stored events to `publishNow`, the
@@ -42,7 +50,7 @@ export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise
  * missed (broker down, process restarted, another instance's writes). Several instances relaying
  * the same store is harmless for the same reason.
  */
-export class OutboxRelay {
+export class OutboxRelay implements EventRelay {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private again = false;

@@ -1,3 +1,4 @@
 export * from './contract';
 export * from './http';
 export * from './amqp';
+export * from './publisher';

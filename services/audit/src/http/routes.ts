@@ -1,18 +1,8 @@
 import { Router } from 'express';
-import { badRequest, decodeCursor, describeZodError, route, tenantOf } from '@mandate/shared';
+import { decodeCursor, parseOrThrow, route, tenantOf } from '@mandate/shared';
 import { getEvent, listEvents } from '../domain/events';
 import type { EventStore } from '../store/event-store';
-import { listEventsQuerySchema, type ListEventsQuery } from './schemas';
-
-/**
- * Like the kernel's parseOrThrow, but with reportInput: without it zod v4 leaves issue.input
- * unset and describeZodError reads every wrong type ("limit=ten") as "limit is required".
- */
-function parseListQuery(query: unknown): ListEventsQuery {
-  const result = listEventsQuerySchema.safeParse(query, { reportInput: true });
-  if (!result.success) throw badRequest(describeZodError(result.error, 'query'));
-  return result.data;
-}
+import { listEventsQuerySchema } from './schemas';
 
 /** GET /v1/events and /v1/events/:id; mounted behind requireInternalToken. */
 export function eventRoutes(store: EventStore): Router {
@@ -20,7 +10,7 @@ export function eventRoutes(store: EventStore): Router {
   route(router, '/v1/events', {
     get: async (req, res) => {
       const tenantId = tenantOf(req);
-      const q = parseListQuery(req.query);
+      const q = parseOrThrow(listEventsQuerySchema, req.query, 'query');
       const page = await listEvents(store, tenantId, {
         types: q.type,
         resource_id: q.resource_id,

@@ -7,6 +7,7 @@ import {
   type CallerContext,
   type Clock,
   type EventInput,
+  type EventRelay,
   type Page,
 } from '@mandate/shared';
 import type { IdentityStore } from '../store/identity-store';
@@ -57,11 +58,6 @@ export interface Outcome<T> {
   value: T;
   /** The events stored with the writes (outbox) and handed to the relay, in order. */
   events: AuditEvent[];
-}
-
-/** Publishes events a write has just stored in the outbox (the relay's fast path); never throws. */
-export interface EventRelay {
-  publishNow(events: AuditEvent[]): Promise<void>;
 }
 
 /** A key together with its secret: exists only in the response to a creation or a rotation. */

@@ -1,5 +1,10 @@
 /** The mandate as stored and as served (SPEC §5 "Mandates"); JSON field names are the wire names. */
-import { MANDATE_SIGNED_FIELDS } from '@mandate/shared';
+import {
+  EXPIRABLE_STATES as CONTRACT_EXPIRABLE_STATES,
+  MANDATE_SIGNED_FIELDS,
+  effectiveState,
+  isPastExpiry,
+} from '@mandate/shared';
 
 export const MANDATE_STATES = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'] as const;
 export type MandateState = (typeof MANDATE_STATES)[number];
@@ -68,20 +73,11 @@ export function signedFieldsOf(m: SignedFields): SignedFields {
   };
 }
 
-/** Stored states that time can turn into EXPIRED; REVOKED stays REVOKED whatever expires_at says. */
-export const EXPIRABLE_STATES: readonly MandateState[] = ['ACTIVE', 'SUSPENDED'];
+/** Stored states that time can turn into EXPIRED (the snapshot contract's, as this service's states). */
+export const EXPIRABLE_STATES: readonly MandateState[] = CONTRACT_EXPIRABLE_STATES;
 
-export function isPastExpiry(m: Pick<Mandate, 'expires_at'>, now: Date): boolean {
-  return m.expires_at !== null && Date.parse(m.expires_at) <= now.getTime();
-}
-
-/**
- * The state a reader sees: expiry takes effect the moment expires_at passes, before the sweeper
- * has persisted it.
- */
-export function effectiveState(m: Pick<Mandate, 'state' | 'expires_at'>, now: Date): MandateState {
-  return EXPIRABLE_STATES.includes(m.state) && isPastExpiry(m, now) ? 'EXPIRED' : m.state;
-}
+// The state a reader sees is part of the snapshot contract verify reads too; see @mandate/shared.
+export { effectiveState, isPastExpiry };
 
 export function withEffectiveState(m: Mandate, now: Date): Mandate {
   const state = effectiveState(m, now);

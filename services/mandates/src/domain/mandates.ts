@@ -6,6 +6,7 @@ import {
   type AuditEvent,
   type CallerContext,
   type Clock,
+  type EventRelay,
   type EventType,
   type Logger,
 } from '@mandate/shared';
@@ -24,11 +25,6 @@ import {
   type NewMandate,
 } from './mandate';
 import { OPERATION_EVENT, nextState, type LifecycleOperation } from './state-machine';
-
-/** Publishes events a write has just stored in the outbox (the relay's fast path); never throws. */
-export interface EventRelay {
-  publishNow(events: AuditEvent[]): Promise<void>;
-}
 
 export interface MandateDeps {
   store: MandateStore;

@@ -1,3 +1,4 @@
+import { DEFAULT_SNAPSHOT_PREFIX, snapshotKey } from '@mandate/shared';
 import type { Mandate } from '../domain/mandate';
 
 /**
@@ -8,10 +9,8 @@ import type { Mandate } from '../domain/mandate';
  * - `fence` raises the lowest version readers may trust *before* a change is committed; a
  *   snapshot below the fence reads as a miss, so verify asks this service (the store) instead.
  *
- * The wire format is shared with verify's reader: a hash at `<prefix><tenantId>:<mandateId>`
- * with fields `v` (the snapshot's version), `m` (the mandate as JSON), `s` (the MAC of `m`,
- * `snapshotMac` keyed from INTERNAL_TOKEN_SECRET) and `min` (the fence).
- * A reader may use `m` only when `v >= min` and `s` checks.
+ * The wire format is shared with verify's reader: `snapshotKey` and its fields, in
+ * @mandate/shared (mandate-snapshot.ts).
  */
 export interface MandateSnapshots {
   readonly kind: 'redis' | 'memory' | 'none';
@@ -23,13 +22,8 @@ export interface MandateSnapshots {
   close(): Promise<void>;
 }
 
-export const DEFAULT_SNAPSHOT_PREFIX = 'mandate:snapshot:';
 /** Long enough that no read in flight (bounded by verify's 2 s read timeout) can outlive a newer snapshot. */
 export const DEFAULT_SNAPSHOT_TTL_SECONDS = 86_400;
-
-export function snapshotKey(prefix: string, tenantId: string, mandateId: string): string {
-  return `${prefix}${tenantId}:${mandateId}`;
-}
 
 /** Without Redis (embedded mode) there are no snapshots: verify reads every mandate from this service. */
 export class NoSnapshots implements MandateSnapshots {

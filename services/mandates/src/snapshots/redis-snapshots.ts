@@ -1,12 +1,7 @@
 import { Redis } from 'ioredis';
-import type { Logger, SnapshotMac } from '@mandate/shared';
+import { DEFAULT_SNAPSHOT_PREFIX, snapshotKey, type Logger, type SnapshotMac } from '@mandate/shared';
 import type { Mandate } from '../domain/mandate';
-import {
-  DEFAULT_SNAPSHOT_PREFIX,
-  DEFAULT_SNAPSHOT_TTL_SECONDS,
-  snapshotKey,
-  type MandateSnapshots,
-} from './mandate-snapshots';
+import { DEFAULT_SNAPSHOT_TTL_SECONDS, type MandateSnapshots } from './mandate-snapshots';
 
 /**
  * Compare-and-set on the version, atomically in Redis: written only when newer than the stored

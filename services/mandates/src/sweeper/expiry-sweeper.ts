@@ -1,5 +1,12 @@
-import { OutboxRelay, PeriodicTask, type Clock, type EventPublisher, type Logger } from '@mandate/shared';
-import { expireMandate, type EventRelay } from '../domain/mandates';
+import {
+  OutboxRelay,
+  PeriodicTask,
+  type Clock,
+  type EventPublisher,
+  type EventRelay,
+  type Logger,
+} from '@mandate/shared';
+import { expireMandate } from '../domain/mandates';
 import type { MandateSnapshots } from '../snapshots/mandate-snapshots';
 import type { MandateStore } from '../store/mandate-store';
 

@@ -1,4 +1,4 @@
-import { canonicalJson, sha256Hex } from '@mandate/shared';
+import { canonicalJson, effectiveState, sha256Hex } from '@mandate/shared';
 import type { Mandate, MandateState } from './mandate';
 import { actionMatches, anyMatches, resourceMatches } from './patterns';
 
@@ -35,13 +35,6 @@ export interface Decision {
   mandate_state: MandateState;
   mandate_version: number;
   decision_id: string;
-}
-
-/** Stored ACTIVE/SUSPENDED past expires_at is EXPIRED already; the sweeper persists it later. */
-export function effectiveState(mandate: Mandate, now: Date): MandateState {
-  if (mandate.state !== 'ACTIVE' && mandate.state !== 'SUSPENDED') return mandate.state;
-  if (mandate.expires_at && Date.parse(mandate.expires_at) <= now.getTime()) return 'EXPIRED';
-  return mandate.state;
 }
 
 /** The first failing check, or null when every check passes. */

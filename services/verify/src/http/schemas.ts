@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { badRequest, describeZodError, errorResponse, type OpenApiContribution } from '@mandate/shared';
+import { errorResponse, parseOrThrow, type OpenApiContribution } from '@mandate/shared';
 import { DENY_REASONS } from '../domain/decide';
 import { MANDATE_STATES } from '../domain/mandate';
 
@@ -28,11 +28,11 @@ const optionalString = (v: unknown, max: number) =>
  * The verify body, validated: a body that plainly passes every rule of verifyRequestSchema (a
  * plain object of only its keys, each of the right type and size — what every client sends) is
  * copied in the schema's key order, exactly the object zod would answer; anything else, valid or
- * not, goes through zod itself (parseBody), which answers it and words every error. The fast check
+ * not, goes through zod itself (parseOrThrow), which answers it and words every error. The fast check
  * accepts a subset of what zod accepts, never more (test/schemas.test.ts holds them together).
  */
 export function parseVerifyRequest(input: unknown): VerifyRequest {
-  return fastVerifyRequest(input) ?? parseBody(verifyRequestSchema, input);
+  return fastVerifyRequest(input) ?? parseOrThrow(verifyRequestSchema, input);
 }
 
 export function fastVerifyRequest(input: unknown): VerifyRequest | undefined {
@@ -65,21 +65,6 @@ export const verifyResponseSchema = z
     decision_id: z.string().regex(/^dec_[0-9a-f]{26}$/),
   })
   .meta({ id: 'VerifyResponse' });
-
-/**
- * parseOrThrow with `reportInput`, which the kernel's describeZodError needs to tell
- * "missing" from "wrong type" under zod 4 (without it every type error reads "x is required").
- */
-export function parseBody<S extends z.ZodType>(schema: S, input: unknown): z.output<S> {
-  const result = schema.safeParse(input, { reportInput: true });
-  if (result.success) return result.data;
-  const issue = result.error.issues[0];
-  if (issue?.code === 'invalid_type' && issue.expected === 'int' && issue.input !== undefined) {
-    // The kernel words this "must be a int".
-    throw badRequest(`${issue.path.map(String).join('.')} must be an integer`);
-  }
-  throw badRequest(describeZodError(result.error));
-}
 
 export const openApi: OpenApiContribution = (registry) => {
   registry.registerPath({

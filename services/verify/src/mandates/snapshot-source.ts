@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import type { Logger } from '@mandate/shared';
+import { DEFAULT_SNAPSHOT_PREFIX, snapshotKey, type Logger } from '@mandate/shared';
 
 /**
  * Where verify finds mandate snapshots. The mandates service writes them (forward-only, fenced
@@ -18,12 +18,6 @@ export interface SnapshotSource {
   ping(): Promise<void>;
   close(): Promise<void>;
 }
-
-export const DEFAULT_SNAPSHOT_PREFIX = 'mandate:snapshot:';
-
-/** The mandates service's key layout: a hash with v (version), m (mandate JSON), s (MAC of m), min (fence). */
-export const snapshotKey = (prefix: string, tenantId: string, mandateId: string) =>
-  `${prefix}${tenantId}:${mandateId}`;
 
 /** Applies the reading rule to the hash fields [v, min, m, s]: usable only when v ≥ min. */
 export function usableSnapshot(fields: (string | null)[]): StoredSnapshot | null {

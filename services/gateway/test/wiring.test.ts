@@ -1,0 +1,100 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { InProcessBus, createLogger, newId } from '@mandate/shared';
+import {
+  TEST_AMQP_URL,
+  TEST_INTERNAL_SECRET,
+  deleteAmqpTopology,
+  testTopology,
+} from '@mandate/shared/src/testing';
+import { loadGatewayConfig } from '../src/config';
+import { MemoryIdempotencyStore, RedisIdempotencyStore, createIdempotency } from '../src/idempotency';
+import { createLimiter } from '../src/limits';
+import { wire } from '../src/wiring';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const logger = createLogger('gateway-test', 'silent');
+
+/** What every gateway wiring needs; the upstreams are never called here. */
+const baseEnv = {
+  INTERNAL_TOKEN_SECRET: TEST_INTERNAL_SECRET,
+  OPERATOR_TOKEN: 'o'.repeat(32),
+  MANDATES_URL: 'http://127.0.0.1:1',
+  VERIFY_URL: 'http://127.0.0.1:1',
+  IDENTITY_URL: 'http://127.0.0.1:1',
+  AUDIT_URL: 'http://127.0.0.1:1',
+};
+
+describe('gateway wiring', () => {
+  it('when no AMQP_URL or REDIS_URL is set, then an in-process bus and in-memory idempotency records are used', async () => {
+    const { deps, close } = await wire(loadGatewayConfig(baseEnv), logger);
+    try {
+      expect(deps.publisher).toBeInstanceOf(InProcessBus);
+      expect(deps.idempotency?.store).toBeInstanceOf(MemoryIdempotencyStore);
+    } finally {
+      await close();
+    }
+  });
+
+  it('when no AMQP_URL or REDIS_URL is set and overrides are passed, then the overrides are used and not closed', async () => {
+    const bus = new InProcessBus(logger);
+    const closeBus = jest.spyOn(bus, 'close');
+    const { deps, close } = await wire(loadGatewayConfig(baseEnv), logger, { publisher: bus });
+    await close();
+    await bus.close();
+    // The caller owns what it passed in: one close, its own.
+    expect({ publisher: deps.publisher === bus, closed: closeBus.mock.calls.length }).toEqual({
+      publisher: true,
+      closed: 1,
+    });
+  });
+
+  it('when INTERNAL_TOKEN_SECRET is missing, then wiring refuses to start', async () => {
+    await expect(wire(loadGatewayConfig({ ...baseEnv, INTERNAL_TOKEN_SECRET: '' }), logger)).rejects.toThrow(
+      'INTERNAL_TOKEN_SECRET is required',
+    );
+  });
+});
+
+describe('gateway wiring with RabbitMQ and Redis (real servers)', () => {
+  const topology = testTopology();
+  let spoolDir: string;
+  beforeAll(async () => {
+    spoolDir = await mkdtemp(path.join(tmpdir(), 'gateway-wiring-'));
+  });
+  afterAll(async () => {
+    await deleteAmqpTopology(topology, TEST_AMQP_URL);
+    await rm(spoolDir, { recursive: true, force: true });
+  });
+
+  it('when AMQP_URL and REDIS_URL are set and overrides are passed too, then the variables win', async () => {
+    const prefix = `test-${newId('req')}`;
+    const bus = new InProcessBus(logger);
+    const limiter = await createLimiter({ prefix }, logger);
+    const idempotency = await createIdempotency({ prefix }, logger);
+    const config = loadGatewayConfig({
+      ...baseEnv,
+      AMQP_URL: TEST_AMQP_URL,
+      AMQP_NAMESPACE: topology.namespace,
+      EVENT_SPOOL_DIR: spoolDir,
+      REDIS_URL,
+      RATE_LIMIT_PREFIX: `${prefix}:rl`,
+      IDEMPOTENCY_PREFIX: `${prefix}:idem`,
+    });
+    const { deps, close } = await wire(config, logger, { publisher: bus, limiter, idempotency });
+    try {
+      expect(deps.publisher).not.toBe(bus);
+      expect(deps.publisher.kind).toBe('rabbitmq');
+      expect(deps.limiter).not.toBe(limiter);
+      expect(deps.idempotency).not.toBe(idempotency);
+      expect(deps.idempotency?.store).toBeInstanceOf(RedisIdempotencyStore);
+    } finally {
+      // Nothing was written under the prefix: no request went through.
+      await close();
+      await bus.close();
+      await limiter.close();
+      await idempotency.store.close();
+    }
+  });
+});
