@@ -22,3 +22,4 @@ export * from './evidence-digest';
 export * from './snapshot-mac';
 export * from './secrets';
 export * from './text';
+export * from './metrics';

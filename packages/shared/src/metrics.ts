@@ -1,0 +1,236 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Seconds buckets for request and KMS latencies: sub-millisecond verify answers up to a 10 s timeout. */
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** What the outbox relay saw pending on its last read (it reads every poll, so scrapes cost no query). */
+export interface OutboxBacklogSource {
+  /** Events pending (capped at the relay's batch size) and the occurred_at of the oldest, ms since epoch. */
+  backlog(): { events: number; oldestMs: number | null };
+}
+
+/** A spool's bytes on disk. */
+export interface SpoolSizeSource {
+  pendingBytes(): number;
+}
+
+type HttpLabels = 'service' | 'method' | 'route' | 'status';
+
+/**
+ * The Prometheus metrics of one process, in a registry of its own (never prom-client's global one:
+ * the embedded mode runs five services in one process, and a jest worker builds many apps). One
+ * registry per process, not per app, because the adapters that count (limiter, spool, relay, KMS
+ * signer, audit consumer) are built by each service's wiring, before and apart from its app; the
+ * `service` label on the HTTP metrics keeps the services of the embedded mode apart.
+ */
+export class ProcessMetrics {
+  readonly registry = new Registry();
+  readonly httpRequests: Counter<HttpLabels>;
+  readonly httpDuration: Histogram<HttpLabels>;
+  readonly verifyDecisions: Counter<'decision' | 'reason'>;
+  readonly rateLimitRejections: Counter<'bucket'>;
+  readonly rateLimitRedisFallbacks: Counter;
+  readonly auditBatchSize: Histogram;
+  readonly auditDeadLetters: Counter<'kind'>;
+  readonly kmsDuration: Histogram<'operation'>;
+  readonly kmsErrors: Counter<'operation'>;
+  /** occurred_at (ms) of the newest event audit stored last; null until the first batch. */
+  auditLastOccurredMs: number | null = null;
+  readonly outboxSources = new Set<OutboxBacklogSource>();
+  readonly spoolSources = new Set<SpoolSizeSource>();
+
+  // One child per label set, so a request costs a Map lookup, not prom-client's label hashing.
+  private readonly httpChildren = new Map<
+    string,
+    { count: Counter.Internal; duration: Histogram.Internal<HttpLabels> }
+  >();
+  private readonly decisionChildren = new Map<string, Counter.Internal>();
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 10 });
+    this.httpRequests = new Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests answered, by service, method, route pattern and status',
+      labelNames: ['service', 'method', 'route', 'status'],
+      registers,
+    });
+    this.httpDuration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request latency until the answer is written, by service, method, route pattern and status',
+      labelNames: ['service', 'method', 'route', 'status'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.verifyDecisions = new Counter({
+      name: 'verify_decisions_total',
+      help: 'Verify decisions, by decision (ALLOW/DENY) and reason',
+      labelNames: ['decision', 'reason'],
+      registers,
+    });
+    this.rateLimitRejections = new Counter({
+      name: 'rate_limit_rejections_total',
+      help: 'Requests refused 429 by the gateway limiter, by bucket',
+      labelNames: ['bucket'],
+      registers,
+    });
+    this.rateLimitRedisFallbacks = new Counter({
+      name: 'rate_limit_redis_fallbacks_total',
+      help: 'Limiter decisions taken in process because Redis was unavailable',
+      registers,
+    });
+    const outboxSources = this.outboxSources;
+    new Gauge({
+      name: 'outbox_backlog_events',
+      help: 'Events waiting in the outbox at the relay’s last read (capped at its batch size)',
+      registers,
+      collect() {
+        let events = 0;
+        for (const s of outboxSources) events += s.backlog().events;
+        this.set(events);
+      },
+    });
+    new Gauge({
+      name: 'outbox_oldest_event_age_seconds',
+      help: 'Age of the oldest event waiting in the outbox at the relay’s last read; 0 when empty',
+      registers,
+      collect() {
+        let oldest: number | null = null;
+        for (const s of outboxSources) {
+          const o = s.backlog().oldestMs;
+          if (o !== null && (oldest === null || o < oldest)) oldest = o;
+        }
+        this.set(oldest === null ? 0 : Math.max(0, (Date.now() - oldest) / 1000));
+      },
+    });
+    const spoolSources = this.spoolSources;
+    new Gauge({
+      name: 'event_spool_bytes',
+      help: 'Bytes of events spooled on disk while the broker is unavailable',
+      registers,
+      collect() {
+        let bytes = 0;
+        for (const s of spoolSources) bytes += s.pendingBytes();
+        this.set(bytes);
+      },
+    });
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- read inside prom-client's collect(), where `this` is the gauge
+    const self = this;
+    new Gauge({
+      name: 'audit_consumer_lag_seconds',
+      help: 'Now minus occurred_at of the newest event in the last batch audit stored',
+      registers,
+      collect() {
+        if (self.auditLastOccurredMs !== null)
+          this.set(Math.max(0, (Date.now() - self.auditLastOccurredMs) / 1000));
+      },
+    });
+    this.auditBatchSize = new Histogram({
+      name: 'audit_batch_size',
+      help: 'Events per batch written by the audit consumer',
+      buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
+      registers,
+    });
+    this.auditDeadLetters = new Counter({
+      name: 'audit_dead_letters_total',
+      help: 'Audit messages (kind=message) or invalid events of a batch message (kind=event) dead-lettered',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.kmsDuration = new Histogram({
+      name: 'kms_request_duration_seconds',
+      help: 'AWS KMS call latency, by operation',
+      labelNames: ['operation'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.kmsErrors = new Counter({
+      name: 'kms_errors_total',
+      help: 'AWS KMS calls that failed, by operation',
+      labelNames: ['operation'],
+      registers,
+    });
+  }
+
+  /** Counts one answered request; `route` is the route pattern (bounded), never the raw path. */
+  observeHttp(service: string, method: string, route: string, status: number, seconds: number): void {
+    const key = `${service} ${method} ${status} ${route}`;
+    let child = this.httpChildren.get(key);
+    if (!child) {
+      const labels = { service, method, route, status: String(status) };
+      child = { count: this.httpRequests.labels(labels), duration: this.httpDuration.labels(labels) };
+      this.httpChildren.set(key, child);
+    }
+    child.count.inc();
+    child.duration.observe(seconds);
+  }
+
+  /** Counts one verify decision; reasons are a fixed set, so the children are few. */
+  countVerifyDecision(decision: string, reason: string): void {
+    const key = `${decision} ${reason}`;
+    let child = this.decisionChildren.get(key);
+    if (!child) {
+      child = this.verifyDecisions.labels({ decision, reason });
+      this.decisionChildren.set(key, child);
+    }
+    child.inc();
+  }
+
+  /** Times the response of a plain node:http request; `route()` is read when the answer is finished. */
+  timeResponse(service: string, req: IncomingMessage, res: ServerResponse, route: () => string): void {
+    const started = performance.now();
+    res.once('finish', () =>
+      this.observeHttp(
+        service,
+        req.method ?? '',
+        route(),
+        res.statusCode,
+        (performance.now() - started) / 1000,
+      ),
+    );
+  }
+
+  /** Times a KMS call: latency always, an error counted when it throws. */
+  async timeKms<T>(operation: string, call: () => Promise<T>): Promise<T> {
+    const end = this.kmsDuration.startTimer({ operation });
+    try {
+      return await call();
+    } catch (err) {
+      this.kmsErrors.inc({ operation });
+      throw err;
+    } finally {
+      end();
+    }
+  }
+
+  /** The exposition text and its content type. */
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
+
+let current: ProcessMetrics | undefined;
+
+/** The metrics of this process, made on first use. */
+export function processMetrics(): ProcessMetrics {
+  return (current ??= new ProcessMetrics());
+}
+
+/** Answers a scrape on a plain node:http response. */
+export function serveMetrics(res: ServerResponse): void {
+  processMetrics()
+    .scrape()
+    .then(
+      ({ contentType, body }) => {
+        res.statusCode = 200;
+        res.setHeader('Content-Type', contentType);
+        res.end(body);
+      },
+      (err: unknown) => {
+        res.statusCode = 500;
+        res.setHeader('Content-Type', 'text/plain; charset=utf-8');
+        res.end(`metrics collection failed: ${err instanceof Error ? err.message : String(err)}\n`);
+      },
+    );
+}
