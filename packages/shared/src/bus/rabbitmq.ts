@@ -1,6 +1,7 @@
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
 import { auditEventSchema, type AuditEvent } from '../events';
 import type { Logger } from '../logger';
+import { processMetrics } from '../metrics';
 import { amqpTopology, type AmqpTopology } from './topology';
 import type { BatchHandler, BatchOptions, EventHandler, EventPublisher, EventSource } from './types';
 
@@ -335,6 +336,7 @@ export class RabbitEventSource implements EventSource {
         'invalid audit message dead-lettered',
       );
       channel.nack(msg, false, false);
+      processMetrics().auditDeadLetters.inc({ kind: 'message' });
       return;
     }
     const delivery: Delivery = {
@@ -344,8 +346,10 @@ export class RabbitEventSource implements EventSource {
       failed: false,
       settled: false,
     };
-    if (parsed.invalid.length > 0)
+    if (parsed.invalid.length > 0) {
       delivery.deadLettered = this.deadLetter(deadLetterChannel, msg, parsed.invalid);
+      processMetrics().auditDeadLetters.inc({ kind: 'event' }, parsed.invalid.length);
+    }
     for (const event of parsed.events) this.pending.push({ delivery, event });
     if (this.pending.length >= this.batchOptions.maxBatch) {
       const flushes: Promise<void>[] = [];
