@@ -48,19 +48,43 @@ class SwitchablePublisher implements EventPublisher {
 }
 
 describe('metrics', () => {
-  it('when the same route and status are observed twice, then one labelled child is made and counts both', async () => {
+  it('when requests are observed, then each label set is one series with cumulative buckets, its sum and count', async () => {
     const metrics = new ProcessMetrics();
-    const labels = jest.spyOn(metrics.httpRequests, 'labels');
-    metrics.observeHttp('verify', 'POST', '/v1/verify', 200, 0.001);
-    metrics.observeHttp('verify', 'POST', '/v1/verify', 200, 0.002);
-    metrics.observeHttp('verify', 'POST', '/v1/verify', 404, 0.002);
-    expect(labels).toHaveBeenCalledTimes(2);
+    const labels = { service: 'verify', method: 'POST', route: '/v1/verify' };
+    metrics.observeHttp('verify', 'POST', '/v1/verify', 200, 0.0007);
+    metrics.observeHttp('verify', 'POST', '/v1/verify', 200, 0.02);
+    metrics.observeHttp('verify', 'POST', '/v1/verify', 404, 30);
     const text = await metrics.registry.metrics();
+    const line = (name: string, extra: Record<string, string>) =>
+      `${name}{${Object.entries({ ...labels, ...extra })
+        .map(([k, v]) => `${k}="${v}"`)
+        .join(',')}}`;
+    expect(text).toContain(`${line('http_requests_total', { status: '200' })} 2\n`);
+    expect(text).toContain(`${line('http_requests_total', { status: '404' })} 1\n`);
     expect(text).toContain(
-      'http_requests_total{service="verify",method="POST",route="/v1/verify",status="200"} 2',
+      `${line('http_request_duration_seconds_bucket', { status: '200', le: '0.0005' })} 0\n`,
     );
     expect(text).toContain(
-      'http_request_duration_seconds_count{service="verify",method="POST",route="/v1/verify",status="404"} 1',
+      `${line('http_request_duration_seconds_bucket', { status: '200', le: '0.001' })} 1\n`,
+    );
+    expect(text).toContain(
+      `${line('http_request_duration_seconds_bucket', { status: '200', le: '0.025' })} 2\n`,
+    );
+    expect(text).toContain(
+      `${line('http_request_duration_seconds_bucket', { status: '404', le: '10' })} 0\n`,
+    );
+    expect(text).toContain(
+      `${line('http_request_duration_seconds_bucket', { status: '404', le: '+Inf' })} 1\n`,
+    );
+    expect(text).toContain(`${line('http_request_duration_seconds_sum', { status: '404' })} 30\n`);
+    expect(text).toContain(`${line('http_request_duration_seconds_count', { status: '200' })} 2\n`);
+    expect(text).toContain('# TYPE http_request_duration_seconds histogram\n');
+    expect(text).toContain('# TYPE http_requests_total counter\n');
+
+    metrics.countVerifyDecision('DENY', 'MANDATE_SUSPENDED');
+    metrics.countVerifyDecision('DENY', 'MANDATE_SUSPENDED');
+    expect(await metrics.registry.metrics()).toContain(
+      'verify_decisions_total{decision="DENY",reason="MANDATE_SUSPENDED"} 2\n',
     );
   });
 

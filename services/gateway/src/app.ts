@@ -281,7 +281,7 @@ function gatewayHandler(deps: GatewayDeps) {
     let principal: Principal | null = null;
     let routePattern: string | null = null;
     // Labelled by the matched route pattern; a path no route matches is one label, not one per path.
-    res.once('finish', () =>
+    res.on('finish', () =>
       metrics.observeHttp(
         'gateway',
         req.method ?? '',
