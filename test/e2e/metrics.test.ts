@@ -1,4 +1,6 @@
-import { apiClient, createTenant, eventually, startStack, type Stack } from '../support/stack';
+import amqp from 'amqplib';
+import { amqpTopology } from '@mandate/shared';
+import { AMQP_URL, apiClient, createTenant, eventually, startStack, type Stack } from '../support/stack';
 
 type Samples = { name: string; labels: Record<string, string>; value: number }[];
 
@@ -90,6 +92,32 @@ describe('end to end: /metrics of every service after a walk-through', () => {
       'both verifications in the audit trail',
     );
 
+    // A message that is no audit event: the consumer dead-letters it.
+    const topology = amqpTopology(stack.namespace);
+    const connection = await amqp.connect(AMQP_URL);
+    try {
+      const channel = await connection.createConfirmChannel();
+      await new Promise<void>((resolve, reject) =>
+        channel.publish(
+          topology.exchange,
+          topology.routingKey('API_CALL'),
+          Buffer.from('not json'),
+          {},
+          (err) => (err ? reject(err) : resolve()),
+        ),
+      );
+    } finally {
+      await connection.close();
+    }
+    await eventually(
+      async () => {
+        const samples = await scrape(stack.services.audit.url);
+        return total(samples, 'audit_dead_letters_total', { kind: 'message' }) === 1 ? true : undefined;
+      },
+      10_000,
+      'the dead letter counted',
+    );
+
     const gateway = await scrapeGateway();
     expect(
       total(gateway, 'http_requests_total', {
@@ -134,6 +162,7 @@ describe('end to end: /metrics of every service after a walk-through', () => {
     expect(total(audit, 'audit_batch_size_sum')).toBeGreaterThanOrEqual(2);
     expect(total(audit, 'audit_consumer_lag_seconds')).toBeGreaterThanOrEqual(0);
     expect(audit.some((s) => s.name === 'audit_consumer_lag_seconds')).toBe(true);
+    expect(audit.some((s) => s.name === 'audit_queue_messages')).toBe(true);
     expect(total(audit, 'http_requests_total', { service: 'audit', route: '/v1/events' })).toBeGreaterThan(0);
 
     // Event-loop delay and the other process metrics, on every service.

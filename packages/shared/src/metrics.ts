@@ -10,6 +10,11 @@ export interface OutboxBacklogSource {
   backlog(): { events: number; oldestMs: number | null };
 }
 
+/** A queue consumer that can tell how many messages wait in its queue (null: not connected). */
+export interface QueueDepthSource {
+  queueDepth(): Promise<number | null>;
+}
+
 /** A spool's bytes on disk. */
 export interface SpoolSizeSource {
   pendingBytes(): number;
@@ -148,6 +153,7 @@ export class ProcessMetrics {
   auditLastOccurredMs: number | null = null;
   readonly outboxSources = new Set<OutboxBacklogSource>();
   readonly spoolSources = new Set<SpoolSizeSource>();
+  readonly queueSources = new Set<QueueDepthSource>();
 
   constructor() {
     const registers = [this.registry];
@@ -223,6 +229,22 @@ export class ProcessMetrics {
       collect() {
         if (self.auditLastOccurredMs !== null)
           this.set(Math.max(0, (Date.now() - self.auditLastOccurredMs) / 1000));
+      },
+    });
+    const queueSources = this.queueSources;
+    new Gauge({
+      name: 'audit_queue_messages',
+      help: 'Messages ready in the audit queue, not yet delivered to a consumer (asked of RabbitMQ on scrape)',
+      registers,
+      async collect() {
+        let total: number | null = null;
+        for (const s of queueSources) {
+          const depth = await s.queueDepth().catch(() => null);
+          if (depth !== null) total = (total ?? 0) + depth;
+        }
+        // Not connected: no sample, rather than a 0 that reads as "caught up".
+        if (total === null) this.reset();
+        else this.set(total);
       },
     });
     this.auditBatchSize = new Histogram({
