@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { AppError, badRequest, describeZodError, type ErrorEnvelope } from './errors';
 import type { Logger } from './logger';
+import { processMetrics, serveMetrics } from './metrics';
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -190,11 +191,16 @@ export function route(router: Router, path: string, handlers: Partial<Record<Met
 
 export type ReadinessCheck = () => Promise<Record<string, string>>;
 
-/** /healthz says the process is alive; /readyz runs the service's dependency checks. */
+/**
+ * /healthz says the process is alive; /readyz runs the service's dependency checks; /metrics is
+ * the process's Prometheus text. All three are on the service's own port only (the gateway routes
+ * none of them) and need no token, like the probes that read them.
+ */
 export function healthRoutes(app: Express, readiness: ReadinessCheck) {
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  app.get('/metrics', (_req, res) => serveMetrics(res));
   app.get('/readyz', async (_req, res) => {
     try {
       const checks = await readiness();
@@ -206,12 +212,13 @@ export function healthRoutes(app: Express, readiness: ReadinessCheck) {
   });
 }
 
-/** The shared start of every service's express app. */
-export function baseApp(): Express {
+/** The shared start of every service's express app; with `service`, its requests are counted in /metrics. */
+export function baseApp(service?: string): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
+  if (service) app.use(httpMetricsMiddleware(service));
   app.use(requestIdMiddleware());
   // listen() sets it too; this covers an app served by anything else (supertest, an embedding server).
   app.use((_req, res, next) => {
@@ -219,6 +226,23 @@ export function baseApp(): Express {
     next();
   });
   return app;
+}
+
+/**
+ * Counts every answer by the route pattern express matched (`req.baseUrl` + `req.route.path`,
+ * read when the answer is finished), never by the raw path, so the label set stays bounded.
+ */
+export function httpMetricsMiddleware(service: string): RequestHandler {
+  const metrics = processMetrics();
+  return (req, res, next) => {
+    metrics.timeResponse(service, req, res, () => routeLabel(req));
+    next();
+  };
+}
+
+function routeLabel(req: Request): string {
+  const path = (req.route as { path?: unknown } | undefined)?.path;
+  return typeof path === 'string' ? req.baseUrl + path : '(unmatched)';
 }
 
 /** SPEC §11: on every response, so no browser sniffs a JSON error into something executable. */

@@ -24,3 +24,4 @@ export * from './snapshot-mac';
 export * from './mandate-snapshot';
 export * from './secrets';
 export * from './text';
+export * from './metrics';

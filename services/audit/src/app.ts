@@ -42,7 +42,7 @@ export function createApp(deps: Deps): AuditService {
   let consumer: AuditConsumer | undefined;
   let server: RunningServer | undefined;
 
-  const app = baseApp();
+  const app = baseApp('audit');
   healthRoutes(app, async () => ({
     consumer: consumer ? (consumer.state === 'running' ? 'ok' : consumer.state) : 'not started',
     store: await store.ping().then(

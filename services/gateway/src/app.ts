@@ -8,7 +8,9 @@ import {
   baseApp,
   describeZodError,
   listen,
+  processMetrics,
   requestIdFor,
+  serveMetrics,
   type ErrorEnvelope,
   type EventPublisher,
   type InternalTokens,
@@ -20,6 +22,7 @@ import {
 import {
   authenticate,
   credentialKind,
+  sameSecret,
   header,
   type JwtAuthenticator,
   type Principal,
@@ -117,6 +120,17 @@ function simplePath(url: string | undefined): string | undefined {
     }
   }
   return url.slice(0, end);
+}
+
+/**
+ * The gateway's own /metrics: its port is the public one, so only the operator token reads it
+ * (Prometheus sends it as a bearer token); anyone else gets the route table's 404, and no
+ * /metrics of another service is ever forwarded (the table has no such route).
+ */
+function isOwnMetricsScrape(req: IncomingMessage, path: string, operatorToken: string): boolean {
+  if ((req.method !== 'GET' && req.method !== 'HEAD') || path !== '/metrics') return false;
+  const auth = req.headers.authorization;
+  return typeof auth === 'string' && auth.startsWith('Bearer ') && sameSecret(auth.slice(7), operatorToken);
 }
 
 /** /healthz and /readyz as express routed them: any case, an optional trailing slash, GET or HEAD. */
@@ -250,6 +264,7 @@ function gatewayHandler(deps: GatewayDeps) {
   }
   // Decided once: with LOG_LEVEL above info (the benchmark), requests pay nothing for it.
   const accessLog = deps.accessLog === true && deps.logger.isLevelEnabled('info');
+  const metrics = processMetrics();
 
   return async function handle(
     req: IncomingMessage,
@@ -261,9 +276,20 @@ function gatewayHandler(deps: GatewayDeps) {
     const health = healthRoute(req.method, rawPath);
     if (health === 'healthz') return sendJson(res, 200, '{"status":"ok"}');
     if (health === 'readyz') return ready(res);
+    if (isOwnMetricsScrape(req, rawPath, deps.operatorToken)) return serveMetrics(res);
 
     let principal: Principal | null = null;
     let routePattern: string | null = null;
+    // Labelled by the matched route pattern; a path no route matches is one label, not one per path.
+    res.on('finish', () =>
+      metrics.observeHttp(
+        'gateway',
+        req.method ?? '',
+        routePattern ?? '(unmatched)',
+        res.statusCode,
+        (performance.now() - started) / 1000,
+      ),
+    );
     if (accessLog) {
       res.once('finish', () =>
         deps.logger.info(

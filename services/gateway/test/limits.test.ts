@@ -7,6 +7,7 @@ import {
   fixedClock,
   listen,
   newId,
+  processMetrics,
   requireInternalToken,
   type Clock,
   type EventPublisher,
@@ -113,6 +114,14 @@ async function sendUntilRefused<R extends { status: number }>(
     all.push(...(await Promise.all(Array.from({ length: batchSize }, send))));
   }
   return all;
+}
+
+/** A counter of this process's metrics, summed over the series whose labels include `labels`. */
+async function counterValue(name: string, labels: Record<string, string> = {}): Promise<number> {
+  const metric = await processMetrics().registry.getSingleMetric(name)!.get();
+  return metric.values
+    .filter((v) => Object.entries(labels).every(([k, want]) => v.labels[k] === want))
+    .reduce((sum, v) => sum + v.value, 0);
 }
 
 describe('gateway rate limits and quotas (real Redis)', () => {
@@ -566,12 +575,19 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       });
 
       // Still serving, and still limiting with the same numbers, in this process only.
+      const fallbacksBefore = await counterValue('rate_limit_redis_fallbacks_total');
+      const rejectionsBefore = await counterValue('rate_limit_rejections_total', { bucket: 'global' });
       const auth = freshKey();
       const rs = await Promise.all(
         Array.from({ length: 5 }, () => viaProxy.call('GET', '/v1/mandates', auth)),
       );
       expect(statuses(rs)).toEqual([200, 200, 200, 200, 200]);
       expect((await viaProxy.call('GET', '/v1/mandates', auth)).status).toBe(429);
+      // Every one of those six decisions was taken in process, and the sixth is a counted rejection.
+      expect(await counterValue('rate_limit_redis_fallbacks_total')).toBe(fallbacksBefore + 6);
+      expect(await counterValue('rate_limit_rejections_total', { bucket: 'global' })).toBe(
+        rejectionsBefore + 1,
+      );
       // The other replica, still on Redis, never saw those requests.
       expect((await direct.call('GET', '/v1/mandates', auth)).status).toBe(200);
 

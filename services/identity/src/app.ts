@@ -46,7 +46,7 @@ export function createApp(deps: Deps) {
         (err) => deps.logger.warn({ err }, 'staging key sweep failed; retrying on the next tick'),
       )
     : undefined;
-  const app = baseApp();
+  const app = baseApp('identity');
   healthRoutes(app, async () => {
     const checks: Record<string, string> = {};
     try {

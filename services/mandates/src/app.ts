@@ -51,7 +51,7 @@ export function createApp(given: Deps) {
   // Set on the given object (not a copy): callers and tests may swap a dependency of a running app.
   const deps: Deps = given;
   deps.relay ??= ownRelay;
-  const app = baseApp();
+  const app = baseApp('mandates');
   healthRoutes(app, async () => {
     const checks: Record<string, string> = {};
     await deps.store.ping().then(

@@ -13,6 +13,7 @@ import {
   decodeProtectedHeader,
   type JWK,
 } from 'jose';
+import { processMetrics } from '@mandate/shared';
 import { derToJose } from '../src/signing/der';
 import { KmsKeyMisconfigured, KmsSigner, KmsUnavailable } from '../src/signing/kms-signer';
 import { EVIDENCE_JWS_TYP } from '../src/signing/signer';
@@ -267,6 +268,42 @@ describe('KmsSigner through the KMS client (commands mocked with aws-sdk-client-
         .callsFake(async (input: SignCommandInput) => signAnswer([other], { ...input, KeyId: other.arn }));
       const signer = new KmsSigner({ client, keyIds: [published.keyId] });
       await expect(signer.sign('x')).rejects.toThrow('does not verify with the public key');
+    });
+  });
+
+  describe('metrics', () => {
+    /** The count of one labelled series of a counter or histogram in the process registry. */
+    async function seriesValue(name: string, operation: string): Promise<number> {
+      const metric = await processMetrics().registry.getSingleMetric(name)!.get();
+      const wanted = name.endsWith('_seconds') ? `${name}_count` : name;
+      const sample = metric.values.find(
+        (v) =>
+          ((v as { metricName?: string }).metricName ?? name) === wanted && v.labels.operation === operation,
+      );
+      return sample?.value ?? 0;
+    }
+
+    it('when Sign is throttled once and then succeeds, then both calls are timed and the failed one is counted as an error', async () => {
+      const key = makeKmsKey('metrics');
+      const { client, kms } = kmsWith([key]);
+      kms
+        .on(SignCommand)
+        .rejectsOnce(throttled())
+        .callsFake(async (input: SignCommandInput) => signAnswer([key], input));
+      const signer = new KmsSigner({ client, keyIds: [key.keyId], retry: instantRetry().retry });
+      const before = {
+        signCalls: await seriesValue('kms_request_duration_seconds', 'Sign'),
+        keyCalls: await seriesValue('kms_request_duration_seconds', 'GetPublicKey'),
+        signErrors: await seriesValue('kms_errors_total', 'Sign'),
+        keyErrors: await seriesValue('kms_errors_total', 'GetPublicKey'),
+      };
+
+      await signer.sign('counted');
+
+      expect(await seriesValue('kms_request_duration_seconds', 'Sign')).toBe(before.signCalls + 2);
+      expect(await seriesValue('kms_request_duration_seconds', 'GetPublicKey')).toBe(before.keyCalls + 1);
+      expect(await seriesValue('kms_errors_total', 'Sign')).toBe(before.signErrors + 1);
+      expect(await seriesValue('kms_errors_total', 'GetPublicKey')).toBe(before.keyErrors);
     });
   });
 });

@@ -45,7 +45,7 @@ export function createApp(given: Deps): VerifyApp {
     metrics: given.metrics ?? new VerifyMetrics(),
     mandatesTokens: given.mandatesTokens ?? new CachedTokenMinter(given.tokens),
   };
-  const app = baseApp();
+  const app = baseApp('verify');
   healthRoutes(app, async () => ({ mandates: await deps.reader.check() }));
   app.use(requireInternalToken(deps.tokens, 'verify'));
   app.use(jsonBody());

@@ -1,6 +1,7 @@
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
 import { auditEventSchema, type AuditEvent } from '../events';
 import type { Logger } from '../logger';
+import { processMetrics, type QueueDepthSource } from '../metrics';
 import { amqpTopology, type AmqpTopology } from './topology';
 import type { BatchHandler, BatchOptions, EventHandler, EventPublisher, EventSource } from './types';
 
@@ -221,7 +222,7 @@ interface Delivery {
  * invalid ones dead-lettered); a failed write requeues it whole, and redeliveries are harmless
  * because the store keeps each event id once. Reconnects with backoff when the broker goes away.
  */
-export class RabbitEventSource implements EventSource {
+export class RabbitEventSource implements EventSource, QueueDepthSource {
   readonly kind = 'rabbitmq' as const;
   private connection?: ChannelModel;
   private channel?: Channel;
@@ -255,6 +256,7 @@ export class RabbitEventSource implements EventSource {
 
   async startBatched(handler: BatchHandler, options: BatchOptions = {}): Promise<void> {
     this.stopped = false;
+    processMetrics().queueSources.add(this);
     this.batchOptions = { maxBatch: options.maxBatch ?? 100, maxDelayMs: options.maxDelayMs ?? 20 };
     try {
       await this.connect(handler);
@@ -335,6 +337,7 @@ export class RabbitEventSource implements EventSource {
         'invalid audit message dead-lettered',
       );
       channel.nack(msg, false, false);
+      processMetrics().auditDeadLetters.inc({ kind: 'message' });
       return;
     }
     const delivery: Delivery = {
@@ -344,8 +347,10 @@ export class RabbitEventSource implements EventSource {
       failed: false,
       settled: false,
     };
-    if (parsed.invalid.length > 0)
+    if (parsed.invalid.length > 0) {
       delivery.deadLettered = this.deadLetter(deadLetterChannel, msg, parsed.invalid);
+      processMetrics().auditDeadLetters.inc({ kind: 'event' }, parsed.invalid.length);
+    }
     for (const event of parsed.events) this.pending.push({ delivery, event });
     if (this.pending.length >= this.batchOptions.maxBatch) {
       const flushes: Promise<void>[] = [];
@@ -442,8 +447,25 @@ export class RabbitEventSource implements EventSource {
     );
   }
 
+  /**
+   * Messages ready in the audit queue (the `audit_queue_messages` gauge): a passive check on a
+   * channel of its own, so a failed check never closes the consuming channel.
+   */
+  async queueDepth(): Promise<number | null> {
+    const connection = this.connection;
+    if (!connection || !this.channel) return null;
+    const ch = await connection.createChannel();
+    ch.on('error', () => undefined);
+    try {
+      return (await ch.checkQueue(this.topology.auditQueue)).messageCount;
+    } finally {
+      await ch.close().catch(() => undefined);
+    }
+  }
+
   async stop(): Promise<void> {
     this.stopped = true;
+    processMetrics().queueSources.delete(this);
     // No new deliveries from here on; what was delivered is written and acked below.
     if (this.channel && this.consumerTag) await this.channel.cancel(this.consumerTag).catch(() => undefined);
     // Until nothing is left: a batch timer that fires meanwhile starts one more tracked flush.

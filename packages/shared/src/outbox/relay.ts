@@ -1,6 +1,7 @@
 import type { AuditEvent } from '../events';
 import type { EventPublisher } from '../bus/types';
 import type { Logger } from '../logger';
+import { processMetrics, type OutboxBacklogSource } from '../metrics';
 
 /**
  * The outbox half of a store: events written in the same atomic write as the change they
@@ -50,7 +51,7 @@ export interface EventRelay {
  * missed (broker down, process restarted, another instance's writes). Several instances relaying
  * the same store is harmless for the same reason.
  */
-export class OutboxRelay implements EventRelay {
+export class OutboxRelay implements EventRelay, OutboxBacklogSource {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private again = false;
@@ -67,6 +68,8 @@ export class OutboxRelay implements EventRelay {
    */
   private readonly finishedDuringRead = new Set<Set<string>>();
   private readonly opts: Required<OutboxRelayOptions>;
+  /** What the last outbox read found, for the backlog gauges (read on scrape, no query of its own). */
+  private lastBacklog: { events: number; oldestMs: number | null } = { events: 0, oldestMs: null };
 
   constructor(
     private readonly store: OutboxStore,
@@ -85,8 +88,13 @@ export class OutboxRelay implements EventRelay {
   start(): void {
     if (this.started) return;
     this.started = true;
+    processMetrics().outboxSources.add(this);
     this.schedule();
     this.kick();
+  }
+
+  backlog(): { events: number; oldestMs: number | null } {
+    return this.lastBacklog;
   }
 
   /** A local write just added events: publish now (unless the broker failed a moment ago). */
@@ -164,6 +172,7 @@ export class OutboxRelay implements EventRelay {
       }
       // A publishNow that failed leaves its events in the outbox: the next poll takes them.
       const events = pending.filter((e) => !this.inFlight.has(e.id) && !finished.has(e.id));
+      this.lastBacklog = backlogOf(pending);
       if (events.length === 0) break;
       await withTimeout(this.publisher.publish(events), this.opts.publishTimeoutMs, 'outbox publish');
       await this.store.markSent(events.map((e) => e.id));
@@ -172,7 +181,11 @@ export class OutboxRelay implements EventRelay {
         this.failing = false;
         this.logger.info('outbox relay publishing again');
       }
-      if (pending.length < this.opts.batchSize) break;
+      if (pending.length < this.opts.batchSize) {
+        // Everything read is confirmed now (in-flight events are being published by publishNow).
+        this.lastBacklog = { events: 0, oldestMs: null };
+        break;
+      }
     }
     return total;
   }
@@ -196,6 +209,7 @@ export class OutboxRelay implements EventRelay {
   /** Stops polling, waits for the pass in progress and makes one last bounded attempt; what remains stays in the store. */
   async stop(timeoutMs = 5_000): Promise<void> {
     this.started = false;
+    processMetrics().outboxSources.delete(this);
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.running;
@@ -208,4 +222,13 @@ export class OutboxRelay implements EventRelay {
       );
     }
   }
+}
+
+function backlogOf(pending: AuditEvent[]): { events: number; oldestMs: number | null } {
+  let oldestMs: number | null = null;
+  for (const e of pending) {
+    const t = Date.parse(e.occurred_at);
+    if (!Number.isNaN(t) && (oldestMs === null || t < oldestMs)) oldestMs = t;
+  }
+  return { events: pending.length, oldestMs };
 }

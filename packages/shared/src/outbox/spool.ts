@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { AuditEvent } from '../events';
 import type { EventPublisher } from '../bus/types';
+import { processMetrics, type SpoolSizeSource } from '../metrics';
 import type { Logger } from '../logger';
 import { withTimeout } from './relay';
 
@@ -56,7 +57,7 @@ export function defaultSpoolDir(service: string, namespace: string, port: number
  * replayed after the next start. At-least-once: a replay interrupted between the confirm and the
  * delete publishes again, and the audit store keeps each event id once.
  */
-export class SpoolingPublisher implements EventPublisher {
+export class SpoolingPublisher implements EventPublisher, SpoolSizeSource {
   private spooling = false;
   private closed = false;
   private disk: Promise<unknown> = Promise.resolve();
@@ -92,6 +93,7 @@ export class SpoolingPublisher implements EventPublisher {
     await mkdir(dir, { recursive: true });
     await lock(dir);
     const spool = new SpoolingPublisher(inner, dir, options.logger, options);
+    processMetrics().spoolSources.add(spool);
     const segments = await spool.segments();
     for (const file of segments) spool.bytesOnDisk += (await stat(path.join(dir, file))).size;
     if (segments.length > 0) {
@@ -113,6 +115,11 @@ export class SpoolingPublisher implements EventPublisher {
 
   /** Events waiting on disk (bytes), for readiness and tests. */
   get spooledBytes(): number {
+    return this.bytesOnDisk;
+  }
+
+  /** The `event_spool_bytes` gauge. */
+  pendingBytes(): number {
     return this.bytesOnDisk;
   }
 
@@ -262,6 +269,7 @@ export class SpoolingPublisher implements EventPublisher {
     }
     await this.serialized(() => this.seal());
     await unlock(this.dir);
+    processMetrics().spoolSources.delete(this);
     // An empty spool leaves nothing behind; one holding events stays for the next start.
     await rmdir(this.dir).catch(() => undefined);
     await this.inner.close();

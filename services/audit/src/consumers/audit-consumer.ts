@@ -1,4 +1,4 @@
-import type { EventSource, Logger } from '@mandate/shared';
+import { processMetrics, type EventSource, type Logger } from '@mandate/shared';
 import { recordEvents } from '../domain/events';
 import type { EventStore } from '../store/event-store';
 
@@ -25,11 +25,17 @@ export async function startAuditConsumer(
 ): Promise<AuditConsumer> {
   let state: ConsumerState = 'running';
   let handled = 0;
+  const metrics = processMetrics();
   // One idempotent insertMany per batch: redeliveries and duplicates inside a batch are stored once.
   await source.startBatched(
     async (events) => {
       await recordEvents(store, events);
       handled += events.length;
+      metrics.auditBatchSize.observe(events.length);
+      // The lag is how old the newest event just stored was: what a reader of the trail is behind.
+      let newest = metrics.auditLastOccurredMs ?? 0;
+      for (const e of events) newest = Math.max(newest, Date.parse(e.occurred_at) || 0);
+      if (newest > 0) metrics.auditLastOccurredMs = newest;
       logger.debug({ count: events.length }, 'audit events recorded');
     },
     { maxBatch: options.maxBatch ?? 100, maxDelayMs: options.maxDelayMs ?? 20 },

@@ -87,7 +87,7 @@ export function credentialKind(
   }
 }
 
-function sameSecret(a: string, b: string): boolean {
+export function sameSecret(a: string, b: string): boolean {
   // Hash first so lengths match and timingSafeEqual leaks nothing about the operator token.
   return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 }

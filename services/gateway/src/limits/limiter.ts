@@ -1,5 +1,5 @@
 import { RateLimiterRes, type RateLimiterLike } from 'rate-limiter-flexible';
-import { systemClock, type Clock, type Logger } from '@mandate/shared';
+import { processMetrics, systemClock, type Clock, type Logger } from '@mandate/shared';
 import {
   ENDPOINT_LIMITS,
   PLANS,
@@ -95,6 +95,7 @@ export class PlanLimiter implements RequestLimiter {
   private readonly authFailures: RateLimiterLike;
   /** IPs this process saw go over that limit, and until when (ms); bounded, dropped once passed. */
   private readonly blockedUntil = new Map<string, number>();
+  private readonly metrics = processMetrics();
 
   constructor(
     private readonly limits: LimitsConfig,
@@ -135,7 +136,10 @@ export class PlanLimiter implements RequestLimiter {
     const until = this.blockedUntil.get(ip);
     if (until === undefined) return 0;
     const left = until - this.nowMs();
-    if (left > 0) return Math.max(1, seconds(left));
+    if (left > 0) {
+      this.metrics.rateLimitRejections.inc({ bucket: 'auth_failures' });
+      return Math.max(1, seconds(left));
+    }
     this.blockedUntil.delete(ip);
     return 0;
   }
@@ -155,6 +159,7 @@ export class PlanLimiter implements RequestLimiter {
     }
     if (this.blockedUntil.size >= 10_000) this.blockedUntil.clear();
     this.blockedUntil.set(ip, this.nowMs() + res.msBeforeNext);
+    this.metrics.rateLimitRejections.inc({ bucket: 'auth_failures' });
     return Math.max(1, seconds(res.msBeforeNext));
   }
 
@@ -226,6 +231,7 @@ export class PlanLimiter implements RequestLimiter {
           refundable = false;
         } catch {
           // The store did not answer: the per-process limiters decide, as each store limiter's insurance would.
+          this.metrics.rateLimitRedisFallbacks.inc();
           outcomes = await this.consumeEach(applied, (l) => backend.insurance?.(l) ?? l);
         }
       } else outcomes = await this.consumeEach(applied, (l) => l);
@@ -242,6 +248,16 @@ export class PlanLimiter implements RequestLimiter {
       if (refundable) this.refund(applied, outcomes);
       const a = applied[blocking]!;
       const quota = a.kind === 'quota';
+      // applied is [onboarding] or [global, endpoint?, quota]: the blocking index names the bucket.
+      this.metrics.rateLimitRejections.inc({
+        bucket: quota
+          ? 'quota'
+          : subject.kind === 'client_ip'
+            ? 'onboarding'
+            : blocking === 0
+              ? 'global'
+              : `endpoint:${endpoint}`,
+      });
       const retryAfter = quota
         ? seconds(msToNextMonth)
         : Math.max(1, seconds(outcomes[blocking]!.res.msBeforeNext));

@@ -1,7 +1,7 @@
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { GetPublicKeyCommand, SignCommand, type KMSClient } from '@aws-sdk/client-kms';
 import { calculateJwkThumbprint, type JWK } from 'jose';
-import type { Logger } from '@mandate/shared';
+import { processMetrics, type Logger } from '@mandate/shared';
 import { derToJose } from './der';
 import type { SignOptions, Signer } from './signer';
 
@@ -208,7 +208,8 @@ export class KmsSigner implements Signer {
     const { attempts, baseDelayMs, maxDelayMs, sleep, random } = this.retry;
     for (let attempt = 1; ; attempt++) {
       try {
-        return await call();
+        // Each attempt is one KMS call: its latency and, when it fails, an error are counted.
+        return await processMetrics().timeKms(operation, call);
       } catch (err) {
         if (!isRetryableKmsError(err)) throw err;
         if (attempt >= attempts) throw new KmsUnavailable(operation, err);

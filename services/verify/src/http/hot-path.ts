@@ -6,6 +6,7 @@ import {
   INTERNAL_TOKEN_HEADER,
   describeZodError,
   parseJsonBody,
+  processMetrics,
   requestIdFor,
   type CallerContext,
   type ErrorEnvelope,
@@ -51,6 +52,9 @@ function send(res: ServerResponse, status: number, body: string, headers: Record
   res.end(body);
 }
 
+/** The express route's pattern, so both handlers count under one label. */
+const verifyRoute = () => '/v1/verify';
+
 /**
  * POST /v1/verify without express: the same checks in the same order as the express stack
  * (internal token, JSON body, tenant, validation) and the same answers, at a fraction of the
@@ -62,6 +66,7 @@ export function verifyHotPath(
   metrics: VerifyMetrics,
   fallback: RequestListener,
 ): RequestListener {
+  const http = processMetrics();
   return (req, res) => {
     const url = req.url ?? '';
     const token = req.headers[INTERNAL_TOKEN_HEADER];
@@ -85,6 +90,8 @@ export function verifyHotPath(
       // The express stack answers the 401 in its own words.
       return fallback(req, res);
     }
+    // Timed from here: a request handed to express above is timed (and counted) by express instead.
+    http.timeResponse('verify', req, res, verifyRoute);
     const requestId = requestIdFor(req.headers['x-request-id']);
     res.setHeader('X-Request-Id', requestId);
     // The request id of the call is the one it names (the gateway reuses tokens across requests).

@@ -1,5 +1,13 @@
 import { Router, type Request, type Response } from 'express';
-import { buildEvent, callerOf, notFound, route, tenantOf, type CallerContext } from '@mandate/shared';
+import {
+  buildEvent,
+  callerOf,
+  notFound,
+  processMetrics,
+  route,
+  tenantOf,
+  type CallerContext,
+} from '@mandate/shared';
 import { decide, serialiseDecision } from '../domain/decide';
 import type { Deps } from '../app';
 import { VerifyMetrics } from '../metrics';
@@ -12,6 +20,8 @@ export interface VerifyCall {
   requestId?: string;
   body: unknown;
 }
+
+const decisions = processMetrics();
 
 /** One verify: validate, read the mandate, decide, hand the event over; answers the response body. */
 export async function performVerify(deps: Deps, metrics: VerifyMetrics, call: VerifyCall): Promise<string> {
@@ -57,6 +67,7 @@ export async function performVerify(deps: Deps, metrics: VerifyMetrics, call: Ve
     });
 
   metrics.verifications++;
+  decisions.countVerifyDecision(decision.decision, decision.reason);
   return serialiseDecision(decision);
 }
 
