@@ -28,71 +28,110 @@ export interface EmbeddedStack {
   stop(): Promise<void>;
 }
 
-export async function startEmbedded(
-  env: NodeJS.ProcessEnv = process.env,
-  quiet = false,
-): Promise<EmbeddedStack> {
-  const level = quiet ? 'silent' : (env.LOG_LEVEL ?? 'info');
-  const bus = new InProcessBus(createLogger('bus', level));
-  const generatedOperatorToken = env.OPERATOR_TOKEN ? undefined : randomBytes(24).toString('base64url');
-  const shared = {
-    ...env,
-    INTERNAL_TOKEN_SECRET: env.INTERNAL_TOKEN_SECRET ?? randomBytes(32).toString('hex'),
-    OPERATOR_TOKEN: env.OPERATOR_TOKEN ?? generatedOperatorToken,
-  };
-  // Internal services take any free port; only the gateway listens on PORT.
-  const internal = { ...shared, PORT: '0', HOST: '127.0.0.1' };
+/** The five services started in this process by startInProcess, gateway last. */
+export interface InProcessServices {
+  identity: StartedService<unknown, { store: object }>;
+  mandates: StartedService<unknown, { store: object }>;
+  verify: StartedService<unknown>;
+  audit: StartedService<unknown, { store: object }>;
+  gateway: StartedService<unknown>;
+  servers: Record<string, RunningServer>;
+  /** Gateway first (stops new work), then the services, then the bus drains. */
+  stop(): Promise<void>;
+}
+
+export interface InProcessOptions {
+  bus: InProcessBus;
+  logLevel: string;
+  /** Environment of the four internal services (they take any free port). */
+  internal: NodeJS.ProcessEnv;
+  /** Environment of the gateway; the upstream URLs are added. */
+  gateway: NodeJS.ProcessEnv;
+  /** Added to the mandates service's environment. */
+  mandates?: NodeJS.ProcessEnv;
+  /** Key revocations and role changes evict the gateway's cached credentials at once. */
+  credentialEvents?: boolean;
+}
+
+/**
+ * The five services in one process, each through the same steps as its own main.ts
+ * (startService), sharing `bus` as the embedded override, wired to each other by URL: the one
+ * composition of `npm start` and of the in-process product the fuzz tests drive.
+ */
+export async function startInProcess(options: InProcessOptions): Promise<InProcessServices> {
+  const { bus, logLevel, internal } = options;
   const stops: (() => Promise<void>)[] = [];
   const servers: Record<string, RunningServer> = {};
-
-  // The same steps as each service's own main.ts (runService), with the shared bus as override.
   const run = async <C extends BaseConfig, D, O>(
     main: ServiceMain<C, D, O>,
     serviceEnv: NodeJS.ProcessEnv,
     overrides: StartOptions<O>['overrides'],
   ): Promise<StartedService<C, D>> => {
-    const started = await startService(main, serviceEnv, { overrides, logLevel: level });
+    const started = await startService(main, serviceEnv, { overrides, logLevel });
     servers[main.name] = started.server;
     stops.push(started.stop);
     return started;
   };
-
+  const stop = async () => {
+    for (const s of stops.reverse()) await s();
+    await bus.close();
+  };
   try {
-    // A bad gateway setting (PORT, …) is reported before four services start for nothing.
-    parseConfig(gateway.configSchema, shared);
     const identityService = await run(identity, internal, { publisher: bus });
-    const mandatesService = await run(mandates, internal, { publisher: bus });
+    const mandatesService = await run(mandates, { ...internal, ...options.mandates }, { publisher: bus });
     const mandatesUrl = mandatesService.server.url;
     const verifyService = await run(verify, { ...internal, MANDATES_URL: mandatesUrl }, { publisher: bus });
     const auditService = await run(audit, { ...internal, MANDATES_URL: mandatesUrl }, { source: bus });
     const gatewayService = await run(
       gateway,
       {
-        ...shared,
+        ...options.gateway,
         MANDATES_URL: mandatesUrl,
         VERIFY_URL: verifyService.server.url,
         IDENTITY_URL: identityService.server.url,
         AUDIT_URL: auditService.server.url,
       },
-      // Key revocations and role changes evict the gateway's cached credentials at once.
-      { publisher: bus, credentialEvents: bus },
+      options.credentialEvents ? { publisher: bus, credentialEvents: bus } : { publisher: bus },
     );
-
-    const url = gatewayService.server.url;
-    if (!quiet) printBanner(env, url, generatedOperatorToken, servers);
     return {
-      url,
-      operatorToken: shared.OPERATOR_TOKEN!,
-      async stop() {
-        // Gateway first (stops new work), then the services, then the bus drains.
-        for (const stop of stops.reverse()) await stop();
-        await bus.close();
-      },
+      identity: identityService,
+      mandates: mandatesService,
+      verify: verifyService,
+      audit: auditService,
+      gateway: gatewayService,
+      servers,
+      stop,
     };
   } catch (err) {
-    for (const stop of stops.reverse()) await stop().catch(() => undefined);
+    for (const s of stops.reverse()) await s().catch(() => undefined);
     throw err;
   }
+}
+
+export async function startEmbedded(
+  env: NodeJS.ProcessEnv = process.env,
+  quiet = false,
+): Promise<EmbeddedStack> {
+  const level = quiet ? 'silent' : (env.LOG_LEVEL ?? 'info');
+  const generatedOperatorToken = env.OPERATOR_TOKEN ? undefined : randomBytes(24).toString('base64url');
+  const shared = {
+    ...env,
+    INTERNAL_TOKEN_SECRET: env.INTERNAL_TOKEN_SECRET ?? randomBytes(32).toString('hex'),
+    OPERATOR_TOKEN: env.OPERATOR_TOKEN ?? generatedOperatorToken,
+  };
+  // A bad gateway setting (PORT, …) is reported before four services start for nothing.
+  parseConfig(gateway.configSchema, shared);
+  const services = await startInProcess({
+    bus: new InProcessBus(createLogger('bus', level)),
+    logLevel: level,
+    // Internal services take any free port; only the gateway listens on PORT.
+    internal: { ...shared, PORT: '0', HOST: '127.0.0.1' },
+    gateway: shared,
+    credentialEvents: true,
+  });
+  const url = services.gateway.server.url;
+  if (!quiet) printBanner(env, url, generatedOperatorToken, services.servers);
+  return { url, operatorToken: shared.OPERATOR_TOKEN!, stop: services.stop };
 }
 
 function printBanner(

@@ -3,20 +3,8 @@
  * (scripts/embedded.ts), but keeping a handle on every store so a test can read them.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  InProcessBus,
-  createLogger,
-  startService,
-  type BaseConfig,
-  type ServiceMain,
-  type StartOptions,
-  type StartedService,
-} from '@mandate/shared';
-import { service as audit } from '../../services/audit/src/service';
-import { service as gateway } from '../../services/gateway/src/service';
-import { service as identity } from '../../services/identity/src/service';
-import { service as mandates } from '../../services/mandates/src/service';
-import { service as verify } from '../../services/verify/src/service';
+import { InProcessBus, createLogger } from '@mandate/shared';
+import { startInProcess } from '../../scripts/embedded';
 
 export interface Product {
   url: string;
@@ -37,57 +25,23 @@ export async function startProduct(gatewayEnv: Record<string, string> = {}): Pro
     LOG_LEVEL: level,
   };
   const internal = { ...base, PORT: '0', HOST: '127.0.0.1' };
-  const stops: (() => Promise<void>)[] = [];
-  // The steps of every service's main.ts (startService), as scripts/embedded.ts takes them.
-  const run = async <C extends BaseConfig, D, O>(
-    main: ServiceMain<C, D, O>,
-    env: NodeJS.ProcessEnv,
-    overrides: StartOptions<O>['overrides'],
-  ): Promise<StartedService<C, D>> => {
-    const started = await startService(main, env, { overrides, logLevel: level });
-    stops.push(started.stop);
-    return started;
-  };
-  try {
-    const identityService = await run(identity, internal, { publisher: bus });
+  const services = await startInProcess({
+    bus,
+    logLevel: level,
+    internal,
+    gateway: { ...internal, ...gatewayEnv, OPERATOR_TOKEN: operatorToken },
     // No expiry sweeper: nothing may change a store between two requests but the requests.
-    const mandatesService = await run(
-      mandates,
-      { ...internal, EXPIRY_SWEEP_INTERVAL_MS: '0' },
-      { publisher: bus },
-    );
-    const mandatesUrl = mandatesService.server.url;
-    const verifyService = await run(verify, { ...internal, MANDATES_URL: mandatesUrl }, { publisher: bus });
-    const auditService = await run(audit, { ...internal, MANDATES_URL: mandatesUrl }, { source: bus });
-    const gatewayService = await run(
-      gateway,
-      {
-        ...internal,
-        ...gatewayEnv,
-        OPERATOR_TOKEN: operatorToken,
-        MANDATES_URL: mandatesUrl,
-        VERIFY_URL: verifyService.server.url,
-        IDENTITY_URL: identityService.server.url,
-        AUDIT_URL: auditService.server.url,
-      },
-      { publisher: bus },
-    );
-    return {
-      url: gatewayService.server.url,
-      operatorToken,
-      stores: {
-        mandates: mandatesService.deps.store,
-        identity: identityService.deps.store,
-        audit: auditService.deps.store,
-      },
-      bus,
-      async stop() {
-        for (const stop of stops.reverse()) await stop();
-        await bus.close();
-      },
-    };
-  } catch (err) {
-    for (const stop of stops.reverse()) await stop().catch(() => undefined);
-    throw err;
-  }
+    mandates: { EXPIRY_SWEEP_INTERVAL_MS: '0' },
+  });
+  return {
+    url: services.gateway.server.url,
+    operatorToken,
+    stores: {
+      mandates: services.mandates.deps.store,
+      identity: services.identity.deps.store,
+      audit: services.audit.deps.store,
+    },
+    bus,
+    stop: services.stop,
+  };
 }
