@@ -29,6 +29,23 @@ interface HistogramSeries {
 }
 
 /**
+ * Registers a metric whose values are computed on scrape: a registry takes any object with
+ * `name`, `help`, `type` and `get()`, and prom-client formats what `get()` answers.
+ */
+function registerComputed(
+  registry: Registry,
+  meta: { name: string; help: string },
+  type: 'counter' | 'histogram',
+  values: () => object[],
+): void {
+  registry.registerMetric({
+    ...meta,
+    type,
+    get: async () => ({ ...meta, type, aggregator: 'sum', values: values() }),
+  } as never);
+}
+
+/**
  * A histogram (and the counter of its observations) for the request paths: prom-client's
  * children hash and validate their labels on every call, this finds its series by a key the
  * caller builds and adds two numbers and a bucket count. prom-client formats it on scrape
@@ -43,27 +60,11 @@ export class FastHistogram {
     histogram: { name: string; help: string },
     counter?: { name: string; help: string },
   ) {
-    registry.registerMetric({
-      ...histogram,
-      type: 'histogram',
-      get: async () => ({
-        ...histogram,
-        type: 'histogram',
-        aggregator: 'sum',
-        values: this.histogramValues(histogram.name),
-      }),
-    } as never);
+    registerComputed(registry, histogram, 'histogram', () => this.histogramValues(histogram.name));
     if (counter)
-      registry.registerMetric({
-        ...counter,
-        type: 'counter',
-        get: async () => ({
-          ...counter,
-          type: 'counter',
-          aggregator: 'sum',
-          values: [...this.series.values()].map((s) => ({ labels: s.labels, value: s.count })),
-        }),
-      } as never);
+      registerComputed(registry, counter, 'counter', () =>
+        [...this.series.values()].map((s) => ({ labels: s.labels, value: s.count })),
+      );
   }
 
   /** Adds one observation to the series `key`; `labels()` is called only the first time the key is seen. */
@@ -109,16 +110,7 @@ export class FastCounter {
   private readonly series = new Map<string, { labels: Record<string, string>; value: number }>();
 
   constructor(registry: Registry, counter: { name: string; help: string }) {
-    registry.registerMetric({
-      ...counter,
-      type: 'counter',
-      get: async () => ({
-        ...counter,
-        type: 'counter',
-        aggregator: 'sum',
-        values: [...this.series.values()],
-      }),
-    } as never);
+    registerComputed(registry, counter, 'counter', () => [...this.series.values()]);
   }
 
   inc(key: string, labels: () => Record<string, string>): void {
