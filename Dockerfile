@@ -1,10 +1,10 @@
-# One image build for all five services; each compose service picks its target.
 # syntax=docker/dockerfile:1
+# One image build for all five services; each compose service picks its target.
 # The images run the JavaScript `npm run build` compiled (dist/<service>/main.js) on Node 22 LTS,
 # with production dependencies only: no TypeScript, no transpiler at run time.
 
-# Every dependency, dev ones included: the build needs esbuild and tsx.
-FROM node:22-bookworm-slim AS build
+# The workspace manifests and the lockfile: what both installs below start from.
+FROM node:22-bookworm-slim AS manifests
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/shared/package.json packages/shared/
@@ -14,6 +14,9 @@ COPY services/mandates/package.json services/mandates/
 COPY services/verify/package.json services/verify/
 COPY services/audit/package.json services/audit/
 COPY services/identity/package.json services/identity/
+
+# Every dependency, dev ones included: the build needs esbuild and tsx.
+FROM manifests AS build
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json ./
 COPY scripts ./scripts
@@ -22,16 +25,7 @@ COPY services ./services
 RUN npm run build
 
 # The production dependencies the bundles `require` (the workspace packages are compiled into them).
-FROM node:22-bookworm-slim AS deps
-WORKDIR /app
-COPY package.json package-lock.json ./
-COPY packages/shared/package.json packages/shared/
-COPY packages/evidence-cli/package.json packages/evidence-cli/
-COPY services/gateway/package.json services/gateway/
-COPY services/mandates/package.json services/mandates/
-COPY services/verify/package.json services/verify/
-COPY services/audit/package.json services/audit/
-COPY services/identity/package.json services/identity/
+FROM manifests AS deps
 # The workspace links would point at sources the runtime image does not hold.
 RUN npm ci --omit=dev --no-audit --no-fund && rm -rf node_modules/@mandate
 
