@@ -1,0 +1,112 @@
+import type { ReactNode } from 'react';
+import { NavLink, Navigate, Route, Routes } from 'react-router';
+import { OPERATOR_AREAS, TENANT_AREAS, allowedAreas, type Area } from './areas';
+import { useAuth } from './auth';
+import { AccessPage } from './pages/Access';
+import { ApiKeysPage } from './pages/ApiKeys';
+import { AuditPage } from './pages/Audit';
+import { GovernancePage } from './pages/Governance';
+import { BillingPage } from './pages/Billing';
+import { MandateDetail, MandatesPage } from './pages/Mandates';
+import { NoAccess, NotFound } from './pages/NoAccess';
+import { OperatorPage } from './pages/Operator';
+import { SignIn } from './pages/SignIn';
+import { TrustPage } from './pages/Trust';
+import { VerifyPage } from './pages/Verify';
+import { WidgetPage } from './pages/Widget';
+import { ErrorMessage, Loading } from './ui';
+
+const area = (id: string) => [...TENANT_AREAS, ...OPERATOR_AREAS].find((a) => a.id === id)!;
+
+export function App() {
+  const { session } = useAuth();
+  if (!session) {
+    return (
+      <Routes>
+        <Route path="/sign-in" element={<SignIn />} />
+        <Route path="*" element={<Navigate to="/sign-in" replace />} />
+      </Routes>
+    );
+  }
+  return (
+    <Shell>
+      <Routes>
+        <Route path="/" element={<Home />} />
+        <Route path="/sign-in" element={<Navigate to="/" replace />} />
+        <Route path="/api-keys" element={<Guard area={area('api-keys')} page={ApiKeysPage} />} />
+        <Route path="/mandates" element={<Guard area={area('mandates')} page={MandatesPage} />} />
+        <Route path="/mandates/:id" element={<Guard area={area('mandates')} page={MandateDetail} />} />
+        <Route path="/verify" element={<Guard area={area('verify')} page={VerifyPage} />} />
+        <Route path="/audit" element={<Guard area={area('audit')} page={AuditPage} />} />
+        <Route path="/access" element={<Guard area={area('access')} page={AccessPage} />} />
+        <Route path="/widget" element={<Guard area={area('widget')} page={WidgetPage} />} />
+        <Route path="/billing" element={<Guard area={area('billing')} page={BillingPage} />} />
+        <Route path="/governance" element={<Guard area={area('governance')} page={GovernancePage} />} />
+        <Route path="/trust" element={<Guard area={area('trust')} page={TrustPage} />} />
+        <Route path="/operator" element={<Guard area={area('operator')} page={OperatorPage} />} />
+        <Route path="*" element={<NotFound />} />
+      </Routes>
+    </Shell>
+  );
+}
+
+/** Opens an area's page only for a caller holding its read permission; otherwise "No access". */
+function Guard({ area, page: Page }: { area: Area; page: (p: { area: Area }) => ReactNode }) {
+  const { permissions, meError } = useAuth();
+  if (meError) return <ErrorMessage error={meError} />;
+  if (!permissions) return <Loading />;
+  if (!permissions.includes(area.read)) return <NoAccess area={area} />;
+  return <Page area={area} />;
+}
+
+function Home() {
+  const { session, permissions } = useAuth();
+  if (!permissions) return <Loading />;
+  const areas = session?.kind === 'operator' ? OPERATOR_AREAS : allowedAreas(permissions);
+  if (areas.length > 0) return <Navigate to={areas[0]!.path} replace />;
+  return (
+    <section>
+      <h1>Welcome</h1>
+      <p>Your role opens none of the dashboard's areas.</p>
+    </section>
+  );
+}
+
+function Shell({ children }: { children: ReactNode }) {
+  const { session, me, permissions, signOut } = useAuth();
+  const areas = session?.kind === 'operator' ? OPERATOR_AREAS : permissions ? allowedAreas(permissions) : [];
+  const who =
+    session?.kind === 'operator'
+      ? 'Platform operator'
+      : `${me?.subject_id ?? session?.subjectId ?? ''} · ${session?.kind === 'user' ? session.tenantId : ''}`;
+  return (
+    <div className="shell">
+      <header className="top">
+        <span className="brand">Mandate service</span>
+        <span className="who" data-testid="who">
+          {who}
+          {session?.kind === 'user' && session.method === 'development' ? (
+            <span className="badge">Development sign-in</span>
+          ) : null}
+        </span>
+        <button type="button" className="secondary" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      <nav className="side" aria-label="Areas">
+        <ul>
+          {areas.map((a) => (
+            <li key={a.id}>
+              <NavLink to={a.path} data-area={a.id}>
+                {a.label}
+              </NavLink>
+            </li>
+          ))}
+        </ul>
+      </nav>
+      <main className="content" id="main">
+        {children}
+      </main>
+    </div>
+  );
+}

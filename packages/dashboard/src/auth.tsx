@@ -1,0 +1,72 @@
+import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { ApiError, call } from './api';
+import { loadSession, saveSession, type Session } from './session';
+
+/** GET /v1/me: the caller as the gateway established it. */
+export interface Me {
+  tenant_id: string;
+  kind: 'api_key' | 'user';
+  subject_id?: string;
+  key_id?: string;
+  permissions: string[];
+  plan?: string;
+}
+
+interface Auth {
+  session: Session | null;
+  /** The signed-in caller's permissions: the operator's platform:*, or the subject's from /v1/me. */
+  permissions: string[] | undefined;
+  me: Me | undefined;
+  meError: unknown;
+  signIn(session: Session): void;
+  signOut(): void;
+}
+
+const AuthContext = createContext<Auth | null>(null);
+
+export function AuthProvider({ children }: { children: ReactNode }) {
+  const [session, setSession] = useState<Session | null>(loadSession);
+  const queryClient = useQueryClient();
+  const me = useQuery({
+    queryKey: ['me', session?.token],
+    queryFn: () => call<Me>(session, 'GET', '/v1/me'),
+    enabled: session?.kind === 'user',
+    retry: false,
+    staleTime: 60_000,
+  });
+  // An expired or withdrawn sign-in (401, or 404: no role in the tenant any more) goes back to the sign-in page.
+  useEffect(() => {
+    if (me.error instanceof ApiError && (me.error.status === 401 || me.error.status === 404)) {
+      queryClient.clear();
+      saveSession(null);
+      setSession(null);
+    }
+  }, [me.error, queryClient]);
+  const value = useMemo<Auth>(
+    () => ({
+      session,
+      me: me.data,
+      meError: me.error,
+      permissions: session?.kind === 'operator' ? ['platform:*'] : me.data?.permissions,
+      signIn(next) {
+        queryClient.clear();
+        saveSession(next);
+        setSession(next);
+      },
+      signOut() {
+        queryClient.clear();
+        saveSession(null);
+        setSession(null);
+      },
+    }),
+    [session, me.data, me.error, queryClient],
+  );
+  return <AuthContext.Provider value={value}>{children}</AuthContext.Provider>;
+}
+
+export function useAuth(): Auth {
+  const auth = useContext(AuthContext);
+  if (!auth) throw new Error('useAuth outside AuthProvider');
+  return auth;
+}

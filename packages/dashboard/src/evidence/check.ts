@@ -1,0 +1,1 @@
+export { verifyBundleText, type CheckResult } from '../../../evidence-cli/src/verify';

@@ -1,0 +1,8 @@
+/**
+ * `@mandate/shared` for the browser: only the evidence contract (digest and mandate signature),
+ * from the shared package's own files, for packages/evidence-cli's checker (see node-crypto.ts),
+ * and the audit event types (the audit page's filter).
+ */
+export { EVENT_TYPES } from '../../../shared/src/event-types';
+export { EVIDENCE_BUNDLE_MEMBERS, evidenceDigestOf } from '../../../shared/src/evidence-digest';
+export { MANDATE_SIGNED_FIELDS, mandateSigningPayload } from '../../../shared/src/mandate-signature';

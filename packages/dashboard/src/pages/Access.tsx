@@ -1,0 +1,168 @@
+import { useState } from 'react';
+import { useMutation } from '@tanstack/react-query';
+import { call } from '../api';
+import type { Area } from '../areas';
+import { useAuth } from '../auth';
+import { useTenantCollection } from '../tenant-collection';
+import { ErrorMessage, Loading, PageHeader, Pager, formatTime, FormCard, useFormMutation } from '../ui';
+
+const ROLES = ['tenant_admin', 'tenant_operator', 'tenant_viewer', 'tenant_auditor'] as const;
+
+interface Assignment {
+  id: string;
+  subject_id: string;
+  roles: string[];
+  permissions: string[];
+  status: 'active' | 'revoked';
+  created_at: string;
+  updated_at: string;
+}
+
+export function AccessPage({ area }: { area: Area }) {
+  const { me } = useAuth();
+  const { session, tenantId, canWrite, base, pager, list, refresh } = useTenantCollection<Assignment>(
+    'role-assignments',
+    area,
+  );
+  const change = useMutation({
+    mutationFn: ({ a, roles }: { a: Assignment; roles?: string[] }) =>
+      roles
+        ? call(session, 'PATCH', `${base}/${a.id}`, { roles })
+        : call(session, 'POST', `${base}/${a.id}/revoke`, {}),
+    onSuccess: () => void refresh(),
+  });
+
+  return (
+    <>
+      <PageHeader title="Access management" />
+      {canWrite ? <Assign base={base} onDone={() => void refresh()} /> : null}
+      <ErrorMessage error={change.error} />
+      {list.isPending ? <Loading /> : null}
+      <ErrorMessage error={list.error} />
+      {list.data ? (
+        <>
+          <table>
+            <caption>Role assignments of tenant {tenantId}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Subject</th>
+                <th scope="col">Role</th>
+                <th scope="col">Status</th>
+                <th scope="col">Updated</th>
+                {canWrite ? <th scope="col">Change</th> : null}
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.data.map((a) => {
+                const own = a.status === 'active' && a.subject_id === me?.subject_id;
+                return (
+                  <tr key={a.id} data-subject={a.subject_id}>
+                    <td>
+                      {a.subject_id}
+                      {own ? <span className="badge">you</span> : null}
+                    </td>
+                    <td>{a.roles.join(', ')}</td>
+                    <td>{a.status}</td>
+                    <td>{formatTime(a.updated_at)}</td>
+                    {canWrite ? (
+                      <td className="actions">
+                        {a.status === 'active' ? (
+                          <RoleControls
+                            a={a}
+                            own={own}
+                            busy={change.isPending}
+                            onRoles={(roles) => change.mutate({ a, roles })}
+                            onRevoke={() => change.mutate({ a })}
+                          />
+                        ) : null}
+                      </td>
+                    ) : null}
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+          <Pager pager={pager} nextCursor={list.data.next_cursor} />
+        </>
+      ) : null}
+    </>
+  );
+}
+
+/** Your own active assignment cannot be revoked or downgraded (the API answers 409): disabled here. */
+function RoleControls({
+  a,
+  own,
+  busy,
+  onRoles,
+  onRevoke,
+}: {
+  a: Assignment;
+  own: boolean;
+  busy: boolean;
+  onRoles(roles: string[]): void;
+  onRevoke(): void;
+}) {
+  const [role, setRole] = useState(a.roles[0] ?? 'tenant_viewer');
+  const id = `role-${a.id}`;
+  return (
+    <div className="row">
+      <label htmlFor={id} className="sr-only">
+        Role of {a.subject_id}
+      </label>
+      <select id={id} value={role} disabled={own || busy} onChange={(e) => setRole(e.target.value)}>
+        {ROLES.map((r) => (
+          <option key={r} value={r}>
+            {r}
+          </option>
+        ))}
+      </select>
+      <button type="button" disabled={own || busy || role === a.roles[0]} onClick={() => onRoles([role])}>
+        Save role <span className="sr-only">of {a.subject_id}</span>
+      </button>
+      <button type="button" className="danger" disabled={own || busy} onClick={onRevoke}>
+        Revoke <span className="sr-only">{a.subject_id}</span>
+      </button>
+      {own ? <span className="muted">Your own assignment cannot be revoked or downgraded.</span> : null}
+    </div>
+  );
+}
+
+function Assign({ base, onDone }: { base: string; onDone(): void }) {
+  const { session } = useAuth();
+  const [subject, setSubject] = useState('');
+  const [role, setRole] = useState<string>('tenant_viewer');
+  const [create, submit] = useFormMutation({
+    mutationFn: () => call(session, 'POST', base, { subject_id: subject.trim(), roles: [role] }),
+    onSuccess: () => {
+      setSubject('');
+      onDone();
+    },
+  });
+  return (
+    <FormCard id="assign-title" title="Assign a role" onSubmit={submit}>
+      <div className="row">
+        <label htmlFor="assign-subject">Subject</label>
+        <input
+          id="assign-subject"
+          value={subject}
+          onChange={(e) => setSubject(e.target.value)}
+          placeholder="dashboard:alice"
+          required
+        />
+        <label htmlFor="assign-role">Role</label>
+        <select id="assign-role" value={role} onChange={(e) => setRole(e.target.value)}>
+          {ROLES.map((r) => (
+            <option key={r} value={r}>
+              {r}
+            </option>
+          ))}
+        </select>
+        <button type="submit" disabled={create.isPending}>
+          Assign
+        </button>
+      </div>
+      <ErrorMessage error={create.error} />
+    </FormCard>
+  );
+}

@@ -1,0 +1,180 @@
+import { useState } from 'react';
+import { useMutation } from '@tanstack/react-query';
+import { call } from '../api';
+import type { Area } from '../areas';
+import { useAuth } from '../auth';
+import { useTenantCollection } from '../tenant-collection';
+import {
+  ErrorMessage,
+  Loading,
+  PageHeader,
+  Pager,
+  SecretOnce,
+  formatTime,
+  FormCard,
+  useFormMutation,
+} from '../ui';
+
+const SCOPES = ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'] as const;
+
+interface ApiKey {
+  key_id: string;
+  name: string;
+  scopes: string[];
+  status: 'active' | 'staging' | 'revoked';
+  created_at: string;
+  last_used_at: string | null;
+  replaces_key_id: string | null;
+}
+
+export function ApiKeysPage({ area }: { area: Area }) {
+  const {
+    session,
+    tenantId,
+    canWrite,
+    base,
+    pager,
+    list: keys,
+    refresh: done,
+  } = useTenantCollection<ApiKey>('api-keys', area);
+  const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
+
+  const action = useMutation({
+    mutationFn: ({ key, op }: { key: ApiKey; op: 'rotate' | 'activate' | 'revoke' }) =>
+      call<{ api_key?: string; key_id: string }>(session, 'POST', `${base}/${key.key_id}/${op}`, {}),
+    onSuccess: (res, { key, op }) => {
+      if (op === 'rotate' && res.api_key)
+        setSecret({ label: `New secret of ${res.key_id} (replaces ${key.key_id})`, value: res.api_key });
+      void done();
+    },
+  });
+
+  return (
+    <>
+      <PageHeader title="API keys" />
+      {secret ? (
+        <SecretOnce label={secret.label} secret={secret.value} onDone={() => setSecret(null)} />
+      ) : null}
+      {canWrite ? (
+        <CreateKey
+          base={base}
+          onCreated={(k) => {
+            setSecret({ label: `Secret of the new key ${k.key_id}`, value: k.api_key });
+            void done();
+          }}
+        />
+      ) : null}
+      <ErrorMessage error={action.error} />
+      {keys.isPending ? <Loading /> : null}
+      <ErrorMessage error={keys.error} />
+      {keys.data ? (
+        <>
+          <table>
+            <caption>Keys of tenant {tenantId}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Key id</th>
+                <th scope="col">Scopes</th>
+                <th scope="col">Status</th>
+                <th scope="col">Created</th>
+                <th scope="col">Last used</th>
+                {canWrite ? <th scope="col">Actions</th> : null}
+              </tr>
+            </thead>
+            <tbody>
+              {keys.data.data.map((k) => (
+                <tr key={k.key_id}>
+                  <td>{k.name}</td>
+                  <td>
+                    <code>{k.key_id}</code>
+                  </td>
+                  <td>{k.scopes.join(', ')}</td>
+                  <td>{k.status}</td>
+                  <td>{formatTime(k.created_at)}</td>
+                  <td>{formatTime(k.last_used_at)}</td>
+                  {canWrite ? (
+                    <td className="actions">
+                      {k.status === 'active' ? (
+                        <button type="button" onClick={() => action.mutate({ key: k, op: 'rotate' })}>
+                          Rotate <span className="sr-only">{k.name}</span>
+                        </button>
+                      ) : null}
+                      {k.status === 'staging' ? (
+                        <button type="button" onClick={() => action.mutate({ key: k, op: 'activate' })}>
+                          Activate <span className="sr-only">{k.name}</span>
+                        </button>
+                      ) : null}
+                      {k.status !== 'revoked' ? (
+                        <button
+                          type="button"
+                          className="danger"
+                          onClick={() => action.mutate({ key: k, op: 'revoke' })}
+                        >
+                          Revoke <span className="sr-only">{k.name}</span>
+                        </button>
+                      ) : null}
+                    </td>
+                  ) : null}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <Pager pager={pager} nextCursor={keys.data.next_cursor} />
+        </>
+      ) : null}
+    </>
+  );
+}
+
+function CreateKey({
+  base,
+  onCreated,
+}: {
+  base: string;
+  onCreated(k: { key_id: string; api_key: string }): void;
+}) {
+  const { session } = useAuth();
+  const [name, setName] = useState('');
+  const [scopes, setScopes] = useState<string[]>(['mandates:read', 'verify']);
+  const [create, submit] = useFormMutation({
+    mutationFn: () => call<{ key_id: string; api_key: string }>(session, 'POST', base, { name, scopes }),
+    onSuccess: (k) => {
+      setName('');
+      onCreated(k);
+    },
+  });
+  return (
+    <FormCard id="create-key-title" title="Create a key" onSubmit={submit}>
+      <div className="row">
+        <label htmlFor="key-name">Name</label>
+        <input
+          id="key-name"
+          value={name}
+          onChange={(e) => setName(e.target.value)}
+          required
+          maxLength={100}
+        />
+      </div>
+      <fieldset>
+        <legend>Scopes</legend>
+        {SCOPES.map((s) => (
+          <label key={s} className="check">
+            <input
+              type="checkbox"
+              checked={scopes.includes(s)}
+              onChange={(e) =>
+                setScopes((cur) => (e.target.checked ? [...cur, s] : cur.filter((x) => x !== s)))
+              }
+            />
+            {s}
+          </label>
+        ))}
+      </fieldset>
+      <button type="submit" disabled={create.isPending || scopes.length === 0}>
+        Create key
+      </button>
+      <ErrorMessage error={create.error} />
+    </FormCard>
+  );
+}

@@ -1,0 +1,74 @@
+import { useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { EVENT_TYPES } from '@mandate/shared';
+import { call, qs, type Page } from '../api';
+import { useAuth } from '../auth';
+import { ErrorMessage, Loading, PageHeader, Pager, formatTime, FilterSelect, usePager } from '../ui';
+
+interface AuditEvent {
+  id: string;
+  type: string;
+  occurred_at: string;
+  actor: { type: string; key_id?: string; subject_id?: string };
+  resource: { type: string; id: string } | null;
+}
+
+export function AuditPage() {
+  const { session } = useAuth();
+  const [type, setType] = useState('');
+  const pager = usePager();
+  const events = useQuery({
+    queryKey: ['events', type, pager.cursor],
+    queryFn: () =>
+      call<Page<AuditEvent>>(session, 'GET', '/v1/events' + qs({ type, cursor: pager.cursor, limit: '25' })),
+  });
+  return (
+    <>
+      <PageHeader title="Audit log" />
+      <div className="row">
+        <FilterSelect
+          id="type-filter"
+          label="Event type"
+          value={type}
+          onChange={setType}
+          options={EVENT_TYPES}
+          any
+          pager={pager}
+        />
+      </div>
+      {events.isPending ? <Loading /> : null}
+      <ErrorMessage error={events.error} />
+      {events.data ? (
+        <>
+          <table>
+            <caption>Events, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Type</th>
+                <th scope="col">Actor</th>
+                <th scope="col">Resource</th>
+                <th scope="col">Event id</th>
+              </tr>
+            </thead>
+            <tbody>
+              {events.data.data.map((e) => (
+                <tr key={e.id}>
+                  <td>{formatTime(e.occurred_at)}</td>
+                  <td>{e.type}</td>
+                  <td>{e.actor.subject_id ?? e.actor.key_id ?? e.actor.type}</td>
+                  <td>{e.resource ? `${e.resource.type} ${e.resource.id}` : '—'}</td>
+                  <td>
+                    <code>{e.id}</code>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {events.data.data.length === 0 ? <p>No events.</p> : null}
+          <Pager pager={pager} nextCursor={events.data.next_cursor} />
+        </>
+      ) : null}
+    </>
+  );
+}

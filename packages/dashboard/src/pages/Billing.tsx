@@ -1,0 +1,144 @@
+import { useQuery } from '@tanstack/react-query';
+import { allPages, call } from '../api';
+import { useAuth } from '../auth';
+import { ErrorMessage, Loading, PageHeader, formatTime } from '../ui';
+
+interface Bucket {
+  rate: number;
+  burst: number;
+}
+
+export interface Usage {
+  tenant_id: string;
+  plan: 'beta' | 'enterprise';
+  limits: { monthly_quota: number; global: Bucket; endpoints: Record<string, Bucket> };
+  period: { month: string; start: string; reset_at: string; days_to_reset: number };
+  usage: { key_id?: string; subject_id?: string; used: number; remaining: number }[];
+}
+
+interface ApiKey {
+  key_id: string;
+  name: string;
+  status: string;
+}
+
+const ENDPOINT_LABELS: Record<string, string> = {
+  'mandates.create': 'POST /v1/mandates',
+  'mandates.lifecycle': 'mandate suspend / reactivate / revoke (each)',
+  'apikeys.create': 'API key create and rotate',
+  'evidence.export': 'evidence export',
+};
+
+const n = (x: number) => x.toLocaleString('en');
+
+export function BillingPage() {
+  const { session } = useAuth();
+  const tenantId = session?.kind === 'user' ? session.tenantId : '';
+  const usage = useQuery({
+    queryKey: ['usage', tenantId],
+    queryFn: () => call<Usage>(session, 'GET', '/v1/usage'),
+  });
+  const keys = useQuery({
+    queryKey: ['api-keys', tenantId, 'all'],
+    queryFn: () => allPages<ApiKey>(session, `/v1/tenants/${tenantId}/api-keys`),
+  });
+
+  return (
+    <>
+      <PageHeader title="Billing" />
+      {usage.isPending ? <Loading /> : null}
+      <ErrorMessage error={usage.error} />
+      <ErrorMessage error={keys.error} />
+      {usage.data ? (
+        <>
+          <section className="card" aria-labelledby="plan-title">
+            <h2 id="plan-title">Plan</h2>
+            <dl className="facts">
+              <dt>Plan</dt>
+              <dd data-testid="plan">{usage.data.plan}</dd>
+              <dt>Monthly quota</dt>
+              <dd>{n(usage.data.limits.monthly_quota)} requests per API key (or signed-in subject)</dd>
+              <dt>This period</dt>
+              <dd>
+                {usage.data.period.month} (UTC), resets {formatTime(usage.data.period.reset_at)}
+              </dd>
+              <dt>Days to reset</dt>
+              <dd data-testid="days-to-reset">{usage.data.period.days_to_reset}</dd>
+            </dl>
+          </section>
+          <UsageBars usage={usage.data} keys={keys.data?.items ?? []} />
+          <table>
+            <caption>Rate limits of the {usage.data.plan} plan (per API key or subject)</caption>
+            <thead>
+              <tr>
+                <th scope="col">Limit</th>
+                <th scope="col">Rate (per second)</th>
+                <th scope="col">Burst</th>
+              </tr>
+            </thead>
+            <tbody>
+              <tr>
+                <td>every request</td>
+                <td>{usage.data.limits.global.rate}</td>
+                <td>{usage.data.limits.global.burst}</td>
+              </tr>
+              {Object.entries(usage.data.limits.endpoints).map(([name, b]) => (
+                <tr key={name}>
+                  <td>{ENDPOINT_LABELS[name] ?? name}</td>
+                  <td>{b.rate}</td>
+                  <td>{b.burst}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </>
+      ) : null}
+    </>
+  );
+}
+
+/** One bar per caller: this month's use against the quota (keys without use shown at zero). */
+function UsageBars({ usage, keys }: { usage: Usage; keys: ApiKey[] }) {
+  const quota = usage.limits.monthly_quota;
+  const rows = usage.usage.map((u) => ({
+    id: u.key_id ?? u.subject_id ?? '?',
+    label: u.key_id
+      ? (keys.find((k) => k.key_id === u.key_id)?.name ?? u.key_id)
+      : `${u.subject_id} (signed in)`,
+    used: u.used,
+  }));
+  for (const k of keys)
+    if (k.status !== 'revoked' && !rows.some((r) => r.id === k.key_id))
+      rows.push({ id: k.key_id, label: k.name, used: 0 });
+  return (
+    <section className="card" aria-labelledby="use-title">
+      <h2 id="use-title">Quota use this month</h2>
+      {rows.length === 0 ? <p>No requests counted this month.</p> : null}
+      <ul className="bars">
+        {rows.map((r) => {
+          const pct = quota > 0 ? Math.min(100, (r.used / quota) * 100) : 100;
+          return (
+            <li key={r.id} data-key={r.id}>
+              <span className="bar-label">
+                {r.label} {r.label.startsWith(r.id) ? null : <span className="muted">{r.id}</span>}
+              </span>
+              <span
+                className={pct >= 90 ? 'bar-track high' : 'bar-track'}
+                role="meter"
+                aria-label={`Quota use of ${r.label}`}
+                aria-valuemin={0}
+                aria-valuemax={quota}
+                aria-valuenow={Math.min(r.used, quota)}
+              >
+                <span className="bar-fill" style={{ width: r.used > 0 ? `max(3px, ${pct}%)` : '0' }} />
+              </span>
+              <span className="bar-value" data-testid={`used-${r.id}`}>
+                {n(r.used)} / {n(quota)} ({pct < 1 && r.used > 0 ? '<1' : Math.round(pct)}%)
+              </span>
+            </li>
+          );
+        })}
+      </ul>
+    </section>
+  );
+}

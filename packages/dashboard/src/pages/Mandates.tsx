@@ -1,0 +1,253 @@
+import { useState } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link, useParams } from 'react-router';
+import { call, qs, type Page } from '../api';
+import type { Area } from '../areas';
+import { useAuth } from '../auth';
+import {
+  ErrorMessage,
+  Loading,
+  PageHeader,
+  Pager,
+  formatTime,
+  FilterInput,
+  FilterSelect,
+  usePager,
+} from '../ui';
+import { Evidence } from './Evidence';
+
+const STATES = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'] as const;
+
+interface Party {
+  id: string;
+  type: string;
+}
+interface Mandate {
+  id: string;
+  principal: Party;
+  delegate: Party;
+  scope: { actions: string[]; constraints?: Record<string, unknown> };
+  state: (typeof STATES)[number];
+  valid_from: string | null;
+  expires_at: string | null;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+interface AuditEvent {
+  id: string;
+  type: string;
+  occurred_at: string;
+  actor: { type: string; key_id?: string; subject_id?: string };
+  data: Record<string, unknown>;
+}
+
+export function MandatesPage() {
+  const { session } = useAuth();
+  const [state, setState] = useState('');
+  const [principal, setPrincipal] = useState('');
+  const [delegate, setDelegate] = useState('');
+  const pager = usePager();
+  const list = useQuery({
+    queryKey: ['mandates', state, principal, delegate, pager.cursor],
+    queryFn: () =>
+      call<Page<Mandate>>(
+        session,
+        'GET',
+        '/v1/mandates' +
+          qs({
+            state,
+            principal_id: principal.trim(),
+            delegate_id: delegate.trim(),
+            cursor: pager.cursor,
+            limit: '20',
+          }),
+      ),
+  });
+  return (
+    <>
+      <PageHeader title="Mandates" />
+      <div className="row">
+        <FilterSelect
+          id="state-filter"
+          label="State"
+          value={state}
+          onChange={setState}
+          options={STATES}
+          any
+          pager={pager}
+        />
+        <FilterInput
+          id="principal-filter"
+          label="Principal id"
+          value={principal}
+          onChange={setPrincipal}
+          pager={pager}
+        />
+        <FilterInput
+          id="delegate-filter"
+          label="Delegate id"
+          value={delegate}
+          onChange={setDelegate}
+          pager={pager}
+        />
+      </div>
+      {list.isPending ? <Loading /> : null}
+      <ErrorMessage error={list.error} />
+      {list.data ? (
+        <>
+          <table>
+            <caption>Mandates, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Mandate</th>
+                <th scope="col">Principal</th>
+                <th scope="col">Delegate</th>
+                <th scope="col">Actions</th>
+                <th scope="col">State</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {list.data.data.map((m) => (
+                <tr key={m.id}>
+                  <td>
+                    <Link to={`/mandates/${m.id}`}>{m.id}</Link>
+                  </td>
+                  <td>{m.principal.id}</td>
+                  <td>{m.delegate.id}</td>
+                  <td>{m.scope.actions.join(', ')}</td>
+                  <td>{m.state}</td>
+                  <td>{formatTime(m.created_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {list.data.data.length === 0 ? <p>No mandates.</p> : null}
+          <Pager pager={pager} nextCursor={list.data.next_cursor} />
+        </>
+      ) : null}
+    </>
+  );
+}
+
+const TRANSITIONS: Record<string, { op: 'suspend' | 'reactivate' | 'revoke'; label: string }[]> = {
+  ACTIVE: [
+    { op: 'suspend', label: 'Suspend' },
+    { op: 'revoke', label: 'Revoke' },
+  ],
+  SUSPENDED: [
+    { op: 'reactivate', label: 'Reactivate' },
+    { op: 'revoke', label: 'Revoke' },
+  ],
+};
+
+export function MandateDetail({ area }: { area: Area }) {
+  const { id = '' } = useParams();
+  const { session, permissions } = useAuth();
+  const canWrite = !!area.write && !!permissions?.includes(area.write);
+  const canReadEvents = !!permissions?.includes('events:read');
+  const queryClient = useQueryClient();
+  const mandate = useQuery({
+    queryKey: ['mandate', id],
+    queryFn: () => call<Mandate>(session, 'GET', `/v1/mandates/${encodeURIComponent(id)}`),
+  });
+  const events = useQuery({
+    queryKey: ['mandate-events', id],
+    queryFn: () =>
+      call<Page<AuditEvent>>(session, 'GET', '/v1/events' + qs({ resource_id: id, limit: '50' })),
+    enabled: canReadEvents,
+  });
+  const [reason, setReason] = useState('');
+  const transition = useMutation({
+    mutationFn: (op: string) =>
+      call<Mandate>(
+        session,
+        'POST',
+        `/v1/mandates/${encodeURIComponent(id)}/${op}`,
+        reason ? { reason } : {},
+      ),
+    onSuccess: (m) => {
+      setReason('');
+      queryClient.setQueryData(['mandate', id], m);
+      void queryClient.invalidateQueries({ queryKey: ['mandates'] });
+      void queryClient.invalidateQueries({ queryKey: ['mandate-events', id] });
+    },
+  });
+
+  if (mandate.isPending) return <Loading />;
+  if (mandate.error) return <ErrorMessage error={mandate.error} />;
+  const m = mandate.data;
+  const actions = TRANSITIONS[m.state] ?? [];
+  return (
+    <>
+      <PageHeader title={`Mandate ${m.id}`}>
+        <Link to="/mandates">All mandates</Link>
+      </PageHeader>
+      <dl className="facts">
+        <dt>State</dt>
+        <dd data-testid="mandate-state">{m.state}</dd>
+        <dt>Principal</dt>
+        <dd>
+          {m.principal.id} ({m.principal.type})
+        </dd>
+        <dt>Delegate</dt>
+        <dd>
+          {m.delegate.id} ({m.delegate.type})
+        </dd>
+        <dt>Actions</dt>
+        <dd>{m.scope.actions.join(', ')}</dd>
+        <dt>Constraints</dt>
+        <dd>
+          <code>{JSON.stringify(m.scope.constraints ?? {})}</code>
+        </dd>
+        <dt>Valid from</dt>
+        <dd>{formatTime(m.valid_from)}</dd>
+        <dt>Expires</dt>
+        <dd>{formatTime(m.expires_at)}</dd>
+        <dt>Version</dt>
+        <dd>{m.version}</dd>
+      </dl>
+      {canWrite && actions.length > 0 ? (
+        <section className="card" aria-labelledby="lifecycle-title">
+          <h2 id="lifecycle-title">Change state</h2>
+          <div className="row">
+            <label htmlFor="reason">Reason</label>
+            <input id="reason" value={reason} maxLength={500} onChange={(e) => setReason(e.target.value)} />
+            {actions.map((a) => (
+              <button
+                key={a.op}
+                type="button"
+                className={a.op === 'revoke' ? 'danger' : undefined}
+                disabled={transition.isPending}
+                onClick={() => transition.mutate(a.op)}
+              >
+                {a.label}
+              </button>
+            ))}
+          </div>
+          <ErrorMessage error={transition.error} />
+        </section>
+      ) : null}
+      {canReadEvents ? <Evidence mandateId={m.id} /> : null}
+      {canReadEvents ? (
+        <section aria-labelledby="timeline-title">
+          <h2 id="timeline-title">Event timeline</h2>
+          {events.isPending ? <Loading /> : null}
+          <ErrorMessage error={events.error} />
+          <ol className="timeline">
+            {events.data?.data.map((e) => (
+              <li key={e.id}>
+                <time dateTime={e.occurred_at}>{formatTime(e.occurred_at)}</time> <strong>{e.type}</strong>{' '}
+                <span className="muted">
+                  by {e.actor.subject_id ?? e.actor.key_id ?? e.actor.type}
+                  {typeof e.data.reason === 'string' && e.data.reason ? ` — ${e.data.reason}` : ''}
+                </span>
+              </li>
+            ))}
+          </ol>
+        </section>
+      ) : null}
+    </>
+  );
+}

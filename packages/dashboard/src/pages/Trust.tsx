@@ -1,0 +1,125 @@
+import { useState, type ChangeEvent } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { call, type Page } from '../api';
+import { useAuth } from '../auth';
+import type { CheckResult } from '../evidence/check';
+import { ErrorMessage, Loading, PageHeader } from '../ui';
+import { CheckList } from './Evidence';
+
+interface Jwk {
+  kid: string;
+  kty: string;
+  crv: string;
+  alg: string;
+  use: string;
+}
+interface SignedMandate {
+  id: string;
+  created_at: string;
+  signature?: { kid: string };
+}
+
+/**
+ * The service's published signing keys (GET /v1/.well-known/jwks.json: the key that signs is
+ * published first), the key seen on the tenant's latest mandates, and an evidence bundle checked
+ * by upload with the offline checker's own code against those keys.
+ */
+export function TrustPage() {
+  const { session, permissions } = useAuth();
+  const tenantId = session?.kind === 'user' ? session.tenantId : '';
+  const jwks = useQuery({
+    queryKey: ['jwks'],
+    queryFn: () => call<{ keys: Jwk[] }>(null, 'GET', '/v1/.well-known/jwks.json'),
+  });
+  const canMandates = !!permissions?.includes('mandates:read');
+  const recent = useQuery({
+    queryKey: ['mandates', tenantId, 'recent-signatures'],
+    queryFn: () => call<Page<SignedMandate>>(session, 'GET', '/v1/mandates?limit=20'),
+    enabled: canMandates,
+  });
+  const seen = new Set((recent.data?.data ?? []).map((m) => m.signature?.kid).filter(Boolean));
+
+  return (
+    <>
+      <PageHeader title="Trust operations" />
+      <section className="card" aria-labelledby="keys-title">
+        <h2 id="keys-title">Published signing keys</h2>
+        {jwks.isPending ? <Loading /> : null}
+        <ErrorMessage error={jwks.error} />
+        {jwks.data ? (
+          <table>
+            <caption>GET /v1/.well-known/jwks.json: every key that checks a mandate signature</caption>
+            <thead>
+              <tr>
+                <th scope="col">Key id (kid)</th>
+                <th scope="col">Algorithm</th>
+                <th scope="col">Curve</th>
+                <th scope="col">Role</th>
+                {canMandates ? <th scope="col">On recent mandates</th> : null}
+              </tr>
+            </thead>
+            <tbody>
+              {jwks.data.keys.map((k, i) => (
+                <tr key={k.kid} data-kid={k.kid}>
+                  <td>
+                    <code>{k.kid}</code>
+                  </td>
+                  <td>{k.alg}</td>
+                  <td>{k.crv}</td>
+                  <td data-testid={i === 0 ? 'signs-now' : undefined}>
+                    {i === 0 ? 'signs now' : 'published (checks older signatures)'}
+                  </td>
+                  {canMandates ? <td>{seen.has(k.kid) ? 'yes' : 'no'}</td> : null}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        ) : null}
+        <ErrorMessage error={recent.error} />
+      </section>
+      <UploadCheck keys={jwks.data?.keys} />
+    </>
+  );
+}
+
+function UploadCheck({ keys }: { keys: Jwk[] | undefined }) {
+  const [results, setResults] = useState<CheckResult[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const onFile = async (e: ChangeEvent<HTMLInputElement>) => {
+    const file = e.target.files?.[0];
+    setResults(null);
+    setError(null);
+    if (!file || !keys) return;
+    setBusy(true);
+    try {
+      const text = await file.text();
+      const { verifyBundleText } = await import('../evidence/check');
+      setResults(await verifyBundleText(text, { trustedKeys: keys as [] }));
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section className="card" aria-labelledby="upload-title">
+      <h2 id="upload-title">Check an evidence bundle</h2>
+      <p>
+        Choose a bundle file (as downloaded from a mandate&apos;s page or{' '}
+        <code>GET /v1/mandates/…/evidence</code>): it is checked in this browser — digest, both signatures,
+        and that its keys are the published ones above. Nothing is uploaded to the service.
+      </p>
+      <label htmlFor="bundle-file">Evidence bundle (JSON)</label>{' '}
+      <input
+        id="bundle-file"
+        type="file"
+        accept="application/json,.json"
+        disabled={!keys || busy}
+        onChange={(e) => void onFile(e)}
+      />
+      <ErrorMessage error={error} />
+      {results ? <CheckList results={results} /> : null}
+    </section>
+  );
+}

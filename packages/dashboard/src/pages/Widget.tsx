@@ -1,0 +1,232 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { call } from '../api';
+import type { Area } from '../areas';
+import { useAuth } from '../auth';
+import { ErrorMessage, Loading, PageHeader, formatTime } from '../ui';
+
+export interface WidgetConfig {
+  allowed_origins: string[];
+  theme: { primary_color?: string; logo_url?: string };
+  locale: string | null;
+  updated_at: string | null;
+}
+
+interface Draft {
+  origins: string;
+  color: string;
+  logo: string;
+  locale: string;
+}
+
+const toDraft = (c: WidgetConfig): Draft => ({
+  origins: c.allowed_origins.join('\n'),
+  color: c.theme.primary_color ?? '',
+  logo: c.theme.logo_url ?? '',
+  locale: c.locale ?? '',
+});
+
+/** The body PUT expects: empty fields are left out (the API's defaults), origins one a line. */
+const toBody = (d: Draft) => ({
+  allowed_origins: d.origins
+    .split(/\s+/)
+    .map((o) => o.trim())
+    .filter(Boolean),
+  theme: {
+    ...(d.color.trim() ? { primary_color: d.color.trim() } : {}),
+    ...(d.logo.trim() ? { logo_url: d.logo.trim() } : {}),
+  },
+  locale: d.locale.trim() || null,
+});
+
+export function WidgetPage({ area }: { area: Area }) {
+  const { session, permissions } = useAuth();
+  const tenantId = session?.kind === 'user' ? session.tenantId : '';
+  const canWrite = !!area.write && !!permissions?.includes(area.write);
+  const path = `/v1/tenants/${tenantId}/widget-config`;
+  const queryClient = useQueryClient();
+  const config = useQuery({
+    queryKey: ['widget-config', tenantId],
+    queryFn: () => call<WidgetConfig>(session, 'GET', path),
+  });
+  const [draft, setDraft] = useState<Draft | null>(null);
+  useEffect(() => {
+    if (config.data) setDraft(toDraft(config.data));
+  }, [config.data]);
+  const save = useMutation({
+    mutationFn: (d: Draft) => call<WidgetConfig>(session, 'PUT', path, toBody(d)),
+    onSuccess: (saved) => queryClient.setQueryData(['widget-config', tenantId], saved),
+  });
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (draft) save.mutate(draft);
+  };
+  const set = (k: keyof Draft) => (e: { target: { value: string } }) =>
+    setDraft((d) => (d ? { ...d, [k]: e.target.value } : d));
+
+  return (
+    <>
+      <PageHeader title="Widget configuration" />
+      {config.isPending ? <Loading /> : null}
+      <ErrorMessage error={config.error} />
+      {config.data && draft ? (
+        <div className="split">
+          {canWrite ? (
+            <form className="card" onSubmit={submit} aria-labelledby="widget-form-title">
+              <h2 id="widget-form-title">Settings</h2>
+              <label htmlFor="widget-origins">Allowed origins (https, one a line)</label>
+              <textarea
+                id="widget-origins"
+                rows={4}
+                value={draft.origins}
+                onChange={set('origins')}
+                placeholder="https://shop.example.com"
+              />
+              <div className="row">
+                <label htmlFor="widget-color">Primary colour</label>
+                <input
+                  id="widget-color"
+                  value={draft.color}
+                  onChange={set('color')}
+                  placeholder="#0b4f9c"
+                  size={9}
+                />
+                <label htmlFor="widget-locale">Locale</label>
+                <input
+                  id="widget-locale"
+                  value={draft.locale}
+                  onChange={set('locale')}
+                  placeholder="en"
+                  size={8}
+                />
+              </div>
+              <div className="row">
+                <label htmlFor="widget-logo">Logo URL (https)</label>
+                <input
+                  id="widget-logo"
+                  className="wide"
+                  value={draft.logo}
+                  onChange={set('logo')}
+                  placeholder="https://cdn.example.com/logo.svg"
+                />
+              </div>
+              <div className="row">
+                <button type="submit" disabled={save.isPending}>
+                  Save widget configuration
+                </button>
+                <button
+                  type="button"
+                  className="secondary"
+                  disabled={save.isPending}
+                  onClick={() => setDraft(toDraft(config.data))}
+                >
+                  Discard changes
+                </button>
+                <span aria-live="polite" data-testid="widget-saved">
+                  {save.isSuccess && !save.isPending ? 'Saved.' : ''}
+                </span>
+              </div>
+              <ErrorMessage error={save.error} />
+              <p className="muted">Last saved: {formatTime(config.data.updated_at)}</p>
+            </form>
+          ) : (
+            <section className="card" aria-labelledby="widget-current-title">
+              <h2 id="widget-current-title">Current settings</h2>
+              <dl className="facts">
+                <dt>Allowed origins</dt>
+                <dd data-testid="widget-origins">
+                  {config.data.allowed_origins.length ? config.data.allowed_origins.join(', ') : 'none'}
+                </dd>
+                <dt>Primary colour</dt>
+                <dd>{config.data.theme.primary_color ?? 'default'}</dd>
+                <dt>Logo URL</dt>
+                <dd>{config.data.theme.logo_url ?? 'none'}</dd>
+                <dt>Locale</dt>
+                <dd>{config.data.locale ?? 'default (en)'}</dd>
+                <dt>Last saved</dt>
+                <dd>{formatTime(config.data.updated_at)}</dd>
+              </dl>
+              <p className="muted">Changes need the tenant:write permission.</p>
+            </section>
+          )}
+          <WidgetPreview draft={draft} />
+        </div>
+      ) : null}
+    </>
+  );
+}
+
+const COLOR = /^#[0-9a-fA-F]{6}$/;
+const TEXT: Record<string, { title: string; body: string; button: string }> = {
+  en: {
+    title: 'Confirm your mandate',
+    body: 'Verify your identity with your wallet to continue.',
+    button: 'Verify with wallet',
+  },
+  de: {
+    title: 'Mandat bestätigen',
+    body: 'Bestätigen Sie Ihre Identität mit Ihrer Wallet, um fortzufahren.',
+    button: 'Mit Wallet bestätigen',
+  },
+  fr: {
+    title: 'Confirmez votre mandat',
+    body: 'Vérifiez votre identité avec votre portefeuille pour continuer.',
+    button: 'Vérifier avec le portefeuille',
+  },
+  it: {
+    title: 'Conferma il tuo mandato',
+    body: 'Verifica la tua identità con il tuo wallet per continuare.',
+    button: 'Verifica con il wallet',
+  },
+};
+
+/** Black or white, whichever reads better on the colour (WCAG relative luminance). */
+export function textOn(hex: string): '#000000' | '#ffffff' {
+  const lin = (i: number) => {
+    const c = parseInt(hex.slice(i, i + 2), 16) / 255;
+    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  };
+  const l = 0.2126 * lin(1) + 0.7152 * lin(3) + 0.0722 * lin(5);
+  return (l + 0.05) / 0.05 > 1.05 / (l + 0.05) ? '#000000' : '#ffffff';
+}
+
+/**
+ * A small rendered mock of the widget with the (unsaved) theme and locale. The logo is named,
+ * not loaded: the dashboard's Content-Security-Policy loads images from itself only.
+ */
+export function WidgetPreview({ draft }: { draft: Draft }) {
+  const color = COLOR.test(draft.color.trim()) ? draft.color.trim() : '#0b4f9c';
+  const locale = draft.locale.trim() || 'en';
+  const text = TEXT[locale.toLowerCase().split('-')[0]!] ?? TEXT.en!;
+  let logoHost = '';
+  try {
+    logoHost = draft.logo.trim() ? new URL(draft.logo.trim()).host : '';
+  } catch {
+    logoHost = '';
+  }
+  return (
+    <section className="card" aria-labelledby="widget-preview-title">
+      <h2 id="widget-preview-title">Live preview</h2>
+      <div className="widget-mock" lang={locale} data-testid="widget-preview">
+        <div className="widget-mock-head" style={{ background: color, color: textOn(color) }}>
+          <span className="widget-mock-logo" aria-hidden="true">
+            {logoHost ? 'Logo' : '◆'}
+          </span>
+          <strong>{text.title}</strong>
+        </div>
+        <p>{text.body}</p>
+        <span
+          className="widget-mock-button"
+          style={{ background: color, color: textOn(color) }}
+          data-testid="widget-preview-button"
+        >
+          {text.button}
+        </span>
+      </div>
+      <p className="muted">
+        Colour {color}, locale {locale}
+        {logoHost ? `, logo from ${logoHost}` : ''}.
+      </p>
+    </section>
+  );
+}

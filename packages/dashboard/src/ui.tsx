@@ -1,0 +1,187 @@
+import { useState, type FormEvent, type ReactNode } from 'react';
+import { useMutation, type UseMutationOptions } from '@tanstack/react-query';
+import { ApiError } from './api';
+
+export function ErrorMessage({ error }: { error: unknown }) {
+  if (!error) return null;
+  const text =
+    error instanceof ApiError
+      ? `${error.status} ${error.code}: ${error.message}`
+      : error instanceof Error
+        ? error.message
+        : String(error);
+  return (
+    <p role="alert" className="error">
+      {text}
+    </p>
+  );
+}
+
+export function Loading() {
+  return <p aria-live="polite">Loading…</p>;
+}
+
+export function PageHeader({ title, children }: { title: string; children?: ReactNode }) {
+  return (
+    <div className="page-header">
+      <h1>{title}</h1>
+      {children}
+    </div>
+  );
+}
+
+/** A secret the API returns once: shown here, copyable, never stored; gone on reload. */
+export function SecretOnce({ label, secret, onDone }: { label: string; secret: string; onDone(): void }) {
+  const [copied, setCopied] = useState<'no' | 'yes' | 'failed'>('no');
+  const copy = () => {
+    navigator.clipboard
+      .writeText(secret)
+      .then(() => setCopied('yes'))
+      .catch(() => setCopied('failed'));
+  };
+  return (
+    <section className="secret" aria-labelledby="secret-title">
+      <h2 id="secret-title">{label}</h2>
+      <p className="warning" role="note">
+        <strong>Shown only once.</strong> Copy the secret now and store it safely: it cannot be shown again,
+        not even after a reload of this page.
+      </p>
+      <code data-testid="secret">{secret}</code>
+      <div className="row">
+        <button type="button" onClick={copy}>
+          Copy secret
+        </button>
+        <button type="button" className="secondary" onClick={onDone}>
+          I have stored it
+        </button>
+        <span aria-live="polite">
+          {copied === 'yes' ? 'Copied.' : copied === 'failed' ? 'Copy failed: select the text instead.' : ''}
+        </span>
+      </div>
+    </section>
+  );
+}
+
+/** Previous/next over cursor pages: `cursors` is the stack of cursors that led to the current page. */
+export function usePager() {
+  const [cursors, setCursors] = useState<string[]>([]);
+  return {
+    cursor: cursors[cursors.length - 1],
+    page: cursors.length + 1,
+    next: (c: string) => setCursors((s) => [...s, c]),
+    prev: () => setCursors((s) => s.slice(0, -1)),
+    reset: () => setCursors([]),
+  };
+}
+
+export function Pager({
+  pager,
+  nextCursor,
+}: {
+  pager: ReturnType<typeof usePager>;
+  nextCursor: string | null | undefined;
+}) {
+  return (
+    <nav className="pager" aria-label="Pages">
+      <button type="button" className="secondary" disabled={pager.page === 1} onClick={pager.prev}>
+        Previous
+      </button>
+      <span>Page {pager.page}</span>
+      <button
+        type="button"
+        className="secondary"
+        disabled={!nextCursor}
+        onClick={() => nextCursor && pager.next(nextCursor)}
+      >
+        Next
+      </button>
+    </nav>
+  );
+}
+
+export const formatTime = (iso: string | null | undefined) =>
+  iso ? new Date(iso).toISOString().replace('T', ' ').slice(0, 19) + 'Z' : '—';
+
+/** A form's one mutation: `submit` (its onSubmit) runs it instead of loading a page. */
+export function useFormMutation<T>(options: UseMutationOptions<T, Error, void>) {
+  const mutation = useMutation(options);
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    mutation.mutate();
+  };
+  return [mutation, submit] as const;
+}
+
+/** What a list's filter shows and changes; a change goes back to the first page. */
+interface FilterProps {
+  id: string;
+  label: string;
+  value: string;
+  onChange(value: string): void;
+  pager: ReturnType<typeof usePager>;
+}
+
+const filterChange =
+  ({ onChange, pager }: FilterProps) =>
+  (e: { target: { value: string } }) => {
+    onChange(e.target.value);
+    pager.reset();
+  };
+
+/** A list's filter by one of `options`. */
+export function FilterSelect({
+  options,
+  text = (o) => o,
+  any = false,
+  ...filter
+}: FilterProps & {
+  options: readonly string[];
+  /** An option's text (its value by default). */
+  text?: (option: string) => string;
+  /** Offer "Any" (the empty value) first. */
+  any?: boolean;
+}) {
+  return (
+    <>
+      <label htmlFor={filter.id}>{filter.label}</label>
+      <select id={filter.id} value={filter.value} onChange={filterChange(filter)}>
+        {any ? <option value="">Any</option> : null}
+        {options.map((o) => (
+          <option key={o} value={o}>
+            {text(o)}
+          </option>
+        ))}
+      </select>
+    </>
+  );
+}
+
+/** A list's text filter. */
+export function FilterInput(filter: FilterProps) {
+  return (
+    <>
+      <label htmlFor={filter.id}>{filter.label}</label>
+      <input id={filter.id} value={filter.value} onChange={filterChange(filter)} />
+    </>
+  );
+}
+
+/** A form in a card, named by its heading. */
+export function FormCard({
+  id,
+  title,
+  onSubmit,
+  children,
+}: {
+  id: string;
+  title: string;
+  onSubmit(e: FormEvent): void;
+  children: ReactNode;
+}) {
+  return (
+    <form className="card" onSubmit={onSubmit} aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {children}
+    </form>
+  );
+}

@@ -1,0 +1,33 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vite';
+
+/**
+ * The dashboard is served by the gateway under /dashboard/ (no server of its own): every asset
+ * URL carries that base, file names carry a content hash (cached for a year), index.html does not.
+ * No inline script or style, so the gateway's Content-Security-Policy can say script-src 'self'.
+ */
+export default defineConfig({
+  base: '/dashboard/',
+  oxc: { jsx: { runtime: 'automatic' } },
+  // The evidence check runs packages/evidence-cli's checker in the browser (src/evidence).
+  resolve: {
+    alias: {
+      '@mandate/shared': fileURLToPath(new URL('./src/evidence/shared.ts', import.meta.url)),
+      'node:crypto': fileURLToPath(new URL('./src/evidence/node-crypto.ts', import.meta.url)),
+    },
+  },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    target: 'es2022',
+    modulePreload: { polyfill: false },
+    assetsInlineLimit: 0,
+    sourcemap: false,
+    rolldownOptions: {
+      // react-router's "use client" marks a React Server Components boundary; a client-only bundle ignores it.
+      onwarn(warning, warn) {
+        if (warning.code !== 'MODULE_LEVEL_DIRECTIVE') warn(warning);
+      },
+    },
+  },
+});

@@ -1,0 +1,194 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SignJWT, decodeJwt, exportJWK, generateKeyPair, jwtVerify, type CryptoKey } from 'jose';
+import { z } from 'zod';
+import {
+  AppError,
+  INTERNAL_TOKEN_HEADER,
+  badRequest,
+  describeZodError,
+  notFound,
+  unauthorized,
+  type InternalTokens,
+  type ServiceClient,
+} from '@mandate/shared';
+import type { JwtAuthenticator, Principal } from '../auth/authenticate';
+import { TENANT_ID } from '../auth/authenticate';
+import type { SubjectResolver } from '../auth/subject-resolver';
+
+/**
+ * The embedded mode's development sign-in (README, "Dashboard"): a person picks a subject of a
+ * tenant and gets a short-lived JWT for it, signed by a key that exists only in this process.
+ * Only `npm start`'s launcher turns it on (a start override, never a variable), so no deployed
+ * gateway can have it. The tokens are ordinary JWT callers afterwards: the subject's active role
+ * assignment decides its permissions, exactly as for a token of a configured issuer.
+ */
+export const DEV_ISSUER = 'urn:mandate:embedded-dev-sign-in';
+export const DEV_AUDIENCE = 'mandate-dashboard';
+export const DEV_PREFIX = '/dashboard-dev';
+const TOKEN_TTL_SECONDS = 60 * 60;
+
+const signInBody = z.strictObject({
+  tenant_id: z.string().regex(TENANT_ID, { message: 'must be a tenant id' }),
+  subject_id: z.string().min(1).max(256),
+});
+const subjectsQuery = z.strictObject({
+  tenant_id: z.string().regex(TENANT_ID, { message: 'must be a tenant id' }),
+});
+
+interface Page {
+  data: { subject_id: string; roles: string[]; status: string }[];
+  next_cursor: string | null;
+}
+
+export class DevSignIn {
+  private constructor(
+    private readonly privateKey: CryptoKey,
+    private readonly publicKey: CryptoKey,
+    private readonly identity: ServiceClient,
+    private readonly tokens: InternalTokens,
+    private readonly subjects: SubjectResolver,
+  ) {}
+
+  static async create(deps: {
+    identity: ServiceClient;
+    tokens: InternalTokens;
+    subjects: SubjectResolver;
+  }): Promise<DevSignIn> {
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    // Exported once so a broken key fails the start, not the first sign-in.
+    await exportJWK(publicKey);
+    return new DevSignIn(privateKey, publicKey, deps.identity, deps.tokens, deps.subjects);
+  }
+
+  /** The gateway's JWT check: this process's development tokens first, then the configured issuers. */
+  authenticator(inner: JwtAuthenticator | undefined): JwtAuthenticator {
+    return {
+      authenticate: async (token: string, tenantId: string | null): Promise<Principal> => {
+        let iss: unknown;
+        try {
+          iss = decodeJwt(token).iss;
+        } catch {
+          throw unauthorized('Invalid bearer token');
+        }
+        if (iss !== DEV_ISSUER) {
+          if (!inner) throw unauthorized('Invalid bearer token');
+          return inner.authenticate(token, tenantId);
+        }
+        let sub: unknown;
+        try {
+          ({
+            payload: { sub },
+          } = await jwtVerify(token, this.publicKey, {
+            issuer: DEV_ISSUER,
+            audience: DEV_AUDIENCE,
+            algorithms: ['ES256'],
+            requiredClaims: ['exp', 'sub'],
+          }));
+        } catch {
+          throw unauthorized('Invalid bearer token');
+        }
+        if (typeof sub !== 'string') throw unauthorized('Invalid bearer token');
+        if (tenantId === null) throw badRequest('X-Tenant-Id is required for a JWT caller on this route');
+        const subject = await this.subjects.resolve(tenantId, sub);
+        if (!subject) throw notFound('Tenant not found');
+        return {
+          tenantId: subject.tenant_id,
+          actor: { type: 'user', subject_id: sub },
+          permissions: subject.permissions,
+          plan: subject.plan,
+        };
+      },
+    };
+  }
+
+  /** GET /dashboard-dev/subjects?tenant_id= and POST /dashboard-dev/sign-in. */
+  async handle(req: IncomingMessage, res: ServerResponse, path: string, query: string): Promise<void> {
+    try {
+      if (path === `${DEV_PREFIX}/subjects` && req.method === 'GET') {
+        const parsed = subjectsQuery.safeParse(Object.fromEntries(new URLSearchParams(query)));
+        if (!parsed.success) throw badRequest(describeZodError(parsed.error, 'query'));
+        return send(res, 200, { data: await this.activeSubjects(parsed.data.tenant_id) });
+      }
+      if (path === `${DEV_PREFIX}/sign-in` && req.method === 'POST') {
+        const parsed = signInBody.safeParse(await readJson(req));
+        if (!parsed.success) throw badRequest(describeZodError(parsed.error));
+        const { tenant_id, subject_id } = parsed.data;
+        const subject = await this.subjects.resolve(tenant_id, subject_id);
+        if (!subject) throw notFound('No active role assignment for this subject in this tenant');
+        const expires = Math.floor(Date.now() / 1000) + TOKEN_TTL_SECONDS;
+        const token = await new SignJWT({})
+          .setProtectedHeader({ alg: 'ES256' })
+          .setIssuer(DEV_ISSUER)
+          .setAudience(DEV_AUDIENCE)
+          .setSubject(subject_id)
+          .setIssuedAt()
+          .setExpirationTime(expires)
+          .sign(this.privateKey);
+        return send(res, 200, {
+          token,
+          tenant_id,
+          subject_id,
+          roles: subject.roles,
+          expires_at: new Date(expires * 1000).toISOString(),
+        });
+      }
+      throw notFound('Route not found');
+    } catch (err) {
+      if (err instanceof AppError) return send(res, err.status, err.toEnvelope());
+      send(res, 500, { error: 'INTERNAL_ERROR', message: 'Development sign-in failed' });
+    }
+  }
+
+  /** The subjects with an active role assignment in the tenant (the first 500), asked of identity. */
+  private async activeSubjects(tenantId: string) {
+    const out: { subject_id: string; roles: string[] }[] = [];
+    let cursor: string | null = null;
+    do {
+      const token = await this.tokens.mint(
+        {
+          tenantId,
+          actor: { type: 'system' },
+          permissions: ['tenant:read'],
+          requestId: 'dev-sign-in',
+        },
+        'identity',
+      );
+      const qs = new URLSearchParams({ status: 'active', limit: '100' });
+      if (cursor) qs.set('cursor', cursor);
+      const answer: { status: number; body: Page } = await this.identity.json<Page>({
+        method: 'GET',
+        path: `/v1/tenants/${tenantId}/role-assignments?${qs}`,
+        headers: { [INTERNAL_TOKEN_HEADER]: token },
+      });
+      if (answer.status === 404) throw notFound('Tenant not found');
+      if (answer.status !== 200) throw new AppError('SERVICE_UNAVAILABLE', 'Identity service unavailable');
+      for (const a of answer.body.data) out.push({ subject_id: a.subject_id, roles: a.roles });
+      cursor = answer.body.next_cursor;
+    } while (cursor && out.length < 500);
+    return out;
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown) {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > 16 * 1024) throw badRequest('Body too large');
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null');
+  } catch {
+    throw badRequest('Malformed JSON body');
+  }
+}

@@ -1,0 +1,118 @@
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ServiceClient, createLogger } from '@mandate/shared';
+import { CapturingPublisher, testTokens } from '@mandate/shared/src/testing';
+import { createApp, type GatewayApp, type Upstreams } from '../src/app';
+import type { KeyResolver } from '../src/auth/key-resolver';
+import { DASHBOARD_CSP, DASHBOARD_NOT_BUILT } from '../src/dashboard/static';
+
+const TENANT = 'tnt_01jaaaaaaaaaaaaaaaaaaaaaaa';
+const keys: KeyResolver = {
+  resolve: async (s) =>
+    s === 'secret-verify'
+      ? { key_id: 'key_v', tenant_id: TENANT, scopes: ['verify'], status: 'active', plan: 'beta' }
+      : null,
+  evict: () => undefined,
+};
+
+/** A built dashboard in a temporary directory: index.html and one hashed asset. */
+function fakeBuild(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'dashboard-'));
+  mkdirSync(path.join(dir, 'assets'));
+  writeFileSync(path.join(dir, 'index.html'), '<!doctype html><title>dash</title>');
+  writeFileSync(path.join(dir, 'assets', 'index-abc123.js'), 'console.log(1)');
+  return dir;
+}
+
+describe('gateway: the dashboard at /dashboard/ and GET /v1/me', () => {
+  const gateways: GatewayApp[] = [];
+  const client = new ServiceClient(['http://127.0.0.1:9']);
+  const start = async (dir: string) => {
+    const upstreams: Upstreams = { mandates: client, verify: client, identity: client, audit: client };
+    const g = createApp({
+      tokens: testTokens,
+      logger: createLogger('gateway-test', 'silent'),
+      publisher: new CapturingPublisher(),
+      upstreams,
+      keys,
+      operatorToken: 'operator-secret',
+      openApiDocument: () => ({}),
+      dashboard: { dir },
+    });
+    gateways.push(g);
+    return (await g.start(0)).url;
+  };
+  afterAll(async () => {
+    for (const g of gateways) await g.stop();
+    await client.close();
+  });
+
+  it('when the dashboard is built, then its files are served without a credential, assets cached for a year, index.html revalidated, under a strict CSP', async () => {
+    const base = await start(fakeBuild());
+    const index = await fetch(`${base}/dashboard/`);
+    expect(index.status).toBe(200);
+    expect(await index.text()).toContain('<title>dash</title>');
+    expect(index.headers.get('cache-control')).toBe('no-cache');
+    expect(index.headers.get('content-security-policy')).toBe(DASHBOARD_CSP);
+    expect(DASHBOARD_CSP).toContain("script-src 'self'");
+    expect(DASHBOARD_CSP).not.toContain('unsafe-inline');
+
+    const asset = await fetch(`${base}/dashboard/assets/index-abc123.js`);
+    expect(asset.status).toBe(200);
+    expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+
+    // A deep link of the app is index.html; a missing asset is a 404, never index.html.
+    const deep = await fetch(`${base}/dashboard/mandates/mnd_123`);
+    expect(deep.status).toBe(200);
+    expect(await deep.text()).toContain('<title>dash</title>');
+    expect((await fetch(`${base}/dashboard/assets/missing.js`)).status).toBe(404);
+
+    const bare = await fetch(`${base}/dashboard`, { redirect: 'manual' });
+    expect(bare.status).toBe(301);
+    expect(bare.headers.get('location')).toBe('/dashboard/');
+  });
+
+  it('when the dashboard is not built, then /dashboard/ is a 404 envelope saying so', async () => {
+    const base = await start(path.join(tmpdir(), 'no-such-dashboard-build'));
+    const res = await fetch(`${base}/dashboard/`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: 'NOT_FOUND', message: DASHBOARD_NOT_BUILT });
+  });
+
+  it('when the static mount exists, then /v1 routing is unchanged: an unknown /v1 path is a 404 and a route still needs its credential', async () => {
+    const base = await start(fakeBuild());
+    expect((await fetch(`${base}/v1/dashboard/`)).status).toBe(404);
+    expect((await fetch(`${base}/dashboardx`)).status).toBe(404);
+    expect((await fetch(`${base}/v1/me`)).status).toBe(401);
+  });
+
+  it("when the development sign-in is not enabled (anything but npm start), then its paths are the route table's 404 and config.json says so", async () => {
+    const base = await start(fakeBuild());
+    const subjects = await fetch(`${base}/dashboard-dev/subjects?tenant_id=${TENANT}`);
+    expect(subjects.status).toBe(404);
+    expect(await subjects.json()).toEqual({ error: 'NOT_FOUND', message: 'Route not found' });
+    const signIn = await fetch(`${base}/dashboard-dev/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ tenant_id: TENANT, subject_id: 'dashboard:alice' }),
+    });
+    expect(signIn.status).toBe(404);
+    expect(await (await fetch(`${base}/dashboard/config.json`)).json()).toEqual({ devSignIn: false });
+  });
+
+  it('when any valid key calls GET /v1/me, then it gets its tenant, key id and scopes', async () => {
+    const base = await start(fakeBuild());
+    const res = await fetch(`${base}/v1/me`, {
+      headers: { authorization: `Bearer ${TENANT}:secret-verify` },
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({
+      tenant_id: TENANT,
+      kind: 'api_key',
+      key_id: 'key_v',
+      permissions: ['verify'],
+      plan: 'beta',
+    });
+  });
+});
