@@ -27,6 +27,15 @@ export function parseConfig<S extends z.ZodType>(
 /** Building blocks for config schemas. Empty strings count as unset, as shells tend to export them. */
 const emptyToUndefined = (v: unknown) => (v === '' ? undefined : v);
 
+/** "a, b,,c" → ['a', 'b', 'c']; a blank or absent value → undefined. */
+const splitCommaList = (v: unknown) =>
+  typeof v === 'string' && v.trim() !== ''
+    ? v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : undefined;
+
 export const env = {
   port: (fallback: number) => {
     const message = 'must be a whole number between 0 and 65535 (0: any free port)';
@@ -49,18 +58,10 @@ export const env = {
         v === '' || v === undefined ? undefined : ['1', 'true', 'yes'].includes(String(v).toLowerCase()),
       z.boolean().default(fallback),
     ),
+  /** A comma-separated list (blank → unset). */
+  list: () => z.preprocess(splitCommaList, z.array(z.string()).min(1).optional()),
   /** A comma-separated list of URLs (one service's replicas). */
-  urlList: () =>
-    z.preprocess(
-      (v) =>
-        typeof v === 'string' && v.trim() !== ''
-          ? v
-              .split(',')
-              .map((s) => s.trim())
-              .filter(Boolean)
-          : undefined,
-      z.array(z.string().url()).min(1).optional(),
-    ),
+  urlList: () => z.preprocess(splitCommaList, z.array(z.string().url()).min(1).optional()),
   logLevel: () =>
     z.preprocess(
       emptyToUndefined,
@@ -80,4 +81,10 @@ export const commonConfigShape = {
   AMQP_NAMESPACE: env.string('mandate'),
   REDIS_URL: env.optionalUrl(),
   MONGO_URL: env.optionalString(),
+  /** Set: traces are exported there (OTLP/HTTP, `<endpoint>/v1/traces`); unset: tracing is off. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: env.optionalUrl(),
+  /** The service.name of the traces; default the service's own name. */
+  OTEL_SERVICE_NAME: env.optionalString(),
+  /** How long finished spans wait to be exported together (ms). */
+  OTEL_BSP_SCHEDULE_DELAY: env.int(5000),
 };

@@ -1,29 +1,10 @@
 import { z } from 'zod';
 import { actorSchema, type CallerContext } from './internal-token';
 import { newId } from './ids';
+import { currentTraceIds } from './tracing';
+import { EVENT_TYPES } from './event-types';
 
-/** Every audit event type the product emits (SPEC §5 Events). */
-export const EVENT_TYPES = [
-  'API_CALL',
-  'MANDATE_CREATED',
-  'MANDATE_SUSPENDED',
-  'MANDATE_REACTIVATED',
-  'MANDATE_REVOKED',
-  'MANDATE_EXPIRED',
-  'VERIFICATION_PERFORMED',
-  'EVIDENCE_EXPORTED',
-  'API_KEY_CREATED',
-  'API_KEY_ROTATED',
-  'API_KEY_ACTIVATED',
-  'API_KEY_REVOKED',
-  'TENANT_CREATED',
-  'TENANT_ROLE_ASSIGNED',
-  'TENANT_ROLE_REVOKED',
-  'ONBOARDING_REQUESTED',
-  'ONBOARDING_APPROVED',
-  'ONBOARDING_REJECTED',
-  'WIDGET_CONFIG_UPDATED',
-] as const;
+export { EVENT_TYPES };
 
 export const eventTypeSchema = z.enum(EVENT_TYPES);
 export type EventType = z.infer<typeof eventTypeSchema>;
@@ -38,6 +19,16 @@ export const auditEventSchema = z.object({
   request_id: z.string().nullable(),
   resource: z.object({ type: z.string(), id: z.string() }).nullable(),
   data: z.record(z.string(), z.unknown()),
+  /** The trace (W3C trace id) of the request that caused it; present when tracing is on. */
+  trace_id: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .optional(),
+  /** The span that built it (the service's server span), when recorded; its message is published as that span's child. */
+  span_id: z
+    .string()
+    .regex(/^[0-9a-f]{16}$/)
+    .optional(),
 });
 export type AuditEvent = z.infer<typeof auditEventSchema>;
 
@@ -66,7 +57,7 @@ function isoAt(ms: number): string {
 
 /** Builds a complete, valid event; the caller's actor and request id are carried over. */
 export function buildEvent(input: EventInput): AuditEvent {
-  return {
+  const event: AuditEvent = {
     id: newId('evt'),
     tenant_id: input.tenantId,
     type: input.type,
@@ -76,4 +67,11 @@ export function buildEvent(input: EventInput): AuditEvent {
     resource: input.resource,
     data: input.data,
   };
+  // Set only when tracing is on, so an event without a trace keeps its shape (and its cost).
+  const ids = currentTraceIds();
+  if (ids) {
+    event.trace_id = ids.trace_id;
+    if (ids.span_id) event.span_id = ids.span_id;
+  }
+  return event;
 }

@@ -1,5 +1,6 @@
 import { Pool, errors as undiciErrors } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
+import { injectTraceHeaders, tracingEnabled } from './tracing';
 
 export interface UpstreamRequest {
   method: string;
@@ -83,6 +84,8 @@ export class ServiceClient {
   }
 
   async request(req: UpstreamRequest): Promise<UpstreamResponse> {
+    // The callee's server span becomes a child of the caller's current span.
+    if (tracingEnabled()) req = { ...req, headers: injectTraceHeaders({ ...req.headers }) };
     const idempotent = req.idempotent ?? (req.method === 'GET' || req.method === 'HEAD');
     const attempts = idempotent ? this.policy.retries + 1 : 1;
     let lastError: unknown;

@@ -1,4 +1,5 @@
 import express, {
+  type ErrorRequestHandler,
   type Express,
   type NextFunction,
   type Request,
@@ -6,20 +7,29 @@ import express, {
   type Response,
   type Router,
 } from 'express';
-import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
-import { AppError, badRequest, describeZodError, type ErrorEnvelope } from './errors';
+import { unauthorized, type ErrorEnvelope } from './errors';
+import type { CallerContext, InternalService, InternalTokens } from './internal-token';
 import type { Logger } from './logger';
 import { processMetrics, serveMetrics } from './metrics';
+import { traceRequest, tracingEnabled } from './tracing';
+import {
+  BODY_LIMIT_BYTES,
+  answerError,
+  assertJsonContentType,
+  assertNoForbiddenMembers,
+  assertUtf8,
+  authenticateRequest,
+  hasBody,
+  requestIdFor,
+  sendEnvelope,
+  tenantOfCaller,
+} from './pipeline';
 
-export const BODY_LIMIT_BYTES = 64 * 1024;
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** The request id of a request: its own X-Request-Id when that is sane, else a new one. */
-export function requestIdFor(incoming: string | string[] | undefined): string {
-  return typeof incoming === 'string' && SANE_REQUEST_ID.test(incoming)
-    ? incoming
-    : `req_${randomUUID().replace(/-/g, '')}`;
+declare module 'express-serve-static-core' {
+  interface Request {
+    caller?: CallerContext;
+    requestId?: string;
+  }
 }
 
 /** Echoes a sane X-Request-Id or makes one; every response carries it. */
@@ -32,60 +42,36 @@ export function requestIdMiddleware(): RequestHandler {
   };
 }
 
-export const INVALID_UTF8 = 'Request body is not valid UTF-8';
-/** Member names that reach an object's prototype when copied or merged (SPEC §11): refused anywhere in a body. */
-const FORBIDDEN_MEMBER_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
-// fatal: a byte sequence that is not UTF-8 throws instead of becoming U+FFFD (and being signed as such).
-const utf8 = new TextDecoder('utf-8', { fatal: true });
-
-/** Throws 400 when the bytes are not valid UTF-8. */
-export function assertUtf8(raw: Uint8Array): void {
-  decodeUtf8(raw);
-}
-
-/** The text of a body, without a leading BOM; 400 when it is not valid UTF-8. */
-export function decodeUtf8(raw: Uint8Array): string {
-  try {
-    return utf8.decode(raw);
-  } catch {
-    throw badRequest(INVALID_UTF8);
-  }
-}
-
-/** Throws 400 when a parsed JSON value has `__proto__`, `constructor` or `prototype` as a member name at any depth. */
-export function assertNoForbiddenMembers(value: unknown): void {
-  // An explicit stack, not recursion: a body may nest thousands of levels deep (within 64 KiB).
-  const pending: unknown[] = [value];
-  while (pending.length > 0) {
-    const node = pending.pop();
-    if (typeof node !== 'object' || node === null) continue;
-    if (Array.isArray(node)) {
-      for (const item of node) pending.push(item);
-      continue;
-    }
-    // JSON.parse makes `__proto__` an own member, so Object.keys sees it.
-    for (const key of Object.keys(node)) {
-      if (FORBIDDEN_MEMBER_NAMES.has(key)) throw badRequest(`${key} is not allowed as a member name`);
-      pending.push((node as Record<string, unknown>)[key]);
-    }
-  }
-}
-
 /**
- * A raw JSON body as every parser of the project reads it: valid UTF-8 (400 otherwise), an
- * optional BOM, JSON (400 "Malformed JSON body"), no forbidden member name (400); empty → undefined.
+ * Every service route sits behind this: no valid internal token for `audience` (the service's own
+ * name) → 401, whatever else the request carries (the pipeline's authenticateRequest, which a fast
+ * path in front of express may already have run for this request: then its outcome is reused).
  */
-export function parseJsonBody(raw: Uint8Array): unknown {
-  const text = decodeUtf8(raw);
-  if (text.length === 0) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw badRequest('Malformed JSON body');
-  }
-  assertNoForbiddenMembers(value);
-  return value;
+export function requireInternalToken(
+  tokens: InternalTokens,
+  audience: InternalService | readonly InternalService[],
+): RequestHandler {
+  return async (req, _res, next) => {
+    let caller: CallerContext;
+    try {
+      caller = await authenticateRequest(req, tokens, audience);
+    } catch (err) {
+      return next(err);
+    }
+    req.caller = caller;
+    next();
+  };
+}
+
+/** The caller context of a request that passed requireInternalToken. */
+export function callerOf(req: Request): CallerContext {
+  if (!req.caller) throw unauthorized('Missing internal token');
+  return req.caller;
+}
+
+/** The tenant of a tenant-scoped request; platform calls without one are refused. */
+export function tenantOf(req: Request): string {
+  return tenantOfCaller(callerOf(req));
 }
 
 /** JSON bodies only, 64 KiB at most; a body with another content type is a 400, not silently ignored. */
@@ -99,14 +85,14 @@ export function jsonBody(): RequestHandler[] {
   });
   return [
     (req, _res, next) => {
-      if (!hasBody(req)) return next();
-      const type = req.header('content-type') ?? '';
-      if (!/^application\/([a-z0-9.+-]*\+)?json\b/i.test(type)) {
-        return next(badRequest('Content-Type must be application/json'));
+      try {
+        assertJsonContentType(req.headers);
+        next();
+      } catch (err) {
+        next(err);
       }
-      next();
     },
-    (req, res, next) => (hasBody(req) ? parse(req, res, next) : next()),
+    (req, res, next) => (hasBody(req.headers) ? parse(req, res, next) : next()),
     (req, _res, next) => {
       try {
         assertNoForbiddenMembers(req.body);
@@ -118,51 +104,20 @@ export function jsonBody(): RequestHandler[] {
   ];
 }
 
-function hasBody(req: Request): boolean {
-  const length = req.header('content-length');
-  return (length !== undefined && length !== '0') || req.header('transfer-encoding') !== undefined;
-}
-
 export function sendError(
   res: Response,
   status: number,
   envelope: ErrorEnvelope,
   headers: Record<string, string> = {},
 ) {
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  res.status(status).json(envelope);
+  sendEnvelope(res, status, envelope, headers);
 }
 
-/** Maps everything thrown to the envelope. Unknown errors are logged with the request id and answered 500. */
+/** Maps everything thrown to the envelope (the pipeline's errorReply); unknown errors are logged with the request id and answered 500. */
 export function errorMiddleware(logger: Logger) {
   // express recognises error handlers by their four parameters.
-  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    if (res.headersSent) {
-      logger.error({ err, requestId: req.requestId }, 'error after response started');
-      return;
-    }
-    if (err instanceof AppError) return sendError(res, err.status, err.toEnvelope(), err.headers);
-    if (err instanceof z.ZodError)
-      return sendError(res, 400, { error: 'BAD_REQUEST', message: describeZodError(err) });
-    const bodyParserError = err as { type?: string; status?: number };
-    if (bodyParserError?.type === 'entity.too.large') {
-      return sendError(res, 413, {
-        error: 'PAYLOAD_TOO_LARGE',
-        message: `Request body exceeds ${BODY_LIMIT_BYTES} bytes`,
-      });
-    }
-    if (bodyParserError?.type === 'entity.parse.failed') {
-      return sendError(res, 400, { error: 'BAD_REQUEST', message: 'Malformed JSON body' });
-    }
-    if (bodyParserError?.type && bodyParserError.status && bodyParserError.status < 500) {
-      return sendError(res, 400, { error: 'BAD_REQUEST', message: 'Unreadable request body' });
-    }
-    logger.error({ err, requestId: req.requestId, method: req.method, path: req.path }, 'unhandled error');
-    sendError(res, 500, {
-      error: 'INTERNAL_ERROR',
-      message: `Internal error (request ${req.requestId ?? 'unknown'})`,
-    });
-  };
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) =>
+    answerError(res, err, logger, { requestId: req.requestId, method: req.method, path: req.path });
 }
 
 export function notFoundHandler(): RequestHandler {
@@ -219,12 +174,43 @@ export function baseApp(service?: string): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   if (service) app.use(httpMetricsMiddleware(service));
+  // A server span per request, child of the caller's traceparent; tracing starts before the app is made, off it costs nothing.
+  if (service && tracingEnabled())
+    app.use((req, res, next) => traceRequest(req, res, next, () => routeLabel(req)));
   app.use(requestIdMiddleware());
   // listen() sets it too; this covers an app served by anything else (supertest, an embedding server).
   app.use((_req, res, next) => {
     res.setHeader(NOSNIFF[0], NOSNIFF[1]);
     next();
   });
+  return app;
+}
+
+/**
+ * The express app of a service behind the gateway: baseApp, /healthz, /readyz and /metrics, the
+ * internal token on everything else, any handler that reads its own body, JSON bodies, the service's
+ * handlers in order, then 404 and
+ * the error envelope.
+ */
+export function internalServiceApp(
+  service: InternalService,
+  o: {
+    readiness: ReadinessCheck;
+    tokens: InternalTokens;
+    logger: Logger;
+    /** Handlers that read their own body (a form post), mounted before the JSON-only parser. */
+    beforeJson?: RequestHandler[];
+    handlers: (RequestHandler | ErrorRequestHandler)[];
+  },
+): Express {
+  const app = baseApp(service);
+  healthRoutes(app, o.readiness);
+  app.use(requireInternalToken(o.tokens, service));
+  for (const handler of o.beforeJson ?? []) app.use(handler);
+  app.use(jsonBody());
+  for (const handler of o.handlers) app.use(handler);
+  app.use(notFoundHandler());
+  app.use(errorMiddleware(o.logger));
   return app;
 }
 

@@ -1,6 +1,6 @@
 import { randomFillSync } from 'node:crypto';
 
-export type IdPrefix = 'mdt' | 'key' | 'tnt' | 'evt' | 'ras' | 'onb' | 'dec' | 'req';
+export type IdPrefix = 'mdt' | 'key' | 'tnt' | 'evt' | 'ras' | 'onb' | 'dec' | 'req' | 'idv';
 
 /** Crockford base32, lowercase (ids are lowercase). */
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';

@@ -1,7 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import type { NextFunction, Request, Response } from 'express';
-import { unauthorized } from './errors';
 
 /**
  * Who is calling, as established by the gateway. It travels to services inside a short-lived
@@ -154,52 +152,4 @@ export class CachedTokenMinter {
     token.catch(() => this.cache.delete(key));
     return token;
   }
-}
-
-declare module 'express-serve-static-core' {
-  interface Request {
-    caller?: CallerContext;
-    requestId?: string;
-  }
-}
-
-const SANE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/**
- * Every service route sits behind this: no valid internal token for `audience` (the service's own
- * name) → 401, whatever else the request
- * carries. The request id is the request's X-Request-Id when it sends one (the gateway reuses a
- * token across requests and names each request there), else the token's own.
- */
-export function requireInternalToken(
-  tokens: InternalTokens,
-  audience: InternalService | readonly InternalService[],
-) {
-  return async (req: Request, _res: Response, next: NextFunction) => {
-    const token = req.headers[INTERNAL_TOKEN_HEADER];
-    if (typeof token !== 'string' || token === '') return next(unauthorized('Missing internal token'));
-    let caller: CallerContext;
-    try {
-      caller = await tokens.verify(token, audience);
-    } catch {
-      return next(unauthorized('Invalid internal token'));
-    }
-    const requestId = req.headers['x-request-id'];
-    if (typeof requestId === 'string' && SANE_REQUEST_ID.test(requestId)) caller.requestId = requestId;
-    req.caller = caller;
-    next();
-  };
-}
-
-/** The caller context of a request that passed requireInternalToken. */
-export function callerOf(req: Request): CallerContext {
-  if (!req.caller) throw unauthorized('Missing internal token');
-  return req.caller;
-}
-
-/** The tenant of a tenant-scoped request; platform calls without one are refused. */
-export function tenantOf(req: Request): string {
-  const tenantId = callerOf(req).tenantId;
-  if (!tenantId) throw unauthorized('Tenant context required');
-  return tenantId;
 }

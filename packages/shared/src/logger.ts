@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import { currentTraceIds } from './tracing';
 
 export type { Logger };
 
@@ -7,6 +8,9 @@ export function createLogger(service: string, level: string = process.env.LOG_LE
   return pino({
     name: service,
     level,
+    // With tracing on, every line written inside a traced request or delivery names its trace and span.
+    // A fresh object each time: pino merges the line's own fields into what the mixin returns.
+    mixin: () => currentTraceIds() ?? {},
     redact: {
       paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'api_key', '*.api_key', 'secret'],
       censor: '[redacted]',

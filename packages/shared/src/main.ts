@@ -3,6 +3,8 @@ import { ConfigError, parseConfig } from './config';
 import { createLogger, type Logger } from './logger';
 import { separateProcessConfig } from './secrets';
 import type { RunningServer } from './server';
+import { startTracing, type TracingConfig } from './tracing';
+import type { Wire } from './wiring';
 
 interface Runnable {
   start(port?: number, host?: string): Promise<RunningServer>;
@@ -10,7 +12,7 @@ interface Runnable {
 }
 
 /** What every service's configuration has. */
-export interface BaseConfig {
+export interface BaseConfig extends TracingConfig {
   PORT: number;
   HOST: string;
   LOG_LEVEL: string;
@@ -23,7 +25,7 @@ export interface ServiceMain<C extends BaseConfig, D, O = Partial<D>> {
   name: string;
   configSchema: z.ZodType<C, unknown>;
   /** The service's wiring.ts: adapters by the composition rule (`compose`), overrides from the embedded launcher or a test. */
-  wire(config: C, logger: Logger, overrides?: O): Promise<{ deps: D; close(): Promise<void> }>;
+  wire: Wire<C, D, O>;
   createApp(deps: D): Runnable;
   /** Whether it keeps data (MongoDB, else memory); its startup line says which. */
   hasStore?: boolean;
@@ -60,28 +62,38 @@ export async function startService<C extends BaseConfig, D, O>(
   const config: C = options.separateProcess
     ? parseConfig(separateProcessConfig(main.configSchema), env)
     : parseConfig(main.configSchema, env);
+  // Before anything that creates spans or logs (a no-op without OTEL_EXPORTER_OTLP_ENDPOINT).
+  const tracing = startTracing(config, main.name);
   const logger = createLogger(main.name, options.logLevel ?? config.LOG_LEVEL);
-  const wired = await main.wire(config, logger, options.overrides);
+  let wired: Awaited<ReturnType<typeof main.wire>> | undefined;
   let service: Runnable | undefined;
   let server: RunningServer;
   try {
+    wired = await main.wire(config, logger, options.overrides);
     service = main.createApp(wired.deps);
     server = await service.start(config.PORT, config.HOST);
   } catch (err) {
     // Whatever start() got going (a consumer, a sweeper) and the adapters must not outlive the failure.
     await service?.stop().catch(() => undefined);
-    await wired.close().catch(() => undefined);
+    await wired?.close().catch(() => undefined);
+    await tracing.shutdown().catch(() => undefined);
     throw err;
   }
+  const adapters = wired;
   const started = service;
   return {
     config,
     logger,
-    deps: wired.deps,
+    deps: adapters.deps,
     server,
     async stop() {
-      await started.stop();
-      await wired.close();
+      try {
+        await started.stop();
+        await adapters.close();
+      } finally {
+        // Last: the spans of what stopping flushed (the final audit writes) are exported too.
+        await tracing.shutdown().catch(() => undefined);
+      }
     },
   };
 }

@@ -1,6 +1,6 @@
 import mongoose, { type Connection } from 'mongoose';
 import type { Logger } from './logger';
-import { redactUrl } from './bus/rabbitmq';
+import { redactUrl } from './redact-url';
 
 /**
  * One mongoose connection per service (not the global default), so several services can share a

@@ -1,32 +1,192 @@
-import { OpenAPIRegistry, OpenApiGeneratorV31, extendZodWithOpenApi } from '@asteasolutions/zod-to-openapi';
+import {
+  OpenAPIRegistry,
+  OpenApiGeneratorV31,
+  extendZodWithOpenApi,
+  type ResponseConfig,
+  type RouteConfig,
+} from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
+import { errorStatusesOf, isRateLimited, type RouteContract } from './contract';
 import { errorEnvelopeSchema } from './errors';
 
 // Gives every zod schema `.openapi()`, which the registry relies on for named components.
 extendZodWithOpenApi(z);
 
-export { OpenAPIRegistry };
-
-/** Each service contributes its routes' zod schemas; the gateway assembles one document. */
-export type OpenApiContribution = (registry: OpenAPIRegistry) => void;
-
-export const errorResponse = (description: string) => ({
-  description,
-  content: { 'application/json': { schema: errorEnvelopeSchema } },
+const ErrorEnvelope = z.strictObject(errorEnvelopeSchema.shape).meta({
+  id: 'ErrorEnvelope',
+  description: 'Every error: exactly these two members',
 });
 
-export function buildOpenApiDocument(contributions: OpenApiContribution[]) {
-  const registry = new OpenAPIRegistry();
-  registry.registerComponent('securitySchemes', 'apiKey', {
+/** The response headers the gateway sends, by name (each registered once as a component). */
+const HEADERS = {
+  'X-Request-Id': 'The request id: the caller’s own X-Request-Id when it is sane, else a new one',
+  'RateLimit-Limit': 'The size of the bucket that is closest to running out',
+  'RateLimit-Remaining': 'Requests left in that bucket',
+  'RateLimit-Reset': 'Seconds until that bucket is full again (for the monthly quota: until the month ends)',
+  'Retry-After': 'Seconds to wait before retrying',
+  'Idempotent-Replayed':
+    '"true" when this is the stored answer of an earlier request with the same Idempotency-Key',
+} as const;
+type HeaderName = keyof typeof HEADERS;
+const headerRef = (name: HeaderName) => ({ $ref: `#/components/headers/${name}` });
+
+const SECURITY_SCHEMES = {
+  apiKey: {
     type: 'http',
     scheme: 'bearer',
-    description: 'Bearer <tenantId>:<apiKey>, or a JWT from a configured issuer',
+    bearerFormat: '<tenantId>:<apiKey>',
+    description:
+      'An API key: `Authorization: Bearer <tenantId>:<apiKey>`. The same credential may be sent as ' +
+      '`X-Api-Key: <apiKey>` (or `X-Api-Key: <tenantId>:<apiKey>`), see apiKeyHeader.',
+  },
+  apiKeyHeader: {
+    type: 'apiKey',
+    in: 'header',
+    name: 'X-Api-Key',
+    description: 'An API key, `[<tenantId>:]<apiKey>`',
+  },
+  jwt: {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+    description:
+      'A JWT from a configured issuer; its subject’s role assignment in the tenant gives the permissions. ' +
+      'The tenant is the path’s {tenantId}, else the X-Tenant-Id header.',
+  },
+  operatorToken: {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'The platform operator token (`Authorization: Bearer <token>`); only on /v1/platform/*',
+  },
+} as const;
+
+const DESCRIPTION = [
+  'Every route is also served without the /v1 prefix (an alias).',
+  'Every error answer is an ErrorEnvelope `{error, message}`.',
+  'A known path called with another method answers 405 METHOD_NOT_ALLOWED with an Allow header;',
+  'an unknown path answers 404 NOT_FOUND (neither can be listed per operation, so they are said here).',
+  'Every response carries X-Request-Id. Rate-limited routes (every tenant route, and onboarding per',
+  'client IP) send RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset, and on a 429 Retry-After.',
+  'Every POST accepts Idempotency-Key (1–255 printable ASCII): a retry with the same key and request',
+  'within 24 h gets the stored answer with Idempotent-Replayed: true.',
+].join(' ');
+
+const json = (schema: z.ZodType) => ({ content: { 'application/json': { schema } } });
+/** `/v1/mandates/:id` → `/v1/mandates/{id}`. */
+export const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+
+function operationFor(route: RouteContract): RouteConfig {
+  const limited = isRateLimited(route);
+  const successHeaders = (own: Record<string, string> = {}) => ({
+    'X-Request-Id': headerRef('X-Request-Id'),
+    ...(limited
+      ? {
+          'RateLimit-Limit': headerRef('RateLimit-Limit'),
+          'RateLimit-Remaining': headerRef('RateLimit-Remaining'),
+          'RateLimit-Reset': headerRef('RateLimit-Reset'),
+        }
+      : {}),
+    ...(route.method === 'POST' ? { 'Idempotent-Replayed': headerRef('Idempotent-Replayed') } : {}),
+    ...Object.fromEntries(
+      Object.entries(own).map(([name, description]) => [name, { description, schema: { type: 'string' } }]),
+    ),
   });
-  for (const contribute of contributions) contribute(registry);
+  const responses: Record<string, ResponseConfig> = {};
+  for (const [status, response] of Object.entries(route.responses)) {
+    responses[status] = {
+      description: response.description,
+      headers: successHeaders(response.headers) as never,
+      ...json(response.schema),
+    };
+  }
+  for (const [status, description] of errorStatusesOf(route)) {
+    const headers: Record<string, unknown> = { 'X-Request-Id': headerRef('X-Request-Id') };
+    if (status === 429) {
+      headers['Retry-After'] = headerRef('Retry-After');
+      if (limited) {
+        headers['RateLimit-Limit'] = headerRef('RateLimit-Limit');
+        headers['RateLimit-Remaining'] = headerRef('RateLimit-Remaining');
+        headers['RateLimit-Reset'] = headerRef('RateLimit-Reset');
+      }
+    }
+    responses[String(status)] = { description, headers: headers as never, ...json(ErrorEnvelope) };
+  }
+
+  const headerParams: Record<string, z.ZodType> = {
+    'X-Request-Id': z
+      .string()
+      .regex(/^[A-Za-z0-9._:-]{1,128}$/)
+      .optional()
+      .meta({
+        description: 'Your id for this request, echoed back; another is made when absent or not sane',
+      }),
+  };
+  if (route.auth === 'tenant' && !route.path.includes(':tenantId')) {
+    headerParams['X-Tenant-Id'] = z
+      .string()
+      .regex(/^tnt_[0-9a-z]{26}$/)
+      .optional()
+      .meta({ description: 'JWT callers: the tenant the call is for (API keys name their own tenant)' });
+  }
+  if (route.method === 'POST') {
+    headerParams['Idempotency-Key'] = z.string().min(1).max(255).optional().meta({
+      description: 'Makes a retry safe: the same key and request within 24 h replays the first answer',
+    });
+  }
+
+  const request = route.request ?? {};
+  const body = request.bodyDoc ?? request.body;
+  return {
+    method: route.method.toLowerCase() as RouteConfig['method'],
+    path: openApiPath(route.path),
+    operationId: route.operationId,
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    tags: [...(route.tags ?? [route.service])],
+    security:
+      route.auth === 'public'
+        ? []
+        : route.auth === 'operator'
+          ? [{ operatorToken: [] }]
+          : [{ apiKey: [] }, { apiKeyHeader: [] }, { jwt: [] }],
+    request: {
+      ...(request.params ? { params: request.params } : {}),
+      ...(request.query ? { query: request.query as never } : {}),
+      headers: z.object(headerParams),
+      ...(body ? { body: { required: request.bodyRequired !== false, ...json(body) } } : {}),
+    },
+    responses,
+  };
+}
+
+/** The public document, built from the route contracts of every service (and the gateway's own). */
+export function buildOpenApiDocument(routes: readonly RouteContract[]) {
+  const registry = new OpenAPIRegistry();
+  for (const [name, scheme] of Object.entries(SECURITY_SCHEMES))
+    registry.registerComponent('securitySchemes', name, scheme as never);
+  for (const [name, description] of Object.entries(HEADERS))
+    registry.registerComponent('headers', name, {
+      description,
+      schema:
+        name === 'Idempotent-Replayed'
+          ? { type: 'string', enum: ['true'] }
+          : {
+              type: name === 'X-Request-Id' ? 'string' : 'integer',
+              ...(name === 'X-Request-Id' ? {} : { minimum: 0 }),
+            },
+    } as never);
+  registry.register('ErrorEnvelope', ErrorEnvelope);
+  for (const route of routes) registry.registerPath(operationFor(route));
+  const tags = [...new Set(routes.flatMap((r) => r.tags ?? [r.service]))].sort();
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
-    info: { title: 'Mandate service', version: '1.0.0' },
-    servers: [{ url: '/' }],
-    security: [{ apiKey: [] }],
+    info: {
+      title: 'Mandate service',
+      version: '1.0.0',
+      description: DESCRIPTION,
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+    },
+    servers: [{ url: '/', description: 'The gateway' }],
+    tags: tags.map((name) => ({ name, description: `The ${name} operations` })),
   });
 }

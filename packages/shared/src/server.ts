@@ -79,3 +79,35 @@ export function listen(
     });
   });
 }
+
+/** Something an app runs while it is started (an outbox relay, a sweeper). */
+export interface BackgroundTask {
+  start(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * The start()/stop() of a service's app: start listens, then starts the tasks; stop closes the
+ * server first (no new requests), then stops the tasks in the order given — an outbox relay last,
+ * so that it publishes what the requests stored.
+ */
+export function appLifecycle(
+  app: Express | RequestListener,
+  tasks: readonly (BackgroundTask | undefined)[] = [],
+): { start(port?: number, host?: string): Promise<RunningServer>; stop(): Promise<void> } {
+  let running: RunningServer | undefined;
+  return {
+    async start(port = 0, host = '127.0.0.1') {
+      if (running) throw new Error('app already started');
+      running = await listen(app, port, host);
+      for (const task of tasks) task?.start();
+      return running;
+    },
+    async stop() {
+      const server = running;
+      running = undefined;
+      await server?.close();
+      for (const task of tasks) await task?.stop();
+    },
+  };
+}

@@ -14,10 +14,9 @@ import {
   type EventPublisher,
   type OutboxStore,
 } from '../src';
-import { deleteAmqpTopology } from '../src/testing';
+import { deleteAmqpTopology, TEST_AMQP_URL as AMQP_URL } from '../src/testing';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy';
 
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const logger = createLogger('test', 'silent');
 const apiCall = () => buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} });
 

@@ -11,9 +11,8 @@ import {
   parseEventMessage,
   type AuditEvent,
 } from '../src';
-import { deleteAmqpTopology } from '../src/testing';
+import { deleteAmqpTopology, TEST_AMQP_URL as AMQP_URL } from '../src/testing';
 
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const logger = createLogger('test', 'silent');
 
 describe('RabbitEventSource.startBatched (real broker)', () => {

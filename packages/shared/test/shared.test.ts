@@ -21,10 +21,9 @@ import {
   INTERNAL_RETRY_POLICY,
   type AuditEvent,
 } from '../src';
-import { deleteAmqpTopology } from '../src/testing';
+import { deleteAmqpTopology, TEST_AMQP_URL as AMQP_URL } from '../src/testing';
 import amqp from 'amqplib';
 
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const logger = createLogger('test', 'silent');
 
 describe('ids', () => {

@@ -1,7 +1,8 @@
 import amqp, { type Channel, type ChannelModel } from 'amqplib';
 import type { Logger } from '../logger';
-import { assertTopology, parseEventMessage, redactUrl } from './rabbitmq';
-import { amqpTopology, type AmqpTopology } from './topology';
+import { redactUrl } from '../redact-url';
+import { parseEventMessage } from './encoding';
+import { amqpTopology, assertTopology, type AmqpTopology } from './topology';
 import type { EventHandler } from './types';
 
 export interface RabbitSubscriberOptions {

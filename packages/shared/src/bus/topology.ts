@@ -1,3 +1,5 @@
+import type { Channel } from 'amqplib';
+
 /**
  * Every exchange, queue and routing key name in one place. The namespace lets tests run their
  * own isolated topology on the shared broker.
@@ -17,3 +19,26 @@ export function amqpTopology(namespace = 'mandate') {
   };
 }
 export type AmqpTopology = ReturnType<typeof amqpTopology>;
+
+/**
+ * The audit queue and its dead-letter queue are quorum queues: replicated (Raft) on a cluster, and
+ * fsync'd before the publisher's confirm on a single node too. RabbitMQ refuses to redeclare an
+ * existing queue with another type (PRECONDITION_FAILED): docs/KUBERNETES.md says how to migrate.
+ */
+export const DURABLE_QUEUE_TYPE = 'quorum';
+
+/** Declares the whole audit topology. Producers call it too, so no event is published into an unbound exchange. */
+export async function assertTopology(ch: Channel, t: AmqpTopology): Promise<void> {
+  await ch.assertExchange(t.exchange, 'topic', { durable: true });
+  await ch.assertExchange(t.deadLetterExchange, 'fanout', { durable: true });
+  await ch.assertQueue(t.auditQueue, {
+    durable: true,
+    arguments: { 'x-queue-type': DURABLE_QUEUE_TYPE, 'x-dead-letter-exchange': t.deadLetterExchange },
+  });
+  await ch.bindQueue(t.auditQueue, t.exchange, t.allEvents);
+  await ch.assertQueue(t.auditDeadLetterQueue, {
+    durable: true,
+    arguments: { 'x-queue-type': DURABLE_QUEUE_TYPE },
+  });
+  await ch.bindQueue(t.auditDeadLetterQueue, t.deadLetterExchange, '');
+}

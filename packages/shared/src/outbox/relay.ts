@@ -224,6 +224,23 @@ export class OutboxRelay implements EventRelay, OutboxBacklogSource {
   }
 }
 
+/**
+ * The relay an app runs itself when it was given none: an OutboxRelay over its store and
+ * publisher, which the app starts and stops. Undefined when a relay was given (the giver runs it).
+ */
+export function ownRelayUnlessGiven(deps: {
+  relay?: EventRelay;
+  store: OutboxStore;
+  publisher: EventPublisher;
+  logger: Logger;
+  outboxPollIntervalMs?: number;
+}): OutboxRelay | undefined {
+  if (deps.relay) return undefined;
+  return new OutboxRelay(deps.store, deps.publisher, deps.logger, {
+    pollIntervalMs: deps.outboxPollIntervalMs,
+  });
+}
+
 function backlogOf(pending: AuditEvent[]): { events: number; oldestMs: number | null } {
   let oldestMs: number | null = null;
   for (const e of pending) {

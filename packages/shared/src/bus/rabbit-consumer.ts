@@ -1,194 +1,13 @@
+import type { Span } from '@opentelemetry/api';
 import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
-import { auditEventSchema, type AuditEvent } from '../events';
+import type { AuditEvent } from '../events';
 import type { Logger } from '../logger';
 import { processMetrics, type QueueDepthSource } from '../metrics';
-import { amqpTopology, type AmqpTopology } from './topology';
-import type { BatchHandler, BatchOptions, EventHandler, EventPublisher, EventSource } from './types';
-
-/**
- * The audit queue and its dead-letter queue are quorum queues: replicated (Raft) on a cluster, and
- * fsync'd before the publisher's confirm on a single node too. RabbitMQ refuses to redeclare an
- * existing queue with another type (PRECONDITION_FAILED): docs/KUBERNETES.md says how to migrate.
- */
-export const DURABLE_QUEUE_TYPE = 'quorum';
-
-/** Declares the whole audit topology. Producers call it too, so no event is published into an unbound exchange. */
-export async function assertTopology(ch: Channel, t: AmqpTopology): Promise<void> {
-  await ch.assertExchange(t.exchange, 'topic', { durable: true });
-  await ch.assertExchange(t.deadLetterExchange, 'fanout', { durable: true });
-  await ch.assertQueue(t.auditQueue, {
-    durable: true,
-    arguments: { 'x-queue-type': DURABLE_QUEUE_TYPE, 'x-dead-letter-exchange': t.deadLetterExchange },
-  });
-  await ch.bindQueue(t.auditQueue, t.exchange, t.allEvents);
-  await ch.assertQueue(t.auditDeadLetterQueue, {
-    durable: true,
-    arguments: { 'x-queue-type': DURABLE_QUEUE_TYPE },
-  });
-  await ch.bindQueue(t.auditDeadLetterQueue, t.deadLetterExchange, '');
-}
-
-/** Most events carried by one message, so a consumer's unacked window stays bounded. */
-export const MAX_EVENTS_PER_MESSAGE = 500;
-
-/**
- * Splits a batch into the events of each message: one group per event type, in order of first
- * appearance (events of one type keep their order), at most MAX_EVENTS_PER_MESSAGE each.
- */
-export function groupForMessages(events: AuditEvent[]): AuditEvent[][] {
-  const first = events[0]!;
-  // The common case: a batch of one type (API_CALLs, verifications).
-  if (events.every((e) => e.type === first.type)) return chunk(events);
-  const byType = new Map<string, AuditEvent[]>();
-  for (const e of events) {
-    const list = byType.get(e.type);
-    if (list) list.push(e);
-    else byType.set(e.type, [e]);
-  }
-  return [...byType.values()].flatMap(chunk);
-}
-
-function chunk(events: AuditEvent[]): AuditEvent[][] {
-  if (events.length <= MAX_EVENTS_PER_MESSAGE) return [events];
-  const out: AuditEvent[][] = [];
-  for (let i = 0; i < events.length; i += MAX_EVENTS_PER_MESSAGE)
-    out.push(events.slice(i, i + MAX_EVENTS_PER_MESSAGE));
-  return out;
-}
-
-/**
- * The events of one message body: a single event object or a JSON array of them. Returns each
- * element validated on its own (so one bad element does not condemn the rest), or null when the
- * body is not JSON, not an object or array, or an empty array (the whole message is invalid).
- */
-export function parseEventMessage(
-  content: Buffer,
-): { events: AuditEvent[]; invalid: { element: unknown; error: unknown }[]; batch: boolean } | null {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(content.toString('utf8'));
-  } catch {
-    return null;
-  }
-  if (Array.isArray(parsed)) {
-    if (parsed.length === 0) return null;
-    const events: AuditEvent[] = [];
-    const invalid: { element: unknown; error: unknown }[] = [];
-    for (const element of parsed) {
-      const r = auditEventSchema.safeParse(element);
-      if (r.success) events.push(r.data);
-      else invalid.push({ element, error: r.error });
-    }
-    return { events, invalid, batch: true };
-  }
-  const r = auditEventSchema.safeParse(parsed);
-  return r.success
-    ? { events: [r.data], invalid: [], batch: false }
-    : { events: [], invalid: [{ element: parsed, error: r.error }], batch: false };
-}
-
-/** Where a URL points, without its credentials, for log lines. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparseable url)';
-  }
-}
-
-/**
- * Publishes persistent messages on a confirm channel and resolves only when the broker has
- * confirmed them. Connects lazily and reconnects after a failure on the next publish.
- */
-export class RabbitPublisher implements EventPublisher {
-  readonly kind = 'rabbitmq' as const;
-  private connecting?: Promise<ConfirmChannel>;
-  private connection?: ChannelModel;
-  private closed = false;
-
-  constructor(
-    private readonly url: string,
-    private readonly logger: Logger,
-    private readonly topology: AmqpTopology = amqpTopology(),
-  ) {}
-
-  private channel(): Promise<ConfirmChannel> {
-    if (this.closed) return Promise.reject(new Error('publisher closed'));
-    if (!this.connecting) {
-      this.connecting = (async () => {
-        const connection = await amqp.connect(this.url);
-        const reset = () => {
-          this.connecting = undefined;
-          this.connection = undefined;
-        };
-        connection.on('close', reset);
-        connection.on('error', (err) => this.logger.warn({ err }, 'amqp publisher connection error'));
-        const ch = await connection.createConfirmChannel();
-        ch.on('error', (err) => this.logger.warn({ err }, 'amqp publisher channel error'));
-        ch.on('close', reset);
-        await assertTopology(ch, this.topology);
-        this.connection = connection;
-        this.logger.info(
-          { amqp: redactUrl(this.url), exchange: this.topology.exchange },
-          'event publisher connected to RabbitMQ',
-        );
-        return ch;
-      })();
-      this.connecting.catch(() => {
-        this.connecting = undefined;
-      });
-    }
-    return this.connecting;
-  }
-
-  /**
-   * One persistent, confirmed message per event type in the batch (see "Message contract" in
-   * docs/DECISIONS.md): a lone event is the event's JSON object, several are a JSON array of
-   * events, routed by their type's key (`audit.<TYPE>`) so per-type subscribers still get them.
-   * The broker's CPU goes per message, not per byte: a batch of 200 API_CALLs is one message.
-   */
-  async publish(events: AuditEvent[]): Promise<void> {
-    if (events.length === 0) return;
-    const ch = await this.channel();
-    const confirms: Promise<void>[] = [];
-    for (const group of groupForMessages(events)) {
-      const first = group[0]!;
-      const body = group.length === 1 ? JSON.stringify(first) : JSON.stringify(group);
-      confirms.push(
-        new Promise<void>((resolve, reject) => {
-          ch.publish(
-            this.topology.exchange,
-            this.topology.routingKey(first.type),
-            Buffer.from(body),
-            {
-              persistent: true,
-              messageId: first.id,
-              contentType: 'application/json',
-              type: first.type,
-              ...(group.length > 1 ? { headers: { 'x-event-count': group.length } } : {}),
-            },
-            (err) => (err ? reject(err) : resolve()),
-          );
-        }),
-      );
-    }
-    await Promise.all(confirms);
-  }
-
-  /** Connects now (instead of on first publish) so start-up fails loudly on a wrong URL. */
-  async connect(): Promise<void> {
-    await this.channel();
-  }
-
-  async close(): Promise<void> {
-    this.closed = true;
-    const connection = this.connection;
-    this.connection = undefined;
-    if (connection) await connection.close().catch(() => undefined);
-  }
-}
+import { redactUrl } from '../redact-url';
+import { endSpan, startConsumeSpan } from '../tracing';
+import { parseEventMessage } from './encoding';
+import { amqpTopology, assertTopology, type AmqpTopology } from './topology';
+import type { BatchHandler, BatchOptions, EventHandler, EventSource } from './types';
 
 export interface RabbitSourceOptions {
   url: string;
@@ -211,6 +30,8 @@ interface Delivery {
   settled: boolean;
   /** Its invalid elements, republished to the dead-letter exchange; resolves false if that failed. */
   deadLettered?: Promise<boolean>;
+  /** The consumer span (tracing on): from receipt until the message is acked or requeued. */
+  span?: Span;
 }
 
 /**
@@ -330,6 +151,12 @@ export class RabbitEventSource implements EventSource, QueueDepthSource {
     handler: BatchHandler,
   ): Promise<void> {
     const parsed = parseEventMessage(msg.content);
+    const span = startConsumeSpan(
+      msg.properties.headers,
+      this.topology.auditQueue,
+      msg.properties.messageId,
+      parsed?.events.length ?? 0,
+    );
     if (!parsed || parsed.events.length === 0) {
       const err = parsed?.invalid[0]?.error;
       this.options.logger.warn(
@@ -338,6 +165,7 @@ export class RabbitEventSource implements EventSource, QueueDepthSource {
       );
       channel.nack(msg, false, false);
       processMetrics().auditDeadLetters.inc({ kind: 'message' });
+      endSpan(span, 'invalid audit message dead-lettered');
       return;
     }
     const delivery: Delivery = {
@@ -346,6 +174,7 @@ export class RabbitEventSource implements EventSource, QueueDepthSource {
       remaining: parsed.events.length,
       failed: false,
       settled: false,
+      span,
     };
     if (parsed.invalid.length > 0) {
       delivery.deadLettered = this.deadLetter(deadLetterChannel, msg, parsed.invalid);
@@ -485,6 +314,7 @@ export class RabbitEventSource implements EventSource, QueueDepthSource {
 function settle(d: Delivery, how: 'ack' | 'requeue'): void {
   if (d.settled) return;
   d.settled = true;
+  endSpan(d.span, how === 'requeue' ? 'requeued for redelivery' : undefined);
   try {
     if (how === 'ack') d.channel.ack(d.msg);
     else d.channel.nack(d.msg, false, true);

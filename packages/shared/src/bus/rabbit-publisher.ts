@@ -1,0 +1,111 @@
+import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
+import type { AuditEvent } from '../events';
+import type { Logger } from '../logger';
+import { redactUrl } from '../redact-url';
+import { endSpan, startPublishSpan } from '../tracing';
+import { groupForMessages } from './encoding';
+import { amqpTopology, assertTopology, type AmqpTopology } from './topology';
+import type { EventPublisher } from './types';
+
+/**
+ * Publishes persistent messages on a confirm channel and resolves only when the broker has
+ * confirmed them. Connects lazily and reconnects after a failure on the next publish.
+ */
+export class RabbitPublisher implements EventPublisher {
+  readonly kind = 'rabbitmq' as const;
+  private connecting?: Promise<ConfirmChannel>;
+  private connection?: ChannelModel;
+  private closed = false;
+
+  constructor(
+    private readonly url: string,
+    private readonly logger: Logger,
+    private readonly topology: AmqpTopology = amqpTopology(),
+  ) {}
+
+  private channel(): Promise<ConfirmChannel> {
+    if (this.closed) return Promise.reject(new Error('publisher closed'));
+    if (!this.connecting) {
+      this.connecting = (async () => {
+        const connection = await amqp.connect(this.url);
+        const reset = () => {
+          this.connecting = undefined;
+          this.connection = undefined;
+        };
+        connection.on('close', reset);
+        connection.on('error', (err) => this.logger.warn({ err }, 'amqp publisher connection error'));
+        const ch = await connection.createConfirmChannel();
+        ch.on('error', (err) => this.logger.warn({ err }, 'amqp publisher channel error'));
+        ch.on('close', reset);
+        await assertTopology(ch, this.topology);
+        this.connection = connection;
+        this.logger.info(
+          { amqp: redactUrl(this.url), exchange: this.topology.exchange },
+          'event publisher connected to RabbitMQ',
+        );
+        return ch;
+      })();
+      this.connecting.catch(() => {
+        this.connecting = undefined;
+      });
+    }
+    return this.connecting;
+  }
+
+  /**
+   * One persistent, confirmed message per event type in the batch (see "Message contract" in
+   * docs/DECISIONS.md): a lone event is the event's JSON object, several are a JSON array of
+   * events, routed by their type's key (`audit.<TYPE>`) so per-type subscribers still get them.
+   * The broker's CPU goes per message, not per byte: a batch of 200 API_CALLs is one message.
+   */
+  async publish(events: AuditEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const ch = await this.channel();
+    const confirms: Promise<void>[] = [];
+    for (const group of groupForMessages(events)) {
+      const first = group[0]!;
+      const body = group.length === 1 ? JSON.stringify(first) : JSON.stringify(group);
+      const routingKey = this.topology.routingKey(first.type);
+      // Tracing on: a producer span in the trace of the request that built the events, its traceparent in the headers.
+      const traced = startPublishSpan(group, this.topology.exchange, routingKey, first.id);
+      const headers =
+        group.length > 1 || traced
+          ? { ...traced?.headers, ...(group.length > 1 ? { 'x-event-count': group.length } : {}) }
+          : undefined;
+      confirms.push(
+        new Promise<void>((resolve, reject) => {
+          ch.publish(
+            this.topology.exchange,
+            routingKey,
+            Buffer.from(body),
+            {
+              persistent: true,
+              messageId: first.id,
+              contentType: 'application/json',
+              type: first.type,
+              ...(headers ? { headers } : {}),
+            },
+            (err) => {
+              endSpan(traced?.span, err ?? undefined);
+              if (err) reject(err);
+              else resolve();
+            },
+          );
+        }),
+      );
+    }
+    await Promise.all(confirms);
+  }
+
+  /** Connects now (instead of on first publish) so start-up fails loudly on a wrong URL. */
+  async connect(): Promise<void> {
+    await this.channel();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const connection = this.connection;
+    this.connection = undefined;
+    if (connection) await connection.close().catch(() => undefined);
+  }
+}

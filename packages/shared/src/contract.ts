@@ -1,0 +1,154 @@
+import type { z } from 'zod';
+
+/**
+ * The public contract of a route, declared once by the service that owns it: the gateway's route
+ * table (authentication, scope, limits, 404/405), the service's handler (input parsing, the type
+ * of what it answers) and `/v1/openapi.json` are all built from it.
+ */
+
+export const API_KEY_SCOPES = [
+  'mandates:read',
+  'mandates:write',
+  'verify',
+  'events:read',
+  'tenants:admin',
+] as const;
+export type Scope = (typeof API_KEY_SCOPES)[number];
+
+export type ServiceName = 'mandates' | 'verify' | 'identity' | 'audit' | 'gateway';
+export type AuthMode = 'tenant' | 'operator' | 'public';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** The named per-endpoint rate-limit buckets (each plan sizes them; onboarding is per client IP). */
+export const LIMIT_BUCKETS = [
+  'mandates.create',
+  'mandates.lifecycle',
+  'apikeys.create',
+  'evidence.export',
+  'onboarding',
+] as const;
+export type LimitBucket = (typeof LIMIT_BUCKETS)[number];
+
+/** What the gateway needs of a route: the part of a contract its table is made of. */
+export interface RouteRule {
+  method: Method;
+  /** Always the /v1 form; unversioned paths are aliases. `:name` segments are parameters. */
+  path: string;
+  service: ServiceName;
+  auth: AuthMode;
+  /** Scope an API key needs. */
+  scope?: Scope;
+  /** Alternatives a JWT caller may hold instead (any one suffices); defaults to the scope. */
+  permissions?: readonly string[];
+  /** Named per-endpoint rate limit bucket, if any. */
+  limit?: LimitBucket;
+}
+
+export interface ResponseContract {
+  description: string;
+  /** The JSON body; every 2xx a handler answers is checked against it in the tests. */
+  schema: z.ZodType;
+  /** Response headers the route itself sets (the generic ones are added by the document builder). */
+  headers?: Record<string, string>;
+}
+
+export interface RequestContract {
+  /** Path parameters, one string member per `:name` segment. */
+  params?: z.ZodObject;
+  query?: z.ZodType;
+  body?: z.ZodType;
+  /** How the body is documented when `body` preprocesses (invisible to the OpenAPI generator). */
+  bodyDoc?: z.ZodType;
+  /** False: an absent body reads as `{}`. Defaults to true when there is a body. */
+  bodyRequired?: boolean;
+}
+
+export interface RouteContract extends RouteRule {
+  operationId: string;
+  summary: string;
+  description?: string;
+  tags?: readonly string[];
+  request?: RequestContract;
+  /** The success answers by status. */
+  responses: Readonly<Record<number, ResponseContract>>;
+  /**
+   * Error statuses particular to this route, with what they mean here. The generic ones (400, 401,
+   * 403, 404, 409, 413, 429, 503) are derived from the route's other properties.
+   */
+  errors?: Readonly<Partial<Record<number, string>>>;
+}
+
+/** Declares a route; the const type parameter keeps every literal and schema type for the handler. */
+export function defineRoute<const C extends RouteContract>(contract: C): C {
+  return contract;
+}
+
+/** The statuses an error envelope may come with on this route, each with its meaning. */
+export function errorStatusesOf(route: RouteContract): Map<number, string> {
+  const out = new Map<number, string>();
+  const input = route.request?.query !== undefined || route.request?.body !== undefined;
+  const authenticated = route.auth !== 'public';
+  const forwarded = route.service !== 'gateway';
+  if (input || route.auth === 'tenant' || route.method === 'POST')
+    out.set(
+      400,
+      [
+        input ? 'Invalid request; the message names the field' : undefined,
+        route.auth === 'tenant' ? 'X-Tenant-Id is not a tenant id' : undefined,
+        route.method === 'POST' ? 'Idempotency-Key is not 1 to 255 printable ASCII characters' : undefined,
+      ]
+        .filter(Boolean)
+        .join('; '),
+    );
+  if (authenticated)
+    out.set(
+      401,
+      route.auth === 'operator' ? 'Missing or invalid operator token' : 'Missing or invalid credentials',
+    );
+  if (route.scope)
+    out.set(403, `The API key lacks scope ${route.scope}, or the JWT subject lacks the permission`);
+  if (route.auth === 'tenant' || route.path.includes('/:'))
+    out.set(404, 'Not found, or another tenant’s (indistinguishable)');
+  if (route.method === 'POST')
+    out.set(409, 'The Idempotency-Key was used with another request, or its first request is still running');
+  if (route.request?.body !== undefined) out.set(413, 'The body is larger than 64 KiB');
+  if (authenticated || route.limit)
+    out.set(429, 'Rate limit, monthly quota or failed-authentication limit exceeded; see Retry-After');
+  if (forwarded) out.set(503, 'A service this route needs is unavailable; retry later');
+  for (const [key, description] of Object.entries(route.errors ?? {})) {
+    const status = Number(key);
+    const generic = out.get(status);
+    // The route's own 404 or 503 says the same as the generic one, more precisely; others add a cause.
+    out.set(
+      status,
+      generic && status !== 404 && status !== 503 ? `${description}; or: ${generic}` : description!,
+    );
+  }
+  return out;
+}
+
+/** Whether the gateway sends RateLimit-* headers on this route's answers. */
+export const isRateLimited = (route: RouteRule) =>
+  route.auth === 'tenant' || (route.auth === 'public' && route.limit !== undefined);
+
+// ── types a handler is checked against ───────────────────────────────────────
+
+type Req<C extends RouteContract> = C['request'] extends RequestContract ? C['request'] : object;
+type Out<T> = T extends z.ZodType ? z.output<T> : undefined;
+
+/** The parsed input a handler of the contract receives. */
+export interface ContractInput<C extends RouteContract> {
+  params: Req<C> extends { params: infer P } ? Out<P> : Record<string, never>;
+  query: Req<C> extends { query: infer Q } ? Out<Q> : undefined;
+  body: Req<C> extends { body: infer B } ? Out<B> : undefined;
+}
+
+/** What a handler of the contract answers: one of its declared statuses with that status's body. */
+export type ContractResponse<C extends RouteContract> = ResponseOf<C['responses']>;
+type ResponseOf<R> = {
+  [S in keyof R]: S extends number
+    ? R[S] extends { schema: infer Z extends z.ZodType }
+      ? { status: S; body: z.input<Z>; headers?: Record<string, string> }
+      : never
+    : never;
+}[keyof R];

@@ -1,0 +1,27 @@
+// No imports: the dashboard's browser bundle reads this list too (packages/dashboard/src/evidence/shared.ts).
+/** Every audit event type the product emits (SPEC §5 Events). */
+export const EVENT_TYPES = [
+  'API_CALL',
+  'MANDATE_CREATED',
+  'MANDATE_SUSPENDED',
+  'MANDATE_REACTIVATED',
+  'MANDATE_REVOKED',
+  'MANDATE_EXPIRED',
+  'VERIFICATION_PERFORMED',
+  'EVIDENCE_EXPORTED',
+  'API_KEY_CREATED',
+  'API_KEY_ROTATED',
+  'API_KEY_ACTIVATED',
+  'API_KEY_REVOKED',
+  'TENANT_CREATED',
+  'TENANT_ROLE_ASSIGNED',
+  'TENANT_ROLE_REVOKED',
+  'ONBOARDING_REQUESTED',
+  'ONBOARDING_APPROVED',
+  'ONBOARDING_REJECTED',
+  'WIDGET_CONFIG_UPDATED',
+  // Identity verification with a wallet: ids, purpose, reason, assurance and a claims digest only.
+  'IDENTITY_VERIFICATION_STARTED',
+  'IDENTITY_VERIFIED',
+  'IDENTITY_VERIFICATION_FAILED',
+] as const;

@@ -1,0 +1,113 @@
+import type { Connection } from 'mongoose';
+import { InProcessBus, RabbitPublisher, amqpTopology, type EventPublisher } from './bus';
+import { compose } from './composition';
+import { internalTokens, type InternalTokens } from './internal-token';
+import type { Logger } from './logger';
+import { connectMongo } from './mongo';
+
+/**
+ * The building blocks a service's wire() shares with the others: what it built is closed by
+ * close() (or when wiring fails half-way), last built first; what the caller passed in never is.
+ */
+export class Closers {
+  private readonly closers: (() => Promise<void>)[] = [];
+
+  add(close: () => Promise<void>): void {
+    this.closers.push(close);
+  }
+
+  /** Closes in reverse order of creation; a failure goes to onError and the others still close. */
+  async closeAll(onError: (err: unknown) => void = () => undefined): Promise<void> {
+    for (const close of this.closers.reverse()) await close().catch(onError);
+  }
+}
+
+/** What a service's wire() answers: its deps and how to close what it built for them. */
+export interface Wired<D> {
+  deps: D;
+  close(): Promise<void>;
+}
+
+/** A service's wire(): its adapters by the composition rule, overrides from the embedded launcher or a test. */
+export type Wire<C, D, O = Partial<D>> = (config: C, logger: Logger, overrides?: O) => Promise<Wired<D>>;
+
+/**
+ * Runs `build` with a fresh Closers: when it throws, what it had built is closed before the error
+ * goes on; else close() closes it all (a failure to close goes to onCloseError).
+ */
+export async function wireWith<D>(
+  build: (closers: Closers) => Promise<D>,
+  onCloseError?: (err: unknown) => void,
+): Promise<Wired<D>> {
+  const closers = new Closers();
+  try {
+    const deps = await build(closers);
+    return { deps, close: () => closers.closeAll(onCloseError) };
+  } catch (err) {
+    await closers.closeAll();
+    throw err;
+  }
+}
+
+/** The override if given, else tokens keyed by the secret, which is then required. */
+export function tokensFor(
+  secret: string | undefined,
+  override: InternalTokens | undefined,
+  missing = 'INTERNAL_TOKEN_SECRET is required',
+): InternalTokens {
+  if (override) return override;
+  if (!secret) throw new Error(missing);
+  return internalTokens(secret);
+}
+
+/** The store by the composition rule: MongoDB when MONGO_URL is set, else the override, else `local`. */
+export async function composeMongoStore<T>(c: {
+  config: { MONGO_URL?: string; MONGO_DB: string };
+  logger: Logger;
+  closers: Closers;
+  create(connection: Connection): T | Promise<T>;
+  override: T | undefined;
+  local(): T;
+}): Promise<T> {
+  const { adapter } = await compose<T>({
+    variable: c.config.MONGO_URL,
+    fromVariable: async (url) => {
+      const connection = await connectMongo(url, c.config.MONGO_DB, c.logger);
+      c.closers.add(() => connection.close());
+      return c.create(connection);
+    },
+    override: c.override,
+    local: c.local,
+  });
+  return adapter;
+}
+
+/**
+ * The event publisher by the composition rule: RabbitMQ when AMQP_URL is set, else the override
+ * (embedded mode passes its shared bus), else a private in-process bus (`localWarning` logged).
+ */
+export async function composeEventPublisher(c: {
+  config: { AMQP_URL?: string; AMQP_NAMESPACE: string };
+  logger: Logger;
+  closers: Closers;
+  override: EventPublisher | undefined;
+  localWarning?: string;
+}): Promise<EventPublisher> {
+  const { adapter } = await compose<EventPublisher>({
+    variable: c.config.AMQP_URL,
+    fromVariable: async (url) => {
+      const rabbit = new RabbitPublisher(url, c.logger, amqpTopology(c.config.AMQP_NAMESPACE));
+      c.closers.add(() => rabbit.close());
+      await rabbit.connect();
+      return rabbit;
+    },
+    override: c.override,
+    local: () => {
+      const bus = new InProcessBus(c.logger);
+      c.closers.add(() => bus.close());
+      if (c.localWarning) c.logger.warn(c.localWarning);
+      return bus;
+    },
+  });
+  return adapter;
+}

@@ -1,0 +1,207 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import {
+  AppError,
+  answerError,
+  assertJsonContentType,
+  authenticateRequest,
+  badRequest,
+  callerOfHeaders,
+  createLogger,
+  errorReply,
+  isPlainJsonBody,
+  namedRequestId,
+  parseJsonBody,
+  rememberAuthentication,
+  requestIdFor,
+  tenantOfCaller,
+  type InternalTokens,
+} from '../src';
+import { callerFor, testTokens } from '../src/testing';
+
+const refusal = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (err) {
+    return err instanceof AppError ? `${err.status} ${err.message}` : String(err);
+  }
+  return 'no refusal';
+};
+const rejection = (p: Promise<unknown>) =>
+  p.then(
+    () => 'no refusal',
+    (err) => (err instanceof AppError ? `${err.status} ${err.message}` : String(err)),
+  );
+
+describe('pipeline: request id', () => {
+  it('when X-Request-Id is sane, then it is the request id; otherwise a new one', () => {
+    expect(namedRequestId('abc-1.2:3_x')).toBe('abc-1.2:3_x');
+    expect(namedRequestId('has space')).toBeUndefined();
+    expect(namedRequestId('x'.repeat(129))).toBeUndefined();
+    expect(namedRequestId(['a', 'b'])).toBeUndefined();
+    expect(requestIdFor('abc')).toBe('abc');
+    expect(requestIdFor('<script>')).toMatch(/^req_[0-9a-f]{32}$/);
+    expect(requestIdFor(undefined)).not.toBe(requestIdFor(undefined));
+  });
+});
+
+describe('pipeline: internal token → caller', () => {
+  it('when the token is missing, invalid or for another service, then 401 in the words of each', async () => {
+    const forMandates = await testTokens.mint(callerFor('tnt_a'), 'mandates');
+    expect(await rejection(callerOfHeaders(testTokens, 'verify', {}))).toBe('401 Missing internal token');
+    expect(await rejection(callerOfHeaders(testTokens, 'verify', { 'x-internal-token': '' }))).toBe(
+      '401 Missing internal token',
+    );
+    expect(await rejection(callerOfHeaders(testTokens, 'verify', { 'x-internal-token': 'a.b.c' }))).toBe(
+      '401 Invalid internal token',
+    );
+    expect(await rejection(callerOfHeaders(testTokens, 'verify', { 'x-internal-token': forMandates }))).toBe(
+      '401 Invalid internal token',
+    );
+  });
+
+  it('when the call names a sane request id, then the caller carries it instead of the token’s', async () => {
+    const token = await testTokens.mint(callerFor('tnt_a', { requestId: 'from-token' }), 'verify');
+    const named = await callerOfHeaders(testTokens, 'verify', {
+      'x-internal-token': token,
+      'x-request-id': 'r1',
+    });
+    const insane = await callerOfHeaders(testTokens, 'verify', {
+      'x-internal-token': token,
+      'x-request-id': 'a b',
+    });
+    expect([named.requestId, named.tenantId, insane.requestId]).toEqual(['r1', 'tnt_a', 'from-token']);
+  });
+
+  it('when a request is authenticated twice (a fast path, then express), then the token is checked once', async () => {
+    let checks = 0;
+    const counting: InternalTokens = {
+      mint: testTokens.mint,
+      verify: (token, audience) => {
+        checks++;
+        return testTokens.verify(token, audience);
+      },
+    };
+    const good = { headers: { 'x-internal-token': await testTokens.mint(callerFor('tnt_a'), 'verify') } };
+    const req = good as unknown as IncomingMessage;
+    const fast = callerOfHeaders(counting, 'verify', req.headers);
+    rememberAuthentication(req, 'verify', fast);
+    expect(await authenticateRequest(req, counting, 'verify')).toBe(await fast);
+    expect(checks).toBe(1);
+
+    const bad = { headers: { 'x-internal-token': 'nope' } } as unknown as IncomingMessage;
+    const refused = callerOfHeaders(counting, 'verify', bad.headers);
+    expect(await rejection(refused)).toBe('401 Invalid internal token');
+    rememberAuthentication(bad, 'verify', refused);
+    expect(await rejection(authenticateRequest(bad, counting, 'verify'))).toBe('401 Invalid internal token');
+    expect(checks).toBe(2);
+
+    // Another audience is another question, and a request nothing was remembered on is checked.
+    expect(await rejection(authenticateRequest(req, counting, 'mandates'))).toBe(
+      '401 Invalid internal token',
+    );
+    const plain = { headers: good.headers } as unknown as IncomingMessage;
+    expect((await authenticateRequest(plain, counting, 'verify')).tenantId).toBe('tnt_a');
+    expect(checks).toBe(4);
+  });
+
+  it('when the caller has no tenant, then a tenant-scoped call is 401', () => {
+    expect(tenantOfCaller(callerFor('tnt_a'))).toBe('tnt_a');
+    expect(refusal(() => tenantOfCaller(callerFor(null)))).toBe('401 Tenant context required');
+  });
+});
+
+describe('pipeline: body', () => {
+  const bytes = (s: string) => Buffer.from(s, 'utf8');
+  it('when the body is JSON in UTF-8, then it is parsed; otherwise 400 naming why', () => {
+    expect(parseJsonBody(bytes('{"a":[1,{"b":null}]}'))).toEqual({ a: [1, { b: null }] });
+    expect(parseJsonBody(bytes('\ufeff{"a":1}'))).toEqual({ a: 1 });
+    expect(parseJsonBody(bytes(''))).toBeUndefined();
+    expect(refusal(() => parseJsonBody(Buffer.from([0x7b, 0xff, 0x7d])))).toBe(
+      '400 Request body is not valid UTF-8',
+    );
+    expect(refusal(() => parseJsonBody(bytes('{"a":')))).toBe('400 Malformed JSON body');
+    expect(refusal(() => parseJsonBody(bytes('{"a":[{"__proto__":{}}]}')))).toBe(
+      '400 __proto__ is not allowed as a member name',
+    );
+    expect(refusal(() => parseJsonBody(bytes('{"constructor":1}')))).toBe(
+      '400 constructor is not allowed as a member name',
+    );
+  });
+
+  it('when a body is announced, then its type must be JSON', () => {
+    expect(
+      refusal(() => assertJsonContentType({ 'content-length': '2', 'content-type': 'text/plain' })),
+    ).toBe('400 Content-Type must be application/json');
+    expect(refusal(() => assertJsonContentType({ 'transfer-encoding': 'chunked' }))).toBe(
+      '400 Content-Type must be application/json',
+    );
+    expect(refusal(() => assertJsonContentType({ 'content-length': '0' }))).toBe('no refusal');
+    expect(
+      refusal(() =>
+        assertJsonContentType({ 'content-length': '2', 'content-type': 'application/vnd.x+json' }),
+      ),
+    ).toBe('no refusal');
+  });
+
+  it('when a body is plain JSON of a known length, then the fast reader takes it; anything else is left to body-parser', () => {
+    const plain = (headers: Record<string, string>) =>
+      isPlainJsonBody({ 'content-length': '10', ...headers });
+    expect(plain({ 'content-type': 'application/json' })).toBe(true);
+    expect(plain({ 'content-type': 'application/json; charset=utf-8' })).toBe(true);
+    expect(plain({ 'content-type': 'Application/Problem+JSON ; Charset="UTF-8"' })).toBe(true);
+    expect(plain({ 'content-type': 'application/json; charset=latin1' })).toBe(false);
+    expect(plain({ 'content-type': 'text/json' })).toBe(false);
+    expect(plain({ 'content-type': 'application/json', 'content-encoding': 'gzip' })).toBe(false);
+    expect(plain({ 'content-type': 'application/json', 'transfer-encoding': 'chunked' })).toBe(false);
+    expect(plain({ 'content-type': 'application/json', 'content-length': '0' })).toBe(false);
+    expect(plain({ 'content-type': 'application/json', 'content-length': String(64 * 1024 + 1) })).toBe(
+      false,
+    );
+    expect(isPlainJsonBody({ 'content-type': 'application/json' })).toBe(false);
+  });
+});
+
+describe('pipeline: error → envelope', () => {
+  it('maps each kind of failure to its status and envelope', () => {
+    const zod = z.strictObject({ principal: z.string() }).safeParse({});
+    expect(errorReply(badRequest('x is wrong'), 'r')).toMatchObject({
+      status: 400,
+      envelope: { error: 'BAD_REQUEST', message: 'x is wrong' },
+    });
+    expect(errorReply(new AppError('TOO_MANY_REQUESTS', 'slow', { 'Retry-After': '3' }), 'r')).toEqual({
+      status: 429,
+      envelope: { error: 'TOO_MANY_REQUESTS', message: 'slow' },
+      headers: { 'Retry-After': '3' },
+    });
+    expect(errorReply(zod.error, 'r')).toEqual({
+      status: 400,
+      envelope: { error: 'BAD_REQUEST', message: 'principal is required' },
+    });
+    expect(errorReply({ type: 'entity.too.large', status: 413 }, 'r')).toEqual({
+      status: 413,
+      envelope: { error: 'PAYLOAD_TOO_LARGE', message: 'Request body exceeds 65536 bytes' },
+    });
+    expect(errorReply({ type: 'entity.parse.failed', status: 400 }, 'r').envelope.message).toBe(
+      'Malformed JSON body',
+    );
+    expect(errorReply({ type: 'request.aborted', status: 400 }, 'r').envelope.message).toBe(
+      'Unreadable request body',
+    );
+    expect(errorReply(new Error('boom'), 'req_1')).toEqual({
+      status: 500,
+      envelope: { error: 'INTERNAL_ERROR', message: 'Internal error (request req_1)' },
+      unexpected: true,
+    });
+    expect(errorReply(null, undefined).envelope.message).toBe('Internal error (request unknown)');
+  });
+
+  it('when the answer has started, then an error is only logged', () => {
+    const logged: string[] = [];
+    const logger = createLogger('pipeline-test', 'silent');
+    logger.error = ((_o: unknown, msg: string) => logged.push(msg)) as never;
+    const res = { headersSent: true, end: () => logged.push('end') } as unknown as ServerResponse;
+    answerError(res, new Error('late'), logger, { requestId: 'r', method: 'GET', path: '/x' });
+    expect(logged).toEqual(['error after response started']);
+  });
+});
