@@ -1,6 +1,6 @@
 import { commonConfigShape, env, parseConfig } from '@mandate/shared';
 import { z } from 'zod';
-import { DEFAULT_STAGING_KEY_TTL_HOURS } from './domain/api-key';
+import { DEFAULT_STAGING_KEY_TTL_HOURS } from './api-keys/api-key';
 
 export const configSchema = z.object({
   ...commonConfigShape,
@@ -12,6 +12,24 @@ export const configSchema = z.object({
   STAGING_KEY_TTL_HOURS: env.int(DEFAULT_STAGING_KEY_TTL_HOURS).pipe(z.number().int().min(1)),
   /** How often expired staging keys are revoked (and announced); 0 turns the sweeper off. */
   STAGING_KEY_SWEEP_INTERVAL_MS: env.int(60_000).pipe(z.number().int().min(0)),
+  /**
+   * The public base URL wallets reach the /v1 routes at (the gateway's), e.g. https://api.example.com.
+   * Unset: identity verification is off (its routes answer 503).
+   */
+  WALLET_PUBLIC_URL: env.optionalUrl(),
+  /** JSON array of trusted PID issuers (see docs/WALLET.md); unset or empty trusts no one. */
+  WALLET_TRUSTED_ISSUERS: env.optionalString(),
+  /** Trust the generated TEST PID issuer (embedded mode); never honoured when NODE_ENV=production. */
+  WALLET_TRUST_TEST_ISSUER: env.bool(false),
+  /** Keys the wallet subject_id pseudonym; required with WALLET_PUBLIC_URL; keep it stable. */
+  WALLET_SUBJECT_SECRET: env.optionalString(),
+  /** The verifier's key (PKCS#8 PEM, P-256) and certificate chain (PEM, leaf first) for the public host. */
+  WALLET_VERIFIER_KEY_PEM: env.optionalString(),
+  WALLET_VERIFIER_CERT_PEM: env.optionalString(),
+  /** Signs the wallet sign-in JWTs (PKCS#8 PEM, P-256); unset: a key generated at start (not in production). */
+  WALLET_SIGN_IN_KEY_PEM: env.optionalString(),
+  /** NODE_ENV, read here because config.ts is the only reader of process.env. */
+  NODE_ENV: env.optionalString(),
 });
 
 export type IdentityConfig = z.output<typeof configSchema>;

@@ -1,11 +1,12 @@
 import { fixedClock, newId } from '@mandate/shared';
 import { callerFor } from '@mandate/shared/src/testing';
-import { identityStoreAdapters, startIdentity, system } from './helpers';
+import { expireStagingKeys, revokeApiKey } from '../src/api-keys/api-keys';
+import { identityForSuite, identityStoreAdapters, startIdentity, system, type Identity } from './helpers';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 /** A tenant and a caller holding one of its keys, as the gateway would present it. */
-async function tenantWithCaller(svc: Awaited<ReturnType<typeof startIdentity>>) {
+async function tenantWithCaller(svc: Identity) {
   const t = await svc.createTenant();
   const caller = callerFor(t.tenantId, { actor: { type: 'api_key', key_id: t.keyId } });
   const keys = `/v1/tenants/${t.tenantId}/api-keys`;
@@ -13,13 +14,7 @@ async function tenantWithCaller(svc: Awaited<ReturnType<typeof startIdentity>>) 
 }
 
 describe.each(identityStoreAdapters())('identity: API keys (component, $name store)', (adapter) => {
-  let svc: Awaited<ReturnType<typeof startIdentity>>;
-  beforeAll(async () => {
-    svc = await startIdentity({}, adapter);
-  });
-  afterAll(async () => {
-    await svc.stop();
-  });
+  const svc = identityForSuite({}, adapter);
 
   const resolve = (api_key: string, tenant_id?: string) =>
     svc.call('POST', '/internal/v1/keys/resolve', { caller: system, body: { api_key, tenant_id } });
@@ -316,6 +311,22 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
       });
     });
 
+    it('when many revokes of one key race, then exactly one succeeds, the rest are 409, and one API_KEY_REVOKED is recorded', async () => {
+      const { caller, keys, tenantId } = await tenantWithCaller(svc);
+      const created = await svc.call('POST', keys, { caller, body: { name: 'racing', scopes: ['verify'] } });
+      // Called directly, so the reads and writes of the racers interleave on either store.
+      const results = await Promise.allSettled(
+        Array.from({ length: 6 }, () => revokeApiKey(svc.deps, tenantId, created.body.key_id, caller)),
+      );
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      for (const r of results.filter((r) => r.status === 'rejected'))
+        expect(r.reason).toMatchObject({ status: 409, message: 'API key is already revoked' });
+      const revoked = svc.publisher
+        .forTenant(tenantId)
+        .filter((e) => e.type === 'API_KEY_REVOKED' && e.resource?.id === created.body.key_id);
+      expect(revoked).toHaveLength(1);
+    });
+
     it('when a staging key is revoked, then it no longer resolves and can no longer be activated', async () => {
       const { caller, keys, keyId } = await tenantWithCaller(svc);
       const rotated = await svc.call('POST', `${keys}/${keyId}/rotate`, { caller });
@@ -383,13 +394,7 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
 describe('identity: rotation limits and staging-key expiry (component)', () => {
   const TTL_MS = 168 * 3_600_000;
   const clock = fixedClock('2031-03-01T10:00:00.000Z');
-  let svc: Awaited<ReturnType<typeof startIdentity>>;
-  beforeAll(async () => {
-    svc = await startIdentity({ clock, stagingKeyTtlMs: TTL_MS });
-  });
-  afterAll(async () => {
-    await svc.stop();
-  });
+  const svc = identityForSuite({ clock, stagingKeyTtlMs: TTL_MS });
 
   async function rotatedTenant() {
     const t = await tenantWithCaller(svc);
@@ -472,15 +477,15 @@ describe('identity: rotation limits and staging-key expiry (component)', () => {
     });
     expect((await svc.call('GET', `${keys}/${keyId}`, { caller })).body.status).toBe('active');
     // A later sweep finds the key already revoked: no second announcement.
-    await svc.identity().expireStagingKeys();
+    await expireStagingKeys(svc.deps);
     expect(stagingExpiredEvents(tenantId)).toHaveLength(1);
   });
 
   it('when the sweeper passes over a staging key nobody used, then it is revoked and announced once; a second pass does nothing', async () => {
     const { caller, keys, staging, tenantId } = await rotatedTenant();
     clock.advance(TTL_MS);
-    expect(await svc.identity().expireStagingKeys()).toBeGreaterThanOrEqual(1);
-    expect(await svc.identity().expireStagingKeys()).toBe(0);
+    expect(await expireStagingKeys(svc.deps)).toBeGreaterThanOrEqual(1);
+    expect(await expireStagingKeys(svc.deps)).toBe(0);
     expect((await svc.call('GET', `${keys}/${staging.key_id}`, { caller })).body.status).toBe('revoked');
     expect(stagingExpiredEvents(tenantId)).toHaveLength(1);
     expect(await resolve(staging.api_key)).toMatchObject({ status: 404 });

@@ -1,7 +1,9 @@
 import { buildOpenApiDocument } from '@mandate/shared';
-import { SECRET_PATTERN, generateSecret, hashSecret, hashesEqual } from '../src/domain/api-key';
-import { isSubjectId, permissionsOf } from '../src/domain/roles';
-import { openApi } from '../src/http/schemas';
+import { SECRET_PATTERN, generateSecret, hashSecret, hashesEqual } from '../src/api-keys/api-key';
+import { contract } from '../src/contract';
+import { decided } from '../src/onboarding/onboarding';
+import { isSubjectId, permissionsOf, revoked, withRoles } from '../src/role-assignments/roles';
+import { buildAssignment, buildOnboardingRequest } from './factories';
 
 describe('API key secrets', () => {
   it('when secrets are generated, then each has the prefix, 43 base62 characters and is unique', () => {
@@ -47,10 +49,76 @@ describe('roles', () => {
   });
 });
 
+describe('role assignment changes (decided before the guarded write)', () => {
+  const at = '2026-01-02T00:00:00.000Z';
+  const admin = buildAssignment('tnt_a', {
+    roles: ['tenant_admin'],
+    permissions: permissionsOf(['tenant_admin']),
+  });
+
+  it('when roles are replaced, then only roles, permissions and updated_at change', () => {
+    expect(withRoles(admin, ['tenant_auditor'], at, {})).toEqual({
+      ...admin,
+      roles: ['tenant_auditor'],
+      permissions: permissionsOf(['tenant_auditor']),
+      updated_at: at,
+    });
+  });
+
+  it('when the caller drops tenant:write from its own active assignment, or the subject would change, or it is revoked, then it is refused', () => {
+    const own = { callerSubjectId: admin.subject_id };
+    expect(() => withRoles(admin, ['tenant_viewer'], at, own)).toThrow(
+      'Cannot downgrade your own active role assignment',
+    );
+    expect(withRoles(admin, ['tenant_admin', 'tenant_viewer'], at, own).status).toBe('active');
+    expect(() => withRoles(admin, ['tenant_viewer'], at, { subjectId: 'dashboard:other' })).toThrow(
+      'subject_id cannot be changed; revoke and assign instead',
+    );
+    expect(() => withRoles(revoked(admin, at), ['tenant_viewer'], at, {})).toThrow(
+      'Role assignment is revoked',
+    );
+  });
+
+  it('when an assignment is revoked, then only status and updated_at change, never twice nor by its own subject', () => {
+    expect(revoked(admin, at)).toEqual({ ...admin, status: 'revoked', updated_at: at });
+    expect(() => revoked(revoked(admin, at), at)).toThrow('Role assignment is already revoked');
+    expect(() => revoked(admin, at, admin.subject_id)).toThrow(
+      'Cannot revoke your own active role assignment',
+    );
+  });
+});
+
+describe('onboarding decisions', () => {
+  it('when a request is approved or rejected, then only the decision fields change', () => {
+    const pending = buildOnboardingRequest({ country: 'DE' });
+    const at = '2026-01-02T00:00:00.000Z';
+    expect(decided(pending, { status: 'APPROVED', at, tenantId: 'tnt_new' })).toEqual({
+      ...pending,
+      status: 'APPROVED',
+      decided_at: at,
+      tenant_id: 'tnt_new',
+    });
+    expect(decided(pending, { status: 'REJECTED', at, reason: 'spam' })).toEqual({
+      ...pending,
+      status: 'REJECTED',
+      decided_at: at,
+      rejection_reason: 'spam',
+    });
+    expect(decided(pending, { status: 'REJECTED', at }).rejection_reason).toBeNull();
+  });
+});
+
 describe('OpenAPI contribution', () => {
   it('when the document is built, then every public identity path is in it under /v1', () => {
-    const doc = buildOpenApiDocument([openApi]);
+    const doc = buildOpenApiDocument(contract);
     expect(Object.keys(doc.paths ?? {}).sort()).toEqual([
+      '/v1/identity-verifications',
+      '/v1/identity-verifications/sign-in',
+      '/v1/identity-verifications/{id}',
+      '/v1/identity-verifications/{id}/poll',
+      '/v1/identity-verifications/{id}/request',
+      '/v1/identity-verifications/{id}/response',
+      '/v1/identity-verifications/{id}/token',
       '/v1/onboarding/request',
       '/v1/platform/onboarding-requests',
       '/v1/platform/onboarding-requests/{id}/approve',
@@ -66,6 +134,7 @@ describe('OpenAPI contribution', () => {
       '/v1/tenants/{tenantId}/role-assignments/{id}',
       '/v1/tenants/{tenantId}/role-assignments/{id}/revoke',
       '/v1/tenants/{tenantId}/widget-config',
+      '/v1/wallet/jwks',
     ]);
   });
 });

@@ -1,8 +1,8 @@
 import { newId } from '@mandate/shared';
-import { generateSecret, hashSecret, type ApiKeyRecord } from '../src/domain/api-key';
-import type { OnboardingRequest } from '../src/domain/onboarding';
-import { permissionsOf, type RoleAssignment } from '../src/domain/roles';
-import type { Tenant } from '../src/domain/tenant';
+import { generateSecret, hashSecret, type ApiKeyRecord } from '../src/api-keys/api-key';
+import type { OnboardingRequest } from '../src/onboarding/onboarding';
+import { permissionsOf, type RoleAssignment } from '../src/role-assignments/roles';
+import type { Tenant } from '../src/tenants/tenant';
 
 const now = () => new Date().toISOString();
 

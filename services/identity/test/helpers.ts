@@ -57,11 +57,31 @@ export async function startIdentity(
     };
   };
 
-  /** The use cases behind the routes, for what no route triggers (the staging-key sweep). */
-  const identity = () => app.identity;
+  /** What the routes run the use cases with, for what no route triggers (the staging-key sweep). */
+  const deps = app.deps;
   const stop = async () => {
     await app.stop();
     await owned.close();
   };
-  return { app, server, publisher, call, createTenant, identity, stop };
+  return { app, server, publisher, call, createTenant, deps, stop };
+}
+
+export type Identity = Awaited<ReturnType<typeof startIdentity>>;
+
+/**
+ * The app started once for the enclosing describe (beforeAll) and stopped after it (afterAll).
+ * The handle is filled in by beforeAll, so read it inside hooks and tests, not at describe time.
+ */
+export function identityForSuite(
+  overrides: Partial<Deps> = {},
+  adapter: AdapterFactory<IdentityStore> = inMemory,
+): Identity {
+  const svc = {} as Identity;
+  beforeAll(async () => {
+    Object.assign(svc, await startIdentity(overrides, adapter));
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+  return svc;
 }

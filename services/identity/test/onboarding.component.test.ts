@@ -1,18 +1,12 @@
 import { newId } from '@mandate/shared';
 import { callerFor } from '@mandate/shared/src/testing';
-import { identityStoreAdapters, operator, startIdentity, system } from './helpers';
+import { identityStoreAdapters, operator, identityForSuite, system } from './helpers';
 
 /** How the gateway forwards a public call: no tenant, actor system. */
 const anonymous = system;
 
 describe.each(identityStoreAdapters())('identity: onboarding (component, $name store)', (adapter) => {
-  let svc: Awaited<ReturnType<typeof startIdentity>>;
-  beforeAll(async () => {
-    svc = await startIdentity({}, adapter);
-  });
-  afterAll(async () => {
-    await svc.stop();
-  });
+  const svc = identityForSuite({}, adapter);
 
   const request = (body: Record<string, unknown> = {}) =>
     svc.call('POST', '/v1/onboarding/request', {

@@ -1,15 +1,10 @@
 import { newId } from '@mandate/shared';
 import { callerFor } from '@mandate/shared/src/testing';
-import { identityStoreAdapters, startIdentity, system } from './helpers';
+import { revokeRoleAssignment, updateRoleAssignment } from '../src/role-assignments/role-assignments';
+import { identityStoreAdapters, identityForSuite, system } from './helpers';
 
 describe.each(identityStoreAdapters())('identity: role assignments (component, $name store)', (adapter) => {
-  let svc: Awaited<ReturnType<typeof startIdentity>>;
-  beforeAll(async () => {
-    svc = await startIdentity({}, adapter);
-  });
-  afterAll(async () => {
-    await svc.stop();
-  });
+  const svc = identityForSuite({}, adapter);
 
   /** A tenant whose admin subject calls as a JWT user would, after the gateway checked tenant:write. */
   async function tenantWithAdmin() {
@@ -209,6 +204,53 @@ describe.each(identityStoreAdapters())('identity: role assignments (component, $
         })
       ).status,
     ).toBe(201);
+  });
+
+  it('when many revokes of one assignment race, then exactly one succeeds, the rest are 409, and one TENANT_ROLE_REVOKED is recorded', async () => {
+    const { caller, base, tenantId } = await tenantWithAdmin();
+    const created = await svc.call('POST', base, {
+      caller,
+      body: { subject_id: 'dashboard:racing', roles: ['tenant_viewer'] },
+    });
+    // Called directly, so the reads and writes of the racers interleave on either store.
+    const results = await Promise.allSettled(
+      Array.from({ length: 6 }, () => revokeRoleAssignment(svc.deps, tenantId, created.body.id, caller)),
+    );
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    for (const r of results.filter((r) => r.status === 'rejected'))
+      expect(r.reason).toMatchObject({ status: 409, message: 'Role assignment is already revoked' });
+    const revoked = svc.publisher
+      .forTenant(tenantId)
+      .filter((e) => e.type === 'TENANT_ROLE_REVOKED' && e.resource?.id === created.body.id);
+    expect(revoked).toHaveLength(1);
+  });
+
+  it('when patches of one assignment race, then each lands on the roles it read: the events chain from the first roles to the stored ones', async () => {
+    const { caller, base, tenantId } = await tenantWithAdmin();
+    const created = await svc.call('POST', base, {
+      caller,
+      body: { subject_id: 'dashboard:patched', roles: ['tenant_viewer'] },
+    });
+    const targets = [['tenant_operator'], ['tenant_auditor'], ['tenant_admin']];
+    // Called directly, so the reads and writes of the racers interleave on either store.
+    await Promise.all(
+      targets.map((roles) => updateRoleAssignment(svc.deps, tenantId, created.body.id, { roles }, caller)),
+    );
+    const changes = svc.publisher
+      .forTenant(tenantId)
+      .filter((e) => e.type === 'TENANT_ROLE_ASSIGNED' && e.resource?.id === created.body.id)
+      .slice(1)
+      .map((e) => e.data as { previous_roles: string[]; roles: string[] });
+    expect(changes).toHaveLength(3);
+    // Follow previous_roles → roles from the first roles: every change is visited once, ending at what is stored.
+    let roles = ['tenant_viewer'];
+    const left = [...changes];
+    while (left.length > 0) {
+      const next = left.findIndex((c) => c.previous_roles.join() === roles.join());
+      expect(next).toBeGreaterThanOrEqual(0);
+      roles = left.splice(next, 1)[0]!.roles;
+    }
+    expect((await svc.call('GET', `${base}/${created.body.id}`, { caller })).body.roles).toEqual(roles);
   });
 
   it('when the caller revokes its own active assignment, then 409 and it stays active', async () => {

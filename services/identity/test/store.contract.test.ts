@@ -1,26 +1,35 @@
 import { buildEvent, newId, type AuditEvent } from '@mandate/shared';
 import { describeStoreContract } from '@mandate/shared/src/testing';
-import { DuplicateRecord, DuplicateRoleAssignment, PendingSuccessorExists } from '../src/domain/errors';
+import { PendingSuccessorExists } from '../src/api-keys/api-key';
+import { DuplicateRecord } from '../src/common/errors';
+import { DuplicateRoleAssignment, type RoleAssignment } from '../src/role-assignments/roles';
 import type { IdentityStore } from '../src/store/identity-store';
 import { buildAssignment, buildKeyRecord, buildOnboardingRequest, buildTenant, recordOf } from './factories';
 import { identityStoreAdapters } from './helpers';
+
+/** The revocation of `a` as the domain decides it, guarded by `a` as read. */
+const revocation = (a: RoleAssignment, at: string): RoleAssignment => ({
+  ...a,
+  status: 'revoked',
+  updated_at: at,
+});
 
 describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (getStore) => {
   describe('tenants', () => {
     it('when a tenant is inserted, then it is read back as the same plain object', async () => {
       const tenant = buildTenant({ plan: 'enterprise' });
-      await getStore().insertTenant(tenant);
-      expect(await getStore().getTenant(tenant.id)).toEqual(tenant);
+      await getStore().tenants.insert(tenant);
+      expect(await getStore().tenants.get(tenant.id)).toEqual(tenant);
     });
 
     it('when a tenant id is unknown, then get answers null', async () => {
-      expect(await getStore().getTenant(newId('tnt'))).toBeNull();
+      expect(await getStore().tenants.get(newId('tnt'))).toBeNull();
     });
 
     it('when the same tenant id is inserted twice, then the second is a conflict', async () => {
       const tenant = buildTenant();
-      await getStore().insertTenant(tenant);
-      await expect(getStore().insertTenant(tenant)).rejects.toBeInstanceOf(DuplicateRecord);
+      await getStore().tenants.insert(tenant);
+      await expect(getStore().tenants.insert(tenant)).rejects.toBeInstanceOf(DuplicateRecord);
     });
   });
 
@@ -28,11 +37,11 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
     it('when a key is inserted, then it resolves by its hash and reads without the hash', async () => {
       const tenantId = newId('tnt');
       const built = buildKeyRecord(tenantId, { scopes: ['verify', 'events:read'] });
-      await getStore().insertApiKey(tenantId, recordOf(built));
-      expect(await getStore().findApiKeyByHash(built.secret_hash)).toEqual(recordOf(built));
+      await getStore().apiKeys.insert(tenantId, recordOf(built));
+      expect(await getStore().apiKeys.findByHash(built.secret_hash)).toEqual(recordOf(built));
       const { secret_hash: _h, ...withoutHash } = recordOf(built);
-      expect(await getStore().getApiKey(tenantId, built.key_id)).toEqual(withoutHash);
-      const listed = await getStore().listApiKeys(tenantId, { limit: 10 });
+      expect(await getStore().apiKeys.get(tenantId, built.key_id)).toEqual(withoutHash);
+      const listed = await getStore().apiKeys.list(tenantId, { limit: 10 });
       expect(listed).toEqual([withoutHash]);
       expect(JSON.stringify(listed)).not.toContain(built.secret_hash);
     });
@@ -41,18 +50,20 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
       const owner = newId('tnt');
       const other = newId('tnt');
       const built = buildKeyRecord(owner);
-      await getStore().insertApiKey(owner, recordOf(built));
-      expect(await getStore().getApiKey(other, built.key_id)).toBeNull();
-      expect(await getStore().listApiKeys(other, { limit: 10 })).toEqual([]);
-      expect(await getStore().updateApiKeyStatus(other, built.key_id, ['active'], 'revoked')).toBeNull();
-      expect((await getStore().getApiKey(owner, built.key_id))?.status).toBe('active');
+      await getStore().apiKeys.insert(owner, recordOf(built));
+      expect(await getStore().apiKeys.get(other, built.key_id)).toBeNull();
+      expect(await getStore().apiKeys.list(other, { limit: 10 })).toEqual([]);
+      expect(
+        await getStore().apiKeys.setStatus(other, built.key_id, { from: 'active', to: 'revoked' }),
+      ).toBeNull();
+      expect((await getStore().apiKeys.get(owner, built.key_id))?.status).toBe('active');
     });
 
     it('when two keys share a secret hash, then the second insert is a conflict', async () => {
       const first = buildKeyRecord(newId('tnt'));
-      await getStore().insertApiKey(first.tenant_id, recordOf(first));
+      await getStore().apiKeys.insert(first.tenant_id, recordOf(first));
       const second = buildKeyRecord(newId('tnt'), { secret_hash: first.secret_hash });
-      await expect(getStore().insertApiKey(second.tenant_id, recordOf(second))).rejects.toBeInstanceOf(
+      await expect(getStore().apiKeys.insert(second.tenant_id, recordOf(second))).rejects.toBeInstanceOf(
         DuplicateRecord,
       );
     });
@@ -60,26 +71,26 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
     it('when a key already has a staging successor, then a second staging successor is refused until the first leaves staging', async () => {
       const tenantId = newId('tnt');
       const old = buildKeyRecord(tenantId);
-      await getStore().insertApiKey(tenantId, recordOf(old));
+      await getStore().apiKeys.insert(tenantId, recordOf(old));
       const successor = (over = {}) =>
         buildKeyRecord(tenantId, { status: 'staging', replaces_key_id: old.key_id, ...over });
       const first = successor();
-      await getStore().insertApiKey(tenantId, recordOf(first));
+      await getStore().apiKeys.insert(tenantId, recordOf(first));
       const second = successor();
-      await expect(getStore().insertApiKey(tenantId, recordOf(second))).rejects.toBeInstanceOf(
+      await expect(getStore().apiKeys.insert(tenantId, recordOf(second))).rejects.toBeInstanceOf(
         PendingSuccessorExists,
       );
-      expect(await getStore().findApiKeyByHash(second.secret_hash)).toBeNull();
+      expect(await getStore().apiKeys.findByHash(second.secret_hash)).toBeNull();
       // Concurrent inserts: the database lets exactly one through.
-      await getStore().updateApiKeyStatus(tenantId, first.key_id, ['staging'], 'revoked');
+      await getStore().apiKeys.setStatus(tenantId, first.key_id, { from: 'staging', to: 'revoked' });
       const racing = await Promise.allSettled(
-        [successor(), successor(), successor()].map((r) => getStore().insertApiKey(tenantId, recordOf(r))),
+        [successor(), successor(), successor()].map((r) => getStore().apiKeys.insert(tenantId, recordOf(r))),
       );
       expect(racing.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
       // Another key's successor is not affected.
       const other = buildKeyRecord(tenantId);
-      await getStore().insertApiKey(tenantId, recordOf(other));
-      await getStore().insertApiKey(
+      await getStore().apiKeys.insert(tenantId, recordOf(other));
+      await getStore().apiKeys.insert(
         tenantId,
         recordOf(buildKeyRecord(tenantId, { status: 'staging', replaces_key_id: other.key_id })),
       );
@@ -93,58 +104,63 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
       const due2 = buildKeyRecord(tenantB, { status: 'staging', created_at: cutoff });
       const young = buildKeyRecord(tenantA, { status: 'staging', created_at: '2020-01-01T00:00:00.001Z' });
       const active = buildKeyRecord(tenantA, { status: 'active', created_at: '2019-01-01T00:00:00.000Z' });
-      for (const k of [due2, young, active, due1]) await getStore().insertApiKey(k.tenant_id, recordOf(k));
-      const listed = await getStore().listStagingKeysCreatedBefore(cutoff, 100);
+      for (const k of [due2, young, active, due1]) await getStore().apiKeys.insert(k.tenant_id, recordOf(k));
+      const listed = await getStore().apiKeys.listStagingCreatedBefore(cutoff, 100);
       const ours = listed.filter((k) => [tenantA, tenantB].includes(k.tenant_id)).map((k) => k.key_id);
       expect(ours).toEqual([due1.key_id, due2.key_id]);
       expect(listed.every((k) => !('secret_hash' in k))).toBe(true);
     });
 
     it('when an unknown hash is looked up, then it answers null', async () => {
-      expect(await getStore().findApiKeyByHash('0'.repeat(64))).toBeNull();
+      expect(await getStore().apiKeys.findByHash('0'.repeat(64))).toBeNull();
     });
 
     it('when keys are listed, then they come newest first and page by the id cursor', async () => {
       const tenantId = newId('tnt');
       const built = [buildKeyRecord(tenantId), buildKeyRecord(tenantId), buildKeyRecord(tenantId)];
-      for (const b of built) await getStore().insertApiKey(tenantId, recordOf(b));
+      for (const b of built) await getStore().apiKeys.insert(tenantId, recordOf(b));
       const ids = built.map((b) => b.key_id).reverse();
-      const first = await getStore().listApiKeys(tenantId, { limit: 2 });
+      const first = await getStore().apiKeys.list(tenantId, { limit: 2 });
       expect(first.map((k) => k.key_id)).toEqual(ids.slice(0, 2));
-      const rest = await getStore().listApiKeys(tenantId, { limit: 2, before: first[1]!.key_id });
+      const rest = await getStore().apiKeys.list(tenantId, { limit: 2, before: first[1]!.key_id });
       expect(rest.map((k) => k.key_id)).toEqual(ids.slice(2));
     });
 
     it('when a status update names the current status, then it applies; otherwise it answers null', async () => {
       const tenantId = newId('tnt');
       const built = buildKeyRecord(tenantId, { status: 'staging' });
-      await getStore().insertApiKey(tenantId, recordOf(built));
-      expect(await getStore().updateApiKeyStatus(tenantId, built.key_id, ['active'], 'revoked')).toBeNull();
-      const activated = await getStore().updateApiKeyStatus(tenantId, built.key_id, ['staging'], 'active');
+      await getStore().apiKeys.insert(tenantId, recordOf(built));
+      expect(
+        await getStore().apiKeys.setStatus(tenantId, built.key_id, { from: 'active', to: 'revoked' }),
+      ).toBeNull();
+      const activated = await getStore().apiKeys.setStatus(tenantId, built.key_id, {
+        from: 'staging',
+        to: 'active',
+      });
       expect(activated).toMatchObject({ key_id: built.key_id, status: 'active' });
       expect(activated).not.toHaveProperty('secret_hash');
       expect(
-        await getStore().updateApiKeyStatus(tenantId, built.key_id, ['active', 'staging'], 'revoked'),
+        await getStore().apiKeys.setStatus(tenantId, built.key_id, { from: 'active', to: 'revoked' }),
       ).toMatchObject({
         status: 'revoked',
       });
       expect(
-        await getStore().updateApiKeyStatus(tenantId, built.key_id, ['active', 'staging'], 'revoked'),
+        await getStore().apiKeys.setStatus(tenantId, built.key_id, { from: 'active', to: 'revoked' }),
       ).toBeNull();
-      expect((await getStore().findApiKeyByHash(built.secret_hash))?.status).toBe('revoked');
+      expect((await getStore().apiKeys.findByHash(built.secret_hash))?.status).toBe('revoked');
     });
 
     it('when a key is touched, then last_used_at is set, and not rewritten within the interval', async () => {
       const tenantId = newId('tnt');
       const built = buildKeyRecord(tenantId);
-      await getStore().insertApiKey(tenantId, recordOf(built));
-      await getStore().touchApiKey(tenantId, built.key_id, '2026-01-01T00:00:00.000Z', 60_000);
-      await getStore().touchApiKey(tenantId, built.key_id, '2026-01-01T00:00:30.000Z', 60_000);
-      expect((await getStore().getApiKey(tenantId, built.key_id))?.last_used_at).toBe(
+      await getStore().apiKeys.insert(tenantId, recordOf(built));
+      await getStore().apiKeys.touch(tenantId, built.key_id, '2026-01-01T00:00:00.000Z', 60_000);
+      await getStore().apiKeys.touch(tenantId, built.key_id, '2026-01-01T00:00:30.000Z', 60_000);
+      expect((await getStore().apiKeys.get(tenantId, built.key_id))?.last_used_at).toBe(
         '2026-01-01T00:00:00.000Z',
       );
-      await getStore().touchApiKey(tenantId, built.key_id, '2026-01-01T00:01:00.000Z', 60_000);
-      expect((await getStore().getApiKey(tenantId, built.key_id))?.last_used_at).toBe(
+      await getStore().apiKeys.touch(tenantId, built.key_id, '2026-01-01T00:01:00.000Z', 60_000);
+      expect((await getStore().apiKeys.get(tenantId, built.key_id))?.last_used_at).toBe(
         '2026-01-01T00:01:00.000Z',
       );
     });
@@ -154,65 +170,75 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
     it("when an assignment is inserted, then it is read back and found as the subject's active one", async () => {
       const tenantId = newId('tnt');
       const a = buildAssignment(tenantId);
-      await getStore().insertRoleAssignment(tenantId, a);
-      expect(await getStore().getRoleAssignment(tenantId, a.id)).toEqual(a);
-      expect(await getStore().findActiveRoleAssignment(tenantId, a.subject_id)).toEqual(a);
-      expect(await getStore().findActiveRoleAssignment(newId('tnt'), a.subject_id)).toBeNull();
-      expect(await getStore().getRoleAssignment(newId('tnt'), a.id)).toBeNull();
+      await getStore().roleAssignments.insert(tenantId, a);
+      expect(await getStore().roleAssignments.get(tenantId, a.id)).toEqual(a);
+      expect(await getStore().roleAssignments.findActive(tenantId, a.subject_id)).toEqual(a);
+      expect(await getStore().roleAssignments.findActive(newId('tnt'), a.subject_id)).toBeNull();
+      expect(await getStore().roleAssignments.get(newId('tnt'), a.id)).toBeNull();
     });
 
     it('when a subject already has an active assignment, then a second one is a conflict', async () => {
       const tenantId = newId('tnt');
       const a = buildAssignment(tenantId);
-      await getStore().insertRoleAssignment(tenantId, a);
+      await getStore().roleAssignments.insert(tenantId, a);
       await expect(
-        getStore().insertRoleAssignment(tenantId, buildAssignment(tenantId, { subject_id: a.subject_id })),
+        getStore().roleAssignments.insert(tenantId, buildAssignment(tenantId, { subject_id: a.subject_id })),
       ).rejects.toBeInstanceOf(DuplicateRoleAssignment);
     });
 
     it('when the same subject is assigned in another tenant, then both assignments stand', async () => {
       const a = buildAssignment(newId('tnt'));
       const b = buildAssignment(newId('tnt'), { subject_id: a.subject_id });
-      await getStore().insertRoleAssignment(a.tenant_id, a);
-      await getStore().insertRoleAssignment(b.tenant_id, b);
-      expect(await getStore().findActiveRoleAssignment(b.tenant_id, a.subject_id)).toEqual(b);
+      await getStore().roleAssignments.insert(a.tenant_id, a);
+      await getStore().roleAssignments.insert(b.tenant_id, b);
+      expect(await getStore().roleAssignments.findActive(b.tenant_id, a.subject_id)).toEqual(b);
     });
 
     it('when the active assignment is revoked, then a new one for the subject is allowed', async () => {
       const tenantId = newId('tnt');
       const a = buildAssignment(tenantId);
-      await getStore().insertRoleAssignment(tenantId, a);
-      const revoked = await getStore().revokeRoleAssignment(tenantId, a.id, '2026-01-02T00:00:00.000Z');
+      await getStore().roleAssignments.insert(tenantId, a);
+      const revoked = await getStore().roleAssignments.replace(
+        tenantId,
+        a,
+        revocation(a, '2026-01-02T00:00:00.000Z'),
+      );
       expect(revoked).toMatchObject({
         id: a.id,
         status: 'revoked',
         updated_at: '2026-01-02T00:00:00.000Z',
       });
-      expect(await getStore().revokeRoleAssignment(tenantId, a.id, '2026-01-03T00:00:00.000Z')).toBeNull();
-      expect(await getStore().findActiveRoleAssignment(tenantId, a.subject_id)).toBeNull();
+      expect(
+        await getStore().roleAssignments.replace(tenantId, a, revocation(a, '2026-01-03T00:00:00.000Z')),
+      ).toBeNull();
+      expect(await getStore().roleAssignments.findActive(tenantId, a.subject_id)).toBeNull();
       const next = buildAssignment(tenantId, { subject_id: a.subject_id, roles: ['tenant_admin'] });
-      await getStore().insertRoleAssignment(tenantId, next);
-      expect(await getStore().findActiveRoleAssignment(tenantId, a.subject_id)).toEqual(next);
+      await getStore().roleAssignments.insert(tenantId, next);
+      expect(await getStore().roleAssignments.findActive(tenantId, a.subject_id)).toEqual(next);
     });
 
     it("when assignments are listed, then newest first, filtered, paged by id, and only the tenant's own", async () => {
       const tenantId = newId('tnt');
       const all = [buildAssignment(tenantId), buildAssignment(tenantId), buildAssignment(tenantId)];
-      for (const a of all) await getStore().insertRoleAssignment(tenantId, a);
-      await getStore().insertRoleAssignment(newId('tnt'), buildAssignment(newId('tnt')));
-      await getStore().revokeRoleAssignment(tenantId, all[0]!.id, '2026-01-02T00:00:00.000Z');
+      for (const a of all) await getStore().roleAssignments.insert(tenantId, a);
+      await getStore().roleAssignments.insert(newId('tnt'), buildAssignment(newId('tnt')));
+      await getStore().roleAssignments.replace(
+        tenantId,
+        all[0]!,
+        revocation(all[0]!, '2026-01-02T00:00:00.000Z'),
+      );
       const ids = (xs: { id: string }[]) => xs.map((x) => x.id);
-      expect(ids(await getStore().listRoleAssignments(tenantId, { limit: 10 }))).toEqual(
+      expect(ids(await getStore().roleAssignments.list(tenantId, { limit: 10 }))).toEqual(
         ids([...all].reverse()),
       );
-      expect(ids(await getStore().listRoleAssignments(tenantId, { limit: 1, before: all[2]!.id }))).toEqual([
+      expect(ids(await getStore().roleAssignments.list(tenantId, { limit: 1, before: all[2]!.id }))).toEqual([
         all[1]!.id,
       ]);
-      expect(ids(await getStore().listRoleAssignments(tenantId, { limit: 10, status: 'revoked' }))).toEqual([
+      expect(ids(await getStore().roleAssignments.list(tenantId, { limit: 10, status: 'revoked' }))).toEqual([
         all[0]!.id,
       ]);
       expect(
-        ids(await getStore().listRoleAssignments(tenantId, { limit: 10, subjectId: all[1]!.subject_id })),
+        ids(await getStore().roleAssignments.list(tenantId, { limit: 10, subjectId: all[1]!.subject_id })),
       ).toEqual([all[1]!.id]);
     });
 
@@ -222,82 +248,86 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
       const history: string[] = [];
       for (let i = 0; i < 4; i++) {
         const a = buildAssignment(tenantId, { subject_id: subject });
-        await getStore().insertRoleAssignment(tenantId, a);
+        await getStore().roleAssignments.insert(tenantId, a);
         history.push(a.id);
-        if (i < 3) await getStore().revokeRoleAssignment(tenantId, a.id, '2026-01-02T00:00:00.000Z');
+        if (i < 3)
+          await getStore().roleAssignments.replace(tenantId, a, revocation(a, '2026-01-02T00:00:00.000Z'));
       }
-      await getStore().insertRoleAssignment(tenantId, buildAssignment(tenantId));
+      await getStore().roleAssignments.insert(tenantId, buildAssignment(tenantId));
       const list = (options: { status?: 'active' | 'revoked'; before?: string; limit?: number }) =>
         getStore()
-          .listRoleAssignments(tenantId, { limit: 10, subjectId: subject, ...options })
+          .roleAssignments.list(tenantId, { limit: 10, subjectId: subject, ...options })
           .then((xs) => xs.map((x) => x.id));
       expect(await list({ status: 'active' })).toEqual([history[3]]);
       expect(await list({ status: 'revoked' })).toEqual([history[2], history[1], history[0]]);
       expect(await list({ status: 'revoked', before: history[2], limit: 1 })).toEqual([history[1]]);
       expect(await list({ status: 'active', before: history[3] })).toEqual([]);
-      expect((await getStore().findActiveRoleAssignment(tenantId, subject))?.id).toBe(history[3]);
+      expect((await getStore().roleAssignments.findActive(tenantId, subject))?.id).toBe(history[3]);
     });
 
-    it('when roles are updated, then only an active assignment changes', async () => {
+    it('when an assignment is replaced, then the write applies only while it is still as the caller read it', async () => {
       const tenantId = newId('tnt');
       const a = buildAssignment(tenantId);
-      await getStore().insertRoleAssignment(tenantId, a);
-      const change = {
-        roles: ['tenant_auditor' as const],
-        permissions: ['events:read'],
-        at: '2026-01-02T00:00:00.000Z',
-      };
-      expect(await getStore().updateRoleAssignmentRoles(newId('tnt'), a.id, change)).toBeNull();
-      expect(await getStore().updateRoleAssignmentRoles(tenantId, a.id, change)).toEqual({
+      await getStore().roleAssignments.insert(tenantId, a);
+      const next: RoleAssignment = {
         ...a,
         roles: ['tenant_auditor'],
         permissions: ['events:read'],
-        updated_at: change.at,
-      });
-      await getStore().revokeRoleAssignment(tenantId, a.id, '2026-01-03T00:00:00.000Z');
-      expect(await getStore().updateRoleAssignmentRoles(tenantId, a.id, change)).toBeNull();
+        updated_at: '2026-01-02T00:00:00.000Z',
+      };
+      expect(await getStore().roleAssignments.replace(newId('tnt'), a, next)).toBeNull();
+      expect(await getStore().roleAssignments.replace(tenantId, a, next)).toEqual(next);
+      // Decided on a stale read (other roles, or another updated_at): refused, nothing written.
+      const later = { ...next, updated_at: '2026-01-03T00:00:00.000Z' };
+      expect(await getStore().roleAssignments.replace(tenantId, a, later)).toBeNull();
+      expect(
+        await getStore().roleAssignments.replace(tenantId, { ...next, roles: ['tenant_viewer'] }, later),
+      ).toBeNull();
+      expect(await getStore().roleAssignments.get(tenantId, a.id)).toEqual(next);
+      await getStore().roleAssignments.replace(tenantId, next, revocation(next, '2026-01-03T00:00:00.000Z'));
+      // Revoked: a change decided on the active assignment is refused.
+      expect(await getStore().roleAssignments.replace(tenantId, next, later)).toBeNull();
+      expect(await getStore().roleAssignments.get(tenantId, a.id)).toMatchObject({ status: 'revoked' });
     });
   });
 
   describe('onboarding requests', () => {
     it('when a request is inserted, then it reads back, lists by status and is decided exactly once', async () => {
       const r = buildOnboardingRequest({ country: 'DE' });
-      await getStore().insertOnboardingRequest(r);
-      await expect(getStore().insertOnboardingRequest(r)).rejects.toBeInstanceOf(DuplicateRecord);
-      expect(await getStore().getOnboardingRequest(r.id)).toEqual(r);
-      const pending = await getStore().listOnboardingRequests({ limit: 100, status: 'PENDING' });
+      await getStore().onboarding.insert(r);
+      await expect(getStore().onboarding.insert(r)).rejects.toBeInstanceOf(DuplicateRecord);
+      expect(await getStore().onboarding.get(r.id)).toEqual(r);
+      const pending = await getStore().onboarding.list({ limit: 100, status: 'PENDING' });
       expect(pending.map((x) => x.id)).toContain(r.id);
       const tenantId = newId('tnt');
-      const decided = await getStore().decideOnboardingRequest(r.id, {
-        status: 'APPROVED',
-        at: '2026-01-02T00:00:00.000Z',
-        tenantId,
-      });
-      expect(decided).toEqual({
+      const approval = {
         ...r,
-        status: 'APPROVED',
+        status: 'APPROVED' as const,
         decided_at: '2026-01-02T00:00:00.000Z',
         tenant_id: tenantId,
-      });
+      };
+      expect(await getStore().onboarding.decide(approval)).toEqual(approval);
       expect(
-        await getStore().decideOnboardingRequest(r.id, {
+        await getStore().onboarding.decide({
+          ...r,
           status: 'REJECTED',
-          at: '2026-01-03T00:00:00.000Z',
+          decided_at: '2026-01-03T00:00:00.000Z',
         }),
       ).toBeNull();
-      const approved = await getStore().listOnboardingRequests({ limit: 100, status: 'APPROVED' });
+      expect(await getStore().onboarding.get(r.id)).toEqual(approval);
+      const approved = await getStore().onboarding.list({ limit: 100, status: 'APPROVED' });
       expect(approved.map((x) => x.id)).toContain(r.id);
       expect(
-        (await getStore().listOnboardingRequests({ limit: 100, status: 'PENDING' })).map((x) => x.id),
+        (await getStore().onboarding.list({ limit: 100, status: 'PENDING' })).map((x) => x.id),
       ).not.toContain(r.id);
     });
 
     it('when requests are listed, then newest first and paged by id', async () => {
       const a = buildOnboardingRequest();
       const b = buildOnboardingRequest();
-      await getStore().insertOnboardingRequest(a);
-      await getStore().insertOnboardingRequest(b);
-      const page = await getStore().listOnboardingRequests({ limit: 1, before: b.id });
+      await getStore().onboarding.insert(a);
+      await getStore().onboarding.insert(b);
+      const page = await getStore().onboarding.list({ limit: 1, before: b.id });
       expect(page.map((x) => x.id)).toEqual([a.id]);
     });
   });
@@ -305,24 +335,24 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
   describe('widget config', () => {
     it('when a configuration is put twice, then the second replaces the first, per tenant', async () => {
       const tenantId = newId('tnt');
-      expect(await getStore().getWidgetConfig(tenantId)).toBeNull();
+      expect(await getStore().widgetConfigs.get(tenantId)).toBeNull();
       const first = {
         allowed_origins: ['https://a.example.com'],
         theme: { primary_color: '#ffffff' },
         locale: 'en',
         updated_at: '2026-01-01T00:00:00.000Z',
       };
-      await getStore().putWidgetConfig(tenantId, first);
-      expect(await getStore().getWidgetConfig(tenantId)).toEqual(first);
+      await getStore().widgetConfigs.put(tenantId, first);
+      expect(await getStore().widgetConfigs.get(tenantId)).toEqual(first);
       const second = {
         allowed_origins: [],
         theme: {},
         locale: null,
         updated_at: '2026-01-02T00:00:00.000Z',
       };
-      await getStore().putWidgetConfig(tenantId, second);
-      expect(await getStore().getWidgetConfig(tenantId)).toEqual(second);
-      expect(await getStore().getWidgetConfig(newId('tnt'))).toBeNull();
+      await getStore().widgetConfigs.put(tenantId, second);
+      expect(await getStore().widgetConfigs.get(tenantId)).toEqual(second);
+      expect(await getStore().widgetConfigs.get(newId('tnt'))).toBeNull();
     });
   });
   describe('outbox', () => {
@@ -339,15 +369,15 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
     it('when inserts carry events, then each is pending with its record, never on a read, until marked sent', async () => {
       const tenant = buildTenant();
       const created = event('TENANT_CREATED', tenant.id, tenant.id);
-      await getStore().insertTenant(tenant, [created]);
+      await getStore().tenants.insert(tenant, [created]);
       const built = buildKeyRecord(tenant.id);
       const keyCreated = event('API_KEY_CREATED', tenant.id, built.key_id);
-      await getStore().insertApiKey(tenant.id, recordOf(built), [keyCreated]);
+      await getStore().apiKeys.insert(tenant.id, recordOf(built), [keyCreated]);
       const assignment = buildAssignment(tenant.id);
       const assigned = event('TENANT_ROLE_ASSIGNED', tenant.id, assignment.id);
-      await getStore().insertRoleAssignment(tenant.id, assignment, [assigned]);
+      await getStore().roleAssignments.insert(tenant.id, assignment, [assigned]);
       const widget = event('WIDGET_CONFIG_UPDATED', tenant.id, tenant.id);
-      await getStore().putWidgetConfig(
+      await getStore().widgetConfigs.put(
         tenant.id,
         { allowed_origins: [], theme: {}, locale: null, updated_at: new Date().toISOString() },
         [widget],
@@ -355,72 +385,62 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
       const ids = [created.id, keyCreated.id, assigned.id, widget.id];
       expect((await pendingOf(ids)).map((e) => e.id).sort()).toEqual([...ids].sort());
       const reads = [
-        await getStore().getTenant(tenant.id),
-        await getStore().getApiKey(tenant.id, built.key_id),
-        await getStore().findApiKeyByHash(built.secret_hash),
-        await getStore().getRoleAssignment(tenant.id, assignment.id),
-        await getStore().getWidgetConfig(tenant.id),
+        await getStore().tenants.get(tenant.id),
+        await getStore().apiKeys.get(tenant.id, built.key_id),
+        await getStore().apiKeys.findByHash(built.secret_hash),
+        await getStore().roleAssignments.get(tenant.id, assignment.id),
+        await getStore().widgetConfigs.get(tenant.id),
       ];
       for (const read of reads) expect(Object.keys(read!)).not.toContain('outbox');
       await getStore().markSent(ids);
       expect(await pendingOf(ids)).toEqual([]);
     });
 
-    it('when a conditional update carries events, then they are built from the record as written and as it was, and a refused update stores none', async () => {
+    it('when a guarded write carries events, then they are stored with the change, and a refused write stores none', async () => {
       const tenantId = newId('tnt');
       const built = buildKeyRecord(tenantId, { status: 'staging' });
-      await getStore().insertApiKey(tenantId, recordOf(built));
-      let seen: unknown[] = [];
-      const activated = await getStore().updateApiKeyStatus(
-        tenantId,
-        built.key_id,
-        ['staging'],
-        'active',
-        (written, previous) => {
-          seen = [written.status, previous.status];
-          return [event('API_KEY_ACTIVATED', tenantId, written.key_id, { status: written.status })];
-        },
-      );
+      await getStore().apiKeys.insert(tenantId, recordOf(built));
+      const activation = { from: 'staging', to: 'active' } as const;
+      const activated = await getStore().apiKeys.setStatus(tenantId, built.key_id, activation, [
+        event('API_KEY_ACTIVATED', tenantId, built.key_id, { status: 'active' }),
+      ]);
       expect(activated?.status).toBe('active');
-      expect(seen).toEqual(['active', 'staging']);
-      const refused = await getStore().updateApiKeyStatus(
-        tenantId,
-        built.key_id,
-        ['staging'],
-        'active',
-        (k) => [event('API_KEY_ACTIVATED', tenantId, k.key_id)],
-      );
+      const refused = await getStore().apiKeys.setStatus(tenantId, built.key_id, activation, [
+        event('API_KEY_ACTIVATED', tenantId, built.key_id, { status: 'refused' }),
+      ]);
       expect(refused).toBeNull();
       const pending = (await getStore().pendingEvents(10_000)).filter((e) => e.resource?.id === built.key_id);
       expect(pending.map((e) => [e.type, e.data])).toEqual([['API_KEY_ACTIVATED', { status: 'active' }]]);
       await getStore().markSent(pending.map((e) => e.id));
 
       const assignment = buildAssignment(tenantId, { roles: ['tenant_viewer'] });
-      await getStore().insertRoleAssignment(tenantId, assignment);
-      await getStore().updateRoleAssignmentRoles(
-        tenantId,
-        assignment.id,
-        { roles: ['tenant_operator'], permissions: ['mandates:read'], at: new Date().toISOString() },
-        (written, previous) => [
-          event('TENANT_ROLE_ASSIGNED', tenantId, written.id, {
-            roles: written.roles,
-            previous: previous.roles,
-          }),
-        ],
-      );
-      await getStore().revokeRoleAssignment(tenantId, assignment.id, new Date().toISOString(), (written) => [
-        event('TENANT_ROLE_REVOKED', tenantId, written.id, { status: written.status }),
+      await getStore().roleAssignments.insert(tenantId, assignment);
+      const operator: RoleAssignment = {
+        ...assignment,
+        roles: ['tenant_operator'],
+        permissions: ['mandates:read'],
+        updated_at: new Date(Date.parse(assignment.updated_at) + 1).toISOString(),
+      };
+      await getStore().roleAssignments.replace(tenantId, assignment, operator, [
+        event('TENANT_ROLE_ASSIGNED', tenantId, assignment.id, { roles: ['tenant_operator'] }),
       ]);
-      expect(
-        await getStore().revokeRoleAssignment(tenantId, assignment.id, new Date().toISOString(), (w) => [
-          event('TENANT_ROLE_REVOKED', tenantId, w.id),
-        ]),
-      ).toBeNull();
+      const at = new Date(Date.parse(operator.updated_at) + 1).toISOString();
+      await getStore().roleAssignments.replace(tenantId, operator, revocation(operator, at), [
+        event('TENANT_ROLE_REVOKED', tenantId, assignment.id, { status: 'revoked' }),
+      ]);
+      // Decided on reads that are no longer current: both refused, neither event stored.
+      for (const stale of [assignment, operator]) {
+        expect(
+          await getStore().roleAssignments.replace(tenantId, stale, revocation(stale, at), [
+            event('TENANT_ROLE_REVOKED', tenantId, assignment.id, { stale: true }),
+          ]),
+        ).toBeNull();
+      }
       const onAssignment = (await getStore().pendingEvents(10_000)).filter(
         (e) => e.resource?.id === assignment.id,
       );
       expect(onAssignment.map((e) => [e.type, e.data])).toEqual([
-        ['TENANT_ROLE_ASSIGNED', { roles: ['tenant_operator'], previous: ['tenant_viewer'] }],
+        ['TENANT_ROLE_ASSIGNED', { roles: ['tenant_operator'] }],
         ['TENANT_ROLE_REVOKED', { status: 'revoked' }],
       ]);
       await getStore().markSent(onAssignment.map((e) => e.id));
@@ -429,11 +449,11 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
     it('when an onboarding request is decided twice, then only the winning decision stores its event', async () => {
       const request = buildOnboardingRequest({ country: 'DE' });
       const requested = event('ONBOARDING_REQUESTED', null, request.id);
-      await getStore().insertOnboardingRequest(request, [requested]);
+      await getStore().onboarding.insert(request, [requested]);
       const decide = (status: 'APPROVED' | 'REJECTED') =>
-        getStore().decideOnboardingRequest(request.id, { status, at: new Date().toISOString() }, (w) => [
-          event(status === 'APPROVED' ? 'ONBOARDING_APPROVED' : 'ONBOARDING_REJECTED', null, w.id, {
-            status: w.status,
+        getStore().onboarding.decide({ ...request, status, decided_at: new Date().toISOString() }, [
+          event(status === 'APPROVED' ? 'ONBOARDING_APPROVED' : 'ONBOARDING_REJECTED', null, request.id, {
+            status,
           }),
         ]);
       const results = await Promise.all([decide('APPROVED'), decide('REJECTED')]);

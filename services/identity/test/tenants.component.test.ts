@@ -1,18 +1,12 @@
 import { newId } from '@mandate/shared';
 import { callerFor } from '@mandate/shared/src/testing';
-import { identityStoreAdapters, operator, startIdentity, system } from './helpers';
+import { identityStoreAdapters, operator, identityForSuite, startIdentity, system } from './helpers';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ALL_SCOPES = ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'];
 
 describe.each(identityStoreAdapters())('identity: tenants (component, $name store)', (adapter) => {
-  let svc: Awaited<ReturnType<typeof startIdentity>>;
-  beforeAll(async () => {
-    svc = await startIdentity({}, adapter);
-  });
-  afterAll(async () => {
-    await svc.stop();
-  });
+  const svc = identityForSuite({}, adapter);
 
   describe('POST /v1/platform/tenants', () => {
     it('when the operator creates a tenant, then 201 answers exactly the tenant and an initial all-scope key', async () => {

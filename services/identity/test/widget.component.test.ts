@@ -1,14 +1,8 @@
 import { callerFor } from '@mandate/shared/src/testing';
-import { identityStoreAdapters, startIdentity } from './helpers';
+import { identityStoreAdapters, identityForSuite } from './helpers';
 
 describe.each(identityStoreAdapters())('identity: widget config (component, $name store)', (adapter) => {
-  let svc: Awaited<ReturnType<typeof startIdentity>>;
-  beforeAll(async () => {
-    svc = await startIdentity({}, adapter);
-  });
-  afterAll(async () => {
-    await svc.stop();
-  });
+  const svc = identityForSuite({}, adapter);
 
   async function tenant() {
     const t = await svc.createTenant();
@@ -128,5 +122,20 @@ describe.each(identityStoreAdapters())('identity: widget config (component, $nam
     expect(await svc.call('GET', b.path, { caller: a.caller })).toMatchObject({ status: 404 });
     expect(await svc.call('PUT', b.path, { caller: a.caller, body: valid })).toMatchObject({ status: 404 });
     expect((await svc.call('GET', b.path, { caller: b.caller })).body.allowed_origins).toEqual([]);
+  });
+
+  // The gateway enforces the contract's permissions (tenant:read reads, tenant:write changes: the
+  // route-security suite); the service itself answers such a caller.
+  it('when a JWT subject holding tenant:read reads the configuration, then 200 with what was saved', async () => {
+    const { tenantId, path, caller } = await tenant();
+    await svc.call('PUT', path, { caller, body: valid });
+    const viewer = callerFor(tenantId, {
+      actor: { type: 'user', subject_id: 'dashboard:viewer' },
+      permissions: ['mandates:read', 'tenant:read'],
+    });
+    expect(await svc.call('GET', path, { caller: viewer })).toMatchObject({
+      status: 200,
+      body: { allowed_origins: valid.allowed_origins },
+    });
   });
 });

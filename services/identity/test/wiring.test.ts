@@ -1,5 +1,10 @@
 import { InProcessBus, amqpTopology, createLogger, newId, type AuditEvent } from '@mandate/shared';
-import { TEST_INTERNAL_SECRET, callService, deleteAmqpTopology } from '@mandate/shared/src/testing';
+import {
+  TEST_INTERNAL_SECRET,
+  callService,
+  deleteAmqpTopology,
+  TEST_AMQP_URL as AMQP_URL,
+} from '@mandate/shared/src/testing';
 import amqp from 'amqplib';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';
@@ -7,7 +12,6 @@ import { MemoryIdentityStore } from '../src/store/memory-identity-store';
 import { wire } from '../src/wiring';
 import { operator } from './helpers';
 
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const logger = createLogger('identity-test', 'silent');
 
 describe('config', () => {

@@ -1,28 +1,49 @@
-import { callerOf, decodeCursor, parseOrThrow, route, tenantOf } from '@mandate/shared';
+import {
+  callerOf,
+  decodeCursor,
+  implement,
+  mountContracts,
+  parseOrThrow,
+  route,
+  tenantOf,
+} from '@mandate/shared';
 import { Router, type Request } from 'express';
 import type { Deps } from '../app';
-import type { ApiKey } from '../domain/api-key';
-import { OperatorRequired, TenantNotFound } from '../domain/errors';
-import type { Identity, IssuedKey } from '../domain/identity';
-import type { OnboardingRequest } from '../domain/onboarding';
-import type { RoleAssignment } from '../domain/roles';
-import type { Tenant } from '../domain/tenant';
-import type { WidgetConfig } from '../domain/widget';
+import type { ApiKey } from '../api-keys/api-key';
 import {
-  approveOnboardingBody,
-  createApiKeyBody,
-  createRoleAssignmentBody,
-  createTenantBody,
-  listApiKeysQuery,
-  listOnboardingQuery,
-  listRoleAssignmentsQuery,
-  onboardingRequestBody,
-  rejectOnboardingBody,
-  resolveKeyBody,
-  resolveSubjectBody,
-  updateRoleAssignmentBody,
-  widgetConfigBody,
-} from './schemas';
+  activateApiKey,
+  createApiKey,
+  getApiKey,
+  listApiKeys,
+  recordKeyUse,
+  resolveApiKey,
+  revokeApiKey,
+  rotateApiKey,
+  type IssuedKey,
+} from '../api-keys/api-keys';
+import { OperatorRequired } from '../common/errors';
+import type { OnboardingRequest } from '../onboarding/onboarding';
+import {
+  approveOnboarding,
+  listOnboardingRequests,
+  rejectOnboarding,
+  requestOnboarding,
+} from '../onboarding/onboarding-requests';
+import {
+  assignRoles,
+  getRoleAssignment,
+  listRoleAssignments,
+  resolveSubject,
+  revokeRoleAssignment,
+  updateRoleAssignment,
+} from '../role-assignments/role-assignments';
+import type { RoleAssignment } from '../role-assignments/roles';
+import { TenantNotFound, type Tenant } from '../tenants/tenant';
+import { createTenant, getTenant } from '../tenants/tenants';
+import type { WidgetConfig } from '../widget-config/widget';
+import { getWidgetConfig, putWidgetConfig } from '../widget-config/widget-config';
+import { routes } from '../contract';
+import { resolveKeyBody, resolveSubjectBody } from './schemas';
 
 // ── views: the one place a stored object becomes a response body ────────────
 
@@ -87,14 +108,6 @@ export const widgetConfigView = (w: WidgetConfig) => ({
 
 // ── helpers ──────────────────────────────────────────────────────────────────
 
-/**
- * The use cases on behalf of this request's caller: each write stores its events with it (the
- * outbox) and hands them to the relay, so a broker outage never loses one nor fails the answer.
- */
-function as(identity: Identity, req: Request): Identity {
-  return identity.as(callerOf(req));
-}
-
 /** The path's tenant must be the caller's: another tenant is indistinguishable from a missing one. */
 function pathTenant(req: Request): string {
   const tenantId = tenantOf(req);
@@ -113,206 +126,196 @@ function param(req: Request, name: string): string {
 
 // ── public routes (/v1) ──────────────────────────────────────────────────────
 
-export function publicRoutes(deps: Deps, identity: Identity): Router {
+export function publicRoutes(deps: Deps): Router {
   const r = Router();
 
-  route(r, '/v1/platform/tenants', {
-    post: async (req, res) => {
+  mountContracts(r, [
+    implement(routes.createTenant)(async ({ body }, req) => {
       requireOperator(req);
-      const body = parseOrThrow(createTenantBody, req.body);
-      const { value } = await as(identity, req).createTenant({
-        name: body.name,
-        plan: body.plan,
-        adminSubjectId: body.admin_subject_id,
-      });
-      res.status(201).json({ tenant: tenantView(value.tenant), api_key: createdApiKeyView(value.issued) });
-    },
-  });
+      const value = await createTenant(
+        deps,
+        {
+          name: body.name,
+          plan: body.plan,
+          adminSubjectId: body.admin_subject_id,
+        },
+        callerOf(req),
+      );
+      return {
+        status: 201,
+        body: { tenant: tenantView(value.tenant), api_key: createdApiKeyView(value.issued) },
+      };
+    }),
 
-  route(r, '/v1/tenants/:tenantId', {
-    get: async (req, res) => {
-      res.json(tenantView(await identity.getTenant(pathTenant(req))));
-    },
-  });
+    implement(routes.getTenant)(async (_input, req) => ({
+      status: 200,
+      body: tenantView(await getTenant(deps, pathTenant(req))),
+    })),
 
-  route(r, '/v1/tenants/:tenantId/api-keys', {
-    post: async (req, res) => {
+    implement(routes.createApiKey)(async ({ body }, req) => {
       const tenantId = pathTenant(req);
-      const body = parseOrThrow(createApiKeyBody, req.body);
-      const { value } = await as(identity, req).createApiKey(tenantId, body);
-      res.status(201).json(createdApiKeyView(value));
-    },
-    get: async (req, res) => {
+      const value = await createApiKey(deps, tenantId, body, callerOf(req));
+      return { status: 201, body: createdApiKeyView(value) };
+    }),
+    implement(routes.listApiKeys)(async ({ query }, req) => {
       const tenantId = pathTenant(req);
-      const query = parseOrThrow(listApiKeysQuery, req.query, 'query');
-      const page = await identity.listApiKeys(tenantId, {
+      const page = await listApiKeys(deps, tenantId, {
         limit: query.limit,
         after: decodeCursor(query.cursor),
       });
-      res.json({ ...page, data: page.data.map(apiKeyView) });
-    },
-  });
+      return { status: 200, body: { ...page, data: page.data.map(apiKeyView) } };
+    }),
 
-  route(r, '/v1/tenants/:tenantId/api-keys/:keyId', {
-    get: async (req, res) => {
-      res.json(apiKeyView(await identity.getApiKey(pathTenant(req), param(req, 'keyId'))));
-    },
-  });
+    implement(routes.getApiKey)(async ({ params }, req) => ({
+      status: 200,
+      body: apiKeyView(await getApiKey(deps, pathTenant(req), params.keyId)),
+    })),
 
-  route(r, '/v1/tenants/:tenantId/api-keys/:keyId/rotate', {
-    post: async (req, res) => {
-      const { value } = await as(identity, req).rotateApiKey(pathTenant(req), param(req, 'keyId'));
-      res.status(201).json({ ...createdApiKeyView(value), replaces_key_id: value.key.replaces_key_id });
-    },
-  });
+    implement(routes.rotateApiKey)(async ({ params }, req) => {
+      const value = await rotateApiKey(deps, pathTenant(req), params.keyId, callerOf(req));
+      return {
+        status: 201,
+        body: { ...createdApiKeyView(value), replaces_key_id: value.key.replaces_key_id! },
+      };
+    }),
 
-  route(r, '/v1/tenants/:tenantId/api-keys/:keyId/activate', {
-    post: async (req, res) => {
-      const { value } = await as(identity, req).activateApiKey(pathTenant(req), param(req, 'keyId'));
-      res.json(apiKeyView(value));
-    },
-  });
+    implement(routes.activateApiKey)(async ({ params }, req) => {
+      const value = await activateApiKey(deps, pathTenant(req), params.keyId, callerOf(req));
+      return { status: 200, body: apiKeyView(value) };
+    }),
 
-  route(r, '/v1/tenants/:tenantId/api-keys/:keyId/revoke', {
-    post: async (req, res) => {
-      const { value } = await as(identity, req).revokeApiKey(pathTenant(req), param(req, 'keyId'));
-      res.json(apiKeyView(value));
-    },
-  });
+    implement(routes.revokeApiKey)(async ({ params }, req) => {
+      const value = await revokeApiKey(deps, pathTenant(req), params.keyId, callerOf(req));
+      return { status: 200, body: apiKeyView(value) };
+    }),
 
-  route(r, '/v1/tenants/:tenantId/role-assignments', {
-    post: async (req, res) => {
+    implement(routes.createRoleAssignment)(async ({ body }, req) => {
       const tenantId = pathTenant(req);
-      const body = parseOrThrow(createRoleAssignmentBody, req.body);
-      const { value } = await as(identity, req).assignRoles(tenantId, {
-        subjectId: body.subject_id,
-        roles: body.roles,
-      });
-      res.status(201).json(roleAssignmentView(value));
-    },
-    get: async (req, res) => {
+      const value = await assignRoles(
+        deps,
+        tenantId,
+        {
+          subjectId: body.subject_id,
+          roles: body.roles,
+        },
+        callerOf(req),
+      );
+      return { status: 201, body: roleAssignmentView(value) };
+    }),
+    implement(routes.listRoleAssignments)(async ({ query }, req) => {
       const tenantId = pathTenant(req);
-      const query = parseOrThrow(listRoleAssignmentsQuery, req.query, 'query');
-      const page = await identity.listRoleAssignments(tenantId, {
+      const page = await listRoleAssignments(deps, tenantId, {
         limit: query.limit,
         after: decodeCursor(query.cursor),
         subjectId: query.subject_id,
         status: query.status,
       });
-      res.json({ ...page, data: page.data.map(roleAssignmentView) });
-    },
-  });
+      return { status: 200, body: { ...page, data: page.data.map(roleAssignmentView) } };
+    }),
 
-  route(r, '/v1/tenants/:tenantId/role-assignments/:id', {
-    get: async (req, res) => {
-      res.json(roleAssignmentView(await identity.getRoleAssignment(pathTenant(req), param(req, 'id'))));
-    },
-    patch: async (req, res) => {
+    implement(routes.getRoleAssignment)(async ({ params }, req) => ({
+      status: 200,
+      body: roleAssignmentView(await getRoleAssignment(deps, pathTenant(req), params.id)),
+    })),
+    implement(routes.updateRoleAssignment)(async ({ params, body }, req) => {
       const tenantId = pathTenant(req);
-      const body = parseOrThrow(updateRoleAssignmentBody, req.body);
-      const { value } = await as(identity, req).updateRoleAssignment(
+      const value = await updateRoleAssignment(
+        deps,
         tenantId,
-        param(req, 'id'),
+        params.id,
         { roles: body.roles, subjectId: body.subject_id },
-        callerOf(req).actor.subject_id,
+        callerOf(req),
       );
-      res.json(roleAssignmentView(value));
-    },
-  });
+      return { status: 200, body: roleAssignmentView(value) };
+    }),
 
-  route(r, '/v1/tenants/:tenantId/role-assignments/:id/revoke', {
-    post: async (req, res) => {
+    implement(routes.revokeRoleAssignment)(async ({ params }, req) => {
       const tenantId = pathTenant(req);
-      const { value } = await as(identity, req).revokeRoleAssignment(
-        tenantId,
-        param(req, 'id'),
-        callerOf(req).actor.subject_id,
+      const value = await revokeRoleAssignment(deps, tenantId, params.id, callerOf(req));
+      return { status: 200, body: roleAssignmentView(value) };
+    }),
+
+    implement(routes.getWidgetConfig)(async (_input, req) => ({
+      status: 200,
+      body: widgetConfigView(await getWidgetConfig(deps, pathTenant(req))),
+    })),
+    implement(routes.putWidgetConfig)(async ({ body }, req) => {
+      const tenantId = pathTenant(req);
+      const value = await putWidgetConfig(deps, tenantId, body, callerOf(req));
+      return { status: 200, body: widgetConfigView(value) };
+    }),
+
+    /** Public: the gateway forwards it without a tenant (actor system), limited per client IP. */
+    implement(routes.requestOnboarding)(async ({ body }, req) => {
+      const value = await requestOnboarding(
+        deps,
+        {
+          organizationName: body.organization_name,
+          contactEmail: body.contact_email,
+          country: body.country,
+          useCase: body.use_case,
+        },
+        callerOf(req),
       );
-      res.json(roleAssignmentView(value));
-    },
-  });
+      // A new request is always PENDING (the contract says so with a literal).
+      return { status: 202, body: { id: value.id, status: 'PENDING', created_at: value.created_at } };
+    }),
 
-  route(r, '/v1/tenants/:tenantId/widget-config', {
-    get: async (req, res) => {
-      res.json(widgetConfigView(await identity.getWidgetConfig(pathTenant(req))));
-    },
-    put: async (req, res) => {
-      const tenantId = pathTenant(req);
-      const body = parseOrThrow(widgetConfigBody, req.body);
-      const { value } = await as(identity, req).putWidgetConfig(tenantId, body);
-      res.json(widgetConfigView(value));
-    },
-  });
-
-  /** Public: the gateway forwards it without a tenant (actor system), limited per client IP. */
-  route(r, '/v1/onboarding/request', {
-    post: async (req, res) => {
-      const body = parseOrThrow(onboardingRequestBody, req.body);
-      const { value } = await as(identity, req).requestOnboarding({
-        organizationName: body.organization_name,
-        contactEmail: body.contact_email,
-        country: body.country,
-        useCase: body.use_case,
-      });
-      res.status(202).json({ id: value.id, status: value.status, created_at: value.created_at });
-    },
-  });
-
-  route(r, '/v1/platform/onboarding-requests', {
-    get: async (req, res) => {
+    implement(routes.listOnboardingRequests)(async ({ query }, req) => {
       requireOperator(req);
-      const query = parseOrThrow(listOnboardingQuery, req.query, 'query');
-      const page = await identity.listOnboardingRequests({
+      const page = await listOnboardingRequests(deps, {
         limit: query.limit,
         after: decodeCursor(query.cursor),
         status: query.status,
       });
-      res.json({ ...page, data: page.data.map(onboardingView) });
-    },
-  });
+      return { status: 200, body: { ...page, data: page.data.map(onboardingView) } };
+    }),
 
-  route(r, '/v1/platform/onboarding-requests/:id/approve', {
-    post: async (req, res) => {
+    implement(routes.approveOnboardingRequest)(async ({ params, body }, req) => {
       requireOperator(req);
-      const body = parseOrThrow(approveOnboardingBody, req.body ?? {});
-      const { value } = await as(identity, req).approveOnboarding(param(req, 'id'), {
-        plan: body.plan,
-        name: body.name,
-        adminSubjectId: body.admin_subject_id,
-      });
-      res.status(201).json({
-        onboarding_request: onboardingView(value.request),
-        tenant: tenantView(value.tenant),
-        api_key: createdApiKeyView(value.issued),
-        role_assignment: value.assignment ? roleAssignmentView(value.assignment) : null,
-      });
-    },
-  });
+      const value = await approveOnboarding(
+        deps,
+        params.id,
+        {
+          plan: body.plan,
+          name: body.name,
+          adminSubjectId: body.admin_subject_id,
+        },
+        callerOf(req),
+      );
+      return {
+        status: 201,
+        body: {
+          onboarding_request: onboardingView(value.request),
+          tenant: tenantView(value.tenant),
+          api_key: createdApiKeyView(value.issued),
+          role_assignment: value.assignment ? roleAssignmentView(value.assignment) : null,
+        },
+      };
+    }),
 
-  route(r, '/v1/platform/onboarding-requests/:id/reject', {
-    post: async (req, res) => {
+    implement(routes.rejectOnboardingRequest)(async ({ params, body }, req) => {
       requireOperator(req);
-      const body = parseOrThrow(rejectOnboardingBody, req.body ?? {});
-      const { value } = await as(identity, req).rejectOnboarding(param(req, 'id'), { reason: body.reason });
-      res.json(onboardingView(value));
-    },
-  });
+      const value = await rejectOnboarding(deps, params.id, { reason: body.reason }, callerOf(req));
+      return { status: 200, body: onboardingView(value) };
+    }),
+  ]);
 
   return r;
 }
 
 // ── internal routes (/internal/v1), for the gateway ──────────────────────────
 
-export function internalRoutes(deps: Deps, identity: Identity): Router {
+export function internalRoutes(deps: Deps): Router {
   const r = Router();
 
   /** API-key authentication: 200 for an active or staging key, 404 for anything else. */
   route(r, '/internal/v1/keys/resolve', {
     post: async (req, res) => {
       const body = parseOrThrow(resolveKeyBody, req.body);
-      const { key, plan } = await identity.resolveApiKey(body.api_key, body.tenant_id);
+      const { key, plan } = await resolveApiKey(deps, body.api_key, body.tenant_id);
       // last_used_at is bookkeeping: it must neither slow down nor fail authentication.
-      identity.recordKeyUse(key.tenant_id, key.key_id).catch((err) => {
+      recordKeyUse(deps, key.tenant_id, key.key_id).catch((err) => {
         deps.logger.warn({ err, requestId: req.requestId, keyId: key.key_id }, 'recording key use failed');
       });
       res.json({
@@ -329,7 +332,7 @@ export function internalRoutes(deps: Deps, identity: Identity): Router {
   route(r, '/internal/v1/subjects/resolve', {
     post: async (req, res) => {
       const body = parseOrThrow(resolveSubjectBody, req.body);
-      const { assignment, plan } = await identity.resolveSubject(body.tenant_id, body.subject_id);
+      const { assignment, plan } = await resolveSubject(deps, body.tenant_id, body.subject_id);
       res.json({
         tenant_id: assignment.tenant_id,
         subject_id: assignment.subject_id,
@@ -344,7 +347,7 @@ export function internalRoutes(deps: Deps, identity: Identity): Router {
   /** The gateway's plan lookup. */
   route(r, '/internal/v1/tenants/:tenantId', {
     get: async (req, res) => {
-      res.json(tenantView(await identity.getTenant(param(req, 'tenantId'))));
+      res.json(tenantView(await getTenant(deps, param(req, 'tenantId'))));
     },
   });
 

@@ -1,21 +1,18 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { AppError } from '@mandate/shared';
 
-export const API_KEY_SCOPES = [
-  'mandates:read',
-  'mandates:write',
-  'verify',
-  'events:read',
-  'tenants:admin',
-] as const;
-export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
-
-export const API_KEY_STATUSES = ['active', 'staging', 'revoked'] as const;
-export type ApiKeyStatus = (typeof API_KEY_STATUSES)[number];
+import type { ApiKeyScope, ApiKeyStatus } from '../contract/wire';
+// Wire vocabulary: the contract's.
+export {
+  API_KEY_NAME_MAX,
+  API_KEY_SCOPES,
+  API_KEY_STATUSES,
+  type ApiKeyScope,
+  type ApiKeyStatus,
+} from '../contract/wire';
 
 /** Statuses whose secret authenticates: a staging key is usable at once (SPEC §5). */
 export const USABLE_KEY_STATUSES: readonly ApiKeyStatus[] = ['active', 'staging'];
-
-export const API_KEY_NAME_MAX = 100;
 
 /** What every read returns: never the secret, never its hash. */
 export interface ApiKey {
@@ -86,3 +83,23 @@ export function isStagingExpired(key: ApiKey, now: Date, ttlMs: number): boolean
 
 /** How often last_used_at is written at most: a resolve per request must not mean a write per request. */
 export const LAST_USED_RESOLUTION_MS = 60_000;
+
+export class ApiKeyNotFound extends AppError {
+  constructor() {
+    super('NOT_FOUND', 'API key not found');
+  }
+}
+
+/** A lifecycle transition the key's current status does not allow. */
+export class KeyTransitionNotAllowed extends AppError {
+  constructor(message: string) {
+    super('CONFLICT', message);
+  }
+}
+
+/** A rotation while the key's previous successor is still staging (SPEC §5: at most one). */
+export class PendingSuccessorExists extends AppError {
+  constructor() {
+    super('CONFLICT', 'API key already has a staging successor; activate or revoke it first');
+  }
+}

@@ -1,0 +1,36 @@
+import type { AuditEvent } from '@mandate/shared';
+import type { ListOptions } from '../common/store';
+import type { ApiKey, ApiKeyRecord, ApiKeyStatus } from './api-key';
+
+/**
+ * API keys, tenant first; the cross-tenant reads are findByHash (how a request's tenant is found)
+ * and listStagingCreatedBefore (the sweeper). Reads never return the hash, except findByHash.
+ */
+export interface ApiKeyStore {
+  /**
+   * Stores the key and its events in one insert. Refuses a duplicate key id or secret hash with
+   * DuplicateRecord, and a second staging key replacing the same key with PendingSuccessorExists
+   * (decided by the write itself, so two concurrent rotations cannot both succeed).
+   */
+  insert(tenantId: string, record: ApiKeyRecord, outbox?: AuditEvent[]): Promise<void>;
+  get(tenantId: string, keyId: string): Promise<ApiKey | null>;
+  /** Newest first. */
+  list(tenantId: string, options: ListOptions): Promise<ApiKey[]>;
+  /**
+   * The guarded write of every status change: sets `to`, with its events, only while the status
+   * is still `from` (as the caller read it and decided on). The key as written, or null when it is
+   * absent or its status moved on meanwhile.
+   */
+  setStatus(
+    tenantId: string,
+    keyId: string,
+    change: { from: ApiKeyStatus; to: ApiKeyStatus },
+    outbox?: AuditEvent[],
+  ): Promise<ApiKey | null>;
+  /** Staging keys created at or before `createdAtOrBefore`, oldest first, across tenants. */
+  listStagingCreatedBefore(createdAtOrBefore: string, limit: number): Promise<ApiKey[]>;
+  /** Records a use, unless one was recorded less than minIntervalMs before `at`. */
+  touch(tenantId: string, keyId: string, at: string, minIntervalMs: number): Promise<void>;
+  /** Resolves a presented secret's hash to its key. */
+  findByHash(secretHash: string): Promise<ApiKeyRecord | null>;
+}

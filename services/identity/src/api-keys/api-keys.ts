@@ -1,0 +1,305 @@
+import {
+  newId,
+  toPage,
+  type AuditEvent,
+  type CallerContext,
+  type EventType,
+  type Page,
+} from '@mandate/shared';
+import { MAX_WRITE_ATTEMPTS, nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
+import { ConcurrentModification } from '../common/errors';
+import type { Plan } from '../tenants/tenant';
+import {
+  ApiKeyNotFound,
+  DEFAULT_STAGING_KEY_TTL_HOURS,
+  KeyTransitionNotAllowed,
+  LAST_USED_RESOLUTION_MS,
+  PendingSuccessorExists,
+  SECRET_PATTERN,
+  STAGING_EXPIRED_REASON,
+  USABLE_KEY_STATUSES,
+  generateSecret,
+  hashSecret,
+  hashesEqual,
+  isStagingExpired,
+  toApiKey,
+  type ApiKey,
+  type ApiKeyRecord,
+  type ApiKeyScope,
+  type ApiKeyStatus,
+} from './api-key';
+
+/** A key together with its secret: exists only in the response to a creation or a rotation. */
+export interface IssuedKey {
+  key: ApiKey;
+  secret: string;
+}
+
+export interface ResolvedKey {
+  key: ApiKey;
+  plan: Plan;
+}
+
+/** A status change as the domain decided it, with what its event records beyond the key. */
+interface KeyChange {
+  to: ApiKeyStatus;
+  type: EventType;
+  data?: Record<string, unknown>;
+}
+
+const stagingTtlMs = (deps: IdentityDeps) =>
+  deps.stagingKeyTtlMs ?? DEFAULT_STAGING_KEY_TTL_HOURS * 3_600_000;
+
+/** The event of a key's change: everything a reader may see of the key, never the secret or its hash. */
+function keyEvent(
+  deps: IdentityDeps,
+  key: ApiKey,
+  change: Omit<KeyChange, 'to'>,
+  caller?: CallerContext,
+): AuditEvent {
+  const data = {
+    key_id: key.key_id,
+    name: key.name,
+    scopes: key.scopes,
+    status: key.status,
+    replaces_key_id: key.replaces_key_id,
+    ...change.data,
+  };
+  return recordedEvent(
+    deps,
+    { type: change.type, tenantId: key.tenant_id, resource: { type: 'api_key', id: key.key_id }, data },
+    caller,
+  );
+}
+
+/** Inserts a new key together with its creation (or rotation) event. */
+async function issueKey(
+  deps: IdentityDeps,
+  tenantId: string,
+  input: { name: string; scopes: ApiKeyScope[]; status?: 'active' | 'staging'; replacesKeyId?: string },
+  type: 'API_KEY_CREATED' | 'API_KEY_ROTATED',
+  caller?: CallerContext,
+): Promise<IssuedKey> {
+  const secret = generateSecret();
+  const record: ApiKeyRecord = {
+    key_id: newId('key'),
+    tenant_id: tenantId,
+    name: input.name,
+    scopes: input.scopes,
+    status: input.status ?? 'active',
+    created_at: nowIso(deps),
+    last_used_at: null,
+    replaces_key_id: input.replacesKeyId ?? null,
+    secret_hash: hashSecret(secret),
+  };
+  const key = toApiKey(record);
+  const events = [keyEvent(deps, key, { type }, caller)];
+  await deps.store.apiKeys.insert(tenantId, record, events);
+  await relay(deps, events);
+  return { key, secret };
+}
+
+/**
+ * Writes `change` to the key as it was read, with its event, guarded by the status read: null
+ * when another write changed the status first (nothing is stored then).
+ */
+async function writeStatus(
+  deps: IdentityDeps,
+  key: ApiKey,
+  change: KeyChange,
+  caller?: CallerContext,
+): Promise<ApiKey | null> {
+  const events = [keyEvent(deps, { ...key, status: change.to }, change, caller)];
+  const written = await deps.store.apiKeys.setStatus(
+    key.tenant_id,
+    key.key_id,
+    { from: key.status, to: change.to },
+    events,
+  );
+  if (written) await relay(deps, events);
+  return written;
+}
+
+/**
+ * Read → decide → guarded write, deciding again on a fresh read when another write got there
+ * first (statuses only move forward, so this settles within a round or two). `decide` throws to
+ * refuse, or answers null when there is nothing to do.
+ */
+async function changeStatus(
+  deps: IdentityDeps,
+  tenantId: string,
+  keyId: string,
+  caller: CallerContext | undefined,
+  decide: (key: ApiKey | null) => KeyChange | null,
+): Promise<ApiKey | null> {
+  for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+    const key = await deps.store.apiKeys.get(tenantId, keyId);
+    const change = decide(key);
+    if (!key || !change) return null;
+    const written = await writeStatus(deps, key, change, caller);
+    if (written) return written;
+  }
+  throw new ConcurrentModification('API key');
+}
+
+export async function createApiKey(
+  deps: IdentityDeps,
+  tenantId: string,
+  input: { name: string; scopes: ApiKeyScope[] },
+  caller?: CallerContext,
+): Promise<IssuedKey> {
+  return issueKey(deps, tenantId, input, 'API_KEY_CREATED', caller);
+}
+
+export async function listApiKeys(
+  deps: IdentityDeps,
+  tenantId: string,
+  options: { limit: number; after?: string },
+): Promise<Page<ApiKey>> {
+  const items = await deps.store.apiKeys.list(tenantId, { limit: options.limit + 1, before: options.after });
+  return toPage(items, options.limit, (k) => k.key_id);
+}
+
+export async function getApiKey(deps: IdentityDeps, tenantId: string, keyId: string): Promise<ApiKey> {
+  const key = await deps.store.apiKeys.get(tenantId, keyId);
+  if (!key) throw new ApiKeyNotFound();
+  return key;
+}
+
+/**
+ * Issues a staging key with the old key's name and scopes, usable at once, linked to the old
+ * key; the old key stays active until the new one is activated. Only an active key rotates,
+ * and only while it has no staging successor (the insert refuses a second one: 409).
+ */
+export async function rotateApiKey(
+  deps: IdentityDeps,
+  tenantId: string,
+  keyId: string,
+  caller?: CallerContext,
+): Promise<IssuedKey> {
+  const old = await getApiKey(deps, tenantId, keyId);
+  if (old.status === 'revoked') throw new KeyTransitionNotAllowed('API key is revoked');
+  if (old.status !== 'active') throw new KeyTransitionNotAllowed('API key is not active');
+  const rotate = () =>
+    issueKey(
+      deps,
+      tenantId,
+      { name: old.name, scopes: old.scopes, status: 'staging', replacesKeyId: old.key_id },
+      'API_KEY_ROTATED',
+      caller,
+    );
+  try {
+    return await rotate();
+  } catch (err) {
+    if (!(err instanceof PendingSuccessorExists)) throw err;
+    // The pending successor may be past its window but not yet swept: revoke what is due, then
+    // try once more; a successor still in its window keeps refusing (409).
+    if ((await expireStagingKeys(deps)) === 0) throw err;
+    return rotate();
+  }
+}
+
+/** staging → active, then the key it replaces → revoked (activating first keeps a usable key at every moment). */
+export async function activateApiKey(
+  deps: IdentityDeps,
+  tenantId: string,
+  keyId: string,
+  caller?: CallerContext,
+): Promise<ApiKey> {
+  const current = await getApiKey(deps, tenantId, keyId);
+  if (isStagingExpired(current, deps.clock.now(), stagingTtlMs(deps))) {
+    await expireStagingKey(deps, current, caller);
+    throw new KeyTransitionNotAllowed('API key is not staging: its activation window expired');
+  }
+  if (current.status !== 'staging') throw new KeyTransitionNotAllowed('API key is not staging');
+  // A key leaves staging once and never returns: losing this write means it is no longer staging.
+  const key = await writeStatus(deps, current, { to: 'active', type: 'API_KEY_ACTIVATED' }, caller);
+  if (!key) throw new KeyTransitionNotAllowed('API key is not staging');
+  const replacedKeyId = key.replaces_key_id;
+  if (replacedKeyId) {
+    // Already revoked by hand meanwhile: nothing left to do, nothing to report.
+    await changeStatus(deps, tenantId, replacedKeyId, caller, (replaced) =>
+      replaced && USABLE_KEY_STATUSES.includes(replaced.status)
+        ? { to: 'revoked', type: 'API_KEY_REVOKED', data: { replaced_by_key_id: key.key_id } }
+        : null,
+    );
+  }
+  return key;
+}
+
+export async function revokeApiKey(
+  deps: IdentityDeps,
+  tenantId: string,
+  keyId: string,
+  caller?: CallerContext,
+): Promise<ApiKey> {
+  const revoked = await changeStatus(deps, tenantId, keyId, caller, (key) => {
+    if (!key) throw new ApiKeyNotFound();
+    if (!USABLE_KEY_STATUSES.includes(key.status))
+      throw new KeyTransitionNotAllowed('API key is already revoked');
+    return { to: 'revoked', type: 'API_KEY_REVOKED' };
+  });
+  // changeStatus answers null only when decide does, which this one never does.
+  return revoked!;
+}
+
+/**
+ * staging → revoked for a staging key past its activation window, with API_KEY_REVOKED
+ * (reason staging_expired). The write is guarded by the staging status, so exactly one caller
+ * (sweeper, resolve or activate, on any instance) wins and the event is stored once; true when
+ * this call won.
+ */
+async function expireStagingKey(deps: IdentityDeps, key: ApiKey, caller?: CallerContext): Promise<boolean> {
+  const change: KeyChange = {
+    to: 'revoked',
+    type: 'API_KEY_REVOKED',
+    data: { reason: STAGING_EXPIRED_REASON },
+  };
+  return (await writeStatus(deps, key, change, caller)) !== null;
+}
+
+/** The sweeper's pass: revokes every staging key past its activation window; how many this call revoked. */
+export async function expireStagingKeys(deps: IdentityDeps, batchSize = 100): Promise<number> {
+  let expired = 0;
+  for (;;) {
+    const cutoff = new Date(deps.clock.now().getTime() - stagingTtlMs(deps)).toISOString();
+    const due = await deps.store.apiKeys.listStagingCreatedBefore(cutoff, batchSize);
+    let won = 0;
+    for (const key of due) if (await expireStagingKey(deps, key)) won++;
+    expired += won;
+    // A full batch that changed nothing is another instance's work in progress: leave it to the next pass.
+    if (due.length < batchSize || won === 0) return expired;
+  }
+}
+
+/**
+ * The gateway's authentication step: a presented secret → its usable key and the tenant's plan.
+ * Unknown, revoked, malformed and wrong-tenant secrets all answer the same NOT_FOUND.
+ */
+export async function resolveApiKey(
+  deps: IdentityDeps,
+  secret: string,
+  expectedTenantId?: string,
+): Promise<ResolvedKey> {
+  if (!SECRET_PATTERN.test(secret)) throw new ApiKeyNotFound();
+  const hash = hashSecret(secret);
+  const record = await deps.store.apiKeys.findByHash(hash);
+  // The index found it by equality already; the constant-time check keeps the comparison itself free of timing signal.
+  if (!record || !hashesEqual(record.secret_hash, hash)) throw new ApiKeyNotFound();
+  if (!USABLE_KEY_STATUSES.includes(record.status)) throw new ApiKeyNotFound();
+  if (expectedTenantId !== undefined && expectedTenantId !== record.tenant_id) throw new ApiKeyNotFound();
+  const key = toApiKey(record);
+  // Refused the moment its window closes, before any sweep; the revocation is persisted here too.
+  if (isStagingExpired(key, deps.clock.now(), stagingTtlMs(deps))) {
+    await expireStagingKey(deps, key);
+    throw new ApiKeyNotFound();
+  }
+  const tenant = await deps.store.tenants.get(record.tenant_id);
+  if (!tenant) throw new ApiKeyNotFound();
+  return { key, plan: tenant.plan };
+}
+
+/** Records that a key was used; callers treat it as best effort. */
+export async function recordKeyUse(deps: IdentityDeps, tenantId: string, keyId: string): Promise<void> {
+  await deps.store.apiKeys.touch(tenantId, keyId, nowIso(deps), LAST_USED_RESOLUTION_MS);
+}

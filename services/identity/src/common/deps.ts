@@ -1,0 +1,43 @@
+import {
+  buildEvent,
+  type AuditEvent,
+  type CallerContext,
+  type Clock,
+  type EventInput,
+  type EventRelay,
+  type Logger,
+} from '@mandate/shared';
+import type { WalletVerifier } from '../identity-verifications/identity-verification';
+import type { IdentityStore } from '../store/identity-store';
+
+/** What identity's use cases need; each is a function over these, the caller passed per call. */
+export interface IdentityDeps {
+  store: IdentityStore;
+  clock: Clock;
+  /** Publishes the events each write stored with it; absent → they wait in the outbox for a relay. */
+  relay?: EventRelay;
+  /** How long a rotation's staging key may wait for activation (STAGING_KEY_TTL_HOURS); default 168 h. */
+  stagingKeyTtlMs?: number;
+  /** The OpenID4VP verifier (key, public URL, trust list); absent → identity verification answers 503. */
+  wallet?: WalletVerifier;
+  /** For what a use case logs (a failed wallet answer's reason); never a claim value. */
+  logger?: Logger;
+}
+
+/** What a change records; the caller and the time are added by `recordedEvent`. */
+export type DomainEvent = Omit<EventInput, 'caller' | 'occurredAt'>;
+
+/** A guarded write that lost to a concurrent one re-reads and decides again; this bounds how often. */
+export const MAX_WRITE_ATTEMPTS = 5;
+
+export const nowIso = (deps: Pick<IdentityDeps, 'clock'>): string => deps.clock.now().toISOString();
+
+/** The complete event of a change, built before the write that stores it (the outbox). */
+export function recordedEvent(deps: IdentityDeps, e: DomainEvent, caller?: CallerContext): AuditEvent {
+  return buildEvent({ ...e, caller, occurredAt: deps.clock.now() });
+}
+
+/** After the write: hand its stored events to the relay (if that fails they wait in the outbox). */
+export async function relay(deps: IdentityDeps, events: AuditEvent[]): Promise<void> {
+  if (events.length > 0) await deps.relay?.publishNow(events);
+}

@@ -1,0 +1,132 @@
+import { defineRoute, labelText, listQueryShape, pageSchema } from '@mandate/shared';
+import { z } from 'zod';
+import { API_KEY_NAME_MAX, API_KEY_SCOPES, API_KEY_STATUSES } from './wire';
+import { tenantParams, timestamp } from './common';
+
+// API keys: schemas and routes.
+
+export const scopesSchema = z
+  .array(z.enum(API_KEY_SCOPES))
+  .min(1)
+  .refine((scopes) => new Set(scopes).size === scopes.length, { message: 'must not repeat a scope' });
+
+export const createApiKeyBody = z.strictObject({
+  name: labelText().trim().min(1).max(API_KEY_NAME_MAX),
+  scopes: scopesSchema,
+});
+
+export const listApiKeysQuery = z.strictObject(listQueryShape);
+
+export const apiKeyParams = z.object({ tenantId: z.string(), keyId: z.string() });
+
+/** The creation response: the only place the secret ever appears. */
+export const createdApiKeySchema = z.object({
+  key_id: z.string(),
+  api_key: z.string().describe('The secret. Shown once; store it now.'),
+  name: z.string(),
+  scopes: z.array(z.enum(API_KEY_SCOPES)),
+  status: z.enum(API_KEY_STATUSES),
+  created_at: timestamp,
+});
+
+export const rotatedApiKeySchema = createdApiKeySchema.extend({
+  replaces_key_id: z.string().describe('The key this one replaces; activating this key revokes it.'),
+});
+
+export const apiKeySchema = z.object({
+  key_id: z.string(),
+  name: z.string(),
+  scopes: z.array(z.enum(API_KEY_SCOPES)),
+  status: z.enum(API_KEY_STATUSES),
+  created_at: timestamp,
+  last_used_at: timestamp.nullable(),
+  replaces_key_id: z.string().nullable(),
+});
+
+export const apiKeyRoutes = {
+  createApiKey: defineRoute({
+    operationId: 'createApiKey',
+    summary: 'Create an API key',
+    tags: ['api-keys'],
+    method: 'POST',
+    path: '/v1/tenants/:tenantId/api-keys',
+    service: 'identity',
+    auth: 'tenant',
+    scope: 'tenants:admin',
+    permissions: ['tenants:admin', 'tenant:write'],
+    limit: 'apikeys.create',
+    request: { params: tenantParams, body: createApiKeyBody },
+    responses: { 201: { description: 'The key with its secret', schema: createdApiKeySchema } },
+  }),
+  listApiKeys: defineRoute({
+    operationId: 'listApiKeys',
+    summary: 'List API keys, newest first',
+    tags: ['api-keys'],
+    method: 'GET',
+    path: '/v1/tenants/:tenantId/api-keys',
+    service: 'identity',
+    auth: 'tenant',
+    scope: 'tenants:admin',
+    permissions: ['tenants:admin', 'tenant:write', 'tenant:read'],
+    request: { params: tenantParams, query: listApiKeysQuery },
+    responses: { 200: { description: 'A page of keys', schema: pageSchema(apiKeySchema) } },
+  }),
+  getApiKey: defineRoute({
+    operationId: 'getApiKey',
+    summary: 'Get an API key',
+    tags: ['api-keys'],
+    method: 'GET',
+    path: '/v1/tenants/:tenantId/api-keys/:keyId',
+    service: 'identity',
+    auth: 'tenant',
+    scope: 'tenants:admin',
+    permissions: ['tenants:admin', 'tenant:write', 'tenant:read'],
+    request: { params: apiKeyParams },
+    responses: { 200: { description: 'The key', schema: apiKeySchema } },
+  }),
+  rotateApiKey: defineRoute({
+    operationId: 'rotateApiKey',
+    summary: 'Rotate an active key: issues a staging key (usable at once) with the same name and scopes',
+    description:
+      'A key has at most one staging successor. The staging key is revoked if not activated within STAGING_KEY_TTL_HOURS (default 168). Counts against the key-creation rate limit.',
+    tags: ['api-keys'],
+    method: 'POST',
+    path: '/v1/tenants/:tenantId/api-keys/:keyId/rotate',
+    service: 'identity',
+    auth: 'tenant',
+    scope: 'tenants:admin',
+    permissions: ['tenants:admin', 'tenant:write'],
+    limit: 'apikeys.create',
+    request: { params: apiKeyParams },
+    responses: { 201: { description: 'The new staging key with its secret', schema: rotatedApiKeySchema } },
+    errors: { 409: 'The key is not active, or already has a staging successor' },
+  }),
+  activateApiKey: defineRoute({
+    operationId: 'activateApiKey',
+    summary: 'Activate a staging key; the key it replaces is revoked',
+    tags: ['api-keys'],
+    method: 'POST',
+    path: '/v1/tenants/:tenantId/api-keys/:keyId/activate',
+    service: 'identity',
+    auth: 'tenant',
+    scope: 'tenants:admin',
+    permissions: ['tenants:admin', 'tenant:write'],
+    request: { params: apiKeyParams },
+    responses: { 200: { description: 'The activated key', schema: apiKeySchema } },
+    errors: { 409: 'The key is not staging' },
+  }),
+  revokeApiKey: defineRoute({
+    operationId: 'revokeApiKey',
+    summary: 'Revoke a key',
+    tags: ['api-keys'],
+    method: 'POST',
+    path: '/v1/tenants/:tenantId/api-keys/:keyId/revoke',
+    service: 'identity',
+    auth: 'tenant',
+    scope: 'tenants:admin',
+    permissions: ['tenants:admin', 'tenant:write'],
+    request: { params: apiKeyParams },
+    responses: { 200: { description: 'The revoked key', schema: apiKeySchema } },
+    errors: { 409: 'The key is already revoked' },
+  }),
+};

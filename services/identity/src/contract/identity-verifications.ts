@@ -1,0 +1,192 @@
+import { defineRoute } from '@mandate/shared';
+import { z } from 'zod';
+import { timestamp } from './common';
+import {
+  IDENTITY_VERIFICATION_PURPOSES,
+  IDENTITY_VERIFICATION_REASONS,
+  IDENTITY_VERIFICATION_STATUSES,
+} from './wire';
+
+// Identity verifications (OpenID4VP): schemas and routes.
+
+export const createIdentityVerificationBody = z.strictObject({
+  purpose: z.enum(IDENTITY_VERIFICATION_PURPOSES),
+});
+
+export const createSignInVerificationBody = z.strictObject({
+  tenant_id: z.string().min(1).max(64),
+});
+
+export const identityVerificationParams = z.object({ id: z.string() });
+
+/**
+ * The wallet's direct_post, form-encoded (OpenID4VP 1.0): a vp_token and the state, or an error
+ * (the user declined). Strict, like every request body.
+ */
+export const walletResponseBody = z.strictObject({
+  vp_token: z.string().max(32_768).optional(),
+  state: z.string().max(512).optional(),
+  error: z.string().max(128).optional(),
+  error_description: z.string().max(1024).optional(),
+});
+
+export const createdIdentityVerificationSchema = z.object({
+  id: z.string(),
+  purpose: z.enum(IDENTITY_VERIFICATION_PURPOSES),
+  status: z.literal('PENDING'),
+  expires_at: timestamp,
+  authorization_request: z.string(),
+  request_uri: z.string(),
+  /** Sign-in only: what the browser that started it polls and exchanges for a token with. */
+  poll_token: z.string().optional(),
+});
+
+export const identityVerificationSchema = z.object({
+  id: z.string(),
+  tenant_id: z.string(),
+  purpose: z.enum(IDENTITY_VERIFICATION_PURPOSES),
+  status: z.enum(IDENTITY_VERIFICATION_STATUSES),
+  created_at: timestamp,
+  expires_at: timestamp,
+  answered_at: timestamp.nullable(),
+  reason: z.enum(IDENTITY_VERIFICATION_REASONS).nullable(),
+  assurance: z.literal('HIGH').nullable(),
+  issuer: z.string().nullable(),
+  subject_id: z.string().nullable(),
+  claims_digest: z.string().nullable(),
+  /** Exactly the three claims asked for, once VERIFIED. */
+  claims: z.object({ family_name: z.string(), given_name: z.string(), birth_date: z.string() }).nullable(),
+  verified_at: timestamp.nullable(),
+  /** The mandate this verification was bound to (mandate purpose), once used. */
+  consumed_by: z.string().nullable(),
+});
+
+export const pollBody = z.strictObject({ poll_token: z.string().min(1).max(128) });
+
+export const signInTokenSchema = z.object({
+  access_token: z.string(),
+  token_type: z.literal('Bearer'),
+  expires_in: z.number().int(),
+  /** The canonical subject the gateway maps the token to: assign it a role in the tenant. */
+  subject_id: z.string(),
+  tenant_id: z.string(),
+});
+
+export const jwksSchema = z.object({ keys: z.array(z.record(z.string(), z.unknown())) });
+
+export const identityVerificationRoutes = {
+  createIdentityVerification: defineRoute({
+    operationId: 'createIdentityVerification',
+    summary: 'Start a wallet verification (OpenID4VP) for an identity-verified mandate',
+    tags: ['identity-verifications'],
+    method: 'POST',
+    path: '/v1/identity-verifications',
+    service: 'identity',
+    auth: 'tenant',
+    scope: 'mandates:write',
+    request: { body: createIdentityVerificationBody },
+    responses: {
+      201: {
+        description: 'A PENDING session (5 minutes) and the openid4vp:// link for the wallet',
+        schema: createdIdentityVerificationSchema,
+      },
+    },
+  }),
+  createSignInVerification: defineRoute({
+    operationId: 'createSignInVerification',
+    summary: 'Start a wallet sign-in to a tenant (no authentication; limited per client IP)',
+    tags: ['identity-verifications'],
+    method: 'POST',
+    path: '/v1/identity-verifications/sign-in',
+    service: 'identity',
+    auth: 'public',
+    limit: 'onboarding',
+    request: { body: createSignInVerificationBody },
+    responses: {
+      201: {
+        description: 'A PENDING sign-in session, its link and the poll_token',
+        schema: createdIdentityVerificationSchema,
+      },
+    },
+    errors: { 404: 'No such tenant' },
+  }),
+  getIdentityVerification: defineRoute({
+    operationId: 'getIdentityVerification',
+    summary: 'Read a verification: status, reason, assurance and the disclosed claims',
+    tags: ['identity-verifications'],
+    method: 'GET',
+    path: '/v1/identity-verifications/:id',
+    service: 'identity',
+    auth: 'tenant',
+    scope: 'mandates:read',
+    request: { params: identityVerificationParams },
+    responses: { 200: { description: 'The verification', schema: identityVerificationSchema } },
+    errors: { 404: 'Verification not found' },
+  }),
+  getIdentityVerificationRequest: defineRoute({
+    operationId: 'getIdentityVerificationRequest',
+    summary: 'The signed request object the wallet fetches (application/oauth-authz-req+jwt)',
+    tags: ['identity-verifications'],
+    method: 'GET',
+    path: '/v1/identity-verifications/:id/request',
+    service: 'identity',
+    auth: 'public',
+    request: { params: identityVerificationParams },
+    responses: {
+      200: { description: 'The request object, a compact JWS (not JSON)', schema: z.string() },
+    },
+    errors: { 404: 'Verification not found, or no longer pending' },
+  }),
+  answerIdentityVerification: defineRoute({
+    operationId: 'answerIdentityVerification',
+    summary: "The wallet's direct_post answer (form-encoded vp_token and state; limited per client IP)",
+    tags: ['identity-verifications'],
+    method: 'POST',
+    path: '/v1/identity-verifications/:id/response',
+    service: 'identity',
+    auth: 'public',
+    limit: 'onboarding',
+    request: { params: identityVerificationParams, body: walletResponseBody },
+    responses: { 200: { description: 'Verified', schema: z.object({}) } },
+    errors: { 400: 'The presentation failed a check; the session is FAILED (the message names the reason)' },
+  }),
+  pollSignInVerification: defineRoute({
+    operationId: 'pollSignInVerification',
+    summary: 'Sign-in: read the session with its poll_token (no authentication)',
+    tags: ['identity-verifications'],
+    method: 'POST',
+    path: '/v1/identity-verifications/:id/poll',
+    service: 'identity',
+    auth: 'public',
+    limit: 'onboarding',
+    request: { params: identityVerificationParams, body: pollBody },
+    responses: { 200: { description: 'The verification', schema: identityVerificationSchema } },
+    errors: { 404: 'Verification not found, or the poll_token is not its' },
+  }),
+  exchangeSignInToken: defineRoute({
+    operationId: 'exchangeSignInToken',
+    summary: 'Sign-in: exchange a VERIFIED session and its poll_token for a 15-minute ES256 JWT (once)',
+    tags: ['identity-verifications'],
+    method: 'POST',
+    path: '/v1/identity-verifications/:id/token',
+    service: 'identity',
+    auth: 'public',
+    limit: 'onboarding',
+    request: { params: identityVerificationParams, body: pollBody },
+    responses: { 200: { description: 'The token of the wallet: subject', schema: signInTokenSchema } },
+    errors: {
+      404: 'Verification not found, or the poll_token is not its',
+      409: 'Not VERIFIED, or its token was already issued',
+    },
+  }),
+  getWalletJwks: defineRoute({
+    operationId: 'getWalletJwks',
+    summary: 'The public keys of the wallet sign-in tokens (a JWT issuer the gateway trusts)',
+    tags: ['identity-verifications'],
+    method: 'GET',
+    path: '/v1/wallet/jwks',
+    service: 'identity',
+    auth: 'public',
+    responses: { 200: { description: 'A JWK set', schema: jwksSchema } },
+  }),
+};

@@ -1,0 +1,142 @@
+import {
+  callerOf,
+  implement,
+  implementRaw,
+  mountContracts,
+  parseOrThrow,
+  route,
+  tenantOf,
+} from '@mandate/shared';
+import express, { Router } from 'express';
+import { z } from 'zod';
+import type { Deps } from '../app';
+import { routes } from '../contract';
+import type { IdentityVerification } from '../identity-verifications/identity-verification';
+import {
+  answerIdentityVerification,
+  consumeForMandate,
+  exchangeSignInToken,
+  getIdentityVerification,
+  pollIdentityVerification,
+  requestObjectOf,
+  startIdentityVerification,
+  walletJwks,
+  type StartedVerification,
+} from '../identity-verifications/identity-verifications';
+import { REQUEST_OBJECT_CONTENT_TYPE } from '../identity-verifications/request';
+import { SIGN_IN_TOKEN_TTL_SECONDS } from '../identity-verifications/sign-in-tokens';
+
+/** The one place a session becomes a response body: never the nonce, state or poll token hash. */
+export const identityVerificationView = (v: IdentityVerification) => ({
+  id: v.id,
+  tenant_id: v.tenant_id,
+  purpose: v.purpose,
+  status: v.status,
+  created_at: v.created_at,
+  expires_at: v.expires_at,
+  answered_at: v.answered_at,
+  reason: v.reason,
+  assurance: v.result?.assurance ?? null,
+  issuer: v.result?.issuer ?? null,
+  subject_id: v.result?.subject_id ?? null,
+  claims_digest: v.result?.claims_digest ?? null,
+  claims: v.result ? { ...v.result.claims } : null,
+  verified_at: v.result?.verified_at ?? null,
+  consumed_by: v.consumed_by,
+});
+
+const startedView = (s: StartedVerification) => ({
+  id: s.verification.id,
+  purpose: s.verification.purpose,
+  status: 'PENDING' as const,
+  expires_at: s.verification.expires_at,
+  authorization_request: s.authorizationRequest,
+  request_uri: s.requestUri,
+  ...(s.pollToken ? { poll_token: s.pollToken } : {}),
+});
+
+/**
+ * The wallet's direct_post is form-encoded (OpenID4VP response_mode direct_post), so it is mounted
+ * before the app's JSON-only body parser, with its own.
+ */
+export function walletResponseRoutes(deps: Deps): Router {
+  const r = Router();
+  r.use(
+    routes.answerIdentityVerification.path,
+    express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 10 }),
+  );
+  mountContracts(r, [
+    implement(routes.answerIdentityVerification)(async ({ params, body }, req) => {
+      await answerIdentityVerification(deps, params.id, body, callerOf(req));
+      return { status: 200, body: {} };
+    }),
+  ]);
+  return r;
+}
+
+export function identityVerificationRoutes(deps: Deps): Router {
+  const r = Router();
+  mountContracts(r, [
+    implement(routes.createIdentityVerification)(async ({ body }, req) => ({
+      status: 201,
+      body: startedView(await startIdentityVerification(deps, tenantOf(req), body.purpose, callerOf(req))),
+    })),
+    // Public: the gateway forwards it without a tenant, limited per client IP; the tenant is named in the body.
+    implement(routes.createSignInVerification)(async ({ body }, req) => ({
+      status: 201,
+      body: startedView(await startIdentityVerification(deps, body.tenant_id, 'sign_in', callerOf(req))),
+    })),
+    implementRaw(routes.getIdentityVerificationRequest)(async ({ params }, _req, res) => {
+      const jwt = await requestObjectOf(deps, params.id);
+      res.status(200).type(REQUEST_OBJECT_CONTENT_TYPE).setHeader('Cache-Control', 'no-store');
+      res.send(jwt);
+    }),
+    implement(routes.getIdentityVerification)(async ({ params }, req) => ({
+      status: 200,
+      body: identityVerificationView(await getIdentityVerification(deps, tenantOf(req), params.id)),
+    })),
+    implement(routes.pollSignInVerification)(async ({ params, body }) => ({
+      status: 200,
+      body: identityVerificationView(await pollIdentityVerification(deps, params.id, body.poll_token)),
+    })),
+    implement(routes.exchangeSignInToken)(async ({ params, body }) => {
+      const { token, subjectId, tenantId } = await exchangeSignInToken(deps, params.id, body.poll_token);
+      return {
+        status: 200,
+        body: {
+          access_token: token,
+          token_type: 'Bearer',
+          expires_in: SIGN_IN_TOKEN_TTL_SECONDS,
+          subject_id: subjectId,
+          tenant_id: tenantId,
+        },
+        headers: { 'Cache-Control': 'no-store' },
+      };
+    }),
+    implement(routes.getWalletJwks)(async () => ({ status: 200, body: walletJwks(deps) })),
+  ]);
+  return r;
+}
+
+const consumeBody = z.strictObject({ mandate_id: z.string().min(1) });
+
+/** For mandates: binds a VERIFIED mandate-purpose session of the caller's tenant to one mandate. */
+export function identityVerificationInternalRoutes(deps: Deps): Router {
+  const r = Router();
+  route(r, '/internal/v1/identity-verifications/:id/consume', {
+    post: async (req, res) => {
+      const body = parseOrThrow(consumeBody, req.body);
+      const v = await consumeForMandate(deps, tenantOf(req), String(req.params.id), body.mandate_id);
+      const result = v.result!;
+      res.json({
+        verification_id: v.id,
+        assurance: result.assurance,
+        issuer: result.issuer,
+        subject_id: result.subject_id,
+        claims_digest: result.claims_digest,
+        verified_at: result.verified_at,
+      });
+    },
+  });
+  return r;
+}

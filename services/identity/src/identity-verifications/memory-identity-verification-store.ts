@@ -1,0 +1,59 @@
+import type { AuditEvent, MemoryOutbox } from '@mandate/shared';
+import { DuplicateRecord } from '../common/errors';
+import type { Answer, IdentityVerification } from './identity-verification';
+import type { IdentityVerificationStore } from './identity-verification-store';
+
+export class MemoryIdentityVerificationStore implements IdentityVerificationStore {
+  /** id → record (ids are unique across tenants). */
+  private readonly sessions = new Map<string, IdentityVerification>();
+
+  constructor(private readonly outbox: MemoryOutbox) {}
+
+  async insert(record: IdentityVerification, outbox?: AuditEvent[]): Promise<void> {
+    if (this.sessions.has(record.id)) throw new DuplicateRecord('Identity verification');
+    this.sessions.set(record.id, structuredClone(record));
+    this.outbox.add(`identity_verification:${record.id}`, outbox);
+  }
+
+  async get(tenantId: string, id: string): Promise<IdentityVerification | null> {
+    const r = this.sessions.get(id);
+    return r && r.tenant_id === tenantId ? structuredClone(r) : null;
+  }
+
+  async getById(id: string): Promise<IdentityVerification | null> {
+    const r = this.sessions.get(id);
+    return r ? structuredClone(r) : null;
+  }
+
+  async answer(id: string, answer: Answer, outbox?: AuditEvent[]): Promise<IdentityVerification | null> {
+    const r = this.sessions.get(id);
+    if (!r || r.status !== 'PENDING' || r.answered_at !== null) return null;
+    r.status = answer.status;
+    r.answered_at = answer.answered_at;
+    if (answer.status === 'VERIFIED') r.result = structuredClone(answer.result);
+    else r.reason = answer.reason;
+    this.outbox.add(`identity_verification:${id}`, outbox);
+    return structuredClone(r);
+  }
+
+  async consume(
+    tenantId: string,
+    id: string,
+    use: { by: string; at: string; purpose: 'mandate' | 'sign_in'; verifiedAtOrAfter: string },
+  ): Promise<IdentityVerification | null> {
+    const r = this.sessions.get(id);
+    if (
+      !r ||
+      r.tenant_id !== tenantId ||
+      r.status !== 'VERIFIED' ||
+      r.purpose !== use.purpose ||
+      r.consumed_by !== null ||
+      !r.result ||
+      Date.parse(r.result.verified_at) < Date.parse(use.verifiedAtOrAfter)
+    )
+      return null;
+    r.consumed_by = use.by;
+    r.consumed_at = use.at;
+    return structuredClone(r);
+  }
+}

@@ -1,0 +1,92 @@
+import type { IdentityConfig } from '../config';
+import type { WalletVerifier } from './identity-verification';
+import { createVerifierIdentity, verifierIdentityFromPem } from './request';
+import {
+  createTestPidIssuer,
+  DEFAULT_TEST_ISSUER_SEED,
+  TEST_PID_ISSUER_URL,
+  testIssuerTrust,
+} from './test-pid-issuer';
+import { createSignInIssuer, DEFAULT_SIGN_IN_AUDIENCE } from './sign-in-tokens';
+import { parseTrustedIssuers } from './trusted-issuers';
+
+function missing(name: string): never {
+  throw new Error(`${name} is required in production`);
+}
+
+const STATUS_LIST_TIMEOUT_MS = 3_000;
+const STATUS_LIST_CACHE_MS = 60_000;
+
+/** Fetches status list tokens over https only, with a timeout and a short cache. */
+export function statusListFetcher(now: () => number = Date.now): (uri: string) => Promise<string> {
+  const cache = new Map<string, { jwt: string; until: number }>();
+  return async (uri) => {
+    if (new URL(uri).protocol !== 'https:') throw new Error('status list must be https');
+    const hit = cache.get(uri);
+    if (hit && hit.until > now()) return hit.jwt;
+    const res = await fetch(uri, {
+      headers: { accept: 'application/statuslist+jwt' },
+      signal: AbortSignal.timeout(STATUS_LIST_TIMEOUT_MS),
+      redirect: 'error',
+    });
+    if (!res.ok) throw new Error(`status list answered ${res.status}`);
+    const jwt = (await res.text()).trim();
+    if (cache.size > 1_000) cache.clear();
+    cache.set(uri, { jwt, until: now() + STATUS_LIST_CACHE_MS });
+    return jwt;
+  };
+}
+
+/** Whether this configuration trusts the TEST PID issuer (named in the embedded banner). */
+export const trustsTestIssuer = (config: IdentityConfig): boolean =>
+  config.WALLET_TRUST_TEST_ISSUER && config.NODE_ENV !== 'production';
+
+export { TEST_PID_ISSUER_URL };
+
+/**
+ * The verifier from configuration, or undefined when WALLET_PUBLIC_URL is unset. A generated
+ * verifier key is only allowed outside production; the TEST issuer is trusted only when asked and
+ * never in production (testIssuerTrust also drops an entry naming it there).
+ */
+export async function walletVerifierFromConfig(config: IdentityConfig): Promise<WalletVerifier | undefined> {
+  if (!config.WALLET_PUBLIC_URL) return undefined;
+  const production = config.NODE_ENV === 'production';
+  const publicUrl = config.WALLET_PUBLIC_URL.replace(/\/+$/, '');
+  const host = new URL(publicUrl).hostname;
+  if (!config.WALLET_SUBJECT_SECRET || config.WALLET_SUBJECT_SECRET.length < 32)
+    throw new Error('WALLET_SUBJECT_SECRET (at least 32 characters) is required with WALLET_PUBLIC_URL');
+  let identity;
+  if (config.WALLET_VERIFIER_KEY_PEM && config.WALLET_VERIFIER_CERT_PEM) {
+    identity = await verifierIdentityFromPem(
+      host,
+      config.WALLET_VERIFIER_KEY_PEM,
+      config.WALLET_VERIFIER_CERT_PEM,
+    );
+  } else if (production) {
+    throw new Error('WALLET_VERIFIER_KEY_PEM and WALLET_VERIFIER_CERT_PEM are required in production');
+  } else {
+    identity = await createVerifierIdentity(host);
+  }
+  const configured = parseTrustedIssuers(config.WALLET_TRUSTED_ISSUERS);
+  // Production: never the TEST issuer (testIssuerTrust drops an entry naming it); elsewhere only when asked.
+  const trustedIssuers =
+    production || config.WALLET_TRUST_TEST_ISSUER
+      ? testIssuerTrust(
+          configured,
+          await createTestPidIssuer({ seed: DEFAULT_TEST_ISSUER_SEED }),
+          production ? 'production' : 'development',
+        )
+      : configured;
+  return {
+    identity,
+    publicUrl,
+    trustedIssuers,
+    subjectSecret: config.WALLET_SUBJECT_SECRET,
+    fetchStatusList: statusListFetcher(),
+    signIn: await createSignInIssuer(
+      publicUrl,
+      DEFAULT_SIGN_IN_AUDIENCE,
+      config.WALLET_SIGN_IN_KEY_PEM ?? (production ? missing('WALLET_SIGN_IN_KEY_PEM') : undefined),
+    ),
+  };
+}

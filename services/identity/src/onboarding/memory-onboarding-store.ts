@@ -1,0 +1,55 @@
+import { takeMatching, type AuditEvent, type MemoryOutbox, type SortedById } from '@mandate/shared';
+import { DuplicateRecord } from '../common/errors';
+import { newSortedIds, sortedIds } from '../common/memory';
+import type { ListOptions } from '../common/store';
+import type { OnboardingRequest, OnboardingStatus } from './onboarding';
+import type { OnboardingStore } from './onboarding-store';
+
+export class MemoryOnboardingStore implements OnboardingStore {
+  private readonly requests = new Map<string, OnboardingRequest>();
+  /** Request ids sorted: all, by status */
+  private readonly ids = {
+    all: newSortedIds(),
+    byStatus: new Map<OnboardingStatus, SortedById<string>>(),
+  };
+
+  constructor(private readonly outbox: MemoryOutbox) {}
+
+  async insert(request: OnboardingRequest, outbox?: AuditEvent[]): Promise<void> {
+    if (this.requests.has(request.id)) throw new DuplicateRecord('Onboarding request');
+    this.requests.set(request.id, structuredClone(request));
+    this.ids.all.insert(request.id);
+    sortedIds(this.ids.byStatus, request.status).insert(request.id);
+    this.outbox.add(`onboarding:${request.id}`, outbox);
+  }
+
+  async get(id: string): Promise<OnboardingRequest | null> {
+    const r = this.requests.get(id);
+    return r ? structuredClone(r) : null;
+  }
+
+  async list({
+    limit,
+    before,
+    status,
+  }: ListOptions & { status?: OnboardingStatus }): Promise<OnboardingRequest[]> {
+    const walk = status === undefined ? this.ids.all : this.ids.byStatus.get(status);
+    if (!walk) return [];
+    return takeMatching(walk.newestFirst(before), () => true, limit).map((id) =>
+      structuredClone(this.requests.get(id)!),
+    );
+  }
+
+  async decide(decided: OnboardingRequest, outbox?: AuditEvent[]): Promise<OnboardingRequest | null> {
+    const r = this.requests.get(decided.id);
+    if (!r || r.status !== 'PENDING') return null;
+    this.ids.byStatus.get(r.status)?.remove(r.id);
+    sortedIds(this.ids.byStatus, decided.status).insert(r.id);
+    r.status = decided.status;
+    r.decided_at = decided.decided_at;
+    r.tenant_id = decided.tenant_id;
+    r.rejection_reason = decided.rejection_reason;
+    this.outbox.add(`onboarding:${r.id}`, outbox);
+    return structuredClone(r);
+  }
+}

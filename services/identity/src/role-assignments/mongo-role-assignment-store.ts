@@ -1,0 +1,182 @@
+import type { AuditEvent, MongoQueryShape } from '@mandate/shared';
+import type { Model } from 'mongoose';
+import { DuplicateRecord } from '../common/errors';
+import {
+  HIDDEN,
+  identitySchema,
+  indexOutbox,
+  insertUnique,
+  iso,
+  pushOutbox,
+  withOutbox,
+  type WithOutbox,
+} from '../common/mongo';
+import type { ListOptions } from '../common/store';
+import { DuplicateRoleAssignment, type Role, type RoleAssignment, type RoleAssignmentStatus } from './roles';
+import type { RoleAssignmentStore } from './role-assignment-store';
+
+export interface RoleAssignmentDoc extends WithOutbox {
+  tenant_id: string;
+  assignment_id: string;
+  subject_id: string;
+  roles: Role[];
+  permissions: string[];
+  status: RoleAssignmentStatus;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export const roleAssignmentSchema = identitySchema<RoleAssignmentDoc>('role_assignments', {
+  tenant_id: { type: String, required: true },
+  assignment_id: { type: String, required: true },
+  subject_id: { type: String, required: true },
+  roles: { type: [String], required: true },
+  permissions: { type: [String], required: true },
+  status: { type: String, required: true },
+  created_at: { type: Date, required: true },
+  updated_at: { type: Date, required: true },
+});
+// get, replace: { tenant_id, assignment_id } (status, roles, updated_at checked on the one document found);
+// list without filters: { tenant_id, assignment_id < cursor } sorted { assignment_id: -1 }, this index walked backwards.
+roleAssignmentSchema.index({ tenant_id: 1, assignment_id: 1 }, { unique: true });
+// list?subject_id=: { tenant_id, subject_id, assignment_id < cursor } sorted { assignment_id: -1 }
+// (status checked on the documents found). The partial index below cannot serve it: it holds active ones only.
+roleAssignmentSchema.index({ tenant_id: 1, subject_id: 1, assignment_id: -1 });
+// list?status=: { tenant_id, status, assignment_id < cursor } sorted { assignment_id: -1 }.
+roleAssignmentSchema.index({ tenant_id: 1, status: 1, assignment_id: -1 });
+// findActive: { tenant_id, subject_id, status: 'active' } for JWT callers; partial unique so the database, not a
+// check-then-insert, keeps one ACTIVE assignment per subject per tenant (revoked ones may pile up).
+roleAssignmentSchema.index(
+  { tenant_id: 1, subject_id: 1 },
+  { unique: true, partialFilterExpression: { status: 'active' }, name: 'one_active_assignment_per_subject' },
+);
+indexOutbox(roleAssignmentSchema);
+
+/** Every query below, for the index-coverage test. */
+export const ROLE_ASSIGNMENT_QUERY_SHAPES: MongoQueryShape[] = [
+  {
+    query: 'roleAssignments.get / replace',
+    collection: 'role_assignments',
+    equality: ['tenant_id', 'assignment_id'],
+    residual: ['status', 'roles', 'updated_at'],
+  },
+  {
+    query: 'roleAssignments.findActive',
+    collection: 'role_assignments',
+    equality: ['tenant_id', 'subject_id', 'status'],
+  },
+  {
+    query: 'roleAssignments.list',
+    collection: 'role_assignments',
+    equality: ['tenant_id'],
+    sort: { assignment_id: -1 },
+  },
+  {
+    query: 'roleAssignments.list?subject_id=',
+    collection: 'role_assignments',
+    equality: ['tenant_id', 'subject_id'],
+    sort: { assignment_id: -1 },
+    residual: ['status'],
+  },
+  {
+    query: 'roleAssignments.list?status=',
+    collection: 'role_assignments',
+    equality: ['tenant_id', 'status'],
+    sort: { assignment_id: -1 },
+  },
+];
+
+function assignmentOut(d: RoleAssignmentDoc): RoleAssignment {
+  return {
+    id: d.assignment_id,
+    tenant_id: d.tenant_id,
+    subject_id: d.subject_id,
+    roles: [...d.roles],
+    permissions: [...d.permissions],
+    status: d.status,
+    created_at: iso(d.created_at),
+    updated_at: iso(d.updated_at),
+  };
+}
+
+export class MongoRoleAssignmentStore implements RoleAssignmentStore {
+  constructor(private readonly assignments: Model<RoleAssignmentDoc>) {}
+
+  async insert(tenantId: string, a: RoleAssignment, outbox?: AuditEvent[]): Promise<void> {
+    const doc = {
+      tenant_id: tenantId,
+      assignment_id: a.id,
+      subject_id: a.subject_id,
+      roles: a.roles,
+      permissions: a.permissions,
+      status: a.status,
+      created_at: new Date(a.created_at),
+      updated_at: new Date(a.updated_at),
+      ...withOutbox(outbox),
+    };
+    await insertUnique(this.assignments, doc, (keyPattern) =>
+      'subject_id' in keyPattern ? new DuplicateRoleAssignment() : new DuplicateRecord('Role assignment'),
+    );
+  }
+
+  async get(tenantId: string, id: string): Promise<RoleAssignment | null> {
+    const d = await this.assignments
+      .findOne({ tenant_id: tenantId, assignment_id: id }, HIDDEN)
+      .lean<RoleAssignmentDoc>();
+    return d ? assignmentOut(d) : null;
+  }
+
+  async findActive(tenantId: string, subjectId: string): Promise<RoleAssignment | null> {
+    const d = await this.assignments
+      .findOne({ tenant_id: tenantId, subject_id: subjectId, status: 'active' }, HIDDEN)
+      .lean<RoleAssignmentDoc>();
+    return d ? assignmentOut(d) : null;
+  }
+
+  async list(
+    tenantId: string,
+    { limit, before, subjectId, status }: ListOptions & { subjectId?: string; status?: RoleAssignmentStatus },
+  ): Promise<RoleAssignment[]> {
+    const filter: Record<string, unknown> = { tenant_id: tenantId };
+    if (before !== undefined) filter.assignment_id = { $lt: before };
+    if (subjectId !== undefined) filter.subject_id = subjectId;
+    if (status !== undefined) filter.status = status;
+    const docs = await this.assignments
+      .find(filter, HIDDEN)
+      .sort({ assignment_id: -1 })
+      .limit(limit)
+      .lean<RoleAssignmentDoc[]>();
+    return docs.map(assignmentOut);
+  }
+
+  async replace(
+    tenantId: string,
+    current: RoleAssignment,
+    next: RoleAssignment,
+    outbox?: AuditEvent[],
+  ): Promise<RoleAssignment | null> {
+    // The fields the caller decided on are the guard: the change and its events land together, or not at all.
+    const d = await this.assignments
+      .findOneAndUpdate(
+        {
+          tenant_id: tenantId,
+          assignment_id: current.id,
+          status: current.status,
+          roles: current.roles,
+          updated_at: new Date(current.updated_at),
+        },
+        {
+          $set: {
+            roles: next.roles,
+            permissions: next.permissions,
+            status: next.status,
+            updated_at: new Date(next.updated_at),
+          },
+          ...pushOutbox(outbox),
+        },
+        { new: true, projection: HIDDEN },
+      )
+      .lean<RoleAssignmentDoc>();
+    return d ? assignmentOut(d) : null;
+  }
+}

@@ -1,0 +1,163 @@
+import { newId, toPage, type CallerContext, type EventType, type Page } from '@mandate/shared';
+import { MAX_WRITE_ATTEMPTS, nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
+import { ConcurrentModification } from '../common/errors';
+import type { Plan } from '../tenants/tenant';
+import {
+  RoleAssignmentNotFound,
+  assignableRoles,
+  permissionsOf,
+  revoked,
+  withRoles,
+  type RoleAssignment,
+  type RoleAssignmentStatus,
+} from './roles';
+
+export interface ResolvedSubject {
+  assignment: RoleAssignment;
+  plan: Plan;
+}
+
+/** A change as the domain decided it, with what its event records beyond the assignment. */
+interface AssignmentChange {
+  next: RoleAssignment;
+  type: EventType;
+  data?: Record<string, unknown>;
+}
+
+function assignmentEvent(deps: IdentityDeps, change: AssignmentChange, caller?: CallerContext) {
+  const a = change.next;
+  return recordedEvent(
+    deps,
+    {
+      type: change.type,
+      tenantId: a.tenant_id,
+      resource: { type: 'role_assignment', id: a.id },
+      data: {
+        id: a.id,
+        subject_id: a.subject_id,
+        roles: a.roles,
+        permissions: a.permissions,
+        status: a.status,
+        ...change.data,
+      },
+    },
+    caller,
+  );
+}
+
+/**
+ * Read → decide → guarded write: the write lands only while the assignment is as read, else it
+ * is read and decided again. `decide` throws to refuse.
+ */
+async function changeAssignment(
+  deps: IdentityDeps,
+  tenantId: string,
+  id: string,
+  caller: CallerContext | undefined,
+  decide: (current: RoleAssignment, at: string) => AssignmentChange,
+): Promise<RoleAssignment> {
+  for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
+    const current = await getRoleAssignment(deps, tenantId, id);
+    const change = decide(current, nowIso(deps));
+    const events = [assignmentEvent(deps, change, caller)];
+    const written = await deps.store.roleAssignments.replace(tenantId, current, change.next, events);
+    if (written) {
+      await relay(deps, events);
+      return written;
+    }
+  }
+  throw new ConcurrentModification('Role assignment');
+}
+
+export async function assignRoles(
+  deps: IdentityDeps,
+  tenantId: string,
+  input: { subjectId: string; roles: readonly string[] },
+  caller?: CallerContext,
+): Promise<RoleAssignment> {
+  const roles = assignableRoles(input.roles);
+  const at = nowIso(deps);
+  const assignment: RoleAssignment = {
+    id: newId('ras'),
+    tenant_id: tenantId,
+    subject_id: input.subjectId,
+    roles,
+    permissions: permissionsOf(roles),
+    status: 'active',
+    created_at: at,
+    updated_at: at,
+  };
+  const events = [assignmentEvent(deps, { next: assignment, type: 'TENANT_ROLE_ASSIGNED' }, caller)];
+  // The partial unique index refuses a second active assignment (DuplicateRoleAssignment → 409).
+  await deps.store.roleAssignments.insert(tenantId, assignment, events);
+  await relay(deps, events);
+  return assignment;
+}
+
+export async function listRoleAssignments(
+  deps: IdentityDeps,
+  tenantId: string,
+  options: { limit: number; after?: string; subjectId?: string; status?: RoleAssignmentStatus },
+): Promise<Page<RoleAssignment>> {
+  const items = await deps.store.roleAssignments.list(tenantId, {
+    limit: options.limit + 1,
+    before: options.after,
+    subjectId: options.subjectId,
+    status: options.status,
+  });
+  return toPage(items, options.limit, (a) => a.id);
+}
+
+export async function getRoleAssignment(
+  deps: IdentityDeps,
+  tenantId: string,
+  id: string,
+): Promise<RoleAssignment> {
+  const a = await deps.store.roleAssignments.get(tenantId, id);
+  if (!a) throw new RoleAssignmentNotFound();
+  return a;
+}
+
+/** Replaces the roles of an active assignment; the stored permissions follow (see withRoles). */
+export async function updateRoleAssignment(
+  deps: IdentityDeps,
+  tenantId: string,
+  id: string,
+  input: { roles: readonly string[]; subjectId?: string },
+  caller?: CallerContext,
+): Promise<RoleAssignment> {
+  const roles = assignableRoles(input.roles);
+  const by = { subjectId: input.subjectId, callerSubjectId: caller?.actor.subject_id };
+  return changeAssignment(deps, tenantId, id, caller, (current, at) => ({
+    next: withRoles(current, roles, at, by),
+    type: 'TENANT_ROLE_ASSIGNED',
+    data: { previous_roles: current.roles },
+  }));
+}
+
+/** active → revoked (see revoked): a tenant cannot lock out its last admin by accident. */
+export async function revokeRoleAssignment(
+  deps: IdentityDeps,
+  tenantId: string,
+  id: string,
+  caller?: CallerContext,
+): Promise<RoleAssignment> {
+  return changeAssignment(deps, tenantId, id, caller, (current, at) => ({
+    next: revoked(current, at, caller?.actor.subject_id),
+    type: 'TENANT_ROLE_REVOKED',
+  }));
+}
+
+/** The gateway's JWT step: a subject's active assignment in a tenant, and the tenant's plan. */
+export async function resolveSubject(
+  deps: IdentityDeps,
+  tenantId: string,
+  subjectId: string,
+): Promise<ResolvedSubject> {
+  const [assignment, tenant] = await Promise.all([
+    deps.store.roleAssignments.findActive(tenantId, subjectId),
+    deps.store.tenants.get(tenantId),
+  ]);
+  if (!assignment || !tenant) throw new RoleAssignmentNotFound();
+  return { assignment, plan: tenant.plan };
+}

@@ -1,0 +1,137 @@
+import { AppError, badRequest } from '@mandate/shared';
+import {
+  ROLES,
+  SUBJECT_ID_MAX,
+  SUBJECT_ID_PATTERN,
+  type Role,
+  type RoleAssignmentStatus,
+} from '../contract/wire';
+
+/** SPEC §4: the roles a tenant can assign and the permissions each one grants. */
+export const ROLE_PERMISSIONS = {
+  tenant_admin: [
+    'tenant:read',
+    'tenant:write',
+    'tenants:admin',
+    'mandates:read',
+    'mandates:write',
+    'verify',
+    'events:read',
+  ],
+  tenant_operator: ['mandates:read', 'mandates:write', 'verify', 'events:read'],
+  tenant_viewer: ['tenant:read', 'mandates:read'],
+  tenant_auditor: ['tenant:read', 'mandates:read', 'events:read'],
+} as const satisfies Record<Role, readonly string[]>;
+
+// Wire vocabulary: the contract's.
+export { ROLES, SUBJECT_ID_MAX, SUBJECT_ID_PATTERN, type Role, type RoleAssignmentStatus };
+export { ROLE_ASSIGNMENT_STATUSES } from '../contract/wire';
+
+export interface RoleAssignment {
+  id: string;
+  tenant_id: string;
+  subject_id: string;
+  roles: Role[];
+  /** The effective set, stored so a later change of the role table does not silently widen old grants. */
+  permissions: string[];
+  status: RoleAssignmentStatus;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The union of the roles' permissions, in a stable order. */
+export function permissionsOf(roles: readonly Role[]): string[] {
+  const set = new Set<string>();
+  for (const role of roles) for (const p of ROLE_PERMISSIONS[role]) set.add(p);
+  return [...set].sort();
+}
+
+export function isSubjectId(value: string): boolean {
+  return value.length <= SUBJECT_ID_MAX && SUBJECT_ID_PATTERN.test(value);
+}
+
+/** Platform roles exist, but only the operator surface could ever grant them. */
+export function isPlatformRole(role: string): boolean {
+  return role === 'platform_admin' || role.startsWith('platform:');
+}
+
+export function isRole(value: string): value is Role {
+  return Object.prototype.hasOwnProperty.call(ROLE_PERMISSIONS, value);
+}
+
+export class RoleAssignmentNotFound extends AppError {
+  constructor() {
+    super('NOT_FOUND', 'Role assignment not found');
+  }
+}
+
+/** The database refused a second active assignment for the same subject in the same tenant. */
+export class DuplicateRoleAssignment extends AppError {
+  constructor() {
+    super('CONFLICT', 'Subject already has an active role assignment in this tenant');
+  }
+}
+
+/** platform_admin and platform:* exist only outside the tenant surface (SPEC §4). */
+export class RoleNotAssignable extends AppError {
+  constructor(role: string) {
+    super('FORBIDDEN', `Role cannot be assigned through the tenant API: ${role}`);
+  }
+}
+
+/** A role-assignment change its current status does not allow (revoked, or the caller's own). */
+export class RoleAssignmentConflict extends AppError {
+  constructor(message: string) {
+    super('CONFLICT', message);
+  }
+}
+
+/**
+ * Roles as a tenant may grant them: platform roles are refused outright (403, SPEC §4) before
+ * unknown names (400), so probing for platform roles never looks like a typo.
+ */
+export function assignableRoles(requested: readonly string[]): Role[] {
+  const platform = requested.find(isPlatformRole);
+  if (platform !== undefined) throw new RoleNotAssignable(platform);
+  requested.forEach((role, i) => {
+    if (!isRole(role)) throw badRequest(`roles.${i} must be one of: ${ROLES.join(', ')}`);
+  });
+  return [...new Set(requested as Role[])];
+}
+
+/**
+ * The assignment with new roles (its permissions follow), or the refusal. A caller cannot drop
+ * tenant:write from its own active assignment (SPEC §11), for the same reason it cannot revoke
+ * it: a tenant must not lose its last admin by accident.
+ */
+export function withRoles(
+  current: RoleAssignment,
+  roles: Role[],
+  at: string,
+  by: { subjectId?: string; callerSubjectId?: string },
+): RoleAssignment {
+  if (by.subjectId !== undefined && by.subjectId !== current.subject_id) {
+    throw badRequest('subject_id cannot be changed; revoke and assign instead');
+  }
+  const permissions = permissionsOf(roles);
+  if (
+    by.callerSubjectId !== undefined &&
+    current.subject_id === by.callerSubjectId &&
+    current.status === 'active' &&
+    current.permissions.includes('tenant:write') &&
+    !permissions.includes('tenant:write')
+  ) {
+    throw new RoleAssignmentConflict('Cannot downgrade your own active role assignment');
+  }
+  if (current.status !== 'active') throw new RoleAssignmentConflict('Role assignment is revoked');
+  return { ...current, roles, permissions, updated_at: at };
+}
+
+/** active → revoked, or the refusal: a caller cannot revoke its own active assignment (SPEC §5). */
+export function revoked(current: RoleAssignment, at: string, callerSubjectId?: string): RoleAssignment {
+  if (current.status !== 'active') throw new RoleAssignmentConflict('Role assignment is already revoked');
+  if (callerSubjectId !== undefined && current.subject_id === callerSubjectId) {
+    throw new RoleAssignmentConflict('Cannot revoke your own active role assignment');
+  }
+  return { ...current, status: 'revoked', updated_at: at };
+}

@@ -1,0 +1,8 @@
+import type { AuditEvent } from '@mandate/shared';
+import type { Tenant } from './tenant';
+
+export interface TenantStore {
+  /** Stores the tenant and its events in one write; a second tenant with the same id is DuplicateRecord. */
+  insert(tenant: Tenant, outbox?: AuditEvent[]): Promise<void>;
+  get(tenantId: string): Promise<Tenant | null>;
+}

@@ -1,0 +1,400 @@
+import { newId, systemClock, type CallerContext, type Clock } from '@mandate/shared';
+import { callerFor, testTokens } from '@mandate/shared/src/testing';
+import type { WalletVerifier } from '../src/identity-verifications/identity-verification';
+import { createVerifierIdentity } from '../src/identity-verifications/request';
+import { createSignInIssuer } from '../src/identity-verifications/sign-in-tokens';
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import {
+  createTestPidIssuer,
+  randomPerson,
+  type PersonData,
+  type TestPidIssuer,
+} from '../src/identity-verifications/test-pid-issuer';
+import {
+  buildDirectPostResponse,
+  MISBEHAVIOUR_REASONS,
+  resolveRequestObject,
+  type Misbehaviour,
+} from '../../../scripts/test-wallet';
+import { identityStoreAdapters, startIdentity, system } from './helpers';
+
+type Service = Awaited<ReturnType<typeof startIdentity>>;
+
+/** A clock the tests move; starts at the real time (the wallet signs with the real time). */
+function movableClock(): Clock & { advance(ms: number): void } {
+  let offset = 0;
+  return { now: () => new Date(Date.now() + offset), advance: (ms) => void (offset += ms) };
+}
+
+describe.each(identityStoreAdapters())(
+  'identity: identity verifications (component, $name store)',
+  (adapter) => {
+    let svc: Service;
+    let issuer: TestPidIssuer;
+    let wallet: WalletVerifier;
+    const clock = movableClock();
+
+    beforeAll(async () => {
+      issuer = await createTestPidIssuer();
+      // localhost: the verifier certificate names the host of the URLs the wallet is sent to.
+      wallet = {
+        identity: await createVerifierIdentity('localhost'),
+        publicUrl: '',
+        trustedIssuers: [issuer.trustEntry],
+        subjectSecret: 'a-test-subject-secret-of-at-least-32-chars',
+        fetchStatusList: () => issuer.statusListJwt(),
+        signIn: await createSignInIssuer('http://localhost', 'mandate-api'),
+      };
+      svc = await startIdentity({ wallet, clock }, adapter);
+      wallet.publicUrl = svc.server.url.replace('127.0.0.1', 'localhost');
+    });
+    afterAll(async () => {
+      await svc.stop();
+    });
+
+    async function tenant(): Promise<{ tenantId: string; caller: CallerContext }> {
+      const t = await svc.createTenant();
+      return {
+        tenantId: t.tenantId,
+        caller: callerFor(t.tenantId, { actor: { type: 'api_key', key_id: t.keyId } }),
+      };
+    }
+
+    async function start(caller: CallerContext, purpose: 'mandate' | 'sign_in' = 'mandate') {
+      const res = await svc.call('POST', '/v1/identity-verifications', { caller, body: { purpose } });
+      expect(res.status).toBe(201);
+      return res.body as {
+        id: string;
+        request_uri: string;
+        authorization_request: string;
+        poll_token?: string;
+      };
+    }
+
+    /** What the gateway does for the wallet's public calls: a system caller, no tenant. */
+    const publicHeaders = async () => ({ 'x-internal-token': await testTokens.mint(system, 'identity') });
+
+    async function requestObject(requestUri: string) {
+      const res = await fetch(requestUri.replace('localhost', '127.0.0.1'), {
+        headers: await publicHeaders(),
+      });
+      return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
+    }
+
+    async function post(responseUri: string, form: Record<string, string>) {
+      const res = await fetch(responseUri.replace('localhost', '127.0.0.1'), {
+        method: 'POST',
+        headers: { ...(await publicHeaders()), 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(form).toString(),
+      });
+      return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+    }
+
+    /** The test wallet answering a session, misbehaving if asked. */
+    async function walletAnswer(requestUri: string, misbehave?: Misbehaviour, person?: PersonData) {
+      const { text } = await requestObject(requestUri);
+      const request = await resolveRequestObject(text);
+      const form = await buildDirectPostResponse(request, { issuer, misbehave, person });
+      return { request, form, answer: await post(request.responseUri, form) };
+    }
+
+    const get = (caller: CallerContext, id: string) =>
+      svc.call('GET', `/v1/identity-verifications/${id}`, { caller });
+
+    const eventsOf = (id: string) => svc.publisher.events.filter((e) => e.resource?.id === id);
+
+    it('when the honest test wallet answers, then the session is VERIFIED, HIGH, with exactly the three claims', async () => {
+      const { tenantId, caller } = await tenant();
+      const created = await start(caller);
+      expect(created).toEqual({
+        id: expect.stringMatching(/^idv_[0-9a-z]{26}$/),
+        purpose: 'mandate',
+        status: 'PENDING',
+        expires_at: expect.any(String),
+        authorization_request: expect.stringMatching(
+          /^openid4vp:\/\/\?client_id=x509_san_dns%3Alocalhost&request_uri=/,
+        ),
+        request_uri: `${wallet.publicUrl}/v1/identity-verifications/${created.id}/request`,
+      });
+      const ttl = Date.parse((created as unknown as { expires_at: string }).expires_at) - Date.now();
+      expect(ttl).toBeGreaterThan(4 * 60_000);
+      expect(ttl).toBeLessThanOrEqual(5 * 60_000);
+
+      const fetched = await requestObject(created.request_uri);
+      expect(fetched.status).toBe(200);
+      expect(fetched.type).toMatch(/^application\/oauth-authz-req\+jwt/);
+
+      const person = randomPerson();
+      const { answer } = await walletAnswer(created.request_uri, undefined, person);
+      expect(answer).toEqual({ status: 200, body: {} });
+
+      const res = await get(caller, created.id);
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({
+        id: created.id,
+        tenant_id: tenantId,
+        status: 'VERIFIED',
+        assurance: 'HIGH',
+        reason: null,
+        issuer: issuer.issuer,
+        subject_id: expect.stringMatching(/^wallet:/),
+        claims_digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+        claims: {
+          family_name: person.family_name,
+          given_name: person.given_name,
+          birth_date: person.birth_date,
+        },
+        consumed_by: null,
+      });
+      expect(Object.keys(res.body.claims).sort()).toEqual(['birth_date', 'family_name', 'given_name']);
+
+      // Events: started and verified, a digest and never a claim value.
+      const events = eventsOf(created.id);
+      expect(events.map((e) => e.type)).toEqual(['IDENTITY_VERIFICATION_STARTED', 'IDENTITY_VERIFIED']);
+      expect(events[1]!.data).toMatchObject({ assurance: 'HIGH', claims_digest: res.body.claims_digest });
+      const serialised = JSON.stringify(events);
+      for (const value of [person.family_name, person.given_name, person.birth_date])
+        expect(serialised).not.toContain(value);
+
+      // The request object is not served once answered.
+      expect((await requestObject(created.request_uri)).status).toBe(404);
+    });
+
+    it.each(MISBEHAVIOUR_REASONS)(
+      'when the test wallet misbehaves (%s), then 400 names %s and the session is FAILED with it',
+      async (misbehave, reason) => {
+        const { caller } = await tenant();
+        const created = await start(caller);
+        const { answer } = await walletAnswer(created.request_uri, misbehave);
+        expect(answer.status).toBe(400);
+        expect(answer.body).toEqual({ error: 'BAD_REQUEST', message: `Presentation rejected: ${reason}` });
+        const res = await get(caller, created.id);
+        expect(res.body).toMatchObject({
+          status: 'FAILED',
+          reason,
+          assurance: null,
+          claims: null,
+          subject_id: null,
+        });
+        const failed = eventsOf(created.id).find((e) => e.type === 'IDENTITY_VERIFICATION_FAILED');
+        expect(failed?.data).toEqual({ verification_id: created.id, purpose: 'mandate', reason });
+        // Nothing to bind: the session cannot become a mandate's.
+        const consume = await svc.call('POST', `/internal/v1/identity-verifications/${created.id}/consume`, {
+          caller,
+          body: { mandate_id: newId('mdt') },
+        });
+        expect(consume.status).toBe(409);
+      },
+    );
+
+    it('when the same answer is sent twice (replay), then the second is ALREADY_ANSWERED and the session stays VERIFIED', async () => {
+      const { caller } = await tenant();
+      const created = await start(caller);
+      const { request, form, answer } = await walletAnswer(created.request_uri);
+      expect(answer.status).toBe(200);
+      const again = await post(request.responseUri, form);
+      expect(again).toEqual({
+        status: 400,
+        body: { error: 'BAD_REQUEST', message: 'Presentation rejected: ALREADY_ANSWERED' },
+      });
+      expect((await get(caller, created.id)).body.status).toBe('VERIFIED');
+    });
+
+    it('when two answers race, then exactly one passes the guarded write', async () => {
+      const { caller } = await tenant();
+      const created = await start(caller);
+      const { text } = await requestObject(created.request_uri);
+      const request = await resolveRequestObject(text);
+      const form = await buildDirectPostResponse(request, { issuer });
+      const answers = await Promise.all([
+        post(request.responseUri, form),
+        post(request.responseUri, form),
+        post(request.responseUri, form),
+      ]);
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 400, 400]);
+      expect(eventsOf(created.id).filter((e) => e.type !== 'IDENTITY_VERIFICATION_STARTED')).toHaveLength(1);
+    });
+
+    it('when the session is older than 5 minutes, then the answer is SESSION_EXPIRED', async () => {
+      const { caller } = await tenant();
+      const created = await start(caller);
+      const { text } = await requestObject(created.request_uri);
+      const request = await resolveRequestObject(text);
+      const form = await buildDirectPostResponse(request, { issuer });
+      clock.advance(5 * 60_000 + 1);
+      try {
+        const answer = await post(request.responseUri, form);
+        expect(answer.body.message).toBe('Presentation rejected: SESSION_EXPIRED');
+        expect((await get(caller, created.id)).body).toMatchObject({
+          status: 'FAILED',
+          reason: 'SESSION_EXPIRED',
+        });
+      } finally {
+        clock.advance(-(5 * 60_000 + 1));
+      }
+    });
+
+    it.each([
+      ['another state', (state: string): Record<string, string> => ({ state: `${state}x` })],
+      ['no state', (): Record<string, string> => ({})],
+    ])(
+      'when an answer carries %s, then 400 STATE_MISMATCH, the session stays PENDING and the wallet can still answer',
+      async (_label, stateOf) => {
+        const { caller } = await tenant();
+        const created = await start(caller);
+        const { text } = await requestObject(created.request_uri);
+        const request = await resolveRequestObject(text);
+        const form = await buildDirectPostResponse(request, { issuer });
+        for (const forged of [
+          { vp_token: form.vp_token!, ...stateOf(request.state) },
+          { error: 'access_denied', ...stateOf(request.state) },
+        ]) {
+          const answer = await post(request.responseUri, forged);
+          expect(answer).toEqual({
+            status: 400,
+            body: { error: 'BAD_REQUEST', message: 'Presentation rejected: STATE_MISMATCH' },
+          });
+        }
+        expect((await get(caller, created.id)).body).toMatchObject({ status: 'PENDING', reason: null });
+        expect(eventsOf(created.id).map((e) => e.type)).toEqual(['IDENTITY_VERIFICATION_STARTED']);
+        expect((await post(request.responseUri, form)).status).toBe(200);
+        expect((await get(caller, created.id)).body.status).toBe('VERIFIED');
+      },
+    );
+
+    it('when the user declines in the wallet, then the session is FAILED with WALLET_DECLINED', async () => {
+      const { caller } = await tenant();
+      const created = await start(caller);
+      const { text } = await requestObject(created.request_uri);
+      const request = await resolveRequestObject(text);
+      const answer = await post(request.responseUri, { error: 'access_denied', state: request.state });
+      expect(answer.status).toBe(400);
+      expect((await get(caller, created.id)).body).toMatchObject({
+        status: 'FAILED',
+        reason: 'WALLET_DECLINED',
+      });
+    });
+
+    it('when another tenant reads a session, then 404', async () => {
+      const a = await tenant();
+      const b = await tenant();
+      const created = await start(a.caller);
+      expect((await get(b.caller, created.id)).status).toBe(404);
+    });
+
+    it('when a VERIFIED session binds a mandate, then once only, never for another tenant', async () => {
+      const a = await tenant();
+      const b = await tenant();
+      const created = await start(a.caller);
+      await walletAnswer(created.request_uri);
+      const consume = (caller: CallerContext) =>
+        svc.call('POST', `/internal/v1/identity-verifications/${created.id}/consume`, {
+          caller,
+          body: { mandate_id: newId('mdt') },
+        });
+      expect((await consume(b.caller)).status).toBe(404);
+      const first = await consume(a.caller);
+      expect(first.status).toBe(200);
+      expect(first.body).toEqual({
+        verification_id: created.id,
+        assurance: 'HIGH',
+        issuer: issuer.issuer,
+        subject_id: expect.stringMatching(/^wallet:/),
+        claims_digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+        verified_at: expect.any(String),
+      });
+      expect((await consume(a.caller)).status).toBe(409);
+    });
+
+    it('when a VERIFIED session is older than 10 minutes, then it no longer binds a mandate', async () => {
+      const { caller } = await tenant();
+      const created = await start(caller);
+      await walletAnswer(created.request_uri);
+      clock.advance(10 * 60_000 + 1);
+      try {
+        const res = await svc.call('POST', `/internal/v1/identity-verifications/${created.id}/consume`, {
+          caller,
+          body: { mandate_id: newId('mdt') },
+        });
+        expect(res.status).toBe(409);
+      } finally {
+        clock.advance(-(10 * 60_000 + 1));
+      }
+    });
+
+    it('when a sign-in starts publicly, then only its poll_token reads it', async () => {
+      const { tenantId } = await tenant();
+      const res = await svc.call('POST', '/v1/identity-verifications/sign-in', {
+        caller: system,
+        body: { tenant_id: tenantId },
+      });
+      expect(res.status).toBe(201);
+      expect(res.body).toMatchObject({
+        purpose: 'sign_in',
+        status: 'PENDING',
+        poll_token: expect.stringMatching(/^idp_/),
+      });
+      const poll = (poll_token: string) =>
+        svc.call('POST', `/v1/identity-verifications/${res.body.id}/poll`, {
+          caller: system,
+          body: { poll_token },
+        });
+      expect((await poll('idp_wrong')).status).toBe(404);
+      expect((await poll(res.body.poll_token)).body).toMatchObject({
+        status: 'PENDING',
+        tenant_id: tenantId,
+      });
+      await walletAnswer(res.body.request_uri);
+      const verified = (await poll(res.body.poll_token)).body;
+      expect(verified).toMatchObject({ status: 'VERIFIED', assurance: 'HIGH' });
+
+      // The token exchange: once, an ES256 JWT of the service's own issuer, sub = the wallet subject.
+      const exchange = (poll_token: string) =>
+        svc.call('POST', `/v1/identity-verifications/${res.body.id}/token`, {
+          caller: system,
+          body: { poll_token },
+        });
+      expect((await exchange('idp_wrong')).status).toBe(404);
+      const token = await exchange(res.body.poll_token);
+      expect(token.status).toBe(200);
+      expect(token.body).toMatchObject({
+        token_type: 'Bearer',
+        expires_in: 900,
+        subject_id: verified.subject_id,
+        tenant_id: tenantId,
+      });
+      const jwks = await svc.call('GET', '/v1/wallet/jwks', { caller: system });
+      const { payload, protectedHeader } = await jwtVerify(
+        token.body.access_token,
+        createLocalJWKSet(jwks.body),
+        { issuer: 'http://localhost', audience: 'mandate-api' },
+      );
+      expect(protectedHeader.alg).toBe('ES256');
+      expect(`wallet:${payload.sub}`).toBe(verified.subject_id);
+      expect(payload.exp! - payload.iat!).toBe(900);
+      expect((await exchange(res.body.poll_token)).status).toBe(409);
+      // Unknown tenant: 404.
+      const unknown = await svc.call('POST', '/v1/identity-verifications/sign-in', {
+        caller: system,
+        body: { tenant_id: newId('tnt') },
+      });
+      expect(unknown.status).toBe(404);
+    });
+  },
+);
+
+describe('identity: identity verification not configured', () => {
+  it('when no wallet verifier is configured, then starting one answers 503', async () => {
+    const svc = await startIdentity({ clock: systemClock });
+    try {
+      const t = await svc.createTenant();
+      const res = await svc.call('POST', '/v1/identity-verifications', {
+        caller: callerFor(t.tenantId),
+        body: { purpose: 'mandate' },
+      });
+      expect(res.status).toBe(503);
+    } finally {
+      await svc.stop();
+    }
+  });
+});
