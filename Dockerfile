@@ -14,6 +14,9 @@ COPY services/mandates/package.json services/mandates/
 COPY services/verify/package.json services/verify/
 COPY services/audit/package.json services/audit/
 COPY services/identity/package.json services/identity/
+COPY packages/dashboard/package.json packages/dashboard/
+# npm ci's postinstall; it builds nothing here (no dashboard sources in this stage, no Vite in deps).
+COPY scripts/build-dashboard.mjs scripts/
 
 # Every dependency, dev ones included: the build needs esbuild and tsx.
 FROM manifests AS build
@@ -23,6 +26,8 @@ COPY scripts ./scripts
 COPY packages ./packages
 COPY services ./services
 RUN npm run build
+# The dashboard's static files, next to the bundles: the gateway serves dist/dashboard at /dashboard/.
+RUN node scripts/build-dashboard.mjs --force && cp -r packages/dashboard/dist dist/dashboard
 
 # The production dependencies the bundles `require` (the workspace packages are compiled into them).
 FROM manifests AS deps

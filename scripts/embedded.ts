@@ -19,6 +19,7 @@ import {
 import { service as audit } from '../services/audit/src/service';
 import { service as gateway } from '../services/gateway/src/service';
 import { service as identity } from '../services/identity/src/service';
+import { TEST_PID_ISSUER_URL } from '../services/identity/src/identity-verifications/test-pid-issuer';
 import { service as mandates } from '../services/mandates/src/service';
 import { service as verify } from '../services/verify/src/service';
 
@@ -51,6 +52,8 @@ export interface InProcessOptions {
   mandates?: NodeJS.ProcessEnv;
   /** Key revocations and role changes evict the gateway's cached credentials at once. */
   credentialEvents?: boolean;
+  /** The dashboard's development sign-in (pick a subject of a tenant): `npm start` only. */
+  devSignIn?: boolean;
 }
 
 /**
@@ -67,7 +70,9 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
     serviceEnv: NodeJS.ProcessEnv,
     overrides: StartOptions<O>['overrides'],
   ): Promise<StartedService<C, D>> => {
-    const started = await startService(main, serviceEnv, { overrides, logLevel });
+    // One process, one tracer provider: its spans are named after the product, not after whichever service started first.
+    const env = { OTEL_SERVICE_NAME: 'mandate-service', ...serviceEnv };
+    const started = await startService(main, env, { overrides, logLevel });
     servers[main.name] = started.server;
     stops.push(started.stop);
     return started;
@@ -78,7 +83,12 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
   };
   try {
     const identityService = await run(identity, internal, { publisher: bus });
-    const mandatesService = await run(mandates, { ...internal, ...options.mandates }, { publisher: bus });
+    const mandatesService = await run(
+      mandates,
+      // Mandates binds identity verifications (principal.verification_id) through identity.
+      { ...internal, IDENTITY_URL: identityService.server.url, ...options.mandates },
+      { publisher: bus },
+    );
     const mandatesUrl = mandatesService.server.url;
     const verifyService = await run(verify, { ...internal, MANDATES_URL: mandatesUrl }, { publisher: bus });
     const auditService = await run(audit, { ...internal, MANDATES_URL: mandatesUrl }, { source: bus });
@@ -91,7 +101,11 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
         IDENTITY_URL: identityService.server.url,
         AUDIT_URL: auditService.server.url,
       },
-      options.credentialEvents ? { publisher: bus, credentialEvents: bus } : { publisher: bus },
+      {
+        publisher: bus,
+        ...(options.credentialEvents ? { credentialEvents: bus } : {}),
+        ...(options.devSignIn ? { devSignIn: true } : {}),
+      },
     );
     return {
       identity: identityService,
@@ -120,18 +134,74 @@ export async function startEmbedded(
     OPERATOR_TOKEN: env.OPERATOR_TOKEN ?? generatedOperatorToken,
   };
   // A bad gateway setting (PORT, …) is reported before four services start for nothing.
-  parseConfig(gateway.configSchema, shared);
+  const gatewayConfig = parseConfig(gateway.configSchema, shared);
+  const wallet = embeddedWallet(env, gatewayConfig.PORT);
   const services = await startInProcess({
     bus: new InProcessBus(createLogger('bus', level)),
     logLevel: level,
     // Internal services take any free port; only the gateway listens on PORT.
-    internal: { ...shared, PORT: '0', HOST: '127.0.0.1' },
-    gateway: shared,
+    internal: { ...shared, ...wallet, PORT: '0', HOST: '127.0.0.1' },
+    gateway: { ...shared, ...walletJwtIssuer(env.JWT_ISSUERS, wallet) },
     credentialEvents: true,
+    devSignIn: true,
   });
   const url = services.gateway.server.url;
-  if (!quiet) printBanner(env, url, generatedOperatorToken, services.servers);
+  if (!quiet) printBanner(env, url, generatedOperatorToken, services.servers, wallet);
   return { url, operatorToken: shared.OPERATOR_TOKEN!, stop: services.stop };
+}
+
+/**
+ * Identity verification with a wallet in embedded mode: the wallet reaches the gateway on loopback,
+ * and the generated TEST PID issuer is trusted, never when NODE_ENV=production (identity's config
+ * enforces that too). A fixed PORT is needed: the request object names the URL before the gateway
+ * listens. What the environment sets wins.
+ */
+function embeddedWallet(env: NodeJS.ProcessEnv, port: number): Record<string, string> {
+  if (port === 0 && !env.WALLET_PUBLIC_URL) return {};
+  return {
+    WALLET_PUBLIC_URL: env.WALLET_PUBLIC_URL ?? `http://127.0.0.1:${port}`,
+    WALLET_TRUST_TEST_ISSUER: env.WALLET_TRUST_TEST_ISSUER ?? 'true',
+    WALLET_SUBJECT_SECRET: env.WALLET_SUBJECT_SECRET ?? randomBytes(32).toString('hex'),
+  };
+}
+
+/**
+ * The gateway trusts identity's wallet sign-in tokens: their issuer joins JWT_ISSUERS (subject
+ * scheme wallet, JWKS through the gateway's own public route), unless a wallet issuer is configured.
+ */
+function walletJwtIssuer(raw: string | undefined, wallet: Record<string, string>): { JWT_ISSUERS?: string } {
+  const publicUrl = wallet.WALLET_PUBLIC_URL;
+  if (!publicUrl) return {};
+  let issuers: unknown[] = [];
+  try {
+    issuers = raw?.trim() ? (JSON.parse(raw) as unknown[]) : [];
+  } catch {
+    return {}; // the gateway's config reports the malformed value
+  }
+  if (
+    !Array.isArray(issuers) ||
+    issuers.some((i) => (i as { subject_scheme?: string }).subject_scheme === 'wallet')
+  )
+    return {};
+  const url = publicUrl.replace(/\/+$/, '');
+  const entry = {
+    name: 'wallet',
+    issuer: url,
+    jwks_uri: `${url}/v1/wallet/jwks`,
+    audience: 'mandate-api',
+    subject_scheme: 'wallet',
+  };
+  return { JWT_ISSUERS: JSON.stringify([...issuers, entry]) };
+}
+
+function walletLine(env: NodeJS.ProcessEnv, wallet: Record<string, string>): string {
+  if (!wallet.WALLET_PUBLIC_URL) return 'off (set PORT or WALLET_PUBLIC_URL)';
+  const trusted =
+    env.NODE_ENV !== 'production' &&
+    ['1', 'true', 'yes'].includes(wallet.WALLET_TRUST_TEST_ISSUER!.toLowerCase());
+  return trusted
+    ? `TEST PID issuer ${TEST_PID_ISSUER_URL} trusted (never in production; scripts/test-wallet.ts)`
+    : 'only WALLET_TRUSTED_ISSUERS (the TEST PID issuer is not trusted)';
 }
 
 function printBanner(
@@ -139,6 +209,7 @@ function printBanner(
   url: string,
   operatorToken: string | undefined,
   servers: Record<string, RunningServer>,
+  wallet: Record<string, string>,
 ) {
   const part = (real: string | undefined, embedded: string, realName: string) =>
     real ? `${realName}` : `EMBEDDED — ${embedded}`;
@@ -151,6 +222,7 @@ function printBanner(
     `  Stores:         ${part(env.MONGO_URL, 'in memory', 'MongoDB')}`,
     `  Rate limiter:   ${part(env.REDIS_URL, 'in memory, per process', 'Redis')}`,
     `  Signing key:    ${env.KMS_KEY_ID || env.SIGNING_KEY_IDS ? `AWS KMS (${env.KMS_KEY_ID || env.SIGNING_KEY_IDS})` : env.LOCAL_SIGNING_KEY || env.LOCAL_SIGNING_KEY_FILE ? 'local ES256 key from configuration' : 'EMBEDDED — ES256 key generated at start'}`,
+    `  Wallet (PID):   ${walletLine(env, wallet)}`,
     `  Services:       ${Object.entries(servers)
       .map(([n, s]) => `${n} ${s.url}`)
       .join(', ')}`,
@@ -161,7 +233,7 @@ function printBanner(
     '',
     '  Next: README.md, section "API walk-through" (every call, step by step);',
     `        the API reference is docs/API.md and ${url}/v1/openapi.json.`,
-    '  Dashboard: not built yet.',
+    `  Dashboard:      ${url}/dashboard/   (README, section "Dashboard")`,
   );
   if (operatorToken) {
     lines.push(

@@ -177,9 +177,11 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     // The evidence export (audit) reads from mandates: its port is chosen up front so both start at once.
     const mandatesPort = extra.mandates?.PORT ?? String(await freePort());
     const mandatesUrl = `http://127.0.0.1:${mandatesPort}`;
+    // Mandates binds identity verifications through identity: its port is chosen up front too.
+    const identityPort = extra.identity?.PORT ?? String(await freePort());
     const [identity, mandates, audit] = await Promise.all([
-      spawnOne('identity', {}),
-      spawnOne('mandates', { PORT: mandatesPort }),
+      spawnOne('identity', { PORT: identityPort }),
+      spawnOne('mandates', { PORT: mandatesPort, IDENTITY_URL: `http://127.0.0.1:${identityPort}` }),
       spawnOne('audit', { MANDATES_URL: mandatesUrl }),
     ]);
     const count = options.verifyReplicas ?? 1;

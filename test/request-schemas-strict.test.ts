@@ -1,9 +1,12 @@
 import type { z } from 'zod';
-import * as auditSchemas from '../services/audit/src/http/schemas';
-import * as identitySchemas from '../services/identity/src/http/schemas';
+import type { RouteContract } from '@mandate/shared';
+import * as auditSchemas from '../services/audit/src/contract';
+import * as identitySchemas from '../services/identity/src/contract';
+import * as identityInternal from '../services/identity/src/http/schemas';
 import { evidenceSignatureBody } from '../services/mandates/src/http/internal-signing';
-import * as mandatesSchemas from '../services/mandates/src/http/schemas';
-import * as verifySchemas from '../services/verify/src/http/schemas';
+import * as mandatesSchemas from '../services/mandates/src/contract';
+import * as verifySchemas from '../services/verify/src/contract';
+import { CONTRACTS } from '../services/gateway/src/routes/table';
 
 /**
  * Issue 12, item 7: unknown members are 400 everywhere, at every depth. Every request schema (a
@@ -66,7 +69,9 @@ const requestSchemas: Record<string, Record<string, z.ZodType>> = {
   },
   verify: { verifyRequestSchema: verifySchemas.verifyRequestSchema },
   identity: Object.fromEntries(
-    Object.entries(identitySchemas).filter(([name]) => /(Body|Query)$/.test(name)),
+    Object.entries({ ...identitySchemas, ...identityInternal }).filter(([name]) =>
+      /(Body|Query)$/.test(name),
+    ),
   ) as Record<string, z.ZodType>,
   audit: { listEventsQuerySchema: auditSchemas.listEventsQuerySchema },
 };
@@ -88,6 +93,19 @@ describe('request schemas are strict at every depth', () => {
     const lenient = zod.strictObject({ principal: zod.object({ id: zod.string() }).optional() });
     expect(lenientObjects(lenient)).toEqual(['principal']);
   });
+
+  /** Every body and query a public route's contract declares: a new route is walked by existing. */
+  const contractSchemas = (CONTRACTS as readonly RouteContract[]).flatMap((route) =>
+    (['query', 'body'] as const)
+      .filter((part) => route.request?.[part] !== undefined)
+      .map((part) => [`${route.operationId} ${part}`, route.request![part]!] as const),
+  );
+  it.each(contractSchemas)(
+    'when the contract of %s is walked, then no object in it accepts unknown members',
+    (_name, schema) => {
+      expect(lenientObjects(schema)).toEqual([]);
+    },
+  );
 
   for (const [service, schemas] of Object.entries(requestSchemas)) {
     it.each(Object.entries(schemas))(

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import rootPackage from '../../package.json';
 import { buildServices, SERVICES, type BuildResult } from '../../scripts/build';
-import { apiClient, createTenant, startStack, type Stack } from '../support/stack';
+import { apiClient, createPaymentsMandate, createTenant, startStack, type Stack } from '../support/stack';
 
 /**
  * Production runs compiled JavaScript (issue 17 item 1): `npm run build` bundles each service, the
@@ -58,14 +58,7 @@ describe('npm run build (scripts/build.ts)', () => {
     }
     const tenant = await createTenant(stack, { name: 'Compiled' });
     const api = apiClient(stack.gateway.url);
-    const created = await api('POST', '/v1/mandates', {
-      auth: tenant.auth,
-      body: {
-        principal: 'user_alice',
-        delegate: { id: 'agent_bot', type: 'agent' },
-        scope: { actions: ['payments:*'] },
-      },
-    });
+    const created = await createPaymentsMandate(api, tenant.auth);
     expect(created.status).toBe(201);
     const verified = await api('POST', '/v1/verify', {
       auth: tenant.auth,

@@ -26,7 +26,7 @@ const SERVICES = {
   },
   mandates: {
     port: 8081,
-    calls: [],
+    calls: ['identity'],
     secrets: ['INTERNAL_TOKEN_SECRET', 'AMQP_URL', 'REDIS_URL', 'MONGO_URL', 'LOCAL_SIGNING_KEY'],
     spool: false,
   },
@@ -323,7 +323,7 @@ describe.each(RENDERS)('%s, rendered', (_label, render) => {
       }
     });
 
-    it('when a service opens anything else, then only DNS, the infrastructure, its callees and (gateway, mandates) outside HTTPS are allowed', () => {
+    it('when a service opens anything else, then only DNS, the infrastructure, its callees and (gateway, mandates, identity) outside HTTPS are allowed', () => {
       for (const n of NAMES) {
         expect([n, connectionAllowed(policies, pod(n), dns, 53, 'UDP')]).toEqual([n, true]);
         expect([n, connectionAllowed(policies, pod(n), dns, 53, 'TCP')]).toEqual([n, true]);
@@ -331,7 +331,7 @@ describe.each(RENDERS)('%s, rendered', (_label, render) => {
         expect([n, connectionAllowed(policies, pod(n), elsewhere, 8080)]).toEqual([n, false]);
         expect([n, connectionAllowed(policies, pod(n), internet, 80)]).toEqual([n, false]);
         const https = connectionAllowed(policies, pod(n), internet, 443);
-        expect([n, https]).toEqual([n, n === 'gateway' || n === 'mandates']);
+        expect([n, https]).toEqual([n, n === 'gateway' || n === 'mandates' || n === 'identity']);
       }
     });
   });

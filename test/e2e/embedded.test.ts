@@ -1,5 +1,5 @@
 import { startEmbedded, type EmbeddedStack } from '../../scripts/embedded';
-import { apiClient, eventually } from '../support/stack';
+import { apiClient, eventually, README_MANDATE } from '../support/stack';
 
 /** `npm start`'s launcher: every service in one process, embedded adapters, no infrastructure. */
 describe('embedded mode (npm start)', () => {
@@ -22,11 +22,7 @@ describe('embedded mode (npm start)', () => {
     const auth = `${tenant.body.tenant.id}:${tenant.body.api_key.api_key}`;
     const mandate = await api('POST', '/v1/mandates', {
       auth,
-      body: {
-        principal: { id: 'user_alice', type: 'person' },
-        delegate: { id: 'agent_42', type: 'agent' },
-        scope: { actions: ['payments:*'], constraints: { max_amount: 50000, currency: 'EUR' } },
-      },
+      body: README_MANDATE,
     });
     expect(mandate.status).toBe(201);
     const id = mandate.body.id;

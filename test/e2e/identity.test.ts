@@ -1,5 +1,5 @@
 import { newId } from '@mandate/shared';
-import { startJwksServer, type JwksServer } from '../support/jwks-server';
+import { dashboardIssuers, startJwksServer, type JwksServer } from '../support/jwks-server';
 import { apiClient, eventually, startStack, type Stack } from '../support/stack';
 
 const AUDIENCE = 'mandate-api';
@@ -19,15 +19,7 @@ describe('identity end to end: keys, roles, JWT callers, onboarding, widget conf
     stack = await startStack({
       gateway: {
         RATE_LIMIT_PREFIX: `test-rl-${newId('req')}`,
-        JWT_ISSUERS: JSON.stringify([
-          {
-            name: 'dashboard',
-            issuer: jwks.issuer,
-            jwks_uri: jwks.jwksUri,
-            audience: AUDIENCE,
-            subject_scheme: 'dashboard',
-          },
-        ]),
+        JWT_ISSUERS: dashboardIssuers(jwks, AUDIENCE),
       },
     });
     api = apiClient(stack.gateway.url);

@@ -1,6 +1,14 @@
 import amqp from 'amqplib';
 import { amqpTopology } from '@mandate/shared';
-import { AMQP_URL, apiClient, createTenant, eventually, startStack, type Stack } from '../support/stack';
+import {
+  AMQP_URL,
+  apiClient,
+  createPaymentsMandate,
+  createTenant,
+  eventually,
+  startStack,
+  type Stack,
+} from '../support/stack';
 
 type Samples = { name: string; labels: Record<string, string>; value: number }[];
 
@@ -55,14 +63,7 @@ describe('end to end: /metrics of every service after a walk-through', () => {
 
   it('when a tenant walks through mandates, verify, limits and events, then the counters of every service moved', async () => {
     const tenant = await createTenant(stack, { name: 'Metrics' });
-    const created = await api('POST', '/v1/mandates', {
-      auth: tenant.auth,
-      body: {
-        principal: 'user_alice',
-        delegate: { id: 'agent_bot', type: 'agent' },
-        scope: { actions: ['payments:*'] },
-      },
-    });
+    const created = await createPaymentsMandate(api, tenant.auth);
     expect(created.status).toBe(201);
     const verifyBody = { mandate_id: created.body.id, action: 'payments:create' };
     expect((await api('POST', '/v1/verify', { auth: tenant.auth, body: verifyBody })).body).toMatchObject({

@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { contractViolations, startRecordingProxy } from '../support/contract-recorder';
 import { startJwksServer, type JwksServer } from '../support/jwks-server';
 import { startScript, type ScriptProcess } from '../support/script-process';
 import { freePort } from '../support/stack';
@@ -17,6 +18,7 @@ const SECTIONS = [
   'API walk-through',
   'Keys, roles and JWT callers',
   'Onboarding and widget',
+  'Identity verification with a wallet',
   'Evidence export',
   'Checking a bundle offline',
 ];
@@ -96,7 +98,11 @@ describe('the README, as a newcomer follows it', () => {
     const banner = server.lines.join('\n');
     expect(banner).toContain('Next: README.md, section "API walk-through"');
     expect(banner).toContain(`the API reference is docs/API.md and ${server.url}/v1/openapi.json`);
-    expect(banner).toContain('Dashboard: not built yet.');
+    expect(banner).toContain(`Dashboard:      ${server.url}/dashboard/   (README, section "Dashboard")`);
+    expect(readme).toMatch(/^## Dashboard$/m);
+    // The wallet flow's TEST PID issuer is named, so nobody mistakes it for a real one.
+    expect(banner).toContain('Wallet (PID):   TEST PID issuer https://test-pid-issuer.invalid trusted');
+    expect(readme).toMatch(/^## Identity verification with a wallet$/m);
     // The section the banner names exists.
     expect(readme).toMatch(/^## API walk-through$/m);
   });
@@ -134,6 +140,8 @@ describe('the README, as a newcomer follows it', () => {
     // Not --ignored: other test files running meanwhile may write ignored files (.data/, caches).
     const before = (await run('git', ['status', '--porcelain'], { cwd: ROOT })).stdout;
     const jwt = await jwks.sign({ sub: 'bob', aud: 'mandate-api' }, { expiresIn: '10m' });
+    // Every answer the reader gets passes through it, and is checked against its route's contract below.
+    const proxy = await startRecordingProxy(server.url);
     const result = await new Promise<{ code: number | null; out: string }>((resolve) => {
       const bash = spawn('bash', ['-c', `${prelude}\n${script}`], {
         cwd: ROOT,
@@ -141,7 +149,7 @@ describe('the README, as a newcomer follows it', () => {
           PATH: process.env.PATH ?? '',
           HOME: scratch,
           TMPDIR: scratch,
-          API: server.url,
+          API: proxy.url,
           OPERATOR_TOKEN: /export OPERATOR_TOKEN=(\S+)/.exec(server.lines.join('\n'))![1]!,
           WALK_STATUSES: statusFile,
           JWT: jwt,
@@ -155,9 +163,13 @@ describe('the README, as a newcomer follows it', () => {
       bash.stderr.on('data', (d: Buffer) => (out += d.toString()));
       bash.once('exit', (code) => resolve({ code, out }));
     });
+    await proxy.close();
     const statuses = (await readFile(statusFile, 'utf8')).split('\n').filter(Boolean).map(Number);
 
     expect({ statuses, exit: result.code }).toEqual({ statuses: expected, exit: 0 });
+    // Each status is declared for its route and each body matches the route's contract.
+    expect(proxy.records.length).toBeGreaterThanOrEqual(expected.length);
+    expect(contractViolations(proxy.records)).toEqual([]);
     expect(result.out).toMatch(/^OK evidence bundle for mandate mdt_\S+ verified against the pinned keys$/m);
     // Every file the walk-through wrote is in its scratch directory, none in the clone.
     expect((await run('git', ['status', '--porcelain'], { cwd: ROOT })).stdout).toBe(before);

@@ -1,5 +1,5 @@
 import { newId } from '@mandate/shared';
-import { startJwksServer, type JwksServer } from '../support/jwks-server';
+import { dashboardIssuers, startJwksServer, type JwksServer } from '../support/jwks-server';
 import {
   AMQP_URL,
   REDIS_URL,
@@ -33,15 +33,7 @@ describe('revocation on two gateway replicas (processes, real RabbitMQ and Redis
     const gatewayEnv = {
       KEY_CACHE_TTL_MS: CACHE_TTL_MS,
       RATE_LIMIT_PREFIX: `test-rl-${newId('req')}`,
-      JWT_ISSUERS: JSON.stringify([
-        {
-          name: 'dashboard',
-          issuer: jwks.issuer,
-          jwks_uri: jwks.jwksUri,
-          audience: AUDIENCE,
-          subject_scheme: 'dashboard',
-        },
-      ]),
+      JWT_ISSUERS: dashboardIssuers(jwks, AUDIENCE),
     };
     stack = await startStack({ gateway: gatewayEnv });
     second = await startService(

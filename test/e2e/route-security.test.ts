@@ -1,7 +1,8 @@
 import { newId } from '@mandate/shared';
 import type { Scope } from '../../services/gateway/src/routes/table';
-import type { Role } from '../../services/identity/src/domain/roles';
-import { startJwksServer, type JwksServer } from '../support/jwks-server';
+import type { Role } from '../../services/identity/src/role-assignments/roles';
+import { dashboardIssuers, startJwksServer, type JwksServer } from '../support/jwks-server';
+import { contractViolations, startRecordingProxy, type RecordingProxy } from '../support/contract-recorder';
 import { describeRouteSecurity, type RouteSecurityContext } from '../support/route-security';
 import { apiClient, eventually, startStack, type Stack } from '../support/stack';
 
@@ -18,24 +19,24 @@ describe('route security, end to end (every route in the table)', () => {
   let stack: Stack;
   let jwks: JwksServer;
   let ctx: RouteSecurityContext;
+  // Every answer of the run passes through it, and is checked against its route's contract at the end.
+  let proxy: RecordingProxy;
 
   beforeAll(async () => {
     jwks = await startJwksServer();
     stack = await startStack({
+      // Identity verification on (a generated verifier; the TEST issuer is not needed here).
+      identity: {
+        WALLET_PUBLIC_URL: 'http://127.0.0.1:8080',
+        WALLET_SUBJECT_SECRET: 'route-security-subject-secret-32-chars-min',
+      },
       gateway: {
-        JWT_ISSUERS: JSON.stringify([
-          {
-            name: 'dashboard',
-            issuer: jwks.issuer,
-            jwks_uri: jwks.jwksUri,
-            audience: AUDIENCE,
-            subject_scheme: 'dashboard',
-          },
-        ]),
+        JWT_ISSUERS: dashboardIssuers(jwks, AUDIENCE),
         RATE_LIMIT_PREFIX: `test-rl-${newId('req')}`,
       },
     });
-    const api = apiClient(stack.gateway.url);
+    proxy = await startRecordingProxy(stack.gateway.url);
+    const api = apiClient(proxy.url);
     const ok = <T extends { status: number; body: any }>(res: T, status: number, what: string): T['body'] => {
       if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
       return res.body;
@@ -108,6 +109,11 @@ describe('route security, end to end (every route in the table)', () => {
       202,
       'onboarding',
     );
+    const verification = ok(
+      await api('POST', '/v1/identity-verifications', { auth: authA, body: { purpose: 'mandate' } }),
+      201,
+      'identity verification',
+    );
     const event = await eventually(
       async () =>
         (await api('GET', '/v1/events?limit=1', { auth: authA })).body?.data?.[0]?.id as string | undefined,
@@ -116,7 +122,7 @@ describe('route security, end to end (every route in the table)', () => {
     );
 
     ctx = {
-      baseUrl: stack.gateway.url,
+      baseUrl: proxy.url,
       tenantId,
       resources: {
         tenants: tenantId,
@@ -125,6 +131,7 @@ describe('route security, end to end (every route in the table)', () => {
         'api-keys': a.api_key.key_id,
         'role-assignments': assignmentId,
         'onboarding-requests': onboarding.id,
+        'identity-verifications': verification.id,
       },
       revokedKey: `${tenantId}:${revoked.api_key}`,
       keyWithout: (scope) => keyWithout[scope]!,
@@ -137,6 +144,7 @@ describe('route security, end to end (every route in the table)', () => {
   }, 120_000);
 
   afterAll(async () => {
+    await proxy?.close();
     await stack?.stop();
     await jwks?.close();
   }, 30_000);
@@ -148,5 +156,10 @@ describe('route security, end to end (every route in the table)', () => {
       'PATCH /v1/tenants/:tenantId/role-assignments/:id': () => ({ roles: ['tenant_viewer'] }),
       'PUT /v1/tenants/:tenantId/widget-config': () => ({ allowed_origins: ['https://shop.example.com'] }),
     },
+  });
+
+  it('when every answer of this run is checked against the contract of its route, then each status is declared and each body matches', () => {
+    expect(proxy.records.length).toBeGreaterThan(100);
+    expect(contractViolations(proxy.records)).toEqual([]);
   });
 });

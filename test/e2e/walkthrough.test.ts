@@ -1,5 +1,6 @@
 import { MONGO_TARGET } from '@mandate/shared/src/testing';
 import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
+import { contractViolations, startRecordingProxy, type RecordingProxy } from '../support/contract-recorder';
 import {
   apiClient,
   createTenant,
@@ -21,16 +22,20 @@ describe.each([
 ])('end to end: five processes on real RabbitMQ and Redis, $stores', ({ mongo }) => {
   let stack: Stack;
   let api: ReturnType<typeof apiClient>;
+  let proxy: RecordingProxy;
   let databases: MongoStackEnv | undefined;
   const restarted: ServiceProcess[] = [];
 
   beforeAll(async () => {
     databases = mongo ? mongoStackEnv('e2e') : undefined;
     stack = await startStack(databases?.env ?? {});
-    api = apiClient(stack.gateway.url);
+    // Every answer of the run passes through it, and is checked against its route's contract at the end.
+    proxy = await startRecordingProxy(stack.gateway.url);
+    api = apiClient(proxy.url);
   }, 90_000);
 
   afterAll(async () => {
+    await proxy?.close();
     await stack?.stop();
     for (const service of restarted) await service.stop();
     await databases?.drop();
@@ -212,4 +217,9 @@ describe.each([
       expect(events.body.data.map((e: { type: string }) => e.type)).toContain('MANDATE_CREATED');
     }, 90_000);
   }
+
+  it('when every answer of this run is checked against the contract of its route, then each status is declared and each body matches', () => {
+    expect(proxy.records.length).toBeGreaterThan(10);
+    expect(contractViolations(proxy.records)).toEqual([]);
+  });
 });

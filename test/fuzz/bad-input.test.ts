@@ -425,13 +425,21 @@ describe('bad input: a property-based fuzz over every route', () => {
     for (const rule of ROUTES)
       expect(perRoute.get(`${rule.method} ${rule.path}`)?.sent ?? 0).toBeGreaterThan(0);
     if (RUNS >= 10_000) {
-      const reachedService = ROUTES.filter(
+      // A wallet's answer and the sign-in token need a wallet presentation (the identity component
+      // tests and test/e2e/wallet.test.ts drive those): the fuzz cannot make one.
+      const reachedService = REACHABLE_ROUTES.filter(
         (rule) => (perRoute.get(`${rule.method} ${rule.path}`)?.ok ?? 0) > 0,
       ).length;
-      expect(reachedService).toBeGreaterThanOrEqual(ROUTES.length - 3);
+      expect(reachedService).toBeGreaterThanOrEqual(REACHABLE_ROUTES.length - 3);
     }
   }, 600_000);
 });
+
+const NEEDS_A_WALLET = [
+  'POST /v1/identity-verifications/:id/response',
+  'POST /v1/identity-verifications/:id/token',
+];
+const REACHABLE_ROUTES = ROUTES.filter((rule) => !NEEDS_A_WALLET.includes(`${rule.method} ${rule.path}`));
 
 /** Two tenants with real resources: mandates in each state, keys to rotate, a role assignment, onboarding requests. */
 async function seed(base: URL, operatorToken: string): Promise<Fixtures> {
@@ -503,6 +511,17 @@ async function seed(base: URL, operatorToken: string): Promise<Fixtures> {
     await onboarding('Initech'),
     await onboarding('Umbrella'),
   ];
+  const identityVerificationsA: string[] = [];
+  for (let i = 0; i < 5; i++)
+    identityVerificationsA.push(
+      (await call('POST', '/v1/identity-verifications', a.auth, { purpose: 'mandate' })).id as string,
+    );
+  const signIn = (await call('POST', '/v1/identity-verifications/sign-in', undefined, {
+    tenant_id: a.id,
+  })) as {
+    id: string;
+    poll_token: string;
+  };
   const events = async (): Promise<string[] | undefined> => {
     const page = await call('GET', '/v1/events?type=MANDATE_CREATED,MANDATE_SUSPENDED&limit=5', a.auth);
     return page.data.length >= 3 ? page.data.map((e: { id: string }) => e.id) : undefined;
@@ -526,5 +545,7 @@ async function seed(base: URL, operatorToken: string): Promise<Fixtures> {
     roleAssignmentsA: [ra.id],
     onboardingIds,
     eventsA,
+    identityVerificationsA,
+    signInA: { id: signIn.id, pollToken: signIn.poll_token },
   };
 }

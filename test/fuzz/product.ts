@@ -24,7 +24,14 @@ export async function startProduct(gatewayEnv: Record<string, string> = {}): Pro
     INTERNAL_TOKEN_SECRET: randomBytes(32).toString('hex'),
     LOG_LEVEL: level,
   };
-  const internal = { ...base, PORT: '0', HOST: '127.0.0.1' };
+  const internal = {
+    ...base,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    // Identity verification on, so its routes answer as in production (the URL only names the wallet's links).
+    WALLET_PUBLIC_URL: 'http://127.0.0.1:8080',
+    WALLET_SUBJECT_SECRET: randomBytes(32).toString('hex'),
+  };
   const services = await startInProcess({
     bus,
     logLevel: level,

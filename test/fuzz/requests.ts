@@ -24,6 +24,9 @@ export interface Fixtures {
   roleAssignmentsA: string[];
   onboardingIds: string[];
   eventsA: string[];
+  /** A's identity verifications (PENDING until the fuzz answers them), and a sign-in session of A. */
+  identityVerificationsA: string[];
+  signInA: { id: string; pollToken: string };
 }
 
 export interface FuzzRequest {
@@ -411,6 +414,13 @@ function template(rule: RouteRule, fx: Fixtures): fc.Arbitrary<unknown> {
         },
         { requiredKeys: ['organization_name', 'contact_email'] },
       );
+    case 'POST /v1/identity-verifications':
+      return fc.record({ purpose: pick(['mandate', 'sign_in'], ['other', '']) });
+    case 'POST /v1/identity-verifications/sign-in':
+      return fc.record({ tenant_id: pick([fx.tenantA, fx.tenantB], ['tnt_unknown', '']) });
+    case 'POST /v1/identity-verifications/:id/poll':
+    case 'POST /v1/identity-verifications/:id/token':
+      return fc.record({ poll_token: pick([fx.signInA.pollToken], ['idp_wrong', '']) });
     case 'POST /v1/platform/tenants':
       return fc.record(
         {
@@ -461,7 +471,9 @@ function paramValue(name: string, routePattern: string, fx: Fixtures): fc.Arbitr
         ? live(fx.onboardingIds)
         : routePattern.startsWith('/v1/events')
           ? live(fx.eventsA)
-          : anyId;
+          : routePattern.startsWith('/v1/identity-verifications')
+            ? live(fx.identityVerificationsA, [fx.signInA.id])
+            : anyId;
   const real =
     name === 'tenantId'
       ? fc.constantFrom(fx.tenantA, fx.tenantA, fx.tenantA, fx.tenantB)

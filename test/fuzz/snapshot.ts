@@ -44,10 +44,13 @@ const READ_ONLY = /^(get|list|find|ping|pending|count|has|read|resolve|check|hea
 
 /**
  * Wraps every method of a store instance that is not a read, so a test knows whether anything
- * may have written since it last looked — the full content hash is only computed then.
+ * may have written since it last looked — the full content hash is only computed then. A store
+ * composed of stores (identity: one per aggregate) has the methods of its parts wrapped too.
  */
-export function trackWrites(store: object): { dirty: boolean; calls: string[] } {
-  const state = { dirty: true, calls: [] as string[] };
+export function trackWrites(
+  store: object,
+  state: { dirty: boolean; calls: string[] } = { dirty: true, calls: [] },
+): { dirty: boolean; calls: string[] } {
   const names = new Set<string>();
   for (
     let proto = Object.getPrototypeOf(store);
@@ -65,8 +68,14 @@ export function trackWrites(store: object): { dirty: boolean; calls: string[] } 
       return (original as (...a: unknown[]) => unknown).apply(this, args);
     };
   }
+  for (const part of Object.values(store)) {
+    if (part !== null && typeof part === 'object' && isStore(part)) trackWrites(part, state);
+  }
   return state;
 }
+
+/** A class instance whose class ends in Store (not a Map, an index or an outbox of a store). */
+const isStore = (value: object): boolean => /Store$/.test(value.constructor?.name ?? '');
 
 /** Every audit event a memory event store holds, wherever in its fields they sit. */
 export function collectEvents(store: object): { id: string; type: string; request_id: string | null }[] {

@@ -25,6 +25,13 @@ export interface JwksServer {
   close(): Promise<void>;
 }
 
+/** JWT_ISSUERS for a gateway that trusts `jwks` as the dashboard's issuer (subject scheme dashboard). */
+export function dashboardIssuers(jwks: JwksServer, audience: string): string {
+  return JSON.stringify([
+    { name: 'dashboard', issuer: jwks.issuer, jwks_uri: jwks.jwksUri, audience, subject_scheme: 'dashboard' },
+  ]);
+}
+
 interface Key {
   kid: string;
   alg: 'ES256' | 'RS256';

@@ -1,5 +1,5 @@
 import { ROUTES, type RouteRule, type Scope } from '../../services/gateway/src/routes/table';
-import { ROLE_PERMISSIONS, type Role } from '../../services/identity/src/domain/roles';
+import { ROLE_PERMISSIONS, type Role } from '../../services/identity/src/role-assignments/roles';
 
 /**
  * What the generated cases need from a running stack. Tenant A owns real resources; tenant B is
@@ -26,6 +26,9 @@ const UNAUTHORIZED = { error: 'UNAUTHORIZED', message: expect.any(String) };
 const INVALID_KEY = 'Invalid or missing API key';
 const MALFORMED = 'Malformed Bearer value (expected Bearer tenantId:apiKey)';
 const SPEC_SCOPES: Scope[] = ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'];
+
+/** Tenant routes any credential of the tenant may call, by design without a scope (GET /v1/me: who am I). */
+export const UNSCOPED_TENANT_ROUTES = ['GET /v1/me'];
 
 export const routeKey = (rule: RouteRule) => `${rule.method} ${rule.path}`;
 
@@ -92,7 +95,7 @@ const bearer = (credential: string) => ({ authorization: `Bearer ${credential}` 
 const unknownKey = (ctx: RouteSecurityContext) => `${ctx.tenantId}:msk_${'Q'.repeat(43)}`;
 
 /** Which of the four roles holds none of the permissions the route accepts (for the JWT 403 case). */
-function roleLacking(accepted: string[]): Role | undefined {
+function roleLacking(accepted: readonly string[]): Role | undefined {
   return (Object.keys(ROLE_PERMISSIONS) as Role[]).find(
     (role) => !accepted.some((p) => (ROLE_PERMISSIONS[role] as readonly string[]).includes(p)),
   );
@@ -115,7 +118,9 @@ export function describeRouteSecurity(
   describe('the route table', () => {
     it('when a tenant route is declared, then it names a known scope (so the 403 case exists)', () => {
       const missing = routes.filter(
-        (r) => r.auth === 'tenant' && (!r.scope || !SPEC_SCOPES.includes(r.scope)),
+        (r) =>
+          r.auth === 'tenant' &&
+          (r.scope ? !SPEC_SCOPES.includes(r.scope) : !UNSCOPED_TENANT_ROUTES.includes(routeKey(r))),
       );
       expect(missing.map(routeKey)).toEqual([]);
     });
@@ -141,6 +146,9 @@ export function describeRouteSecurity(
         expect(Object.keys(res.body ?? {}).sort()).toEqual(['error', 'message']);
       };
       const tenantRoute = rule.auth === 'tenant';
+      /** The route called with a JWT for tenant A (`x-tenant-id`), as the subject the token names. */
+      const sendJwt = (ctx: RouteSecurityContext, token: string) =>
+        send(ctx, rule, path(), { ...bearer(token), 'x-tenant-id': ctx.tenantId }, bodies);
 
       it('when there is no credential, then 401', () => expect401({}, tenantRoute ? INVALID_KEY : undefined));
       it('when the Bearer value is malformed, then 401', () =>
@@ -160,7 +168,38 @@ export function describeRouteSecurity(
         return;
       }
 
-      const scope = rule.scope!;
+      if (!rule.scope) {
+        // Any credential of the tenant may call it: no scope to lack, so no 403 to provoke.
+        it('when any valid key calls, then it is served', async () => {
+          const res = await send(
+            getContext(),
+            rule,
+            path(),
+            bearer(getContext().keyWithout('verify')),
+            bodies,
+          );
+          expect(res.status).toBe(200);
+        });
+        if (options.jwt) {
+          it('when a JWT caller of any tenant role calls, then it is served', async () => {
+            const ctx = getContext();
+            for (const role of Object.keys(ROLE_PERMISSIONS) as Role[]) {
+              const res = await sendJwt(ctx, ctx.jwt!.asRole(role));
+              expect({ role, status: res.status }).toEqual({ role, status: 200 });
+            }
+          });
+          it('when a JWT subject with no assignment in tenant A calls, then 404 for that tenant', async () => {
+            const ctx = getContext();
+            const res = await sendJwt(ctx, ctx.jwt!.stranger);
+            expect(res).toMatchObject({
+              status: 404,
+              body: { error: 'NOT_FOUND', message: 'Tenant not found' },
+            });
+          });
+        }
+        return;
+      }
+      const scope = rule.scope;
       it(`when the key lacks ${scope}, then 403 naming the scope`, async () => {
         const res = await send(getContext(), rule, path(), bearer(getContext().keyWithout(scope)), bodies);
         expect(res).toMatchObject({
@@ -204,13 +243,7 @@ export function describeRouteSecurity(
       if (!options.jwt) return;
       it('when a JWT subject with no assignment in tenant A calls, then 404 for that tenant', async () => {
         const ctx = getContext();
-        const res = await send(
-          ctx,
-          rule,
-          path(),
-          { ...bearer(ctx.jwt!.stranger), 'x-tenant-id': ctx.tenantId },
-          bodies,
-        );
+        const res = await sendJwt(ctx, ctx.jwt!.stranger);
         expect(res).toMatchObject({ status: 404, body: { error: 'NOT_FOUND', message: 'Tenant not found' } });
       });
 
@@ -219,13 +252,7 @@ export function describeRouteSecurity(
       if (lacking) {
         it(`when a JWT ${lacking} (lacking ${accepted.join(' or ')}) calls, then 403 naming the permission`, async () => {
           const ctx = getContext();
-          const res = await send(
-            ctx,
-            rule,
-            path(),
-            { ...bearer(ctx.jwt!.asRole(lacking)), 'x-tenant-id': ctx.tenantId },
-            bodies,
-          );
+          const res = await sendJwt(ctx, ctx.jwt!.asRole(lacking));
           expect(res).toMatchObject({
             status: 403,
             body: { error: 'FORBIDDEN', message: `Missing required permission: ${accepted.join(' or ')}` },
@@ -237,13 +264,7 @@ export function describeRouteSecurity(
         it(`when a JWT caller of any tenant role calls, then it is not refused (every role holds ${accepted.join(' or ')})`, async () => {
           const ctx = getContext();
           for (const role of Object.keys(ROLE_PERMISSIONS) as Role[]) {
-            const res = await send(
-              ctx,
-              rule,
-              path(),
-              { ...bearer(ctx.jwt!.asRole(role)), 'x-tenant-id': ctx.tenantId },
-              bodies,
-            );
+            const res = await sendJwt(ctx, ctx.jwt!.asRole(role));
             expect({ role, status: res.status, refused: [401, 403].includes(res.status) }).toMatchObject({
               role,
               refused: false,

@@ -105,6 +105,13 @@ export async function deleteRedisKeys(pattern: string): Promise<void> {
 
 export const deleteTopology = (namespace: string) => deleteAmqpTopology(amqpTopology(namespace), AMQP_URL);
 
+/** The README walk-through's mandate body: user_alice lets agent_42 make EUR payments (max_amount 50000). */
+export const README_MANDATE = {
+  principal: { id: 'user_alice', type: 'person' },
+  delegate: { id: 'agent_42', type: 'agent' },
+  scope: { actions: ['payments:*'], constraints: { max_amount: 50000, currency: 'EUR' } },
+};
+
 /** A small JSON client for the public API. */
 export function apiClient(baseUrl: string) {
   return async function api(
@@ -129,6 +136,18 @@ export function apiClient(baseUrl: string) {
     }
     return { status: res.status, body, headers: res.headers, text };
   };
+}
+
+/** The mandate the smoke checks create through the gateway: user_alice's agent_bot, any payments action. */
+export function createPaymentsMandate(api: ReturnType<typeof apiClient>, auth: string) {
+  return api('POST', '/v1/mandates', {
+    auth,
+    body: {
+      principal: 'user_alice',
+      delegate: { id: 'agent_bot', type: 'agent' },
+      scope: { actions: ['payments:*'] },
+    },
+  });
 }
 
 export interface CreatedTenant {

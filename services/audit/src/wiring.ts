@@ -5,7 +5,7 @@ import {
   amqpTopology,
   compose,
   connectMongo,
-  internalTokens,
+  tokensFor,
   type EventSource,
   type Logger,
 } from '@mandate/shared';
@@ -78,11 +78,7 @@ export async function wire(
     },
   });
 
-  let tokens = overrides.tokens;
-  if (!tokens) {
-    if (!config.INTERNAL_TOKEN_SECRET) throw new Error('INTERNAL_TOKEN_SECRET is required');
-    tokens = internalTokens(config.INTERNAL_TOKEN_SECRET);
-  }
+  const tokens = tokensFor(config.INTERNAL_TOKEN_SECRET, overrides.tokens);
 
   let ownMandates: HttpMandatesSource | undefined;
   const { adapter: mandates } = await compose<MandatesSource | undefined, string[]>({

@@ -12,6 +12,7 @@ import {
   callerFor,
   deleteAmqpTopology,
   TEST_INTERNAL_SECRET,
+  TEST_AMQP_URL as AMQP_URL,
 } from '@mandate/shared/src/testing';
 import { createApp } from '../src/app';
 import { auditConfig } from '../src/config';
@@ -21,7 +22,6 @@ import { MemoryEventStore } from '../src/store/memory-event-store';
 import { wire } from '../src/wiring';
 import { buildAuditEvent } from './factories';
 
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const logger = createLogger('audit-test', 'silent');
 
 async function waitFor(check: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {

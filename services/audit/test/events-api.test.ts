@@ -17,7 +17,7 @@ import {
 } from '@mandate/shared/src/testing';
 import { createApp, type AuditService } from '../src/app';
 import { auditConfig } from '../src/config';
-import { openApi } from '../src/http/schemas';
+import { contract } from '../src/contract';
 import { MemoryEventStore } from '../src/store/memory-event-store';
 import { wire } from '../src/wiring';
 import { eventStoreAdapters } from './adapters';
@@ -378,7 +378,7 @@ describe('audit wiring and contract', () => {
   });
 
   it('when the OpenAPI document is built, then both event paths and the evidence export are in it', () => {
-    const doc = buildOpenApiDocument([openApi]);
+    const doc = buildOpenApiDocument(contract);
     expect(Object.keys(doc.paths ?? {})).toEqual([
       '/v1/events',
       '/v1/events/{id}',

@@ -1,17 +1,21 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import express, { type Express, type NextFunction } from 'express';
-import { z } from 'zod';
+import express, { type NextFunction } from 'express';
 import {
   AppError,
   BODY_LIMIT_BYTES,
   CachedTokenMinter,
-  baseApp,
-  describeZodError,
+  answerError,
   listen,
   processMetrics,
+  readPlainBody,
   requestIdFor,
+  sendEnvelope,
+  sendJson,
+  serviceUnavailable,
   serveMetrics,
-  type ErrorEnvelope,
+  setRequestRoute,
+  setSpanAttributes,
+  traceRequest,
   type EventPublisher,
   type InternalTokens,
   type Logger,
@@ -33,6 +37,10 @@ import { forward } from './http/proxy';
 import { clientIp, limitSubject, type RequestLimiter } from './limits';
 import type { Idempotency } from './idempotency';
 import { RouteMatcher } from './routes/match';
+import type { DevSignIn } from './dashboard/dev-sign-in';
+import { DEV_PREFIX } from './dashboard/dev-sign-in';
+import { dashboardHandler, isDashboardPath } from './dashboard/static';
+import { whoAmI } from './dashboard/me';
 import { ROUTES, type RouteRule, type ServiceName } from './routes/table';
 
 export type Upstreams = Record<Exclude<ServiceName, 'gateway'>, ServiceClient>;
@@ -57,26 +65,24 @@ export interface GatewayDeps {
   idempotency?: Idempotency;
   /** One `info` line per request (ACCESS_LOG); absent = none. */
   accessLog?: boolean;
+  /** The dashboard's static build (served at /dashboard/) and, in embedded mode, its development sign-in. */
+  dashboard?: { dir: string; devSignIn?: DevSignIn };
 }
 
 /**
  * The gateway is one plain node:http handler (no express on the request path: its router, req/res
- * decoration and body parser were most of the gateway's CPU per call). Express stays only as the
- * URL parser of last resort: a request URL that node's fast path below cannot read exactly as
- * express would (a `#`, whitespace, no leading `/`) is handed to an express app that runs the same
- * handler with express's `req.path`, so every URL still gets the answer it got before.
+ * decoration and body parser were most of the gateway's CPU per call). The path is read by
+ * express's own `req.path` (parseurl, cached on the request), so every URL — a `#`, whitespace or
+ * an absolute form included — gets the path express gave it.
  */
 export function createApp(deps: GatewayDeps) {
   const handle = gatewayHandler(deps);
-  const app: Express = baseApp();
-  app.use((req, res) => void handle(req, res, req.path, req.requestId!));
 
   const listener: RequestListener = (req, res) => {
-    const path = simplePath(req.url);
-    if (path === undefined) return app(req, res);
     const requestId = requestIdFor(req.headers['x-request-id']);
     res.setHeader('X-Request-Id', requestId);
-    void handle(req, res, path, requestId);
+    // The trace starts here, from the client's traceparent when it sent one (a no-op unless tracing is on).
+    void traceRequest(req, res, () => handle(req, res, expressPath.call(req) ?? '', requestId));
   };
 
   let server: RunningServer | undefined;
@@ -95,32 +101,10 @@ export function createApp(deps: GatewayDeps) {
 
 export type GatewayApp = ReturnType<typeof createApp>;
 
-/**
- * The path of a request URL, exactly as express (parseurl's fast path) reads it: everything before
- * `?` when the URL starts with `/` and holds no `#`, whitespace or NBSP/BOM; otherwise undefined.
- */
-function simplePath(url: string | undefined): string | undefined {
-  if (!url || url.charCodeAt(0) !== 0x2f) return undefined;
-  let end = url.length;
-  for (let i = 1; i < url.length; i++) {
-    const c = url.charCodeAt(i);
-    if (c === 0x3f) {
-      if (end === url.length) end = i;
-    } else if (
-      c === 0x09 ||
-      c === 0x0a ||
-      c === 0x0c ||
-      c === 0x0d ||
-      c === 0x20 ||
-      c === 0x23 ||
-      c === 0xa0 ||
-      c === 0xfeff
-    ) {
-      return undefined;
-    }
-  }
-  return url.slice(0, end);
-}
+/** express's `req.path` getter (parseurl's pathname), applied to node's request. */
+const expressPath = Object.getOwnPropertyDescriptor(express.request, 'path')!.get! as (
+  this: IncomingMessage,
+) => string | null | undefined;
 
 /**
  * The gateway's own /metrics: its port is the public one, so only the operator token reads it
@@ -142,23 +126,6 @@ function healthRoute(method: string | undefined, path: string): 'healthz' | 'rea
   return undefined;
 }
 
-function sendJson(res: ServerResponse, status: number, body: string, headers?: Record<string, string>) {
-  if (headers) for (const name in headers) res.setHeader(name, headers[name]!);
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(body);
-}
-
-function sendEnvelope(
-  res: ServerResponse,
-  status: number,
-  envelope: ErrorEnvelope,
-  headers?: Record<string, string>,
-) {
-  sendJson(res, status, JSON.stringify(envelope), headers);
-}
-
 export const TOO_MANY_AUTH_FAILURES = 'Too many failed authentications from this address; retry later';
 const tooManyAuthFailures = (seconds: number) =>
   new AppError('TOO_MANY_REQUESTS', TOO_MANY_AUTH_FAILURES, { 'Retry-After': String(seconds) });
@@ -170,6 +137,12 @@ function gatewayHandler(deps: GatewayDeps) {
   const readBodyFallback = express.raw({ limit: BODY_LIMIT_BYTES, type: () => true });
   let openApiJson: string | undefined;
   const minter = new CachedTokenMinter(deps.tokens);
+  /** GET /v1/usage: the limiter's own counters (a gateway without one counts nothing). */
+  const usageOf = async (principal: Principal) => {
+    if (!deps.limiter?.usage)
+      throw serviceUnavailable('Usage is not counted: the gateway has no rate limiter');
+    return deps.limiter.usage(principal.tenantId!, principal.plan ?? 'beta');
+  };
   const readiness = deps.readiness ?? (async () => ({ gateway: 'ok' }));
 
   async function ready(res: ServerResponse) {
@@ -180,29 +153,6 @@ function gatewayHandler(deps: GatewayDeps) {
     } catch (err) {
       sendJson(res, 503, JSON.stringify({ status: 'not_ready', checks: { error: String(err) } }));
     }
-  }
-
-  /** What errorMiddleware answered for everything thrown: the envelope, a 500 for the unknown. */
-  function fail(req: IncomingMessage, res: ServerResponse, path: string, requestId: string, err: unknown) {
-    if (res.headersSent) {
-      deps.logger.error({ err, requestId }, 'error after response started');
-      return;
-    }
-    if (err instanceof AppError) return sendEnvelope(res, err.status, err.toEnvelope(), err.headers);
-    if (err instanceof z.ZodError)
-      return sendEnvelope(res, 400, { error: 'BAD_REQUEST', message: describeZodError(err) });
-    const bodyError = err as { type?: string; status?: number };
-    if (bodyError?.type === 'entity.too.large')
-      return sendEnvelope(res, 413, {
-        error: 'PAYLOAD_TOO_LARGE',
-        message: `Request body exceeds ${BODY_LIMIT_BYTES} bytes`,
-      });
-    if (bodyError?.type === 'entity.parse.failed')
-      return sendEnvelope(res, 400, { error: 'BAD_REQUEST', message: 'Malformed JSON body' });
-    if (bodyError?.type && bodyError.status && bodyError.status < 500)
-      return sendEnvelope(res, 400, { error: 'BAD_REQUEST', message: 'Unreadable request body' });
-    deps.logger.error({ err, requestId, method: req.method, path }, 'unhandled error');
-    sendEnvelope(res, 500, { error: 'INTERNAL_ERROR', message: `Internal error (request ${requestId})` });
   }
 
   /**
@@ -216,14 +166,7 @@ function gatewayHandler(deps: GatewayDeps) {
     const length = Number(rawLength);
     if (headers['transfer-encoding'] === undefined && headers['content-encoding'] === undefined) {
       if (rawLength === undefined) return Promise.resolve(undefined);
-      if (length >= 0 && length <= BODY_LIMIT_BYTES) {
-        return new Promise((resolve, reject) => {
-          const chunks: Buffer[] = [];
-          req.on('data', (chunk: Buffer) => chunks.push(chunk));
-          req.once('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
-          req.once('error', (err) => reject(Object.assign(err, { type: 'request.aborted', status: 400 })));
-        });
-      }
+      if (length >= 0 && length <= BODY_LIMIT_BYTES) return readPlainBody(req);
     }
     const r = req as IncomingMessage & { body?: unknown };
     return new Promise((resolve, reject) =>
@@ -265,6 +208,9 @@ function gatewayHandler(deps: GatewayDeps) {
   // Decided once: with LOG_LEVEL above info (the benchmark), requests pay nothing for it.
   const accessLog = deps.accessLog === true && deps.logger.isLevelEnabled('info');
   const metrics = processMetrics();
+  const dashboard =
+    deps.dashboard && dashboardHandler(deps.dashboard.dir, { devSignIn: !!deps.dashboard.devSignIn });
+  const devSignIn = deps.dashboard?.devSignIn;
 
   return async function handle(
     req: IncomingMessage,
@@ -277,6 +223,12 @@ function gatewayHandler(deps: GatewayDeps) {
     if (health === 'healthz') return sendJson(res, 200, '{"status":"ok"}');
     if (health === 'readyz') return ready(res);
     if (isOwnMetricsScrape(req, rawPath, deps.operatorToken)) return serveMetrics(res);
+    // Static files, outside the API: no credential, no route table (README, "Dashboard").
+    if (dashboard && isDashboardPath(rawPath)) return dashboard(req, res);
+    if (devSignIn && rawPath.startsWith(`${DEV_PREFIX}/`)) {
+      const q = req.url!.indexOf('?');
+      return devSignIn.handle(req, res, rawPath, q < 0 ? '' : req.url!.slice(q + 1));
+    }
 
     let principal: Principal | null = null;
     let routePattern: string | null = null;
@@ -315,6 +267,7 @@ function gatewayHandler(deps: GatewayDeps) {
     }
     const { rule, params, path } = match;
     routePattern = rule.path;
+    setRequestRoute(req.method, rule.path);
     // Every authenticated call is audited, whatever its outcome (403, 404 and 5xx included).
     res.once('finish', () => {
       if (!principal) return;
@@ -341,6 +294,7 @@ function gatewayHandler(deps: GatewayDeps) {
       if (wait > 0) throw tooManyAuthFailures(wait);
       try {
         principal = await authenticate(req, rule, params, deps);
+        if (principal?.tenantId) setSpanAttributes({ 'mandate.tenant_id': principal.tenantId });
       } catch (err) {
         if (err instanceof AppError && err.status === 401)
           throw await authFailed(req, rule, requestId, ip(), err);
@@ -354,6 +308,8 @@ function gatewayHandler(deps: GatewayDeps) {
         if (!decision.allowed) throw new AppError('TOO_MANY_REQUESTS', decision.message!);
       }
       if (rule.service === 'gateway') {
+        if (rule.path === '/v1/me') return sendJson(res, 200, JSON.stringify(whoAmI(principal!)));
+        if (rule.path === '/v1/usage') return sendJson(res, 200, JSON.stringify(await usageOf(principal!)));
         openApiJson ??= JSON.stringify(deps.openApiDocument());
         return sendJson(res, 200, openApiJson);
       }
@@ -377,7 +333,7 @@ function gatewayHandler(deps: GatewayDeps) {
       );
       await forward(req, res, deps.upstreams[rule.service], rule.service, path, token, call);
     } catch (err) {
-      fail(req, res, path, requestId, err);
+      answerError(res, err, deps.logger, { requestId, method: req.method, path });
     }
   };
 }

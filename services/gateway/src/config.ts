@@ -15,6 +15,8 @@ export const gatewayConfigSchema = z.object({
   KEY_CACHE_TTL_MS: env.int(500),
   /** JSON list of {name, issuer, jwks_uri, audience, subject_scheme} (SPEC §4). */
   JWT_ISSUERS: env.optionalString(),
+  /** The dashboard's build, served at /dashboard/; unset → packages/dashboard/dist of this repository. */
+  DASHBOARD_DIR: env.optionalString(),
   TRUST_PROXY: env.bool(false),
   /** Failed authentications a client IP may have per minute; beyond it every authenticated route answers 429 until the minute passes. */
   AUTH_FAILURE_LIMIT_PER_MINUTE: env.int(20).pipe(z.number().int().min(1)),

@@ -17,6 +17,8 @@ import type { GatewayConfig } from './config';
 import { buildPublicOpenApi } from './openapi';
 import { createLimiter } from './limits';
 import { createIdempotency } from './idempotency';
+import { DevSignIn } from './dashboard/dev-sign-in';
+import { defaultDashboardDir } from './dashboard/static';
 
 /**
  * Builds the gateway's dependencies; each configured URL switches its adapter, over any override
@@ -27,7 +29,11 @@ import { createIdempotency } from './idempotency';
 export async function wire(
   config: GatewayConfig,
   logger: Logger,
-  overrides: Partial<GatewayDeps> & { credentialEvents?: CredentialEventSource } = {},
+  overrides: Partial<GatewayDeps> & {
+    credentialEvents?: CredentialEventSource;
+    /** The embedded launcher's development sign-in (README, "Dashboard"); never from a variable. */
+    devSignIn?: boolean;
+  } = {},
 ): Promise<{ deps: GatewayDeps; close(): Promise<void> }> {
   const closers: (() => Promise<void>)[] = [];
 
@@ -94,7 +100,16 @@ export async function wire(
     overrides,
   );
   closers.push(() => credentials.close());
-  const { keys, jwt } = credentials;
+  const { keys, subjects } = credentials;
+  // Embedded mode only: tokens of the in-process development issuer, before the configured issuers.
+  const devSignIn = overrides.devSignIn
+    ? await DevSignIn.create({ identity: upstreams.identity, tokens, subjects })
+    : undefined;
+  if (devSignIn)
+    logger.warn(
+      'development sign-in enabled (embedded mode): anyone reaching this port can act as any subject',
+    );
+  const jwt = devSignIn ? devSignIn.authenticator(credentials.jwt) : credentials.jwt;
 
   // Redis when REDIS_URL is set (shared by replicas, per-process insurance when it is down), else in memory.
   const limiterWith = async (redisUrl: string | undefined) => {
@@ -153,6 +168,7 @@ export async function wire(
     idempotency,
     trustProxy: overrides.trustProxy ?? config.TRUST_PROXY,
     accessLog: overrides.accessLog ?? config.ACCESS_LOG,
+    dashboard: overrides.dashboard ?? { dir: config.DASHBOARD_DIR ?? defaultDashboardDir(), devSignIn },
   };
   return {
     deps,

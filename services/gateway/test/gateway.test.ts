@@ -1,14 +1,7 @@
-import express from 'express';
-import {
-  ServiceClient,
-  createLogger,
-  listen,
-  requireInternalToken,
-  callerOf,
-  type RunningServer,
-  INTERNAL_SERVICES,
-} from '@mandate/shared';
+import { connect } from 'node:net';
+import { ServiceClient, createLogger, listen, callerOf, type RunningServer } from '@mandate/shared';
 import { CapturingPublisher, testTokens } from '@mandate/shared/src/testing';
+import { closeUpstreams, standInService, upstreamsAt } from './helpers';
 import { createApp, type GatewayApp, type Upstreams } from '../src/app';
 import type { KeyResolver, ResolvedKey } from '../src/auth/key-resolver';
 
@@ -36,9 +29,7 @@ const stubKeys: KeyResolver = { resolve: async (s) => keys[s] ?? null, evict: ()
 
 /** A stand-in service that echoes what reached it, behind the real internal-token check. */
 async function echoService(): Promise<RunningServer> {
-  const app = express();
-  app.use(requireInternalToken(testTokens, INTERNAL_SERVICES));
-  app.use(express.raw({ type: () => true }));
+  const app = standInService();
   app.all('/{*rest}', (req, res) => {
     const caller = callerOf(req);
     res.status(req.path.endsWith('/conflict') ? 409 : 200).json({
@@ -58,19 +49,12 @@ describe('gateway', () => {
   let upstream: RunningServer;
   let gateway: GatewayApp;
   let base: string;
-  let clients: ServiceClient[];
+  let upstreams: Upstreams;
   const publisher = new CapturingPublisher();
 
   beforeAll(async () => {
     upstream = await echoService();
-    clients = [0, 1, 2, 3].map(() => new ServiceClient([upstream.url]));
-    const [mandates, verify, identity, audit] = clients as [
-      ServiceClient,
-      ServiceClient,
-      ServiceClient,
-      ServiceClient,
-    ];
-    const upstreams: Upstreams = { mandates, verify, identity, audit };
+    upstreams = upstreamsAt(upstream.url);
     gateway = createApp({
       tokens: testTokens,
       logger: createLogger('gateway-test', 'silent'),
@@ -84,7 +68,7 @@ describe('gateway', () => {
   });
   afterAll(async () => {
     await gateway.stop();
-    await Promise.all(clients.map((c) => c.close()));
+    await closeUpstreams(upstreams);
     await upstream.close();
   });
 
@@ -100,6 +84,22 @@ describe('gateway', () => {
     expect(r).toMatchObject({ status: 404, body: { error: 'NOT_FOUND', message: 'Route not found' } });
     expect(Object.keys(r.body)).toEqual(['error', 'message']);
     expect(r.headers.get('x-request-id')).toBeTruthy();
+  });
+
+  it('when a URL is one only express reads (a fragment, the absolute form), then its path is the one express gives', async () => {
+    const raw = (target: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(new URL(base).port), '127.0.0.1', () =>
+          socket.write(`GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`),
+        );
+        let text = '';
+        socket.on('data', (d) => (text += d.toString()));
+        socket.on('end', () => resolve(text));
+        socket.on('error', reject);
+      });
+    expect(await raw('/healthz#fragment')).toMatch(/^HTTP\/1\.1 200 [\s\S]*\{"status":"ok"\}$/);
+    expect(await raw('http://x/healthz?a=1')).toMatch(/^HTTP\/1\.1 200 /);
+    expect(await raw('/v1/nope#/healthz')).toMatch(/^HTTP\/1\.1 404 [\s\S]*"Route not found"/);
   });
 
   it('when a known path is called with the wrong method, then 405 with Allow', async () => {

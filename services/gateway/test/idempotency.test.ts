@@ -1,14 +1,6 @@
-import express from 'express';
-import {
-  ServiceClient,
-  createLogger,
-  listen,
-  requireInternalToken,
-  callerOf,
-  type RunningServer,
-  INTERNAL_SERVICES,
-} from '@mandate/shared';
+import { createLogger, listen, callerOf, type RunningServer } from '@mandate/shared';
 import { testTokens } from '@mandate/shared/src/testing';
+import { closeUpstreams, standInService, upstreamsAt } from './helpers';
 import { createApp, type GatewayApp, type Upstreams } from '../src/app';
 import type { KeyResolver, ResolvedKey } from '../src/auth/key-resolver';
 import {
@@ -59,9 +51,7 @@ class CountingStore implements IdempotencyStore {
  */
 async function countingService() {
   const executed = new Map<string, number>();
-  const app = express();
-  app.use(requireInternalToken(testTokens, INTERNAL_SERVICES));
-  app.use(express.raw({ type: () => true }));
+  const app = standInService();
   app.all('/{*rest}', async (req, res) => {
     const n = (executed.get(req.path) ?? 0) + 1;
     executed.set(req.path, n);
@@ -93,39 +83,37 @@ async function countingService() {
   return { server: await listen(app, 0), executed };
 }
 
+/** A gateway in front of the stand-in upstreams whose Idempotency-Key duplicates wait up to waitMs. */
+function gatewayWith(upstreams: Upstreams, store: IdempotencyStore, waitMs: number): GatewayApp {
+  const logger = createLogger('idempotency-test', 'silent');
+  return createApp({
+    tokens: testTokens,
+    logger,
+    publisher: { kind: 'in-process', publish: async () => undefined, close: async () => undefined },
+    upstreams,
+    keys: stubKeys,
+    operatorToken: OPERATOR_TOKEN,
+    openApiDocument: () => ({}),
+    idempotency: new Idempotency(store, logger, { waitMs }),
+  });
+}
+
 describe('gateway Idempotency-Key (memory store)', () => {
   let upstream: { server: RunningServer; executed: Map<string, number> };
   let gateway: GatewayApp;
   let base: string;
-  let clients: ServiceClient[];
+  let upstreams: Upstreams;
   const store = new CountingStore(new MemoryIdempotencyStore());
 
   beforeAll(async () => {
     upstream = await countingService();
-    clients = [0, 1, 2, 3].map(() => new ServiceClient([upstream.server.url]));
-    const [mandates, verify, identity, audit] = clients as [
-      ServiceClient,
-      ServiceClient,
-      ServiceClient,
-      ServiceClient,
-    ];
-    const upstreams: Upstreams = { mandates, verify, identity, audit };
-    const logger = createLogger('idempotency-test', 'silent');
-    gateway = createApp({
-      tokens: testTokens,
-      logger,
-      publisher: { kind: 'in-process', publish: async () => undefined, close: async () => undefined },
-      upstreams,
-      keys: stubKeys,
-      operatorToken: OPERATOR_TOKEN,
-      openApiDocument: () => ({}),
-      idempotency: new Idempotency(store, logger, { waitMs: 2_000 }),
-    });
+    upstreams = upstreamsAt(upstream.server.url);
+    gateway = gatewayWith(upstreams, store, 2_000);
     base = (await gateway.start(0)).url;
   });
   afterAll(async () => {
     await gateway.stop();
-    await Promise.all(clients.map((c) => c.close()));
+    await closeUpstreams(upstreams);
     await upstream.server.close();
   });
 
@@ -266,23 +254,7 @@ describe('gateway Idempotency-Key (memory store)', () => {
   });
 
   it('when a duplicate outwaits the bound while the first is still running, then 409 in progress', async () => {
-    const logger = createLogger('idempotency-test', 'silent');
-    const [mandates, verify, identity, audit] = clients as [
-      ServiceClient,
-      ServiceClient,
-      ServiceClient,
-      ServiceClient,
-    ];
-    const impatient = createApp({
-      tokens: testTokens,
-      logger,
-      publisher: { kind: 'in-process', publish: async () => undefined, close: async () => undefined },
-      upstreams: { mandates, verify, identity, audit },
-      keys: stubKeys,
-      operatorToken: OPERATOR_TOKEN,
-      openApiDocument: () => ({}),
-      idempotency: new Idempotency(new MemoryIdempotencyStore(), logger, { waitMs: 50 }),
-    });
+    const impatient = gatewayWith(upstreams, new MemoryIdempotencyStore(), 50);
     const url = (await impatient.start(0)).url;
     try {
       const path = fresh('-slow');

@@ -3,7 +3,6 @@ import express from 'express';
 import pino from 'pino';
 import { Redis } from 'ioredis';
 import {
-  ServiceClient,
   fixedClock,
   listen,
   newId,
@@ -16,7 +15,8 @@ import {
   INTERNAL_SERVICES,
 } from '@mandate/shared';
 import { testTokens } from '@mandate/shared/src/testing';
-import { createApp, type Upstreams } from '../src/app';
+import { closeUpstreams, upstreamsAt } from './helpers';
+import { createApp } from '../src/app';
 import type { KeyResolver, ResolvedKey } from '../src/auth/key-resolver';
 import {
   PlanLimiter,
@@ -169,14 +169,7 @@ describe('gateway rate limits and quotas (real Redis)', () => {
     const prefix = options.prefix ?? `test:rl:${newId('req')}`;
     prefixes.push(prefix);
     const logger = options.logger ?? pino({ level: 'silent' });
-    const clients = [0, 1, 2, 3].map(() => new ServiceClient([upstream.url]));
-    const [mandates, verify, identity, audit] = clients as [
-      ServiceClient,
-      ServiceClient,
-      ServiceClient,
-      ServiceClient,
-    ];
-    const upstreams: Upstreams = { mandates, verify, identity, audit };
+    const upstreams = upstreamsAt(upstream.url);
     let backend;
     if (options.redisPort === null) backend = memoryBackend(options.now);
     else {
@@ -223,7 +216,7 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       async close() {
         await app.stop();
         await limiter.close();
-        await Promise.all(clients.map((c) => c.close()));
+        await closeUpstreams(upstreams);
       },
     };
     opened.push(gateway);
@@ -427,6 +420,50 @@ describe('gateway rate limits and quotas (real Redis)', () => {
         clock.set('2031-06-01T00:00:01.000Z');
         const june = await g.call('GET', '/v1/mandates', auth);
         expect(june.status).toBe(200);
+      },
+    );
+  });
+
+  describe('GET /v1/usage (this month, per key)', () => {
+    it.each([
+      ['Redis', REDIS_PORT],
+      ['the in-memory limiter', null],
+    ])(
+      "when keys of a tenant made requests (%s), then GET /v1/usage answers the plan, its limits, each key's use this month and the days to reset",
+      async (_label, redisPort) => {
+        const clock = fixedClock('2031-05-20T12:00:00.000Z');
+        const g = await startGateway({ clock, redisPort, overrides: { enterprise: { monthly_quota: 100 } } });
+        const busy = freshKey('enterprise');
+        const quiet = freshKey('enterprise');
+        for (let i = 0; i < 3; i++) expect((await g.call('GET', '/v1/mandates', busy)).status).toBe(200);
+        expect((await g.call('GET', '/v1/mandates', quiet)).status).toBe(200);
+        const idOf = (auth: string) => `key_${auth.split('.')[1]}`;
+
+        const res = await g.call('GET', '/v1/usage', quiet);
+        expect(res.status).toBe(200);
+        // GET /v1/usage itself counts, as every request does: quiet has 2 by now.
+        expect(res.body).toEqual({
+          tenant_id: TENANT,
+          plan: 'enterprise',
+          limits: expect.objectContaining({ monthly_quota: 100, global: { rate: 200, burst: 400 } }),
+          period: {
+            month: '2031-05',
+            start: '2031-05-01T00:00:00.000Z',
+            reset_at: '2031-06-01T00:00:00.000Z',
+            days_to_reset: 12,
+          },
+          usage: [
+            { key_id: idOf(busy), used: 3, remaining: 97 },
+            { key_id: idOf(quiet), used: 2, remaining: 98 },
+          ],
+        });
+        expect(res.body.limits.endpoints['mandates.create']).toEqual({ rate: 25, burst: 50 });
+
+        // A new month: nothing counted yet but this call.
+        clock.set('2031-06-01T00:00:01.000Z');
+        const june = await g.call('GET', '/v1/usage', quiet);
+        expect(june.body.period).toMatchObject({ month: '2031-06', days_to_reset: 30 });
+        expect(june.body.usage).toEqual([{ key_id: idOf(quiet), used: 1, remaining: 99 }]);
       },
     );
   });

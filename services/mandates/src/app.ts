@@ -1,20 +1,15 @@
 import type { NextFunction, Request, Response } from 'express';
+import type { IdentityVerifications } from './domain/mandates';
 import {
   AppError,
-  baseApp,
-  errorMiddleware,
-  healthRoutes,
-  jsonBody,
-  listen,
-  notFoundHandler,
-  OutboxRelay,
-  requireInternalToken,
+  appLifecycle,
+  internalServiceApp,
+  ownRelayUnlessGiven,
   type Clock,
   type EventPublisher,
   type EventRelay,
   type InternalTokens,
   type Logger,
-  type RunningServer,
 } from '@mandate/shared';
 import { internalSigningRoutes } from './http/internal-signing';
 import { mandateRoutes } from './http/routes';
@@ -32,6 +27,8 @@ export interface Deps {
   clock: Clock;
   /** Versioned snapshots verify reads (Redis); absent → none. */
   snapshots?: MandateSnapshots;
+  /** Binds identity verifications at creation (IDENTITY_URL). */
+  identityVerifications?: IdentityVerifications;
   /** While started, sweep expired mandates this often; absent or 0 → no sweeper. */
   sweepIntervalMs?: number;
   /** Publishes the events stored in the outbox with each change; absent → an OutboxRelay over store and publisher. */
@@ -43,49 +40,45 @@ export interface Deps {
 /** Builds the express app; nothing listens until start(). */
 export function createApp(given: Deps) {
   // Every change stores its events in the outbox; this relay publishes them (and retries until the broker confirms).
-  const ownRelay = given.relay
-    ? undefined
-    : new OutboxRelay(given.store, given.publisher, given.logger, {
-        pollIntervalMs: given.outboxPollIntervalMs,
-      });
+  const ownRelay = ownRelayUnlessGiven(given);
   // Set on the given object (not a copy): callers and tests may swap a dependency of a running app.
   const deps: Deps = given;
   deps.relay ??= ownRelay;
-  const app = baseApp('mandates');
-  healthRoutes(app, async () => {
-    const checks: Record<string, string> = {};
-    await deps.store.ping().then(
-      () => (checks[`store:${deps.store.kind}`] = 'ok'),
-      (err) => (checks[`store:${deps.store.kind}`] = `down: ${String((err as Error)?.message ?? err)}`),
-    );
-    await deps.signer.publicJwks().then(
-      () => (checks.signer = 'ok'),
-      (err) => (checks.signer = `down: ${String((err as Error)?.message ?? err)}`),
-    );
-    if (deps.snapshots && deps.snapshots.kind !== 'none') {
-      await deps.snapshots.ping().then(
-        () => (checks[`snapshots:${deps.snapshots!.kind}`] = 'ok'),
-        (err) =>
-          (checks[`snapshots:${deps.snapshots!.kind}`] = `down: ${String((err as Error)?.message ?? err)}`),
+  const app = internalServiceApp('mandates', {
+    readiness: async () => {
+      const checks: Record<string, string> = {};
+      await deps.store.ping().then(
+        () => (checks[`store:${deps.store.kind}`] = 'ok'),
+        (err) => (checks[`store:${deps.store.kind}`] = `down: ${String((err as Error)?.message ?? err)}`),
       );
-    }
-    return checks;
+      await deps.signer.publicJwks().then(
+        () => (checks.signer = 'ok'),
+        (err) => (checks.signer = `down: ${String((err as Error)?.message ?? err)}`),
+      );
+      if (deps.snapshots && deps.snapshots.kind !== 'none') {
+        await deps.snapshots.ping().then(
+          () => (checks[`snapshots:${deps.snapshots!.kind}`] = 'ok'),
+          (err) =>
+            (checks[`snapshots:${deps.snapshots!.kind}`] = `down: ${String((err as Error)?.message ?? err)}`),
+        );
+      }
+      return checks;
+    },
+    tokens: deps.tokens,
+    logger: deps.logger,
+    handlers: [
+      mandateRoutes(deps),
+      internalSigningRoutes(deps),
+      // errorMiddleware logs only unknown errors; a 5xx AppError (signing down) deserves a log line with its cause too.
+      (err: unknown, req: Request, _res: Response, next: NextFunction) => {
+        if (err instanceof AppError && err.status >= 500) {
+          deps.logger.error({ err, cause: err.cause, requestId: req.requestId }, err.message);
+        }
+        next(err);
+      },
+    ],
   });
-  app.use(requireInternalToken(deps.tokens, 'mandates'));
-  app.use(jsonBody());
-  app.use(mandateRoutes(deps));
-  app.use(internalSigningRoutes(deps));
-  app.use(notFoundHandler());
-  // errorMiddleware logs only unknown errors; a 5xx AppError (signing down) deserves a log line with its cause too.
-  app.use((err: unknown, req: Request, _res: Response, next: NextFunction) => {
-    if (err instanceof AppError && err.status >= 500) {
-      deps.logger.error({ err, cause: err.cause, requestId: req.requestId }, err.message);
-    }
-    next(err);
-  });
-  app.use(errorMiddleware(deps.logger));
 
-  let running: RunningServer | undefined;
   const sweeper = deps.sweepIntervalMs
     ? new ExpirySweeper(deps, { intervalMs: deps.sweepIntervalMs })
     : undefined;
@@ -93,20 +86,8 @@ export function createApp(given: Deps) {
     app,
     sweeper,
     relay: ownRelay,
-    async start(port = 0, host = '127.0.0.1'): Promise<RunningServer> {
-      running = await listen(app, port, host);
-      sweeper?.start();
-      ownRelay?.start();
-      return running;
-    },
-    async stop(): Promise<void> {
-      const server = running;
-      running = undefined;
-      await sweeper?.stop();
-      await server?.close();
-      // Last: what the requests above stored is relayed now if the broker allows, else after the next start.
-      await ownRelay?.stop();
-    },
+    // Stopped last: what the requests stored is relayed now if the broker allows, else after the next start.
+    ...appLifecycle(app, [sweeper, ownRelay]),
   };
 }
 

@@ -15,16 +15,7 @@ export const configSchema = z.object({
   /** An asymmetric ECC_NIST_P256 KMS key (id, ARN or alias) to sign with; set → AWS KMS instead of the local key. */
   KMS_KEY_ID: env.optionalString(),
   /** Comma-separated KMS keys for rotation: the first signs, all are published (if KMS_KEY_ID is set too, it must be the first). */
-  SIGNING_KEY_IDS: z.preprocess(
-    (v) =>
-      typeof v === 'string' && v.trim() !== ''
-        ? v
-            .split(',')
-            .map((s) => s.trim())
-            .filter(Boolean)
-        : undefined,
-    z.array(z.string()).min(1).optional(),
-  ),
+  SIGNING_KEY_IDS: env.list(),
   /** Region of the KMS keys; required with KMS_KEY_ID / SIGNING_KEY_IDS. */
   AWS_REGION: env.optionalString(),
   /** A KMS-compatible endpoint (LocalStack, a VPC endpoint); unset → the region's AWS endpoint. */
@@ -36,6 +27,8 @@ export const configSchema = z.object({
   SNAPSHOT_TTL_SECONDS: env.int(86_400).pipe(z.number().int().min(60)),
   /** How often the expiry sweeper runs; 0 turns it off. */
   EXPIRY_SWEEP_INTERVAL_MS: env.int(5_000).pipe(z.number().int().min(0)),
+  /** The identity service's replicas: binds principal.verification_id at creation; unset → that answers 503. */
+  IDENTITY_URL: env.urlList(),
 });
 
 export type Config = z.output<typeof configSchema>;

@@ -1,14 +1,12 @@
 import {
-  InProcessBus,
-  RabbitPublisher,
-  amqpTopology,
   compose,
-  connectMongo,
-  internalTokens,
+  composeEventPublisher,
+  composeMongoStore,
   snapshotMac,
   systemClock,
-  type EventPublisher,
-  type Logger,
+  tokensFor,
+  wireWith,
+  type Wire,
 } from '@mandate/shared';
 import type { Deps } from './app';
 import type { Config } from './config';
@@ -18,6 +16,7 @@ import { MemoryMandateStore } from './store/memory-mandate-store';
 import { MongoMandateStore } from './store/mongo-mandate-store';
 import { NoSnapshots, type MandateSnapshots } from './snapshots/mandate-snapshots';
 import { RedisSnapshots } from './snapshots/redis-snapshots';
+import { HttpIdentityVerifications } from './identity/identity-verifications';
 
 /**
  * Builds every dependency from configuration: each *_URL switches its adapter on, over any
@@ -25,59 +24,41 @@ import { RedisSnapshots } from './snapshots/redis-snapshots';
  * no snapshots, generated signing key).
  * `close()` closes only what was created here, not the overrides.
  */
-export async function wire(
-  config: Config,
-  logger: Logger,
-  overrides: Partial<Deps> = {},
-): Promise<{ deps: Deps; close(): Promise<void> }> {
-  const closers: (() => Promise<void>)[] = [];
-  try {
+export const wire: Wire<Config, Deps> = (config, logger, overrides = {}) =>
+  wireWith(async (closers) => {
     // Each adapter by the one composition rule (compose): the variable, else the override, else the local default.
-    const { adapter: store } = await compose<MandateStore>({
-      variable: config.MONGO_URL,
-      fromVariable: async (url) => {
-        const connection = await connectMongo(url, config.MONGO_DB, logger);
-        closers.push(() => connection.close());
-        return MongoMandateStore.create(connection);
-      },
+    const store = await composeMongoStore<MandateStore>({
+      config,
+      logger,
+      closers,
+      create: (connection) => MongoMandateStore.create(connection),
       override: overrides.store,
       local: () => {
         logger.warn('mandates: in-memory store (no MONGO_URL); data is lost on restart');
         return new MemoryMandateStore();
       },
     });
-
-    const { adapter: publisher } = await compose<EventPublisher>({
-      variable: config.AMQP_URL,
-      fromVariable: async (url) => {
-        const rabbit = new RabbitPublisher(url, logger, amqpTopology(config.AMQP_NAMESPACE));
-        closers.push(() => rabbit.close());
-        await rabbit.connect();
-        return rabbit;
-      },
+    const publisher = await composeEventPublisher({
+      config,
+      logger,
+      closers,
       override: overrides.publisher,
-      local: () => {
-        const bus = new InProcessBus(logger);
-        closers.push(() => bus.close());
-        logger.warn('mandates: in-process event bus (no AMQP_URL); events reach no other process');
-        return bus;
-      },
+      localWarning: 'mandates: in-process event bus (no AMQP_URL); events reach no other process',
     });
 
     let signer = overrides.signer;
     if (!signer) {
       // KMS when KMS_KEY_ID / SIGNING_KEY_IDS are set, else the local key; logs which one.
       const created = await createSigner(config, logger);
-      closers.push(() => created.close());
+      closers.add(() => created.close());
       signer = created.signer;
     }
 
-    let tokens = overrides.tokens;
-    if (!tokens) {
-      if (!config.INTERNAL_TOKEN_SECRET)
-        throw new Error('INTERNAL_TOKEN_SECRET is required (at least 32 characters)');
-      tokens = internalTokens(config.INTERNAL_TOKEN_SECRET);
-    }
+    const tokens = tokensFor(
+      config.INTERNAL_TOKEN_SECRET,
+      overrides.tokens,
+      'INTERNAL_TOKEN_SECRET is required (at least 32 characters)',
+    );
 
     const { adapter: snapshots } = await compose<MandateSnapshots>({
       variable: config.REDIS_URL,
@@ -90,7 +71,7 @@ export async function wire(
           prefix: config.SNAPSHOT_PREFIX,
           ttlSeconds: config.SNAPSHOT_TTL_SECONDS,
         });
-        closers.push(() => redis.close());
+        closers.add(() => redis.close());
         return redis;
       },
       override: overrides.snapshots,
@@ -111,14 +92,10 @@ export async function wire(
       clock: overrides.clock ?? systemClock,
       snapshots,
       sweepIntervalMs: overrides.sweepIntervalMs ?? config.EXPIRY_SWEEP_INTERVAL_MS,
+      identityVerifications:
+        config.IDENTITY_URL !== undefined
+          ? new HttpIdentityVerifications(config.IDENTITY_URL, tokens, logger)
+          : overrides.identityVerifications,
     };
-    return { deps, close: () => closeAll(closers) };
-  } catch (err) {
-    await closeAll(closers);
-    throw err;
-  }
-}
-
-async function closeAll(closers: (() => Promise<void>)[]): Promise<void> {
-  for (const close of closers.reverse()) await close().catch(() => undefined);
-}
+    return deps;
+  });

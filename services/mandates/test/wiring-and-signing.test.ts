@@ -2,7 +2,7 @@ import { compactVerify, decodeProtectedHeader, exportJWK, generateKeyPair, impor
 import { InProcessBus, buildOpenApiDocument, connectMongo, createLogger, parseConfig } from '@mandate/shared';
 import { MONGO_TARGET, MONGO_URL, testDatabaseName } from '@mandate/shared/src/testing';
 import { configSchema } from '../src/config';
-import { openApi } from '../src/http/schemas';
+import { contract } from '../src/contract';
 import { LocalSigner } from '../src/signing/local-signer';
 import { MemoryMandateStore } from '../src/store/memory-mandate-store';
 import { wire } from '../src/wiring';
@@ -113,7 +113,7 @@ describe('config and wiring', () => {
 
 describe('OpenAPI contribution', () => {
   it('when assembled, then every public mandates path is documented under /v1 and the internal one is not', () => {
-    const doc = buildOpenApiDocument([openApi]);
+    const doc = buildOpenApiDocument(contract);
     expect(Object.keys(doc.paths ?? {}).sort()).toEqual([
       '/v1/.well-known/jwks.json',
       '/v1/mandates',

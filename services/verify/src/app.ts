@@ -1,12 +1,7 @@
 import {
   CachedTokenMinter,
-  baseApp,
-  errorMiddleware,
-  healthRoutes,
-  jsonBody,
-  listen,
-  notFoundHandler,
-  requireInternalToken,
+  appLifecycle,
+  internalServiceApp,
   type Clock,
   type EventPublisher,
   type InternalTokens,
@@ -45,28 +40,14 @@ export function createApp(given: Deps): VerifyApp {
     metrics: given.metrics ?? new VerifyMetrics(),
     mandatesTokens: given.mandatesTokens ?? new CachedTokenMinter(given.tokens),
   };
-  const app = baseApp('verify');
-  healthRoutes(app, async () => ({ mandates: await deps.reader.check() }));
-  app.use(requireInternalToken(deps.tokens, 'verify'));
-  app.use(jsonBody());
-  app.use(verifyRoutes(deps));
-  app.use(notFoundHandler());
-  app.use(errorMiddleware(deps.logger));
+  const app = internalServiceApp('verify', {
+    readiness: async () => ({ mandates: await deps.reader.check() }),
+    tokens: deps.tokens,
+    logger: deps.logger,
+    handlers: [verifyRoutes(deps)],
+  });
   // POST /v1/verify is answered without express; everything else (and anything unusual) goes to the app.
   const handler = verifyHotPath(deps, deps.metrics!, app);
 
-  let running: RunningServer | undefined;
-  return {
-    app,
-    async start(port = 0, host = '127.0.0.1') {
-      if (running) throw new Error('verify app already started');
-      running = await listen(handler, port, host);
-      return running;
-    },
-    async stop() {
-      const server = running;
-      running = undefined;
-      await server?.close();
-    },
-  };
+  return { app, ...appLifecycle(handler) };
 }

@@ -6,11 +6,12 @@ import {
   amqpTopology,
   compose,
   defaultSpoolDir,
-  internalTokens,
+  tokensFor,
   snapshotMac,
   systemClock,
   type EventPublisher,
-  type Logger,
+  wireWith,
+  type Wire,
 } from '@mandate/shared';
 import type { Deps } from './app';
 import type { Config } from './config';
@@ -26,15 +27,10 @@ import { VerifyMetrics } from './metrics';
  * the caller (the embedded launcher, a test) passes, else the local default. Verify keeps no state of its own, so
  * any number of replicas can run side by side.
  */
-export async function wire(
-  config: Config,
-  logger: Logger,
-  overrides: Partial<Deps> = {},
-): Promise<{ deps: Deps; close(): Promise<void> }> {
-  const owned: { close(): Promise<void> }[] = [];
+export const wire: Wire<Config, Deps> = async (config, logger, overrides = {}) => {
   const metrics = overrides.metrics ?? new VerifyMetrics();
 
-  try {
+  return wireWith(async (closers) => {
     // Each adapter by the one composition rule (compose): the variable, else the override, else the local default.
     const { adapter: reader } = await compose<MandateReader, string[]>({
       variable: config.MANDATES_URL,
@@ -50,7 +46,7 @@ export async function wire(
           logger.warn(
             'REDIS_URL not set: no snapshots, every verify reads its mandate from the mandates service',
           );
-          owned.push(http);
+          closers.add(() => http.close());
           return http;
         }
         const source = await RedisSnapshotSource.connect(
@@ -72,7 +68,7 @@ export async function wire(
           logger,
           snapshotMac(config.INTERNAL_TOKEN_SECRET),
         );
-        owned.push(snapshots);
+        closers.add(() => snapshots.close());
         return snapshots;
       },
       override: overrides.reader,
@@ -85,7 +81,9 @@ export async function wire(
       variable: config.AMQP_URL,
       fromVariable: async (url) => {
         const rabbit = new RabbitPublisher(url, logger, amqpTopology(config.AMQP_NAMESPACE));
-        owned.push(rabbit);
+        // Close the outermost layer: the rabbit publisher, until the batcher below wraps it.
+        let outermost: EventPublisher = rabbit;
+        closers.add(() => outermost.close());
         await rabbit.connect();
         // A broker outage loses no VERIFICATION_PERFORMED: failed batches go to a bounded, fsync'd
         // local spool and are replayed in order when the broker is back.
@@ -103,24 +101,20 @@ export async function wire(
           maxDelayMs: config.PUBLISH_BATCH_DELAY_MS,
         });
         // The batcher flushes (into the spool if the broker is away), then closes the spool and the rabbit publisher.
-        owned[owned.length - 1] = batching;
+        outermost = batching;
         return batching;
       },
       override: overrides.publisher,
       local: () => {
         // Nothing consumes this bus in a standalone verify: events are only kept in memory.
         const bus = new InProcessBus(logger);
-        owned.push(bus);
+        closers.add(() => bus.close());
         logger.warn('AMQP_URL not set: audit events go to an in-process bus');
         return bus;
       },
     });
 
-    let tokens = overrides.tokens;
-    if (!tokens) {
-      if (!config.INTERNAL_TOKEN_SECRET) throw new Error('INTERNAL_TOKEN_SECRET is required');
-      tokens = internalTokens(config.INTERNAL_TOKEN_SECRET);
-    }
+    const tokens = tokensFor(config.INTERNAL_TOKEN_SECRET, overrides.tokens);
 
     const deps: Deps = {
       reader,
@@ -130,14 +124,6 @@ export async function wire(
       clock: overrides.clock ?? systemClock,
       metrics,
     };
-    return { deps, close: () => closeAll(owned) };
-  } catch (err) {
-    await closeAll(owned);
-    throw err;
-  }
-}
-
-async function closeAll(owned: { close(): Promise<void> }[]): Promise<void> {
-  // Reverse order of creation; the caller closes whatever it passed in.
-  for (const dep of owned.reverse()) await dep.close().catch(() => undefined);
-}
+    return deps;
+  });
+};

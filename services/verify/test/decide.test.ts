@@ -19,7 +19,36 @@ interface Case {
   state?: string;
 }
 
+const verifiedPrincipal = (assurance: string) => ({
+  id: 'alice',
+  verified: { method: 'openid4vp', assurance, verification_id: 'idv_x', issuer: 'https://pid.example' },
+});
+
 const cases: Case[] = [
+  {
+    name: 'min_assurance HIGH and the principal is wallet-verified HIGH',
+    mandate: { principal: verifiedPrincipal('HIGH') } as Parameters<typeof buildMandate>[0],
+    input: { min_assurance: 'HIGH' },
+    reason: 'OK',
+  },
+  {
+    name: 'min_assurance is asked and the principal is not wallet-verified',
+    mandate: {},
+    input: { min_assurance: 'HIGH' },
+    reason: 'PRINCIPAL_NOT_VERIFIED',
+  },
+  {
+    name: 'min_assurance HIGH and the principal is verified at a lower level',
+    mandate: { principal: verifiedPrincipal('SUBSTANTIAL') } as Parameters<typeof buildMandate>[0],
+    input: { min_assurance: 'HIGH' },
+    reason: 'ASSURANCE_TOO_LOW',
+  },
+  {
+    name: 'min_assurance HIGH and the principal carries an unknown level',
+    mandate: { principal: verifiedPrincipal('SOMETHING') } as Parameters<typeof buildMandate>[0],
+    input: { min_assurance: 'HIGH' },
+    reason: 'ASSURANCE_TOO_LOW',
+  },
   {
     name: 'everything matches',
     mandate: { scope: payments },

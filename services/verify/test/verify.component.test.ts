@@ -10,7 +10,7 @@ import {
 import { CapturingPublisher, callService, callerFor, testTokens } from '@mandate/shared/src/testing';
 import { createApp, type VerifyApp } from '../src/app';
 import type { Mandate } from '../src/domain/mandate';
-import { openApi } from '../src/http/schemas';
+import { contract } from '../src/contract';
 import type { MandateReader } from '../src/mandates/mandate-reader';
 import { MemoryMandateReader } from '../src/mandates/memory-mandate-reader';
 import { buildMandate, NOW } from './factories';
@@ -385,7 +385,7 @@ describe('POST /v1/verify with the mandates service down', () => {
 
 describe('openApi', () => {
   it('when the document is built, then POST /v1/verify is in it with its request and response schemas', () => {
-    const doc = buildOpenApiDocument([openApi]);
+    const doc = buildOpenApiDocument(contract);
     const op = doc.paths?.['/v1/verify']?.post;
     expect(op).toBeDefined();
     expect(Object.keys(op!.responses ?? {})).toEqual(expect.arrayContaining(['200', '400', '404', '503']));

@@ -2,7 +2,8 @@ import { Router, type Response } from 'express';
 import {
   buildEvent,
   callerOf,
-  route,
+  implementRaw,
+  mountContracts,
   serviceUnavailable,
   systemClock,
   tenantOf,
@@ -10,6 +11,7 @@ import {
   type InternalTokens,
   type Logger,
 } from '@mandate/shared';
+import { routes } from '../contract';
 import { recordEvent } from '../domain/events';
 import { exportEvidence, type EvidenceSink } from '../evidence/export-evidence';
 import type { MandatesSource } from '../evidence/mandates-source';
@@ -29,8 +31,9 @@ export interface EvidenceRouteDeps {
 export function evidenceRoutes(deps: EvidenceRouteDeps): Router {
   const router = Router();
   const clock = deps.clock ?? systemClock;
-  route(router, '/v1/mandates/:id/evidence', {
-    get: async (req, res) => {
+  mountContracts(router, [
+    // Raw: the bundle is streamed; its shape is the contract's 200 schema (checked in the tests).
+    implementRaw(routes.exportEvidence)(async ({ params }, req, res) => {
       const tenantId = tenantOf(req);
       if (!deps.mandates) throw serviceUnavailable('Evidence export is not configured (MANDATES_URL)');
       const internalToken = await deps.tokens.mint(callerOf(req), 'mandates');
@@ -40,7 +43,7 @@ export function evidenceRoutes(deps: EvidenceRouteDeps): Router {
         summary = await exportEvidence(
           { store: deps.store, mandates: deps.mandates, clock },
           ctx,
-          String(req.params.id),
+          params.id,
           responseSink(res),
         );
       } catch (err) {
@@ -79,8 +82,8 @@ export function evidenceRoutes(deps: EvidenceRouteDeps): Router {
           'EVIDENCE_EXPORTED not recorded',
         );
       }
-    },
-  });
+    }),
+  ]);
   return router;
 }
 

@@ -1,17 +1,15 @@
 import { Router } from 'express';
-import { decodeCursor, parseOrThrow, route, tenantOf } from '@mandate/shared';
+import { decodeCursor, implement, mountContracts, tenantOf } from '@mandate/shared';
 import { getEvent, listEvents } from '../domain/events';
 import type { EventStore } from '../store/event-store';
-import { listEventsQuerySchema } from './schemas';
+import { routes } from '../contract';
 
 /** GET /v1/events and /v1/events/:id; mounted behind requireInternalToken. */
 export function eventRoutes(store: EventStore): Router {
   const router = Router();
-  route(router, '/v1/events', {
-    get: async (req, res) => {
-      const tenantId = tenantOf(req);
-      const q = parseOrThrow(listEventsQuerySchema, req.query, 'query');
-      const page = await listEvents(store, tenantId, {
+  mountContracts(router, [
+    implement(routes.listEvents)(async ({ query: q }, req) => {
+      const page = await listEvents(store, tenantOf(req), {
         types: q.type,
         resource_id: q.resource_id,
         key_id: q.key_id,
@@ -20,13 +18,12 @@ export function eventRoutes(store: EventStore): Router {
         limit: q.limit,
         afterId: decodeCursor(q.cursor),
       });
-      res.json(page);
-    },
-  });
-  route(router, '/v1/events/:id', {
-    get: async (req, res) => {
-      res.json(await getEvent(store, tenantOf(req), String(req.params.id)));
-    },
-  });
+      return { status: 200, body: page };
+    }),
+    implement(routes.getEvent)(async ({ params }, req) => ({
+      status: 200,
+      body: await getEvent(store, tenantOf(req), params.id),
+    })),
+  ]);
   return router;
 }

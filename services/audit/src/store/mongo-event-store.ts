@@ -13,6 +13,9 @@ interface EventDoc {
   request_id: string | null;
   resource: { type: string; id: string } | null;
   data: Record<string, unknown>;
+  /** Only on events built while tracing was on. */
+  trace_id?: string;
+  span_id?: string;
 }
 
 export const eventSchema = new Schema<EventDoc>(
@@ -37,6 +40,8 @@ export const eventSchema = new Schema<EventDoc>(
       default: null,
     },
     data: { type: Schema.Types.Mixed, default: {} },
+    trace_id: { type: String },
+    span_id: { type: String },
   },
   // minimize:false keeps an empty `data: {}` instead of dropping the field.
   { collection: 'events', versionKey: false, minimize: false },
@@ -108,6 +113,8 @@ function toDoc(event: AuditEvent): EventDoc {
     request_id: event.request_id,
     resource: event.resource,
     data: event.data,
+    ...(event.trace_id !== undefined ? { trace_id: event.trace_id } : {}),
+    ...(event.span_id !== undefined ? { span_id: event.span_id } : {}),
   };
 }
 
@@ -124,6 +131,8 @@ function fromDoc(doc: EventDoc): AuditEvent {
     request_id: doc.request_id ?? null,
     resource: doc.resource ? { type: doc.resource.type, id: doc.resource.id } : null,
     data: doc.data ?? {},
+    ...(doc.trace_id != null ? { trace_id: doc.trace_id } : {}),
+    ...(doc.span_id != null ? { span_id: doc.span_id } : {}),
   };
 }
 

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { InternalTokens, ServiceClient } from '@mandate/shared';
-import { ResolutionCache, askIdentity } from './resolution-cache';
+import { CachedIdentityLookup } from './resolution-cache';
 
 export interface ResolvedKey {
   key_id: string;
@@ -18,29 +17,10 @@ export interface KeyResolver {
 }
 
 /** Resolves secrets through identity's internal API, cached by the secret's hash (never the secret). */
-export class CachedKeyResolver implements KeyResolver {
-  private readonly cache: ResolutionCache<ResolvedKey>;
-
-  constructor(
-    private readonly identity: ServiceClient,
-    private readonly tokens: InternalTokens,
-    ttlMs = 500,
-    now: () => number = Date.now,
-  ) {
-    this.cache = new ResolutionCache(ttlMs, now);
-  }
-
+export class CachedKeyResolver extends CachedIdentityLookup<ResolvedKey> implements KeyResolver {
   resolve(apiKey: string): Promise<ResolvedKey | null> {
     const cacheKey = createHash('sha256').update(apiKey).digest('base64url');
-    return this.cache.get(cacheKey, () =>
-      askIdentity<ResolvedKey>(
-        this.identity,
-        this.tokens,
-        '/internal/v1/keys/resolve',
-        { api_key: apiKey },
-        'key-resolve',
-      ),
-    );
+    return this.lookup(cacheKey, '/internal/v1/keys/resolve', { api_key: apiKey }, 'key-resolve');
   }
 
   evict(keyId: string): void {

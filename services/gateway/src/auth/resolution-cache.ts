@@ -89,3 +89,22 @@ export async function askIdentity<T>(
   if (res.status !== 200) throw serviceUnavailable('Identity service unavailable');
   return res.body;
 }
+
+/** A resolver over one identity resolve route, its answers cached by a ResolutionCache. */
+export abstract class CachedIdentityLookup<V> {
+  protected readonly cache: ResolutionCache<V>;
+
+  constructor(
+    private readonly identity: ServiceClient,
+    private readonly tokens: InternalTokens,
+    ttlMs = 500,
+    now: () => number = Date.now,
+  ) {
+    this.cache = new ResolutionCache(ttlMs, now);
+  }
+
+  /** The cached answer under `cacheKey`, else identity's answer at `path` (askIdentity). */
+  protected lookup(cacheKey: string, path: string, body: unknown, requestId: string): Promise<V | null> {
+    return this.cache.get(cacheKey, () => askIdentity<V>(this.identity, this.tokens, path, body, requestId));
+  }
+}

@@ -1,5 +1,4 @@
-import type { InternalTokens, ServiceClient } from '@mandate/shared';
-import { ResolutionCache, askIdentity } from './resolution-cache';
+import { CachedIdentityLookup } from './resolution-cache';
 
 /** A JWT subject's standing in one tenant: its active role assignment's permissions and the tenant's plan. */
 export interface ResolvedSubject {
@@ -19,27 +18,13 @@ export interface SubjectResolver {
 }
 
 /** Asks identity's internal API for a subject's assignment, cached like API keys (see ResolutionCache). */
-export class CachedSubjectResolver implements SubjectResolver {
-  private readonly cache: ResolutionCache<ResolvedSubject>;
-
-  constructor(
-    private readonly identity: ServiceClient,
-    private readonly tokens: InternalTokens,
-    ttlMs = 500,
-    now: () => number = Date.now,
-  ) {
-    this.cache = new ResolutionCache(ttlMs, now);
-  }
-
+export class CachedSubjectResolver extends CachedIdentityLookup<ResolvedSubject> implements SubjectResolver {
   resolve(tenantId: string, subjectId: string): Promise<ResolvedSubject | null> {
-    return this.cache.get(cacheKey(tenantId, subjectId), () =>
-      askIdentity<ResolvedSubject>(
-        this.identity,
-        this.tokens,
-        '/internal/v1/subjects/resolve',
-        { tenant_id: tenantId, subject_id: subjectId },
-        'subject-resolve',
-      ),
+    return this.lookup(
+      cacheKey(tenantId, subjectId),
+      '/internal/v1/subjects/resolve',
+      { tenant_id: tenantId, subject_id: subjectId },
+      'subject-resolve',
     );
   }
 

@@ -40,7 +40,12 @@ export async function wireCredentials(
     events?: CredentialEventSource;
   },
   overrides: { keys?: KeyResolver; jwt?: JwtAuthenticator } = {},
-): Promise<{ keys: KeyResolver; jwt?: JwtAuthenticator; close(): Promise<void> }> {
+): Promise<{
+  keys: KeyResolver;
+  jwt?: JwtAuthenticator;
+  subjects: CachedSubjectResolver;
+  close(): Promise<void>;
+}> {
   const { identity, tokens, logger } = deps;
   const keys = overrides.keys ?? new CachedKeyResolver(identity, tokens, config.KEY_CACHE_TTL_MS);
   const subjects = new CachedSubjectResolver(identity, tokens, config.KEY_CACHE_TTL_MS);
@@ -79,6 +84,7 @@ export async function wireCredentials(
   return {
     keys,
     jwt,
+    subjects,
     async close() {
       await subscriber?.stop();
     },

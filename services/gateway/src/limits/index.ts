@@ -12,7 +12,7 @@ export {
   type RequestLimiter,
 } from './limiter';
 export { DEFAULT_LIMITS, resolveLimits, type LimitsConfig, type PlanOverrides } from './plans';
-export { RedisLimiterBackend, redactUrl } from './redis-backend';
+export { RedisLimiterBackend } from './redis-backend';
 export { clientIp, limitSubject } from './subject';
 
 export interface LimiterSettings {

@@ -12,6 +12,7 @@ import {
 } from './plans';
 import { MemoryQuota } from './memory-quota';
 import { MemoryTokenBucket } from './token-bucket';
+import { usageAnswer, type Usage } from './usage';
 
 /** Where counters live: Redis (shared by replicas) or this process. */
 export interface LimiterBackend {
@@ -24,6 +25,11 @@ export interface LimiterBackend {
    * answer; the limiter then runs the parts one by one on `insurance(limiter)`.
    */
   consumeAll?(parts: AtomicPart[]): Promise<RateLimiterRes[]>;
+  /**
+   * The quota counters under `keyPrefix` whose key starts with `start` and ends with `end`, by the
+   * part between (GET /v1/usage: one tenant's callers in one month).
+   */
+  quotaCounters?(keyPrefix: string, start: string, end: string): Promise<Map<string, number>>;
   /** The per-process limiter that stands in for `limiter` while the store is unreachable. */
   insurance?(limiter: RateLimiterLike): RateLimiterLike;
   /** 'ok', or a value starting with 'degraded' that /readyz shows. */
@@ -32,9 +38,23 @@ export interface LimiterBackend {
 }
 
 export function memoryBackend(now: () => number = Date.now): LimiterBackend {
+  const quotas: MemoryQuota[] = [];
   return {
     bucket: (keyPrefix, bucket) => new MemoryTokenBucket(bucket, keyPrefix, now),
-    quota: (keyPrefix, points) => new MemoryQuota(points, keyPrefix, now),
+    quota: (keyPrefix, points) => {
+      const quota = new MemoryQuota(points, keyPrefix, now);
+      quotas.push(quota);
+      return quota;
+    },
+    // One counter per plan shares a prefix: a caller's count is the sum over them.
+    quotaCounters: async (keyPrefix, start, end) => {
+      const sum = new Map<string, number>();
+      for (const q of quotas) {
+        if (q.keyPrefix !== keyPrefix) continue;
+        for (const [id, n] of q.countsBetween(start, end)) sum.set(id, (sum.get(id) ?? 0) + n);
+      }
+      return sum;
+    },
     health: () => 'ok',
     close: async () => undefined,
   };
@@ -59,6 +79,8 @@ export interface RequestLimiter {
   /** Counts one failed authentication of a client IP; the seconds it must now wait, 0 while under the limit. */
   authFailed?(ip: string): Promise<number>;
   readiness(): Record<string, string>;
+  /** This month's quota use of a tenant's callers, with its plan's limits (GET /v1/usage). */
+  usage?(tenantId: string, plan: Plan): Promise<Usage>;
   close(): Promise<void>;
 }
 
@@ -333,6 +355,15 @@ export class PlanLimiter implements RequestLimiter {
 
   readiness(): Record<string, string> {
     return { rate_limiter: this.backend.health() };
+  }
+
+  async usage(tenantId: string, plan: Plan): Promise<Usage> {
+    const now = (this.options.clock ?? systemClock).now();
+    const { month } = monthWindow(now);
+    const counters =
+      (await this.backend.quotaCounters?.(`${this.options.prefix}:quota`, `${tenantId}:`, `:${month}`)) ??
+      new Map<string, number>();
+    return usageAnswer(tenantId, plan, this.limits, counters, now);
   }
 
   close(): Promise<void> {

@@ -77,6 +77,19 @@ export class MemoryQuota extends RateLimiterMemory {
     );
   }
 
+  /** The live counters whose key (without the prefix) starts and ends as given, by the part between. */
+  countsBetween(start: string, end: string): Map<string, number> {
+    const now = this.now();
+    const head = this.getKey(start);
+    const found = new Map<string, number>();
+    for (const [rlKey, v] of this.counts) {
+      if (v.expiresAt <= now || !rlKey.startsWith(head) || !rlKey.endsWith(end)) continue;
+      if (rlKey.length < head.length + end.length) continue;
+      found.set(rlKey.slice(head.length, rlKey.length - end.length), v.count);
+    }
+    return found;
+  }
+
   override delete(key: string | number): Promise<boolean> {
     return Promise.resolve(this.counts.delete(this.getKey(String(key))));
   }

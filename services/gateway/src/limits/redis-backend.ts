@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes, type RateLimiterLike } from 'rate-limiter-flexible';
-import type { Logger } from '@mandate/shared';
+import { redactUrl, serviceUnavailable, type Logger } from '@mandate/shared';
 import { failFastRedis, waitUntilReady } from '../fail-fast-redis';
 import type { Bucket } from './plans';
 import { MemoryQuota } from './memory-quota';
@@ -116,15 +116,7 @@ class RedisTokenBucket extends RateLimiterRedis {
 }
 
 /** redis://user:secret@host:6379/0 → redis://user:***@host:6379/0, for logs. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return '(unparseable REDIS_URL)';
-  }
-}
+const redactRedisUrl = (url: string) => redactUrl(url, 'REDIS_URL');
 
 const DEGRADED = 'degraded: per-process limiter (Redis unreachable)';
 
@@ -147,10 +139,10 @@ export class RedisLimiterBackend implements LimiterBackend {
     this.client.on('ready', () => {
       if (this.state === 'degraded')
         this.logger.info(
-          { redis: redactUrl(this.url) },
+          { redis: redactRedisUrl(this.url) },
           'Redis reachable again: rate limits are shared across replicas again',
         );
-      else this.logger.info({ redis: redactUrl(this.url) }, 'rate limiter connected to Redis');
+      else this.logger.info({ redis: redactRedisUrl(this.url) }, 'rate limiter connected to Redis');
       this.state = 'shared';
     });
     this.client.on('close', () => this.degrade());
@@ -163,7 +155,7 @@ export class RedisLimiterBackend implements LimiterBackend {
     if (this.state === 'degraded' || this.state === 'closing') return;
     this.state = 'degraded';
     this.logger.warn(
-      { redis: redactUrl(this.url) },
+      { redis: redactRedisUrl(this.url) },
       'Redis unreachable: rate limits fall back to a per-process limiter until it returns',
     );
   }
@@ -195,6 +187,44 @@ export class RedisLimiterBackend implements LimiterBackend {
     });
     this.insurers.set(limiter, insurance);
     return limiter;
+  }
+
+  /** SCAN for the counters (a tenant's callers in one month: a handful of keys), then one MGET. */
+  async quotaCounters(keyPrefix: string, start: string, end: string): Promise<Map<string, number>> {
+    try {
+      return await this.scanCounters(keyPrefix, start, end);
+    } catch (err) {
+      this.logger.warn({ err }, 'quota counters not read from Redis');
+      throw serviceUnavailable('The shared quota counters cannot be read now (Redis)');
+    }
+  }
+
+  private async scanCounters(keyPrefix: string, start: string, end: string): Promise<Map<string, number>> {
+    if (this.client.status !== 'ready') throw new Error('Redis connection is not ready');
+    const head = `${keyPrefix}:${start}`;
+    const glob = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&');
+    const keys = new Set<string>();
+    let cursor = '0';
+    do {
+      const [next, batch] = await this.client.scan(
+        cursor,
+        'MATCH',
+        `${glob(head)}*${glob(end)}`,
+        'COUNT',
+        1000,
+      );
+      cursor = next;
+      for (const k of batch) keys.add(k);
+    } while (cursor !== '0');
+    const found = new Map<string, number>();
+    const list = [...keys].filter((k) => k.length >= head.length + end.length);
+    if (list.length === 0) return found;
+    const values = await this.client.mget(...list);
+    list.forEach((k, i) => {
+      const n = Number(values[i] ?? 0);
+      if (n > 0) found.set(k.slice(head.length, k.length - end.length), n);
+    });
+    return found;
   }
 
   insurance(limiter: RateLimiterLike): RateLimiterLike {

@@ -6,16 +6,30 @@ import {
   isPastExpiry,
 } from '@mandate/shared';
 
-export const MANDATE_STATES = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'] as const;
-export type MandateState = (typeof MANDATE_STATES)[number];
+import type { AssuranceLevel, MandateState, PartyType } from '../contract';
 
-export const PARTY_TYPES = ['person', 'organization', 'agent', 'service'] as const;
-export type PartyType = (typeof PARTY_TYPES)[number];
+// The wire vocabulary is the contract's; the domain speaks it.
+export { MANDATE_STATES, PARTY_TYPES, type MandateState, type PartyType } from '../contract';
 
 export interface Party {
   id: string;
   type?: PartyType;
   name?: string;
+}
+
+/** The principal's wallet verification (signed with the principal). */
+export interface PrincipalVerification {
+  method: 'openid4vp';
+  assurance: AssuranceLevel;
+  verification_id: string;
+  issuer: string;
+  subject_id: string;
+  claims_digest: string;
+  verified_at: string;
+}
+
+export interface Principal extends Party {
+  verified?: PrincipalVerification;
 }
 
 export interface Scope {
@@ -33,7 +47,7 @@ export interface MandateSignature {
 export interface Mandate {
   id: string;
   tenant_id: string;
-  principal: Party;
+  principal: Principal;
   delegate: Party;
   scope: Scope;
   state: MandateState;
@@ -48,7 +62,8 @@ export interface Mandate {
 
 /** What a client may set at creation, already shape-validated and normalised (shorthands expanded, defaults applied). */
 export interface NewMandate {
-  principal: Party;
+  /** verification_id: bind a VERIFIED wallet verification (consumed by this mandate, becomes `verified`). */
+  principal: Party & { verification_id?: string };
   delegate: Party;
   scope: Scope;
   valid_from: string | null;

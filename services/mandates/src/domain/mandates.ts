@@ -3,6 +3,7 @@ import {
   buildEvent,
   mandateSigningPayload,
   newId,
+  serviceUnavailable,
   type AuditEvent,
   type CallerContext,
   type Clock,
@@ -23,8 +24,20 @@ import {
   type Mandate,
   type MandateState,
   type NewMandate,
+  type Principal,
+  type PrincipalVerification,
 } from './mandate';
 import { OPERATION_EVENT, nextState, type LifecycleOperation } from './state-machine';
+
+/** How mandates binds an identity verification to the mandate it creates (identity decides, atomically). */
+export interface IdentityVerifications {
+  /** The verification's result, marked used by `mandateId`; 404 / 409 as identity answers them. */
+  consume(
+    caller: CallerContext,
+    verificationId: string,
+    mandateId: string,
+  ): Promise<Omit<PrincipalVerification, 'method'>>;
+}
 
 export interface MandateDeps {
   store: MandateStore;
@@ -35,6 +48,8 @@ export interface MandateDeps {
   logger?: Logger;
   /** Publishes the events each write stored with it; absent → they wait in the outbox for a relay. */
   relay?: EventRelay;
+  /** Binds identity verifications (IDENTITY_URL); absent → principal.verification_id answers 503. */
+  identityVerifications?: IdentityVerifications;
 }
 
 /** What changing a mandate needs: no signing (the signed fields never change). */
@@ -100,10 +115,12 @@ export async function createMandate(
   if (expiresAt && expiresAt.getTime() <= now.getTime()) throw badRequest('expires_at must be in the future');
 
   const createdAt = now.toISOString();
+  const id = newId('mdt');
+  const principal = await principalOf(deps, id, input.principal, caller);
   const unsigned = {
-    id: newId('mdt'),
+    id,
     tenant_id: tenantId,
-    principal: input.principal,
+    principal,
     delegate: input.delegate,
     scope: input.scope,
     valid_from: validFrom ? validFrom.toISOString() : null,
@@ -133,6 +150,25 @@ export async function createMandate(
   await writeSnapshot(deps, created);
   await relay(deps, events);
   return created;
+}
+
+/**
+ * The principal to sign: with verification_id, identity consumes that verification for this mandate
+ * (one guarded write there: one mandate per verification) and its result becomes `verified`.
+ * The verification is spent even if this creation fails afterwards (signing, store): start another.
+ */
+async function principalOf(
+  deps: MandateDeps,
+  mandateId: string,
+  input: NewMandate['principal'],
+  caller?: CallerContext,
+): Promise<Principal> {
+  const { verification_id: verificationId, ...party } = input;
+  if (verificationId === undefined) return party;
+  if (!deps.identityVerifications || !caller)
+    throw serviceUnavailable('Identity verification is not available on this service');
+  const result = await deps.identityVerifications.consume(caller, verificationId, mandateId);
+  return { ...party, verified: { method: 'openid4vp', ...result } };
 }
 
 /** Forward-only; a failure is logged, never fatal: a fence or a miss already keeps readers correct. */

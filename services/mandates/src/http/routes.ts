@@ -1,16 +1,15 @@
 import { Router } from 'express';
-import { callerOf, decodeCursor, parseOrThrow, route, tenantOf, toPage } from '@mandate/shared';
+import { callerOf, decodeCursor, implement, mountContracts, route, tenantOf, toPage } from '@mandate/shared';
 import type { Deps } from '../app';
 import { applyOperation, createMandate, getMandate, listMandates, readForVerify } from '../domain/mandates';
 import type { LifecycleOperation } from '../domain/state-machine';
-import { createMandateBody, lifecycleBody, listMandatesQuery } from './schemas';
+import { routes, type PublicJwk } from '../contract';
 
 export function mandateRoutes(deps: Deps): Router {
   const router = Router();
 
-  route(router, '/v1/mandates', {
-    get: async (req, res) => {
-      const query = parseOrThrow(listMandatesQuery, req.query, 'query');
+  mountContracts(router, [
+    implement(routes.listMandates)(async ({ query }, req) => {
       const items = await listMandates(deps, tenantOf(req), {
         state: query.state,
         principal_id: query.principal_id,
@@ -18,10 +17,9 @@ export function mandateRoutes(deps: Deps): Router {
         limit: query.limit,
         afterId: decodeCursor(query.cursor),
       });
-      res.json(toPage(items, query.limit, (m) => m.id));
-    },
-    post: async (req, res) => {
-      const body = parseOrThrow(createMandateBody, req.body);
+      return { status: 200, body: toPage(items, query.limit, (m) => m.id) };
+    }),
+    implement(routes.createMandate)(async ({ body }, req) => {
       const mandate = await createMandate(
         deps,
         tenantOf(req),
@@ -36,37 +34,30 @@ export function mandateRoutes(deps: Deps): Router {
         callerOf(req),
       );
       // MANDATE_CREATED was stored with the mandate (outbox) and handed to the relay.
-      res.status(201).json(mandate);
-    },
-  });
-
-  route(router, '/v1/mandates/:id', {
-    get: async (req, res) => {
-      res.json(await getMandate(deps, tenantOf(req), String(req.params.id)));
-    },
-  });
-
-  for (const operation of ['suspend', 'reactivate', 'revoke'] as const satisfies LifecycleOperation[]) {
-    route(router, `/v1/mandates/:id/${operation}`, {
-      post: async (req, res) => {
-        // An empty body is allowed: the reason is optional.
-        const { reason } = parseOrThrow(lifecycleBody, req.body ?? {});
+      return { status: 201, body: mandate };
+    }),
+    implement(routes.getMandate)(async ({ params }, req) => ({
+      status: 200,
+      body: await getMandate(deps, tenantOf(req), params.id),
+    })),
+    ...(['suspend', 'reactivate', 'revoke'] as const satisfies LifecycleOperation[]).map((operation) =>
+      // An empty body is allowed: the reason is optional (bodyRequired: false).
+      implement(routes[`${operation}Mandate`])(async ({ params, body }, req) => {
         // The lifecycle event is stored with the change (outbox) and handed to the relay.
-        const { mandate } = await applyOperation(deps, tenantOf(req), String(req.params.id), operation, {
+        const { mandate } = await applyOperation(deps, tenantOf(req), params.id, operation, {
           caller: callerOf(req),
-          reason,
+          reason: body.reason,
         });
-        res.json(mandate);
-      },
-    });
-  }
-
-  route(router, '/v1/.well-known/jwks.json', {
-    get: async (_req, res) => {
-      res.setHeader('Cache-Control', 'public, max-age=300');
-      res.json({ keys: await deps.signer.publicJwks() });
-    },
-  });
+        return { status: 200, body: mandate };
+      }),
+    ),
+    implement(routes.getJwks)(async () => ({
+      status: 200,
+      // jose types every JWK member optional; an EC P-256 public key has each (the tests check the body).
+      body: { keys: (await deps.signer.publicJwks()) as PublicJwk[] },
+      headers: { 'Cache-Control': 'public, max-age=300' },
+    })),
+  ]);
 
   // For the verify service: the same read, the tenant taken from the internal token; it also refills the snapshot verify missed.
   route(router, '/internal/v1/mandates/:id', {

@@ -10,22 +10,12 @@ export interface VerifyInput {
   amount?: number;
   currency?: string;
   delegate_id?: string;
+  min_assurance?: string;
 }
 
-/** Checked in exactly this order; the first failing one is the reason (SPEC §5 Verify). */
-export const DENY_REASONS = [
-  'MANDATE_SUSPENDED',
-  'MANDATE_REVOKED',
-  'MANDATE_EXPIRED',
-  'MANDATE_NOT_YET_VALID',
-  'DELEGATE_MISMATCH',
-  'ACTION_NOT_PERMITTED',
-  'RESOURCE_NOT_PERMITTED',
-  'AMOUNT_REQUIRED',
-  'CURRENCY_MISMATCH',
-  'AMOUNT_EXCEEDS_LIMIT',
-] as const;
-export type DenyReason = (typeof DENY_REASONS)[number];
+// The deny reasons are wire vocabulary: the contract's.
+import { ASSURANCE_LEVELS, type DenyReason } from '../contract';
+export { DENY_REASONS, type DenyReason } from '../contract';
 export type Reason = 'OK' | DenyReason;
 
 export interface Decision {
@@ -50,6 +40,12 @@ function firstFailure(
   if (mandate.valid_from && Date.parse(mandate.valid_from) > now.getTime()) return 'MANDATE_NOT_YET_VALID';
   if (input.delegate_id !== undefined && input.delegate_id !== mandate.delegate.id)
     return 'DELEGATE_MISMATCH';
+  if (input.min_assurance !== undefined) {
+    const assurance = mandate.principal?.verified?.assurance;
+    if (assurance === undefined) return 'PRINCIPAL_NOT_VERIFIED';
+    // An unknown level ranks below every known one: fail closed.
+    if (rank(assurance) < rank(input.min_assurance)) return 'ASSURANCE_TOO_LOW';
+  }
   if (!anyMatches(mandate.scope.actions, input.action, actionMatches)) return 'ACTION_NOT_PERMITTED';
 
   // Fail closed (SPEC §5 v2): a scope that names resources, amounts or a currency is never
@@ -70,6 +66,8 @@ function firstFailure(
   return null;
 }
 
+const rank = (level: string): number => (ASSURANCE_LEVELS as readonly string[]).indexOf(level);
+
 /**
  * A pure function of (mandate version, input, now): the same input against the same mandate
  * version always yields the same decision_id. Only the reason may change with time (expiry,
@@ -88,66 +86,18 @@ export function decide(mandate: Mandate, input: VerifyInput, now: Date): Decisio
   };
 }
 
+/** dec_ + the first 26 hex digits of the SHA-256 of the canonical JSON of (tenant, input, mandate id and version). */
 export function decisionId(
   mandate: Pick<Mandate, 'id' | 'tenant_id' | 'version'>,
   input: VerifyInput,
 ): string {
-  const canonical =
-    decisionIdInput(mandate, input) ??
-    canonicalJson({
-      tenant_id: mandate.tenant_id,
-      input,
-      mandate_id: mandate.id,
-      mandate_version: mandate.version,
-    });
+  const canonical = canonicalJson({
+    tenant_id: mandate.tenant_id,
+    input,
+    mandate_id: mandate.id,
+    mandate_version: mandate.version,
+  });
   return `dec_${sha256Hex(canonical).slice(0, 26)}`;
-}
-
-const INPUT_KEYS = new Set(['action', 'amount', 'currency', 'delegate_id', 'mandate_id', 'resource']);
-const str = (name: string, value: unknown) => `,"${name}":${JSON.stringify(value)}`;
-
-/**
- * The canonical JSON (RFC 8785) of the decision_id input built directly for its fixed shape —
- * byte-identical to canonicalJson of `{tenant_id, input, mandate_id, mandate_version}` (keys sorted,
- * undefined members left out, strings and numbers as JSON.stringify writes them). Anything outside
- * that shape (an unknown key, a value of another type) answers undefined and goes the general way.
- */
-export function decisionIdInput(
-  mandate: Pick<Mandate, 'id' | 'tenant_id' | 'version'>,
-  input: VerifyInput,
-): string | undefined {
-  const { id, tenant_id: tenantId, version } = mandate;
-  if (typeof id !== 'string' || typeof tenantId !== 'string' || !Number.isFinite(version)) return undefined;
-  const proto: unknown = Object.getPrototypeOf(input);
-  if (proto !== Object.prototype && proto !== null) return undefined;
-  for (const key in input) if (!INPUT_KEYS.has(key)) return undefined;
-  const { action, amount, currency, delegate_id: delegate, mandate_id: mandateId, resource } = input;
-  let members = '';
-  if (action !== undefined) {
-    if (typeof action !== 'string') return undefined;
-    members += str('action', action);
-  }
-  if (amount !== undefined) {
-    if (!Number.isFinite(amount)) return undefined;
-    members += str('amount', amount);
-  }
-  if (currency !== undefined) {
-    if (typeof currency !== 'string') return undefined;
-    members += str('currency', currency);
-  }
-  if (delegate !== undefined) {
-    if (typeof delegate !== 'string') return undefined;
-    members += str('delegate_id', delegate);
-  }
-  if (mandateId !== undefined) {
-    if (typeof mandateId !== 'string') return undefined;
-    members += str('mandate_id', mandateId);
-  }
-  if (resource !== undefined) {
-    if (typeof resource !== 'string') return undefined;
-    members += str('resource', resource);
-  }
-  return `{"input":{${members.slice(1)}},"mandate_id":${JSON.stringify(id)},"mandate_version":${JSON.stringify(version)},"tenant_id":${JSON.stringify(tenantId)}}`;
 }
 
 /** The response body with a fixed key order, so identical decisions are byte-identical on the wire. */

@@ -18,13 +18,13 @@ import { LocalSigner } from '@mandate/mandates/src/signing/local-signer';
 import type { Signer } from '@mandate/mandates/src/signing/signer';
 import { MemoryMandateStore } from '@mandate/mandates/src/store/memory-mandate-store';
 import { verifyBundle } from 'mandate-evidence';
-import { createApp, type AuditService } from '../src/app';
-import { EVIDENCE_JWS_TYP, type EvidenceMandate } from '../src/evidence/bundle';
-import { exportEvidence, type EvidenceSink } from '../src/evidence/export-evidence';
-import { HttpMandatesSource, type MandatesSource } from '../src/evidence/mandates-source';
-import { openApi } from '../src/http/schemas';
-import { MemoryEventStore } from '../src/store/memory-event-store';
-import { buildAuditEvent } from './factories';
+import { createApp, type AuditService } from '../../services/audit/src/app';
+import { EVIDENCE_JWS_TYP, type EvidenceMandate } from '../../services/audit/src/evidence/bundle';
+import { exportEvidence, type EvidenceSink } from '../../services/audit/src/evidence/export-evidence';
+import { HttpMandatesSource, type MandatesSource } from '../../services/audit/src/evidence/mandates-source';
+import { contract } from '../../services/audit/src/contract';
+import { MemoryEventStore } from '../../services/audit/src/store/memory-event-store';
+import { buildAuditEvent } from '../../services/audit/test/factories';
 
 const logger = createLogger('audit-test', 'silent');
 
@@ -354,7 +354,7 @@ describe('GET /v1/mandates/:id/evidence', () => {
   });
 
   it('when the public OpenAPI document is assembled, then the evidence path is in it', () => {
-    const doc = buildOpenApiDocument([openApi]) as { paths: Record<string, unknown> };
+    const doc = buildOpenApiDocument(contract) as { paths: Record<string, unknown> };
     expect(Object.keys(doc.paths)).toContain('/v1/mandates/{id}/evidence');
   });
 });

@@ -12,9 +12,9 @@ import {
   type RunningServer,
 } from '@mandate/shared';
 import { testTokens } from '@mandate/shared/src/testing';
-import { createApp as createIdentity, type IdentityApp } from '../../identity/src/app';
-import { MemoryIdentityStore } from '../../identity/src/store/memory-identity-store';
-import type { Upstreams } from '../src/app';
+import { createApp as createIdentity, type IdentityApp } from '../../services/identity/src/app';
+import { MemoryIdentityStore } from '../../services/identity/src/store/memory-identity-store';
+import type { Upstreams } from '../../services/gateway/src/app';
 
 /** Drops every event: the tests that use it are about answers, not the audit trail. */
 export class NullPublisher implements EventPublisher {

@@ -1,10 +1,10 @@
 import { createLogger, newId } from '@mandate/shared';
 import { testTokens } from '@mandate/shared/src/testing';
-import { createApp, type GatewayApp } from '../src/app';
-import { JoseJwtAuthenticator, parseJwtIssuers } from '../src/auth/jwt';
-import { CachedKeyResolver } from '../src/auth/key-resolver';
-import { CachedSubjectResolver } from '../src/auth/subject-resolver';
-import { startJwksServer, type JwksServer } from '../../../test/support/jwks-server';
+import { createApp, type GatewayApp } from '../../services/gateway/src/app';
+import { JoseJwtAuthenticator, parseJwtIssuers } from '../../services/gateway/src/auth/jwt';
+import { CachedKeyResolver } from '../../services/gateway/src/auth/key-resolver';
+import { CachedSubjectResolver } from '../../services/gateway/src/auth/subject-resolver';
+import { startJwksServer, type JwksServer } from '../support/jwks-server';
 import { NullPublisher, startInProcessUpstreams, type InProcessUpstreams } from './in-process-upstreams';
 
 const silent = createLogger('gateway-credential-shape-test', 'silent');

@@ -1,6 +1,6 @@
 import { newId } from '@mandate/shared';
 import { callService, callerFor, testTokens } from '@mandate/shared/src/testing';
-import { MemorySnapshots } from '../../mandates/src/snapshots/mandate-snapshots';
+import { MemorySnapshots } from '../../services/mandates/src/snapshots/mandate-snapshots';
 import { startSnapshotWorld, type SnapshotWorld } from './snapshot-support';
 
 interface Seen {

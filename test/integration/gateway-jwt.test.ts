@@ -1,12 +1,13 @@
 import { SignJWT } from 'jose';
 import { ServiceClient, buildEvent, createLogger, newId } from '@mandate/shared';
 import { callService, testTokens } from '@mandate/shared/src/testing';
-import { createApp, type GatewayApp } from '../src/app';
-import { credentialEventHandler } from '../src/auth/credential-events';
-import { JoseJwtAuthenticator, parseJwtIssuers, type JwtIssuer } from '../src/auth/jwt';
-import { CachedKeyResolver, type KeyResolver } from '../src/auth/key-resolver';
-import { CachedSubjectResolver } from '../src/auth/subject-resolver';
-import { startJwksServer, unsecuredToken, type JwksServer } from '../../../test/support/jwks-server';
+import { createApp, type GatewayApp } from '../../services/gateway/src/app';
+import { credentialEventHandler } from '../../services/gateway/src/auth/credential-events';
+import { JoseJwtAuthenticator, parseJwtIssuers, type JwtIssuer } from '../../services/gateway/src/auth/jwt';
+import { CachedKeyResolver, type KeyResolver } from '../../services/gateway/src/auth/key-resolver';
+import { CachedSubjectResolver } from '../../services/gateway/src/auth/subject-resolver';
+import { startJwksServer, unsecuredToken, type JwksServer } from '../support/jwks-server';
+import { assignRoles } from '../../services/identity/src/role-assignments/role-assignments';
 import { NullPublisher, startInProcessUpstreams, type InProcessUpstreams } from './in-process-upstreams';
 
 const silent = createLogger('gateway-jwt-test', 'silent');
@@ -30,8 +31,11 @@ describe('gateway: JWT callers (real JWKS on loopback, real identity in-process)
     });
     const tenantId: string = created.body.tenant.id;
     for (const [subject_id, roles] of Object.entries(assignments)) {
-      const res = await inProcess.identity.identity.assignRoles(tenantId, { subjectId: subject_id, roles });
-      expect(res.value.subject_id).toBe(subject_id);
+      const assignment = await assignRoles(inProcess.identity.deps, tenantId, {
+        subjectId: subject_id,
+        roles,
+      });
+      expect(assignment.subject_id).toBe(subject_id);
     }
     return tenantId;
   }

@@ -1,0 +1,283 @@
+/**
+ * A test wallet: answers an `openid4vp://` authorization request with a PID from a TEST issuer,
+ * as an EUDI wallet would, and can be told to misbehave so every failure reason can be provoked.
+ *
+ *   npx tsx scripts/test-wallet.ts '<authorization_request>' [--misbehave <kind>]
+ *
+ * It fetches the signed request object from request_uri (http only on loopback), checks it
+ * (signature by the x5c leaf, client_id `x509_san_dns:` named by the leaf, response_uri on that host),
+ * presents exactly the claims the DCQL query asks for with a key-binding JWT, and POSTs the
+ * form-encoded direct_post to response_uri. Without `--seed` the CLI uses the TEST issuer key the
+ * embedded service trusts (DEFAULT_TEST_ISSUER_SEED).
+ */
+import { createHash } from 'node:crypto';
+import { digest, generateSalt } from '@sd-jwt/crypto-nodejs';
+import { SDJwtVcInstance } from '@sd-jwt/sd-jwt-vc';
+import { DcqlQuery } from 'dcql';
+import { compactVerify, decodeProtectedHeader, importJWK, SignJWT, type JWK } from 'jose';
+import { x509 } from '../services/identity/src/identity-verifications/x509';
+import { PID_QUERY_ID } from '../services/identity/src/identity-verifications/pid-query';
+import {
+  CLIENT_ID_PREFIX,
+  dnsNamesOf,
+  freshSecret,
+  REQUEST_OBJECT_TYP,
+} from '../services/identity/src/identity-verifications/request';
+import {
+  createHolderKey,
+  createTestPidIssuer,
+  DEFAULT_TEST_ISSUER_SEED,
+  type PersonData,
+  type TestPidIssuer,
+} from '../services/identity/src/identity-verifications/test-pid-issuer';
+
+export const MISBEHAVIOURS = [
+  'wrong_nonce',
+  'wrong_audience',
+  'expired',
+  'tampered_disclosure',
+  'untrusted_issuer',
+  'replay',
+  'wrong_state',
+  'wrong_vct',
+  'bad_kb_signature',
+  'revoked',
+] as const;
+export type Misbehaviour = (typeof MISBEHAVIOURS)[number];
+
+/**
+ * Each misbehaviour a verifier must refuse by failing the session, with the reason it answers (replay
+ * aside: it is refused after a success; wrong_state aside: an answer without the session's state is
+ * not the session's wallet and is refused without touching the session).
+ */
+export const MISBEHAVIOUR_REASONS: [Misbehaviour, string][] = [
+  ['wrong_nonce', 'NONCE_MISMATCH'],
+  ['wrong_audience', 'AUDIENCE_MISMATCH'],
+  ['expired', 'CREDENTIAL_EXPIRED'],
+  ['tampered_disclosure', 'DISCLOSURE_MISMATCH'],
+  ['untrusted_issuer', 'UNTRUSTED_ISSUER'],
+  ['wrong_vct', 'WRONG_CREDENTIAL_TYPE'],
+  ['bad_kb_signature', 'KEY_BINDING_INVALID'],
+  ['revoked', 'CREDENTIAL_REVOKED'],
+];
+
+export interface WalletOptions {
+  /** The PID provider whose credential the wallet holds. */
+  issuer: TestPidIssuer;
+  misbehave?: Misbehaviour;
+  person?: Partial<PersonData>;
+  now?: Date;
+}
+
+/** The parts of a verified request object the wallet acts on. */
+export interface ResolvedRequest {
+  clientId: string;
+  responseUri: string;
+  nonce: string;
+  state: string;
+  dcqlQuery: DcqlQuery;
+}
+
+export class WalletRejectedRequest extends Error {}
+
+function reject(message: string): never {
+  throw new WalletRejectedRequest(message);
+}
+
+function isLoopback(url: URL): boolean {
+  return ['localhost', '127.0.0.1', '[::1]'].includes(url.hostname);
+}
+
+function checkedUrl(raw: unknown, what: string): URL {
+  if (typeof raw !== 'string') reject(`${what} is missing`);
+  const url = new URL(raw);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopback(url))) {
+    reject(`${what} must be https (http only on loopback)`);
+  }
+  return url;
+}
+
+/** Checks a request object as a wallet must before showing anything to its user. */
+export async function resolveRequestObject(
+  requestObject: string,
+  expectedClientId?: string,
+): Promise<ResolvedRequest> {
+  const header = decodeProtectedHeader(requestObject);
+  if (header.typ !== REQUEST_OBJECT_TYP) reject(`request object typ is ${String(header.typ)}`);
+  const leafB64 = header.x5c?.[0];
+  if (!leafB64) reject('request object carries no x5c');
+  const leaf = new x509.X509Certificate(Buffer.from(leafB64, 'base64'));
+  const now = new Date();
+  if (leaf.notBefore > now || leaf.notAfter < now) reject('the verifier certificate is not valid now');
+  let payload: Record<string, unknown>;
+  try {
+    const verified = await compactVerify(requestObject, await leaf.publicKey.export());
+    payload = JSON.parse(Buffer.from(verified.payload).toString('utf8')) as Record<string, unknown>;
+  } catch {
+    reject('request object signature does not verify');
+  }
+  const clientId = payload.client_id;
+  if (typeof clientId !== 'string' || !clientId.startsWith(CLIENT_ID_PREFIX)) reject('unsupported client_id');
+  if (expectedClientId !== undefined && clientId !== expectedClientId)
+    reject('client_id differs from the link');
+  const host = clientId.slice(CLIENT_ID_PREFIX.length);
+  if (!dnsNamesOf(leaf).includes(host)) reject(`the verifier certificate does not name ${host}`);
+  if (payload.response_type !== 'vp_token' || payload.response_mode !== 'direct_post') {
+    reject('only response_type vp_token with response_mode direct_post is supported');
+  }
+  const responseUri = checkedUrl(payload.response_uri, 'response_uri');
+  if (responseUri.hostname !== host) reject('response_uri is not on the client_id host');
+  if (typeof payload.nonce !== 'string' || typeof payload.state !== 'string')
+    reject('nonce or state missing');
+  if (typeof payload.exp === 'number' && payload.exp * 1000 < Date.now()) reject('request object expired');
+  const dcqlQuery = DcqlQuery.parse(payload.dcql_query as DcqlQuery.Input);
+  DcqlQuery.validate(dcqlQuery);
+  return {
+    clientId,
+    responseUri: responseUri.toString(),
+    nonce: payload.nonce,
+    state: payload.state,
+    dcqlQuery,
+  };
+}
+
+/** The form fields of the direct_post answer to a resolved request, built without any HTTP. */
+export async function buildDirectPostResponse(
+  request: ResolvedRequest,
+  options: WalletOptions,
+): Promise<{ vp_token: string; state: string }> {
+  const { misbehave } = options;
+  const nowSeconds = Math.floor((options.now ?? new Date()).getTime() / 1000);
+  const holder = await createHolderKey();
+  const issuer =
+    misbehave === 'untrusted_issuer'
+      ? await createTestPidIssuer({ issuer: 'https://untrusted-pid-issuer.invalid' })
+      : options.issuer;
+  const statusIndex = misbehave === 'revoked' ? Math.floor(Math.random() * 1024) : undefined;
+  const credential = await issuer.issue({
+    holderJwk: holder.publicJwk,
+    person: options.person,
+    ...(misbehave === 'expired' ? { iat: nowSeconds - 400 * 24 * 3600, exp: nowSeconds - 24 * 3600 } : {}),
+    ...(misbehave === 'wrong_vct' ? { vct: 'urn:example:not-a-pid:1' } : {}),
+    ...(statusIndex !== undefined ? { statusIndex } : {}),
+  });
+  if (statusIndex !== undefined) issuer.revoke(statusIndex);
+
+  // Disclose exactly the claims the DCQL query names for the credential query `pid`.
+  const credentialQuery = request.dcqlQuery.credentials.find((c) => c.id === PID_QUERY_ID);
+  if (!credentialQuery) reject(`the DCQL query does not ask for ${PID_QUERY_ID}`);
+  const frame: Record<string, boolean> = {};
+  for (const claim of credentialQuery.claims ?? []) {
+    const name = 'path' in claim ? claim.path[0] : undefined;
+    if (typeof name === 'string') frame[name] = true;
+  }
+  const sdjwt = new SDJwtVcInstance({ hasher: digest, hashAlg: 'sha-256', saltGenerator: generateSalt });
+  let presented = await sdjwt.present(credential, frame);
+  if (!presented.endsWith('~')) presented += '~';
+  if (misbehave === 'tampered_disclosure') presented = tamperFirstDisclosure(presented);
+
+  const kbKey: JWK =
+    misbehave === 'bad_kb_signature' ? (await createHolderKey()).privateJwk : holder.privateJwk;
+  const kbJwt = await new SignJWT({
+    iat: nowSeconds,
+    aud: misbehave === 'wrong_audience' ? `${CLIENT_ID_PREFIX}other-verifier.invalid` : request.clientId,
+    nonce: misbehave === 'wrong_nonce' ? freshSecret() : request.nonce,
+    sd_hash: createHash('sha256').update(presented, 'ascii').digest('base64url'),
+  })
+    .setProtectedHeader({ alg: 'ES256', typ: 'kb+jwt' })
+    .sign(await importJWK(kbKey, 'ES256'));
+
+  return {
+    vp_token: JSON.stringify({ [PID_QUERY_ID]: [presented + kbJwt] }),
+    state: misbehave === 'wrong_state' ? freshSecret() : request.state,
+  };
+}
+
+/** Changes the value of the first disclosure, keeping its salt and name: its digest no longer matches. */
+function tamperFirstDisclosure(presented: string): string {
+  const [jwt, first, ...rest] = presented.split('~');
+  if (jwt === undefined || !first) return presented;
+  const [salt, name] = JSON.parse(Buffer.from(first, 'base64url').toString('utf8')) as [string, string];
+  const forged = Buffer.from(JSON.stringify([salt, name, 'Forged'])).toString('base64url');
+  return [jwt, forged, ...rest].join('~');
+}
+
+export interface WalletAnswer {
+  status: number;
+  body: unknown;
+  /** With `replay`: the verifier's answer to the same response sent a second time. */
+  replay?: { status: number; body: unknown };
+}
+
+async function postForm(
+  url: string,
+  form: Record<string, string>,
+): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(form).toString(),
+  });
+  const text = await res.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // not JSON: keep the text
+  }
+  return { status: res.status, body };
+}
+
+/** The whole wallet: link → request object → presentation → direct_post; the verifier's HTTP answer. */
+export async function answerAuthorizationRequest(
+  authorizationRequest: string,
+  options: WalletOptions,
+): Promise<WalletAnswer> {
+  const link = new URL(authorizationRequest);
+  if (link.protocol !== 'openid4vp:') reject('not an openid4vp:// authorization request');
+  const requestUri = checkedUrl(link.searchParams.get('request_uri') ?? undefined, 'request_uri');
+  const linkClientId = link.searchParams.get('client_id') ?? undefined;
+  const res = await fetch(requestUri, { headers: { accept: 'application/oauth-authz-req+jwt' } });
+  if (!res.ok) reject(`request_uri answered ${res.status}`);
+  const request = await resolveRequestObject((await res.text()).trim(), linkClientId);
+  const form = await buildDirectPostResponse(request, options);
+  const answer: WalletAnswer = await postForm(request.responseUri, form);
+  if (options.misbehave === 'replay') answer.replay = await postForm(request.responseUri, form);
+  return answer;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const args = [...argv];
+  const take = (flag: string): string | undefined => {
+    const i = args.indexOf(flag);
+    if (i < 0) return undefined;
+    const [, value] = args.splice(i, 2);
+    return value;
+  };
+  const misbehave = take('--misbehave');
+  const seed = take('--seed') ?? DEFAULT_TEST_ISSUER_SEED;
+  const [authorizationRequest] = args;
+  if (!authorizationRequest || (misbehave && !(MISBEHAVIOURS as readonly string[]).includes(misbehave))) {
+    process.stderr.write(
+      `usage: tsx scripts/test-wallet.ts '<openid4vp://…>' [--misbehave ${MISBEHAVIOURS.join('|')}] [--seed <s>]\n`,
+    );
+    return 2;
+  }
+  const issuer = await createTestPidIssuer({ seed });
+  const answer = await answerAuthorizationRequest(authorizationRequest, {
+    issuer,
+    ...(misbehave ? { misbehave: misbehave as Misbehaviour } : {}),
+  });
+  process.stdout.write(JSON.stringify(answer, null, 2) + '\n');
+  return answer.status === 200 && !answer.replay ? 0 : 1;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (error: unknown) => {
+      process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

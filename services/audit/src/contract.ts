@@ -1,0 +1,153 @@
+import { z } from 'zod';
+import {
+  EVENT_TYPES,
+  auditEventSchema,
+  defineRoute,
+  listQueryShape,
+  pageSchema,
+  type EventType,
+} from '@mandate/shared';
+
+/**
+ * The audit service's public contract: the request and response schemas and routes of the event
+ * reads and the evidence export. The package's entry point. Only zod and the shared kernel here.
+ */
+
+const KNOWN_TYPES: ReadonlySet<string> = new Set(EVENT_TYPES);
+
+/** `type=A,B`: a comma list of event types; an unknown one is a 400 that names it. */
+const eventTypeList = z
+  .string()
+  .max(1000)
+  .transform((value, ctx): EventType[] => {
+    const parts = value
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+    const unknown = parts.filter((p) => !KNOWN_TYPES.has(p));
+    if (unknown.length > 0) {
+      ctx.addIssue({ code: 'custom', message: `unknown event type ${unknown.join(', ')}` });
+      return z.NEVER;
+    }
+    if (parts.length === 0) {
+      ctx.addIssue({ code: 'custom', message: 'must name at least one event type' });
+      return z.NEVER;
+    }
+    return [...new Set(parts)] as EventType[];
+  });
+
+const isoInstant = z.iso.datetime({
+  offset: true,
+  error: 'must be an ISO 8601 datetime, e.g. 2026-11-21T12:00:00.000Z',
+});
+
+/** Strict: an unknown query parameter is a 400 naming it, rather than a filter silently ignored. */
+export const listEventsQuerySchema = z.strictObject({
+  type: eventTypeList.optional(),
+  resource_id: z.string().min(1).max(256).optional(),
+  key_id: z.string().min(1).max(256).optional(),
+  since: isoInstant.optional(),
+  until: isoInstant.optional(),
+  ...listQueryShape,
+});
+export type ListEventsQuery = z.output<typeof listEventsQuerySchema>;
+
+export const eventIdParamsSchema = z.object({ id: z.string() });
+
+export const eventSchema = auditEventSchema;
+export const eventPageSchema = pageSchema(auditEventSchema);
+
+const jwkSchema = z.looseObject({
+  kty: z.string(),
+  crv: z.string().optional(),
+  x: z.string().optional(),
+  y: z.string().optional(),
+  kid: z.string(),
+  alg: z.string().optional(),
+  use: z.string().optional(),
+});
+
+export const evidenceBundleSchema = z.object({
+  mandate: z.looseObject({
+    id: z.string(),
+    tenant_id: z.string(),
+    signature: z.object({ alg: z.literal('ES256'), kid: z.string(), jws: z.string() }),
+  }),
+  exported_at: z.string(),
+  events: z
+    .array(auditEventSchema)
+    .describe('Every event about the mandate but EVIDENCE_EXPORTED, oldest first'),
+  evidence_exports: z
+    .int()
+    .min(0)
+    .describe('How many EVIDENCE_EXPORTED events there are (counted, not listed)'),
+  keys: z.array(jwkSchema),
+  digest: z.string().regex(/^[0-9a-f]{64}$/),
+  signature: z.string(),
+});
+
+export const routes = {
+  listEvents: defineRoute({
+    operationId: 'listEvents',
+    summary: 'List audit events, newest first',
+    description:
+      `Scope events:read. type is a comma list of: ${EVENT_TYPES.join(', ')}. ` +
+      'since is inclusive, until exclusive (occurred_at). key_id matches actor.key_id.',
+    tags: ['events'],
+    method: 'GET',
+    path: '/v1/events',
+    service: 'audit',
+    auth: 'tenant',
+    scope: 'events:read',
+    request: { query: listEventsQuerySchema },
+    responses: { 200: { description: 'A page of events', schema: eventPageSchema } },
+    errors: { 400: 'Invalid filter, limit or cursor, or an unknown query parameter' },
+  }),
+  getEvent: defineRoute({
+    operationId: 'getEvent',
+    summary: 'Get one audit event',
+    tags: ['events'],
+    method: 'GET',
+    path: '/v1/events/:id',
+    service: 'audit',
+    auth: 'tenant',
+    scope: 'events:read',
+    request: { params: eventIdParamsSchema },
+    responses: { 200: { description: 'The event', schema: eventSchema } },
+    errors: { 404: 'Event not found' },
+  }),
+  exportEvidence: defineRoute({
+    operationId: 'exportEvidence',
+    summary: 'Export a verifiable evidence bundle for one mandate',
+    description:
+      'Scope events:read. Streamed, any size. The mandate with its signature, exported_at, every event about it ' +
+      'oldest first except EVIDENCE_EXPORTED (counted in evidence_exports), the JWKS entries that check both ' +
+      'signatures, digest = sha256 hex of canonical({mandate, exported_at}) + "\\n", then canonical(event) + "\\n" ' +
+      'per event, then canonical({evidence_exports}) (RFC 8785), and signature = compact JWS (ES256, typ ' +
+      'mandate-evidence+jws) whose payload is the digest. Check it offline with ' +
+      'the checker in the repository, `node packages/evidence-cli/bin/mandate-evidence.js verify bundle.json --jwks jwks.json` ' +
+      '(README, "Checking a bundle offline"; never `npx`, which would ask the public registry). Emits EVIDENCE_EXPORTED.',
+    tags: ['events'],
+    method: 'GET',
+    path: '/v1/mandates/:id/evidence',
+    service: 'audit',
+    auth: 'tenant',
+    scope: 'events:read',
+    // An export reads every event of a mandate: its own bucket, far below the global one.
+    limit: 'evidence.export',
+    request: { params: z.object({ id: z.string() }) },
+    responses: {
+      200: {
+        description: 'The evidence bundle (streamed)',
+        schema: evidenceBundleSchema,
+        headers: { 'Cache-Control': 'no-store' },
+      },
+    },
+    errors: {
+      404: 'No such mandate for this tenant',
+      503: 'The mandates service or the signing key is unavailable',
+    },
+  }),
+};
+
+export const contract = Object.values(routes);

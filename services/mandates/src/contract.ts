@@ -1,0 +1,248 @@
+import { z } from 'zod';
+import { defineRoute, labelText, listQueryShape, pageSchema } from '@mandate/shared';
+
+/**
+ * The mandates service's public contract: its wire vocabulary, request and response schemas and
+ * routes. The package's entry point: the gateway builds its table and the document from it. Only
+ * zod and the shared kernel here — no domain, no express.
+ */
+
+export const MANDATE_STATES = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'] as const;
+export type MandateState = (typeof MANDATE_STATES)[number];
+
+export const PARTY_TYPES = ['person', 'organization', 'agent', 'service'] as const;
+export type PartyType = (typeof PARTY_TYPES)[number];
+
+const timestamp = z.iso.datetime({
+  offset: true,
+  error: 'must be an ISO 8601 timestamp, e.g. 2026-11-21T12:00:00.000Z',
+});
+
+export const partySchema = z
+  .strictObject({
+    id: labelText().min(1).max(256),
+    type: z.enum(PARTY_TYPES).optional(),
+    name: labelText().min(1).max(256).optional(),
+  })
+  .meta({ id: 'Party' });
+
+/** A string is shorthand for `{id}`; expanded before validation so errors name the nested field. */
+const partyInput = z.preprocess((v) => (typeof v === 'string' ? { id: v } : v), partySchema);
+
+/** Assurance levels of a wallet verification, lowest first (only HIGH is issued today). */
+export const ASSURANCE_LEVELS = ['HIGH'] as const;
+export type AssuranceLevel = (typeof ASSURANCE_LEVELS)[number];
+
+/** How the principal was identified: inside the signed fields, so the signature covers it. */
+export const principalVerificationSchema = z
+  .strictObject({
+    method: z.literal('openid4vp'),
+    assurance: z.enum(ASSURANCE_LEVELS),
+    verification_id: z.string(),
+    issuer: z.string(),
+    subject_id: z.string(),
+    claims_digest: z.string(),
+    verified_at: z.string(),
+  })
+  .meta({ id: 'PrincipalVerification' });
+
+export const principalSchema = partySchema
+  .extend({ verified: principalVerificationSchema.optional() })
+  .meta({ id: 'Principal' });
+
+/** The principal at creation: a party, optionally naming a VERIFIED wallet verification of the tenant. */
+const principalInputObject = partySchema.extend({
+  verification_id: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe(
+      'A VERIFIED identity verification (purpose mandate) of this tenant, at most 10 minutes old, unused',
+    ),
+});
+const principalInput = z.preprocess((v) => (typeof v === 'string' ? { id: v } : v), principalInputObject);
+const principalInputDoc = z.union([z.string().min(1).max(256), principalInputObject]);
+/** How the shorthand is documented (the preprocess above is invisible to the OpenAPI generator). */
+const partyInputDoc = z.union([z.string().min(1).max(256), partySchema]);
+
+const ACTION = /^(\*|[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)*(:\*)?)$/;
+
+export const scopeSchema = z
+  .strictObject({
+    actions: z
+      .array(
+        z
+          .string()
+          .max(200)
+          .regex(ACTION, { error: 'must be an action like payments:create, payments:* or *' }),
+      )
+      .min(1)
+      .max(100)
+      .default(['*']),
+    // An empty list must not read as "anything" (SPEC §5 v2, fail closed): omit it instead.
+    resources: z.array(z.string().min(1).max(512)).min(1).max(100).optional(),
+    constraints: z
+      .strictObject({
+        max_amount: z
+          .number()
+          .refine((n) => Number.isSafeInteger(n) && n >= 0, {
+            error: 'must be a non-negative integer (minor units)',
+          })
+          .optional(),
+        currency: z
+          .string()
+          .regex(/^[A-Z]{3}$/, { error: 'must be a 3-letter uppercase ISO 4217 code' })
+          .optional(),
+      })
+      .optional(),
+  })
+  .meta({ id: 'Scope' });
+
+export const metadataSchema = z
+  .record(labelText().min(1).max(40), labelText().max(500))
+  .refine((r) => Object.keys(r).length <= 20, { error: 'must have at most 20 keys' });
+
+export const createMandateBody = z.strictObject({
+  principal: principalInput,
+  delegate: partyInput,
+  scope: scopeSchema.optional(),
+  valid_from: timestamp.nullish(),
+  expires_at: timestamp.nullish(),
+  metadata: metadataSchema.optional(),
+});
+export type CreateMandateBody = z.output<typeof createMandateBody>;
+
+const createMandateBodyDoc = createMandateBody
+  .extend({ principal: principalInputDoc, delegate: partyInputDoc })
+  .meta({ id: 'CreateMandateRequest' });
+
+export const lifecycleBody = z
+  .strictObject({ reason: z.string().max(500).optional() })
+  .meta({ id: 'LifecycleRequest' });
+
+export const listMandatesQuery = z.strictObject({
+  state: z.enum(MANDATE_STATES).optional(),
+  principal_id: z.string().min(1).max(256).optional(),
+  delegate_id: z.string().min(1).max(256).optional(),
+  ...listQueryShape,
+});
+
+export const mandateSchema = z
+  .object({
+    id: z.string(),
+    tenant_id: z.string(),
+    principal: principalSchema,
+    delegate: partySchema,
+    scope: scopeSchema,
+    state: z.enum(MANDATE_STATES),
+    valid_from: z.string().nullable(),
+    expires_at: z.string().nullable(),
+    metadata: z.record(z.string(), z.string()),
+    version: z.number().int(),
+    created_at: z.string(),
+    updated_at: z.string(),
+    signature: z.object({
+      alg: z.literal('ES256'),
+      kid: z.string(),
+      jws: z
+        .string()
+        .meta({ description: 'Compact JWS over the RFC 8785 canonical JSON of the immutable fields' }),
+    }),
+  })
+  .meta({ id: 'Mandate' });
+
+const publicJwkSchema = z.object({
+  kty: z.string(),
+  crv: z.string(),
+  x: z.string(),
+  y: z.string(),
+  kid: z.string(),
+  alg: z.string(),
+  use: z.string(),
+});
+export type PublicJwk = z.output<typeof publicJwkSchema>;
+
+export const jwksSchema = z.object({ keys: z.array(publicJwkSchema) }).meta({ id: 'JWKS' });
+
+const idParams = z.object({ id: z.string().meta({ description: 'Mandate id (mdt_…)' }) });
+
+const lifecycle = <const O extends 'suspend' | 'reactivate' | 'revoke'>(operation: O, summary: string) =>
+  defineRoute({
+    operationId: `${operation}Mandate` as `${O}Mandate`,
+    summary,
+    tags: ['mandates'],
+    method: 'POST',
+    path: `/v1/mandates/:id/${operation}` as `/v1/mandates/:id/${O}`,
+    service: 'mandates',
+    auth: 'tenant',
+    scope: 'mandates:write',
+    limit: 'mandates.lifecycle',
+    request: { params: idParams, body: lifecycleBody, bodyRequired: false },
+    responses: { 200: { description: 'The mandate after the transition', schema: mandateSchema } },
+    errors: { 404: 'Mandate not found', 409: 'Transition not allowed from the current state' },
+  });
+
+export const routes = {
+  createMandate: defineRoute({
+    operationId: 'createMandate',
+    summary: 'Create a signed mandate',
+    tags: ['mandates'],
+    method: 'POST',
+    path: '/v1/mandates',
+    service: 'mandates',
+    auth: 'tenant',
+    scope: 'mandates:write',
+    limit: 'mandates.create',
+    request: { body: createMandateBody, bodyDoc: createMandateBodyDoc },
+    responses: { 201: { description: 'The new mandate, ACTIVE, version 1', schema: mandateSchema } },
+    errors: { 503: 'Signing service unavailable' },
+  }),
+  listMandates: defineRoute({
+    operationId: 'listMandates',
+    summary: 'List mandates, newest first',
+    tags: ['mandates'],
+    method: 'GET',
+    path: '/v1/mandates',
+    service: 'mandates',
+    auth: 'tenant',
+    scope: 'mandates:read',
+    request: { query: listMandatesQuery },
+    responses: { 200: { description: 'A page of mandates', schema: pageSchema(mandateSchema) } },
+  }),
+  getMandate: defineRoute({
+    operationId: 'getMandate',
+    summary: 'Get a mandate',
+    tags: ['mandates'],
+    method: 'GET',
+    path: '/v1/mandates/:id',
+    service: 'mandates',
+    auth: 'tenant',
+    scope: 'mandates:read',
+    request: { params: idParams },
+    responses: { 200: { description: 'The mandate', schema: mandateSchema } },
+    errors: { 404: 'Mandate not found' },
+  }),
+  suspendMandate: lifecycle('suspend', 'Suspend a mandate'),
+  reactivateMandate: lifecycle('reactivate', 'Reactivate a mandate'),
+  revokeMandate: lifecycle('revoke', 'Revoke a mandate'),
+  getJwks: defineRoute({
+    operationId: 'getJwks',
+    summary: 'Public keys that check mandate signatures',
+    tags: ['mandates'],
+    method: 'GET',
+    path: '/v1/.well-known/jwks.json',
+    service: 'mandates',
+    auth: 'public',
+    responses: {
+      200: {
+        description: 'JWK set',
+        schema: jwksSchema,
+        headers: { 'Cache-Control': 'public, max-age=300' },
+      },
+    },
+  }),
+};
+
+/** Every public route of the service, in the order the gateway lists them. */
+export const contract = Object.values(routes);

@@ -1,0 +1,84 @@
+import { z } from 'zod';
+import { defineRoute } from '@mandate/shared';
+
+/**
+ * The verify service's public contract: the wire vocabulary, the request and response schemas and
+ * the route. The package's entry point. Only zod and the shared kernel here — no domain, no express.
+ */
+
+export const MANDATE_STATES = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'] as const;
+export type MandateState = (typeof MANDATE_STATES)[number];
+
+/** Checked in exactly this order; the first failing one is the reason (SPEC §5 Verify). */
+export const DENY_REASONS = [
+  'MANDATE_SUSPENDED',
+  'MANDATE_REVOKED',
+  'MANDATE_EXPIRED',
+  'MANDATE_NOT_YET_VALID',
+  'DELEGATE_MISMATCH',
+  'PRINCIPAL_NOT_VERIFIED',
+  'ASSURANCE_TOO_LOW',
+  'ACTION_NOT_PERMITTED',
+  'RESOURCE_NOT_PERMITTED',
+  'AMOUNT_REQUIRED',
+  'CURRENCY_MISMATCH',
+  'AMOUNT_EXCEEDS_LIMIT',
+] as const;
+export type DenyReason = (typeof DENY_REASONS)[number];
+
+/** eIDAS levels of assurance, lowest first; a wallet-verified principal (OpenID4VP PID) is HIGH. */
+export const ASSURANCE_LEVELS = ['LOW', 'SUBSTANTIAL', 'HIGH'] as const;
+export type AssuranceLevel = (typeof ASSURANCE_LEVELS)[number];
+
+export const verifyRequestSchema = z
+  .strictObject({
+    mandate_id: z.string().min(1).max(256),
+    action: z.string().min(1).max(200),
+    resource: z.string().max(1024).optional(),
+    amount: z.int().min(0).optional().describe('Minor units'),
+    currency: z
+      .string()
+      .regex(/^[A-Z]{3}$/, { error: 'must be a 3-letter uppercase ISO 4217 code' })
+      .optional(),
+    delegate_id: z.string().max(256).optional(),
+    // A pattern rather than an enum: the hot path's plainObjectParser mirrors string patterns.
+    min_assurance: z
+      .string()
+      .regex(/^(?:LOW|SUBSTANTIAL|HIGH)$/, { error: 'must be LOW, SUBSTANTIAL or HIGH' })
+      .optional()
+      .describe('Require a wallet-verified principal of at least this level of assurance'),
+  })
+  // .meta ids name the OpenAPI components (the kernel does not call extendZodWithOpenApi, so no .openapi()).
+  .meta({ id: 'VerifyRequest' });
+export type VerifyRequest = z.infer<typeof verifyRequestSchema>;
+
+export const verifyResponseSchema = z
+  .object({
+    decision: z.enum(['ALLOW', 'DENY']),
+    reason: z.enum(['OK', ...DENY_REASONS]),
+    mandate_id: z.string(),
+    mandate_state: z.enum(MANDATE_STATES),
+    mandate_version: z.int(),
+    decision_id: z.string().regex(/^dec_[0-9a-f]{26}$/),
+  })
+  .meta({ id: 'VerifyResponse' });
+
+export const routes = {
+  verify: defineRoute({
+    operationId: 'verify',
+    summary: 'May this delegate do this action now?',
+    description:
+      'A DENY is a 200 with the first failing reason. The same input against the same mandate version yields a byte-identical body.',
+    tags: ['verify'],
+    method: 'POST',
+    path: '/v1/verify',
+    service: 'verify',
+    auth: 'tenant',
+    scope: 'verify',
+    request: { body: verifyRequestSchema },
+    responses: { 200: { description: 'The decision', schema: verifyResponseSchema } },
+    errors: { 404: 'Mandate not found (or another tenant’s)', 503: 'Mandates service unavailable' },
+  }),
+};
+
+export const contract = Object.values(routes);

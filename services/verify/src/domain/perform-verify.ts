@@ -1,0 +1,61 @@
+import { buildEvent, notFound, processMetrics, type CallerContext } from '@mandate/shared';
+import type { Deps } from '../app';
+import type { VerifyMetrics } from '../metrics';
+import { decide, serialiseDecision, type VerifyInput } from './decide';
+
+/** One validated verify call, whichever handler (express route or the hot path) read it. */
+export interface VerifyCall {
+  caller: CallerContext;
+  tenantId: string;
+  requestId?: string;
+  input: VerifyInput;
+}
+
+const decisions = processMetrics();
+
+/** One verify: read the mandate, decide, hand the event over; answers the response body. */
+export async function performVerify(deps: Deps, metrics: VerifyMetrics, call: VerifyCall): Promise<string> {
+  const { tenantId, caller, input } = call;
+  // The caller's token names verify as its audience; mandates only takes one minted for it, for the same caller.
+  const internalToken = await deps.mandatesTokens!.mint(caller, 'mandates');
+  const mandate = await deps.reader.get(
+    { tenantId, internalToken, requestId: call.requestId },
+    input.mandate_id,
+  );
+  if (!mandate) throw notFound('Mandate not found');
+
+  const now = deps.clock.now();
+  const decision = decide(mandate, input, now);
+
+  // Handed to the (batching) publisher before answering, not awaited: the broker confirms
+  // batches, and a verify never waits for a round trip of its own (README "Decisions").
+  metrics.eventsPublished++;
+  deps.publisher
+    .publish([
+      buildEvent({
+        type: 'VERIFICATION_PERFORMED',
+        tenantId,
+        resource: { type: 'mandate', id: mandate.id },
+        data: {
+          input,
+          decision: decision.decision,
+          reason: decision.reason,
+          decision_id: decision.decision_id,
+          mandate_version: decision.mandate_version,
+        },
+        caller,
+        occurredAt: now,
+      }),
+    ])
+    .catch((err) => {
+      // The decision stands; losing its audit event is logged until the outbox lands.
+      deps.logger.error(
+        { err, requestId: call.requestId, decisionId: decision.decision_id },
+        'VERIFICATION_PERFORMED not published',
+      );
+    });
+
+  metrics.verifications++;
+  decisions.countVerifyDecision(decision.decision, decision.reason);
+  return serialiseDecision(decision);
+}

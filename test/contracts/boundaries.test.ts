@@ -1,0 +1,101 @@
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+
+const ROOT = path.resolve(__dirname, '../..');
+const SERVICES = ['mandates', 'verify', 'identity', 'audit'] as const;
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const full = path.join(dir, name);
+    return statSync(full).isDirectory() ? filesUnder(full) : full.endsWith('.ts') ? [full] : [];
+  });
+}
+/** Static, dynamic, side-effect imports and requires. */
+const IMPORT = /(?:\bfrom\s+|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm;
+const importsOf = (file: string) => [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((m) => m[1]!);
+
+/** The service a specifier points into (undefined for the shared kernel and libraries). */
+function serviceOf(file: string, spec: string): string | undefined {
+  const pkg = /^@mandate\/([a-z-]+)/.exec(spec);
+  if (pkg) return pkg[1] === 'shared' ? undefined : pkg[1];
+  if (!spec.startsWith('.')) return undefined;
+  const relative = path.relative(path.join(ROOT, 'services'), path.resolve(path.dirname(file), spec));
+  return relative.startsWith('..') ? undefined : relative.split(path.sep)[0];
+}
+
+/** The public contract is each service's package entry; the gateway knows the services by nothing else. */
+describe('contract boundaries', () => {
+  it('when the gateway source is read, then it imports no other service but through its package entry', () => {
+    const offending = filesUnder(path.join(ROOT, 'services/gateway/src')).flatMap((file) =>
+      importsOf(file)
+        .filter(
+          (spec) =>
+            /^@mandate\/(mandates|verify|identity|audit)\//.test(spec) ||
+            (spec.startsWith('.') &&
+              !path.resolve(path.dirname(file), spec).startsWith(path.join(ROOT, 'services/gateway'))),
+        )
+        .map((spec) => `${path.relative(ROOT, file)}: ${spec}`),
+    );
+    expect(offending).toEqual([]);
+  });
+
+  // Tests that need two services live under test/: a service's own tests stay inside it.
+  it.each([...SERVICES, 'gateway'])(
+    "when %s's tests and (but for the gateway's contract imports) code are read, then none imports another service",
+    (service) => {
+      const crossings = filesUnder(path.join(ROOT, 'services', service))
+        .filter((file) => !file.includes(`${path.sep}node_modules${path.sep}`))
+        .flatMap((file) =>
+          importsOf(file)
+            .filter((spec) => {
+              const target = serviceOf(file, spec);
+              if (!target || target === service) return false;
+              // The gateway's code may import a service's package entry (its contract), nothing else.
+              const gatewayContract = service === 'gateway' && !file.includes(`${path.sep}test${path.sep}`);
+              return !(gatewayContract && /^@mandate\/[a-z-]+$/.test(spec));
+            })
+            .map((spec) => `${path.relative(ROOT, file)}: ${spec}`),
+        );
+      expect(crossings).toEqual([]);
+    },
+  );
+
+  it('when the import pattern reads a file, then it finds static, dynamic, side-effect imports and requires', () => {
+    const sample = [
+      "import { a } from '../x';",
+      "import './y';",
+      "const z = await import('@mandate/verify');",
+      "require('w')",
+    ];
+    const file = path.join(ROOT, 'test', 'contracts', 'sample.ts');
+    expect(sample.flatMap((line) => [...line.matchAll(IMPORT)].map((m) => m[1]))).toEqual([
+      '../x',
+      './y',
+      '@mandate/verify',
+      'w',
+    ]);
+    expect(serviceOf(file, '../../services/mandates/src/app')).toBe('mandates');
+  });
+
+  it.each(SERVICES)("when %s's package.json is read, then its entry is its contract", (service) => {
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'services', service, 'package.json'), 'utf8')) as {
+      main: string;
+    };
+    expect(pkg.main).toMatch(/^src\/contract(\.ts|\/index\.ts)$/);
+  });
+
+  it.each(SERVICES)(
+    "when %s's contract is read, then it imports only zod, the shared kernel and itself",
+    (service) => {
+      const dir = path.join(ROOT, 'services', service, 'src');
+      const files = filesUnder(dir).filter((f) => /[\\/]contract(\.ts$|[\\/])/.test(f));
+      expect(files.length).toBeGreaterThan(0);
+      const outside = files.flatMap((file) =>
+        importsOf(file)
+          .filter((spec) => !(spec === 'zod' || spec === '@mandate/shared' || /^\.\/[\w-]+$/.test(spec)))
+          .map((spec) => `${path.relative(ROOT, file)}: ${spec}`),
+      );
+      expect(outside).toEqual([]);
+    },
+  );
+});

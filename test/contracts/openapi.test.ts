@@ -1,0 +1,169 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { ServiceClient, createLogger, errorStatusesOf, type RouteContract } from '@mandate/shared';
+import { CapturingPublisher, testTokens } from '@mandate/shared/src/testing';
+import { createApp, type GatewayApp } from '../../services/gateway/src/app';
+import { buildPublicOpenApi } from '../../services/gateway/src/openapi';
+import { CONTRACTS, ROUTES } from '../../services/gateway/src/routes/table';
+
+const LINTER = path.join(__dirname, 'openapi-lint.mjs');
+
+interface Problem {
+  severity: 'error' | 'warn';
+  rule: string;
+  message: string;
+  at?: string;
+}
+
+/** Redocly's recommended ruleset over the document (in its own node process: the library is ESM only). */
+function lint(document: unknown): Promise<Problem[]> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      process.execPath,
+      [LINTER],
+      { maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) =>
+        err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout) as Problem[]),
+    );
+    child.stdin!.end(JSON.stringify(document));
+  });
+}
+
+type Operation = {
+  operationId?: string;
+  security?: unknown[];
+  parameters?: { name: string; in: string }[];
+  responses: Record<
+    string,
+    { headers?: Record<string, unknown>; content?: Record<string, { schema: unknown }> }
+  >;
+};
+
+describe('the public OpenAPI document', () => {
+  const document = buildPublicOpenApi() as unknown as {
+    paths: Record<string, Record<string, Operation>>;
+    components: Record<string, Record<string, unknown>>;
+  };
+  const operations = Object.entries(document.paths).flatMap(([p, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({ key: `${method.toUpperCase()} ${p}`, op })),
+  );
+  const contractOf = (key: string) =>
+    CONTRACTS.find((c) => `${c.method} ${c.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}` === key)!;
+
+  it('when Redocly lints the built document with its recommended rules, then there is no error and no warning', async () => {
+    expect(await lint(document)).toEqual([]);
+  }, 60_000);
+
+  describe('served by the gateway', () => {
+    let gateway: GatewayApp;
+    let client: ServiceClient;
+    let url: string;
+    beforeAll(async () => {
+      // GET /v1/openapi.json is answered by the gateway itself: the upstreams are never called.
+      client = new ServiceClient(['http://127.0.0.1:9']);
+      gateway = createApp({
+        tokens: testTokens,
+        logger: createLogger('openapi-test', 'silent'),
+        publisher: new CapturingPublisher(),
+        upstreams: { mandates: client, verify: client, identity: client, audit: client },
+        keys: { resolve: async () => null, evict: () => undefined },
+        operatorToken: 'operator-token-for-tests',
+        openApiDocument: buildPublicOpenApi,
+      });
+      url = (await gateway.start(0)).url;
+    });
+    afterAll(async () => {
+      await gateway.stop();
+      await client.close();
+    });
+
+    it('when /v1/openapi.json is fetched, then it is the built document and Redocly finds no error and no warning in it', async () => {
+      const res = await fetch(`${url}/v1/openapi.json`);
+      expect(res.status).toBe(200);
+      const served = await res.json();
+      expect(served).toEqual(JSON.parse(JSON.stringify(document)));
+      expect(await lint(served)).toEqual([]);
+    }, 60_000);
+  });
+
+  it('when the document is built, then every route of the gateway table is an operation and nothing else is', () => {
+    expect(operations.map((o) => o.key).sort()).toEqual(
+      ROUTES.map((r) => `${r.method} ${r.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`).sort(),
+    );
+  });
+
+  it('when the operations are listed, then each has its own operationId', () => {
+    const ids = operations.map((o) => o.op.operationId);
+    expect(ids.every((id) => typeof id === 'string' && id.length > 0)).toBe(true);
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  it.each(operations.map((o) => [o.key, o.op] as const))(
+    'when %s is read, then every status the route can answer is there, errors with the envelope',
+    (key, op) => {
+      const route = contractOf(key) as RouteContract;
+      const statuses = Object.keys(op.responses).map(Number).sort();
+      const expected = [...Object.keys(route.responses).map(Number), ...errorStatusesOf(route).keys()].sort();
+      expect(statuses).toEqual(expected);
+      for (const status of errorStatusesOf(route).keys())
+        expect(op.responses[status]!.content!['application/json']!.schema).toEqual({
+          $ref: '#/components/schemas/ErrorEnvelope',
+        });
+      // Only the JWKS documents and this document have no 4xx (redocly's operation-4xx-response is off for them).
+      if (!statuses.some((s) => s >= 400 && s < 500))
+        expect(['GET /v1/.well-known/jwks.json', 'GET /v1/openapi.json', 'GET /v1/wallet/jwks']).toContain(
+          key,
+        );
+      for (const status of Object.keys(op.responses))
+        expect(op.responses[status]!.headers).toHaveProperty('X-Request-Id');
+      if (op.responses['429']) expect(op.responses['429'].headers).toHaveProperty('Retry-After');
+    },
+  );
+
+  it('when a tenant route is read, then it accepts the API key and JWT schemes, documents 401, 429 with RateLimit-* headers and (when scoped) 403, and X-Tenant-Id where the path names no tenant', () => {
+    for (const { key, op } of operations) {
+      const route = contractOf(key);
+      if (route.auth !== 'tenant') continue;
+      expect(op.security).toEqual([{ apiKey: [] }, { apiKeyHeader: [] }, { jwt: [] }]);
+      expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['401', '429']));
+      // Only a scope can be missing: an unscoped route (GET /v1/me) answers any valid credential.
+      if (route.scope) expect(op.responses).toHaveProperty('403');
+      else expect(op.responses).not.toHaveProperty('403');
+      expect(Object.keys(op.responses['429']!.headers ?? {})).toEqual(
+        expect.arrayContaining(['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
+      );
+      const headers = (op.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name);
+      expect(headers).toContain('X-Request-Id');
+      if (!route.path.includes(':tenantId')) expect(headers).toContain('X-Tenant-Id');
+    }
+  });
+
+  it('when a POST is read, then it documents Idempotency-Key and the 409 of a reused key', () => {
+    for (const { key, op } of operations.filter((o) => o.key.startsWith('POST '))) {
+      expect({ key, headers: (op.parameters ?? []).map((p) => p.name) }).toEqual({
+        key,
+        headers: expect.arrayContaining(['Idempotency-Key']),
+      });
+      expect(op.responses).toHaveProperty('409');
+    }
+  });
+
+  it('when the components are read, then the envelope, the security schemes and the shared headers are there once', () => {
+    expect(document.components.schemas).toHaveProperty('ErrorEnvelope');
+    expect(Object.keys(document.components.securitySchemes!).sort()).toEqual([
+      'apiKey',
+      'apiKeyHeader',
+      'jwt',
+      'operatorToken',
+    ]);
+    expect(Object.keys(document.components.headers!)).toEqual(
+      expect.arrayContaining([
+        'X-Request-Id',
+        'RateLimit-Limit',
+        'RateLimit-Remaining',
+        'RateLimit-Reset',
+        'Retry-After',
+      ]),
+    );
+  });
+});

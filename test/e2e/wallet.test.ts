@@ -1,0 +1,229 @@
+import { decodeJwt } from 'jose';
+import {
+  DEFAULT_TEST_ISSUER_SEED,
+  createTestPidIssuer,
+  randomPerson,
+  type TestPidIssuer,
+} from '../../services/identity/src/identity-verifications/test-pid-issuer';
+import {
+  answerAuthorizationRequest,
+  MISBEHAVIOUR_REASONS,
+  type Misbehaviour,
+} from '../../scripts/test-wallet';
+import { apiClient, eventually, freePort, startStack, type Stack } from '../support/stack';
+
+/**
+ * Identity-verified mandates end to end on the five-process stack: a session, the test wallet
+ * answering through the gateway, the mandate binding the verification inside its signed fields,
+ * and verify's min_assurance. The TEST PID issuer is trusted (never in production).
+ */
+describe('wallet (OpenID4VP) end to end: identity-verified mandates', () => {
+  let stack: Stack;
+  let api: ReturnType<typeof apiClient>;
+  let issuer: TestPidIssuer;
+  let auth: string;
+  let tenantId: string;
+
+  beforeAll(async () => {
+    const port = String(await freePort());
+    stack = await startStack({
+      // The wallet's public calls share the per-client-IP onboarding bucket; every test client is 127.0.0.1.
+      gateway: {
+        PORT: port,
+        PLAN_OVERRIDES: JSON.stringify({ onboarding: { rate: 1000, burst: 1000 } }),
+        // Identity's wallet sign-in issuer, its JWKS read through the gateway's public route.
+        JWT_ISSUERS: JSON.stringify([
+          {
+            name: 'wallet',
+            issuer: `http://127.0.0.1:${port}`,
+            jwks_uri: `http://127.0.0.1:${port}/v1/wallet/jwks`,
+            audience: 'mandate-api',
+            subject_scheme: 'wallet',
+          },
+        ]),
+      },
+      identity: {
+        WALLET_PUBLIC_URL: `http://127.0.0.1:${port}`,
+        WALLET_TRUST_TEST_ISSUER: 'true',
+        WALLET_SUBJECT_SECRET: 'e2e-subject-secret-at-least-32-characters',
+        LOG_LEVEL: 'info',
+      },
+      all: { LOG_LEVEL: 'info' },
+    });
+    api = apiClient(stack.gateway.url);
+    issuer = await createTestPidIssuer({ seed: DEFAULT_TEST_ISSUER_SEED });
+    const res = await api('POST', '/v1/platform/tenants', {
+      auth: stack.operatorToken,
+      body: { name: 'Acme', plan: 'enterprise' },
+    });
+    expect(res.status).toBe(201);
+    tenantId = res.body.tenant.id;
+    auth = `${res.body.tenant.id}:${res.body.api_key.api_key}`;
+  }, 120_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+  }, 30_000);
+
+  const person = randomPerson();
+
+  async function verification(misbehave?: Misbehaviour) {
+    const created = await api('POST', '/v1/identity-verifications', { auth, body: { purpose: 'mandate' } });
+    expect(created.status).toBe(201);
+    const answer = await answerAuthorizationRequest(created.body.authorization_request, {
+      issuer,
+      misbehave,
+      person,
+    });
+    const session = await api('GET', `/v1/identity-verifications/${created.body.id}`, { auth });
+    return { id: created.body.id as string, answer, session: session.body };
+  }
+
+  const mandate = (principal: unknown) =>
+    api('POST', '/v1/mandates', {
+      auth,
+      body: { principal, delegate: 'agent_bob', scope: { actions: ['payments:create'] } },
+    });
+
+  it('when the test wallet answers, then the mandate carries `verified` under its signature and verify honours min_assurance', async () => {
+    const { id, answer, session } = await verification();
+    expect(answer.status).toBe(200);
+    expect(session).toMatchObject({
+      status: 'VERIFIED',
+      assurance: 'HIGH',
+      issuer: 'https://test-pid-issuer.invalid',
+      claims: {
+        family_name: person.family_name,
+        given_name: person.given_name,
+        birth_date: person.birth_date,
+      },
+    });
+    expect(Object.keys(session.claims)).toHaveLength(3);
+
+    const created = await mandate({ id: 'user_alice', type: 'person', verification_id: id });
+    expect(created.status).toBe(201);
+    const verified = {
+      method: 'openid4vp',
+      assurance: 'HIGH',
+      verification_id: id,
+      issuer: 'https://test-pid-issuer.invalid',
+      subject_id: session.subject_id,
+      claims_digest: session.claims_digest,
+      verified_at: session.verified_at,
+    };
+    expect(created.body.principal).toEqual({ id: 'user_alice', type: 'person', verified });
+    // The signature's payload is the canonical JSON of the immutable fields: `verified` is in it.
+    expect((decodeJwt(created.body.signature.jws) as { principal: unknown }).principal).toEqual(
+      created.body.principal,
+    );
+
+    const verify = (mandate_id: string) =>
+      api('POST', '/v1/verify', {
+        auth,
+        body: { mandate_id, action: 'payments:create', min_assurance: 'HIGH' },
+      });
+    expect((await verify(created.body.id)).body).toMatchObject({ decision: 'ALLOW', reason: 'OK' });
+    const plain = await mandate('user_carol');
+    expect(plain.status).toBe(201);
+    expect((await verify(plain.body.id)).body).toMatchObject({
+      decision: 'DENY',
+      reason: 'PRINCIPAL_NOT_VERIFIED',
+    });
+
+    // One mandate per verification.
+    const again = await mandate({ id: 'user_alice', verification_id: id });
+    expect(again.status).toBe(409);
+
+    // Events: a digest, never a claim; and no claim value in any process's log.
+    const events = await eventually(async () => {
+      const res = await api('GET', `/v1/events?limit=100&type=IDENTITY_VERIFIED`, { auth });
+      return res.status === 200 && res.body.data.length > 0 ? res.body.data : undefined;
+    });
+    expect(events[0].data).toMatchObject({ claims_digest: session.claims_digest, assurance: 'HIGH' });
+    const everything = JSON.stringify((await api('GET', '/v1/events?limit=100', { auth })).body);
+    const logs = [stack.gateway, ...Object.values(stack.services)].map((p) => p.output.join('')).join('\n');
+    for (const value of [person.family_name, person.given_name]) {
+      expect(everything).not.toContain(value);
+      expect(logs).not.toContain(value);
+    }
+  });
+
+  it.each(MISBEHAVIOUR_REASONS)(
+    'when the test wallet misbehaves (%s), then the session is FAILED with %s and binds no mandate',
+    async (misbehave, reason) => {
+      const { id, answer, session } = await verification(misbehave);
+      expect(answer.status).toBe(400);
+      expect(session).toMatchObject({ status: 'FAILED', reason, claims: null });
+      const res = await mandate({ id: 'user_mallory', verification_id: id });
+      expect(res.status).toBe(409);
+    },
+  );
+
+  it('when the test wallet replays its answer, then the replay is ALREADY_ANSWERED', async () => {
+    const { answer, session } = await verification('replay');
+    expect(answer.status).toBe(200);
+    expect(answer.replay?.status).toBe(400);
+    expect(session.status).toBe('VERIFIED');
+  });
+
+  it('when a person signs in with the wallet, then the wallet: subject acts by its role assignment: a viewer reads, cannot create, and another tenant is 404', async () => {
+    const started = await api('POST', '/v1/identity-verifications/sign-in', {
+      body: { tenant_id: tenantId },
+    });
+    expect(started.status).toBe(201);
+    const id = started.body.id as string;
+    const pollToken = started.body.poll_token as string;
+    const answer = await answerAuthorizationRequest(started.body.authorization_request, { issuer, person });
+    expect(answer.status).toBe(200);
+    const polled = await api('POST', `/v1/identity-verifications/${id}/poll`, {
+      body: { poll_token: pollToken },
+    });
+    expect(polled.body).toMatchObject({ status: 'VERIFIED', assurance: 'HIGH' });
+
+    const token = await api('POST', `/v1/identity-verifications/${id}/token`, {
+      body: { poll_token: pollToken },
+    });
+    expect(token.status).toBe(200);
+    const subject = token.body.subject_id as string;
+    expect(subject).toMatch(/^wallet:/);
+    expect(subject).toBe(polled.body.subject_id);
+    // Once only.
+    const again = await api('POST', `/v1/identity-verifications/${id}/token`, {
+      body: { poll_token: pollToken },
+    });
+    expect(again.status).toBe(409);
+
+    const jwt = token.body.access_token as string;
+    const asWallet = (method: string, path: string, tenant: string, body?: unknown) =>
+      api(method, path, { auth: jwt, headers: { 'x-tenant-id': tenant }, body });
+
+    // Another tenant, where the subject holds no assignment: the tenant does not exist for it.
+    const other = await api('POST', '/v1/platform/tenants', {
+      auth: stack.operatorToken,
+      body: { name: 'Other' },
+    });
+    expect((await asWallet('GET', '/v1/mandates', other.body.tenant.id)).status).toBe(404);
+
+    const assigned = await api('POST', `/v1/tenants/${tenantId}/role-assignments`, {
+      auth,
+      body: { subject_id: subject, roles: ['tenant_viewer'] },
+    });
+    expect(assigned.status).toBe(201);
+    expect((await asWallet('GET', '/v1/mandates', tenantId)).status).toBe(200);
+    const denied = await asWallet('POST', '/v1/mandates', tenantId, {
+      principal: 'user_x',
+      delegate: 'agent_y',
+    });
+    expect(denied.status).toBe(403);
+  });
+
+  it('when every flow above has run, then no raw claim value appears in any event or any log line', async () => {
+    const events = JSON.stringify((await api('GET', '/v1/events?limit=100', { auth })).body);
+    expect(events).toContain('IDENTITY_VERIFICATION_FAILED');
+    const logs = [stack.gateway, ...Object.values(stack.services)].map((p) => p.output.join('')).join('\n');
+    for (const value of [person.family_name, person.given_name]) {
+      expect(events).not.toContain(value);
+      expect(logs).not.toContain(value);
+    }
+  });
+});
