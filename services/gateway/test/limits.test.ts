@@ -456,6 +456,11 @@ describe('gateway rate limits and quotas (real Redis)', () => {
             { key_id: idOf(busy), used: 3, remaining: 97 },
             { key_id: idOf(quiet), used: 2, remaining: 98 },
           ],
+          // Every day of May so far; today holds the tenant's 5 requests.
+          daily: Array.from({ length: 20 }, (_, i) => ({
+            date: `2031-05-${String(i + 1).padStart(2, '0')}`,
+            used: i === 19 ? 5 : 0,
+          })),
         });
         expect(res.body.limits.endpoints['mandates.create']).toEqual({ rate: 25, burst: 50 });
 
@@ -464,8 +469,70 @@ describe('gateway rate limits and quotas (real Redis)', () => {
         const june = await g.call('GET', '/v1/usage', quiet);
         expect(june.body.period).toMatchObject({ month: '2031-06', days_to_reset: 30 });
         expect(june.body.usage).toEqual([{ key_id: idOf(quiet), used: 1, remaining: 99 }]);
+        expect(june.body.daily).toEqual([{ date: '2031-06-01', used: 1 }]);
       },
     );
+
+    it.each([
+      ['Redis', REDIS_PORT],
+      ['the in-memory limiter', null],
+    ])(
+      'when keys make requests on several days of the month (%s), then daily has each day of the tenant, rate-limited requests not counted',
+      async (_label, redisPort) => {
+        const clock = fixedClock('2031-05-02T23:59:00.000Z');
+        const g = await startGateway({
+          clock,
+          redisPort,
+          overrides: { beta: { endpoints: { 'mandates.create': { rate: 0.01, burst: 1 } } } },
+        });
+        const a = freshKey();
+        const b = freshKey();
+        expect((await g.call('POST', '/v1/mandates', a)).status).toBe(200);
+        // Over the endpoint's burst: a 429, counted neither in the month nor in the day.
+        expect((await g.call('POST', '/v1/mandates', a)).status).toBe(429);
+        expect((await g.call('GET', '/v1/mandates', b)).status).toBe(200);
+
+        clock.set('2031-05-04T00:00:01.000Z');
+        for (let i = 0; i < 3; i++) expect((await g.call('GET', '/v1/mandates', b)).status).toBe(200);
+
+        const res = await g.call('GET', '/v1/usage', a);
+        expect(res.status).toBe(200);
+        expect(res.body.daily).toEqual([
+          { date: '2031-05-01', used: 0 },
+          { date: '2031-05-02', used: 2 },
+          { date: '2031-05-03', used: 0 },
+          // b's 3 and this call of a's.
+          { date: '2031-05-04', used: 4 },
+        ]);
+        const month = (res.body.usage as { used: number }[]).reduce((sum, u) => sum + u.used, 0);
+        expect(month).toBe(6);
+
+        // The last days of April are counted in April, not in May.
+        clock.set('2031-04-30T12:00:00.000Z');
+        expect((await g.call('GET', '/v1/mandates', b)).status).toBe(200);
+        clock.set('2031-05-04T00:00:02.000Z');
+        const again = await g.call('GET', '/v1/usage', a);
+        expect(again.body.daily.map((d: { used: number }) => d.used)).toEqual([0, 2, 0, 5]);
+      },
+    );
+
+    it('when a request is counted in Redis, then its day counter sits next to the month counter and expires in about 35 days', async () => {
+      const prefix = `test:rl:${newId('req')}`;
+      const g = await startGateway({ prefix, clock: fixedClock('2031-05-20T12:00:00.000Z') });
+      const auth = freshKey();
+      expect((await g.call('GET', '/v1/mandates', auth)).status).toBe(200);
+      const caller = `${TENANT}:key_${auth.split('.')[1]}`;
+      const redis = new Redis(REDIS_PORT, REDIS_HOST);
+      try {
+        expect(await redis.get(`${prefix}:quota:${caller}:2031-05`)).toBe('1');
+        expect(await redis.get(`${prefix}:day:${caller}:2031-05-20`)).toBe('1');
+        const ttl = await redis.ttl(`${prefix}:day:${caller}:2031-05-20`);
+        expect(ttl).toBeGreaterThan(34 * 86_400);
+        expect(ttl).toBeLessThanOrEqual(35 * 86_400);
+      } finally {
+        await redis.quit();
+      }
+    });
   });
 
   describe('failed authentications, per client IP (SPEC §11)', () => {
