@@ -160,6 +160,110 @@ describe.each(eventStoreAdapters())('audit events API (in-process bus, $name sto
     expect(res.body).toEqual({ error: 'BAD_REQUEST', message: expect.stringContaining(message) });
   });
 
+  describe('GET /v1/events/verification-stats', () => {
+    const verification = (tenant: string, iso: string, decision: string) =>
+      buildAuditEvent(tenant, {
+        type: 'VERIFICATION_PERFORMED',
+        occurredAt: new Date(iso),
+        data: { decision, reason: decision === 'ALLOW' ? 'OK' : 'ACTION_NOT_PERMITTED' },
+      });
+
+    it('when verifications were recorded, then each UTC hour of the window counts its ALLOW and DENY; other types, other tenants and events outside the window are not counted', async () => {
+      const tenant = newId('tnt');
+      await publish(
+        verification(tenant, '2026-03-01T10:00:00.000Z', 'ALLOW'),
+        verification(tenant, '2026-03-01T10:59:59.999Z', 'ALLOW'),
+        verification(tenant, '2026-03-01T10:30:00.000Z', 'DENY'),
+        verification(tenant, '2026-03-01T12:15:00.000Z', 'DENY'),
+        // Outside [since, until): before, and at until.
+        verification(tenant, '2026-03-01T09:59:59.999Z', 'ALLOW'),
+        verification(tenant, '2026-03-01T13:00:00.000Z', 'ALLOW'),
+        buildAuditEvent(tenant, { occurredAt: new Date('2026-03-01T10:10:00.000Z') }),
+        verification(newId('tnt'), '2026-03-01T10:10:00.000Z', 'ALLOW'),
+      );
+      const res = await get(
+        tenant,
+        '/v1/events/verification-stats?bucket=hour&since=2026-03-01T10:20:00Z&until=2026-03-01T13:00:00Z',
+      );
+      expect(res.status).toBe(200);
+      // since is rounded down to its hour: 10:00 on.
+      expect(res.body).toEqual({
+        bucket: 'hour',
+        since: '2026-03-01T10:00:00.000Z',
+        until: '2026-03-01T13:00:00.000Z',
+        buckets: [
+          { start: '2026-03-01T10:00:00.000Z', allow: 2, deny: 1 },
+          { start: '2026-03-01T11:00:00.000Z', allow: 0, deny: 0 },
+          { start: '2026-03-01T12:00:00.000Z', allow: 0, deny: 1 },
+        ],
+      });
+    });
+
+    it('when asked per day without until, then the window runs to now and today is the last bucket', async () => {
+      const tenant = newId('tnt');
+      const now = new Date();
+      const yesterday = new Date(now.getTime() - 86_400_000);
+      await publish(
+        verification(tenant, now.toISOString(), 'ALLOW'),
+        verification(tenant, yesterday.toISOString(), 'DENY'),
+        verification(tenant, yesterday.toISOString(), 'DENY'),
+      );
+      const since = new Date(now.getTime() - 13 * 86_400_000).toISOString();
+      const res = await get(tenant, `/v1/events/verification-stats?bucket=day&since=${since}`);
+      expect(res.status).toBe(200);
+      expect(res.body.buckets).toHaveLength(14);
+      expect(res.body.buckets.at(-1)).toEqual({
+        start: `${now.toISOString().slice(0, 10)}T00:00:00.000Z`,
+        allow: 1,
+        deny: 0,
+      });
+      expect(res.body.buckets.at(-2)).toMatchObject({ allow: 0, deny: 2 });
+    });
+
+    it('when asked without a query, then the window is the last 24 hours per hour, the current hour last', async () => {
+      const tenant = newId('tnt');
+      const now = new Date();
+      await publish(verification(tenant, now.toISOString(), 'DENY'));
+      const res = await get(tenant, '/v1/events/verification-stats');
+      expect(res.status).toBe(200);
+      expect(res.body.bucket).toBe('hour');
+      expect(res.body.buckets).toHaveLength(24);
+      expect(res.body.buckets.at(-1)).toEqual({
+        start: `${now.toISOString().slice(0, 13)}:00:00.000Z`,
+        allow: 0,
+        deny: 1,
+      });
+    });
+
+    it.each([
+      ['an unknown bucket', '?bucket=week&since=2026-01-01T00:00:00Z', 'bucket'],
+      [
+        'until before since',
+        '?bucket=hour&since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z',
+        'until must be after since',
+      ],
+      [
+        'more than 168 hours',
+        '?bucket=hour&since=2026-01-01T00:00:00Z&until=2026-01-08T00:00:01Z',
+        'at most 168',
+      ],
+      [
+        'more than 400 days',
+        '?bucket=day&since=2024-01-01T00:00:00Z&until=2026-01-01T00:00:00Z',
+        'at most 400',
+      ],
+      [
+        'an unknown query parameter',
+        '?bucket=hour&since=2026-01-01T00:00:00Z&type=API_CALL',
+        'type is not allowed',
+      ],
+    ])('when the query has %s, then it is a 400 naming the problem', async (_what, query, message) => {
+      const res = await get(newId('tnt'), `/v1/events/verification-stats${query}`);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: 'BAD_REQUEST', message: expect.stringContaining(message) });
+    });
+  });
+
   it('when an event is fetched by id, then it is returned; an unknown id is a 404', async () => {
     const tenant = newId('tnt');
     const [event] = await publish(
@@ -377,10 +481,11 @@ describe('audit wiring and contract', () => {
     expect(() => auditConfig({ AUDIT_PREFETCH: '0' })).toThrow();
   });
 
-  it('when the OpenAPI document is built, then both event paths and the evidence export are in it', () => {
+  it('when the OpenAPI document is built, then the event paths, the verification stats and the evidence export are in it', () => {
     const doc = buildOpenApiDocument(contract);
     expect(Object.keys(doc.paths ?? {})).toEqual([
       '/v1/events',
+      '/v1/events/verification-stats',
       '/v1/events/{id}',
       '/v1/mandates/{id}/evidence',
     ]);
