@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import { allPages, call } from '../api';
+import { call, qs, type Page } from '../api';
 import { useAuth } from '../auth';
 import { BarChart } from '../chart';
 import { ErrorMessage, Loading, PageHeader, FormCard, formatTime, useFormMutation } from '../ui';
@@ -120,77 +120,51 @@ interface VerificationEvent {
 }
 
 type ChartWindow = '24h' | '14d';
-const HOUR = 3_600_000;
-const DAY = 86_400_000;
-/** The newest events read per range (20 pages of 100); beyond them the chart says it counts only those. */
-const MAX_PAGES = 20;
-
-/** The range's buckets, oldest first: the last 24 whole UTC hours or 14 UTC days, the current one included. */
-export function buckets(
-  range: ChartWindow,
-  now: number,
-): { start: number; key: string; label: string; title: string }[] {
-  const size = range === '24h' ? HOUR : DAY;
-  const count = range === '24h' ? 24 : 14;
-  const current = Math.floor(now / size) * size;
-  return Array.from({ length: count }, (_, i) => {
-    const start = current - (count - 1 - i) * size;
-    const iso = new Date(start).toISOString();
-    return range === '24h'
-      ? {
-          start,
-          key: iso.slice(0, 13),
-          label: iso.slice(11, 13),
-          title: `${iso.slice(0, 10)} ${iso.slice(11, 13)}:00 UTC`,
-        }
-      : { start, key: iso.slice(0, 10), label: iso.slice(8, 10), title: iso.slice(0, 10) };
-  });
+/** GET /v1/events/verification-stats: ALLOW and DENY per bucket, counted by the audit store. */
+interface VerificationStats {
+  bucket: 'hour' | 'day';
+  buckets: { start: string; allow: number; deny: number }[];
 }
 
-/** ALLOW and DENY per bucket of the range, counted from the events. */
-export function countDecisions(events: VerificationEvent[], range: ChartWindow, now: number) {
-  const size = range === '24h' ? HOUR : DAY;
-  const all = buckets(range, now);
-  const first = all[0]!.start;
-  const counts = all.map((b) => ({
-    key: b.key,
-    label: b.label,
-    title: b.title,
-    values: { allow: 0, deny: 0 },
+/** The chart's bars: the last 24 UTC hours or 14 UTC days, the current one (partial) included. */
+function chartData(range: ChartWindow, stats: VerificationStats) {
+  return stats.buckets.map((b) => ({
+    key: b.start.slice(0, range === '24h' ? 13 : 10),
+    label: b.start.slice(range === '24h' ? 11 : 8, range === '24h' ? 13 : 10),
+    title: range === '24h' ? `${b.start.slice(0, 10)} ${b.start.slice(11, 13)}:00 UTC` : b.start.slice(0, 10),
+    values: { allow: b.allow, deny: b.deny },
   }));
-  for (const e of events) {
-    const i = Math.floor((Date.parse(e.occurred_at) - first) / size);
-    const bucket = counts[i];
-    if (!bucket) continue;
-    if (e.data.decision === 'ALLOW') bucket.values.allow++;
-    else if (e.data.decision === 'DENY') bucket.values.deny++;
-  }
-  return counts;
 }
 
-/** The audit trail's VERIFICATION_PERFORMED events of the range: ALLOW/DENY over time and the newest ones listed. */
+/** ALLOW/DENY over time (counted by the audit service) and the newest verifications listed. */
 function RecentVerifications() {
   const { session } = useAuth();
+  const queryClient = useQueryClient();
   const tenantId = session?.kind === 'user' ? session.tenantId : '';
   const [range, setRange] = useState<ChartWindow>('24h');
-  const verifications = useQuery({
-    queryKey: ['verifications', tenantId, range],
-    queryFn: async () => {
-      const now = Date.now();
-      const since = new Date(buckets(range, now)[0]!.start).toISOString();
-      const page = await allPages<VerificationEvent>(
+  const stats = useQuery({
+    queryKey: ['verifications', tenantId, 'stats', range],
+    // Without since the audit service answers the last 24 hours or 14 days, the current bucket last.
+    queryFn: () =>
+      call<VerificationStats>(
         session,
-        '/v1/events',
-        { type: 'VERIFICATION_PERFORMED', since },
-        MAX_PAGES,
-      );
-      return { ...page, now };
-    },
+        'GET',
+        '/v1/events/verification-stats' + qs({ bucket: range === '24h' ? 'hour' : 'day' }),
+      ),
   });
-  const data = verifications.data;
-  const counts = data ? countDecisions(data.items, range, data.now) : [];
+  const recent = useQuery({
+    queryKey: ['verifications', tenantId, 'recent'],
+    queryFn: () =>
+      call<Page<VerificationEvent>>(
+        session,
+        'GET',
+        '/v1/events' + qs({ type: 'VERIFICATION_PERFORMED', limit: '10' }),
+      ),
+  });
+  const counts = stats.data ? chartData(range, stats.data) : [];
   const allow = counts.reduce((s, c) => s + c.values.allow, 0);
   const deny = counts.reduce((s, c) => s + c.values.deny, 0);
+  const refresh = () => void queryClient.invalidateQueries({ queryKey: ['verifications', tenantId] });
   const span = range === '24h' ? 'the last 24 hours' : 'the last 14 days';
   const Span = span[0]!.toUpperCase() + span.slice(1);
   return (
@@ -213,23 +187,19 @@ function RecentVerifications() {
         <button
           type="button"
           className="secondary"
-          onClick={() => void verifications.refetch()}
-          disabled={verifications.isFetching}
+          onClick={refresh}
+          disabled={stats.isFetching || recent.isFetching}
         >
           Refresh
         </button>
       </div>
-      {verifications.isPending ? <Loading /> : null}
-      <ErrorMessage error={verifications.error} />
-      {data ? (
+      {stats.isPending ? <Loading /> : null}
+      <ErrorMessage error={stats.error} />
+      {stats.data ? (
         <>
           <p data-testid="verification-totals">
             {Span} (UTC): <span className="decision-allow">{allow} ALLOW</span>,{' '}
-            <span className="decision-deny">{deny} DENY</span>
-            {data.truncated
-              ? ` — the newest ${data.items.length.toLocaleString('en')} verifications only; older ones in the range are not counted`
-              : ''}
-            .
+            <span className="decision-deny">{deny} DENY</span>.
           </p>
           <BarChart
             testId="verifications"
@@ -242,38 +212,39 @@ function RecentVerifications() {
             ]}
             data={counts}
           />
-          {data.items.length === 0 ? (
-            <p>No verification in {span}.</p>
-          ) : (
-            <table>
-              <caption>The newest verifications</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Time</th>
-                  <th scope="col">Mandate</th>
-                  <th scope="col">Action</th>
-                  <th scope="col">Decision</th>
-                  <th scope="col">Reason</th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.items.slice(0, 10).map((e) => (
-                  <tr key={e.id} data-testid="recent-verification">
-                    <td>{formatTime(e.occurred_at)}</td>
-                    <td>
-                      {e.resource ? <Link to={`/mandates/${e.resource.id}`}>{e.resource.id}</Link> : '—'}
-                    </td>
-                    <td>{e.data.input?.action ?? '—'}</td>
-                    <td className={e.data.decision === 'ALLOW' ? 'decision-allow' : 'decision-deny'}>
-                      {e.data.decision}
-                    </td>
-                    <td>{e.data.reason}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          )}
         </>
+      ) : null}
+      <ErrorMessage error={recent.error} />
+      {recent.data ? (
+        recent.data.data.length === 0 ? (
+          <p>No verification yet.</p>
+        ) : (
+          <table>
+            <caption>The newest verifications</caption>
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Mandate</th>
+                <th scope="col">Action</th>
+                <th scope="col">Decision</th>
+                <th scope="col">Reason</th>
+              </tr>
+            </thead>
+            <tbody>
+              {recent.data.data.map((e) => (
+                <tr key={e.id} data-testid="recent-verification">
+                  <td>{formatTime(e.occurred_at)}</td>
+                  <td>{e.resource ? <Link to={`/mandates/${e.resource.id}`}>{e.resource.id}</Link> : '—'}</td>
+                  <td>{e.data.input?.action ?? '—'}</td>
+                  <td className={e.data.decision === 'ALLOW' ? 'decision-allow' : 'decision-deny'}>
+                    {e.data.decision}
+                  </td>
+                  <td>{e.data.reason}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )
       ) : null}
     </section>
   );
