@@ -17,9 +17,9 @@ import {
 
 /**
  * The dashboard's three charts in a real browser against `npm start`'s in-process stack: ALLOW and
- * DENY over time on the Verification page (GET /v1/events/verification-stats), the tenant's use per day of the
- * month on Billing (GET /v1/usage's `daily`), and mandates by state on Governance — each with its
- * numbers in a table, no console error and no serious or critical axe-core violation.
+ * DENY over time on the Verification page (GET /v1/events/verification-stats), the tenant's use
+ * per day of the month on Billing (GET /v1/usage's `daily`), and mandates by state on Governance —
+ * each with its numbers in a table, no console error and no serious or critical axe-core violation.
  */
 const ADMIN = 'dashboard:alice';
 const describeIfChromium = HAS_CHROMIUM ? describe : describe.skip;
