@@ -106,7 +106,7 @@ const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
 /** A tally's limit: a counter of this many points never rejects. */
 const UNLIMITED = Number.MAX_SAFE_INTEGER;
 /** How long a per-day counter lives: the whole month it belongs to, and a few days beyond. */
-export const DAY_COUNTER_SECONDS = 35 * 86_400;
+const DAY_COUNTER_SECONDS = 35 * 86_400;
 
 /**
  * The plan's limits for one request, decided together: the global bucket, the endpoint's bucket
