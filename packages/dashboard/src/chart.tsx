@@ -66,6 +66,7 @@ export function BarChart({
   const plotH = height - TOP - BOTTOM;
   const band = (W - LEFT - RIGHT) / Math.max(1, data.length);
   const barW = Math.max(2, Math.min(48, band * 0.7));
+  // Every `every`-th bar is labelled, counted back from the last one (today, this hour), which always is.
   const every = Math.ceil(data.length / MAX_X_LABELS);
   const y = (v: number) => TOP + plotH - (v / top) * plotH;
   const ticks = Number.isInteger(top / 2) ? [0, top / 2, top] : [0, top];
@@ -122,7 +123,7 @@ export function BarChart({
                   {n(total(d))}
                 </text>
               ) : null}
-              {i % every === 0 ? (
+              {(data.length - 1 - i) % every === 0 ? (
                 <text className="tick" x={x + barW / 2} y={height - 6} textAnchor="middle">
                   {d.label}
                 </text>
