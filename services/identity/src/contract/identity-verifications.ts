@@ -148,7 +148,11 @@ export const identityVerificationRoutes = {
     limit: 'onboarding',
     request: { params: identityVerificationParams, body: walletResponseBody },
     responses: { 200: { description: 'Verified', schema: z.object({}) } },
-    errors: { 400: 'The presentation failed a check; the session is FAILED (the message names the reason)' },
+    errors: {
+      400:
+        'The presentation failed a check and the session is FAILED (the message names the reason); or the ' +
+        'answer is a replay (ALREADY_ANSWERED) or lacks the session state (STATE_MISMATCH), which change nothing',
+    },
   }),
   pollSignInVerification: defineRoute({
     operationId: 'pollSignInVerification',
