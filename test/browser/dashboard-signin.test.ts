@@ -286,6 +286,36 @@ describeIfChromium(
       await page.context().close();
     });
 
+    it('when the callback carries a state this tab did not send, or no sign-in was started, then no code is exchanged, the address bar is cleaned and nobody is signed in', async () => {
+      const { page, errors } = await openPage();
+      const tokenRequests: string[] = [];
+      page.on('request', (r) => {
+        if (r.url().startsWith(`${provider.issuer}/token`)) tokenRequests.push(r.url());
+      });
+      await page.goto(`${stack.url}/dashboard/`);
+      await page.getByRole('button', { name: `Sign in with ${new URL(provider.issuer).host}` }).click();
+      await page.locator('input[name="login"]').waitFor();
+      const forged = `${stack.url}/dashboard/callback?code=forged-code&state=forged-state&iss=${encodeURIComponent(provider.issuer)}`;
+
+      await page.goto(forged);
+      await page.getByRole('alert').waitFor();
+      expect(await page.getByRole('alert').textContent()).toMatch(/state/i);
+      expect(page.url()).toBe(`${stack.url}/dashboard/callback`);
+      expect(await page.getByLabel('Tenant id').count()).toBe(0);
+
+      // The verifier was spent by that attempt: the same link again finds no sign-in to finish.
+      await page.goto(forged);
+      await page
+        .getByText('This sign-in was not started in this tab (or already finished): start again.')
+        .waitFor();
+      expect(page.url()).toBe(`${stack.url}/dashboard/callback`);
+      expect(tokenRequests).toEqual([]);
+      expect(await page.evaluate(storedSession)).toBeNull();
+      expect(await page.evaluate(storageKeys)).toEqual([]);
+      expect(errors).toEqual([]);
+      await page.context().close();
+    });
+
     it("when a token of the same issuer is for another audience, then the gateway refuses it (401); the dashboard's audience is a known subject without a role (404)", async () => {
       const token = async (resource: string) => {
         const res = await fetch(`${provider.issuer}/token`, {
