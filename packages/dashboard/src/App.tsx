@@ -9,6 +9,7 @@ import { GovernancePage } from './pages/Governance';
 import { BillingPage } from './pages/Billing';
 import { MandateDetail, MandatesPage } from './pages/Mandates';
 import { NoAccess, NotFound } from './pages/NoAccess';
+import { OidcCallback } from './pages/OidcCallback';
 import { OperatorPage } from './pages/Operator';
 import { SignIn } from './pages/SignIn';
 import { TrustPage } from './pages/Trust';
@@ -24,6 +25,7 @@ export function App() {
     return (
       <Routes>
         <Route path="/sign-in" element={<SignIn />} />
+        <Route path="/callback" element={<OidcCallback />} />
         <Route path="*" element={<Navigate to="/sign-in" replace />} />
       </Routes>
     );
@@ -33,6 +35,7 @@ export function App() {
       <Routes>
         <Route path="/" element={<Home />} />
         <Route path="/sign-in" element={<Navigate to="/" replace />} />
+        <Route path="/callback" element={<Navigate to="/" replace />} />
         <Route path="/api-keys" element={<Guard area={area('api-keys')} page={ApiKeysPage} />} />
         <Route path="/mandates" element={<Guard area={area('mandates')} page={MandatesPage} />} />
         <Route path="/mandates/:id" element={<Guard area={area('mandates')} page={MandateDetail} />} />
@@ -87,6 +90,9 @@ function Shell({ children }: { children: ReactNode }) {
           {who}
           {session?.kind === 'user' && session.method === 'development' ? (
             <span className="badge">Development sign-in</span>
+          ) : null}
+          {session?.kind === 'user' && session.method === 'wallet' ? (
+            <span className="badge">Wallet sign-in</span>
           ) : null}
         </span>
         <button type="button" className="secondary" onClick={signOut}>
