@@ -114,7 +114,7 @@ describe('route security, end to end (every route in the table)', () => {
       201,
       'identity verification',
     );
-    // A saved baseline, so its GET answers 200 (checked against the contract) rather than 404.
+    // A saved baseline, so its GET answers a full one (checked against the contract), not the nulls.
     ok(await api('PUT', `/v1/tenants/${tenantId}/access-baseline`, { auth: authA }), 200, 'access baseline');
     const event = await eventually(
       async () =>

@@ -11,12 +11,16 @@ describe.each(identityStoreAdapters())('identity: access baselines (component, $
     return { ...t, caller, base, path: `${base}/access-baseline` };
   }
 
-  it('when nothing was saved, then GET answers 404 in the envelope', async () => {
-    const { caller, path } = await tenant();
-    expect(await svc.call('GET', path, { caller })).toMatchObject({
-      status: 404,
-      body: { error: 'NOT_FOUND', message: 'No access baseline has been saved for this tenant' },
-    });
+  const none = (tenantId: string) => ({
+    tenant_id: tenantId,
+    saved_at: null,
+    saved_by: null,
+    snapshot: null,
+  });
+
+  it('when nothing was saved, then GET answers 200 with a null baseline', async () => {
+    const { caller, path, tenantId } = await tenant();
+    expect(await svc.call('GET', path, { caller })).toMatchObject({ status: 200, body: none(tenantId) });
   });
 
   it('when a baseline is saved, then it snapshots keys, assignments and origins, reads back, and ACCESS_BASELINE_SAVED is emitted', async () => {
@@ -99,7 +103,7 @@ describe.each(identityStoreAdapters())('identity: access baselines (component, $
     const before = svc.publisher.forTenant(tenantId).length;
     const res = await svc.call('PUT', path, { caller, body });
     expect(res).toMatchObject({ status: 400, body: { error: 'BAD_REQUEST', message: expect.any(String) } });
-    expect((await svc.call('GET', path, { caller })).status).toBe(404);
+    expect((await svc.call('GET', path, { caller })).body).toEqual(none(tenantId));
     expect(svc.publisher.forTenant(tenantId).length).toBe(before);
   });
 
@@ -113,7 +117,7 @@ describe.each(identityStoreAdapters())('identity: access baselines (component, $
     });
     expect((await svc.call('PUT', a.path, { caller: b.caller })).status).toBe(404);
     expect((await svc.call('GET', a.path, { caller: a.caller })).body).toEqual(saved.body);
-    expect((await svc.call('GET', b.path, { caller: b.caller })).status).toBe(404);
+    expect((await svc.call('GET', b.path, { caller: b.caller })).body).toEqual(none(b.tenantId));
   });
 
   it('when two saves race, then each answers 200 or 409 and the stored baseline is one of the answered ones', async () => {

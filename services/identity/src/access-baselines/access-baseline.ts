@@ -1,4 +1,4 @@
-import { AppError, type Actor } from '@mandate/shared';
+import type { Actor } from '@mandate/shared';
 import type { ApiKeyScope, ApiKeyStatus } from '../api-keys/api-key';
 import type { Role, RoleAssignmentStatus } from '../role-assignments/roles';
 
@@ -23,9 +23,3 @@ export interface AccessBaseline {
 
 /** Keys and assignments each; keeps a baseline document far below MongoDB's 16 MiB. */
 export const MAX_SNAPSHOT_ITEMS = 1000;
-
-export class AccessBaselineNotFound extends AppError {
-  constructor() {
-    super('NOT_FOUND', 'No access baseline has been saved for this tenant');
-  }
-}

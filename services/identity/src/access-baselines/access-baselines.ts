@@ -1,17 +1,14 @@
 import type { CallerContext } from '@mandate/shared';
 import { nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
 import { ConcurrentModification } from '../common/errors';
-import {
-  AccessBaselineNotFound,
-  MAX_SNAPSHOT_ITEMS,
-  type AccessBaseline,
-  type AccessSnapshot,
-} from './access-baseline';
+import { MAX_SNAPSHOT_ITEMS, type AccessBaseline, type AccessSnapshot } from './access-baseline';
 
-export async function getAccessBaseline(deps: IdentityDeps, tenantId: string): Promise<AccessBaseline> {
-  const baseline = await deps.store.accessBaselines.get(tenantId);
-  if (!baseline) throw new AccessBaselineNotFound();
-  return baseline;
+/** null until the tenant saves one. */
+export async function getAccessBaseline(
+  deps: IdentityDeps,
+  tenantId: string,
+): Promise<AccessBaseline | null> {
+  return deps.store.accessBaselines.get(tenantId);
 }
 
 /** The tenant's access configuration now: keys, role assignments (any status) and widget origins. */

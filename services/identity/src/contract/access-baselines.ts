@@ -42,6 +42,14 @@ export const accessBaselineSchema = z.object({
   snapshot: accessSnapshotSchema,
 });
 
+/** GET's answer: like the widget configuration, a tenant that never saved one reads nulls (never a 404). */
+export const accessBaselineOrNoneSchema = z.object({
+  tenant_id: z.string(),
+  saved_at: timestamp.nullable().describe('null until the first save'),
+  saved_by: actorSchema.nullable().describe('null until the first save'),
+  snapshot: accessSnapshotSchema.nullable().describe('null until the first save'),
+});
+
 export const accessBaselineRoutes = {
   getAccessBaseline: defineRoute({
     operationId: 'getAccessBaseline',
@@ -54,8 +62,12 @@ export const accessBaselineRoutes = {
     scope: 'tenants:admin',
     permissions: ['tenants:admin', 'tenant:write', 'tenant:read'],
     request: { params: tenantParams },
-    responses: { 200: { description: 'The baseline', schema: accessBaselineSchema } },
-    errors: { 404: 'No baseline saved yet (NOT_FOUND), or another tenant’s (indistinguishable)' },
+    responses: {
+      200: {
+        description: 'The baseline; saved_at, saved_by and snapshot are null until the first save',
+        schema: accessBaselineOrNoneSchema,
+      },
+    },
   }),
   putAccessBaseline: defineRoute({
     operationId: 'putAccessBaseline',

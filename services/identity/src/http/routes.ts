@@ -260,10 +260,16 @@ export function publicRoutes(deps: Deps): Router {
       return { status: 200, body: widgetConfigView(value) };
     }),
 
-    implement(routes.getAccessBaseline)(async (_input, req) => ({
-      status: 200,
-      body: accessBaselineView(await getAccessBaseline(deps, pathTenant(req))),
-    })),
+    implement(routes.getAccessBaseline)(async (_input, req) => {
+      const tenantId = pathTenant(req);
+      const baseline = await getAccessBaseline(deps, tenantId);
+      return {
+        status: 200,
+        body: baseline
+          ? accessBaselineView(baseline)
+          : { tenant_id: tenantId, saved_at: null, saved_by: null, snapshot: null },
+      };
+    }),
     implement(routes.putAccessBaseline)(async (_input, req) => {
       const tenantId = pathTenant(req);
       return {
