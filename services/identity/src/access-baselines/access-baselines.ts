@@ -46,10 +46,13 @@ export async function saveAccessBaseline(
   tenantId: string,
   caller: CallerContext,
 ): Promise<AccessBaseline> {
+  // Stamped before the reads: a change racing the save is then in the snapshot, after saved_at in
+  // the audit trail, or both, never in neither (the drift page reads events since saved_at).
+  const savedAt = nowIso(deps);
   const snapshot = await snapshotAccess(deps, tenantId);
   const baseline: AccessBaseline = {
     tenant_id: tenantId,
-    saved_at: nowIso(deps),
+    saved_at: savedAt,
     saved_by: { ...caller.actor },
     snapshot,
   };
