@@ -3,6 +3,7 @@ import { allPages, call } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
 import type { Session } from '../session';
+import { accessDiff, type AccessSnapshot, type AssignmentEntry, type KeyEntry } from '../drift';
 import { ErrorMessage, Loading, PageHeader, formatTime } from '../ui';
 
 /** The audit trail's access-configuration changes (SPEC §10): keys, scopes, roles, widget origins. */
@@ -21,24 +22,6 @@ interface Actor {
   key_id?: string;
   subject_id?: string;
 }
-interface KeyEntry {
-  key_id: string;
-  name: string;
-  scopes: string[];
-  status: string;
-}
-interface AssignmentEntry {
-  id: string;
-  subject_id: string;
-  roles: string[];
-  status: string;
-}
-export interface AccessSnapshot {
-  api_keys: KeyEntry[];
-  role_assignments: AssignmentEntry[];
-  widget_allowed_origins: string[];
-  truncated: boolean;
-}
 interface Baseline {
   tenant_id: string;
   saved_at: string | null;
@@ -54,14 +37,6 @@ interface AuditEvent {
   data: Record<string, unknown>;
 }
 
-export interface Difference {
-  kind: 'API key' | 'Role assignment' | 'Widget origin';
-  change: 'added' | 'removed' | 'changed';
-  /** The key (name and id), the assignment's subject, or the origin. */
-  what: string;
-  detail: string;
-}
-
 const actorText = (a: Actor | null | undefined) =>
   !a
     ? '—'
@@ -72,76 +47,6 @@ const actorText = (a: Actor | null | undefined) =>
         : a.type === 'operator'
           ? 'the platform operator'
           : a.type;
-
-const list = (xs: readonly string[]) => (xs.length ? [...xs].sort().join(', ') : 'none');
-const sameSet = (a: readonly string[], b: readonly string[]) => list(a) === list(b);
-
-/** The current access configuration against the baseline's snapshot, entry by entry. */
-export function accessDiff(baseline: AccessSnapshot, current: AccessSnapshot): Difference[] {
-  const out: Difference[] = [];
-  const keysBefore = new Map(baseline.api_keys.map((k) => [k.key_id, k]));
-  const keysNow = new Map(current.api_keys.map((k) => [k.key_id, k]));
-  const keyName = (k: KeyEntry) => `${k.name} (${k.key_id})`;
-  for (const k of current.api_keys) {
-    const before = keysBefore.get(k.key_id);
-    if (!before) {
-      out.push({
-        kind: 'API key',
-        change: 'added',
-        what: keyName(k),
-        detail: `${k.status}; scopes ${list(k.scopes)}`,
-      });
-      continue;
-    }
-    const changes: string[] = [];
-    if (before.status !== k.status) changes.push(`status ${before.status} → ${k.status}`);
-    if (!sameSet(before.scopes, k.scopes)) changes.push(`scopes ${list(before.scopes)} → ${list(k.scopes)}`);
-    if (before.name !== k.name) changes.push(`name ${before.name} → ${k.name}`);
-    if (changes.length)
-      out.push({ kind: 'API key', change: 'changed', what: keyName(k), detail: changes.join('; ') });
-  }
-  for (const k of baseline.api_keys)
-    if (!keysNow.has(k.key_id))
-      out.push({ kind: 'API key', change: 'removed', what: keyName(k), detail: `was ${k.status}` });
-
-  const rolesBefore = new Map(baseline.role_assignments.map((a) => [a.id, a]));
-  const rolesNow = new Map(current.role_assignments.map((a) => [a.id, a]));
-  for (const a of current.role_assignments) {
-    const before = rolesBefore.get(a.id);
-    if (!before) {
-      out.push({
-        kind: 'Role assignment',
-        change: 'added',
-        what: a.subject_id,
-        detail: `${a.status}; roles ${list(a.roles)}`,
-      });
-      continue;
-    }
-    const changes: string[] = [];
-    if (before.status !== a.status) changes.push(`status ${before.status} → ${a.status}`);
-    if (!sameSet(before.roles, a.roles)) changes.push(`roles ${list(before.roles)} → ${list(a.roles)}`);
-    if (changes.length)
-      out.push({
-        kind: 'Role assignment',
-        change: 'changed',
-        what: a.subject_id,
-        detail: changes.join('; '),
-      });
-  }
-  for (const a of baseline.role_assignments)
-    if (!rolesNow.has(a.id))
-      out.push({ kind: 'Role assignment', change: 'removed', what: a.subject_id, detail: `was ${a.status}` });
-
-  const originsBefore = new Set(baseline.widget_allowed_origins);
-  const originsNow = new Set(current.widget_allowed_origins);
-  for (const o of originsNow)
-    if (!originsBefore.has(o))
-      out.push({ kind: 'Widget origin', change: 'added', what: o, detail: 'allowed' });
-  for (const o of originsBefore)
-    if (!originsNow.has(o))
-      out.push({ kind: 'Widget origin', change: 'removed', what: o, detail: 'no longer allowed' });
-  return out;
-}
 
 /** The tenant's access configuration now, read through the same lists the other areas use. */
 async function currentAccess(session: Session | null, tenantId: string): Promise<AccessSnapshot> {
