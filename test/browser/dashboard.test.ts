@@ -25,6 +25,7 @@ type AreaId =
   | 'widget'
   | 'billing'
   | 'governance'
+  | 'drift'
   | 'trust'
   | 'operator';
 const AREA_PATHS: Record<AreaId, string> = {
@@ -36,6 +37,7 @@ const AREA_PATHS: Record<AreaId, string> = {
   widget: '/widget',
   billing: '/billing',
   governance: '/governance',
+  drift: '/drift',
   trust: '/trust',
   operator: '/operator',
 };
@@ -50,11 +52,22 @@ const EXPECTED: Record<string, AreaId[]> = {
     'widget',
     'billing',
     'governance',
+    'drift',
     'trust',
   ],
   tenant_operator: ['mandates', 'verify', 'audit'],
-  tenant_viewer: ['api-keys', 'mandates', 'access', 'widget', 'billing', 'governance', 'trust'],
-  tenant_auditor: ['api-keys', 'mandates', 'audit', 'access', 'widget', 'billing', 'governance', 'trust'],
+  tenant_viewer: ['api-keys', 'mandates', 'access', 'widget', 'billing', 'governance', 'drift', 'trust'],
+  tenant_auditor: [
+    'api-keys',
+    'mandates',
+    'audit',
+    'access',
+    'widget',
+    'billing',
+    'governance',
+    'drift',
+    'trust',
+  ],
 };
 const SUBJECT = (role: string) => `dashboard:${role.replace('tenant_', '')}`;
 
@@ -198,6 +211,7 @@ describeIfChromium(
         widget: `/v1/tenants/${tenantId}/widget-config`,
         billing: '/v1/usage',
         governance: `/v1/tenants/${tenantId}/role-assignments?status=active`,
+        drift: `/v1/tenants/${tenantId}/access-baseline`,
         // Trust operations reads the public JWKS (and mandates with mandates:read); its permission,
         // tenant:read, is asked of the API on a tenant:read route.
         trust: `/v1/tenants/${tenantId}/widget-config`,
@@ -218,6 +232,7 @@ describeIfChromium(
       widget: 'Widget configuration',
       billing: 'Billing',
       governance: 'Governance',
+      drift: 'Drift monitoring',
       trust: 'Trust operations',
       operator: 'Operator console',
     };

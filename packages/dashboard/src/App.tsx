@@ -7,6 +7,7 @@ import { ApiKeysPage } from './pages/ApiKeys';
 import { AuditPage } from './pages/Audit';
 import { GovernancePage } from './pages/Governance';
 import { BillingPage } from './pages/Billing';
+import { DriftPage } from './pages/Drift';
 import { MandateDetail, MandatesPage } from './pages/Mandates';
 import { NoAccess, NotFound } from './pages/NoAccess';
 import { OidcCallback } from './pages/OidcCallback';
@@ -45,6 +46,7 @@ export function App() {
         <Route path="/widget" element={<Guard area={area('widget')} page={WidgetPage} />} />
         <Route path="/billing" element={<Guard area={area('billing')} page={BillingPage} />} />
         <Route path="/governance" element={<Guard area={area('governance')} page={GovernancePage} />} />
+        <Route path="/drift" element={<Guard area={area('drift')} page={DriftPage} />} />
         <Route path="/trust" element={<Guard area={area('trust')} page={TrustPage} />} />
         <Route path="/operator" element={<Guard area={area('operator')} page={OperatorPage} />} />
         <Route path="*" element={<NotFound />} />
