@@ -25,6 +25,7 @@ type AreaId =
   | 'widget'
   | 'billing'
   | 'governance'
+  | 'drift'
   | 'trust'
   | 'operator';
 const AREA_PATHS: Record<AreaId, string> = {
@@ -36,6 +37,7 @@ const AREA_PATHS: Record<AreaId, string> = {
   widget: '/widget',
   billing: '/billing',
   governance: '/governance',
+  drift: '/drift',
   trust: '/trust',
   operator: '/operator',
 };
@@ -50,11 +52,22 @@ const EXPECTED: Record<string, AreaId[]> = {
     'widget',
     'billing',
     'governance',
+    'drift',
     'trust',
   ],
   tenant_operator: ['mandates', 'verify', 'audit'],
-  tenant_viewer: ['api-keys', 'mandates', 'access', 'widget', 'billing', 'governance', 'trust'],
-  tenant_auditor: ['api-keys', 'mandates', 'audit', 'access', 'widget', 'billing', 'governance', 'trust'],
+  tenant_viewer: ['api-keys', 'mandates', 'access', 'widget', 'billing', 'governance', 'drift', 'trust'],
+  tenant_auditor: [
+    'api-keys',
+    'mandates',
+    'audit',
+    'access',
+    'widget',
+    'billing',
+    'governance',
+    'drift',
+    'trust',
+  ],
 };
 const SUBJECT = (role: string) => `dashboard:${role.replace('tenant_', '')}`;
 
@@ -79,6 +92,7 @@ describeIfChromium(
     let browser: Browser;
     let tenantId: string;
     let mandateId: string;
+    let firstKey: { keyId: string };
     const api = () => apiClient(stack.url);
 
     beforeAll(async () => {
@@ -96,6 +110,7 @@ describeIfChromium(
       expect(tenant.status).toBe(201);
       tenantId = tenant.body.tenant.id;
       const auth = `${tenantId}:${tenant.body.api_key.api_key}`;
+      firstKey = { keyId: tenant.body.api_key.key_id };
       for (const role of ['tenant_operator', 'tenant_viewer', 'tenant_auditor']) {
         const res = await api()('POST', `/v1/tenants/${tenantId}/role-assignments`, {
           auth,
@@ -196,6 +211,7 @@ describeIfChromium(
         widget: `/v1/tenants/${tenantId}/widget-config`,
         billing: '/v1/usage',
         governance: `/v1/tenants/${tenantId}/role-assignments?status=active`,
+        drift: `/v1/tenants/${tenantId}/access-baseline`,
         // Trust operations reads the public JWKS (and mandates with mandates:read); its permission,
         // tenant:read, is asked of the API on a tenant:read route.
         trust: `/v1/tenants/${tenantId}/widget-config`,
@@ -216,6 +232,7 @@ describeIfChromium(
       widget: 'Widget configuration',
       billing: 'Billing',
       governance: 'Governance',
+      drift: 'Drift monitoring',
       trust: 'Trust operations',
       operator: 'Operator console',
     };
@@ -547,6 +564,41 @@ describeIfChromium(
         path: path.join(ARTIFACTS, 'tenant_operator-mandate-detail.png'),
         fullPage: true,
       });
+      expect(await axeViolations(page)).toEqual([]);
+      expect(errors).toEqual([]);
+      await page.context().close();
+    }, 120_000);
+
+    it('when an auditor filters the audit log by resource, then by key, then by a time window, then only the matching events show', async () => {
+      const { page, errors } = await openAs('tenant_auditor', 'audit');
+      await page.getByRole('heading', { level: 1, name: 'Audit log' }).waitFor();
+      const rows = () => page.locator('tbody tr');
+      const column = (n: number) =>
+        page.$$eval(`tbody tr td:nth-child(${n})`, (cells) => cells.map((c) => c.textContent ?? ''));
+
+      await page.getByLabel('Resource id').fill(mandateId);
+      await eventually(async () =>
+        (await column(4)).every((r) => r.endsWith(mandateId)) && (await rows().count()) > 0
+          ? true
+          : undefined,
+      );
+      expect(await column(2)).toContain('MANDATE_CREATED');
+
+      await page.getByLabel('Resource id').fill('');
+      // The tenant's first key: it made every seeding call.
+      const keyId = firstKey.keyId;
+      await page.getByLabel('Key id').fill(keyId);
+      await eventually(async () =>
+        (await column(3)).every((a) => a === keyId) && (await rows().count()) > 0 ? true : undefined,
+      );
+
+      // A window that ended before the tenant existed holds nothing.
+      await page.getByLabel('Key id').fill('');
+      await page.getByLabel('Until').fill('2020-01-01T00:00');
+      await page.getByText('No events.').waitFor();
+      await page.getByLabel('Until').fill('');
+      await page.getByLabel('From').fill('2020-01-01T00:00');
+      await rows().first().waitFor();
       expect(await axeViolations(page)).toEqual([]);
       expect(errors).toEqual([]);
       await page.context().close();

@@ -304,4 +304,59 @@ describe('identity end to end: keys, roles, JWT callers, onboarding, widget conf
     const events = await eventsOf(auth, 'type=WIDGET_CONFIG_UPDATED');
     expect(events[0]).toMatchObject({ resource: { type: 'widget_config', id: tenantId } });
   }, 30_000);
+
+  it('when a JWT admin saves the access baseline, then it snapshots the access configuration, a viewer reads it but cannot save, ACCESS_BASELINE_SAVED is audited, and the changes since are in /v1/events', async () => {
+    const { tenantId, keyId, auth } = await tenant('dashboard:drift-admin');
+    const path = `/v1/tenants/${tenantId}/access-baseline`;
+    const as = async (sub: string) => ({
+      auth: await jwks.sign({ sub, aud: AUDIENCE }, { expiresIn: '10m' }),
+      headers: { 'x-tenant-id': tenantId },
+    });
+    expect(
+      (
+        await api('POST', `/v1/tenants/${tenantId}/role-assignments`, {
+          auth,
+          body: { subject_id: 'dashboard:drift-viewer', roles: ['tenant_viewer'] },
+        })
+      ).status,
+    ).toBe(201);
+    const admin = await as('drift-admin');
+    const viewer = await as('drift-viewer');
+    expect((await api('GET', path, viewer)).body).toEqual({
+      tenant_id: tenantId,
+      saved_at: null,
+      saved_by: null,
+      snapshot: null,
+    });
+
+    const saved = await api('PUT', path, admin);
+    expect(saved).toMatchObject({
+      status: 200,
+      body: {
+        saved_by: { type: 'user', subject_id: 'dashboard:drift-admin' },
+        snapshot: { api_keys: [{ key_id: keyId, status: 'active' }], widget_allowed_origins: [] },
+      },
+    });
+    expect(saved.body.snapshot.role_assignments).toHaveLength(2);
+    expect((await api('GET', path, viewer)).body).toEqual(saved.body);
+    expect(await api('PUT', path, viewer)).toMatchObject({ status: 403, body: { error: 'FORBIDDEN' } });
+    expect((await api('GET', path, admin)).body).toEqual(saved.body);
+
+    const audited = await eventsOf(auth, 'type=ACCESS_BASELINE_SAVED');
+    expect(audited[0]).toMatchObject({
+      resource: { type: 'access_baseline', id: tenantId },
+      actor: { type: 'user', subject_id: 'dashboard:drift-admin' },
+      data: { saved_at: saved.body.saved_at, api_keys: 1, role_assignments: 2, widget_allowed_origins: 0 },
+    });
+    const key = await api('POST', `/v1/tenants/${tenantId}/api-keys`, {
+      auth,
+      body: { name: 'after the baseline', scopes: ['verify'] },
+    });
+    expect(key.status).toBe(201);
+    const since = await eventsOf(
+      auth,
+      `since=${encodeURIComponent(saved.body.saved_at)}&type=API_KEY_CREATED,TENANT_ROLE_ASSIGNED,TENANT_ROLE_REVOKED`,
+    );
+    expect(since.map((e) => e.resource.id)).toEqual([key.body.key_id]);
+  }, 60_000);
 });

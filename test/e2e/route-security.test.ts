@@ -114,6 +114,8 @@ describe('route security, end to end (every route in the table)', () => {
       201,
       'identity verification',
     );
+    // A saved baseline, so its GET answers a full one (checked against the contract), not the nulls.
+    ok(await api('PUT', `/v1/tenants/${tenantId}/access-baseline`, { auth: authA }), 200, 'access baseline');
     const event = await eventually(
       async () =>
         (await api('GET', '/v1/events?limit=1', { auth: authA })).body?.data?.[0]?.id as string | undefined,

@@ -7,8 +7,10 @@ import { ApiKeysPage } from './pages/ApiKeys';
 import { AuditPage } from './pages/Audit';
 import { GovernancePage } from './pages/Governance';
 import { BillingPage } from './pages/Billing';
+import { DriftPage } from './pages/Drift';
 import { MandateDetail, MandatesPage } from './pages/Mandates';
 import { NoAccess, NotFound } from './pages/NoAccess';
+import { OidcCallback } from './pages/OidcCallback';
 import { OperatorPage } from './pages/Operator';
 import { SignIn } from './pages/SignIn';
 import { TrustPage } from './pages/Trust';
@@ -24,6 +26,7 @@ export function App() {
     return (
       <Routes>
         <Route path="/sign-in" element={<SignIn />} />
+        <Route path="/callback" element={<OidcCallback />} />
         <Route path="*" element={<Navigate to="/sign-in" replace />} />
       </Routes>
     );
@@ -33,6 +36,7 @@ export function App() {
       <Routes>
         <Route path="/" element={<Home />} />
         <Route path="/sign-in" element={<Navigate to="/" replace />} />
+        <Route path="/callback" element={<Navigate to="/" replace />} />
         <Route path="/api-keys" element={<Guard area={area('api-keys')} page={ApiKeysPage} />} />
         <Route path="/mandates" element={<Guard area={area('mandates')} page={MandatesPage} />} />
         <Route path="/mandates/:id" element={<Guard area={area('mandates')} page={MandateDetail} />} />
@@ -42,6 +46,7 @@ export function App() {
         <Route path="/widget" element={<Guard area={area('widget')} page={WidgetPage} />} />
         <Route path="/billing" element={<Guard area={area('billing')} page={BillingPage} />} />
         <Route path="/governance" element={<Guard area={area('governance')} page={GovernancePage} />} />
+        <Route path="/drift" element={<Guard area={area('drift')} page={DriftPage} />} />
         <Route path="/trust" element={<Guard area={area('trust')} page={TrustPage} />} />
         <Route path="/operator" element={<Guard area={area('operator')} page={OperatorPage} />} />
         <Route path="*" element={<NotFound />} />
@@ -87,6 +92,9 @@ function Shell({ children }: { children: ReactNode }) {
           {who}
           {session?.kind === 'user' && session.method === 'development' ? (
             <span className="badge">Development sign-in</span>
+          ) : null}
+          {session?.kind === 'user' && session.method === 'wallet' ? (
+            <span className="badge">Wallet sign-in</span>
           ) : null}
         </span>
         <button type="button" className="secondary" onClick={signOut}>

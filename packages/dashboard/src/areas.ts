@@ -32,6 +32,7 @@ export const TENANT_AREAS: Area[] = [
   },
   { id: 'billing', path: '/billing', label: 'Billing', read: 'tenant:read' },
   { id: 'governance', path: '/governance', label: 'Governance', read: 'tenant:read' },
+  { id: 'drift', path: '/drift', label: 'Drift monitoring', read: 'tenant:read', write: 'tenant:write' },
   { id: 'trust', path: '/trust', label: 'Trust operations', read: 'tenant:read' },
 ];
 

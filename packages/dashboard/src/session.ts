@@ -3,8 +3,11 @@
  * memory; never in a URL.
  */
 export type Session =
-  | { kind: 'user'; token: string; tenantId: string; subjectId: string; method: 'development' }
+  | { kind: 'user'; token: string; tenantId: string; subjectId: string; method: SignInMethod }
   | { kind: 'operator'; token: string };
+
+/** How a tenant member signed in: README, "Dashboard". */
+export type SignInMethod = 'development' | 'oidc' | 'wallet';
 
 const KEY = 'mandate-dashboard-session';
 

@@ -156,15 +156,21 @@ export function FilterSelect({
   );
 }
 
-/** A list's text filter. */
-export function FilterInput(filter: FilterProps) {
+/** A list's text filter (or, with `type="datetime-local"`, a time: its value is the local wall time). */
+export function FilterInput({
+  type = 'text',
+  ...filter
+}: FilterProps & { type?: 'text' | 'datetime-local' }) {
   return (
     <>
       <label htmlFor={filter.id}>{filter.label}</label>
-      <input id={filter.id} value={filter.value} onChange={filterChange(filter)} />
+      <input id={filter.id} type={type} value={filter.value} onChange={filterChange(filter)} />
     </>
   );
 }
+
+/** A `datetime-local` value (the browser's local time) as the instant the API expects; '' stays ''. */
+export const localTimeToIso = (value: string) => (value ? new Date(value).toISOString() : '');
 
 /** A form in a card, named by its heading. */
 export function FormCard({

@@ -20,6 +20,8 @@ export const EVENT_TYPES = [
   'ONBOARDING_APPROVED',
   'ONBOARDING_REJECTED',
   'WIDGET_CONFIG_UPDATED',
+  // Drift monitoring: a tenant saved its access baseline (counts only; the snapshot stays in identity).
+  'ACCESS_BASELINE_SAVED',
   // Identity verification with a wallet: ids, purpose, reason, assurance and a claims digest only.
   'IDENTITY_VERIFICATION_STARTED',
   'IDENTITY_VERIFIED',

@@ -39,7 +39,7 @@ import type { Idempotency } from './idempotency';
 import { RouteMatcher } from './routes/match';
 import type { DevSignIn } from './dashboard/dev-sign-in';
 import { DEV_PREFIX } from './dashboard/dev-sign-in';
-import { dashboardHandler, isDashboardPath } from './dashboard/static';
+import { dashboardHandler, isDashboardPath, type DashboardOidc } from './dashboard/static';
 import { whoAmI } from './dashboard/me';
 import { ROUTES, type RouteRule, type ServiceName } from './routes/table';
 
@@ -66,7 +66,7 @@ export interface GatewayDeps {
   /** One `info` line per request (ACCESS_LOG); absent = none. */
   accessLog?: boolean;
   /** The dashboard's static build (served at /dashboard/) and, in embedded mode, its development sign-in. */
-  dashboard?: { dir: string; devSignIn?: DevSignIn };
+  dashboard?: { dir: string; devSignIn?: DevSignIn; oidc?: DashboardOidc; walletSignIn?: boolean };
 }
 
 /**
@@ -209,7 +209,12 @@ function gatewayHandler(deps: GatewayDeps) {
   const accessLog = deps.accessLog === true && deps.logger.isLevelEnabled('info');
   const metrics = processMetrics();
   const dashboard =
-    deps.dashboard && dashboardHandler(deps.dashboard.dir, { devSignIn: !!deps.dashboard.devSignIn });
+    deps.dashboard &&
+    dashboardHandler(deps.dashboard.dir, {
+      devSignIn: !!deps.dashboard.devSignIn,
+      oidc: deps.dashboard.oidc,
+      walletSignIn: deps.dashboard.walletSignIn,
+    });
   const devSignIn = deps.dashboard?.devSignIn;
 
   return async function handle(

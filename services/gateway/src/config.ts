@@ -17,6 +17,12 @@ export const gatewayConfigSchema = z.object({
   JWT_ISSUERS: env.optionalString(),
   /** The dashboard's build, served at /dashboard/; unset → packages/dashboard/dist of this repository. */
   DASHBOARD_DIR: env.optionalString(),
+  /** The dashboard's OIDC sign-in (authorization code + PKCE): the issuer, with the public client's id; both or neither. */
+  DASHBOARD_OIDC_ISSUER: env.optionalUrl(),
+  DASHBOARD_OIDC_CLIENT_ID: env.optionalString(),
+  DASHBOARD_OIDC_SCOPE: env.string('openid'),
+  /** The resource indicator (RFC 8707) the dashboard asks its access token for: the audience the gateway expects. */
+  DASHBOARD_OIDC_AUDIENCE: env.optionalString(),
   TRUST_PROXY: env.bool(false),
   /** Failed authentications a client IP may have per minute; beyond it every authenticated route answers 429 until the minute passes. */
   AUTH_FAILURE_LIMIT_PER_MINUTE: env.int(20).pipe(z.number().int().min(1)),

@@ -18,7 +18,8 @@ import { buildPublicOpenApi } from './openapi';
 import { createLimiter } from './limits';
 import { createIdempotency } from './idempotency';
 import { DevSignIn } from './dashboard/dev-sign-in';
-import { defaultDashboardDir } from './dashboard/static';
+import { defaultDashboardDir, type DashboardOidc } from './dashboard/static';
+import { parseJwtIssuers } from './auth/jwt';
 
 /**
  * Builds the gateway's dependencies; each configured URL switches its adapter, over any override
@@ -168,12 +169,40 @@ export async function wire(
     idempotency,
     trustProxy: overrides.trustProxy ?? config.TRUST_PROXY,
     accessLog: overrides.accessLog ?? config.ACCESS_LOG,
-    dashboard: overrides.dashboard ?? { dir: config.DASHBOARD_DIR ?? defaultDashboardDir(), devSignIn },
+    dashboard: overrides.dashboard ?? {
+      dir: config.DASHBOARD_DIR ?? defaultDashboardDir(),
+      devSignIn,
+      oidc: dashboardOidc(config, logger),
+      walletSignIn: parseJwtIssuers(config.JWT_ISSUERS).some((i) => i.subject_scheme === 'wallet'),
+    },
   };
   return {
     deps,
     async close() {
       for (const close of closers.reverse()) await close();
     },
+  };
+}
+
+/**
+ * The dashboard's OIDC sign-in from DASHBOARD_OIDC_* (README, "Dashboard"): the issuer and the
+ * client id both or neither. Its tokens are accepted only through a JWT_ISSUERS entry for that
+ * issuer: without one, a warning (every sign-in would end in 401).
+ */
+export function dashboardOidc(config: GatewayConfig, logger: Logger): DashboardOidc | undefined {
+  const { DASHBOARD_OIDC_ISSUER: issuer, DASHBOARD_OIDC_CLIENT_ID: clientId } = config;
+  if (!issuer && !clientId) return undefined;
+  if (!issuer || !clientId)
+    throw new Error('DASHBOARD_OIDC_ISSUER and DASHBOARD_OIDC_CLIENT_ID are set together, or neither');
+  if (!parseJwtIssuers(config.JWT_ISSUERS).some((i) => i.issuer === issuer))
+    logger.warn(
+      { issuer },
+      'DASHBOARD_OIDC_ISSUER is not in JWT_ISSUERS: the gateway refuses the tokens of the dashboard OIDC sign-in',
+    );
+  return {
+    issuer,
+    client_id: clientId,
+    scope: config.DASHBOARD_OIDC_SCOPE,
+    ...(config.DASHBOARD_OIDC_AUDIENCE ? { audience: config.DASHBOARD_OIDC_AUDIENCE } : {}),
   };
 }

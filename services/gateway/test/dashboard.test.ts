@@ -3,9 +3,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ServiceClient, createLogger } from '@mandate/shared';
 import { CapturingPublisher, testTokens } from '@mandate/shared/src/testing';
-import { createApp, type GatewayApp, type Upstreams } from '../src/app';
+import { createApp, type GatewayApp, type GatewayDeps, type Upstreams } from '../src/app';
 import type { KeyResolver } from '../src/auth/key-resolver';
 import { DASHBOARD_CSP, DASHBOARD_NOT_BUILT } from '../src/dashboard/static';
+import { loadGatewayConfig } from '../src/config';
+import { dashboardOidc } from '../src/wiring';
 
 const TENANT = 'tnt_01jaaaaaaaaaaaaaaaaaaaaaaa';
 const keys: KeyResolver = {
@@ -28,7 +30,7 @@ function fakeBuild(): string {
 describe('gateway: the dashboard at /dashboard/ and GET /v1/me', () => {
   const gateways: GatewayApp[] = [];
   const client = new ServiceClient(['http://127.0.0.1:9']);
-  const start = async (dir: string) => {
+  const start = async (dir: string, options: Partial<NonNullable<GatewayDeps['dashboard']>> = {}) => {
     const upstreams: Upstreams = { mandates: client, verify: client, identity: client, audit: client };
     const g = createApp({
       tokens: testTokens,
@@ -38,7 +40,7 @@ describe('gateway: the dashboard at /dashboard/ and GET /v1/me', () => {
       keys,
       operatorToken: 'operator-secret',
       openApiDocument: () => ({}),
-      dashboard: { dir },
+      dashboard: { dir, ...options },
     });
     gateways.push(g);
     return (await g.start(0)).url;
@@ -99,6 +101,37 @@ describe('gateway: the dashboard at /dashboard/ and GET /v1/me', () => {
     });
     expect(signIn.status).toBe(404);
     expect(await (await fetch(`${base}/dashboard/config.json`)).json()).toEqual({ devSignIn: false });
+  });
+
+  it('when the OIDC and wallet sign-ins are configured, then config.json names them and the CSP lets the app reach the issuer only', async () => {
+    const oidc = {
+      issuer: 'https://login.example.com/tenant-x',
+      client_id: 'dashboard',
+      scope: 'openid',
+      audience: 'https://api.example.com',
+    };
+    const base = await start(fakeBuild(), { oidc, walletSignIn: true });
+    const config = await fetch(`${base}/dashboard/config.json`);
+    expect(await config.json()).toEqual({ devSignIn: false, walletSignIn: true, oidc });
+    const csp = (await fetch(`${base}/dashboard/`)).headers.get('content-security-policy')!;
+    expect(csp).toContain("connect-src 'self' https://login.example.com;");
+    expect(csp).not.toContain('api.example.com');
+    expect(csp.replace(' https://login.example.com', '')).toBe(DASHBOARD_CSP);
+  });
+
+  it('when DASHBOARD_OIDC_* is half set, then the gateway refuses to start; when unset, then no OIDC sign-in is offered', () => {
+    const logger = createLogger('gateway-test', 'silent');
+    const config = (env: NodeJS.ProcessEnv) => loadGatewayConfig({ OPERATOR_TOKEN: 'x', ...env });
+    expect(() =>
+      dashboardOidc(config({ DASHBOARD_OIDC_ISSUER: 'https://login.example.com' }), logger),
+    ).toThrow('DASHBOARD_OIDC_ISSUER and DASHBOARD_OIDC_CLIENT_ID are set together, or neither');
+    expect(dashboardOidc(config({}), logger)).toBeUndefined();
+    expect(
+      dashboardOidc(
+        config({ DASHBOARD_OIDC_ISSUER: 'https://login.example.com', DASHBOARD_OIDC_CLIENT_ID: 'dash' }),
+        logger,
+      ),
+    ).toEqual({ issuer: 'https://login.example.com', client_id: 'dash', scope: 'openid' });
   });
 
   it('when any valid key calls GET /v1/me, then it gets its tenant, key id and scopes', async () => {

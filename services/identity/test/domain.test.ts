@@ -125,6 +125,7 @@ describe('OpenAPI contribution', () => {
       '/v1/platform/onboarding-requests/{id}/reject',
       '/v1/platform/tenants',
       '/v1/tenants/{tenantId}',
+      '/v1/tenants/{tenantId}/access-baseline',
       '/v1/tenants/{tenantId}/api-keys',
       '/v1/tenants/{tenantId}/api-keys/{keyId}',
       '/v1/tenants/{tenantId}/api-keys/{keyId}/activate',

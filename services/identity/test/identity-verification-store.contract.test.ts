@@ -123,4 +123,23 @@ describeStoreContract<IdentityStore>('IdentityVerificationStore', identityStoreA
     expect(await store().consume(newId('tnt'), other.id, args(new Date(0).toISOString()))).toBeNull();
     expect(await store().consume(other.tenant_id, other.id, args(new Date(0).toISOString()))).not.toBeNull();
   });
+
+  it("when sessions are listed, then the tenant's only, newest first, by status and/or purpose, paged by id", async () => {
+    const tenantId = newId('tnt');
+    const a = buildSession({ tenant_id: tenantId });
+    const b = buildSession({ tenant_id: tenantId, purpose: 'sign_in' });
+    const c = buildSession({ tenant_id: tenantId });
+    for (const s of [a, b, c]) await store().insert(s);
+    await store().insert(buildSession());
+    expect(await store().answer(c.id, verified())).not.toBeNull();
+    const ids = async (options: Parameters<IdentityStore['identityVerifications']['list']>[1]) =>
+      (await store().list(tenantId, options)).map((s) => s.id);
+    expect(await ids({ limit: 10 })).toEqual([c.id, b.id, a.id]);
+    expect(await ids({ limit: 10, status: 'VERIFIED' })).toEqual([c.id]);
+    expect(await ids({ limit: 10, purpose: 'mandate' })).toEqual([c.id, a.id]);
+    expect(await ids({ limit: 10, status: 'PENDING', purpose: 'mandate' })).toEqual([a.id]);
+    expect(await ids({ limit: 1, before: c.id })).toEqual([b.id]);
+    expect((await store().list(tenantId, { limit: 1 }))[0]).toEqual(await store().get(tenantId, c.id));
+    expect(await store().list(newId('tnt'), { limit: 10 })).toEqual([]);
+  });
 });

@@ -282,6 +282,93 @@ describe.each(identityStoreAdapters())(
       expect((await get(b.caller, created.id)).status).toBe(404);
     });
 
+    describe('the list (Trust operations)', () => {
+      const list = (caller: CallerContext, query = '') =>
+        svc.call('GET', `/v1/identity-verifications${query}`, { caller });
+
+      it('when a tenant lists its sessions, then newest first, filtered by status and purpose, without claims, subject or digest', async () => {
+        const { tenantId, caller } = await tenant();
+        const first = await start(caller);
+        const signIn = await start(caller, 'sign_in');
+        const verified = await start(caller);
+        const person = randomPerson();
+        expect((await walletAnswer(verified.request_uri, undefined, person)).answer.status).toBe(200);
+
+        const all = await list(caller);
+        expect(all.status).toBe(200);
+        expect(all.body.data.map((v: { id: string }) => v.id)).toEqual([verified.id, signIn.id, first.id]);
+        expect(all.body).toMatchObject({ has_more: false, next_cursor: null });
+        expect(all.body.data[0]).toEqual({
+          id: verified.id,
+          tenant_id: tenantId,
+          purpose: 'mandate',
+          status: 'VERIFIED',
+          created_at: expect.any(String),
+          expires_at: expect.any(String),
+          answered_at: expect.any(String),
+          reason: null,
+          assurance: 'HIGH',
+          issuer: expect.any(String),
+          verified_at: expect.any(String),
+          consumed_by: null,
+        });
+        const text = JSON.stringify(all.body);
+        for (const value of [
+          person.family_name,
+          person.given_name,
+          person.birth_date,
+          'claims',
+          'subject_id',
+        ])
+          expect(text).not.toContain(value);
+
+        expect((await list(caller, '?status=VERIFIED')).body.data.map((v: { id: string }) => v.id)).toEqual([
+          verified.id,
+        ]);
+        expect((await list(caller, '?purpose=sign_in')).body.data.map((v: { id: string }) => v.id)).toEqual([
+          signIn.id,
+        ]);
+        expect(
+          (await list(caller, '?status=PENDING&purpose=mandate')).body.data.map((v: { id: string }) => v.id),
+        ).toEqual([first.id]);
+      });
+
+      it('when the list is paged, then each session appears once across the pages', async () => {
+        const { caller } = await tenant();
+        const ids = [(await start(caller)).id, (await start(caller)).id, (await start(caller)).id];
+        const seen: string[] = [];
+        let cursor: string | null = null;
+        do {
+          const res = await list(caller, `?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+          expect(res.status).toBe(200);
+          seen.push(...res.body.data.map((v: { id: string }) => v.id));
+          cursor = res.body.next_cursor as string | null;
+        } while (cursor);
+        expect(seen).toEqual([...ids].reverse());
+      });
+
+      it('when another tenant lists, then it sees none of these sessions', async () => {
+        const a = await tenant();
+        const b = await tenant();
+        await start(a.caller);
+        expect((await list(b.caller)).body).toEqual({ data: [], has_more: false, next_cursor: null });
+      });
+
+      it.each([
+        ['an unknown status', '?status=EXPIRED'],
+        ['an unknown purpose', '?purpose=login'],
+        ['an unknown parameter', '?claims=1'],
+        ['a limit above 100', '?limit=101'],
+      ])('when the query has %s, then 400 in the envelope', async (_label, query) => {
+        const { caller } = await tenant();
+        const res = await list(caller, query);
+        expect(res).toMatchObject({
+          status: 400,
+          body: { error: 'BAD_REQUEST', message: expect.any(String) },
+        });
+      });
+    });
+
     it('when a VERIFIED session binds a mandate, then once only, never for another tenant', async () => {
       const a = await tenant();
       const b = await tenant();

@@ -1,5 +1,6 @@
 import { buildEvent, newId, type AuditEvent } from '@mandate/shared';
 import { describeStoreContract } from '@mandate/shared/src/testing';
+import type { AccessBaseline } from '../src/access-baselines/access-baseline';
 import { PendingSuccessorExists } from '../src/api-keys/api-key';
 import { DuplicateRecord } from '../src/common/errors';
 import { DuplicateRoleAssignment, type RoleAssignment } from '../src/role-assignments/roles';
@@ -355,6 +356,85 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
       expect(await getStore().widgetConfigs.get(newId('tnt'))).toBeNull();
     });
   });
+  describe('tenants list', () => {
+    it('when tenants are listed, then by id descending, paged with before', async () => {
+      const mine = [buildTenant(), buildTenant(), buildTenant()];
+      for (const t of mine) await getStore().tenants.insert(t);
+      // The store is shared by the suite: the three newest ids are these.
+      const newest = await getStore().tenants.list({ limit: 3 });
+      expect(newest).toEqual([mine[2], mine[1], mine[0]]);
+      expect(await getStore().tenants.list({ limit: 1, before: mine[2]!.id })).toEqual([mine[1]]);
+    });
+  });
+
+  describe('access baselines', () => {
+    const baseline = (tenantId: string, savedAt: string, keyName = 'ci'): AccessBaseline => ({
+      tenant_id: tenantId,
+      saved_at: savedAt,
+      saved_by: { type: 'user', subject_id: 'dashboard:alice' },
+      snapshot: {
+        api_keys: [{ key_id: newId('key'), name: keyName, scopes: ['verify'], status: 'active' }],
+        role_assignments: [],
+        widget_allowed_origins: [],
+        truncated: false,
+      },
+    });
+
+    it('when a baseline is put, then it is read back as the same plain object, for its tenant only', async () => {
+      const tenantId = newId('tnt');
+      expect(await getStore().accessBaselines.get(tenantId)).toBeNull();
+      const b = baseline(tenantId, '2026-01-01T00:00:00.000Z');
+      expect(await getStore().accessBaselines.put(b)).toBe(true);
+      expect(await getStore().accessBaselines.get(tenantId)).toEqual(b);
+      expect(await getStore().accessBaselines.get(newId('tnt'))).toBeNull();
+    });
+
+    it('when a later baseline is put, then it replaces the earlier; an earlier one never replaces a later', async () => {
+      const tenantId = newId('tnt');
+      const later = baseline(tenantId, '2026-01-02T00:00:00.000Z', 'later');
+      expect(await getStore().accessBaselines.put(baseline(tenantId, '2026-01-01T00:00:00.000Z'))).toBe(true);
+      expect(await getStore().accessBaselines.put(later)).toBe(true);
+      expect(await getStore().accessBaselines.get(tenantId)).toEqual(later);
+      const stale = buildEvent({
+        type: 'ACCESS_BASELINE_SAVED',
+        tenantId,
+        resource: { type: 'access_baseline', id: tenantId },
+        data: {},
+      });
+      expect(
+        await getStore().accessBaselines.put(baseline(tenantId, '2026-01-01T12:00:00.000Z'), [stale]),
+      ).toBe(false);
+      expect(await getStore().accessBaselines.get(tenantId)).toEqual(later);
+      // A refused write stores none of its events.
+      expect((await getStore().pendingEvents(10_000)).map((e) => e.id)).not.toContain(stale.id);
+    });
+
+    it('when first saves race, then one baseline per tenant remains, one of those put', async () => {
+      const tenantId = newId('tnt');
+      const puts = ['00', '01', '02', '03'].map((s) => baseline(tenantId, `2026-01-01T00:00:${s}.000Z`, s));
+      const results = await Promise.all(puts.map((b) => getStore().accessBaselines.put(b)));
+      expect(results).toContain(true);
+      expect(puts).toContainEqual(await getStore().accessBaselines.get(tenantId));
+      // The latest put always wins: nothing later can refuse it.
+      expect(await getStore().accessBaselines.get(tenantId)).toEqual(puts[3]);
+    });
+
+    it('when a baseline carries events, then they are pending with it until marked sent, never on a read', async () => {
+      const tenantId = newId('tnt');
+      const saved = buildEvent({
+        type: 'ACCESS_BASELINE_SAVED',
+        tenantId,
+        resource: { type: 'access_baseline', id: tenantId },
+        data: { api_keys: 1 },
+      });
+      await getStore().accessBaselines.put(baseline(tenantId, new Date().toISOString()), [saved]);
+      expect((await getStore().pendingEvents(10_000)).map((e) => e.id)).toContain(saved.id);
+      expect(Object.keys((await getStore().accessBaselines.get(tenantId))!)).not.toContain('outbox');
+      await getStore().markSent([saved.id]);
+      expect((await getStore().pendingEvents(10_000)).map((e) => e.id)).not.toContain(saved.id);
+    });
+  });
+
   describe('outbox', () => {
     const event = (
       type: AuditEvent['type'],

@@ -219,9 +219,53 @@ describe.each(identityStoreAdapters())('identity: tenants (component, $name stor
     });
 
     it('when the method is wrong, then 405 with the envelope', async () => {
-      const res = await svc.call('GET', '/v1/platform/tenants', { caller: operator });
+      const res = await svc.call('DELETE', '/v1/platform/tenants', { caller: operator });
       expect(res).toMatchObject({ status: 405, body: { error: 'METHOD_NOT_ALLOWED' } });
-      expect(res.headers.get('allow')).toBe('POST');
+      expect(res.headers.get('allow')).toBe('POST, GET');
+    });
+  });
+
+  describe('GET /v1/platform/tenants', () => {
+    it('when the operator lists tenants, then newest first with exactly the tenant fields, each once across pages', async () => {
+      const created = [
+        (await svc.createTenant({ name: 'List One' })).body.tenant,
+        (await svc.createTenant({ name: 'List Two', plan: 'enterprise' })).body.tenant,
+        (await svc.createTenant({ name: 'List Three' })).body.tenant,
+      ];
+      const first = await svc.call('GET', '/v1/platform/tenants?limit=2', { caller: operator });
+      expect(first).toMatchObject({ status: 200, body: { has_more: true, next_cursor: expect.any(String) } });
+      // Other tests of this suite create tenants too: the three newest are these, newest first.
+      expect(first.body.data).toEqual([created[2], created[1]]);
+      const seen: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const res = await svc.call(
+          'GET',
+          `/v1/platform/tenants?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+          { caller: operator },
+        );
+        seen.push(...res.body.data.map((t: { id: string }) => t.id));
+        cursor = res.body.next_cursor as string | null;
+      } while (cursor);
+      expect(new Set(seen).size).toBe(seen.length);
+      expect(seen).toEqual(expect.arrayContaining(created.map((t) => t.id)));
+    });
+
+    it('when a tenant-scoped caller lists tenants, then 403 and no tenant is answered', async () => {
+      const { tenantId } = await svc.createTenant();
+      const res = await svc.call('GET', '/v1/platform/tenants', { caller: callerFor(tenantId) });
+      expect(res).toMatchObject({ status: 403, body: { error: 'FORBIDDEN' } });
+      expect(res.body.data).toBeUndefined();
+    });
+
+    it('when the query is invalid, then 400 in the envelope', async () => {
+      for (const query of ['?limit=0', '?limit=abc', '?status=active', '?cursor=%%%']) {
+        const res = await svc.call('GET', `/v1/platform/tenants${query}`, { caller: operator });
+        expect(res).toMatchObject({
+          status: 400,
+          body: { error: 'BAD_REQUEST', message: expect.any(String) },
+        });
+      }
     });
   });
 

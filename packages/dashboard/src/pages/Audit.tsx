@@ -3,7 +3,17 @@ import { useQuery } from '@tanstack/react-query';
 import { EVENT_TYPES } from '@mandate/shared';
 import { call, qs, type Page } from '../api';
 import { useAuth } from '../auth';
-import { ErrorMessage, Loading, PageHeader, Pager, formatTime, FilterSelect, usePager } from '../ui';
+import {
+  ErrorMessage,
+  FilterInput,
+  FilterSelect,
+  Loading,
+  PageHeader,
+  Pager,
+  formatTime,
+  localTimeToIso,
+  usePager,
+} from '../ui';
 
 interface AuditEvent {
   id: string;
@@ -16,11 +26,26 @@ interface AuditEvent {
 export function AuditPage() {
   const { session } = useAuth();
   const [type, setType] = useState('');
+  const [resource, setResource] = useState('');
+  const [key, setKey] = useState('');
+  const [since, setSince] = useState('');
+  const [until, setUntil] = useState('');
   const pager = usePager();
+  const filters = {
+    type,
+    resource_id: resource.trim(),
+    key_id: key.trim(),
+    since: localTimeToIso(since),
+    until: localTimeToIso(until),
+  };
   const events = useQuery({
-    queryKey: ['events', type, pager.cursor],
+    queryKey: ['events', filters, pager.cursor],
     queryFn: () =>
-      call<Page<AuditEvent>>(session, 'GET', '/v1/events' + qs({ type, cursor: pager.cursor, limit: '25' })),
+      call<Page<AuditEvent>>(
+        session,
+        'GET',
+        '/v1/events' + qs({ ...filters, cursor: pager.cursor, limit: '25' }),
+      ),
   });
   return (
     <>
@@ -33,6 +58,32 @@ export function AuditPage() {
           onChange={setType}
           options={EVENT_TYPES}
           any
+          pager={pager}
+        />
+        <FilterInput
+          id="resource-filter"
+          label="Resource id"
+          value={resource}
+          onChange={setResource}
+          pager={pager}
+        />
+        <FilterInput id="key-filter" label="Key id" value={key} onChange={setKey} pager={pager} />
+      </div>
+      <div className="row">
+        <FilterInput
+          id="since-filter"
+          label="From"
+          type="datetime-local"
+          value={since}
+          onChange={setSince}
+          pager={pager}
+        />
+        <FilterInput
+          id="until-filter"
+          label="Until"
+          type="datetime-local"
+          value={until}
+          onChange={setUntil}
           pager={pager}
         />
       </div>
@@ -54,11 +105,11 @@ export function AuditPage() {
             <tbody>
               {events.data.data.map((e) => (
                 <tr key={e.id}>
-                  <td>{formatTime(e.occurred_at)}</td>
+                  <td className="nowrap">{formatTime(e.occurred_at)}</td>
                   <td>{e.type}</td>
                   <td>{e.actor.subject_id ?? e.actor.key_id ?? e.actor.type}</td>
                   <td>{e.resource ? `${e.resource.type} ${e.resource.id}` : '—'}</td>
-                  <td>
+                  <td className="id">
                     <code>{e.id}</code>
                   </td>
                 </tr>

@@ -33,6 +33,7 @@ export function OperatorPage() {
     <>
       <PageHeader title="Operator console" />
       <CreateTenant />
+      <Tenants />
       <Onboarding />
     </>
   );
@@ -44,6 +45,7 @@ function CreateTenant() {
   const [plan, setPlan] = useState('beta');
   const [admin, setAdmin] = useState('');
   const [created, setCreated] = useState<{ tenant: string; key: string } | null>(null);
+  const queryClient = useQueryClient();
   const [create, submit] = useFormMutation({
     mutationFn: () =>
       call<{ tenant: { id: string }; api_key: { api_key: string } }>(
@@ -60,6 +62,7 @@ function CreateTenant() {
       setName('');
       setAdmin('');
       setCreated({ tenant: r.tenant.id, key: r.api_key.api_key });
+      void queryClient.invalidateQueries({ queryKey: ['platform-tenants'] });
     },
   });
   return (
@@ -100,6 +103,63 @@ function CreateTenant() {
   );
 }
 
+interface Tenant {
+  id: string;
+  name: string;
+  plan: string;
+  status: string;
+  created_at: string;
+}
+
+/** GET /v1/platform/tenants: every tenant of the platform, newest first. */
+function Tenants() {
+  const { session } = useAuth();
+  const pager = usePager();
+  const tenants = useQuery({
+    queryKey: ['platform-tenants', pager.cursor],
+    queryFn: () =>
+      call<Page<Tenant>>(session, 'GET', '/v1/platform/tenants' + qs({ cursor: pager.cursor, limit: '20' })),
+  });
+  return (
+    <section aria-labelledby="tenants-title">
+      <h2 id="tenants-title">Tenants</h2>
+      {tenants.isPending ? <Loading /> : null}
+      <ErrorMessage error={tenants.error} />
+      {tenants.data ? (
+        <>
+          <table data-testid="tenants">
+            <caption>Tenants of the platform, newest first</caption>
+            <thead>
+              <tr>
+                <th scope="col">Name</th>
+                <th scope="col">Tenant id</th>
+                <th scope="col">Plan</th>
+                <th scope="col">Status</th>
+                <th scope="col">Created</th>
+              </tr>
+            </thead>
+            <tbody>
+              {tenants.data.data.map((t) => (
+                <tr key={t.id} data-tenant={t.id}>
+                  <td>{t.name}</td>
+                  <td>
+                    <code>{t.id}</code>
+                  </td>
+                  <td>{t.plan}</td>
+                  <td>{t.status}</td>
+                  <td>{formatTime(t.created_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {tenants.data.data.length === 0 ? <p>No tenants yet.</p> : null}
+          <Pager pager={pager} nextCursor={tenants.data.next_cursor} />
+        </>
+      ) : null}
+    </section>
+  );
+}
+
 function Onboarding() {
   const { session } = useAuth();
   const [status, setStatus] = useState('PENDING');
@@ -127,6 +187,7 @@ function Onboarding() {
     onSuccess: (res) => {
       if (res.tenant && res.api_key) setApproved({ tenant: res.tenant.id, key: res.api_key.api_key });
       void queryClient.invalidateQueries({ queryKey: ['onboarding'] });
+      void queryClient.invalidateQueries({ queryKey: ['platform-tenants'] });
     },
   });
   return (

@@ -1,29 +1,52 @@
 import { useState, type FormEvent } from 'react';
-import { useQuery } from '@tanstack/react-query';
 import { useNavigate } from 'react-router';
 import { call } from '../api';
 import { useAuth } from '../auth';
+import { useDashboardConfig, type OidcConfig } from '../config';
+import { beginOidcSignIn } from '../oidc';
 import { ErrorMessage } from '../ui';
+import { WalletSignIn } from './WalletSignIn';
 
-interface Config {
-  devSignIn: boolean;
-}
 interface Subject {
   subject_id: string;
   roles: string[];
 }
 
 export function SignIn() {
-  const config = useQuery({
-    queryKey: ['dashboard-config'],
-    queryFn: () => call<Config>(null, 'GET', '/dashboard/config.json'),
-  });
+  const config = useDashboardConfig();
   return (
     <main className="sign-in" id="main">
       <h1>Sign in to the Mandate service</h1>
+      {config.data?.oidc ? <OidcSignIn oidc={config.data.oidc} /> : null}
+      {config.data?.walletSignIn ? <WalletSignIn /> : null}
       {config.data?.devSignIn ? <DevSignIn /> : null}
       <OperatorSignIn />
     </main>
+  );
+}
+
+/** Authorization code + PKCE at the configured issuer; back at /dashboard/callback (OidcCallback). */
+function OidcSignIn({ oidc }: { oidc: OidcConfig }) {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const host = new URL(oidc.issuer).host;
+  const begin = () => {
+    setError(null);
+    setBusy(true);
+    beginOidcSignIn(oidc).catch((err: unknown) => {
+      setBusy(false);
+      setError(err);
+    });
+  };
+  return (
+    <section className="card" aria-labelledby="oidc-title">
+      <h2 id="oidc-title">Single sign-on</h2>
+      <p>Sign in with your organisation's account; then name the tenant you work in.</p>
+      <button type="button" onClick={begin} disabled={busy}>
+        Sign in with {host}
+      </button>
+      <ErrorMessage error={error} />
+    </section>
   );
 }
 

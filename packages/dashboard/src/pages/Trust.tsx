@@ -1,9 +1,9 @@
 import { useState, type ChangeEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { call, type Page } from '../api';
+import { call, qs, type Page } from '../api';
 import { useAuth } from '../auth';
 import type { CheckResult } from '../evidence/check';
-import { ErrorMessage, Loading, PageHeader } from '../ui';
+import { ErrorMessage, FilterSelect, Loading, PageHeader, Pager, formatTime, usePager } from '../ui';
 import { CheckList } from './Evidence';
 
 interface Jwk {
@@ -18,6 +18,23 @@ interface SignedMandate {
   created_at: string;
   signature?: { kid: string };
 }
+
+interface WalletSession {
+  id: string;
+  purpose: 'mandate' | 'sign_in';
+  status: 'PENDING' | 'VERIFIED' | 'FAILED';
+  created_at: string;
+  expires_at: string;
+  answered_at: string | null;
+  reason: string | null;
+  assurance: string | null;
+  issuer: string | null;
+  verified_at: string | null;
+  consumed_by: string | null;
+}
+
+const SESSION_STATUSES = ['PENDING', 'VERIFIED', 'FAILED'] as const;
+const SESSION_PURPOSES = ['mandate', 'sign_in'] as const;
 
 /**
  * The service's published signing keys (GET /v1/.well-known/jwks.json: the key that signs is
@@ -77,8 +94,102 @@ export function TrustPage() {
         ) : null}
         <ErrorMessage error={recent.error} />
       </section>
+      <WalletSessions />
       <UploadCheck keys={jwks.data?.keys} />
     </>
+  );
+}
+
+/** What a session's state means to a reader: a PENDING one past its expiry takes no answer any more. */
+const sessionState = (s: WalletSession, now: number) =>
+  s.status === 'PENDING' && Date.parse(s.expires_at) <= now
+    ? 'expired (never answered)'
+    : s.status === 'FAILED'
+      ? `failed: ${s.reason ?? 'unknown'}`
+      : s.status === 'VERIFIED'
+        ? `verified${s.assurance ? ` (${s.assurance})` : ''}`
+        : 'pending';
+
+/** GET /v1/identity-verifications: the tenant's wallet sessions (never their claims). */
+function WalletSessions() {
+  const { session } = useAuth();
+  const tenantId = session?.kind === 'user' ? session.tenantId : '';
+  const [status, setStatus] = useState('');
+  const [purpose, setPurpose] = useState('');
+  const pager = usePager();
+  const sessions = useQuery({
+    queryKey: ['identity-verifications', tenantId, status, purpose, pager.cursor],
+    queryFn: () =>
+      call<Page<WalletSession>>(
+        session,
+        'GET',
+        '/v1/identity-verifications' + qs({ status, purpose, cursor: pager.cursor, limit: '20' }),
+      ),
+  });
+  const now = Date.now();
+  return (
+    <section className="card" aria-labelledby="sessions-title">
+      <h2 id="sessions-title">Wallet verification sessions</h2>
+      <div className="row">
+        <FilterSelect
+          id="session-status"
+          label="Status"
+          value={status}
+          onChange={setStatus}
+          options={SESSION_STATUSES}
+          text={(s) => s.toLowerCase()}
+          any
+          pager={pager}
+        />
+        <FilterSelect
+          id="session-purpose"
+          label="Purpose"
+          value={purpose}
+          onChange={setPurpose}
+          options={SESSION_PURPOSES}
+          text={(p) => p.replace('_', '-')}
+          any
+          pager={pager}
+        />
+      </div>
+      {sessions.isPending ? <Loading /> : null}
+      <ErrorMessage error={sessions.error} />
+      {sessions.data ? (
+        <>
+          <table data-testid="wallet-sessions">
+            <caption>OpenID4VP sessions, newest first; the disclosed claims are never listed</caption>
+            <thead>
+              <tr>
+                <th scope="col">Session</th>
+                <th scope="col">Purpose</th>
+                <th scope="col">State</th>
+                <th scope="col">Started</th>
+                <th scope="col">Answered</th>
+                <th scope="col">Issuer</th>
+                <th scope="col">Used by</th>
+              </tr>
+            </thead>
+            <tbody>
+              {sessions.data.data.map((s) => (
+                <tr key={s.id} data-session={s.id}>
+                  <td>
+                    <code>{s.id}</code>
+                  </td>
+                  <td>{s.purpose.replace('_', '-')}</td>
+                  <td>{sessionState(s, now)}</td>
+                  <td>{formatTime(s.created_at)}</td>
+                  <td>{formatTime(s.answered_at)}</td>
+                  <td>{s.issuer ?? '—'}</td>
+                  <td>{s.consumed_by ?? '—'}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {sessions.data.data.length === 0 ? <p>No wallet verification sessions.</p> : null}
+          <Pager pager={pager} nextCursor={sessions.data.next_cursor} />
+        </>
+      ) : null}
+    </section>
   );
 }
 

@@ -11,20 +11,41 @@ export const DASHBOARD_NOT_BUILT =
 
 /**
  * The dashboard's responses may load scripts, styles and data from this origin only: no inline
- * script or style, no other origin, no framing.
+ * script or style, no other origin, no framing. `connectOrigins` adds origins the app may call
+ * (the OIDC issuer's, for discovery and the token endpoint).
  */
-export const DASHBOARD_CSP = [
-  "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "font-src 'self'",
-  "connect-src 'self'",
-  "object-src 'none'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+export function dashboardCsp(connectOrigins: readonly string[] = []): string {
+  return [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "font-src 'self'",
+    ["connect-src 'self'", ...connectOrigins].join(' '),
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+export const DASHBOARD_CSP = dashboardCsp();
+
+/** The OIDC sign-in the dashboard offers (authorization code + PKCE, a public client): README, "Dashboard". */
+export interface DashboardOidc {
+  issuer: string;
+  client_id: string;
+  scope: string;
+  /** Sent as the RFC 8707 `resource`: the access token's audience, the gateway's for that issuer. */
+  audience?: string;
+}
+
+export interface DashboardOptions {
+  /** Embedded mode only: the development sign-in. */
+  devSignIn?: boolean;
+  oidc?: DashboardOidc;
+  /** Whether the gateway trusts the wallet sign-in tokens (a JWT_ISSUERS entry with subject scheme wallet). */
+  walletSignIn?: boolean;
+}
 
 /**
  * The build's default place: packages/dashboard/dist of the repository when running from the
@@ -49,10 +70,16 @@ export function isDashboardPath(p: string): boolean {
  * under /dashboard/, the single-page app's routes) never cached without revalidation, a strict
  * Content-Security-Policy on every answer. Without a build, a 404 envelope says so.
  */
-export function dashboardHandler(dir: string, options: { devSignIn?: boolean } = {}) {
-  const config = JSON.stringify({ devSignIn: options.devSignIn === true });
+export function dashboardHandler(dir: string, options: DashboardOptions = {}) {
+  // Each sign-in the app offers; the optional ones only when configured.
+  const config = JSON.stringify({
+    devSignIn: options.devSignIn === true,
+    ...(options.walletSignIn ? { walletSignIn: true } : {}),
+    ...(options.oidc ? { oidc: options.oidc } : {}),
+  });
+  const csp = dashboardCsp(options.oidc ? [new URL(options.oidc.issuer).origin] : []);
   const securityHeaders = (res: ServerResponse) => {
-    res.setHeader('Content-Security-Policy', DASHBOARD_CSP);
+    res.setHeader('Content-Security-Policy', csp);
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.setHeader('Referrer-Policy', 'no-referrer');
     res.setHeader('X-Frame-Options', 'DENY');
@@ -68,7 +95,7 @@ export function dashboardHandler(dir: string, options: { devSignIn?: boolean } =
     if (req.path !== DASHBOARD_PREFIX) return next();
     res.redirect(301, `${DASHBOARD_PREFIX}/`);
   });
-  // What the app needs to know before sign-in: whether this gateway offers the development sign-in.
+  // What the app needs to know before sign-in: which sign-ins this gateway offers.
   app.get(`${DASHBOARD_PREFIX}/config.json`, (_req, res) => {
     res.setHeader('Cache-Control', 'no-store');
     res.type('application/json').send(config);

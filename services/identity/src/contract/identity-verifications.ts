@@ -1,4 +1,4 @@
-import { defineRoute } from '@mandate/shared';
+import { defineRoute, listQueryShape, pageSchema } from '@mandate/shared';
 import { z } from 'zod';
 import { timestamp } from './common';
 import {
@@ -61,6 +61,31 @@ export const identityVerificationSchema = z.object({
   consumed_by: z.string().nullable(),
 });
 
+export const listIdentityVerificationsQuery = z.strictObject({
+  ...listQueryShape,
+  status: z.enum(IDENTITY_VERIFICATION_STATUSES).optional(),
+  purpose: z.enum(IDENTITY_VERIFICATION_PURPOSES).optional(),
+});
+
+/**
+ * A session in a list (Trust operations): its state and who vouched, never the disclosed claims,
+ * their digest or the subject (GET by id, with mandates:read, answers those).
+ */
+export const identityVerificationSummarySchema = identityVerificationSchema.pick({
+  id: true,
+  tenant_id: true,
+  purpose: true,
+  status: true,
+  created_at: true,
+  expires_at: true,
+  answered_at: true,
+  reason: true,
+  assurance: true,
+  issuer: true,
+  verified_at: true,
+  consumed_by: true,
+});
+
 export const pollBody = z.strictObject({ poll_token: z.string().min(1).max(128) });
 
 export const signInTokenSchema = z.object({
@@ -90,6 +115,21 @@ export const identityVerificationRoutes = {
         description: 'A PENDING session (5 minutes) and the openid4vp:// link for the wallet',
         schema: createdIdentityVerificationSchema,
       },
+    },
+  }),
+  listIdentityVerifications: defineRoute({
+    operationId: 'listIdentityVerifications',
+    summary: "List the tenant's wallet verification sessions, newest first (no claims)",
+    tags: ['identity-verifications'],
+    method: 'GET',
+    path: '/v1/identity-verifications',
+    service: 'identity',
+    auth: 'tenant',
+    scope: 'tenants:admin',
+    permissions: ['tenants:admin', 'tenant:write', 'tenant:read'],
+    request: { query: listIdentityVerificationsQuery },
+    responses: {
+      200: { description: 'A page of sessions', schema: pageSchema(identityVerificationSummarySchema) },
     },
   }),
   createSignInVerification: defineRoute({
@@ -148,7 +188,11 @@ export const identityVerificationRoutes = {
     limit: 'onboarding',
     request: { params: identityVerificationParams, body: walletResponseBody },
     responses: { 200: { description: 'Verified', schema: z.object({}) } },
-    errors: { 400: 'The presentation failed a check; the session is FAILED (the message names the reason)' },
+    errors: {
+      400:
+        'The presentation failed a check and the session is FAILED (the message names the reason); or the ' +
+        'answer is a replay (ALREADY_ANSWERED) or lacks the session state (STATE_MISMATCH), which change nothing',
+    },
   }),
   pollSignInVerification: defineRoute({
     operationId: 'pollSignInVerification',

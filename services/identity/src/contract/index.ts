@@ -3,6 +3,7 @@
  * ./wire): request and response schemas and routes. The package's entry point. Only zod and the
  * shared kernel here.
  */
+import { accessBaselineRoutes } from './access-baselines';
 import { apiKeyRoutes } from './api-keys';
 import { identityVerificationRoutes } from './identity-verifications';
 import { onboardingRoutes } from './onboarding';
@@ -18,6 +19,7 @@ export * from './roles';
 export * from './widget';
 export * from './onboarding';
 export * from './identity-verifications';
+export * from './access-baselines';
 
 export const routes = {
   ...tenantRoutes,
@@ -26,6 +28,7 @@ export const routes = {
   ...widgetRoutes,
   ...onboardingRoutes,
   ...identityVerificationRoutes,
+  ...accessBaselineRoutes,
 };
 
 export const contract = Object.values(routes);

@@ -1,4 +1,4 @@
-import { defineRoute, labelText } from '@mandate/shared';
+import { defineRoute, labelText, listQueryShape, pageSchema } from '@mandate/shared';
 import { z } from 'zod';
 import { PLANS, TENANT_NAME_MAX, TENANT_STATUSES } from './wire';
 import { subjectIdSchema, tenantParams, timestamp } from './common';
@@ -20,6 +20,8 @@ export const tenantSchema = z.object({
   created_at: timestamp,
 });
 
+export const listTenantsQuery = z.strictObject(listQueryShape);
+
 export const createTenantResponse = z.object({ tenant: tenantSchema, api_key: createdApiKeySchema });
 
 export const tenantRoutes = {
@@ -35,6 +37,17 @@ export const tenantRoutes = {
     responses: {
       201: { description: 'The tenant and its initial key (all five scopes)', schema: createTenantResponse },
     },
+  }),
+  listTenants: defineRoute({
+    operationId: 'listTenants',
+    summary: 'List the tenants of the platform, newest first (platform operator)',
+    tags: ['platform'],
+    method: 'GET',
+    path: '/v1/platform/tenants',
+    service: 'identity',
+    auth: 'operator',
+    request: { query: listTenantsQuery },
+    responses: { 200: { description: 'A page of tenants', schema: pageSchema(tenantSchema) } },
   }),
   getTenant: defineRoute({
     operationId: 'getTenant',

@@ -1,5 +1,6 @@
 import {
   callerOf,
+  decodeCursor,
   implement,
   implementRaw,
   mountContracts,
@@ -17,6 +18,7 @@ import {
   consumeForMandate,
   exchangeSignInToken,
   getIdentityVerification,
+  listIdentityVerifications,
   pollIdentityVerification,
   requestObjectOf,
   startIdentityVerification,
@@ -41,6 +43,22 @@ export const identityVerificationView = (v: IdentityVerification) => ({
   subject_id: v.result?.subject_id ?? null,
   claims_digest: v.result?.claims_digest ?? null,
   claims: v.result ? { ...v.result.claims } : null,
+  verified_at: v.result?.verified_at ?? null,
+  consumed_by: v.consumed_by,
+});
+
+/** A session in a list: its state, never the claims, their digest or the subject. */
+export const identityVerificationSummaryView = (v: IdentityVerification) => ({
+  id: v.id,
+  tenant_id: v.tenant_id,
+  purpose: v.purpose,
+  status: v.status,
+  created_at: v.created_at,
+  expires_at: v.expires_at,
+  answered_at: v.answered_at,
+  reason: v.reason,
+  assurance: v.result?.assurance ?? null,
+  issuer: v.result?.issuer ?? null,
   verified_at: v.result?.verified_at ?? null,
   consumed_by: v.consumed_by,
 });
@@ -90,6 +108,15 @@ export function identityVerificationRoutes(deps: Deps): Router {
       const jwt = await requestObjectOf(deps, params.id);
       res.status(200).type(REQUEST_OBJECT_CONTENT_TYPE).setHeader('Cache-Control', 'no-store');
       res.send(jwt);
+    }),
+    implement(routes.listIdentityVerifications)(async ({ query }, req) => {
+      const page = await listIdentityVerifications(deps, tenantOf(req), {
+        limit: query.limit,
+        after: decodeCursor(query.cursor),
+        status: query.status,
+        purpose: query.purpose,
+      });
+      return { status: 200, body: { ...page, data: page.data.map(identityVerificationSummaryView) } };
     }),
     implement(routes.getIdentityVerification)(async ({ params }, req) => ({
       status: 200,

@@ -9,6 +9,8 @@ import {
 } from '@mandate/shared';
 import { Router, type Request } from 'express';
 import type { Deps } from '../app';
+import type { AccessBaseline } from '../access-baselines/access-baseline';
+import { getAccessBaseline, saveAccessBaseline } from '../access-baselines/access-baselines';
 import type { ApiKey } from '../api-keys/api-key';
 import {
   activateApiKey,
@@ -39,7 +41,7 @@ import {
 } from '../role-assignments/role-assignments';
 import type { RoleAssignment } from '../role-assignments/roles';
 import { TenantNotFound, type Tenant } from '../tenants/tenant';
-import { createTenant, getTenant } from '../tenants/tenants';
+import { createTenant, getTenant, listTenants } from '../tenants/tenants';
 import type { WidgetConfig } from '../widget-config/widget';
 import { getWidgetConfig, putWidgetConfig } from '../widget-config/widget-config';
 import { routes } from '../contract';
@@ -106,6 +108,13 @@ export const widgetConfigView = (w: WidgetConfig) => ({
   updated_at: w.updated_at,
 });
 
+export const accessBaselineView = (b: AccessBaseline) => ({
+  tenant_id: b.tenant_id,
+  saved_at: b.saved_at,
+  saved_by: b.saved_by,
+  snapshot: b.snapshot,
+});
+
 // ── helpers ──────────────────────────────────────────────────────────────────
 
 /** The path's tenant must be the caller's: another tenant is indistinguishable from a missing one. */
@@ -145,6 +154,12 @@ export function publicRoutes(deps: Deps): Router {
         status: 201,
         body: { tenant: tenantView(value.tenant), api_key: createdApiKeyView(value.issued) },
       };
+    }),
+
+    implement(routes.listTenants)(async ({ query }, req) => {
+      requireOperator(req);
+      const page = await listTenants(deps, { limit: query.limit, after: decodeCursor(query.cursor) });
+      return { status: 200, body: { ...page, data: page.data.map(tenantView) } };
     }),
 
     implement(routes.getTenant)(async (_input, req) => ({
@@ -243,6 +258,24 @@ export function publicRoutes(deps: Deps): Router {
       const tenantId = pathTenant(req);
       const value = await putWidgetConfig(deps, tenantId, body, callerOf(req));
       return { status: 200, body: widgetConfigView(value) };
+    }),
+
+    implement(routes.getAccessBaseline)(async (_input, req) => {
+      const tenantId = pathTenant(req);
+      const baseline = await getAccessBaseline(deps, tenantId);
+      return {
+        status: 200,
+        body: baseline
+          ? accessBaselineView(baseline)
+          : { tenant_id: tenantId, saved_at: null, saved_by: null, snapshot: null },
+      };
+    }),
+    implement(routes.putAccessBaseline)(async (_input, req) => {
+      const tenantId = pathTenant(req);
+      return {
+        status: 200,
+        body: accessBaselineView(await saveAccessBaseline(deps, tenantId, callerOf(req))),
+      };
     }),
 
     /** Public: the gateway forwards it without a tenant (actor system), limited per client IP. */

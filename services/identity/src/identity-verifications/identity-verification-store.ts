@@ -1,11 +1,25 @@
 import type { AuditEvent } from '@mandate/shared';
-import type { Answer, IdentityVerification } from './identity-verification';
+import type { ListOptions } from '../common/store';
+import type {
+  Answer,
+  IdentityVerification,
+  IdentityVerificationPurpose,
+  IdentityVerificationStatus,
+} from './identity-verification';
+
+/** The filters of list: a status, a purpose, or both. */
+export interface IdentityVerificationFilter {
+  status?: IdentityVerificationStatus;
+  purpose?: IdentityVerificationPurpose;
+}
 
 export interface IdentityVerificationStore {
   insert(record: IdentityVerification, outbox?: AuditEvent[]): Promise<void>;
   get(tenantId: string, id: string): Promise<IdentityVerification | null>;
   /** The wallet's routes carry no tenant: the id alone (unique across tenants). */
   getById(id: string): Promise<IdentityVerification | null>;
+  /** The tenant's sessions, newest first, optionally of one status and/or purpose. */
+  list(tenantId: string, options: ListOptions & IdentityVerificationFilter): Promise<IdentityVerification[]>;
   /**
    * The one guarded write of an answer: stores it (and its events) only while the session is still
    * PENDING and unanswered. Null when another answer got there first: two concurrent answers never both pass.

@@ -1,4 +1,4 @@
-import { newId, type AuditEvent, type CallerContext } from '@mandate/shared';
+import { newId, toPage, type AuditEvent, type CallerContext, type Page } from '@mandate/shared';
 import { nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
 import { TenantNotFound } from '../tenants/tenant';
 import { checkPresentation, sameSecret, type DirectPostResponse } from './check-presentation';
@@ -18,6 +18,7 @@ import {
   type WalletVerifier,
 } from './identity-verification';
 import { buildAuthorizationRequest, freshSecret } from './request';
+import type { IdentityVerificationFilter } from './identity-verification-store';
 import { signSignInToken } from './sign-in-tokens';
 
 export interface StartedVerification {
@@ -109,6 +110,21 @@ export async function getIdentityVerification(
   const v = await deps.store.identityVerifications.get(tenantId, id);
   if (!v) throw new IdentityVerificationNotFound();
   return v;
+}
+
+/** The tenant's sessions, newest first (Trust operations); works with or without a configured verifier. */
+export async function listIdentityVerifications(
+  deps: IdentityDeps,
+  tenantId: string,
+  options: { limit: number; after?: string } & IdentityVerificationFilter,
+): Promise<Page<IdentityVerification>> {
+  const items = await deps.store.identityVerifications.list(tenantId, {
+    limit: options.limit + 1,
+    before: options.after,
+    status: options.status,
+    purpose: options.purpose,
+  });
+  return toPage(items, options.limit, (v) => v.id);
 }
 
 /** Sign-in: the session read by whoever holds its poll token (the browser that started it). */

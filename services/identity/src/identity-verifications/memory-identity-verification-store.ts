@@ -1,17 +1,22 @@
-import type { AuditEvent, MemoryOutbox } from '@mandate/shared';
+import { takeMatching, type AuditEvent, type MemoryOutbox, type SortedById } from '@mandate/shared';
 import { DuplicateRecord } from '../common/errors';
+import { sortedIds } from '../common/memory';
+import type { ListOptions } from '../common/store';
 import type { Answer, IdentityVerification } from './identity-verification';
-import type { IdentityVerificationStore } from './identity-verification-store';
+import type { IdentityVerificationFilter, IdentityVerificationStore } from './identity-verification-store';
 
 export class MemoryIdentityVerificationStore implements IdentityVerificationStore {
   /** id → record (ids are unique across tenants). */
   private readonly sessions = new Map<string, IdentityVerification>();
+  /** tenant_id → its session ids sorted (filters are checked on the sessions walked). */
+  private readonly tenantIds = new Map<string, SortedById<string>>();
 
   constructor(private readonly outbox: MemoryOutbox) {}
 
   async insert(record: IdentityVerification, outbox?: AuditEvent[]): Promise<void> {
     if (this.sessions.has(record.id)) throw new DuplicateRecord('Identity verification');
     this.sessions.set(record.id, structuredClone(record));
+    sortedIds(this.tenantIds, record.tenant_id).insert(record.id);
     this.outbox.add(`identity_verification:${record.id}`, outbox);
   }
 
@@ -23,6 +28,23 @@ export class MemoryIdentityVerificationStore implements IdentityVerificationStor
   async getById(id: string): Promise<IdentityVerification | null> {
     const r = this.sessions.get(id);
     return r ? structuredClone(r) : null;
+  }
+
+  async list(
+    tenantId: string,
+    { limit, before, status, purpose }: ListOptions & IdentityVerificationFilter,
+  ): Promise<IdentityVerification[]> {
+    const ids = this.tenantIds.get(tenantId);
+    if (!ids) return [];
+    const matches = (id: string) => {
+      const r = this.sessions.get(id)!;
+      return (
+        (status === undefined || r.status === status) && (purpose === undefined || r.purpose === purpose)
+      );
+    };
+    return takeMatching(ids.newestFirst(before), matches, limit).map((id) =>
+      structuredClone(this.sessions.get(id)!),
+    );
   }
 
   async answer(id: string, answer: Answer, outbox?: AuditEvent[]): Promise<IdentityVerification | null> {

@@ -20,7 +20,8 @@ import type {
   IdentityVerificationStatus,
   VerificationResult,
 } from './identity-verification';
-import type { IdentityVerificationStore } from './identity-verification-store';
+import type { IdentityVerificationFilter, IdentityVerificationStore } from './identity-verification-store';
+import type { ListOptions } from '../common/store';
 
 export interface IdentityVerificationDoc extends WithOutbox {
   id: string;
@@ -65,6 +66,11 @@ export const identityVerificationSchema = identitySchema<IdentityVerificationDoc
 // getById, answer: { id } (status, answered_at checked on the one document found); get, consume:
 // { id } too, tenant_id and the consume preconditions residual; unique so an id names one session.
 identityVerificationSchema.index({ id: 1 }, { unique: true });
+// list: { tenant_id, id < cursor } sorted { id: -1 }; list?status= (and ?status=&purpose=, purpose
+// checked on the documents found): { tenant_id, status, id < cursor }; list?purpose=: { tenant_id, purpose, id < cursor }.
+identityVerificationSchema.index({ tenant_id: 1, id: -1 });
+identityVerificationSchema.index({ tenant_id: 1, status: 1, id: -1 });
+identityVerificationSchema.index({ tenant_id: 1, purpose: 1, id: -1 });
 indexOutbox(identityVerificationSchema);
 
 /** Every query below, for the index-coverage test. */
@@ -74,6 +80,25 @@ export const IDENTITY_VERIFICATION_QUERY_SHAPES: MongoQueryShape[] = [
     collection: 'identity_verifications',
     equality: ['id'],
     residual: ['tenant_id', 'status', 'answered_at', 'purpose', 'consumed_by', 'verified_at'],
+  },
+  {
+    query: 'identityVerifications.list',
+    collection: 'identity_verifications',
+    equality: ['tenant_id'],
+    sort: { id: -1 },
+  },
+  {
+    query: 'identityVerifications.list?status= (&purpose=)',
+    collection: 'identity_verifications',
+    equality: ['tenant_id', 'status'],
+    sort: { id: -1 },
+    residual: ['purpose'],
+  },
+  {
+    query: 'identityVerifications.list?purpose=',
+    collection: 'identity_verifications',
+    equality: ['tenant_id', 'purpose'],
+    sort: { id: -1 },
   },
 ];
 
@@ -124,6 +149,22 @@ export class MongoIdentityVerificationStore implements IdentityVerificationStore
   async getById(id: string): Promise<IdentityVerification | null> {
     const d = await this.sessions.findOne({ id }, HIDDEN).lean<IdentityVerificationDoc>();
     return d ? out(d) : null;
+  }
+
+  async list(
+    tenantId: string,
+    { limit, before, status, purpose }: ListOptions & IdentityVerificationFilter,
+  ): Promise<IdentityVerification[]> {
+    const filter: Record<string, unknown> = { tenant_id: tenantId };
+    if (before !== undefined) filter.id = { $lt: before };
+    if (status !== undefined) filter.status = status;
+    if (purpose !== undefined) filter.purpose = purpose;
+    const docs = await this.sessions
+      .find(filter, HIDDEN)
+      .sort({ id: -1 })
+      .limit(limit)
+      .lean<IdentityVerificationDoc[]>();
+    return docs.map(out);
   }
 
   async answer(id: string, answer: Answer, outbox?: AuditEvent[]): Promise<IdentityVerification | null> {

@@ -119,7 +119,8 @@ export async function approveOnboarding(
     },
     caller,
   );
-  // Published after the tenant's events (the order readers expect); if the tenant writes failed, the poll publishes it.
+  // Relayed after the tenant's events (the order readers expect) unless the outbox poll's tick came
+  // first; if the tenant writes failed, the poll publishes it.
   await relay(deps, events);
   return { request, ...created };
 }

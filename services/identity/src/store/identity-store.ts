@@ -1,4 +1,5 @@
 import type { OutboxStore } from '@mandate/shared';
+import type { AccessBaselineStore } from '../access-baselines/access-baseline-store';
 import type { ApiKeyStore } from '../api-keys/api-key-store';
 import type { IdentityVerificationStore } from '../identity-verifications/identity-verification-store';
 import type { OnboardingStore } from '../onboarding/onboarding-store';
@@ -24,6 +25,7 @@ export interface IdentityStore extends OutboxStore {
   readonly onboarding: OnboardingStore;
   readonly widgetConfigs: WidgetConfigStore;
   readonly identityVerifications: IdentityVerificationStore;
+  readonly accessBaselines: AccessBaselineStore;
   /** Throws when the backing database is unreachable (readiness). */
   ping(): Promise<void>;
 }

@@ -1,4 +1,5 @@
 import { MemoryOutbox, type AuditEvent } from '@mandate/shared';
+import { MemoryAccessBaselineStore } from '../access-baselines/memory-access-baseline-store';
 import { MemoryApiKeyStore } from '../api-keys/memory-api-key-store';
 import { MemoryIdentityVerificationStore } from '../identity-verifications/memory-identity-verification-store';
 import { MemoryOnboardingStore } from '../onboarding/memory-onboarding-store';
@@ -21,6 +22,7 @@ export class MemoryIdentityStore implements IdentityStore {
   readonly onboarding = new MemoryOnboardingStore(this.outbox);
   readonly widgetConfigs = new MemoryWidgetConfigStore(this.outbox);
   readonly identityVerifications = new MemoryIdentityVerificationStore(this.outbox);
+  readonly accessBaselines = new MemoryAccessBaselineStore(this.outbox);
 
   async pendingEvents(limit: number): Promise<AuditEvent[]> {
     return this.outbox.events(limit);

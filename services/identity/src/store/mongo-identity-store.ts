@@ -1,6 +1,12 @@
 import type { AuditEvent, MongoQueryShape } from '@mandate/shared';
 import type { Connection, Model } from 'mongoose';
 import {
+  ACCESS_BASELINE_QUERY_SHAPES,
+  MongoAccessBaselineStore,
+  accessBaselineSchema,
+  type AccessBaselineDoc,
+} from '../access-baselines/mongo-access-baseline-store';
+import {
   API_KEY_QUERY_SHAPES,
   MongoApiKeyStore,
   apiKeySchema,
@@ -47,6 +53,7 @@ export const IDENTITY_SCHEMAS = {
   onboarding_requests: onboardingSchema,
   widget_configs: widgetSchema,
   identity_verifications: identityVerificationSchema,
+  access_baselines: accessBaselineSchema,
 } as const;
 
 /** Every query the aggregates' Mongo stores and the outbox below run, for the index-coverage test. */
@@ -57,6 +64,7 @@ export const IDENTITY_QUERY_SHAPES: MongoQueryShape[] = [
   ...ONBOARDING_QUERY_SHAPES,
   ...WIDGET_CONFIG_QUERY_SHAPES,
   ...IDENTITY_VERIFICATION_QUERY_SHAPES,
+  ...ACCESS_BASELINE_QUERY_SHAPES,
   ...Object.keys(IDENTITY_SCHEMAS).flatMap((collection): MongoQueryShape[] => [
     { query: 'pendingEvents', collection, equality: [], range: ['outbox.id'] },
     { query: 'markSent', collection, equality: ['outbox.id'] },
@@ -71,6 +79,7 @@ export class MongoIdentityStore implements IdentityStore {
   readonly onboarding: MongoOnboardingStore;
   readonly widgetConfigs: MongoWidgetConfigStore;
   readonly identityVerifications: MongoIdentityVerificationStore;
+  readonly accessBaselines: MongoAccessBaselineStore;
   /** Every collection that records audited changes, in the order the relay reads them. */
   private readonly outboxModels: Model<WithOutbox>[];
 
@@ -83,6 +92,7 @@ export class MongoIdentityStore implements IdentityStore {
       onboarding: Model<OnboardingDoc>;
       widgets: Model<WidgetDoc>;
       verifications: Model<IdentityVerificationDoc>;
+      baselines: Model<AccessBaselineDoc>;
     },
   ) {
     this.tenants = new MongoTenantStore(models.tenants);
@@ -91,6 +101,7 @@ export class MongoIdentityStore implements IdentityStore {
     this.onboarding = new MongoOnboardingStore(models.onboarding);
     this.widgetConfigs = new MongoWidgetConfigStore(models.widgets);
     this.identityVerifications = new MongoIdentityVerificationStore(models.verifications);
+    this.accessBaselines = new MongoAccessBaselineStore(models.baselines);
     this.outboxModels = Object.values(models) as unknown as Model<WithOutbox>[];
   }
 
@@ -106,6 +117,7 @@ export class MongoIdentityStore implements IdentityStore {
         'IdentityVerification',
         identityVerificationSchema,
       ),
+      baselines: connection.model<AccessBaselineDoc>('AccessBaseline', accessBaselineSchema),
     };
     await Promise.all(Object.values(models).map((model) => model.createIndexes()));
     return new MongoIdentityStore(connection, models);

@@ -12,6 +12,7 @@ import {
 } from '../common/mongo';
 import type { Plan, Tenant, TenantStatus } from './tenant';
 import type { TenantStore } from './tenant-store';
+import type { ListOptions } from '../common/store';
 
 export interface TenantDoc extends WithOutbox {
   tenant_id: string;
@@ -28,13 +29,15 @@ export const tenantSchema = identitySchema<TenantDoc>('tenants', {
   status: { type: String, required: true },
   created_at: { type: Date, required: true },
 });
-// get: { tenant_id }; also refuses a second tenant with the same id.
+// get: { tenant_id }; also refuses a second tenant with the same id. list: { tenant_id < cursor } sorted
+// { tenant_id: -1 }, this index walked backwards.
 tenantSchema.index({ tenant_id: 1 }, { unique: true });
 indexOutbox(tenantSchema);
 
 /** Every query below, for the index-coverage test. */
 export const TENANT_QUERY_SHAPES: MongoQueryShape[] = [
   { query: 'tenants.get', collection: 'tenants', equality: ['tenant_id'] },
+  { query: 'tenants.list', collection: 'tenants', equality: [], sort: { tenant_id: -1 } },
 ];
 
 function tenantOut(d: TenantDoc): Tenant {
@@ -59,5 +62,15 @@ export class MongoTenantStore implements TenantStore {
   async get(tenantId: string): Promise<Tenant | null> {
     const d = await this.tenants.findOne({ tenant_id: tenantId }, HIDDEN).lean<TenantDoc>();
     return d ? tenantOut(d) : null;
+  }
+
+  async list({ limit, before }: ListOptions): Promise<Tenant[]> {
+    const filter = before === undefined ? {} : { tenant_id: { $lt: before } };
+    const docs = await this.tenants
+      .find(filter, HIDDEN)
+      .sort({ tenant_id: -1 })
+      .limit(limit)
+      .lean<TenantDoc[]>();
+    return docs.map(tenantOut);
   }
 }

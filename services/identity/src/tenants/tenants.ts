@@ -1,4 +1,4 @@
-import { newId, type CallerContext } from '@mandate/shared';
+import { newId, toPage, type CallerContext, type Page } from '@mandate/shared';
 import { API_KEY_SCOPES } from '../api-keys/api-key';
 import { createApiKey, type IssuedKey } from '../api-keys/api-keys';
 import { nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
@@ -74,4 +74,13 @@ export async function getTenant(deps: IdentityDeps, tenantId: string): Promise<T
   const tenant = await deps.store.tenants.get(tenantId);
   if (!tenant) throw new TenantNotFound();
   return tenant;
+}
+
+/** The platform's tenants, newest first (the operator console). */
+export async function listTenants(
+  deps: IdentityDeps,
+  options: { limit: number; after?: string },
+): Promise<Page<Tenant>> {
+  const items = await deps.store.tenants.list({ limit: options.limit + 1, before: options.after });
+  return toPage(items, options.limit, (t) => t.id);
 }

@@ -93,7 +93,8 @@ describe('resolveIssuerKey', () => {
     const ca = await buildCa('PID CA');
     const rogueCa = await buildCa('Rogue CA');
     const rogueLeaf = await buildLeaf(rogueCa);
-    const expiredLeaf = await buildLeaf(ca, new Date(Date.now() - 1000));
+    // Expired as of `now` (set when the file loaded, maybe seconds ago), not of this moment.
+    const expiredLeaf = await buildLeaf(ca, new Date(now.getTime() - 60_000));
     const entries = parseTrustedIssuers(
       JSON.stringify([{ issuer: 'https://pid.example', x5c_anchors: [ca.cert.toString('pem')] }]),
     );

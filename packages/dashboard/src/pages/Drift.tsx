@@ -1,0 +1,240 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { allPages, call } from '../api';
+import type { Area } from '../areas';
+import { useAuth } from '../auth';
+import type { Session } from '../session';
+import { accessDiff, type AccessSnapshot, type AssignmentEntry, type KeyEntry } from '../drift';
+import { ErrorMessage, Loading, PageHeader, formatTime } from '../ui';
+
+/** The audit trail's access-configuration changes (SPEC §10): keys, scopes, roles, widget origins. */
+export const ACCESS_EVENT_TYPES = [
+  'API_KEY_CREATED',
+  'API_KEY_ROTATED',
+  'API_KEY_ACTIVATED',
+  'API_KEY_REVOKED',
+  'TENANT_ROLE_ASSIGNED',
+  'TENANT_ROLE_REVOKED',
+  'WIDGET_CONFIG_UPDATED',
+] as const;
+
+interface Actor {
+  type: string;
+  key_id?: string;
+  subject_id?: string;
+}
+interface Baseline {
+  tenant_id: string;
+  saved_at: string | null;
+  saved_by: Actor | null;
+  snapshot: AccessSnapshot | null;
+}
+interface AuditEvent {
+  id: string;
+  type: string;
+  occurred_at: string;
+  actor: Actor;
+  resource: { type: string; id: string } | null;
+  data: Record<string, unknown>;
+}
+
+const actorText = (a: Actor | null | undefined) =>
+  !a
+    ? '—'
+    : a.type === 'api_key'
+      ? `API key ${a.key_id ?? ''}`
+      : a.type === 'user'
+        ? (a.subject_id ?? 'a user')
+        : a.type === 'operator'
+          ? 'the platform operator'
+          : a.type;
+
+/** The tenant's access configuration now, read through the same lists the other areas use. */
+async function currentAccess(session: Session | null, tenantId: string): Promise<AccessSnapshot> {
+  const base = `/v1/tenants/${tenantId}`;
+  const [keys, assignments, widget] = await Promise.all([
+    allPages<KeyEntry>(session, `${base}/api-keys`),
+    allPages<AssignmentEntry>(session, `${base}/role-assignments`),
+    call<{ allowed_origins: string[] }>(session, 'GET', `${base}/widget-config`),
+  ]);
+  return {
+    api_keys: keys.items,
+    role_assignments: assignments.items,
+    widget_allowed_origins: widget.allowed_origins,
+    truncated: keys.truncated || assignments.truncated,
+  };
+}
+
+/**
+ * Drift monitoring: the baseline (when, by whom), the current configuration compared with its
+ * snapshot (any reader of the tenant: tenant:read), and each access change the audit trail
+ * recorded since (only with events:read; without it the page says so and shows the comparison).
+ */
+export function DriftPage({ area }: { area: Area }) {
+  const { session, permissions } = useAuth();
+  const tenantId = session?.kind === 'user' ? session.tenantId : '';
+  const canWrite = !!area.write && !!permissions?.includes(area.write);
+  const canEvents = !!permissions?.includes('events:read');
+  const path = `/v1/tenants/${tenantId}/access-baseline`;
+  const queryClient = useQueryClient();
+  const baseline = useQuery({
+    queryKey: ['access-baseline', tenantId],
+    queryFn: () => call<Baseline>(session, 'GET', path),
+  });
+  const save = useMutation({
+    mutationFn: () => call<Baseline>(session, 'PUT', path, {}),
+    onSuccess: (saved) => {
+      queryClient.setQueryData(['access-baseline', tenantId], saved);
+      void queryClient.invalidateQueries({ queryKey: ['drift'] });
+    },
+  });
+  const savedAt = baseline.data?.saved_at ?? null;
+  const snapshot = baseline.data?.snapshot ?? null;
+  const current = useQuery({
+    queryKey: ['drift', 'current', tenantId, savedAt],
+    queryFn: () => currentAccess(session, tenantId),
+    enabled: !!snapshot,
+  });
+  const events = useQuery({
+    queryKey: ['drift', 'events', tenantId, savedAt],
+    queryFn: () =>
+      allPages<AuditEvent>(session, '/v1/events', { type: ACCESS_EVENT_TYPES.join(','), since: savedAt! }, 5),
+    enabled: canEvents && !!savedAt,
+  });
+  const differences = snapshot && current.data ? accessDiff(snapshot, current.data) : null;
+
+  return (
+    <>
+      <PageHeader title="Drift monitoring" />
+      <section className="card" aria-labelledby="baseline-title">
+        <h2 id="baseline-title">Baseline</h2>
+        {baseline.isPending ? <Loading /> : null}
+        <ErrorMessage error={baseline.error} />
+        {baseline.data ? (
+          savedAt && snapshot ? (
+            <p data-testid="baseline-saved">
+              Saved {formatTime(savedAt)} by {actorText(baseline.data.saved_by)}: {snapshot.api_keys.length}{' '}
+              API keys, {snapshot.role_assignments.length} role assignments,{' '}
+              {snapshot.widget_allowed_origins.length} widget origins
+              {snapshot.truncated ? ' (more than a snapshot holds: the newest 1000 of each)' : ''}.
+            </p>
+          ) : (
+            <p data-testid="baseline-none">
+              No baseline saved yet. Saving one records the API keys, their scopes, the role assignments and
+              the widget origins as they are now; this page then shows what changed since.
+            </p>
+          )
+        ) : null}
+        <div className="row">
+          <button
+            type="button"
+            disabled={!canWrite || save.isPending || !baseline.data}
+            onClick={() => save.mutate()}
+          >
+            Save baseline
+          </button>
+          {!canWrite ? (
+            <span className="muted">
+              Saving a baseline needs the tenant:write permission, which your role lacks.
+            </span>
+          ) : savedAt ? (
+            <span className="muted">
+              Saving again replaces the baseline with the configuration as it is now.
+            </span>
+          ) : null}
+        </div>
+        <ErrorMessage error={save.error} />
+      </section>
+
+      {snapshot ? (
+        <section className="card" aria-labelledby="diff-title">
+          <h2 id="diff-title">Current configuration against the baseline</h2>
+          {current.isPending ? <Loading /> : null}
+          <ErrorMessage error={current.error} />
+          {differences ? (
+            differences.length === 0 ? (
+              <p data-testid="no-differences">The access configuration is the same as at the baseline.</p>
+            ) : (
+              <table data-testid="differences">
+                <caption>What differs now from the baseline of {formatTime(savedAt)}</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">What</th>
+                    <th scope="col">Change</th>
+                    <th scope="col">Which</th>
+                    <th scope="col">Detail</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {differences.map((d) => (
+                    <tr key={`${d.kind} ${d.change} ${d.what}`} data-kind={d.kind} data-change={d.change}>
+                      <td>{d.kind}</td>
+                      <td>{d.change}</td>
+                      <td>{d.what}</td>
+                      <td>{d.detail}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            )
+          ) : null}
+          {current.data?.truncated ? (
+            <p className="muted">More than 2000 keys or assignments: only the newest were compared.</p>
+          ) : null}
+        </section>
+      ) : null}
+
+      {snapshot ? (
+        <section className="card" aria-labelledby="trail-title">
+          <h2 id="trail-title">Changes in the audit trail since the baseline</h2>
+          {!canEvents ? (
+            <p data-testid="trail-unavailable">
+              The audit trail needs the events:read permission, which your role lacks. The comparison above
+              shows what differs now, not each change made in between (a key created and revoked again does
+              not show there).
+            </p>
+          ) : (
+            <>
+              {events.isPending ? <Loading /> : null}
+              <ErrorMessage error={events.error} />
+              {events.data ? (
+                events.data.items.length === 0 ? (
+                  <p data-testid="no-events">
+                    No access change recorded since the baseline. Events reach the audit trail through the
+                    broker, a moment after the change.
+                  </p>
+                ) : (
+                  <table data-testid="trail">
+                    <caption>Access events since {formatTime(savedAt)}, newest first</caption>
+                    <thead>
+                      <tr>
+                        <th scope="col">Time</th>
+                        <th scope="col">Event</th>
+                        <th scope="col">Resource</th>
+                        <th scope="col">By</th>
+                      </tr>
+                    </thead>
+                    <tbody>
+                      {events.data.items.map((e) => (
+                        <tr key={e.id} data-type={e.type}>
+                          <td>{formatTime(e.occurred_at)}</td>
+                          <td>{e.type}</td>
+                          <td>{e.resource ? `${e.resource.type} ${e.resource.id}` : '—'}</td>
+                          <td>{actorText(e.actor)}</td>
+                        </tr>
+                      ))}
+                    </tbody>
+                  </table>
+                )
+              ) : null}
+              {events.data?.truncated ? (
+                <p className="muted">
+                  Only the newest 500 events are shown; the Audit log pages through all.
+                </p>
+              ) : null}
+            </>
+          )}
+        </section>
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,110 @@
+import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { Link, useNavigate } from 'react-router';
+import { ApiError } from '../api';
+import { useAuth } from '../auth';
+import { useDashboardConfig } from '../config';
+import { memberSession } from '../member-sign-in';
+import { completeOidcSignIn, oidcToken, subjectOf } from '../oidc';
+import { ErrorMessage, Loading } from '../ui';
+
+/**
+ * /dashboard/callback: the provider sends the browser back here with `code` and `state`. They leave
+ * the address bar at once (replaced, not in history); the code is exchanged for the access token,
+ * then the subject names the tenant it works in (a JWT caller's X-Tenant-Id).
+ */
+export function OidcCallback() {
+  const config = useDashboardConfig();
+  const navigate = useNavigate();
+  const { signIn } = useAuth();
+  const [token, setToken] = useState<string | null>(oidcToken.load);
+  const [error, setError] = useState<unknown>(null);
+  const [tenantId, setTenantId] = useState('');
+  const exchanged = useRef(false);
+
+  useEffect(() => {
+    if (!config.data || exchanged.current) return;
+    exchanged.current = true;
+    const returned = new URL(location.href);
+    if (returned.search) navigate('/callback', { replace: true });
+    const oidc = config.data.oidc;
+    if (!oidc) return setError(new Error('This gateway offers no OIDC sign-in.'));
+    if (!returned.search) {
+      if (!oidcToken.load()) setError(new Error('Nothing to finish here: start the sign-in again.'));
+      return;
+    }
+    oidcToken.clear();
+    completeOidcSignIn(oidc, returned).then(
+      (accessToken) => {
+        oidcToken.save(accessToken);
+        setToken(accessToken);
+      },
+      (err: unknown) => setError(err),
+    );
+  }, [config.data, navigate]);
+
+  const choose = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!token) return;
+    setError(null);
+    try {
+      const session = await memberSession(token, tenantId.trim(), 'oidc');
+      oidcToken.clear();
+      signIn(session);
+      navigate('/', { replace: true });
+    } catch (err) {
+      setError(
+        err instanceof ApiError && err.status === 404
+          ? new Error(`You hold no role in tenant ${tenantId.trim()}: ask one of its admins for one.`)
+          : err,
+      );
+    }
+  };
+
+  const subject = token ? subjectOf(token) : undefined;
+  return (
+    <main className="sign-in" id="main">
+      <h1>Sign in to the Mandate service</h1>
+      <section className="card" aria-labelledby="callback-title">
+        <h2 id="callback-title">Single sign-on</h2>
+        {token ? (
+          <>
+            <p>
+              Signed in at {config.data?.oidc ? new URL(config.data.oidc.issuer).host : 'the provider'}
+              {subject ? (
+                <>
+                  {' '}
+                  as <code>{subject}</code>
+                </>
+              ) : null}
+              . Which tenant do you work in?
+            </p>
+            <form onSubmit={choose} className="row">
+              <label htmlFor="oidc-tenant">Tenant id</label>
+              <input
+                id="oidc-tenant"
+                value={tenantId}
+                onChange={(e) => setTenantId(e.target.value)}
+                placeholder="tnt_…"
+                required
+              />
+              <button type="submit">Continue</button>
+            </form>
+          </>
+        ) : error ? null : (
+          <Loading />
+        )}
+        <ErrorMessage error={error} />
+        <p>
+          <Link
+            to="/sign-in"
+            onClick={() => {
+              oidcToken.clear();
+            }}
+          >
+            Back to the sign-in page
+          </Link>
+        </p>
+      </section>
+    </main>
+  );
+}
