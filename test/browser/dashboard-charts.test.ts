@@ -13,7 +13,7 @@ import {
   devSignIn,
   launchChromium,
   openPage,
-} from '../support/dashboard-browser';
+} from './browser-support';
 
 /**
  * The dashboard's three charts in a real browser against `npm start`'s in-process stack: ALLOW and
