@@ -74,7 +74,7 @@ async function main() {
     await page.goto(`${stack.url}/dashboard/`);
     await page.getByRole('heading', { name: 'Development sign-in' }).waitFor();
     await shoot(page, 'sign-in');
-    await page.getByLabel('Tenant id').fill(tenantId);
+    await page.getByRole('region', { name: 'Development sign-in' }).getByLabel('Tenant id').fill(tenantId);
     await page.getByRole('button', { name: 'List subjects' }).click();
     await page.getByRole('button', { name: `Sign in as ${ADMIN}` }).click();
     await page.locator('nav[aria-label="Areas"] a').first().waitFor();

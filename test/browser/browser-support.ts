@@ -56,7 +56,7 @@ export async function openPage(browser: Browser): Promise<{ page: Page; errors: 
 export async function devSignIn(page: Page, baseUrl: string, tenantId: string, subject: string) {
   await page.goto(`${baseUrl}/dashboard/`);
   await page.getByRole('heading', { name: 'Development sign-in' }).waitFor();
-  await page.getByLabel('Tenant id').fill(tenantId);
+  await page.getByRole('region', { name: 'Development sign-in' }).getByLabel('Tenant id').fill(tenantId);
   await page.getByRole('button', { name: 'List subjects' }).click();
   await page.getByRole('button', { name: `Sign in as ${subject}` }).click();
   await page.locator('nav[aria-label="Areas"] a').first().waitFor();

@@ -31,7 +31,17 @@ const RESOURCE = 'https://mandate-api.test';
 const OTHER_RESOURCE = 'https://other-api.test';
 /** The role each sign-in's subject gets, and the areas that role opens (dashboard.test.ts's table). */
 const OPERATOR_AREAS = ['mandates', 'verify', 'audit'];
-const AUDITOR_AREAS = ['api-keys', 'mandates', 'audit', 'access', 'widget', 'billing', 'governance', 'trust'];
+const AUDITOR_AREAS = [
+  'api-keys',
+  'mandates',
+  'audit',
+  'access',
+  'widget',
+  'billing',
+  'governance',
+  'drift',
+  'trust',
+];
 
 const HAS_CHROMIUM = existsSync(CHROMIUM);
 const describeIfChromium = HAS_CHROMIUM ? describe : describe.skip;

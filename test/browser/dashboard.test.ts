@@ -159,7 +159,7 @@ describeIfChromium(
     async function devSignIn(page: Page, subject: string) {
       await page.goto(`${stack.url}/dashboard/`);
       await page.getByRole('heading', { name: 'Development sign-in' }).waitFor();
-      await page.getByLabel('Tenant id').fill(tenantId);
+      await page.getByRole('region', { name: 'Development sign-in' }).getByLabel('Tenant id').fill(tenantId);
       await page.getByRole('button', { name: 'List subjects' }).click();
       await page.getByRole('button', { name: `Sign in as ${subject}` }).click();
       await page.locator('nav[aria-label="Areas"] a').first().waitFor();
