@@ -3,3 +3,4 @@ export * from './http';
 export * from './amqp';
 export * from './publisher';
 export * from './loopback';
+export * from './outbox';
