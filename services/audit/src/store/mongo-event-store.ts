@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { isDuplicateKeyError, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
+import { isDuplicateKeyError, pingMongo, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
 import type { EventListQuery, EventStore } from './event-store';
 
 interface EventDoc {
@@ -233,9 +233,7 @@ export class MongoEventStore implements EventStore {
     }
   }
 
-  async ping(): Promise<void> {
-    const db = this.connection.db;
-    if (!db) throw new Error('MongoDB connection not open');
-    await db.command({ ping: 1 });
+  ping(): Promise<void> {
+    return pingMongo(this.connection);
   }
 }

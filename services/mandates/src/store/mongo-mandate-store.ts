@@ -1,5 +1,13 @@
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
-import { conflict, isDuplicateKeyError, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
+import {
+  conflict,
+  isDuplicateKeyError,
+  markOutboxSent,
+  pendingOutboxEvents,
+  pingMongo,
+  type AuditEvent,
+  type MongoQueryShape,
+} from '@mandate/shared';
 import { EXPIRABLE_STATES, MANDATE_STATES, type Mandate } from '../domain/mandate';
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
 
@@ -190,31 +198,16 @@ export class MongoMandateStore implements MandateStore {
     return docs.map(fromDoc);
   }
 
-  async pendingEvents(limit: number): Promise<AuditEvent[]> {
-    const docs = await this.model
-      .find({ 'outbox.id': { $gt: '' } }, { _id: 0, outbox: 1 })
-      .limit(limit)
-      .lean<{ outbox: AuditEvent[] }[]>();
-    const events: AuditEvent[] = [];
-    for (const doc of docs) {
-      if (events.length > 0 && events.length + doc.outbox.length > limit) break;
-      events.push(...doc.outbox);
-    }
-    return events;
+  pendingEvents(limit: number): Promise<AuditEvent[]> {
+    return pendingOutboxEvents([this.model], limit);
   }
 
-  async markSent(eventIds: string[]): Promise<void> {
-    if (eventIds.length === 0) return;
-    await this.model.updateMany(
-      { 'outbox.id': { $in: eventIds } },
-      { $pull: { outbox: { id: { $in: eventIds } } } },
-    );
+  markSent(eventIds: string[]): Promise<void> {
+    return markOutboxSent([this.model], eventIds);
   }
 
-  async ping(): Promise<void> {
-    const db = this.connection.db;
-    if (!db) throw new Error('MongoDB connection not open');
-    await db.admin().ping();
+  ping(): Promise<void> {
+    return pingMongo(this.connection);
   }
 }
 
