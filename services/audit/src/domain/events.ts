@@ -1,4 +1,4 @@
-import { AppError, toPage, type AuditEvent, type Page } from '@mandate/shared';
+import { AppError, foundOr, toPage, type AuditEvent, type Page } from '@mandate/shared';
 import type { EventListQuery, EventStore } from '../store/event-store';
 
 export class EventNotFound extends AppError {
@@ -22,10 +22,8 @@ export async function recordEvents(store: EventStore, events: AuditEvent[]): Pro
 }
 
 /** Another tenant's event and a platform event answer the same as an absent one. */
-export async function getEvent(store: EventStore, tenantId: string, id: string): Promise<AuditEvent> {
-  const event = await store.get(tenantId, id);
-  if (!event) throw new EventNotFound();
-  return event;
+export function getEvent(store: EventStore, tenantId: string, id: string): Promise<AuditEvent> {
+  return foundOr(store.get(tenantId, id), () => new EventNotFound());
 }
 
 export async function listEvents(

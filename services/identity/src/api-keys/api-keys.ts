@@ -1,4 +1,5 @@
 import {
+  foundOr,
   newId,
   toPage,
   type AuditEvent,
@@ -160,10 +161,8 @@ export async function listApiKeys(
   return toPage(items, options.limit, (k) => k.key_id);
 }
 
-export async function getApiKey(deps: IdentityDeps, tenantId: string, keyId: string): Promise<ApiKey> {
-  const key = await deps.store.apiKeys.get(tenantId, keyId);
-  if (!key) throw new ApiKeyNotFound();
-  return key;
+export function getApiKey(deps: IdentityDeps, tenantId: string, keyId: string): Promise<ApiKey> {
+  return foundOr(deps.store.apiKeys.get(tenantId, keyId), () => new ApiKeyNotFound());
 }
 
 /**

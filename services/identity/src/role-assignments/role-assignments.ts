@@ -1,4 +1,4 @@
-import { newId, toPage, type CallerContext, type EventType, type Page } from '@mandate/shared';
+import { foundOr, newId, toPage, type CallerContext, type EventType, type Page } from '@mandate/shared';
 import { MAX_WRITE_ATTEMPTS, nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
 import { ConcurrentModification } from '../common/errors';
 import type { Plan } from '../tenants/tenant';
@@ -108,14 +108,8 @@ export async function listRoleAssignments(
   return toPage(items, options.limit, (a) => a.id);
 }
 
-export async function getRoleAssignment(
-  deps: IdentityDeps,
-  tenantId: string,
-  id: string,
-): Promise<RoleAssignment> {
-  const a = await deps.store.roleAssignments.get(tenantId, id);
-  if (!a) throw new RoleAssignmentNotFound();
-  return a;
+export function getRoleAssignment(deps: IdentityDeps, tenantId: string, id: string): Promise<RoleAssignment> {
+  return foundOr(deps.store.roleAssignments.get(tenantId, id), () => new RoleAssignmentNotFound());
 }
 
 /** Replaces the roles of an active assignment; the stored permissions follow (see withRoles). */
