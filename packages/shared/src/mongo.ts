@@ -1,4 +1,4 @@
-import mongoose, { type Connection, type Model } from 'mongoose';
+import mongoose, { type Connection, type FilterQuery, type Model, type ProjectionType } from 'mongoose';
 import type { AuditEvent } from './events';
 import type { Logger } from './logger';
 import { redactUrl } from './redact-url';
@@ -88,4 +88,29 @@ export async function pingMongo(connection: Connection): Promise<void> {
   const db = connection.db;
   if (!db) throw new Error('MongoDB connection not open');
   await db.admin().ping();
+}
+
+/**
+ * One page of a cursor list, newest first: the documents matching `filter` whose `key` sorts below
+ * `before` (the last key of the previous page; none for the first page), at most `limit`, as plain
+ * objects. The collection's index on (filter's equality fields, key) serves it.
+ */
+export function pageBefore<D>(
+  model: Model<D>,
+  page: {
+    filter: FilterQuery<D>;
+    key: keyof D & string;
+    before: string | undefined;
+    limit: number;
+    projection: ProjectionType<D>;
+  },
+): Promise<D[]> {
+  const { filter, key, before, limit, projection } = page;
+  const query = before === undefined ? filter : ({ ...filter, [key]: { $lt: before } } as FilterQuery<D>);
+  return model
+    .find(query, projection)
+    .sort({ [key]: -1 })
+    .limit(limit)
+    .lean<D[]>()
+    .exec();
 }

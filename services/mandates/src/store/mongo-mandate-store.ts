@@ -3,6 +3,7 @@ import {
   conflict,
   isDuplicateKeyError,
   markOutboxSent,
+  pageBefore,
   pendingOutboxEvents,
   pingMongo,
   type AuditEvent,
@@ -136,7 +137,6 @@ export class MongoMandateStore implements MandateStore {
 
   async list(tenantId: string, query: ListMandatesQuery): Promise<Mandate[]> {
     const filter: FilterQuery<MandateDoc> = { tenant_id: tenantId };
-    if (query.afterId !== undefined) filter.id = { $lt: query.afterId };
     if (query.principal_id !== undefined) filter['principal.id'] = query.principal_id;
     if (query.delegate_id !== undefined) filter['delegate.id'] = query.delegate_id;
     const now = query.now;
@@ -160,11 +160,14 @@ export class MongoMandateStore implements MandateStore {
         filter.state = 'REVOKED';
         break;
     }
-    const docs = await this.model
-      .find(filter, PROJECTION)
-      .sort({ id: -1 })
-      .limit(query.limit + 1)
-      .lean<MandateDoc[]>();
+    // One more than the page: whether a next page exists.
+    const docs = await pageBefore(this.model, {
+      filter,
+      key: 'id',
+      before: query.afterId,
+      limit: query.limit + 1,
+      projection: PROJECTION,
+    });
     return docs.map(fromDoc);
   }
 
