@@ -404,6 +404,23 @@ describe('audit service lifecycle', () => {
 });
 
 describe('audit wiring and contract', () => {
+  /** Wired with MONGO_URL on a database of its own, and the test's own connection to look into it; close() drops it. */
+  async function wiredOnMongo(overrides: Parameters<typeof wire>[2]) {
+    const database = testDatabaseName('audit_wiring');
+    const wired = await wire(
+      auditConfig({ INTERNAL_TOKEN_SECRET: 'x'.repeat(32), MONGO_URL: MONGO_URL!, MONGO_DB: database }),
+      logger,
+      overrides,
+    );
+    const check = await connectMongo(MONGO_URL!, database, logger);
+    const close = async () => {
+      await wired.close();
+      await check.dropDatabase();
+      await check.close();
+    };
+    return { wired, check, close };
+  }
+
   it('when no AMQP_URL or MONGO_URL is set, then the shared bus override and a memory store are used', async () => {
     const bus = new InProcessBus(logger);
     const wired = await wire(auditConfig({ INTERNAL_TOKEN_SECRET: 'x'.repeat(32) }), logger, { source: bus });
@@ -413,45 +430,29 @@ describe('audit wiring and contract', () => {
   });
 
   it(`when MONGO_URL and MONGO_DB are set, then events are stored in that database on ${MONGO_TARGET}`, async () => {
-    const database = testDatabaseName('audit_wiring');
     const bus = new InProcessBus(logger);
-    const wired = await wire(
-      auditConfig({ INTERNAL_TOKEN_SECRET: 'x'.repeat(32), MONGO_URL: MONGO_URL!, MONGO_DB: database }),
-      logger,
-      { source: bus },
-    );
-    const check = await connectMongo(MONGO_URL!, database, logger);
+    const { wired, check, close } = await wiredOnMongo({ source: bus });
     try {
       expect(wired.deps.store.kind).toBe('mongo');
       const event = buildAuditEvent(newId('tnt'));
       await wired.deps.store.insert(event);
       expect(await check.db!.collection('events').countDocuments({ _id: event.id as never })).toBe(1);
     } finally {
-      await wired.close();
+      await close();
       await bus.close();
-      await check.dropDatabase();
-      await check.close();
     }
   });
 
   it(`when MONGO_URL is set and a store override is passed too, then the variable wins (${MONGO_TARGET})`, async () => {
-    const database = testDatabaseName('audit_wiring');
     const bus = new InProcessBus(logger);
     const override = new MemoryEventStore();
-    const wired = await wire(
-      auditConfig({ INTERNAL_TOKEN_SECRET: 'x'.repeat(32), MONGO_URL: MONGO_URL!, MONGO_DB: database }),
-      logger,
-      { source: bus, store: override },
-    );
-    const check = await connectMongo(MONGO_URL!, database, logger);
+    const { wired, close } = await wiredOnMongo({ source: bus, store: override });
     try {
       expect(wired.deps.store).not.toBe(override);
       expect(wired.deps.store.kind).toBe('mongo');
     } finally {
-      await wired.close();
+      await close();
       await bus.close();
-      await check.dropDatabase();
-      await check.close();
     }
   });
 

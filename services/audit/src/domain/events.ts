@@ -1,4 +1,4 @@
-import { AppError, badRequest, toPage, type AuditEvent, type Page } from '@mandate/shared';
+import { AppError, badRequest, foundOr, toPage, type AuditEvent, type Page } from '@mandate/shared';
 import {
   DEFAULT_STATS_BUCKETS,
   MAX_STATS_BUCKETS,
@@ -28,10 +28,8 @@ export async function recordEvents(store: EventStore, events: AuditEvent[]): Pro
 }
 
 /** Another tenant's event and a platform event answer the same as an absent one. */
-export async function getEvent(store: EventStore, tenantId: string, id: string): Promise<AuditEvent> {
-  const event = await store.get(tenantId, id);
-  if (!event) throw new EventNotFound();
-  return event;
+export function getEvent(store: EventStore, tenantId: string, id: string): Promise<AuditEvent> {
+  return foundOr(store.get(tenantId, id), () => new EventNotFound());
 }
 
 export async function listEvents(

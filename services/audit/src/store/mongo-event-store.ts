@@ -1,5 +1,5 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { isDuplicateKeyError, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
+import { isDuplicateKeyError, pingMongo, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
 import type { DecisionCount, EventListQuery, EventStore, StatsBucket } from './event-store';
 
 interface EventDoc {
@@ -277,9 +277,7 @@ export class MongoEventStore implements EventStore {
     return rows.map((r) => ({ bucket: r._id.bucket, decision: String(r._id.decision), count: r.count }));
   }
 
-  async ping(): Promise<void> {
-    const db = this.connection.db;
-    if (!db) throw new Error('MongoDB connection not open');
-    await db.command({ ping: 1 });
+  ping(): Promise<void> {
+    return pingMongo(this.connection);
   }
 }
