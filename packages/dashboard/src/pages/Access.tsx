@@ -4,7 +4,7 @@ import { call } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
 import { useTenantCollection } from '../tenant-collection';
-import { ErrorMessage, Loading, PageHeader, formatTime, FormCard, useFormMutation } from '../ui';
+import { ErrorMessage, Loading, PageHeader, formatTime, FormCard, TextField, useFormMutation } from '../ui';
 import { DataTable, column } from '../table';
 
 const ROLES = ['tenant_admin', 'tenant_operator', 'tenant_viewer', 'tenant_auditor'] as const;
@@ -136,11 +136,11 @@ function Assign({ base, onDone }: { base: string; onDone(): void }) {
   return (
     <FormCard id="assign-title" title="Assign a role" onSubmit={submit}>
       <div className="row">
-        <label htmlFor="assign-subject">Subject</label>
-        <input
+        <TextField
           id="assign-subject"
+          label="Subject"
           value={subject}
-          onChange={(e) => setSubject(e.target.value)}
+          onChange={setSubject}
           placeholder="dashboard:alice"
           required
         />

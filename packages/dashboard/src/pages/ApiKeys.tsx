@@ -4,7 +4,16 @@ import { call } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
 import { useTenantCollection } from '../tenant-collection';
-import { ErrorMessage, Loading, PageHeader, SecretOnce, formatTime, FormCard, useFormMutation } from '../ui';
+import {
+  ErrorMessage,
+  Loading,
+  PageHeader,
+  SecretOnce,
+  formatTime,
+  FormCard,
+  TextField,
+  useFormMutation,
+} from '../ui';
 import { DataTable, column } from '../table';
 
 const SCOPES = ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'] as const;
@@ -130,14 +139,7 @@ function CreateKey({
   return (
     <FormCard id="create-key-title" title="Create a key" onSubmit={submit}>
       <div className="row">
-        <label htmlFor="key-name">Name</label>
-        <input
-          id="key-name"
-          value={name}
-          onChange={(e) => setName(e.target.value)}
-          required
-          maxLength={100}
-        />
+        <TextField id="key-name" label="Name" value={name} onChange={setName} required maxLength={100} />
       </div>
       <fieldset>
         <legend>Scopes</legend>
