@@ -21,8 +21,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { internalTokens } from '@mandate/shared';
-import { apiClient, startStack } from '../test/support/stack';
+import { apiClient, startStack, verifyCounters } from '../test/support/stack';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -192,20 +191,7 @@ async function main() {
       await sleep(1000);
     }
     if (http) raw = await load('raw node:http (once, for scale)', http.url, bare);
-    const token = await internalTokens(stack.internalSecret).mint(
-      {
-        tenantId: null,
-        actor: { type: 'system' },
-        permissions: [],
-        requestId: 'req_bench',
-      },
-      'verify',
-    );
-    const metrics = await (
-      await fetch(`${stack.services.verify.url}/internal/v1/metrics`, {
-        headers: { 'x-internal-token': token },
-      })
-    ).json();
+    const metrics = await verifyCounters(stack.internalSecret, stack.services.verify.url, 'req_bench');
     process.stdout.write(`verify counters: ${JSON.stringify(metrics)}\n`);
   } finally {
     if (express) await stopChild(express.child);

@@ -1,20 +1,8 @@
+import { buildMandate } from '../../services/mandates/test/support';
 import { contractViolations, type RecordedResponse } from '../support/contract-recorder';
 
-const MANDATE = {
-  id: 'mdt_1',
-  tenant_id: 'tnt_1',
-  principal: { id: 'user_alice' },
-  delegate: { id: 'agent_7' },
-  scope: { actions: ['*'] },
-  state: 'ACTIVE',
-  valid_from: null,
-  expires_at: null,
-  metadata: {},
-  version: 1,
-  created_at: '2026-11-23T12:00:00.000Z',
-  updated_at: '2026-11-23T12:00:00.000Z',
-  signature: { alg: 'ES256', kid: 'k', jws: 'a.b.c' },
-};
+// A well-formed mandate as the API answers it; its id is the one the recorded paths name.
+const MANDATE = buildMandate({ id: 'mdt_1', tenant_id: 'tnt_1' });
 const answer = (method: string, path: string, status: number, body: unknown): RecordedResponse => ({
   method,
   path,

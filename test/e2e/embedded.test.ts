@@ -1,5 +1,5 @@
 import { startEmbedded, type EmbeddedStack } from '../../scripts/embedded';
-import { apiClient, eventually, README_MANDATE } from '../support/stack';
+import { apiClient, createTenant, eventually, README_MANDATE } from '../support/stack';
 
 /** `npm start`'s launcher: every service in one process, embedded adapters, no infrastructure. */
 describe('embedded mode (npm start)', () => {
@@ -14,12 +14,10 @@ describe('embedded mode (npm start)', () => {
 
   it('when the README walk-through runs against it, then every step answers as documented', async () => {
     const api = apiClient(stack.url);
-    const tenant = await api('POST', '/v1/platform/tenants', {
-      auth: stack.operatorToken,
-      body: { name: 'Acme', plan: 'beta' },
-    });
-    expect(tenant.status).toBe(201);
-    const auth = `${tenant.body.tenant.id}:${tenant.body.api_key.api_key}`;
+    const { auth } = await createTenant(
+      { gateway: { url: stack.url }, operatorToken: stack.operatorToken },
+      { name: 'Acme', plan: 'beta' },
+    );
     const mandate = await api('POST', '/v1/mandates', {
       auth,
       body: README_MANDATE,

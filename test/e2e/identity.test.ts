@@ -157,22 +157,10 @@ describe('identity end to end: keys, roles, JWT callers, onboarding, widget conf
       status: 201,
       body: { permissions: ['mandates:read', 'tenant:read'], status: 'active' },
     });
-    expect(
-      (
-        await api('POST', base, {
-          auth: admin,
-          body: { subject_id: 'dashboard:e2e-viewer', roles: ['tenant_auditor'] },
-        })
-      ).status,
-    ).toBe(409);
-    expect(
-      (
-        await api('POST', base, {
-          auth: admin,
-          body: { subject_id: 'dashboard:x', roles: ['platform_admin'] },
-        })
-      ).status,
-    ).toBe(403);
+    const assign = async (body: { subject_id: string; roles: string[] }) =>
+      (await api('POST', base, { auth: admin, body })).status;
+    expect(await assign({ subject_id: 'dashboard:e2e-viewer', roles: ['tenant_auditor'] })).toBe(409);
+    expect(await assign({ subject_id: 'dashboard:x', roles: ['platform_admin'] })).toBe(403);
 
     // The viewer can read the tenant, not change roles.
     const viewer = await jwks.sign({ sub: 'e2e-viewer', aud: AUDIENCE });

@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import type { AuditEvent } from '@mandate/shared';
+import { closeServer, listenOn } from '@mandate/shared/src/testing';
 import { apiClient, createTenant, eventually, startStack, type Stack } from '../support/stack';
 
 /** One span as the OTLP/HTTP JSON exporter sends it, with its process's service.name. */
@@ -74,17 +75,7 @@ async function startCollector(): Promise<{ url: string; spans: CollectedSpan[]; 
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}`,
-    spans,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { url: await listenOn(server), spans, close: () => closeServer(server) };
 }
 
 /** A client's own traceparent: a fresh trace id and the id of the (client) span that sends the request. */

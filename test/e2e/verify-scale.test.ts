@@ -1,5 +1,4 @@
-import { internalTokens } from '@mandate/shared';
-import { apiClient, startStack, type Stack } from '../support/stack';
+import { apiClient, createTenant, startStack, verifyCounters, type Stack } from '../support/stack';
 
 /**
  * Issue 5 end to end: two verify processes behind one gateway (VERIFY_URL lists both), snapshots
@@ -19,33 +18,16 @@ describe('end to end: verify scaled to two processes', () => {
   }, 30_000);
 
   const tenantWithMandate = async () => {
-    const t = await api('POST', '/v1/platform/tenants', {
-      auth: stack.operatorToken,
-      body: { name: 'Scale', plan: 'enterprise' },
-    });
-    expect(t.status).toBe(201);
-    const auth = `${t.body.tenant.id}:${t.body.api_key.api_key}`;
+    const { auth, tenant } = await createTenant(stack, { name: 'Scale', plan: 'enterprise' });
     const m = await api('POST', '/v1/mandates', {
       auth,
       body: { principal: 'user_alice', delegate: 'agent_bob', scope: { actions: ['payments:*'] } },
     });
     expect(m.status).toBe(201);
-    return { auth, mandateId: m.body.id as string, tenantId: t.body.tenant.id as string };
+    return { auth, mandateId: m.body.id as string, tenantId: tenant.id };
   };
 
-  const metricsOf = async (url: string) => {
-    const token = await internalTokens(stack.internalSecret).mint(
-      {
-        tenantId: null,
-        actor: { type: 'system' },
-        permissions: [],
-        requestId: 'req_metrics',
-      },
-      'verify',
-    );
-    const res = await fetch(`${url}/internal/v1/metrics`, { headers: { 'x-internal-token': token } });
-    return (await res.json()) as Record<string, number>;
-  };
+  const metricsOf = (url: string) => verifyCounters(stack.internalSecret, url, 'req_metrics');
 
   it('when verifies go through the gateway, then both verify processes answer them and a warm snapshot costs no mandates read', async () => {
     const { auth, mandateId } = await tenantWithMandate();

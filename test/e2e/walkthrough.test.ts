@@ -3,6 +3,7 @@ import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
 import { contractViolations, startRecordingProxy, type RecordingProxy } from '../support/contract-recorder';
 import {
   apiClient,
+  createPaymentsMandate,
   createTenant,
   eventually,
   startService,
@@ -47,14 +48,7 @@ describe.each([
     const authA = a.auth;
     const authB = b.auth;
 
-    const created = await api('POST', '/v1/mandates', {
-      auth: authA,
-      body: {
-        principal: 'user_alice',
-        delegate: { id: 'agent_bot', type: 'agent' },
-        scope: { actions: ['payments:*'] },
-      },
-    });
+    const created = await createPaymentsMandate(api, authA);
     expect(created.status).toBe(201);
     const mandateId: string = created.body.id;
     expect(created.body).toMatchObject({ state: 'ACTIVE', version: 1, tenant_id: a.tenant.id });

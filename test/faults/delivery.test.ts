@@ -102,6 +102,32 @@ describe.each([
     return { tenantId: created.tenant.id, auth: created.auth };
   }
 
+  /**
+   * A fresh tenant creating and verifying `count` mandates, 20 at a time, in the background
+   * (request ids `label-…`); answers once the first `firstDone` are done, so the fault lands mid-stream.
+   */
+  async function loadUnderWay(tenantName: string, label: string, count: number, firstDone: number) {
+    const { tenantId, auth } = await newTenant(tenantName);
+    const produced = new Produced();
+    const load = createAndVerify(stack.gateway.url, auth, { count, concurrency: 20, label, produced });
+    await waitFor(() => produced.done >= firstDone, `the first ${firstDone} mandates`);
+    return { tenantId, produced, load };
+  }
+
+  /** Cuts `proxy` for `ms`, then restores it; answers how many mandates were done meanwhile. */
+  async function doneWhileCut(proxy: TcpProxy, ms: number, produced: Produced): Promise<number> {
+    proxy.cut();
+    const doneAtCut = produced.done;
+    await new Promise((r) => setTimeout(r, ms));
+    const doneDuringCut = produced.done - doneAtCut;
+    proxy.restore();
+    return doneDuringCut;
+  }
+
+  /** What audit stored of the tenant's events, once the counts stop changing (at most 90 s). */
+  const delivered = (tenantId: string, produced: Produced) =>
+    settle(() => countEvents(auditUrl, stack.internalSecret, tenantId, produced), 90_000);
+
   function expectAllDelivered(counts: Counts[], produced: Produced, mandates: number) {
     expect(produced.clientErrors).toEqual([]);
     // The API kept answering: every create 201, every verify 200.
@@ -117,27 +143,12 @@ describe.each([
   }
 
   it('when the broker is cut for 10 s while 1,000 mandates are created and verified, then every MANDATE_CREATED, VERIFICATION_PERFORMED and API_CALL arrives in /events, none twice', async () => {
-    const { tenantId, auth } = await newTenant('broker-cut');
-    const produced = new Produced();
     const started = Date.now();
-    const load = createAndVerify(stack.gateway.url, auth, {
-      count: 1_000,
-      concurrency: 20,
-      label: 'cut',
-      produced,
-    });
-    await waitFor(() => produced.done >= 100, 'the first 100 mandates');
-    amqpProxy.cut();
-    const doneAtCut = produced.done;
-    await new Promise((r) => setTimeout(r, 10_000));
-    const doneDuringCut = produced.done - doneAtCut;
-    amqpProxy.restore();
+    const { tenantId, produced, load } = await loadUnderWay('broker-cut', 'cut', 1_000, 100);
+    const doneDuringCut = await doneWhileCut(amqpProxy, 10_000, produced);
     await load;
     const loadMs = Date.now() - started;
-    const counts = await settle(
-      () => countEvents(auditUrl, stack.internalSecret, tenantId, produced),
-      90_000,
-    );
+    const counts = await delivered(tenantId, produced);
     report('broker cut 10 s, 1,000 mandates created + verified', counts, {
       mandates_done_during_cut: doneDuringCut,
       load_ms: loadMs,
@@ -149,15 +160,7 @@ describe.each([
   }, 240_000);
 
   it('when the audit process is killed with SIGKILL mid-stream and restarted, then the same count arrives, no duplicates', async () => {
-    const { tenantId, auth } = await newTenant('audit-kill');
-    const produced = new Produced();
-    const load = createAndVerify(stack.gateway.url, auth, {
-      count: 400,
-      concurrency: 20,
-      label: 'kill',
-      produced,
-    });
-    await waitFor(() => produced.done >= 100, 'the first 100 mandates');
+    const { tenantId, produced, load } = await loadUnderWay('audit-kill', 'kill', 400, 100);
     const killed = stack.services.audit.child;
     killed.kill('SIGKILL');
     await new Promise<void>((resolve) =>
@@ -169,10 +172,7 @@ describe.each([
     await new Promise((r) => setTimeout(r, 2_000));
     restartedAudit = await startService('audit', auditEnv, 'audit (restarted)');
     await load;
-    const counts = await settle(
-      () => countEvents(auditUrl, stack.internalSecret, tenantId, produced),
-      90_000,
-    );
+    const counts = await delivered(tenantId, produced);
     report('audit SIGKILL mid-stream + restart, 400 mandates created + verified', counts, {
       mandates_done_at_kill: doneAtKill,
     });
@@ -181,25 +181,10 @@ describe.each([
   }, 240_000);
 
   it('when Redis is cut, then requests keep flowing (insurance limiter, snapshot fallback) and nothing is lost', async () => {
-    const { tenantId, auth } = await newTenant('redis-cut');
-    const produced = new Produced();
-    const load = createAndVerify(stack.gateway.url, auth, {
-      count: 400,
-      concurrency: 20,
-      label: 'redis',
-      produced,
-    });
-    await waitFor(() => produced.done >= 50, 'the first 50 mandates');
-    redisProxy.cut();
-    const doneAtCut = produced.done;
-    await new Promise((r) => setTimeout(r, 5_000));
-    const doneDuringCut = produced.done - doneAtCut;
-    redisProxy.restore();
+    const { tenantId, produced, load } = await loadUnderWay('redis-cut', 'redis', 400, 50);
+    const doneDuringCut = await doneWhileCut(redisProxy, 5_000, produced);
     await load;
-    const counts = await settle(
-      () => countEvents(auditUrl, stack.internalSecret, tenantId, produced),
-      90_000,
-    );
+    const counts = await delivered(tenantId, produced);
     report('Redis cut 5 s, 400 mandates created + verified', counts, {
       mandates_done_during_cut: doneDuringCut,
     });

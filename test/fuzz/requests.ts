@@ -570,6 +570,8 @@ const queryValue = fc.oneof(
     'API_CALL,,',
     '2026-01-01T00:00:00Z',
     'not-a-date',
+    'hour',
+    'day',
     'bWR0Xw',
     '%',
     '%zz',
@@ -593,6 +595,7 @@ const queryKey = fc.oneof(
       'delegate_id',
       'status',
       'subject_id',
+      'bucket',
     ),
   },
   {

@@ -1,6 +1,6 @@
 import { createServer, request, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { errorEnvelopeSchema, errorStatusesOf, type RouteContract } from '@mandate/shared';
+import { closeServer, listenOn } from '@mandate/shared/src/testing';
 import { RouteMatcher } from '../../services/gateway/src/routes/match';
 import { CONTRACTS } from '../../services/gateway/src/routes/table';
 
@@ -58,17 +58,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
     req.pipe(forwarded);
   });
   server.keepAliveTimeout = 1000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    records,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { url: await listenOn(server), records, close: () => closeServer(server) };
 }
 
 function withoutHopByHop(headers: IncomingHttpHeaders): IncomingHttpHeaders {

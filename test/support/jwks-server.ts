@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { closeServer, listenOn } from '@mandate/shared/src/testing';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 
 /**
@@ -52,8 +53,7 @@ export async function startJwksServer(options: { issuer?: string } = {}): Promis
     }
     res.writeHead(404).end();
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  const url = await listenOn(server);
   const issuer = options.issuer ?? `${url}/issuer/${randomUUID()}`;
 
   const api: JwksServer = {
@@ -83,11 +83,7 @@ export async function startJwksServer(options: { issuer?: string } = {}): Promis
       if (claims.exp === undefined) jwt.setExpirationTime(expiresIn);
       return jwt.sign(key.privateKey);
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => closeServer(server),
   };
   await api.addKey();
   return api;

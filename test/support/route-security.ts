@@ -1,5 +1,6 @@
 import { ROUTES, type RouteRule, type Scope } from '../../services/gateway/src/routes/table';
 import { ROLE_PERMISSIONS, type Role } from '../../services/identity/src/role-assignments/roles';
+import { apiClient } from './stack';
 
 /**
  * What the generated cases need from a running stack. Tenant A owns real resources; tenant B is
@@ -70,23 +71,13 @@ async function send(
   bodies: RouteSecurityOptions['bodies'] = {},
 ) {
   const body = bodies[routeKey(rule)]?.(ctx);
-  const res = await fetch(ctx.baseUrl + path, {
-    method: rule.method,
-    headers: body === undefined ? headers : { ...headers, 'content-type': 'application/json' },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let parsed: unknown = text;
-  try {
-    parsed = text ? JSON.parse(text) : undefined;
-  } catch {
-    // not JSON: the assertion below shows it
-  }
+  // A body that is not JSON stays text: the assertion below shows it.
+  const res = await apiClient(ctx.baseUrl)(rule.method, path, { headers, body });
   return {
     route: routeKey(rule),
     path,
     status: res.status,
-    body: parsed as { error?: string; message?: string } | undefined,
+    body: res.body as { error?: string; message?: string } | undefined,
   };
 }
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import { amqpTopology, newId } from '@mandate/shared';
+import { amqpTopology, internalTokens, newId } from '@mandate/shared';
 import { deleteAmqpTopology } from '@mandate/shared/src/testing';
 import {
   LOCAL_AMQP_URL,
@@ -159,13 +159,27 @@ export interface CreatedTenant {
 
 /** The operator creates a tenant through the gateway; fails the test unless it answers 201. */
 export async function createTenant(
-  stack: Pick<Stack, 'gateway' | 'operatorToken'>,
+  stack: Pick<Stack, 'operatorToken'> & { gateway: { url: string } },
   body: { name: string; plan?: 'beta' | 'enterprise' },
   baseUrl = stack.gateway.url,
 ): Promise<CreatedTenant> {
   const res = await apiClient(baseUrl)('POST', '/v1/platform/tenants', { auth: stack.operatorToken, body });
   if (res.status !== 201) throw new Error(`creating tenant ${body.name} answered ${res.status}: ${res.text}`);
   return { ...res.body, auth: `${res.body.tenant.id}:${res.body.api_key.api_key}` };
+}
+
+/** A verify process's counters (GET /internal/v1/metrics), read as the system with the stack's internal secret. */
+export async function verifyCounters(
+  internalSecret: string,
+  verifyUrl: string,
+  requestId: string,
+): Promise<Record<string, number>> {
+  const token = await internalTokens(internalSecret).mint(
+    { tenantId: null, actor: { type: 'system' }, permissions: [], requestId },
+    'verify',
+  );
+  const res = await fetch(`${verifyUrl}/internal/v1/metrics`, { headers: { 'x-internal-token': token } });
+  return (await res.json()) as Record<string, number>;
 }
 
 /** Polls until `check` returns a value (not undefined) or the time runs out. */

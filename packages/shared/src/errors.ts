@@ -49,6 +49,16 @@ export const conflict = (message: string) => new AppError('CONFLICT', message);
 export const serviceUnavailable = (message = 'Service temporarily unavailable') =>
   new AppError('SERVICE_UNAVAILABLE', message);
 
+/**
+ * The record a read found, else `absent()` thrown: every get-by-id answers a missing record (and
+ * another tenant's, which the tenant-scoped read does not find) the same way.
+ */
+export async function foundOr<T>(read: Promise<T | null>, absent: () => Error): Promise<T> {
+  const found = await read;
+  if (found === null) throw absent();
+  return found;
+}
+
 /** Turns the first zod issue into a sentence that names the field: "principal is required". */
 export function describeZodError(error: z.ZodError, root = 'body'): string {
   const issue = error.issues[0];

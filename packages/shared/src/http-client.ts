@@ -1,6 +1,22 @@
 import { Pool, errors as undiciErrors } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
+import type { z } from 'zod';
 import { injectTraceHeaders, tracingEnabled } from './tracing';
+
+/**
+ * An upstream's answer body read as JSON and checked against `schema`; undefined when it is not
+ * JSON at all (a failed check carries the issues, for the log line).
+ */
+export function parseUpstreamJson<T>(
+  body: Buffer,
+  schema: z.ZodType<T>,
+): ReturnType<z.ZodType<T>['safeParse']> | undefined {
+  try {
+    return schema.safeParse(JSON.parse(body.toString('utf8')));
+  } catch {
+    return undefined;
+  }
+}
 
 export interface UpstreamRequest {
   method: string;

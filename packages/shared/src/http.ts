@@ -84,24 +84,22 @@ export function jsonBody(): RequestHandler[] {
     verify: (_req, _res, buf) => assertUtf8(buf),
   });
   return [
-    (req, _res, next) => {
-      try {
-        assertJsonContentType(req.headers);
-        next();
-      } catch (err) {
-        next(err);
-      }
-    },
+    checking((req) => assertJsonContentType(req.headers)),
     (req, res, next) => (hasBody(req.headers) ? parse(req, res, next) : next()),
-    (req, _res, next) => {
-      try {
-        assertNoForbiddenMembers(req.body);
-        next();
-      } catch (err) {
-        next(err);
-      }
-    },
+    checking((req) => assertNoForbiddenMembers(req.body)),
   ];
+}
+
+/** A synchronous check of the request as middleware: what it throws goes on to the error handler. */
+function checking(check: (req: Request) => void): RequestHandler {
+  return (req, _res, next) => {
+    try {
+      check(req);
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
 }
 
 export function sendError(

@@ -2,14 +2,9 @@ import type { z } from 'zod';
 import { ConfigError, parseConfig } from './config';
 import { createLogger, type Logger } from './logger';
 import { separateProcessConfig } from './secrets';
-import type { RunningServer } from './server';
+import type { AppLifecycle, RunningServer } from './server';
 import { startTracing, type TracingConfig } from './tracing';
 import type { Wire } from './wiring';
-
-interface Runnable {
-  start(port?: number, host?: string): Promise<RunningServer>;
-  stop(): Promise<void>;
-}
 
 /** What every service's configuration has. */
 export interface BaseConfig extends TracingConfig {
@@ -26,7 +21,7 @@ export interface ServiceMain<C extends BaseConfig, D, O = Partial<D>> {
   configSchema: z.ZodType<C, unknown>;
   /** The service's wiring.ts: adapters by the composition rule (`compose`), overrides from the embedded launcher or a test. */
   wire: Wire<C, D, O>;
-  createApp(deps: D): Runnable;
+  createApp(deps: D): AppLifecycle;
   /** Whether it keeps data (MongoDB, else memory); its startup line says which. */
   hasStore?: boolean;
 }
@@ -66,7 +61,7 @@ export async function startService<C extends BaseConfig, D, O>(
   const tracing = startTracing(config, main.name);
   const logger = createLogger(main.name, options.logLevel ?? config.LOG_LEVEL);
   let wired: Awaited<ReturnType<typeof main.wire>> | undefined;
-  let service: Runnable | undefined;
+  let service: AppLifecycle | undefined;
   let server: RunningServer;
   try {
     wired = await main.wire(config, logger, options.overrides);

@@ -149,6 +149,9 @@ export class ProcessMetrics {
 
   constructor() {
     const registers = [this.registry];
+    // A counter in this process's registry, by the given labels.
+    const counter = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
+      new Counter<L>({ name, help, labelNames, registers });
     collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 10 });
     this.http = new FastHistogram(
       LATENCY_BUCKETS,
@@ -166,17 +169,15 @@ export class ProcessMetrics {
       name: 'verify_decisions_total',
       help: 'Verify decisions, by decision (ALLOW/DENY) and reason',
     });
-    this.rateLimitRejections = new Counter({
-      name: 'rate_limit_rejections_total',
-      help: 'Requests refused 429 by the gateway limiter, by bucket',
-      labelNames: ['bucket'],
-      registers,
-    });
-    this.rateLimitRedisFallbacks = new Counter({
-      name: 'rate_limit_redis_fallbacks_total',
-      help: 'Limiter decisions taken in process because Redis was unavailable',
-      registers,
-    });
+    this.rateLimitRejections = counter(
+      'rate_limit_rejections_total',
+      'Requests refused 429 by the gateway limiter, by bucket',
+      ['bucket'],
+    );
+    this.rateLimitRedisFallbacks = counter(
+      'rate_limit_redis_fallbacks_total',
+      'Limiter decisions taken in process because Redis was unavailable',
+    );
     const outboxSources = this.outboxSources;
     new Gauge({
       name: 'outbox_backlog_events',
@@ -245,12 +246,11 @@ export class ProcessMetrics {
       buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
       registers,
     });
-    this.auditDeadLetters = new Counter({
-      name: 'audit_dead_letters_total',
-      help: 'Audit messages (kind=message) or invalid events of a batch message (kind=event) dead-lettered',
-      labelNames: ['kind'],
-      registers,
-    });
+    this.auditDeadLetters = counter(
+      'audit_dead_letters_total',
+      'Audit messages (kind=message) or invalid events of a batch message (kind=event) dead-lettered',
+      ['kind'],
+    );
     this.kmsDuration = new Histogram({
       name: 'kms_request_duration_seconds',
       help: 'AWS KMS call latency, by operation',
@@ -258,12 +258,7 @@ export class ProcessMetrics {
       buckets: LATENCY_BUCKETS,
       registers,
     });
-    this.kmsErrors = new Counter({
-      name: 'kms_errors_total',
-      help: 'AWS KMS calls that failed, by operation',
-      labelNames: ['operation'],
-      registers,
-    });
+    this.kmsErrors = counter('kms_errors_total', 'AWS KMS calls that failed, by operation', ['operation']);
   }
 
   /** Counts one answered request; `route` is the route pattern (bounded), never the raw path. */

@@ -1,4 +1,5 @@
-import mongoose, { type Connection } from 'mongoose';
+import mongoose, { type Connection, type FilterQuery, type Model, type ProjectionType } from 'mongoose';
+import type { AuditEvent } from './events';
 import type { Logger } from './logger';
 import { redactUrl } from './redact-url';
 
@@ -38,4 +39,78 @@ export interface MongoQueryShape {
   range?: string[];
   /** Predicates checked on the documents the index found (no key needed: few documents reach them). */
   residual?: string[];
+}
+
+/** A document that may carry `outbox`: audit events of its own changes not yet confirmed by the broker. */
+export interface OutboxDoc {
+  outbox?: AuditEvent[];
+}
+
+/**
+ * The relay's read across the outbox collections, in order: whole documents' events (a change's
+ * events are never split), stopping before a document that would take the batch past `limit`
+ * unless the batch is still empty.
+ */
+export async function pendingOutboxEvents<D extends OutboxDoc>(
+  models: readonly Model<D>[],
+  limit: number,
+): Promise<AuditEvent[]> {
+  const events: AuditEvent[] = [];
+  for (const model of models) {
+    const docs = await model
+      .find({ 'outbox.id': { $gt: '' } }, { _id: 0, outbox: 1 })
+      .limit(limit)
+      .lean<{ outbox: AuditEvent[] }[]>();
+    for (const doc of docs) {
+      if (events.length > 0 && events.length + doc.outbox.length > limit) return events;
+      events.push(...doc.outbox);
+    }
+  }
+  return events;
+}
+
+/** Removes the events the broker confirmed from every outbox collection. */
+export async function markOutboxSent<D extends OutboxDoc>(
+  models: readonly Model<D>[],
+  eventIds: string[],
+): Promise<void> {
+  if (eventIds.length === 0) return;
+  for (const model of models) {
+    await model.updateMany(
+      { 'outbox.id': { $in: eventIds } },
+      { $pull: { outbox: { id: { $in: eventIds } } } },
+    );
+  }
+}
+
+/** A readiness probe's round trip to the server behind `connection`. */
+export async function pingMongo(connection: Connection): Promise<void> {
+  const db = connection.db;
+  if (!db) throw new Error('MongoDB connection not open');
+  await db.admin().ping();
+}
+
+/**
+ * One page of a cursor list, newest first: the documents matching `filter` whose `key` sorts below
+ * `before` (the last key of the previous page; none for the first page), at most `limit`, as plain
+ * objects. The collection's index on (filter's equality fields, key) serves it.
+ */
+export function pageBefore<D>(
+  model: Model<D>,
+  page: {
+    filter: FilterQuery<D>;
+    key: keyof D & string;
+    before: string | undefined;
+    limit: number;
+    projection: ProjectionType<D>;
+  },
+): Promise<D[]> {
+  const { filter, key, before, limit, projection } = page;
+  const query = before === undefined ? filter : ({ ...filter, [key]: { $lt: before } } as FilterQuery<D>);
+  return model
+    .find(query, projection)
+    .sort({ [key]: -1 })
+    .limit(limit)
+    .lean<D[]>()
+    .exec();
 }

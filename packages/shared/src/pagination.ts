@@ -35,6 +35,18 @@ export function decodeCursor(cursor: string | undefined): string | undefined {
   throw badRequest('cursor is invalid');
 }
 
+/**
+ * One page of a list read newest first: `read` is asked for one item more than `limit`, below the
+ * cursor `after`, so the page knows whether another follows.
+ */
+export async function readPage<T>(
+  { limit, after }: { limit: number; after?: string },
+  read: (window: { limit: number; before: string | undefined }) => Promise<T[]>,
+  idOf: (item: T) => string,
+): Promise<Page<T>> {
+  return toPage(await read({ limit: limit + 1, before: after }), limit, idOf);
+}
+
 /** Builds a page from up to limit+1 items fetched newest first. */
 export function toPage<T>(itemsPlusOne: T[], limit: number, idOf: (item: T) => string): Page<T> {
   const data = itemsPlusOne.slice(0, limit);

@@ -86,6 +86,12 @@ export interface BackgroundTask {
   stop(): Promise<void>;
 }
 
+/** What a service's app does once built: listen (start) and stop again. */
+export interface AppLifecycle {
+  start(port?: number, host?: string): Promise<RunningServer>;
+  stop(): Promise<void>;
+}
+
 /**
  * The start()/stop() of a service's app: start listens, then starts the tasks; stop closes the
  * server first (no new requests), then stops the tasks in the order given — an outbox relay last,
@@ -94,7 +100,7 @@ export interface BackgroundTask {
 export function appLifecycle(
   app: Express | RequestListener,
   tasks: readonly (BackgroundTask | undefined)[] = [],
-): { start(port?: number, host?: string): Promise<RunningServer>; stop(): Promise<void> } {
+): AppLifecycle {
   let running: RunningServer | undefined;
   return {
     async start(port = 0, host = '127.0.0.1') {

@@ -4,6 +4,7 @@ import { compose } from './composition';
 import { internalTokens, type InternalTokens } from './internal-token';
 import type { Logger } from './logger';
 import { connectMongo } from './mongo';
+import { systemClock, type Clock } from './time';
 
 /**
  * The building blocks a service's wire() shares with the others: what it built is closed by
@@ -58,6 +59,14 @@ export function tokensFor(
   if (override) return override;
   if (!secret) throw new Error(missing);
   return internalTokens(secret);
+}
+
+/** The logger and clock a service runs with: the overrides' (a test's fixed clock), else the wiring's logger and the system clock. */
+export function loggerAndClock(
+  overrides: { logger?: Logger; clock?: Clock },
+  logger: Logger,
+): { logger: Logger; clock: Clock } {
+  return { logger: overrides.logger ?? logger, clock: overrides.clock ?? systemClock };
 }
 
 /** The store by the composition rule: MongoDB when MONGO_URL is set, else the override, else `local`. */

@@ -13,10 +13,8 @@ import {
   listen,
   processMetrics,
   route,
-  type AuditEvent,
-  type EventPublisher,
-  type OutboxStore,
 } from '../src';
+import { FlakyPublisher, MapOutbox } from '../src/testing';
 
 const logger = createLogger('test', 'silent');
 const apiCall = (occurredAt?: Date) =>
@@ -26,25 +24,6 @@ const apiCall = (occurredAt?: Date) =>
 async function gauge(name: string): Promise<number> {
   const metric = await processMetrics().registry.getSingleMetric(name)!.get();
   return metric.values.reduce((sum, v) => sum + v.value, 0);
-}
-
-class MapOutbox implements OutboxStore {
-  readonly pending = new Map<string, AuditEvent>();
-  async pendingEvents(limit: number) {
-    return [...this.pending.values()].slice(0, limit);
-  }
-  async markSent(ids: string[]) {
-    for (const id of ids) this.pending.delete(id);
-  }
-}
-
-class SwitchablePublisher implements EventPublisher {
-  readonly kind = 'rabbitmq' as const;
-  down = true;
-  async publish() {
-    if (this.down) throw new Error('broker unreachable');
-  }
-  async close() {}
 }
 
 describe('metrics', () => {
@@ -121,7 +100,7 @@ describe('metrics', () => {
     const recent = apiCall();
     store.pending.set(old.id, old);
     store.pending.set(recent.id, recent);
-    const publisher = new SwitchablePublisher();
+    const publisher = new FlakyPublisher(true);
     const relay = new OutboxRelay(store, publisher, logger, { pollIntervalMs: 60_000 });
     relay.start();
     try {
@@ -141,7 +120,7 @@ describe('metrics', () => {
 
   it('when the spool holds events, then event_spool_bytes reports them until it is closed', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'metrics-spool-'));
-    const spool = await SpoolingPublisher.open(new SwitchablePublisher(), {
+    const spool = await SpoolingPublisher.open(new FlakyPublisher(true), {
       dir: path.join(dir, 'spool'),
       logger,
       retryDelayMs: 60_000,

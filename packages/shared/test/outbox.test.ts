@@ -10,11 +10,8 @@ import {
   buildEvent,
   createLogger,
   newId,
-  type AuditEvent,
-  type EventPublisher,
-  type OutboxStore,
 } from '../src';
-import { deleteAmqpTopology, TEST_AMQP_URL as AMQP_URL } from '../src/testing';
+import { deleteAmqpTopology, FlakyPublisher, MapOutbox, TEST_AMQP_URL as AMQP_URL } from '../src/testing';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy';
 
 const logger = createLogger('test', 'silent');
@@ -30,32 +27,6 @@ async function until(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
-}
-
-/** A one-map outbox like the services' memory stores. */
-class MapOutbox implements OutboxStore {
-  readonly pending = new Map<string, AuditEvent>();
-  add(events: AuditEvent[]) {
-    for (const e of events) this.pending.set(e.id, e);
-  }
-  async pendingEvents(limit: number) {
-    return [...this.pending.values()].slice(0, limit);
-  }
-  async markSent(ids: string[]) {
-    for (const id of ids) this.pending.delete(id);
-  }
-}
-
-/** Records what it was asked to publish; refuses while `down`. */
-class FlakyPublisher implements EventPublisher {
-  readonly kind = 'rabbitmq' as const;
-  down = false;
-  readonly confirmed: AuditEvent[] = [];
-  async publish(events: AuditEvent[]) {
-    if (this.down) throw new Error('broker unreachable');
-    this.confirmed.push(...events);
-  }
-  async close() {}
 }
 
 describe('OutboxRelay', () => {

@@ -11,9 +11,13 @@ import {
   parseEventMessage,
   type AuditEvent,
 } from '../src';
-import { deleteAmqpTopology, TEST_AMQP_URL as AMQP_URL } from '../src/testing';
+import { auditQueueDepth, deleteAmqpTopology, TEST_AMQP_URL as AMQP_URL } from '../src/testing';
 
 const logger = createLogger('test', 'silent');
+const apiCalls = (count: number) =>
+  Array.from({ length: count }, () =>
+    buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} }),
+  );
 
 describe('RabbitEventSource.startBatched (real broker)', () => {
   const topology = amqpTopology(`test-${newId('req')}`);
@@ -21,9 +25,7 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
 
   it('when many events wait in the queue, then they arrive in batches no larger than maxBatch, each exactly once, and the queue drains', async () => {
     const publisher = new RabbitPublisher(AMQP_URL, logger, topology);
-    const events = Array.from({ length: 120 }, () =>
-      buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} }),
-    );
+    const events = apiCalls(120);
     await publisher.publish(events);
 
     const source = new RabbitEventSource({ url: AMQP_URL, logger, topology, prefetch: 200 });
@@ -40,19 +42,13 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
     expect(Math.max(...batches.map((b) => b.length))).toBeLessThanOrEqual(50);
     expect(batches.length).toBeLessThan(events.length);
 
-    const c = await amqp.connect(AMQP_URL);
-    const ch = await c.createChannel();
-    const { messageCount } = await ch.checkQueue(topology.auditQueue);
-    await c.close();
-    expect(messageCount).toBe(0);
+    expect(await auditQueueDepth(topology)).toBe(0);
   });
 
   it('when a batch of events is published, then the queue holds one message per event type, each a JSON array in order', async () => {
     const t = amqpTopology(`test-${newId('req')}`);
     const publisher = new RabbitPublisher(AMQP_URL, logger, t);
-    const calls = Array.from({ length: 30 }, () =>
-      buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} }),
-    );
+    const calls = apiCalls(30);
     const revoked = buildEvent({
       type: 'API_KEY_REVOKED',
       tenantId: 'tnt_x',
@@ -87,9 +83,7 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
   it('when a batch message holds invalid elements, then the valid events are handled, each invalid element is dead-lettered alone, and the message is acked', async () => {
     const publisher = new RabbitPublisher(AMQP_URL, logger, topology);
     await publisher.connect();
-    const good = Array.from({ length: 3 }, () =>
-      buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} }),
-    );
+    const good = apiCalls(3);
     const c = await amqp.connect(AMQP_URL);
     const ch = await c.createConfirmChannel();
     const body = JSON.stringify([good[0], { id: 'evt_bogus', type: 'NOPE' }, good[1], 42, good[2]]);
@@ -119,9 +113,7 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
 
   it('when a write of part of a batch message fails, then the message is redelivered whole and every event ends up written', async () => {
     const publisher = new RabbitPublisher(AMQP_URL, logger, topology);
-    const events = Array.from({ length: 10 }, () =>
-      buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} }),
-    );
+    const events = apiCalls(10);
     await publisher.publish(events);
     const source = new RabbitEventSource({ url: AMQP_URL, logger, topology, retryDelayMs: 20 });
     const written = new Set<string>();
@@ -142,11 +134,7 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
     await publisher.close();
     expect([...written].sort()).toEqual(events.map((e) => e.id).sort());
     expect(calls).toBeGreaterThan(3);
-    const c = await amqp.connect(AMQP_URL);
-    const ch = await c.createChannel();
-    const { messageCount } = await ch.checkQueue(topology.auditQueue);
-    await c.close();
-    expect(messageCount).toBe(0);
+    expect(await auditQueueDepth(topology)).toBe(0);
   });
 
   it('when key events arrive in a batch message, then a per-type subscriber receives each of them', async () => {

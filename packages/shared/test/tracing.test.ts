@@ -1,5 +1,4 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import {
@@ -14,20 +13,11 @@ import {
   tracingEnabled,
   type AuditEvent,
 } from '../src';
+import { closeServer, listenOn } from '../src/testing';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CLIENT_SPAN = '00f067aa0ba902b7';
 const UNSAMPLED_TRACE = '0af7651916cd43dd8448eb211c80319c';
-
-async function listenOn(server: Server): Promise<string> {
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-
-async function closeServer(server: Server): Promise<void> {
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-}
 
 /** An app whose one handler builds an event inside the request's span. */
 function appBuildingEvents(built: AuditEvent[]): Server {

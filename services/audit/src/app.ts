@@ -10,6 +10,7 @@ import {
   type EventSource,
   type InternalTokens,
   type Logger,
+  type AppLifecycle,
   type RunningServer,
 } from '@mandate/shared';
 import { startAuditConsumer, type AuditConsumer } from './consumers/audit-consumer';
@@ -29,12 +30,13 @@ export interface Deps {
   clock?: Clock;
 }
 
-export interface AuditService {
+/**
+ * start() listens, then starts consuming; if the consumer cannot start, the server is closed again
+ * and the error thrown. stop() stops consuming first (in-flight events are written and acked), then
+ * closes the HTTP server.
+ */
+export interface AuditService extends AppLifecycle {
   app: Express;
-  /** Listens, then starts consuming; if the consumer cannot start, the server is closed again and the error thrown. */
-  start(port?: number, host?: string): Promise<RunningServer>;
-  /** Stops consuming first (in-flight events are written and acked), then closes the HTTP server. */
-  stop(): Promise<void>;
 }
 
 export function createApp(deps: Deps): AuditService {

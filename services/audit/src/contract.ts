@@ -52,6 +52,35 @@ export const listEventsQuerySchema = z.strictObject({
 });
 export type ListEventsQuery = z.output<typeof listEventsQuerySchema>;
 
+/** At most this many buckets per answer: a week of hours, a year and a bit of days. */
+export const MAX_STATS_BUCKETS = { hour: 168, day: 400 } as const;
+
+/** The window when since is not given: the last 24 hours or 14 days, the current (partial) bucket last. */
+export const DEFAULT_STATS_BUCKETS = { hour: 24, day: 14 } as const;
+
+export const verificationStatsQuerySchema = z.strictObject({
+  bucket: z.enum(['hour', 'day']).default('hour'),
+  since: isoInstant.optional(),
+  until: isoInstant.optional(),
+});
+export type VerificationStatsQuery = z.output<typeof verificationStatsQuerySchema>;
+
+export const verificationStatsSchema = z.object({
+  bucket: z.enum(['hour', 'day']),
+  since: z.string().describe("The first bucket's start: `since` rounded down to the bucket (UTC)"),
+  until: z.string().describe('The end of the window (exclusive): `until`, or now, as asked'),
+  buckets: z
+    .array(
+      z.object({
+        start: z.string().describe("The bucket's first instant, UTC"),
+        allow: z.int().min(0),
+        deny: z.int().min(0),
+      }),
+    )
+    .describe('Every bucket of the window, oldest first, 0 where nothing was verified'),
+});
+export type VerificationStats = z.infer<typeof verificationStatsSchema>;
+
 export const eventIdParamsSchema = z.object({ id: z.string() });
 
 export const eventSchema = auditEventSchema;
@@ -102,6 +131,28 @@ export const routes = {
     request: { query: listEventsQuerySchema },
     responses: { 200: { description: 'A page of events', schema: eventPageSchema } },
     errors: { 400: 'Invalid filter, limit or cursor, or an unknown query parameter' },
+  }),
+  // Before getEvent: /v1/events/:id would take the path otherwise (the first route that matches wins).
+  getVerificationStats: defineRoute({
+    operationId: 'getVerificationStats',
+    summary: 'Verifications per hour or per day, ALLOW and DENY counted',
+    description:
+      "Scope events:read. The tenant's VERIFICATION_PERFORMED events with occurred_at in [since, until) " +
+      '(until defaults to now), counted by the store per UTC hour or day (bucket, default hour) and by ' +
+      'decision — for charts, without paging through the events. since is rounded down to its bucket; ' +
+      `without it the window is the last ${DEFAULT_STATS_BUCKETS.hour} hours or ${DEFAULT_STATS_BUCKETS.day} days, ` +
+      `the bucket of until last. At most ${MAX_STATS_BUCKETS.hour} hour or ${MAX_STATS_BUCKETS.day} day buckets.`,
+    tags: ['events'],
+    method: 'GET',
+    path: '/v1/events/verification-stats',
+    service: 'audit',
+    auth: 'tenant',
+    scope: 'events:read',
+    request: { query: verificationStatsQuerySchema },
+    responses: { 200: { description: 'ALLOW and DENY per bucket', schema: verificationStatsSchema } },
+    errors: {
+      400: 'Invalid bucket, since or until, until not after since, too many buckets, or an unknown query parameter',
+    },
   }),
   getEvent: defineRoute({
     operationId: 'getEvent',

@@ -140,6 +140,7 @@ describe('audit consumer (real RabbitMQ)', () => {
       list: (t, q) => memory.list(t, q),
       listByResource: (t, r, limit) => memory.listByResource(t, r, limit),
       readByResource: (t, r) => memory.readByResource(t, r),
+      countVerifications: (t, q) => memory.countVerifications(t, q),
       ping: () => memory.ping(),
     };
     const source = new RabbitEventSource({ url: AMQP_URL, logger, topology, retryDelayMs: 50 });

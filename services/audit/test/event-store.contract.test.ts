@@ -1,5 +1,5 @@
 import { newId, type AuditEvent } from '@mandate/shared';
-import { describeStoreContract } from '@mandate/shared/src/testing';
+import { describeStoreContract, walkPages } from '@mandate/shared/src/testing';
 import type { EventStore } from '../src/store/event-store';
 import { eventStoreAdapters } from './adapters';
 import { buildAuditEvent } from './factories';
@@ -194,17 +194,12 @@ describeStoreContract<EventStore>('EventStore', eventStoreAdapters(), (getStore)
     const tenant = newId('tnt');
     const existing = Array.from({ length: 25 }, () => buildAuditEvent(tenant));
     await getStore().insertMany(existing);
-    const seen: string[] = [];
-    let afterId: string | undefined;
-    for (let guard = 0; guard < 20; guard++) {
-      const page = await getStore().list(tenant, { limit: 4, afterId });
-      const data = page.slice(0, 4);
-      seen.push(...ids(data));
+    const seen = await walkPages(4, async (page) => {
+      const read = await getStore().list(tenant, page);
       // Meanwhile, producers keep writing (newer ids).
       await getStore().insertMany([buildAuditEvent(tenant), buildAuditEvent(tenant)]);
-      if (page.length <= 4) break;
-      afterId = data[data.length - 1]!.id;
-    }
+      return read;
+    });
     expect(seen).toEqual(ids(newestFirst(existing)));
   });
 
@@ -217,18 +212,9 @@ describeStoreContract<EventStore>('EventStore', eventStoreAdapters(), (getStore)
     await getStore().insertMany(shuffled.slice(0, 15));
     await getStore().insertMany(shuffled.slice(15));
     const wanted = events.filter((e) => e.type !== 'API_CALL');
-    const seen: string[] = [];
-    let afterId: string | undefined;
-    for (let guard = 0; guard < 20; guard++) {
-      const page = await getStore().list(tenant, {
-        limit: 3,
-        afterId,
-        types: ['MANDATE_REVOKED', 'MANDATE_CREATED'],
-      });
-      seen.push(...ids(page.slice(0, 3)));
-      if (page.length <= 3) break;
-      afterId = page[2]!.id;
-    }
+    const seen = await walkPages(3, (page) =>
+      getStore().list(tenant, { ...page, types: ['MANDATE_REVOKED', 'MANDATE_CREATED'] }),
+    );
     expect(seen).toEqual(ids(newestFirst(wanted)));
   });
 
@@ -305,14 +291,7 @@ describeStoreContract<EventStore>('EventStore', eventStoreAdapters(), (getStore)
     ];
     for (const window of windows)
       for (const types of [undefined, ['MANDATE_CREATED' as const]]) {
-        const seen: string[] = [];
-        let afterId: string | undefined;
-        for (let guard = 0; guard < 20; guard++) {
-          const page = await getStore().list(tenant, { limit: 2, afterId, types, ...window });
-          seen.push(...ids(page.slice(0, 2)));
-          if (page.length <= 2) break;
-          afterId = page[1]!.id;
-        }
+        const seen = await walkPages(2, (page) => getStore().list(tenant, { ...page, types, ...window }));
         const wanted = events.filter(
           (e) =>
             e.occurred_at >= window.since &&

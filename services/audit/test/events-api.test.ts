@@ -160,6 +160,110 @@ describe.each(eventStoreAdapters())('audit events API (in-process bus, $name sto
     expect(res.body).toEqual({ error: 'BAD_REQUEST', message: expect.stringContaining(message) });
   });
 
+  describe('GET /v1/events/verification-stats', () => {
+    const verification = (tenant: string, iso: string, decision: string) =>
+      buildAuditEvent(tenant, {
+        type: 'VERIFICATION_PERFORMED',
+        occurredAt: new Date(iso),
+        data: { decision, reason: decision === 'ALLOW' ? 'OK' : 'ACTION_NOT_PERMITTED' },
+      });
+
+    it('when verifications were recorded, then each UTC hour of the window counts its ALLOW and DENY; other types, other tenants and events outside the window are not counted', async () => {
+      const tenant = newId('tnt');
+      await publish(
+        verification(tenant, '2026-03-01T10:00:00.000Z', 'ALLOW'),
+        verification(tenant, '2026-03-01T10:59:59.999Z', 'ALLOW'),
+        verification(tenant, '2026-03-01T10:30:00.000Z', 'DENY'),
+        verification(tenant, '2026-03-01T12:15:00.000Z', 'DENY'),
+        // Outside [since, until): before, and at until.
+        verification(tenant, '2026-03-01T09:59:59.999Z', 'ALLOW'),
+        verification(tenant, '2026-03-01T13:00:00.000Z', 'ALLOW'),
+        buildAuditEvent(tenant, { occurredAt: new Date('2026-03-01T10:10:00.000Z') }),
+        verification(newId('tnt'), '2026-03-01T10:10:00.000Z', 'ALLOW'),
+      );
+      const res = await get(
+        tenant,
+        '/v1/events/verification-stats?bucket=hour&since=2026-03-01T10:20:00Z&until=2026-03-01T13:00:00Z',
+      );
+      expect(res.status).toBe(200);
+      // since is rounded down to its hour: 10:00 on.
+      expect(res.body).toEqual({
+        bucket: 'hour',
+        since: '2026-03-01T10:00:00.000Z',
+        until: '2026-03-01T13:00:00.000Z',
+        buckets: [
+          { start: '2026-03-01T10:00:00.000Z', allow: 2, deny: 1 },
+          { start: '2026-03-01T11:00:00.000Z', allow: 0, deny: 0 },
+          { start: '2026-03-01T12:00:00.000Z', allow: 0, deny: 1 },
+        ],
+      });
+    });
+
+    it('when asked per day without until, then the window runs to now and today is the last bucket', async () => {
+      const tenant = newId('tnt');
+      const now = new Date();
+      const yesterday = new Date(now.getTime() - 86_400_000);
+      await publish(
+        verification(tenant, now.toISOString(), 'ALLOW'),
+        verification(tenant, yesterday.toISOString(), 'DENY'),
+        verification(tenant, yesterday.toISOString(), 'DENY'),
+      );
+      const since = new Date(now.getTime() - 13 * 86_400_000).toISOString();
+      const res = await get(tenant, `/v1/events/verification-stats?bucket=day&since=${since}`);
+      expect(res.status).toBe(200);
+      expect(res.body.buckets).toHaveLength(14);
+      expect(res.body.buckets.at(-1)).toEqual({
+        start: `${now.toISOString().slice(0, 10)}T00:00:00.000Z`,
+        allow: 1,
+        deny: 0,
+      });
+      expect(res.body.buckets.at(-2)).toMatchObject({ allow: 0, deny: 2 });
+    });
+
+    it('when asked without a query, then the window is the last 24 hours per hour, the current hour last', async () => {
+      const tenant = newId('tnt');
+      const now = new Date();
+      await publish(verification(tenant, now.toISOString(), 'DENY'));
+      const res = await get(tenant, '/v1/events/verification-stats');
+      expect(res.status).toBe(200);
+      expect(res.body.bucket).toBe('hour');
+      expect(res.body.buckets).toHaveLength(24);
+      expect(res.body.buckets.at(-1)).toEqual({
+        start: `${now.toISOString().slice(0, 13)}:00:00.000Z`,
+        allow: 0,
+        deny: 1,
+      });
+    });
+
+    it.each([
+      ['an unknown bucket', '?bucket=week&since=2026-01-01T00:00:00Z', 'bucket'],
+      [
+        'until before since',
+        '?bucket=hour&since=2026-01-02T00:00:00Z&until=2026-01-01T00:00:00Z',
+        'until must be after since',
+      ],
+      [
+        'more than 168 hours',
+        '?bucket=hour&since=2026-01-01T00:00:00Z&until=2026-01-08T00:00:01Z',
+        'at most 168',
+      ],
+      [
+        'more than 400 days',
+        '?bucket=day&since=2024-01-01T00:00:00Z&until=2026-01-01T00:00:00Z',
+        'at most 400',
+      ],
+      [
+        'an unknown query parameter',
+        '?bucket=hour&since=2026-01-01T00:00:00Z&type=API_CALL',
+        'type is not allowed',
+      ],
+    ])('when the query has %s, then it is a 400 naming the problem', async (_what, query, message) => {
+      const res = await get(newId('tnt'), `/v1/events/verification-stats${query}`);
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({ error: 'BAD_REQUEST', message: expect.stringContaining(message) });
+    });
+  });
+
   it('when an event is fetched by id, then it is returned; an unknown id is a 404', async () => {
     const tenant = newId('tnt');
     const [event] = await publish(
@@ -300,6 +404,23 @@ describe('audit service lifecycle', () => {
 });
 
 describe('audit wiring and contract', () => {
+  /** Wired with MONGO_URL on a database of its own, and the test's own connection to look into it; close() drops it. */
+  async function wiredOnMongo(overrides: Parameters<typeof wire>[2]) {
+    const database = testDatabaseName('audit_wiring');
+    const wired = await wire(
+      auditConfig({ INTERNAL_TOKEN_SECRET: 'x'.repeat(32), MONGO_URL: MONGO_URL!, MONGO_DB: database }),
+      logger,
+      overrides,
+    );
+    const check = await connectMongo(MONGO_URL!, database, logger);
+    const close = async () => {
+      await wired.close();
+      await check.dropDatabase();
+      await check.close();
+    };
+    return { wired, check, close };
+  }
+
   it('when no AMQP_URL or MONGO_URL is set, then the shared bus override and a memory store are used', async () => {
     const bus = new InProcessBus(logger);
     const wired = await wire(auditConfig({ INTERNAL_TOKEN_SECRET: 'x'.repeat(32) }), logger, { source: bus });
@@ -309,45 +430,29 @@ describe('audit wiring and contract', () => {
   });
 
   it(`when MONGO_URL and MONGO_DB are set, then events are stored in that database on ${MONGO_TARGET}`, async () => {
-    const database = testDatabaseName('audit_wiring');
     const bus = new InProcessBus(logger);
-    const wired = await wire(
-      auditConfig({ INTERNAL_TOKEN_SECRET: 'x'.repeat(32), MONGO_URL: MONGO_URL!, MONGO_DB: database }),
-      logger,
-      { source: bus },
-    );
-    const check = await connectMongo(MONGO_URL!, database, logger);
+    const { wired, check, close } = await wiredOnMongo({ source: bus });
     try {
       expect(wired.deps.store.kind).toBe('mongo');
       const event = buildAuditEvent(newId('tnt'));
       await wired.deps.store.insert(event);
       expect(await check.db!.collection('events').countDocuments({ _id: event.id as never })).toBe(1);
     } finally {
-      await wired.close();
+      await close();
       await bus.close();
-      await check.dropDatabase();
-      await check.close();
     }
   });
 
   it(`when MONGO_URL is set and a store override is passed too, then the variable wins (${MONGO_TARGET})`, async () => {
-    const database = testDatabaseName('audit_wiring');
     const bus = new InProcessBus(logger);
     const override = new MemoryEventStore();
-    const wired = await wire(
-      auditConfig({ INTERNAL_TOKEN_SECRET: 'x'.repeat(32), MONGO_URL: MONGO_URL!, MONGO_DB: database }),
-      logger,
-      { source: bus, store: override },
-    );
-    const check = await connectMongo(MONGO_URL!, database, logger);
+    const { wired, close } = await wiredOnMongo({ source: bus, store: override });
     try {
       expect(wired.deps.store).not.toBe(override);
       expect(wired.deps.store.kind).toBe('mongo');
     } finally {
-      await wired.close();
+      await close();
       await bus.close();
-      await check.dropDatabase();
-      await check.close();
     }
   });
 
@@ -377,10 +482,11 @@ describe('audit wiring and contract', () => {
     expect(() => auditConfig({ AUDIT_PREFETCH: '0' })).toThrow();
   });
 
-  it('when the OpenAPI document is built, then both event paths and the evidence export are in it', () => {
+  it('when the OpenAPI document is built, then the event paths, the verification stats and the evidence export are in it', () => {
     const doc = buildOpenApiDocument(contract);
     expect(Object.keys(doc.paths ?? {})).toEqual([
       '/v1/events',
+      '/v1/events/verification-stats',
       '/v1/events/{id}',
       '/v1/mandates/{id}/evidence',
     ]);

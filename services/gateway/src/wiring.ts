@@ -112,8 +112,22 @@ export async function wire(
     );
   const jwt = devSignIn ? devSignIn.authenticator(credentials.jwt) : credentials.jwt;
 
+  // compose's rule for the Redis-backed adapters: REDIS_URL, else the override, else the same adapter in memory.
+  const byRedisUrl = async <A>(
+    override: A | undefined,
+    create: (redisUrl: string | undefined) => Promise<A>,
+  ) =>
+    (
+      await compose({
+        variable: config.REDIS_URL,
+        fromVariable: create,
+        override,
+        local: () => create(undefined),
+      })
+    ).adapter;
+
   // Redis when REDIS_URL is set (shared by replicas, per-process insurance when it is down), else in memory.
-  const limiterWith = async (redisUrl: string | undefined) => {
+  const limiter = await byRedisUrl(overrides.limiter, async (redisUrl) => {
     const owned = await createLimiter(
       {
         redisUrl,
@@ -125,16 +139,10 @@ export async function wire(
     );
     closers.push(() => owned.close());
     return owned;
-  };
-  const { adapter: limiter } = await compose({
-    variable: config.REDIS_URL,
-    fromVariable: limiterWith,
-    override: overrides.limiter,
-    local: () => limiterWith(undefined),
   });
 
   // Idempotency-Key records: Redis when REDIS_URL is set (shared by replicas), else in memory.
-  const idempotencyWith = async (redisUrl: string | undefined) => {
+  const idempotency = await byRedisUrl(overrides.idempotency, async (redisUrl) => {
     const owned = await createIdempotency(
       {
         redisUrl,
@@ -147,12 +155,6 @@ export async function wire(
     );
     closers.push(() => owned.store.close());
     return owned;
-  };
-  const { adapter: idempotency } = await compose({
-    variable: config.REDIS_URL,
-    fromVariable: idempotencyWith,
-    override: overrides.idempotency,
-    local: () => idempotencyWith(undefined),
   });
 
   const deps: GatewayDeps = {

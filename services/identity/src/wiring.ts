@@ -1,7 +1,7 @@
 import {
   composeEventPublisher,
   composeMongoStore,
-  systemClock,
+  loggerAndClock,
   tokensFor,
   wireWith,
   type Wire,
@@ -47,8 +47,7 @@ export const wire: Wire<IdentityConfig, Deps> = (config, logger, overrides = {})
         store,
         publisher,
         tokens,
-        logger: overrides.logger ?? logger,
-        clock: overrides.clock ?? systemClock,
+        ...loggerAndClock(overrides, logger),
         stagingKeyTtlMs: overrides.stagingKeyTtlMs ?? config.STAGING_KEY_TTL_HOURS * 3_600_000,
         stagingSweepIntervalMs: overrides.stagingSweepIntervalMs ?? config.STAGING_KEY_SWEEP_INTERVAL_MS,
         wallet: overrides.wallet ?? (await walletVerifierFromConfig(config)),

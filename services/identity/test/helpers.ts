@@ -69,6 +69,26 @@ export async function startIdentity(
 export type Identity = Awaited<ReturnType<typeof startIdentity>>;
 
 /**
+ * Six racing calls of one revocation, called directly so that the racers' reads and writes
+ * interleave on either store: exactly one succeeds, the rest are 409 `alreadyRevoked`, and one
+ * `eventType` event about `resourceId` is recorded.
+ */
+export async function expectOneOfRacingRevocations(
+  svc: Identity,
+  revoke: () => Promise<unknown>,
+  expected: { tenantId: string; resourceId: string; eventType: string; alreadyRevoked: string },
+): Promise<void> {
+  const results = await Promise.allSettled(Array.from({ length: 6 }, revoke));
+  expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+  for (const r of results.filter((r) => r.status === 'rejected'))
+    expect(r.reason).toMatchObject({ status: 409, message: expected.alreadyRevoked });
+  const revoked = svc.publisher
+    .forTenant(expected.tenantId)
+    .filter((e) => e.type === expected.eventType && e.resource?.id === expected.resourceId);
+  expect(revoked).toHaveLength(1);
+}
+
+/**
  * The app started once for the enclosing describe (beforeAll) and stopped after it (afterAll).
  * The handle is filled in by beforeAll, so read it inside hooks and tests, not at describe time.
  */

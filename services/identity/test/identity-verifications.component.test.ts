@@ -98,6 +98,14 @@ describe.each(identityStoreAdapters())(
       return { request, form, answer: await post(request.responseUri, form) };
     }
 
+    /** A fresh tenant's session, started, and its request object as the wallet resolves it. */
+    async function startedSession() {
+      const { caller } = await tenant();
+      const created = await start(caller);
+      const { text } = await requestObject(created.request_uri);
+      return { caller, created, request: await resolveRequestObject(text) };
+    }
+
     const get = (caller: CallerContext, id: string) =>
       svc.call('GET', `/v1/identity-verifications/${id}`, { caller });
 
@@ -201,10 +209,7 @@ describe.each(identityStoreAdapters())(
     });
 
     it('when two answers race, then exactly one passes the guarded write', async () => {
-      const { caller } = await tenant();
-      const created = await start(caller);
-      const { text } = await requestObject(created.request_uri);
-      const request = await resolveRequestObject(text);
+      const { created, request } = await startedSession();
       const form = await buildDirectPostResponse(request, { issuer });
       const answers = await Promise.all([
         post(request.responseUri, form),
@@ -216,10 +221,7 @@ describe.each(identityStoreAdapters())(
     });
 
     it('when the session is older than 5 minutes, then the answer is SESSION_EXPIRED', async () => {
-      const { caller } = await tenant();
-      const created = await start(caller);
-      const { text } = await requestObject(created.request_uri);
-      const request = await resolveRequestObject(text);
+      const { caller, created, request } = await startedSession();
       const form = await buildDirectPostResponse(request, { issuer });
       clock.advance(5 * 60_000 + 1);
       try {
@@ -240,10 +242,7 @@ describe.each(identityStoreAdapters())(
     ])(
       'when an answer carries %s, then 400 STATE_MISMATCH, the session stays PENDING and the wallet can still answer',
       async (_label, stateOf) => {
-        const { caller } = await tenant();
-        const created = await start(caller);
-        const { text } = await requestObject(created.request_uri);
-        const request = await resolveRequestObject(text);
+        const { caller, created, request } = await startedSession();
         const form = await buildDirectPostResponse(request, { issuer });
         for (const forged of [
           { vp_token: form.vp_token!, ...stateOf(request.state) },
@@ -263,10 +262,7 @@ describe.each(identityStoreAdapters())(
     );
 
     it('when the user declines in the wallet, then the session is FAILED with WALLET_DECLINED', async () => {
-      const { caller } = await tenant();
-      const created = await start(caller);
-      const { text } = await requestObject(created.request_uri);
-      const request = await resolveRequestObject(text);
+      const { caller, created, request } = await startedSession();
       const answer = await post(request.responseUri, { error: 'access_denied', state: request.state });
       expect(answer.status).toBe(400);
       expect((await get(caller, created.id)).body).toMatchObject({

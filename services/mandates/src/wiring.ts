@@ -3,7 +3,7 @@ import {
   composeEventPublisher,
   composeMongoStore,
   snapshotMac,
-  systemClock,
+  loggerAndClock,
   tokensFor,
   wireWith,
   type Wire,
@@ -88,8 +88,7 @@ export const wire: Wire<Config, Deps> = (config, logger, overrides = {}) =>
       publisher,
       signer,
       tokens,
-      logger: overrides.logger ?? logger,
-      clock: overrides.clock ?? systemClock,
+      ...loggerAndClock(overrides, logger),
       snapshots,
       sweepIntervalMs: overrides.sweepIntervalMs ?? config.EXPIRY_SWEEP_INTERVAL_MS,
       identityVerifications:

@@ -48,6 +48,17 @@ describe('expiry', () => {
     await world.stop();
   });
 
+  /** A mandate that expired 500 ms ago by the shared clock, not swept yet. */
+  const dueMandate = async () => {
+    const tenantId = newId('tnt');
+    const m = await world.store.create(
+      tenantId,
+      buildMandate({ tenant_id: tenantId, expires_at: later(500).toISOString() }),
+    );
+    world.clock.set(later(1_000));
+    return { tenantId, m };
+  };
+
   it('when expires_at passes, then get, list and every lifecycle call report EXPIRED at once, before any sweep', async () => {
     const tenantId = newId('tnt');
     const caller = callerFor(tenantId);
@@ -127,12 +138,7 @@ describe('expiry', () => {
   });
 
   it('when both sweepers run on their timers, then a due mandate is still announced exactly once', async () => {
-    const tenantId = newId('tnt');
-    const m = await world.store.create(
-      tenantId,
-      buildMandate({ tenant_id: tenantId, expires_at: later(500).toISOString() }),
-    );
-    world.clock.set(later(1_000));
+    const { tenantId, m } = await dueMandate();
     world.sweepers.forEach((s) => s.start());
     const deadline = Date.now() + 10_000;
     while ((await world.store.get(tenantId, m.id))?.state !== 'EXPIRED' && Date.now() < deadline)
@@ -146,12 +152,7 @@ describe('expiry', () => {
   });
 
   it('when a lifecycle call and the sweep race on an expiring mandate, then exactly one of them changes it', async () => {
-    const tenantId = newId('tnt');
-    const m = await world.store.create(
-      tenantId,
-      buildMandate({ tenant_id: tenantId, expires_at: later(500).toISOString() }),
-    );
-    world.clock.set(later(1_000));
+    const { tenantId, m } = await dueMandate();
     const [swept, revoke] = await Promise.all([
       world.sweepers[0]!.sweepOnce(),
       callService(world.urls[1]!, 'POST', `/v1/mandates/${m.id}/revoke`, { caller: callerFor(tenantId) }),

@@ -48,6 +48,16 @@ describe('KmsSigner through the KMS client (commands mocked with aws-sdk-client-
     return mocked;
   }
 
+  /** A key whose KMS refuses Sign `throttles` times with ThrottlingException, then signs. */
+  function throttledThenSigning(name: string, throttles: number) {
+    const key = makeKmsKey(name);
+    const mocked = kmsWith([key]);
+    const sign = mocked.kms.on(SignCommand);
+    for (let i = 0; i < throttles; i++) sign.rejectsOnce(throttled());
+    sign.callsFake(async (input: SignCommandInput) => signAnswer([key], input));
+    return { key, ...mocked };
+  }
+
   it('when KMS signs, then the result is a compact ES256 JWS that jose verifies against the published JWKS', async () => {
     const key = makeKmsKey('signing');
     const { client } = kmsWith([key]);
@@ -158,13 +168,7 @@ describe('KmsSigner through the KMS client (commands mocked with aws-sdk-client-
 
   describe('failures', () => {
     it('when Sign is throttled twice, then it is retried with growing, jittered backoff and succeeds', async () => {
-      const key = makeKmsKey('throttled');
-      const { client, kms } = kmsWith([key]);
-      kms
-        .on(SignCommand)
-        .rejectsOnce(throttled())
-        .rejectsOnce(throttled())
-        .callsFake(async (input: SignCommandInput) => signAnswer([key], input));
+      const { key, client, kms } = throttledThenSigning('throttled', 2);
       const { delays, retry } = instantRetry(() => 0.5);
       const signer = new KmsSigner({ client, keyIds: [key.keyId], retry: { ...retry, baseDelayMs: 100 } });
 
@@ -284,12 +288,7 @@ describe('KmsSigner through the KMS client (commands mocked with aws-sdk-client-
     }
 
     it('when Sign is throttled once and then succeeds, then both calls are timed and the failed one is counted as an error', async () => {
-      const key = makeKmsKey('metrics');
-      const { client, kms } = kmsWith([key]);
-      kms
-        .on(SignCommand)
-        .rejectsOnce(throttled())
-        .callsFake(async (input: SignCommandInput) => signAnswer([key], input));
+      const { key, client } = throttledThenSigning('metrics', 1);
       const signer = new KmsSigner({ client, keyIds: [key.keyId], retry: instantRetry().retry });
       const before = {
         signCalls: await seriesValue('kms_request_duration_seconds', 'Sign'),

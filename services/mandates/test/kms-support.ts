@@ -7,7 +7,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import { listenOn } from '@mandate/shared/src/testing';
 import {
   GetPublicKeyCommand,
   KMSClient,
@@ -211,10 +211,8 @@ export async function startFakeKms(
       return reply(400, { __type: 'UnsupportedOperationException', message: operation });
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: await listenOn(server),
     calls,
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

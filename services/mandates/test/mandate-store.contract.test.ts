@@ -1,5 +1,5 @@
 import { buildEvent, newId, type AuditEvent } from '@mandate/shared';
-import { describeStoreContract } from '@mandate/shared/src/testing';
+import { describeStoreContract, walkPages } from '@mandate/shared/src/testing';
 import type { Mandate } from '../src/domain/mandate';
 import type { MandateStore } from '../src/store/mandate-store';
 import { buildMandate, mandateStoreAdapters } from './support';
@@ -216,20 +216,9 @@ describeStoreContract<MandateStore>('MandateStore', mandateStoreAdapters(), (get
       });
       if (i % 4 !== 3 && i % 3 !== 0) expired.push(m.id);
     }
-    const seen: string[] = [];
-    let afterId: string | undefined;
-    for (let guard = 0; guard < 20; guard++) {
-      const items = await getStore().list(tenantId, {
-        limit: 2,
-        afterId,
-        now: NOW,
-        state: 'EXPIRED',
-        principal_id: 'alice',
-      });
-      seen.push(...items.slice(0, 2).map((m) => m.id));
-      if (items.length <= 2) break;
-      afterId = items[1]!.id;
-    }
+    const seen = await walkPages(2, (page) =>
+      getStore().list(tenantId, { ...page, now: NOW, state: 'EXPIRED', principal_id: 'alice' }),
+    );
     expect(seen).toEqual([...expired].reverse());
   });
   // ── outbox: events stored in the same write as the change, removed once the broker confirmed ──

@@ -6,7 +6,7 @@ import {
   type EventPublisher,
   type InternalTokens,
   type Logger,
-  type RunningServer,
+  type AppLifecycle,
 } from '@mandate/shared';
 import type { Express } from 'express';
 import type { MandateReader } from './mandates/mandate-reader';
@@ -26,10 +26,8 @@ export interface Deps {
   mandatesTokens?: CachedTokenMinter;
 }
 
-export interface VerifyApp {
+export interface VerifyApp extends AppLifecycle {
   app: Express;
-  start(port?: number, host?: string): Promise<RunningServer>;
-  stop(): Promise<void>;
 }
 
 /** Builds the express app; nothing listens until start(). Closing deps is the wiring's job. */

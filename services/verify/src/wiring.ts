@@ -8,7 +8,7 @@ import {
   defaultSpoolDir,
   tokensFor,
   snapshotMac,
-  systemClock,
+  loggerAndClock,
   type EventPublisher,
   wireWith,
   type Wire,
@@ -120,8 +120,7 @@ export const wire: Wire<Config, Deps> = async (config, logger, overrides = {}) =
       reader,
       publisher,
       tokens,
-      logger: overrides.logger ?? logger,
-      clock: overrides.clock ?? systemClock,
+      ...loggerAndClock(overrides, logger),
       metrics,
     };
     return deps;

@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { allPages, call } from '../api';
 import { useAuth } from '../auth';
+import { BarChart } from '../chart';
 import { ErrorMessage, Loading, PageHeader, formatTime } from '../ui';
 
 interface Bucket {
@@ -14,6 +15,7 @@ export interface Usage {
   limits: { monthly_quota: number; global: Bucket; endpoints: Record<string, Bucket> };
   period: { month: string; start: string; reset_at: string; days_to_reset: number };
   usage: { key_id?: string; subject_id?: string; used: number; remaining: number }[];
+  daily: { date: string; used: number }[];
 }
 
 interface ApiKey {
@@ -67,6 +69,7 @@ export function BillingPage() {
             </dl>
           </section>
           <UsageBars usage={usage.data} keys={keys.data?.items ?? []} />
+          <MonthChart usage={usage.data} />
           <table>
             <caption>Rate limits of the {usage.data.plan} plan (per API key or subject)</caption>
             <thead>
@@ -94,6 +97,36 @@ export function BillingPage() {
         </>
       ) : null}
     </>
+  );
+}
+
+/** The tenant's requests per day of this month so far (every caller together), from `daily`. */
+function MonthChart({ usage }: { usage: Usage }) {
+  const total = usage.daily.reduce((sum, d) => sum + d.used, 0);
+  const today = usage.daily[usage.daily.length - 1];
+  return (
+    <section className="card" aria-labelledby="month-title">
+      <h2 id="month-title">Use per day, {usage.period.month}</h2>
+      <p>
+        Requests of every API key and signed-in subject of the tenant, per day (UTC):{' '}
+        <span data-testid="month-total">{n(total)}</span> this month,{' '}
+        <span data-testid="today-used">{n(today?.used ?? 0)}</span> today. The quota itself is per key (
+        {n(usage.limits.monthly_quota)} each).
+      </p>
+      <BarChart
+        testId="daily"
+        title={`Requests per day, ${usage.period.month} (UTC)`}
+        summary={`Requests per day in ${usage.period.month}: ${n(total)} in ${usage.daily.length} days, ${n(today?.used ?? 0)} today`}
+        categoryLabel="Day (UTC)"
+        series={[{ key: 'used', label: 'Requests', className: 'series-used' }]}
+        data={usage.daily.map((d) => ({
+          key: d.date,
+          label: d.date.slice(8, 10),
+          title: d.date,
+          values: { used: d.used },
+        }))}
+      />
+    </section>
   );
 }
 

@@ -3,6 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { allPages } from '../api';
 import { useAuth } from '../auth';
+import { BarChart } from '../chart';
 import { ErrorMessage, Loading, PageHeader, formatTime } from '../ui';
 
 const STATES = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'] as const;
@@ -151,28 +152,25 @@ export function GovernancePage() {
   );
 }
 
-/** One horizontal bar per state, scaled to the largest count; the numbers are written out too. */
+/** One bar per state, with the numbers in the chart's table. */
 function StateChart({ mandates, truncated }: { mandates: Mandate[]; truncated: boolean }) {
   const counts = STATES.map((s) => ({ state: s, count: mandates.filter((m) => m.state === s).length }));
-  const max = Math.max(1, ...counts.map((c) => c.count));
   return (
     <>
-      <ul className="bars" aria-label="Mandates by state">
-        {counts.map((c) => (
-          <li key={c.state} data-state={c.state}>
-            <span className="bar-label">{c.state}</span>
-            <span className="bar-track" aria-hidden="true">
-              <span
-                className={`bar-fill state-${c.state.toLowerCase()}`}
-                style={{ width: c.count > 0 ? `max(3px, ${(c.count / max) * 100}%)` : '0' }}
-              />
-            </span>
-            <span className="bar-value" data-testid={`state-count-${c.state}`}>
-              {c.count}
-            </span>
-          </li>
-        ))}
-      </ul>
+      <BarChart
+        testId="state-count"
+        title="Mandates by state"
+        summary={`Mandates by state: ${counts.map((c) => `${c.state} ${c.count}`).join(', ')}`}
+        categoryLabel="State"
+        height={160}
+        series={[{ key: 'count', label: 'Mandates', className: 'series-active' }]}
+        data={counts.map((c) => ({
+          key: c.state,
+          label: c.state,
+          values: { count: c.count },
+          className: `series-${c.state.toLowerCase()}`,
+        }))}
+      />
       <p className="muted">
         {mandates.length} mandates{truncated ? ' (the first 2,000: the counts are of those only)' : ''}.
       </p>

@@ -1,7 +1,10 @@
 import { useState } from 'react';
-import { call } from '../api';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { Link } from 'react-router';
+import { call, qs, type Page } from '../api';
 import { useAuth } from '../auth';
-import { ErrorMessage, PageHeader, FormCard, useFormMutation } from '../ui';
+import { BarChart } from '../chart';
+import { ErrorMessage, Loading, PageHeader, FormCard, formatTime, useFormMutation } from '../ui';
 
 interface Decision {
   decision: 'ALLOW' | 'DENY';
@@ -13,7 +16,9 @@ interface Decision {
 
 /** POST /v1/verify from a form: the decision and its reason, exactly as an integrator would get them. */
 export function VerifyPage() {
-  const { session } = useAuth();
+  const { session, permissions } = useAuth();
+  const queryClient = useQueryClient();
+  const canEvents = !!permissions?.includes('events:read');
   const [form, setForm] = useState({ mandate_id: '', action: '', amount: '', currency: '', resource: '' });
   const set = (k: keyof typeof form) => (e: { target: { value: string } }) =>
     setForm((f) => ({ ...f, [k]: e.target.value }));
@@ -26,6 +31,10 @@ export function VerifyPage() {
         ...(form.currency.trim() ? { currency: form.currency.trim().toUpperCase() } : {}),
         ...(form.resource.trim() ? { resource: form.resource.trim() } : {}),
       }),
+    // The audit event follows the answer through the bus: ask again shortly after.
+    onSuccess: () => {
+      setTimeout(() => void queryClient.invalidateQueries({ queryKey: ['verifications'] }), 500);
+    },
   });
   const d = verify.data;
   return (
@@ -88,6 +97,155 @@ export function VerifyPage() {
           </dl>
         </section>
       ) : null}
+      {canEvents ? (
+        <RecentVerifications />
+      ) : (
+        <section className="card" aria-labelledby="recent-title">
+          <h2 id="recent-title">Recent verifications</h2>
+          <p className="muted" data-testid="recent-needs-events">
+            Recent verifications and their chart come from the audit log: they need the events:read
+            permission, which your role does not hold. The playground above works without it.
+          </p>
+        </section>
+      )}
     </>
+  );
+}
+
+interface VerificationEvent {
+  id: string;
+  occurred_at: string;
+  resource: { type: string; id: string } | null;
+  data: { decision?: string; reason?: string; input?: { action?: string } };
+}
+
+type ChartWindow = '24h' | '14d';
+/** GET /v1/events/verification-stats: ALLOW and DENY per bucket, counted by the audit store. */
+interface VerificationStats {
+  bucket: 'hour' | 'day';
+  buckets: { start: string; allow: number; deny: number }[];
+}
+
+/** The chart's bars: the last 24 UTC hours or 14 UTC days, the current one (partial) included. */
+function chartData(range: ChartWindow, stats: VerificationStats) {
+  return stats.buckets.map((b) => ({
+    key: b.start.slice(0, range === '24h' ? 13 : 10),
+    label: b.start.slice(range === '24h' ? 11 : 8, range === '24h' ? 13 : 10),
+    title: range === '24h' ? `${b.start.slice(0, 10)} ${b.start.slice(11, 13)}:00 UTC` : b.start.slice(0, 10),
+    values: { allow: b.allow, deny: b.deny },
+  }));
+}
+
+/** ALLOW/DENY over time (counted by the audit service) and the newest verifications listed. */
+function RecentVerifications() {
+  const { session } = useAuth();
+  const queryClient = useQueryClient();
+  const tenantId = session?.kind === 'user' ? session.tenantId : '';
+  const [range, setRange] = useState<ChartWindow>('24h');
+  const stats = useQuery({
+    queryKey: ['verifications', tenantId, 'stats', range],
+    // Without since the audit service answers the last 24 hours or 14 days, the current bucket last.
+    queryFn: () =>
+      call<VerificationStats>(
+        session,
+        'GET',
+        '/v1/events/verification-stats' + qs({ bucket: range === '24h' ? 'hour' : 'day' }),
+      ),
+  });
+  const recent = useQuery({
+    queryKey: ['verifications', tenantId, 'recent'],
+    queryFn: () =>
+      call<Page<VerificationEvent>>(
+        session,
+        'GET',
+        '/v1/events' + qs({ type: 'VERIFICATION_PERFORMED', limit: '10' }),
+      ),
+  });
+  const counts = stats.data ? chartData(range, stats.data) : [];
+  const allow = counts.reduce((s, c) => s + c.values.allow, 0);
+  const deny = counts.reduce((s, c) => s + c.values.deny, 0);
+  const refresh = () => void queryClient.invalidateQueries({ queryKey: ['verifications', tenantId] });
+  const span = range === '24h' ? 'the last 24 hours' : 'the last 14 days';
+  const Span = span[0]!.toUpperCase() + span.slice(1);
+  return (
+    <section className="card" aria-labelledby="recent-title">
+      <h2 id="recent-title">Recent verifications</h2>
+      <div className="row">
+        <div className="segmented" role="group" aria-label="Chart range">
+          {(['24h', '14d'] as const).map((w) => (
+            <button
+              key={w}
+              type="button"
+              className={w === range ? undefined : 'secondary'}
+              aria-pressed={w === range}
+              onClick={() => setRange(w)}
+            >
+              {w === '24h' ? 'Last 24 hours, per hour' : 'Last 14 days, per day'}
+            </button>
+          ))}
+        </div>
+        <button
+          type="button"
+          className="secondary"
+          onClick={refresh}
+          disabled={stats.isFetching || recent.isFetching}
+        >
+          Refresh
+        </button>
+      </div>
+      {stats.isPending ? <Loading /> : null}
+      <ErrorMessage error={stats.error} />
+      {stats.data ? (
+        <>
+          <p data-testid="verification-totals">
+            {Span} (UTC): <span className="decision-allow">{allow} ALLOW</span>,{' '}
+            <span className="decision-deny">{deny} DENY</span>.
+          </p>
+          <BarChart
+            testId="verifications"
+            title={`Verifications per ${range === '24h' ? 'hour' : 'day'}, ${span} (UTC)`}
+            summary={`Verifications per ${range === '24h' ? 'hour' : 'day'} over ${span}: ${allow} ALLOW and ${deny} DENY`}
+            categoryLabel={range === '24h' ? 'Hour (UTC)' : 'Day (UTC)'}
+            series={[
+              { key: 'allow', label: 'ALLOW', className: 'series-allow' },
+              { key: 'deny', label: 'DENY', className: 'series-deny' },
+            ]}
+            data={counts}
+          />
+        </>
+      ) : null}
+      <ErrorMessage error={recent.error} />
+      {recent.data ? (
+        recent.data.data.length === 0 ? (
+          <p>No verification yet.</p>
+        ) : (
+          <table>
+            <caption>The newest verifications</caption>
+            <thead>
+              <tr>
+                <th scope="col">Time</th>
+                <th scope="col">Mandate</th>
+                <th scope="col">Action</th>
+                <th scope="col">Decision</th>
+                <th scope="col">Reason</th>
+              </tr>
+            </thead>
+            <tbody>
+              {recent.data.data.map((e) => (
+                <tr key={e.id} data-testid="recent-verification">
+                  <td>{formatTime(e.occurred_at)}</td>
+                  <td>{e.resource ? <Link to={`/mandates/${e.resource.id}`}>{e.resource.id}</Link> : '—'}</td>
+                  <td>{e.data.input?.action ?? '—'}</td>
+                  <td className={e.data.decision === 'ALLOW' ? 'decision-allow' : 'decision-deny'}>
+                    {e.data.decision}
+                  </td>
+                  <td>{e.data.reason}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )
+      ) : null}
+    </section>
   );
 }

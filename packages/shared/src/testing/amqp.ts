@@ -23,3 +23,14 @@ export async function deleteAmqpTopology(topology: AmqpTopology, url = TEST_AMQP
     await connection.close();
   }
 }
+
+/** How many messages wait in the topology's audit queue right now, read on a connection of its own. */
+export async function auditQueueDepth(topology: AmqpTopology, url = TEST_AMQP_URL): Promise<number> {
+  const connection = await amqp.connect(url);
+  try {
+    const ch = await connection.createChannel();
+    return (await ch.checkQueue(topology.auditQueue)).messageCount;
+  } finally {
+    await connection.close();
+  }
+}

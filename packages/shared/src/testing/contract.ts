@@ -84,3 +84,23 @@ export function describeStoreContract<S>(
     });
   }
 }
+
+/**
+ * Walks a store's cursor list to its end: each read asks for `limit` after the previous page's
+ * last id, the store answering up to `limit + 1` (the one past shows another page follows).
+ * Answers every id seen, in order; stops after 20 pages so a cursor that never ends fails the test.
+ */
+export async function walkPages<T extends { id: string }>(
+  limit: number,
+  list: (page: { limit: number; afterId: string | undefined }) => Promise<T[]>,
+): Promise<string[]> {
+  const seen: string[] = [];
+  let afterId: string | undefined;
+  for (let guard = 0; guard < 20; guard++) {
+    const items = await list({ limit, afterId });
+    seen.push(...items.slice(0, limit).map((item) => item.id));
+    if (items.length <= limit) break;
+    afterId = items[limit - 1]!.id;
+  }
+  return seen;
+}

@@ -2,3 +2,5 @@ export * from './contract';
 export * from './http';
 export * from './amqp';
 export * from './publisher';
+export * from './loopback';
+export * from './outbox';

@@ -1,5 +1,11 @@
-import { AppError, toPage, type AuditEvent, type Page } from '@mandate/shared';
-import type { EventListQuery, EventStore } from '../store/event-store';
+import { AppError, badRequest, foundOr, toPage, type AuditEvent, type Page } from '@mandate/shared';
+import {
+  DEFAULT_STATS_BUCKETS,
+  MAX_STATS_BUCKETS,
+  type VerificationStats,
+  type VerificationStatsQuery,
+} from '../contract';
+import { bucketKey, type EventListQuery, type EventStore } from '../store/event-store';
 
 export class EventNotFound extends AppError {
   constructor() {
@@ -22,10 +28,8 @@ export async function recordEvents(store: EventStore, events: AuditEvent[]): Pro
 }
 
 /** Another tenant's event and a platform event answer the same as an absent one. */
-export async function getEvent(store: EventStore, tenantId: string, id: string): Promise<AuditEvent> {
-  const event = await store.get(tenantId, id);
-  if (!event) throw new EventNotFound();
-  return event;
+export function getEvent(store: EventStore, tenantId: string, id: string): Promise<AuditEvent> {
+  return foundOr(store.get(tenantId, id), () => new EventNotFound());
 }
 
 export async function listEvents(
@@ -35,4 +39,52 @@ export async function listEvents(
 ): Promise<Page<AuditEvent>> {
   const items = await store.list(tenantId, query);
   return toPage(items, query.limit, (e) => e.id);
+}
+
+const BUCKET_MS = { hour: 3_600_000, day: 86_400_000 } as const;
+
+/**
+ * ALLOW and DENY per UTC hour or day of [since, until): every bucket of the window, counted by the
+ * store. `since` is rounded down to its bucket (default: 24 hours or 14 days before the end of the
+ * bucket `until` falls in); `until` (default now) ends the last bucket, maybe partway.
+ */
+export async function verificationStats(
+  store: EventStore,
+  tenantId: string,
+  q: VerificationStatsQuery,
+  now: Date,
+): Promise<VerificationStats> {
+  const size = BUCKET_MS[q.bucket];
+  const until = q.until === undefined ? now.getTime() : Date.parse(q.until);
+  const asked =
+    q.since === undefined
+      ? (Math.ceil(until / size) - DEFAULT_STATS_BUCKETS[q.bucket]) * size
+      : Date.parse(q.since);
+  if (until <= asked) throw badRequest('until must be after since');
+  const since = Math.floor(asked / size) * size;
+  const count = Math.ceil((until - since) / size);
+  if (count > MAX_STATS_BUCKETS[q.bucket])
+    throw badRequest(
+      `the window holds ${count} ${q.bucket} buckets; at most ${MAX_STATS_BUCKETS[q.bucket]} are answered`,
+    );
+  const sinceIso = new Date(since).toISOString();
+  const untilIso = new Date(until).toISOString();
+  const rows = await store.countVerifications(tenantId, {
+    since: sinceIso,
+    until: untilIso,
+    bucket: q.bucket,
+  });
+  const buckets = Array.from({ length: count }, (_, i) => ({
+    start: new Date(since + i * size).toISOString(),
+    allow: 0,
+    deny: 0,
+  }));
+  const index = new Map(buckets.map((b) => [bucketKey(new Date(b.start), q.bucket), b]));
+  for (const row of rows) {
+    const b = index.get(row.bucket);
+    if (!b) continue;
+    if (row.decision === 'ALLOW') b.allow += row.count;
+    else if (row.decision === 'DENY') b.deny += row.count;
+  }
+  return { bucket: q.bucket, since: sinceIso, until: untilIso, buckets };
 }

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { INTERNAL_TOKEN_HEADER, ServiceClient, serviceUnavailable, type Logger } from '@mandate/shared';
+import {
+  INTERNAL_TOKEN_HEADER,
+  ServiceClient,
+  parseUpstreamJson,
+  serviceUnavailable,
+  type Logger,
+} from '@mandate/shared';
 import type { EvidenceMandate, PublicJwk } from './bundle';
 
 /** Who asks: a token minted for the caller, so the mandates service scopes every read to its tenant. */
@@ -112,12 +118,7 @@ export class HttpMandatesSource implements MandatesSource {
       );
       throw unavailable(what);
     }
-    let parsed;
-    try {
-      parsed = schema.safeParse(JSON.parse(res.body.toString('utf8')));
-    } catch {
-      parsed = undefined;
-    }
+    const parsed = parseUpstreamJson(res.body, schema);
     if (!parsed?.success) {
       this.logger.error(
         { requestId: ctx.requestId, what, issues: parsed?.error.issues },

@@ -1,10 +1,10 @@
 import { Router } from 'express';
 import { decodeCursor, implement, mountContracts, tenantOf } from '@mandate/shared';
-import { getEvent, listEvents } from '../domain/events';
+import { getEvent, listEvents, verificationStats } from '../domain/events';
 import type { EventStore } from '../store/event-store';
 import { routes } from '../contract';
 
-/** GET /v1/events and /v1/events/:id; mounted behind requireInternalToken. */
+/** GET /v1/events, /v1/events/verification-stats and /v1/events/:id; mounted behind requireInternalToken. */
 export function eventRoutes(store: EventStore): Router {
   const router = Router();
   mountContracts(router, [
@@ -20,6 +20,10 @@ export function eventRoutes(store: EventStore): Router {
       });
       return { status: 200, body: page };
     }),
+    implement(routes.getVerificationStats)(async ({ query }, req) => ({
+      status: 200,
+      body: await verificationStats(store, tenantOf(req), query, new Date()),
+    })),
     implement(routes.getEvent)(async ({ params }, req) => ({
       status: 200,
       body: await getEvent(store, tenantOf(req), params.id),

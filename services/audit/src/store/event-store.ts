@@ -16,6 +16,21 @@ export interface EventListQuery {
   afterId?: string;
 }
 
+/** A UTC hour (`YYYY-MM-DDTHH`) or day (`YYYY-MM-DD`), the key an event's occurred_at falls in. */
+export type StatsBucket = 'hour' | 'day';
+
+/** How many VERIFICATION_PERFORMED events of one bucket carry one `data.decision`. */
+export interface DecisionCount {
+  /** `YYYY-MM-DDTHH` (hour) or `YYYY-MM-DD` (day), UTC. */
+  bucket: string;
+  decision: string;
+  count: number;
+}
+
+/** The bucket key of an instant, as every store computes it. */
+export const bucketKey = (at: Date, bucket: StatsBucket): string =>
+  at.toISOString().slice(0, bucket === 'hour' ? 13 : 10);
+
 /**
  * Where audit events rest. Writes are idempotent by event id because delivery is at-least-once:
  * the database's unique `_id` decides, never a read before the write. Reads are tenant-scoped;
@@ -40,6 +55,14 @@ export interface EventStore {
    * evidence export streams a bundle of any size without holding it.
    */
   readByResource(tenantId: string, resourceId: string): AsyncIterable<AuditEvent>;
+  /**
+   * The tenant's VERIFICATION_PERFORMED events with occurred_at in [since, until), counted per
+   * UTC bucket and `data.decision`, in any order, counted by the store (no event is returned).
+   */
+  countVerifications(
+    tenantId: string,
+    query: { since: string; until: string; bucket: StatsBucket },
+  ): Promise<DecisionCount[]>;
   /** Throws when the store cannot be reached (readiness). */
   ping(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { AuditEvent, Logger } from '@mandate/shared';
-import type { EventListQuery, EventStore } from './event-store';
+import type { DecisionCount, EventListQuery, EventStore, StatsBucket } from './event-store';
 import { MemoryEventStore } from './memory-event-store';
 
 /**
@@ -83,6 +83,13 @@ export class FileEventStore implements EventStore {
 
   readByResource(tenantId: string, resourceId: string): AsyncIterable<AuditEvent> {
     return this.memory.readByResource(tenantId, resourceId);
+  }
+
+  countVerifications(
+    tenantId: string,
+    query: { since: string; until: string; bucket: StatsBucket },
+  ): Promise<DecisionCount[]> {
+    return this.memory.countVerifications(tenantId, query);
   }
 
   async ping(): Promise<void> {}

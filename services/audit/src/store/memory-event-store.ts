@@ -1,5 +1,11 @@
 import { SortedById, newestFirstOf, takeMatching, type AuditEvent } from '@mandate/shared';
-import type { EventListQuery, EventStore } from './event-store';
+import {
+  bucketKey,
+  type DecisionCount,
+  type EventListQuery,
+  type EventStore,
+  type StatsBucket,
+} from './event-store';
 
 const NOT_PLAIN = Symbol('not plain');
 
@@ -290,6 +296,29 @@ export class MemoryEventStore implements EventStore {
   // anyway, so it hands out one copy of the resource's events one by one.
   async *readByResource(tenantId: string, resourceId: string): AsyncIterable<AuditEvent> {
     yield* await this.listByResource(tenantId, resourceId, Number.MAX_SAFE_INTEGER - 1);
+  }
+
+  /** The window's events by occurred_at (two binary searches), of every type: a walk of the window only. */
+  async countVerifications(
+    tenantId: string,
+    q: { since: string; until: string; bucket: StatsBucket },
+  ): Promise<DecisionCount[]> {
+    const tenant = this.tenants.get(tenantId);
+    if (!tenant) return [];
+    const { byTime } = tenant;
+    const from = byTime.countBefore(Date.parse(q.since));
+    const to = Math.max(from, byTime.countBefore(Date.parse(q.until)));
+    const counts = new Map<string, DecisionCount>();
+    for (const event of byTime.slice(from, to)) {
+      if (event.type !== 'VERIFICATION_PERFORMED') continue;
+      const decision = String(event.data.decision);
+      const bucket = bucketKey(new Date(event.occurred_at), q.bucket);
+      const key = `${bucket} ${decision}`;
+      const found = counts.get(key);
+      if (found) found.count++;
+      else counts.set(key, { bucket, decision, count: 1 });
+    }
+    return [...counts.values()];
   }
 
   async ping(): Promise<void> {}

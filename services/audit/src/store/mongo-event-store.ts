@@ -1,6 +1,6 @@
 import { Schema, type Connection, type Model } from 'mongoose';
-import { isDuplicateKeyError, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
-import type { EventListQuery, EventStore } from './event-store';
+import { isDuplicateKeyError, pingMongo, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
+import type { DecisionCount, EventListQuery, EventStore, StatsBucket } from './event-store';
 
 interface EventDoc {
   /** The event id: the unique key that makes redeliveries idempotent. */
@@ -93,6 +93,13 @@ export const EVENT_QUERY_SHAPES: MongoQueryShape[] = [
     equality: ['tenant_id', 'actor.key_id'],
     sort: { _id: -1 },
     residual: ['occurred_at'],
+  },
+  {
+    query: 'countVerifications (aggregate: $match, then $group per bucket and decision)',
+    collection: 'events',
+    equality: ['tenant_id'],
+    range: ['occurred_at'],
+    residual: ['type'],
   },
   { query: 'listByResource', collection: 'events', equality: ['tenant_id', 'resource.id'], sort: { _id: 1 } },
   {
@@ -233,9 +240,44 @@ export class MongoEventStore implements EventStore {
     }
   }
 
-  async ping(): Promise<void> {
-    const db = this.connection.db;
-    if (!db) throw new Error('MongoDB connection not open');
-    await db.command({ ping: 1 });
+  /**
+   * Counted by MongoDB: the window's events read on { tenant_id, occurred_at } (type checked on
+   * them), grouped by $dateToString of occurred_at (UTC, its default) and data.decision.
+   */
+  async countVerifications(
+    tenantId: string,
+    q: { since: string; until: string; bucket: StatsBucket },
+  ): Promise<DecisionCount[]> {
+    const rows = await this.model
+      .aggregate<{ _id: { bucket: string; decision: unknown }; count: number }>([
+        {
+          $match: {
+            tenant_id: tenantId,
+            occurred_at: { $gte: new Date(q.since), $lt: new Date(q.until) },
+            type: 'VERIFICATION_PERFORMED',
+          },
+        },
+        {
+          $group: {
+            _id: {
+              bucket: {
+                $dateToString: {
+                  date: '$occurred_at',
+                  format: q.bucket === 'hour' ? '%Y-%m-%dT%H' : '%Y-%m-%d',
+                },
+              },
+              decision: '$data.decision',
+            },
+            count: { $sum: 1 },
+          },
+        },
+      ])
+      .hint({ tenant_id: 1, occurred_at: 1 })
+      .exec();
+    return rows.map((r) => ({ bucket: r._id.bucket, decision: String(r._id.decision), count: r.count }));
+  }
+
+  ping(): Promise<void> {
+    return pingMongo(this.connection);
   }
 }

@@ -92,7 +92,8 @@ export type AtomicPart =
 interface Applied {
   limiter: RateLimiterLike;
   key: string;
-  kind: 'rate' | 'quota';
+  /** A tally counts what passed and never rejects (the per-day use GET /v1/usage charts). */
+  kind: 'rate' | 'quota' | 'tally';
   limit: number;
   part: AtomicPart;
   options?: { customDuration: number };
@@ -101,6 +102,11 @@ interface Applied {
 type Outcome = { ok: boolean; res: RateLimiterRes };
 
 const seconds = (ms: number) => Math.max(0, Math.ceil(ms / 1000));
+
+/** A tally's limit: a counter of this many points never rejects. */
+const UNLIMITED = Number.MAX_SAFE_INTEGER;
+/** How long a per-day counter lives: the whole month it belongs to, and a few days beyond. */
+const DAY_COUNTER_SECONDS = 35 * 86_400;
 
 /**
  * The plan's limits for one request, decided together: the global bucket, the endpoint's bucket
@@ -112,6 +118,8 @@ export class PlanLimiter implements RequestLimiter {
   private readonly global: Record<Plan, RateLimiterLike>;
   private readonly endpoints: Record<Plan, Record<EndpointLimit, RateLimiterLike>>;
   private readonly quotas: Record<Plan, RateLimiterLike>;
+  /** Each caller's requests per UTC day (not a limit: counted with the quota, for GET /v1/usage). */
+  private readonly daily: RateLimiterLike;
   private readonly onboarding: RateLimiterLike;
   /** Failed authentications per client IP in a one-minute window (SPEC §11), in the backend's store. */
   private readonly authFailures: RateLimiterLike;
@@ -142,6 +150,7 @@ export class PlanLimiter implements RequestLimiter {
         ) as Record<EndpointLimit, RateLimiterLike>,
     );
     this.quotas = perPlan((plan) => backend.quota(`${p}:quota`, limits.plans[plan].monthlyQuota));
+    this.daily = backend.quota(`${p}:day`, UNLIMITED);
     this.onboarding = backend.bucket(`${p}:onboarding`, limits.onboarding);
     this.authFailures = backend.quota(`${p}:authfail`, options.authFailuresPerMinute ?? 20);
   }
@@ -238,6 +247,21 @@ export class PlanLimiter implements RequestLimiter {
         },
         options: { customDuration },
       });
+      // The same request on the day's counter, in the same atomic call: it counts only what passed.
+      const day = now.toISOString().slice(0, 10);
+      applied.push({
+        limiter: this.daily,
+        key: `${subject.id}:${day}`,
+        kind: 'tally',
+        limit: UNLIMITED,
+        part: {
+          kind: 'quota',
+          rlKey: `${this.options.prefix}:day:${subject.id}:${day}`,
+          points: UNLIMITED,
+          seconds: DAY_COUNTER_SECONDS,
+        },
+        options: { customDuration: DAY_COUNTER_SECONDS },
+      });
     }
 
     let outcomes: Outcome[];
@@ -295,10 +319,11 @@ export class PlanLimiter implements RequestLimiter {
       };
     }
 
-    // Report the limit closest to biting.
+    // Report the limit closest to biting (a tally is no limit).
     let i = 0;
     for (let j = 1; j < outcomes.length; j++)
-      if (outcomes[j]!.res.remainingPoints < outcomes[i]!.res.remainingPoints) i = j;
+      if (applied[j]!.kind !== 'tally' && outcomes[j]!.res.remainingPoints < outcomes[i]!.res.remainingPoints)
+        i = j;
     const a = applied[i]!;
     const res = outcomes[i]!.res;
     return {
@@ -340,8 +365,8 @@ export class PlanLimiter implements RequestLimiter {
   }
 
   /**
-   * Gives back what a rejected request took: the buckets that let it through, and the quota
-   * (a counter keeps counting past its limit). Fire-and-forget, off the request's path.
+   * Gives back what a rejected request took: the buckets that let it through, the quota (a
+   * counter keeps counting past its limit) and the day's tally. Fire-and-forget, off the request's path.
    */
   private refund(applied: Applied[], outcomes: Outcome[]) {
     applied.forEach((a, i) => {
@@ -360,10 +385,18 @@ export class PlanLimiter implements RequestLimiter {
   async usage(tenantId: string, plan: Plan): Promise<Usage> {
     const now = (this.options.clock ?? systemClock).now();
     const { month } = monthWindow(now);
-    const counters =
-      (await this.backend.quotaCounters?.(`${this.options.prefix}:quota`, `${tenantId}:`, `:${month}`)) ??
-      new Map<string, number>();
-    return usageAnswer(tenantId, plan, this.limits, counters, now);
+    const read = this.backend.quotaCounters?.bind(this.backend);
+    const [counters, days] = await Promise.all([
+      read?.(`${this.options.prefix}:quota`, `${tenantId}:`, `:${month}`),
+      // Every per-day counter of the tenant (`<caller>:<YYYY-MM-DD>`, ~35 days of them); this month's are summed.
+      read?.(`${this.options.prefix}:day`, `${tenantId}:`, ''),
+    ]);
+    const perDay = new Map<string, number>();
+    for (const [callerAndDay, used] of days ?? []) {
+      const day = callerAndDay.slice(callerAndDay.lastIndexOf(':') + 1);
+      if (day.startsWith(`${month}-`)) perDay.set(day, (perDay.get(day) ?? 0) + used);
+    }
+    return usageAnswer(tenantId, plan, this.limits, counters ?? new Map<string, number>(), now, perDay);
   }
 
   close(): Promise<void> {

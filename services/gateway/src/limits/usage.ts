@@ -42,6 +42,14 @@ export const usageSchema = z.object({
     .describe(
       'Callers of the tenant with requests counted this month, most used first; an unused key is absent',
     ),
+  daily: z
+    .array(
+      z.object({
+        date: z.string().describe('YYYY-MM-DD, UTC'),
+        used: z.number().int().describe('Requests of every caller of the tenant counted that day'),
+      }),
+    )
+    .describe('Every day of this month from the 1st to today (UTC), oldest first; a day without use is 0'),
 });
 export type Usage = z.infer<typeof usageSchema>;
 
@@ -52,6 +60,8 @@ export function usageAnswer(
   limits: LimitsConfig,
   counters: ReadonlyMap<string, number>,
   now: Date,
+  /** The tenant's use per day of this month (YYYY-MM-DD → requests); a day absent is 0. */
+  perDay: ReadonlyMap<string, number> = new Map(),
 ): Usage {
   const p = limits.plans[plan];
   const { month, msToNextMonth } = monthWindow(now);
@@ -75,5 +85,9 @@ export function usageAnswer(
         used,
         remaining: Math.max(0, p.monthlyQuota - used),
       })),
+    daily: Array.from({ length: now.getUTCDate() }, (_, i) => {
+      const date = new Date(start.getTime() + i * 86_400_000).toISOString().slice(0, 10);
+      return { date, used: perDay.get(date) ?? 0 };
+    }),
   };
 }

@@ -56,9 +56,9 @@ export const gatewayContract = [
   }),
   defineRoute({
     operationId: 'getUsage',
-    summary: "The tenant's plan, its limits and this month's quota use per API key",
+    summary: "The tenant's plan, its limits and this month's quota use per API key and per day",
     description:
-      "Counted by the gateway itself (the monthly quota of every API key and JWT subject). The tenant is the credential's; a JWT caller sends X-Tenant-Id.",
+      "Counted by the gateway itself (the monthly quota of every API key and JWT subject, and the tenant's requests per UTC day of this month). The tenant is the credential's; a JWT caller sends X-Tenant-Id.",
     tags: ['gateway'],
     method: 'GET',
     path: '/v1/usage',
@@ -66,7 +66,9 @@ export const gatewayContract = [
     auth: 'tenant',
     scope: 'tenants:admin',
     permissions: ['tenants:admin', 'tenant:write', 'tenant:read'],
-    responses: { 200: { description: 'Plan, limits and use this month', schema: usageSchema } },
+    responses: {
+      200: { description: 'Plan, limits and use this month (per caller and per day)', schema: usageSchema },
+    },
   }),
 ];
 

@@ -1,6 +1,7 @@
 import {
+  foundOr,
   newId,
-  toPage,
+  readPage,
   type AuditEvent,
   type CallerContext,
   type EventType,
@@ -151,19 +152,20 @@ export async function createApiKey(
   return issueKey(deps, tenantId, input, 'API_KEY_CREATED', caller);
 }
 
-export async function listApiKeys(
+export function listApiKeys(
   deps: IdentityDeps,
   tenantId: string,
   options: { limit: number; after?: string },
 ): Promise<Page<ApiKey>> {
-  const items = await deps.store.apiKeys.list(tenantId, { limit: options.limit + 1, before: options.after });
-  return toPage(items, options.limit, (k) => k.key_id);
+  return readPage(
+    options,
+    (window) => deps.store.apiKeys.list(tenantId, window),
+    (k) => k.key_id,
+  );
 }
 
-export async function getApiKey(deps: IdentityDeps, tenantId: string, keyId: string): Promise<ApiKey> {
-  const key = await deps.store.apiKeys.get(tenantId, keyId);
-  if (!key) throw new ApiKeyNotFound();
-  return key;
+export function getApiKey(deps: IdentityDeps, tenantId: string, keyId: string): Promise<ApiKey> {
+  return foundOr(deps.store.apiKeys.get(tenantId, keyId), () => new ApiKeyNotFound());
 }
 
 /**

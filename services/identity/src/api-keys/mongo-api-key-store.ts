@@ -1,4 +1,4 @@
-import type { AuditEvent, MongoQueryShape } from '@mandate/shared';
+import { pageBefore, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
 import type { Model } from 'mongoose';
 import { DuplicateRecord } from '../common/errors';
 import {
@@ -133,13 +133,13 @@ export class MongoApiKeyStore implements ApiKeyStore {
   }
 
   async list(tenantId: string, { limit, before }: ListOptions): Promise<ApiKey[]> {
-    const filter =
-      before === undefined ? { tenant_id: tenantId } : { tenant_id: tenantId, key_id: { $lt: before } };
-    const docs = await this.keys
-      .find(filter, WITHOUT_HASH)
-      .sort({ key_id: -1 })
-      .limit(limit)
-      .lean<ApiKeyDoc[]>();
+    const docs = await pageBefore(this.keys, {
+      filter: { tenant_id: tenantId },
+      key: 'key_id',
+      before,
+      limit,
+      projection: WITHOUT_HASH,
+    });
     return docs.map(apiKeyOut);
   }
 

@@ -1,4 +1,4 @@
-import type { AuditEvent, MongoQueryShape } from '@mandate/shared';
+import { pageBefore, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
 import type { Model } from 'mongoose';
 import { DuplicateRecord } from '../common/errors';
 import {
@@ -115,14 +115,13 @@ export class MongoOnboardingStore implements OnboardingStore {
     before,
     status,
   }: ListOptions & { status?: OnboardingStatus }): Promise<OnboardingRequest[]> {
-    const filter: Record<string, unknown> = {};
-    if (before !== undefined) filter.request_id = { $lt: before };
-    if (status !== undefined) filter.status = status;
-    const docs = await this.requests
-      .find(filter, HIDDEN)
-      .sort({ request_id: -1 })
-      .limit(limit)
-      .lean<OnboardingDoc[]>();
+    const docs = await pageBefore(this.requests, {
+      filter: status === undefined ? {} : { status },
+      key: 'request_id',
+      before,
+      limit,
+      projection: HIDDEN,
+    });
     return docs.map(onboardingOut);
   }
 

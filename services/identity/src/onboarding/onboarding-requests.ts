@@ -1,4 +1,4 @@
-import { newId, toPage, type AuditEvent, type CallerContext, type Page } from '@mandate/shared';
+import { newId, readPage, type AuditEvent, type CallerContext, type Page } from '@mandate/shared';
 import { nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
 import type { Plan } from '../tenants/tenant';
 import { createTenant, type CreatedTenant } from '../tenants/tenants';
@@ -62,16 +62,15 @@ export async function requestOnboarding(
   return request;
 }
 
-export async function listOnboardingRequests(
+export function listOnboardingRequests(
   deps: IdentityDeps,
   options: { limit: number; after?: string; status?: OnboardingStatus },
 ): Promise<Page<OnboardingRequest>> {
-  const items = await deps.store.onboarding.list({
-    limit: options.limit + 1,
-    before: options.after,
-    status: options.status,
-  });
-  return toPage(items, options.limit, (r) => r.id);
+  return readPage(
+    options,
+    (window) => deps.store.onboarding.list({ ...window, status: options.status }),
+    (r) => r.id,
+  );
 }
 
 /**

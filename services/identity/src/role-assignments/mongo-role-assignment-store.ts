@@ -1,4 +1,4 @@
-import type { AuditEvent, MongoQueryShape } from '@mandate/shared';
+import { pageBefore, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
 import type { Model } from 'mongoose';
 import { DuplicateRecord } from '../common/errors';
 import {
@@ -138,14 +138,15 @@ export class MongoRoleAssignmentStore implements RoleAssignmentStore {
     { limit, before, subjectId, status }: ListOptions & { subjectId?: string; status?: RoleAssignmentStatus },
   ): Promise<RoleAssignment[]> {
     const filter: Record<string, unknown> = { tenant_id: tenantId };
-    if (before !== undefined) filter.assignment_id = { $lt: before };
     if (subjectId !== undefined) filter.subject_id = subjectId;
     if (status !== undefined) filter.status = status;
-    const docs = await this.assignments
-      .find(filter, HIDDEN)
-      .sort({ assignment_id: -1 })
-      .limit(limit)
-      .lean<RoleAssignmentDoc[]>();
+    const docs = await pageBefore(this.assignments, {
+      filter,
+      key: 'assignment_id',
+      before,
+      limit,
+      projection: HIDDEN,
+    });
     return docs.map(assignmentOut);
   }
 

@@ -1,4 +1,4 @@
-import { newId, toPage, type CallerContext, type EventType, type Page } from '@mandate/shared';
+import { foundOr, newId, readPage, type CallerContext, type EventType, type Page } from '@mandate/shared';
 import { MAX_WRITE_ATTEMPTS, nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
 import { ConcurrentModification } from '../common/errors';
 import type { Plan } from '../tenants/tenant';
@@ -94,28 +94,21 @@ export async function assignRoles(
   return assignment;
 }
 
-export async function listRoleAssignments(
+export function listRoleAssignments(
   deps: IdentityDeps,
   tenantId: string,
   options: { limit: number; after?: string; subjectId?: string; status?: RoleAssignmentStatus },
 ): Promise<Page<RoleAssignment>> {
-  const items = await deps.store.roleAssignments.list(tenantId, {
-    limit: options.limit + 1,
-    before: options.after,
-    subjectId: options.subjectId,
-    status: options.status,
-  });
-  return toPage(items, options.limit, (a) => a.id);
+  const { subjectId, status } = options;
+  return readPage(
+    options,
+    (window) => deps.store.roleAssignments.list(tenantId, { ...window, subjectId, status }),
+    (a) => a.id,
+  );
 }
 
-export async function getRoleAssignment(
-  deps: IdentityDeps,
-  tenantId: string,
-  id: string,
-): Promise<RoleAssignment> {
-  const a = await deps.store.roleAssignments.get(tenantId, id);
-  if (!a) throw new RoleAssignmentNotFound();
-  return a;
+export function getRoleAssignment(deps: IdentityDeps, tenantId: string, id: string): Promise<RoleAssignment> {
+  return foundOr(deps.store.roleAssignments.get(tenantId, id), () => new RoleAssignmentNotFound());
 }
 
 /** Replaces the roles of an active assignment; the stored permissions follow (see withRoles). */

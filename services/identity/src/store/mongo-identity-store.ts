@@ -1,4 +1,5 @@
 import type { AuditEvent, MongoQueryShape } from '@mandate/shared';
+import { markOutboxSent, pendingOutboxEvents, pingMongo } from '@mandate/shared';
 import type { Connection, Model } from 'mongoose';
 import {
   ACCESS_BASELINE_QUERY_SHAPES,
@@ -123,34 +124,15 @@ export class MongoIdentityStore implements IdentityStore {
     return new MongoIdentityStore(connection, models);
   }
 
-  async pendingEvents(limit: number): Promise<AuditEvent[]> {
-    const events: AuditEvent[] = [];
-    for (const model of this.outboxModels) {
-      const docs = await model
-        .find({ 'outbox.id': { $gt: '' } }, { _id: 0, outbox: 1 })
-        .limit(limit)
-        .lean<{ outbox: AuditEvent[] }[]>();
-      for (const doc of docs) {
-        if (events.length > 0 && events.length + doc.outbox.length > limit) return events;
-        events.push(...doc.outbox);
-      }
-    }
-    return events;
+  pendingEvents(limit: number): Promise<AuditEvent[]> {
+    return pendingOutboxEvents(this.outboxModels, limit);
   }
 
-  async markSent(eventIds: string[]): Promise<void> {
-    if (eventIds.length === 0) return;
-    for (const model of this.outboxModels) {
-      await model.updateMany(
-        { 'outbox.id': { $in: eventIds } },
-        { $pull: { outbox: { id: { $in: eventIds } } } },
-      );
-    }
+  markSent(eventIds: string[]): Promise<void> {
+    return markOutboxSent(this.outboxModels, eventIds);
   }
 
-  async ping(): Promise<void> {
-    const db = this.connection.db;
-    if (!db) throw new Error('MongoDB not connected');
-    await db.admin().ping();
+  ping(): Promise<void> {
+    return pingMongo(this.connection);
   }
 }

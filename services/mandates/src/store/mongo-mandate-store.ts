@@ -1,5 +1,14 @@
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
-import { conflict, isDuplicateKeyError, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
+import {
+  conflict,
+  isDuplicateKeyError,
+  markOutboxSent,
+  pageBefore,
+  pendingOutboxEvents,
+  pingMongo,
+  type AuditEvent,
+  type MongoQueryShape,
+} from '@mandate/shared';
 import { EXPIRABLE_STATES, MANDATE_STATES, type Mandate } from '../domain/mandate';
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
 
@@ -128,7 +137,6 @@ export class MongoMandateStore implements MandateStore {
 
   async list(tenantId: string, query: ListMandatesQuery): Promise<Mandate[]> {
     const filter: FilterQuery<MandateDoc> = { tenant_id: tenantId };
-    if (query.afterId !== undefined) filter.id = { $lt: query.afterId };
     if (query.principal_id !== undefined) filter['principal.id'] = query.principal_id;
     if (query.delegate_id !== undefined) filter['delegate.id'] = query.delegate_id;
     const now = query.now;
@@ -152,11 +160,14 @@ export class MongoMandateStore implements MandateStore {
         filter.state = 'REVOKED';
         break;
     }
-    const docs = await this.model
-      .find(filter, PROJECTION)
-      .sort({ id: -1 })
-      .limit(query.limit + 1)
-      .lean<MandateDoc[]>();
+    // One more than the page: whether a next page exists.
+    const docs = await pageBefore(this.model, {
+      filter,
+      key: 'id',
+      before: query.afterId,
+      limit: query.limit + 1,
+      projection: PROJECTION,
+    });
     return docs.map(fromDoc);
   }
 
@@ -190,31 +201,16 @@ export class MongoMandateStore implements MandateStore {
     return docs.map(fromDoc);
   }
 
-  async pendingEvents(limit: number): Promise<AuditEvent[]> {
-    const docs = await this.model
-      .find({ 'outbox.id': { $gt: '' } }, { _id: 0, outbox: 1 })
-      .limit(limit)
-      .lean<{ outbox: AuditEvent[] }[]>();
-    const events: AuditEvent[] = [];
-    for (const doc of docs) {
-      if (events.length > 0 && events.length + doc.outbox.length > limit) break;
-      events.push(...doc.outbox);
-    }
-    return events;
+  pendingEvents(limit: number): Promise<AuditEvent[]> {
+    return pendingOutboxEvents([this.model], limit);
   }
 
-  async markSent(eventIds: string[]): Promise<void> {
-    if (eventIds.length === 0) return;
-    await this.model.updateMany(
-      { 'outbox.id': { $in: eventIds } },
-      { $pull: { outbox: { id: { $in: eventIds } } } },
-    );
+  markSent(eventIds: string[]): Promise<void> {
+    return markOutboxSent([this.model], eventIds);
   }
 
-  async ping(): Promise<void> {
-    const db = this.connection.db;
-    if (!db) throw new Error('MongoDB connection not open');
-    await db.admin().ping();
+  ping(): Promise<void> {
+    return pingMongo(this.connection);
   }
 }
 

@@ -1,6 +1,7 @@
 import {
   INTERNAL_TOKEN_HEADER,
   ServiceClient,
+  parseUpstreamJson,
   serviceUnavailable,
   type Logger,
   type RetryPolicy,
@@ -66,12 +67,7 @@ export class HttpMandateReader implements MandateReader {
       );
       throw unavailable();
     }
-    let parsed;
-    try {
-      parsed = mandateSchema.safeParse(JSON.parse(res.body.toString('utf8')));
-    } catch {
-      parsed = undefined;
-    }
+    const parsed = parseUpstreamJson(res.body, mandateSchema);
     if (!parsed?.success) {
       // A contract drift between the services: fail the request rather than decide on a guess.
       this.logger.error(
