@@ -8,27 +8,38 @@ import {
 } from '@tanstack/react-table';
 import { Pager, type usePager } from './ui';
 
+export type { ColumnDef };
+
 declare module '@tanstack/react-table' {
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars
-  interface ColumnMeta<TData extends RowData, TValue> {
-    /** The class of this column's body cells. */
-    className?: string;
-    /** The data-testid of a body cell, given its row and the row's index. */
-    testId?(row: TData, index: number): string | undefined;
-  }
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars, @typescript-eslint/no-empty-object-type
+  interface ColumnMeta<TData extends RowData, TValue> extends CellOptions<TData> {}
+}
+
+/** How a column's body cells are marked up. */
+export interface CellOptions<T> {
+  /** Their class, or a row's. */
+  className?: string | ((row: T) => string | undefined);
+  /** A cell's data-testid, given its row and the row's index. */
+  testId?(row: T, index: number): string | undefined;
+  /** The cells head their rows: <th scope="row">. */
+  rowHeader?: boolean;
 }
 
 /**
- * A column: its header text, what a row shows in it (given the row and its index), its cells' class
- * and their data-testid.
+ * A column: its header, what a row shows in it (given the row and its index), and how its cells are
+ * marked up (a class name alone, or CellOptions).
  */
 export function column<T>(
   header: string,
   cell: (row: T, index: number) => ReactNode,
-  className?: string,
-  testId?: (row: T, index: number) => string | undefined,
+  options: string | CellOptions<T> = {},
 ): ColumnDef<T> {
-  return { id: header, header, cell: (c) => cell(c.row.original, c.row.index), meta: { className, testId } };
+  return {
+    id: header,
+    header,
+    cell: (c) => cell(c.row.original, c.row.index),
+    meta: typeof options === 'string' ? { className: options } : options,
+  };
 }
 
 /**
@@ -45,7 +56,8 @@ export function DataTable<T>({
   empty,
   pager,
 }: {
-  caption: ReactNode;
+  /** Its caption (a table in a titled section may go without). */
+  caption?: ReactNode;
   columns: ColumnDef<T>[];
   rows: T[];
   rowKey(row: T): string;
@@ -64,7 +76,7 @@ export function DataTable<T>({
   return (
     <>
       <table data-testid={testId}>
-        <caption>{caption}</caption>
+        {caption ? <caption>{caption}</caption> : null}
         <thead>
           {table.getHeaderGroups().map((group) => (
             <tr key={group.id}>
@@ -79,15 +91,24 @@ export function DataTable<T>({
         <tbody>
           {table.getRowModel().rows.map((row) => (
             <tr key={row.id} {...rowProps?.(row.original)}>
-              {row.getVisibleCells().map((c) => (
-                <td
-                  key={c.id}
-                  className={c.column.columnDef.meta?.className}
-                  data-testid={c.column.columnDef.meta?.testId?.(row.original, row.index)}
-                >
-                  {flexRender(c.column.columnDef.cell, c.getContext())}
-                </td>
-              ))}
+              {row.getVisibleCells().map((c) => {
+                const meta = c.column.columnDef.meta ?? {};
+                const props = {
+                  className:
+                    typeof meta.className === 'function' ? meta.className(row.original) : meta.className,
+                  'data-testid': meta.testId?.(row.original, row.index),
+                };
+                const content = flexRender(c.column.columnDef.cell, c.getContext());
+                return meta.rowHeader ? (
+                  <th key={c.id} scope="row" {...props}>
+                    {content}
+                  </th>
+                ) : (
+                  <td key={c.id} {...props}>
+                    {content}
+                  </td>
+                );
+              })}
             </tr>
           ))}
         </tbody>

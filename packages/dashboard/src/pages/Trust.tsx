@@ -71,12 +71,9 @@ export function TrustPage() {
               column<Jwk>('Key id (kid)', (k) => <code>{k.kid}</code>),
               column<Jwk>('Algorithm', (k) => k.alg),
               column<Jwk>('Curve', (k) => k.crv),
-              column<Jwk>(
-                'Role',
-                (_, i) => (i === 0 ? 'signs now' : 'published (checks older signatures)'),
-                undefined,
-                (_, i) => (i === 0 ? 'signs-now' : undefined),
-              ),
+              column<Jwk>('Role', (_, i) => (i === 0 ? 'signs now' : 'published (checks older signatures)'), {
+                testId: (_, i) => (i === 0 ? 'signs-now' : undefined),
+              }),
               ...(canMandates
                 ? [column<Jwk>('On recent mandates', (k) => (seen.has(k.kid) ? 'yes' : 'no'))]
                 : []),

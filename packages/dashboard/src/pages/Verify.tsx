@@ -5,6 +5,7 @@ import { call, qs, type Page } from '../api';
 import { useAuth } from '../auth';
 import { BarChart } from '../chart';
 import { ErrorMessage, Loading, PageHeader, FormCard, formatTime, useFormMutation } from '../ui';
+import { DataTable, column } from '../table';
 
 interface Decision {
   decision: 'ALLOW' | 'DENY';
@@ -127,6 +128,18 @@ interface VerificationStats {
 }
 
 /** The chart's bars: the last 24 UTC hours or 14 UTC days, the current one (partial) included. */
+const RECENT_COLUMNS = [
+  column<VerificationEvent>('Time', (e) => formatTime(e.occurred_at)),
+  column<VerificationEvent>('Mandate', (e) =>
+    e.resource ? <Link to={`/mandates/${e.resource.id}`}>{e.resource.id}</Link> : '—',
+  ),
+  column<VerificationEvent>('Action', (e) => e.data.input?.action ?? '—'),
+  column<VerificationEvent>('Decision', (e) => e.data.decision, {
+    className: (e) => (e.data.decision === 'ALLOW' ? 'decision-allow' : 'decision-deny'),
+  }),
+  column<VerificationEvent>('Reason', (e) => e.data.reason),
+];
+
 function chartData(range: ChartWindow, stats: VerificationStats) {
   return stats.buckets.map((b) => ({
     key: b.start.slice(0, range === '24h' ? 13 : 10),
@@ -219,31 +232,13 @@ function RecentVerifications() {
         recent.data.data.length === 0 ? (
           <p>No verification yet.</p>
         ) : (
-          <table>
-            <caption>The newest verifications</caption>
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">Mandate</th>
-                <th scope="col">Action</th>
-                <th scope="col">Decision</th>
-                <th scope="col">Reason</th>
-              </tr>
-            </thead>
-            <tbody>
-              {recent.data.data.map((e) => (
-                <tr key={e.id} data-testid="recent-verification">
-                  <td>{formatTime(e.occurred_at)}</td>
-                  <td>{e.resource ? <Link to={`/mandates/${e.resource.id}`}>{e.resource.id}</Link> : '—'}</td>
-                  <td>{e.data.input?.action ?? '—'}</td>
-                  <td className={e.data.decision === 'ALLOW' ? 'decision-allow' : 'decision-deny'}>
-                    {e.data.decision}
-                  </td>
-                  <td>{e.data.reason}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            caption="The newest verifications"
+            columns={RECENT_COLUMNS}
+            rows={recent.data.data}
+            rowKey={(e) => e.id}
+            rowProps={() => ({ 'data-testid': 'recent-verification' })}
+          />
         )
       ) : null}
     </section>
