@@ -13,6 +13,7 @@ import path from 'node:path';
 import { chromium, type Page } from 'playwright-core';
 import { OPERATOR_AREAS, TENANT_AREAS, type Area } from '../packages/dashboard/src/areas';
 import { startEmbedded } from './embedded';
+import { freePort } from './services';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const OUT = path.resolve(__dirname, '../docs/dashboard');
@@ -24,7 +25,9 @@ type Api = (method: string, p: string, body?: unknown, auth?: string) => Promise
 
 async function main() {
   mkdirSync(OUT, { recursive: true });
-  const stack = await startEmbedded({ PORT: '0', PATH: process.env.PATH }, true);
+  // A fixed port: embedded mode offers the wallet (and its sign-in) only where it knows its own URL.
+  const port = String(await freePort());
+  const stack = await startEmbedded({ PORT: port, PATH: process.env.PATH }, true);
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -106,6 +109,10 @@ async function seed(api: Api, tenantId: string) {
     ['dashboard:dave', 'tenant_auditor'],
   ])
     await api('POST', `/v1/tenants/${tenantId}/role-assignments`, { subject_id: subject, roles: [role] });
+  // Drift monitoring: a baseline, then a change since it.
+  await api('PUT', `/v1/tenants/${tenantId}/access-baseline`);
+  await api('POST', keys, { name: 'reporting', scopes: ['events:read'] });
+  await api('POST', '/v1/identity-verifications', { purpose: 'mandate' });
   await api('PUT', `/v1/tenants/${tenantId}/widget-config`, {
     allowed_origins: ['https://shop.acme.example'],
     theme: { primary_color: '#0b5fff' },
