@@ -4,7 +4,7 @@ import { Link } from 'react-router';
 import { call, qs, type Page } from '../api';
 import { useAuth } from '../auth';
 import { BarChart } from '../chart';
-import { ErrorMessage, Loading, PageHeader, FormCard, formatTime, useFormMutation } from '../ui';
+import { ErrorMessage, Loading, PageHeader, FormCard, TextField, formatTime, useFormMutation } from '../ui';
 import { DataTable, column } from '../table';
 
 interface Decision {
@@ -21,8 +21,7 @@ export function VerifyPage() {
   const queryClient = useQueryClient();
   const canEvents = !!permissions?.includes('events:read');
   const [form, setForm] = useState({ mandate_id: '', action: '', amount: '', currency: '', resource: '' });
-  const set = (k: keyof typeof form) => (e: { target: { value: string } }) =>
-    setForm((f) => ({ ...f, [k]: e.target.value }));
+  const set = (k: keyof typeof form) => (value: string) => setForm((f) => ({ ...f, [k]: value }));
   const [verify, submit] = useFormMutation({
     mutationFn: () =>
       call<Decision>(session, 'POST', '/v1/verify', {
@@ -47,11 +46,16 @@ export function VerifyPage() {
       </p>
       <FormCard id="verify-title" title="Request" onSubmit={submit}>
         <div className="row">
-          <label htmlFor="v-mandate">Mandate id</label>
-          <input id="v-mandate" value={form.mandate_id} onChange={set('mandate_id')} required />
-          <label htmlFor="v-action">Action</label>
-          <input
+          <TextField
+            id="v-mandate"
+            label="Mandate id"
+            value={form.mandate_id}
+            onChange={set('mandate_id')}
+            required
+          />
+          <TextField
             id="v-action"
+            label="Action"
             value={form.action}
             onChange={set('action')}
             placeholder="payments:create"
@@ -59,24 +63,23 @@ export function VerifyPage() {
           />
         </div>
         <div className="row">
-          <label htmlFor="v-amount">Amount (minor units)</label>
-          <input
+          <TextField
             id="v-amount"
+            label="Amount (minor units)"
             inputMode="numeric"
             pattern="[0-9]*"
             value={form.amount}
             onChange={set('amount')}
           />
-          <label htmlFor="v-currency">Currency</label>
-          <input
+          <TextField
             id="v-currency"
+            label="Currency"
             value={form.currency}
             onChange={set('currency')}
             placeholder="EUR"
             maxLength={3}
           />
-          <label htmlFor="v-resource">Resource</label>
-          <input id="v-resource" value={form.resource} onChange={set('resource')} />
+          <TextField id="v-resource" label="Resource" value={form.resource} onChange={set('resource')} />
         </div>
         <button type="submit" disabled={verify.isPending}>
           Verify
