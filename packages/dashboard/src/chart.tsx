@@ -1,4 +1,5 @@
 import { useId } from 'react';
+import { DataTable, column } from './table';
 
 /** One kind of value a bar is made of (stacked from the bottom, in this order). */
 export interface ChartSeries {
@@ -134,33 +135,21 @@ export function BarChart({
       </svg>
       <details>
         <summary>Show the numbers</summary>
-        <table>
-          <caption>{title}</caption>
-          <thead>
-            <tr>
-              <th scope="col">{categoryLabel}</th>
-              {series.map((s) => (
-                <th key={s.key} scope="col">
-                  {s.label}
-                </th>
-              ))}
-              {multi ? <th scope="col">Total</th> : null}
-            </tr>
-          </thead>
-          <tbody>
-            {data.map((d) => (
-              <tr key={d.key} data-key={d.key}>
-                <th scope="row">{d.title ?? d.label}</th>
-                {series.map((s) => (
-                  <td key={s.key} data-testid={multi ? `${testId}-${d.key}-${s.key}` : `${testId}-${d.key}`}>
-                    {d.values[s.key] ?? 0}
-                  </td>
-                ))}
-                {multi ? <td>{total(d)}</td> : null}
-              </tr>
-            ))}
-          </tbody>
-        </table>
+        <DataTable
+          caption={title}
+          columns={[
+            column<ChartDatum>(categoryLabel, (d) => d.title ?? d.label, { rowHeader: true }),
+            ...series.map((s) =>
+              column<ChartDatum>(s.label, (d) => d.values[s.key] ?? 0, {
+                testId: (d) => (multi ? `${testId}-${d.key}-${s.key}` : `${testId}-${d.key}`),
+              }),
+            ),
+            ...(multi ? [column<ChartDatum>('Total', total)] : []),
+          ]}
+          rows={data}
+          rowKey={(d) => d.key}
+          rowProps={(d) => ({ 'data-key': d.key })}
+        />
       </details>
     </figure>
   );

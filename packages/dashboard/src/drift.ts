@@ -41,26 +41,16 @@ const oldestId = (ids: string[]) => ids.reduce((min, id) => (min === '' || id < 
  */
 export function accessDiff(baseline: AccessSnapshot, current: AccessSnapshot): Difference[] {
   const out: Difference[] = [];
-  const comparable = (side: AccessSnapshot, ids: string[]) => {
-    const floor = side.truncated ? oldestId(ids) : '';
+  const comparable = (side: AccessSnapshot, ids: (side: AccessSnapshot) => string[]) => {
+    const floor = side.truncated ? oldestId(ids(side)) : '';
     return (id: string) => id >= floor;
   };
-  const keyInBaseline = comparable(
-    baseline,
-    baseline.api_keys.map((k) => k.key_id),
-  );
-  const keyInCurrent = comparable(
-    current,
-    current.api_keys.map((k) => k.key_id),
-  );
-  const roleInBaseline = comparable(
-    baseline,
-    baseline.role_assignments.map((a) => a.id),
-  );
-  const roleInCurrent = comparable(
-    current,
-    current.role_assignments.map((a) => a.id),
-  );
+  const keyIds = (side: AccessSnapshot) => side.api_keys.map((k) => k.key_id);
+  const roleIds = (side: AccessSnapshot) => side.role_assignments.map((a) => a.id);
+  const keyInBaseline = comparable(baseline, keyIds);
+  const keyInCurrent = comparable(current, keyIds);
+  const roleInBaseline = comparable(baseline, roleIds);
+  const roleInCurrent = comparable(current, roleIds);
   const keysBefore = new Map(baseline.api_keys.map((k) => [k.key_id, k]));
   const keysNow = new Map(current.api_keys.map((k) => [k.key_id, k]));
   const keyName = (k: KeyEntry) => `${k.name} (${k.key_id})`;

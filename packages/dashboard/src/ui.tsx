@@ -1,4 +1,4 @@
-import { useState, type FormEvent, type ReactNode } from 'react';
+import { useState, type FormEvent, type InputHTMLAttributes, type ReactNode } from 'react';
 import { useMutation, type UseMutationOptions } from '@tanstack/react-query';
 import { ApiError } from './api';
 
@@ -123,8 +123,8 @@ interface FilterProps {
 
 const filterChange =
   ({ onChange, pager }: FilterProps) =>
-  (e: { target: { value: string } }) => {
-    onChange(e.target.value);
+  (value: string) => {
+    onChange(value);
     pager.reset();
   };
 
@@ -144,7 +144,7 @@ export function FilterSelect({
   return (
     <>
       <label htmlFor={filter.id}>{filter.label}</label>
-      <select id={filter.id} value={filter.value} onChange={filterChange(filter)}>
+      <select id={filter.id} value={filter.value} onChange={(e) => filterChange(filter)(e.target.value)}>
         {any ? <option value="">Any</option> : null}
         {options.map((o) => (
           <option key={o} value={o}>
@@ -162,10 +162,53 @@ export function FilterInput({
   ...filter
 }: FilterProps & { type?: 'text' | 'datetime-local' }) {
   return (
+    <TextField
+      id={filter.id}
+      label={filter.label}
+      type={type}
+      value={filter.value}
+      onChange={filterChange(filter)}
+    />
+  );
+}
+
+/** A labelled input; `onChange` gets its new value. */
+export function TextField({
+  id,
+  label,
+  onChange,
+  ...input
+}: { id: string; label: ReactNode; value: string; onChange(value: string): void } & Omit<
+  InputHTMLAttributes<HTMLInputElement>,
+  'id' | 'value' | 'onChange'
+>) {
+  return (
     <>
-      <label htmlFor={filter.id}>{filter.label}</label>
-      <input id={filter.id} type={type} value={filter.value} onChange={filterChange(filter)} />
+      <label htmlFor={id}>{label}</label>
+      <input id={id} onChange={(e) => onChange(e.target.value)} {...input} />
     </>
+  );
+}
+
+/** A one-line form that asks for a tenant id; `children` is its button's text. */
+export function TenantForm({
+  id,
+  value,
+  onChange,
+  onSubmit,
+  children,
+}: {
+  id: string;
+  value: string;
+  onChange(value: string): void;
+  onSubmit(e: FormEvent): void;
+  children: ReactNode;
+}) {
+  return (
+    <form onSubmit={onSubmit} className="row">
+      <TextField id={id} label="Tenant id" value={value} onChange={onChange} placeholder="tnt_…" required />
+      <button type="submit">{children}</button>
+    </form>
   );
 }
 

@@ -4,7 +4,8 @@ import { call } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
 import { useTenantCollection } from '../tenant-collection';
-import { ErrorMessage, Loading, PageHeader, Pager, formatTime, FormCard, useFormMutation } from '../ui';
+import { ErrorMessage, Loading, PageHeader, formatTime, FormCard, TextField, useFormMutation } from '../ui';
+import { DataTable, column } from '../table';
 
 const ROLES = ['tenant_admin', 'tenant_operator', 'tenant_viewer', 'tenant_auditor'] as const;
 
@@ -32,6 +33,7 @@ export function AccessPage({ area }: { area: Area }) {
     onSuccess: () => void refresh(),
   });
 
+  const own = (a: Assignment) => a.status === 'active' && a.subject_id === me?.subject_id;
   return (
     <>
       <PageHeader title="Access management" />
@@ -40,50 +42,42 @@ export function AccessPage({ area }: { area: Area }) {
       {list.isPending ? <Loading /> : null}
       <ErrorMessage error={list.error} />
       {list.data ? (
-        <>
-          <table>
-            <caption>Role assignments of tenant {tenantId}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Subject</th>
-                <th scope="col">Role</th>
-                <th scope="col">Status</th>
-                <th scope="col">Updated</th>
-                {canWrite ? <th scope="col">Change</th> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((a) => {
-                const own = a.status === 'active' && a.subject_id === me?.subject_id;
-                return (
-                  <tr key={a.id} data-subject={a.subject_id}>
-                    <td>
-                      {a.subject_id}
-                      {own ? <span className="badge">you</span> : null}
-                    </td>
-                    <td>{a.roles.join(', ')}</td>
-                    <td>{a.status}</td>
-                    <td>{formatTime(a.updated_at)}</td>
-                    {canWrite ? (
-                      <td className="actions">
-                        {a.status === 'active' ? (
-                          <RoleControls
-                            a={a}
-                            own={own}
-                            busy={change.isPending}
-                            onRoles={(roles) => change.mutate({ a, roles })}
-                            onRevoke={() => change.mutate({ a })}
-                          />
-                        ) : null}
-                      </td>
-                    ) : null}
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-          <Pager pager={pager} nextCursor={list.data.next_cursor} />
-        </>
+        <DataTable
+          caption={`Role assignments of tenant ${tenantId}`}
+          columns={[
+            column<Assignment>('Subject', (a) => (
+              <>
+                {a.subject_id}
+                {own(a) ? <span className="badge">you</span> : null}
+              </>
+            )),
+            column<Assignment>('Role', (a) => a.roles.join(', ')),
+            column<Assignment>('Status', (a) => a.status),
+            column<Assignment>('Updated', (a) => formatTime(a.updated_at)),
+            ...(canWrite
+              ? [
+                  column<Assignment>(
+                    'Change',
+                    (a) =>
+                      a.status === 'active' ? (
+                        <RoleControls
+                          a={a}
+                          own={own(a)}
+                          busy={change.isPending}
+                          onRoles={(roles) => change.mutate({ a, roles })}
+                          onRevoke={() => change.mutate({ a })}
+                        />
+                      ) : null,
+                    'actions',
+                  ),
+                ]
+              : []),
+          ]}
+          rows={list.data.data}
+          rowKey={(a) => a.id}
+          rowProps={(a) => ({ 'data-subject': a.subject_id })}
+          pager={{ pager, nextCursor: list.data.next_cursor }}
+        />
       ) : null}
     </>
   );
@@ -142,11 +136,11 @@ function Assign({ base, onDone }: { base: string; onDone(): void }) {
   return (
     <FormCard id="assign-title" title="Assign a role" onSubmit={submit}>
       <div className="row">
-        <label htmlFor="assign-subject">Subject</label>
-        <input
+        <TextField
           id="assign-subject"
+          label="Subject"
           value={subject}
-          onChange={(e) => setSubject(e.target.value)}
+          onChange={setSubject}
           placeholder="dashboard:alice"
           required
         />

@@ -8,12 +8,13 @@ import {
   ErrorMessage,
   Loading,
   PageHeader,
-  Pager,
   SecretOnce,
   formatTime,
   FormCard,
+  TextField,
   useFormMutation,
 } from '../ui';
+import { DataTable, column } from '../table';
 
 const SCOPES = ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'] as const;
 
@@ -68,60 +69,51 @@ export function ApiKeysPage({ area }: { area: Area }) {
       {keys.isPending ? <Loading /> : null}
       <ErrorMessage error={keys.error} />
       {keys.data ? (
-        <>
-          <table>
-            <caption>Keys of tenant {tenantId}</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Key id</th>
-                <th scope="col">Scopes</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-                <th scope="col">Last used</th>
-                {canWrite ? <th scope="col">Actions</th> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.data.map((k) => (
-                <tr key={k.key_id}>
-                  <td>{k.name}</td>
-                  <td>
-                    <code>{k.key_id}</code>
-                  </td>
-                  <td>{k.scopes.join(', ')}</td>
-                  <td>{k.status}</td>
-                  <td>{formatTime(k.created_at)}</td>
-                  <td>{formatTime(k.last_used_at)}</td>
-                  {canWrite ? (
-                    <td className="actions">
-                      {k.status === 'active' ? (
-                        <button type="button" onClick={() => action.mutate({ key: k, op: 'rotate' })}>
-                          Rotate <span className="sr-only">{k.name}</span>
-                        </button>
-                      ) : null}
-                      {k.status === 'staging' ? (
-                        <button type="button" onClick={() => action.mutate({ key: k, op: 'activate' })}>
-                          Activate <span className="sr-only">{k.name}</span>
-                        </button>
-                      ) : null}
-                      {k.status !== 'revoked' ? (
-                        <button
-                          type="button"
-                          className="danger"
-                          onClick={() => action.mutate({ key: k, op: 'revoke' })}
-                        >
-                          Revoke <span className="sr-only">{k.name}</span>
-                        </button>
-                      ) : null}
-                    </td>
-                  ) : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          <Pager pager={pager} nextCursor={keys.data.next_cursor} />
-        </>
+        <DataTable
+          caption={`Keys of tenant ${tenantId}`}
+          columns={[
+            column<ApiKey>('Name', (k) => k.name),
+            column<ApiKey>('Key id', (k) => <code>{k.key_id}</code>),
+            column<ApiKey>('Scopes', (k) => k.scopes.join(', ')),
+            column<ApiKey>('Status', (k) => k.status),
+            column<ApiKey>('Created', (k) => formatTime(k.created_at)),
+            column<ApiKey>('Last used', (k) => formatTime(k.last_used_at)),
+            ...(canWrite
+              ? [
+                  column<ApiKey>(
+                    'Actions',
+                    (k) => (
+                      <>
+                        {k.status === 'active' ? (
+                          <button type="button" onClick={() => action.mutate({ key: k, op: 'rotate' })}>
+                            Rotate <span className="sr-only">{k.name}</span>
+                          </button>
+                        ) : null}
+                        {k.status === 'staging' ? (
+                          <button type="button" onClick={() => action.mutate({ key: k, op: 'activate' })}>
+                            Activate <span className="sr-only">{k.name}</span>
+                          </button>
+                        ) : null}
+                        {k.status !== 'revoked' ? (
+                          <button
+                            type="button"
+                            className="danger"
+                            onClick={() => action.mutate({ key: k, op: 'revoke' })}
+                          >
+                            Revoke <span className="sr-only">{k.name}</span>
+                          </button>
+                        ) : null}
+                      </>
+                    ),
+                    'actions',
+                  ),
+                ]
+              : []),
+          ]}
+          rows={keys.data.data}
+          rowKey={(k) => k.key_id}
+          pager={{ pager, nextCursor: keys.data.next_cursor }}
+        />
       ) : null}
     </>
   );
@@ -147,14 +139,7 @@ function CreateKey({
   return (
     <FormCard id="create-key-title" title="Create a key" onSubmit={submit}>
       <div className="row">
-        <label htmlFor="key-name">Name</label>
-        <input
-          id="key-name"
-          value={name}
-          onChange={(e) => setName(e.target.value)}
-          required
-          maxLength={100}
-        />
+        <TextField id="key-name" label="Name" value={name} onChange={setName} required maxLength={100} />
       </div>
       <fieldset>
         <legend>Scopes</legend>

@@ -9,11 +9,11 @@ import {
   FilterSelect,
   Loading,
   PageHeader,
-  Pager,
   formatTime,
   localTimeToIso,
   usePager,
 } from '../ui';
+import { DataTable, column } from '../table';
 
 interface AuditEvent {
   id: string;
@@ -22,6 +22,14 @@ interface AuditEvent {
   actor: { type: string; key_id?: string; subject_id?: string };
   resource: { type: string; id: string } | null;
 }
+
+const COLUMNS = [
+  column<AuditEvent>('Time', (e) => formatTime(e.occurred_at), 'nowrap'),
+  column<AuditEvent>('Type', (e) => e.type),
+  column<AuditEvent>('Actor', (e) => e.actor.subject_id ?? e.actor.key_id ?? e.actor.type),
+  column<AuditEvent>('Resource', (e) => (e.resource ? `${e.resource.type} ${e.resource.id}` : '—')),
+  column<AuditEvent>('Event id', (e) => <code>{e.id}</code>, 'id'),
+];
 
 export function AuditPage() {
   const { session } = useAuth();
@@ -90,35 +98,14 @@ export function AuditPage() {
       {events.isPending ? <Loading /> : null}
       <ErrorMessage error={events.error} />
       {events.data ? (
-        <>
-          <table>
-            <caption>Events, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">Type</th>
-                <th scope="col">Actor</th>
-                <th scope="col">Resource</th>
-                <th scope="col">Event id</th>
-              </tr>
-            </thead>
-            <tbody>
-              {events.data.data.map((e) => (
-                <tr key={e.id}>
-                  <td className="nowrap">{formatTime(e.occurred_at)}</td>
-                  <td>{e.type}</td>
-                  <td>{e.actor.subject_id ?? e.actor.key_id ?? e.actor.type}</td>
-                  <td>{e.resource ? `${e.resource.type} ${e.resource.id}` : '—'}</td>
-                  <td className="id">
-                    <code>{e.id}</code>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {events.data.data.length === 0 ? <p>No events.</p> : null}
-          <Pager pager={pager} nextCursor={events.data.next_cursor} />
-        </>
+        <DataTable
+          caption="Events, newest first"
+          columns={COLUMNS}
+          rows={events.data.data}
+          rowKey={(e) => e.id}
+          empty="No events."
+          pager={{ pager, nextCursor: events.data.next_cursor }}
+        />
       ) : null}
     </>
   );

@@ -3,6 +3,7 @@ import { allPages, call } from '../api';
 import { useAuth } from '../auth';
 import { BarChart } from '../chart';
 import { ErrorMessage, Loading, PageHeader, formatTime } from '../ui';
+import { DataTable, column } from '../table';
 
 interface Bucket {
   rate: number;
@@ -32,6 +33,17 @@ const ENDPOINT_LABELS: Record<string, string> = {
 };
 
 const n = (x: number) => x.toLocaleString('en');
+
+interface Limit {
+  key: string;
+  label: string;
+  bucket: Bucket;
+}
+const LIMIT_COLUMNS = [
+  column<Limit>('Limit', (l) => l.label),
+  column<Limit>('Rate (per second)', (l) => l.bucket.rate),
+  column<Limit>('Burst', (l) => l.bucket.burst),
+];
 
 export function BillingPage() {
   const { session } = useAuth();
@@ -70,30 +82,19 @@ export function BillingPage() {
           </section>
           <UsageBars usage={usage.data} keys={keys.data?.items ?? []} />
           <MonthChart usage={usage.data} />
-          <table>
-            <caption>Rate limits of the {usage.data.plan} plan (per API key or subject)</caption>
-            <thead>
-              <tr>
-                <th scope="col">Limit</th>
-                <th scope="col">Rate (per second)</th>
-                <th scope="col">Burst</th>
-              </tr>
-            </thead>
-            <tbody>
-              <tr>
-                <td>every request</td>
-                <td>{usage.data.limits.global.rate}</td>
-                <td>{usage.data.limits.global.burst}</td>
-              </tr>
-              {Object.entries(usage.data.limits.endpoints).map(([name, b]) => (
-                <tr key={name}>
-                  <td>{ENDPOINT_LABELS[name] ?? name}</td>
-                  <td>{b.rate}</td>
-                  <td>{b.burst}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            caption={`Rate limits of the ${usage.data.plan} plan (per API key or subject)`}
+            columns={LIMIT_COLUMNS}
+            rows={[
+              { key: '', label: 'every request', bucket: usage.data.limits.global },
+              ...Object.entries(usage.data.limits.endpoints).map(([key, bucket]) => ({
+                key,
+                label: ENDPOINT_LABELS[key] ?? key,
+                bucket,
+              })),
+            ]}
+            rowKey={(l) => l.key}
+          />
         </>
       ) : null}
     </>

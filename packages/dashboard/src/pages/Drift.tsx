@@ -3,8 +3,15 @@ import { allPages, call } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
 import type { Session } from '../session';
-import { accessDiff, type AccessSnapshot, type AssignmentEntry, type KeyEntry } from '../drift';
+import {
+  accessDiff,
+  type AccessSnapshot,
+  type AssignmentEntry,
+  type KeyEntry,
+  type Difference,
+} from '../drift';
 import { ErrorMessage, Loading, PageHeader, formatTime } from '../ui';
+import { DataTable, column } from '../table';
 
 /** The audit trail's access-configuration changes (SPEC §10): keys, scopes, roles, widget origins. */
 export const ACCESS_EVENT_TYPES = [
@@ -47,6 +54,20 @@ const actorText = (a: Actor | null | undefined) =>
         : a.type === 'operator'
           ? 'the platform operator'
           : a.type;
+
+const DIFFERENCE_COLUMNS = [
+  column<Difference>('What', (d) => d.kind),
+  column<Difference>('Change', (d) => d.change),
+  column<Difference>('Which', (d) => d.what),
+  column<Difference>('Detail', (d) => d.detail),
+];
+
+const EVENT_COLUMNS = [
+  column<AuditEvent>('Time', (e) => formatTime(e.occurred_at)),
+  column<AuditEvent>('Event', (e) => e.type),
+  column<AuditEvent>('Resource', (e) => (e.resource ? `${e.resource.type} ${e.resource.id}` : '—')),
+  column<AuditEvent>('By', (e) => actorText(e.actor)),
+];
 
 /** The tenant's access configuration now, read through the same lists the other areas use. */
 async function currentAccess(session: Session | null, tenantId: string): Promise<AccessSnapshot> {
@@ -154,27 +175,14 @@ export function DriftPage({ area }: { area: Area }) {
             differences.length === 0 ? (
               <p data-testid="no-differences">The access configuration is the same as at the baseline.</p>
             ) : (
-              <table data-testid="differences">
-                <caption>What differs now from the baseline of {formatTime(savedAt)}</caption>
-                <thead>
-                  <tr>
-                    <th scope="col">What</th>
-                    <th scope="col">Change</th>
-                    <th scope="col">Which</th>
-                    <th scope="col">Detail</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {differences.map((d) => (
-                    <tr key={`${d.kind} ${d.change} ${d.what}`} data-kind={d.kind} data-change={d.change}>
-                      <td>{d.kind}</td>
-                      <td>{d.change}</td>
-                      <td>{d.what}</td>
-                      <td>{d.detail}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
+              <DataTable
+                testId="differences"
+                caption={`What differs now from the baseline of ${formatTime(savedAt)}`}
+                columns={DIFFERENCE_COLUMNS}
+                rows={differences}
+                rowKey={(d) => `${d.kind} ${d.change} ${d.what}`}
+                rowProps={(d) => ({ 'data-kind': d.kind, 'data-change': d.change })}
+              />
             )
           ) : null}
           {current.data?.truncated ? (
@@ -203,27 +211,14 @@ export function DriftPage({ area }: { area: Area }) {
                     broker, a moment after the change.
                   </p>
                 ) : (
-                  <table data-testid="trail">
-                    <caption>Access events since {formatTime(savedAt)}, newest first</caption>
-                    <thead>
-                      <tr>
-                        <th scope="col">Time</th>
-                        <th scope="col">Event</th>
-                        <th scope="col">Resource</th>
-                        <th scope="col">By</th>
-                      </tr>
-                    </thead>
-                    <tbody>
-                      {events.data.items.map((e) => (
-                        <tr key={e.id} data-type={e.type}>
-                          <td>{formatTime(e.occurred_at)}</td>
-                          <td>{e.type}</td>
-                          <td>{e.resource ? `${e.resource.type} ${e.resource.id}` : '—'}</td>
-                          <td>{actorText(e.actor)}</td>
-                        </tr>
-                      ))}
-                    </tbody>
-                  </table>
+                  <DataTable
+                    testId="trail"
+                    caption={`Access events since ${formatTime(savedAt)}, newest first`}
+                    columns={EVENT_COLUMNS}
+                    rows={events.data.items}
+                    rowKey={(e) => e.id}
+                    rowProps={(e) => ({ 'data-type': e.type })}
+                  />
                 )
               ) : null}
               {events.data?.truncated ? (

@@ -1,10 +1,10 @@
-import type { ReactNode } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { allPages } from '../api';
 import { useAuth } from '../auth';
 import { BarChart } from '../chart';
 import { ErrorMessage, Loading, PageHeader, formatTime } from '../ui';
+import { DataTable, column, type ColumnDef } from '../table';
 
 const STATES = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'] as const;
 const DAY = 86_400_000;
@@ -41,6 +41,24 @@ export const expiringWithin7Days = (m: Mandate, now: number) =>
   !!m.expires_at &&
   Date.parse(m.expires_at) > now &&
   Date.parse(m.expires_at) - now <= 7 * DAY;
+
+const MANDATE_COLUMNS = [
+  column<Mandate>('Mandate', (m) => <Link to={`/mandates/${m.id}`}>{m.id}</Link>),
+  column<Mandate>('Principal', (m) => m.principal.id),
+  column<Mandate>('Delegate', (m) => m.delegate.id),
+  column<Mandate>('Expires', (m) => formatTime(m.expires_at)),
+];
+const KEY_COLUMNS = [
+  column<ApiKey>('Key', (k) => k.key_id),
+  column<ApiKey>('Name', (k) => k.name),
+  column<ApiKey>('Status', (k) => k.status),
+  column<ApiKey>('Last used', (k) => (k.last_used_at ? formatTime(k.last_used_at) : 'never')),
+];
+const ROLE_COLUMNS = [
+  column<Assignment>('Subject', (a) => a.subject_id),
+  column<Assignment>('Roles', (a) => a.roles.join(', ')),
+  column<Assignment>('Since', (a) => formatTime(a.updated_at)),
+];
 
 export function GovernancePage() {
   const { session, permissions } = useAuth();
@@ -80,19 +98,11 @@ export function GovernancePage() {
           id="gov-expiring"
           title="Expiring within 7 days"
           empty="No active mandate expires within 7 days."
-          head={['Mandate', 'Principal', 'Delegate', 'Expires']}
+          columns={MANDATE_COLUMNS}
           rows={mandates.data.items
             .filter((m) => expiringWithin7Days(m, now))
-            .sort((a, b) => Date.parse(a.expires_at!) - Date.parse(b.expires_at!))
-            .map((m) => [
-              m.id,
-              <Link key="l" to={`/mandates/${m.id}`}>
-                {m.id}
-              </Link>,
-              m.principal.id,
-              m.delegate.id,
-              formatTime(m.expires_at),
-            ])}
+            .sort((a, b) => Date.parse(a.expires_at!) - Date.parse(b.expires_at!))}
+          rowKey={(m) => m.id}
         />
       ) : null}
 
@@ -104,31 +114,17 @@ export function GovernancePage() {
             id="gov-unused"
             title="API keys unused for 30 days"
             empty="Every active key was used (or created) within the last 30 days."
-            head={['Key', 'Name', 'Status', 'Last used']}
-            rows={keys.data.items
-              .filter((k) => unusedFor30Days(k, now))
-              .map((k) => [
-                k.key_id,
-                k.key_id,
-                k.name,
-                k.status,
-                k.last_used_at ? formatTime(k.last_used_at) : 'never',
-              ])}
+            columns={KEY_COLUMNS}
+            rows={keys.data.items.filter((k) => unusedFor30Days(k, now))}
+            rowKey={(k) => k.key_id}
           />
           <Listing
             id="gov-admin-keys"
             title="API keys holding tenants:admin"
             empty="No active key holds tenants:admin."
-            head={['Key', 'Name', 'Status', 'Last used']}
-            rows={keys.data.items
-              .filter((k) => k.status !== 'revoked' && k.scopes.includes('tenants:admin'))
-              .map((k) => [
-                k.key_id,
-                k.key_id,
-                k.name,
-                k.status,
-                k.last_used_at ? formatTime(k.last_used_at) : 'never',
-              ])}
+            columns={KEY_COLUMNS}
+            rows={keys.data.items.filter((k) => k.status !== 'revoked' && k.scopes.includes('tenants:admin'))}
+            rowKey={(k) => k.key_id}
           />
         </>
       ) : null}
@@ -139,13 +135,9 @@ export function GovernancePage() {
           id="gov-roles"
           title="Role assignments"
           empty="No active role assignment."
-          head={['Subject', 'Roles', 'Since']}
-          rows={roles.data.items.map((a) => [
-            a.id,
-            a.subject_id,
-            a.roles.join(', '),
-            formatTime(a.updated_at),
-          ])}
+          columns={ROLE_COLUMNS}
+          rows={roles.data.items}
+          rowKey={(a) => a.id}
         />
       ) : null}
     </>
@@ -178,49 +170,28 @@ function StateChart({ mandates, truncated }: { mandates: Mandate[]; truncated: b
   );
 }
 
-/** A titled table; each row's first cell is its key. */
-function Listing({
+/** A titled list: its count in the heading, `empty` where it has no rows. */
+function Listing<T>({
   id,
   title,
   empty,
-  head,
+  columns,
   rows,
+  rowKey,
 }: {
   id: string;
   title: string;
   empty: string;
-  head: string[];
-  rows: [string, ...ReactNode[]][];
+  columns: ColumnDef<T>[];
+  rows: T[];
+  rowKey(row: T): string;
 }) {
   return (
     <section className="card" aria-labelledby={`${id}-title`} data-testid={id}>
       <h2 id={`${id}-title`}>
         {title} <span className="badge">{rows.length}</span>
       </h2>
-      {rows.length === 0 ? (
-        <p>{empty}</p>
-      ) : (
-        <table>
-          <thead>
-            <tr>
-              {head.map((h) => (
-                <th key={h} scope="col">
-                  {h}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map(([key, ...cells]) => (
-              <tr key={key}>
-                {cells.map((c, i) => (
-                  <td key={i}>{c}</td>
-                ))}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      {rows.length === 0 ? <p>{empty}</p> : <DataTable columns={columns} rows={rows} rowKey={rowKey} />}
     </section>
   );
 }

@@ -4,16 +4,8 @@ import { Link, useParams } from 'react-router';
 import { call, qs, type Page } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
-import {
-  ErrorMessage,
-  Loading,
-  PageHeader,
-  Pager,
-  formatTime,
-  FilterInput,
-  FilterSelect,
-  usePager,
-} from '../ui';
+import { ErrorMessage, Loading, PageHeader, formatTime, FilterInput, FilterSelect, usePager } from '../ui';
+import { DataTable, column } from '../table';
 import { Evidence } from './Evidence';
 
 const STATES = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'] as const;
@@ -41,6 +33,15 @@ interface AuditEvent {
   actor: { type: string; key_id?: string; subject_id?: string };
   data: Record<string, unknown>;
 }
+
+const COLUMNS = [
+  column<Mandate>('Mandate', (m) => <Link to={`/mandates/${m.id}`}>{m.id}</Link>),
+  column<Mandate>('Principal', (m) => m.principal.id),
+  column<Mandate>('Delegate', (m) => m.delegate.id),
+  column<Mandate>('Actions', (m) => m.scope.actions.join(', ')),
+  column<Mandate>('State', (m) => m.state),
+  column<Mandate>('Created', (m) => formatTime(m.created_at)),
+];
 
 export function MandatesPage() {
   const { session } = useAuth();
@@ -95,37 +96,14 @@ export function MandatesPage() {
       {list.isPending ? <Loading /> : null}
       <ErrorMessage error={list.error} />
       {list.data ? (
-        <>
-          <table>
-            <caption>Mandates, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Mandate</th>
-                <th scope="col">Principal</th>
-                <th scope="col">Delegate</th>
-                <th scope="col">Actions</th>
-                <th scope="col">State</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((m) => (
-                <tr key={m.id}>
-                  <td>
-                    <Link to={`/mandates/${m.id}`}>{m.id}</Link>
-                  </td>
-                  <td>{m.principal.id}</td>
-                  <td>{m.delegate.id}</td>
-                  <td>{m.scope.actions.join(', ')}</td>
-                  <td>{m.state}</td>
-                  <td>{formatTime(m.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {list.data.data.length === 0 ? <p>No mandates.</p> : null}
-          <Pager pager={pager} nextCursor={list.data.next_cursor} />
-        </>
+        <DataTable
+          caption="Mandates, newest first"
+          columns={COLUMNS}
+          rows={list.data.data}
+          rowKey={(m) => m.id}
+          empty="No mandates."
+          pager={{ pager, nextCursor: list.data.next_cursor }}
+        />
       ) : null}
     </>
   );

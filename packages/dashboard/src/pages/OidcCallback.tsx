@@ -5,7 +5,7 @@ import { useAuth } from '../auth';
 import { useDashboardConfig } from '../config';
 import { memberSession } from '../member-sign-in';
 import { completeOidcSignIn, oidcToken, subjectOf } from '../oidc';
-import { ErrorMessage, Loading } from '../ui';
+import { ErrorMessage, Loading, TenantForm } from '../ui';
 
 /**
  * /dashboard/callback: the provider sends the browser back here with `code` and `state`. They leave
@@ -78,17 +78,9 @@ export function OidcCallback() {
               ) : null}
               . Which tenant do you work in?
             </p>
-            <form onSubmit={choose} className="row">
-              <label htmlFor="oidc-tenant">Tenant id</label>
-              <input
-                id="oidc-tenant"
-                value={tenantId}
-                onChange={(e) => setTenantId(e.target.value)}
-                placeholder="tnt_…"
-                required
-              />
-              <button type="submit">Continue</button>
-            </form>
+            <TenantForm id="oidc-tenant" value={tenantId} onChange={setTenantId} onSubmit={choose}>
+              Continue
+            </TenantForm>
           </>
         ) : error ? null : (
           <Loading />

@@ -6,13 +6,13 @@ import {
   ErrorMessage,
   Loading,
   PageHeader,
-  Pager,
   SecretOnce,
   formatTime,
   usePager,
   FilterSelect,
   useFormMutation,
 } from '../ui';
+import { DataTable, column } from '../table';
 
 const ONBOARDING_STATUSES = ['PENDING', 'APPROVED', 'REJECTED'] as const;
 
@@ -111,6 +111,14 @@ interface Tenant {
   created_at: string;
 }
 
+const TENANT_COLUMNS = [
+  column<Tenant>('Name', (t) => t.name),
+  column<Tenant>('Tenant id', (t) => <code>{t.id}</code>),
+  column<Tenant>('Plan', (t) => t.plan),
+  column<Tenant>('Status', (t) => t.status),
+  column<Tenant>('Created', (t) => formatTime(t.created_at)),
+];
+
 /** GET /v1/platform/tenants: every tenant of the platform, newest first. */
 function Tenants() {
   const { session } = useAuth();
@@ -126,35 +134,16 @@ function Tenants() {
       {tenants.isPending ? <Loading /> : null}
       <ErrorMessage error={tenants.error} />
       {tenants.data ? (
-        <>
-          <table data-testid="tenants">
-            <caption>Tenants of the platform, newest first</caption>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Tenant id</th>
-                <th scope="col">Plan</th>
-                <th scope="col">Status</th>
-                <th scope="col">Created</th>
-              </tr>
-            </thead>
-            <tbody>
-              {tenants.data.data.map((t) => (
-                <tr key={t.id} data-tenant={t.id}>
-                  <td>{t.name}</td>
-                  <td>
-                    <code>{t.id}</code>
-                  </td>
-                  <td>{t.plan}</td>
-                  <td>{t.status}</td>
-                  <td>{formatTime(t.created_at)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {tenants.data.data.length === 0 ? <p>No tenants yet.</p> : null}
-          <Pager pager={pager} nextCursor={tenants.data.next_cursor} />
-        </>
+        <DataTable
+          testId="tenants"
+          caption="Tenants of the platform, newest first"
+          columns={TENANT_COLUMNS}
+          rows={tenants.data.data}
+          rowKey={(t) => t.id}
+          rowProps={(t) => ({ 'data-tenant': t.id })}
+          empty="No tenants yet."
+          pager={{ pager, nextCursor: tenants.data.next_cursor }}
+        />
       ) : null}
     </section>
   );
@@ -220,63 +209,52 @@ function Onboarding() {
       {list.isPending ? <Loading /> : null}
       <ErrorMessage error={list.error} />
       {list.data ? (
-        <>
-          <table>
-            <caption>Onboarding requests ({status.toLowerCase()})</caption>
-            <thead>
-              <tr>
-                <th scope="col">Organization</th>
-                <th scope="col">Contact</th>
-                <th scope="col">Country</th>
-                <th scope="col">Use case</th>
-                <th scope="col">Requested</th>
-                <th scope="col">Decision</th>
-              </tr>
-            </thead>
-            <tbody>
-              {list.data.data.map((r) => (
-                <tr key={r.id}>
-                  <td>{r.organization_name}</td>
-                  <td>{r.contact_email}</td>
-                  <td>{r.country}</td>
-                  <td>{r.use_case}</td>
-                  <td>{formatTime(r.created_at)}</td>
-                  <td className="actions">
-                    {r.status === 'PENDING' ? (
-                      <div className="row">
-                        <button type="button" onClick={() => decide.mutate({ r, op: 'approve' })}>
-                          Approve <span className="sr-only">{r.organization_name}</span>
-                        </button>
-                        <label htmlFor={`reason-${r.id}`} className="sr-only">
-                          Rejection reason for {r.organization_name}
-                        </label>
-                        <input
-                          id={`reason-${r.id}`}
-                          placeholder="Reason"
-                          value={reasons[r.id] ?? ''}
-                          onChange={(e) => setReasons((s) => ({ ...s, [r.id]: e.target.value }))}
-                        />
-                        <button
-                          type="button"
-                          className="danger"
-                          onClick={() => decide.mutate({ r, op: 'reject' })}
-                        >
-                          Reject <span className="sr-only">{r.organization_name}</span>
-                        </button>
-                      </div>
-                    ) : r.status === 'APPROVED' ? (
-                      `approved → ${r.tenant_id ?? ''}`
-                    ) : (
-                      `rejected${r.rejection_reason ? `: ${r.rejection_reason}` : ''}`
-                    )}
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {list.data.data.length === 0 ? <p>No {status.toLowerCase()} requests.</p> : null}
-          <Pager pager={pager} nextCursor={list.data.next_cursor} />
-        </>
+        <DataTable
+          caption={`Onboarding requests (${status.toLowerCase()})`}
+          columns={[
+            column<OnboardingRequest>('Organization', (r) => r.organization_name),
+            column<OnboardingRequest>('Contact', (r) => r.contact_email),
+            column<OnboardingRequest>('Country', (r) => r.country),
+            column<OnboardingRequest>('Use case', (r) => r.use_case),
+            column<OnboardingRequest>('Requested', (r) => formatTime(r.created_at)),
+            column<OnboardingRequest>(
+              'Decision',
+              (r) =>
+                r.status === 'PENDING' ? (
+                  <div className="row">
+                    <button type="button" onClick={() => decide.mutate({ r, op: 'approve' })}>
+                      Approve <span className="sr-only">{r.organization_name}</span>
+                    </button>
+                    <label htmlFor={`reason-${r.id}`} className="sr-only">
+                      Rejection reason for {r.organization_name}
+                    </label>
+                    <input
+                      id={`reason-${r.id}`}
+                      placeholder="Reason"
+                      value={reasons[r.id] ?? ''}
+                      onChange={(e) => setReasons((s) => ({ ...s, [r.id]: e.target.value }))}
+                    />
+                    <button
+                      type="button"
+                      className="danger"
+                      onClick={() => decide.mutate({ r, op: 'reject' })}
+                    >
+                      Reject <span className="sr-only">{r.organization_name}</span>
+                    </button>
+                  </div>
+                ) : r.status === 'APPROVED' ? (
+                  `approved → ${r.tenant_id ?? ''}`
+                ) : (
+                  `rejected${r.rejection_reason ? `: ${r.rejection_reason}` : ''}`
+                ),
+              'actions',
+            ),
+          ]}
+          rows={list.data.data}
+          rowKey={(r) => r.id}
+          empty={`No ${status.toLowerCase()} requests.`}
+          pager={{ pager, nextCursor: list.data.next_cursor }}
+        />
       ) : null}
     </section>
   );

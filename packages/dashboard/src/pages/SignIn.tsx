@@ -4,7 +4,7 @@ import { call } from '../api';
 import { useAuth } from '../auth';
 import { useDashboardConfig, type OidcConfig } from '../config';
 import { beginOidcSignIn } from '../oidc';
-import { ErrorMessage } from '../ui';
+import { ErrorMessage, TenantForm, TextField } from '../ui';
 import { WalletSignIn } from './WalletSignIn';
 
 interface Subject {
@@ -102,17 +102,9 @@ function DevSignIn() {
         Embedded mode only (<code>npm start</code>): sign in as any subject that holds a role in a tenant,
         without a password. A deployed gateway never offers this.
       </p>
-      <form onSubmit={list} className="row">
-        <label htmlFor="dev-tenant">Tenant id</label>
-        <input
-          id="dev-tenant"
-          value={tenantId}
-          onChange={(e) => setTenantId(e.target.value)}
-          placeholder="tnt_…"
-          required
-        />
-        <button type="submit">List subjects</button>
-      </form>
+      <TenantForm id="dev-tenant" value={tenantId} onChange={setTenantId} onSubmit={list}>
+        List subjects
+      </TenantForm>
       {subjects && subjects.length === 0 ? <p>No subject has an active role in this tenant.</p> : null}
       {subjects && subjects.length > 0 ? (
         <ul className="subjects" aria-label="Subjects of the tenant">
@@ -154,13 +146,13 @@ function OperatorSignIn() {
       <h2 id="operator-title">Operator console</h2>
       <p>For the platform operator: sign in with the operator token (OPERATOR_TOKEN).</p>
       <form onSubmit={submit} className="row">
-        <label htmlFor="operator-token">Operator token</label>
-        <input
+        <TextField
           id="operator-token"
+          label="Operator token"
           type="password"
           autoComplete="off"
           value={token}
-          onChange={(e) => setToken(e.target.value)}
+          onChange={setToken}
           required
         />
         <button type="submit">Sign in as operator</button>

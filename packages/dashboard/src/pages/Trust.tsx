@@ -3,7 +3,8 @@ import { useQuery } from '@tanstack/react-query';
 import { call, qs, type Page } from '../api';
 import { useAuth } from '../auth';
 import type { CheckResult } from '../evidence/check';
-import { ErrorMessage, FilterSelect, Loading, PageHeader, Pager, formatTime, usePager } from '../ui';
+import { ErrorMessage, FilterSelect, Loading, PageHeader, formatTime, usePager } from '../ui';
+import { DataTable, column } from '../table';
 import { CheckList } from './Evidence';
 
 interface Jwk {
@@ -64,33 +65,23 @@ export function TrustPage() {
         {jwks.isPending ? <Loading /> : null}
         <ErrorMessage error={jwks.error} />
         {jwks.data ? (
-          <table>
-            <caption>GET /v1/.well-known/jwks.json: every key that checks a mandate signature</caption>
-            <thead>
-              <tr>
-                <th scope="col">Key id (kid)</th>
-                <th scope="col">Algorithm</th>
-                <th scope="col">Curve</th>
-                <th scope="col">Role</th>
-                {canMandates ? <th scope="col">On recent mandates</th> : null}
-              </tr>
-            </thead>
-            <tbody>
-              {jwks.data.keys.map((k, i) => (
-                <tr key={k.kid} data-kid={k.kid}>
-                  <td>
-                    <code>{k.kid}</code>
-                  </td>
-                  <td>{k.alg}</td>
-                  <td>{k.crv}</td>
-                  <td data-testid={i === 0 ? 'signs-now' : undefined}>
-                    {i === 0 ? 'signs now' : 'published (checks older signatures)'}
-                  </td>
-                  {canMandates ? <td>{seen.has(k.kid) ? 'yes' : 'no'}</td> : null}
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            caption="GET /v1/.well-known/jwks.json: every key that checks a mandate signature"
+            columns={[
+              column<Jwk>('Key id (kid)', (k) => <code>{k.kid}</code>),
+              column<Jwk>('Algorithm', (k) => k.alg),
+              column<Jwk>('Curve', (k) => k.crv),
+              column<Jwk>('Role', (_, i) => (i === 0 ? 'signs now' : 'published (checks older signatures)'), {
+                testId: (_, i) => (i === 0 ? 'signs-now' : undefined),
+              }),
+              ...(canMandates
+                ? [column<Jwk>('On recent mandates', (k) => (seen.has(k.kid) ? 'yes' : 'no'))]
+                : []),
+            ]}
+            rows={jwks.data.keys}
+            rowKey={(k) => k.kid}
+            rowProps={(k) => ({ 'data-kid': k.kid })}
+          />
         ) : null}
         <ErrorMessage error={recent.error} />
       </section>
@@ -155,39 +146,24 @@ function WalletSessions() {
       {sessions.isPending ? <Loading /> : null}
       <ErrorMessage error={sessions.error} />
       {sessions.data ? (
-        <>
-          <table data-testid="wallet-sessions">
-            <caption>OpenID4VP sessions, newest first; the disclosed claims are never listed</caption>
-            <thead>
-              <tr>
-                <th scope="col">Session</th>
-                <th scope="col">Purpose</th>
-                <th scope="col">State</th>
-                <th scope="col">Started</th>
-                <th scope="col">Answered</th>
-                <th scope="col">Issuer</th>
-                <th scope="col">Used by</th>
-              </tr>
-            </thead>
-            <tbody>
-              {sessions.data.data.map((s) => (
-                <tr key={s.id} data-session={s.id}>
-                  <td>
-                    <code>{s.id}</code>
-                  </td>
-                  <td>{s.purpose.replace('_', '-')}</td>
-                  <td>{sessionState(s, now)}</td>
-                  <td>{formatTime(s.created_at)}</td>
-                  <td>{formatTime(s.answered_at)}</td>
-                  <td>{s.issuer ?? '—'}</td>
-                  <td>{s.consumed_by ?? '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {sessions.data.data.length === 0 ? <p>No wallet verification sessions.</p> : null}
-          <Pager pager={pager} nextCursor={sessions.data.next_cursor} />
-        </>
+        <DataTable
+          testId="wallet-sessions"
+          caption="OpenID4VP sessions, newest first; the disclosed claims are never listed"
+          columns={[
+            column<WalletSession>('Session', (s) => <code>{s.id}</code>),
+            column<WalletSession>('Purpose', (s) => s.purpose.replace('_', '-')),
+            column<WalletSession>('State', (s) => sessionState(s, now)),
+            column<WalletSession>('Started', (s) => formatTime(s.created_at)),
+            column<WalletSession>('Answered', (s) => formatTime(s.answered_at)),
+            column<WalletSession>('Issuer', (s) => s.issuer ?? '—'),
+            column<WalletSession>('Used by', (s) => s.consumed_by ?? '—'),
+          ]}
+          rows={sessions.data.data}
+          rowKey={(s) => s.id}
+          rowProps={(s) => ({ 'data-session': s.id })}
+          empty="No wallet verification sessions."
+          pager={{ pager, nextCursor: sessions.data.next_cursor }}
+        />
       ) : null}
     </section>
   );

@@ -4,7 +4,8 @@ import { Link } from 'react-router';
 import { call, qs, type Page } from '../api';
 import { useAuth } from '../auth';
 import { BarChart } from '../chart';
-import { ErrorMessage, Loading, PageHeader, FormCard, formatTime, useFormMutation } from '../ui';
+import { ErrorMessage, Loading, PageHeader, FormCard, TextField, formatTime, useFormMutation } from '../ui';
+import { DataTable, column } from '../table';
 
 interface Decision {
   decision: 'ALLOW' | 'DENY';
@@ -20,8 +21,7 @@ export function VerifyPage() {
   const queryClient = useQueryClient();
   const canEvents = !!permissions?.includes('events:read');
   const [form, setForm] = useState({ mandate_id: '', action: '', amount: '', currency: '', resource: '' });
-  const set = (k: keyof typeof form) => (e: { target: { value: string } }) =>
-    setForm((f) => ({ ...f, [k]: e.target.value }));
+  const set = (k: keyof typeof form) => (value: string) => setForm((f) => ({ ...f, [k]: value }));
   const [verify, submit] = useFormMutation({
     mutationFn: () =>
       call<Decision>(session, 'POST', '/v1/verify', {
@@ -46,11 +46,16 @@ export function VerifyPage() {
       </p>
       <FormCard id="verify-title" title="Request" onSubmit={submit}>
         <div className="row">
-          <label htmlFor="v-mandate">Mandate id</label>
-          <input id="v-mandate" value={form.mandate_id} onChange={set('mandate_id')} required />
-          <label htmlFor="v-action">Action</label>
-          <input
+          <TextField
+            id="v-mandate"
+            label="Mandate id"
+            value={form.mandate_id}
+            onChange={set('mandate_id')}
+            required
+          />
+          <TextField
             id="v-action"
+            label="Action"
             value={form.action}
             onChange={set('action')}
             placeholder="payments:create"
@@ -58,24 +63,23 @@ export function VerifyPage() {
           />
         </div>
         <div className="row">
-          <label htmlFor="v-amount">Amount (minor units)</label>
-          <input
+          <TextField
             id="v-amount"
+            label="Amount (minor units)"
             inputMode="numeric"
             pattern="[0-9]*"
             value={form.amount}
             onChange={set('amount')}
           />
-          <label htmlFor="v-currency">Currency</label>
-          <input
+          <TextField
             id="v-currency"
+            label="Currency"
             value={form.currency}
             onChange={set('currency')}
             placeholder="EUR"
             maxLength={3}
           />
-          <label htmlFor="v-resource">Resource</label>
-          <input id="v-resource" value={form.resource} onChange={set('resource')} />
+          <TextField id="v-resource" label="Resource" value={form.resource} onChange={set('resource')} />
         </div>
         <button type="submit" disabled={verify.isPending}>
           Verify
@@ -127,6 +131,18 @@ interface VerificationStats {
 }
 
 /** The chart's bars: the last 24 UTC hours or 14 UTC days, the current one (partial) included. */
+const RECENT_COLUMNS = [
+  column<VerificationEvent>('Time', (e) => formatTime(e.occurred_at)),
+  column<VerificationEvent>('Mandate', (e) =>
+    e.resource ? <Link to={`/mandates/${e.resource.id}`}>{e.resource.id}</Link> : '—',
+  ),
+  column<VerificationEvent>('Action', (e) => e.data.input?.action ?? '—'),
+  column<VerificationEvent>('Decision', (e) => e.data.decision, {
+    className: (e) => (e.data.decision === 'ALLOW' ? 'decision-allow' : 'decision-deny'),
+  }),
+  column<VerificationEvent>('Reason', (e) => e.data.reason),
+];
+
 function chartData(range: ChartWindow, stats: VerificationStats) {
   return stats.buckets.map((b) => ({
     key: b.start.slice(0, range === '24h' ? 13 : 10),
@@ -219,31 +235,13 @@ function RecentVerifications() {
         recent.data.data.length === 0 ? (
           <p>No verification yet.</p>
         ) : (
-          <table>
-            <caption>The newest verifications</caption>
-            <thead>
-              <tr>
-                <th scope="col">Time</th>
-                <th scope="col">Mandate</th>
-                <th scope="col">Action</th>
-                <th scope="col">Decision</th>
-                <th scope="col">Reason</th>
-              </tr>
-            </thead>
-            <tbody>
-              {recent.data.data.map((e) => (
-                <tr key={e.id} data-testid="recent-verification">
-                  <td>{formatTime(e.occurred_at)}</td>
-                  <td>{e.resource ? <Link to={`/mandates/${e.resource.id}`}>{e.resource.id}</Link> : '—'}</td>
-                  <td>{e.data.input?.action ?? '—'}</td>
-                  <td className={e.data.decision === 'ALLOW' ? 'decision-allow' : 'decision-deny'}>
-                    {e.data.decision}
-                  </td>
-                  <td>{e.data.reason}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
+          <DataTable
+            caption="The newest verifications"
+            columns={RECENT_COLUMNS}
+            rows={recent.data.data}
+            rowKey={(e) => e.id}
+            rowProps={() => ({ 'data-testid': 'recent-verification' })}
+          />
         )
       ) : null}
     </section>

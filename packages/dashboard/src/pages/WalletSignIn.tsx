@@ -4,7 +4,7 @@ import { ApiError, call } from '../api';
 import { useAuth } from '../auth';
 import { memberSession } from '../member-sign-in';
 import { QrCode } from '../qr';
-import { ErrorMessage } from '../ui';
+import { ErrorMessage, TenantForm } from '../ui';
 
 interface Started {
   id: string;
@@ -118,17 +118,9 @@ export function WalletSignIn() {
         Scan the code with an EU digital identity wallet that holds your PID; your role in the tenant decides
         what you see.
       </p>
-      <form onSubmit={start} className="row">
-        <label htmlFor="wallet-tenant">Tenant id</label>
-        <input
-          id="wallet-tenant"
-          value={tenantId}
-          onChange={(e) => setTenantId(e.target.value)}
-          placeholder="tnt_…"
-          required
-        />
-        <button type="submit">{started ? 'Start again' : 'Show QR code'}</button>
-      </form>
+      <TenantForm id="wallet-tenant" value={tenantId} onChange={setTenantId} onSubmit={start}>
+        {started ? 'Start again' : 'Show QR code'}
+      </TenantForm>
       {started && waiting ? (
         <div className="wallet-request" data-authorization-request={started.authorization_request}>
           <QrCode value={started.authorization_request} label="QR code of the wallet authorization request" />

@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { call } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
-import { ErrorMessage, Loading, PageHeader, formatTime } from '../ui';
+import { ErrorMessage, Loading, PageHeader, TextField, formatTime } from '../ui';
 
 export interface WidgetConfig {
   allowed_origins: string[];
@@ -61,8 +61,7 @@ export function WidgetPage({ area }: { area: Area }) {
     e.preventDefault();
     if (draft) save.mutate(draft);
   };
-  const set = (k: keyof Draft) => (e: { target: { value: string } }) =>
-    setDraft((d) => (d ? { ...d, [k]: e.target.value } : d));
+  const set = (k: keyof Draft) => (value: string) => setDraft((d) => (d ? { ...d, [k]: value } : d));
 
   return (
     <>
@@ -79,21 +78,21 @@ export function WidgetPage({ area }: { area: Area }) {
                 id="widget-origins"
                 rows={4}
                 value={draft.origins}
-                onChange={set('origins')}
+                onChange={(e) => set('origins')(e.target.value)}
                 placeholder="https://shop.example.com"
               />
               <div className="row">
-                <label htmlFor="widget-color">Primary colour</label>
-                <input
+                <TextField
                   id="widget-color"
+                  label="Primary colour"
                   value={draft.color}
                   onChange={set('color')}
                   placeholder="#0b4f9c"
                   size={9}
                 />
-                <label htmlFor="widget-locale">Locale</label>
-                <input
+                <TextField
                   id="widget-locale"
+                  label="Locale"
                   value={draft.locale}
                   onChange={set('locale')}
                   placeholder="en"
@@ -101,9 +100,9 @@ export function WidgetPage({ area }: { area: Area }) {
                 />
               </div>
               <div className="row">
-                <label htmlFor="widget-logo">Logo URL (https)</label>
-                <input
+                <TextField
                   id="widget-logo"
+                  label="Logo URL (https)"
                   className="wide"
                   value={draft.logo}
                   onChange={set('logo')}

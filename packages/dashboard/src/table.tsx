@@ -1,0 +1,120 @@
+import type { ReactNode } from 'react';
+import {
+  flexRender,
+  getCoreRowModel,
+  useReactTable,
+  type ColumnDef,
+  type RowData,
+} from '@tanstack/react-table';
+import { Pager, type usePager } from './ui';
+
+export type { ColumnDef };
+
+declare module '@tanstack/react-table' {
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars, @typescript-eslint/no-empty-object-type
+  interface ColumnMeta<TData extends RowData, TValue> extends CellOptions<TData> {}
+}
+
+/** How a column's body cells are marked up. */
+export interface CellOptions<T> {
+  /** Their class, or a row's. */
+  className?: string | ((row: T) => string | undefined);
+  /** A cell's data-testid, given its row and the row's index. */
+  testId?(row: T, index: number): string | undefined;
+  /** The cells head their rows: <th scope="row">. */
+  rowHeader?: boolean;
+}
+
+/**
+ * A column: its header, what a row shows in it (given the row and its index), and how its cells are
+ * marked up (a class name alone, or CellOptions).
+ */
+export function column<T>(
+  header: string,
+  cell: (row: T, index: number) => ReactNode,
+  options: string | CellOptions<T> = {},
+): ColumnDef<T> {
+  return {
+    id: header,
+    header,
+    cell: (c) => cell(c.row.original, c.row.index),
+    meta: typeof options === 'string' ? { className: options } : options,
+  };
+}
+
+/**
+ * A list as an accessible table: a caption, a header cell (scope="col") per column, a row per item;
+ * then `empty` where there are no items, and the pager where the list has pages.
+ */
+export function DataTable<T>({
+  caption,
+  columns,
+  rows,
+  rowKey,
+  rowProps,
+  testId,
+  empty,
+  pager,
+}: {
+  /** Its caption (a table in a titled section may go without). */
+  caption?: ReactNode;
+  columns: ColumnDef<T>[];
+  rows: T[];
+  rowKey(row: T): string;
+  /** Attributes of a row's <tr> (data-* hooks). */
+  rowProps?(row: T): Record<string, string | undefined>;
+  testId?: string;
+  empty?: ReactNode;
+  pager?: { pager: ReturnType<typeof usePager>; nextCursor: string | null | undefined };
+}) {
+  const table = useReactTable({
+    data: rows,
+    columns,
+    getCoreRowModel: getCoreRowModel(),
+    getRowId: (row) => rowKey(row),
+  });
+  return (
+    <>
+      <table data-testid={testId}>
+        {caption ? <caption>{caption}</caption> : null}
+        <thead>
+          {table.getHeaderGroups().map((group) => (
+            <tr key={group.id}>
+              {group.headers.map((h) => (
+                <th key={h.id} scope="col">
+                  {flexRender(h.column.columnDef.header, h.getContext())}
+                </th>
+              ))}
+            </tr>
+          ))}
+        </thead>
+        <tbody>
+          {table.getRowModel().rows.map((row) => (
+            <tr key={row.id} {...rowProps?.(row.original)}>
+              {row.getVisibleCells().map((c) => {
+                const meta = c.column.columnDef.meta ?? {};
+                const props = {
+                  className:
+                    typeof meta.className === 'function' ? meta.className(row.original) : meta.className,
+                  'data-testid': meta.testId?.(row.original, row.index),
+                };
+                const content = flexRender(c.column.columnDef.cell, c.getContext());
+                return meta.rowHeader ? (
+                  <th key={c.id} scope="row" {...props}>
+                    {content}
+                  </th>
+                ) : (
+                  <td key={c.id} {...props}>
+                    {content}
+                  </td>
+                );
+              })}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {rows.length === 0 && empty ? <p>{empty}</p> : null}
+      {pager ? <Pager {...pager} /> : null}
+    </>
+  );
+}
