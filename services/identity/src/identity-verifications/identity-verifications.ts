@@ -1,4 +1,5 @@
-import { newId, toPage, type AuditEvent, type CallerContext, type Page } from '@mandate/shared';
+import { newId, type AuditEvent, type CallerContext, type Page } from '@mandate/shared';
+import { listPage } from '../common/store';
 import { nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
 import { TenantNotFound } from '../tenants/tenant';
 import { checkPresentation, sameSecret, type DirectPostResponse } from './check-presentation';
@@ -118,13 +119,11 @@ export async function listIdentityVerifications(
   tenantId: string,
   options: { limit: number; after?: string } & IdentityVerificationFilter,
 ): Promise<Page<IdentityVerification>> {
-  const items = await deps.store.identityVerifications.list(tenantId, {
-    limit: options.limit + 1,
-    before: options.after,
-    status: options.status,
-    purpose: options.purpose,
-  });
-  return toPage(items, options.limit, (v) => v.id);
+  return listPage(
+    (o) => deps.store.identityVerifications.list(tenantId, o),
+    options,
+    (v) => v.id,
+  );
 }
 
 /** Sign-in: the session read by whoever holds its poll token (the browser that started it). */

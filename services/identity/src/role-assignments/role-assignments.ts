@@ -1,4 +1,5 @@
-import { newId, toPage, type CallerContext, type EventType, type Page } from '@mandate/shared';
+import { newId, type CallerContext, type EventType, type Page } from '@mandate/shared';
+import { listPage } from '../common/store';
 import { MAX_WRITE_ATTEMPTS, nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
 import { ConcurrentModification } from '../common/errors';
 import type { Plan } from '../tenants/tenant';
@@ -99,13 +100,11 @@ export async function listRoleAssignments(
   tenantId: string,
   options: { limit: number; after?: string; subjectId?: string; status?: RoleAssignmentStatus },
 ): Promise<Page<RoleAssignment>> {
-  const items = await deps.store.roleAssignments.list(tenantId, {
-    limit: options.limit + 1,
-    before: options.after,
-    subjectId: options.subjectId,
-    status: options.status,
-  });
-  return toPage(items, options.limit, (a) => a.id);
+  return listPage(
+    (o) => deps.store.roleAssignments.list(tenantId, o),
+    options,
+    (a) => a.id,
+  );
 }
 
 export async function getRoleAssignment(
