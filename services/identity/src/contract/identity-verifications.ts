@@ -1,6 +1,6 @@
 import { defineRoute, listQueryShape, pageSchema } from '@mandate/shared';
 import { z } from 'zod';
-import { timestamp } from './common';
+import { timestamp, TENANT_CONFIG_READ } from './common';
 import {
   IDENTITY_VERIFICATION_PURPOSES,
   IDENTITY_VERIFICATION_REASONS,
@@ -131,7 +131,7 @@ export const identityVerificationRoutes = {
     service: 'identity',
     auth: 'tenant',
     scope: 'tenants:admin',
-    permissions: ['tenants:admin', 'tenant:write', 'tenant:read'],
+    permissions: TENANT_CONFIG_READ,
     request: { query: listIdentityVerificationsQuery },
     responses: {
       200: { description: 'A page of sessions', schema: pageSchema(identityVerificationSummarySchema) },
