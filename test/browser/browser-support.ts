@@ -203,3 +203,9 @@ export async function expectAccessible(page: Page, name: string): Promise<void> 
   expect(await axeViolations(page)).toEqual([]);
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
 }
+
+/** Expects that the tab recorded no console or page error, and closes it. */
+export async function closeClean({ page, errors }: { page: Page; errors: string[] }): Promise<void> {
+  expect(errors).toEqual([]);
+  await page.context().close();
+}

@@ -3,6 +3,7 @@ import type { EmbeddedStack } from '../../scripts/embedded';
 import { apiClient } from '../support/stack';
 import {
   SUBJECT,
+  closeClean,
   expectAccessible,
   describeIfChromium,
   devSignIn,
@@ -112,8 +113,7 @@ describeIfChromium('dashboard in a real browser: drift monitoring, wallet sessio
       SUBJECT('tenant_admin'),
     );
     await expectAccessible(page, 'drift');
-    expect(errors).toEqual([]);
-    await page.context().close();
+    await closeClean({ page, errors });
   }, 120_000);
 
   it('when a viewer opens Drift, then it sees the baseline and the comparison, the save button is disabled, the audit trail is explained, and the API answers 403 on PUT', async () => {
@@ -137,8 +137,7 @@ describeIfChromium('dashboard in a real browser: drift monitoring, wallet sessio
     expect(put.status).toBe(403);
     expect(put.body).toMatchObject({ error: 'FORBIDDEN', message: expect.any(String) });
     expect((await api()('GET', `/v1/tenants/${tenantId}/access-baseline`, { auth })).body).toEqual(before);
-    expect(errors).toEqual([]);
-    await page.context().close();
+    await closeClean({ page, errors });
   }, 120_000);
 
   it('when a wallet verification session is started, then Trust operations lists it (state, purpose) without its claims, and the status filter applies', async () => {
@@ -159,8 +158,7 @@ describeIfChromium('dashboard in a real browser: drift monitoring, wallet sessio
     await row.waitFor();
     await page.waitForLoadState('networkidle');
     await expectAccessible(page, 'tenant_auditor-trust-sessions');
-    expect(errors).toEqual([]);
-    await page.context().close();
+    await closeClean({ page, errors });
   }, 120_000);
 
   it('when the operator opens the console, then the tenant list shows this tenant, and a tenant created there appears in it', async () => {
@@ -178,7 +176,6 @@ describeIfChromium('dashboard in a real browser: drift monitoring, wallet sessio
     await page.locator(`tr[data-tenant="${created}"]`, { hasText: 'Listed at once' }).waitFor();
     await page.waitForLoadState('networkidle');
     await expectAccessible(page, 'operator-tenants');
-    expect(errors).toEqual([]);
-    await page.context().close();
+    await closeClean({ page, errors });
   }, 120_000);
 });

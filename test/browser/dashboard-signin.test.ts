@@ -14,6 +14,7 @@ import {
 import { apiClient, freePort } from '../support/stack';
 import {
   ROLE_AREAS,
+  closeClean,
   ROOT,
   expectAccessible,
   describeIfChromium,
@@ -222,8 +223,7 @@ describeIfChromium('dashboard sign-in (OIDC and wallet) in a real browser', () =
         'state',
       ].sort(),
     );
-    expect(errors).toEqual([]);
-    await page.context().close();
+    await closeClean({ page, errors });
   });
 
   it('when the callback carries a state this tab did not send, or no sign-in was started, then no code is exchanged, the address bar is cleaned and nobody is signed in', async () => {
@@ -252,8 +252,7 @@ describeIfChromium('dashboard sign-in (OIDC and wallet) in a real browser', () =
     expect(tokenRequests).toEqual([]);
     expect(await page.evaluate(storedSession)).toBeNull();
     expect(await page.evaluate(storageKeys)).toEqual([]);
-    expect(errors).toEqual([]);
-    await page.context().close();
+    await closeClean({ page, errors });
   });
 
   it("when a token of the same issuer is for another audience, then the gateway refuses it (401); the dashboard's audience is a known subject without a role (404)", async () => {
@@ -322,7 +321,6 @@ describeIfChromium('dashboard sign-in (OIDC and wallet) in a real browser', () =
     const session = (await page.evaluate(storedSession))!;
     expect(session).toMatchObject({ method: 'wallet', tenantId, subjectId });
     expect(decodeJwt(session.token).sub).toBe(subjectId.slice('wallet:'.length));
-    expect(errors).toEqual([]);
-    await page.context().close();
+    await closeClean({ page, errors });
   });
 });

@@ -4,6 +4,7 @@ import type { EmbeddedStack } from '../../scripts/embedded';
 import { apiClient, eventually, README_MANDATE } from '../support/stack';
 import {
   ARTIFACTS,
+  closeClean,
   ROLE_AREAS,
   SUBJECT,
   type AreaId,
@@ -47,6 +48,8 @@ describeIfChromium('dashboard in a real browser', () => {
   let mandateId: string;
   let firstKey: { keyId: string };
   const api = () => apiClient(stack.url);
+  /** A JWT caller on a tenant route: its bearer token, and the tenant it names (X-Tenant-Id). */
+  const asSubject = (token: string) => ({ auth: token, headers: { 'x-tenant-id': tenantId } });
 
   beforeAll(async () => {
     let auth: string;
@@ -150,8 +153,7 @@ describeIfChromium('dashboard in a real browser', () => {
         });
       }
       await page.screenshot({ path: path.join(ARTIFACTS, `${role}-no-access.png`) });
-      expect(errors).toEqual([]);
-      await page.context().close();
+      await closeClean({ page, errors });
     },
     120_000,
   );
@@ -193,8 +195,7 @@ describeIfChromium('dashboard in a real browser', () => {
       // The operator token is refused on tenant routes (it opens /v1/platform/* only).
       expect([401, 403]).toContain(await apiStatus(area, stack.operatorToken, true));
     }
-    expect(errors).toEqual([]);
-    await page.context().close();
+    await closeClean({ page, errors });
   }, 120_000);
 
   it('when a token claims the development issuer but another key signed it, then the API refuses it (401)', async () => {
@@ -207,7 +208,7 @@ describeIfChromium('dashboard in a real browser', () => {
       .setSubject(SUBJECT('tenant_admin'))
       .setExpirationTime('10m')
       .sign(privateKey);
-    const res = await api()('GET', '/v1/me', { auth: forged, headers: { 'x-tenant-id': tenantId } });
+    const res = await api()('GET', '/v1/me', asSubject(forged));
     expect(res.status).toBe(401);
     const config = await api()('GET', '/dashboard/config.json');
     expect(config.body).toEqual({ devSignIn: true });
@@ -228,8 +229,7 @@ describeIfChromium('dashboard in a real browser', () => {
     await page.getByRole('cell', { name: 'browser key', exact: true }).waitFor();
     expect(await page.getByTestId('secret').count()).toBe(0);
     expect(await page.content()).not.toContain(secret!);
-    expect(errors).toEqual([]);
-    await page.context().close();
+    await closeClean({ page, errors });
   }, 120_000);
 
   it("when an admin opens access management, then its own assignment's controls are disabled (and the API refuses with 409)", async () => {
@@ -246,19 +246,18 @@ describeIfChromium('dashboard in a real browser', () => {
     await other.getByRole('cell', { name: 'tenant_auditor', exact: true }).waitFor();
 
     const token = await page.evaluate(sessionToken);
-    const list = await api()('GET', `/v1/tenants/${tenantId}/role-assignments?status=active`, {
-      auth: token,
-      headers: { 'x-tenant-id': tenantId },
-    });
+    const list = await api()(
+      'GET',
+      `/v1/tenants/${tenantId}/role-assignments?status=active`,
+      asSubject(token),
+    );
     const mine = list.body.data.find((a: any) => a.subject_id === SUBJECT('tenant_admin'));
     const revoke = await api()('POST', `/v1/tenants/${tenantId}/role-assignments/${mine.id}/revoke`, {
-      auth: token,
-      headers: { 'x-tenant-id': tenantId },
+      ...asSubject(token),
       body: {},
     });
     expect(revoke.status).toBe(409);
-    expect(errors).toEqual([]);
-    await page.context().close();
+    await closeClean({ page, errors });
   }, 120_000);
   it('when an admin edits the widget configuration, then the live preview follows the draft, the save is kept, and a viewer sees it read-only', async () => {
     const { page, errors } = await openAs('tenant_admin', 'widget');
@@ -279,10 +278,7 @@ describeIfChromium('dashboard in a real browser', () => {
     await page.getByTestId('widget-saved').getByText('Saved.').waitFor();
     await expectAccessible(page, 'tenant_admin-widget-saved');
     const token = await page.evaluate(sessionToken);
-    const saved = await api()('GET', `/v1/tenants/${tenantId}/widget-config`, {
-      auth: token,
-      headers: { 'x-tenant-id': tenantId },
-    });
+    const saved = await api()('GET', `/v1/tenants/${tenantId}/widget-config`, asSubject(token));
     expect(saved.body).toMatchObject({
       allowed_origins: ['https://shop.example.com', 'https://app.example.com'],
       theme: { primary_color: '#ffcc00' },
@@ -296,8 +292,7 @@ describeIfChromium('dashboard in a real browser', () => {
     await viewer.page.getByTestId('widget-preview').getByText('Mandat bestätigen').waitFor();
     const viewerToken = await viewer.page.evaluate(sessionToken);
     const put = await api()('PUT', `/v1/tenants/${tenantId}/widget-config`, {
-      auth: viewerToken,
-      headers: { 'x-tenant-id': tenantId },
+      ...asSubject(viewerToken),
       body: { allowed_origins: [] },
     });
     expect(put.status).toBe(403);
@@ -308,7 +303,7 @@ describeIfChromium('dashboard in a real browser', () => {
   it("when a tenant's key made requests this month, then Billing shows the plan, the days to reset and that key's use as a bar", async () => {
     const { page, errors } = await signedInAs('tenant_admin');
     const token = await page.evaluate(sessionToken);
-    const before = await api()('GET', '/v1/usage', { auth: token, headers: { 'x-tenant-id': tenantId } });
+    const before = await api()('GET', '/v1/usage', asSubject(token));
     expect(before.status).toBe(200);
     await page.goto(`${stack.url}/dashboard/billing`);
     await page.getByRole('heading', { level: 1, name: 'Billing' }).waitFor();
@@ -320,16 +315,14 @@ describeIfChromium('dashboard in a real browser', () => {
     await page.getByTestId(`used-${first.key_id}`).waitFor();
     expect(await page.getByRole('meter', { name: /Quota use of/ }).count()).toBeGreaterThan(0);
     await expectAccessible(page, 'tenant_admin-billing-usage');
-    expect(errors).toEqual([]);
-    await page.context().close();
+    await closeClean({ page, errors });
   }, 120_000);
 
   it('when a mandate expires within 7 days, then Governance counts mandates by state and lists it, the keys holding tenants:admin and the role assignments', async () => {
     const { page, errors } = await signedInAs('tenant_admin');
     const token = await page.evaluate(sessionToken);
     const soon = await api()('POST', '/v1/mandates', {
-      auth: token,
-      headers: { 'x-tenant-id': tenantId },
+      ...asSubject(token),
       body: {
         principal: { id: 'user_bob', type: 'person' },
         delegate: { id: 'agent_soon', type: 'agent' },
@@ -350,17 +343,13 @@ describeIfChromium('dashboard in a real browser', () => {
       .waitFor();
     await page.waitForLoadState('networkidle');
     await expectAccessible(page, 'tenant_admin-governance');
-    expect(errors).toEqual([]);
-    await page.context().close();
+    await closeClean({ page, errors });
   }, 120_000);
 
   it('when a tampered evidence bundle is uploaded in Trust operations, then it fails with the failing check named; the untouched bundle checks out', async () => {
     const { page, errors } = await signedInAs('tenant_admin');
     const token = await page.evaluate(sessionToken);
-    const evidence = await api()('GET', `/v1/mandates/${mandateId}/evidence`, {
-      auth: token,
-      headers: { 'x-tenant-id': tenantId },
-    });
+    const evidence = await api()('GET', `/v1/mandates/${mandateId}/evidence`, asSubject(token));
     expect(evidence.status).toBe(200);
     await page.goto(`${stack.url}/dashboard/trust`);
     await page.getByRole('heading', { level: 1, name: 'Trust operations' }).waitFor();
@@ -385,8 +374,7 @@ describeIfChromium('dashboard in a real browser', () => {
     expect(failed).toMatch(/^Failed: .*digest/);
     await page.getByText(/^FAIL digest:/).waitFor();
     await expectAccessible(page, 'tenant_admin-trust-tampered');
-    expect(errors).toEqual([]);
-    await page.context().close();
+    await closeClean({ page, errors });
   }, 120_000);
 
   it('when an operator-role subject asks the verification playground, then it shows the decision and its reason', async () => {
@@ -403,8 +391,7 @@ describeIfChromium('dashboard in a real browser', () => {
     await page.getByRole('button', { name: 'Verify' }).click();
     await page.getByTestId('decision').getByText('DENY').waitFor();
     await expectAccessible(page, 'tenant_operator-verify-decision');
-    expect(errors).toEqual([]);
-    await page.context().close();
+    await closeClean({ page, errors });
   }, 120_000);
 
   it('when an operator-role subject suspends a mandate with a reason, then the state changes, the timeline shows the event, and the evidence downloads and checks out in the browser', async () => {
@@ -432,8 +419,7 @@ describeIfChromium('dashboard in a real browser', () => {
     for (const check of ['digest', 'bundle signature', 'mandate signature', 'pinned keys'])
       await page.getByText(`OK ${check}:`).waitFor();
     await expectAccessible(page, 'tenant_operator-mandate-detail');
-    expect(errors).toEqual([]);
-    await page.context().close();
+    await closeClean({ page, errors });
   }, 120_000);
 
   it('when an auditor filters the audit log by resource, then by key, then by a time window, then only the matching events show', async () => {
@@ -465,7 +451,6 @@ describeIfChromium('dashboard in a real browser', () => {
     await page.getByLabel('From').fill('2020-01-01T00:00');
     await rows().first().waitFor();
     expect(await axeViolations(page)).toEqual([]);
-    expect(errors).toEqual([]);
-    await page.context().close();
+    await closeClean({ page, errors });
   }, 120_000);
 });
