@@ -10,12 +10,12 @@
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { OPERATOR_AREAS, TENANT_AREAS, type Area } from '../packages/dashboard/src/areas';
+import { CHROMIUM, devSignIn, launchChromium, operatorSignIn } from '../test/browser/browser-support';
 import { startEmbedded } from './embedded';
 import { freePort } from './services';
 
-const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const OUT = path.resolve(__dirname, '../docs/dashboard');
 const ADMIN = 'dashboard:alice';
 
@@ -28,18 +28,7 @@ async function main() {
   // A fixed port: embedded mode offers the wallet (and its sign-in) only where it knows its own URL.
   const port = String(await freePort());
   const stack = await startEmbedded({ PORT: port, PATH: process.env.PATH }, true);
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  const browser = await launchChromium(process.env.CHROMIUM ?? CHROMIUM);
   try {
     const call =
       (defaultAuth?: string, tenantId?: string): Api =>
@@ -77,18 +66,13 @@ async function main() {
     await page.goto(`${stack.url}/dashboard/`);
     await page.getByRole('heading', { name: 'Development sign-in' }).waitFor();
     await shoot(page, 'sign-in');
-    await page.getByRole('region', { name: 'Development sign-in' }).getByLabel('Tenant id').fill(tenantId);
-    await page.getByRole('button', { name: 'List subjects' }).click();
-    await page.getByRole('button', { name: `Sign in as ${ADMIN}` }).click();
-    await page.locator('nav[aria-label="Areas"] a').first().waitFor();
+    await devSignIn(page, stack.url, tenantId, ADMIN);
     for (const area of TENANT_AREAS) await visit(page, stack.url, area);
     await context.close();
 
     const operatorContext = await browser.newContext({ viewport: { width: 1280, height: 860 } });
     const operatorPage = await operatorContext.newPage();
-    await operatorPage.goto(`${stack.url}/dashboard/`);
-    await operatorPage.getByLabel('Operator token').fill(stack.operatorToken);
-    await operatorPage.getByRole('button', { name: /operator/i }).click();
+    await operatorSignIn(operatorPage, stack.url, stack.operatorToken);
     for (const area of OPERATOR_AREAS) await visit(operatorPage, stack.url, area);
     await operatorContext.close();
   } finally {

@@ -1,10 +1,14 @@
-import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { startEmbedded, type EmbeddedStack } from '../../scripts/embedded';
+import { apiClient } from '../support/stack';
 
 /**
- * What the dashboard's browser tests share: Debian's chromium launched as test/browser/dashboard.test.ts
- * launches it, a tab that records console and page errors, the development sign-in, and axe-core.
+ * What the dashboard's browser tests (and scripts/dashboard-screenshots.ts) share: Debian's
+ * chromium, the built dashboard in `npm start`'s stack with a tenant of known subjects, a tab that
+ * records console and page errors, the development and operator sign-ins, and axe-core.
  */
 export const CHROMIUM = '/usr/bin/chromium';
 export const HAS_CHROMIUM = existsSync(CHROMIUM);
@@ -13,6 +17,56 @@ export const ARTIFACTS = path.join(ROOT, 'test-artifacts/dashboard');
 const AXE = require.resolve('axe-core/axe.min.js');
 
 export const SUBJECT = (role: string) => `dashboard:${role.replace('tenant_', '')}`;
+
+export type AreaId =
+  | 'api-keys'
+  | 'mandates'
+  | 'verify'
+  | 'audit'
+  | 'access'
+  | 'widget'
+  | 'billing'
+  | 'governance'
+  | 'drift'
+  | 'trust'
+  | 'operator';
+/**
+ * The areas each tenant role's navigation shows, in order (the issue's table: area → the permission
+ * that opens it; each role's permissions decide the rest).
+ */
+export const ROLE_AREAS: Record<string, AreaId[]> = {
+  tenant_admin: [
+    'api-keys',
+    'mandates',
+    'verify',
+    'audit',
+    'access',
+    'widget',
+    'billing',
+    'governance',
+    'drift',
+    'trust',
+  ],
+  tenant_operator: ['mandates', 'verify', 'audit'],
+  tenant_viewer: ['api-keys', 'mandates', 'access', 'widget', 'billing', 'governance', 'drift', 'trust'],
+  tenant_auditor: [
+    'api-keys',
+    'mandates',
+    'audit',
+    'access',
+    'widget',
+    'billing',
+    'governance',
+    'drift',
+    'trust',
+  ],
+};
+
+/** `describe` where chromium is installed; elsewhere the suite shows as skipped, saying why. */
+export function describeIfChromium(title: string, body: () => void): void {
+  if (HAS_CHROMIUM) describe(title, body);
+  else describe.skip(`${title} (skipped: ${CHROMIUM} is missing; .ci/run installs Debian's chromium)`, body);
+}
 
 /** Browser-side globals, typed here (the repository's tsconfig has no DOM library). */
 type BrowserGlobals = {
@@ -25,9 +79,9 @@ export const sessionToken = () =>
   JSON.parse((globalThis as unknown as BrowserGlobals).sessionStorage.getItem('mandate-dashboard-session')!)
     .token as string;
 
-export function launchChromium(): Promise<Browser> {
+export function launchChromium(executablePath = CHROMIUM): Promise<Browser> {
   return chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath,
     headless: true,
     args: [
       '--no-sandbox',
@@ -40,18 +94,80 @@ export function launchChromium(): Promise<Browser> {
   });
 }
 
-/** A fresh tab (its own sessionStorage) that records every console error and page error. */
-export async function openPage(browser: Browser): Promise<{ page: Page; errors: string[] }> {
+/** The dashboard in a started stack, a tenant whose admin and `roles` are SUBJECT(role), and chromium. */
+export interface DashboardStack {
+  stack: EmbeddedStack;
+  browser: Browser;
+  tenantId: string;
+  /** The tenant's initial key (every scope), as `tenantId:secret`. */
+  auth: string;
+  /** The initial key's id. */
+  keyId: string;
+}
+
+/**
+ * Builds the dashboard, starts `npm start`'s in-process stack (`env` added to PORT 0 and PATH), has
+ * the operator create the tenant `tenantName` with SUBJECT('tenant_admin') as its admin, assigns
+ * each of `roles` to its SUBJECT, and launches chromium. Whatever started is stopped if a step fails.
+ */
+export async function startDashboardStack(options: {
+  tenantName: string;
+  roles?: string[];
+  env?: NodeJS.ProcessEnv;
+}): Promise<DashboardStack> {
+  const build = spawnSync(process.execPath, ['scripts/build-dashboard.mjs'], { cwd: ROOT, encoding: 'utf8' });
+  if (build.status !== 0) throw new Error(`dashboard build failed: ${build.stdout}${build.stderr}`);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const stack = await startEmbedded({ PORT: '0', PATH: process.env.PATH, ...options.env }, true);
+  try {
+    const api = apiClient(stack.url);
+    const tenant = await api('POST', '/v1/platform/tenants', {
+      auth: stack.operatorToken,
+      body: { name: options.tenantName, plan: 'enterprise', admin_subject_id: SUBJECT('tenant_admin') },
+    });
+    if (tenant.status !== 201) throw new Error(`tenant creation answered ${tenant.status}: ${tenant.text}`);
+    const tenantId: string = tenant.body.tenant.id;
+    const auth = `${tenantId}:${tenant.body.api_key.api_key}`;
+    for (const role of options.roles ?? []) {
+      const res = await api('POST', `/v1/tenants/${tenantId}/role-assignments`, {
+        auth,
+        body: { subject_id: SUBJECT(role), roles: [role] },
+      });
+      if (res.status !== 201) throw new Error(`assigning ${role} answered ${res.status}: ${res.text}`);
+    }
+    return { stack, browser: await launchChromium(), tenantId, auth, keyId: tenant.body.api_key.key_id };
+  } catch (error) {
+    await stack.stop();
+    throw error;
+  }
+}
+
+/**
+ * A fresh tab (its own sessionStorage) that records every console error and page error, on the
+ * pages `recorded` accepts (by default all).
+ */
+export async function openPage(
+  browser: Browser,
+  recorded: (url: string) => boolean = () => true,
+): Promise<{ page: Page; errors: string[] }> {
   // bypassCSP: axe-core is injected as an inline script, which the dashboard's CSP rightly refuses.
   const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(`${page.url()}: ${m.text()}`);
+    if (m.type() === 'error' && recorded(page.url())) errors.push(`${page.url()}: ${m.text()}`);
   });
-  page.on('pageerror', (e) => errors.push(`${page.url()}: ${e.message}`));
+  page.on('pageerror', (e) => {
+    if (recorded(page.url())) errors.push(`${page.url()}: ${e.message}`);
+  });
   return { page, errors };
 }
+
+/** The `data-area` of each link in the dashboard's navigation, in order. */
+export const navAreas = (page: Page) =>
+  page.$$eval('nav[aria-label="Areas"] a', (links) =>
+    links.map((a) => (a as unknown as { dataset: { area?: string } }).dataset.area),
+  );
 
 export async function devSignIn(page: Page, baseUrl: string, tenantId: string, subject: string) {
   await page.goto(`${baseUrl}/dashboard/`);
@@ -80,4 +196,16 @@ export async function axeViolations(page: Page): Promise<string[]> {
   return violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}, ${v.nodes} nodes)`);
+}
+
+/** Expects no serious or critical axe-core violation on the page as it is now, and saves its full-page screenshot as `name`.png. */
+export async function expectAccessible(page: Page, name: string): Promise<void> {
+  expect(await axeViolations(page)).toEqual([]);
+  await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
+}
+
+/** Expects that the tab recorded no console or page error, and closes it. */
+export async function closeClean({ page, errors }: { page: Page; errors: string[] }): Promise<void> {
+  expect(errors).toEqual([]);
+  await page.context().close();
 }

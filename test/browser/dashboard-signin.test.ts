@@ -1,10 +1,9 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { decodeJwt } from 'jose';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { startEmbedded, type EmbeddedStack } from '../../scripts/embedded';
+import type { Browser } from 'playwright-core';
+import type { EmbeddedStack } from '../../scripts/embedded';
 import { answerAuthorizationRequest } from '../../scripts/test-wallet';
 import {
   DEFAULT_TEST_ISSUER_SEED,
@@ -13,6 +12,16 @@ import {
   type TestPidIssuer,
 } from '../../services/identity/src/identity-verifications/test-pid-issuer';
 import { apiClient, freePort } from '../support/stack';
+import {
+  ROLE_AREAS,
+  closeClean,
+  ROOT,
+  expectAccessible,
+  describeIfChromium,
+  navAreas,
+  openPage,
+  startDashboardStack,
+} from './browser-support';
 
 /**
  * The dashboard's two real sign-ins in a real browser (Debian's chromium, playwright-core) against
@@ -22,29 +31,10 @@ import { apiClient, freePort } from '../support/stack';
  * the dashboard with exactly the navigation of the subject's role; no console error on the
  * dashboard's pages, no serious or critical axe-core violation on the new ones.
  */
-const CHROMIUM = '/usr/bin/chromium';
-const ROOT = path.resolve(__dirname, '../..');
-const ARTIFACTS = path.join(ROOT, 'test-artifacts/dashboard');
-const AXE = require.resolve('axe-core/axe.min.js');
 const CLIENT_ID = 'mandate-dashboard';
 const RESOURCE = 'https://mandate-api.test';
 const OTHER_RESOURCE = 'https://other-api.test';
-/** The role each sign-in's subject gets, and the areas that role opens (dashboard.test.ts's table). */
-const OPERATOR_AREAS = ['mandates', 'verify', 'audit'];
-const AUDITOR_AREAS = [
-  'api-keys',
-  'mandates',
-  'audit',
-  'access',
-  'widget',
-  'billing',
-  'governance',
-  'drift',
-  'trust',
-];
 
-const HAS_CHROMIUM = existsSync(CHROMIUM);
-const describeIfChromium = HAS_CHROMIUM ? describe : describe.skip;
 /** Browser-side globals, typed here (the repository's tsconfig has no DOM library). */
 type BrowserGlobals = {
   sessionStorage: {
@@ -52,7 +42,6 @@ type BrowserGlobals = {
     readonly length: number;
     key(i: number): string | null;
   };
-  axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> };
 };
 const storedSession = () =>
   JSON.parse(
@@ -88,313 +77,250 @@ async function startProvider(redirectUri: string): Promise<{ issuer: string; chi
   return { issuer, child };
 }
 
-describeIfChromium(
-  HAS_CHROMIUM
-    ? 'dashboard sign-in (OIDC and wallet) in a real browser'
-    : `dashboard sign-in (OIDC and wallet) in a real browser (skipped: ${CHROMIUM} is missing; .ci/run installs Debian's chromium)`,
-  () => {
-    let stack: EmbeddedStack;
-    let provider: { issuer: string; child: ChildProcess };
-    let browser: Browser;
-    let pidIssuer: TestPidIssuer;
-    let tenantId: string;
-    let adminAuth: string;
-    const api = () => apiClient(stack.url);
+describeIfChromium('dashboard sign-in (OIDC and wallet) in a real browser', () => {
+  let stack: EmbeddedStack;
+  let provider: { issuer: string; child: ChildProcess };
+  let browser: Browser;
+  let pidIssuer: TestPidIssuer;
+  let tenantId: string;
+  let adminAuth: string;
+  const api = () => apiClient(stack.url);
 
-    beforeAll(async () => {
-      const build = spawnSync(process.execPath, ['scripts/build-dashboard.mjs'], {
-        cwd: ROOT,
-        encoding: 'utf8',
-      });
-      if (build.status !== 0) throw new Error(`dashboard build failed: ${build.stdout}${build.stderr}`);
-      mkdirSync(ARTIFACTS, { recursive: true });
-      // A fixed port: the provider's redirect URI and the wallet's request object name it before the gateway listens.
-      const port = await freePort();
-      const base = `http://127.0.0.1:${port}`;
-      provider = await startProvider(`${base}/dashboard/callback`);
-      stack = await startEmbedded(
-        {
-          PORT: String(port),
-          PATH: process.env.PATH,
-          // The provider's access tokens for RESOURCE are dashboard callers; npm start adds the wallet issuer.
-          JWT_ISSUERS: JSON.stringify([
-            {
-              name: 'dashboard',
-              issuer: provider.issuer,
-              jwks_uri: `${provider.issuer}/jwks`,
-              audience: RESOURCE,
-              subject_scheme: 'dashboard',
-            },
-          ]),
-          DASHBOARD_OIDC_ISSUER: provider.issuer,
-          DASHBOARD_OIDC_CLIENT_ID: CLIENT_ID,
-          DASHBOARD_OIDC_SCOPE: 'openid api',
-          DASHBOARD_OIDC_AUDIENCE: RESOURCE,
-          // Wallet polls, answers and sign-ins share the per-IP onboarding bucket; every client here is 127.0.0.1.
-          PLAN_OVERRIDES: JSON.stringify({ onboarding: { rate: 1000, burst: 1000 } }),
+  beforeAll(async () => {
+    // A fixed port: the provider's redirect URI and the wallet's request object name it before the gateway listens.
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    provider = await startProvider(`${base}/dashboard/callback`);
+    ({
+      stack,
+      browser,
+      tenantId,
+      auth: adminAuth,
+    } = await startDashboardStack({
+      tenantName: 'Sign-in Co',
+      env: {
+        PORT: String(port),
+        // The provider's access tokens for RESOURCE are dashboard callers; npm start adds the wallet issuer.
+        JWT_ISSUERS: JSON.stringify([
+          {
+            name: 'dashboard',
+            issuer: provider.issuer,
+            jwks_uri: `${provider.issuer}/jwks`,
+            audience: RESOURCE,
+            subject_scheme: 'dashboard',
+          },
+        ]),
+        DASHBOARD_OIDC_ISSUER: provider.issuer,
+        DASHBOARD_OIDC_CLIENT_ID: CLIENT_ID,
+        DASHBOARD_OIDC_SCOPE: 'openid api',
+        DASHBOARD_OIDC_AUDIENCE: RESOURCE,
+        // Wallet polls, answers and sign-ins share the per-IP onboarding bucket; every client here is 127.0.0.1.
+        PLAN_OVERRIDES: JSON.stringify({ onboarding: { rate: 1000, burst: 1000 } }),
+      },
+    }));
+    pidIssuer = await createTestPidIssuer({ seed: DEFAULT_TEST_ISSUER_SEED });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await stack?.stop();
+    if (provider?.child.exitCode === null) {
+      const exited = new Promise((resolve) => provider.child.once('exit', resolve));
+      provider.child.kill('SIGTERM');
+      await exited;
+    }
+  }, 30_000);
+
+  const assign = async (subjectId: string, role: string) => {
+    const res = await api()('POST', `/v1/tenants/${tenantId}/role-assignments`, {
+      auth: adminAuth,
+      body: { subject_id: subjectId, roles: [role] },
+    });
+    expect(res.status).toBe(201);
+  };
+
+  /**
+   * A fresh tab recording the console errors and page errors of the dashboard's own pages (the
+   * provider's login page is not ours: it imports a web font the sandboxed browser cannot fetch).
+   */
+  const openOurPage = () => openPage(browser, (url) => url.startsWith(`${stack.url}/dashboard`));
+
+  it('when the gateway is configured for OIDC and the wallet, then the sign-in page offers both, cleanly', async () => {
+    const { page, errors } = await openOurPage();
+    await page.goto(`${stack.url}/dashboard/`);
+    const host = new URL(provider.issuer).host;
+    await page.getByRole('button', { name: `Sign in with ${host}` }).waitFor();
+    await page.getByRole('heading', { name: 'Sign in with your identity wallet' }).waitFor();
+    await page.getByRole('heading', { name: 'Development sign-in' }).waitFor();
+    const config = await api()('GET', '/dashboard/config.json');
+    expect(config.body).toEqual({
+      devSignIn: true,
+      walletSignIn: true,
+      oidc: { issuer: provider.issuer, client_id: CLIENT_ID, scope: 'openid api', audience: RESOURCE },
+    });
+    expect(config.headers.get('content-security-policy')).toContain(
+      `connect-src 'self' ${new URL(provider.issuer).origin};`,
+    );
+    await page.waitForLoadState('networkidle');
+    await expectAccessible(page, 'sign-in');
+    expect(errors).toEqual([]);
+  });
+
+  it("when a subject with a role signs in through the provider's login page (code + PKCE), then the dashboard shows exactly its role's navigation and no code, state or verifier is left behind", async () => {
+    await assign('dashboard:olivia', 'tenant_operator');
+    const { page, errors } = await openOurPage();
+    const authorizations: URL[] = [];
+    page.on('request', (r) => {
+      if (r.url().startsWith(`${provider.issuer}/auth?`)) authorizations.push(new URL(r.url()));
+    });
+    await page.goto(`${stack.url}/dashboard/`);
+    await page.getByRole('button', { name: `Sign in with ${new URL(provider.issuer).host}` }).click();
+
+    // The provider's own pages: its login form, then its consent.
+    await page.locator('input[name="login"]').waitFor();
+    await page.locator('input[name="login"]').fill('olivia');
+    await page.locator('input[name="password"]').fill('any password');
+    await page.getByRole('button', { name: 'Sign-in' }).click();
+    await page.getByRole('button', { name: 'Continue' }).click();
+
+    // Back at the dashboard: the code and state are gone from the address bar, the tenant is asked.
+    await page.getByLabel('Tenant id').waitFor();
+    expect(page.url()).toBe(`${stack.url}/dashboard/callback`);
+    await page.getByText('as olivia').waitFor();
+    await page.waitForLoadState('networkidle');
+    await expectAccessible(page, 'oidc-callback');
+    await page.getByLabel('Tenant id').fill(tenantId);
+    await page.getByRole('button', { name: 'Continue' }).click();
+    await page.locator('nav[aria-label="Areas"] a').first().waitFor();
+    expect(await navAreas(page)).toEqual(ROLE_AREAS.tenant_operator);
+    expect(await page.getByTestId('who').textContent()).toContain(`dashboard:olivia · ${tenantId}`);
+
+    const session = (await page.evaluate(storedSession))!;
+    expect(session).toMatchObject({ method: 'oidc', tenantId, subjectId: 'dashboard:olivia' });
+    expect(decodeJwt(session.token)).toMatchObject({ iss: provider.issuer, aud: RESOURCE, sub: 'olivia' });
+    // Only the session is kept: the verifier and the token between callback and tenant choice are gone.
+    expect(await page.evaluate(storageKeys)).toEqual(['mandate-dashboard-session']);
+    // The authorization request carried an S256 challenge and the API as resource, never the verifier.
+    expect(authorizations).toHaveLength(1);
+    const params = Object.fromEntries(authorizations[0]!.searchParams);
+    expect(params).toMatchObject({
+      client_id: CLIENT_ID,
+      response_type: 'code',
+      code_challenge_method: 'S256',
+      redirect_uri: `${stack.url}/dashboard/callback`,
+      resource: RESOURCE,
+    });
+    expect(params.code_challenge).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(Object.keys(params).sort()).toEqual(
+      [
+        'client_id',
+        'code_challenge',
+        'code_challenge_method',
+        'redirect_uri',
+        'resource',
+        'response_type',
+        'scope',
+        'state',
+      ].sort(),
+    );
+    await closeClean({ page, errors });
+  });
+
+  it('when the callback carries a state this tab did not send, or no sign-in was started, then no code is exchanged, the address bar is cleaned and nobody is signed in', async () => {
+    const { page, errors } = await openOurPage();
+    const tokenRequests: string[] = [];
+    page.on('request', (r) => {
+      if (r.url().startsWith(`${provider.issuer}/token`)) tokenRequests.push(r.url());
+    });
+    await page.goto(`${stack.url}/dashboard/`);
+    await page.getByRole('button', { name: `Sign in with ${new URL(provider.issuer).host}` }).click();
+    await page.locator('input[name="login"]').waitFor();
+    const forged = `${stack.url}/dashboard/callback?code=forged-code&state=forged-state&iss=${encodeURIComponent(provider.issuer)}`;
+
+    await page.goto(forged);
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).toMatch(/state/i);
+    expect(page.url()).toBe(`${stack.url}/dashboard/callback`);
+    expect(await page.getByLabel('Tenant id').count()).toBe(0);
+
+    // The verifier was spent by that attempt: the same link again finds no sign-in to finish.
+    await page.goto(forged);
+    await page
+      .getByText('This sign-in was not started in this tab (or already finished): start again.')
+      .waitFor();
+    expect(page.url()).toBe(`${stack.url}/dashboard/callback`);
+    expect(tokenRequests).toEqual([]);
+    expect(await page.evaluate(storedSession)).toBeNull();
+    expect(await page.evaluate(storageKeys)).toEqual([]);
+    await closeClean({ page, errors });
+  });
+
+  it("when a token of the same issuer is for another audience, then the gateway refuses it (401); the dashboard's audience is a known subject without a role (404)", async () => {
+    const token = async (resource: string) => {
+      const res = await fetch(`${provider.issuer}/token`, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from('other-app:other-app-secret').toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
         },
-        true,
-      );
-      pidIssuer = await createTestPidIssuer({ seed: DEFAULT_TEST_ISSUER_SEED });
-      const tenant = await api()('POST', '/v1/platform/tenants', {
-        auth: stack.operatorToken,
-        body: { name: 'Sign-in Co', plan: 'enterprise', admin_subject_id: 'dashboard:admin' },
+        body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'api', resource }),
       });
-      expect(tenant.status).toBe(201);
-      tenantId = tenant.body.tenant.id;
-      adminAuth = `${tenantId}:${tenant.body.api_key.api_key}`;
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        headless: true,
-        args: [
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-          '--no-first-run',
-        ],
-      });
-    }, 120_000);
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { access_token: string }).access_token;
+    };
+    const other = await token(OTHER_RESOURCE);
+    expect(decodeJwt(other).aud).toBe(OTHER_RESOURCE);
+    const me = (jwt: string) => api()('GET', '/v1/me', { auth: jwt, headers: { 'x-tenant-id': tenantId } });
+    const refused = await me(other);
+    expect(refused.status).toBe(401);
+    expect(refused.body).toEqual({ error: 'UNAUTHORIZED', message: 'Invalid bearer token' });
+    expect((await me(await token(RESOURCE))).status).toBe(404);
+  });
 
-    afterAll(async () => {
-      await browser?.close();
-      await stack?.stop();
-      if (provider?.child.exitCode === null) {
-        const exited = new Promise((resolve) => provider.child.once('exit', resolve));
-        provider.child.kill('SIGTERM');
-        await exited;
-      }
-    }, 30_000);
+  it("when a person signs in with the wallet, then the page shows the request as a QR code, names the wallet: subject until it has a role, and with one the dashboard shows exactly that role's navigation", async () => {
+    const person = randomPerson();
+    const { page, errors } = await openOurPage();
 
-    const assign = async (subjectId: string, role: string) => {
-      const res = await api()('POST', `/v1/tenants/${tenantId}/role-assignments`, {
-        auth: adminAuth,
-        body: { subject_id: subjectId, roles: [role] },
-      });
-      expect(res.status).toBe(201);
+    /** Starts a wallet sign-in on the page and lets the test wallet answer the request the page shows. */
+    const walletSignIn = async () => {
+      await page.getByLabel('Tenant id').first().waitFor();
+      await page.locator('#wallet-tenant').fill(tenantId);
+      await page.getByRole('button', { name: /Show QR code|Start again/ }).click();
+      const shown = page.locator('[data-authorization-request]');
+      await shown.waitFor();
+      await page.getByRole('img', { name: 'QR code of the wallet authorization request' }).waitFor();
+      const request = (await shown.getAttribute('data-authorization-request'))!;
+      expect(request).toMatch(/^openid4vp:\/\/\?client_id=/);
+      expect(await page.getByRole('link', { name: 'open the wallet' }).getAttribute('href')).toBe(request);
+      return request;
     };
 
-    /**
-     * A fresh tab (its own sessionStorage) recording the console errors and page errors of the
-     * dashboard's own pages (the provider's login page is not ours: it imports a web font the
-     * sandboxed browser cannot fetch).
-     */
-    async function openPage(): Promise<{ page: Page; errors: string[] }> {
-      // bypassCSP: axe-core is injected as an inline script, which the dashboard's CSP rightly refuses.
-      const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 } });
-      const page = await context.newPage();
-      const errors: string[] = [];
-      const ours = () => page.url().startsWith(`${stack.url}/dashboard`);
-      page.on('console', (m) => {
-        if (m.type() === 'error' && ours()) errors.push(`${page.url()}: ${m.text()}`);
-      });
-      page.on('pageerror', (e) => {
-        if (ours()) errors.push(`${page.url()}: ${e.message}`);
-      });
-      return { page, errors };
-    }
+    await page.goto(`${stack.url}/dashboard/`);
+    const first = await walletSignIn();
+    await page.waitForLoadState('networkidle');
+    await expectAccessible(page, 'wallet-sign-in');
+    expect((await answerAuthorizationRequest(first, { issuer: pidIssuer, person })).status).toBe(200);
+    const noRole = page.getByText(/^Verified as wallet:\S+, but this identity holds no role/);
+    await noRole.waitFor({ timeout: 15_000 });
+    const subjectId = /Verified as (wallet:[^,\s]+),/.exec((await noRole.textContent())!)![1]!;
+    expect(await page.evaluate(storedSession)).toBeNull();
+    // The one console line of that step is the browser's note of GET /v1/me's 404 (no role in the tenant).
+    expect(errors).toEqual([
+      `${stack.url}/dashboard/sign-in: Failed to load resource: the server responded with a status of 404 (Not Found)`,
+    ]);
+    errors.length = 0;
 
-    const navAreas = (page: Page) =>
-      page.$$eval('nav[aria-label="Areas"] a', (links) =>
-        links.map((a) => (a as unknown as { dataset: { area?: string } }).dataset.area),
-      );
-
-    /** The serious and critical axe-core violations of the page as it is now. */
-    async function axeViolations(page: Page): Promise<string[]> {
-      await page.addScriptTag({ path: AXE });
-      const violations = await page.evaluate(async () => {
-        const result = await (globalThis as unknown as BrowserGlobals).axe.run();
-        return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
-      });
-      return violations
-        .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-        .map((v) => `${v.id} (${v.impact}, ${v.nodes} nodes)`);
-    }
-
-    it('when the gateway is configured for OIDC and the wallet, then the sign-in page offers both, cleanly', async () => {
-      const { page, errors } = await openPage();
-      await page.goto(`${stack.url}/dashboard/`);
-      const host = new URL(provider.issuer).host;
-      await page.getByRole('button', { name: `Sign in with ${host}` }).waitFor();
-      await page.getByRole('heading', { name: 'Sign in with your identity wallet' }).waitFor();
-      await page.getByRole('heading', { name: 'Development sign-in' }).waitFor();
-      const config = await api()('GET', '/dashboard/config.json');
-      expect(config.body).toEqual({
-        devSignIn: true,
-        walletSignIn: true,
-        oidc: { issuer: provider.issuer, client_id: CLIENT_ID, scope: 'openid api', audience: RESOURCE },
-      });
-      expect(config.headers.get('content-security-policy')).toContain(
-        `connect-src 'self' ${new URL(provider.issuer).origin};`,
-      );
-      await page.waitForLoadState('networkidle');
-      expect(await axeViolations(page)).toEqual([]);
-      await page.screenshot({ path: path.join(ARTIFACTS, 'sign-in.png'), fullPage: true });
-      expect(errors).toEqual([]);
-    });
-
-    it("when a subject with a role signs in through the provider's login page (code + PKCE), then the dashboard shows exactly its role's navigation and no code, state or verifier is left behind", async () => {
-      await assign('dashboard:olivia', 'tenant_operator');
-      const { page, errors } = await openPage();
-      const authorizations: URL[] = [];
-      page.on('request', (r) => {
-        if (r.url().startsWith(`${provider.issuer}/auth?`)) authorizations.push(new URL(r.url()));
-      });
-      await page.goto(`${stack.url}/dashboard/`);
-      await page.getByRole('button', { name: `Sign in with ${new URL(provider.issuer).host}` }).click();
-
-      // The provider's own pages: its login form, then its consent.
-      await page.locator('input[name="login"]').waitFor();
-      await page.locator('input[name="login"]').fill('olivia');
-      await page.locator('input[name="password"]').fill('any password');
-      await page.getByRole('button', { name: 'Sign-in' }).click();
-      await page.getByRole('button', { name: 'Continue' }).click();
-
-      // Back at the dashboard: the code and state are gone from the address bar, the tenant is asked.
-      await page.getByLabel('Tenant id').waitFor();
-      expect(page.url()).toBe(`${stack.url}/dashboard/callback`);
-      await page.getByText('as olivia').waitFor();
-      await page.waitForLoadState('networkidle');
-      expect(await axeViolations(page)).toEqual([]);
-      await page.screenshot({ path: path.join(ARTIFACTS, 'oidc-callback.png'), fullPage: true });
-      await page.getByLabel('Tenant id').fill(tenantId);
-      await page.getByRole('button', { name: 'Continue' }).click();
-      await page.locator('nav[aria-label="Areas"] a').first().waitFor();
-      expect(await navAreas(page)).toEqual(OPERATOR_AREAS);
-      expect(await page.getByTestId('who').textContent()).toContain(`dashboard:olivia · ${tenantId}`);
-
-      const session = (await page.evaluate(storedSession))!;
-      expect(session).toMatchObject({ method: 'oidc', tenantId, subjectId: 'dashboard:olivia' });
-      expect(decodeJwt(session.token)).toMatchObject({ iss: provider.issuer, aud: RESOURCE, sub: 'olivia' });
-      // Only the session is kept: the verifier and the token between callback and tenant choice are gone.
-      expect(await page.evaluate(storageKeys)).toEqual(['mandate-dashboard-session']);
-      // The authorization request carried an S256 challenge and the API as resource, never the verifier.
-      expect(authorizations).toHaveLength(1);
-      const params = Object.fromEntries(authorizations[0]!.searchParams);
-      expect(params).toMatchObject({
-        client_id: CLIENT_ID,
-        response_type: 'code',
-        code_challenge_method: 'S256',
-        redirect_uri: `${stack.url}/dashboard/callback`,
-        resource: RESOURCE,
-      });
-      expect(params.code_challenge).toMatch(/^[A-Za-z0-9_-]{43}$/);
-      expect(Object.keys(params).sort()).toEqual(
-        [
-          'client_id',
-          'code_challenge',
-          'code_challenge_method',
-          'redirect_uri',
-          'resource',
-          'response_type',
-          'scope',
-          'state',
-        ].sort(),
-      );
-      expect(errors).toEqual([]);
-      await page.context().close();
-    });
-
-    it('when the callback carries a state this tab did not send, or no sign-in was started, then no code is exchanged, the address bar is cleaned and nobody is signed in', async () => {
-      const { page, errors } = await openPage();
-      const tokenRequests: string[] = [];
-      page.on('request', (r) => {
-        if (r.url().startsWith(`${provider.issuer}/token`)) tokenRequests.push(r.url());
-      });
-      await page.goto(`${stack.url}/dashboard/`);
-      await page.getByRole('button', { name: `Sign in with ${new URL(provider.issuer).host}` }).click();
-      await page.locator('input[name="login"]').waitFor();
-      const forged = `${stack.url}/dashboard/callback?code=forged-code&state=forged-state&iss=${encodeURIComponent(provider.issuer)}`;
-
-      await page.goto(forged);
-      await page.getByRole('alert').waitFor();
-      expect(await page.getByRole('alert').textContent()).toMatch(/state/i);
-      expect(page.url()).toBe(`${stack.url}/dashboard/callback`);
-      expect(await page.getByLabel('Tenant id').count()).toBe(0);
-
-      // The verifier was spent by that attempt: the same link again finds no sign-in to finish.
-      await page.goto(forged);
-      await page
-        .getByText('This sign-in was not started in this tab (or already finished): start again.')
-        .waitFor();
-      expect(page.url()).toBe(`${stack.url}/dashboard/callback`);
-      expect(tokenRequests).toEqual([]);
-      expect(await page.evaluate(storedSession)).toBeNull();
-      expect(await page.evaluate(storageKeys)).toEqual([]);
-      expect(errors).toEqual([]);
-      await page.context().close();
-    });
-
-    it("when a token of the same issuer is for another audience, then the gateway refuses it (401); the dashboard's audience is a known subject without a role (404)", async () => {
-      const token = async (resource: string) => {
-        const res = await fetch(`${provider.issuer}/token`, {
-          method: 'POST',
-          headers: {
-            authorization: `Basic ${Buffer.from('other-app:other-app-secret').toString('base64')}`,
-            'content-type': 'application/x-www-form-urlencoded',
-          },
-          body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'api', resource }),
-        });
-        expect(res.status).toBe(200);
-        return ((await res.json()) as { access_token: string }).access_token;
-      };
-      const other = await token(OTHER_RESOURCE);
-      expect(decodeJwt(other).aud).toBe(OTHER_RESOURCE);
-      const me = (jwt: string) => api()('GET', '/v1/me', { auth: jwt, headers: { 'x-tenant-id': tenantId } });
-      const refused = await me(other);
-      expect(refused.status).toBe(401);
-      expect(refused.body).toEqual({ error: 'UNAUTHORIZED', message: 'Invalid bearer token' });
-      expect((await me(await token(RESOURCE))).status).toBe(404);
-    });
-
-    it("when a person signs in with the wallet, then the page shows the request as a QR code, names the wallet: subject until it has a role, and with one the dashboard shows exactly that role's navigation", async () => {
-      const person = randomPerson();
-      const { page, errors } = await openPage();
-
-      /** Starts a wallet sign-in on the page and lets the test wallet answer the request the page shows. */
-      const walletSignIn = async () => {
-        await page.getByLabel('Tenant id').first().waitFor();
-        await page.locator('#wallet-tenant').fill(tenantId);
-        await page.getByRole('button', { name: /Show QR code|Start again/ }).click();
-        const shown = page.locator('[data-authorization-request]');
-        await shown.waitFor();
-        await page.getByRole('img', { name: 'QR code of the wallet authorization request' }).waitFor();
-        const request = (await shown.getAttribute('data-authorization-request'))!;
-        expect(request).toMatch(/^openid4vp:\/\/\?client_id=/);
-        expect(await page.getByRole('link', { name: 'open the wallet' }).getAttribute('href')).toBe(request);
-        return request;
-      };
-
-      await page.goto(`${stack.url}/dashboard/`);
-      const first = await walletSignIn();
-      await page.waitForLoadState('networkidle');
-      expect(await axeViolations(page)).toEqual([]);
-      await page.screenshot({ path: path.join(ARTIFACTS, 'wallet-sign-in.png'), fullPage: true });
-      expect((await answerAuthorizationRequest(first, { issuer: pidIssuer, person })).status).toBe(200);
-      const noRole = page.getByText(/^Verified as wallet:\S+, but this identity holds no role/);
-      await noRole.waitFor({ timeout: 15_000 });
-      const subjectId = /Verified as (wallet:[^,\s]+),/.exec((await noRole.textContent())!)![1]!;
-      expect(await page.evaluate(storedSession)).toBeNull();
-      // The one console line of that step is the browser's note of GET /v1/me's 404 (no role in the tenant).
-      expect(errors).toEqual([
-        `${stack.url}/dashboard/sign-in: Failed to load resource: the server responded with a status of 404 (Not Found)`,
-      ]);
-      errors.length = 0;
-
-      // An admin gives that subject a role; the same person signs in again.
-      await assign(subjectId, 'tenant_auditor');
-      const second = await walletSignIn();
-      expect(second).not.toBe(first);
-      expect((await answerAuthorizationRequest(second, { issuer: pidIssuer, person })).status).toBe(200);
-      await page.locator('nav[aria-label="Areas"] a').first().waitFor({ timeout: 15_000 });
-      expect(await navAreas(page)).toEqual(AUDITOR_AREAS);
-      await page.getByText('Wallet sign-in').waitFor();
-      const session = (await page.evaluate(storedSession))!;
-      expect(session).toMatchObject({ method: 'wallet', tenantId, subjectId });
-      expect(decodeJwt(session.token).sub).toBe(subjectId.slice('wallet:'.length));
-      expect(errors).toEqual([]);
-      await page.context().close();
-    });
-  },
-);
+    // An admin gives that subject a role; the same person signs in again.
+    await assign(subjectId, 'tenant_auditor');
+    const second = await walletSignIn();
+    expect(second).not.toBe(first);
+    expect((await answerAuthorizationRequest(second, { issuer: pidIssuer, person })).status).toBe(200);
+    await page.locator('nav[aria-label="Areas"] a').first().waitFor({ timeout: 15_000 });
+    expect(await navAreas(page)).toEqual(ROLE_AREAS.tenant_auditor);
+    await page.getByText('Wallet sign-in').waitFor();
+    const session = (await page.evaluate(storedSession))!;
+    expect(session).toMatchObject({ method: 'wallet', tenantId, subjectId });
+    expect(decodeJwt(session.token).sub).toBe(subjectId.slice('wallet:'.length));
+    await closeClean({ page, errors });
+  });
+});

@@ -1,7 +1,7 @@
 import { actorSchema, defineRoute } from '@mandate/shared';
 import { z } from 'zod';
 import { API_KEY_SCOPES, API_KEY_STATUSES, ROLES, ROLE_ASSIGNMENT_STATUSES } from './wire';
-import { tenantParams, timestamp } from './common';
+import { tenantParams, timestamp, TENANT_CONFIG_READ, TENANT_CONFIG_WRITE } from './common';
 
 // Access baselines (drift monitoring, SPEC §10): schemas and routes.
 
@@ -60,7 +60,7 @@ export const accessBaselineRoutes = {
     service: 'identity',
     auth: 'tenant',
     scope: 'tenants:admin',
-    permissions: ['tenants:admin', 'tenant:write', 'tenant:read'],
+    permissions: TENANT_CONFIG_READ,
     request: { params: tenantParams },
     responses: {
       200: {
@@ -79,7 +79,7 @@ export const accessBaselineRoutes = {
     service: 'identity',
     auth: 'tenant',
     scope: 'tenants:admin',
-    permissions: ['tenants:admin', 'tenant:write'],
+    permissions: TENANT_CONFIG_WRITE,
     request: { params: tenantParams, body: putAccessBaselineBody, bodyRequired: false },
     responses: { 200: { description: 'The saved baseline', schema: accessBaselineSchema } },
     errors: { 409: 'A baseline saved at the same moment won; retry the request' },

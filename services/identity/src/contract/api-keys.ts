@@ -1,7 +1,7 @@
 import { defineRoute, labelText, listQueryShape, pageSchema } from '@mandate/shared';
 import { z } from 'zod';
 import { API_KEY_NAME_MAX, API_KEY_SCOPES, API_KEY_STATUSES } from './wire';
-import { tenantParams, timestamp } from './common';
+import { tenantParams, timestamp, TENANT_CONFIG_READ, TENANT_CONFIG_WRITE } from './common';
 
 // API keys: schemas and routes.
 
@@ -53,7 +53,7 @@ export const apiKeyRoutes = {
     service: 'identity',
     auth: 'tenant',
     scope: 'tenants:admin',
-    permissions: ['tenants:admin', 'tenant:write'],
+    permissions: TENANT_CONFIG_WRITE,
     limit: 'apikeys.create',
     request: { params: tenantParams, body: createApiKeyBody },
     responses: { 201: { description: 'The key with its secret', schema: createdApiKeySchema } },
@@ -67,7 +67,7 @@ export const apiKeyRoutes = {
     service: 'identity',
     auth: 'tenant',
     scope: 'tenants:admin',
-    permissions: ['tenants:admin', 'tenant:write', 'tenant:read'],
+    permissions: TENANT_CONFIG_READ,
     request: { params: tenantParams, query: listApiKeysQuery },
     responses: { 200: { description: 'A page of keys', schema: pageSchema(apiKeySchema) } },
   }),
@@ -80,7 +80,7 @@ export const apiKeyRoutes = {
     service: 'identity',
     auth: 'tenant',
     scope: 'tenants:admin',
-    permissions: ['tenants:admin', 'tenant:write', 'tenant:read'],
+    permissions: TENANT_CONFIG_READ,
     request: { params: apiKeyParams },
     responses: { 200: { description: 'The key', schema: apiKeySchema } },
   }),
@@ -95,7 +95,7 @@ export const apiKeyRoutes = {
     service: 'identity',
     auth: 'tenant',
     scope: 'tenants:admin',
-    permissions: ['tenants:admin', 'tenant:write'],
+    permissions: TENANT_CONFIG_WRITE,
     limit: 'apikeys.create',
     request: { params: apiKeyParams },
     responses: { 201: { description: 'The new staging key with its secret', schema: rotatedApiKeySchema } },
@@ -110,7 +110,7 @@ export const apiKeyRoutes = {
     service: 'identity',
     auth: 'tenant',
     scope: 'tenants:admin',
-    permissions: ['tenants:admin', 'tenant:write'],
+    permissions: TENANT_CONFIG_WRITE,
     request: { params: apiKeyParams },
     responses: { 200: { description: 'The activated key', schema: apiKeySchema } },
     errors: { 409: 'The key is not staging' },
@@ -124,7 +124,7 @@ export const apiKeyRoutes = {
     service: 'identity',
     auth: 'tenant',
     scope: 'tenants:admin',
-    permissions: ['tenants:admin', 'tenant:write'],
+    permissions: TENANT_CONFIG_WRITE,
     request: { params: apiKeyParams },
     responses: { 200: { description: 'The revoked key', schema: apiKeySchema } },
     errors: { 409: 'The key is already revoked' },

@@ -11,3 +11,8 @@ export const subjectIdSchema = labelText()
   .regex(SUBJECT_ID_PATTERN, { message: 'must be wallet:<id>, dashboard:<id> or oidc:<provider>:<id>' });
 
 export const tenantParams = z.object({ tenantId: z.string() });
+
+/** A JWT caller's alternatives for reading a tenant's configuration: any of them suffices. */
+export const TENANT_CONFIG_READ = ['tenants:admin', 'tenant:write', 'tenant:read'] as const;
+/** A JWT caller's alternatives for changing a tenant's configuration: any of them suffices. */
+export const TENANT_CONFIG_WRITE = ['tenants:admin', 'tenant:write'] as const;

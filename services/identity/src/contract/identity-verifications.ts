@@ -1,6 +1,6 @@
 import { defineRoute, listQueryShape, pageSchema } from '@mandate/shared';
 import { z } from 'zod';
-import { timestamp } from './common';
+import { timestamp, TENANT_CONFIG_READ } from './common';
 import {
   IDENTITY_VERIFICATION_PURPOSES,
   IDENTITY_VERIFICATION_REASONS,
@@ -60,6 +60,11 @@ export const identityVerificationSchema = z.object({
   /** The mandate this verification was bound to (mandate purpose), once used. */
   consumed_by: z.string().nullable(),
 });
+
+/** The answer of every route that reads one session: the session as identityVerificationSchema describes it. */
+const verificationResponse = { 200: { description: 'The verification', schema: identityVerificationSchema } };
+/** A poll_token route's 404: it names no session, or one the poll_token is not of (the same answer, so it tells nothing). */
+const POLL_TOKEN_NOT_FOUND = 'Verification not found, or the poll_token is not its';
 
 export const listIdentityVerificationsQuery = z.strictObject({
   ...listQueryShape,
@@ -126,7 +131,7 @@ export const identityVerificationRoutes = {
     service: 'identity',
     auth: 'tenant',
     scope: 'tenants:admin',
-    permissions: ['tenants:admin', 'tenant:write', 'tenant:read'],
+    permissions: TENANT_CONFIG_READ,
     request: { query: listIdentityVerificationsQuery },
     responses: {
       200: { description: 'A page of sessions', schema: pageSchema(identityVerificationSummarySchema) },
@@ -160,7 +165,7 @@ export const identityVerificationRoutes = {
     auth: 'tenant',
     scope: 'mandates:read',
     request: { params: identityVerificationParams },
-    responses: { 200: { description: 'The verification', schema: identityVerificationSchema } },
+    responses: verificationResponse,
     errors: { 404: 'Verification not found' },
   }),
   getIdentityVerificationRequest: defineRoute({
@@ -204,8 +209,8 @@ export const identityVerificationRoutes = {
     auth: 'public',
     limit: 'onboarding',
     request: { params: identityVerificationParams, body: pollBody },
-    responses: { 200: { description: 'The verification', schema: identityVerificationSchema } },
-    errors: { 404: 'Verification not found, or the poll_token is not its' },
+    responses: verificationResponse,
+    errors: { 404: POLL_TOKEN_NOT_FOUND },
   }),
   exchangeSignInToken: defineRoute({
     operationId: 'exchangeSignInToken',
@@ -219,7 +224,7 @@ export const identityVerificationRoutes = {
     request: { params: identityVerificationParams, body: pollBody },
     responses: { 200: { description: 'The token of the wallet: subject', schema: signInTokenSchema } },
     errors: {
-      404: 'Verification not found, or the poll_token is not its',
+      404: POLL_TOKEN_NOT_FOUND,
       409: 'Not VERIFIED, or its token was already issued',
     },
   }),

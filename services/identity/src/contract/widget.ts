@@ -9,7 +9,7 @@ import {
   normalizeHttpsOrigin,
   normalizeHttpsUrl,
 } from './wire';
-import { tenantParams, timestamp } from './common';
+import { tenantParams, timestamp, TENANT_CONFIG_READ, TENANT_CONFIG_WRITE } from './common';
 
 // The widget configuration: schemas and routes.
 
@@ -66,7 +66,7 @@ export const widgetRoutes = {
     auth: 'tenant',
     scope: 'tenants:admin',
     // Reading is a tenant:read like every other tenant configuration read (the dashboard's table).
-    permissions: ['tenants:admin', 'tenant:write', 'tenant:read'],
+    permissions: TENANT_CONFIG_READ,
     request: { params: tenantParams },
     responses: { 200: { description: 'The configuration', schema: widgetConfigSchema } },
   }),
@@ -79,7 +79,7 @@ export const widgetRoutes = {
     service: 'identity',
     auth: 'tenant',
     scope: 'tenants:admin',
-    permissions: ['tenants:admin', 'tenant:write'],
+    permissions: TENANT_CONFIG_WRITE,
     request: { params: tenantParams, body: widgetConfigBody },
     responses: { 200: { description: 'The saved configuration', schema: widgetConfigSchema } },
   }),

@@ -28,25 +28,6 @@ import {
 import { REQUEST_OBJECT_CONTENT_TYPE } from '../identity-verifications/request';
 import { SIGN_IN_TOKEN_TTL_SECONDS } from '../identity-verifications/sign-in-tokens';
 
-/** The one place a session becomes a response body: never the nonce, state or poll token hash. */
-export const identityVerificationView = (v: IdentityVerification) => ({
-  id: v.id,
-  tenant_id: v.tenant_id,
-  purpose: v.purpose,
-  status: v.status,
-  created_at: v.created_at,
-  expires_at: v.expires_at,
-  answered_at: v.answered_at,
-  reason: v.reason,
-  assurance: v.result?.assurance ?? null,
-  issuer: v.result?.issuer ?? null,
-  subject_id: v.result?.subject_id ?? null,
-  claims_digest: v.result?.claims_digest ?? null,
-  claims: v.result ? { ...v.result.claims } : null,
-  verified_at: v.result?.verified_at ?? null,
-  consumed_by: v.consumed_by,
-});
-
 /** A session in a list: its state, never the claims, their digest or the subject. */
 export const identityVerificationSummaryView = (v: IdentityVerification) => ({
   id: v.id,
@@ -61,6 +42,14 @@ export const identityVerificationSummaryView = (v: IdentityVerification) => ({
   issuer: v.result?.issuer ?? null,
   verified_at: v.result?.verified_at ?? null,
   consumed_by: v.consumed_by,
+});
+
+/** The one place a session becomes a response body: never the nonce, state or poll token hash. */
+export const identityVerificationView = (v: IdentityVerification) => ({
+  ...identityVerificationSummaryView(v),
+  subject_id: v.result?.subject_id ?? null,
+  claims_digest: v.result?.claims_digest ?? null,
+  claims: v.result ? { ...v.result.claims } : null,
 });
 
 const startedView = (s: StartedVerification) => ({

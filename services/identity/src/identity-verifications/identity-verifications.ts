@@ -1,4 +1,4 @@
-import { newId, toPage, type AuditEvent, type CallerContext, type Page } from '@mandate/shared';
+import { newId, readPage, type AuditEvent, type CallerContext, type Page } from '@mandate/shared';
 import { nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
 import { TenantNotFound } from '../tenants/tenant';
 import { checkPresentation, sameSecret, type DirectPostResponse } from './check-presentation';
@@ -118,13 +118,12 @@ export async function listIdentityVerifications(
   tenantId: string,
   options: { limit: number; after?: string } & IdentityVerificationFilter,
 ): Promise<Page<IdentityVerification>> {
-  const items = await deps.store.identityVerifications.list(tenantId, {
-    limit: options.limit + 1,
-    before: options.after,
-    status: options.status,
-    purpose: options.purpose,
-  });
-  return toPage(items, options.limit, (v) => v.id);
+  const { status, purpose } = options;
+  return readPage(
+    options,
+    (window) => deps.store.identityVerifications.list(tenantId, { ...window, status, purpose }),
+    (v) => v.id,
+  );
 }
 
 /** Sign-in: the session read by whoever holds its poll token (the browser that started it). */

@@ -1,4 +1,4 @@
-import { newId, toPage, type CallerContext, type Page } from '@mandate/shared';
+import { newId, readPage, type CallerContext, type Page } from '@mandate/shared';
 import { API_KEY_SCOPES } from '../api-keys/api-key';
 import { createApiKey, type IssuedKey } from '../api-keys/api-keys';
 import { nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
@@ -81,6 +81,9 @@ export async function listTenants(
   deps: IdentityDeps,
   options: { limit: number; after?: string },
 ): Promise<Page<Tenant>> {
-  const items = await deps.store.tenants.list({ limit: options.limit + 1, before: options.after });
-  return toPage(items, options.limit, (t) => t.id);
+  return readPage(
+    options,
+    (window) => deps.store.tenants.list(window),
+    (t) => t.id,
+  );
 }
