@@ -46,7 +46,7 @@ describeIfChromium('dashboard in a real browser', () => {
   let browser: Browser;
   let tenantId: string;
   let mandateId: string;
-  let firstKey: { keyId: string };
+  let firstKey: { keyId: string; auth: string };
   const api = () => apiClient(stack.url);
   /** A JWT caller on a tenant route: its bearer token, and the tenant it names (X-Tenant-Id). */
   const asSubject = (token: string) => ({ auth: token, headers: { 'x-tenant-id': tenantId } });
@@ -58,7 +58,7 @@ describeIfChromium('dashboard in a real browser', () => {
       tenantName: 'Browser Co',
       roles: ['tenant_operator', 'tenant_viewer', 'tenant_auditor'],
     }));
-    firstKey = { keyId };
+    firstKey = { keyId, auth };
     const mandate = await api()('POST', '/v1/mandates', {
       auth,
       body: README_MANDATE,
@@ -229,6 +229,66 @@ describeIfChromium('dashboard in a real browser', () => {
     await page.getByRole('cell', { name: 'browser key', exact: true }).waitFor();
     expect(await page.getByTestId('secret').count()).toBe(0);
     expect(await page.content()).not.toContain(secret!);
+    await closeClean({ page, errors });
+  }, 120_000);
+
+  it('when an admin rotates a key, then the new secret is shown once and the new key waits in staging; activating it revokes the old one; revoking it leaves none active', async () => {
+    const { page, errors } = await openAs('tenant_admin', 'api-keys');
+    await page.getByLabel('Name').fill('rotating key');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const first = await page.getByTestId('secret').textContent();
+    const statuses = async () =>
+      (
+        await page.$$eval('tbody tr', (rows) =>
+          rows
+            .map((r) => [...r.querySelectorAll('td')].map((c) => c.textContent ?? ''))
+            .filter((cells) => cells[0] === 'rotating key')
+            .map((cells) => cells[3]!),
+        )
+      ).sort();
+    const until = (want: string[]) =>
+      eventually(async () => (JSON.stringify(await statuses()) === JSON.stringify(want) ? true : undefined));
+    await until(['active']);
+
+    await page.getByRole('button', { name: 'Rotate rotating key' }).click();
+    const second = await eventually(async () => {
+      const shown = await page.getByTestId('secret').textContent();
+      return shown && shown !== first ? shown : undefined;
+    });
+    expect(second).toMatch(/^msk_/);
+    await until(['active', 'staging']);
+
+    await page.getByRole('button', { name: 'Activate rotating key' }).click();
+    await until(['active', 'revoked']);
+    await page.getByRole('button', { name: 'Revoke rotating key' }).click();
+    await until(['revoked', 'revoked']);
+    expect(await page.getByRole('button', { name: /rotating key/ }).count()).toBe(0);
+    await closeClean({ page, errors });
+  }, 120_000);
+
+  it('when an operator-role subject takes a mandate through suspend, reactivate and revoke with reasons, then each state shows, a revoked mandate offers no action, and the timeline lists the three events', async () => {
+    const created = await api()('POST', '/v1/mandates', {
+      auth: firstKey.auth,
+      body: { ...README_MANDATE, delegate: { id: 'agent_lifecycle', type: 'agent' } },
+    });
+    expect(created.status).toBe(201);
+    const id = created.body.id as string;
+    const { page, errors } = await openAs('tenant_operator', `mandates/${id}`);
+    await page.getByRole('heading', { level: 1, name: `Mandate ${id}` }).waitFor();
+    for (const [button, reason, state] of [
+      ['Suspend', 'travel paused', 'SUSPENDED'],
+      ['Reactivate', 'travel resumed', 'ACTIVE'],
+      ['Revoke', 'agent retired', 'REVOKED'],
+    ] as const) {
+      await page.getByLabel('Reason').fill(reason);
+      await page.getByRole('button', { name: button, exact: true }).click();
+      await eventually(async () =>
+        (await page.getByTestId('mandate-state').textContent()) === state ? true : undefined,
+      );
+    }
+    expect(await page.getByRole('heading', { name: 'Change state' }).count()).toBe(0);
+    for (const type of ['MANDATE_SUSPENDED', 'MANDATE_REACTIVATED', 'MANDATE_REVOKED'])
+      await page.getByText(type).first().waitFor({ timeout: 15_000 });
     await closeClean({ page, errors });
   }, 120_000);
 
