@@ -1,4 +1,4 @@
-import type { AuditEvent, MongoQueryShape } from '@mandate/shared';
+import { pageBefore, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
 import { Schema, type Model } from 'mongoose';
 import { DuplicateRecord } from '../common/errors';
 import {
@@ -156,14 +156,9 @@ export class MongoIdentityVerificationStore implements IdentityVerificationStore
     { limit, before, status, purpose }: ListOptions & IdentityVerificationFilter,
   ): Promise<IdentityVerification[]> {
     const filter: Record<string, unknown> = { tenant_id: tenantId };
-    if (before !== undefined) filter.id = { $lt: before };
     if (status !== undefined) filter.status = status;
     if (purpose !== undefined) filter.purpose = purpose;
-    const docs = await this.sessions
-      .find(filter, HIDDEN)
-      .sort({ id: -1 })
-      .limit(limit)
-      .lean<IdentityVerificationDoc[]>();
+    const docs = await pageBefore(this.sessions, { filter, key: 'id', before, limit, projection: HIDDEN });
     return docs.map(out);
   }
 

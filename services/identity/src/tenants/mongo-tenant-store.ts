@@ -1,4 +1,4 @@
-import type { AuditEvent, MongoQueryShape } from '@mandate/shared';
+import { pageBefore, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
 import type { Model } from 'mongoose';
 import { DuplicateRecord } from '../common/errors';
 import {
@@ -65,12 +65,13 @@ export class MongoTenantStore implements TenantStore {
   }
 
   async list({ limit, before }: ListOptions): Promise<Tenant[]> {
-    const filter = before === undefined ? {} : { tenant_id: { $lt: before } };
-    const docs = await this.tenants
-      .find(filter, HIDDEN)
-      .sort({ tenant_id: -1 })
-      .limit(limit)
-      .lean<TenantDoc[]>();
+    const docs = await pageBefore(this.tenants, {
+      filter: {},
+      key: 'tenant_id',
+      before,
+      limit,
+      projection: HIDDEN,
+    });
     return docs.map(tenantOut);
   }
 }
