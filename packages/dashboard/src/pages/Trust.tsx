@@ -1,10 +1,11 @@
 import { useState, type ChangeEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { call, qs, type Page } from '../api';
+import { call, type Page } from '../api';
 import { useAuth } from '../auth';
 import type { CheckResult } from '../evidence/check';
-import { ErrorMessage, FilterSelect, Loading, PageHeader, formatTime, usePager } from '../ui';
+import { ErrorMessage, Loading, PageHeader, SelectField, formatTime } from '../ui';
 import { DataTable, column } from '../table';
+import { PagedTable, usePagedList } from '../paged-list';
 import { CheckList } from './Evidence';
 
 interface Jwk {
@@ -105,66 +106,50 @@ const sessionState = (s: WalletSession, now: number) =>
 function WalletSessions() {
   const { session } = useAuth();
   const tenantId = session?.kind === 'user' ? session.tenantId : '';
-  const [status, setStatus] = useState('');
-  const [purpose, setPurpose] = useState('');
-  const pager = usePager();
-  const sessions = useQuery({
-    queryKey: ['identity-verifications', tenantId, status, purpose, pager.cursor],
-    queryFn: () =>
-      call<Page<WalletSession>>(
-        session,
-        'GET',
-        '/v1/identity-verifications' + qs({ status, purpose, cursor: pager.cursor, limit: '20' }),
-      ),
+  const sessions = usePagedList<WalletSession, 'status' | 'purpose'>({
+    key: ['identity-verifications', tenantId],
+    path: '/v1/identity-verifications',
+    filters: { status: '', purpose: '' },
   });
   const now = Date.now();
   return (
     <section className="card" aria-labelledby="sessions-title">
       <h2 id="sessions-title">Wallet verification sessions</h2>
       <div className="row">
-        <FilterSelect
+        <SelectField
           id="session-status"
           label="Status"
-          value={status}
-          onChange={setStatus}
+          {...sessions.field('status')}
           options={SESSION_STATUSES}
           text={(s) => s.toLowerCase()}
           any
-          pager={pager}
         />
-        <FilterSelect
+        <SelectField
           id="session-purpose"
           label="Purpose"
-          value={purpose}
-          onChange={setPurpose}
+          {...sessions.field('purpose')}
           options={SESSION_PURPOSES}
           text={(p) => p.replace('_', '-')}
           any
-          pager={pager}
         />
       </div>
-      {sessions.isPending ? <Loading /> : null}
-      <ErrorMessage error={sessions.error} />
-      {sessions.data ? (
-        <DataTable
-          testId="wallet-sessions"
-          caption="OpenID4VP sessions, newest first; the disclosed claims are never listed"
-          columns={[
-            column<WalletSession>('Session', (s) => <code>{s.id}</code>),
-            column<WalletSession>('Purpose', (s) => s.purpose.replace('_', '-')),
-            column<WalletSession>('State', (s) => sessionState(s, now)),
-            column<WalletSession>('Started', (s) => formatTime(s.created_at)),
-            column<WalletSession>('Answered', (s) => formatTime(s.answered_at)),
-            column<WalletSession>('Issuer', (s) => s.issuer ?? '—'),
-            column<WalletSession>('Used by', (s) => s.consumed_by ?? '—'),
-          ]}
-          rows={sessions.data.data}
-          rowKey={(s) => s.id}
-          rowProps={(s) => ({ 'data-session': s.id })}
-          empty="No wallet verification sessions."
-          pager={{ pager, nextCursor: sessions.data.next_cursor }}
-        />
-      ) : null}
+      <PagedTable
+        list={sessions}
+        testId="wallet-sessions"
+        caption="OpenID4VP sessions, newest first; the disclosed claims are never listed"
+        columns={[
+          column<WalletSession>('Session', (s) => <code>{s.id}</code>),
+          column<WalletSession>('Purpose', (s) => s.purpose.replace('_', '-')),
+          column<WalletSession>('State', (s) => sessionState(s, now)),
+          column<WalletSession>('Started', (s) => formatTime(s.created_at)),
+          column<WalletSession>('Answered', (s) => formatTime(s.answered_at)),
+          column<WalletSession>('Issuer', (s) => s.issuer ?? '—'),
+          column<WalletSession>('Used by', (s) => s.consumed_by ?? '—'),
+        ]}
+        rowKey={(s) => s.id}
+        rowProps={(s) => ({ 'data-session': s.id })}
+        empty="No wallet verification sessions."
+      />
     </section>
   );
 }
