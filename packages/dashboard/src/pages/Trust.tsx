@@ -1,12 +1,11 @@
-import { useState, type ChangeEvent } from 'react';
+import type { ChangeEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { call, type Page } from '../api';
 import { useAuth } from '../auth';
-import type { CheckResult } from '../evidence/check';
 import { ErrorMessage, Loading, PageHeader, SelectField, formatTime } from '../ui';
 import { DataTable, column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
-import { CheckList } from './Evidence';
+import { BundleCheckResults, useBundleCheck } from './Evidence';
 
 interface Jwk {
   kid: string;
@@ -155,24 +154,11 @@ function WalletSessions() {
 }
 
 function UploadCheck({ keys }: { keys: Jwk[] | undefined }) {
-  const [results, setResults] = useState<CheckResult[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const onFile = async (e: ChangeEvent<HTMLInputElement>) => {
+  const bundle = useBundleCheck();
+  const onFile = (e: ChangeEvent<HTMLInputElement>) => {
     const file = e.target.files?.[0];
-    setResults(null);
-    setError(null);
-    if (!file || !keys) return;
-    setBusy(true);
-    try {
-      const text = await file.text();
-      const { verifyBundleText } = await import('../evidence/check');
-      setResults(await verifyBundleText(text, { trustedKeys: keys as [] }));
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    if (file && keys) void bundle.check(async () => ({ text: await file.text(), keys: keys as [] }));
+    else bundle.forget();
   };
   return (
     <section className="card" aria-labelledby="upload-title">
@@ -187,11 +173,10 @@ function UploadCheck({ keys }: { keys: Jwk[] | undefined }) {
         id="bundle-file"
         type="file"
         accept="application/json,.json"
-        disabled={!keys || busy}
-        onChange={(e) => void onFile(e)}
+        disabled={!keys || bundle.busy}
+        onChange={onFile}
       />
-      <ErrorMessage error={error} />
-      {results ? <CheckList results={results} /> : null}
+      <BundleCheckResults check={bundle} />
     </section>
   );
 }
