@@ -158,18 +158,20 @@ export function SelectField({
   );
 }
 
+/** `field(name)`: one of `values`, as the value and change a TextField or SelectField takes. */
+export const fieldsOf =
+  <F extends string>(values: Record<F, string>, change: (name: F, value: string) => void) =>
+  (name: F) => ({ value: values[name], onChange: (value: string) => change(name, value) });
+
 /**
- * A form's (or a list's filters') text values kept in one state object: `field(name)` is the value
- * and the change a TextField or SelectField takes; `onChange` runs after every change.
+ * A form's (or a list's filters') text values kept in one state object, their fields (fieldsOf);
+ * `onChange` runs after every change.
  */
 export function useFields<F extends string>(initial: Record<F, string>, onChange?: () => void) {
   const [values, setValues] = useState(initial);
-  const field = (name: F) => ({
-    value: values[name],
-    onChange: (value: string) => {
-      setValues((v) => ({ ...v, [name]: value }));
-      onChange?.();
-    },
+  const field = fieldsOf(values, (name, value) => {
+    setValues((v) => ({ ...v, [name]: value }));
+    onChange?.();
   });
   return { values, field, setValues };
 }
