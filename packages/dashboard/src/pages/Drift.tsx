@@ -1,4 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { EVENT_TYPES } from '@mandate/shared';
 import { allPages, call } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
@@ -13,16 +14,13 @@ import {
 import { ErrorMessage, Loading, PageHeader, formatTime } from '../ui';
 import { DataTable, column } from '../table';
 
-/** The audit trail's access-configuration changes (SPEC §10): keys, scopes, roles, widget origins. */
-export const ACCESS_EVENT_TYPES = [
-  'API_KEY_CREATED',
-  'API_KEY_ROTATED',
-  'API_KEY_ACTIVATED',
-  'API_KEY_REVOKED',
-  'TENANT_ROLE_ASSIGNED',
-  'TENANT_ROLE_REVOKED',
-  'WIDGET_CONFIG_UPDATED',
-] as const;
+/**
+ * The audit trail's access-configuration changes (SPEC §10): keys and their scopes, role
+ * assignments, widget origins.
+ */
+export const ACCESS_EVENT_TYPES = EVENT_TYPES.filter(
+  (t) => t.startsWith('API_KEY_') || t.startsWith('TENANT_ROLE_') || t === 'WIDGET_CONFIG_UPDATED',
+);
 
 interface Actor {
   type: string;
