@@ -2,7 +2,7 @@ import type { ChangeEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { call, type Page } from '../api';
 import { useAuth } from '../auth';
-import { ErrorMessage, Loading, PageHeader, SelectField, formatTime } from '../ui';
+import { ErrorMessage, Loaded, PageHeader, SelectField, formatTime } from '../ui';
 import { DataTable, column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
 import { BundleCheckResults, useBundleCheck } from './Evidence';
@@ -62,27 +62,31 @@ export function TrustPage() {
       <PageHeader title="Trust operations" />
       <section className="card" aria-labelledby="keys-title">
         <h2 id="keys-title">Published signing keys</h2>
-        {jwks.isPending ? <Loading /> : null}
-        <ErrorMessage error={jwks.error} />
-        {jwks.data ? (
-          <DataTable
-            caption="GET /v1/.well-known/jwks.json: every key that checks a mandate signature"
-            columns={[
-              column<Jwk>('Key id (kid)', (k) => <code>{k.kid}</code>),
-              column<Jwk>('Algorithm', (k) => k.alg),
-              column<Jwk>('Curve', (k) => k.crv),
-              column<Jwk>('Role', (_, i) => (i === 0 ? 'signs now' : 'published (checks older signatures)'), {
-                testId: (_, i) => (i === 0 ? 'signs-now' : undefined),
-              }),
-              ...(canMandates
-                ? [column<Jwk>('On recent mandates', (k) => (seen.has(k.kid) ? 'yes' : 'no'))]
-                : []),
-            ]}
-            rows={jwks.data.keys}
-            rowKey={(k) => k.kid}
-            rowProps={(k) => ({ 'data-kid': k.kid })}
-          />
-        ) : null}
+        <Loaded query={jwks}>
+          {({ keys }) => (
+            <DataTable
+              caption="GET /v1/.well-known/jwks.json: every key that checks a mandate signature"
+              columns={[
+                column<Jwk>('Key id (kid)', (k) => <code>{k.kid}</code>),
+                column<Jwk>('Algorithm', (k) => k.alg),
+                column<Jwk>('Curve', (k) => k.crv),
+                column<Jwk>(
+                  'Role',
+                  (_, i) => (i === 0 ? 'signs now' : 'published (checks older signatures)'),
+                  {
+                    testId: (_, i) => (i === 0 ? 'signs-now' : undefined),
+                  },
+                ),
+                ...(canMandates
+                  ? [column<Jwk>('On recent mandates', (k) => (seen.has(k.kid) ? 'yes' : 'no'))]
+                  : []),
+              ]}
+              rows={keys}
+              rowKey={(k) => k.kid}
+              rowProps={(k) => ({ 'data-kid': k.kid })}
+            />
+          )}
+        </Loaded>
         <ErrorMessage error={recent.error} />
       </section>
       <WalletSessions />

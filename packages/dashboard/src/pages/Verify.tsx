@@ -6,7 +6,7 @@ import { useAuth } from '../auth';
 import { BarChart } from '../chart';
 import {
   ErrorMessage,
-  Loading,
+  Loaded,
   PageHeader,
   FormCard,
   TextField,
@@ -214,27 +214,27 @@ function RecentVerifications() {
           Refresh
         </button>
       </div>
-      {stats.isPending ? <Loading /> : null}
-      <ErrorMessage error={stats.error} />
-      {stats.data ? (
-        <>
-          <p data-testid="verification-totals">
-            {Span} (UTC): <span className="decision-allow">{allow} ALLOW</span>,{' '}
-            <span className="decision-deny">{deny} DENY</span>.
-          </p>
-          <BarChart
-            testId="verifications"
-            title={`Verifications per ${range === '24h' ? 'hour' : 'day'}, ${span} (UTC)`}
-            summary={`Verifications per ${range === '24h' ? 'hour' : 'day'} over ${span}: ${allow} ALLOW and ${deny} DENY`}
-            categoryLabel={range === '24h' ? 'Hour (UTC)' : 'Day (UTC)'}
-            series={[
-              { key: 'allow', label: 'ALLOW', className: 'series-allow' },
-              { key: 'deny', label: 'DENY', className: 'series-deny' },
-            ]}
-            data={counts}
-          />
-        </>
-      ) : null}
+      <Loaded query={stats}>
+        {() => (
+          <>
+            <p data-testid="verification-totals">
+              {Span} (UTC): <span className="decision-allow">{allow} ALLOW</span>,{' '}
+              <span className="decision-deny">{deny} DENY</span>.
+            </p>
+            <BarChart
+              testId="verifications"
+              title={`Verifications per ${range === '24h' ? 'hour' : 'day'}, ${span} (UTC)`}
+              summary={`Verifications per ${range === '24h' ? 'hour' : 'day'} over ${span}: ${allow} ALLOW and ${deny} DENY`}
+              categoryLabel={range === '24h' ? 'Hour (UTC)' : 'Day (UTC)'}
+              series={[
+                { key: 'allow', label: 'ALLOW', className: 'series-allow' },
+                { key: 'deny', label: 'DENY', className: 'series-deny' },
+              ]}
+              data={counts}
+            />
+          </>
+        )}
+      </Loaded>
       <ErrorMessage error={recent.error} />
       {recent.data ? (
         recent.data.data.length === 0 ? (
