@@ -7,8 +7,8 @@ import { Loaded, useFields, usePager } from './ui';
 /**
  * One page of a cursor-paged list (GET `path`, `limit` items a page), the pager through it and its
  * filters (`filters` holds their first values, `field(name)` shows and changes one). A filter's text
- * is sent trimmed, through `toParams` where a value needs translating; a change to a filter goes back
- * to the first page. The query key begins with `key`: what a change to the list invalidates.
+ * is sent trimmed (an id pasted with spaces still matches), through `toParams` where a value needs
+ * translating; a change to a filter goes back to the first page. The query key begins with `key`: what a change to the list invalidates.
  */
 export function usePagedList<T, F extends string = never>({
   key,

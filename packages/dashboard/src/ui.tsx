@@ -173,7 +173,7 @@ export function useFields<F extends string>(initial: Record<F, string>, onChange
     setValues((v) => ({ ...v, [name]: value }));
     onChange?.();
   });
-  return { values, field, setValues };
+  return { values, field };
 }
 
 /** A labelled input; `onChange` gets its new value. */
