@@ -20,6 +20,23 @@ import { ErrorMessage, Loading } from './ui';
 
 const area = (id: string) => [...TENANT_AREAS, ...OPERATOR_AREAS].find((a) => a.id === id)!;
 
+type Page = (p: { area: Area }) => ReactNode;
+
+/** Each area's page, at the area's path (a mandate's own page is the mandates area's too). */
+const PAGES: Record<string, Page> = {
+  'api-keys': ApiKeysPage,
+  mandates: MandatesPage,
+  verify: VerifyPage,
+  audit: AuditPage,
+  access: AccessPage,
+  widget: WidgetPage,
+  billing: BillingPage,
+  governance: GovernancePage,
+  drift: DriftPage,
+  trust: TrustPage,
+  operator: OperatorPage,
+};
+
 export function App() {
   const { session } = useAuth();
   if (!session) {
@@ -37,18 +54,10 @@ export function App() {
         <Route path="/" element={<Home />} />
         <Route path="/sign-in" element={<Navigate to="/" replace />} />
         <Route path="/callback" element={<Navigate to="/" replace />} />
-        <Route path="/api-keys" element={<Guard area={area('api-keys')} page={ApiKeysPage} />} />
-        <Route path="/mandates" element={<Guard area={area('mandates')} page={MandatesPage} />} />
+        {Object.entries(PAGES).map(([id, page]) => (
+          <Route key={id} path={area(id).path} element={<Guard area={area(id)} page={page} />} />
+        ))}
         <Route path="/mandates/:id" element={<Guard area={area('mandates')} page={MandateDetail} />} />
-        <Route path="/verify" element={<Guard area={area('verify')} page={VerifyPage} />} />
-        <Route path="/audit" element={<Guard area={area('audit')} page={AuditPage} />} />
-        <Route path="/access" element={<Guard area={area('access')} page={AccessPage} />} />
-        <Route path="/widget" element={<Guard area={area('widget')} page={WidgetPage} />} />
-        <Route path="/billing" element={<Guard area={area('billing')} page={BillingPage} />} />
-        <Route path="/governance" element={<Guard area={area('governance')} page={GovernancePage} />} />
-        <Route path="/drift" element={<Guard area={area('drift')} page={DriftPage} />} />
-        <Route path="/trust" element={<Guard area={area('trust')} page={TrustPage} />} />
-        <Route path="/operator" element={<Guard area={area('operator')} page={OperatorPage} />} />
         <Route path="*" element={<NotFound />} />
       </Routes>
     </Shell>
@@ -56,7 +65,7 @@ export function App() {
 }
 
 /** Opens an area's page only for a caller holding its read permission; otherwise "No access". */
-function Guard({ area, page: Page }: { area: Area; page: (p: { area: Area }) => ReactNode }) {
+function Guard({ area, page: Page }: { area: Area; page: Page }) {
   const { permissions, meError } = useAuth();
   if (meError) return <ErrorMessage error={meError} />;
   if (!permissions) return <Loading />;

@@ -34,78 +34,83 @@ const sameSet = (a: readonly string[], b: readonly string[]) => list(a) === list
 /** The oldest id of a list (ids sort by creation), or '' when empty. */
 const oldestId = (ids: string[]) => ids.reduce((min, id) => (min === '' || id < min ? id : min), '');
 
+/** One kind of entry of a snapshot, compared by id: its status, the set it grants and more fields. */
+interface EntryKind<E extends { status: string }> {
+  kind: Difference['kind'];
+  entries(side: AccessSnapshot): E[];
+  id(entry: E): string;
+  /** How a difference names the entry. */
+  what(entry: E): string;
+  /** The set it grants, and that set's name in a detail. */
+  grants: { name: string; of(entry: E): string[] };
+  /** Changes of further fields, as "field before → now". */
+  otherChanges?(before: E, now: E): string[];
+}
+
+const API_KEYS: EntryKind<KeyEntry> = {
+  kind: 'API key',
+  entries: (side) => side.api_keys,
+  id: (k) => k.key_id,
+  what: (k) => `${k.name} (${k.key_id})`,
+  grants: { name: 'scopes', of: (k) => k.scopes },
+  otherChanges: (before, k) => (before.name !== k.name ? [`name ${before.name} → ${k.name}`] : []),
+};
+
+const ROLE_ASSIGNMENTS: EntryKind<AssignmentEntry> = {
+  kind: 'Role assignment',
+  entries: (side) => side.role_assignments,
+  id: (a) => a.id,
+  what: (a) => a.subject_id,
+  grants: { name: 'roles', of: (a) => a.roles },
+};
+
 /**
- * The current access configuration against the baseline's snapshot, entry by entry. A truncated
- * side holds only the newest entries: what is older than its oldest is not compared (it would
- * read as added or removed).
+ * One kind of entry now against the baseline: added, changed, then removed. A truncated side holds
+ * only the newest entries: what is older than its oldest is not compared (it would read as added
+ * or removed).
  */
-export function accessDiff(baseline: AccessSnapshot, current: AccessSnapshot): Difference[] {
-  const out: Difference[] = [];
-  const comparable = (side: AccessSnapshot, ids: (side: AccessSnapshot) => string[]) => {
-    const floor = side.truncated ? oldestId(ids(side)) : '';
+function entryDiff<E extends { status: string }>(
+  of: EntryKind<E>,
+  baseline: AccessSnapshot,
+  current: AccessSnapshot,
+): Difference[] {
+  const comparable = (side: AccessSnapshot) => {
+    const floor = side.truncated ? oldestId(of.entries(side).map(of.id)) : '';
     return (id: string) => id >= floor;
   };
-  const keyIds = (side: AccessSnapshot) => side.api_keys.map((k) => k.key_id);
-  const roleIds = (side: AccessSnapshot) => side.role_assignments.map((a) => a.id);
-  const keyInBaseline = comparable(baseline, keyIds);
-  const keyInCurrent = comparable(current, keyIds);
-  const roleInBaseline = comparable(baseline, roleIds);
-  const roleInCurrent = comparable(current, roleIds);
-  const keysBefore = new Map(baseline.api_keys.map((k) => [k.key_id, k]));
-  const keysNow = new Map(current.api_keys.map((k) => [k.key_id, k]));
-  const keyName = (k: KeyEntry) => `${k.name} (${k.key_id})`;
-  for (const k of current.api_keys) {
-    const before = keysBefore.get(k.key_id);
-    if (!before) {
-      if (!keyInBaseline(k.key_id)) continue;
-      out.push({
-        kind: 'API key',
-        change: 'added',
-        what: keyName(k),
-        detail: `${k.status}; scopes ${list(k.scopes)}`,
-      });
+  const inBaseline = comparable(baseline);
+  const inCurrent = comparable(current);
+  const before = new Map(of.entries(baseline).map((e) => [of.id(e), e]));
+  const now = new Map(of.entries(current).map((e) => [of.id(e), e]));
+  const difference = (change: Difference['change'], e: E, detail: string): Difference => ({
+    kind: of.kind,
+    change,
+    what: of.what(e),
+    detail,
+  });
+  const out: Difference[] = [];
+  for (const e of of.entries(current)) {
+    const was = before.get(of.id(e));
+    if (!was) {
+      if (inBaseline(of.id(e)))
+        out.push(difference('added', e, `${e.status}; ${of.grants.name} ${list(of.grants.of(e))}`));
       continue;
     }
     const changes: string[] = [];
-    if (before.status !== k.status) changes.push(`status ${before.status} → ${k.status}`);
-    if (!sameSet(before.scopes, k.scopes)) changes.push(`scopes ${list(before.scopes)} → ${list(k.scopes)}`);
-    if (before.name !== k.name) changes.push(`name ${before.name} → ${k.name}`);
-    if (changes.length)
-      out.push({ kind: 'API key', change: 'changed', what: keyName(k), detail: changes.join('; ') });
+    if (was.status !== e.status) changes.push(`status ${was.status} → ${e.status}`);
+    const [granted, grants] = [of.grants.of(was), of.grants.of(e)];
+    if (!sameSet(granted, grants)) changes.push(`${of.grants.name} ${list(granted)} → ${list(grants)}`);
+    changes.push(...(of.otherChanges?.(was, e) ?? []));
+    if (changes.length) out.push(difference('changed', e, changes.join('; ')));
   }
-  for (const k of baseline.api_keys)
-    if (!keysNow.has(k.key_id) && keyInCurrent(k.key_id))
-      out.push({ kind: 'API key', change: 'removed', what: keyName(k), detail: `was ${k.status}` });
+  for (const e of of.entries(baseline))
+    if (!now.has(of.id(e)) && inCurrent(of.id(e))) out.push(difference('removed', e, `was ${e.status}`));
+  return out;
+}
 
-  const rolesBefore = new Map(baseline.role_assignments.map((a) => [a.id, a]));
-  const rolesNow = new Map(current.role_assignments.map((a) => [a.id, a]));
-  for (const a of current.role_assignments) {
-    const before = rolesBefore.get(a.id);
-    if (!before) {
-      if (!roleInBaseline(a.id)) continue;
-      out.push({
-        kind: 'Role assignment',
-        change: 'added',
-        what: a.subject_id,
-        detail: `${a.status}; roles ${list(a.roles)}`,
-      });
-      continue;
-    }
-    const changes: string[] = [];
-    if (before.status !== a.status) changes.push(`status ${before.status} → ${a.status}`);
-    if (!sameSet(before.roles, a.roles)) changes.push(`roles ${list(before.roles)} → ${list(a.roles)}`);
-    if (changes.length)
-      out.push({
-        kind: 'Role assignment',
-        change: 'changed',
-        what: a.subject_id,
-        detail: changes.join('; '),
-      });
-  }
-  for (const a of baseline.role_assignments)
-    if (!rolesNow.has(a.id) && roleInCurrent(a.id))
-      out.push({ kind: 'Role assignment', change: 'removed', what: a.subject_id, detail: `was ${a.status}` });
-
+/** The current access configuration against the baseline's snapshot, entry by entry. */
+export function accessDiff(baseline: AccessSnapshot, current: AccessSnapshot): Difference[] {
+  const out = [...entryDiff(API_KEYS, baseline, current), ...entryDiff(ROLE_ASSIGNMENTS, baseline, current)];
   const originsBefore = new Set(baseline.widget_allowed_origins);
   const originsNow = new Set(current.widget_allowed_origins);
   for (const o of originsNow)

@@ -42,6 +42,20 @@ export function column<T>(
   };
 }
 
+/** What a DataTable shows. */
+export interface DataTableProps<T> {
+  /** Its caption (a table in a titled section may go without). */
+  caption?: ReactNode;
+  columns: ColumnDef<T>[];
+  rows: T[];
+  rowKey(row: T): string;
+  /** Attributes of a row's <tr> (data-* hooks). */
+  rowProps?(row: T): Record<string, string | undefined>;
+  testId?: string;
+  empty?: ReactNode;
+  pager?: { pager: ReturnType<typeof usePager>; nextCursor: string | null | undefined };
+}
+
 /**
  * A list as an accessible table: a caption, a header cell (scope="col") per column, a row per item;
  * then `empty` where there are no items, and the pager where the list has pages.
@@ -55,18 +69,7 @@ export function DataTable<T>({
   testId,
   empty,
   pager,
-}: {
-  /** Its caption (a table in a titled section may go without). */
-  caption?: ReactNode;
-  columns: ColumnDef<T>[];
-  rows: T[];
-  rowKey(row: T): string;
-  /** Attributes of a row's <tr> (data-* hooks). */
-  rowProps?(row: T): Record<string, string | undefined>;
-  testId?: string;
-  empty?: ReactNode;
-  pager?: { pager: ReturnType<typeof usePager>; nextCursor: string | null | undefined };
-}) {
+}: DataTableProps<T>) {
   const table = useReactTable({
     data: rows,
     columns,

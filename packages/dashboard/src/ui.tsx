@@ -1,5 +1,5 @@
 import { useState, type FormEvent, type InputHTMLAttributes, type ReactNode } from 'react';
-import { useMutation, type UseMutationOptions } from '@tanstack/react-query';
+import { useMutation, type UseMutationOptions, type UseQueryResult } from '@tanstack/react-query';
 import { ApiError } from './api';
 
 export function ErrorMessage({ error }: { error: unknown }) {
@@ -19,6 +19,17 @@ export function ErrorMessage({ error }: { error: unknown }) {
 
 export function Loading() {
   return <p aria-live="polite">Loading…</p>;
+}
+
+/** A query's states: "Loading…" until it answers, its error, then what `children` shows of its data. */
+export function Loaded<D>({ query, children }: { query: UseQueryResult<D>; children(data: D): ReactNode }) {
+  return (
+    <>
+      {query.isPending ? <Loading /> : null}
+      <ErrorMessage error={query.error} />
+      {query.data ? children(query.data) : null}
+    </>
+  );
 }
 
 export function PageHeader({ title, children }: { title: string; children?: ReactNode }) {
@@ -112,39 +123,30 @@ export function useFormMutation<T>(options: UseMutationOptions<T, Error, void>) 
   return [mutation, submit] as const;
 }
 
-/** What a list's filter shows and changes; a change goes back to the first page. */
-interface FilterProps {
-  id: string;
-  label: string;
-  value: string;
-  onChange(value: string): void;
-  pager: ReturnType<typeof usePager>;
-}
-
-const filterChange =
-  ({ onChange, pager }: FilterProps) =>
-  (value: string) => {
-    onChange(value);
-    pager.reset();
-  };
-
-/** A list's filter by one of `options`. */
-export function FilterSelect({
+/** A labelled select of one of `options`; `onChange` gets the chosen value. */
+export function SelectField({
+  id,
+  label,
+  value,
+  onChange,
   options,
   text = (o) => o,
   any = false,
-  ...filter
-}: FilterProps & {
+}: {
+  id: string;
+  label: ReactNode;
+  value: string;
+  onChange(value: string): void;
   options: readonly string[];
   /** An option's text (its value by default). */
   text?: (option: string) => string;
-  /** Offer "Any" (the empty value) first. */
+  /** Offer "Any" (the empty value) first: a filter that may be left open. */
   any?: boolean;
 }) {
   return (
     <>
-      <label htmlFor={filter.id}>{filter.label}</label>
-      <select id={filter.id} value={filter.value} onChange={(e) => filterChange(filter)(e.target.value)}>
+      <label htmlFor={id}>{label}</label>
+      <select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
         {any ? <option value="">Any</option> : null}
         {options.map((o) => (
           <option key={o} value={o}>
@@ -156,20 +158,22 @@ export function FilterSelect({
   );
 }
 
-/** A list's text filter (or, with `type="datetime-local"`, a time: its value is the local wall time). */
-export function FilterInput({
-  type = 'text',
-  ...filter
-}: FilterProps & { type?: 'text' | 'datetime-local' }) {
-  return (
-    <TextField
-      id={filter.id}
-      label={filter.label}
-      type={type}
-      value={filter.value}
-      onChange={filterChange(filter)}
-    />
-  );
+/** `field(name)`: one of `values`, as the value and change a TextField or SelectField takes. */
+export const fieldsOf =
+  <F extends string>(values: Record<F, string>, change: (name: F, value: string) => void) =>
+  (name: F) => ({ value: values[name], onChange: (value: string) => change(name, value) });
+
+/**
+ * A form's (or a list's filters') text values kept in one state object, their fields (fieldsOf);
+ * `onChange` runs after every change.
+ */
+export function useFields<F extends string>(initial: Record<F, string>, onChange?: () => void) {
+  const [values, setValues] = useState(initial);
+  const field = fieldsOf(values, (name, value) => {
+    setValues((v) => ({ ...v, [name]: value }));
+    onChange?.();
+  });
+  return { values, field };
 }
 
 /** A labelled input; `onChange` gets its new value. */

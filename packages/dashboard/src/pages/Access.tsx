@@ -4,8 +4,17 @@ import { call } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
 import { useTenantCollection } from '../tenant-collection';
-import { ErrorMessage, Loading, PageHeader, formatTime, FormCard, TextField, useFormMutation } from '../ui';
-import { DataTable, column } from '../table';
+import {
+  ErrorMessage,
+  PageHeader,
+  formatTime,
+  FormCard,
+  SelectField,
+  TextField,
+  useFormMutation,
+} from '../ui';
+import { column } from '../table';
+import { PagedTable } from '../paged-list';
 
 const ROLES = ['tenant_admin', 'tenant_operator', 'tenant_viewer', 'tenant_auditor'] as const;
 
@@ -21,7 +30,7 @@ interface Assignment {
 
 export function AccessPage({ area }: { area: Area }) {
   const { me } = useAuth();
-  const { session, tenantId, canWrite, base, pager, list, refresh } = useTenantCollection<Assignment>(
+  const { session, tenantId, canWrite, base, list, refresh } = useTenantCollection<Assignment>(
     'role-assignments',
     area,
   );
@@ -39,46 +48,41 @@ export function AccessPage({ area }: { area: Area }) {
       <PageHeader title="Access management" />
       {canWrite ? <Assign base={base} onDone={() => void refresh()} /> : null}
       <ErrorMessage error={change.error} />
-      {list.isPending ? <Loading /> : null}
-      <ErrorMessage error={list.error} />
-      {list.data ? (
-        <DataTable
-          caption={`Role assignments of tenant ${tenantId}`}
-          columns={[
-            column<Assignment>('Subject', (a) => (
-              <>
-                {a.subject_id}
-                {own(a) ? <span className="badge">you</span> : null}
-              </>
-            )),
-            column<Assignment>('Role', (a) => a.roles.join(', ')),
-            column<Assignment>('Status', (a) => a.status),
-            column<Assignment>('Updated', (a) => formatTime(a.updated_at)),
-            ...(canWrite
-              ? [
-                  column<Assignment>(
-                    'Change',
-                    (a) =>
-                      a.status === 'active' ? (
-                        <RoleControls
-                          a={a}
-                          own={own(a)}
-                          busy={change.isPending}
-                          onRoles={(roles) => change.mutate({ a, roles })}
-                          onRevoke={() => change.mutate({ a })}
-                        />
-                      ) : null,
-                    'actions',
-                  ),
-                ]
-              : []),
-          ]}
-          rows={list.data.data}
-          rowKey={(a) => a.id}
-          rowProps={(a) => ({ 'data-subject': a.subject_id })}
-          pager={{ pager, nextCursor: list.data.next_cursor }}
-        />
-      ) : null}
+      <PagedTable
+        list={list}
+        caption={`Role assignments of tenant ${tenantId}`}
+        columns={[
+          column<Assignment>('Subject', (a) => (
+            <>
+              {a.subject_id}
+              {own(a) ? <span className="badge">you</span> : null}
+            </>
+          )),
+          column<Assignment>('Role', (a) => a.roles.join(', ')),
+          column<Assignment>('Status', (a) => a.status),
+          column<Assignment>('Updated', (a) => formatTime(a.updated_at)),
+          ...(canWrite
+            ? [
+                column<Assignment>(
+                  'Change',
+                  (a) =>
+                    a.status === 'active' ? (
+                      <RoleControls
+                        a={a}
+                        own={own(a)}
+                        busy={change.isPending}
+                        onRoles={(roles) => change.mutate({ a, roles })}
+                        onRevoke={() => change.mutate({ a })}
+                      />
+                    ) : null,
+                  'actions',
+                ),
+              ]
+            : []),
+        ]}
+        rowKey={(a) => a.id}
+        rowProps={(a) => ({ 'data-subject': a.subject_id })}
+      />
     </>
   );
 }
@@ -144,14 +148,7 @@ function Assign({ base, onDone }: { base: string; onDone(): void }) {
           placeholder="dashboard:alice"
           required
         />
-        <label htmlFor="assign-role">Role</label>
-        <select id="assign-role" value={role} onChange={(e) => setRole(e.target.value)}>
-          {ROLES.map((r) => (
-            <option key={r} value={r}>
-              {r}
-            </option>
-          ))}
-        </select>
+        <SelectField id="assign-role" label="Role" value={role} onChange={setRole} options={ROLES} />
         <button type="submit" disabled={create.isPending}>
           Assign
         </button>

@@ -6,7 +6,6 @@ import { useAuth } from '../auth';
 import { useTenantCollection } from '../tenant-collection';
 import {
   ErrorMessage,
-  Loading,
   PageHeader,
   SecretOnce,
   formatTime,
@@ -14,7 +13,8 @@ import {
   TextField,
   useFormMutation,
 } from '../ui';
-import { DataTable, column } from '../table';
+import { column } from '../table';
+import { PagedTable } from '../paged-list';
 
 const SCOPES = ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'] as const;
 
@@ -34,7 +34,6 @@ export function ApiKeysPage({ area }: { area: Area }) {
     tenantId,
     canWrite,
     base,
-    pager,
     list: keys,
     refresh: done,
   } = useTenantCollection<ApiKey>('api-keys', area);
@@ -66,55 +65,50 @@ export function ApiKeysPage({ area }: { area: Area }) {
         />
       ) : null}
       <ErrorMessage error={action.error} />
-      {keys.isPending ? <Loading /> : null}
-      <ErrorMessage error={keys.error} />
-      {keys.data ? (
-        <DataTable
-          caption={`Keys of tenant ${tenantId}`}
-          columns={[
-            column<ApiKey>('Name', (k) => k.name),
-            column<ApiKey>('Key id', (k) => <code>{k.key_id}</code>),
-            column<ApiKey>('Scopes', (k) => k.scopes.join(', ')),
-            column<ApiKey>('Status', (k) => k.status),
-            column<ApiKey>('Created', (k) => formatTime(k.created_at)),
-            column<ApiKey>('Last used', (k) => formatTime(k.last_used_at)),
-            ...(canWrite
-              ? [
-                  column<ApiKey>(
-                    'Actions',
-                    (k) => (
-                      <>
-                        {k.status === 'active' ? (
-                          <button type="button" onClick={() => action.mutate({ key: k, op: 'rotate' })}>
-                            Rotate <span className="sr-only">{k.name}</span>
-                          </button>
-                        ) : null}
-                        {k.status === 'staging' ? (
-                          <button type="button" onClick={() => action.mutate({ key: k, op: 'activate' })}>
-                            Activate <span className="sr-only">{k.name}</span>
-                          </button>
-                        ) : null}
-                        {k.status !== 'revoked' ? (
-                          <button
-                            type="button"
-                            className="danger"
-                            onClick={() => action.mutate({ key: k, op: 'revoke' })}
-                          >
-                            Revoke <span className="sr-only">{k.name}</span>
-                          </button>
-                        ) : null}
-                      </>
-                    ),
-                    'actions',
+      <PagedTable
+        list={keys}
+        caption={`Keys of tenant ${tenantId}`}
+        columns={[
+          column<ApiKey>('Name', (k) => k.name),
+          column<ApiKey>('Key id', (k) => <code>{k.key_id}</code>),
+          column<ApiKey>('Scopes', (k) => k.scopes.join(', ')),
+          column<ApiKey>('Status', (k) => k.status),
+          column<ApiKey>('Created', (k) => formatTime(k.created_at)),
+          column<ApiKey>('Last used', (k) => formatTime(k.last_used_at)),
+          ...(canWrite
+            ? [
+                column<ApiKey>(
+                  'Actions',
+                  (k) => (
+                    <>
+                      {k.status === 'active' ? (
+                        <button type="button" onClick={() => action.mutate({ key: k, op: 'rotate' })}>
+                          Rotate <span className="sr-only">{k.name}</span>
+                        </button>
+                      ) : null}
+                      {k.status === 'staging' ? (
+                        <button type="button" onClick={() => action.mutate({ key: k, op: 'activate' })}>
+                          Activate <span className="sr-only">{k.name}</span>
+                        </button>
+                      ) : null}
+                      {k.status !== 'revoked' ? (
+                        <button
+                          type="button"
+                          className="danger"
+                          onClick={() => action.mutate({ key: k, op: 'revoke' })}
+                        >
+                          Revoke <span className="sr-only">{k.name}</span>
+                        </button>
+                      ) : null}
+                    </>
                   ),
-                ]
-              : []),
-          ]}
-          rows={keys.data.data}
-          rowKey={(k) => k.key_id}
-          pager={{ pager, nextCursor: keys.data.next_cursor }}
-        />
-      ) : null}
+                  'actions',
+                ),
+              ]
+            : []),
+        ]}
+        rowKey={(k) => k.key_id}
+      />
     </>
   );
 }

@@ -1,19 +1,7 @@
-import { useState } from 'react';
-import { useQuery } from '@tanstack/react-query';
 import { EVENT_TYPES } from '@mandate/shared';
-import { call, qs, type Page } from '../api';
-import { useAuth } from '../auth';
-import {
-  ErrorMessage,
-  FilterInput,
-  FilterSelect,
-  Loading,
-  PageHeader,
-  formatTime,
-  localTimeToIso,
-  usePager,
-} from '../ui';
-import { DataTable, column } from '../table';
+import { PageHeader, SelectField, TextField, formatTime, localTimeToIso } from '../ui';
+import { column } from '../table';
+import { PagedTable, usePagedList } from '../paged-list';
 
 interface AuditEvent {
   id: string;
@@ -32,81 +20,38 @@ const COLUMNS = [
 ];
 
 export function AuditPage() {
-  const { session } = useAuth();
-  const [type, setType] = useState('');
-  const [resource, setResource] = useState('');
-  const [key, setKey] = useState('');
-  const [since, setSince] = useState('');
-  const [until, setUntil] = useState('');
-  const pager = usePager();
-  const filters = {
-    type,
-    resource_id: resource.trim(),
-    key_id: key.trim(),
-    since: localTimeToIso(since),
-    until: localTimeToIso(until),
-  };
-  const events = useQuery({
-    queryKey: ['events', filters, pager.cursor],
-    queryFn: () =>
-      call<Page<AuditEvent>>(
-        session,
-        'GET',
-        '/v1/events' + qs({ ...filters, cursor: pager.cursor, limit: '25' }),
-      ),
+  const events = usePagedList<AuditEvent, 'type' | 'resource_id' | 'key_id' | 'since' | 'until'>({
+    key: ['events'],
+    path: '/v1/events',
+    filters: { type: '', resource_id: '', key_id: '', since: '', until: '' },
+    toParams: (f) => ({ ...f, since: localTimeToIso(f.since), until: localTimeToIso(f.until) }),
+    limit: 25,
   });
   return (
     <>
       <PageHeader title="Audit log" />
       <div className="row">
-        <FilterSelect
+        <SelectField
           id="type-filter"
           label="Event type"
-          value={type}
-          onChange={setType}
+          {...events.field('type')}
           options={EVENT_TYPES}
           any
-          pager={pager}
         />
-        <FilterInput
-          id="resource-filter"
-          label="Resource id"
-          value={resource}
-          onChange={setResource}
-          pager={pager}
-        />
-        <FilterInput id="key-filter" label="Key id" value={key} onChange={setKey} pager={pager} />
+        <TextField id="resource-filter" label="Resource id" {...events.field('resource_id')} />
+        <TextField id="key-filter" label="Key id" {...events.field('key_id')} />
       </div>
       <div className="row">
-        <FilterInput
-          id="since-filter"
-          label="From"
-          type="datetime-local"
-          value={since}
-          onChange={setSince}
-          pager={pager}
-        />
-        <FilterInput
-          id="until-filter"
-          label="Until"
-          type="datetime-local"
-          value={until}
-          onChange={setUntil}
-          pager={pager}
-        />
+        <TextField id="since-filter" label="From" type="datetime-local" {...events.field('since')} />
+        <TextField id="until-filter" label="Until" type="datetime-local" {...events.field('until')} />
       </div>
-      {events.isPending ? <Loading /> : null}
-      <ErrorMessage error={events.error} />
-      {events.data ? (
-        <DataTable
-          caption="Events, newest first"
-          columns={COLUMNS}
-          rows={events.data.data}
-          rowKey={(e) => e.id}
-          empty="No events."
-          pager={{ pager, nextCursor: events.data.next_cursor }}
-        />
-      ) : null}
+      <PagedTable
+        list={events}
+        caption="Events, newest first"
+        columns={COLUMNS}
+        rowKey={(e) => e.id}
+        empty="No events."
+      />
     </>
   );
 }

@@ -1,4 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { EVENT_TYPES } from '@mandate/shared';
 import { allPages, call } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
@@ -10,19 +11,16 @@ import {
   type KeyEntry,
   type Difference,
 } from '../drift';
-import { ErrorMessage, Loading, PageHeader, formatTime } from '../ui';
+import { ErrorMessage, Loaded, Loading, PageHeader, formatTime } from '../ui';
 import { DataTable, column } from '../table';
 
-/** The audit trail's access-configuration changes (SPEC §10): keys, scopes, roles, widget origins. */
-export const ACCESS_EVENT_TYPES = [
-  'API_KEY_CREATED',
-  'API_KEY_ROTATED',
-  'API_KEY_ACTIVATED',
-  'API_KEY_REVOKED',
-  'TENANT_ROLE_ASSIGNED',
-  'TENANT_ROLE_REVOKED',
-  'WIDGET_CONFIG_UPDATED',
-] as const;
+/**
+ * The audit trail's access-configuration changes (SPEC §10): keys and their scopes, role
+ * assignments, widget origins.
+ */
+export const ACCESS_EVENT_TYPES = EVENT_TYPES.filter(
+  (t) => t.startsWith('API_KEY_') || t.startsWith('TENANT_ROLE_') || t === 'WIDGET_CONFIG_UPDATED',
+);
 
 interface Actor {
   type: string;
@@ -128,23 +126,23 @@ export function DriftPage({ area }: { area: Area }) {
       <PageHeader title="Drift monitoring" />
       <section className="card" aria-labelledby="baseline-title">
         <h2 id="baseline-title">Baseline</h2>
-        {baseline.isPending ? <Loading /> : null}
-        <ErrorMessage error={baseline.error} />
-        {baseline.data ? (
-          savedAt && snapshot ? (
-            <p data-testid="baseline-saved">
-              Saved {formatTime(savedAt)} by {actorText(baseline.data.saved_by)}: {snapshot.api_keys.length}{' '}
-              API keys, {snapshot.role_assignments.length} role assignments,{' '}
-              {snapshot.widget_allowed_origins.length} widget origins
-              {snapshot.truncated ? ' (more than a snapshot holds: the newest 1000 of each)' : ''}.
-            </p>
-          ) : (
-            <p data-testid="baseline-none">
-              No baseline saved yet. Saving one records the API keys, their scopes, the role assignments and
-              the widget origins as they are now; this page then shows what changed since.
-            </p>
-          )
-        ) : null}
+        <Loaded query={baseline}>
+          {(saved) =>
+            savedAt && snapshot ? (
+              <p data-testid="baseline-saved">
+                Saved {formatTime(savedAt)} by {actorText(saved.saved_by)}: {snapshot.api_keys.length} API
+                keys, {snapshot.role_assignments.length} role assignments,{' '}
+                {snapshot.widget_allowed_origins.length} widget origins
+                {snapshot.truncated ? ' (more than a snapshot holds: the newest 1000 of each)' : ''}.
+              </p>
+            ) : (
+              <p data-testid="baseline-none">
+                No baseline saved yet. Saving one records the API keys, their scopes, the role assignments and
+                the widget origins as they are now; this page then shows what changed since.
+              </p>
+            )
+          }
+        </Loaded>
         <div className="row">
           <button
             type="button"
@@ -202,25 +200,25 @@ export function DriftPage({ area }: { area: Area }) {
             </p>
           ) : (
             <>
-              {events.isPending ? <Loading /> : null}
-              <ErrorMessage error={events.error} />
-              {events.data ? (
-                events.data.items.length === 0 ? (
-                  <p data-testid="no-events">
-                    No access change recorded since the baseline. Events reach the audit trail through the
-                    broker, a moment after the change.
-                  </p>
-                ) : (
-                  <DataTable
-                    testId="trail"
-                    caption={`Access events since ${formatTime(savedAt)}, newest first`}
-                    columns={EVENT_COLUMNS}
-                    rows={events.data.items}
-                    rowKey={(e) => e.id}
-                    rowProps={(e) => ({ 'data-type': e.type })}
-                  />
-                )
-              ) : null}
+              <Loaded query={events}>
+                {({ items }) =>
+                  items.length === 0 ? (
+                    <p data-testid="no-events">
+                      No access change recorded since the baseline. Events reach the audit trail through the
+                      broker, a moment after the change.
+                    </p>
+                  ) : (
+                    <DataTable
+                      testId="trail"
+                      caption={`Access events since ${formatTime(savedAt)}, newest first`}
+                      columns={EVENT_COLUMNS}
+                      rows={items}
+                      rowKey={(e) => e.id}
+                      rowProps={(e) => ({ 'data-type': e.type })}
+                    />
+                  )
+                }
+              </Loaded>
               {events.data?.truncated ? (
                 <p className="muted">
                   Only the newest 500 events are shown; the Audit log pages through all.

@@ -10,9 +10,7 @@ import { ErrorMessage } from '../ui';
  */
 export function Evidence({ mandateId }: { mandateId: string }) {
   const { session } = useAuth();
-  const [results, setResults] = useState<CheckResult[] | null>(null);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
+  const bundle = useBundleCheck();
 
   const fetchText = async (path: string, auth: boolean) => {
     const headers: Record<string, string> = {};
@@ -32,13 +30,10 @@ export function Evidence({ mandateId }: { mandateId: string }) {
     return text;
   };
 
-  const run = async () => {
-    setBusy(true);
-    setError(null);
-    setResults(null);
-    try {
-      const bundle = await fetchText(`/v1/mandates/${encodeURIComponent(mandateId)}/evidence`, true);
-      const blob = new Blob([bundle], { type: 'application/json' });
+  const downloadAndCheck = () =>
+    bundle.check(async () => {
+      const text = await fetchText(`/v1/mandates/${encodeURIComponent(mandateId)}/evidence`, true);
+      const blob = new Blob([text], { type: 'application/json' });
       const url = URL.createObjectURL(blob);
       const a = document.createElement('a');
       a.href = url;
@@ -46,14 +41,8 @@ export function Evidence({ mandateId }: { mandateId: string }) {
       a.click();
       setTimeout(() => URL.revokeObjectURL(url), 10_000);
       const jwks = JSON.parse(await fetchText('/v1/.well-known/jwks.json', false)) as { keys: [] };
-      const { verifyBundleText } = await import('../evidence/check');
-      setResults(await verifyBundleText(bundle, { trustedKeys: jwks.keys }));
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+      return { text, keys: jwks.keys };
+    });
 
   return (
     <section className="card" aria-labelledby="evidence-title">
@@ -62,17 +51,54 @@ export function Evidence({ mandateId }: { mandateId: string }) {
         Downloads the signed evidence bundle (the mandate and every event of it) and checks it in this
         browser: digest, both signatures, and that the keys are the service&apos;s published ones.
       </p>
-      <button type="button" onClick={() => void run()} disabled={busy}>
+      <button type="button" onClick={() => void downloadAndCheck()} disabled={bundle.busy}>
         Download and check evidence
       </button>
-      <ErrorMessage error={error} />
-      {results ? <CheckList results={results} /> : null}
+      <BundleCheckResults check={bundle} />
     </section>
   );
 }
 
-/** The checker's verdict and each check, OK or FAIL, named (also Trust operations' upload check). */
-export function CheckList({ results }: { results: CheckResult[] }) {
+/**
+ * Checking an evidence bundle in this browser with the offline checker's own code (loaded on first
+ * use): `check(load)` forgets the last check, then checks the bundle `load` gives against its keys.
+ */
+export function useBundleCheck() {
+  const [results, setResults] = useState<CheckResult[] | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const forget = () => {
+    setResults(null);
+    setError(null);
+  };
+  const check = async (load: () => Promise<{ text: string; keys: [] }>) => {
+    forget();
+    setBusy(true);
+    try {
+      const { text, keys } = await load();
+      const { verifyBundleText } = await import('../evidence/check');
+      setResults(await verifyBundleText(text, { trustedKeys: keys }));
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { results, error, busy, check, forget };
+}
+
+/** A bundle check's error, or its results. */
+export function BundleCheckResults({ check }: { check: ReturnType<typeof useBundleCheck> }) {
+  return (
+    <>
+      <ErrorMessage error={check.error} />
+      {check.results ? <CheckList results={check.results} /> : null}
+    </>
+  );
+}
+
+/** The checker's verdict and each check, OK or FAIL, named. */
+function CheckList({ results }: { results: CheckResult[] }) {
   const failed = results.filter((r) => !r.ok).map((r) => r.check);
   return (
     <>

@@ -4,8 +4,9 @@ import { Link, useParams } from 'react-router';
 import { call, qs, type Page } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
-import { ErrorMessage, Loading, PageHeader, formatTime, FilterInput, FilterSelect, usePager } from '../ui';
-import { DataTable, column } from '../table';
+import { ErrorMessage, Loading, PageHeader, SelectField, TextField, formatTime } from '../ui';
+import { column } from '../table';
+import { PagedTable, usePagedList } from '../paged-list';
 import { Evidence } from './Evidence';
 
 const STATES = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'] as const;
@@ -44,67 +45,26 @@ const COLUMNS = [
 ];
 
 export function MandatesPage() {
-  const { session } = useAuth();
-  const [state, setState] = useState('');
-  const [principal, setPrincipal] = useState('');
-  const [delegate, setDelegate] = useState('');
-  const pager = usePager();
-  const list = useQuery({
-    queryKey: ['mandates', state, principal, delegate, pager.cursor],
-    queryFn: () =>
-      call<Page<Mandate>>(
-        session,
-        'GET',
-        '/v1/mandates' +
-          qs({
-            state,
-            principal_id: principal.trim(),
-            delegate_id: delegate.trim(),
-            cursor: pager.cursor,
-            limit: '20',
-          }),
-      ),
+  const mandates = usePagedList<Mandate, 'state' | 'principal_id' | 'delegate_id'>({
+    key: ['mandates'],
+    path: '/v1/mandates',
+    filters: { state: '', principal_id: '', delegate_id: '' },
   });
   return (
     <>
       <PageHeader title="Mandates" />
       <div className="row">
-        <FilterSelect
-          id="state-filter"
-          label="State"
-          value={state}
-          onChange={setState}
-          options={STATES}
-          any
-          pager={pager}
-        />
-        <FilterInput
-          id="principal-filter"
-          label="Principal id"
-          value={principal}
-          onChange={setPrincipal}
-          pager={pager}
-        />
-        <FilterInput
-          id="delegate-filter"
-          label="Delegate id"
-          value={delegate}
-          onChange={setDelegate}
-          pager={pager}
-        />
+        <SelectField id="state-filter" label="State" {...mandates.field('state')} options={STATES} any />
+        <TextField id="principal-filter" label="Principal id" {...mandates.field('principal_id')} />
+        <TextField id="delegate-filter" label="Delegate id" {...mandates.field('delegate_id')} />
       </div>
-      {list.isPending ? <Loading /> : null}
-      <ErrorMessage error={list.error} />
-      {list.data ? (
-        <DataTable
-          caption="Mandates, newest first"
-          columns={COLUMNS}
-          rows={list.data.data}
-          rowKey={(m) => m.id}
-          empty="No mandates."
-          pager={{ pager, nextCursor: list.data.next_cursor }}
-        />
-      ) : null}
+      <PagedTable
+        list={mandates}
+        caption="Mandates, newest first"
+        columns={COLUMNS}
+        rowKey={(m) => m.id}
+        empty="No mandates."
+      />
     </>
   );
 }

@@ -1,19 +1,12 @@
 import { useState } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { call, qs, type Page } from '../api';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { call } from '../api';
 import { useAuth } from '../auth';
-import {
-  ErrorMessage,
-  Loading,
-  PageHeader,
-  SecretOnce,
-  formatTime,
-  usePager,
-  FilterSelect,
-  useFormMutation,
-} from '../ui';
-import { DataTable, column } from '../table';
+import { ErrorMessage, PageHeader, SecretOnce, SelectField, formatTime, useFormMutation } from '../ui';
+import { column } from '../table';
+import { PagedTable, usePagedList } from '../paged-list';
 
+const PLANS = ['beta', 'enterprise'] as const;
 const ONBOARDING_STATUSES = ['PENDING', 'APPROVED', 'REJECTED'] as const;
 
 interface OnboardingRequest {
@@ -72,11 +65,7 @@ function CreateTenant() {
         <div className="row">
           <label htmlFor="tenant-name">Name</label>
           <input id="tenant-name" value={name} onChange={(e) => setName(e.target.value)} required />
-          <label htmlFor="tenant-plan">Plan</label>
-          <select id="tenant-plan" value={plan} onChange={(e) => setPlan(e.target.value)}>
-            <option value="beta">beta</option>
-            <option value="enterprise">enterprise</option>
-          </select>
+          <SelectField id="tenant-plan" label="Plan" value={plan} onChange={setPlan} options={PLANS} />
           <label htmlFor="tenant-admin">Admin subject (optional)</label>
           <input
             id="tenant-admin"
@@ -121,48 +110,32 @@ const TENANT_COLUMNS = [
 
 /** GET /v1/platform/tenants: every tenant of the platform, newest first. */
 function Tenants() {
-  const { session } = useAuth();
-  const pager = usePager();
-  const tenants = useQuery({
-    queryKey: ['platform-tenants', pager.cursor],
-    queryFn: () =>
-      call<Page<Tenant>>(session, 'GET', '/v1/platform/tenants' + qs({ cursor: pager.cursor, limit: '20' })),
-  });
+  const tenants = usePagedList<Tenant>({ key: ['platform-tenants'], path: '/v1/platform/tenants' });
   return (
     <section aria-labelledby="tenants-title">
       <h2 id="tenants-title">Tenants</h2>
-      {tenants.isPending ? <Loading /> : null}
-      <ErrorMessage error={tenants.error} />
-      {tenants.data ? (
-        <DataTable
-          testId="tenants"
-          caption="Tenants of the platform, newest first"
-          columns={TENANT_COLUMNS}
-          rows={tenants.data.data}
-          rowKey={(t) => t.id}
-          rowProps={(t) => ({ 'data-tenant': t.id })}
-          empty="No tenants yet."
-          pager={{ pager, nextCursor: tenants.data.next_cursor }}
-        />
-      ) : null}
+      <PagedTable
+        list={tenants}
+        testId="tenants"
+        caption="Tenants of the platform, newest first"
+        columns={TENANT_COLUMNS}
+        rowKey={(t) => t.id}
+        rowProps={(t) => ({ 'data-tenant': t.id })}
+        empty="No tenants yet."
+      />
     </section>
   );
 }
 
 function Onboarding() {
   const { session } = useAuth();
-  const [status, setStatus] = useState('PENDING');
-  const pager = usePager();
   const queryClient = useQueryClient();
-  const list = useQuery({
-    queryKey: ['onboarding', status, pager.cursor],
-    queryFn: () =>
-      call<Page<OnboardingRequest>>(
-        session,
-        'GET',
-        '/v1/platform/onboarding-requests' + qs({ status, cursor: pager.cursor, limit: '20' }),
-      ),
+  const requests = usePagedList<OnboardingRequest, 'status'>({
+    key: ['onboarding'],
+    path: '/v1/platform/onboarding-requests',
+    filters: { status: 'PENDING' },
   });
+  const status = requests.values.status;
   const [reasons, setReasons] = useState<Record<string, string>>({});
   const [approved, setApproved] = useState<{ tenant: string; key: string } | null>(null);
   const decide = useMutation({
@@ -183,14 +156,12 @@ function Onboarding() {
     <section aria-labelledby="onboarding-title">
       <h2 id="onboarding-title">Onboarding requests</h2>
       <div className="row">
-        <FilterSelect
+        <SelectField
           id="onboarding-status"
           label="Status"
-          value={status}
-          onChange={setStatus}
+          {...requests.field('status')}
           options={ONBOARDING_STATUSES}
           text={(s) => s.toLowerCase()}
-          pager={pager}
         />
       </div>
       <ErrorMessage error={decide.error} />
@@ -206,56 +177,47 @@ function Onboarding() {
           />
         </>
       ) : null}
-      {list.isPending ? <Loading /> : null}
-      <ErrorMessage error={list.error} />
-      {list.data ? (
-        <DataTable
-          caption={`Onboarding requests (${status.toLowerCase()})`}
-          columns={[
-            column<OnboardingRequest>('Organization', (r) => r.organization_name),
-            column<OnboardingRequest>('Contact', (r) => r.contact_email),
-            column<OnboardingRequest>('Country', (r) => r.country),
-            column<OnboardingRequest>('Use case', (r) => r.use_case),
-            column<OnboardingRequest>('Requested', (r) => formatTime(r.created_at)),
-            column<OnboardingRequest>(
-              'Decision',
-              (r) =>
-                r.status === 'PENDING' ? (
-                  <div className="row">
-                    <button type="button" onClick={() => decide.mutate({ r, op: 'approve' })}>
-                      Approve <span className="sr-only">{r.organization_name}</span>
-                    </button>
-                    <label htmlFor={`reason-${r.id}`} className="sr-only">
-                      Rejection reason for {r.organization_name}
-                    </label>
-                    <input
-                      id={`reason-${r.id}`}
-                      placeholder="Reason"
-                      value={reasons[r.id] ?? ''}
-                      onChange={(e) => setReasons((s) => ({ ...s, [r.id]: e.target.value }))}
-                    />
-                    <button
-                      type="button"
-                      className="danger"
-                      onClick={() => decide.mutate({ r, op: 'reject' })}
-                    >
-                      Reject <span className="sr-only">{r.organization_name}</span>
-                    </button>
-                  </div>
-                ) : r.status === 'APPROVED' ? (
-                  `approved → ${r.tenant_id ?? ''}`
-                ) : (
-                  `rejected${r.rejection_reason ? `: ${r.rejection_reason}` : ''}`
-                ),
-              'actions',
-            ),
-          ]}
-          rows={list.data.data}
-          rowKey={(r) => r.id}
-          empty={`No ${status.toLowerCase()} requests.`}
-          pager={{ pager, nextCursor: list.data.next_cursor }}
-        />
-      ) : null}
+      <PagedTable
+        list={requests}
+        caption={`Onboarding requests (${status.toLowerCase()})`}
+        columns={[
+          column<OnboardingRequest>('Organization', (r) => r.organization_name),
+          column<OnboardingRequest>('Contact', (r) => r.contact_email),
+          column<OnboardingRequest>('Country', (r) => r.country),
+          column<OnboardingRequest>('Use case', (r) => r.use_case),
+          column<OnboardingRequest>('Requested', (r) => formatTime(r.created_at)),
+          column<OnboardingRequest>(
+            'Decision',
+            (r) =>
+              r.status === 'PENDING' ? (
+                <div className="row">
+                  <button type="button" onClick={() => decide.mutate({ r, op: 'approve' })}>
+                    Approve <span className="sr-only">{r.organization_name}</span>
+                  </button>
+                  <label htmlFor={`reason-${r.id}`} className="sr-only">
+                    Rejection reason for {r.organization_name}
+                  </label>
+                  <input
+                    id={`reason-${r.id}`}
+                    placeholder="Reason"
+                    value={reasons[r.id] ?? ''}
+                    onChange={(e) => setReasons((s) => ({ ...s, [r.id]: e.target.value }))}
+                  />
+                  <button type="button" className="danger" onClick={() => decide.mutate({ r, op: 'reject' })}>
+                    Reject <span className="sr-only">{r.organization_name}</span>
+                  </button>
+                </div>
+              ) : r.status === 'APPROVED' ? (
+                `approved → ${r.tenant_id ?? ''}`
+              ) : (
+                `rejected${r.rejection_reason ? `: ${r.rejection_reason}` : ''}`
+              ),
+            'actions',
+          ),
+        ]}
+        rowKey={(r) => r.id}
+        empty={`No ${status.toLowerCase()} requests.`}
+      />
     </section>
   );
 }

@@ -3,6 +3,7 @@ import { useNavigate } from 'react-router';
 import { call } from '../api';
 import { useAuth } from '../auth';
 import { useDashboardConfig, type OidcConfig } from '../config';
+import type { Session } from '../session';
 import { beginOidcSignIn } from '../oidc';
 import { ErrorMessage, TenantForm, TextField } from '../ui';
 import { WalletSignIn } from './WalletSignIn';
@@ -50,50 +51,64 @@ function OidcSignIn({ oidc }: { oidc: OidcConfig }) {
   );
 }
 
-/** Embedded mode only (npm start): pick a subject with a role in a tenant. */
-function DevSignIn() {
+/**
+ * A sign-in's steps: `attempt(step)` runs one and shows its error until the next attempt; `enter`
+ * signs in with the session and opens `path`.
+ */
+function useSignInSteps() {
   const { signIn } = useAuth();
   const navigate = useNavigate();
+  const [error, setError] = useState<unknown>(null);
+  const attempt = async (step: () => Promise<void>) => {
+    setError(null);
+    try {
+      await step();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  const enter = (session: Session, path: string) => {
+    signIn(session);
+    navigate(path);
+  };
+  return { error, attempt, enter };
+}
+
+/** Embedded mode only (npm start): pick a subject with a role in a tenant. */
+function DevSignIn() {
+  const { error, attempt, enter } = useSignInSteps();
   const [tenantId, setTenantId] = useState('');
   const [subjects, setSubjects] = useState<Subject[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
 
-  const list = async (e: FormEvent) => {
+  const list = (e: FormEvent) => {
     e.preventDefault();
-    setError(null);
-    setSubjects(null);
-    try {
+    void attempt(async () => {
+      setSubjects(null);
       const page = await call<{ data: Subject[] }>(
         null,
         'GET',
         `/dashboard-dev/subjects?tenant_id=${encodeURIComponent(tenantId.trim())}`,
       );
       setSubjects(page.data);
-    } catch (err) {
-      setError(err);
-    }
+    });
   };
-  const pick = async (subjectId: string) => {
-    setError(null);
-    try {
+  const pick = (subjectId: string) =>
+    attempt(async () => {
       const answer = await call<{ token: string; tenant_id: string; subject_id: string }>(
         null,
         'POST',
         '/dashboard-dev/sign-in',
         { tenant_id: tenantId.trim(), subject_id: subjectId },
       );
-      signIn({
+      const session: Session = {
         kind: 'user',
         method: 'development',
         token: answer.token,
         tenantId: answer.tenant_id,
         subjectId: answer.subject_id,
-      });
-      navigate('/');
-    } catch (err) {
-      setError(err);
-    }
-  };
+      };
+      enter(session, '/');
+    });
 
   return (
     <section className="card dev" aria-labelledby="dev-title">
@@ -124,22 +139,16 @@ function DevSignIn() {
 }
 
 function OperatorSignIn() {
-  const { signIn } = useAuth();
-  const navigate = useNavigate();
+  const { error, attempt, enter } = useSignInSteps();
   const [token, setToken] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (e: FormEvent) => {
+  const submit = (e: FormEvent) => {
     e.preventDefault();
-    setError(null);
     const session = { kind: 'operator' as const, token: token.trim() };
-    try {
+    void attempt(async () => {
       // The platform surface answers the operator token only: a 200 proves it.
       await call(session, 'GET', '/v1/platform/onboarding-requests?limit=1');
-      signIn(session);
-      navigate('/operator');
-    } catch (err) {
-      setError(err);
-    }
+      enter(session, '/operator');
+    });
   };
   return (
     <section className="card" aria-labelledby="operator-title">

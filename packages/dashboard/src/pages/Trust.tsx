@@ -1,11 +1,11 @@
-import { useState, type ChangeEvent } from 'react';
+import type { ChangeEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { call, qs, type Page } from '../api';
+import { call, type Page } from '../api';
 import { useAuth } from '../auth';
-import type { CheckResult } from '../evidence/check';
-import { ErrorMessage, FilterSelect, Loading, PageHeader, formatTime, usePager } from '../ui';
+import { ErrorMessage, Loaded, PageHeader, SelectField, formatTime } from '../ui';
 import { DataTable, column } from '../table';
-import { CheckList } from './Evidence';
+import { PagedTable, usePagedList } from '../paged-list';
+import { BundleCheckResults, useBundleCheck } from './Evidence';
 
 interface Jwk {
   kid: string;
@@ -62,27 +62,31 @@ export function TrustPage() {
       <PageHeader title="Trust operations" />
       <section className="card" aria-labelledby="keys-title">
         <h2 id="keys-title">Published signing keys</h2>
-        {jwks.isPending ? <Loading /> : null}
-        <ErrorMessage error={jwks.error} />
-        {jwks.data ? (
-          <DataTable
-            caption="GET /v1/.well-known/jwks.json: every key that checks a mandate signature"
-            columns={[
-              column<Jwk>('Key id (kid)', (k) => <code>{k.kid}</code>),
-              column<Jwk>('Algorithm', (k) => k.alg),
-              column<Jwk>('Curve', (k) => k.crv),
-              column<Jwk>('Role', (_, i) => (i === 0 ? 'signs now' : 'published (checks older signatures)'), {
-                testId: (_, i) => (i === 0 ? 'signs-now' : undefined),
-              }),
-              ...(canMandates
-                ? [column<Jwk>('On recent mandates', (k) => (seen.has(k.kid) ? 'yes' : 'no'))]
-                : []),
-            ]}
-            rows={jwks.data.keys}
-            rowKey={(k) => k.kid}
-            rowProps={(k) => ({ 'data-kid': k.kid })}
-          />
-        ) : null}
+        <Loaded query={jwks}>
+          {({ keys }) => (
+            <DataTable
+              caption="GET /v1/.well-known/jwks.json: every key that checks a mandate signature"
+              columns={[
+                column<Jwk>('Key id (kid)', (k) => <code>{k.kid}</code>),
+                column<Jwk>('Algorithm', (k) => k.alg),
+                column<Jwk>('Curve', (k) => k.crv),
+                column<Jwk>(
+                  'Role',
+                  (_, i) => (i === 0 ? 'signs now' : 'published (checks older signatures)'),
+                  {
+                    testId: (_, i) => (i === 0 ? 'signs-now' : undefined),
+                  },
+                ),
+                ...(canMandates
+                  ? [column<Jwk>('On recent mandates', (k) => (seen.has(k.kid) ? 'yes' : 'no'))]
+                  : []),
+              ]}
+              rows={keys}
+              rowKey={(k) => k.kid}
+              rowProps={(k) => ({ 'data-kid': k.kid })}
+            />
+          )}
+        </Loaded>
         <ErrorMessage error={recent.error} />
       </section>
       <WalletSessions />
@@ -105,89 +109,60 @@ const sessionState = (s: WalletSession, now: number) =>
 function WalletSessions() {
   const { session } = useAuth();
   const tenantId = session?.kind === 'user' ? session.tenantId : '';
-  const [status, setStatus] = useState('');
-  const [purpose, setPurpose] = useState('');
-  const pager = usePager();
-  const sessions = useQuery({
-    queryKey: ['identity-verifications', tenantId, status, purpose, pager.cursor],
-    queryFn: () =>
-      call<Page<WalletSession>>(
-        session,
-        'GET',
-        '/v1/identity-verifications' + qs({ status, purpose, cursor: pager.cursor, limit: '20' }),
-      ),
+  const sessions = usePagedList<WalletSession, 'status' | 'purpose'>({
+    key: ['identity-verifications', tenantId],
+    path: '/v1/identity-verifications',
+    filters: { status: '', purpose: '' },
   });
   const now = Date.now();
   return (
     <section className="card" aria-labelledby="sessions-title">
       <h2 id="sessions-title">Wallet verification sessions</h2>
       <div className="row">
-        <FilterSelect
+        <SelectField
           id="session-status"
           label="Status"
-          value={status}
-          onChange={setStatus}
+          {...sessions.field('status')}
           options={SESSION_STATUSES}
           text={(s) => s.toLowerCase()}
           any
-          pager={pager}
         />
-        <FilterSelect
+        <SelectField
           id="session-purpose"
           label="Purpose"
-          value={purpose}
-          onChange={setPurpose}
+          {...sessions.field('purpose')}
           options={SESSION_PURPOSES}
           text={(p) => p.replace('_', '-')}
           any
-          pager={pager}
         />
       </div>
-      {sessions.isPending ? <Loading /> : null}
-      <ErrorMessage error={sessions.error} />
-      {sessions.data ? (
-        <DataTable
-          testId="wallet-sessions"
-          caption="OpenID4VP sessions, newest first; the disclosed claims are never listed"
-          columns={[
-            column<WalletSession>('Session', (s) => <code>{s.id}</code>),
-            column<WalletSession>('Purpose', (s) => s.purpose.replace('_', '-')),
-            column<WalletSession>('State', (s) => sessionState(s, now)),
-            column<WalletSession>('Started', (s) => formatTime(s.created_at)),
-            column<WalletSession>('Answered', (s) => formatTime(s.answered_at)),
-            column<WalletSession>('Issuer', (s) => s.issuer ?? '—'),
-            column<WalletSession>('Used by', (s) => s.consumed_by ?? '—'),
-          ]}
-          rows={sessions.data.data}
-          rowKey={(s) => s.id}
-          rowProps={(s) => ({ 'data-session': s.id })}
-          empty="No wallet verification sessions."
-          pager={{ pager, nextCursor: sessions.data.next_cursor }}
-        />
-      ) : null}
+      <PagedTable
+        list={sessions}
+        testId="wallet-sessions"
+        caption="OpenID4VP sessions, newest first; the disclosed claims are never listed"
+        columns={[
+          column<WalletSession>('Session', (s) => <code>{s.id}</code>),
+          column<WalletSession>('Purpose', (s) => s.purpose.replace('_', '-')),
+          column<WalletSession>('State', (s) => sessionState(s, now)),
+          column<WalletSession>('Started', (s) => formatTime(s.created_at)),
+          column<WalletSession>('Answered', (s) => formatTime(s.answered_at)),
+          column<WalletSession>('Issuer', (s) => s.issuer ?? '—'),
+          column<WalletSession>('Used by', (s) => s.consumed_by ?? '—'),
+        ]}
+        rowKey={(s) => s.id}
+        rowProps={(s) => ({ 'data-session': s.id })}
+        empty="No wallet verification sessions."
+      />
     </section>
   );
 }
 
 function UploadCheck({ keys }: { keys: Jwk[] | undefined }) {
-  const [results, setResults] = useState<CheckResult[] | null>(null);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const onFile = async (e: ChangeEvent<HTMLInputElement>) => {
+  const bundle = useBundleCheck();
+  const onFile = (e: ChangeEvent<HTMLInputElement>) => {
     const file = e.target.files?.[0];
-    setResults(null);
-    setError(null);
-    if (!file || !keys) return;
-    setBusy(true);
-    try {
-      const text = await file.text();
-      const { verifyBundleText } = await import('../evidence/check');
-      setResults(await verifyBundleText(text, { trustedKeys: keys as [] }));
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    if (file && keys) void bundle.check(async () => ({ text: await file.text(), keys: keys as [] }));
+    else bundle.forget();
   };
   return (
     <section className="card" aria-labelledby="upload-title">
@@ -202,11 +177,10 @@ function UploadCheck({ keys }: { keys: Jwk[] | undefined }) {
         id="bundle-file"
         type="file"
         accept="application/json,.json"
-        disabled={!keys || busy}
-        onChange={(e) => void onFile(e)}
+        disabled={!keys || bundle.busy}
+        onChange={onFile}
       />
-      <ErrorMessage error={error} />
-      {results ? <CheckList results={results} /> : null}
+      <BundleCheckResults check={bundle} />
     </section>
   );
 }

@@ -4,7 +4,16 @@ import { Link } from 'react-router';
 import { call, qs, type Page } from '../api';
 import { useAuth } from '../auth';
 import { BarChart } from '../chart';
-import { ErrorMessage, Loading, PageHeader, FormCard, TextField, formatTime, useFormMutation } from '../ui';
+import {
+  ErrorMessage,
+  Loaded,
+  PageHeader,
+  FormCard,
+  TextField,
+  formatTime,
+  useFields,
+  useFormMutation,
+} from '../ui';
 import { DataTable, column } from '../table';
 
 interface Decision {
@@ -20,8 +29,13 @@ export function VerifyPage() {
   const { session, permissions } = useAuth();
   const queryClient = useQueryClient();
   const canEvents = !!permissions?.includes('events:read');
-  const [form, setForm] = useState({ mandate_id: '', action: '', amount: '', currency: '', resource: '' });
-  const set = (k: keyof typeof form) => (value: string) => setForm((f) => ({ ...f, [k]: value }));
+  const { values: form, field } = useFields({
+    mandate_id: '',
+    action: '',
+    amount: '',
+    currency: '',
+    resource: '',
+  });
   const [verify, submit] = useFormMutation({
     mutationFn: () =>
       call<Decision>(session, 'POST', '/v1/verify', {
@@ -46,18 +60,11 @@ export function VerifyPage() {
       </p>
       <FormCard id="verify-title" title="Request" onSubmit={submit}>
         <div className="row">
-          <TextField
-            id="v-mandate"
-            label="Mandate id"
-            value={form.mandate_id}
-            onChange={set('mandate_id')}
-            required
-          />
+          <TextField id="v-mandate" label="Mandate id" {...field('mandate_id')} required />
           <TextField
             id="v-action"
             label="Action"
-            value={form.action}
-            onChange={set('action')}
+            {...field('action')}
             placeholder="payments:create"
             required
           />
@@ -68,18 +75,16 @@ export function VerifyPage() {
             label="Amount (minor units)"
             inputMode="numeric"
             pattern="[0-9]*"
-            value={form.amount}
-            onChange={set('amount')}
+            {...field('amount')}
           />
           <TextField
             id="v-currency"
             label="Currency"
-            value={form.currency}
-            onChange={set('currency')}
+            {...field('currency')}
             placeholder="EUR"
             maxLength={3}
           />
-          <TextField id="v-resource" label="Resource" value={form.resource} onChange={set('resource')} />
+          <TextField id="v-resource" label="Resource" {...field('resource')} />
         </div>
         <button type="submit" disabled={verify.isPending}>
           Verify
@@ -209,27 +214,27 @@ function RecentVerifications() {
           Refresh
         </button>
       </div>
-      {stats.isPending ? <Loading /> : null}
-      <ErrorMessage error={stats.error} />
-      {stats.data ? (
-        <>
-          <p data-testid="verification-totals">
-            {Span} (UTC): <span className="decision-allow">{allow} ALLOW</span>,{' '}
-            <span className="decision-deny">{deny} DENY</span>.
-          </p>
-          <BarChart
-            testId="verifications"
-            title={`Verifications per ${range === '24h' ? 'hour' : 'day'}, ${span} (UTC)`}
-            summary={`Verifications per ${range === '24h' ? 'hour' : 'day'} over ${span}: ${allow} ALLOW and ${deny} DENY`}
-            categoryLabel={range === '24h' ? 'Hour (UTC)' : 'Day (UTC)'}
-            series={[
-              { key: 'allow', label: 'ALLOW', className: 'series-allow' },
-              { key: 'deny', label: 'DENY', className: 'series-deny' },
-            ]}
-            data={counts}
-          />
-        </>
-      ) : null}
+      <Loaded query={stats}>
+        {() => (
+          <>
+            <p data-testid="verification-totals">
+              {Span} (UTC): <span className="decision-allow">{allow} ALLOW</span>,{' '}
+              <span className="decision-deny">{deny} DENY</span>.
+            </p>
+            <BarChart
+              testId="verifications"
+              title={`Verifications per ${range === '24h' ? 'hour' : 'day'}, ${span} (UTC)`}
+              summary={`Verifications per ${range === '24h' ? 'hour' : 'day'} over ${span}: ${allow} ALLOW and ${deny} DENY`}
+              categoryLabel={range === '24h' ? 'Hour (UTC)' : 'Day (UTC)'}
+              series={[
+                { key: 'allow', label: 'ALLOW', className: 'series-allow' },
+                { key: 'deny', label: 'DENY', className: 'series-deny' },
+              ]}
+              data={counts}
+            />
+          </>
+        )}
+      </Loaded>
       <ErrorMessage error={recent.error} />
       {recent.data ? (
         recent.data.data.length === 0 ? (

@@ -1,9 +1,9 @@
-import { useEffect, useState, type FormEvent } from 'react';
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState, type Dispatch, type FormEvent, type SetStateAction } from 'react';
+import { useMutation, useQuery, useQueryClient, type UseMutationResult } from '@tanstack/react-query';
 import { call } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
-import { ErrorMessage, Loading, PageHeader, TextField, formatTime } from '../ui';
+import { ErrorMessage, Loading, PageHeader, TextField, fieldsOf, formatTime } from '../ui';
 
 export interface WidgetConfig {
   allowed_origins: string[];
@@ -57,12 +57,6 @@ export function WidgetPage({ area }: { area: Area }) {
     mutationFn: (d: Draft) => call<WidgetConfig>(session, 'PUT', path, toBody(d)),
     onSuccess: (saved) => queryClient.setQueryData(['widget-config', tenantId], saved),
   });
-  const submit = (e: FormEvent) => {
-    e.preventDefault();
-    if (draft) save.mutate(draft);
-  };
-  const set = (k: keyof Draft) => (value: string) => setDraft((d) => (d ? { ...d, [k]: value } : d));
-
   return (
     <>
       <PageHeader title="Widget configuration" />
@@ -71,63 +65,7 @@ export function WidgetPage({ area }: { area: Area }) {
       {config.data && draft ? (
         <div className="split">
           {canWrite ? (
-            <form className="card" onSubmit={submit} aria-labelledby="widget-form-title">
-              <h2 id="widget-form-title">Settings</h2>
-              <label htmlFor="widget-origins">Allowed origins (https, one a line)</label>
-              <textarea
-                id="widget-origins"
-                rows={4}
-                value={draft.origins}
-                onChange={(e) => set('origins')(e.target.value)}
-                placeholder="https://shop.example.com"
-              />
-              <div className="row">
-                <TextField
-                  id="widget-color"
-                  label="Primary colour"
-                  value={draft.color}
-                  onChange={set('color')}
-                  placeholder="#0b4f9c"
-                  size={9}
-                />
-                <TextField
-                  id="widget-locale"
-                  label="Locale"
-                  value={draft.locale}
-                  onChange={set('locale')}
-                  placeholder="en"
-                  size={8}
-                />
-              </div>
-              <div className="row">
-                <TextField
-                  id="widget-logo"
-                  label="Logo URL (https)"
-                  className="wide"
-                  value={draft.logo}
-                  onChange={set('logo')}
-                  placeholder="https://cdn.example.com/logo.svg"
-                />
-              </div>
-              <div className="row">
-                <button type="submit" disabled={save.isPending}>
-                  Save widget configuration
-                </button>
-                <button
-                  type="button"
-                  className="secondary"
-                  disabled={save.isPending}
-                  onClick={() => setDraft(toDraft(config.data))}
-                >
-                  Discard changes
-                </button>
-                <span aria-live="polite" data-testid="widget-saved">
-                  {save.isSuccess && !save.isPending ? 'Saved.' : ''}
-                </span>
-              </div>
-              <ErrorMessage error={save.error} />
-              <p className="muted">Last saved: {formatTime(config.data.updated_at)}</p>
-            </form>
+            <SettingsForm draft={draft} setDraft={setDraft} saved={config.data} save={save} />
           ) : (
             <section className="card" aria-labelledby="widget-current-title">
               <h2 id="widget-current-title">Current settings</h2>
@@ -152,6 +90,75 @@ export function WidgetPage({ area }: { area: Area }) {
         </div>
       ) : null}
     </>
+  );
+}
+
+/** The settings as a form: saved with PUT, or discarded back to the saved ones. */
+function SettingsForm({
+  draft,
+  setDraft,
+  saved,
+  save,
+}: {
+  draft: Draft;
+  setDraft: Dispatch<SetStateAction<Draft | null>>;
+  saved: WidgetConfig;
+  save: UseMutationResult<WidgetConfig, Error, Draft>;
+}) {
+  const field = fieldsOf(draft, (k, value) => setDraft((d) => (d ? { ...d, [k]: value } : d)));
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    save.mutate(draft);
+  };
+  return (
+    <form className="card" onSubmit={submit} aria-labelledby="widget-form-title">
+      <h2 id="widget-form-title">Settings</h2>
+      <label htmlFor="widget-origins">Allowed origins (https, one a line)</label>
+      <textarea
+        id="widget-origins"
+        rows={4}
+        value={draft.origins}
+        onChange={(e) => field('origins').onChange(e.target.value)}
+        placeholder="https://shop.example.com"
+      />
+      <div className="row">
+        <TextField
+          id="widget-color"
+          label="Primary colour"
+          {...field('color')}
+          placeholder="#0b4f9c"
+          size={9}
+        />
+        <TextField id="widget-locale" label="Locale" {...field('locale')} placeholder="en" size={8} />
+      </div>
+      <div className="row">
+        <TextField
+          id="widget-logo"
+          label="Logo URL (https)"
+          className="wide"
+          {...field('logo')}
+          placeholder="https://cdn.example.com/logo.svg"
+        />
+      </div>
+      <div className="row">
+        <button type="submit" disabled={save.isPending}>
+          Save widget configuration
+        </button>
+        <button
+          type="button"
+          className="secondary"
+          disabled={save.isPending}
+          onClick={() => setDraft(toDraft(saved))}
+        >
+          Discard changes
+        </button>
+        <span aria-live="polite" data-testid="widget-saved">
+          {save.isSuccess && !save.isPending ? 'Saved.' : ''}
+        </span>
+      </div>
+      <ErrorMessage error={save.error} />
+      <p className="muted">Last saved: {formatTime(saved.updated_at)}</p>
+    </form>
   );
 }
 
