@@ -18,48 +18,35 @@ const AXE = require.resolve('axe-core/axe.min.js');
 
 export const SUBJECT = (role: string) => `dashboard:${role.replace('tenant_', '')}`;
 
-export type AreaId =
-  | 'api-keys'
-  | 'mandates'
-  | 'verify'
-  | 'audit'
-  | 'access'
-  | 'widget'
-  | 'billing'
-  | 'governance'
-  | 'drift'
-  | 'trust'
-  | 'operator';
+/** Every area of the dashboard, in navigation order; the operator's console is in no tenant's navigation. */
+export const AREAS = [
+  'api-keys',
+  'mandates',
+  'verify',
+  'audit',
+  'access',
+  'widget',
+  'billing',
+  'governance',
+  'drift',
+  'trust',
+  'operator',
+] as const;
+export type AreaId = (typeof AREAS)[number];
+
+/** A tenant role's navigation: every tenant area, in order, but the ones it lacks the permission for. */
+const tenantAreasBut = (...hidden: AreaId[]): AreaId[] =>
+  AREAS.filter((area) => area !== 'operator' && !hidden.includes(area));
+
 /**
  * The areas each tenant role's navigation shows, in order (the issue's table: area → the permission
  * that opens it; each role's permissions decide the rest).
  */
 export const ROLE_AREAS: Record<string, AreaId[]> = {
-  tenant_admin: [
-    'api-keys',
-    'mandates',
-    'verify',
-    'audit',
-    'access',
-    'widget',
-    'billing',
-    'governance',
-    'drift',
-    'trust',
-  ],
+  tenant_admin: tenantAreasBut(),
   tenant_operator: ['mandates', 'verify', 'audit'],
-  tenant_viewer: ['api-keys', 'mandates', 'access', 'widget', 'billing', 'governance', 'drift', 'trust'],
-  tenant_auditor: [
-    'api-keys',
-    'mandates',
-    'audit',
-    'access',
-    'widget',
-    'billing',
-    'governance',
-    'drift',
-    'trust',
-  ],
+  tenant_viewer: tenantAreasBut('verify', 'audit'),
+  tenant_auditor: tenantAreasBut('verify'),
 };
 
 /** `describe` where chromium is installed; elsewhere the suite shows as skipped, saying why. */
@@ -140,6 +127,28 @@ export async function startDashboardStack(options: {
     await stack.stop();
     throw error;
   }
+}
+
+/** A DashboardStack for one describe, and an API client on its stack. */
+export interface DashboardSuite extends DashboardStack {
+  api(): ReturnType<typeof apiClient>;
+}
+
+/**
+ * `startDashboardStack(options)` once for the enclosing describe (beforeAll), its browser and
+ * stack stopped after it (afterAll). The handle is filled in by beforeAll, so read it inside hooks
+ * and tests, not at describe time.
+ */
+export function dashboardForSuite(options: Parameters<typeof startDashboardStack>[0]): DashboardSuite {
+  const suite = { api: () => apiClient(suite.stack.url) } as DashboardSuite;
+  beforeAll(async () => {
+    Object.assign(suite, await startDashboardStack(options));
+  }, 120_000);
+  afterAll(async () => {
+    await suite.browser?.close();
+    await suite.stack?.stop();
+  });
+  return suite;
 }
 
 /**

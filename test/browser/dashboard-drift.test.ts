@@ -1,16 +1,14 @@
-import type { Browser, Page } from 'playwright-core';
-import type { EmbeddedStack } from '../../scripts/embedded';
-import { apiClient } from '../support/stack';
+import type { Page } from 'playwright-core';
 import {
   SUBJECT,
   closeClean,
+  dashboardForSuite,
   expectAccessible,
   describeIfChromium,
   devSignIn,
   openPage,
   operatorSignIn,
   sessionToken,
-  startDashboardStack,
 } from './browser-support';
 
 /**
@@ -18,36 +16,25 @@ import {
  * real browser against `npm start`'s in-process stack (with a wallet verifier, so sessions start).
  */
 describeIfChromium('dashboard in a real browser: drift monitoring, wallet sessions, tenants', () => {
-  let stack: EmbeddedStack;
-  let browser: Browser;
-  let tenantId: string;
-  /** Tenant A's initial key (every scope), as `tenantId:secret`. */
-  let auth: string;
-  const api = () => apiClient(stack.url);
-
-  beforeAll(async () => {
-    ({ stack, browser, tenantId, auth } = await startDashboardStack({
-      tenantName: 'Drift Co',
-      roles: ['tenant_viewer', 'tenant_auditor'],
-      env: {
-        // A verifier, so wallet sessions start (no wallet answers them here).
-        WALLET_PUBLIC_URL: 'http://127.0.0.1:8080',
-        WALLET_SUBJECT_SECRET: 'drift-browser-test-subject-secret-32-chars',
-      },
-    }));
-  }, 120_000);
-
-  afterAll(async () => {
-    await browser?.close();
-    await stack?.stop();
+  const dashboard = dashboardForSuite({
+    tenantName: 'Drift Co',
+    roles: ['tenant_viewer', 'tenant_auditor'],
+    env: {
+      // A verifier, so wallet sessions start (no wallet answers them here).
+      WALLET_PUBLIC_URL: 'http://127.0.0.1:8080',
+      WALLET_SUBJECT_SECRET: 'drift-browser-test-subject-secret-32-chars',
+    },
   });
+  const { api } = dashboard;
+  /** A route of the tenant's own (its id in the path). */
+  const tenantRoute = (route: string) => `/v1/tenants/${dashboard.tenantId}${route}`;
 
-  const asSubject = (token: string) => ({ auth: token, headers: { 'x-tenant-id': tenantId } });
+  const asSubject = (token: string) => ({ auth: token, headers: { 'x-tenant-id': dashboard.tenantId } });
 
   async function openAs(role: string, area: string) {
-    const opened = await openPage(browser);
-    await devSignIn(opened.page, stack.url, tenantId, SUBJECT(role));
-    await opened.page.goto(`${stack.url}/dashboard/${area}`);
+    const opened = await openPage(dashboard.browser);
+    await devSignIn(opened.page, dashboard.stack.url, dashboard.tenantId, SUBJECT(role));
+    await opened.page.goto(`${dashboard.stack.url}/dashboard/${area}`);
     await opened.page.getByRole('heading', { level: 1 }).first().waitFor();
     return opened;
   }
@@ -66,8 +53,8 @@ describeIfChromium('dashboard in a real browser: drift monitoring, wallet sessio
   }
 
   it('when an admin saves a baseline, then creates a key and revokes a role assignment, then Drift shows both changes against the baseline and in the audit trail', async () => {
-    const temp = await api()('POST', `/v1/tenants/${tenantId}/role-assignments`, {
-      auth,
+    const temp = await api()('POST', tenantRoute('/role-assignments'), {
+      auth: dashboard.auth,
       body: { subject_id: 'dashboard:drift-temp', roles: ['tenant_viewer'] },
     });
     expect(temp.status).toBe(201);
@@ -82,12 +69,12 @@ describeIfChromium('dashboard in a real browser: drift monitoring, wallet sessio
     await page.getByTestId('no-differences').waitFor();
 
     const token = await page.evaluate(sessionToken);
-    const key = await api()('POST', `/v1/tenants/${tenantId}/api-keys`, {
+    const key = await api()('POST', tenantRoute('/api-keys'), {
       ...asSubject(token),
       body: { name: 'drift-ci', scopes: ['verify'] },
     });
     expect(key.status).toBe(201);
-    const revoke = await api()('POST', `/v1/tenants/${tenantId}/role-assignments/${temp.body.id}/revoke`, {
+    const revoke = await api()('POST', tenantRoute(`/role-assignments/${temp.body.id}/revoke`), {
       ...asSubject(token),
       body: {},
     });
@@ -118,8 +105,8 @@ describeIfChromium('dashboard in a real browser: drift monitoring, wallet sessio
 
   it('when a viewer opens Drift, then it sees the baseline and the comparison, the save button is disabled, the audit trail is explained, and the API answers 403 on PUT', async () => {
     // This test's own baseline, saved with the tenant's key (the admin's test may not have run).
-    expect((await api()('PUT', `/v1/tenants/${tenantId}/access-baseline`, { auth })).status).toBe(200);
-    const before = (await api()('GET', `/v1/tenants/${tenantId}/access-baseline`, { auth })).body;
+    expect((await api()('PUT', tenantRoute('/access-baseline'), { auth: dashboard.auth })).status).toBe(200);
+    const before = (await api()('GET', tenantRoute('/access-baseline'), { auth: dashboard.auth })).body;
 
     const { page, errors } = await openAs('tenant_viewer', 'drift');
     await page.getByRole('heading', { level: 1, name: 'Drift monitoring' }).waitFor();
@@ -133,16 +120,18 @@ describeIfChromium('dashboard in a real browser: drift monitoring, wallet sessio
     await expectAccessible(page, 'tenant_viewer-drift');
 
     const token = await page.evaluate(sessionToken);
-    const put = await api()('PUT', `/v1/tenants/${tenantId}/access-baseline`, asSubject(token));
+    const put = await api()('PUT', tenantRoute('/access-baseline'), asSubject(token));
     expect(put.status).toBe(403);
     expect(put.body).toMatchObject({ error: 'FORBIDDEN', message: expect.any(String) });
-    expect((await api()('GET', `/v1/tenants/${tenantId}/access-baseline`, { auth })).body).toEqual(before);
+    expect((await api()('GET', tenantRoute('/access-baseline'), { auth: dashboard.auth })).body).toEqual(
+      before,
+    );
     await closeClean({ page, errors });
   }, 120_000);
 
   it('when a wallet verification session is started, then Trust operations lists it (state, purpose) without its claims, and the status filter applies', async () => {
     const started = await api()('POST', '/v1/identity-verifications', {
-      auth,
+      auth: dashboard.auth,
       body: { purpose: 'mandate' },
     });
     expect(started.status).toBe(201);
@@ -162,10 +151,10 @@ describeIfChromium('dashboard in a real browser: drift monitoring, wallet sessio
   }, 120_000);
 
   it('when the operator opens the console, then the tenant list shows this tenant, and a tenant created there appears in it', async () => {
-    const { page, errors } = await openPage(browser);
-    await operatorSignIn(page, stack.url, stack.operatorToken);
+    const { page, errors } = await openPage(dashboard.browser);
+    await operatorSignIn(page, dashboard.stack.url, dashboard.stack.operatorToken);
     await page.getByRole('heading', { level: 1, name: 'Operator console' }).waitFor();
-    const row = page.locator(`tr[data-tenant="${tenantId}"]`);
+    const row = page.locator(`tr[data-tenant="${dashboard.tenantId}"]`);
     await row.waitFor();
     expect(await row.textContent()).toContain('Drift Co');
     expect(await row.textContent()).toContain('enterprise');

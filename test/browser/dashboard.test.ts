@@ -40,6 +40,8 @@ const AREA_PATHS: Record<AreaId, string> = {
 };
 /** The browser-side global the widget preview's test reads (the repository's tsconfig has no DOM library). */
 type BrowserGlobals = { getComputedStyle(el: unknown): { backgroundColor: string; color: string } };
+/** A signed-in tab: its page, the errors it recorded, and the session's bearer token for API calls. */
+type SignedIn = { page: Page; errors: string[]; token: string };
 
 describeIfChromium('dashboard in a real browser', () => {
   let stack: EmbeddedStack;
@@ -73,17 +75,17 @@ describeIfChromium('dashboard in a real browser', () => {
   });
 
   /** A page signed in as `role`'s subject, opened at the dashboard's `area`. */
-  async function openAs(role: string, area: string): Promise<{ page: Page; errors: string[] }> {
+  async function openAs(role: string, area: string): Promise<SignedIn> {
     const opened = await signedInAs(role);
     await opened.page.goto(`${stack.url}/dashboard/${area}`);
     return opened;
   }
 
-  /** A fresh tab signed in (development sign-in) as `role`'s subject. */
-  async function signedInAs(role: string): Promise<{ page: Page; errors: string[] }> {
+  /** A fresh tab signed in (development sign-in) as `role`'s subject, and the session's bearer token. */
+  async function signedInAs(role: string): Promise<SignedIn> {
     const opened = await openPage(browser);
     await devSignIn(opened.page, stack.url, tenantId, SUBJECT(role));
-    return opened;
+    return { ...opened, token: await opened.page.evaluate(sessionToken) };
   }
 
   /** Opens an area by its URL, waits for its heading, checks axe, saves a screenshot. */
@@ -136,10 +138,9 @@ describeIfChromium('dashboard in a real browser', () => {
   it.each(Object.keys(ROLE_AREAS))(
     'when %s signs in (development sign-in), then the navigation shows exactly its areas, each opens cleanly, and the others say "No access" while the API answers 403',
     async (role) => {
-      const { page, errors } = await signedInAs(role);
+      const { page, errors, token } = await signedInAs(role);
       await page.getByText('Development sign-in').first().waitFor();
       expect(await navAreas(page)).toEqual(ROLE_AREAS[role]);
-      const token = await page.evaluate(sessionToken);
       for (const area of ROLE_AREAS[role]!) await visit(page, role, area, HEADINGS[area]);
 
       const forbidden = (Object.keys(AREA_PATHS) as AreaId[]).filter((a) => !ROLE_AREAS[role]!.includes(a));
@@ -293,7 +294,7 @@ describeIfChromium('dashboard in a real browser', () => {
   }, 120_000);
 
   it("when an admin opens access management, then its own assignment's controls are disabled (and the API refuses with 409)", async () => {
-    const { page, errors } = await openAs('tenant_admin', 'access');
+    const { page, errors, token } = await openAs('tenant_admin', 'access');
     const own = page.locator(`tr[data-subject="${SUBJECT('tenant_admin')}"]`);
     await own.getByRole('button', { name: /Revoke/ }).waitFor();
     expect(await own.getByRole('button', { name: /Revoke/ }).isDisabled()).toBe(true);
@@ -305,7 +306,6 @@ describeIfChromium('dashboard in a real browser', () => {
     await other.getByRole('button', { name: /Save role/ }).click();
     await other.getByRole('cell', { name: 'tenant_auditor', exact: true }).waitFor();
 
-    const token = await page.evaluate(sessionToken);
     const list = await api()(
       'GET',
       `/v1/tenants/${tenantId}/role-assignments?status=active`,
@@ -320,7 +320,7 @@ describeIfChromium('dashboard in a real browser', () => {
     await closeClean({ page, errors });
   }, 120_000);
   it('when an admin edits the widget configuration, then the live preview follows the draft, the save is kept, and a viewer sees it read-only', async () => {
-    const { page, errors } = await openAs('tenant_admin', 'widget');
+    const { page, errors, token } = await openAs('tenant_admin', 'widget');
     await page
       .getByLabel('Allowed origins (https, one a line)')
       .fill('https://shop.example.com\nhttps://app.example.com');
@@ -337,7 +337,6 @@ describeIfChromium('dashboard in a real browser', () => {
     await page.getByRole('button', { name: 'Save widget configuration' }).click();
     await page.getByTestId('widget-saved').getByText('Saved.').waitFor();
     await expectAccessible(page, 'tenant_admin-widget-saved');
-    const token = await page.evaluate(sessionToken);
     const saved = await api()('GET', `/v1/tenants/${tenantId}/widget-config`, asSubject(token));
     expect(saved.body).toMatchObject({
       allowed_origins: ['https://shop.example.com', 'https://app.example.com'],
@@ -350,9 +349,8 @@ describeIfChromium('dashboard in a real browser', () => {
     await viewer.page.getByTestId('widget-origins').getByText('https://shop.example.com').waitFor();
     expect(await viewer.page.getByRole('button', { name: 'Save widget configuration' }).count()).toBe(0);
     await viewer.page.getByTestId('widget-preview').getByText('Mandat bestätigen').waitFor();
-    const viewerToken = await viewer.page.evaluate(sessionToken);
     const put = await api()('PUT', `/v1/tenants/${tenantId}/widget-config`, {
-      ...asSubject(viewerToken),
+      ...asSubject(viewer.token),
       body: { allowed_origins: [] },
     });
     expect(put.status).toBe(403);
@@ -361,8 +359,7 @@ describeIfChromium('dashboard in a real browser', () => {
   }, 120_000);
 
   it("when a tenant's key made requests this month, then Billing shows the plan, the days to reset and that key's use as a bar", async () => {
-    const { page, errors } = await signedInAs('tenant_admin');
-    const token = await page.evaluate(sessionToken);
+    const { page, errors, token } = await signedInAs('tenant_admin');
     const before = await api()('GET', '/v1/usage', asSubject(token));
     expect(before.status).toBe(200);
     await page.goto(`${stack.url}/dashboard/billing`);
@@ -379,8 +376,7 @@ describeIfChromium('dashboard in a real browser', () => {
   }, 120_000);
 
   it('when a mandate expires within 7 days, then Governance counts mandates by state and lists it, the keys holding tenants:admin and the role assignments', async () => {
-    const { page, errors } = await signedInAs('tenant_admin');
-    const token = await page.evaluate(sessionToken);
+    const { page, errors, token } = await signedInAs('tenant_admin');
     const soon = await api()('POST', '/v1/mandates', {
       ...asSubject(token),
       body: {
@@ -407,8 +403,7 @@ describeIfChromium('dashboard in a real browser', () => {
   }, 120_000);
 
   it('when a tampered evidence bundle is uploaded in Trust operations, then it fails with the failing check named; the untouched bundle checks out', async () => {
-    const { page, errors } = await signedInAs('tenant_admin');
-    const token = await page.evaluate(sessionToken);
+    const { page, errors, token } = await signedInAs('tenant_admin');
     const evidence = await api()('GET', `/v1/mandates/${mandateId}/evidence`, asSubject(token));
     expect(evidence.status).toBe(200);
     await page.goto(`${stack.url}/dashboard/trust`);

@@ -111,7 +111,7 @@ describe.each([
     const produced = new Produced();
     const load = createAndVerify(stack.gateway.url, auth, { count, concurrency: 20, label, produced });
     await waitFor(() => produced.done >= firstDone, `the first ${firstDone} mandates`);
-    return { tenantId, produced, load };
+    return { tenantId, produced, load, count };
   }
 
   /** Cuts `proxy` for `ms`, then restores it; answers how many mandates were done meanwhile. */
@@ -142,25 +142,39 @@ describe.each([
       });
   }
 
+  /**
+   * Every scenario ends alike: the rest of the load runs, what audit stored of it is printed under
+   * `title` with the scenario's own numbers (`extra`, read once the counts settled), and every
+   * event the clients saw succeed must be stored exactly once.
+   */
+  async function expectLoadDelivered(
+    run: Awaited<ReturnType<typeof loadUnderWay>>,
+    title: string,
+    extra: () => Record<string, number>,
+  ): Promise<void> {
+    await run.load;
+    const counts = await delivered(run.tenantId, run.produced);
+    report(title, counts, extra());
+    expectAllDelivered(counts, run.produced, run.count);
+  }
+
   it('when the broker is cut for 10 s while 1,000 mandates are created and verified, then every MANDATE_CREATED, VERIFICATION_PERFORMED and API_CALL arrives in /events, none twice', async () => {
     const started = Date.now();
-    const { tenantId, produced, load } = await loadUnderWay('broker-cut', 'cut', 1_000, 100);
-    const doneDuringCut = await doneWhileCut(amqpProxy, 10_000, produced);
-    await load;
+    const run = await loadUnderWay('broker-cut', 'cut', 1_000, 100);
+    const doneDuringCut = await doneWhileCut(amqpProxy, 10_000, run.produced);
+    await run.load;
     const loadMs = Date.now() - started;
-    const counts = await delivered(tenantId, produced);
-    report('broker cut 10 s, 1,000 mandates created + verified', counts, {
+    await expectLoadDelivered(run, 'broker cut 10 s, 1,000 mandates created + verified', () => ({
       mandates_done_during_cut: doneDuringCut,
       load_ms: loadMs,
       delivered_ms_after_load: Date.now() - started - loadMs,
-    });
+    }));
     // The cut happened mid-stream: requests were answered while the broker was away.
     expect(doneDuringCut).toBeGreaterThan(0);
-    expectAllDelivered(counts, produced, 1_000);
   }, 240_000);
 
   it('when the audit process is killed with SIGKILL mid-stream and restarted, then the same count arrives, no duplicates', async () => {
-    const { tenantId, produced, load } = await loadUnderWay('audit-kill', 'kill', 400, 100);
+    const run = await loadUnderWay('audit-kill', 'kill', 400, 100);
     const killed = stack.services.audit.child;
     killed.kill('SIGKILL');
     await new Promise<void>((resolve) =>
@@ -168,27 +182,25 @@ describe.each([
         ? resolve()
         : killed.once('exit', () => resolve()),
     );
-    const doneAtKill = produced.done;
+    const doneAtKill = run.produced.done;
     await new Promise((r) => setTimeout(r, 2_000));
     restartedAudit = await startService('audit', auditEnv, 'audit (restarted)');
-    await load;
-    const counts = await delivered(tenantId, produced);
-    report('audit SIGKILL mid-stream + restart, 400 mandates created + verified', counts, {
-      mandates_done_at_kill: doneAtKill,
-    });
+    await expectLoadDelivered(
+      run,
+      'audit SIGKILL mid-stream + restart, 400 mandates created + verified',
+      () => ({
+        mandates_done_at_kill: doneAtKill,
+      }),
+    );
     expect(doneAtKill).toBeLessThan(400);
-    expectAllDelivered(counts, produced, 400);
   }, 240_000);
 
   it('when Redis is cut, then requests keep flowing (insurance limiter, snapshot fallback) and nothing is lost', async () => {
-    const { tenantId, produced, load } = await loadUnderWay('redis-cut', 'redis', 400, 50);
-    const doneDuringCut = await doneWhileCut(redisProxy, 5_000, produced);
-    await load;
-    const counts = await delivered(tenantId, produced);
-    report('Redis cut 5 s, 400 mandates created + verified', counts, {
+    const run = await loadUnderWay('redis-cut', 'redis', 400, 50);
+    const doneDuringCut = await doneWhileCut(redisProxy, 5_000, run.produced);
+    await expectLoadDelivered(run, 'Redis cut 5 s, 400 mandates created + verified', () => ({
       mandates_done_during_cut: doneDuringCut,
-    });
+    }));
     expect(doneDuringCut).toBeGreaterThan(0);
-    expectAllDelivered(counts, produced, 400);
   }, 240_000);
 });

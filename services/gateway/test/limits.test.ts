@@ -228,6 +228,12 @@ describe('gateway rate limits and quotas (real Redis)', () => {
     return gateway;
   }
 
+  /** A gateway whose clock starts at `instant`; the test moves it across a day or a month. */
+  async function startGatewayAt(instant: string, options: Parameters<typeof startGateway>[0] = {}) {
+    const clock = fixedClock(instant);
+    return { clock, g: await startGateway({ ...options, clock }) };
+  }
+
   const statuses = (rs: { status: number }[]) => rs.map((r) => r.status);
   const count = (rs: { status: number }[], status: number) => rs.filter((r) => r.status === status).length;
 
@@ -395,9 +401,7 @@ describe('gateway rate limits and quotas (real Redis)', () => {
     it.each(EACH_LIMITER)(
       'when the quota is spent (%s), then 429 "Monthly quota exceeded" with Retry-After to the next month (UTC); rate-limited requests do not count; the next month starts afresh',
       async (_label, redisPort) => {
-        const clock = fixedClock('2031-05-31T23:59:00.000Z');
-        const g = await startGateway({
-          clock,
+        const { clock, g } = await startGatewayAt('2031-05-31T23:59:00.000Z', {
           redisPort,
           overrides: {
             beta: { monthly_quota: 4, endpoints: { 'mandates.create': { rate: 0.01, burst: 1 } } },
@@ -430,8 +434,10 @@ describe('gateway rate limits and quotas (real Redis)', () => {
     it.each(EACH_LIMITER)(
       "when keys of a tenant made requests (%s), then GET /v1/usage answers the plan, its limits, each key's use this month and the days to reset",
       async (_label, redisPort) => {
-        const clock = fixedClock('2031-05-20T12:00:00.000Z');
-        const g = await startGateway({ clock, redisPort, overrides: { enterprise: { monthly_quota: 100 } } });
+        const { clock, g } = await startGatewayAt('2031-05-20T12:00:00.000Z', {
+          redisPort,
+          overrides: { enterprise: { monthly_quota: 100 } },
+        });
         const busy = freshKey('enterprise');
         const quiet = freshKey('enterprise');
         for (let i = 0; i < 3; i++) expect((await g.call('GET', '/v1/mandates', busy)).status).toBe(200);
@@ -472,15 +478,10 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       },
     );
 
-    it.each([
-      ['Redis', REDIS_PORT],
-      ['the in-memory limiter', null],
-    ])(
+    it.each(EACH_LIMITER)(
       'when keys make requests on several days of the month (%s), then daily has each day of the tenant, rate-limited requests not counted',
       async (_label, redisPort) => {
-        const clock = fixedClock('2031-05-02T23:59:00.000Z');
-        const g = await startGateway({
-          clock,
+        const { clock, g } = await startGatewayAt('2031-05-02T23:59:00.000Z', {
           redisPort,
           overrides: { beta: { endpoints: { 'mandates.create': { rate: 0.01, burst: 1 } } } },
         });

@@ -11,280 +11,181 @@ const payments = {
   constraints: { max_amount: 10_000, currency: 'EUR' },
 };
 
+type MandateOverrides = Parameters<typeof buildMandate>[0];
+
 interface Case {
   name: string;
-  mandate: Parameters<typeof buildMandate>[0];
+  mandate: MandateOverrides;
   input: Partial<VerifyInput>;
   reason: Reason;
   state?: string;
 }
 
-const verifiedPrincipal = (assurance: string) => ({
-  id: 'alice',
-  verified: { method: 'openid4vp', assurance, verification_id: 'idv_x', issuer: 'https://pid.example' },
-});
+/**
+ * One case per row: [when, the request beyond mandate_id and action payments:create, the reason,
+ * the state reported (ACTIVE unless named)]. The fields are named once here, not in every row.
+ */
+type Row = [name: string, input: Partial<VerifyInput>, reason: Reason, state?: string];
 
+/** The rows decided against a mandate built from `mandate`. */
+const against = (mandate: MandateOverrides, rows: Row[]): Case[] =>
+  rows.map(([name, input, reason, state]) => ({ name, mandate, input, reason, state }));
+
+const verifiedPrincipal = (assurance: string) =>
+  ({
+    principal: {
+      id: 'alice',
+      verified: { method: 'openid4vp', assurance, verification_id: 'idv_x', issuer: 'https://pid.example' },
+    },
+  }) as MandateOverrides;
+
+// Rows marked "(order)" fail two checks: the earlier check wins whatever else fails.
 const cases: Case[] = [
-  {
-    name: 'min_assurance HIGH and the principal is wallet-verified HIGH',
-    mandate: { principal: verifiedPrincipal('HIGH') } as Parameters<typeof buildMandate>[0],
-    input: { min_assurance: 'HIGH' },
-    reason: 'OK',
-  },
-  {
-    name: 'min_assurance is asked and the principal is not wallet-verified',
-    mandate: {},
-    input: { min_assurance: 'HIGH' },
-    reason: 'PRINCIPAL_NOT_VERIFIED',
-  },
-  {
-    name: 'min_assurance HIGH and the principal is verified at a lower level',
-    mandate: { principal: verifiedPrincipal('SUBSTANTIAL') } as Parameters<typeof buildMandate>[0],
-    input: { min_assurance: 'HIGH' },
-    reason: 'ASSURANCE_TOO_LOW',
-  },
-  {
-    name: 'min_assurance HIGH and the principal carries an unknown level',
-    mandate: { principal: verifiedPrincipal('SOMETHING') } as Parameters<typeof buildMandate>[0],
-    input: { min_assurance: 'HIGH' },
-    reason: 'ASSURANCE_TOO_LOW',
-  },
-  {
-    name: 'everything matches',
-    mandate: { scope: payments },
-    input: { resource: 'acct:123', amount: 10_000, currency: 'EUR' },
-    reason: 'OK',
-  },
-  {
-    name: 'the mandate is suspended',
-    mandate: { state: 'SUSPENDED' },
-    input: {},
-    reason: 'MANDATE_SUSPENDED',
-    state: 'SUSPENDED',
-  },
-  {
-    name: 'the mandate is revoked',
-    mandate: { state: 'REVOKED' },
-    input: {},
-    reason: 'MANDATE_REVOKED',
-    state: 'REVOKED',
-  },
-  {
-    name: 'the mandate is stored EXPIRED',
-    mandate: { state: 'EXPIRED', expires_at: PAST },
-    input: {},
-    reason: 'MANDATE_EXPIRED',
-    state: 'EXPIRED',
-  },
-  {
-    name: 'a stored ACTIVE mandate is past expires_at',
-    mandate: { expires_at: PAST },
-    input: {},
-    reason: 'MANDATE_EXPIRED',
-    state: 'EXPIRED',
-  },
-  {
-    name: 'expires_at is exactly now',
-    mandate: { expires_at: NOW.toISOString() },
-    input: {},
-    reason: 'MANDATE_EXPIRED',
-    state: 'EXPIRED',
-  },
-  {
-    name: 'a stored SUSPENDED mandate is past expires_at',
-    mandate: { state: 'SUSPENDED', expires_at: PAST },
-    input: {},
-    reason: 'MANDATE_EXPIRED',
-    state: 'EXPIRED',
-  },
-  {
-    name: 'a revoked mandate is past expires_at',
-    mandate: { state: 'REVOKED', expires_at: PAST },
-    input: {},
-    reason: 'MANDATE_REVOKED',
-    state: 'REVOKED',
-  },
-  {
-    name: 'valid_from is in the future',
-    mandate: { valid_from: FUTURE },
-    input: {},
-    reason: 'MANDATE_NOT_YET_VALID',
-    state: 'ACTIVE',
-  },
-  { name: 'valid_from is exactly now', mandate: { valid_from: NOW.toISOString() }, input: {}, reason: 'OK' },
-  { name: 'there is no expiry at all', mandate: { expires_at: null }, input: {}, reason: 'OK' },
-  {
-    name: 'the delegate differs',
-    mandate: {},
-    input: { delegate_id: 'agent_eve' },
-    reason: 'DELEGATE_MISMATCH',
-  },
-  { name: 'the delegate matches', mandate: {}, input: { delegate_id: 'agent_bob' }, reason: 'OK' },
-  {
-    name: 'the action is outside the scope',
-    mandate: {},
-    input: { action: 'transfers:create' },
-    reason: 'ACTION_NOT_PERMITTED',
-  },
-  {
-    name: 'the mandate lists no actions',
-    mandate: { scope: { actions: [] } },
-    input: {},
-    reason: 'ACTION_NOT_PERMITTED',
-  },
-  {
-    name: 'the resource is outside the scope',
-    mandate: { scope: payments },
-    input: { resource: 'acct:999' },
-    reason: 'RESOURCE_NOT_PERMITTED',
-  },
-  {
-    name: 'the mandate lists resources and the request names none',
-    mandate: { scope: payments },
-    input: {},
-    reason: 'RESOURCE_NOT_PERMITTED',
-  },
-  {
-    name: 'the mandate lists no resources',
-    mandate: { scope: { actions: ['*'] } },
-    input: { resource: 'anything/at/all' },
-    reason: 'OK',
-  },
-  {
-    name: 'a stored mandate has an empty resource list (fail closed)',
-    mandate: { scope: { actions: ['*'], resources: [] } },
-    input: { resource: 'x' },
-    reason: 'RESOURCE_NOT_PERMITTED',
-  },
-  {
-    name: 'a stored mandate has an empty resource list and the request names none (fail closed)',
-    mandate: { scope: { actions: ['*'], resources: [] } },
-    input: {},
-    reason: 'RESOURCE_NOT_PERMITTED',
-  },
-  {
-    name: 'the currency differs',
-    mandate: { scope: payments },
-    input: { resource: 'acct:123', amount: 1, currency: 'USD' },
-    reason: 'CURRENCY_MISMATCH',
-  },
-  {
-    name: 'an amount comes without a currency',
-    mandate: { scope: payments },
-    input: { resource: 'acct:123', amount: 1 },
-    reason: 'CURRENCY_MISMATCH',
-  },
-  {
-    name: 'a currency comes without an amount and the mandate has a limit',
-    mandate: { scope: payments },
-    input: { resource: 'acct:123', currency: 'USD' },
-    reason: 'AMOUNT_REQUIRED',
-  },
-  {
-    name: 'neither amount nor currency is given and the mandate has a limit',
-    mandate: { scope: payments },
-    input: { resource: 'acct:123' },
-    reason: 'AMOUNT_REQUIRED',
-  },
-  {
-    name: 'no amount is given and the limit is the only constraint',
-    mandate: { scope: { actions: ['*'], constraints: { max_amount: 100 } } },
-    input: {},
-    reason: 'AMOUNT_REQUIRED',
-  },
-  {
-    name: 'no currency is given and the mandate names one (no limit)',
-    mandate: { scope: { actions: ['*'], constraints: { currency: 'EUR' } } },
-    input: {},
-    reason: 'CURRENCY_MISMATCH',
-  },
-  {
-    name: 'the currency matches and the mandate has no limit',
-    mandate: { scope: { actions: ['*'], constraints: { currency: 'EUR' } } },
-    input: { currency: 'EUR' },
-    reason: 'OK',
-  },
-  {
-    name: 'resource missing and amount missing (order)',
-    mandate: { scope: payments },
-    input: {},
-    reason: 'RESOURCE_NOT_PERMITTED',
-  },
-  {
-    name: 'amount missing and currency missing (order)',
-    mandate: { scope: payments },
-    input: { resource: 'acct:123' },
-    reason: 'AMOUNT_REQUIRED',
-  },
-  {
-    name: 'a currency is given and the mandate has none',
-    mandate: {},
-    input: { amount: 5, currency: 'JPY' },
-    reason: 'OK',
-  },
-  {
-    name: 'the amount exceeds the limit',
-    mandate: { scope: payments },
-    input: { resource: 'acct:123', amount: 10_001, currency: 'EUR' },
-    reason: 'AMOUNT_EXCEEDS_LIMIT',
-  },
-  {
-    name: 'an amount is given and the mandate has no limit',
-    mandate: {},
-    input: { amount: 10 ** 12 },
-    reason: 'OK',
-  },
-  {
-    name: 'a limit without currency is exceeded',
-    mandate: { scope: { actions: ['*'], constraints: { max_amount: 0 } } },
-    input: { amount: 1 },
-    reason: 'AMOUNT_EXCEEDS_LIMIT',
-  },
-  // Order: the earlier check wins whatever else fails.
-  {
-    name: 'suspended with a wrong delegate (order)',
-    mandate: { state: 'SUSPENDED' },
-    input: { delegate_id: 'agent_eve' },
-    reason: 'MANDATE_SUSPENDED',
-    state: 'SUSPENDED',
-  },
-  {
-    name: 'expired with an action not permitted (order)',
-    mandate: { expires_at: PAST },
-    input: { action: 'transfers:create' },
-    reason: 'MANDATE_EXPIRED',
-    state: 'EXPIRED',
-  },
-  {
-    name: 'not yet valid with a wrong delegate (order)',
-    mandate: { valid_from: FUTURE },
-    input: { delegate_id: 'agent_eve' },
-    reason: 'MANDATE_NOT_YET_VALID',
-  },
-  {
-    name: 'wrong delegate and action not permitted (order)',
-    mandate: {},
-    input: { delegate_id: 'agent_eve', action: 'x' },
-    reason: 'DELEGATE_MISMATCH',
-  },
-  {
-    name: 'action and resource not permitted (order)',
-    mandate: { scope: payments },
-    input: { action: 'x', resource: 'acct:999' },
-    reason: 'ACTION_NOT_PERMITTED',
-  },
-  {
-    name: 'resource not permitted and currency differs (order)',
-    mandate: { scope: payments },
-    input: { resource: 'acct:999', amount: 1, currency: 'USD' },
-    reason: 'RESOURCE_NOT_PERMITTED',
-  },
-  {
-    name: 'currency differs and amount too high (order)',
-    mandate: { scope: payments },
-    input: { resource: 'acct:123', amount: 99_999, currency: 'USD' },
-    reason: 'CURRENCY_MISMATCH',
-  },
+  // The mandate's own state and dates, whatever the request.
+  ...against({ state: 'SUSPENDED' }, [
+    ['the mandate is suspended', {}, 'MANDATE_SUSPENDED', 'SUSPENDED'],
+    [
+      'suspended with a wrong delegate (order)',
+      { delegate_id: 'agent_eve' },
+      'MANDATE_SUSPENDED',
+      'SUSPENDED',
+    ],
+  ]),
+  ...against({ state: 'REVOKED' }, [['the mandate is revoked', {}, 'MANDATE_REVOKED', 'REVOKED']]),
+  ...against({ state: 'EXPIRED', expires_at: PAST }, [
+    ['the mandate is stored EXPIRED', {}, 'MANDATE_EXPIRED', 'EXPIRED'],
+  ]),
+  ...against({ expires_at: PAST }, [
+    ['a stored ACTIVE mandate is past expires_at', {}, 'MANDATE_EXPIRED', 'EXPIRED'],
+    [
+      'expired with an action not permitted (order)',
+      { action: 'transfers:create' },
+      'MANDATE_EXPIRED',
+      'EXPIRED',
+    ],
+  ]),
+  ...against({ expires_at: NOW.toISOString() }, [
+    ['expires_at is exactly now', {}, 'MANDATE_EXPIRED', 'EXPIRED'],
+  ]),
+  ...against({ state: 'SUSPENDED', expires_at: PAST }, [
+    ['a stored SUSPENDED mandate is past expires_at', {}, 'MANDATE_EXPIRED', 'EXPIRED'],
+  ]),
+  ...against({ state: 'REVOKED', expires_at: PAST }, [
+    ['a revoked mandate is past expires_at', {}, 'MANDATE_REVOKED', 'REVOKED'],
+  ]),
+  ...against({ valid_from: FUTURE }, [
+    ['valid_from is in the future', {}, 'MANDATE_NOT_YET_VALID', 'ACTIVE'],
+    ['not yet valid with a wrong delegate (order)', { delegate_id: 'agent_eve' }, 'MANDATE_NOT_YET_VALID'],
+  ]),
+  ...against({ valid_from: NOW.toISOString() }, [['valid_from is exactly now', {}, 'OK']]),
+  ...against({ expires_at: null }, [['there is no expiry at all', {}, 'OK']]),
+
+  // The principal's wallet verification against min_assurance.
+  ...against(verifiedPrincipal('HIGH'), [
+    ['min_assurance HIGH and the principal is wallet-verified HIGH', { min_assurance: 'HIGH' }, 'OK'],
+  ]),
+  ...against(verifiedPrincipal('SUBSTANTIAL'), [
+    [
+      'min_assurance HIGH and the principal is verified at a lower level',
+      { min_assurance: 'HIGH' },
+      'ASSURANCE_TOO_LOW',
+    ],
+  ]),
+  ...against(verifiedPrincipal('SOMETHING'), [
+    [
+      'min_assurance HIGH and the principal carries an unknown level',
+      { min_assurance: 'HIGH' },
+      'ASSURANCE_TOO_LOW',
+    ],
+  ]),
+
+  // The factory's mandate: payments:* for agent_bob, no resources, no constraints.
+  ...against({}, [
+    [
+      'min_assurance is asked and the principal is not wallet-verified',
+      { min_assurance: 'HIGH' },
+      'PRINCIPAL_NOT_VERIFIED',
+    ],
+    ['the delegate differs', { delegate_id: 'agent_eve' }, 'DELEGATE_MISMATCH'],
+    ['the delegate matches', { delegate_id: 'agent_bob' }, 'OK'],
+    ['the action is outside the scope', { action: 'transfers:create' }, 'ACTION_NOT_PERMITTED'],
+    ['a currency is given and the mandate has none', { amount: 5, currency: 'JPY' }, 'OK'],
+    ['an amount is given and the mandate has no limit', { amount: 10 ** 12 }, 'OK'],
+    [
+      'wrong delegate and action not permitted (order)',
+      { delegate_id: 'agent_eve', action: 'x' },
+      'DELEGATE_MISMATCH',
+    ],
+  ]),
+
+  // The payments mandate: two resources, at most 10 000 EUR.
+  ...against({ scope: payments }, [
+    ['everything matches', { resource: 'acct:123', amount: 10_000, currency: 'EUR' }, 'OK'],
+    ['the resource is outside the scope', { resource: 'acct:999' }, 'RESOURCE_NOT_PERMITTED'],
+    ['the mandate lists resources and the request names none', {}, 'RESOURCE_NOT_PERMITTED'],
+    ['the currency differs', { resource: 'acct:123', amount: 1, currency: 'USD' }, 'CURRENCY_MISMATCH'],
+    ['an amount comes without a currency', { resource: 'acct:123', amount: 1 }, 'CURRENCY_MISMATCH'],
+    [
+      'a currency comes without an amount and the mandate has a limit',
+      { resource: 'acct:123', currency: 'USD' },
+      'AMOUNT_REQUIRED',
+    ],
+    [
+      'neither amount nor currency is given and the mandate has a limit',
+      { resource: 'acct:123' },
+      'AMOUNT_REQUIRED',
+    ],
+    [
+      'the amount exceeds the limit',
+      { resource: 'acct:123', amount: 10_001, currency: 'EUR' },
+      'AMOUNT_EXCEEDS_LIMIT',
+    ],
+    ['resource missing and amount missing (order)', {}, 'RESOURCE_NOT_PERMITTED'],
+    ['amount missing and currency missing (order)', { resource: 'acct:123' }, 'AMOUNT_REQUIRED'],
+    [
+      'action and resource not permitted (order)',
+      { action: 'x', resource: 'acct:999' },
+      'ACTION_NOT_PERMITTED',
+    ],
+    [
+      'resource not permitted and currency differs (order)',
+      { resource: 'acct:999', amount: 1, currency: 'USD' },
+      'RESOURCE_NOT_PERMITTED',
+    ],
+    [
+      'currency differs and amount too high (order)',
+      { resource: 'acct:123', amount: 99_999, currency: 'USD' },
+      'CURRENCY_MISMATCH',
+    ],
+  ]),
+
+  // Other scopes.
+  ...against({ scope: { actions: [] } }, [['the mandate lists no actions', {}, 'ACTION_NOT_PERMITTED']]),
+  ...against({ scope: { actions: ['*'] } }, [
+    ['the mandate lists no resources', { resource: 'anything/at/all' }, 'OK'],
+  ]),
+  ...against({ scope: { actions: ['*'], resources: [] } }, [
+    [
+      'a stored mandate has an empty resource list (fail closed)',
+      { resource: 'x' },
+      'RESOURCE_NOT_PERMITTED',
+    ],
+    [
+      'a stored mandate has an empty resource list and the request names none (fail closed)',
+      {},
+      'RESOURCE_NOT_PERMITTED',
+    ],
+  ]),
+  ...against({ scope: { actions: ['*'], constraints: { max_amount: 100 } } }, [
+    ['no amount is given and the limit is the only constraint', {}, 'AMOUNT_REQUIRED'],
+  ]),
+  ...against({ scope: { actions: ['*'], constraints: { currency: 'EUR' } } }, [
+    ['no currency is given and the mandate names one (no limit)', {}, 'CURRENCY_MISMATCH'],
+    ['the currency matches and the mandate has no limit', { currency: 'EUR' }, 'OK'],
+  ]),
+  ...against({ scope: { actions: ['*'], constraints: { max_amount: 0 } } }, [
+    ['a limit without currency is exceeded', { amount: 1 }, 'AMOUNT_EXCEEDS_LIMIT'],
+  ]),
 ];
 
 describe('decide()', () => {
@@ -302,39 +203,40 @@ describe('decide()', () => {
   });
 });
 
-describe('action patterns', () => {
-  it.each([
-    ['payments:create', 'payments:create', true],
-    ['payments:create', 'payments:refund', false],
-    ['*', 'anything:at:all', true],
-    ['payments:*', 'payments:create', true],
-    ['payments:*', 'payments:refund:partial', true],
-    ['payments:*', 'payments', false],
-    ['payments:*', 'paymentsx:create', false],
-    ['payments:refund:*', 'payments:refund:partial', true],
-    ['payments:refund:*', 'payments:create', false],
-    ['Payments:create', 'payments:create', false],
-    ['payments*', 'payments:create', false],
-    ['pay*:create', 'payments:create', false],
-  ])('when the pattern is %s and the action %s, then it matches: %s', (pattern, action, expected) => {
-    expect(actionMatches(pattern, action)).toBe(expected);
-  });
-});
+// Both matchers answer the same question (does this pattern cover this name?), so one table holds
+// the cases of each: [which matcher, pattern, name, whether the pattern covers the name].
+const matchers = { action: actionMatches, resource: resourceMatches };
+const patternCases: [kind: keyof typeof matchers, pattern: string, name: string, matches: boolean][] = [
+  ['action', 'payments:create', 'payments:create', true],
+  ['action', 'payments:create', 'payments:refund', false],
+  ['action', '*', 'anything:at:all', true],
+  ['action', 'payments:*', 'payments:create', true],
+  ['action', 'payments:*', 'payments:refund:partial', true],
+  ['action', 'payments:*', 'payments', false],
+  ['action', 'payments:*', 'paymentsx:create', false],
+  ['action', 'payments:refund:*', 'payments:refund:partial', true],
+  ['action', 'payments:refund:*', 'payments:create', false],
+  ['action', 'Payments:create', 'payments:create', false],
+  ['action', 'payments*', 'payments:create', false],
+  ['action', 'pay*:create', 'payments:create', false],
+  ['resource', 'acct:123', 'acct:123', true],
+  ['resource', 'acct:123', 'acct:1234', false],
+  ['resource', '*', '/any/thing', true],
+  ['resource', 'acct:*', 'acct:123', true],
+  ['resource', '/invoices/*', '/invoices/inv_1', true],
+  ['resource', '/invoices/*', '/invoices/inv_1/lines/2', true],
+  ['resource', '/invoices/*', '/receipts/1', false],
+  ['resource', 'acct_*', 'acct_42', true],
+  ['resource', '/invoices/*/lines', '/invoices/1/lines', false],
+];
 
-describe('resource patterns', () => {
-  it.each([
-    ['acct:123', 'acct:123', true],
-    ['acct:123', 'acct:1234', false],
-    ['*', '/any/thing', true],
-    ['acct:*', 'acct:123', true],
-    ['/invoices/*', '/invoices/inv_1', true],
-    ['/invoices/*', '/invoices/inv_1/lines/2', true],
-    ['/invoices/*', '/receipts/1', false],
-    ['acct_*', 'acct_42', true],
-    ['/invoices/*/lines', '/invoices/1/lines', false],
-  ])('when the pattern is %s and the resource %s, then it matches: %s', (pattern, resource, expected) => {
-    expect(resourceMatches(pattern, resource)).toBe(expected);
-  });
+describe('action and resource patterns', () => {
+  it.each(patternCases)(
+    'when the %s pattern is %s and the name %s, then it matches: %s',
+    (kind, pattern, name, expected) => {
+      expect(matchers[kind](pattern, name)).toBe(expected);
+    },
+  );
 });
 
 describe('determinism', () => {

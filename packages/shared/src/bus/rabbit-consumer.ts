@@ -1,12 +1,13 @@
 import type { Span } from '@opentelemetry/api';
-import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
+import amqp, { type Channel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
 import type { AuditEvent } from '../events';
 import type { Logger } from '../logger';
 import { processMetrics, type QueueDepthSource } from '../metrics';
 import { redactUrl } from '../redact-url';
 import { endSpan, startConsumeSpan } from '../tracing';
 import { parseEventMessage } from './encoding';
-import { amqpTopology, assertTopology, type AmqpTopology } from './topology';
+import { ReconnectingConsumer } from './reconnecting-consumer';
+import { assertTopology, type AmqpTopology } from './topology';
 import type { BatchHandler, BatchOptions, EventHandler, EventSource } from './types';
 
 export interface RabbitSourceOptions {
@@ -43,22 +44,15 @@ interface Delivery {
  * invalid ones dead-lettered); a failed write requeues it whole, and redeliveries are harmless
  * because the store keeps each event id once. Reconnects with backoff when the broker goes away.
  */
-export class RabbitEventSource implements EventSource, QueueDepthSource {
-  readonly kind = 'rabbitmq' as const;
-  private connection?: ChannelModel;
-  private channel?: Channel;
-  private stopped = false;
+export class RabbitEventSource
+  extends ReconnectingConsumer<BatchHandler>
+  implements EventSource, QueueDepthSource
+{
   private inFlight = new Set<Promise<void>>();
   private consumerTag?: string;
-  private readonly topology: AmqpTopology;
 
   constructor(private readonly options: RabbitSourceOptions) {
-    this.topology = options.topology ?? amqpTopology();
-  }
-
-  /** True while a channel is consuming; readiness checks report it. */
-  get connected(): boolean {
-    return this.channel !== undefined;
+    super(options.logger, options.topology, { who: 'audit consumer', role: 'consumer' });
   }
 
   /**
@@ -76,15 +70,9 @@ export class RabbitEventSource implements EventSource, QueueDepthSource {
   }
 
   async startBatched(handler: BatchHandler, options: BatchOptions = {}): Promise<void> {
-    this.stopped = false;
     processMetrics().queueSources.add(this);
     this.batchOptions = { maxBatch: options.maxBatch ?? 100, maxDelayMs: options.maxDelayMs ?? 20 };
-    try {
-      await this.connect(handler);
-    } catch (err) {
-      this.options.logger.warn({ err }, 'audit consumer cannot reach RabbitMQ yet; retrying');
-      void this.reconnect(handler);
-    }
+    await this.connectOrRetry(handler);
   }
 
   private lastHandler?: BatchHandler;
@@ -92,7 +80,7 @@ export class RabbitEventSource implements EventSource, QueueDepthSource {
   private pending: { delivery: Delivery; event: AuditEvent }[] = [];
   private flushTimer?: NodeJS.Timeout;
 
-  private async connect(handler: BatchHandler): Promise<void> {
+  protected async connect(handler: BatchHandler): Promise<void> {
     const { logger, url } = this.options;
     const connection = await amqp.connect(url);
     const channel = await connection.createChannel();
@@ -103,17 +91,7 @@ export class RabbitEventSource implements EventSource, QueueDepthSource {
     deadLetterChannel.on('error', (err) => logger.warn({ err }, 'amqp dead-letter channel error'));
     this.connection = connection;
     this.channel = channel;
-    connection.on('error', (err) => logger.warn({ err }, 'amqp consumer connection error'));
-    connection.on('close', () => {
-      this.channel = undefined;
-      if (!this.stopped) void this.reconnect(handler);
-    });
-    // A channel can die alone (e.g. a protocol error); closing the connection funnels that into the one reconnect path.
-    channel.on('error', (err) => logger.warn({ err }, 'amqp consumer channel error'));
-    channel.on('close', () => {
-      this.channel = undefined;
-      if (!this.stopped) void connection.close().catch(() => undefined);
-    });
+    this.watch(connection, channel, handler);
     deadLetterChannel.on('close', () => {
       if (!this.stopped) void connection.close().catch(() => undefined);
     });
@@ -128,19 +106,6 @@ export class RabbitEventSource implements EventSource, QueueDepthSource {
       { amqp: redactUrl(url), queue: this.topology.auditQueue },
       'audit consumer connected to RabbitMQ',
     );
-  }
-
-  private async reconnect(handler: BatchHandler): Promise<void> {
-    for (let attempt = 0; !this.stopped; attempt++) {
-      await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** attempt, 5_000)));
-      if (this.stopped) return;
-      try {
-        await this.connect(handler);
-        return;
-      } catch (err) {
-        this.options.logger.warn({ err, attempt }, 'audit consumer reconnect failed');
-      }
-    }
   }
 
   /** Validates one delivery; invalid ones are dead-lettered at once, valid events join the current batch. */

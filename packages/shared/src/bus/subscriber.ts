@@ -1,8 +1,9 @@
-import amqp, { type Channel, type ChannelModel } from 'amqplib';
+import amqp from 'amqplib';
 import type { Logger } from '../logger';
 import { redactUrl } from '../redact-url';
 import { parseEventMessage } from './encoding';
-import { amqpTopology, assertTopology, type AmqpTopology } from './topology';
+import { ReconnectingConsumer } from './reconnecting-consumer';
+import { assertTopology, type AmqpTopology } from './topology';
 import type { EventHandler } from './types';
 
 export interface RabbitSubscriberOptions {
@@ -23,36 +24,21 @@ export interface RabbitSubscriberOptions {
  * message carries one event or an array of them, an event that fails validation is dropped with a warning, and events published while the
  * process is disconnected are not replayed, so users keep a TTL as the backstop.
  */
-export class RabbitSubscriber {
-  readonly kind = 'rabbitmq' as const;
-  private connection?: ChannelModel;
-  private channel?: Channel;
-  private stopped = false;
-  private readonly topology: AmqpTopology;
-
+export class RabbitSubscriber extends ReconnectingConsumer<EventHandler> {
   constructor(private readonly options: RabbitSubscriberOptions) {
-    this.topology = options.topology ?? amqpTopology();
-  }
-
-  get connected(): boolean {
-    return this.channel !== undefined;
+    super(options.logger, options.topology, {
+      who: 'event subscriber',
+      role: 'subscriber',
+      context: { subscriber: options.name },
+    });
   }
 
   /** Subscribes now; if the broker is unreachable, keeps retrying in the background. */
   async start(handler: EventHandler): Promise<void> {
-    this.stopped = false;
-    try {
-      await this.connect(handler);
-    } catch (err) {
-      this.options.logger.warn(
-        { err, subscriber: this.options.name },
-        'event subscriber cannot reach RabbitMQ yet; retrying',
-      );
-      void this.reconnect(handler);
-    }
+    await this.connectOrRetry(handler);
   }
 
-  private async connect(handler: EventHandler): Promise<void> {
+  protected async connect(handler: EventHandler): Promise<void> {
     const { logger, url, name } = this.options;
     const connection = await amqp.connect(url);
     try {
@@ -61,18 +47,7 @@ export class RabbitSubscriber {
       const { queue } = await channel.assertQueue('', { exclusive: true, autoDelete: true, durable: false });
       for (const type of this.options.eventTypes)
         await channel.bindQueue(queue, this.topology.exchange, this.topology.routingKey(type));
-      connection.on('error', (err) =>
-        logger.warn({ err, subscriber: name }, 'amqp subscriber connection error'),
-      );
-      connection.on('close', () => {
-        this.channel = undefined;
-        if (!this.stopped) void this.reconnect(handler);
-      });
-      channel.on('error', (err) => logger.warn({ err, subscriber: name }, 'amqp subscriber channel error'));
-      channel.on('close', () => {
-        this.channel = undefined;
-        if (!this.stopped) void connection.close().catch(() => undefined);
-      });
+      this.watch(connection, channel, handler);
       await channel.consume(
         queue,
         (msg) => {
@@ -107,22 +82,6 @@ export class RabbitSubscriber {
     } catch (err) {
       await connection.close().catch(() => undefined);
       throw err;
-    }
-  }
-
-  private async reconnect(handler: EventHandler): Promise<void> {
-    for (let attempt = 0; !this.stopped; attempt++) {
-      await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** attempt, 5_000)));
-      if (this.stopped) return;
-      try {
-        await this.connect(handler);
-        return;
-      } catch (err) {
-        this.options.logger.warn(
-          { err, attempt, subscriber: this.options.name },
-          'event subscriber reconnect failed',
-        );
-      }
     }
   }
 

@@ -1,0 +1,93 @@
+import type { Channel, ChannelModel } from 'amqplib';
+import type { Logger } from '../logger';
+import { amqpTopology, type AmqpTopology } from './topology';
+
+/** How a consumer names itself in its log lines. */
+export interface ConsumerLogNames {
+  /** Starts the lines about reaching the broker: 'audit consumer cannot reach RabbitMQ yet; retrying'. */
+  who: string;
+  /** Names the connection and channel in their error lines: 'amqp consumer channel error'. */
+  role: string;
+  /** Fields every one of those lines carries (a subscriber's name). */
+  context?: Record<string, unknown>;
+}
+
+/**
+ * What the audit queue's consumer and the per-process subscriber share: the connection is made at
+ * start or, when the broker is unreachable, retried in the background with backoff (a service
+ * starts while the broker is away; readiness reports `connected`), and a connection or channel
+ * that goes away later takes the same reconnect path. Subclasses say how they consume (`connect`)
+ * and how they stop.
+ */
+export abstract class ReconnectingConsumer<Handler> {
+  readonly kind = 'rabbitmq' as const;
+  protected connection?: ChannelModel;
+  protected channel?: Channel;
+  protected stopped = false;
+  protected readonly topology: AmqpTopology;
+
+  protected constructor(
+    private readonly logger: Logger,
+    topology: AmqpTopology | undefined,
+    private readonly names: ConsumerLogNames,
+  ) {
+    this.topology = topology ?? amqpTopology();
+  }
+
+  /** True while a channel is consuming; readiness checks report it. */
+  get connected(): boolean {
+    return this.channel !== undefined;
+  }
+
+  /** Connects and starts consuming into `handler`; throws when the broker or the setup fails. */
+  protected abstract connect(handler: Handler): Promise<void>;
+
+  /**
+   * Connects now; if the broker is unreachable, keeps retrying in the background instead of
+   * failing the service's start.
+   */
+  protected async connectOrRetry(handler: Handler): Promise<void> {
+    this.stopped = false;
+    try {
+      await this.connect(handler);
+    } catch (err) {
+      this.logger.warn(
+        { err, ...this.names.context },
+        `${this.names.who} cannot reach RabbitMQ yet; retrying`,
+      );
+      void this.reconnect(handler);
+    }
+  }
+
+  /**
+   * Logs the errors of a consuming connection and its channel, and reconnects when either closes
+   * (unless stopped): a channel can die alone (a protocol error, say), and closing its connection
+   * funnels that into the one reconnect path.
+   */
+  protected watch(connection: ChannelModel, channel: Channel, handler: Handler): void {
+    const { role, context } = this.names;
+    connection.on('error', (err) => this.logger.warn({ err, ...context }, `amqp ${role} connection error`));
+    connection.on('close', () => {
+      this.channel = undefined;
+      if (!this.stopped) void this.reconnect(handler);
+    });
+    channel.on('error', (err) => this.logger.warn({ err, ...context }, `amqp ${role} channel error`));
+    channel.on('close', () => {
+      this.channel = undefined;
+      if (!this.stopped) void connection.close().catch(() => undefined);
+    });
+  }
+
+  private async reconnect(handler: Handler): Promise<void> {
+    for (let attempt = 0; !this.stopped; attempt++) {
+      await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** attempt, 5_000)));
+      if (this.stopped) return;
+      try {
+        await this.connect(handler);
+        return;
+      } catch (err) {
+        this.logger.warn({ err, attempt, ...this.names.context }, `${this.names.who} reconnect failed`);
+      }
+    }
+  }
+}
