@@ -83,6 +83,29 @@ export function defineRoute<const C extends RouteContract>(contract: C): C {
   return contract;
 }
 
+/** What a group of routes may state once for all of them: who owns and calls them, the scope, the tag. */
+export type SharedRouteProperties = Partial<
+  Pick<RouteContract, 'service' | 'auth' | 'scope' | 'permissions' | 'limit' | 'tags'>
+>;
+
+/** A route of a group: what the group leaves open (it may override the rest), its method and path aside. */
+type GroupRoute<S> = Omit<RouteContract, keyof S | 'method' | 'path'> &
+  Partial<Omit<RouteContract, 'method' | 'path'>>;
+
+/**
+ * Declares routes that share properties: `const events = routeGroup({ service, auth, scope, tags })`,
+ * then `events.get('/v1/events/:id', { operationId, summary, request, responses })` is the
+ * `defineRoute` of all of it, so each route states only what is its own. A property the route
+ * states wins over the group's. Literal and schema types are kept as `defineRoute` keeps them.
+ */
+export function routeGroup<const S extends SharedRouteProperties>(shared: S) {
+  const at =
+    <const M extends Method>(method: M) =>
+    <const P extends string, const C extends GroupRoute<S>>(path: P, route: C) =>
+      ({ ...shared, method, path, ...route }) as Omit<S, keyof C> & { method: M; path: P } & C;
+  return { get: at('GET'), post: at('POST'), put: at('PUT'), patch: at('PATCH') };
+}
+
 /** The statuses an error envelope may come with on this route, each with its meaning. */
 export function errorStatusesOf(route: RouteContract): Map<number, string> {
   const out = new Map<number, string>();

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import {
   EVENT_TYPES,
   auditEventSchema,
-  defineRoute,
   listQueryShape,
   pageSchema,
+  routeGroup,
   type EventType,
 } from '@mandate/shared';
 
@@ -115,25 +115,22 @@ export const evidenceBundleSchema = z.object({
   signature: z.string(),
 });
 
+/** Every audit route: a tenant's own events, read with an API key scoped events:read. */
+const events = routeGroup({ service: 'audit', auth: 'tenant', scope: 'events:read', tags: ['events'] });
+
 export const routes = {
-  listEvents: defineRoute({
+  listEvents: events.get('/v1/events', {
     operationId: 'listEvents',
     summary: 'List audit events, newest first',
     description:
       `Scope events:read. type is a comma list of: ${EVENT_TYPES.join(', ')}. ` +
       'since is inclusive, until exclusive (occurred_at). key_id matches actor.key_id.',
-    tags: ['events'],
-    method: 'GET',
-    path: '/v1/events',
-    service: 'audit',
-    auth: 'tenant',
-    scope: 'events:read',
     request: { query: listEventsQuerySchema },
     responses: { 200: { description: 'A page of events', schema: eventPageSchema } },
     errors: { 400: 'Invalid filter, limit or cursor, or an unknown query parameter' },
   }),
   // Before getEvent: /v1/events/:id would take the path otherwise (the first route that matches wins).
-  getVerificationStats: defineRoute({
+  getVerificationStats: events.get('/v1/events/verification-stats', {
     operationId: 'getVerificationStats',
     summary: 'Verifications per hour or per day, ALLOW and DENY counted',
     description:
@@ -142,32 +139,20 @@ export const routes = {
       'decision — for charts, without paging through the events. since is rounded down to its bucket; ' +
       `without it the window is the last ${DEFAULT_STATS_BUCKETS.hour} hours or ${DEFAULT_STATS_BUCKETS.day} days, ` +
       `the bucket of until last. At most ${MAX_STATS_BUCKETS.hour} hour or ${MAX_STATS_BUCKETS.day} day buckets.`,
-    tags: ['events'],
-    method: 'GET',
-    path: '/v1/events/verification-stats',
-    service: 'audit',
-    auth: 'tenant',
-    scope: 'events:read',
     request: { query: verificationStatsQuerySchema },
     responses: { 200: { description: 'ALLOW and DENY per bucket', schema: verificationStatsSchema } },
     errors: {
       400: 'Invalid bucket, since or until, until not after since, too many buckets, or an unknown query parameter',
     },
   }),
-  getEvent: defineRoute({
+  getEvent: events.get('/v1/events/:id', {
     operationId: 'getEvent',
     summary: 'Get one audit event',
-    tags: ['events'],
-    method: 'GET',
-    path: '/v1/events/:id',
-    service: 'audit',
-    auth: 'tenant',
-    scope: 'events:read',
     request: { params: eventIdParamsSchema },
     responses: { 200: { description: 'The event', schema: eventSchema } },
     errors: { 404: 'Event not found' },
   }),
-  exportEvidence: defineRoute({
+  exportEvidence: events.get('/v1/mandates/:id/evidence', {
     operationId: 'exportEvidence',
     summary: 'Export a verifiable evidence bundle for one mandate',
     description:
@@ -178,12 +163,6 @@ export const routes = {
       'mandate-evidence+jws) whose payload is the digest. Check it offline with ' +
       'the checker in the repository, `node packages/evidence-cli/bin/mandate-evidence.js verify bundle.json --jwks jwks.json` ' +
       '(README, "Checking a bundle offline"; never `npx`, which would ask the public registry). Emits EVIDENCE_EXPORTED.',
-    tags: ['events'],
-    method: 'GET',
-    path: '/v1/mandates/:id/evidence',
-    service: 'audit',
-    auth: 'tenant',
-    scope: 'events:read',
     // An export reads every event of a mandate: its own bucket, far below the global one.
     limit: 'evidence.export',
     request: { params: z.object({ id: z.string() }) },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute, labelText, listQueryShape, pageSchema } from '@mandate/shared';
+import { defineRoute, labelText, listQueryShape, pageSchema, routeGroup } from '@mandate/shared';
 
 /**
  * The mandates service's public contract: its wire vocabulary, request and response schemas and
@@ -167,16 +167,15 @@ export const jwksSchema = z.object({ keys: z.array(publicJwkSchema) }).meta({ id
 
 const idParams = z.object({ id: z.string().meta({ description: 'Mandate id (mdt_…)' }) });
 
+/** A tenant's mandates, read or changed with an API key of the matching scope. */
+const tenantMandates = { service: 'mandates', auth: 'tenant', tags: ['mandates'] } as const;
+const mandateReads = routeGroup({ ...tenantMandates, scope: 'mandates:read' });
+const mandateWrites = routeGroup({ ...tenantMandates, scope: 'mandates:write' });
+
 const lifecycle = <const O extends 'suspend' | 'reactivate' | 'revoke'>(operation: O, summary: string) =>
-  defineRoute({
+  mandateWrites.post(`/v1/mandates/:id/${operation}` as `/v1/mandates/:id/${O}`, {
     operationId: `${operation}Mandate` as `${O}Mandate`,
     summary,
-    tags: ['mandates'],
-    method: 'POST',
-    path: `/v1/mandates/:id/${operation}` as `/v1/mandates/:id/${O}`,
-    service: 'mandates',
-    auth: 'tenant',
-    scope: 'mandates:write',
     limit: 'mandates.lifecycle',
     request: { params: idParams, body: lifecycleBody, bodyRequired: false },
     responses: { 200: { description: 'The mandate after the transition', schema: mandateSchema } },
@@ -184,41 +183,23 @@ const lifecycle = <const O extends 'suspend' | 'reactivate' | 'revoke'>(operatio
   });
 
 export const routes = {
-  createMandate: defineRoute({
+  createMandate: mandateWrites.post('/v1/mandates', {
     operationId: 'createMandate',
     summary: 'Create a signed mandate',
-    tags: ['mandates'],
-    method: 'POST',
-    path: '/v1/mandates',
-    service: 'mandates',
-    auth: 'tenant',
-    scope: 'mandates:write',
     limit: 'mandates.create',
     request: { body: createMandateBody, bodyDoc: createMandateBodyDoc },
     responses: { 201: { description: 'The new mandate, ACTIVE, version 1', schema: mandateSchema } },
     errors: { 503: 'Signing service unavailable' },
   }),
-  listMandates: defineRoute({
+  listMandates: mandateReads.get('/v1/mandates', {
     operationId: 'listMandates',
     summary: 'List mandates, newest first',
-    tags: ['mandates'],
-    method: 'GET',
-    path: '/v1/mandates',
-    service: 'mandates',
-    auth: 'tenant',
-    scope: 'mandates:read',
     request: { query: listMandatesQuery },
     responses: { 200: { description: 'A page of mandates', schema: pageSchema(mandateSchema) } },
   }),
-  getMandate: defineRoute({
+  getMandate: mandateReads.get('/v1/mandates/:id', {
     operationId: 'getMandate',
     summary: 'Get a mandate',
-    tags: ['mandates'],
-    method: 'GET',
-    path: '/v1/mandates/:id',
-    service: 'mandates',
-    auth: 'tenant',
-    scope: 'mandates:read',
     request: { params: idParams },
     responses: { 200: { description: 'The mandate', schema: mandateSchema } },
     errors: { 404: 'Mandate not found' },

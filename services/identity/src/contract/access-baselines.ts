@@ -1,7 +1,7 @@
-import { actorSchema, defineRoute } from '@mandate/shared';
+import { actorSchema } from '@mandate/shared';
 import { z } from 'zod';
 import { API_KEY_SCOPES, API_KEY_STATUSES, ROLES, ROLE_ASSIGNMENT_STATUSES } from './wire';
-import { tenantParams, timestamp, TENANT_CONFIG_READ, TENANT_CONFIG_WRITE } from './common';
+import { tenantConfigRoutes, tenantParams, timestamp } from './common';
 
 // Access baselines (drift monitoring, SPEC §10): schemas and routes.
 
@@ -50,17 +50,12 @@ export const accessBaselineOrNoneSchema = z.object({
   snapshot: accessSnapshotSchema.nullable().describe('null until the first save'),
 });
 
+const baselines = tenantConfigRoutes('tenants');
+
 export const accessBaselineRoutes = {
-  getAccessBaseline: defineRoute({
+  getAccessBaseline: baselines.reads.get('/v1/tenants/:tenantId/access-baseline', {
     operationId: 'getAccessBaseline',
     summary: "The tenant's saved access baseline (drift monitoring)",
-    tags: ['tenants'],
-    method: 'GET',
-    path: '/v1/tenants/:tenantId/access-baseline',
-    service: 'identity',
-    auth: 'tenant',
-    scope: 'tenants:admin',
-    permissions: TENANT_CONFIG_READ,
     request: { params: tenantParams },
     responses: {
       200: {
@@ -69,17 +64,10 @@ export const accessBaselineRoutes = {
       },
     },
   }),
-  putAccessBaseline: defineRoute({
+  putAccessBaseline: baselines.writes.put('/v1/tenants/:tenantId/access-baseline', {
     operationId: 'putAccessBaseline',
     summary:
       "Save the tenant's access configuration as it is now as the baseline (replaces the previous one)",
-    tags: ['tenants'],
-    method: 'PUT',
-    path: '/v1/tenants/:tenantId/access-baseline',
-    service: 'identity',
-    auth: 'tenant',
-    scope: 'tenants:admin',
-    permissions: TENANT_CONFIG_WRITE,
     request: { params: tenantParams, body: putAccessBaselineBody, bodyRequired: false },
     responses: { 200: { description: 'The saved baseline', schema: accessBaselineSchema } },
     errors: { 409: 'A baseline saved at the same moment won; retry the request' },

@@ -1,4 +1,4 @@
-import { defineRoute, listQueryShape, pageSchema } from '@mandate/shared';
+import { listQueryShape, pageSchema, routeGroup } from '@mandate/shared';
 import { z } from 'zod';
 import { timestamp, TENANT_CONFIG_READ } from './common';
 import {
@@ -104,15 +104,16 @@ export const signInTokenSchema = z.object({
 
 export const jwksSchema = z.object({ keys: z.array(z.record(z.string(), z.unknown())) });
 
+const verifications = { service: 'identity', tags: ['identity-verifications'] } as const;
+/** Called by the tenant that verifies someone, each with its own scope. */
+const tenantVerifications = routeGroup({ ...verifications, auth: 'tenant' });
+/** Called by a wallet or a signing-in browser: no credentials; the ones that act are limited per client IP. */
+const walletVerifications = routeGroup({ ...verifications, auth: 'public' });
+
 export const identityVerificationRoutes = {
-  createIdentityVerification: defineRoute({
+  createIdentityVerification: tenantVerifications.post('/v1/identity-verifications', {
     operationId: 'createIdentityVerification',
     summary: 'Start a wallet verification (OpenID4VP) for an identity-verified mandate',
-    tags: ['identity-verifications'],
-    method: 'POST',
-    path: '/v1/identity-verifications',
-    service: 'identity',
-    auth: 'tenant',
     scope: 'mandates:write',
     request: { body: createIdentityVerificationBody },
     responses: {
@@ -122,14 +123,9 @@ export const identityVerificationRoutes = {
       },
     },
   }),
-  listIdentityVerifications: defineRoute({
+  listIdentityVerifications: tenantVerifications.get('/v1/identity-verifications', {
     operationId: 'listIdentityVerifications',
     summary: "List the tenant's wallet verification sessions, newest first (no claims)",
-    tags: ['identity-verifications'],
-    method: 'GET',
-    path: '/v1/identity-verifications',
-    service: 'identity',
-    auth: 'tenant',
     scope: 'tenants:admin',
     permissions: TENANT_CONFIG_READ,
     request: { query: listIdentityVerificationsQuery },
@@ -137,14 +133,9 @@ export const identityVerificationRoutes = {
       200: { description: 'A page of sessions', schema: pageSchema(identityVerificationSummarySchema) },
     },
   }),
-  createSignInVerification: defineRoute({
+  createSignInVerification: walletVerifications.post('/v1/identity-verifications/sign-in', {
     operationId: 'createSignInVerification',
     summary: 'Start a wallet sign-in to a tenant (no authentication; limited per client IP)',
-    tags: ['identity-verifications'],
-    method: 'POST',
-    path: '/v1/identity-verifications/sign-in',
-    service: 'identity',
-    auth: 'public',
     limit: 'onboarding',
     request: { body: createSignInVerificationBody },
     responses: {
@@ -155,41 +146,26 @@ export const identityVerificationRoutes = {
     },
     errors: { 404: 'No such tenant' },
   }),
-  getIdentityVerification: defineRoute({
+  getIdentityVerification: tenantVerifications.get('/v1/identity-verifications/:id', {
     operationId: 'getIdentityVerification',
     summary: 'Read a verification: status, reason, assurance and the disclosed claims',
-    tags: ['identity-verifications'],
-    method: 'GET',
-    path: '/v1/identity-verifications/:id',
-    service: 'identity',
-    auth: 'tenant',
     scope: 'mandates:read',
     request: { params: identityVerificationParams },
     responses: verificationResponse,
     errors: { 404: 'Verification not found' },
   }),
-  getIdentityVerificationRequest: defineRoute({
+  getIdentityVerificationRequest: walletVerifications.get('/v1/identity-verifications/:id/request', {
     operationId: 'getIdentityVerificationRequest',
     summary: 'The signed request object the wallet fetches (application/oauth-authz-req+jwt)',
-    tags: ['identity-verifications'],
-    method: 'GET',
-    path: '/v1/identity-verifications/:id/request',
-    service: 'identity',
-    auth: 'public',
     request: { params: identityVerificationParams },
     responses: {
       200: { description: 'The request object, a compact JWS (not JSON)', schema: z.string() },
     },
     errors: { 404: 'Verification not found, or no longer pending' },
   }),
-  answerIdentityVerification: defineRoute({
+  answerIdentityVerification: walletVerifications.post('/v1/identity-verifications/:id/response', {
     operationId: 'answerIdentityVerification',
     summary: "The wallet's direct_post answer (form-encoded vp_token and state; limited per client IP)",
-    tags: ['identity-verifications'],
-    method: 'POST',
-    path: '/v1/identity-verifications/:id/response',
-    service: 'identity',
-    auth: 'public',
     limit: 'onboarding',
     request: { params: identityVerificationParams, body: walletResponseBody },
     responses: { 200: { description: 'Verified', schema: z.object({}) } },
@@ -199,27 +175,17 @@ export const identityVerificationRoutes = {
         'answer is a replay (ALREADY_ANSWERED) or lacks the session state (STATE_MISMATCH), which change nothing',
     },
   }),
-  pollSignInVerification: defineRoute({
+  pollSignInVerification: walletVerifications.post('/v1/identity-verifications/:id/poll', {
     operationId: 'pollSignInVerification',
     summary: 'Sign-in: read the session with its poll_token (no authentication)',
-    tags: ['identity-verifications'],
-    method: 'POST',
-    path: '/v1/identity-verifications/:id/poll',
-    service: 'identity',
-    auth: 'public',
     limit: 'onboarding',
     request: { params: identityVerificationParams, body: pollBody },
     responses: verificationResponse,
     errors: { 404: POLL_TOKEN_NOT_FOUND },
   }),
-  exchangeSignInToken: defineRoute({
+  exchangeSignInToken: walletVerifications.post('/v1/identity-verifications/:id/token', {
     operationId: 'exchangeSignInToken',
     summary: 'Sign-in: exchange a VERIFIED session and its poll_token for a 15-minute ES256 JWT (once)',
-    tags: ['identity-verifications'],
-    method: 'POST',
-    path: '/v1/identity-verifications/:id/token',
-    service: 'identity',
-    auth: 'public',
     limit: 'onboarding',
     request: { params: identityVerificationParams, body: pollBody },
     responses: { 200: { description: 'The token of the wallet: subject', schema: signInTokenSchema } },
@@ -228,14 +194,9 @@ export const identityVerificationRoutes = {
       409: 'Not VERIFIED, or its token was already issued',
     },
   }),
-  getWalletJwks: defineRoute({
+  getWalletJwks: walletVerifications.get('/v1/wallet/jwks', {
     operationId: 'getWalletJwks',
     summary: 'The public keys of the wallet sign-in tokens (a JWT issuer the gateway trusts)',
-    tags: ['identity-verifications'],
-    method: 'GET',
-    path: '/v1/wallet/jwks',
-    service: 'identity',
-    auth: 'public',
     responses: { 200: { description: 'A JWK set', schema: jwksSchema } },
   }),
 };

@@ -9,7 +9,7 @@ import {
   USE_CASE_MAX,
   isRealLookingEmail,
 } from './wire';
-import { subjectIdSchema, timestamp } from './common';
+import { platformRoutes, subjectIdSchema, timestamp } from './common';
 import { createdApiKeySchema } from './api-keys';
 import { tenantSchema } from './tenants';
 import { roleAssignmentSchema } from './roles';
@@ -93,25 +93,15 @@ export const onboardingRoutes = {
       202: { description: 'Accepted for review by the platform operator', schema: onboardingAcceptedSchema },
     },
   }),
-  listOnboardingRequests: defineRoute({
+  listOnboardingRequests: platformRoutes.get('/v1/platform/onboarding-requests', {
     operationId: 'listOnboardingRequests',
     summary: 'List onboarding requests, newest first (platform operator)',
-    tags: ['platform'],
-    method: 'GET',
-    path: '/v1/platform/onboarding-requests',
-    service: 'identity',
-    auth: 'operator',
     request: { query: listOnboardingQuery },
     responses: { 200: { description: 'A page of requests', schema: pageSchema(onboardingRequestSchema) } },
   }),
-  approveOnboardingRequest: defineRoute({
+  approveOnboardingRequest: platformRoutes.post('/v1/platform/onboarding-requests/:id/approve', {
     operationId: 'approveOnboardingRequest',
     summary: 'Approve a pending request: creates the tenant, its initial key and optionally its tenant_admin',
-    tags: ['platform'],
-    method: 'POST',
-    path: '/v1/platform/onboarding-requests/:id/approve',
-    service: 'identity',
-    auth: 'operator',
     request: { params: onboardingParams, body: approveOnboardingBody, bodyRequired: false },
     responses: {
       201: {
@@ -121,14 +111,9 @@ export const onboardingRoutes = {
     },
     errors: { 409: 'The request was already decided' },
   }),
-  rejectOnboardingRequest: defineRoute({
+  rejectOnboardingRequest: platformRoutes.post('/v1/platform/onboarding-requests/:id/reject', {
     operationId: 'rejectOnboardingRequest',
     summary: 'Reject a pending request',
-    tags: ['platform'],
-    method: 'POST',
-    path: '/v1/platform/onboarding-requests/:id/reject',
-    service: 'identity',
-    auth: 'operator',
     request: { params: onboardingParams, body: rejectOnboardingBody, bodyRequired: false },
     responses: { 200: { description: 'The decided request', schema: onboardingRequestSchema } },
     errors: { 409: 'The request was already decided' },
