@@ -83,19 +83,35 @@ export function defineRoute<const C extends RouteContract>(contract: C): C {
   return contract;
 }
 
+/** A route of a `defineRoutes` map: its key there is its operationId. */
+export type UnnamedRoute = Omit<RouteContract, 'operationId'> & { operationId?: never };
+
+/**
+ * Declares a service's routes by name: `defineRoutes({ getEvent: {...} })` makes `getEvent` the
+ * route's operationId, so the one name the handlers (`routes.getEvent`) and the document use is
+ * spelled once. The map keeps its order (the gateway lists the routes in it).
+ */
+export function defineRoutes<const R extends Record<string, UnnamedRoute>>(
+  routes: R,
+): { [K in keyof R & string]: R[K] & { operationId: K } } {
+  return Object.fromEntries(
+    Object.entries(routes).map(([operationId, route]) => [operationId, { ...route, operationId }]),
+  ) as { [K in keyof R & string]: R[K] & { operationId: K } };
+}
+
 /** What a group of routes may state once for all of them: who owns and calls them, the scope, the tag. */
 export type SharedRouteProperties = Partial<
   Pick<RouteContract, 'service' | 'auth' | 'scope' | 'permissions' | 'limit' | 'tags'>
 >;
 
 /** A route of a group: what the group leaves open (it may override the rest), its method and path aside. */
-type GroupRoute<S> = Omit<RouteContract, keyof S | 'method' | 'path'> &
-  Partial<Omit<RouteContract, 'method' | 'path'>>;
+type GroupRoute<S> = Omit<UnnamedRoute, keyof S | 'method' | 'path'> &
+  Partial<Omit<UnnamedRoute, 'method' | 'path'>>;
 
 /**
  * Declares routes that share properties: `const events = routeGroup({ service, auth, scope, tags })`,
- * then `events.get('/v1/events/:id', { operationId, summary, request, responses })` is the
- * `defineRoute` of all of it, so each route states only what is its own. A property the route
+ * then `getEvent: events.get('/v1/events/:id', { summary, request, responses })` in `defineRoutes`
+ * is the route with all of it, so each route states only what is its own. A property the route
  * states wins over the group's. Literal and schema types are kept as `defineRoute` keeps them.
  */
 export function routeGroup<const S extends SharedRouteProperties>(shared: S) {

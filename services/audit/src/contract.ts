@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import {
-  EVENT_TYPES,
   auditEventSchema,
+  defineRoutes,
+  EVENT_TYPES,
+  type EventType,
   listQueryShape,
   pageSchema,
   routeGroup,
-  type EventType,
 } from '@mandate/shared';
 
 /**
@@ -118,9 +119,8 @@ export const evidenceBundleSchema = z.object({
 /** Every audit route: a tenant's own events, read with an API key scoped events:read. */
 const events = routeGroup({ service: 'audit', auth: 'tenant', scope: 'events:read', tags: ['events'] });
 
-export const routes = {
+export const routes = defineRoutes({
   listEvents: events.get('/v1/events', {
-    operationId: 'listEvents',
     summary: 'List audit events, newest first',
     description:
       `Scope events:read. type is a comma list of: ${EVENT_TYPES.join(', ')}. ` +
@@ -131,7 +131,6 @@ export const routes = {
   }),
   // Before getEvent: /v1/events/:id would take the path otherwise (the first route that matches wins).
   getVerificationStats: events.get('/v1/events/verification-stats', {
-    operationId: 'getVerificationStats',
     summary: 'Verifications per hour or per day, ALLOW and DENY counted',
     description:
       "Scope events:read. The tenant's VERIFICATION_PERFORMED events with occurred_at in [since, until) " +
@@ -146,14 +145,12 @@ export const routes = {
     },
   }),
   getEvent: events.get('/v1/events/:id', {
-    operationId: 'getEvent',
     summary: 'Get one audit event',
     request: { params: eventIdParamsSchema },
     responses: { 200: { description: 'The event', schema: eventSchema } },
     errors: { 404: 'Event not found' },
   }),
   exportEvidence: events.get('/v1/mandates/:id/evidence', {
-    operationId: 'exportEvidence',
     summary: 'Export a verifiable evidence bundle for one mandate',
     description:
       'Scope events:read. Streamed, any size. The mandate with its signature, exported_at, every event about it ' +
@@ -178,6 +175,6 @@ export const routes = {
       503: 'The mandates service or the signing key is unavailable',
     },
   }),
-};
+});
 
 export const contract = Object.values(routes);

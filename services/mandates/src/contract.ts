@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute, labelText, listQueryShape, pageSchema, routeGroup } from '@mandate/shared';
+import { defineRoutes, labelText, listQueryShape, pageSchema, routeGroup } from '@mandate/shared';
 
 /**
  * The mandates service's public contract: its wire vocabulary, request and response schemas and
@@ -174,7 +174,6 @@ const mandateWrites = routeGroup({ ...tenantMandates, scope: 'mandates:write' })
 
 const lifecycle = <const O extends 'suspend' | 'reactivate' | 'revoke'>(operation: O, summary: string) =>
   mandateWrites.post(`/v1/mandates/:id/${operation}` as `/v1/mandates/:id/${O}`, {
-    operationId: `${operation}Mandate` as `${O}Mandate`,
     summary,
     limit: 'mandates.lifecycle',
     request: { params: idParams, body: lifecycleBody, bodyRequired: false },
@@ -182,9 +181,8 @@ const lifecycle = <const O extends 'suspend' | 'reactivate' | 'revoke'>(operatio
     errors: { 404: 'Mandate not found', 409: 'Transition not allowed from the current state' },
   });
 
-export const routes = {
+export const routes = defineRoutes({
   createMandate: mandateWrites.post('/v1/mandates', {
-    operationId: 'createMandate',
     summary: 'Create a signed mandate',
     limit: 'mandates.create',
     request: { body: createMandateBody, bodyDoc: createMandateBodyDoc },
@@ -192,13 +190,11 @@ export const routes = {
     errors: { 503: 'Signing service unavailable' },
   }),
   listMandates: mandateReads.get('/v1/mandates', {
-    operationId: 'listMandates',
     summary: 'List mandates, newest first',
     request: { query: listMandatesQuery },
     responses: { 200: { description: 'A page of mandates', schema: pageSchema(mandateSchema) } },
   }),
   getMandate: mandateReads.get('/v1/mandates/:id', {
-    operationId: 'getMandate',
     summary: 'Get a mandate',
     request: { params: idParams },
     responses: { 200: { description: 'The mandate', schema: mandateSchema } },
@@ -207,8 +203,7 @@ export const routes = {
   suspendMandate: lifecycle('suspend', 'Suspend a mandate'),
   reactivateMandate: lifecycle('reactivate', 'Reactivate a mandate'),
   revokeMandate: lifecycle('revoke', 'Revoke a mandate'),
-  getJwks: defineRoute({
-    operationId: 'getJwks',
+  getJwks: {
     summary: 'Public keys that check mandate signatures',
     tags: ['mandates'],
     method: 'GET',
@@ -222,8 +217,8 @@ export const routes = {
         headers: { 'Cache-Control': 'public, max-age=300' },
       },
     },
-  }),
-};
+  },
+});
 
 /** Every public route of the service, in the order the gateway lists them. */
 export const contract = Object.values(routes);

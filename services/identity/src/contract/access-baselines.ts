@@ -1,4 +1,4 @@
-import { actorSchema } from '@mandate/shared';
+import { actorSchema, defineRoutes } from '@mandate/shared';
 import { z } from 'zod';
 import { API_KEY_SCOPES, API_KEY_STATUSES, ROLES, ROLE_ASSIGNMENT_STATUSES } from './wire';
 import { tenantConfigRoutes, tenantParams, timestamp } from './common';
@@ -52,9 +52,8 @@ export const accessBaselineOrNoneSchema = z.object({
 
 const baselines = tenantConfigRoutes('tenants');
 
-export const accessBaselineRoutes = {
+export const accessBaselineRoutes = defineRoutes({
   getAccessBaseline: baselines.reads.get('/v1/tenants/:tenantId/access-baseline', {
-    operationId: 'getAccessBaseline',
     summary: "The tenant's saved access baseline (drift monitoring)",
     request: { params: tenantParams },
     responses: {
@@ -65,11 +64,10 @@ export const accessBaselineRoutes = {
     },
   }),
   putAccessBaseline: baselines.writes.put('/v1/tenants/:tenantId/access-baseline', {
-    operationId: 'putAccessBaseline',
     summary:
       "Save the tenant's access configuration as it is now as the baseline (replaces the previous one)",
     request: { params: tenantParams, body: putAccessBaselineBody, bodyRequired: false },
     responses: { 200: { description: 'The saved baseline', schema: accessBaselineSchema } },
     errors: { 409: 'A baseline saved at the same moment won; retry the request' },
   }),
-};
+});

@@ -1,4 +1,4 @@
-import { labelText, listQueryShape, pageSchema } from '@mandate/shared';
+import { defineRoutes, labelText, listQueryShape, pageSchema } from '@mandate/shared';
 import { z } from 'zod';
 import { API_KEY_NAME_MAX, API_KEY_SCOPES, API_KEY_STATUSES } from './wire';
 import { tenantConfigRoutes, tenantParams, timestamp } from './common';
@@ -45,28 +45,24 @@ export const apiKeySchema = z.object({
 
 const keys = tenantConfigRoutes('api-keys');
 
-export const apiKeyRoutes = {
+export const apiKeyRoutes = defineRoutes({
   createApiKey: keys.writes.post('/v1/tenants/:tenantId/api-keys', {
-    operationId: 'createApiKey',
     summary: 'Create an API key',
     limit: 'apikeys.create',
     request: { params: tenantParams, body: createApiKeyBody },
     responses: { 201: { description: 'The key with its secret', schema: createdApiKeySchema } },
   }),
   listApiKeys: keys.reads.get('/v1/tenants/:tenantId/api-keys', {
-    operationId: 'listApiKeys',
     summary: 'List API keys, newest first',
     request: { params: tenantParams, query: listApiKeysQuery },
     responses: { 200: { description: 'A page of keys', schema: pageSchema(apiKeySchema) } },
   }),
   getApiKey: keys.reads.get('/v1/tenants/:tenantId/api-keys/:keyId', {
-    operationId: 'getApiKey',
     summary: 'Get an API key',
     request: { params: apiKeyParams },
     responses: { 200: { description: 'The key', schema: apiKeySchema } },
   }),
   rotateApiKey: keys.writes.post('/v1/tenants/:tenantId/api-keys/:keyId/rotate', {
-    operationId: 'rotateApiKey',
     summary: 'Rotate an active key: issues a staging key (usable at once) with the same name and scopes',
     description:
       'A key has at most one staging successor. The staging key is revoked if not activated within STAGING_KEY_TTL_HOURS (default 168). Counts against the key-creation rate limit.',
@@ -76,17 +72,15 @@ export const apiKeyRoutes = {
     errors: { 409: 'The key is not active, or already has a staging successor' },
   }),
   activateApiKey: keys.writes.post('/v1/tenants/:tenantId/api-keys/:keyId/activate', {
-    operationId: 'activateApiKey',
     summary: 'Activate a staging key; the key it replaces is revoked',
     request: { params: apiKeyParams },
     responses: { 200: { description: 'The activated key', schema: apiKeySchema } },
     errors: { 409: 'The key is not staging' },
   }),
   revokeApiKey: keys.writes.post('/v1/tenants/:tenantId/api-keys/:keyId/revoke', {
-    operationId: 'revokeApiKey',
     summary: 'Revoke a key',
     request: { params: apiKeyParams },
     responses: { 200: { description: 'The revoked key', schema: apiKeySchema } },
     errors: { 409: 'The key is already revoked' },
   }),
-};
+});

@@ -1,4 +1,4 @@
-import { listQueryShape, pageSchema, routeGroup } from '@mandate/shared';
+import { defineRoutes, listQueryShape, pageSchema, routeGroup } from '@mandate/shared';
 import { z } from 'zod';
 import { timestamp, TENANT_CONFIG_READ } from './common';
 import {
@@ -110,9 +110,8 @@ const tenantVerifications = routeGroup({ ...verifications, auth: 'tenant' });
 /** Called by a wallet or a signing-in browser: no credentials; the ones that act are limited per client IP. */
 const walletVerifications = routeGroup({ ...verifications, auth: 'public' });
 
-export const identityVerificationRoutes = {
+export const identityVerificationRoutes = defineRoutes({
   createIdentityVerification: tenantVerifications.post('/v1/identity-verifications', {
-    operationId: 'createIdentityVerification',
     summary: 'Start a wallet verification (OpenID4VP) for an identity-verified mandate',
     scope: 'mandates:write',
     request: { body: createIdentityVerificationBody },
@@ -124,7 +123,6 @@ export const identityVerificationRoutes = {
     },
   }),
   listIdentityVerifications: tenantVerifications.get('/v1/identity-verifications', {
-    operationId: 'listIdentityVerifications',
     summary: "List the tenant's wallet verification sessions, newest first (no claims)",
     scope: 'tenants:admin',
     permissions: TENANT_CONFIG_READ,
@@ -134,7 +132,6 @@ export const identityVerificationRoutes = {
     },
   }),
   createSignInVerification: walletVerifications.post('/v1/identity-verifications/sign-in', {
-    operationId: 'createSignInVerification',
     summary: 'Start a wallet sign-in to a tenant (no authentication; limited per client IP)',
     limit: 'onboarding',
     request: { body: createSignInVerificationBody },
@@ -147,7 +144,6 @@ export const identityVerificationRoutes = {
     errors: { 404: 'No such tenant' },
   }),
   getIdentityVerification: tenantVerifications.get('/v1/identity-verifications/:id', {
-    operationId: 'getIdentityVerification',
     summary: 'Read a verification: status, reason, assurance and the disclosed claims',
     scope: 'mandates:read',
     request: { params: identityVerificationParams },
@@ -155,7 +151,6 @@ export const identityVerificationRoutes = {
     errors: { 404: 'Verification not found' },
   }),
   getIdentityVerificationRequest: walletVerifications.get('/v1/identity-verifications/:id/request', {
-    operationId: 'getIdentityVerificationRequest',
     summary: 'The signed request object the wallet fetches (application/oauth-authz-req+jwt)',
     request: { params: identityVerificationParams },
     responses: {
@@ -164,7 +159,6 @@ export const identityVerificationRoutes = {
     errors: { 404: 'Verification not found, or no longer pending' },
   }),
   answerIdentityVerification: walletVerifications.post('/v1/identity-verifications/:id/response', {
-    operationId: 'answerIdentityVerification',
     summary: "The wallet's direct_post answer (form-encoded vp_token and state; limited per client IP)",
     limit: 'onboarding',
     request: { params: identityVerificationParams, body: walletResponseBody },
@@ -176,7 +170,6 @@ export const identityVerificationRoutes = {
     },
   }),
   pollSignInVerification: walletVerifications.post('/v1/identity-verifications/:id/poll', {
-    operationId: 'pollSignInVerification',
     summary: 'Sign-in: read the session with its poll_token (no authentication)',
     limit: 'onboarding',
     request: { params: identityVerificationParams, body: pollBody },
@@ -184,7 +177,6 @@ export const identityVerificationRoutes = {
     errors: { 404: POLL_TOKEN_NOT_FOUND },
   }),
   exchangeSignInToken: walletVerifications.post('/v1/identity-verifications/:id/token', {
-    operationId: 'exchangeSignInToken',
     summary: 'Sign-in: exchange a VERIFIED session and its poll_token for a 15-minute ES256 JWT (once)',
     limit: 'onboarding',
     request: { params: identityVerificationParams, body: pollBody },
@@ -195,8 +187,7 @@ export const identityVerificationRoutes = {
     },
   }),
   getWalletJwks: walletVerifications.get('/v1/wallet/jwks', {
-    operationId: 'getWalletJwks',
     summary: 'The public keys of the wallet sign-in tokens (a JWT issuer the gateway trusts)',
     responses: { 200: { description: 'A JWK set', schema: jwksSchema } },
   }),
-};
+});

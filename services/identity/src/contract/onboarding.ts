@@ -1,4 +1,4 @@
-import { defineRoute, labelText, listQueryShape, pageSchema } from '@mandate/shared';
+import { defineRoutes, labelText, listQueryShape, pageSchema } from '@mandate/shared';
 import { z } from 'zod';
 import {
   ONBOARDING_STATUSES,
@@ -78,9 +78,8 @@ export const approvedOnboardingSchema = z.object({
   role_assignment: roleAssignmentSchema.nullable(),
 });
 
-export const onboardingRoutes = {
-  requestOnboarding: defineRoute({
-    operationId: 'requestOnboarding',
+export const onboardingRoutes = defineRoutes({
+  requestOnboarding: {
     summary: 'Ask for a tenant (no authentication; limited per client IP)',
     tags: ['onboarding'],
     method: 'POST',
@@ -92,15 +91,13 @@ export const onboardingRoutes = {
     responses: {
       202: { description: 'Accepted for review by the platform operator', schema: onboardingAcceptedSchema },
     },
-  }),
+  },
   listOnboardingRequests: platformRoutes.get('/v1/platform/onboarding-requests', {
-    operationId: 'listOnboardingRequests',
     summary: 'List onboarding requests, newest first (platform operator)',
     request: { query: listOnboardingQuery },
     responses: { 200: { description: 'A page of requests', schema: pageSchema(onboardingRequestSchema) } },
   }),
   approveOnboardingRequest: platformRoutes.post('/v1/platform/onboarding-requests/:id/approve', {
-    operationId: 'approveOnboardingRequest',
     summary: 'Approve a pending request: creates the tenant, its initial key and optionally its tenant_admin',
     request: { params: onboardingParams, body: approveOnboardingBody, bodyRequired: false },
     responses: {
@@ -112,10 +109,9 @@ export const onboardingRoutes = {
     errors: { 409: 'The request was already decided' },
   }),
   rejectOnboardingRequest: platformRoutes.post('/v1/platform/onboarding-requests/:id/reject', {
-    operationId: 'rejectOnboardingRequest',
     summary: 'Reject a pending request',
     request: { params: onboardingParams, body: rejectOnboardingBody, bodyRequired: false },
     responses: { 200: { description: 'The decided request', schema: onboardingRequestSchema } },
     errors: { 409: 'The request was already decided' },
   }),
-};
+});

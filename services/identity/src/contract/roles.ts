@@ -1,4 +1,4 @@
-import { listQueryShape, pageSchema, routeGroup } from '@mandate/shared';
+import { defineRoutes, listQueryShape, pageSchema, routeGroup } from '@mandate/shared';
 import { z } from 'zod';
 import { ROLES, ROLE_ASSIGNMENT_STATUSES, SUBJECT_ID_MAX } from './wire';
 import { subjectIdSchema, tenantParams, timestamp, TENANT_ADMIN_ROUTE } from './common';
@@ -49,15 +49,13 @@ const roles = { ...TENANT_ADMIN_ROUTE, tags: ['roles'] } as const;
 const roleReads = routeGroup({ ...roles, permissions: ['tenant:read', 'tenant:write'] });
 const roleWrites = routeGroup({ ...roles, permissions: ['tenant:write'] });
 
-export const roleRoutes = {
+export const roleRoutes = defineRoutes({
   listRoleAssignments: roleReads.get('/v1/tenants/:tenantId/role-assignments', {
-    operationId: 'listRoleAssignments',
     summary: 'List role assignments, newest first',
     request: { params: tenantParams, query: listRoleAssignmentsQuery },
     responses: { 200: { description: 'A page of assignments', schema: pageSchema(roleAssignmentSchema) } },
   }),
   createRoleAssignment: roleWrites.post('/v1/tenants/:tenantId/role-assignments', {
-    operationId: 'createRoleAssignment',
     summary: 'Assign roles to a subject (one active assignment per subject)',
     request: { params: tenantParams, body: createRoleAssignmentBody },
     responses: { 201: { description: 'The assignment', schema: roleAssignmentSchema } },
@@ -67,23 +65,20 @@ export const roleRoutes = {
     },
   }),
   getRoleAssignment: roleReads.get('/v1/tenants/:tenantId/role-assignments/:id', {
-    operationId: 'getRoleAssignment',
     summary: 'Get a role assignment',
     request: { params: roleAssignmentParams },
     responses: { 200: { description: 'The assignment', schema: roleAssignmentSchema } },
   }),
   updateRoleAssignment: roleWrites.patch('/v1/tenants/:tenantId/role-assignments/:id', {
-    operationId: 'updateRoleAssignment',
     summary: "Replace an active assignment's roles",
     request: { params: roleAssignmentParams, body: updateRoleAssignmentBody },
     responses: { 200: { description: 'The updated assignment', schema: roleAssignmentSchema } },
     errors: { 403: 'A platform role cannot be assigned', 409: 'The assignment is revoked' },
   }),
   revokeRoleAssignment: roleWrites.post('/v1/tenants/:tenantId/role-assignments/:id/revoke', {
-    operationId: 'revokeRoleAssignment',
     summary: 'Revoke a role assignment (not your own active one)',
     request: { params: roleAssignmentParams },
     responses: { 200: { description: 'The revoked assignment', schema: roleAssignmentSchema } },
     errors: { 409: "Already revoked, or the caller's own active assignment" },
   }),
-};
+});

@@ -1,4 +1,4 @@
-import { labelText, listQueryShape, pageSchema, routeGroup } from '@mandate/shared';
+import { defineRoutes, labelText, listQueryShape, pageSchema, routeGroup } from '@mandate/shared';
 import { z } from 'zod';
 import { PLANS, TENANT_NAME_MAX, TENANT_STATUSES } from './wire';
 import { platformRoutes, subjectIdSchema, tenantParams, timestamp, TENANT_ADMIN_ROUTE } from './common';
@@ -27,9 +27,8 @@ export const createTenantResponse = z.object({ tenant: tenantSchema, api_key: cr
 /** The tenant itself: a JWT caller reads it with tenant:read (or the platform-wide tenants:admin). */
 const tenantRoute = routeGroup({ ...TENANT_ADMIN_ROUTE, tags: ['tenants'] });
 
-export const tenantRoutes = {
+export const tenantRoutes = defineRoutes({
   createTenant: platformRoutes.post('/v1/platform/tenants', {
-    operationId: 'createTenant',
     summary: 'Create a tenant with an initial API key (platform operator)',
     request: { body: createTenantBody },
     responses: {
@@ -37,16 +36,14 @@ export const tenantRoutes = {
     },
   }),
   listTenants: platformRoutes.get('/v1/platform/tenants', {
-    operationId: 'listTenants',
     summary: 'List the tenants of the platform, newest first (platform operator)',
     request: { query: listTenantsQuery },
     responses: { 200: { description: 'A page of tenants', schema: pageSchema(tenantSchema) } },
   }),
   getTenant: tenantRoute.get('/v1/tenants/:tenantId', {
-    operationId: 'getTenant',
     summary: 'Get a tenant',
     permissions: ['tenant:read', 'tenants:admin'],
     request: { params: tenantParams },
     responses: { 200: { description: 'The tenant', schema: tenantSchema } },
   }),
-};
+});

@@ -1,3 +1,4 @@
+import { defineRoutes } from '@mandate/shared';
 import { z } from 'zod';
 import {
   COLOR_PATTERN,
@@ -57,17 +58,15 @@ export const widgetConfigSchema = z.object({
 // Reading is a tenant:read like every other tenant configuration read (the dashboard's table).
 const widget = tenantConfigRoutes('widget');
 
-export const widgetRoutes = {
+export const widgetRoutes = defineRoutes({
   getWidgetConfig: widget.reads.get('/v1/tenants/:tenantId/widget-config', {
-    operationId: 'getWidgetConfig',
     summary: "The tenant's widget configuration (defaults until saved)",
     request: { params: tenantParams },
     responses: { 200: { description: 'The configuration', schema: widgetConfigSchema } },
   }),
   putWidgetConfig: widget.writes.put('/v1/tenants/:tenantId/widget-config', {
-    operationId: 'putWidgetConfig',
     summary: "Replace the tenant's widget configuration",
     request: { params: tenantParams, body: widgetConfigBody },
     responses: { 200: { description: 'The saved configuration', schema: widgetConfigSchema } },
   }),
-};
+});
