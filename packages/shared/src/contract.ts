@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { pageSchema } from './pagination';
 
 /**
  * The public contract of a route, declared once by the service that owns it: the gateway's route
@@ -98,6 +99,11 @@ export function defineRoutes<const R extends Record<string, UnnamedRoute>>(
     Object.entries(routes).map(([operationId, route]) => [operationId, { ...route, operationId }]),
   ) as { [K in keyof R & string]: R[K] & { operationId: K } };
 }
+
+/** A list route's answer: 200 with one page of the items, `{data, has_more, next_cursor}`. */
+export const pageResponse = <const T extends z.ZodType>(description: string, item: T) => ({
+  200: { description, schema: pageSchema(item) },
+});
 
 /** What a group of routes may state once for all of them: who owns and calls them, the scope, the tag. */
 export type SharedRouteProperties = Partial<

@@ -5,7 +5,7 @@ import {
   EVENT_TYPES,
   type EventType,
   listQueryShape,
-  pageSchema,
+  pageResponse,
   routeGroup,
 } from '@mandate/shared';
 
@@ -85,7 +85,6 @@ export type VerificationStats = z.infer<typeof verificationStatsSchema>;
 export const eventIdParamsSchema = z.object({ id: z.string() });
 
 export const eventSchema = auditEventSchema;
-export const eventPageSchema = pageSchema(auditEventSchema);
 
 const jwkSchema = z.looseObject({
   kty: z.string(),
@@ -126,7 +125,7 @@ export const routes = defineRoutes({
       `Scope events:read. type is a comma list of: ${EVENT_TYPES.join(', ')}. ` +
       'since is inclusive, until exclusive (occurred_at). key_id matches actor.key_id.',
     request: { query: listEventsQuerySchema },
-    responses: { 200: { description: 'A page of events', schema: eventPageSchema } },
+    responses: pageResponse('A page of events', auditEventSchema),
     errors: { 400: 'Invalid filter, limit or cursor, or an unknown query parameter' },
   }),
   // Before getEvent: /v1/events/:id would take the path otherwise (the first route that matches wins).

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoutes, labelText, listQueryShape, pageSchema, routeGroup } from '@mandate/shared';
+import { defineRoutes, labelText, listQueryShape, pageResponse, routeGroup } from '@mandate/shared';
 
 /**
  * The mandates service's public contract: its wire vocabulary, request and response schemas and
@@ -192,7 +192,7 @@ export const routes = defineRoutes({
   listMandates: mandateReads.get('/v1/mandates', {
     summary: 'List mandates, newest first',
     request: { query: listMandatesQuery },
-    responses: { 200: { description: 'A page of mandates', schema: pageSchema(mandateSchema) } },
+    responses: pageResponse('A page of mandates', mandateSchema),
   }),
   getMandate: mandateReads.get('/v1/mandates/:id', {
     summary: 'Get a mandate',

@@ -1,4 +1,4 @@
-import { defineRoutes, labelText, listQueryShape, pageSchema } from '@mandate/shared';
+import { defineRoutes, labelText, listQueryShape, pageResponse } from '@mandate/shared';
 import { z } from 'zod';
 import { API_KEY_NAME_MAX, API_KEY_SCOPES, API_KEY_STATUSES } from './wire';
 import { tenantConfigRoutes, tenantParams, timestamp } from './common';
@@ -55,7 +55,7 @@ export const apiKeyRoutes = defineRoutes({
   listApiKeys: keys.reads.get('/v1/tenants/:tenantId/api-keys', {
     summary: 'List API keys, newest first',
     request: { params: tenantParams, query: listApiKeysQuery },
-    responses: { 200: { description: 'A page of keys', schema: pageSchema(apiKeySchema) } },
+    responses: pageResponse('A page of keys', apiKeySchema),
   }),
   getApiKey: keys.reads.get('/v1/tenants/:tenantId/api-keys/:keyId', {
     summary: 'Get an API key',

@@ -1,4 +1,4 @@
-import { defineRoutes, listQueryShape, pageSchema, routeGroup } from '@mandate/shared';
+import { defineRoutes, listQueryShape, pageResponse, routeGroup } from '@mandate/shared';
 import { z } from 'zod';
 import { timestamp, TENANT_CONFIG_READ } from './common';
 import {
@@ -127,9 +127,7 @@ export const identityVerificationRoutes = defineRoutes({
     scope: 'tenants:admin',
     permissions: TENANT_CONFIG_READ,
     request: { query: listIdentityVerificationsQuery },
-    responses: {
-      200: { description: 'A page of sessions', schema: pageSchema(identityVerificationSummarySchema) },
-    },
+    responses: pageResponse('A page of sessions', identityVerificationSummarySchema),
   }),
   createSignInVerification: walletVerifications.post('/v1/identity-verifications/sign-in', {
     summary: 'Start a wallet sign-in to a tenant (no authentication; limited per client IP)',

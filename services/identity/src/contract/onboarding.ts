@@ -1,4 +1,4 @@
-import { defineRoutes, labelText, listQueryShape, pageSchema } from '@mandate/shared';
+import { defineRoutes, labelText, listQueryShape, pageResponse } from '@mandate/shared';
 import { z } from 'zod';
 import {
   ONBOARDING_STATUSES,
@@ -95,7 +95,7 @@ export const onboardingRoutes = defineRoutes({
   listOnboardingRequests: platformRoutes.get('/v1/platform/onboarding-requests', {
     summary: 'List onboarding requests, newest first (platform operator)',
     request: { query: listOnboardingQuery },
-    responses: { 200: { description: 'A page of requests', schema: pageSchema(onboardingRequestSchema) } },
+    responses: pageResponse('A page of requests', onboardingRequestSchema),
   }),
   approveOnboardingRequest: platformRoutes.post('/v1/platform/onboarding-requests/:id/approve', {
     summary: 'Approve a pending request: creates the tenant, its initial key and optionally its tenant_admin',

@@ -1,4 +1,4 @@
-import { defineRoutes, listQueryShape, pageSchema, routeGroup } from '@mandate/shared';
+import { defineRoutes, listQueryShape, pageResponse, routeGroup } from '@mandate/shared';
 import { z } from 'zod';
 import { ROLES, ROLE_ASSIGNMENT_STATUSES, SUBJECT_ID_MAX } from './wire';
 import { subjectIdSchema, tenantParams, timestamp, TENANT_ADMIN_ROUTE } from './common';
@@ -53,7 +53,7 @@ export const roleRoutes = defineRoutes({
   listRoleAssignments: roleReads.get('/v1/tenants/:tenantId/role-assignments', {
     summary: 'List role assignments, newest first',
     request: { params: tenantParams, query: listRoleAssignmentsQuery },
-    responses: { 200: { description: 'A page of assignments', schema: pageSchema(roleAssignmentSchema) } },
+    responses: pageResponse('A page of assignments', roleAssignmentSchema),
   }),
   createRoleAssignment: roleWrites.post('/v1/tenants/:tenantId/role-assignments', {
     summary: 'Assign roles to a subject (one active assignment per subject)',

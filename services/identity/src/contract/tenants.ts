@@ -1,4 +1,4 @@
-import { defineRoutes, labelText, listQueryShape, pageSchema, routeGroup } from '@mandate/shared';
+import { defineRoutes, labelText, listQueryShape, pageResponse, routeGroup } from '@mandate/shared';
 import { z } from 'zod';
 import { PLANS, TENANT_NAME_MAX, TENANT_STATUSES } from './wire';
 import { platformRoutes, subjectIdSchema, tenantParams, timestamp, TENANT_ADMIN_ROUTE } from './common';
@@ -38,7 +38,7 @@ export const tenantRoutes = defineRoutes({
   listTenants: platformRoutes.get('/v1/platform/tenants', {
     summary: 'List the tenants of the platform, newest first (platform operator)',
     request: { query: listTenantsQuery },
-    responses: { 200: { description: 'A page of tenants', schema: pageSchema(tenantSchema) } },
+    responses: pageResponse('A page of tenants', tenantSchema),
   }),
   getTenant: tenantRoute.get('/v1/tenants/:tenantId', {
     summary: 'Get a tenant',
