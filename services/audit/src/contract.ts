@@ -4,8 +4,8 @@ import {
   defineRoutes,
   EVENT_TYPES,
   type EventType,
+  listing,
   listQueryShape,
-  pageResponse,
   routeGroup,
 } from '@mandate/shared';
 
@@ -82,8 +82,6 @@ export const verificationStatsSchema = z.object({
 });
 export type VerificationStats = z.infer<typeof verificationStatsSchema>;
 
-export const eventIdParamsSchema = z.object({ id: z.string() });
-
 export const eventSchema = auditEventSchema;
 
 const jwkSchema = z.looseObject({
@@ -124,8 +122,7 @@ export const routes = defineRoutes({
     description:
       `Scope events:read. type is a comma list of: ${EVENT_TYPES.join(', ')}. ` +
       'since is inclusive, until exclusive (occurred_at). key_id matches actor.key_id.',
-    request: { query: listEventsQuerySchema },
-    responses: pageResponse('A page of events', auditEventSchema),
+    ...listing(listEventsQuerySchema, 'A page of events', auditEventSchema),
     errors: { 400: 'Invalid filter, limit or cursor, or an unknown query parameter' },
   }),
   // Before getEvent: /v1/events/:id would take the path otherwise (the first route that matches wins).
@@ -145,7 +142,6 @@ export const routes = defineRoutes({
   }),
   getEvent: events.get('/v1/events/:id', {
     summary: 'Get one audit event',
-    request: { params: eventIdParamsSchema },
     responses: { 200: { description: 'The event', schema: eventSchema } },
     errors: { 404: 'Event not found' },
   }),
@@ -161,7 +157,6 @@ export const routes = defineRoutes({
       '(README, "Checking a bundle offline"; never `npx`, which would ask the public registry). Emits EVIDENCE_EXPORTED.',
     // An export reads every event of a mandate: its own bucket, far below the global one.
     limit: 'evidence.export',
-    request: { params: z.object({ id: z.string() }) },
     responses: {
       200: {
         description: 'The evidence bundle (streamed)',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoutes, labelText, listQueryShape, pageResponse, routeGroup } from '@mandate/shared';
+import { defineRoutes, labelText, listing, listQueryShape, routeGroup } from '@mandate/shared';
 
 /**
  * The mandates service's public contract: its wire vocabulary, request and response schemas and
@@ -191,8 +191,7 @@ export const routes = defineRoutes({
   }),
   listMandates: mandateReads.get('/v1/mandates', {
     summary: 'List mandates, newest first',
-    request: { query: listMandatesQuery },
-    responses: pageResponse('A page of mandates', mandateSchema),
+    ...listing(listMandatesQuery, 'A page of mandates', mandateSchema),
   }),
   getMandate: mandateReads.get('/v1/mandates/:id', {
     summary: 'Get a mandate',

@@ -1,7 +1,7 @@
 import { actorSchema, defineRoutes } from '@mandate/shared';
 import { z } from 'zod';
 import { API_KEY_SCOPES, API_KEY_STATUSES, ROLES, ROLE_ASSIGNMENT_STATUSES } from './wire';
-import { tenantConfigRoutes, tenantParams, timestamp } from './common';
+import { tenantConfigRoutes, timestamp } from './common';
 
 // Access baselines (drift monitoring, SPEC §10): schemas and routes.
 
@@ -55,7 +55,6 @@ const baselines = tenantConfigRoutes('tenants');
 export const accessBaselineRoutes = defineRoutes({
   getAccessBaseline: baselines.reads.get('/v1/tenants/:tenantId/access-baseline', {
     summary: "The tenant's saved access baseline (drift monitoring)",
-    request: { params: tenantParams },
     responses: {
       200: {
         description: 'The baseline; saved_at, saved_by and snapshot are null until the first save',
@@ -66,7 +65,7 @@ export const accessBaselineRoutes = defineRoutes({
   putAccessBaseline: baselines.writes.put('/v1/tenants/:tenantId/access-baseline', {
     summary:
       "Save the tenant's access configuration as it is now as the baseline (replaces the previous one)",
-    request: { params: tenantParams, body: putAccessBaselineBody, bodyRequired: false },
+    request: { body: putAccessBaselineBody, bodyRequired: false },
     responses: { 200: { description: 'The saved baseline', schema: accessBaselineSchema } },
     errors: { 409: 'A baseline saved at the same moment won; retry the request' },
   }),

@@ -1,7 +1,7 @@
-import { defineRoutes, labelText, listQueryShape, pageResponse } from '@mandate/shared';
+import { defineRoutes, labelText, listing, listQueryShape } from '@mandate/shared';
 import { z } from 'zod';
 import { API_KEY_NAME_MAX, API_KEY_SCOPES, API_KEY_STATUSES } from './wire';
-import { tenantConfigRoutes, tenantParams, timestamp } from './common';
+import { tenantConfigRoutes, timestamp } from './common';
 
 // API keys: schemas and routes.
 
@@ -16,8 +16,6 @@ export const createApiKeyBody = z.strictObject({
 });
 
 export const listApiKeysQuery = z.strictObject(listQueryShape);
-
-export const apiKeyParams = z.object({ tenantId: z.string(), keyId: z.string() });
 
 /** The creation response: the only place the secret ever appears. */
 export const createdApiKeySchema = z.object({
@@ -49,17 +47,15 @@ export const apiKeyRoutes = defineRoutes({
   createApiKey: keys.writes.post('/v1/tenants/:tenantId/api-keys', {
     summary: 'Create an API key',
     limit: 'apikeys.create',
-    request: { params: tenantParams, body: createApiKeyBody },
+    request: { body: createApiKeyBody },
     responses: { 201: { description: 'The key with its secret', schema: createdApiKeySchema } },
   }),
   listApiKeys: keys.reads.get('/v1/tenants/:tenantId/api-keys', {
     summary: 'List API keys, newest first',
-    request: { params: tenantParams, query: listApiKeysQuery },
-    responses: pageResponse('A page of keys', apiKeySchema),
+    ...listing(listApiKeysQuery, 'A page of keys', apiKeySchema),
   }),
   getApiKey: keys.reads.get('/v1/tenants/:tenantId/api-keys/:keyId', {
     summary: 'Get an API key',
-    request: { params: apiKeyParams },
     responses: { 200: { description: 'The key', schema: apiKeySchema } },
   }),
   rotateApiKey: keys.writes.post('/v1/tenants/:tenantId/api-keys/:keyId/rotate', {
@@ -67,19 +63,16 @@ export const apiKeyRoutes = defineRoutes({
     description:
       'A key has at most one staging successor. The staging key is revoked if not activated within STAGING_KEY_TTL_HOURS (default 168). Counts against the key-creation rate limit.',
     limit: 'apikeys.create',
-    request: { params: apiKeyParams },
     responses: { 201: { description: 'The new staging key with its secret', schema: rotatedApiKeySchema } },
     errors: { 409: 'The key is not active, or already has a staging successor' },
   }),
   activateApiKey: keys.writes.post('/v1/tenants/:tenantId/api-keys/:keyId/activate', {
     summary: 'Activate a staging key; the key it replaces is revoked',
-    request: { params: apiKeyParams },
     responses: { 200: { description: 'The activated key', schema: apiKeySchema } },
     errors: { 409: 'The key is not staging' },
   }),
   revokeApiKey: keys.writes.post('/v1/tenants/:tenantId/api-keys/:keyId/revoke', {
     summary: 'Revoke a key',
-    request: { params: apiKeyParams },
     responses: { 200: { description: 'The revoked key', schema: apiKeySchema } },
     errors: { 409: 'The key is already revoked' },
   }),

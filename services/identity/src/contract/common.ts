@@ -10,8 +10,6 @@ export const subjectIdSchema = labelText()
   .max(SUBJECT_ID_MAX)
   .regex(SUBJECT_ID_PATTERN, { message: 'must be wallet:<id>, dashboard:<id> or oidc:<provider>:<id>' });
 
-export const tenantParams = z.object({ tenantId: z.string() });
-
 /** A JWT caller's alternatives for reading a tenant's configuration: any of them suffices. */
 export const TENANT_CONFIG_READ = ['tenants:admin', 'tenant:write', 'tenant:read'] as const;
 /** A JWT caller's alternatives for changing a tenant's configuration: any of them suffices. */

@@ -1,4 +1,4 @@
-import { defineRoutes, listQueryShape, pageResponse, routeGroup } from '@mandate/shared';
+import { defineRoutes, listing, listQueryShape, routeGroup } from '@mandate/shared';
 import { z } from 'zod';
 import { timestamp, TENANT_CONFIG_READ } from './common';
 import {
@@ -16,8 +16,6 @@ export const createIdentityVerificationBody = z.strictObject({
 export const createSignInVerificationBody = z.strictObject({
   tenant_id: z.string().min(1).max(64),
 });
-
-export const identityVerificationParams = z.object({ id: z.string() });
 
 /**
  * The wallet's direct_post, form-encoded (OpenID4VP 1.0): a vp_token and the state, or an error
@@ -126,8 +124,7 @@ export const identityVerificationRoutes = defineRoutes({
     summary: "List the tenant's wallet verification sessions, newest first (no claims)",
     scope: 'tenants:admin',
     permissions: TENANT_CONFIG_READ,
-    request: { query: listIdentityVerificationsQuery },
-    responses: pageResponse('A page of sessions', identityVerificationSummarySchema),
+    ...listing(listIdentityVerificationsQuery, 'A page of sessions', identityVerificationSummarySchema),
   }),
   createSignInVerification: walletVerifications.post('/v1/identity-verifications/sign-in', {
     summary: 'Start a wallet sign-in to a tenant (no authentication; limited per client IP)',
@@ -144,13 +141,11 @@ export const identityVerificationRoutes = defineRoutes({
   getIdentityVerification: tenantVerifications.get('/v1/identity-verifications/:id', {
     summary: 'Read a verification: status, reason, assurance and the disclosed claims',
     scope: 'mandates:read',
-    request: { params: identityVerificationParams },
     responses: verificationResponse,
     errors: { 404: 'Verification not found' },
   }),
   getIdentityVerificationRequest: walletVerifications.get('/v1/identity-verifications/:id/request', {
     summary: 'The signed request object the wallet fetches (application/oauth-authz-req+jwt)',
-    request: { params: identityVerificationParams },
     responses: {
       200: { description: 'The request object, a compact JWS (not JSON)', schema: z.string() },
     },
@@ -159,7 +154,7 @@ export const identityVerificationRoutes = defineRoutes({
   answerIdentityVerification: walletVerifications.post('/v1/identity-verifications/:id/response', {
     summary: "The wallet's direct_post answer (form-encoded vp_token and state; limited per client IP)",
     limit: 'onboarding',
-    request: { params: identityVerificationParams, body: walletResponseBody },
+    request: { body: walletResponseBody },
     responses: { 200: { description: 'Verified', schema: z.object({}) } },
     errors: {
       400:
@@ -170,14 +165,14 @@ export const identityVerificationRoutes = defineRoutes({
   pollSignInVerification: walletVerifications.post('/v1/identity-verifications/:id/poll', {
     summary: 'Sign-in: read the session with its poll_token (no authentication)',
     limit: 'onboarding',
-    request: { params: identityVerificationParams, body: pollBody },
+    request: { body: pollBody },
     responses: verificationResponse,
     errors: { 404: POLL_TOKEN_NOT_FOUND },
   }),
   exchangeSignInToken: walletVerifications.post('/v1/identity-verifications/:id/token', {
     summary: 'Sign-in: exchange a VERIFIED session and its poll_token for a 15-minute ES256 JWT (once)',
     limit: 'onboarding',
-    request: { params: identityVerificationParams, body: pollBody },
+    request: { body: pollBody },
     responses: { 200: { description: 'The token of the wallet: subject', schema: signInTokenSchema } },
     errors: {
       404: POLL_TOKEN_NOT_FOUND,

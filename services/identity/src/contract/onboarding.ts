@@ -1,4 +1,4 @@
-import { defineRoutes, labelText, listQueryShape, pageResponse } from '@mandate/shared';
+import { defineRoutes, labelText, listing, listQueryShape } from '@mandate/shared';
 import { z } from 'zod';
 import {
   ONBOARDING_STATUSES,
@@ -50,8 +50,6 @@ export const rejectOnboardingBody = z.strictObject({
   reason: z.string().trim().max(REJECTION_REASON_MAX).optional(),
 });
 
-export const onboardingParams = z.object({ id: z.string() });
-
 export const onboardingAcceptedSchema = z.object({
   id: z.string(),
   status: z.literal('PENDING'),
@@ -94,12 +92,11 @@ export const onboardingRoutes = defineRoutes({
   },
   listOnboardingRequests: platformRoutes.get('/v1/platform/onboarding-requests', {
     summary: 'List onboarding requests, newest first (platform operator)',
-    request: { query: listOnboardingQuery },
-    responses: pageResponse('A page of requests', onboardingRequestSchema),
+    ...listing(listOnboardingQuery, 'A page of requests', onboardingRequestSchema),
   }),
   approveOnboardingRequest: platformRoutes.post('/v1/platform/onboarding-requests/:id/approve', {
     summary: 'Approve a pending request: creates the tenant, its initial key and optionally its tenant_admin',
-    request: { params: onboardingParams, body: approveOnboardingBody, bodyRequired: false },
+    request: { body: approveOnboardingBody, bodyRequired: false },
     responses: {
       201: {
         description: 'The decided request, the tenant and its initial key',
@@ -110,7 +107,7 @@ export const onboardingRoutes = defineRoutes({
   }),
   rejectOnboardingRequest: platformRoutes.post('/v1/platform/onboarding-requests/:id/reject', {
     summary: 'Reject a pending request',
-    request: { params: onboardingParams, body: rejectOnboardingBody, bodyRequired: false },
+    request: { body: rejectOnboardingBody, bodyRequired: false },
     responses: { 200: { description: 'The decided request', schema: onboardingRequestSchema } },
     errors: { 409: 'The request was already decided' },
   }),

@@ -1,7 +1,7 @@
-import { defineRoutes, listQueryShape, pageResponse, routeGroup } from '@mandate/shared';
+import { defineRoutes, listing, listQueryShape, routeGroup } from '@mandate/shared';
 import { z } from 'zod';
 import { ROLES, ROLE_ASSIGNMENT_STATUSES, SUBJECT_ID_MAX } from './wire';
-import { subjectIdSchema, tenantParams, timestamp, TENANT_ADMIN_ROUTE } from './common';
+import { subjectIdSchema, timestamp, TENANT_ADMIN_ROUTE } from './common';
 
 // Role assignments: schemas and routes.
 
@@ -31,8 +31,6 @@ export const listRoleAssignmentsQuery = z.strictObject({
   status: z.enum(ROLE_ASSIGNMENT_STATUSES).optional(),
 });
 
-export const roleAssignmentParams = z.object({ tenantId: z.string(), id: z.string() });
-
 export const roleAssignmentSchema = z.object({
   id: z.string(),
   tenant_id: z.string(),
@@ -52,12 +50,11 @@ const roleWrites = routeGroup({ ...roles, permissions: ['tenant:write'] });
 export const roleRoutes = defineRoutes({
   listRoleAssignments: roleReads.get('/v1/tenants/:tenantId/role-assignments', {
     summary: 'List role assignments, newest first',
-    request: { params: tenantParams, query: listRoleAssignmentsQuery },
-    responses: pageResponse('A page of assignments', roleAssignmentSchema),
+    ...listing(listRoleAssignmentsQuery, 'A page of assignments', roleAssignmentSchema),
   }),
   createRoleAssignment: roleWrites.post('/v1/tenants/:tenantId/role-assignments', {
     summary: 'Assign roles to a subject (one active assignment per subject)',
-    request: { params: tenantParams, body: createRoleAssignmentBody },
+    request: { body: createRoleAssignmentBody },
     responses: { 201: { description: 'The assignment', schema: roleAssignmentSchema } },
     errors: {
       403: 'A platform role cannot be assigned',
@@ -66,18 +63,16 @@ export const roleRoutes = defineRoutes({
   }),
   getRoleAssignment: roleReads.get('/v1/tenants/:tenantId/role-assignments/:id', {
     summary: 'Get a role assignment',
-    request: { params: roleAssignmentParams },
     responses: { 200: { description: 'The assignment', schema: roleAssignmentSchema } },
   }),
   updateRoleAssignment: roleWrites.patch('/v1/tenants/:tenantId/role-assignments/:id', {
     summary: "Replace an active assignment's roles",
-    request: { params: roleAssignmentParams, body: updateRoleAssignmentBody },
+    request: { body: updateRoleAssignmentBody },
     responses: { 200: { description: 'The updated assignment', schema: roleAssignmentSchema } },
     errors: { 403: 'A platform role cannot be assigned', 409: 'The assignment is revoked' },
   }),
   revokeRoleAssignment: roleWrites.post('/v1/tenants/:tenantId/role-assignments/:id/revoke', {
     summary: 'Revoke a role assignment (not your own active one)',
-    request: { params: roleAssignmentParams },
     responses: { 200: { description: 'The revoked assignment', schema: roleAssignmentSchema } },
     errors: { 409: "Already revoked, or the caller's own active assignment" },
   }),

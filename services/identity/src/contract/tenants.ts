@@ -1,7 +1,7 @@
-import { defineRoutes, labelText, listQueryShape, pageResponse, routeGroup } from '@mandate/shared';
+import { defineRoutes, labelText, listing, listQueryShape, routeGroup } from '@mandate/shared';
 import { z } from 'zod';
 import { PLANS, TENANT_NAME_MAX, TENANT_STATUSES } from './wire';
-import { platformRoutes, subjectIdSchema, tenantParams, timestamp, TENANT_ADMIN_ROUTE } from './common';
+import { platformRoutes, subjectIdSchema, timestamp, TENANT_ADMIN_ROUTE } from './common';
 import { createdApiKeySchema } from './api-keys';
 
 // Tenants: schemas and routes.
@@ -37,13 +37,11 @@ export const tenantRoutes = defineRoutes({
   }),
   listTenants: platformRoutes.get('/v1/platform/tenants', {
     summary: 'List the tenants of the platform, newest first (platform operator)',
-    request: { query: listTenantsQuery },
-    responses: pageResponse('A page of tenants', tenantSchema),
+    ...listing(listTenantsQuery, 'A page of tenants', tenantSchema),
   }),
   getTenant: tenantRoute.get('/v1/tenants/:tenantId', {
     summary: 'Get a tenant',
     permissions: ['tenant:read', 'tenants:admin'],
-    request: { params: tenantParams },
     responses: { 200: { description: 'The tenant', schema: tenantSchema } },
   }),
 });

@@ -9,7 +9,7 @@ import {
   normalizeHttpsOrigin,
   normalizeHttpsUrl,
 } from './wire';
-import { tenantConfigRoutes, tenantParams, timestamp } from './common';
+import { tenantConfigRoutes, timestamp } from './common';
 
 // The widget configuration: schemas and routes.
 
@@ -61,12 +61,11 @@ const widget = tenantConfigRoutes('widget');
 export const widgetRoutes = defineRoutes({
   getWidgetConfig: widget.reads.get('/v1/tenants/:tenantId/widget-config', {
     summary: "The tenant's widget configuration (defaults until saved)",
-    request: { params: tenantParams },
     responses: { 200: { description: 'The configuration', schema: widgetConfigSchema } },
   }),
   putWidgetConfig: widget.writes.put('/v1/tenants/:tenantId/widget-config', {
     summary: "Replace the tenant's widget configuration",
-    request: { params: tenantParams, body: widgetConfigBody },
+    request: { body: widgetConfigBody },
     responses: { 200: { description: 'The saved configuration', schema: widgetConfigSchema } },
   }),
 });
