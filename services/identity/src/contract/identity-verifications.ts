@@ -61,6 +61,10 @@ export const identityVerificationSchema = z.object({
 
 /** The answer of every route that reads one session: the session as identityVerificationSchema describes it. */
 const verificationResponse = { 200: { description: 'The verification', schema: identityVerificationSchema } };
+/** The answer of every route that starts a session: it, PENDING, with the link for the wallet. */
+const startedResponse = (description: string) => ({
+  201: { description, schema: createdIdentityVerificationSchema },
+});
 /** A poll_token route's 404: it names no session, or one the poll_token is not of (the same answer, so it tells nothing). */
 const POLL_TOKEN_NOT_FOUND = 'Verification not found, or the poll_token is not its';
 
@@ -105,20 +109,17 @@ export const jwksSchema = z.object({ keys: z.array(z.record(z.string(), z.unknow
 const verifications = { service: 'identity', tags: ['identity-verifications'] } as const;
 /** Called by the tenant that verifies someone, each with its own scope. */
 const tenantVerifications = routeGroup({ ...verifications, auth: 'tenant' });
-/** Called by a wallet or a signing-in browser: no credentials; the ones that act are limited per client IP. */
+/** Called by a wallet or a signing-in browser, without credentials. */
 const walletVerifications = routeGroup({ ...verifications, auth: 'public' });
+/** Those that start or answer a session, limited per client IP (the onboarding bucket). */
+const walletActions = routeGroup({ ...verifications, auth: 'public', limit: 'onboarding' });
 
 export const identityVerificationRoutes = defineRoutes({
   createIdentityVerification: tenantVerifications.post('/v1/identity-verifications', {
     summary: 'Start a wallet verification (OpenID4VP) for an identity-verified mandate',
     scope: 'mandates:write',
     request: { body: createIdentityVerificationBody },
-    responses: {
-      201: {
-        description: 'A PENDING session (5 minutes) and the openid4vp:// link for the wallet',
-        schema: createdIdentityVerificationSchema,
-      },
-    },
+    responses: startedResponse('A PENDING session (5 minutes) and the openid4vp:// link for the wallet'),
   }),
   listIdentityVerifications: tenantVerifications.get('/v1/identity-verifications', {
     summary: "List the tenant's wallet verification sessions, newest first (no claims)",
@@ -126,16 +127,10 @@ export const identityVerificationRoutes = defineRoutes({
     permissions: TENANT_CONFIG_READ,
     ...listing(listIdentityVerificationsQuery, 'A page of sessions', identityVerificationSummarySchema),
   }),
-  createSignInVerification: walletVerifications.post('/v1/identity-verifications/sign-in', {
+  createSignInVerification: walletActions.post('/v1/identity-verifications/sign-in', {
     summary: 'Start a wallet sign-in to a tenant (no authentication; limited per client IP)',
-    limit: 'onboarding',
     request: { body: createSignInVerificationBody },
-    responses: {
-      201: {
-        description: 'A PENDING sign-in session, its link and the poll_token',
-        schema: createdIdentityVerificationSchema,
-      },
-    },
+    responses: startedResponse('A PENDING sign-in session, its link and the poll_token'),
     errors: { 404: 'No such tenant' },
   }),
   getIdentityVerification: tenantVerifications.get('/v1/identity-verifications/:id', {
@@ -151,9 +146,8 @@ export const identityVerificationRoutes = defineRoutes({
     },
     errors: { 404: 'Verification not found, or no longer pending' },
   }),
-  answerIdentityVerification: walletVerifications.post('/v1/identity-verifications/:id/response', {
+  answerIdentityVerification: walletActions.post('/v1/identity-verifications/:id/response', {
     summary: "The wallet's direct_post answer (form-encoded vp_token and state; limited per client IP)",
-    limit: 'onboarding',
     request: { body: walletResponseBody },
     responses: { 200: { description: 'Verified', schema: z.object({}) } },
     errors: {
@@ -162,16 +156,14 @@ export const identityVerificationRoutes = defineRoutes({
         'answer is a replay (ALREADY_ANSWERED) or lacks the session state (STATE_MISMATCH), which change nothing',
     },
   }),
-  pollSignInVerification: walletVerifications.post('/v1/identity-verifications/:id/poll', {
+  pollSignInVerification: walletActions.post('/v1/identity-verifications/:id/poll', {
     summary: 'Sign-in: read the session with its poll_token (no authentication)',
-    limit: 'onboarding',
     request: { body: pollBody },
     responses: verificationResponse,
     errors: { 404: POLL_TOKEN_NOT_FOUND },
   }),
-  exchangeSignInToken: walletVerifications.post('/v1/identity-verifications/:id/token', {
+  exchangeSignInToken: walletActions.post('/v1/identity-verifications/:id/token', {
     summary: 'Sign-in: exchange a VERIFIED session and its poll_token for a 15-minute ES256 JWT (once)',
-    limit: 'onboarding',
     request: { body: pollBody },
     responses: { 200: { description: 'The token of the wallet: subject', schema: signInTokenSchema } },
     errors: {
