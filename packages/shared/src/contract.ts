@@ -1,4 +1,5 @@
-import type { z } from 'zod';
+import { z } from 'zod';
+import { pageSchema } from './pagination';
 
 /**
  * The public contract of a route, declared once by the service that owns it: the gateway's route
@@ -81,6 +82,88 @@ export interface RouteContract extends RouteRule {
 /** Declares a route; the const type parameter keeps every literal and schema type for the handler. */
 export function defineRoute<const C extends RouteContract>(contract: C): C {
   return contract;
+}
+
+/** A route of a `defineRoutes` map: its key there is its operationId. */
+export type UnnamedRoute = Omit<RouteContract, 'operationId'> & { operationId?: never };
+
+/**
+ * Declares a service's routes by name: `defineRoutes({ getEvent: {...} })` makes `getEvent` the
+ * route's operationId, so the one name the handlers (`routes.getEvent`) and the document use is
+ * spelled once. The map keeps its order (the gateway lists the routes in it).
+ */
+export function defineRoutes<const R extends Record<string, UnnamedRoute>>(
+  routes: R,
+): { [K in keyof R & string]: R[K] & { operationId: K } } {
+  return Object.fromEntries(
+    Object.entries(routes).map(([operationId, route]) => [operationId, { ...route, operationId }]),
+  ) as { [K in keyof R & string]: R[K] & { operationId: K } };
+}
+
+/**
+ * A list route's request and answer: its query (listQueryShape and the route's filters) in, one
+ * page of the items out (200, `{data, has_more, next_cursor}`).
+ */
+export const listing = <const Q extends z.ZodType, const T extends z.ZodType>(
+  query: Q,
+  description: string,
+  item: T,
+) => ({
+  request: { query },
+  responses: { 200: { description, schema: pageSchema(item) } },
+});
+
+/** What a group of routes may state once for all of them: who owns and calls them, the scope, the tag. */
+export type SharedRouteProperties = Partial<
+  Pick<RouteContract, 'service' | 'auth' | 'scope' | 'permissions' | 'limit' | 'tags'>
+>;
+
+/** A route of a group: what the group leaves open (it may override the rest), its method and path aside. */
+type GroupRoute<S> = Omit<UnnamedRoute, keyof S | 'method' | 'path'> &
+  Partial<Omit<UnnamedRoute, 'method' | 'path'>>;
+
+/** The names of a path's `:name` segments. */
+type PathParamNames<P extends string> = P extends `${string}:${infer Name}/${infer Rest}`
+  ? Name | PathParamNames<Rest>
+  : P extends `${string}:${infer Name}`
+    ? Name
+    : never;
+
+/** A path's params: one string per `:name` segment. */
+export type PathParams<P extends string> = z.ZodObject<{ [K in PathParamNames<P>]: z.ZodString }>;
+
+export function pathParams<const P extends string>(path: P): PathParams<P> {
+  const names = [...path.matchAll(/:([A-Za-z0-9_]+)/g)].map((match) => match[1]!);
+  return z.object(Object.fromEntries(names.map((name) => [name, z.string()]))) as PathParams<P>;
+}
+
+/** A group route's request: its own, with the path's params unless it declares params itself. */
+type RequestWithPathParams<C, P extends string> = [PathParamNames<P>] extends [never]
+  ? C
+  : C extends { request: { params: z.ZodObject } }
+    ? C
+    : Omit<C, 'request'> & {
+        request: (C extends { request: infer R } ? R : unknown) & { params: PathParams<P> };
+      };
+
+/**
+ * Declares routes that share properties: `const events = routeGroup({ service, auth, scope, tags })`,
+ * then `getEvent: events.get('/v1/events/:id', { summary, responses })` in `defineRoutes` is the
+ * route with all of it, so each route states only what is its own. A property the route states
+ * wins over the group's. The path's `:name` segments are the route's params (strings), unless it
+ * declares its own. Literal and schema types are kept as `defineRoute` keeps them.
+ */
+export function routeGroup<const S extends SharedRouteProperties>(shared: S) {
+  const at =
+    <const M extends Method>(method: M) =>
+    <const P extends string, const C extends GroupRoute<S>>(path: P, route: C) => {
+      const withParams = path.includes(':') && route.request?.params === undefined;
+      const request = withParams ? { params: pathParams(path), ...route.request } : route.request;
+      const declared = { ...shared, method, path, ...route, ...(request ? { request } : {}) };
+      // What the spread holds, which the compiler does not work out for generic objects.
+      return declared as unknown as Omit<S, keyof C> & { method: M; path: P } & RequestWithPathParams<C, P>;
+    };
+  return { get: at('GET'), post: at('POST'), put: at('PUT'), patch: at('PATCH') };
 }
 
 /** The statuses an error envelope may come with on this route, each with its meaning. */

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import {
-  EVENT_TYPES,
   auditEventSchema,
-  defineRoute,
-  listQueryShape,
-  pageSchema,
+  defineRoutes,
+  EVENT_TYPES,
   type EventType,
+  listing,
+  listQueryShape,
+  routeGroup,
 } from '@mandate/shared';
 
 /**
@@ -81,10 +82,7 @@ export const verificationStatsSchema = z.object({
 });
 export type VerificationStats = z.infer<typeof verificationStatsSchema>;
 
-export const eventIdParamsSchema = z.object({ id: z.string() });
-
 export const eventSchema = auditEventSchema;
-export const eventPageSchema = pageSchema(auditEventSchema);
 
 const jwkSchema = z.looseObject({
   kty: z.string(),
@@ -115,26 +113,20 @@ export const evidenceBundleSchema = z.object({
   signature: z.string(),
 });
 
-export const routes = {
-  listEvents: defineRoute({
-    operationId: 'listEvents',
+/** Every audit route: a tenant's own events, read with an API key scoped events:read. */
+const events = routeGroup({ service: 'audit', auth: 'tenant', scope: 'events:read', tags: ['events'] });
+
+export const routes = defineRoutes({
+  listEvents: events.get('/v1/events', {
     summary: 'List audit events, newest first',
     description:
       `Scope events:read. type is a comma list of: ${EVENT_TYPES.join(', ')}. ` +
       'since is inclusive, until exclusive (occurred_at). key_id matches actor.key_id.',
-    tags: ['events'],
-    method: 'GET',
-    path: '/v1/events',
-    service: 'audit',
-    auth: 'tenant',
-    scope: 'events:read',
-    request: { query: listEventsQuerySchema },
-    responses: { 200: { description: 'A page of events', schema: eventPageSchema } },
+    ...listing(listEventsQuerySchema, 'A page of events', auditEventSchema),
     errors: { 400: 'Invalid filter, limit or cursor, or an unknown query parameter' },
   }),
   // Before getEvent: /v1/events/:id would take the path otherwise (the first route that matches wins).
-  getVerificationStats: defineRoute({
-    operationId: 'getVerificationStats',
+  getVerificationStats: events.get('/v1/events/verification-stats', {
     summary: 'Verifications per hour or per day, ALLOW and DENY counted',
     description:
       "Scope events:read. The tenant's VERIFICATION_PERFORMED events with occurred_at in [since, until) " +
@@ -142,33 +134,18 @@ export const routes = {
       'decision — for charts, without paging through the events. since is rounded down to its bucket; ' +
       `without it the window is the last ${DEFAULT_STATS_BUCKETS.hour} hours or ${DEFAULT_STATS_BUCKETS.day} days, ` +
       `the bucket of until last. At most ${MAX_STATS_BUCKETS.hour} hour or ${MAX_STATS_BUCKETS.day} day buckets.`,
-    tags: ['events'],
-    method: 'GET',
-    path: '/v1/events/verification-stats',
-    service: 'audit',
-    auth: 'tenant',
-    scope: 'events:read',
     request: { query: verificationStatsQuerySchema },
     responses: { 200: { description: 'ALLOW and DENY per bucket', schema: verificationStatsSchema } },
     errors: {
       400: 'Invalid bucket, since or until, until not after since, too many buckets, or an unknown query parameter',
     },
   }),
-  getEvent: defineRoute({
-    operationId: 'getEvent',
+  getEvent: events.get('/v1/events/:id', {
     summary: 'Get one audit event',
-    tags: ['events'],
-    method: 'GET',
-    path: '/v1/events/:id',
-    service: 'audit',
-    auth: 'tenant',
-    scope: 'events:read',
-    request: { params: eventIdParamsSchema },
     responses: { 200: { description: 'The event', schema: eventSchema } },
     errors: { 404: 'Event not found' },
   }),
-  exportEvidence: defineRoute({
-    operationId: 'exportEvidence',
+  exportEvidence: events.get('/v1/mandates/:id/evidence', {
     summary: 'Export a verifiable evidence bundle for one mandate',
     description:
       'Scope events:read. Streamed, any size. The mandate with its signature, exported_at, every event about it ' +
@@ -178,15 +155,8 @@ export const routes = {
       'mandate-evidence+jws) whose payload is the digest. Check it offline with ' +
       'the checker in the repository, `node packages/evidence-cli/bin/mandate-evidence.js verify bundle.json --jwks jwks.json` ' +
       '(README, "Checking a bundle offline"; never `npx`, which would ask the public registry). Emits EVIDENCE_EXPORTED.',
-    tags: ['events'],
-    method: 'GET',
-    path: '/v1/mandates/:id/evidence',
-    service: 'audit',
-    auth: 'tenant',
-    scope: 'events:read',
     // An export reads every event of a mandate: its own bucket, far below the global one.
     limit: 'evidence.export',
-    request: { params: z.object({ id: z.string() }) },
     responses: {
       200: {
         description: 'The evidence bundle (streamed)',
@@ -199,6 +169,6 @@ export const routes = {
       503: 'The mandates service or the signing key is unavailable',
     },
   }),
-};
+});
 
 export const contract = Object.values(routes);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute, labelText, listQueryShape, pageSchema } from '@mandate/shared';
+import { defineRoutes, labelText, listing, listQueryShape, routeGroup } from '@mandate/shared';
 
 /**
  * The mandates service's public contract: its wire vocabulary, request and response schemas and
@@ -167,58 +167,34 @@ export const jwksSchema = z.object({ keys: z.array(publicJwkSchema) }).meta({ id
 
 const idParams = z.object({ id: z.string().meta({ description: 'Mandate id (mdt_…)' }) });
 
+/** A tenant's mandates, read or changed with an API key of the matching scope. */
+const tenantMandates = { service: 'mandates', auth: 'tenant', tags: ['mandates'] } as const;
+const mandateReads = routeGroup({ ...tenantMandates, scope: 'mandates:read' });
+const mandateWrites = routeGroup({ ...tenantMandates, scope: 'mandates:write' });
+
 const lifecycle = <const O extends 'suspend' | 'reactivate' | 'revoke'>(operation: O, summary: string) =>
-  defineRoute({
-    operationId: `${operation}Mandate` as `${O}Mandate`,
+  mandateWrites.post(`/v1/mandates/:id/${operation}` as `/v1/mandates/:id/${O}`, {
     summary,
-    tags: ['mandates'],
-    method: 'POST',
-    path: `/v1/mandates/:id/${operation}` as `/v1/mandates/:id/${O}`,
-    service: 'mandates',
-    auth: 'tenant',
-    scope: 'mandates:write',
     limit: 'mandates.lifecycle',
     request: { params: idParams, body: lifecycleBody, bodyRequired: false },
     responses: { 200: { description: 'The mandate after the transition', schema: mandateSchema } },
     errors: { 404: 'Mandate not found', 409: 'Transition not allowed from the current state' },
   });
 
-export const routes = {
-  createMandate: defineRoute({
-    operationId: 'createMandate',
+export const routes = defineRoutes({
+  createMandate: mandateWrites.post('/v1/mandates', {
     summary: 'Create a signed mandate',
-    tags: ['mandates'],
-    method: 'POST',
-    path: '/v1/mandates',
-    service: 'mandates',
-    auth: 'tenant',
-    scope: 'mandates:write',
     limit: 'mandates.create',
     request: { body: createMandateBody, bodyDoc: createMandateBodyDoc },
     responses: { 201: { description: 'The new mandate, ACTIVE, version 1', schema: mandateSchema } },
     errors: { 503: 'Signing service unavailable' },
   }),
-  listMandates: defineRoute({
-    operationId: 'listMandates',
+  listMandates: mandateReads.get('/v1/mandates', {
     summary: 'List mandates, newest first',
-    tags: ['mandates'],
-    method: 'GET',
-    path: '/v1/mandates',
-    service: 'mandates',
-    auth: 'tenant',
-    scope: 'mandates:read',
-    request: { query: listMandatesQuery },
-    responses: { 200: { description: 'A page of mandates', schema: pageSchema(mandateSchema) } },
+    ...listing(listMandatesQuery, 'A page of mandates', mandateSchema),
   }),
-  getMandate: defineRoute({
-    operationId: 'getMandate',
+  getMandate: mandateReads.get('/v1/mandates/:id', {
     summary: 'Get a mandate',
-    tags: ['mandates'],
-    method: 'GET',
-    path: '/v1/mandates/:id',
-    service: 'mandates',
-    auth: 'tenant',
-    scope: 'mandates:read',
     request: { params: idParams },
     responses: { 200: { description: 'The mandate', schema: mandateSchema } },
     errors: { 404: 'Mandate not found' },
@@ -226,8 +202,7 @@ export const routes = {
   suspendMandate: lifecycle('suspend', 'Suspend a mandate'),
   reactivateMandate: lifecycle('reactivate', 'Reactivate a mandate'),
   revokeMandate: lifecycle('revoke', 'Revoke a mandate'),
-  getJwks: defineRoute({
-    operationId: 'getJwks',
+  getJwks: {
     summary: 'Public keys that check mandate signatures',
     tags: ['mandates'],
     method: 'GET',
@@ -241,8 +216,8 @@ export const routes = {
         headers: { 'Cache-Control': 'public, max-age=300' },
       },
     },
-  }),
-};
+  },
+});
 
 /** Every public route of the service, in the order the gateway lists them. */
 export const contract = Object.values(routes);

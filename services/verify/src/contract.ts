@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoute } from '@mandate/shared';
+import { defineRoutes } from '@mandate/shared';
 
 /**
  * The verify service's public contract: the wire vocabulary, the request and response schemas and
@@ -63,9 +63,8 @@ export const verifyResponseSchema = z
   })
   .meta({ id: 'VerifyResponse' });
 
-export const routes = {
-  verify: defineRoute({
-    operationId: 'verify',
+export const routes = defineRoutes({
+  verify: {
     summary: 'May this delegate do this action now?',
     description:
       'A DENY is a 200 with the first failing reason. The same input against the same mandate version yields a byte-identical body.',
@@ -78,7 +77,7 @@ export const routes = {
     request: { body: verifyRequestSchema },
     responses: { 200: { description: 'The decision', schema: verifyResponseSchema } },
     errors: { 404: 'Mandate not found (or another tenant’s)', 503: 'Mandates service unavailable' },
-  }),
-};
+  },
+});
 
 export const contract = Object.values(routes);

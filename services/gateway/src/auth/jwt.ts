@@ -119,17 +119,7 @@ export class JoseJwtAuthenticator implements JwtAuthenticator {
   }
 
   async authenticate(token: string, tenantId: string | null): Promise<Principal> {
-    const subjectId = await this.verify(token);
-    if (tenantId === null) throw badRequest('X-Tenant-Id is required for a JWT caller on this route');
-    const subject = await this.subjects.resolve(tenantId, subjectId);
-    // No assignment: the tenant does not exist for this subject (SPEC §4), rather than 403.
-    if (!subject) throw notFound('Tenant not found');
-    return {
-      tenantId: subject.tenant_id,
-      actor: { type: 'user', subject_id: subjectId },
-      permissions: subject.permissions,
-      plan: subject.plan,
-    };
+    return principalOfSubject(this.subjects, await this.verify(token), tenantId);
   }
 
   /** The canonical subject id of a valid token; 401 for anything else. */
@@ -160,6 +150,28 @@ export class JoseJwtAuthenticator implements JwtAuthenticator {
     const { name, subject_scheme } = issuer.config;
     return subject_scheme === 'oidc' ? `oidc:${name}:${sub}` : `${subject_scheme}:${sub}`;
   }
+}
+
+/**
+ * The principal of a verified JWT subject in the tenant it calls (the X-Tenant-Id, or the path's):
+ * the permissions of its active role assignment there. Every JWT caller, of a configured issuer or
+ * of the development sign-in, is made a principal here.
+ */
+export async function principalOfSubject(
+  subjects: SubjectResolver,
+  subjectId: string,
+  tenantId: string | null,
+): Promise<Principal> {
+  if (tenantId === null) throw badRequest('X-Tenant-Id is required for a JWT caller on this route');
+  const subject = await subjects.resolve(tenantId, subjectId);
+  // No assignment: the tenant does not exist for this subject (SPEC §4), rather than 403.
+  if (!subject) throw notFound('Tenant not found');
+  return {
+    tenantId: subject.tenant_id,
+    actor: { type: 'user', subject_id: subjectId },
+    permissions: subject.permissions,
+    plan: subject.plan,
+  };
 }
 
 /** A bad token is 401; a provider whose JWKS cannot be fetched is the gateway's dependency being down (503). */

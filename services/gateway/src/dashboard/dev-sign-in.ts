@@ -13,6 +13,7 @@ import {
 } from '@mandate/shared';
 import type { JwtAuthenticator, Principal } from '../auth/authenticate';
 import { TENANT_ID } from '../auth/authenticate';
+import { principalOfSubject } from '../auth/jwt';
 import type { SubjectResolver } from '../auth/subject-resolver';
 
 /**
@@ -88,15 +89,7 @@ export class DevSignIn {
           throw unauthorized('Invalid bearer token');
         }
         if (typeof sub !== 'string') throw unauthorized('Invalid bearer token');
-        if (tenantId === null) throw badRequest('X-Tenant-Id is required for a JWT caller on this route');
-        const subject = await this.subjects.resolve(tenantId, sub);
-        if (!subject) throw notFound('Tenant not found');
-        return {
-          tenantId: subject.tenant_id,
-          actor: { type: 'user', subject_id: sub },
-          permissions: subject.permissions,
-          plan: subject.plan,
-        };
+        return principalOfSubject(this.subjects, sub, tenantId);
       },
     };
   }

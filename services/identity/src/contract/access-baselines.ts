@@ -1,7 +1,7 @@
-import { actorSchema, defineRoute } from '@mandate/shared';
+import { actorSchema, defineRoutes } from '@mandate/shared';
 import { z } from 'zod';
 import { API_KEY_SCOPES, API_KEY_STATUSES, ROLES, ROLE_ASSIGNMENT_STATUSES } from './wire';
-import { tenantParams, timestamp, TENANT_CONFIG_READ, TENANT_CONFIG_WRITE } from './common';
+import { tenantConfigRoutes, timestamp } from './common';
 
 // Access baselines (drift monitoring, SPEC §10): schemas and routes.
 
@@ -50,18 +50,11 @@ export const accessBaselineOrNoneSchema = z.object({
   snapshot: accessSnapshotSchema.nullable().describe('null until the first save'),
 });
 
-export const accessBaselineRoutes = {
-  getAccessBaseline: defineRoute({
-    operationId: 'getAccessBaseline',
+const baselines = tenantConfigRoutes('tenants');
+
+export const accessBaselineRoutes = defineRoutes({
+  getAccessBaseline: baselines.reads.get('/v1/tenants/:tenantId/access-baseline', {
     summary: "The tenant's saved access baseline (drift monitoring)",
-    tags: ['tenants'],
-    method: 'GET',
-    path: '/v1/tenants/:tenantId/access-baseline',
-    service: 'identity',
-    auth: 'tenant',
-    scope: 'tenants:admin',
-    permissions: TENANT_CONFIG_READ,
-    request: { params: tenantParams },
     responses: {
       200: {
         description: 'The baseline; saved_at, saved_by and snapshot are null until the first save',
@@ -69,19 +62,11 @@ export const accessBaselineRoutes = {
       },
     },
   }),
-  putAccessBaseline: defineRoute({
-    operationId: 'putAccessBaseline',
+  putAccessBaseline: baselines.writes.put('/v1/tenants/:tenantId/access-baseline', {
     summary:
       "Save the tenant's access configuration as it is now as the baseline (replaces the previous one)",
-    tags: ['tenants'],
-    method: 'PUT',
-    path: '/v1/tenants/:tenantId/access-baseline',
-    service: 'identity',
-    auth: 'tenant',
-    scope: 'tenants:admin',
-    permissions: TENANT_CONFIG_WRITE,
-    request: { params: tenantParams, body: putAccessBaselineBody, bodyRequired: false },
+    request: { body: putAccessBaselineBody, bodyRequired: false },
     responses: { 200: { description: 'The saved baseline', schema: accessBaselineSchema } },
     errors: { 409: 'A baseline saved at the same moment won; retry the request' },
   }),
-};
+});

@@ -1,7 +1,7 @@
-import { defineRoute, labelText, listQueryShape, pageSchema } from '@mandate/shared';
+import { defineRoutes, labelText, listing, listQueryShape } from '@mandate/shared';
 import { z } from 'zod';
 import { API_KEY_NAME_MAX, API_KEY_SCOPES, API_KEY_STATUSES } from './wire';
-import { tenantParams, timestamp, TENANT_CONFIG_READ, TENANT_CONFIG_WRITE } from './common';
+import { tenantConfigRoutes, timestamp } from './common';
 
 // API keys: schemas and routes.
 
@@ -16,8 +16,6 @@ export const createApiKeyBody = z.strictObject({
 });
 
 export const listApiKeysQuery = z.strictObject(listQueryShape);
-
-export const apiKeyParams = z.object({ tenantId: z.string(), keyId: z.string() });
 
 /** The creation response: the only place the secret ever appears. */
 export const createdApiKeySchema = z.object({
@@ -43,90 +41,39 @@ export const apiKeySchema = z.object({
   replaces_key_id: z.string().nullable(),
 });
 
-export const apiKeyRoutes = {
-  createApiKey: defineRoute({
-    operationId: 'createApiKey',
+const keys = tenantConfigRoutes('api-keys');
+
+export const apiKeyRoutes = defineRoutes({
+  createApiKey: keys.writes.post('/v1/tenants/:tenantId/api-keys', {
     summary: 'Create an API key',
-    tags: ['api-keys'],
-    method: 'POST',
-    path: '/v1/tenants/:tenantId/api-keys',
-    service: 'identity',
-    auth: 'tenant',
-    scope: 'tenants:admin',
-    permissions: TENANT_CONFIG_WRITE,
     limit: 'apikeys.create',
-    request: { params: tenantParams, body: createApiKeyBody },
+    request: { body: createApiKeyBody },
     responses: { 201: { description: 'The key with its secret', schema: createdApiKeySchema } },
   }),
-  listApiKeys: defineRoute({
-    operationId: 'listApiKeys',
+  listApiKeys: keys.reads.get('/v1/tenants/:tenantId/api-keys', {
     summary: 'List API keys, newest first',
-    tags: ['api-keys'],
-    method: 'GET',
-    path: '/v1/tenants/:tenantId/api-keys',
-    service: 'identity',
-    auth: 'tenant',
-    scope: 'tenants:admin',
-    permissions: TENANT_CONFIG_READ,
-    request: { params: tenantParams, query: listApiKeysQuery },
-    responses: { 200: { description: 'A page of keys', schema: pageSchema(apiKeySchema) } },
+    ...listing(listApiKeysQuery, 'A page of keys', apiKeySchema),
   }),
-  getApiKey: defineRoute({
-    operationId: 'getApiKey',
+  getApiKey: keys.reads.get('/v1/tenants/:tenantId/api-keys/:keyId', {
     summary: 'Get an API key',
-    tags: ['api-keys'],
-    method: 'GET',
-    path: '/v1/tenants/:tenantId/api-keys/:keyId',
-    service: 'identity',
-    auth: 'tenant',
-    scope: 'tenants:admin',
-    permissions: TENANT_CONFIG_READ,
-    request: { params: apiKeyParams },
     responses: { 200: { description: 'The key', schema: apiKeySchema } },
   }),
-  rotateApiKey: defineRoute({
-    operationId: 'rotateApiKey',
+  rotateApiKey: keys.writes.post('/v1/tenants/:tenantId/api-keys/:keyId/rotate', {
     summary: 'Rotate an active key: issues a staging key (usable at once) with the same name and scopes',
     description:
       'A key has at most one staging successor. The staging key is revoked if not activated within STAGING_KEY_TTL_HOURS (default 168). Counts against the key-creation rate limit.',
-    tags: ['api-keys'],
-    method: 'POST',
-    path: '/v1/tenants/:tenantId/api-keys/:keyId/rotate',
-    service: 'identity',
-    auth: 'tenant',
-    scope: 'tenants:admin',
-    permissions: TENANT_CONFIG_WRITE,
     limit: 'apikeys.create',
-    request: { params: apiKeyParams },
     responses: { 201: { description: 'The new staging key with its secret', schema: rotatedApiKeySchema } },
     errors: { 409: 'The key is not active, or already has a staging successor' },
   }),
-  activateApiKey: defineRoute({
-    operationId: 'activateApiKey',
+  activateApiKey: keys.writes.post('/v1/tenants/:tenantId/api-keys/:keyId/activate', {
     summary: 'Activate a staging key; the key it replaces is revoked',
-    tags: ['api-keys'],
-    method: 'POST',
-    path: '/v1/tenants/:tenantId/api-keys/:keyId/activate',
-    service: 'identity',
-    auth: 'tenant',
-    scope: 'tenants:admin',
-    permissions: TENANT_CONFIG_WRITE,
-    request: { params: apiKeyParams },
     responses: { 200: { description: 'The activated key', schema: apiKeySchema } },
     errors: { 409: 'The key is not staging' },
   }),
-  revokeApiKey: defineRoute({
-    operationId: 'revokeApiKey',
+  revokeApiKey: keys.writes.post('/v1/tenants/:tenantId/api-keys/:keyId/revoke', {
     summary: 'Revoke a key',
-    tags: ['api-keys'],
-    method: 'POST',
-    path: '/v1/tenants/:tenantId/api-keys/:keyId/revoke',
-    service: 'identity',
-    auth: 'tenant',
-    scope: 'tenants:admin',
-    permissions: TENANT_CONFIG_WRITE,
-    request: { params: apiKeyParams },
     responses: { 200: { description: 'The revoked key', schema: apiKeySchema } },
     errors: { 409: 'The key is already revoked' },
   }),
-};
+});

@@ -1,4 +1,4 @@
-import { defineRoute, listQueryShape, pageSchema } from '@mandate/shared';
+import { defineRoutes, listing, listQueryShape, routeGroup } from '@mandate/shared';
 import { z } from 'zod';
 import { timestamp, TENANT_CONFIG_READ } from './common';
 import {
@@ -16,8 +16,6 @@ export const createIdentityVerificationBody = z.strictObject({
 export const createSignInVerificationBody = z.strictObject({
   tenant_id: z.string().min(1).max(64),
 });
-
-export const identityVerificationParams = z.object({ id: z.string() });
 
 /**
  * The wallet's direct_post, form-encoded (OpenID4VP 1.0): a vp_token and the state, or an error
@@ -63,6 +61,10 @@ export const identityVerificationSchema = z.object({
 
 /** The answer of every route that reads one session: the session as identityVerificationSchema describes it. */
 const verificationResponse = { 200: { description: 'The verification', schema: identityVerificationSchema } };
+/** The answer of every route that starts a session: it, PENDING, with the link for the wallet. */
+const startedResponse = (description: string) => ({
+  201: { description, schema: createdIdentityVerificationSchema },
+});
 /** A poll_token route's 404: it names no session, or one the poll_token is not of (the same answer, so it tells nothing). */
 const POLL_TOKEN_NOT_FOUND = 'Verification not found, or the poll_token is not its';
 
@@ -104,94 +106,49 @@ export const signInTokenSchema = z.object({
 
 export const jwksSchema = z.object({ keys: z.array(z.record(z.string(), z.unknown())) });
 
-export const identityVerificationRoutes = {
-  createIdentityVerification: defineRoute({
-    operationId: 'createIdentityVerification',
+const verifications = { service: 'identity', tags: ['identity-verifications'] } as const;
+/** Called by the tenant that verifies someone, each with its own scope. */
+const tenantVerifications = routeGroup({ ...verifications, auth: 'tenant' });
+/** Called by a wallet or a signing-in browser, without credentials. */
+const walletVerifications = routeGroup({ ...verifications, auth: 'public' });
+/** Those that start or answer a session, limited per client IP (the onboarding bucket). */
+const walletActions = routeGroup({ ...verifications, auth: 'public', limit: 'onboarding' });
+
+export const identityVerificationRoutes = defineRoutes({
+  createIdentityVerification: tenantVerifications.post('/v1/identity-verifications', {
     summary: 'Start a wallet verification (OpenID4VP) for an identity-verified mandate',
-    tags: ['identity-verifications'],
-    method: 'POST',
-    path: '/v1/identity-verifications',
-    service: 'identity',
-    auth: 'tenant',
     scope: 'mandates:write',
     request: { body: createIdentityVerificationBody },
-    responses: {
-      201: {
-        description: 'A PENDING session (5 minutes) and the openid4vp:// link for the wallet',
-        schema: createdIdentityVerificationSchema,
-      },
-    },
+    responses: startedResponse('A PENDING session (5 minutes) and the openid4vp:// link for the wallet'),
   }),
-  listIdentityVerifications: defineRoute({
-    operationId: 'listIdentityVerifications',
+  listIdentityVerifications: tenantVerifications.get('/v1/identity-verifications', {
     summary: "List the tenant's wallet verification sessions, newest first (no claims)",
-    tags: ['identity-verifications'],
-    method: 'GET',
-    path: '/v1/identity-verifications',
-    service: 'identity',
-    auth: 'tenant',
     scope: 'tenants:admin',
     permissions: TENANT_CONFIG_READ,
-    request: { query: listIdentityVerificationsQuery },
-    responses: {
-      200: { description: 'A page of sessions', schema: pageSchema(identityVerificationSummarySchema) },
-    },
+    ...listing(listIdentityVerificationsQuery, 'A page of sessions', identityVerificationSummarySchema),
   }),
-  createSignInVerification: defineRoute({
-    operationId: 'createSignInVerification',
+  createSignInVerification: walletActions.post('/v1/identity-verifications/sign-in', {
     summary: 'Start a wallet sign-in to a tenant (no authentication; limited per client IP)',
-    tags: ['identity-verifications'],
-    method: 'POST',
-    path: '/v1/identity-verifications/sign-in',
-    service: 'identity',
-    auth: 'public',
-    limit: 'onboarding',
     request: { body: createSignInVerificationBody },
-    responses: {
-      201: {
-        description: 'A PENDING sign-in session, its link and the poll_token',
-        schema: createdIdentityVerificationSchema,
-      },
-    },
+    responses: startedResponse('A PENDING sign-in session, its link and the poll_token'),
     errors: { 404: 'No such tenant' },
   }),
-  getIdentityVerification: defineRoute({
-    operationId: 'getIdentityVerification',
+  getIdentityVerification: tenantVerifications.get('/v1/identity-verifications/:id', {
     summary: 'Read a verification: status, reason, assurance and the disclosed claims',
-    tags: ['identity-verifications'],
-    method: 'GET',
-    path: '/v1/identity-verifications/:id',
-    service: 'identity',
-    auth: 'tenant',
     scope: 'mandates:read',
-    request: { params: identityVerificationParams },
     responses: verificationResponse,
     errors: { 404: 'Verification not found' },
   }),
-  getIdentityVerificationRequest: defineRoute({
-    operationId: 'getIdentityVerificationRequest',
+  getIdentityVerificationRequest: walletVerifications.get('/v1/identity-verifications/:id/request', {
     summary: 'The signed request object the wallet fetches (application/oauth-authz-req+jwt)',
-    tags: ['identity-verifications'],
-    method: 'GET',
-    path: '/v1/identity-verifications/:id/request',
-    service: 'identity',
-    auth: 'public',
-    request: { params: identityVerificationParams },
     responses: {
       200: { description: 'The request object, a compact JWS (not JSON)', schema: z.string() },
     },
     errors: { 404: 'Verification not found, or no longer pending' },
   }),
-  answerIdentityVerification: defineRoute({
-    operationId: 'answerIdentityVerification',
+  answerIdentityVerification: walletActions.post('/v1/identity-verifications/:id/response', {
     summary: "The wallet's direct_post answer (form-encoded vp_token and state; limited per client IP)",
-    tags: ['identity-verifications'],
-    method: 'POST',
-    path: '/v1/identity-verifications/:id/response',
-    service: 'identity',
-    auth: 'public',
-    limit: 'onboarding',
-    request: { params: identityVerificationParams, body: walletResponseBody },
+    request: { body: walletResponseBody },
     responses: { 200: { description: 'Verified', schema: z.object({}) } },
     errors: {
       400:
@@ -199,43 +156,23 @@ export const identityVerificationRoutes = {
         'answer is a replay (ALREADY_ANSWERED) or lacks the session state (STATE_MISMATCH), which change nothing',
     },
   }),
-  pollSignInVerification: defineRoute({
-    operationId: 'pollSignInVerification',
+  pollSignInVerification: walletActions.post('/v1/identity-verifications/:id/poll', {
     summary: 'Sign-in: read the session with its poll_token (no authentication)',
-    tags: ['identity-verifications'],
-    method: 'POST',
-    path: '/v1/identity-verifications/:id/poll',
-    service: 'identity',
-    auth: 'public',
-    limit: 'onboarding',
-    request: { params: identityVerificationParams, body: pollBody },
+    request: { body: pollBody },
     responses: verificationResponse,
     errors: { 404: POLL_TOKEN_NOT_FOUND },
   }),
-  exchangeSignInToken: defineRoute({
-    operationId: 'exchangeSignInToken',
+  exchangeSignInToken: walletActions.post('/v1/identity-verifications/:id/token', {
     summary: 'Sign-in: exchange a VERIFIED session and its poll_token for a 15-minute ES256 JWT (once)',
-    tags: ['identity-verifications'],
-    method: 'POST',
-    path: '/v1/identity-verifications/:id/token',
-    service: 'identity',
-    auth: 'public',
-    limit: 'onboarding',
-    request: { params: identityVerificationParams, body: pollBody },
+    request: { body: pollBody },
     responses: { 200: { description: 'The token of the wallet: subject', schema: signInTokenSchema } },
     errors: {
       404: POLL_TOKEN_NOT_FOUND,
       409: 'Not VERIFIED, or its token was already issued',
     },
   }),
-  getWalletJwks: defineRoute({
-    operationId: 'getWalletJwks',
+  getWalletJwks: walletVerifications.get('/v1/wallet/jwks', {
     summary: 'The public keys of the wallet sign-in tokens (a JWT issuer the gateway trusts)',
-    tags: ['identity-verifications'],
-    method: 'GET',
-    path: '/v1/wallet/jwks',
-    service: 'identity',
-    auth: 'public',
     responses: { 200: { description: 'A JWK set', schema: jwksSchema } },
   }),
-};
+});

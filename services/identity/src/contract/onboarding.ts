@@ -1,4 +1,4 @@
-import { defineRoute, labelText, listQueryShape, pageSchema } from '@mandate/shared';
+import { defineRoutes, labelText, listing, listQueryShape } from '@mandate/shared';
 import { z } from 'zod';
 import {
   ONBOARDING_STATUSES,
@@ -9,7 +9,7 @@ import {
   USE_CASE_MAX,
   isRealLookingEmail,
 } from './wire';
-import { subjectIdSchema, timestamp } from './common';
+import { platformRoutes, subjectIdSchema, timestamp } from './common';
 import { createdApiKeySchema } from './api-keys';
 import { tenantSchema } from './tenants';
 import { roleAssignmentSchema } from './roles';
@@ -50,8 +50,6 @@ export const rejectOnboardingBody = z.strictObject({
   reason: z.string().trim().max(REJECTION_REASON_MAX).optional(),
 });
 
-export const onboardingParams = z.object({ id: z.string() });
-
 export const onboardingAcceptedSchema = z.object({
   id: z.string(),
   status: z.literal('PENDING'),
@@ -78,9 +76,8 @@ export const approvedOnboardingSchema = z.object({
   role_assignment: roleAssignmentSchema.nullable(),
 });
 
-export const onboardingRoutes = {
-  requestOnboarding: defineRoute({
-    operationId: 'requestOnboarding',
+export const onboardingRoutes = defineRoutes({
+  requestOnboarding: {
     summary: 'Ask for a tenant (no authentication; limited per client IP)',
     tags: ['onboarding'],
     method: 'POST',
@@ -92,27 +89,14 @@ export const onboardingRoutes = {
     responses: {
       202: { description: 'Accepted for review by the platform operator', schema: onboardingAcceptedSchema },
     },
-  }),
-  listOnboardingRequests: defineRoute({
-    operationId: 'listOnboardingRequests',
+  },
+  listOnboardingRequests: platformRoutes.get('/v1/platform/onboarding-requests', {
     summary: 'List onboarding requests, newest first (platform operator)',
-    tags: ['platform'],
-    method: 'GET',
-    path: '/v1/platform/onboarding-requests',
-    service: 'identity',
-    auth: 'operator',
-    request: { query: listOnboardingQuery },
-    responses: { 200: { description: 'A page of requests', schema: pageSchema(onboardingRequestSchema) } },
+    ...listing(listOnboardingQuery, 'A page of requests', onboardingRequestSchema),
   }),
-  approveOnboardingRequest: defineRoute({
-    operationId: 'approveOnboardingRequest',
+  approveOnboardingRequest: platformRoutes.post('/v1/platform/onboarding-requests/:id/approve', {
     summary: 'Approve a pending request: creates the tenant, its initial key and optionally its tenant_admin',
-    tags: ['platform'],
-    method: 'POST',
-    path: '/v1/platform/onboarding-requests/:id/approve',
-    service: 'identity',
-    auth: 'operator',
-    request: { params: onboardingParams, body: approveOnboardingBody, bodyRequired: false },
+    request: { body: approveOnboardingBody, bodyRequired: false },
     responses: {
       201: {
         description: 'The decided request, the tenant and its initial key',
@@ -121,16 +105,10 @@ export const onboardingRoutes = {
     },
     errors: { 409: 'The request was already decided' },
   }),
-  rejectOnboardingRequest: defineRoute({
-    operationId: 'rejectOnboardingRequest',
+  rejectOnboardingRequest: platformRoutes.post('/v1/platform/onboarding-requests/:id/reject', {
     summary: 'Reject a pending request',
-    tags: ['platform'],
-    method: 'POST',
-    path: '/v1/platform/onboarding-requests/:id/reject',
-    service: 'identity',
-    auth: 'operator',
-    request: { params: onboardingParams, body: rejectOnboardingBody, bodyRequired: false },
+    request: { body: rejectOnboardingBody, bodyRequired: false },
     responses: { 200: { description: 'The decided request', schema: onboardingRequestSchema } },
     errors: { 409: 'The request was already decided' },
   }),
-};
+});

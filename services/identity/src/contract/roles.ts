@@ -1,7 +1,7 @@
-import { defineRoute, listQueryShape, pageSchema } from '@mandate/shared';
+import { defineRoutes, listing, listQueryShape, routeGroup } from '@mandate/shared';
 import { z } from 'zod';
 import { ROLES, ROLE_ASSIGNMENT_STATUSES, SUBJECT_ID_MAX } from './wire';
-import { subjectIdSchema, tenantParams, timestamp } from './common';
+import { subjectIdSchema, timestamp, TENANT_ADMIN_ROUTE } from './common';
 
 // Role assignments: schemas and routes.
 
@@ -31,8 +31,6 @@ export const listRoleAssignmentsQuery = z.strictObject({
   status: z.enum(ROLE_ASSIGNMENT_STATUSES).optional(),
 });
 
-export const roleAssignmentParams = z.object({ tenantId: z.string(), id: z.string() });
-
 export const roleAssignmentSchema = z.object({
   id: z.string(),
   tenant_id: z.string(),
@@ -44,76 +42,38 @@ export const roleAssignmentSchema = z.object({
   updated_at: timestamp,
 });
 
-export const roleRoutes = {
-  listRoleAssignments: defineRoute({
-    operationId: 'listRoleAssignments',
+/** Who holds which role: a JWT caller reads them with tenant:read or tenant:write, changes them with tenant:write. */
+const roles = { ...TENANT_ADMIN_ROUTE, tags: ['roles'] } as const;
+const roleReads = routeGroup({ ...roles, permissions: ['tenant:read', 'tenant:write'] });
+const roleWrites = routeGroup({ ...roles, permissions: ['tenant:write'] });
+
+export const roleRoutes = defineRoutes({
+  listRoleAssignments: roleReads.get('/v1/tenants/:tenantId/role-assignments', {
     summary: 'List role assignments, newest first',
-    tags: ['roles'],
-    method: 'GET',
-    path: '/v1/tenants/:tenantId/role-assignments',
-    service: 'identity',
-    auth: 'tenant',
-    scope: 'tenants:admin',
-    permissions: ['tenant:read', 'tenant:write'],
-    request: { params: tenantParams, query: listRoleAssignmentsQuery },
-    responses: { 200: { description: 'A page of assignments', schema: pageSchema(roleAssignmentSchema) } },
+    ...listing(listRoleAssignmentsQuery, 'A page of assignments', roleAssignmentSchema),
   }),
-  createRoleAssignment: defineRoute({
-    operationId: 'createRoleAssignment',
+  createRoleAssignment: roleWrites.post('/v1/tenants/:tenantId/role-assignments', {
     summary: 'Assign roles to a subject (one active assignment per subject)',
-    tags: ['roles'],
-    method: 'POST',
-    path: '/v1/tenants/:tenantId/role-assignments',
-    service: 'identity',
-    auth: 'tenant',
-    scope: 'tenants:admin',
-    permissions: ['tenant:write'],
-    request: { params: tenantParams, body: createRoleAssignmentBody },
+    request: { body: createRoleAssignmentBody },
     responses: { 201: { description: 'The assignment', schema: roleAssignmentSchema } },
     errors: {
       403: 'A platform role cannot be assigned',
       409: 'The subject already has an active assignment',
     },
   }),
-  getRoleAssignment: defineRoute({
-    operationId: 'getRoleAssignment',
+  getRoleAssignment: roleReads.get('/v1/tenants/:tenantId/role-assignments/:id', {
     summary: 'Get a role assignment',
-    tags: ['roles'],
-    method: 'GET',
-    path: '/v1/tenants/:tenantId/role-assignments/:id',
-    service: 'identity',
-    auth: 'tenant',
-    scope: 'tenants:admin',
-    permissions: ['tenant:read', 'tenant:write'],
-    request: { params: roleAssignmentParams },
     responses: { 200: { description: 'The assignment', schema: roleAssignmentSchema } },
   }),
-  updateRoleAssignment: defineRoute({
-    operationId: 'updateRoleAssignment',
+  updateRoleAssignment: roleWrites.patch('/v1/tenants/:tenantId/role-assignments/:id', {
     summary: "Replace an active assignment's roles",
-    tags: ['roles'],
-    method: 'PATCH',
-    path: '/v1/tenants/:tenantId/role-assignments/:id',
-    service: 'identity',
-    auth: 'tenant',
-    scope: 'tenants:admin',
-    permissions: ['tenant:write'],
-    request: { params: roleAssignmentParams, body: updateRoleAssignmentBody },
+    request: { body: updateRoleAssignmentBody },
     responses: { 200: { description: 'The updated assignment', schema: roleAssignmentSchema } },
     errors: { 403: 'A platform role cannot be assigned', 409: 'The assignment is revoked' },
   }),
-  revokeRoleAssignment: defineRoute({
-    operationId: 'revokeRoleAssignment',
+  revokeRoleAssignment: roleWrites.post('/v1/tenants/:tenantId/role-assignments/:id/revoke', {
     summary: 'Revoke a role assignment (not your own active one)',
-    tags: ['roles'],
-    method: 'POST',
-    path: '/v1/tenants/:tenantId/role-assignments/:id/revoke',
-    service: 'identity',
-    auth: 'tenant',
-    scope: 'tenants:admin',
-    permissions: ['tenant:write'],
-    request: { params: roleAssignmentParams },
     responses: { 200: { description: 'The revoked assignment', schema: roleAssignmentSchema } },
     errors: { 409: "Already revoked, or the caller's own active assignment" },
   }),
-};
+});

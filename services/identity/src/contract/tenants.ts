@@ -1,7 +1,7 @@
-import { defineRoute, labelText, listQueryShape, pageSchema } from '@mandate/shared';
+import { defineRoutes, labelText, listing, listQueryShape, routeGroup } from '@mandate/shared';
 import { z } from 'zod';
 import { PLANS, TENANT_NAME_MAX, TENANT_STATUSES } from './wire';
-import { subjectIdSchema, tenantParams, timestamp } from './common';
+import { platformRoutes, subjectIdSchema, timestamp, TENANT_ADMIN_ROUTE } from './common';
 import { createdApiKeySchema } from './api-keys';
 
 // Tenants: schemas and routes.
@@ -24,42 +24,24 @@ export const listTenantsQuery = z.strictObject(listQueryShape);
 
 export const createTenantResponse = z.object({ tenant: tenantSchema, api_key: createdApiKeySchema });
 
-export const tenantRoutes = {
-  createTenant: defineRoute({
-    operationId: 'createTenant',
+/** The tenant itself: a JWT caller reads it with tenant:read (or the platform-wide tenants:admin). */
+const tenantRoute = routeGroup({ ...TENANT_ADMIN_ROUTE, tags: ['tenants'] });
+
+export const tenantRoutes = defineRoutes({
+  createTenant: platformRoutes.post('/v1/platform/tenants', {
     summary: 'Create a tenant with an initial API key (platform operator)',
-    tags: ['platform'],
-    method: 'POST',
-    path: '/v1/platform/tenants',
-    service: 'identity',
-    auth: 'operator',
     request: { body: createTenantBody },
     responses: {
       201: { description: 'The tenant and its initial key (all five scopes)', schema: createTenantResponse },
     },
   }),
-  listTenants: defineRoute({
-    operationId: 'listTenants',
+  listTenants: platformRoutes.get('/v1/platform/tenants', {
     summary: 'List the tenants of the platform, newest first (platform operator)',
-    tags: ['platform'],
-    method: 'GET',
-    path: '/v1/platform/tenants',
-    service: 'identity',
-    auth: 'operator',
-    request: { query: listTenantsQuery },
-    responses: { 200: { description: 'A page of tenants', schema: pageSchema(tenantSchema) } },
+    ...listing(listTenantsQuery, 'A page of tenants', tenantSchema),
   }),
-  getTenant: defineRoute({
-    operationId: 'getTenant',
+  getTenant: tenantRoute.get('/v1/tenants/:tenantId', {
     summary: 'Get a tenant',
-    tags: ['tenants'],
-    method: 'GET',
-    path: '/v1/tenants/:tenantId',
-    service: 'identity',
-    auth: 'tenant',
-    scope: 'tenants:admin',
     permissions: ['tenant:read', 'tenants:admin'],
-    request: { params: tenantParams },
     responses: { 200: { description: 'The tenant', schema: tenantSchema } },
   }),
-};
+});

@@ -1,4 +1,4 @@
-import { defineRoute } from '@mandate/shared';
+import { defineRoutes } from '@mandate/shared';
 import { z } from 'zod';
 import {
   COLOR_PATTERN,
@@ -9,7 +9,7 @@ import {
   normalizeHttpsOrigin,
   normalizeHttpsUrl,
 } from './wire';
-import { tenantParams, timestamp, TENANT_CONFIG_READ, TENANT_CONFIG_WRITE } from './common';
+import { tenantConfigRoutes, timestamp } from './common';
 
 // The widget configuration: schemas and routes.
 
@@ -55,32 +55,17 @@ export const widgetConfigSchema = z.object({
   updated_at: timestamp.nullable().describe('null until the configuration is first saved'),
 });
 
-export const widgetRoutes = {
-  getWidgetConfig: defineRoute({
-    operationId: 'getWidgetConfig',
+// Reading is a tenant:read like every other tenant configuration read (the dashboard's table).
+const widget = tenantConfigRoutes('widget');
+
+export const widgetRoutes = defineRoutes({
+  getWidgetConfig: widget.reads.get('/v1/tenants/:tenantId/widget-config', {
     summary: "The tenant's widget configuration (defaults until saved)",
-    tags: ['widget'],
-    method: 'GET',
-    path: '/v1/tenants/:tenantId/widget-config',
-    service: 'identity',
-    auth: 'tenant',
-    scope: 'tenants:admin',
-    // Reading is a tenant:read like every other tenant configuration read (the dashboard's table).
-    permissions: TENANT_CONFIG_READ,
-    request: { params: tenantParams },
     responses: { 200: { description: 'The configuration', schema: widgetConfigSchema } },
   }),
-  putWidgetConfig: defineRoute({
-    operationId: 'putWidgetConfig',
+  putWidgetConfig: widget.writes.put('/v1/tenants/:tenantId/widget-config', {
     summary: "Replace the tenant's widget configuration",
-    tags: ['widget'],
-    method: 'PUT',
-    path: '/v1/tenants/:tenantId/widget-config',
-    service: 'identity',
-    auth: 'tenant',
-    scope: 'tenants:admin',
-    permissions: TENANT_CONFIG_WRITE,
-    request: { params: tenantParams, body: widgetConfigBody },
+    request: { body: widgetConfigBody },
     responses: { 200: { description: 'The saved configuration', schema: widgetConfigSchema } },
   }),
-};
+});

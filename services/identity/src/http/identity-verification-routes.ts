@@ -1,6 +1,5 @@
 import {
   callerOf,
-  decodeCursor,
   implement,
   implementRaw,
   mountContracts,
@@ -12,6 +11,7 @@ import express, { Router } from 'express';
 import { z } from 'zod';
 import type { Deps } from '../app';
 import { routes } from '../contract';
+import { pageView, pageWindow } from './pages';
 import type { IdentityVerification } from '../identity-verifications/identity-verification';
 import {
   answerIdentityVerification,
@@ -100,12 +100,11 @@ export function identityVerificationRoutes(deps: Deps): Router {
     }),
     implement(routes.listIdentityVerifications)(async ({ query }, req) => {
       const page = await listIdentityVerifications(deps, tenantOf(req), {
-        limit: query.limit,
-        after: decodeCursor(query.cursor),
+        ...pageWindow(query),
         status: query.status,
         purpose: query.purpose,
       });
-      return { status: 200, body: { ...page, data: page.data.map(identityVerificationSummaryView) } };
+      return { status: 200, body: pageView(page, identityVerificationSummaryView) };
     }),
     implement(routes.getIdentityVerification)(async ({ params }, req) => ({
       status: 200,

@@ -1,12 +1,4 @@
-import {
-  callerOf,
-  decodeCursor,
-  implement,
-  mountContracts,
-  parseOrThrow,
-  route,
-  tenantOf,
-} from '@mandate/shared';
+import { callerOf, implement, mountContracts, parseOrThrow, route, tenantOf } from '@mandate/shared';
 import { Router, type Request } from 'express';
 import type { Deps } from '../app';
 import type { AccessBaseline } from '../access-baselines/access-baseline';
@@ -45,6 +37,7 @@ import { createTenant, getTenant, listTenants } from '../tenants/tenants';
 import type { WidgetConfig } from '../widget-config/widget';
 import { getWidgetConfig, putWidgetConfig } from '../widget-config/widget-config';
 import { routes } from '../contract';
+import { pageView, pageWindow } from './pages';
 import { resolveKeyBody, resolveSubjectBody } from './schemas';
 
 // ── views: the one place a stored object becomes a response body ────────────
@@ -158,8 +151,8 @@ export function publicRoutes(deps: Deps): Router {
 
     implement(routes.listTenants)(async ({ query }, req) => {
       requireOperator(req);
-      const page = await listTenants(deps, { limit: query.limit, after: decodeCursor(query.cursor) });
-      return { status: 200, body: { ...page, data: page.data.map(tenantView) } };
+      const page = await listTenants(deps, pageWindow(query));
+      return { status: 200, body: pageView(page, tenantView) };
     }),
 
     implement(routes.getTenant)(async (_input, req) => ({
@@ -174,11 +167,8 @@ export function publicRoutes(deps: Deps): Router {
     }),
     implement(routes.listApiKeys)(async ({ query }, req) => {
       const tenantId = pathTenant(req);
-      const page = await listApiKeys(deps, tenantId, {
-        limit: query.limit,
-        after: decodeCursor(query.cursor),
-      });
-      return { status: 200, body: { ...page, data: page.data.map(apiKeyView) } };
+      const page = await listApiKeys(deps, tenantId, pageWindow(query));
+      return { status: 200, body: pageView(page, apiKeyView) };
     }),
 
     implement(routes.getApiKey)(async ({ params }, req) => ({
@@ -220,12 +210,11 @@ export function publicRoutes(deps: Deps): Router {
     implement(routes.listRoleAssignments)(async ({ query }, req) => {
       const tenantId = pathTenant(req);
       const page = await listRoleAssignments(deps, tenantId, {
-        limit: query.limit,
-        after: decodeCursor(query.cursor),
+        ...pageWindow(query),
         subjectId: query.subject_id,
         status: query.status,
       });
-      return { status: 200, body: { ...page, data: page.data.map(roleAssignmentView) } };
+      return { status: 200, body: pageView(page, roleAssignmentView) };
     }),
 
     implement(routes.getRoleAssignment)(async ({ params }, req) => ({
@@ -297,11 +286,10 @@ export function publicRoutes(deps: Deps): Router {
     implement(routes.listOnboardingRequests)(async ({ query }, req) => {
       requireOperator(req);
       const page = await listOnboardingRequests(deps, {
-        limit: query.limit,
-        after: decodeCursor(query.cursor),
+        ...pageWindow(query),
         status: query.status,
       });
-      return { status: 200, body: { ...page, data: page.data.map(onboardingView) } };
+      return { status: 200, body: pageView(page, onboardingView) };
     }),
 
     implement(routes.approveOnboardingRequest)(async ({ params, body }, req) => {

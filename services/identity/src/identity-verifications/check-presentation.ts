@@ -82,6 +82,15 @@ function fail(reason: FailureReason, detail: string): never {
   throw new CheckFailed(reason, detail);
 }
 
+/** A compact JWS's protected header and payload, unverified; unreadable, the check fails with `reason`. */
+function readJws(jws: string, reason: FailureReason, what: string) {
+  try {
+    return { header: decodeProtectedHeader(jws), payload: decodeJwt(jws) };
+  } catch {
+    fail(reason, `${what} is not a readable JWS`);
+  }
+}
+
 /**
  * The verifier's check of one direct_post answer, in the order that names the most precise reason:
  * session (answered, expiry, state) → vp_token shape → issuer (typ, trust, signature, vct, validity)
@@ -127,14 +136,7 @@ async function check(
   const presented = presentation.slice(0, presentation.length - kbJwt.length);
 
   // Issuer-signed JWT.
-  let header: ReturnType<typeof decodeProtectedHeader>;
-  let payload: Record<string, unknown>;
-  try {
-    header = decodeProtectedHeader(issuerJwt);
-    payload = decodeJwt(issuerJwt);
-  } catch {
-    fail('BAD_SIGNATURE', 'issuer JWT is not a readable JWS');
-  }
+  const { header, payload } = readJws(issuerJwt, 'BAD_SIGNATURE', 'issuer JWT');
   if (header.typ !== PID_FORMAT) fail('WRONG_CREDENTIAL_TYPE', `issuer JWT typ is ${String(header.typ)}`);
   let issuerJwk: JWK;
   try {
@@ -296,14 +298,7 @@ async function checkKeyBinding(
   if (kbJwt === '') fail('KEY_BINDING_INVALID', 'no key-binding JWT');
   const cnf = payload.cnf as { jwk?: JWK } | undefined;
   if (!cnf?.jwk) fail('KEY_BINDING_INVALID', 'credential has no cnf.jwk');
-  let header: ReturnType<typeof decodeProtectedHeader>;
-  let kb: Record<string, unknown>;
-  try {
-    header = decodeProtectedHeader(kbJwt);
-    kb = decodeJwt(kbJwt);
-  } catch {
-    fail('KEY_BINDING_INVALID', 'key-binding JWT is not a readable JWS');
-  }
+  const { header, payload: kb } = readJws(kbJwt, 'KEY_BINDING_INVALID', 'key-binding JWT');
   if (header.typ !== 'kb+jwt') fail('KEY_BINDING_INVALID', `key-binding JWT typ is ${String(header.typ)}`);
   if (!(await signatureHolds(kbJwt, cnf.jwk, header.alg))) {
     fail('KEY_BINDING_INVALID', 'key-binding JWT is not signed by the cnf key');

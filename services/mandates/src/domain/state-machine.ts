@@ -7,6 +7,12 @@ export type LifecycleOperation = (typeof LIFECYCLE_OPERATIONS)[number];
 
 type Outcome = { next: MandateState } | { conflict: string };
 
+/** A terminal state: every operation is refused, with why. */
+function terminal(why: string): Record<LifecycleOperation, Outcome> {
+  const refused = LIFECYCLE_OPERATIONS.map((operation) => [operation, { conflict: why }]);
+  return Object.fromEntries(refused) as Record<LifecycleOperation, Outcome>;
+}
+
 /**
  * The whole lifecycle (seed §3): every state × operation pair is either a next state or the 409
  * message naming why not. REVOKED and EXPIRED are terminal.
@@ -22,16 +28,8 @@ export const TRANSITIONS: Record<MandateState, Record<LifecycleOperation, Outcom
     reactivate: { next: 'ACTIVE' },
     revoke: { next: 'REVOKED' },
   },
-  REVOKED: {
-    suspend: { conflict: 'Mandate is revoked' },
-    reactivate: { conflict: 'Mandate is revoked' },
-    revoke: { conflict: 'Mandate is already revoked' },
-  },
-  EXPIRED: {
-    suspend: { conflict: 'Mandate is expired' },
-    reactivate: { conflict: 'Mandate is expired' },
-    revoke: { conflict: 'Mandate is expired' },
-  },
+  REVOKED: { ...terminal('Mandate is revoked'), revoke: { conflict: 'Mandate is already revoked' } },
+  EXPIRED: terminal('Mandate is expired'),
 };
 
 export const OPERATION_EVENT: Record<LifecycleOperation, EventType> = {
