@@ -41,6 +41,44 @@ export interface MongoQueryShape {
   residual?: string[];
 }
 
+/** What a shape adds to its equality fields. */
+type ShapeDetail = Pick<MongoQueryShape, 'sort' | 'range' | 'residual'>;
+
+/** The sort of a cursor list: `key` descending, newest first (ids sort by creation). */
+const newestFirst = (key: string): Record<string, -1> => ({ [key]: -1 });
+
+/**
+ * The shapes of one collection's queries, the collection named once. `page` is the shape of a
+ * `pageBefore` list on `pageKey` (its filter's equality fields, then pageBefore's own sort), so a
+ * list's declared shape cannot drift from the query it runs (`_id` when the collection is never
+ * listed); `find` is any other query.
+ */
+export function queryShapesOf(collection: string, pageKey = '_id') {
+  return {
+    find: (query: string, equality: string[], detail: ShapeDetail = {}): MongoQueryShape => ({
+      query,
+      collection,
+      equality,
+      ...detail,
+    }),
+    page: (query: string, equality: string[], detail: Omit<ShapeDetail, 'sort'> = {}): MongoQueryShape => ({
+      query,
+      collection,
+      equality,
+      sort: newestFirst(pageKey),
+      ...detail,
+    }),
+  };
+}
+
+/** The relay's queries on one outbox collection: `pendingOutboxEvents` and `markOutboxSent` below. */
+export function outboxQueryShapes(collection: string): MongoQueryShape[] {
+  return [
+    { query: 'pendingEvents', collection, equality: [], range: ['outbox.id'] },
+    { query: 'markSent', collection, equality: ['outbox.id'] },
+  ];
+}
+
 /** A document that may carry `outbox`: audit events of its own changes not yet confirmed by the broker. */
 export interface OutboxDoc {
   outbox?: AuditEvent[];
@@ -102,15 +140,11 @@ export function pageBefore<D>(
     key: keyof D & string;
     before: string | undefined;
     limit: number;
-    projection: ProjectionType<D>;
+    /** Absent: whole documents. */
+    projection?: ProjectionType<D>;
   },
 ): Promise<D[]> {
   const { filter, key, before, limit, projection } = page;
   const query = before === undefined ? filter : ({ ...filter, [key]: { $lt: before } } as FilterQuery<D>);
-  return model
-    .find(query, projection)
-    .sort({ [key]: -1 })
-    .limit(limit)
-    .lean<D[]>()
-    .exec();
+  return model.find(query, projection).sort(newestFirst(key)).limit(limit).lean<D[]>().exec();
 }

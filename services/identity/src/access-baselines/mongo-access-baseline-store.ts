@@ -1,4 +1,10 @@
-import { isDuplicateKeyError, type Actor, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
+import {
+  isDuplicateKeyError,
+  queryShapesOf,
+  type Actor,
+  type AuditEvent,
+  type MongoQueryShape,
+} from '@mandate/shared';
 import { Schema, type Model } from 'mongoose';
 import { HIDDEN, identitySchema, indexOutbox, iso, pushOutbox, type WithOutbox } from '../common/mongo';
 import type { AccessBaseline, AccessSnapshot } from './access-baseline';
@@ -27,14 +33,11 @@ export const accessBaselineSchema = identitySchema<AccessBaselineDoc>(
 accessBaselineSchema.index({ tenant_id: 1 }, { unique: true });
 indexOutbox(accessBaselineSchema);
 
+const shapes = queryShapesOf('access_baselines');
+
 /** Every query below, for the index-coverage test. */
 export const ACCESS_BASELINE_QUERY_SHAPES: MongoQueryShape[] = [
-  {
-    query: 'accessBaselines.get / put',
-    collection: 'access_baselines',
-    equality: ['tenant_id'],
-    residual: ['saved_at'],
-  },
+  shapes.find('accessBaselines.get / put', ['tenant_id'], { residual: ['saved_at'] }),
 ];
 
 function baselineOut(d: AccessBaselineDoc): AccessBaseline {

@@ -1,4 +1,4 @@
-import { pageBefore, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
+import { pageBefore, queryShapesOf, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
 import type { Model } from 'mongoose';
 import { DuplicateRecord } from '../common/errors';
 import {
@@ -68,23 +68,19 @@ apiKeySchema.index(
 apiKeySchema.index({ status: 1, created_at: 1 });
 indexOutbox(apiKeySchema);
 
+const shapes = queryShapesOf('api_keys', 'key_id');
+
 /** Every query below, for the index-coverage test. */
 export const API_KEY_QUERY_SHAPES: MongoQueryShape[] = [
-  { query: 'apiKeys.findByHash', collection: 'api_keys', equality: ['secret_hash'] },
-  {
-    query: 'apiKeys.listStagingCreatedBefore (staging-key sweeper, across tenants)',
-    collection: 'api_keys',
-    equality: ['status'],
+  shapes.find('apiKeys.findByHash', ['secret_hash']),
+  shapes.find('apiKeys.listStagingCreatedBefore (staging-key sweeper, across tenants)', ['status'], {
     sort: { created_at: 1 },
     range: ['created_at'],
-  },
-  {
-    query: 'apiKeys.get / setStatus / touch',
-    collection: 'api_keys',
-    equality: ['tenant_id', 'key_id'],
+  }),
+  shapes.find('apiKeys.get / setStatus / touch', ['tenant_id', 'key_id'], {
     residual: ['status', 'last_used_at'],
-  },
-  { query: 'apiKeys.list', collection: 'api_keys', equality: ['tenant_id'], sort: { key_id: -1 } },
+  }),
+  shapes.page('apiKeys.list', ['tenant_id']),
 ];
 
 /** Never read the hash back out of list/get queries. */

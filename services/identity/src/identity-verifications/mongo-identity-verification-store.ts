@@ -1,4 +1,4 @@
-import { pageBefore, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
+import { pageBefore, queryShapesOf, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
 import { Schema, type Model } from 'mongoose';
 import { DuplicateRecord } from '../common/errors';
 import {
@@ -73,33 +73,18 @@ identityVerificationSchema.index({ tenant_id: 1, status: 1, id: -1 });
 identityVerificationSchema.index({ tenant_id: 1, purpose: 1, id: -1 });
 indexOutbox(identityVerificationSchema);
 
+const shapes = queryShapesOf('identity_verifications', 'id');
+
 /** Every query below, for the index-coverage test. */
 export const IDENTITY_VERIFICATION_QUERY_SHAPES: MongoQueryShape[] = [
-  {
-    query: 'identityVerifications.get / getById / answer / consume',
-    collection: 'identity_verifications',
-    equality: ['id'],
+  shapes.find('identityVerifications.get / getById / answer / consume', ['id'], {
     residual: ['tenant_id', 'status', 'answered_at', 'purpose', 'consumed_by', 'verified_at'],
-  },
-  {
-    query: 'identityVerifications.list',
-    collection: 'identity_verifications',
-    equality: ['tenant_id'],
-    sort: { id: -1 },
-  },
-  {
-    query: 'identityVerifications.list?status= (&purpose=)',
-    collection: 'identity_verifications',
-    equality: ['tenant_id', 'status'],
-    sort: { id: -1 },
+  }),
+  shapes.page('identityVerifications.list', ['tenant_id']),
+  shapes.page('identityVerifications.list?status= (&purpose=)', ['tenant_id', 'status'], {
     residual: ['purpose'],
-  },
-  {
-    query: 'identityVerifications.list?purpose=',
-    collection: 'identity_verifications',
-    equality: ['tenant_id', 'purpose'],
-    sort: { id: -1 },
-  },
+  }),
+  shapes.page('identityVerifications.list?purpose=', ['tenant_id', 'purpose']),
 ];
 
 function out(d: IdentityVerificationDoc): IdentityVerification {

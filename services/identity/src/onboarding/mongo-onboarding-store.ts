@@ -1,4 +1,4 @@
-import { pageBefore, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
+import { pageBefore, queryShapesOf, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
 import type { Model } from 'mongoose';
 import { DuplicateRecord } from '../common/errors';
 import {
@@ -48,26 +48,13 @@ onboardingSchema.index({ request_id: 1 }, { unique: true });
 onboardingSchema.index({ status: 1, request_id: -1 });
 indexOutbox(onboardingSchema);
 
+const shapes = queryShapesOf('onboarding_requests', 'request_id');
+
 /** Every query below, for the index-coverage test. */
 export const ONBOARDING_QUERY_SHAPES: MongoQueryShape[] = [
-  {
-    query: 'onboarding.get / decide',
-    collection: 'onboarding_requests',
-    equality: ['request_id'],
-    residual: ['status'],
-  },
-  {
-    query: 'onboarding.list',
-    collection: 'onboarding_requests',
-    equality: [],
-    sort: { request_id: -1 },
-  },
-  {
-    query: 'onboarding.list?status=',
-    collection: 'onboarding_requests',
-    equality: ['status'],
-    sort: { request_id: -1 },
-  },
+  shapes.find('onboarding.get / decide', ['request_id'], { residual: ['status'] }),
+  shapes.page('onboarding.list', []),
+  shapes.page('onboarding.list?status=', ['status']),
 ];
 
 function onboardingOut(d: OnboardingDoc): OnboardingRequest {

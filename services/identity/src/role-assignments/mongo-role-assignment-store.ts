@@ -1,4 +1,4 @@
-import { pageBefore, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
+import { pageBefore, queryShapesOf, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
 import type { Model } from 'mongoose';
 import { DuplicateRecord } from '../common/errors';
 import {
@@ -52,38 +52,17 @@ roleAssignmentSchema.index(
 );
 indexOutbox(roleAssignmentSchema);
 
+const shapes = queryShapesOf('role_assignments', 'assignment_id');
+
 /** Every query below, for the index-coverage test. */
 export const ROLE_ASSIGNMENT_QUERY_SHAPES: MongoQueryShape[] = [
-  {
-    query: 'roleAssignments.get / replace',
-    collection: 'role_assignments',
-    equality: ['tenant_id', 'assignment_id'],
+  shapes.find('roleAssignments.get / replace', ['tenant_id', 'assignment_id'], {
     residual: ['status', 'roles', 'updated_at'],
-  },
-  {
-    query: 'roleAssignments.findActive',
-    collection: 'role_assignments',
-    equality: ['tenant_id', 'subject_id', 'status'],
-  },
-  {
-    query: 'roleAssignments.list',
-    collection: 'role_assignments',
-    equality: ['tenant_id'],
-    sort: { assignment_id: -1 },
-  },
-  {
-    query: 'roleAssignments.list?subject_id=',
-    collection: 'role_assignments',
-    equality: ['tenant_id', 'subject_id'],
-    sort: { assignment_id: -1 },
-    residual: ['status'],
-  },
-  {
-    query: 'roleAssignments.list?status=',
-    collection: 'role_assignments',
-    equality: ['tenant_id', 'status'],
-    sort: { assignment_id: -1 },
-  },
+  }),
+  shapes.find('roleAssignments.findActive', ['tenant_id', 'subject_id', 'status']),
+  shapes.page('roleAssignments.list', ['tenant_id']),
+  shapes.page('roleAssignments.list?subject_id=', ['tenant_id', 'subject_id'], { residual: ['status'] }),
+  shapes.page('roleAssignments.list?status=', ['tenant_id', 'status']),
 ];
 
 function assignmentOut(d: RoleAssignmentDoc): RoleAssignment {

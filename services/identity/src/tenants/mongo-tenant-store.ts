@@ -1,4 +1,4 @@
-import { pageBefore, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
+import { pageBefore, queryShapesOf, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
 import type { Model } from 'mongoose';
 import { DuplicateRecord } from '../common/errors';
 import {
@@ -34,10 +34,12 @@ export const tenantSchema = identitySchema<TenantDoc>('tenants', {
 tenantSchema.index({ tenant_id: 1 }, { unique: true });
 indexOutbox(tenantSchema);
 
+const shapes = queryShapesOf('tenants', 'tenant_id');
+
 /** Every query below, for the index-coverage test. */
 export const TENANT_QUERY_SHAPES: MongoQueryShape[] = [
-  { query: 'tenants.get', collection: 'tenants', equality: ['tenant_id'] },
-  { query: 'tenants.list', collection: 'tenants', equality: [], sort: { tenant_id: -1 } },
+  shapes.find('tenants.get', ['tenant_id']),
+  shapes.page('tenants.list', []),
 ];
 
 function tenantOut(d: TenantDoc): Tenant {

@@ -1,4 +1,4 @@
-import type { AuditEvent, MongoQueryShape } from '@mandate/shared';
+import { queryShapesOf, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
 import { Schema, type Model } from 'mongoose';
 import { HIDDEN, identitySchema, indexOutbox, iso, pushOutbox, type WithOutbox } from '../common/mongo';
 import type { WidgetConfig } from './widget';
@@ -27,9 +27,11 @@ export const widgetSchema = identitySchema<WidgetDoc>(
 widgetSchema.index({ tenant_id: 1 }, { unique: true });
 indexOutbox(widgetSchema);
 
+const shapes = queryShapesOf('widget_configs');
+
 /** Every query below, for the index-coverage test. */
 export const WIDGET_CONFIG_QUERY_SHAPES: MongoQueryShape[] = [
-  { query: 'widgetConfigs.get / put', collection: 'widget_configs', equality: ['tenant_id'] },
+  shapes.find('widgetConfigs.get / put', ['tenant_id']),
 ];
 
 function widgetOut(d: WidgetDoc): WidgetConfig {

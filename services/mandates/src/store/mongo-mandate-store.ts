@@ -3,9 +3,11 @@ import {
   conflict,
   isDuplicateKeyError,
   markOutboxSent,
+  outboxQueryShapes,
   pageBefore,
   pendingOutboxEvents,
   pingMongo,
+  queryShapesOf,
   type AuditEvent,
   type MongoQueryShape,
 } from '@mandate/shared';
@@ -62,42 +64,21 @@ mandateSchema.index({ state: 1, expires_at: 1 });
 // events have keys here, so the scan is as long as the backlog); markSent: { 'outbox.id': { $in: ids } }.
 mandateSchema.index({ 'outbox.id': 1 });
 
+const shapes = queryShapesOf('mandates', 'id');
+
 /** Every query this adapter runs (see the methods below), for the index-coverage test. */
 export const MANDATE_QUERY_SHAPES: MongoQueryShape[] = [
-  { query: 'get', collection: 'mandates', equality: ['tenant_id', 'id'] },
-  { query: 'transition', collection: 'mandates', equality: ['tenant_id', 'id'], residual: ['version'] },
-  { query: 'list', collection: 'mandates', equality: ['tenant_id'], sort: { id: -1 } },
-  {
-    query: 'list?state=ACTIVE|SUSPENDED|REVOKED',
-    collection: 'mandates',
-    equality: ['tenant_id', 'state'],
-    sort: { id: -1 },
-    residual: ['expires_at'],
-  },
-  {
-    query: 'list?state=EXPIRED, each $or branch',
-    collection: 'mandates',
-    equality: ['tenant_id', 'state'],
-    sort: { id: -1 },
-    residual: ['expires_at'],
-  },
-  {
-    query: 'list?principal_id=',
-    collection: 'mandates',
-    equality: ['tenant_id', 'principal.id'],
-    sort: { id: -1 },
+  shapes.find('get', ['tenant_id', 'id']),
+  shapes.find('transition', ['tenant_id', 'id'], { residual: ['version'] }),
+  shapes.page('list', ['tenant_id']),
+  shapes.page('list?state=ACTIVE|SUSPENDED|REVOKED', ['tenant_id', 'state'], { residual: ['expires_at'] }),
+  shapes.page('list?state=EXPIRED, each $or branch', ['tenant_id', 'state'], { residual: ['expires_at'] }),
+  shapes.page('list?principal_id=', ['tenant_id', 'principal.id'], {
     residual: ['state', 'expires_at', 'delegate.id'],
-  },
-  {
-    query: 'list?delegate_id=',
-    collection: 'mandates',
-    equality: ['tenant_id', 'delegate.id'],
-    sort: { id: -1 },
-    residual: ['state', 'expires_at'],
-  },
-  { query: 'findDue', collection: 'mandates', equality: ['state'], sort: { expires_at: 1 } },
-  { query: 'pendingEvents', collection: 'mandates', equality: [], range: ['outbox.id'] },
-  { query: 'markSent', collection: 'mandates', equality: ['outbox.id'] },
+  }),
+  shapes.page('list?delegate_id=', ['tenant_id', 'delegate.id'], { residual: ['state', 'expires_at'] }),
+  shapes.find('findDue', ['state'], { sort: { expires_at: 1 } }),
+  ...outboxQueryShapes('mandates'),
 ];
 
 /** Reads never carry the outbox: it is the relay's, not the API's. */
