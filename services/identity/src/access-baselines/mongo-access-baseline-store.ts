@@ -5,17 +5,12 @@ import {
   type AuditEvent,
   type MongoQueryShape,
 } from '@mandate/shared';
-import { Schema, type Model } from 'mongoose';
-import { HIDDEN, identitySchema, indexOutbox, iso, pushOutbox, type WithOutbox } from '../common/mongo';
-import type { AccessBaseline, AccessSnapshot } from './access-baseline';
+import { Schema } from 'mongoose';
+import { CollectionStore, identitySchema, indexOutbox, iso, type StoredAs } from '../common/mongo';
+import type { AccessBaseline } from './access-baseline';
 import type { AccessBaselineStore } from './access-baseline-store';
 
-export interface AccessBaselineDoc extends WithOutbox {
-  tenant_id: string;
-  saved_at: Date;
-  saved_by: Actor;
-  snapshot: AccessSnapshot;
-}
+export type AccessBaselineDoc = StoredAs<AccessBaseline, 'saved_at'>;
 
 export const accessBaselineSchema = identitySchema<AccessBaselineDoc>(
   'access_baselines',
@@ -40,24 +35,12 @@ export const ACCESS_BASELINE_QUERY_SHAPES: MongoQueryShape[] = [
   shapes.find('accessBaselines.get / put', ['tenant_id'], { residual: ['saved_at'] }),
 ];
 
-function baselineOut(d: AccessBaselineDoc): AccessBaseline {
-  const saved_by: Actor = { type: d.saved_by.type };
-  if (d.saved_by.key_id !== undefined) saved_by.key_id = d.saved_by.key_id;
-  if (d.saved_by.subject_id !== undefined) saved_by.subject_id = d.saved_by.subject_id;
-  return {
-    tenant_id: d.tenant_id,
-    saved_at: iso(d.saved_at),
-    saved_by,
-    snapshot: structuredClone(d.snapshot),
-  };
-}
-
-export class MongoAccessBaselineStore implements AccessBaselineStore {
-  constructor(private readonly baselines: Model<AccessBaselineDoc>) {}
-
-  async get(tenantId: string): Promise<AccessBaseline | null> {
-    const d = await this.baselines.findOne({ tenant_id: tenantId }, HIDDEN).lean<AccessBaselineDoc>();
-    return d ? baselineOut(d) : null;
+export class MongoAccessBaselineStore
+  extends CollectionStore<AccessBaselineDoc, AccessBaseline>
+  implements AccessBaselineStore
+{
+  get(tenantId: string): Promise<AccessBaseline | null> {
+    return this.findOneOut({ tenant_id: tenantId });
   }
 
   async put(baseline: AccessBaseline, outbox?: AuditEvent[]): Promise<boolean> {
@@ -65,13 +48,10 @@ export class MongoAccessBaselineStore implements AccessBaselineStore {
     // Matches the tenant's baseline only while it was saved at or before this one; absent, the
     // upsert inserts. A later one present makes the upsert's insert hit the unique index.
     const write = () =>
-      this.baselines.updateOne(
+      this.upsertWithEvents(
         { tenant_id: baseline.tenant_id, saved_at: { $lte: savedAt } },
-        {
-          $set: { saved_at: savedAt, saved_by: baseline.saved_by, snapshot: baseline.snapshot },
-          ...pushOutbox(outbox),
-        },
-        { upsert: true },
+        { saved_at: savedAt, saved_by: baseline.saved_by, snapshot: baseline.snapshot },
+        outbox,
       );
     try {
       await write();
@@ -88,5 +68,17 @@ export class MongoAccessBaselineStore implements AccessBaselineStore {
       if (isDuplicateKeyError(err)) return false;
       throw err;
     }
+  }
+
+  protected out(d: AccessBaselineDoc): AccessBaseline {
+    const saved_by: Actor = { type: d.saved_by.type };
+    if (d.saved_by.key_id !== undefined) saved_by.key_id = d.saved_by.key_id;
+    if (d.saved_by.subject_id !== undefined) saved_by.subject_id = d.saved_by.subject_id;
+    return {
+      tenant_id: d.tenant_id,
+      saved_at: iso(d.saved_at),
+      saved_by,
+      snapshot: structuredClone(d.snapshot),
+    };
   }
 }

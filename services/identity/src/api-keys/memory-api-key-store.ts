@@ -2,14 +2,8 @@ import { SortedById, takeMatching, type AuditEvent, type MemoryOutbox } from '@m
 import { DuplicateRecord } from '../common/errors';
 import { sortedIds } from '../common/memory';
 import type { ListOptions } from '../common/store';
-import {
-  PendingSuccessorExists,
-  toApiKey,
-  type ApiKey,
-  type ApiKeyRecord,
-  type ApiKeyStatus,
-} from './api-key';
-import type { ApiKeyStore } from './api-key-store';
+import { PendingSuccessorExists, toApiKey, type ApiKey, type ApiKeyRecord } from './api-key';
+import type { ApiKeyStore, KeyStatusChange } from './api-key-store';
 
 /** Maps keyed the way the Mongo unique indexes are, so the same writes are refused. */
 export class MemoryApiKeyStore implements ApiKeyStore {
@@ -62,7 +56,7 @@ export class MemoryApiKeyStore implements ApiKeyStore {
   async setStatus(
     tenantId: string,
     keyId: string,
-    { from, to }: { from: ApiKeyStatus; to: ApiKeyStatus },
+    { from, to }: KeyStatusChange,
     outbox?: AuditEvent[],
   ): Promise<ApiKey | null> {
     const r = this.keys.get(tenantId)?.get(keyId);

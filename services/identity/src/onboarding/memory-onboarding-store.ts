@@ -1,9 +1,8 @@
 import { takeMatching, type AuditEvent, type MemoryOutbox, type SortedById } from '@mandate/shared';
 import { DuplicateRecord } from '../common/errors';
 import { newSortedIds, sortedIds } from '../common/memory';
-import type { ListOptions } from '../common/store';
 import type { OnboardingRequest, OnboardingStatus } from './onboarding';
-import type { OnboardingStore } from './onboarding-store';
+import type { OnboardingListOptions, OnboardingStore } from './onboarding-store';
 
 export class MemoryOnboardingStore implements OnboardingStore {
   private readonly requests = new Map<string, OnboardingRequest>();
@@ -28,11 +27,7 @@ export class MemoryOnboardingStore implements OnboardingStore {
     return r ? structuredClone(r) : null;
   }
 
-  async list({
-    limit,
-    before,
-    status,
-  }: ListOptions & { status?: OnboardingStatus }): Promise<OnboardingRequest[]> {
+  async list({ limit, before, status }: OnboardingListOptions): Promise<OnboardingRequest[]> {
     const walk = status === undefined ? this.ids.all : this.ids.byStatus.get(status);
     if (!walk) return [];
     return takeMatching(walk.newestFirst(before), () => true, limit).map((id) =>
