@@ -7,10 +7,23 @@
  * (several producers, a redelivery) is placed by binary search, moving only the records newer than
  * it (few, since late ids are recent ones). A removal moves the records after it the same way.
  */
+/** The id of an index entry that is itself an id. */
+export const plainId = (id: string): string => id;
+
 export class SortedById<T> {
   private readonly items: T[] = [];
 
   constructor(private readonly idOf: (item: T) => string) {}
+
+  /** Plain ids kept sorted (the memory stores' indexes, each id naming a record in a Map). */
+  static ofIds(): SortedById<string> {
+    return new SortedById(plainId);
+  }
+
+  /** The ids sorted in `indexes` under `value` (created empty on first use). */
+  static idsUnder<K>(indexes: Map<K, SortedById<string>>, value: K): SortedById<string> {
+    return valueFor(indexes, value, SortedById.ofIds);
+  }
 
   get size(): number {
     return this.items.length;
@@ -122,4 +135,11 @@ export function takeMatching<T>(items: Iterable<T>, matches: (item: T) => boolea
     if (out.length >= count) break;
   }
   return out;
+}
+
+/** The value under `key` in `map`, made by `create` and kept there on first use. */
+export function valueFor<K, V>(map: Map<K, V>, key: K, create: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) map.set(key, (value = create()));
+  return value;
 }

@@ -1,6 +1,5 @@
-import { takeMatching, type AuditEvent, type MemoryOutbox, type SortedById } from '@mandate/shared';
+import { SortedById, takeMatching, type AuditEvent, type MemoryOutbox } from '@mandate/shared';
 import { DuplicateRecord } from '../common/errors';
-import { newSortedIds, sortedIds } from '../common/memory';
 import type { OnboardingRequest, OnboardingStatus } from './onboarding';
 import type { OnboardingListOptions, OnboardingStore } from './onboarding-store';
 
@@ -8,7 +7,7 @@ export class MemoryOnboardingStore implements OnboardingStore {
   private readonly requests = new Map<string, OnboardingRequest>();
   /** Request ids sorted: all, by status */
   private readonly ids = {
-    all: newSortedIds(),
+    all: SortedById.ofIds(),
     byStatus: new Map<OnboardingStatus, SortedById<string>>(),
   };
 
@@ -18,7 +17,7 @@ export class MemoryOnboardingStore implements OnboardingStore {
     if (this.requests.has(request.id)) throw new DuplicateRecord('Onboarding request');
     this.requests.set(request.id, structuredClone(request));
     this.ids.all.insert(request.id);
-    sortedIds(this.ids.byStatus, request.status).insert(request.id);
+    SortedById.idsUnder(this.ids.byStatus, request.status).insert(request.id);
     this.outbox.add(`onboarding:${request.id}`, outbox);
   }
 
@@ -39,7 +38,7 @@ export class MemoryOnboardingStore implements OnboardingStore {
     const r = this.requests.get(decided.id);
     if (!r || r.status !== 'PENDING') return null;
     this.ids.byStatus.get(r.status)?.remove(r.id);
-    sortedIds(this.ids.byStatus, decided.status).insert(r.id);
+    SortedById.idsUnder(this.ids.byStatus, decided.status).insert(r.id);
     r.status = decided.status;
     r.decided_at = decided.decided_at;
     r.tenant_id = decided.tenant_id;
