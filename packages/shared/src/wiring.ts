@@ -120,3 +120,37 @@ export async function composeEventPublisher(c: {
   });
   return adapter;
 }
+
+/**
+ * A service whose writes keep their events in an outbox: its store, and the publisher its relay
+ * drains that outbox to, each by the composition rule (composeMongoStore, then composeEventPublisher).
+ * The memory store's data dies with the process, which is logged; `busWarning`, when given, is
+ * logged when the events go to a private in-process bus.
+ */
+export async function composeStoreAndPublisher<T>(
+  service: string,
+  context: {
+    config: { MONGO_URL?: string; MONGO_DB: string; AMQP_URL?: string; AMQP_NAMESPACE: string };
+    logger: Logger;
+    closers: Closers;
+  },
+  overrides: { store?: T; publisher?: EventPublisher },
+  adapters: { mongo(connection: Connection): Promise<T>; memory(): T },
+  busWarning?: string,
+): Promise<{ store: T; publisher: EventPublisher }> {
+  const store = await composeMongoStore<T>({
+    ...context,
+    create: adapters.mongo,
+    override: overrides.store,
+    local: () => {
+      context.logger.warn(`${service}: in-memory store (no MONGO_URL); data is lost on restart`);
+      return adapters.memory();
+    },
+  });
+  const publisher = await composeEventPublisher({
+    ...context,
+    override: overrides.publisher,
+    localWarning: busWarning,
+  });
+  return { store, publisher };
+}
