@@ -1,9 +1,12 @@
+import type { Express } from 'express';
 import type { Connection } from 'mongoose';
 import { InProcessBus, RabbitPublisher, amqpTopology, type EventPublisher } from './bus';
 import { compose } from './composition';
 import { internalTokens, type InternalTokens } from './internal-token';
 import type { Logger } from './logger';
 import { connectMongo } from './mongo';
+import type { OutboxRelay } from './outbox';
+import { appLifecycle, type AppLifecycle, type BackgroundTask } from './server';
 import { systemClock, type Clock } from './time';
 
 /**
@@ -153,4 +156,17 @@ export async function composeStoreAndPublisher<T>(
     localWarning: busWarning,
   });
   return { store, publisher };
+}
+
+/**
+ * The start()/stop() of an app whose writes keep their events in an outbox, with `relay`, its own
+ * relay (none when the deps came with one): stopped last, after `tasks`, so what the requests
+ * stored is relayed now if the broker allows, else after the next start.
+ */
+export function outboxAppLifecycle(
+  app: Express,
+  relay: OutboxRelay | undefined,
+  tasks: readonly (BackgroundTask | undefined)[],
+): { app: Express; relay: OutboxRelay | undefined } & AppLifecycle {
+  return { app, relay, ...appLifecycle(app, [...tasks, relay]) };
 }
