@@ -23,6 +23,21 @@ export function isDuplicateKeyError(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
 }
 
+/** One insert of `doc`; a unique index refusing it becomes `refused(keyPattern)` (a domain conflict). */
+export async function insertOrRefuse<D>(
+  model: Model<D>,
+  doc: NoInfer<D>,
+  refused: (keyPattern: Record<string, unknown>) => Error,
+): Promise<void> {
+  try {
+    await model.create(doc);
+  } catch (err) {
+    if (isDuplicateKeyError(err))
+      throw refused((err as { keyPattern?: Record<string, unknown> }).keyPattern ?? {});
+    throw err;
+  }
+}
+
 /**
  * One query an adapter runs, declared next to the code that runs it, so a test can check that a
  * declared index serves it (equality fields first, then the sort, then ranges: the ESR rule).
@@ -83,6 +98,17 @@ export function outboxQueryShapes(collection: string): MongoQueryShape[] {
 export interface OutboxDoc {
   outbox?: AuditEvent[];
 }
+
+/** Reads never carry the outbox (it is the relay's, not the API's), nor MongoDB's _id. */
+export const WITHOUT_OUTBOX = { _id: 0, outbox: 0 } as const;
+
+/** The events stored by an insert, in the inserted document itself, or nothing. */
+export const withOutbox = (events: AuditEvent[] | undefined) =>
+  events && events.length > 0 ? { outbox: events } : {};
+
+/** $push of the events in the same single-document update as the change they record, or nothing. */
+export const pushOutbox = (events: AuditEvent[] | undefined) =>
+  events && events.length > 0 ? { $push: { outbox: { $each: events } } } : {};
 
 /**
  * The relay's read across the outbox collections, in order: whole documents' events (a change's

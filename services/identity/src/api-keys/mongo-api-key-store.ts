@@ -1,14 +1,6 @@
-import { queryShapesOf, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
+import { WITHOUT_OUTBOX, queryShapesOf, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
 import { DuplicateRecord } from '../common/errors';
-import {
-  CollectionStore,
-  HIDDEN,
-  identitySchema,
-  indexOutbox,
-  iso,
-  isoOrNull,
-  type StoredAs,
-} from '../common/mongo';
+import { CollectionStore, identitySchema, indexOutbox, iso, isoOrNull, type StoredAs } from '../common/mongo';
 import type { ListOptions } from '../common/store';
 import { PendingSuccessorExists, toApiKey, type ApiKey, type ApiKeyRecord } from './api-key';
 import type { ApiKeyStore, KeyStatusChange } from './api-key-store';
@@ -64,7 +56,7 @@ export const API_KEY_QUERY_SHAPES: MongoQueryShape[] = [
 ];
 
 /** Never read the hash back out of list/get queries. */
-const WITHOUT_HASH = { ...HIDDEN, secret_hash: 0 } as const;
+const WITHOUT_HASH = { ...WITHOUT_OUTBOX, secret_hash: 0 } as const;
 
 function apiKeyRecordOut(d: ApiKeyDoc): ApiKeyRecord {
   return {
@@ -143,7 +135,7 @@ export class MongoApiKeyStore extends CollectionStore<ApiKeyDoc, ApiKey> impleme
   }
 
   async findByHash(secretHash: string): Promise<ApiKeyRecord | null> {
-    const d = await this.model.findOne({ secret_hash: secretHash }, HIDDEN).lean<ApiKeyDoc>();
+    const d = await this.model.findOne({ secret_hash: secretHash }, WITHOUT_OUTBOX).lean<ApiKeyDoc>();
     return d ? apiKeyRecordOut(d) : null;
   }
 

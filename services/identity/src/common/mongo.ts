@@ -1,4 +1,11 @@
-import { isDuplicateKeyError, pageBefore, type AuditEvent } from '@mandate/shared';
+import {
+  WITHOUT_OUTBOX,
+  insertOrRefuse,
+  pageBefore,
+  pushOutbox,
+  withOutbox,
+  type AuditEvent,
+} from '@mandate/shared';
 import {
   Schema,
   type FilterQuery,
@@ -42,17 +49,6 @@ export function indexOutbox(schema: Schema): void {
   schema.index({ 'outbox.id': 1 });
 }
 
-/** The events stored with an insert, or nothing. */
-const withOutbox = (events: AuditEvent[] | undefined) =>
-  events && events.length > 0 ? { outbox: events } : {};
-
-/** $push of the events with an update, or nothing. */
-const pushOutbox = (events: AuditEvent[] | undefined) =>
-  events && events.length > 0 ? { $push: { outbox: { $each: events } } } : {};
-
-/** Reads never carry the outbox: it is the relay's. */
-export const HIDDEN = { _id: 0, outbox: 0 } as const;
-
 export const iso = (d: Date) => d.toISOString();
 export const isoOrNull = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
@@ -82,18 +78,12 @@ export abstract class CollectionStore<D extends WithOutbox, T> {
     events: AuditEvent[] | undefined,
     refused: (keyPattern: Record<string, unknown>) => Error,
   ): Promise<void> {
-    try {
-      await this.model.create({ ...doc, ...withOutbox(events) });
-    } catch (err) {
-      if (isDuplicateKeyError(err))
-        throw refused((err as { keyPattern?: Record<string, unknown> }).keyPattern ?? {});
-      throw err;
-    }
+    await insertOrRefuse(this.model, { ...doc, ...withOutbox(events) } as D, refused);
   }
 
   protected async findOneOut(
     filter: FilterQuery<D>,
-    projection: ProjectionType<D> = HIDDEN,
+    projection: ProjectionType<D> = WITHOUT_OUTBOX,
   ): Promise<T | null> {
     const d = await this.model.findOne(filter, projection).lean<D>();
     return d ? this.out(d) : null;
@@ -102,7 +92,7 @@ export abstract class CollectionStore<D extends WithOutbox, T> {
   /** A page of a cursor list, newest first (see pageBefore). */
   protected async pageOut(
     page: { filter: FilterQuery<D>; key: keyof D & string; before: string | undefined; limit: number },
-    projection: ProjectionType<D> = HIDDEN,
+    projection: ProjectionType<D> = WITHOUT_OUTBOX,
   ): Promise<T[]> {
     const docs = await pageBefore(this.model, { ...page, projection });
     return docs.map((d) => this.out(d));
@@ -128,7 +118,7 @@ export abstract class CollectionStore<D extends WithOutbox, T> {
     guard: FilterQuery<D>,
     set: UpdateQuery<D>['$set'],
     events?: AuditEvent[],
-    projection: ProjectionType<D> = HIDDEN,
+    projection: ProjectionType<D> = WITHOUT_OUTBOX,
   ): Promise<T | null> {
     const d = await this.model
       .findOneAndUpdate(guard, { $set: set, ...pushOutbox(events) }, { new: true, projection })

@@ -1,13 +1,16 @@
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 import {
+  WITHOUT_OUTBOX,
   conflict,
-  isDuplicateKeyError,
+  insertOrRefuse,
   markOutboxSent,
   outboxQueryShapes,
   pageBefore,
   pendingOutboxEvents,
   pingMongo,
+  pushOutbox,
   queryShapesOf,
+  withOutbox,
   type AuditEvent,
   type MongoQueryShape,
 } from '@mandate/shared';
@@ -81,9 +84,6 @@ export const MANDATE_QUERY_SHAPES: MongoQueryShape[] = [
   ...outboxQueryShapes('mandates'),
 ];
 
-/** Reads never carry the outbox: it is the relay's, not the API's. */
-const PROJECTION = { _id: 0, outbox: 0 } as const;
-
 export class MongoMandateStore implements MandateStore {
   readonly kind = 'mongo' as const;
 
@@ -101,18 +101,15 @@ export class MongoMandateStore implements MandateStore {
 
   async create(tenantId: string, mandate: Mandate, outbox: AuditEvent[] = []): Promise<Mandate> {
     const doc = toDoc({ ...mandate, tenant_id: tenantId });
-    try {
-      // One insert holds the mandate and its MANDATE_CREATED: both are stored or neither is.
-      await this.model.create(outbox.length > 0 ? { ...doc, outbox } : doc);
-    } catch (err) {
-      if (isDuplicateKeyError(err)) throw conflict('Mandate already exists');
-      throw err;
-    }
+    // One insert holds the mandate and its MANDATE_CREATED: both are stored or neither is.
+    await insertOrRefuse(this.model, { ...doc, ...withOutbox(outbox) }, () =>
+      conflict('Mandate already exists'),
+    );
     return fromDoc(doc);
   }
 
   async get(tenantId: string, id: string): Promise<Mandate | null> {
-    const doc = await this.model.findOne({ tenant_id: tenantId, id }, PROJECTION).lean<MandateDoc>();
+    const doc = await this.model.findOne({ tenant_id: tenantId, id }, WITHOUT_OUTBOX).lean<MandateDoc>();
     return doc ? fromDoc(doc) : null;
   }
 
@@ -147,7 +144,7 @@ export class MongoMandateStore implements MandateStore {
       key: 'id',
       before: query.afterId,
       limit: query.limit + 1,
-      projection: PROJECTION,
+      projection: WITHOUT_OUTBOX,
     });
     return docs.map(fromDoc);
   }
@@ -165,9 +162,9 @@ export class MongoMandateStore implements MandateStore {
         {
           $set: { state: patch.state, version: patch.version, updated_at: new Date(patch.updated_at) },
           // Same single-document update as the state change: atomic without a transaction.
-          ...(outbox.length > 0 ? { $push: { outbox: { $each: outbox } } } : {}),
+          ...pushOutbox(outbox),
         },
-        { returnDocument: 'after', projection: PROJECTION },
+        { returnDocument: 'after', projection: WITHOUT_OUTBOX },
       )
       .lean<MandateDoc>();
     return doc ? fromDoc(doc) : null;
@@ -175,7 +172,7 @@ export class MongoMandateStore implements MandateStore {
 
   async findDue(now: Date, limit: number): Promise<Mandate[]> {
     const docs = await this.model
-      .find({ state: { $in: [...EXPIRABLE_STATES] }, expires_at: { $ne: null, $lte: now } }, PROJECTION)
+      .find({ state: { $in: [...EXPIRABLE_STATES] }, expires_at: { $ne: null, $lte: now } }, WITHOUT_OUTBOX)
       .sort({ expires_at: 1 })
       .limit(limit)
       .lean<MandateDoc[]>();
