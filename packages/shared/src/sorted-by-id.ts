@@ -1,3 +1,6 @@
+/** The id of an index entry that is itself an id. */
+export const plainId = (id: string): string => id;
+
 /**
  * The in-memory stores' index: records kept sorted by id (ids sort by creation time), so a page
  * newest first behind a cursor is a binary search plus a walk of the page — O(log n + limit), where
@@ -7,9 +10,6 @@
  * (several producers, a redelivery) is placed by binary search, moving only the records newer than
  * it (few, since late ids are recent ones). A removal moves the records after it the same way.
  */
-/** The id of an index entry that is itself an id. */
-export const plainId = (id: string): string => id;
-
 export class SortedById<T> {
   private readonly items: T[] = [];
 
