@@ -5,6 +5,7 @@ import {
   pushOutbox,
   withOutbox,
   type AuditEvent,
+  type OutboxDoc,
 } from '@mandate/shared';
 import {
   Schema,
@@ -20,9 +21,7 @@ import {
  * Every document may carry `outbox`: audit events of its own changes not yet confirmed by the
  * broker, written by the same single-document insert or update as the change (no transactions).
  */
-export interface WithOutbox {
-  outbox?: AuditEvent[];
-}
+export type WithOutbox = OutboxDoc;
 
 const outboxField = { type: [Schema.Types.Mixed], default: undefined };
 
