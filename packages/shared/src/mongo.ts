@@ -99,6 +99,15 @@ export interface OutboxDoc {
   outbox?: AuditEvent[];
 }
 
+/**
+ * A record of the domain as its document stores it: the timestamps `Dates` as Dates (so they
+ * compare and index as times; nullable where the record's are), the rest as the record has them
+ * but for `Renamed` (the document names those its own way), and the outbox.
+ */
+export type StoredAs<T, Dates extends keyof T, Renamed extends keyof T = never> = Omit<T, Dates | Renamed> & {
+  [K in Dates]: null extends T[K] ? Date | null : Date;
+} & OutboxDoc;
+
 /** Reads never carry the outbox (it is the relay's, not the API's), nor MongoDB's _id. */
 export const WITHOUT_OUTBOX = { _id: 0, outbox: 0 } as const;
 

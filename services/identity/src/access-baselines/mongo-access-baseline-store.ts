@@ -4,9 +4,10 @@ import {
   type Actor,
   type AuditEvent,
   type MongoQueryShape,
+  type StoredAs,
 } from '@mandate/shared';
 import { Schema } from 'mongoose';
-import { CollectionStore, identitySchema, indexOutbox, iso, type StoredAs } from '../common/mongo';
+import { CollectionStore, identitySchema, indexOutbox, iso } from '../common/mongo';
 import type { AccessBaseline } from './access-baseline';
 import type { AccessBaselineStore } from './access-baseline-store';
 

@@ -1,6 +1,12 @@
-import { WITHOUT_OUTBOX, queryShapesOf, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
+import {
+  WITHOUT_OUTBOX,
+  queryShapesOf,
+  type AuditEvent,
+  type MongoQueryShape,
+  type StoredAs,
+} from '@mandate/shared';
 import { DuplicateRecord } from '../common/errors';
-import { CollectionStore, identitySchema, indexOutbox, iso, isoOrNull, type StoredAs } from '../common/mongo';
+import { CollectionStore, identitySchema, indexOutbox, iso, isoOrNull } from '../common/mongo';
 import type { ListOptions } from '../common/store';
 import { PendingSuccessorExists, toApiKey, type ApiKey, type ApiKeyRecord } from './api-key';
 import type { ApiKeyStore, KeyStatusChange } from './api-key-store';

@@ -52,15 +52,6 @@ export const iso = (d: Date) => d.toISOString();
 export const isoOrNull = (d: Date | null | undefined) => (d ? d.toISOString() : null);
 
 /**
- * A record of the domain as its document stores it: the timestamps `Dates` as Dates (so they
- * compare and index as times; nullable where the record's are), the rest as the record has them
- * but for `Renamed` (the document names those its own way), and the outbox.
- */
-export type StoredAs<T, Dates extends keyof T, Renamed extends keyof T = never> = Omit<T, Dates | Renamed> & {
-  [K in Dates]: null extends T[K] ? Date | null : Date;
-} & WithOutbox;
-
-/**
  * What every Mongo store of identity does with its one collection: a document goes in with its
  * events in the same insert, a change is a guarded update storing its events with it, and lean
  * documents come out as plain domain objects (`out`) without the outbox.

@@ -1,7 +1,7 @@
-import { queryShapesOf, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
+import { queryShapesOf, type AuditEvent, type MongoQueryShape, type StoredAs } from '@mandate/shared';
 import { Schema, type FilterQuery } from 'mongoose';
 import { DuplicateRecord } from '../common/errors';
-import { CollectionStore, identitySchema, indexOutbox, iso, isoOrNull, type StoredAs } from '../common/mongo';
+import { CollectionStore, identitySchema, indexOutbox, iso, isoOrNull } from '../common/mongo';
 import type { Answer, IdentityVerification } from './identity-verification';
 import type { IdentityVerificationFilter, IdentityVerificationStore } from './identity-verification-store';
 import type { ListOptions } from '../common/store';

@@ -1,6 +1,6 @@
-import { queryShapesOf, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
+import { queryShapesOf, type AuditEvent, type MongoQueryShape, type StoredAs } from '@mandate/shared';
 import { DuplicateRecord } from '../common/errors';
-import { CollectionStore, identitySchema, indexOutbox, iso, isoOrNull, type StoredAs } from '../common/mongo';
+import { CollectionStore, identitySchema, indexOutbox, iso, isoOrNull } from '../common/mongo';
 import type { OnboardingRequest } from './onboarding';
 import type { OnboardingListOptions, OnboardingStore } from './onboarding-store';
 

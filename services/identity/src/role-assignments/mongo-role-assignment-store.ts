@@ -1,7 +1,7 @@
-import { queryShapesOf, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
+import { queryShapesOf, type AuditEvent, type MongoQueryShape, type StoredAs } from '@mandate/shared';
 import type { FilterQuery } from 'mongoose';
 import { DuplicateRecord } from '../common/errors';
-import { CollectionStore, identitySchema, indexOutbox, iso, type StoredAs } from '../common/mongo';
+import { CollectionStore, identitySchema, indexOutbox, iso } from '../common/mongo';
 import { DuplicateRoleAssignment, type RoleAssignment, type RoleAssignmentStatus } from './roles';
 import type { RoleAssignmentStore } from './role-assignment-store';
 import type { ListOptions } from '../common/store';

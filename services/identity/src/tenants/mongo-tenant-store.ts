@@ -1,6 +1,6 @@
-import { queryShapesOf, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
+import { queryShapesOf, type AuditEvent, type MongoQueryShape, type StoredAs } from '@mandate/shared';
 import { DuplicateRecord } from '../common/errors';
-import { CollectionStore, identitySchema, indexOutbox, iso, type StoredAs } from '../common/mongo';
+import { CollectionStore, identitySchema, indexOutbox, iso } from '../common/mongo';
 import type { Tenant } from './tenant';
 import type { TenantStore } from './tenant-store';
 import type { ListOptions } from '../common/store';

@@ -1,6 +1,6 @@
-import { queryShapesOf, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
+import { queryShapesOf, type AuditEvent, type MongoQueryShape, type StoredAs } from '@mandate/shared';
 import { Schema } from 'mongoose';
-import { CollectionStore, identitySchema, indexOutbox, iso, type StoredAs } from '../common/mongo';
+import { CollectionStore, identitySchema, indexOutbox, iso } from '../common/mongo';
 import type { WidgetConfig } from './widget';
 import type { WidgetConfigStore } from './widget-config-store';
 

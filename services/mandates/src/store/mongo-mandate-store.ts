@@ -13,19 +13,13 @@ import {
   withOutbox,
   type AuditEvent,
   type MongoQueryShape,
+  type StoredAs,
 } from '@mandate/shared';
 import { EXPIRABLE_STATES, MANDATE_STATES, type Mandate } from '../domain/mandate';
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
 
 /** The document as MongoDB holds it: timestamps as Dates so they compare and index as times. */
-interface MandateDoc extends Omit<Mandate, 'valid_from' | 'expires_at' | 'created_at' | 'updated_at'> {
-  valid_from: Date | null;
-  expires_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-  /** Audit events of this mandate's changes not yet confirmed by the broker (the outbox). */
-  outbox?: AuditEvent[];
-}
+type MandateDoc = StoredAs<Mandate, 'valid_from' | 'expires_at' | 'created_at' | 'updated_at'>;
 
 export const mandateSchema = new Schema<MandateDoc>(
   {
