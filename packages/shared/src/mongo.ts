@@ -23,6 +23,21 @@ export function isDuplicateKeyError(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: number }).code === 11000;
 }
 
+/** One insert of `doc`; a unique index refusing it becomes `refused(keyPattern)` (a domain conflict). */
+export async function insertOrRefuse<D>(
+  model: Model<D>,
+  doc: NoInfer<D>,
+  refused: (keyPattern: Record<string, unknown>) => Error,
+): Promise<void> {
+  try {
+    await model.create(doc);
+  } catch (err) {
+    if (isDuplicateKeyError(err))
+      throw refused((err as { keyPattern?: Record<string, unknown> }).keyPattern ?? {});
+    throw err;
+  }
+}
+
 /**
  * One query an adapter runs, declared next to the code that runs it, so a test can check that a
  * declared index serves it (equality fields first, then the sort, then ranges: the ESR rule).
@@ -41,10 +56,68 @@ export interface MongoQueryShape {
   residual?: string[];
 }
 
+/** What a shape adds to its equality fields. */
+type ShapeDetail = Pick<MongoQueryShape, 'sort' | 'range' | 'residual'>;
+
+/** The sort of a cursor list: `key` descending, newest first (ids sort by creation). */
+const newestFirst = (key: string): Record<string, -1> => ({ [key]: -1 });
+
+/**
+ * The shapes of one collection's queries, the collection named once. `page` is the shape of a
+ * `pageBefore` list on `pageKey` (its filter's equality fields, then pageBefore's own sort), so a
+ * list's declared shape cannot drift from the query it runs (`_id` when the collection is never
+ * listed); `find` is any other query.
+ */
+export function queryShapesOf(collection: string, pageKey = '_id') {
+  return {
+    find: (query: string, equality: string[], detail: ShapeDetail = {}): MongoQueryShape => ({
+      query,
+      collection,
+      equality,
+      ...detail,
+    }),
+    page: (query: string, equality: string[], detail: Omit<ShapeDetail, 'sort'> = {}): MongoQueryShape => ({
+      query,
+      collection,
+      equality,
+      sort: newestFirst(pageKey),
+      ...detail,
+    }),
+  };
+}
+
+/** The relay's queries on one outbox collection: `pendingOutboxEvents` and `markOutboxSent` below. */
+export function outboxQueryShapes(collection: string): MongoQueryShape[] {
+  return [
+    { query: 'pendingEvents', collection, equality: [], range: ['outbox.id'] },
+    { query: 'markSent', collection, equality: ['outbox.id'] },
+  ];
+}
+
 /** A document that may carry `outbox`: audit events of its own changes not yet confirmed by the broker. */
 export interface OutboxDoc {
   outbox?: AuditEvent[];
 }
+
+/**
+ * A record of the domain as its document stores it: the timestamps `Dates` as Dates (so they
+ * compare and index as times; nullable where the record's are), the rest as the record has them
+ * but for `Renamed` (the document names those its own way), and the outbox.
+ */
+export type StoredAs<T, Dates extends keyof T, Renamed extends keyof T = never> = Omit<T, Dates | Renamed> & {
+  [K in Dates]: null extends T[K] ? Date | null : Date;
+} & OutboxDoc;
+
+/** Reads never carry the outbox (it is the relay's, not the API's), nor MongoDB's _id. */
+export const WITHOUT_OUTBOX = { _id: 0, outbox: 0 } as const;
+
+/** The events stored by an insert, in the inserted document itself, or nothing. */
+export const withOutbox = (events: AuditEvent[] | undefined) =>
+  events && events.length > 0 ? { outbox: events } : {};
+
+/** $push of the events in the same single-document update as the change they record, or nothing. */
+export const pushOutbox = (events: AuditEvent[] | undefined) =>
+  events && events.length > 0 ? { $push: { outbox: { $each: events } } } : {};
 
 /**
  * The relay's read across the outbox collections, in order: whole documents' events (a change's
@@ -102,15 +175,11 @@ export function pageBefore<D>(
     key: keyof D & string;
     before: string | undefined;
     limit: number;
-    projection: ProjectionType<D>;
+    /** Absent: whole documents. */
+    projection?: ProjectionType<D>;
   },
 ): Promise<D[]> {
   const { filter, key, before, limit, projection } = page;
   const query = before === undefined ? filter : ({ ...filter, [key]: { $lt: before } } as FilterQuery<D>);
-  return model
-    .find(query, projection)
-    .sort({ [key]: -1 })
-    .limit(limit)
-    .lean<D[]>()
-    .exec();
+  return model.find(query, projection).sort(newestFirst(key)).limit(limit).lean<D[]>().exec();
 }

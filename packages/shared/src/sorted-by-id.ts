@@ -1,3 +1,6 @@
+/** The id of an index entry that is itself an id. */
+export const plainId = (id: string): string => id;
+
 /**
  * The in-memory stores' index: records kept sorted by id (ids sort by creation time), so a page
  * newest first behind a cursor is a binary search plus a walk of the page — O(log n + limit), where
@@ -11,6 +14,16 @@ export class SortedById<T> {
   private readonly items: T[] = [];
 
   constructor(private readonly idOf: (item: T) => string) {}
+
+  /** Plain ids kept sorted (the memory stores' indexes, each id naming a record in a Map). */
+  static ofIds(): SortedById<string> {
+    return new SortedById(plainId);
+  }
+
+  /** The ids sorted in `indexes` under `value` (created empty on first use). */
+  static idsUnder<K>(indexes: Map<K, SortedById<string>>, value: K): SortedById<string> {
+    return valueFor(indexes, value, SortedById.ofIds);
+  }
 
   get size(): number {
     return this.items.length;
@@ -122,4 +135,11 @@ export function takeMatching<T>(items: Iterable<T>, matches: (item: T) => boolea
     if (out.length >= count) break;
   }
   return out;
+}
+
+/** The value under `key` in `map`, made by `create` and kept there on first use. */
+export function valueFor<K, V>(map: Map<K, V>, key: K, create: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) map.set(key, (value = create()));
+  return value;
 }

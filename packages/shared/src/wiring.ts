@@ -1,9 +1,12 @@
+import type { Express } from 'express';
 import type { Connection } from 'mongoose';
 import { InProcessBus, RabbitPublisher, amqpTopology, type EventPublisher } from './bus';
 import { compose } from './composition';
 import { internalTokens, type InternalTokens } from './internal-token';
 import type { Logger } from './logger';
 import { connectMongo } from './mongo';
+import type { OutboxRelay } from './outbox';
+import { appLifecycle, type AppLifecycle, type BackgroundTask } from './server';
 import { systemClock, type Clock } from './time';
 
 /**
@@ -119,4 +122,51 @@ export async function composeEventPublisher(c: {
     },
   });
   return adapter;
+}
+
+/**
+ * A service whose writes keep their events in an outbox: its store, and the publisher its relay
+ * drains that outbox to, each by the composition rule (composeMongoStore, then composeEventPublisher).
+ * The memory store's data dies with the process, which is logged; `busWarning`, when given, is
+ * logged when the events go to a private in-process bus.
+ */
+export async function composeStoreAndPublisher<T>(
+  service: string,
+  context: {
+    config: { MONGO_URL?: string; MONGO_DB: string; AMQP_URL?: string; AMQP_NAMESPACE: string };
+    logger: Logger;
+    closers: Closers;
+  },
+  overrides: { store?: T; publisher?: EventPublisher },
+  adapters: { mongo(connection: Connection): Promise<T>; memory(): T },
+  busWarning?: string,
+): Promise<{ store: T; publisher: EventPublisher }> {
+  const store = await composeMongoStore<T>({
+    ...context,
+    create: adapters.mongo,
+    override: overrides.store,
+    local: () => {
+      context.logger.warn(`${service}: in-memory store (no MONGO_URL); data is lost on restart`);
+      return adapters.memory();
+    },
+  });
+  const publisher = await composeEventPublisher({
+    ...context,
+    override: overrides.publisher,
+    localWarning: busWarning,
+  });
+  return { store, publisher };
+}
+
+/**
+ * The start()/stop() of an app whose writes keep their events in an outbox, with `relay`, its own
+ * relay (none when the deps came with one): stopped last, after `tasks`, so what the requests
+ * stored is relayed now if the broker allows, else after the next start.
+ */
+export function outboxAppLifecycle(
+  app: Express,
+  relay: OutboxRelay | undefined,
+  tasks: readonly (BackgroundTask | undefined)[],
+): { app: Express; relay: OutboxRelay | undefined } & AppLifecycle {
+  return { app, relay, ...appLifecycle(app, [...tasks, relay]) };
 }

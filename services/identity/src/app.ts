@@ -1,6 +1,6 @@
 import {
-  appLifecycle,
   internalServiceApp,
+  outboxAppLifecycle,
   ownRelayUnlessGiven,
   PeriodicTask,
   type EventPublisher,
@@ -64,12 +64,9 @@ export function createApp(given: Deps) {
   });
 
   return {
-    app,
     /** What the routes run the use cases with, for what no route triggers (the staging-key sweep). */
     deps,
-    relay: ownRelay,
-    // Stopped last: what the requests stored is relayed now if the broker allows, else after the next start.
-    ...appLifecycle(app, [stagingSweeper, ownRelay]),
+    ...outboxAppLifecycle(app, ownRelay, [stagingSweeper]),
   };
 }
 

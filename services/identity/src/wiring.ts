@@ -1,11 +1,4 @@
-import {
-  composeEventPublisher,
-  composeMongoStore,
-  loggerAndClock,
-  tokensFor,
-  wireWith,
-  type Wire,
-} from '@mandate/shared';
+import { composeStoreAndPublisher, loggerAndClock, tokensFor, wireWith, type Wire } from '@mandate/shared';
 import type { Deps } from './app';
 import type { IdentityConfig } from './config';
 import { walletVerifierFromConfig } from './identity-verifications/wallet-config';
@@ -25,23 +18,12 @@ export const wire: Wire<IdentityConfig, Deps> = (config, logger, overrides = {})
       const tokens = tokensFor(config.INTERNAL_TOKEN_SECRET, overrides.tokens);
 
       // The variable wins, then the override, then the local default (see compose).
-      const store = await composeMongoStore<IdentityStore>({
-        config,
-        logger,
-        closers,
-        create: (connection) => MongoIdentityStore.create(connection),
-        override: overrides.store,
-        local: () => {
-          logger.warn('MONGO_URL not set: identity uses an in-memory store; data is lost on restart');
-          return new MemoryIdentityStore();
-        },
-      });
-      const publisher = await composeEventPublisher({
-        config,
-        logger,
-        closers,
-        override: overrides.publisher,
-      });
+      const { store, publisher } = await composeStoreAndPublisher<IdentityStore>(
+        'identity',
+        { config, logger, closers },
+        overrides,
+        { mongo: MongoIdentityStore.create, memory: () => new MemoryIdentityStore() },
+      );
 
       const deps: Deps = {
         store,

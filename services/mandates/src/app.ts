@@ -2,8 +2,8 @@ import type { NextFunction, Request, Response } from 'express';
 import type { IdentityVerifications } from './domain/mandates';
 import {
   AppError,
-  appLifecycle,
   internalServiceApp,
+  outboxAppLifecycle,
   ownRelayUnlessGiven,
   type Clock,
   type EventPublisher,
@@ -82,13 +82,7 @@ export function createApp(given: Deps) {
   const sweeper = deps.sweepIntervalMs
     ? new ExpirySweeper(deps, { intervalMs: deps.sweepIntervalMs })
     : undefined;
-  return {
-    app,
-    sweeper,
-    relay: ownRelay,
-    // Stopped last: what the requests stored is relayed now if the broker allows, else after the next start.
-    ...appLifecycle(app, [sweeper, ownRelay]),
-  };
+  return { sweeper, ...outboxAppLifecycle(app, ownRelay, [sweeper]) };
 }
 
 export type MandatesApp = ReturnType<typeof createApp>;

@@ -1,7 +1,6 @@
 import {
   compose,
-  composeEventPublisher,
-  composeMongoStore,
+  composeStoreAndPublisher,
   snapshotMac,
   loggerAndClock,
   tokensFor,
@@ -27,24 +26,13 @@ import { HttpIdentityVerifications } from './identity/identity-verifications';
 export const wire: Wire<Config, Deps> = (config, logger, overrides = {}) =>
   wireWith(async (closers) => {
     // Each adapter by the one composition rule (compose): the variable, else the override, else the local default.
-    const store = await composeMongoStore<MandateStore>({
-      config,
-      logger,
-      closers,
-      create: (connection) => MongoMandateStore.create(connection),
-      override: overrides.store,
-      local: () => {
-        logger.warn('mandates: in-memory store (no MONGO_URL); data is lost on restart');
-        return new MemoryMandateStore();
-      },
-    });
-    const publisher = await composeEventPublisher({
-      config,
-      logger,
-      closers,
-      override: overrides.publisher,
-      localWarning: 'mandates: in-process event bus (no AMQP_URL); events reach no other process',
-    });
+    const { store, publisher } = await composeStoreAndPublisher<MandateStore>(
+      'mandates',
+      { config, logger, closers },
+      overrides,
+      { mongo: MongoMandateStore.create, memory: () => new MemoryMandateStore() },
+      'mandates: in-process event bus (no AMQP_URL); events reach no other process',
+    );
 
     let signer = overrides.signer;
     if (!signer) {

@@ -1,4 +1,4 @@
-import { SortedById, newestFirstOf, takeMatching, type AuditEvent } from '@mandate/shared';
+import { SortedById, newestFirstOf, takeMatching, valueFor, type AuditEvent } from '@mandate/shared';
 import {
   bucketKey,
   type DecisionCount,
@@ -139,9 +139,7 @@ interface TenantEvents {
 }
 
 function addTo(indexes: Map<string, SortedById<AuditEvent>>, value: string, event: AuditEvent): void {
-  let index = indexes.get(value);
-  if (!index) indexes.set(value, (index = new SortedById(idOf)));
-  index.insert(event);
+  valueFor(indexes, value, () => new SortedById(idOf)).insert(event);
 }
 
 /**
@@ -178,17 +176,13 @@ export class MemoryEventStore implements EventStore {
     this.shareCommonStrings(stored);
     this.byId.set(stored.id, stored);
     if (stored.tenant_id === null) return;
-    let tenant = this.tenants.get(stored.tenant_id);
-    if (!tenant) {
-      tenant = {
-        all: new SortedById(idOf),
-        byTime: new ByTime(),
-        byType: new Map(),
-        byResource: new Map(),
-        byKey: new Map(),
-      };
-      this.tenants.set(stored.tenant_id, tenant);
-    }
+    const tenant = valueFor(this.tenants, stored.tenant_id, () => ({
+      all: new SortedById(idOf),
+      byTime: new ByTime(),
+      byType: new Map(),
+      byResource: new Map(),
+      byKey: new Map(),
+    }));
     tenant.all.insert(stored);
     tenant.byTime.insert(stored);
     addTo(tenant.byType, stored.type, stored);

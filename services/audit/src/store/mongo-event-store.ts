@@ -1,5 +1,12 @@
-import { Schema, type Connection, type Model } from 'mongoose';
-import { isDuplicateKeyError, pingMongo, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
+import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
+import {
+  isDuplicateKeyError,
+  pageBefore,
+  pingMongo,
+  queryShapesOf,
+  type AuditEvent,
+  type MongoQueryShape,
+} from '@mandate/shared';
 import type { DecisionCount, EventListQuery, EventStore, StatsBucket } from './event-store';
 
 interface EventDoc {
@@ -61,53 +68,27 @@ eventSchema.index({ tenant_id: 1, 'actor.key_id': 1, _id: -1 });
 // { tenant_id, occurred_at ∈ [since, until) } and sorting it, to walking every newer key.
 eventSchema.index({ tenant_id: 1, occurred_at: 1 });
 
+const shapes = queryShapesOf('events', '_id');
+
 /** Every query this adapter runs (see the methods below), for the index-coverage test. */
 export const EVENT_QUERY_SHAPES: MongoQueryShape[] = [
-  { query: 'insert / insertMany (duplicate _id is a redelivery)', collection: 'events', equality: ['_id'] },
-  { query: 'get', collection: 'events', equality: ['_id'], residual: ['tenant_id'] },
-  { query: 'list', collection: 'events', equality: ['tenant_id'], sort: { _id: -1 } },
-  {
-    query: 'list?since=&until=',
-    collection: 'events',
-    equality: ['tenant_id'],
-    sort: { _id: -1 },
-    range: ['occurred_at'],
-  },
-  {
-    query: 'list?type=',
-    collection: 'events',
-    equality: ['tenant_id', 'type'],
-    sort: { _id: -1 },
+  shapes.find('insert / insertMany (duplicate _id is a redelivery)', ['_id']),
+  shapes.find('get', ['_id'], { residual: ['tenant_id'] }),
+  shapes.page('list', ['tenant_id']),
+  shapes.page('list?since=&until=', ['tenant_id'], { range: ['occurred_at'] }),
+  shapes.page('list?type=', ['tenant_id', 'type'], {
     residual: ['resource.id', 'actor.key_id', 'occurred_at'],
-  },
-  {
-    query: 'list?resource_id=',
-    collection: 'events',
-    equality: ['tenant_id', 'resource.id'],
-    sort: { _id: -1 },
+  }),
+  shapes.page('list?resource_id=', ['tenant_id', 'resource.id'], {
     residual: ['actor.key_id', 'occurred_at'],
-  },
-  {
-    query: 'list?key_id=',
-    collection: 'events',
-    equality: ['tenant_id', 'actor.key_id'],
-    sort: { _id: -1 },
-    residual: ['occurred_at'],
-  },
-  {
-    query: 'countVerifications (aggregate: $match, then $group per bucket and decision)',
-    collection: 'events',
-    equality: ['tenant_id'],
+  }),
+  shapes.page('list?key_id=', ['tenant_id', 'actor.key_id'], { residual: ['occurred_at'] }),
+  shapes.find('countVerifications (aggregate: $match, then $group per bucket and decision)', ['tenant_id'], {
     range: ['occurred_at'],
     residual: ['type'],
-  },
-  { query: 'listByResource', collection: 'events', equality: ['tenant_id', 'resource.id'], sort: { _id: 1 } },
-  {
-    query: 'readByResource (evidence export cursor)',
-    collection: 'events',
-    equality: ['tenant_id', 'resource.id'],
-    sort: { _id: 1 },
-  },
+  }),
+  shapes.find('listByResource', ['tenant_id', 'resource.id'], { sort: { _id: 1 } }),
+  shapes.find('readByResource (evidence export cursor)', ['tenant_id', 'resource.id'], { sort: { _id: 1 } }),
 ];
 
 function toDoc(event: AuditEvent): EventDoc {
@@ -195,8 +176,7 @@ export class MongoEventStore implements EventStore {
   }
 
   async list(tenantId: string, q: EventListQuery): Promise<AuditEvent[]> {
-    const filter: Record<string, unknown> = { tenant_id: tenantId };
-    if (q.afterId !== undefined) filter._id = { $lt: q.afterId };
+    const filter: FilterQuery<EventDoc> = { tenant_id: tenantId };
     if (q.types && q.types.length > 0) filter.type = { $in: q.types };
     if (q.resource_id !== undefined) filter['resource.id'] = q.resource_id;
     if (q.key_id !== undefined) filter['actor.key_id'] = q.key_id;
@@ -206,12 +186,8 @@ export class MongoEventStore implements EventStore {
       if (q.until !== undefined) range.$lt = new Date(q.until);
       filter.occurred_at = range;
     }
-    const docs = await this.model
-      .find(filter)
-      .sort({ _id: -1 })
-      .limit(q.limit + 1)
-      .lean<EventDoc[]>()
-      .exec();
+    // One more than the page: whether a next page exists.
+    const docs = await pageBefore(this.model, { filter, key: '_id', before: q.afterId, limit: q.limit + 1 });
     return docs.map(fromDoc);
   }
 

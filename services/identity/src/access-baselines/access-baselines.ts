@@ -1,5 +1,6 @@
 import type { CallerContext } from '@mandate/shared';
-import { nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
+import { nowIso, type IdentityDeps } from '../common/deps';
+import { saveTenantSetting } from '../common/tenant-settings';
 import { ConcurrentModification } from '../common/errors';
 import { MAX_SNAPSHOT_ITEMS, type AccessBaseline, type AccessSnapshot } from './access-baseline';
 
@@ -56,26 +57,23 @@ export async function saveAccessBaseline(
     saved_by: { ...caller.actor },
     snapshot,
   };
-  const events = [
-    recordedEvent(
-      deps,
-      {
-        type: 'ACCESS_BASELINE_SAVED',
-        tenantId,
-        resource: { type: 'access_baseline', id: tenantId },
-        data: {
-          saved_at: baseline.saved_at,
-          api_keys: snapshot.api_keys.length,
-          role_assignments: snapshot.role_assignments.length,
-          widget_allowed_origins: snapshot.widget_allowed_origins.length,
-          truncated: snapshot.truncated,
-        },
+  const saved = await saveTenantSetting(
+    deps,
+    tenantId,
+    {
+      type: 'ACCESS_BASELINE_SAVED',
+      resource: 'access_baseline',
+      data: {
+        saved_at: baseline.saved_at,
+        api_keys: snapshot.api_keys.length,
+        role_assignments: snapshot.role_assignments.length,
+        widget_allowed_origins: snapshot.widget_allowed_origins.length,
+        truncated: snapshot.truncated,
       },
-      caller,
-    ),
-  ];
-  if (!(await deps.store.accessBaselines.put(baseline, events)))
-    throw new ConcurrentModification('The access baseline');
-  await relay(deps, events);
+    },
+    (events) => deps.store.accessBaselines.put(baseline, events),
+    caller,
+  );
+  if (!saved) throw new ConcurrentModification('The access baseline');
   return baseline;
 }

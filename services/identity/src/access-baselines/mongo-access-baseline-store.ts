@@ -1,15 +1,17 @@
-import { isDuplicateKeyError, type Actor, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
-import { Schema, type Model } from 'mongoose';
-import { HIDDEN, identitySchema, indexOutbox, iso, pushOutbox, type WithOutbox } from '../common/mongo';
-import type { AccessBaseline, AccessSnapshot } from './access-baseline';
+import {
+  isDuplicateKeyError,
+  queryShapesOf,
+  type Actor,
+  type AuditEvent,
+  type MongoQueryShape,
+  type StoredAs,
+} from '@mandate/shared';
+import { Schema } from 'mongoose';
+import { CollectionStore, identitySchema, indexOutbox, iso } from '../common/mongo';
+import type { AccessBaseline } from './access-baseline';
 import type { AccessBaselineStore } from './access-baseline-store';
 
-export interface AccessBaselineDoc extends WithOutbox {
-  tenant_id: string;
-  saved_at: Date;
-  saved_by: Actor;
-  snapshot: AccessSnapshot;
-}
+export type AccessBaselineDoc = StoredAs<AccessBaseline, 'saved_at'>;
 
 export const accessBaselineSchema = identitySchema<AccessBaselineDoc>(
   'access_baselines',
@@ -27,34 +29,19 @@ export const accessBaselineSchema = identitySchema<AccessBaselineDoc>(
 accessBaselineSchema.index({ tenant_id: 1 }, { unique: true });
 indexOutbox(accessBaselineSchema);
 
+const shapes = queryShapesOf('access_baselines');
+
 /** Every query below, for the index-coverage test. */
 export const ACCESS_BASELINE_QUERY_SHAPES: MongoQueryShape[] = [
-  {
-    query: 'accessBaselines.get / put',
-    collection: 'access_baselines',
-    equality: ['tenant_id'],
-    residual: ['saved_at'],
-  },
+  shapes.find('accessBaselines.get / put', ['tenant_id'], { residual: ['saved_at'] }),
 ];
 
-function baselineOut(d: AccessBaselineDoc): AccessBaseline {
-  const saved_by: Actor = { type: d.saved_by.type };
-  if (d.saved_by.key_id !== undefined) saved_by.key_id = d.saved_by.key_id;
-  if (d.saved_by.subject_id !== undefined) saved_by.subject_id = d.saved_by.subject_id;
-  return {
-    tenant_id: d.tenant_id,
-    saved_at: iso(d.saved_at),
-    saved_by,
-    snapshot: structuredClone(d.snapshot),
-  };
-}
-
-export class MongoAccessBaselineStore implements AccessBaselineStore {
-  constructor(private readonly baselines: Model<AccessBaselineDoc>) {}
-
-  async get(tenantId: string): Promise<AccessBaseline | null> {
-    const d = await this.baselines.findOne({ tenant_id: tenantId }, HIDDEN).lean<AccessBaselineDoc>();
-    return d ? baselineOut(d) : null;
+export class MongoAccessBaselineStore
+  extends CollectionStore<AccessBaselineDoc, AccessBaseline>
+  implements AccessBaselineStore
+{
+  get(tenantId: string): Promise<AccessBaseline | null> {
+    return this.findOneOut({ tenant_id: tenantId });
   }
 
   async put(baseline: AccessBaseline, outbox?: AuditEvent[]): Promise<boolean> {
@@ -62,13 +49,10 @@ export class MongoAccessBaselineStore implements AccessBaselineStore {
     // Matches the tenant's baseline only while it was saved at or before this one; absent, the
     // upsert inserts. A later one present makes the upsert's insert hit the unique index.
     const write = () =>
-      this.baselines.updateOne(
+      this.upsertWithEvents(
         { tenant_id: baseline.tenant_id, saved_at: { $lte: savedAt } },
-        {
-          $set: { saved_at: savedAt, saved_by: baseline.saved_by, snapshot: baseline.snapshot },
-          ...pushOutbox(outbox),
-        },
-        { upsert: true },
+        { saved_at: savedAt, saved_by: baseline.saved_by, snapshot: baseline.snapshot },
+        outbox,
       );
     try {
       await write();
@@ -85,5 +69,17 @@ export class MongoAccessBaselineStore implements AccessBaselineStore {
       if (isDuplicateKeyError(err)) return false;
       throw err;
     }
+  }
+
+  protected out(d: AccessBaselineDoc): AccessBaseline {
+    const saved_by: Actor = { type: d.saved_by.type };
+    if (d.saved_by.key_id !== undefined) saved_by.key_id = d.saved_by.key_id;
+    if (d.saved_by.subject_id !== undefined) saved_by.subject_id = d.saved_by.subject_id;
+    return {
+      tenant_id: d.tenant_id,
+      saved_at: iso(d.saved_at),
+      saved_by,
+      snapshot: structuredClone(d.snapshot),
+    };
   }
 }

@@ -2,6 +2,12 @@ import type { AuditEvent } from '@mandate/shared';
 import type { ListOptions } from '../common/store';
 import type { ApiKey, ApiKeyRecord, ApiKeyStatus } from './api-key';
 
+/** A status change as the caller decided it: to `to`, only while the key is still `from`. */
+export interface KeyStatusChange {
+  from: ApiKeyStatus;
+  to: ApiKeyStatus;
+}
+
 /**
  * API keys, tenant first; the cross-tenant reads are findByHash (how a request's tenant is found)
  * and listStagingCreatedBefore (the sweeper). Reads never return the hash, except findByHash.
@@ -24,7 +30,7 @@ export interface ApiKeyStore {
   setStatus(
     tenantId: string,
     keyId: string,
-    change: { from: ApiKeyStatus; to: ApiKeyStatus },
+    change: KeyStatusChange,
     outbox?: AuditEvent[],
   ): Promise<ApiKey | null>;
   /** Staging keys created at or before `createdAtOrBefore`, oldest first, across tenants. */

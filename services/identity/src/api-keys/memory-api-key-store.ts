@@ -1,15 +1,8 @@
 import { SortedById, takeMatching, type AuditEvent, type MemoryOutbox } from '@mandate/shared';
 import { DuplicateRecord } from '../common/errors';
-import { sortedIds } from '../common/memory';
 import type { ListOptions } from '../common/store';
-import {
-  PendingSuccessorExists,
-  toApiKey,
-  type ApiKey,
-  type ApiKeyRecord,
-  type ApiKeyStatus,
-} from './api-key';
-import type { ApiKeyStore } from './api-key-store';
+import { PendingSuccessorExists, toApiKey, type ApiKey, type ApiKeyRecord } from './api-key';
+import type { ApiKeyStore, KeyStatusChange } from './api-key-store';
 
 /** Maps keyed the way the Mongo unique indexes are, so the same writes are refused. */
 export class MemoryApiKeyStore implements ApiKeyStore {
@@ -41,7 +34,7 @@ export class MemoryApiKeyStore implements ApiKeyStore {
       throw new PendingSuccessorExists();
     keys.set(record.key_id, structuredClone({ ...record, tenant_id: tenantId }));
     this.keysByHash.set(record.secret_hash, { tenantId, keyId: record.key_id });
-    sortedIds(this.keyIds, tenantId).insert(record.key_id);
+    SortedById.idsUnder(this.keyIds, tenantId).insert(record.key_id);
     this.outbox.add(`api_key:${tenantId}:${record.key_id}`, outbox);
   }
 
@@ -62,7 +55,7 @@ export class MemoryApiKeyStore implements ApiKeyStore {
   async setStatus(
     tenantId: string,
     keyId: string,
-    { from, to }: { from: ApiKeyStatus; to: ApiKeyStatus },
+    { from, to }: KeyStatusChange,
     outbox?: AuditEvent[],
   ): Promise<ApiKey | null> {
     const r = this.keys.get(tenantId)?.get(keyId);

@@ -1,39 +1,17 @@
-import { pageBefore, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
-import type { Model } from 'mongoose';
+import {
+  WITHOUT_OUTBOX,
+  queryShapesOf,
+  type AuditEvent,
+  type MongoQueryShape,
+  type StoredAs,
+} from '@mandate/shared';
 import { DuplicateRecord } from '../common/errors';
-import {
-  HIDDEN,
-  identitySchema,
-  indexOutbox,
-  insertUnique,
-  iso,
-  isoOrNull,
-  pushOutbox,
-  withOutbox,
-  type WithOutbox,
-} from '../common/mongo';
+import { CollectionStore, identitySchema, indexOutbox, iso, isoOrNull } from '../common/mongo';
 import type { ListOptions } from '../common/store';
-import {
-  PendingSuccessorExists,
-  toApiKey,
-  type ApiKey,
-  type ApiKeyRecord,
-  type ApiKeyScope,
-  type ApiKeyStatus,
-} from './api-key';
-import type { ApiKeyStore } from './api-key-store';
+import { PendingSuccessorExists, toApiKey, type ApiKey, type ApiKeyRecord } from './api-key';
+import type { ApiKeyStore, KeyStatusChange } from './api-key-store';
 
-export interface ApiKeyDoc extends WithOutbox {
-  tenant_id: string;
-  key_id: string;
-  name: string;
-  scopes: ApiKeyScope[];
-  status: ApiKeyStatus;
-  secret_hash: string;
-  created_at: Date;
-  last_used_at: Date | null;
-  replaces_key_id: string | null;
-}
+export type ApiKeyDoc = StoredAs<ApiKeyRecord, 'created_at' | 'last_used_at'>;
 
 export const apiKeySchema = identitySchema<ApiKeyDoc>('api_keys', {
   tenant_id: { type: String, required: true },
@@ -68,27 +46,23 @@ apiKeySchema.index(
 apiKeySchema.index({ status: 1, created_at: 1 });
 indexOutbox(apiKeySchema);
 
+const shapes = queryShapesOf('api_keys', 'key_id');
+
 /** Every query below, for the index-coverage test. */
 export const API_KEY_QUERY_SHAPES: MongoQueryShape[] = [
-  { query: 'apiKeys.findByHash', collection: 'api_keys', equality: ['secret_hash'] },
-  {
-    query: 'apiKeys.listStagingCreatedBefore (staging-key sweeper, across tenants)',
-    collection: 'api_keys',
-    equality: ['status'],
+  shapes.find('apiKeys.findByHash', ['secret_hash']),
+  shapes.find('apiKeys.listStagingCreatedBefore (staging-key sweeper, across tenants)', ['status'], {
     sort: { created_at: 1 },
     range: ['created_at'],
-  },
-  {
-    query: 'apiKeys.get / setStatus / touch',
-    collection: 'api_keys',
-    equality: ['tenant_id', 'key_id'],
+  }),
+  shapes.find('apiKeys.get / setStatus / touch', ['tenant_id', 'key_id'], {
     residual: ['status', 'last_used_at'],
-  },
-  { query: 'apiKeys.list', collection: 'api_keys', equality: ['tenant_id'], sort: { key_id: -1 } },
+  }),
+  shapes.page('apiKeys.list', ['tenant_id']),
 ];
 
 /** Never read the hash back out of list/get queries. */
-const WITHOUT_HASH = { ...HIDDEN, secret_hash: 0 } as const;
+const WITHOUT_HASH = { ...WITHOUT_OUTBOX, secret_hash: 0 } as const;
 
 function apiKeyRecordOut(d: ApiKeyDoc): ApiKeyRecord {
   return {
@@ -104,11 +78,7 @@ function apiKeyRecordOut(d: ApiKeyDoc): ApiKeyRecord {
   };
 }
 
-const apiKeyOut = (d: ApiKeyDoc): ApiKey => toApiKey(apiKeyRecordOut(d));
-
-export class MongoApiKeyStore implements ApiKeyStore {
-  constructor(private readonly keys: Model<ApiKeyDoc>) {}
-
+export class MongoApiKeyStore extends CollectionStore<ApiKeyDoc, ApiKey> implements ApiKeyStore {
   async insert(tenantId: string, record: ApiKeyRecord, outbox?: AuditEvent[]): Promise<void> {
     const doc = {
       tenant_id: tenantId,
@@ -120,58 +90,47 @@ export class MongoApiKeyStore implements ApiKeyStore {
       created_at: new Date(record.created_at),
       last_used_at: record.last_used_at ? new Date(record.last_used_at) : null,
       replaces_key_id: record.replaces_key_id,
-      ...withOutbox(outbox),
     };
-    await insertUnique(this.keys, doc, (keyPattern) =>
+    await this.insertWithEvents(doc, outbox, (keyPattern) =>
       'replaces_key_id' in keyPattern ? new PendingSuccessorExists() : new DuplicateRecord('API key'),
     );
   }
 
-  async get(tenantId: string, keyId: string): Promise<ApiKey | null> {
-    const d = await this.keys.findOne({ tenant_id: tenantId, key_id: keyId }, WITHOUT_HASH).lean<ApiKeyDoc>();
-    return d ? apiKeyOut(d) : null;
+  get(tenantId: string, keyId: string): Promise<ApiKey | null> {
+    return this.findOneOut({ tenant_id: tenantId, key_id: keyId }, WITHOUT_HASH);
   }
 
-  async list(tenantId: string, { limit, before }: ListOptions): Promise<ApiKey[]> {
-    const docs = await pageBefore(this.keys, {
-      filter: { tenant_id: tenantId },
-      key: 'key_id',
-      before,
-      limit,
-      projection: WITHOUT_HASH,
-    });
-    return docs.map(apiKeyOut);
+  list(tenantId: string, { limit, before }: ListOptions): Promise<ApiKey[]> {
+    return this.pageOut({ filter: { tenant_id: tenantId }, key: 'key_id', before, limit }, WITHOUT_HASH);
   }
 
-  async setStatus(
+  setStatus(
     tenantId: string,
     keyId: string,
-    { from, to }: { from: ApiKeyStatus; to: ApiKeyStatus },
+    { from, to }: KeyStatusChange,
     outbox?: AuditEvent[],
   ): Promise<ApiKey | null> {
     // `from` in the filter is the guard: the change and its events land together, or not at all.
-    const d = await this.keys
-      .findOneAndUpdate(
-        { tenant_id: tenantId, key_id: keyId, status: from },
-        { $set: { status: to }, ...pushOutbox(outbox) },
-        { new: true, projection: WITHOUT_HASH },
-      )
-      .lean<ApiKeyDoc>();
-    return d ? apiKeyOut(d) : null;
+    return this.updateOut(
+      { tenant_id: tenantId, key_id: keyId, status: from },
+      { status: to },
+      outbox,
+      WITHOUT_HASH,
+    );
   }
 
   async listStagingCreatedBefore(createdAtOrBefore: string, limit: number): Promise<ApiKey[]> {
-    const docs = await this.keys
+    const docs = await this.model
       .find({ status: 'staging', created_at: { $lte: new Date(createdAtOrBefore) } }, WITHOUT_HASH)
       .sort({ created_at: 1 })
       .limit(limit)
       .lean<ApiKeyDoc[]>();
-    return docs.map(apiKeyOut);
+    return docs.map((d) => this.out(d));
   }
 
   async touch(tenantId: string, keyId: string, at: string, minIntervalMs: number): Promise<void> {
     const now = new Date(at);
-    await this.keys.updateOne(
+    await this.model.updateOne(
       {
         tenant_id: tenantId,
         key_id: keyId,
@@ -182,7 +141,11 @@ export class MongoApiKeyStore implements ApiKeyStore {
   }
 
   async findByHash(secretHash: string): Promise<ApiKeyRecord | null> {
-    const d = await this.keys.findOne({ secret_hash: secretHash }, HIDDEN).lean<ApiKeyDoc>();
+    const d = await this.model.findOne({ secret_hash: secretHash }, WITHOUT_OUTBOX).lean<ApiKeyDoc>();
     return d ? apiKeyRecordOut(d) : null;
+  }
+
+  protected out(d: ApiKeyDoc): ApiKey {
+    return toApiKey(apiKeyRecordOut(d));
   }
 }

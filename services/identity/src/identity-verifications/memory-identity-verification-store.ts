@@ -1,6 +1,5 @@
-import { takeMatching, type AuditEvent, type MemoryOutbox, type SortedById } from '@mandate/shared';
+import { SortedById, takeMatching, type AuditEvent, type MemoryOutbox } from '@mandate/shared';
 import { DuplicateRecord } from '../common/errors';
-import { sortedIds } from '../common/memory';
 import type { ListOptions } from '../common/store';
 import type { Answer, IdentityVerification } from './identity-verification';
 import type { IdentityVerificationFilter, IdentityVerificationStore } from './identity-verification-store';
@@ -16,7 +15,7 @@ export class MemoryIdentityVerificationStore implements IdentityVerificationStor
   async insert(record: IdentityVerification, outbox?: AuditEvent[]): Promise<void> {
     if (this.sessions.has(record.id)) throw new DuplicateRecord('Identity verification');
     this.sessions.set(record.id, structuredClone(record));
-    sortedIds(this.tenantIds, record.tenant_id).insert(record.id);
+    SortedById.idsUnder(this.tenantIds, record.tenant_id).insert(record.id);
     this.outbox.add(`identity_verification:${record.id}`, outbox);
   }
 

@@ -1,15 +1,13 @@
-import { takeMatching, type AuditEvent, type MemoryOutbox, type SortedById } from '@mandate/shared';
+import { SortedById, takeMatching, type AuditEvent, type MemoryOutbox } from '@mandate/shared';
 import { DuplicateRecord } from '../common/errors';
-import { newSortedIds, sortedIds } from '../common/memory';
-import type { ListOptions } from '../common/store';
 import type { OnboardingRequest, OnboardingStatus } from './onboarding';
-import type { OnboardingStore } from './onboarding-store';
+import type { OnboardingListOptions, OnboardingStore } from './onboarding-store';
 
 export class MemoryOnboardingStore implements OnboardingStore {
   private readonly requests = new Map<string, OnboardingRequest>();
   /** Request ids sorted: all, by status */
   private readonly ids = {
-    all: newSortedIds(),
+    all: SortedById.ofIds(),
     byStatus: new Map<OnboardingStatus, SortedById<string>>(),
   };
 
@@ -19,7 +17,7 @@ export class MemoryOnboardingStore implements OnboardingStore {
     if (this.requests.has(request.id)) throw new DuplicateRecord('Onboarding request');
     this.requests.set(request.id, structuredClone(request));
     this.ids.all.insert(request.id);
-    sortedIds(this.ids.byStatus, request.status).insert(request.id);
+    SortedById.idsUnder(this.ids.byStatus, request.status).insert(request.id);
     this.outbox.add(`onboarding:${request.id}`, outbox);
   }
 
@@ -28,11 +26,7 @@ export class MemoryOnboardingStore implements OnboardingStore {
     return r ? structuredClone(r) : null;
   }
 
-  async list({
-    limit,
-    before,
-    status,
-  }: ListOptions & { status?: OnboardingStatus }): Promise<OnboardingRequest[]> {
+  async list({ limit, before, status }: OnboardingListOptions): Promise<OnboardingRequest[]> {
     const walk = status === undefined ? this.ids.all : this.ids.byStatus.get(status);
     if (!walk) return [];
     return takeMatching(walk.newestFirst(before), () => true, limit).map((id) =>
@@ -44,7 +38,7 @@ export class MemoryOnboardingStore implements OnboardingStore {
     const r = this.requests.get(decided.id);
     if (!r || r.status !== 'PENDING') return null;
     this.ids.byStatus.get(r.status)?.remove(r.id);
-    sortedIds(this.ids.byStatus, decided.status).insert(r.id);
+    SortedById.idsUnder(this.ids.byStatus, decided.status).insert(r.id);
     r.status = decided.status;
     r.decided_at = decided.decided_at;
     r.tenant_id = decided.tenant_id;

@@ -1,6 +1,5 @@
-import { takeMatching, type AuditEvent, type MemoryOutbox, type SortedById } from '@mandate/shared';
+import { SortedById, takeMatching, valueFor, type AuditEvent, type MemoryOutbox } from '@mandate/shared';
 import { DuplicateRecord } from '../common/errors';
-import { newSortedIds, sortedIds } from '../common/memory';
 import type { ListOptions } from '../common/store';
 import { DuplicateRoleAssignment, type RoleAssignment, type RoleAssignmentStatus } from './roles';
 import type { RoleAssignmentStore } from './role-assignment-store';
@@ -30,13 +29,11 @@ export class MemoryRoleAssignmentStore implements RoleAssignmentStore {
   }
 
   private tenantIds(tenantId: string): TenantIds {
-    let ids = this.assignmentIds.get(tenantId);
-    if (!ids)
-      this.assignmentIds.set(
-        tenantId,
-        (ids = { all: newSortedIds(), bySubject: new Map(), byStatus: new Map() }),
-      );
-    return ids;
+    return valueFor(this.assignmentIds, tenantId, () => ({
+      all: SortedById.ofIds(),
+      bySubject: new Map(),
+      byStatus: new Map(),
+    }));
   }
 
   /** The subject's assignments in the tenant (a few), newest first. */
@@ -57,8 +54,8 @@ export class MemoryRoleAssignmentStore implements RoleAssignmentStore {
     all.set(assignment.id, structuredClone({ ...assignment, tenant_id: tenantId }));
     const ids = this.tenantIds(tenantId);
     ids.all.insert(assignment.id);
-    sortedIds(ids.bySubject, assignment.subject_id).insert(assignment.id);
-    sortedIds(ids.byStatus, assignment.status).insert(assignment.id);
+    SortedById.idsUnder(ids.bySubject, assignment.subject_id).insert(assignment.id);
+    SortedById.idsUnder(ids.byStatus, assignment.status).insert(assignment.id);
     this.outbox.add(`role_assignment:${tenantId}:${assignment.id}`, outbox);
   }
 
@@ -106,7 +103,7 @@ export class MemoryRoleAssignmentStore implements RoleAssignmentStore {
     if (next.status !== a.status) {
       const byStatus = this.tenantIds(tenantId).byStatus;
       byStatus.get(a.status)?.remove(a.id);
-      sortedIds(byStatus, next.status).insert(a.id);
+      SortedById.idsUnder(byStatus, next.status).insert(a.id);
     }
     a.roles = [...next.roles];
     a.permissions = [...next.permissions];

@@ -1,29 +1,13 @@
-import { pageBefore, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
-import type { Model } from 'mongoose';
+import { queryShapesOf, type AuditEvent, type MongoQueryShape, type StoredAs } from '@mandate/shared';
+import type { FilterQuery } from 'mongoose';
 import { DuplicateRecord } from '../common/errors';
-import {
-  HIDDEN,
-  identitySchema,
-  indexOutbox,
-  insertUnique,
-  iso,
-  pushOutbox,
-  withOutbox,
-  type WithOutbox,
-} from '../common/mongo';
-import type { ListOptions } from '../common/store';
-import { DuplicateRoleAssignment, type Role, type RoleAssignment, type RoleAssignmentStatus } from './roles';
+import { CollectionStore, identitySchema, indexOutbox, iso } from '../common/mongo';
+import { DuplicateRoleAssignment, type RoleAssignment, type RoleAssignmentStatus } from './roles';
 import type { RoleAssignmentStore } from './role-assignment-store';
+import type { ListOptions } from '../common/store';
 
-export interface RoleAssignmentDoc extends WithOutbox {
-  tenant_id: string;
+export interface RoleAssignmentDoc extends StoredAs<RoleAssignment, 'created_at' | 'updated_at', 'id'> {
   assignment_id: string;
-  subject_id: string;
-  roles: Role[];
-  permissions: string[];
-  status: RoleAssignmentStatus;
-  created_at: Date;
-  updated_at: Date;
 }
 
 export const roleAssignmentSchema = identitySchema<RoleAssignmentDoc>('role_assignments', {
@@ -52,56 +36,23 @@ roleAssignmentSchema.index(
 );
 indexOutbox(roleAssignmentSchema);
 
+const shapes = queryShapesOf('role_assignments', 'assignment_id');
+
 /** Every query below, for the index-coverage test. */
 export const ROLE_ASSIGNMENT_QUERY_SHAPES: MongoQueryShape[] = [
-  {
-    query: 'roleAssignments.get / replace',
-    collection: 'role_assignments',
-    equality: ['tenant_id', 'assignment_id'],
+  shapes.find('roleAssignments.get / replace', ['tenant_id', 'assignment_id'], {
     residual: ['status', 'roles', 'updated_at'],
-  },
-  {
-    query: 'roleAssignments.findActive',
-    collection: 'role_assignments',
-    equality: ['tenant_id', 'subject_id', 'status'],
-  },
-  {
-    query: 'roleAssignments.list',
-    collection: 'role_assignments',
-    equality: ['tenant_id'],
-    sort: { assignment_id: -1 },
-  },
-  {
-    query: 'roleAssignments.list?subject_id=',
-    collection: 'role_assignments',
-    equality: ['tenant_id', 'subject_id'],
-    sort: { assignment_id: -1 },
-    residual: ['status'],
-  },
-  {
-    query: 'roleAssignments.list?status=',
-    collection: 'role_assignments',
-    equality: ['tenant_id', 'status'],
-    sort: { assignment_id: -1 },
-  },
+  }),
+  shapes.find('roleAssignments.findActive', ['tenant_id', 'subject_id', 'status']),
+  shapes.page('roleAssignments.list', ['tenant_id']),
+  shapes.page('roleAssignments.list?subject_id=', ['tenant_id', 'subject_id'], { residual: ['status'] }),
+  shapes.page('roleAssignments.list?status=', ['tenant_id', 'status']),
 ];
 
-function assignmentOut(d: RoleAssignmentDoc): RoleAssignment {
-  return {
-    id: d.assignment_id,
-    tenant_id: d.tenant_id,
-    subject_id: d.subject_id,
-    roles: [...d.roles],
-    permissions: [...d.permissions],
-    status: d.status,
-    created_at: iso(d.created_at),
-    updated_at: iso(d.updated_at),
-  };
-}
-
-export class MongoRoleAssignmentStore implements RoleAssignmentStore {
-  constructor(private readonly assignments: Model<RoleAssignmentDoc>) {}
-
+export class MongoRoleAssignmentStore
+  extends CollectionStore<RoleAssignmentDoc, RoleAssignment>
+  implements RoleAssignmentStore
+{
   async insert(tenantId: string, a: RoleAssignment, outbox?: AuditEvent[]): Promise<void> {
     const doc = {
       tenant_id: tenantId,
@@ -112,72 +63,65 @@ export class MongoRoleAssignmentStore implements RoleAssignmentStore {
       status: a.status,
       created_at: new Date(a.created_at),
       updated_at: new Date(a.updated_at),
-      ...withOutbox(outbox),
     };
-    await insertUnique(this.assignments, doc, (keyPattern) =>
+    await this.insertWithEvents(doc, outbox, (keyPattern) =>
       'subject_id' in keyPattern ? new DuplicateRoleAssignment() : new DuplicateRecord('Role assignment'),
     );
   }
 
-  async get(tenantId: string, id: string): Promise<RoleAssignment | null> {
-    const d = await this.assignments
-      .findOne({ tenant_id: tenantId, assignment_id: id }, HIDDEN)
-      .lean<RoleAssignmentDoc>();
-    return d ? assignmentOut(d) : null;
+  get(tenantId: string, id: string): Promise<RoleAssignment | null> {
+    return this.findOneOut({ tenant_id: tenantId, assignment_id: id });
   }
 
-  async findActive(tenantId: string, subjectId: string): Promise<RoleAssignment | null> {
-    const d = await this.assignments
-      .findOne({ tenant_id: tenantId, subject_id: subjectId, status: 'active' }, HIDDEN)
-      .lean<RoleAssignmentDoc>();
-    return d ? assignmentOut(d) : null;
+  findActive(tenantId: string, subjectId: string): Promise<RoleAssignment | null> {
+    return this.findOneOut({ tenant_id: tenantId, subject_id: subjectId, status: 'active' });
   }
 
-  async list(
+  list(
     tenantId: string,
     { limit, before, subjectId, status }: ListOptions & { subjectId?: string; status?: RoleAssignmentStatus },
   ): Promise<RoleAssignment[]> {
-    const filter: Record<string, unknown> = { tenant_id: tenantId };
+    const filter: FilterQuery<RoleAssignmentDoc> = { tenant_id: tenantId };
     if (subjectId !== undefined) filter.subject_id = subjectId;
     if (status !== undefined) filter.status = status;
-    const docs = await pageBefore(this.assignments, {
-      filter,
-      key: 'assignment_id',
-      before,
-      limit,
-      projection: HIDDEN,
-    });
-    return docs.map(assignmentOut);
+    return this.pageOut({ filter, key: 'assignment_id', before, limit });
   }
 
-  async replace(
+  replace(
     tenantId: string,
     current: RoleAssignment,
     next: RoleAssignment,
     outbox?: AuditEvent[],
   ): Promise<RoleAssignment | null> {
     // The fields the caller decided on are the guard: the change and its events land together, or not at all.
-    const d = await this.assignments
-      .findOneAndUpdate(
-        {
-          tenant_id: tenantId,
-          assignment_id: current.id,
-          status: current.status,
-          roles: current.roles,
-          updated_at: new Date(current.updated_at),
-        },
-        {
-          $set: {
-            roles: next.roles,
-            permissions: next.permissions,
-            status: next.status,
-            updated_at: new Date(next.updated_at),
-          },
-          ...pushOutbox(outbox),
-        },
-        { new: true, projection: HIDDEN },
-      )
-      .lean<RoleAssignmentDoc>();
-    return d ? assignmentOut(d) : null;
+    return this.updateOut(
+      {
+        tenant_id: tenantId,
+        assignment_id: current.id,
+        status: current.status,
+        roles: current.roles,
+        updated_at: new Date(current.updated_at),
+      },
+      {
+        roles: next.roles,
+        permissions: next.permissions,
+        status: next.status,
+        updated_at: new Date(next.updated_at),
+      },
+      outbox,
+    );
+  }
+
+  protected out(d: RoleAssignmentDoc): RoleAssignment {
+    return {
+      id: d.assignment_id,
+      tenant_id: d.tenant_id,
+      subject_id: d.subject_id,
+      roles: [...d.roles],
+      permissions: [...d.permissions],
+      status: d.status,
+      created_at: iso(d.created_at),
+      updated_at: iso(d.updated_at),
+    };
   }
 }

@@ -1,5 +1,5 @@
 import type { AuditEvent, MongoQueryShape } from '@mandate/shared';
-import { markOutboxSent, pendingOutboxEvents, pingMongo } from '@mandate/shared';
+import { markOutboxSent, outboxQueryShapes, pendingOutboxEvents, pingMongo } from '@mandate/shared';
 import type { Connection, Model } from 'mongoose';
 import {
   ACCESS_BASELINE_QUERY_SHAPES,
@@ -66,10 +66,7 @@ export const IDENTITY_QUERY_SHAPES: MongoQueryShape[] = [
   ...WIDGET_CONFIG_QUERY_SHAPES,
   ...IDENTITY_VERIFICATION_QUERY_SHAPES,
   ...ACCESS_BASELINE_QUERY_SHAPES,
-  ...Object.keys(IDENTITY_SCHEMAS).flatMap((collection): MongoQueryShape[] => [
-    { query: 'pendingEvents', collection, equality: [], range: ['outbox.id'] },
-    { query: 'markSent', collection, equality: ['outbox.id'] },
-  ]),
+  ...Object.keys(IDENTITY_SCHEMAS).flatMap(outboxQueryShapes),
 ];
 
 /** The aggregates' Mongo stores on one connection, and the outbox across their collections. */

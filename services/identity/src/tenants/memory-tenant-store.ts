@@ -1,6 +1,5 @@
-import { takeMatching, type AuditEvent, type MemoryOutbox } from '@mandate/shared';
+import { SortedById, takeMatching, type AuditEvent, type MemoryOutbox } from '@mandate/shared';
 import { DuplicateRecord } from '../common/errors';
-import { newSortedIds } from '../common/memory';
 import type { ListOptions } from '../common/store';
 import type { Tenant } from './tenant';
 import type { TenantStore } from './tenant-store';
@@ -8,7 +7,7 @@ import type { TenantStore } from './tenant-store';
 export class MemoryTenantStore implements TenantStore {
   private readonly tenants = new Map<string, Tenant>();
   /** The ids sorted, for list. */
-  private readonly ids = newSortedIds();
+  private readonly ids = SortedById.ofIds();
 
   constructor(private readonly outbox: MemoryOutbox) {}
 

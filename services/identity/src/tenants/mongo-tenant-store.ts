@@ -1,25 +1,12 @@
-import { pageBefore, type AuditEvent, type MongoQueryShape } from '@mandate/shared';
-import type { Model } from 'mongoose';
+import { queryShapesOf, type AuditEvent, type MongoQueryShape, type StoredAs } from '@mandate/shared';
 import { DuplicateRecord } from '../common/errors';
-import {
-  HIDDEN,
-  identitySchema,
-  indexOutbox,
-  insertUnique,
-  iso,
-  withOutbox,
-  type WithOutbox,
-} from '../common/mongo';
-import type { Plan, Tenant, TenantStatus } from './tenant';
+import { CollectionStore, identitySchema, indexOutbox, iso } from '../common/mongo';
+import type { Tenant } from './tenant';
 import type { TenantStore } from './tenant-store';
 import type { ListOptions } from '../common/store';
 
-export interface TenantDoc extends WithOutbox {
+export interface TenantDoc extends StoredAs<Tenant, 'created_at', 'id'> {
   tenant_id: string;
-  name: string;
-  plan: Plan;
-  status: TenantStatus;
-  created_at: Date;
 }
 
 export const tenantSchema = identitySchema<TenantDoc>('tenants', {
@@ -34,19 +21,15 @@ export const tenantSchema = identitySchema<TenantDoc>('tenants', {
 tenantSchema.index({ tenant_id: 1 }, { unique: true });
 indexOutbox(tenantSchema);
 
+const shapes = queryShapesOf('tenants', 'tenant_id');
+
 /** Every query below, for the index-coverage test. */
 export const TENANT_QUERY_SHAPES: MongoQueryShape[] = [
-  { query: 'tenants.get', collection: 'tenants', equality: ['tenant_id'] },
-  { query: 'tenants.list', collection: 'tenants', equality: [], sort: { tenant_id: -1 } },
+  shapes.find('tenants.get', ['tenant_id']),
+  shapes.page('tenants.list', []),
 ];
 
-function tenantOut(d: TenantDoc): Tenant {
-  return { id: d.tenant_id, name: d.name, plan: d.plan, status: d.status, created_at: iso(d.created_at) };
-}
-
-export class MongoTenantStore implements TenantStore {
-  constructor(private readonly tenants: Model<TenantDoc>) {}
-
+export class MongoTenantStore extends CollectionStore<TenantDoc, Tenant> implements TenantStore {
   async insert(tenant: Tenant, outbox?: AuditEvent[]): Promise<void> {
     const doc = {
       tenant_id: tenant.id,
@@ -54,24 +37,19 @@ export class MongoTenantStore implements TenantStore {
       plan: tenant.plan,
       status: tenant.status,
       created_at: new Date(tenant.created_at),
-      ...withOutbox(outbox),
     };
-    await insertUnique(this.tenants, doc, () => new DuplicateRecord('Tenant'));
+    await this.insertWithEvents(doc, outbox, () => new DuplicateRecord('Tenant'));
   }
 
-  async get(tenantId: string): Promise<Tenant | null> {
-    const d = await this.tenants.findOne({ tenant_id: tenantId }, HIDDEN).lean<TenantDoc>();
-    return d ? tenantOut(d) : null;
+  get(tenantId: string): Promise<Tenant | null> {
+    return this.findOneOut({ tenant_id: tenantId });
   }
 
-  async list({ limit, before }: ListOptions): Promise<Tenant[]> {
-    const docs = await pageBefore(this.tenants, {
-      filter: {},
-      key: 'tenant_id',
-      before,
-      limit,
-      projection: HIDDEN,
-    });
-    return docs.map(tenantOut);
+  list({ limit, before }: ListOptions): Promise<Tenant[]> {
+    return this.pageOut({ filter: {}, key: 'tenant_id', before, limit });
+  }
+
+  protected out(d: TenantDoc): Tenant {
+    return { id: d.tenant_id, name: d.name, plan: d.plan, status: d.status, created_at: iso(d.created_at) };
   }
 }

@@ -1,14 +1,12 @@
-import type { AuditEvent, MongoQueryShape } from '@mandate/shared';
-import { Schema, type Model } from 'mongoose';
-import { HIDDEN, identitySchema, indexOutbox, iso, pushOutbox, type WithOutbox } from '../common/mongo';
+import { queryShapesOf, type AuditEvent, type MongoQueryShape, type StoredAs } from '@mandate/shared';
+import { Schema } from 'mongoose';
+import { CollectionStore, identitySchema, indexOutbox, iso } from '../common/mongo';
 import type { WidgetConfig } from './widget';
 import type { WidgetConfigStore } from './widget-config-store';
 
-export interface WidgetDoc extends WithOutbox {
+export interface WidgetDoc extends StoredAs<WidgetConfig, never, 'updated_at'> {
   tenant_id: string;
-  allowed_origins: string[];
-  theme: { primary_color?: string; logo_url?: string };
-  locale: string | null;
+  /** Set by every put: only a saved configuration is stored. */
   updated_at: Date;
 }
 
@@ -27,44 +25,43 @@ export const widgetSchema = identitySchema<WidgetDoc>(
 widgetSchema.index({ tenant_id: 1 }, { unique: true });
 indexOutbox(widgetSchema);
 
+const shapes = queryShapesOf('widget_configs');
+
 /** Every query below, for the index-coverage test. */
 export const WIDGET_CONFIG_QUERY_SHAPES: MongoQueryShape[] = [
-  { query: 'widgetConfigs.get / put', collection: 'widget_configs', equality: ['tenant_id'] },
+  shapes.find('widgetConfigs.get / put', ['tenant_id']),
 ];
 
-function widgetOut(d: WidgetDoc): WidgetConfig {
-  const theme: WidgetConfig['theme'] = {};
-  if (d.theme?.primary_color !== undefined) theme.primary_color = d.theme.primary_color;
-  if (d.theme?.logo_url !== undefined) theme.logo_url = d.theme.logo_url;
-  return {
-    allowed_origins: [...d.allowed_origins],
-    theme,
-    locale: d.locale ?? null,
-    updated_at: iso(d.updated_at),
-  };
-}
-
-export class MongoWidgetConfigStore implements WidgetConfigStore {
-  constructor(private readonly widgets: Model<WidgetDoc>) {}
-
-  async get(tenantId: string): Promise<WidgetConfig | null> {
-    const d = await this.widgets.findOne({ tenant_id: tenantId }, HIDDEN).lean<WidgetDoc>();
-    return d ? widgetOut(d) : null;
+export class MongoWidgetConfigStore
+  extends CollectionStore<WidgetDoc, WidgetConfig>
+  implements WidgetConfigStore
+{
+  get(tenantId: string): Promise<WidgetConfig | null> {
+    return this.findOneOut({ tenant_id: tenantId });
   }
 
   async put(tenantId: string, config: WidgetConfig, outbox?: AuditEvent[]): Promise<void> {
-    await this.widgets.updateOne(
+    await this.upsertWithEvents(
       { tenant_id: tenantId },
       {
-        $set: {
-          allowed_origins: config.allowed_origins,
-          theme: config.theme,
-          locale: config.locale,
-          updated_at: new Date(config.updated_at ?? Date.now()),
-        },
-        ...pushOutbox(outbox),
+        allowed_origins: config.allowed_origins,
+        theme: config.theme,
+        locale: config.locale,
+        updated_at: new Date(config.updated_at ?? Date.now()),
       },
-      { upsert: true },
+      outbox,
     );
+  }
+
+  protected out(d: WidgetDoc): WidgetConfig {
+    const theme: WidgetConfig['theme'] = {};
+    if (d.theme?.primary_color !== undefined) theme.primary_color = d.theme.primary_color;
+    if (d.theme?.logo_url !== undefined) theme.logo_url = d.theme.logo_url;
+    return {
+      allowed_origins: [...d.allowed_origins],
+      theme,
+      locale: d.locale ?? null,
+      updated_at: iso(d.updated_at),
+    };
   }
 }

@@ -1,5 +1,6 @@
 import type { CallerContext } from '@mandate/shared';
-import { nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
+import { nowIso, type IdentityDeps } from '../common/deps';
+import { saveTenantSetting } from '../common/tenant-settings';
 import { DEFAULT_WIDGET_CONFIG, type WidgetConfig } from './widget';
 
 export async function getWidgetConfig(deps: IdentityDeps, tenantId: string): Promise<WidgetConfig> {
@@ -18,19 +19,12 @@ export async function putWidgetConfig(
     locale: input.locale,
     updated_at: nowIso(deps),
   };
-  const events = [
-    recordedEvent(
-      deps,
-      {
-        type: 'WIDGET_CONFIG_UPDATED',
-        tenantId,
-        resource: { type: 'widget_config', id: tenantId },
-        data: { ...config },
-      },
-      caller,
-    ),
-  ];
-  await deps.store.widgetConfigs.put(tenantId, config, events);
-  await relay(deps, events);
+  await saveTenantSetting(
+    deps,
+    tenantId,
+    { type: 'WIDGET_CONFIG_UPDATED', resource: 'widget_config', data: { ...config } },
+    (events) => deps.store.widgetConfigs.put(tenantId, config, events),
+    caller,
+  );
   return config;
 }

@@ -3,7 +3,9 @@ import {
   SortedById,
   conflict,
   newestFirstOf,
+  plainId,
   takeMatching,
+  valueFor,
   type AuditEvent,
 } from '@mandate/shared';
 import {
@@ -15,21 +17,12 @@ import {
 } from '../domain/mandate';
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
 
-const same = (id: string): string => id;
-
 /** A tenant's mandate ids sorted, and by the values the list filters on (state as stored). */
 interface TenantIndexes {
   all: SortedById<string>;
   byPrincipal: Map<string, SortedById<string>>;
   byDelegate: Map<string, SortedById<string>>;
   byState: Map<MandateState, SortedById<string>>;
-}
-
-/** The ids sorted in `indexes` under `value` (created empty on first use). */
-function sortedIds<K>(indexes: Map<K, SortedById<string>>, value: K): SortedById<string> {
-  let index = indexes.get(value);
-  if (!index) indexes.set(value, (index = new SortedById(same)));
-  return index;
 }
 
 /**
@@ -48,12 +41,7 @@ export class MemoryMandateStore implements MandateStore {
   private readonly outbox = new MemoryOutbox();
 
   private tenant(tenantId: string): Map<string, Mandate> {
-    let records = this.tenants.get(tenantId);
-    if (!records) {
-      records = new Map();
-      this.tenants.set(tenantId, records);
-    }
-    return records;
+    return valueFor(this.tenants, tenantId, () => new Map());
   }
 
   async create(tenantId: string, mandate: Mandate, outbox: AuditEvent[] = []): Promise<Mandate> {
@@ -72,20 +60,16 @@ export class MemoryMandateStore implements MandateStore {
   }
 
   private index(tenantId: string, mandate: Mandate): void {
-    let tenant = this.indexes.get(tenantId);
-    if (!tenant) {
-      tenant = {
-        all: new SortedById(same),
-        byPrincipal: new Map(),
-        byDelegate: new Map(),
-        byState: new Map(),
-      };
-      this.indexes.set(tenantId, tenant);
-    }
+    const tenant = valueFor(this.indexes, tenantId, () => ({
+      all: SortedById.ofIds(),
+      byPrincipal: new Map(),
+      byDelegate: new Map(),
+      byState: new Map(),
+    }));
     tenant.all.insert(mandate.id);
-    sortedIds(tenant.byPrincipal, mandate.principal.id).insert(mandate.id);
-    sortedIds(tenant.byDelegate, mandate.delegate.id).insert(mandate.id);
-    sortedIds(tenant.byState, mandate.state).insert(mandate.id);
+    SortedById.idsUnder(tenant.byPrincipal, mandate.principal.id).insert(mandate.id);
+    SortedById.idsUnder(tenant.byDelegate, mandate.delegate.id).insert(mandate.id);
+    SortedById.idsUnder(tenant.byState, mandate.state).insert(mandate.id);
   }
 
   async list(tenantId: string, query: ListMandatesQuery): Promise<Mandate[]> {
@@ -114,7 +98,7 @@ export class MemoryMandateStore implements MandateStore {
         (delegate_id === undefined || m.delegate.id === delegate_id)
       );
     };
-    return takeMatching(newestFirstOf(walk, same, query.afterId), matches, query.limit + 1).map((id) =>
+    return takeMatching(newestFirstOf(walk, plainId, query.afterId), matches, query.limit + 1).map((id) =>
       structuredClone(records.get(id)!),
     );
   }
@@ -134,7 +118,7 @@ export class MemoryMandateStore implements MandateStore {
     if (updated.state !== current.state) {
       const byState = this.indexes.get(tenantId)!.byState;
       byState.get(current.state)?.remove(id);
-      sortedIds(byState, updated.state).insert(id);
+      SortedById.idsUnder(byState, updated.state).insert(id);
     }
     this.addToOutbox(tenantId, id, outbox);
     return structuredClone(updated);

@@ -1,26 +1,25 @@
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 import {
+  WITHOUT_OUTBOX,
   conflict,
-  isDuplicateKeyError,
+  insertOrRefuse,
   markOutboxSent,
+  outboxQueryShapes,
   pageBefore,
   pendingOutboxEvents,
   pingMongo,
+  pushOutbox,
+  queryShapesOf,
+  withOutbox,
   type AuditEvent,
   type MongoQueryShape,
+  type StoredAs,
 } from '@mandate/shared';
 import { EXPIRABLE_STATES, MANDATE_STATES, type Mandate } from '../domain/mandate';
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
 
 /** The document as MongoDB holds it: timestamps as Dates so they compare and index as times. */
-interface MandateDoc extends Omit<Mandate, 'valid_from' | 'expires_at' | 'created_at' | 'updated_at'> {
-  valid_from: Date | null;
-  expires_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-  /** Audit events of this mandate's changes not yet confirmed by the broker (the outbox). */
-  outbox?: AuditEvent[];
-}
+type MandateDoc = StoredAs<Mandate, 'valid_from' | 'expires_at' | 'created_at' | 'updated_at'>;
 
 export const mandateSchema = new Schema<MandateDoc>(
   {
@@ -62,46 +61,22 @@ mandateSchema.index({ state: 1, expires_at: 1 });
 // events have keys here, so the scan is as long as the backlog); markSent: { 'outbox.id': { $in: ids } }.
 mandateSchema.index({ 'outbox.id': 1 });
 
+const shapes = queryShapesOf('mandates', 'id');
+
 /** Every query this adapter runs (see the methods below), for the index-coverage test. */
 export const MANDATE_QUERY_SHAPES: MongoQueryShape[] = [
-  { query: 'get', collection: 'mandates', equality: ['tenant_id', 'id'] },
-  { query: 'transition', collection: 'mandates', equality: ['tenant_id', 'id'], residual: ['version'] },
-  { query: 'list', collection: 'mandates', equality: ['tenant_id'], sort: { id: -1 } },
-  {
-    query: 'list?state=ACTIVE|SUSPENDED|REVOKED',
-    collection: 'mandates',
-    equality: ['tenant_id', 'state'],
-    sort: { id: -1 },
-    residual: ['expires_at'],
-  },
-  {
-    query: 'list?state=EXPIRED, each $or branch',
-    collection: 'mandates',
-    equality: ['tenant_id', 'state'],
-    sort: { id: -1 },
-    residual: ['expires_at'],
-  },
-  {
-    query: 'list?principal_id=',
-    collection: 'mandates',
-    equality: ['tenant_id', 'principal.id'],
-    sort: { id: -1 },
+  shapes.find('get', ['tenant_id', 'id']),
+  shapes.find('transition', ['tenant_id', 'id'], { residual: ['version'] }),
+  shapes.page('list', ['tenant_id']),
+  shapes.page('list?state=ACTIVE|SUSPENDED|REVOKED', ['tenant_id', 'state'], { residual: ['expires_at'] }),
+  shapes.page('list?state=EXPIRED, each $or branch', ['tenant_id', 'state'], { residual: ['expires_at'] }),
+  shapes.page('list?principal_id=', ['tenant_id', 'principal.id'], {
     residual: ['state', 'expires_at', 'delegate.id'],
-  },
-  {
-    query: 'list?delegate_id=',
-    collection: 'mandates',
-    equality: ['tenant_id', 'delegate.id'],
-    sort: { id: -1 },
-    residual: ['state', 'expires_at'],
-  },
-  { query: 'findDue', collection: 'mandates', equality: ['state'], sort: { expires_at: 1 } },
-  { query: 'pendingEvents', collection: 'mandates', equality: [], range: ['outbox.id'] },
-  { query: 'markSent', collection: 'mandates', equality: ['outbox.id'] },
+  }),
+  shapes.page('list?delegate_id=', ['tenant_id', 'delegate.id'], { residual: ['state', 'expires_at'] }),
+  shapes.find('findDue', ['state'], { sort: { expires_at: 1 } }),
+  ...outboxQueryShapes('mandates'),
 ];
-
-/** Reads never carry the outbox: it is the relay's, not the API's. */
-const PROJECTION = { _id: 0, outbox: 0 } as const;
 
 export class MongoMandateStore implements MandateStore {
   readonly kind = 'mongo' as const;
@@ -120,18 +95,15 @@ export class MongoMandateStore implements MandateStore {
 
   async create(tenantId: string, mandate: Mandate, outbox: AuditEvent[] = []): Promise<Mandate> {
     const doc = toDoc({ ...mandate, tenant_id: tenantId });
-    try {
-      // One insert holds the mandate and its MANDATE_CREATED: both are stored or neither is.
-      await this.model.create(outbox.length > 0 ? { ...doc, outbox } : doc);
-    } catch (err) {
-      if (isDuplicateKeyError(err)) throw conflict('Mandate already exists');
-      throw err;
-    }
+    // One insert holds the mandate and its MANDATE_CREATED: both are stored or neither is.
+    await insertOrRefuse(this.model, { ...doc, ...withOutbox(outbox) }, () =>
+      conflict('Mandate already exists'),
+    );
     return fromDoc(doc);
   }
 
   async get(tenantId: string, id: string): Promise<Mandate | null> {
-    const doc = await this.model.findOne({ tenant_id: tenantId, id }, PROJECTION).lean<MandateDoc>();
+    const doc = await this.model.findOne({ tenant_id: tenantId, id }, WITHOUT_OUTBOX).lean<MandateDoc>();
     return doc ? fromDoc(doc) : null;
   }
 
@@ -166,7 +138,7 @@ export class MongoMandateStore implements MandateStore {
       key: 'id',
       before: query.afterId,
       limit: query.limit + 1,
-      projection: PROJECTION,
+      projection: WITHOUT_OUTBOX,
     });
     return docs.map(fromDoc);
   }
@@ -184,9 +156,9 @@ export class MongoMandateStore implements MandateStore {
         {
           $set: { state: patch.state, version: patch.version, updated_at: new Date(patch.updated_at) },
           // Same single-document update as the state change: atomic without a transaction.
-          ...(outbox.length > 0 ? { $push: { outbox: { $each: outbox } } } : {}),
+          ...pushOutbox(outbox),
         },
-        { returnDocument: 'after', projection: PROJECTION },
+        { returnDocument: 'after', projection: WITHOUT_OUTBOX },
       )
       .lean<MandateDoc>();
     return doc ? fromDoc(doc) : null;
@@ -194,7 +166,7 @@ export class MongoMandateStore implements MandateStore {
 
   async findDue(now: Date, limit: number): Promise<Mandate[]> {
     const docs = await this.model
-      .find({ state: { $in: [...EXPIRABLE_STATES] }, expires_at: { $ne: null, $lte: now } }, PROJECTION)
+      .find({ state: { $in: [...EXPIRABLE_STATES] }, expires_at: { $ne: null, $lte: now } }, WITHOUT_OUTBOX)
       .sort({ expires_at: 1 })
       .limit(limit)
       .lean<MandateDoc[]>();
