@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { describeIfAvailable } from '@mandate/shared/src/testing';
 import { startEmbedded, type EmbeddedStack } from '../../scripts/embedded';
 import { apiClient } from '../support/stack';
 
@@ -49,10 +50,14 @@ export const ROLE_AREAS: Record<string, AreaId[]> = {
   tenant_auditor: tenantAreasBut('verify'),
 };
 
-/** `describe` where chromium is installed; elsewhere the suite shows as skipped, saying why. */
+/** `describe` where chromium is installed; elsewhere skipped saying why, and failing on CI. */
 export function describeIfChromium(title: string, body: () => void): void {
-  if (HAS_CHROMIUM) describe(title, body);
-  else describe.skip(`${title} (skipped: ${CHROMIUM} is missing; .ci/run installs Debian's chromium)`, body);
+  describeIfAvailable(
+    HAS_CHROMIUM,
+    title,
+    `${CHROMIUM} is missing (.ci/run installs Debian's chromium)`,
+    body,
+  );
 }
 
 /** Browser-side globals, typed here (the repository's tsconfig has no DOM library). */

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { DOCUMENTED_SECRET_VALUES, secretProblem } from '@mandate/shared';
+import { itIfAvailable } from '@mandate/shared/src/testing';
 
 /**
  * docker-compose.yml ships no secret and no open infrastructure (issue 11 item 5): there is no
@@ -42,10 +43,10 @@ const mountOf = (service: Service, volume: string) =>
   service.volumes?.map((v) => v.split(':')).find(([name]) => name === volume)?.[1];
 
 describe('docker-compose.yml', () => {
-  (hasDockerCompose ? it : it.skip)(
-    hasDockerCompose
-      ? 'when checked by docker-compose config, then it is valid'
-      : 'when checked by docker-compose config, then it is valid (skipped: docker-compose is not installed here; .ci/run installs it)',
+  itIfAvailable(
+    hasDockerCompose,
+    'when checked by docker-compose config, then it is valid',
+    'docker-compose is not installed (.ci/run installs it)',
     async () => {
       await expect(
         promisify(execFile)('docker-compose', ['-f', COMPOSE_FILE, 'config', '-q'], { cwd: ROOT }),

@@ -1,6 +1,7 @@
 import type { Connection } from 'mongoose';
 import { createLogger } from '../logger';
 import { connectMongo } from '../mongo';
+import { describeIfAvailable } from './tools';
 
 /**
  * Runs one store contract suite against every adapter. The MongoDB half runs against MONGO_URL:
@@ -15,9 +16,7 @@ export interface AdapterFactory<S> {
 }
 
 export const MONGO_URL = process.env.MONGO_URL;
-export const mongoSkipReason = MONGO_URL
-  ? undefined
-  : 'skipped: MONGO_URL is not set, no MongoDB server here';
+export const mongoSkipReason = MONGO_URL ? undefined : 'MONGO_URL is not set, no MongoDB server here';
 /** True when MONGO_URL is the test stand-in (test/support/mongo-standin), not a real MongoDB. */
 export const MONGO_IS_STANDIN = process.env.MONGO_STANDIN === '1';
 /** How test names call the Mongo adapter's server, so a pass on the stand-in never reads as MongoDB's. */
@@ -67,9 +66,8 @@ export function describeStoreContract<S>(
   suite: (getStore: () => S) => void,
 ): void {
   for (const adapter of adapters) {
-    const title = `${storeName} contract — ${adapter.name} adapter${adapter.skipReason ? ` (${adapter.skipReason})` : ''}`;
-    const describeFn = adapter.skipReason ? describe.skip : describe;
-    describeFn(title, () => {
+    const title = `${storeName} contract — ${adapter.name} adapter`;
+    describeIfAvailable(!adapter.skipReason, title, adapter.skipReason ?? '', () => {
       let current: { store: S; close: () => Promise<void> } | undefined;
       beforeAll(async () => {
         current = await adapter.create();

@@ -4,3 +4,4 @@ export * from './amqp';
 export * from './publisher';
 export * from './loopback';
 export * from './outbox';
+export * from './tools';

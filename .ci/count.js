@@ -1,0 +1,31 @@
+// Reads jest's JSON results and the command's exit status; prints "N passed, N failed, N skipped" and
+// exits with the run's status. A green line must mean every suite ran and passed, so:
+// - a suite that failed without a failed test (it did not load, a hook threw) counts as one failure;
+// - a run jest marks unsuccessful counts as at least one failure;
+// - a command that failed without results (type check, lint, install) counts as one failure;
+// - a non-zero exit always shows a non-zero failed count, and any failure exits non-zero.
+const fs = require('node:fs');
+
+const [file, statusArg] = process.argv.slice(2);
+let status = Number(statusArg) || 0;
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+
+if (file && fs.existsSync(file)) {
+  const r = JSON.parse(fs.readFileSync(file, 'utf8'));
+  passed = r.numPassedTests;
+  skipped = r.numPendingTests + r.numTodoTests;
+  const brokenSuites = r.testResults.filter(
+    (suite) => suite.status === 'failed' && !suite.assertionResults.some((a) => a.status === 'failed'),
+  ).length;
+  failed = r.numFailedTests + brokenSuites;
+  if (!r.success && failed === 0) failed = 1;
+} else {
+  failed = 1;
+}
+if (status !== 0 && failed === 0) failed = 1;
+if (failed > 0 && status === 0) status = 1;
+
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exit(status);
