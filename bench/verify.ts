@@ -15,6 +15,13 @@
  * gateway and verify, e.g. `--perf-basic-prof` for `perf record -p <pid>`).
  * Gateway and verify also report their event-loop delay and utilisation during each stack round
  * (bench/probe.cjs, perf_hooks.monitorEventLoopDelay).
+ *
+ * `BENCH_MODE=open` measures latency open-loop instead (bench/open-loop.ts): at each offered rate of
+ * BENCH_RATES (default 50,200,500 verify/s) requests leave on a uniform schedule and latency counts
+ * from the planned send time; bare express and the stack take turns at each rate within each round
+ * (BENCH_ROUNDS, BENCH_DURATION s each). Per rate it prints p50/p90/p99/max for both, CPU µs per call
+ * of every process, the event-loop delay of gateway, verify and audit, and the issue's goal: stack
+ * p50 ≤ express p50 + 1 ms and stack p99 ≤ 2 × express p99 + 1 ms.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
@@ -22,6 +29,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { apiClient, startStack, verifyCounters } from '../test/support/stack';
+import { openLoop, type OpenLoopRequest, type OpenLoopResult } from './open-loop';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -30,6 +38,8 @@ const TENANTS = Number(process.env.BENCH_TENANTS ?? 40);
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 10);
 const ONLY_STACK = process.env.BENCH_ONLY === 'stack';
 const PROFILE_DIR = process.env.BENCH_PROFILE;
+const OPEN_LOOP = process.env.BENCH_MODE === 'open';
+const RATES = (process.env.BENCH_RATES ?? '50,200,500').split(',').map(Number);
 
 interface Result {
   name: string;
@@ -159,6 +169,11 @@ async function main() {
     };
     const probes = () => Object.values(pids).forEach((pid) => process.kill(pid, 'SIGUSR2'));
     const background = brokerPids();
+    if (OPEN_LOOP) {
+      if (!express) throw new Error('BENCH_MODE=open compares with bare express: unset BENCH_ONLY');
+      await openLoopRounds(stack.gateway.url, requests, express, pids, background, probes, probeDir);
+      return;
+    }
     for (let round = 1; round <= ROUNDS; round++) {
       if (express) {
         // The stack's background work (audit, RabbitMQ) is sampled here too: what it still does
@@ -233,6 +248,87 @@ async function main() {
       '',
     ].join('\n'),
   );
+}
+
+/**
+ * The open-loop rounds: in each round, at each rate, bare express then the stack, on the same
+ * schedule; then one table per rate with every round and the goal's check on the medians.
+ */
+async function openLoopRounds(
+  stackUrl: string,
+  requests: autocannon.Request[],
+  express: { url: string; child: ChildProcess },
+  pids: Record<string, number>,
+  background: Record<string, number>,
+  probes: () => void,
+  probeDir: string,
+): Promise<void> {
+  const asOpen = (rs: autocannon.Request[], headers?: Record<string, string>): OpenLoopRequest[] =>
+    rs.map((r) => ({
+      method: 'POST',
+      path: r.path!,
+      headers: headers ?? (r.headers as Record<string, string>),
+      body: String(r.body),
+    }));
+  const stackRequests = asOpen(requests);
+  const bareRequests = asOpen(requests, { 'content-type': 'application/json' });
+  const results = new Map<number, { express: OpenLoopResult[]; stack: OpenLoopResult[] }>(
+    RATES.map((rate) => [rate, { express: [], stack: [] }]),
+  );
+  let window = 0;
+  const line = (name: string, rate: number, round: number, r: OpenLoopResult, cpu: string) =>
+    process.stdout.write(
+      `round ${round} ${rate}/s ${name.padEnd(7)} p50 ${r.p50} ms, p90 ${r.p90} ms, p99 ${r.p99} ms, max ${r.max} ms, ` +
+        `non-2xx/err ${r.non2xx + r.errors}, send lag ≤ ${r.maxSendLagMs} ms — CPU: ${cpu}\n`,
+    );
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const rate of RATES) {
+      const bareCpu = cpuSampler({ express: express.child.pid!, ...background });
+      const bare = await openLoop(express.url, bareRequests, rate, DURATION);
+      line('express', rate, round, bare, bareCpu.stop(rate));
+      results.get(rate)!.express.push(bare);
+      await sleep(500);
+      probes();
+      window++;
+      const stackCpu = cpuSampler({ ...pids, ...background });
+      const full = await openLoop(stackUrl, stackRequests, rate, DURATION);
+      const cpu = stackCpu.stop(rate);
+      probes();
+      line('stack', rate, round, full, cpu);
+      results.get(rate)!.stack.push(full);
+      await sleep(500);
+      process.stdout.write(`  event loop: ${loopReport(probeDir, window)}\n`);
+      await sleep(1000);
+    }
+  }
+  const out = [
+    '',
+    '| offered | stack p50 | stack p99 | express p50 | express p99 | goal p50 | goal p99 | non-2xx |',
+    '|---|---|---|---|---|---|---|---|',
+  ];
+  let allMet = true;
+  for (const [rate, r] of results) {
+    const med = (rs: OpenLoopResult[], k: 'p50' | 'p99') => median(rs.map((x) => x[k]));
+    const [sp50, sp99, ep50, ep99] = [
+      med(r.stack, 'p50'),
+      med(r.stack, 'p99'),
+      med(r.express, 'p50'),
+      med(r.express, 'p99'),
+    ];
+    const p50Met = sp50 <= ep50 + 1;
+    const p99Met = sp99 <= 2 * ep99 + 1;
+    const failures = r.stack.reduce((n, x) => n + x.non2xx + x.errors, 0);
+    allMet &&= p50Met && p99Met && failures === 0;
+    out.push(
+      `| ${rate}/s | ${sp50} ms | ${sp99} ms | ${ep50} ms | ${ep99} ms | ≤ ${(ep50 + 1).toFixed(2)} ${p50Met ? 'MET' : 'MISSED'} | ≤ ${(2 * ep99 + 1).toFixed(2)} ${p99Met ? 'MET' : 'MISSED'} | ${failures} |`,
+    );
+  }
+  out.push(
+    '',
+    `medians of ${ROUNDS} round(s) of ${DURATION} s per rate and target; goal ${allMet ? 'MET' : 'MISSED'}`,
+    '',
+  );
+  process.stdout.write(out.join('\n'));
 }
 
 /** Event-loop delay and utilisation of gateway and verify during one stack round (bench/probe.cjs). */
