@@ -164,7 +164,12 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
     pipelining: 0,
   });
   const deadline = new AbortController();
-  const timer = setTimeout(() => deadline.abort(), options.timeoutMs);
+  // undici holds an abort back until the connection is made; destroying the client also ends a
+  // resolution or connect that is still pending.
+  const timer = setTimeout(() => {
+    deadline.abort();
+    client.destroy().catch(() => undefined);
+  }, options.timeoutMs);
   try {
     const response = await client.request({
       method: options.method ?? 'GET',

@@ -264,6 +264,14 @@ describe('safeFetch exchange rules (a local server, loopback allowed)', () => {
     expect(error.reason).toBe('TIMEOUT');
   });
 
+  it('when the resolver never answers, then TIMEOUT within the limit', async () => {
+    const error = await refusal('https://slow-dns.example/', {
+      timeoutMs: 300,
+      lookup: () => new Promise<string[]>(() => undefined),
+    });
+    expect(error.reason).toBe('TIMEOUT');
+  });
+
   it('when the name does not resolve, then UNREACHABLE', async () => {
     const error = await refusal('https://nowhere.example/', {
       lookup: async () => Promise.reject(new Error('ENOTFOUND')),
