@@ -32,3 +32,4 @@ export * from './tracing';
 export * from './contract';
 export * from './contract-route';
 export * from './wiring';
+export * from './outbound';

@@ -334,8 +334,9 @@ async function checkStatus(
   let token: string;
   try {
     token = await options.fetchStatusList(ref.uri);
-  } catch {
-    fail('CREDENTIAL_REVOKED', 'status list could not be fetched');
+  } catch (error) {
+    // A refused fetch (an address that is not public, a redirect, too large, too slow) says why.
+    fail('CREDENTIAL_REVOKED', `status list could not be fetched (${(error as Error).message})`);
   }
   // Fail closed: a status that cannot be confirmed is not VALID. A status token carrying no key
   // reference of its own is looked up with the credential's (same issuer, same entry).

@@ -1,3 +1,4 @@
+import { safeFetch, type OutboundLookup } from '@mandate/shared';
 import type { IdentityConfig } from '../config';
 import type { WalletVerifier } from './identity-verification';
 import { createVerifierIdentity, verifierIdentityFromPem } from './request';
@@ -14,23 +15,35 @@ function missing(name: string): never {
   throw new Error(`${name} is required in production`);
 }
 
-const STATUS_LIST_TIMEOUT_MS = 3_000;
+const STATUS_LIST_TIMEOUT_MS = 5_000;
+const STATUS_LIST_MAX_BYTES = 1024 * 1024;
 const STATUS_LIST_CACHE_MS = 60_000;
 
-/** Fetches status list tokens over https only, with a timeout and a short cache. */
-export function statusListFetcher(now: () => number = Date.now): (uri: string) => Promise<string> {
+export interface StatusListFetcherOptions {
+  now?: () => number;
+  /** The resolver (tests stub it); the system's by default. */
+  lookup?: OutboundLookup;
+}
+
+/**
+ * Fetches status list tokens under the outbound rules (the uri comes from the presented
+ * credential): https only, public addresses only (checked on the address connected to), no
+ * redirects, 5 s, at most 1 MiB; a short cache. Any refusal throws, so the check fails closed.
+ */
+export function statusListFetcher(options: StatusListFetcherOptions = {}): (uri: string) => Promise<string> {
+  const now = options.now ?? Date.now;
   const cache = new Map<string, { jwt: string; until: number }>();
   return async (uri) => {
-    if (new URL(uri).protocol !== 'https:') throw new Error('status list must be https');
     const hit = cache.get(uri);
     if (hit && hit.until > now()) return hit.jwt;
-    const res = await fetch(uri, {
+    const res = await safeFetch(uri, {
       headers: { accept: 'application/statuslist+jwt' },
-      signal: AbortSignal.timeout(STATUS_LIST_TIMEOUT_MS),
-      redirect: 'error',
+      timeoutMs: STATUS_LIST_TIMEOUT_MS,
+      maxBytes: STATUS_LIST_MAX_BYTES,
+      lookup: options.lookup,
     });
-    if (!res.ok) throw new Error(`status list answered ${res.status}`);
-    const jwt = (await res.text()).trim();
+    if (res.status < 200 || res.status >= 300) throw new Error(`status list answered ${res.status}`);
+    const jwt = res.body.toString('utf8').trim();
     if (cache.size > 1_000) cache.clear();
     cache.set(uri, { jwt, until: now() + STATUS_LIST_CACHE_MS });
     return jwt;
