@@ -364,7 +364,7 @@ describe('the docs, as a newcomer follows them', () => {
     // The project's own JSON stays tracked and checked.
     await expect(run('git', ['check-ignore', '--no-index', 'package.json'], { cwd: ROOT })).rejects.toThrow();
     expect(await prettierIgnores('package.json')).toBe(false);
-  }, 90_000);
+  }, 180_000);
 });
 
 describeMode(
