@@ -132,6 +132,12 @@ function presentedCredential(req: IncomingMessage): string | undefined {
   return apiKey === undefined ? undefined : `x-api-key ${apiKey}`;
 }
 
+/** The digest RecentCredentials knows a request's credential by, computed once per request. */
+function credentialDigest(req: IncomingMessage): string | undefined {
+  const credential = presentedCredential(req);
+  return credential === undefined ? undefined : RecentCredentials.digest(credential);
+}
+
 /** /healthz and /readyz as express routed them: any case, an optional trailing slash, GET or HEAD. */
 function healthRoute(method: string | undefined, path: string): 'healthz' | 'readyz' | undefined {
   if ((method !== 'GET' && method !== 'HEAD') || path.length > 8) return undefined;
@@ -325,7 +331,7 @@ function gatewayHandler(deps: GatewayDeps) {
 
     const ip = () => clientIpOf(req);
     try {
-      const credential = rule.auth === 'public' ? undefined : presentedCredential(req);
+      const credential = rule.auth === 'public' ? undefined : credentialDigest(req);
       // An address over its failed-authentication limit is refused on every authenticated route
       // until its minute passes, before any lookup: only a credential that authenticated in the
       // last 10 minutes still goes on to authentication, so one stale key behind a shared address

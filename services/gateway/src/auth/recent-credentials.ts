@@ -7,7 +7,7 @@ const REFRESH_MS = 60_000;
 
 /**
  * The credentials that authenticated in this process in the last 10 minutes, by their SHA-256
- * (never the value), each with the time of its last success. While a shared address (a NAT) is
+ * (`digest`; never the value), each with the time of its last success. While a shared address (a NAT) is
  * over its failed-authentication limit, such a credential still reaches authentication, so one
  * client's stale key does not lock out the others; what decides is still authentication itself, so
  * a key revoked since (its cached resolution evicted by the revocation event) is refused, and then
@@ -22,8 +22,12 @@ export class RecentCredentials {
     private readonly maxEntries = 10_000,
   ) {}
 
-  remember(credential: string): void {
-    const key = hash(credential);
+  /** What a credential is known by here (SHA-256, base64url): computed once per request by the caller. */
+  static digest(credential: string): string {
+    return createHash('sha256').update(credential).digest('base64url');
+  }
+
+  remember(key: string): void {
     const now = this.now();
     const last = this.seen.get(key);
     if (last !== undefined && now - last < REFRESH_MS) return;
@@ -32,8 +36,7 @@ export class RecentCredentials {
     this.seen.set(key, now);
   }
 
-  has(credential: string): boolean {
-    const key = hash(credential);
+  has(key: string): boolean {
     const last = this.seen.get(key);
     if (last === undefined) return false;
     if (this.now() - last < RECENT_CREDENTIAL_MS) return true;
@@ -41,9 +44,7 @@ export class RecentCredentials {
     return false;
   }
 
-  forget(credential: string): void {
-    this.seen.delete(hash(credential));
+  forget(key: string): void {
+    this.seen.delete(key);
   }
 }
-
-const hash = (credential: string) => createHash('sha256').update(credential).digest('base64url');
