@@ -166,7 +166,7 @@ describe('wallet (OpenID4VP) end to end: identity-verified mandates', () => {
     expect(session.status).toBe('VERIFIED');
   });
 
-  it('when a person signs in with the wallet, then the wallet: subject acts by its role assignment: a viewer reads, cannot create, and another tenant is 404', async () => {
+  it('when a person signs in with the wallet, then the wallet: subject acts by its role assignment in that tenant only: a viewer reads, cannot create, and another tenant is 401 even once it gives the subject a role', async () => {
     const started = await api('POST', '/v1/identity-verifications/sign-in', {
       body: { tenant_id: tenantId },
     });
@@ -197,12 +197,22 @@ describe('wallet (OpenID4VP) end to end: identity-verified mandates', () => {
     const asWallet = (method: string, path: string, tenant: string, body?: unknown) =>
       api(method, path, { auth: jwt, headers: { 'x-tenant-id': tenant }, body });
 
-    // Another tenant, where the subject holds no assignment: the tenant does not exist for it.
+    // Another tenant: the token was issued for tenantId, so it is refused there, before and after
+    // that tenant gives the subject a role (its own sign-in would give the person a token for it).
     const other = await api('POST', '/v1/platform/tenants', {
       auth: stack.operatorToken,
       body: { name: 'Other' },
     });
-    expect((await asWallet('GET', '/v1/mandates', other.body.tenant.id)).status).toBe(404);
+    const otherId = other.body.tenant.id as string;
+    const refused = { error: 'UNAUTHORIZED', message: 'This token was issued for another tenant' };
+    expect((await asWallet('GET', '/v1/mandates', otherId)).body).toEqual(refused);
+    const otherRole = await api('POST', `/v1/tenants/${otherId}/role-assignments`, {
+      auth: `${otherId}:${other.body.api_key.api_key}`,
+      body: { subject_id: subject, roles: ['tenant_admin'] },
+    });
+    expect(otherRole.status).toBe(201);
+    const me = await asWallet('GET', '/v1/me', otherId);
+    expect({ status: me.status, body: me.body }).toEqual({ status: 401, body: refused });
 
     const assigned = await api('POST', `/v1/tenants/${tenantId}/role-assignments`, {
       auth,
@@ -210,6 +220,10 @@ describe('wallet (OpenID4VP) end to end: identity-verified mandates', () => {
     });
     expect(assigned.status).toBe(201);
     expect((await asWallet('GET', '/v1/mandates', tenantId)).status).toBe(200);
+    expect((await asWallet('GET', '/v1/me', tenantId)).body).toMatchObject({
+      tenant_id: tenantId,
+      subject_id: subject,
+    });
     const denied = await asWallet('POST', '/v1/mandates', tenantId, {
       principal: 'user_x',
       delegate: 'agent_y',

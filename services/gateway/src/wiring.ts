@@ -18,6 +18,7 @@ import { buildPublicOpenApi } from './openapi';
 import { createLimiter } from './limits';
 import { createIdempotency } from './idempotency';
 import { DevSignIn } from './dashboard/dev-sign-in';
+import { isLoopbackHost } from './http/loopback';
 import { defaultDashboardDir, type DashboardOidc } from './dashboard/static';
 import { parseJwtIssuers } from './auth/jwt';
 
@@ -103,12 +104,18 @@ export async function wire(
   closers.push(() => credentials.close());
   const { keys, subjects } = credentials;
   // Embedded mode only: tokens of the in-process development issuer, before the configured issuers.
-  const devSignIn = overrides.devSignIn
+  // Only on a loopback listen address: on any other, every machine that reaches the port could sign in.
+  const devSignInOn = overrides.devSignIn === true && isLoopbackHost(config.HOST);
+  if (overrides.devSignIn && !devSignInOn)
+    logger.warn(
+      `development sign-in off: HOST=${config.HOST} is not a loopback address, and anyone who reaches the port could sign in as any subject`,
+    );
+  const devSignIn = devSignInOn
     ? await DevSignIn.create({ identity: upstreams.identity, tokens, subjects })
     : undefined;
   if (devSignIn)
     logger.warn(
-      'development sign-in enabled (embedded mode): anyone reaching this port can act as any subject',
+      'development sign-in enabled (embedded mode, loopback only): anyone on this machine can act as any subject',
     );
   const jwt = devSignIn ? devSignIn.authenticator(credentials.jwt) : credentials.jwt;
 

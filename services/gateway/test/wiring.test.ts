@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import pino from 'pino';
 import { InProcessBus, createLogger, newId } from '@mandate/shared';
 import {
   TEST_AMQP_URL,
@@ -48,6 +49,32 @@ describe('gateway wiring', () => {
       publisher: true,
       closed: 1,
     });
+  });
+
+  it('when the development sign-in is asked for on a non-loopback HOST, then it is off and one warning line says why; on loopback, it is on', async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const capturing = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+    for (const HOST of ['0.0.0.0', '::', '192.0.2.10', 'gateway.internal']) {
+      const { deps, close } = await wire(loadGatewayConfig({ ...baseEnv, HOST }), capturing, {
+        devSignIn: true,
+      });
+      await close();
+      expect({ HOST, devSignIn: deps.dashboard?.devSignIn }).toEqual({ HOST, devSignIn: undefined });
+      const said = lines.splice(0).filter((l) => /development sign-in/.test(l.msg));
+      expect(said).toEqual([
+        expect.objectContaining({
+          level: 40,
+          msg: `development sign-in off: HOST=${HOST} is not a loopback address, and anyone who reaches the port could sign in as any subject`,
+        }),
+      ]);
+    }
+    for (const HOST of ['127.0.0.1', 'localhost', '::1']) {
+      const { deps, close } = await wire(loadGatewayConfig({ ...baseEnv, HOST }), logger, {
+        devSignIn: true,
+      });
+      await close();
+      expect({ HOST, on: deps.dashboard?.devSignIn !== undefined }).toEqual({ HOST, on: true });
+    }
   });
 
   it('when INTERNAL_TOKEN_SECRET is missing, then wiring refuses to start', async () => {
