@@ -157,6 +157,31 @@ describe('route security, end to end (every route in the table)', () => {
       'POST /v1/verify': (c) => ({ mandate_id: c.resources.mandates, action: 'payments:create' }),
       'PATCH /v1/tenants/:tenantId/role-assignments/:id': () => ({ roles: ['tenant_viewer'] }),
       'PUT /v1/tenants/:tenantId/widget-config': () => ({ allowed_origins: ['https://shop.example.com'] }),
+      // Public routes: bodies that let them be served (or refused for the reason named below).
+      'POST /v1/onboarding/request': () => ({
+        organization_name: 'Route security',
+        contact_email: 'ops@route-security.example.com',
+      }),
+      'POST /v1/identity-verifications/sign-in': (c) => ({ tenant_id: c.tenantId }),
+      'POST /v1/identity-verifications/:id/poll': () => ({ poll_token: 'not-the-poll-token' }),
+      'POST /v1/identity-verifications/:id/token': () => ({ poll_token: 'not-the-poll-token' }),
+    },
+    publicAnswers: {
+      'POST /v1/identity-verifications/:id/response': {
+        status: 400,
+        error: 'BAD_REQUEST',
+        reason: 'no wallet answers here',
+      },
+      'POST /v1/identity-verifications/:id/poll': {
+        status: 404,
+        error: 'NOT_FOUND',
+        reason: 'only the signing-in browser holds the poll_token',
+      },
+      'POST /v1/identity-verifications/:id/token': {
+        status: 404,
+        error: 'NOT_FOUND',
+        reason: 'only the signing-in browser holds the poll_token',
+      },
     },
   });
 
