@@ -106,7 +106,8 @@ describe('npm run start:services leaves no process behind', () => {
 
   // A variable only that service reads, with a value its configuration refuses.
   it.each([
-    ['identity', 'STAGING_KEY_TTL_HOURS'],
+    // identity's is found in wiring, once its store and bus are up (the launcher sets WALLET_PUBLIC_URL).
+    ['identity', 'WALLET_SUBJECT_SECRET'],
     ['mandates', 'SNAPSHOT_TTL_SECONDS'],
     ['audit', 'AUDIT_PREFETCH'],
     ['verify', 'PUBLISH_BATCH_MAX'],
