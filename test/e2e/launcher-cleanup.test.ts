@@ -80,7 +80,7 @@ function launchToExit(env: Record<string, string>): Promise<{ code: number | nul
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     // Should the launcher hang, the test fails on its timeout; it must not outlive the test.
-    const timer = setTimeout(() => child.kill('SIGKILL'), 80_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 140_000);
     child.once('close', (code) => {
       clearTimeout(timer);
       resolve({ code, lines: out.split('\n').filter(Boolean) });
@@ -136,7 +136,7 @@ describe('npm run start:services leaves no process behind', () => {
       expect(result.lines.filter((l) => /^(\[\S+\] )?\s+at /.test(l))).toEqual([]);
       expect(result.lines.at(-1)).toBe('[launcher] stopped (exit 1)');
     },
-    90_000,
+    150_000,
   );
 
   describe('when the launcher itself is killed', () => {
@@ -164,9 +164,9 @@ describe('npm run start:services leaves no process behind', () => {
       // Nobody signals them: each notices its launcher's IPC channel closing and stops.
       await eventually(
         async () => ((await leftovers(spawned)).length === 0 ? true : undefined),
-        20_000,
+        30_000,
         'the services of a killed launcher to exit',
       );
-    }, 90_000);
+    }, 180_000);
   });
 });
