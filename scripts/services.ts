@@ -129,7 +129,14 @@ export function spawnService(
   const detached = options.detached ?? false;
   const child = spawn(process.execPath, serviceArgs(name, options.runtime ?? runtimeFromEnv()), {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env, HOST: host },
+    // LAUNCHER_PID: the service stops once this process is gone (runService), even before it listens.
+    env: {
+      PATH: process.env.PATH ?? '',
+      LOG_LEVEL: 'warn',
+      ...env,
+      HOST: host,
+      LAUNCHER_PID: String(process.pid),
+    },
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     detached,
   });

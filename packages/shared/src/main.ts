@@ -143,17 +143,22 @@ export function runService<C extends BaseConfig, D, O>(main: ServiceMain<C, D, O
 const ORPHAN_STOP_DEADLINE_MS = 10_000;
 
 /**
- * A service spawned with an IPC channel (scripts/services.ts does) stops when that channel closes:
- * the launcher has exited or was killed, even with SIGKILL, and nobody would stop this process any
- * more. The channel does not keep the process alive; a stop that hangs ends in exit(1).
+ * A service spawned by a launcher (scripts/services.ts: an IPC channel and LAUNCHER_PID) stops when
+ * that channel closes: the launcher has exited or was killed, even with SIGKILL, and nobody would
+ * stop this process any more. A launcher gone before this runs (the channel already closed, or
+ * another parent) stops it at once. The channel does not keep the process alive; a stop that hangs
+ * ends in exit(1).
  */
 function exitWithLauncher(stop: (reason: string) => unknown): void {
-  if (!process.channel) return;
-  process.channel.unref();
-  process.once('disconnect', () => {
+  const launcherPid = Number(process.env.LAUNCHER_PID);
+  if (!launcherPid) return;
+  const gone = () => {
     setTimeout(() => process.exit(1), ORPHAN_STOP_DEADLINE_MS).unref();
     void stop('launcher gone');
-  });
+  };
+  if (!process.connected || process.ppid !== launcherPid) return gone();
+  process.channel?.unref();
+  process.once('disconnect', gone);
 }
 
 /**
