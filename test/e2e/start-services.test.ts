@@ -92,7 +92,7 @@ describe('npm run start:services (scripts/services.ts)', () => {
     expect(await running.exited).toBe(0);
     expect([...pids.entries()].filter(([, pid]) => alive(pid))).toEqual([]);
     expect(lines.at(-1)).toBe('[launcher] stopped (exit 0)');
-  }, 90_000);
+  }, 180_000);
 
   it('when one service dies, then the launcher stops the others and exits non-zero', async () => {
     const namespace = `test-${newId('req')}`;
@@ -104,5 +104,5 @@ describe('npm run start:services (scripts/services.ts)', () => {
     expect(await running.exited).toBe(1);
     expect([...pids.entries()].filter(([, pid]) => alive(pid))).toEqual([]);
     expect(running.lines).toContain('[launcher] verify-2 exited (SIGKILL); stopping the others');
-  }, 90_000);
+  }, 180_000);
 });

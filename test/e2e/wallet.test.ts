@@ -10,7 +10,7 @@ import {
   MISBEHAVIOUR_REASONS,
   type Misbehaviour,
 } from '../../scripts/test-wallet';
-import { apiClient, eventually, freePort, startStack, type Stack } from '../support/stack';
+import { apiClient, eventually, startStack, type Stack } from '../support/stack';
 
 /**
  * Identity-verified mandates end to end on the five-process stack: a session, the test wallet
@@ -25,31 +25,18 @@ describe('wallet (OpenID4VP) end to end: identity-verified mandates', () => {
   let tenantId: string;
 
   beforeAll(async () => {
-    const port = String(await freePort());
-    stack = await startStack({
-      // The wallet's public calls share the per-client-IP onboarding bucket; every test client is 127.0.0.1.
-      gateway: {
-        PORT: port,
-        PLAN_OVERRIDES: JSON.stringify({ onboarding: { rate: 1000, burst: 1000 } }),
-        // Identity's wallet sign-in issuer, its JWKS read through the gateway's public route.
-        JWT_ISSUERS: JSON.stringify([
-          {
-            name: 'wallet',
-            issuer: `http://127.0.0.1:${port}`,
-            jwks_uri: `http://127.0.0.1:${port}/v1/wallet/jwks`,
-            audience: 'mandate-api',
-            subject_scheme: 'wallet',
-          },
-        ]),
+    stack = await startStack(
+      {
+        // The wallet's public calls share the per-client-IP onboarding bucket; every test client is 127.0.0.1.
+        gateway: { PLAN_OVERRIDES: JSON.stringify({ onboarding: { rate: 1000, burst: 1000 } }) },
+        identity: { LOG_LEVEL: 'info' },
+        all: { LOG_LEVEL: 'info' },
       },
-      identity: {
-        WALLET_PUBLIC_URL: `http://127.0.0.1:${port}`,
-        WALLET_TRUST_TEST_ISSUER: 'true',
-        WALLET_SUBJECT_SECRET: 'e2e-subject-secret-at-least-32-characters',
-        LOG_LEVEL: 'info',
-      },
-      all: { LOG_LEVEL: 'info' },
-    });
+      // No WALLET_* here: the defaults `npm run start:services` sets (public URL from the gateway's
+      // port, a generated subject secret, the TEST issuer trusted, the gateway trusting the wallet's
+      // sign-in tokens) are what this suite runs on.
+      { localWallet: true },
+    );
     api = apiClient(stack.gateway.url);
     issuer = await createTestPidIssuer({ seed: DEFAULT_TEST_ISSUER_SEED });
     const res = await api('POST', '/v1/platform/tenants', {

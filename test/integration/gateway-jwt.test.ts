@@ -311,7 +311,7 @@ describe('gateway: JWT_ISSUERS', () => {
   });
 
   it.each([
-    ['not JSON', '{', /^JWT_ISSUERS must be a JSON list/],
+    ['not JSON', '{', /^JWT_ISSUERS: must be a JSON list/],
     [
       'a bad scheme',
       JSON.stringify([{ ...valid, subject_scheme: 'email' }]),

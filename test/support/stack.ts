@@ -39,6 +39,8 @@ export interface StackOptions {
   replicas?: Partial<Record<'verify', number>>;
   /** The services' TypeScript through tsx (default), or the bundles `npm run build` wrote. */
   runtime?: Runtime;
+  /** The TEST wallet's defaults, as `npm run start:services` sets them (scripts/local-wallet.ts). */
+  localWallet?: boolean;
 }
 
 /** The processes of `npm run start:services` (scripts/services.ts), each stack in its own namespace. */
@@ -67,6 +69,7 @@ export async function startStack(
       },
       verifyReplicas: options.replicas?.verify ?? 1,
       runtime: options.runtime,
+      localWallet: options.localWallet,
     });
     return {
       gateway: started.gateway,

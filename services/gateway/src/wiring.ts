@@ -7,6 +7,8 @@ import {
   defaultSpoolDir,
   amqpTopology,
   compose,
+  configError,
+  ConfigError,
   internalTokens,
   type EventPublisher,
   type Logger,
@@ -42,23 +44,37 @@ export async function wire(
   const tokens =
     overrides.tokens ??
     (config.INTERNAL_TOKEN_SECRET ? internalTokens(config.INTERNAL_TOKEN_SECRET) : undefined);
-  if (!tokens) throw new Error('INTERNAL_TOKEN_SECRET is required');
   const operatorToken = overrides.operatorToken ?? config.OPERATOR_TOKEN;
-  if (!operatorToken) throw new Error('OPERATOR_TOKEN is required');
+  // Every missing one at once, as parseConfig reports its problems.
+  const missing = [
+    ...(tokens
+      ? []
+      : ['INTERNAL_TOKEN_SECRET: is required (the same value in every service; e.g. openssl rand -hex 32)']),
+    ...(operatorToken
+      ? []
+      : ["OPERATOR_TOKEN: is required (the platform operator's bearer secret; e.g. openssl rand -hex 32)"]),
+    ...(overrides.upstreams
+      ? []
+      : (['MANDATES', 'VERIFY', 'IDENTITY', 'AUDIT'] as const)
+          .filter((name) => !config[`${name}_URL`])
+          .map(
+            (name) => `${name}_URL: is required: the ${name.toLowerCase()} service, comma-separated replicas`,
+          )),
+  ];
+  if (!tokens || !operatorToken || missing.length > 0) throw new ConfigError(missing);
 
   let upstreams = overrides.upstreams;
   if (!upstreams) {
-    const client = (name: string, urls: string[] | undefined) => {
-      if (!urls) throw new Error(`${name}_URL is required (comma-separated replicas)`);
-      const c = new ServiceClient(urls);
+    const client = (urls: string[] | undefined) => {
+      const c = new ServiceClient(urls!);
       closers.push(() => c.close());
       return c;
     };
     upstreams = {
-      mandates: client('MANDATES', config.MANDATES_URL),
-      verify: client('VERIFY', config.VERIFY_URL),
-      identity: client('IDENTITY', config.IDENTITY_URL),
-      audit: client('AUDIT', config.AUDIT_URL),
+      mandates: client(config.MANDATES_URL),
+      verify: client(config.VERIFY_URL),
+      identity: client(config.IDENTITY_URL),
+      audit: client(config.AUDIT_URL),
     } satisfies Upstreams;
     logger.info(
       {
@@ -202,7 +218,10 @@ export function dashboardOidc(config: GatewayConfig, logger: Logger): DashboardO
   const { DASHBOARD_OIDC_ISSUER: issuer, DASHBOARD_OIDC_CLIENT_ID: clientId } = config;
   if (!issuer && !clientId) return undefined;
   if (!issuer || !clientId)
-    throw new Error('DASHBOARD_OIDC_ISSUER and DASHBOARD_OIDC_CLIENT_ID are set together, or neither');
+    throw configError(
+      issuer ? 'DASHBOARD_OIDC_CLIENT_ID' : 'DASHBOARD_OIDC_ISSUER',
+      'DASHBOARD_OIDC_ISSUER and DASHBOARD_OIDC_CLIENT_ID are set together, or neither',
+    );
   if (!parseJwtIssuers(config.JWT_ISSUERS).some((i) => i.issuer === issuer))
     logger.warn(
       { issuer },

@@ -79,7 +79,7 @@ describe('gateway wiring', () => {
 
   it('when INTERNAL_TOKEN_SECRET is missing, then wiring refuses to start', async () => {
     await expect(wire(loadGatewayConfig({ ...baseEnv, INTERNAL_TOKEN_SECRET: '' }), logger)).rejects.toThrow(
-      'INTERNAL_TOKEN_SECRET is required',
+      'INTERNAL_TOKEN_SECRET: is required',
     );
   });
 });

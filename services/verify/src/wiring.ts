@@ -5,6 +5,7 @@ import {
   SpoolingPublisher,
   amqpTopology,
   compose,
+  configError,
   defaultSpoolDir,
   tokensFor,
   snapshotMac,
@@ -59,7 +60,10 @@ export const wire: Wire<Config, Deps> = async (config, logger, overrides = {}) =
         });
         if (!config.INTERNAL_TOKEN_SECRET) {
           await Promise.all([source.close(), http.close()]);
-          throw new Error('INTERNAL_TOKEN_SECRET is required with REDIS_URL (it keys the snapshot MAC)');
+          throw configError(
+            'INTERNAL_TOKEN_SECRET',
+            "is required with REDIS_URL (it keys the snapshot MAC); set mandates' value",
+          );
         }
         const snapshots = new SnapshotMandateReader(
           source,
@@ -73,7 +77,7 @@ export const wire: Wire<Config, Deps> = async (config, logger, overrides = {}) =
       },
       override: overrides.reader,
       local: () => {
-        throw new Error('MANDATES_URL is required (comma-separated mandates service replicas)');
+        throw configError('MANDATES_URL', 'is required: the mandates service, comma-separated replicas');
       },
     });
 

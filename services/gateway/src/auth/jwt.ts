@@ -1,6 +1,6 @@
 import { createRemoteJWKSet, decodeJwt, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { z } from 'zod';
-import { badRequest, notFound, serviceUnavailable, unauthorized } from '@mandate/shared';
+import { badRequest, configError, notFound, serviceUnavailable, unauthorized } from '@mandate/shared';
 import { TENANT_ID, type JwtAuthenticator, type Principal } from './authenticate';
 import type { SubjectResolver } from './subject-resolver';
 import { isLoopbackName } from '../http/loopback';
@@ -53,13 +53,17 @@ export function parseJwtIssuers(raw: string | undefined): JwtIssuer[] {
   try {
     json = JSON.parse(raw);
   } catch {
-    throw new Error('JWT_ISSUERS must be a JSON list of {name, issuer, jwks_uri, audience, subject_scheme}');
+    throw configError(
+      'JWT_ISSUERS',
+      'must be a JSON list of {name, issuer, jwks_uri, audience, subject_scheme}',
+    );
   }
   const parsed = issuersSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new Error(
-      `JWT_ISSUERS${issue.path.map((p) => `[${JSON.stringify(p)}]`).join('')}: ${issue.message}`,
+    throw configError(
+      `JWT_ISSUERS${issue.path.map((p) => `[${JSON.stringify(p)}]`).join('')}`,
+      issue.message,
     );
   }
   return parsed.data;
