@@ -103,6 +103,7 @@ export const onboardingRoutes = defineRoutes({
         schema: approvedOnboardingSchema,
       },
     },
+    secrets: ['api_key'],
     errors: { 409: 'The request was already decided' },
   }),
   rejectOnboardingRequest: platformRoutes.post('/v1/platform/onboarding-requests/:id/reject', {
