@@ -7,7 +7,7 @@
  * what they measure is what this script runs.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { redactUrl } from '@mandate/shared';
@@ -386,6 +386,15 @@ async function main(): Promise<void> {
   const generatedOperatorToken = process.env.OPERATOR_TOKEN
     ? undefined
     : randomBytes(32).toString('base64url');
+  // Mandates as its own process refuses to start without a signing key: one for this run when none is set.
+  const generatedSigningKey = [
+    'LOCAL_SIGNING_KEY',
+    'LOCAL_SIGNING_KEY_FILE',
+    'KMS_KEY_ID',
+    'SIGNING_KEY_IDS',
+  ].some((name) => process.env[name])
+    ? undefined
+    : JSON.stringify(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }));
   const env: Record<string, string> = {
     ...inheritedEnv(),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
@@ -442,6 +451,7 @@ async function main(): Promise<void> {
     running = await startServices({
       env,
       extra: {
+        ...(generatedSigningKey ? { mandates: { LOCAL_SIGNING_KEY: generatedSigningKey } } : {}),
         gateway: {
           PORT: process.env.PORT ?? '8080',
           HOST: process.env.HOST ?? '127.0.0.1',
@@ -488,6 +498,10 @@ async function main(): Promise<void> {
   );
   if (generatedOperatorToken)
     say(`operator token (shown once): export OPERATOR_TOKEN=${generatedOperatorToken}`);
+  if (generatedSigningKey)
+    say(
+      'mandates signs with a key generated for this run (set LOCAL_SIGNING_KEY_FILE to keep one across runs)',
+    );
   say('Ctrl-C stops every service');
 }
 

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { amqpTopology, internalTokens, newId } from '@mandate/shared';
 import { deleteAmqpTopology } from '@mandate/shared/src/testing';
@@ -26,6 +26,8 @@ export interface Stack {
   replicas: Services['replicas'];
   operatorToken: string;
   internalSecret: string;
+  /** Mandates' LOCAL_SIGNING_KEY (a process of its own needs one): pass it to a restarted mandates. */
+  signingKey: string;
   namespace: string;
   stop(): Promise<void>;
 }
@@ -52,12 +54,14 @@ export async function startStack(
   const rateLimitPrefix = `e2e-rl-${namespace}`;
   const internalSecret = randomBytes(32).toString('hex');
   const operatorToken = randomBytes(24).toString('hex');
+  const signingKey = newSigningKey();
   const { all, ...perService } = extraEnv;
   try {
     const started = await startServices({
       env: { INTERNAL_TOKEN_SECRET: internalSecret, AMQP_URL, AMQP_NAMESPACE: namespace, REDIS_URL, ...all },
       extra: {
         ...perService,
+        mandates: { LOCAL_SIGNING_KEY: signingKey, ...perService.mandates },
         gateway: {
           OPERATOR_TOKEN: operatorToken,
           RATE_LIMIT_PREFIX: rateLimitPrefix,
@@ -77,6 +81,7 @@ export async function startStack(
       replicas: started.replicas,
       operatorToken,
       internalSecret,
+      signingKey,
       namespace,
       async stop() {
         await started.stop();
@@ -88,6 +93,13 @@ export async function startStack(
     await deleteTopology(namespace).catch(() => undefined);
     throw err;
   }
+}
+
+/** A private EC P-256 JWK, as LOCAL_SIGNING_KEY takes it. */
+export function newSigningKey(): string {
+  return JSON.stringify(
+    generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }),
+  );
 }
 
 /** Removes the keys a stack left in Redis (its rate-limit counters), so runs do not accumulate. */

@@ -19,6 +19,11 @@ export interface BaseConfig extends TracingConfig {
 export interface ServiceMain<C extends BaseConfig, D, O = Partial<D>> {
   name: string;
   configSchema: z.ZodType<C, unknown>;
+  /**
+   * The configuration as a process of its own (not embedded mode) must also satisfy, when stricter
+   * than configSchema (mandates: a signing key every replica shares); absent = configSchema.
+   */
+  separateProcessConfigSchema?: z.ZodType<C, unknown>;
   /** The service's wiring.ts: adapters by the composition rule (`compose`), overrides from the embedded launcher or a test. */
   wire: Wire<C, D, O>;
   createApp(deps: D): AppLifecycle;
@@ -55,7 +60,7 @@ export async function startService<C extends BaseConfig, D, O>(
   options: StartOptions<O> = {},
 ): Promise<StartedService<C, D>> {
   const config: C = options.separateProcess
-    ? parseConfig(separateProcessConfig(main.configSchema), env)
+    ? parseConfig(separateProcessConfig(main.separateProcessConfigSchema ?? main.configSchema), env)
     : parseConfig(main.configSchema, env);
   // Before anything that creates spans or logs (a no-op without OTEL_EXPORTER_OTLP_ENDPOINT).
   const tracing = startTracing(config, main.name);

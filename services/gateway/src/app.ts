@@ -10,6 +10,7 @@ import {
   readPlainBody,
   requestIdFor,
   sendEnvelope,
+  secretMembersOf,
   sendJson,
   serviceUnavailable,
   serveMetrics,
@@ -368,7 +369,7 @@ function gatewayHandler(deps: GatewayDeps) {
         return sendJson(res, 200, openApiJson);
       }
       const body = await readBody(req, res);
-      const call = { path, body, requestId };
+      const call = { path, body, requestId, secrets: secretMembersOf(rule) };
       // SPEC §7: only a POST carrying Idempotency-Key reaches the store; true = answered (a replay).
       if (
         deps.idempotency &&

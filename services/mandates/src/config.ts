@@ -32,3 +32,23 @@ export const configSchema = z.object({
 });
 
 export type Config = z.output<typeof configSchema>;
+
+/**
+ * As a process of its own (start:services, compose, Kubernetes) mandates may run as several
+ * replicas, and each would generate a key of its own: a mandate signed by one would not verify
+ * against another's JWKS. So one key must be configured there; embedded mode generates one.
+ */
+export const separateProcessConfigSchema = configSchema.superRefine((config, ctx) => {
+  const configured =
+    config.LOCAL_SIGNING_KEY ||
+    config.LOCAL_SIGNING_KEY_FILE ||
+    config.KMS_KEY_ID ||
+    config.SIGNING_KEY_IDS?.length;
+  if (!configured)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['LOCAL_SIGNING_KEY'],
+      message:
+        'is required when mandates runs as its own process (every replica must sign with the same key): set LOCAL_SIGNING_KEY (a private EC P-256 JWK) or LOCAL_SIGNING_KEY_FILE, or KMS_KEY_ID / SIGNING_KEY_IDS with AWS_REGION',
+    });
+});

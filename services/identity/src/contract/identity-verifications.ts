@@ -120,6 +120,7 @@ export const identityVerificationRoutes = defineRoutes({
     scope: 'mandates:write',
     request: { body: createIdentityVerificationBody },
     responses: startedResponse('A PENDING session (5 minutes) and the openid4vp:// link for the wallet'),
+    secrets: ['poll_token'],
   }),
   listIdentityVerifications: tenantVerifications.get('/v1/identity-verifications', {
     summary: "List the tenant's wallet verification sessions, newest first (no claims)",
@@ -131,6 +132,7 @@ export const identityVerificationRoutes = defineRoutes({
     summary: 'Start a wallet sign-in to a tenant (no authentication; limited per client IP)',
     request: { body: createSignInVerificationBody },
     responses: startedResponse('A PENDING sign-in session, its link and the poll_token'),
+    secrets: ['poll_token'],
     errors: { 404: 'No such tenant' },
   }),
   getIdentityVerification: tenantVerifications.get('/v1/identity-verifications/:id', {
@@ -166,6 +168,7 @@ export const identityVerificationRoutes = defineRoutes({
     summary: 'Sign-in: exchange a VERIFIED session and its poll_token for a 15-minute ES256 JWT (once)',
     request: { body: pollBody },
     responses: { 200: { description: 'The token of the wallet: subject', schema: signInTokenSchema } },
+    secrets: ['access_token'],
     errors: {
       404: POLL_TOKEN_NOT_FOUND,
       409: 'Not VERIFIED, or its token was already issued',
