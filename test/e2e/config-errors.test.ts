@@ -23,6 +23,8 @@ const GATEWAY_BASE = {
 };
 const SECRET_RULE =
   'is required when a service runs as its own process (the same value in every service; e.g. openssl rand -hex 32)';
+const SIGNING_KEY_RULE =
+  'is required when mandates runs as its own process (every replica must sign with the same key): set LOCAL_SIGNING_KEY (a private EC P-256 JWK) or LOCAL_SIGNING_KEY_FILE, or KMS_KEY_ID / SIGNING_KEY_IDS with AWS_REGION';
 const NOT_BOTH = 'DASHBOARD_OIDC_ISSUER and DASHBOARD_OIDC_CLIENT_ID are set together, or neither';
 const PRODUCTION_PEM = 'is required when NODE_ENV=production and WALLET_PUBLIC_URL is set (docs/WALLET.md)';
 
@@ -75,9 +77,14 @@ describe('a bad configuration: one `config error: NAME: …` line per problem, n
           name,
           'no INTERNAL_TOKEN_SECRET',
           { PORT: '0', LOG_LEVEL: 'silent' },
-          [`config error: INTERNAL_TOKEN_SECRET: ${SECRET_RULE}`],
+          [
+            // Mandates misses its signing key too: every problem is its own line.
+            ...(name === 'mandates' ? [`config error: LOCAL_SIGNING_KEY: ${SIGNING_KEY_RULE}`] : []),
+            `config error: INTERNAL_TOKEN_SECRET: ${SECRET_RULE}`,
+          ],
         ] as [string, string, Record<string, string>, string[]],
     ),
+    ['mandates', 'no signing key', BASE, [`config error: LOCAL_SIGNING_KEY: ${SIGNING_KEY_RULE}`]],
     [
       'gateway',
       'no OPERATOR_TOKEN and no upstream URL',

@@ -26,7 +26,7 @@ describe('mandates signing key outside embedded mode', () => {
     const lines: string[] = [];
     reportStartFailure(failure, (line) => lines.push(line));
     expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/^config error: LOCAL_SIGNING_KEY .*LOCAL_SIGNING_KEY_FILE.*KMS_KEY_ID/);
+    expect(lines[0]).toMatch(/^config error: LOCAL_SIGNING_KEY: .*LOCAL_SIGNING_KEY_FILE.*KMS_KEY_ID/);
   });
 
   it('when mandates starts as its own process with LOCAL_SIGNING_KEY, then it starts and signs with that key', async () => {
