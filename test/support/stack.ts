@@ -27,6 +27,8 @@ export interface Stack {
   operatorToken: string;
   internalSecret: string;
   namespace: string;
+  /** REDIS_PREFIX of every process: the stack's keys are `<redisPrefix>…`, deleted by stop(). */
+  redisPrefix: string;
   stop(): Promise<void>;
 }
 
@@ -47,18 +49,24 @@ export async function startStack(
   options: StackOptions = {},
 ): Promise<Stack> {
   const namespace = `e2e-${newId('req')}`;
-  const rateLimitPrefix = `e2e-rl-${namespace}`;
+  const redisPrefix = `${namespace}:`;
   const internalSecret = randomBytes(32).toString('hex');
   const operatorToken = randomBytes(24).toString('hex');
   const { all, ...perService } = extraEnv;
   try {
     const started = await startServices({
-      env: { INTERNAL_TOKEN_SECRET: internalSecret, AMQP_URL, AMQP_NAMESPACE: namespace, REDIS_URL, ...all },
+      env: {
+        INTERNAL_TOKEN_SECRET: internalSecret,
+        AMQP_URL,
+        AMQP_NAMESPACE: namespace,
+        REDIS_URL,
+        REDIS_PREFIX: redisPrefix,
+        ...all,
+      },
       extra: {
         ...perService,
         gateway: {
           OPERATOR_TOKEN: operatorToken,
-          RATE_LIMIT_PREFIX: rateLimitPrefix,
           // Every test client is 127.0.0.1 and the suites send wrong credentials on purpose; the
           // failed-authentication limit has its own tests (services/gateway/test/limits.test.ts).
           AUTH_FAILURE_LIMIT_PER_MINUTE: '1000000',
@@ -75,19 +83,21 @@ export async function startStack(
       operatorToken,
       internalSecret,
       namespace,
+      redisPrefix,
       async stop() {
         await started.stop();
         await deleteTopology(namespace);
-        await deleteRedisKeys(`${rateLimitPrefix}*`);
+        await deleteRedisKeys(`${redisPrefix}*`);
       },
     };
   } catch (err) {
     await deleteTopology(namespace).catch(() => undefined);
+    await deleteRedisKeys(`${redisPrefix}*`).catch(() => undefined);
     throw err;
   }
 }
 
-/** Removes the keys a stack left in Redis (its rate-limit counters), so runs do not accumulate. */
+/** Removes the keys a stack left in Redis (everything under its REDIS_PREFIX), so runs do not accumulate. */
 export async function deleteRedisKeys(pattern: string): Promise<void> {
   const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {

@@ -1,6 +1,7 @@
 import {
   compose,
   composeStoreAndPublisher,
+  redisKeySpaces,
   snapshotMac,
   loggerAndClock,
   tokensFor,
@@ -56,7 +57,7 @@ export const wire: Wire<Config, Deps> = (config, logger, overrides = {}) =>
           throw new Error('INTERNAL_TOKEN_SECRET is required with REDIS_URL (it keys the snapshot MAC)');
         const redis = await RedisSnapshots.connect(url, logger, {
           mac: snapshotMac(config.INTERNAL_TOKEN_SECRET),
-          prefix: config.SNAPSHOT_PREFIX,
+          prefix: redisKeySpaces(config.REDIS_PREFIX).snapshots,
           ttlSeconds: config.SNAPSHOT_TTL_SECONDS,
         });
         closers.add(() => redis.close());

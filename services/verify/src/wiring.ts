@@ -7,6 +7,7 @@ import {
   compose,
   defaultSpoolDir,
   tokensFor,
+  redisKeySpaces,
   snapshotMac,
   loggerAndClock,
   type EventPublisher,
@@ -52,7 +53,7 @@ export const wire: Wire<Config, Deps> = async (config, logger, overrides = {}) =
         const source = await RedisSnapshotSource.connect(
           config.REDIS_URL,
           logger,
-          config.SNAPSHOT_PREFIX,
+          redisKeySpaces(config.REDIS_PREFIX).snapshots,
         ).catch(async (err) => {
           await http.close();
           throw err;
