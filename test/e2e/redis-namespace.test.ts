@@ -27,7 +27,7 @@ describe('end to end: every Redis key of every service under REDIS_PREFIX', () =
     tap = await startRedisTap(REDIS_URL);
     stack = await startStack({ all: { REDIS_URL: tap.url } });
     api = apiClient(stack.gateway.url);
-  }, 90_000);
+  }, 180_000);
 
   afterAll(async () => {
     await stack?.stop();
