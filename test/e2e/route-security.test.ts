@@ -1,4 +1,3 @@
-import { newId } from '@mandate/shared';
 import type { Scope } from '../../services/gateway/src/routes/table';
 import type { Role } from '../../services/identity/src/role-assignments/roles';
 import { dashboardIssuers, startJwksServer, type JwksServer } from '../support/jwks-server';
@@ -32,7 +31,6 @@ describe('route security, end to end (every route in the table)', () => {
       },
       gateway: {
         JWT_ISSUERS: dashboardIssuers(jwks, AUDIENCE),
-        RATE_LIMIT_PREFIX: `test-rl-${newId('req')}`,
       },
     });
     proxy = await startRecordingProxy(stack.gateway.url);

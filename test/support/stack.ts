@@ -29,6 +29,8 @@ export interface Stack {
   /** Mandates' LOCAL_SIGNING_KEY (a process of its own needs one): pass it to a restarted mandates. */
   signingKey: string;
   namespace: string;
+  /** REDIS_PREFIX of every process: the stack's keys are `<redisPrefix>…`, deleted by stop(). */
+  redisPrefix: string;
   stop(): Promise<void>;
 }
 
@@ -51,20 +53,26 @@ export async function startStack(
   options: StackOptions = {},
 ): Promise<Stack> {
   const namespace = `e2e-${newId('req')}`;
-  const rateLimitPrefix = `e2e-rl-${namespace}`;
+  const redisPrefix = `${namespace}:`;
   const internalSecret = randomBytes(32).toString('hex');
   const operatorToken = randomBytes(24).toString('hex');
   const signingKey = newSigningKey();
   const { all, ...perService } = extraEnv;
   try {
     const started = await startServices({
-      env: { INTERNAL_TOKEN_SECRET: internalSecret, AMQP_URL, AMQP_NAMESPACE: namespace, REDIS_URL, ...all },
+      env: {
+        INTERNAL_TOKEN_SECRET: internalSecret,
+        AMQP_URL,
+        AMQP_NAMESPACE: namespace,
+        REDIS_URL,
+        REDIS_PREFIX: redisPrefix,
+        ...all,
+      },
       extra: {
         ...perService,
         mandates: { LOCAL_SIGNING_KEY: signingKey, ...perService.mandates },
         gateway: {
           OPERATOR_TOKEN: operatorToken,
-          RATE_LIMIT_PREFIX: rateLimitPrefix,
           // Every test client is 127.0.0.1 and the suites send wrong credentials on purpose; the
           // failed-authentication limit has its own tests (services/gateway/test/limits.test.ts).
           AUTH_FAILURE_LIMIT_PER_MINUTE: '1000000',
@@ -83,14 +91,16 @@ export async function startStack(
       internalSecret,
       signingKey,
       namespace,
+      redisPrefix,
       async stop() {
         await started.stop();
         await deleteTopology(namespace);
-        await deleteRedisKeys(`${rateLimitPrefix}*`);
+        await deleteRedisKeys(`${redisPrefix}*`);
       },
     };
   } catch (err) {
     await deleteTopology(namespace).catch(() => undefined);
+    await deleteRedisKeys(`${redisPrefix}*`).catch(() => undefined);
     throw err;
   }
 }
@@ -102,7 +112,7 @@ export function newSigningKey(): string {
   );
 }
 
-/** Removes the keys a stack left in Redis (its rate-limit counters), so runs do not accumulate. */
+/** Removes the keys a stack left in Redis (everything under its REDIS_PREFIX), so runs do not accumulate. */
 export async function deleteRedisKeys(pattern: string): Promise<void> {
   const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {

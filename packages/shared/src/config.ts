@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_REDIS_PREFIX } from './redis-keys';
 
 /**
  * A configuration the process cannot run with: one problem per bad variable, each `NAME: what is
@@ -80,6 +81,9 @@ export const env = {
         v === '' || v === undefined ? undefined : ['1', 'true', 'yes'].includes(String(v).toLowerCase()),
       z.boolean().default(fallback),
     ),
+  /** A variable that no longer exists: set, the service refuses to start and names what replaced it. */
+  removed: (replacement: string) =>
+    z.preprocess(emptyToUndefined, z.undefined({ error: `was removed; set ${replacement} instead` })),
   /** A comma-separated list (blank → unset). */
   list: () => z.preprocess(splitCommaList, z.array(z.string()).min(1).optional()),
   /** A comma-separated list of URLs (one service's replicas). */
@@ -106,6 +110,8 @@ export const commonConfigShape = {
   AMQP_URL: env.optionalUrl(),
   AMQP_NAMESPACE: env.string('mandate'),
   REDIS_URL: env.optionalUrl(),
+  /** Prefix of every key any service writes to Redis (redisKeySpaces); one namespace per deployment, as AMQP_NAMESPACE is. */
+  REDIS_PREFIX: env.string(DEFAULT_REDIS_PREFIX),
   MONGO_URL: env.optionalString(),
   /** Set: traces are exported there (OTLP/HTTP, `<endpoint>/v1/traces`); unset: tracing is off. */
   OTEL_EXPORTER_OTLP_ENDPOINT: env.optionalUrl(),

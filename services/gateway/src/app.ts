@@ -148,6 +148,14 @@ function healthRoute(method: string | undefined, path: string): 'healthz' | 'rea
   return undefined;
 }
 
+/**
+ * The status a call ended with, for the metrics, the access log and API_CALL: as sent once the
+ * answer finished; 499 (nginx's "client closed request") when the client left before that; the
+ * 5xx the proxy set when the upstream broke off its answer (forward).
+ */
+const endedStatus = (res: ServerResponse) =>
+  res.writableFinished || res.statusCode >= 500 ? res.statusCode : 499;
+
 export const TOO_MANY_AUTH_FAILURES = 'Too many failed authentications from this address; retry later';
 const tooManyAuthFailures = (seconds: number) =>
   new AppError('TOO_MANY_REQUESTS', TOO_MANY_AUTH_FAILURES, { 'Retry-After': String(seconds) });
@@ -278,19 +286,20 @@ function gatewayHandler(deps: GatewayDeps) {
     let principal: Principal | null = null;
     let routePattern: string | null = null;
     // Labelled by the matched route pattern; a path no route matches is one label, not one per path.
-    res.on('finish', () =>
+    // On 'close', not 'finish': an answer that never finished (a streamed one cut off) counts too.
+    res.once('close', () =>
       metrics.observeHttp(
         'gateway',
         req.method ?? '',
         routePattern ?? '(unmatched)',
-        res.statusCode,
+        endedStatus(res),
         (performance.now() - started) / 1000,
       ),
     );
     if (accessLog) {
-      res.once('finish', () =>
+      res.once('close', () =>
         deps.logger.info(
-          accessLogLine(req.method, routePattern, res.statusCode, started, requestId, principal),
+          accessLogLine(req.method, routePattern, endedStatus(res), started, requestId, principal),
           'request',
         ),
       );
@@ -313,8 +322,8 @@ function gatewayHandler(deps: GatewayDeps) {
     const { rule, params, path } = match;
     routePattern = rule.path;
     setRequestRoute(req.method, rule.path);
-    // Every authenticated call is audited, whatever its outcome (403, 404 and 5xx included).
-    res.once('finish', () => {
+    // Every authenticated call is audited, whatever its outcome (403, 404, 5xx and cut-off answers included).
+    res.once('close', () => {
       if (!principal) return;
       const event = apiCallEvent({
         principal,
@@ -322,7 +331,7 @@ function gatewayHandler(deps: GatewayDeps) {
         method: req.method!,
         route: rule.path,
         path,
-        status: res.statusCode,
+        status: endedStatus(res),
         durationMs: performance.now() - started,
       });
       deps.publisher
@@ -369,7 +378,12 @@ function gatewayHandler(deps: GatewayDeps) {
         return sendJson(res, 200, openApiJson);
       }
       const body = await readBody(req, res);
-      const call = { path, body, requestId, secrets: secretMembersOf(rule) };
+      // An Idempotency-Key POST is answered in one piece: the capture stores the body it ends with.
+      const buffered =
+        deps.idempotency !== undefined &&
+        req.method === 'POST' &&
+        req.headers['idempotency-key'] !== undefined;
+      const call = { path, body, requestId, secrets: secretMembersOf(rule), buffered };
       // SPEC §7: only a POST carrying Idempotency-Key reaches the store; true = answered (a replay).
       if (
         deps.idempotency &&
@@ -386,7 +400,7 @@ function gatewayHandler(deps: GatewayDeps) {
         },
         rule.service,
       );
-      await forward(req, res, deps.upstreams[rule.service], rule.service, path, token, call);
+      await forward(req, res, deps.upstreams[rule.service], rule.service, path, token, call, deps.logger);
     } catch (err) {
       answerError(res, err, deps.logger, { requestId, method: req.method, path });
     }

@@ -10,6 +10,7 @@ import {
   configError,
   ConfigError,
   internalTokens,
+  redisKeySpaces,
   type EventPublisher,
   type Logger,
 } from '@mandate/shared';
@@ -154,7 +155,7 @@ export async function wire(
     const owned = await createLimiter(
       {
         redisUrl,
-        prefix: config.RATE_LIMIT_PREFIX,
+        prefix: redisKeySpaces(config.REDIS_PREFIX).rateLimits,
         overrides: config.PLAN_OVERRIDES,
         authFailuresPerMinute: config.AUTH_FAILURE_LIMIT_PER_MINUTE,
       },
@@ -169,7 +170,7 @@ export async function wire(
     const owned = await createIdempotency(
       {
         redisUrl,
-        prefix: config.IDEMPOTENCY_PREFIX,
+        prefix: redisKeySpaces(config.REDIS_PREFIX).idempotency,
         ttlMs: config.IDEMPOTENCY_TTL_SECONDS * 1000,
         waitMs: config.IDEMPOTENCY_WAIT_MS,
         trustProxy: overrides.trustProxy ?? config.TRUST_PROXY,

@@ -106,8 +106,7 @@ describe('gateway wiring with RabbitMQ and Redis (real servers)', () => {
       AMQP_NAMESPACE: topology.namespace,
       EVENT_SPOOL_DIR: spoolDir,
       REDIS_URL,
-      RATE_LIMIT_PREFIX: `${prefix}:rl`,
-      IDEMPOTENCY_PREFIX: `${prefix}:idem`,
+      REDIS_PREFIX: `${prefix}:`,
     });
     const { deps, close } = await wire(config, logger, { publisher: bus, limiter, idempotency });
     try {

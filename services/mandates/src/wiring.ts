@@ -2,6 +2,7 @@ import {
   compose,
   composeStoreAndPublisher,
   configError,
+  redisKeySpaces,
   snapshotMac,
   loggerAndClock,
   tokensFor,
@@ -56,7 +57,7 @@ export const wire: Wire<Config, Deps> = (config, logger, overrides = {}) =>
           );
         const redis = await RedisSnapshots.connect(url, logger, {
           mac: snapshotMac(config.INTERNAL_TOKEN_SECRET),
-          prefix: config.SNAPSHOT_PREFIX,
+          prefix: redisKeySpaces(config.REDIS_PREFIX).snapshots,
           ttlSeconds: config.SNAPSHOT_TTL_SECONDS,
         });
         closers.add(() => redis.close());

@@ -8,6 +8,7 @@ import {
   configError,
   defaultSpoolDir,
   tokensFor,
+  redisKeySpaces,
   snapshotMac,
   loggerAndClock,
   type EventPublisher,
@@ -53,7 +54,7 @@ export const wire: Wire<Config, Deps> = async (config, logger, overrides = {}) =
         const source = await RedisSnapshotSource.connect(
           config.REDIS_URL,
           logger,
-          config.SNAPSHOT_PREFIX,
+          redisKeySpaces(config.REDIS_PREFIX).snapshots,
         ).catch(async (err) => {
           await http.close();
           throw err;
