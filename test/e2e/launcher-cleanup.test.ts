@@ -61,9 +61,7 @@ function launcherEnv(namespace: string, port: number, extra: Record<string, stri
     LOG_LEVEL: 'warn',
     VERIFY_REPLICAS: '1',
     AMQP_NAMESPACE: namespace,
-    RATE_LIMIT_PREFIX: `${namespace}:rl`,
-    IDEMPOTENCY_PREFIX: `${namespace}:idem`,
-    SNAPSHOT_PREFIX: `${namespace}:snap:`,
+    REDIS_PREFIX: `${namespace}:`,
     ...extra,
   };
 }

@@ -131,12 +131,8 @@ async function startNpmStart(): Promise<Service> {
   };
 }
 
-/** The Redis key prefixes of a namespace (one place, so a rename of the variables is one edit). */
-const redisPrefixes = (namespace: string) => ({
-  RATE_LIMIT_PREFIX: `${namespace}:rl`,
-  IDEMPOTENCY_PREFIX: `${namespace}:idem`,
-  SNAPSHOT_PREFIX: `${namespace}:snap:`,
-});
+/** The Redis key prefix of a namespace: every key the services write starts with it. */
+const redisPrefixes = (namespace: string) => ({ REDIS_PREFIX: `${namespace}:` });
 
 /** `npm run start:services` (tsx scripts/services.ts), in an AMQP namespace and Redis prefix of its own. */
 async function startServicesLauncher(namespace: string): Promise<Service> {
