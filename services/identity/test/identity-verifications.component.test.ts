@@ -133,7 +133,9 @@ describe.each(identityStoreAdapters())(
       expect(fetched.type).toMatch(/^application\/oauth-authz-req\+jwt/);
 
       const person = randomPerson();
-      const { answer } = await walletAnswer(created.request_uri, undefined, person);
+      const request = await resolveRequestObject(fetched.text);
+      const form = await buildDirectPostResponse(request, { issuer, person });
+      const answer = await post(request.responseUri, form);
       expect(answer).toEqual({ status: 200, body: {} });
 
       const res = await get(caller, created.id);
@@ -194,6 +196,51 @@ describe.each(identityStoreAdapters())(
         expect(consume.status).toBe(409);
       },
     );
+
+    it('when the request object is fetched a second time, then 404: it is served once (the link is a capability)', async () => {
+      const { caller } = await tenant();
+      const created = await start(caller);
+      const first = await requestObject(created.request_uri);
+      expect(first.status).toBe(200);
+      const second = await requestObject(created.request_uri);
+      expect({ status: second.status, body: JSON.parse(second.text) }).toEqual({
+        status: 404,
+        body: { error: 'NOT_FOUND', message: 'Identity verification not found' },
+      });
+      // The session itself is untouched: the wallet that fetched it still answers.
+      expect((await get(caller, created.id)).body).toMatchObject({ status: 'PENDING' });
+      const request = await resolveRequestObject(first.text);
+      expect(
+        (await post(request.responseUri, await buildDirectPostResponse(request, { issuer }))).status,
+      ).toBe(200);
+    });
+
+    it('when the request object is fetched concurrently, then exactly one fetch gets it', async () => {
+      const { caller } = await tenant();
+      const created = await start(caller);
+      const fetches = await Promise.all(Array.from({ length: 4 }, () => requestObject(created.request_uri)));
+      expect(fetches.map((f) => f.status).sort()).toEqual([200, 404, 404, 404]);
+    });
+
+    it('when an answer without the state reaches an expired session, then STATE_MISMATCH and nothing is written', async () => {
+      const { caller, created, request } = await startedSession();
+      clock.advance(5 * 60_000 + 1);
+      try {
+        const forgeries: Record<string, string>[] = [
+          { error: 'access_denied' },
+          { error: 'access_denied', state: 'x' },
+        ];
+        for (const forged of forgeries) {
+          expect((await post(request.responseUri, forged)).body.message).toBe(
+            'Presentation rejected: STATE_MISMATCH',
+          );
+        }
+      } finally {
+        clock.advance(-(5 * 60_000 + 1));
+      }
+      expect((await get(caller, created.id)).body).toMatchObject({ status: 'PENDING', reason: null });
+      expect(eventsOf(created.id).map((e) => e.type)).toEqual(['IDENTITY_VERIFICATION_STARTED']);
+    });
 
     it('when the same answer is sent twice (replay), then the second is ALREADY_ANSWERED and the session stays VERIFIED', async () => {
       const { caller } = await tenant();

@@ -144,7 +144,9 @@ export const identityVerificationRoutes = defineRoutes({
     responses: {
       200: { description: 'The request object, a compact JWS (not JSON)', schema: z.string() },
     },
-    errors: { 404: 'Verification not found, or no longer pending' },
+    errors: {
+      404: 'Verification not found, no longer pending, or its request object was already served (once only)',
+    },
   }),
   answerIdentityVerification: walletActions.post('/v1/identity-verifications/:id/response', {
     summary: "The wallet's direct_post answer (form-encoded vp_token and state; limited per client IP)",

@@ -70,6 +70,7 @@ export async function startIdentityVerification(
     state,
     client_id: wallet.identity.clientId,
     request_object: requestObject,
+    request_served_at: null,
     poll_token_hash: pollToken ? hashPollToken(pollToken) : null,
     answered_at: null,
     reason: null,
@@ -94,12 +95,18 @@ export async function startIdentityVerification(
   return { verification, authorizationRequest, requestUri: `${base}/request`, pollToken };
 }
 
-/** The request object the wallet fetches; only while the session waits for an answer. */
+/**
+ * The request object the wallet fetches: once, while the session waits for an answer and has not
+ * expired. One guarded write marks it served, so of two fetches (concurrent ones included) exactly one
+ * gets it: whoever sees the link after the wallet fetched it learns nothing, least of all the state.
+ */
 export async function requestObjectOf(deps: IdentityDeps, id: string): Promise<string> {
-  const v = await deps.store.identityVerifications.getById(id);
-  if (!v || v.status !== 'PENDING' || Date.parse(v.expires_at) <= deps.clock.now().getTime())
-    throw new IdentityVerificationNotFound();
-  return v.request_object;
+  const served = await deps.store.identityVerifications.serveRequestObject(
+    id,
+    deps.clock.now().toISOString(),
+  );
+  if (!served) throw new IdentityVerificationNotFound();
+  return served.request_object;
 }
 
 export async function getIdentityVerification(
