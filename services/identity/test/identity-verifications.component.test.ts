@@ -318,6 +318,74 @@ describe.each(identityStoreAdapters())(
       });
     });
 
+    describe('who reads the claims', () => {
+      /** A VERIFIED mandate session of a fresh tenant, and a caller of that tenant with `permissions`. */
+      async function verifiedSession() {
+        const { tenantId, caller } = await tenant();
+        const created = await start(caller);
+        const person = randomPerson();
+        expect((await walletAnswer(created.request_uri, undefined, person)).answer.status).toBe(200);
+        const as = (actor: CallerContext['actor'], permissions: string[]) =>
+          callerFor(tenantId, { actor, permissions });
+        return { created, person, as };
+      }
+      const key = { type: 'api_key', key_id: 'key_01jtestkey0000000000000000' } as const;
+      const user = { type: 'user', subject_id: 'dashboard:reader' } as const;
+
+      it.each([
+        ['a key with mandates:write', key, ['mandates:read', 'mandates:write']],
+        ['a JWT tenant_admin (tenant:write)', user, ['tenant:read', 'tenant:write', 'mandates:read']],
+      ])('when %s reads a VERIFIED session, then it sees the claims', async (_label, actor, permissions) => {
+        const { created, person, as } = await verifiedSession();
+        const res = await get(as(actor, permissions), created.id);
+        expect(res.status).toBe(200);
+        expect(res.body).toMatchObject({
+          status: 'VERIFIED',
+          subject_id: expect.stringMatching(/^wallet:/),
+          claims_digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+          claims: {
+            family_name: person.family_name,
+            given_name: person.given_name,
+            birth_date: person.birth_date,
+          },
+        });
+      });
+
+      it.each([
+        ['a key with mandates:read only', key, ['mandates:read', 'verify', 'events:read', 'tenants:admin']],
+        ['a JWT tenant_viewer', user, ['tenant:read', 'mandates:read']],
+        ['a JWT tenant_auditor', user, ['tenant:read', 'mandates:read', 'events:read']],
+      ])(
+        'when %s reads a VERIFIED session, then it sees the status only: no claims, digest or subject',
+        async (_label, actor, permissions) => {
+          const { created, person, as } = await verifiedSession();
+          const res = await get(as(actor, permissions), created.id);
+          expect(res.status).toBe(200);
+          expect(res.body).toMatchObject({ id: created.id, status: 'VERIFIED', assurance: 'HIGH' });
+          for (const field of ['claims', 'claims_digest', 'subject_id'])
+            expect(res.body).not.toHaveProperty(field);
+          const text = JSON.stringify(res.body);
+          for (const value of [person.family_name, person.given_name, person.birth_date])
+            expect(text).not.toContain(value);
+        },
+      );
+
+      it('when a tenant credential reads a sign-in session by id, then 404: only its poll_token reads it', async () => {
+        const { caller } = await tenant();
+        const signIn = await start(caller, 'sign_in');
+        const admin = { ...caller, permissions: [...caller.permissions, 'tenant:write'] };
+        expect(await get(admin, signIn.id)).toMatchObject({
+          status: 404,
+          body: { error: 'NOT_FOUND', message: 'Identity verification not found' },
+        });
+        const poll = await svc.call('POST', `/v1/identity-verifications/${signIn.id}/poll`, {
+          caller: system,
+          body: { poll_token: signIn.poll_token },
+        });
+        expect(poll).toMatchObject({ status: 200, body: { id: signIn.id, status: 'PENDING' } });
+      });
+    });
+
     it('when another tenant reads a session, then 404', async () => {
       const a = await tenant();
       const b = await tenant();

@@ -17,9 +17,9 @@ import {
   answerIdentityVerification,
   consumeForMandate,
   exchangeSignInToken,
-  getIdentityVerification,
   listIdentityVerifications,
   pollIdentityVerification,
+  readIdentityVerification,
   requestObjectOf,
   startIdentityVerification,
   walletJwks,
@@ -106,10 +106,20 @@ export function identityVerificationRoutes(deps: Deps): Router {
       });
       return { status: 200, body: pageView(page, identityVerificationSummaryView) };
     }),
-    implement(routes.getIdentityVerification)(async ({ params }, req) => ({
-      status: 200,
-      body: identityVerificationView(await getIdentityVerification(deps, tenantOf(req), params.id)),
-    })),
+    implement(routes.getIdentityVerification)(async ({ params }, req) => {
+      const { verification, withClaims } = await readIdentityVerification(
+        deps,
+        tenantOf(req),
+        params.id,
+        callerOf(req).permissions,
+      );
+      return {
+        status: 200,
+        body: withClaims
+          ? identityVerificationView(verification)
+          : identityVerificationSummaryView(verification),
+      };
+    }),
     implement(routes.pollSignInVerification)(async ({ params, body }) => ({
       status: 200,
       body: identityVerificationView(await pollIdentityVerification(deps, params.id, body.poll_token)),

@@ -119,6 +119,32 @@ export async function getIdentityVerification(
   return v;
 }
 
+/**
+ * Who may read a person's name and birth date from a session: a credential that may create
+ * identity-verified mandates (an API key's mandates:write scope) or administer the tenant (a JWT
+ * subject's tenant:write). Any other caller of the tenant sees the session's status only.
+ */
+export const CLAIMS_READ_PERMISSIONS = ['mandates:write', 'tenant:write'] as const;
+
+export function mayReadClaims(permissions: readonly string[]): boolean {
+  return CLAIMS_READ_PERMISSIONS.some((p) => permissions.includes(p));
+}
+
+/**
+ * A tenant credential's read of one session: a mandate-purpose one only. A sign-in session belongs
+ * to the browser holding its poll_token, so by id it is absent (404) to every tenant credential.
+ */
+export async function readIdentityVerification(
+  deps: IdentityDeps,
+  tenantId: string,
+  id: string,
+  permissions: readonly string[],
+): Promise<{ verification: IdentityVerification; withClaims: boolean }> {
+  const verification = await getIdentityVerification(deps, tenantId, id);
+  if (verification.purpose === 'sign_in') throw new IdentityVerificationNotFound();
+  return { verification, withClaims: mayReadClaims(permissions) };
+}
+
 /** The tenant's sessions, newest first (Trust operations); works with or without a configured verifier. */
 export async function listIdentityVerifications(
   deps: IdentityDeps,
