@@ -494,6 +494,7 @@ describe.each(identityStoreAdapters())(
       const first = await consume(a.caller);
       expect(first.status).toBe(200);
       expect(first.body).toEqual({
+        principal_name: expect.any(String),
         verification_id: created.id,
         assurance: 'HIGH',
         issuer: issuer.issuer,
@@ -502,6 +503,43 @@ describe.each(identityStoreAdapters())(
         verified_at: expect.any(String),
       });
       expect((await consume(a.caller)).status).toBe(409);
+    });
+
+    describe("the principal's name comes from the verified claims", () => {
+      async function verifiedFor(person: PersonData) {
+        const { caller } = await tenant();
+        const created = await start(caller);
+        expect((await walletAnswer(created.request_uri, undefined, person)).answer.status).toBe(200);
+        const consume = (body: Record<string, unknown>) =>
+          svc.call('POST', `/internal/v1/identity-verifications/${created.id}/consume`, {
+            caller,
+            body: { mandate_id: newId('mdt'), ...body },
+          });
+        return { consume };
+      }
+
+      it('when the mandate names the principal differently, then 400 without the verified name, and the verification stays unused', async () => {
+        const person = randomPerson();
+        const { consume } = await verifiedFor(person);
+        const refused = await consume({ principal_name: 'Alice Example (CEO)' });
+        expect(refused).toMatchObject({
+          status: 400,
+          body: { error: 'BAD_REQUEST', message: 'principal.name does not match the verified identity' },
+        });
+        const bound = await consume({});
+        expect(bound.status).toBe(200);
+        expect(bound.body.principal_name).toBe(`${person.given_name} ${person.family_name}`);
+      });
+
+      it('when the mandate names the principal as verified, then it binds, answering the verified name', async () => {
+        const person = randomPerson();
+        const { consume } = await verifiedFor(person);
+        const name = `${person.given_name} ${person.family_name}`;
+        expect(await consume({ principal_name: name })).toMatchObject({
+          status: 200,
+          body: { principal_name: name },
+        });
+      });
     });
 
     it('when a VERIFIED session is older than 10 minutes, then it no longer binds a mandate', async () => {

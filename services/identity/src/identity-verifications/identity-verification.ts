@@ -105,6 +105,21 @@ export class VerificationNotUsable extends AppError {
   }
 }
 
+/** The name a VERIFIED session vouches for: the PID's given name(s), then its family name. */
+export function verifiedName(result: VerificationResult): string {
+  return `${result.claims.given_name} ${result.claims.family_name}`.normalize('NFC');
+}
+
+/**
+ * A mandate named its identity-verified principal otherwise than the verification does. The message
+ * never says which name the verification carries: the caller may not hold the right to read claims.
+ */
+export class PrincipalNameMismatch extends AppError {
+  constructor() {
+    super('BAD_REQUEST', 'principal.name does not match the verified identity');
+  }
+}
+
 export class WalletNotConfigured extends AppError {
   constructor() {
     super('SERVICE_UNAVAILABLE', 'Wallet verification is not configured on this service');

@@ -7,7 +7,9 @@ import {
   IDENTITY_VERIFICATION_TTL_MS,
   IdentityVerificationNotFound,
   PresentationRejected,
+  PrincipalNameMismatch,
   VerificationNotUsable,
+  verifiedName,
   WalletNotConfigured,
   hashPollToken,
   newPollToken,
@@ -266,13 +268,26 @@ export async function answerIdentityVerification(
 /**
  * Binds a VERIFIED mandate-purpose session to one mandate: one guarded write, so a session is used
  * by exactly one mandate. 404 for another tenant's or an absent one; 409 for one that cannot bind.
+ * The principal's name is the verified one: a mandate that names its principal otherwise
+ * (`principalName`) is refused (400) before anything is written, so the verification stays usable.
+ * Checked on a read before the guarded write: a VERIFIED session's claims never change.
  */
 export async function consumeForMandate(
   deps: IdentityDeps,
   tenantId: string,
   id: string,
   mandateId: string,
+  principalName?: string,
 ): Promise<IdentityVerification> {
+  if (principalName !== undefined) {
+    const v = await getIdentityVerification(deps, tenantId, id);
+    if (
+      v.purpose === 'mandate' &&
+      v.result !== null &&
+      principalName.normalize('NFC') !== verifiedName(v.result)
+    )
+      throw new PrincipalNameMismatch();
+  }
   const now = deps.clock.now();
   const consumed = await deps.store.identityVerifications.consume(tenantId, id, {
     by: mandateId,
