@@ -98,7 +98,9 @@ describe('wallet (OpenID4VP) end to end: identity-verified mandates', () => {
       claims_digest: session.claims_digest,
       verified_at: session.verified_at,
     };
-    expect(created.body.principal).toEqual({ id: 'user_alice', type: 'person', verified });
+    // The principal's name is the verified one (given, family), never the request's.
+    const name = `${person.given_name} ${person.family_name}`;
+    expect(created.body.principal).toEqual({ id: 'user_alice', type: 'person', name, verified });
     // The signature's payload is the canonical JSON of the immutable fields: `verified` is in it.
     expect((decodeJwt(created.body.signature.jws) as { principal: unknown }).principal).toEqual(
       created.body.principal,
@@ -121,18 +123,42 @@ describe('wallet (OpenID4VP) end to end: identity-verified mandates', () => {
     const again = await mandate({ id: 'user_alice', verification_id: id });
     expect(again.status).toBe(409);
 
-    // Events: a digest, never a claim; and no claim value in any process's log.
+    // Events: a digest, never a claim (the mandate's own events carry its principal's name, nothing
+    // else of the claims); and no claim value in any process's log.
     const events = await eventually(async () => {
       const res = await api('GET', `/v1/events?limit=100&type=IDENTITY_VERIFIED`, { auth });
       return res.status === 200 && res.body.data.length > 0 ? res.body.data : undefined;
     });
     expect(events[0].data).toMatchObject({ claims_digest: session.claims_digest, assurance: 'HIGH' });
-    const everything = JSON.stringify((await api('GET', '/v1/events?limit=100', { auth })).body);
+    const identityEvents = (await api('GET', '/v1/events?limit=100', { auth })).body.data.filter(
+      (e: { type: string }) => !e.type.startsWith('MANDATE_'),
+    );
+    const everything = JSON.stringify(identityEvents);
+    expect(JSON.stringify((await api('GET', '/v1/events?limit=100', { auth })).body)).not.toContain(
+      person.birth_date,
+    );
     const logs = [stack.gateway, ...Object.values(stack.services)].map((p) => p.output.join('')).join('\n');
     for (const value of [person.family_name, person.given_name]) {
       expect(everything).not.toContain(value);
       expect(logs).not.toContain(value);
     }
+  });
+
+  it("when a mandate names its verified principal as someone else (Mallory's verification, Alice's name), then 400, nothing is created, and the verification still binds under the verified name", async () => {
+    const { id, answer } = await verification();
+    expect(answer.status).toBe(200);
+    const forged = await mandate({ id: 'ceo_alice', name: 'Alice Example (CEO)', verification_id: id });
+    expect(forged).toMatchObject({
+      status: 400,
+      body: { error: 'BAD_REQUEST', message: 'principal.name does not match the verified identity' },
+    });
+    expect(JSON.stringify(forged.body)).not.toContain(person.family_name);
+    const listed = await api('GET', '/v1/mandates?principal_id=ceo_alice', { auth });
+    expect(listed.body.data).toEqual([]);
+    // Unused: without a name, the mandate takes the verified one.
+    const honest = await mandate({ id: 'ceo_alice', verification_id: id });
+    expect(honest.status).toBe(201);
+    expect(honest.body.principal.name).toBe(`${person.given_name} ${person.family_name}`);
   });
 
   it.each(MISBEHAVIOUR_REASONS)(
@@ -219,10 +245,14 @@ describe('wallet (OpenID4VP) end to end: identity-verified mandates', () => {
   });
 
   it('when every flow above has run, then no raw claim value appears in any event or any log line', async () => {
-    const events = JSON.stringify((await api('GET', '/v1/events?limit=100', { auth })).body);
+    const all = (await api('GET', '/v1/events?limit=100', { auth })).body.data as { type: string }[];
+    // A mandate's own events carry the mandate, whose principal is named by the verified name (the
+    // rule): the name, never the birth date. Every other event carries no claim at all.
+    const events = JSON.stringify(all.filter((e) => !e.type.startsWith('MANDATE_')));
     expect(events).toContain('IDENTITY_VERIFICATION_FAILED');
+    expect(JSON.stringify(all)).not.toContain(person.birth_date);
     const logs = [stack.gateway, ...Object.values(stack.services)].map((p) => p.output.join('')).join('\n');
-    for (const value of [person.family_name, person.given_name]) {
+    for (const value of [person.family_name, person.given_name, person.birth_date]) {
       expect(events).not.toContain(value);
       expect(logs).not.toContain(value);
     }
