@@ -186,8 +186,13 @@ export function spawnService(
   return proc;
 }
 
-/** Waits for the process's /healthz; throws a ServiceStartError if it exits or is not healthy in time. */
-export async function waitHealthy(proc: ServiceProcess, timeoutMs = 45_000): Promise<void> {
+/**
+ * Waits for the process's /healthz; throws a ServiceStartError if it exits or is not healthy in time.
+ * A service that fails exits at once and is reported then; the deadline only bounds one that hangs.
+ * It is generous because tsx compiles each service as it starts (identity: ~5 s of CPU), and on a
+ * loaded 2-core machine several stacks start at once.
+ */
+export async function waitHealthy(proc: ServiceProcess, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (exitedAlready(proc.child)) {
