@@ -7,7 +7,7 @@ import {
 } from '@mandate/shared';
 
 /** Request headers a service may need; everything else (credentials above all) stays at the gateway. */
-const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'idempotency-key'];
+const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'idempotency-key', 'if-none-match'];
 /** Response headers a client may need from a service. */
 const RETURNED_RESPONSE_HEADERS = [
   'content-type',
@@ -16,6 +16,7 @@ const RETURNED_RESPONSE_HEADERS = [
   'location',
   'allow',
   'cache-control',
+  'etag',
 ];
 
 /** Forwards the request as-is (the body unparsed) and streams the service's answer back. */
