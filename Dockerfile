@@ -9,6 +9,7 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/shared/package.json packages/shared/
 COPY packages/evidence-cli/package.json packages/evidence-cli/
+COPY packages/verifier/package.json packages/verifier/
 COPY services/gateway/package.json services/gateway/
 COPY services/mandates/package.json services/mandates/
 COPY services/verify/package.json services/verify/

@@ -142,7 +142,13 @@ export async function startEmbedded(
     bus: new InProcessBus(createLogger('bus', level)),
     logLevel: level,
     // Internal services take any free port; only the gateway listens on PORT.
-    internal: { ...shared, ...wallet, PORT: '0', HOST: '127.0.0.1' },
+    internal: {
+      ...shared,
+      ...wallet,
+      ...embeddedPublicUrl(env, gatewayConfig.PORT),
+      PORT: '0',
+      HOST: '127.0.0.1',
+    },
     gateway: { ...shared, ...walletJwtIssuer(env.JWT_ISSUERS, wallet) },
     credentialEvents: true,
     devSignIn: true,
@@ -150,6 +156,12 @@ export async function startEmbedded(
   const url = services.gateway.server.url;
   if (!quiet) printBanner(env, url, generatedOperatorToken, services.servers, wallet);
   return { url, operatorToken: shared.OPERATOR_TOKEN!, stop: services.stop };
+}
+
+/** Status-list uris (mandates' PUBLIC_BASE_URL) name the gateway's loopback address, unless set. */
+function embeddedPublicUrl(env: NodeJS.ProcessEnv, port: number): Record<string, string> {
+  if (env.PUBLIC_BASE_URL || port === 0) return {};
+  return { PUBLIC_BASE_URL: `http://127.0.0.1:${port}` };
 }
 
 function walletLine(env: NodeJS.ProcessEnv, wallet: Record<string, string>): string {

@@ -456,7 +456,13 @@ async function main(): Promise<void> {
     running = await startServices({
       env,
       extra: {
-        ...(generatedSigningKey ? { mandates: { LOCAL_SIGNING_KEY: generatedSigningKey } } : {}),
+        mandates: {
+          ...(generatedSigningKey ? { LOCAL_SIGNING_KEY: generatedSigningKey } : {}),
+          // Status-list uris signed into mandates name the gateway this launcher starts.
+          ...(process.env.PUBLIC_BASE_URL
+            ? {}
+            : { PUBLIC_BASE_URL: `http://127.0.0.1:${process.env.PORT ?? '8080'}` }),
+        },
         gateway: {
           PORT: process.env.PORT ?? '8080',
           HOST: process.env.HOST ?? '127.0.0.1',

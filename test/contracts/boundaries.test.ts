@@ -17,7 +17,8 @@ const importsOf = (file: string) => [...readFileSync(file, 'utf8').matchAll(IMPO
 /** The service a specifier points into (undefined for the shared kernel and libraries). */
 function serviceOf(file: string, spec: string): string | undefined {
   const pkg = /^@mandate\/([a-z-]+)/.exec(spec);
-  if (pkg) return pkg[1] === 'shared' ? undefined : pkg[1];
+  // The shared kernel and the standalone verifier package (its decision module) are packages, not services.
+  if (pkg) return pkg[1] === 'shared' || pkg[1] === 'verifier' ? undefined : pkg[1];
   if (!spec.startsWith('.')) return undefined;
   const relative = path.relative(path.join(ROOT, 'services'), path.resolve(path.dirname(file), spec));
   return relative.startsWith('..') ? undefined : relative.split(path.sep)[0];

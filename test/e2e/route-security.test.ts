@@ -127,6 +127,8 @@ describe('route security, end to end (every route in the table)', () => {
       resources: {
         tenants: tenantId,
         mandates: mandate.id,
+        // Public: the mandate's own status list (SPEC §12).
+        'status-lists': String(new URL(mandate.status.status_list.uri).pathname.split('/').pop()),
         events: event,
         'api-keys': a.api_key.key_id,
         'role-assignments': assignmentId,

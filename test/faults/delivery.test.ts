@@ -4,6 +4,7 @@ import path from 'node:path';
 import {
   AMQP_URL,
   REDIS_URL,
+  apiClient,
   createTenant,
   startService,
   startStack,
@@ -12,6 +13,7 @@ import {
 } from '../support/stack';
 import { MONGO_TARGET } from '@mandate/shared/src/testing';
 import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
+import { inflateSync } from 'node:zlib';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { Produced, countEvents, createAndVerify, report, settle, type Counts } from './workload';
 
@@ -194,6 +196,56 @@ describe.each([
     );
     expect(doneAtKill).toBeLessThan(400);
   }, 240_000);
+
+  it('when the broker is cut while mandates are suspended and revoked, then every change reaches their status list within ttl, and after the cut too', async () => {
+    const { auth } = await newTenant('status-list-cut');
+    const api = apiClient(stack.gateway.url);
+    const created: { id: string; status: { status_list: { idx: number; uri: string } } }[] = [];
+    for (let i = 0; i < 12; i++) {
+      const res = await api('POST', '/v1/mandates', {
+        auth,
+        body: { principal: `p${i}`, delegate: `d${i}` },
+      });
+      expect(res.status).toBe(201);
+      created.push(res.body);
+    }
+    /** Each mandate's value in its freshly fetched list, decoded with node:zlib (the draft's bit order). */
+    const statuses = async () => {
+      const values: number[] = [];
+      for (const m of created) {
+        const res = await fetch(`${stack.gateway.url}${new URL(m.status.status_list.uri).pathname}`);
+        expect(res.status).toBe(200);
+        const claims = JSON.parse(Buffer.from((await res.text()).split('.')[1]!, 'base64url').toString());
+        const bytes = inflateSync(Buffer.from(claims.status_list.lst, 'base64url'));
+        const idx = m.status.status_list.idx;
+        values.push((bytes[idx >> 2]! >> ((idx & 3) * 2)) & 3);
+      }
+      return values;
+    };
+    const expected = created.map((_, i) => (i < 4 ? 2 : i < 8 ? 1 : 0));
+    const ttlMs = 60_000;
+    amqpProxy.cut();
+    try {
+      for (const [i, m] of created.entries()) {
+        if (i >= 8) continue;
+        const res = await api('POST', `/v1/mandates/${m.id}/${i < 4 ? 'suspend' : 'revoke'}`, {
+          auth,
+          body: {},
+        });
+        expect(res.status).toBe(200);
+      }
+      const changedAt = Date.now();
+      // While the broker is still away: the list is derived from the mandates themselves.
+      let seen: number[] = [];
+      while ((seen = await statuses()).join() !== expected.join() && Date.now() - changedAt < ttlMs) {
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(seen).toEqual(expected);
+    } finally {
+      amqpProxy.restore();
+    }
+    expect(await statuses()).toEqual(expected);
+  }, 180_000);
 
   it('when Redis is cut, then requests keep flowing (insurance limiter, snapshot fallback) and nothing is lost', async () => {
     const run = await loadUnderWay('redis-cut', 'redis', 400, 50);

@@ -7,7 +7,11 @@ import {
   IDENTITY_QUERY_SHAPES,
   IDENTITY_SCHEMAS,
 } from '../../services/identity/src/store/mongo-identity-store';
-import { MANDATE_QUERY_SHAPES, mandateSchema } from '../../services/mandates/src/store/mongo-mandate-store';
+import {
+  MANDATE_QUERY_SHAPES,
+  mandateSchema,
+  statusListSchema,
+} from '../../services/mandates/src/store/mongo-mandate-store';
 
 /**
  * Every query the Mongo adapters declare is served by a declared index, read from the schemas
@@ -16,7 +20,7 @@ import { MANDATE_QUERY_SHAPES, mandateSchema } from '../../services/mandates/src
  */
 describe('MongoDB index coverage', () => {
   const adapters: [string, Record<string, Schema>, MongoQueryShape[]][] = [
-    ['mandates', { mandates: mandateSchema }, MANDATE_QUERY_SHAPES],
+    ['mandates', { mandates: mandateSchema, mandate_status_lists: statusListSchema }, MANDATE_QUERY_SHAPES],
     ['audit', { events: eventSchema }, EVENT_QUERY_SHAPES],
     ['identity', { ...IDENTITY_SCHEMAS, ...IDENTITY_GUARD_SCHEMAS }, IDENTITY_QUERY_SHAPES],
   ];

@@ -90,8 +90,8 @@ export function contractViolations(records: readonly RecordedResponse[]): string
     const where = `${r.method} ${r.path} → ${r.status}`;
     let body: unknown;
     try {
-      // A wallet's request object is a compact JWS, not JSON: its contract schema is a string.
-      const jws = String(r.contentType ?? '').startsWith('application/oauth-authz-req+jwt');
+      // A wallet's request object and a status list are compact JWS, not JSON: their contract schema is a string.
+      const jws = /^application\/(oauth-authz-req|statuslist)\+jwt/.test(String(r.contentType ?? ''));
       body = r.body === '' ? undefined : jws ? r.body : JSON.parse(r.body);
     } catch {
       problems.push(`${where}: the body is not JSON: ${r.body.slice(0, 200)}`);

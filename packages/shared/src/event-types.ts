@@ -26,4 +26,6 @@ export const EVENT_TYPES = [
   'IDENTITY_VERIFICATION_STARTED',
   'IDENTITY_VERIFIED',
   'IDENTITY_VERIFICATION_FAILED',
+  // A mandate status list changed and was signed anew (SPEC §12); a platform event (no tenant).
+  'STATUS_LIST_PUBLISHED',
 ] as const;

@@ -16,10 +16,22 @@ export const MANDATE_SIGNED_FIELDS = [
   'created_at',
 ] as const;
 
-export type MandateSignedField = (typeof MANDATE_SIGNED_FIELDS)[number];
+/**
+ * Signed when present (SPEC §12): `status: {status_list: {idx, uri}}`, the mandate's entry in a
+ * status list. Mandates signed before status lists have none, and their payload is unchanged.
+ */
+export const MANDATE_OPTIONAL_SIGNED_FIELDS = ['status'] as const;
+
+export type MandateSignedField =
+  (typeof MANDATE_SIGNED_FIELDS)[number] | (typeof MANDATE_OPTIONAL_SIGNED_FIELDS)[number];
 
 /** The exact bytes (as a string) the signature covers; other fields of `mandate` are ignored. */
 export function mandateSigningPayload(mandate: object): string {
   const fields = mandate as Partial<Record<MandateSignedField, unknown>>;
-  return canonicalJson(Object.fromEntries(MANDATE_SIGNED_FIELDS.map((field) => [field, fields[field]])));
+  // An absent optional field is left out of the canonical JSON (undefined members are), not signed as null.
+  return canonicalJson(
+    Object.fromEntries(
+      [...MANDATE_SIGNED_FIELDS, ...MANDATE_OPTIONAL_SIGNED_FIELDS].map((field) => [field, fields[field]]),
+    ),
+  );
 }

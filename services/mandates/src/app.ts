@@ -17,6 +17,8 @@ import type { Signer } from './signing/signer';
 import type { MandateSnapshots } from './snapshots/mandate-snapshots';
 import type { MandateStore } from './store/mandate-store';
 import { ExpirySweeper } from './sweeper/expiry-sweeper';
+import { StatusLists } from './status-lists/status-lists';
+import { statusListRoutes } from './status-lists/routes';
 
 export interface Deps {
   store: MandateStore;
@@ -35,6 +37,12 @@ export interface Deps {
   relay?: EventRelay;
   /** How often the relay looks for events the fast path missed (broker down, restart); default 1 s. */
   outboxPollIntervalMs?: number;
+  /** The public URL status-list uris start with (PUBLIC_BASE_URL); default http://127.0.0.1:8080. */
+  publicBaseUrl?: string;
+  /** STATUS_LIST_TTL_SECONDS; default 60. */
+  statusListTtlSeconds?: number;
+  /** Built by createApp from the two settings above unless given. */
+  statusLists?: StatusLists;
 }
 
 /** Builds the express app; nothing listens until start(). */
@@ -44,6 +52,15 @@ export function createApp(given: Deps) {
   // Set on the given object (not a copy): callers and tests may swap a dependency of a running app.
   const deps: Deps = given;
   deps.relay ??= ownRelay;
+  deps.statusLists ??= new StatusLists({
+    store: deps.store,
+    signer: deps.signer,
+    clock: deps.clock,
+    relay: deps.relay,
+    logger: deps.logger,
+    publicBaseUrl: deps.publicBaseUrl ?? 'http://127.0.0.1:8080',
+    ttlSeconds: deps.statusListTtlSeconds ?? 60,
+  });
   const app = internalServiceApp('mandates', {
     readiness: async () => {
       const checks: Record<string, string> = {};
@@ -68,6 +85,7 @@ export function createApp(given: Deps) {
     logger: deps.logger,
     handlers: [
       mandateRoutes(deps),
+      statusListRoutes(deps.statusLists),
       internalSigningRoutes(deps),
       // errorMiddleware logs only unknown errors; a 5xx AppError (signing down) deserves a log line with its cause too.
       (err: unknown, req: Request, _res: Response, next: NextFunction) => {

@@ -29,6 +29,15 @@ export const configSchema = z.object({
   EXPIRY_SWEEP_INTERVAL_MS: env.int(5_000).pipe(z.number().int().min(0)),
   /** The identity service's replicas: binds principal.verification_id at creation; unset → that answers 503. */
   IDENTITY_URL: env.urlList(),
+  /**
+   * Where clients reach the gateway (no trailing path): status-list uris signed into mandates are
+   * `{PUBLIC_BASE_URL}/v1/status-lists/{list_id}`. Keep it stable: a signed uri never changes.
+   */
+  PUBLIC_BASE_URL: env
+    .string('http://127.0.0.1:8080')
+    .pipe(z.url({ protocol: /^https?$/, error: 'PUBLIC_BASE_URL must be an http(s) URL' })),
+  /** How long a status list may be cached (Cache-Control max-age and its `ttl` claim), 10–3600 s. */
+  STATUS_LIST_TTL_SECONDS: env.int(60).pipe(z.number().int().min(10).max(3600)),
 });
 
 export type Config = z.output<typeof configSchema>;

@@ -162,6 +162,13 @@ export const mandateSchema = z
         .string()
         .meta({ description: 'Compact JWS over the RFC 8785 canonical JSON of the immutable fields' }),
     }),
+    status: z
+      .object({ status_list: z.object({ idx: z.number().int().min(0), uri: z.string() }) })
+      .optional()
+      .meta({
+        description:
+          'Signed with the mandate: its entry in a status list (absent on mandates signed before status lists)',
+      }),
   })
   .meta({ id: 'Mandate' });
 
@@ -229,6 +236,27 @@ export const routes = defineRoutes({
         headers: { 'Cache-Control': 'public, max-age=300' },
       },
     },
+  },
+  getStatusList: {
+    summary:
+      'A mandate status list: a statuslist+jwt (application/statuslist+jwt, not JSON), 2 bits per mandate',
+    description:
+      'Public. ETag and If-None-Match (304); Cache-Control max-age is the list ttl (STATUS_LIST_TTL_SECONDS).',
+    tags: ['mandates'],
+    method: 'GET',
+    path: '/v1/status-lists/:list_id',
+    service: 'mandates',
+    auth: 'public',
+    request: { params: z.object({ list_id: z.string().meta({ description: 'Status list id (sl_…)' }) }) },
+    responses: {
+      200: {
+        description: 'The signed list, a compact JWS (typ statuslist+jwt)',
+        schema: z.string(),
+        headers: { 'Cache-Control': 'public, max-age=<ttl>', ETag: "The token's entity tag" },
+      },
+      304: { description: 'Not modified (If-None-Match names the current ETag)', schema: z.string() },
+    },
+    errors: { 404: 'Status list not found', 503: 'Signing service unavailable' },
   },
 });
 

@@ -80,6 +80,8 @@ export const wire: Wire<Config, Deps> = (config, logger, overrides = {}) =>
       ...loggerAndClock(overrides, logger),
       snapshots,
       sweepIntervalMs: overrides.sweepIntervalMs ?? config.EXPIRY_SWEEP_INTERVAL_MS,
+      publicBaseUrl: overrides.publicBaseUrl ?? config.PUBLIC_BASE_URL,
+      statusListTtlSeconds: overrides.statusListTtlSeconds ?? config.STATUS_LIST_TTL_SECONDS,
       identityVerifications:
         config.IDENTITY_URL !== undefined
           ? new HttpIdentityVerifications(config.IDENTITY_URL, tokens, logger)

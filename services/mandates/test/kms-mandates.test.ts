@@ -36,9 +36,9 @@ async function checkMandateSignature(url: string, mandate: any): Promise<void> {
     { algorithms: ['ES256'] },
   );
   expect(protectedHeader.kid).toBe(mandate.signature.kid);
-  const { id, tenant_id, principal, delegate, scope, valid_from, expires_at, created_at } = mandate;
+  const { id, tenant_id, principal, delegate, scope, valid_from, expires_at, created_at, status } = mandate;
   expect(new TextDecoder().decode(payload)).toBe(
-    canonicalJson({ id, tenant_id, principal, delegate, scope, valid_from, expires_at, created_at }),
+    canonicalJson({ id, tenant_id, principal, delegate, scope, valid_from, expires_at, created_at, status }),
   );
 }
 

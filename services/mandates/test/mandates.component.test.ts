@@ -89,6 +89,9 @@ describe.each(mandateStoreAdapters())('mandates service (in-process, $name store
           created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
           updated_at: res.body.created_at,
           signature: { alg: 'ES256', kid: svc.deps.signer.kid, jws: expect.any(String) },
+          status: {
+            status_list: { idx: expect.any(Number), uri: expect.stringContaining('/v1/status-lists/') },
+          },
         }),
       );
     });
@@ -259,7 +262,8 @@ describe.each(mandateStoreAdapters())('mandates service (in-process, $name store
         kid: mandate.signature.kid,
       });
       const { payload } = await compactVerify(mandate.signature.jws, createLocalJWKSet(jwks.body));
-      const immutable = Object.fromEntries(IMMUTABLE_FIELDS.map((f) => [f, mandate[f]]));
+      // The immutable fields and, signed with them, the status-list entry (SPEC §12).
+      const immutable = Object.fromEntries([...IMMUTABLE_FIELDS, 'status'].map((f) => [f, mandate[f]]));
       expect(new TextDecoder().decode(payload)).toBe(canonicalJson(immutable));
     });
 

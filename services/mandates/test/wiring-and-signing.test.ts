@@ -121,6 +121,7 @@ describe('OpenAPI contribution', () => {
       '/v1/mandates/{id}/reactivate',
       '/v1/mandates/{id}/revoke',
       '/v1/mandates/{id}/suspend',
+      '/v1/status-lists/{list_id}',
     ]);
     expect(Object.keys(doc.components?.schemas ?? {})).toEqual(
       expect.arrayContaining(['Mandate', 'CreateMandateRequest', 'Party']),

@@ -26,6 +26,8 @@ interface Mandate {
   version: number;
   created_at: string;
   updated_at: string;
+  /** Its entry in a status list (absent on mandates created before status lists). */
+  status?: { status_list: { idx: number; uri: string } };
 }
 interface AuditEvent {
   id: string;
@@ -145,6 +147,17 @@ export function MandateDetail({ area }: { area: Area }) {
         <dd>{formatTime(m.expires_at)}</dd>
         <dt>Version</dt>
         <dd>{m.version}</dd>
+        <dt>Status list</dt>
+        <dd>
+          {m.status ? (
+            <>
+              <a href={m.status.status_list.uri}>{m.status.status_list.uri.split('/').pop()}</a>, index{' '}
+              {m.status.status_list.idx}
+            </>
+          ) : (
+            'none (verified online only)'
+          )}
+        </dd>
       </dl>
       {canWrite && actions.length > 0 ? (
         <section className="card" aria-labelledby="lifecycle-title">

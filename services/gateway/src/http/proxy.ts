@@ -9,7 +9,7 @@ import {
 } from '@mandate/shared';
 
 /** Request headers a service may need; everything else (credentials above all) stays at the gateway. */
-const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'idempotency-key'];
+const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'idempotency-key', 'if-none-match'];
 /** Response headers a client may need from a service. */
 const RETURNED_RESPONSE_HEADERS = [
   'content-type',
@@ -18,6 +18,7 @@ const RETURNED_RESPONSE_HEADERS = [
   'location',
   'allow',
   'cache-control',
+  'etag',
 ];
 
 /**

@@ -44,6 +44,11 @@ export interface MandateSignature {
   jws: string;
 }
 
+/** The mandate's entry in a status list (SPEC §12), signed with it. */
+export interface MandateStatus {
+  status_list: { idx: number; uri: string };
+}
+
 export interface Mandate {
   id: string;
   tenant_id: string;
@@ -58,6 +63,8 @@ export interface Mandate {
   created_at: string;
   updated_at: string;
   signature: MandateSignature;
+  /** Absent on mandates signed before status lists: those are verified online only. */
+  status?: MandateStatus;
 }
 
 /** What a client may set at creation, already shape-validated and normalised (shorthands expanded, defaults applied). */
@@ -73,10 +80,11 @@ export interface NewMandate {
 
 /** The fields the signature covers: everything that never changes after creation (the shared contract). */
 export const IMMUTABLE_FIELDS = MANDATE_SIGNED_FIELDS;
-export type SignedFields = Pick<Mandate, (typeof IMMUTABLE_FIELDS)[number]>;
+export type SignedFields = Pick<Mandate, (typeof IMMUTABLE_FIELDS)[number]> & Pick<Mandate, 'status'>;
 
 export function signedFieldsOf(m: SignedFields): SignedFields {
   return {
+    ...(m.status ? { status: m.status } : {}),
     id: m.id,
     tenant_id: m.tenant_id,
     principal: m.principal,

@@ -14,6 +14,7 @@ import {
 import type { MandateSnapshots } from '../snapshots/mandate-snapshots';
 import type { Signer } from '../signing/signer';
 import type { MandateStore } from '../store/mandate-store';
+import type { StatusLists } from '../status-lists/status-lists';
 import { ConcurrentModification, MandateNotFound, SigningUnavailable, SnapshotsUnavailable } from './errors';
 import {
   EXPIRABLE_STATES,
@@ -55,6 +56,8 @@ export interface MandateDeps {
   relay?: EventRelay;
   /** Binds identity verifications (IDENTITY_URL); absent → principal.verification_id answers 503. */
   identityVerifications?: IdentityVerifications;
+  /** Status lists (SPEC §12): each new mandate gets a slot, signed as its `status` claim; absent → none. */
+  statusLists?: Pick<StatusLists, 'uriOf'>;
 }
 
 /** What changing a mandate needs: no signing (the signed fields never change). */
@@ -122,7 +125,12 @@ export async function createMandate(
   const createdAt = now.toISOString();
   const id = newId('mdt');
   const principal = await principalOf(deps, id, input.principal, caller);
+  // The slot is taken before signing (the claim is signed); a creation that fails later leaves it unused, never reused.
+  const slot = deps.statusLists ? await deps.store.allocateStatusSlot() : undefined;
   const unsigned = {
+    ...(slot && deps.statusLists
+      ? { status: { status_list: { idx: slot.idx, uri: deps.statusLists.uriOf(slot.list_id) } } }
+      : {}),
     id,
     tenant_id: tenantId,
     principal,
@@ -150,7 +158,7 @@ export async function createMandate(
   const events = [
     mandateEvent(deps, 'MANDATE_CREATED', tenantId, mandate.id, { ...mandate, tenant_id: tenantId }, caller),
   ];
-  const created = await deps.store.create(tenantId, mandate, events);
+  const created = await deps.store.create(tenantId, mandate, events, slot);
   // A new id has no older snapshot anywhere: if this write fails, verify simply reads it from here.
   await writeSnapshot(deps, created);
   await relay(deps, events);

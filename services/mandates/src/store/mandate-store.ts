@@ -1,5 +1,11 @@
 import type { AuditEvent, OutboxStore } from '@mandate/shared';
 import type { Mandate, MandateState } from '../domain/mandate';
+import type {
+  PublishedStatusList,
+  StatusEntry,
+  StatusListRecord,
+  StatusSlot,
+} from '../status-lists/status-list';
 
 export interface ListMandatesQuery {
   /** Matched against the effective state at `now` (expired ACTIVE/SUSPENDED count as EXPIRED). */
@@ -25,8 +31,11 @@ export interface TransitionPatch {
  */
 export interface MandateStore extends OutboxStore {
   readonly kind: 'memory' | 'mongo';
-  /** Stores the mandate and, in the same write, the events that record its creation. */
-  create(tenantId: string, mandate: Mandate, outbox?: AuditEvent[]): Promise<Mandate>;
+  /**
+   * Stores the mandate and, in the same write, the events that record its creation; with `slot`,
+   * its status-list entry (refused, like a duplicate id, if that slot is somehow taken).
+   */
+  create(tenantId: string, mandate: Mandate, outbox?: AuditEvent[], slot?: StatusSlot): Promise<Mandate>;
   /** null when absent or another tenant's. */
   get(tenantId: string, id: string): Promise<Mandate | null>;
   /** Newest first by id, up to `limit + 1` items so the caller can tell whether there is more. */
@@ -48,6 +57,25 @@ export interface MandateStore extends OutboxStore {
    * expires_at ≤ now, soonest expiry first, at most `limit`.
    */
   findDue(now: Date, limit: number): Promise<Mandate[]>;
+  /**
+   * Status lists (SPEC §12) span tenants, like the sweeper's query: a list's entries are whichever
+   * mandates were created while it was open. The next free slot of the open list, from an atomic
+   * counter (never check-then-insert); a full list closes and the next one opens. Never reused.
+   */
+  allocateStatusSlot(): Promise<StatusSlot>;
+  getStatusList(listId: string): Promise<StatusListRecord | null>;
+  /** Every mandate holding a slot of the list, with its stored state. */
+  statusEntries(listId: string): Promise<StatusEntry[]>;
+  /**
+   * Replaces the published token if the stored one is still `expectedEtag` (null: none yet), with
+   * the events recording it in the same write; false when another replica published meanwhile.
+   */
+  publishStatusList(
+    listId: string,
+    expectedEtag: string | null,
+    published: PublishedStatusList,
+    outbox?: AuditEvent[],
+  ): Promise<boolean>;
   /** Readiness: throws when the backing store is unreachable. */
   ping(): Promise<void>;
 }

@@ -16,6 +16,14 @@ import {
   type MandateState,
 } from '../domain/mandate';
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
+import {
+  STATUS_LIST_CAPACITY,
+  listIdOf,
+  type PublishedStatusList,
+  type StatusEntry,
+  type StatusListRecord,
+  type StatusSlot,
+} from '../status-lists/status-list';
 
 /** A tenant's mandate ids sorted, and by the values the list filters on (state as stored). */
 interface TenantIndexes {
@@ -39,15 +47,31 @@ export class MemoryMandateStore implements MandateStore {
   private readonly indexes = new Map<string, TenantIndexes>();
   /** Unsent events by mandate (tenant + id), changed in the same synchronous step as the mandate. */
   private readonly outbox = new MemoryOutbox();
+  /** Status lists by id, the newest (open) one last; and per list, its slots' mandates (tenant, id). */
+  private readonly statusLists = new Map<string, StatusListRecord>();
+  private readonly slots = new Map<string, Map<number, [string, string]>>();
+
+  /** `statusListCapacity`: entries per list (100,000; tests close lists sooner). */
+  constructor(private readonly options: { statusListCapacity?: number } = {}) {}
 
   private tenant(tenantId: string): Map<string, Mandate> {
     return valueFor(this.tenants, tenantId, () => new Map());
   }
 
-  async create(tenantId: string, mandate: Mandate, outbox: AuditEvent[] = []): Promise<Mandate> {
+  async create(
+    tenantId: string,
+    mandate: Mandate,
+    outbox: AuditEvent[] = [],
+    slot?: StatusSlot,
+  ): Promise<Mandate> {
     const records = this.tenant(tenantId);
     // The same refusal as the Mongo adapter's unique index: a conflict (409), not a bare Error (500).
     if (records.has(mandate.id)) throw conflict('Mandate already exists');
+    if (slot) {
+      const taken = valueFor(this.slots, slot.list_id, () => new Map());
+      if (taken.has(slot.idx)) throw conflict('Status list slot already taken');
+      taken.set(slot.idx, [tenantId, mandate.id]);
+    }
     records.set(mandate.id, structuredClone({ ...mandate, tenant_id: tenantId }));
     this.index(tenantId, mandate);
     this.addToOutbox(tenantId, mandate.id, outbox);
@@ -147,6 +171,50 @@ export class MemoryMandateStore implements MandateStore {
 
   async markSent(eventIds: string[]): Promise<void> {
     this.outbox.markSent(eventIds);
+  }
+
+  async allocateStatusSlot(): Promise<StatusSlot> {
+    // One synchronous step: no two callers can read the same counter value.
+    let open = [...this.statusLists.values()].at(-1);
+    if (!open || open.next_idx >= open.capacity) {
+      const seq = (open?.seq ?? 0) + 1;
+      open = {
+        list_id: listIdOf(seq),
+        seq,
+        next_idx: 0,
+        capacity: this.options.statusListCapacity ?? STATUS_LIST_CAPACITY,
+        published: null,
+      };
+      this.statusLists.set(open.list_id, open);
+    }
+    return { list_id: open.list_id, idx: open.next_idx++ };
+  }
+
+  async getStatusList(listId: string): Promise<StatusListRecord | null> {
+    const found = this.statusLists.get(listId);
+    return found ? structuredClone(found) : null;
+  }
+
+  async statusEntries(listId: string): Promise<StatusEntry[]> {
+    const entries: StatusEntry[] = [];
+    for (const [idx, [tenantId, id]] of this.slots.get(listId) ?? []) {
+      const m = this.tenants.get(tenantId)?.get(id);
+      if (m) entries.push({ idx, state: m.state, expires_at: m.expires_at });
+    }
+    return entries;
+  }
+
+  async publishStatusList(
+    listId: string,
+    expectedEtag: string | null,
+    published: PublishedStatusList,
+    outbox: AuditEvent[] = [],
+  ): Promise<boolean> {
+    const list = this.statusLists.get(listId);
+    if (!list || (list.published?.etag ?? null) !== expectedEtag) return false;
+    list.published = structuredClone(published);
+    this.outbox.add(`status-list\u0000${listId}`, outbox);
+    return true;
   }
 
   async ping(): Promise<void> {}

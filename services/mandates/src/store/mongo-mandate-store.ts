@@ -3,6 +3,8 @@ import {
   WITHOUT_OUTBOX,
   conflict,
   insertOrRefuse,
+  isDuplicateKeyError,
+  serviceUnavailable,
   markOutboxSent,
   outboxQueryShapes,
   pageBefore,
@@ -17,9 +19,25 @@ import {
 } from '@mandate/shared';
 import { EXPIRABLE_STATES, MANDATE_STATES, type Mandate } from '../domain/mandate';
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
+import {
+  STATUS_LIST_CAPACITY,
+  listIdOf,
+  type PublishedStatusList,
+  type StatusEntry,
+  type StatusListRecord,
+  type StatusSlot,
+} from '../status-lists/status-list';
 
-/** The document as MongoDB holds it: timestamps as Dates so they compare and index as times. */
-type MandateDoc = StoredAs<Mandate, 'valid_from' | 'expires_at' | 'created_at' | 'updated_at'>;
+/**
+ * The document as MongoDB holds it: timestamps as Dates so they compare and index as times; the
+ * status-list slot also as top-level fields (not served) for its unique index and the list's query.
+ */
+type MandateDoc = StoredAs<Mandate, 'valid_from' | 'expires_at' | 'created_at' | 'updated_at'> & {
+  status_list_id?: string;
+  status_idx?: number;
+};
+
+type StatusListDoc = StatusListRecord & { outbox?: AuditEvent[] };
 
 export const mandateSchema = new Schema<MandateDoc>(
   {
@@ -37,6 +55,10 @@ export const mandateSchema = new Schema<MandateDoc>(
     created_at: { type: Date, required: true },
     updated_at: { type: Date, required: true },
     signature: { type: Schema.Types.Mixed, required: true },
+    // The signed status claim as served ({status_list: {idx, uri}}), and its slot for the indexes below.
+    status: { type: Schema.Types.Mixed, default: undefined },
+    status_list_id: { type: String, default: undefined },
+    status_idx: { type: Number, default: undefined },
     // Written in the same document write as the change it records; the relay $pulls what the broker confirmed.
     outbox: { type: [Schema.Types.Mixed], default: undefined },
   },
@@ -60,8 +82,34 @@ mandateSchema.index({ state: 1, expires_at: 1 });
 // pendingEvents, the outbox relay across tenants: { 'outbox.id': { $gt: '' } } (only mandates with unsent
 // events have keys here, so the scan is as long as the backlog); markSent: { 'outbox.id': { $in: ids } }.
 mandateSchema.index({ 'outbox.id': 1 });
+// A status-list slot belongs to one mandate: the database refuses a second (mandates signed before
+// status lists have none). Also statusEntries: { status_list_id } (the whole list).
+mandateSchema.index(
+  { status_list_id: 1, status_idx: 1 },
+  { unique: true, partialFilterExpression: { status_list_id: { $type: 'string' } } },
+);
+
+/** One document per status list: its slot counter and the token last published. */
+export const statusListSchema = new Schema<StatusListDoc>(
+  {
+    list_id: { type: String, required: true },
+    seq: { type: Number, required: true },
+    next_idx: { type: Number, required: true },
+    capacity: { type: Number, required: true },
+    published: { type: Schema.Types.Mixed, default: null },
+    outbox: { type: [Schema.Types.Mixed], default: undefined },
+  },
+  { collection: 'mandate_status_lists', versionKey: false, minimize: false, id: false },
+);
+// getStatusList, the slot counter's $inc and publishStatusList: { list_id } (next_idx / published checked on the one found).
+statusListSchema.index({ list_id: 1 }, { unique: true });
+// The open list: the highest seq, sorted { seq: -1 }; unique, so two replicas opening the next list create one.
+statusListSchema.index({ seq: 1 }, { unique: true });
+// The relay's outbox queries on this collection (STATUS_LIST_PUBLISHED).
+statusListSchema.index({ 'outbox.id': 1 });
 
 const shapes = queryShapesOf('mandates', 'id');
+const listShapes = queryShapesOf('mandate_status_lists');
 
 /** Every query this adapter runs (see the methods below), for the index-coverage test. */
 export const MANDATE_QUERY_SHAPES: MongoQueryShape[] = [
@@ -76,6 +124,12 @@ export const MANDATE_QUERY_SHAPES: MongoQueryShape[] = [
   shapes.page('list?delegate_id=', ['tenant_id', 'delegate.id'], { residual: ['state', 'expires_at'] }),
   shapes.find('findDue', ['state'], { sort: { expires_at: 1 } }),
   ...outboxQueryShapes('mandates'),
+  shapes.find('statusEntries', ['status_list_id']),
+  listShapes.find('allocateStatusSlot: the open list', [], { sort: { seq: -1 } }),
+  listShapes.find('allocateStatusSlot: $inc', ['list_id'], { residual: ['next_idx'] }),
+  listShapes.find('getStatusList', ['list_id']),
+  listShapes.find('publishStatusList', ['list_id'], { residual: ['published.etag', 'published'] }),
+  ...outboxQueryShapes('mandate_status_lists'),
 ];
 
 export class MongoMandateStore implements MandateStore {
@@ -84,22 +138,118 @@ export class MongoMandateStore implements MandateStore {
   private constructor(
     private readonly connection: Connection,
     private readonly model: Model<MandateDoc>,
+    private readonly lists: Model<StatusListDoc>,
+    private readonly statusListCapacity: number,
   ) {}
 
-  /** Builds the model on `connection` and waits until its indexes exist. */
-  static async create(connection: Connection): Promise<MongoMandateStore> {
+  /**
+   * Builds the models on `connection` and waits until their indexes exist. `statusListCapacity`:
+   * entries per status list (100,000; tests close lists sooner).
+   */
+  static async create(
+    connection: Connection,
+    options: { statusListCapacity?: number } = {},
+  ): Promise<MongoMandateStore> {
     const model = connection.model<MandateDoc>('Mandate', mandateSchema);
+    const lists = connection.model<StatusListDoc>('MandateStatusList', statusListSchema);
     await model.init();
-    return new MongoMandateStore(connection, model);
+    await lists.init();
+    return new MongoMandateStore(
+      connection,
+      model,
+      lists,
+      options.statusListCapacity ?? STATUS_LIST_CAPACITY,
+    );
   }
 
-  async create(tenantId: string, mandate: Mandate, outbox: AuditEvent[] = []): Promise<Mandate> {
+  async create(
+    tenantId: string,
+    mandate: Mandate,
+    outbox: AuditEvent[] = [],
+    slot?: StatusSlot,
+  ): Promise<Mandate> {
     const doc = toDoc({ ...mandate, tenant_id: tenantId });
-    // One insert holds the mandate and its MANDATE_CREATED: both are stored or neither is.
-    await insertOrRefuse(this.model, { ...doc, ...withOutbox(outbox) }, () =>
-      conflict('Mandate already exists'),
+    const slotFields = slot ? { status_list_id: slot.list_id, status_idx: slot.idx } : {};
+    // One insert holds the mandate, its slot and its MANDATE_CREATED: all are stored or none is.
+    await insertOrRefuse(this.model, { ...doc, ...slotFields, ...withOutbox(outbox) }, (keyPattern) =>
+      conflict('status_list_id' in keyPattern ? 'Status list slot already taken' : 'Mandate already exists'),
     );
     return fromDoc(doc);
+  }
+
+  async allocateStatusSlot(): Promise<StatusSlot> {
+    // Bounded: each round either takes a slot or sees the next list opened (by us or a racing replica).
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const open = await this.lists
+        .findOne({}, { _id: 0, list_id: 1, seq: 1, capacity: 1 })
+        .sort({ seq: -1 })
+        .lean<Pick<StatusListDoc, 'list_id' | 'seq' | 'capacity'>>();
+      if (open) {
+        // The atomic counter: concurrent callers each get their own value, and a full list none.
+        const taken = await this.lists
+          .findOneAndUpdate(
+            { list_id: open.list_id, next_idx: { $lt: open.capacity } },
+            { $inc: { next_idx: 1 } },
+            { returnDocument: 'after', projection: { _id: 0, list_id: 1, next_idx: 1 } },
+          )
+          .lean<Pick<StatusListDoc, 'list_id' | 'next_idx'>>();
+        if (taken) return { list_id: taken.list_id, idx: taken.next_idx - 1 };
+      }
+      const seq = (open?.seq ?? 0) + 1;
+      try {
+        await this.lists.create({
+          list_id: listIdOf(seq),
+          seq,
+          next_idx: 0,
+          capacity: this.statusListCapacity,
+          published: null,
+        });
+      } catch (err) {
+        // Another replica opened it first: take a slot of that one.
+        if (!isDuplicateKeyError(err)) throw err;
+      }
+    }
+    throw serviceUnavailable('No status list slot could be allocated; retry');
+  }
+
+  async getStatusList(listId: string): Promise<StatusListRecord | null> {
+    const doc = await this.lists.findOne({ list_id: listId }, WITHOUT_OUTBOX).lean<StatusListDoc>();
+    return doc
+      ? {
+          list_id: doc.list_id,
+          seq: doc.seq,
+          next_idx: doc.next_idx,
+          capacity: doc.capacity,
+          published: doc.published ?? null,
+        }
+      : null;
+  }
+
+  async statusEntries(listId: string): Promise<StatusEntry[]> {
+    const docs = await this.model
+      .find({ status_list_id: listId }, { _id: 0, status_idx: 1, state: 1, expires_at: 1 })
+      .lean<Pick<MandateDoc, 'status_idx' | 'state' | 'expires_at'>[]>();
+    return docs.map((d) => ({
+      idx: d.status_idx!,
+      state: d.state,
+      expires_at: d.expires_at == null ? null : new Date(d.expires_at).toISOString(),
+    }));
+  }
+
+  async publishStatusList(
+    listId: string,
+    expectedEtag: string | null,
+    published: PublishedStatusList,
+    outbox: AuditEvent[] = [],
+  ): Promise<boolean> {
+    const result = await this.lists.updateOne(
+      expectedEtag === null
+        ? { list_id: listId, published: null }
+        : { list_id: listId, 'published.etag': expectedEtag },
+      // The token and its STATUS_LIST_PUBLISHED in one single-document update.
+      { $set: { published }, ...pushOutbox(outbox) },
+    );
+    return result.matchedCount === 1;
   }
 
   async get(tenantId: string, id: string): Promise<Mandate | null> {
@@ -174,11 +324,11 @@ export class MongoMandateStore implements MandateStore {
   }
 
   pendingEvents(limit: number): Promise<AuditEvent[]> {
-    return pendingOutboxEvents([this.model], limit);
+    return pendingOutboxEvents<MandateDoc | StatusListDoc>([this.model, this.lists] as never, limit);
   }
 
   markSent(eventIds: string[]): Promise<void> {
-    return markOutboxSent([this.model], eventIds);
+    return markOutboxSent<MandateDoc | StatusListDoc>([this.model, this.lists] as never, eventIds);
   }
 
   ping(): Promise<void> {
@@ -213,5 +363,6 @@ function fromDoc(d: MandateDoc): Mandate {
     created_at: iso(d.created_at),
     updated_at: iso(d.updated_at),
     signature: d.signature,
+    ...(d.status ? { status: d.status } : {}),
   };
 }

@@ -1,6 +1,7 @@
 import { canonicalJson, effectiveState, sha256Hex } from '@mandate/shared';
 import type { Mandate, MandateState } from './mandate';
-import { actionMatches, anyMatches, resourceMatches } from './patterns';
+// The checks themselves live in one module shared with the offline verifier (@mandate/verifier).
+import { firstFailure } from '@mandate/verifier/src/decide';
 
 /** The request body as validated by the HTTP layer. */
 export interface VerifyInput {
@@ -14,7 +15,7 @@ export interface VerifyInput {
 }
 
 // The deny reasons are wire vocabulary: the contract's.
-import { ASSURANCE_LEVELS, type DenyReason } from '../contract';
+import { type DenyReason } from '../contract';
 export { DENY_REASONS, type DenyReason } from '../contract';
 export type Reason = 'OK' | DenyReason;
 
@@ -26,47 +27,6 @@ export interface Decision {
   mandate_version: number;
   decision_id: string;
 }
-
-/** The first failing check, or null when every check passes. */
-function firstFailure(
-  mandate: Mandate,
-  state: MandateState,
-  input: VerifyInput,
-  now: Date,
-): DenyReason | null {
-  if (state === 'SUSPENDED') return 'MANDATE_SUSPENDED';
-  if (state === 'REVOKED') return 'MANDATE_REVOKED';
-  if (state === 'EXPIRED') return 'MANDATE_EXPIRED';
-  if (mandate.valid_from && Date.parse(mandate.valid_from) > now.getTime()) return 'MANDATE_NOT_YET_VALID';
-  if (input.delegate_id !== undefined && input.delegate_id !== mandate.delegate.id)
-    return 'DELEGATE_MISMATCH';
-  if (input.min_assurance !== undefined) {
-    const assurance = mandate.principal?.verified?.assurance;
-    if (assurance === undefined) return 'PRINCIPAL_NOT_VERIFIED';
-    // An unknown level ranks below every known one: fail closed.
-    if (rank(assurance) < rank(input.min_assurance)) return 'ASSURANCE_TOO_LOW';
-  }
-  if (!anyMatches(mandate.scope.actions, input.action, actionMatches)) return 'ACTION_NOT_PERMITTED';
-
-  // Fail closed (SPEC §5 v2): a scope that names resources, amounts or a currency is never
-  // satisfied by a request that leaves them out. A stored `resources: []` (refused at create
-  // since v2) matches nothing rather than anything.
-  const resources = mandate.scope.resources;
-  if (resources !== undefined && resources !== null) {
-    if (input.resource === undefined || !anyMatches(resources, input.resource, resourceMatches)) {
-      return 'RESOURCE_NOT_PERMITTED';
-    }
-  }
-
-  const constraints = mandate.scope.constraints ?? {};
-  if (constraints.max_amount != null && input.amount === undefined) return 'AMOUNT_REQUIRED';
-  if (constraints.currency != null && input.currency !== constraints.currency) return 'CURRENCY_MISMATCH';
-  if (constraints.max_amount != null && input.amount !== undefined && input.amount > constraints.max_amount)
-    return 'AMOUNT_EXCEEDS_LIMIT';
-  return null;
-}
-
-const rank = (level: string): number => (ASSURANCE_LEVELS as readonly string[]).indexOf(level);
 
 /**
  * A pure function of (mandate version, input, now): the same input against the same mandate

@@ -1,0 +1,252 @@
+import { inflateSync } from 'node:zlib';
+import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose';
+import {
+  firstFailure,
+  type DecisionInput,
+  type DecisionMandate,
+  type DecisionState,
+  type DenyReason,
+} from './decide';
+
+export { DENY_REASONS, type DenyReason, type DecisionInput } from './decide';
+
+/**
+ * Offline verification of a mandate (SPEC §12): its JWS checked against the service's JWKS, its state
+ * read from its signed status list, and the decision taken by the same module as POST /v1/verify.
+ * Anything in doubt throws an OfflineVerificationError: it never answers ALLOW on a doubt.
+ */
+export class OfflineVerificationError extends Error {
+  constructor(
+    readonly code:
+      | 'MANDATE_SIGNATURE_INVALID'
+      | 'NO_STATUS_CLAIM'
+      | 'STATUS_LIST_INVALID'
+      | 'STATUS_LIST_EXPIRED'
+      | 'STATUS_LIST_SUBJECT_MISMATCH'
+      | 'STATUS_LIST_UNAVAILABLE',
+    message: string,
+  ) {
+    super(message);
+    this.name = 'OfflineVerificationError';
+  }
+}
+
+export interface OfflineDecision {
+  decision: 'ALLOW' | 'DENY';
+  reason: 'OK' | DenyReason;
+}
+
+/** The request as for POST /v1/verify, without mandate_id (the JWS names the mandate). */
+export type OfflineRequest = DecisionInput;
+
+type Fetch = (
+  url: string,
+  init?: { headers?: Record<string, string> },
+) => Promise<{
+  status: number;
+  headers: { get(name: string): string | null };
+  text(): Promise<string>;
+  json(): Promise<unknown>;
+}>;
+
+interface SignedMandate extends DecisionMandate {
+  id: string;
+  expires_at?: string | null;
+  status?: { status_list?: { idx?: unknown; uri?: unknown } };
+}
+
+interface VerifiedList {
+  sub: string;
+  exp: number;
+  bytes: Buffer;
+}
+
+const STATUS_VALID = 0;
+const STATUS_INVALID = 1;
+const STATUS_SUSPENDED = 2;
+/** Verified JWS are kept by their text: a signature is checked once, a decision costs a lookup. */
+const MAX_CACHED = 10_000;
+
+function remember<V>(map: Map<string, V>, key: string, value: V): V {
+  if (map.size >= MAX_CACHED) map.delete(map.keys().next().value!);
+  map.set(key, value);
+  return value;
+}
+
+/**
+ * Holds the JWKS, verified mandates and lists. `jwks` given → those keys; else `jwksUri` is fetched
+ * (and refetched when a kid is unknown). Lists are fetched from each mandate's `uri`, kept `ttl`
+ * seconds, then revalidated with If-None-Match.
+ */
+export class OfflineVerifier {
+  private keys: ReturnType<typeof createLocalJWKSet> | undefined;
+  private readonly mandates = new Map<string, SignedMandate>();
+  private readonly lists = new Map<string, VerifiedList>();
+  private readonly fetched = new Map<string, { token: string; etag: string | null; until: number }>();
+
+  constructor(private readonly options: { jwks?: JSONWebKeySet; jwksUri?: string; fetch?: Fetch } = {}) {
+    if (options.jwks) this.keys = createLocalJWKSet(options.jwks);
+  }
+
+  private get fetcher(): Fetch {
+    return this.options.fetch ?? (globalThis.fetch as unknown as Fetch);
+  }
+
+  private async keySet(refresh = false) {
+    if (this.keys && !refresh) return this.keys;
+    if (!this.options.jwksUri) {
+      if (this.keys) return this.keys;
+      throw new OfflineVerificationError('MANDATE_SIGNATURE_INVALID', 'no JWKS to check signatures with');
+    }
+    const res = await this.fetcher(this.options.jwksUri);
+    if (res.status !== 200)
+      throw new OfflineVerificationError('STATUS_LIST_UNAVAILABLE', `JWKS answered ${res.status}`);
+    this.keys = createLocalJWKSet((await res.json()) as JSONWebKeySet);
+    return this.keys;
+  }
+
+  private async verifyJws(jws: string): Promise<Uint8Array> {
+    try {
+      return (await compactVerify(jws, await this.keySet(), { algorithms: ['ES256'] })).payload;
+    } catch (err) {
+      // A kid we do not know yet may be a rotated key: one refetch of the JWKS, then give up.
+      if (this.options.jwksUri && (err as { code?: string }).code === 'ERR_JWKS_NO_MATCHING_KEY') {
+        return (await compactVerify(jws, await this.keySet(true), { algorithms: ['ES256'] })).payload;
+      }
+      throw err;
+    }
+  }
+
+  /** The mandate's signed fields, once its JWS verified. */
+  async mandate(jws: string): Promise<SignedMandate> {
+    const known = this.mandates.get(jws);
+    if (known) return known;
+    let parsed: SignedMandate;
+    try {
+      if (decodeProtectedHeader(jws).typ !== undefined) throw new Error('a mandate JWS has no typ');
+      parsed = JSON.parse(new TextDecoder().decode(await this.verifyJws(jws))) as SignedMandate;
+    } catch (err) {
+      throw new OfflineVerificationError(
+        'MANDATE_SIGNATURE_INVALID',
+        `mandate JWS refused: ${(err as Error).message}`,
+      );
+    }
+    if (!parsed || typeof parsed !== 'object' || typeof parsed.delegate?.id !== 'string' || !parsed.scope)
+      throw new OfflineVerificationError('MANDATE_SIGNATURE_INVALID', 'mandate payload is not a mandate');
+    return remember(this.mandates, jws, parsed);
+  }
+
+  /** A statuslist+jwt checked: signature, typ, sub (the uri it was fetched for), exp. */
+  async list(token: string, uri: string, now: Date): Promise<VerifiedList> {
+    let list = this.lists.get(token);
+    if (!list) {
+      let claims: { sub?: unknown; exp?: unknown; status_list?: { bits?: unknown; lst?: unknown } };
+      try {
+        if (decodeProtectedHeader(token).typ !== 'statuslist+jwt')
+          throw new Error('typ is not statuslist+jwt');
+        claims = JSON.parse(new TextDecoder().decode(await this.verifyJws(token)));
+        if (claims.status_list?.bits !== 2 || typeof claims.status_list.lst !== 'string')
+          throw new Error('status_list must have bits 2 and lst');
+        if (typeof claims.sub !== 'string' || typeof claims.exp !== 'number')
+          throw new Error('sub and exp are required');
+        list = {
+          sub: claims.sub,
+          exp: claims.exp,
+          bytes: inflateSync(Buffer.from(claims.status_list.lst, 'base64url')),
+        };
+      } catch (err) {
+        throw new OfflineVerificationError(
+          'STATUS_LIST_INVALID',
+          `status list refused: ${(err as Error).message}`,
+        );
+      }
+      remember(this.lists, token, list);
+    }
+    if (list.sub !== uri)
+      throw new OfflineVerificationError(
+        'STATUS_LIST_SUBJECT_MISMATCH',
+        `the list is for ${list.sub}, not ${uri}`,
+      );
+    if (list.exp * 1000 <= now.getTime())
+      throw new OfflineVerificationError('STATUS_LIST_EXPIRED', 'the status list has expired');
+    return list;
+  }
+
+  /** The list at `uri`: cached for its Cache-Control max-age, then revalidated (If-None-Match → 304). */
+  async fetchList(uri: string, now: Date): Promise<string> {
+    const cached = this.fetched.get(uri);
+    if (cached && cached.until > now.getTime()) return cached.token;
+    const res = await this.fetcher(uri, {
+      headers: cached?.etag ? { 'If-None-Match': cached.etag } : {},
+    }).catch((err: Error) => {
+      throw new OfflineVerificationError(
+        'STATUS_LIST_UNAVAILABLE',
+        `status list fetch failed: ${err.message}`,
+      );
+    });
+    const maxAge = Number(/max-age=(\d+)/.exec(res.headers.get('cache-control') ?? '')?.[1] ?? 0);
+    let token: string;
+    if (res.status === 304 && cached) token = cached.token;
+    else if (res.status === 200) token = await res.text();
+    else throw new OfflineVerificationError('STATUS_LIST_UNAVAILABLE', `status list answered ${res.status}`);
+    this.fetched.set(uri, { token, etag: res.headers.get('etag'), until: now.getTime() + maxAge * 1000 });
+    return token;
+  }
+
+  /** The decision for `request` against the mandate signed as `jws`; `statusList` given → that token, else fetched. */
+  async verify(input: {
+    jws: string;
+    request: OfflineRequest;
+    statusList?: string;
+    now?: Date;
+  }): Promise<OfflineDecision> {
+    const now = input.now ?? new Date();
+    const mandate = await this.mandate(input.jws);
+    const ref = mandate.status?.status_list;
+    if (!ref || typeof ref.uri !== 'string' || !Number.isSafeInteger(ref.idx) || (ref.idx as number) < 0)
+      throw new OfflineVerificationError(
+        'NO_STATUS_CLAIM',
+        'this mandate was signed without a status list: verify it online (POST /v1/verify)',
+      );
+    const idx = ref.idx as number;
+    const list = await this.list(input.statusList ?? (await this.fetchList(ref.uri, now)), ref.uri, now);
+    if (idx >> 2 >= list.bytes.length)
+      throw new OfflineVerificationError('STATUS_LIST_INVALID', 'the mandate index is outside the list');
+    const status = (list.bytes[idx >> 2]! >> ((idx & 3) * 2)) & 0b11;
+    const state = stateOf(status, mandate, now);
+    const failure = firstFailure(mandate, state, input.request, now);
+    return { decision: failure ? 'DENY' : 'ALLOW', reason: failure ?? 'OK' };
+  }
+}
+
+/** List value → state; past expires_at it reads EXPIRED, as the service's effective state does. */
+function stateOf(status: number, mandate: SignedMandate, now: Date): DecisionState {
+  if (mandate.expires_at != null && Date.parse(mandate.expires_at) <= now.getTime()) return 'EXPIRED';
+  if (status === STATUS_VALID) return 'ACTIVE';
+  if (status === STATUS_SUSPENDED) return 'SUSPENDED';
+  if (status === STATUS_INVALID) return 'REVOKED';
+  throw new OfflineVerificationError('STATUS_LIST_INVALID', `unknown status value ${status}`);
+}
+
+const verifiers = new WeakMap<object, OfflineVerifier>();
+
+/**
+ * One-shot form (SPEC §12): `jwks` is the JWK set (GET /v1/.well-known/jwks.json); `statusList` a list
+ * already fetched, else it is fetched with `fetch` (default: global fetch). Verifications are cached
+ * per `jwks` object, so reusing the same object makes repeated decisions cheap.
+ */
+export async function verifyOffline(options: {
+  jws: string;
+  request: OfflineRequest;
+  jwks: JSONWebKeySet;
+  statusList?: string;
+  fetch?: Fetch;
+  now?: Date;
+}): Promise<OfflineDecision> {
+  let verifier = verifiers.get(options.jwks);
+  if (!verifier) {
+    verifier = new OfflineVerifier({ jwks: options.jwks, fetch: options.fetch });
+    verifiers.set(options.jwks, verifier);
+  }
+  return verifier.verify(options);
+}

@@ -1,0 +1,176 @@
+import { deflateSync } from 'node:zlib';
+import { CompactSign, exportJWK, generateKeyPair, type CryptoKey, type JWK } from 'jose';
+import { OfflineVerifier, verifyOffline } from '../src';
+
+const URI = 'https://mandates.example/v1/status-lists/sl_1';
+const NOW = new Date('2031-01-01T00:00:00.000Z');
+const nowSeconds = Math.floor(NOW.getTime() / 1000);
+
+async function keyPair(kid: string): Promise<{ key: CryptoKey; jwk: JWK }> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  return { key: privateKey, jwk: { ...(await exportJWK(publicKey)), kid, alg: 'ES256', use: 'sig' } };
+}
+
+const sign = (key: CryptoKey, kid: string, payload: unknown, typ?: string) =>
+  new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
+    .setProtectedHeader({ alg: 'ES256', kid, ...(typ ? { typ } : {}) })
+    .sign(key);
+
+/** A list with the given statuses at indexes 0.. (2 bits each, least significant first). */
+function lst(statuses: number[]): string {
+  const bytes = Buffer.alloc(Math.ceil(statuses.length / 4) + 1);
+  statuses.forEach((s, i) => (bytes[i >> 2]! |= s << ((i & 3) * 2)));
+  return deflateSync(bytes).toString('base64url');
+}
+
+describe('@mandate/verifier', () => {
+  let good: { key: CryptoKey; jwk: JWK };
+  let other: { key: CryptoKey; jwk: JWK };
+  const mandate = (idx: number, extra: Record<string, unknown> = {}) => ({
+    id: 'mdt_1',
+    delegate: { id: 'bot' },
+    scope: { actions: ['payments:*'] },
+    valid_from: null,
+    expires_at: null,
+    status: { status_list: { idx, uri: URI } },
+    ...extra,
+  });
+  const list = (statuses: number[], claims: Record<string, unknown> = {}, typ = 'statuslist+jwt') =>
+    sign(
+      good.key,
+      'k1',
+      {
+        sub: URI,
+        iat: nowSeconds,
+        exp: nowSeconds + 120,
+        ttl: 60,
+        status_list: { bits: 2, lst: lst(statuses) },
+        ...claims,
+      },
+      typ,
+    );
+
+  beforeAll(async () => {
+    good = await keyPair('k1');
+    other = await keyPair('k1');
+  });
+
+  const verifier = () => new OfflineVerifier({ jwks: { keys: [good.jwk] } });
+  const request = { action: 'payments:create' };
+
+  it('when the list says VALID, SUSPENDED or INVALID, then ALLOW, MANDATE_SUSPENDED or MANDATE_REVOKED', async () => {
+    const v = verifier();
+    const statusList = await list([0, 2, 1]);
+    const answers = [];
+    for (const idx of [0, 1, 2]) {
+      answers.push(
+        await v.verify({ jws: await sign(good.key, 'k1', mandate(idx)), request, statusList, now: NOW }),
+      );
+    }
+    expect(answers).toEqual([
+      { decision: 'ALLOW', reason: 'OK' },
+      { decision: 'DENY', reason: 'MANDATE_SUSPENDED' },
+      { decision: 'DENY', reason: 'MANDATE_REVOKED' },
+    ]);
+  });
+
+  it('when the mandate is past expires_at, then MANDATE_EXPIRED whatever the list says', async () => {
+    const jws = await sign(good.key, 'k1', mandate(1, { expires_at: '2030-12-31T00:00:00.000Z' }));
+    await expect(
+      verifier().verify({ jws, request, statusList: await list([0, 1]), now: NOW }),
+    ).resolves.toEqual({
+      decision: 'DENY',
+      reason: 'MANDATE_EXPIRED',
+    });
+  });
+
+  it('when anything is in doubt, then it throws naming why, never ALLOW', async () => {
+    const jws = await sign(good.key, 'k1', mandate(0));
+    const statusList = await list([0]);
+    const cases: [string, () => Promise<unknown>][] = [
+      [
+        'MANDATE_SIGNATURE_INVALID',
+        async () =>
+          verifier().verify({ jws: await sign(other.key, 'k1', mandate(0)), request, statusList, now: NOW }),
+      ],
+      [
+        'MANDATE_SIGNATURE_INVALID',
+        async () =>
+          verifier().verify({
+            jws: await sign(good.key, 'unknown', mandate(0)),
+            request,
+            statusList,
+            now: NOW,
+          }),
+      ],
+      [
+        'NO_STATUS_CLAIM',
+        async () =>
+          verifier().verify({
+            jws: await sign(good.key, 'k1', mandate(0, { status: undefined })),
+            request,
+            statusList,
+            now: NOW,
+          }),
+      ],
+      [
+        'STATUS_LIST_INVALID',
+        async () =>
+          verifier().verify({
+            jws,
+            request,
+            statusList: await sign(other.key, 'k1', { sub: URI }, 'statuslist+jwt'),
+            now: NOW,
+          }),
+      ],
+      [
+        'STATUS_LIST_INVALID',
+        async () => verifier().verify({ jws, request, statusList: await list([0], {}, 'JWT'), now: NOW }),
+      ],
+      [
+        'STATUS_LIST_SUBJECT_MISMATCH',
+        async () =>
+          verifier().verify({ jws, request, statusList: await list([0], { sub: `${URI}0` }), now: NOW }),
+      ],
+      [
+        'STATUS_LIST_EXPIRED',
+        async () =>
+          verifier().verify({ jws, request, statusList: await list([0], { exp: nowSeconds }), now: NOW }),
+      ],
+      // A list passed off as a mandate.
+      [
+        'MANDATE_SIGNATURE_INVALID',
+        async () => verifier().verify({ jws: statusList, request, statusList, now: NOW }),
+      ],
+    ];
+    for (const [code, answer] of cases) await expect(answer()).rejects.toMatchObject({ code });
+  });
+
+  it('when the list is fetched, then it is kept for max-age and revalidated with If-None-Match', async () => {
+    const token = await list([2]);
+    const seen: (string | undefined)[] = [];
+    const fetch = async (_url: string, init?: { headers?: Record<string, string> }) => {
+      seen.push(init?.headers?.['If-None-Match']);
+      const notModified = init?.headers?.['If-None-Match'] === '"e1"';
+      return {
+        status: notModified ? 304 : 200,
+        headers: {
+          get: (n: string) =>
+            ({ etag: '"e1"', 'cache-control': 'public, max-age=60' })[n.toLowerCase()] ?? null,
+        },
+        text: async () => (notModified ? '' : token),
+        json: async () => ({}),
+      };
+    };
+    const jwks = { keys: [good.jwk] };
+    const jws = await sign(good.key, 'k1', mandate(0));
+    const at = (s: number) => new Date(NOW.getTime() + s * 1000);
+    for (const s of [0, 30, 61]) {
+      await expect(verifyOffline({ jws, request, jwks, fetch, now: at(s) })).resolves.toEqual({
+        decision: 'DENY',
+        reason: 'MANDATE_SUSPENDED',
+      });
+    }
+    expect(seen).toEqual([undefined, '"e1"']);
+  });
+});

@@ -1,0 +1,85 @@
+import { deflateSync } from 'node:zlib';
+import { createHash } from 'node:crypto';
+import { effectiveState, type MandateState } from '../domain/mandate';
+
+/**
+ * Mandate status lists (SPEC §12, IETF Token Status List, JWT form): 2 bits per mandate, entry `i`
+ * in byte floor(i / 4) at bit offset 2 * (i % 4), least significant first, zlib-deflated.
+ */
+export const STATUS_LIST_CAPACITY = 100_000;
+export const STATUS_LIST_BITS = 2;
+export const STATUS_LIST_JWT_TYP = 'statuslist+jwt';
+export const STATUS_LIST_CONTENT_TYPE = 'application/statuslist+jwt';
+
+export const STATUS = { VALID: 0, INVALID: 1, SUSPENDED: 2 } as const;
+
+/** A mandate's place in a list: allocated once at creation, never reused. */
+export interface StatusSlot {
+  list_id: string;
+  idx: number;
+}
+
+/** What the store knows of one slot at publication time: the mandate's stored state. */
+export interface StatusEntry {
+  idx: number;
+  state: MandateState;
+  expires_at: string | null;
+}
+
+/** The signed list as last published, shared by every replica (one ETag for one content). */
+export interface PublishedStatusList {
+  token: string;
+  etag: string;
+  /** sha256 of the uncompressed bytes: what decides whether the content changed. */
+  digest: string;
+  iat: number;
+  exp: number;
+}
+
+export interface StatusListRecord {
+  list_id: string;
+  /** Lists are numbered 1, 2, …; the highest is the one slots are allocated from. */
+  seq: number;
+  /** Slots handed out so far (the next idx); the list is closed when it reaches capacity. */
+  next_idx: number;
+  capacity: number;
+  published: PublishedStatusList | null;
+}
+
+export const listIdOf = (seq: number) => `sl_${seq}`;
+export const LIST_ID_PATTERN = /^sl_[1-9][0-9]{0,8}$/;
+
+/** The status a reader must see now: expiry counts the moment expires_at passes, before the sweeper. */
+export function statusOf(entry: Pick<StatusEntry, 'state' | 'expires_at'>, now: Date): number {
+  switch (effectiveState(entry, now)) {
+    case 'ACTIVE':
+      return STATUS.VALID;
+    case 'SUSPENDED':
+      return STATUS.SUSPENDED;
+    default:
+      return STATUS.INVALID;
+  }
+}
+
+/** The uncompressed list: the whole capacity, so its size says nothing about how many mandates exist. */
+export function encodeStatuses(entries: readonly StatusEntry[], capacity: number, now: Date): Buffer {
+  const bytes = Buffer.alloc(Math.ceil(capacity / 4));
+  for (const entry of entries) {
+    bytes[entry.idx >> 2]! |= statusOf(entry, now) << ((entry.idx & 3) * 2);
+  }
+  return bytes;
+}
+
+export const compressStatuses = (bytes: Buffer): string => deflateSync(bytes).toString('base64url');
+export const digestOf = (bytes: Buffer): string => createHash('sha256').update(bytes).digest('hex');
+export const etagOf = (token: string): string =>
+  `"${createHash('sha256').update(token).digest('base64url').slice(0, 27)}"`;
+
+/** Whether an If-None-Match header names this ETag (a list, weak or strong, or `*`). */
+export function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  return ifNoneMatch
+    .split(',')
+    .map((t) => t.trim().replace(/^W\//, ''))
+    .some((t) => t === '*' || t === etag);
+}
