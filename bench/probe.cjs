@@ -19,7 +19,8 @@ const profileDir = process.env.BENCH_PROFILE_DIR;
 // Installed before any module loads: request-timing.ts looks for it once, at import.
 const timing = probeDir && process.env.BENCH_TIMING === '1' ? { on: false, marks: [] } : undefined;
 if (timing) globalThis.__mandateRequestTiming = timing;
-const service = path.basename(path.resolve(process.argv[1] ?? 'node', '../..'));
+// services/<name>/src/main.ts (tsx) or dist/<name>/main.js (SERVICES_RUNTIME=dist).
+const service = (/(?:services|dist)\/([^/]+)\//.exec(process.argv[1] ?? '') ?? [])[1] ?? 'node';
 if (probeDir || profileDir) {
   const session = profileDir ? new Session() : undefined;
   session?.connect();

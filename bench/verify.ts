@@ -91,6 +91,17 @@ const stopChild = (child: ChildProcess) =>
     child.kill('SIGTERM');
   });
 
+async function retry<T>(attempts: number, f: () => Promise<T>): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await f();
+    } catch (err) {
+      if (i >= attempts) throw err;
+      process.stdout.write(`start failed (${(err as Error).message.split('\n')[0]}); trying again\n`);
+    }
+  }
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -113,17 +124,20 @@ async function main() {
     ...(BREAKDOWN ? { BENCH_TIMING: '1' } : {}),
     ...(PROFILE_DIR ? { BENCH_PROFILE_DIR: PROFILE_DIR } : {}),
   };
-  const stack = await startStack(
-    {
-      all: { LOG_LEVEL: 'warn' },
-      gateway: probeEnv,
-      verify: probeEnv,
-      audit: probeEnv,
-      // They get SIGUSR2 too (the probe window), which would end a process without the probe.
-      identity: probeEnv,
-      mandates: probeEnv,
-    },
-    { replicas: { verify: VERIFY_REPLICAS } },
+  // On a loaded machine a service can miss the launcher's start deadline (tsx compiling): try again.
+  const stack = await retry(3, () =>
+    startStack(
+      {
+        all: { LOG_LEVEL: 'warn' },
+        gateway: probeEnv,
+        verify: probeEnv,
+        audit: probeEnv,
+        // They get SIGUSR2 too (the probe window), which would end a process without the probe.
+        identity: probeEnv,
+        mandates: probeEnv,
+      },
+      { replicas: { verify: VERIFY_REPLICAS } },
+    ),
   );
   const stackRounds: Result[] = [];
   const expressRounds: Result[] = [];
