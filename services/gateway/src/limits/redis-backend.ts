@@ -161,11 +161,11 @@ const limitOf = (p: AtomicPart) => (p.kind === 'rate' ? p.bucket.burst : p.point
 /**
  * Whether one more request may be let through without asking Redis: the view is recent, for the
  * same numbers, and after this request at least half the bucket's burst (a quota: half its points,
- * at most QUOTA_MARGIN) would still be left. Each replica thus hands out at most half of what it
- * last saw left before it asks Redis again: N replicas together can let through at most
- * N × burst / 2 more than the bucket holds (two: exactly the bucket, when their views are current;
- * burst / 2 over it when one view predates the other replica's spending), and whatever went over
- * is owed: the bucket's tat goes beyond its burst, so later requests wait until it is paid back.
+ * at most QUOTA_MARGIN) would still be left. Each replica thus hands out on its own at most half
+ * a burst beyond what it last saw taken, before it asks Redis again: N replicas together can let
+ * through at most (N − 1) × burst / 2 more than the bucket holds — half a burst for two, and then
+ * only when one view predates the other replica's spending (test: limits.test.ts). Whatever went
+ * over is owed: the bucket's tat goes beyond its burst, so later requests wait until it is paid.
  * Refill since the view is ignored (it only makes the estimate stricter).
  */
 function decidesLocally(v: PartView, p: AtomicPart, now: number): boolean {
