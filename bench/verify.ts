@@ -339,7 +339,8 @@ async function openLoopRounds(
   ];
   let allMet = true;
   for (const [rate, r] of results) {
-    const med = (rs: OpenLoopResult[], k: 'p50' | 'p99') => median(rs.map((x) => x[k]));
+    const med = (rs: OpenLoopResult[], k: 'p50' | 'p99') =>
+      Math.round(median(rs.map((x) => x[k])) * 100) / 100;
     const [sp50, sp99, ep50, ep99] = [
       med(r.stack, 'p50'),
       med(r.stack, 'p99'),
