@@ -32,9 +32,7 @@ const env: Record<string, string> = {
   AMQP_URL,
   REDIS_URL,
   AMQP_NAMESPACE: namespace,
-  RATE_LIMIT_PREFIX: `${namespace}:rl`,
-  IDEMPOTENCY_PREFIX: `${namespace}:idem`,
-  SNAPSHOT_PREFIX: `${namespace}:snap:`,
+  REDIS_PREFIX: `${namespace}:`,
   INTERNAL_TOKEN_SECRET: randomBytes(32).toString('hex'),
   OPERATOR_TOKEN: randomBytes(32).toString('base64url'),
   // Upstreams that never answer: /healthz is liveness and does not call them.

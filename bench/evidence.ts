@@ -6,8 +6,8 @@
  * the mandate) and audit, whose in-memory store is loaded from a journal file (AUDIT_STORE_FILE)
  * written here: BENCH_EVENTS VERIFICATION_PERFORMED events about the mandate, plus 1,000 other
  * events of the tenant and 100 earlier EVIDENCE_EXPORTED. The export is called on the audit service
- * itself (with an internal token, as the gateway would; the gateway holds the answer in one buffer
- * before it forwards it), BENCH_ROUNDS times (default 3). Memory is the audit process's RSS from
+ * itself (with an internal token, as the gateway would; the gateway streams the answer on, see
+ * test/e2e/gateway-streaming.test.ts), BENCH_ROUNDS times (default 3). Memory is the audit process's RSS from
  * /proc (Linux): VmHWM after resetting it through clear_refs, else sampled every 10 ms. Each bundle
  * is checked with the offline checker against the service's JWKS.
  */

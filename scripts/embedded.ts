@@ -22,6 +22,7 @@ import { service as identity } from '../services/identity/src/service';
 import { TEST_PID_ISSUER_URL } from '../services/identity/src/identity-verifications/test-pid-issuer';
 import { service as mandates } from '../services/mandates/src/service';
 import { service as verify } from '../services/verify/src/service';
+import { localWalletEnv, walletJwtIssuer } from './local-wallet';
 
 export interface EmbeddedStack {
   url: string;
@@ -135,7 +136,8 @@ export async function startEmbedded(
   };
   // A bad gateway setting (PORT, …) is reported before four services start for nothing.
   const gatewayConfig = parseConfig(gateway.configSchema, shared);
-  const wallet = embeddedWallet(env, gatewayConfig.PORT);
+  // The wallet reaches the gateway on loopback, so a fixed PORT is needed: the request object names the URL before the gateway listens.
+  const wallet = localWalletEnv(env, gatewayConfig.PORT);
   const services = await startInProcess({
     bus: new InProcessBus(createLogger('bus', level)),
     logLevel: level,
@@ -148,50 +150,6 @@ export async function startEmbedded(
   const url = services.gateway.server.url;
   if (!quiet) printBanner(env, url, generatedOperatorToken, services.servers, wallet);
   return { url, operatorToken: shared.OPERATOR_TOKEN!, stop: services.stop };
-}
-
-/**
- * Identity verification with a wallet in embedded mode: the wallet reaches the gateway on loopback,
- * and the generated TEST PID issuer is trusted, never when NODE_ENV=production (identity's config
- * enforces that too). A fixed PORT is needed: the request object names the URL before the gateway
- * listens. What the environment sets wins.
- */
-function embeddedWallet(env: NodeJS.ProcessEnv, port: number): Record<string, string> {
-  if (port === 0 && !env.WALLET_PUBLIC_URL) return {};
-  return {
-    WALLET_PUBLIC_URL: env.WALLET_PUBLIC_URL ?? `http://127.0.0.1:${port}`,
-    WALLET_TRUST_TEST_ISSUER: env.WALLET_TRUST_TEST_ISSUER ?? 'true',
-    WALLET_SUBJECT_SECRET: env.WALLET_SUBJECT_SECRET ?? randomBytes(32).toString('hex'),
-  };
-}
-
-/**
- * The gateway trusts identity's wallet sign-in tokens: their issuer joins JWT_ISSUERS (subject
- * scheme wallet, JWKS through the gateway's own public route), unless a wallet issuer is configured.
- */
-function walletJwtIssuer(raw: string | undefined, wallet: Record<string, string>): { JWT_ISSUERS?: string } {
-  const publicUrl = wallet.WALLET_PUBLIC_URL;
-  if (!publicUrl) return {};
-  let issuers: unknown[] = [];
-  try {
-    issuers = raw?.trim() ? (JSON.parse(raw) as unknown[]) : [];
-  } catch {
-    return {}; // the gateway's config reports the malformed value
-  }
-  if (
-    !Array.isArray(issuers) ||
-    issuers.some((i) => (i as { subject_scheme?: string }).subject_scheme === 'wallet')
-  )
-    return {};
-  const url = publicUrl.replace(/\/+$/, '');
-  const entry = {
-    name: 'wallet',
-    issuer: url,
-    jwks_uri: `${url}/v1/wallet/jwks`,
-    audience: 'mandate-api',
-    subject_scheme: 'wallet',
-  };
-  return { JWT_ISSUERS: JSON.stringify([...issuers, entry]) };
 }
 
 function walletLine(env: NodeJS.ProcessEnv, wallet: Record<string, string>): string {

@@ -7,10 +7,11 @@
  * what they measure is what this script runs.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { redactUrl } from '@mandate/shared';
+import { localWallet } from './local-wallet';
 
 const ROOT = path.resolve(__dirname, '..');
 
@@ -38,7 +39,13 @@ export interface ServiceProcess {
   child: ChildProcess;
   /** What the process wrote (stdout and stderr); only the last chunks when `onLine` is given. */
   output: string[];
-  stop(signal?: NodeJS.Signals): Promise<number | null>;
+  /** Resolves with the exit code (null when a signal ended it) once the process has exited. */
+  exited: Promise<number | null>;
+  /**
+   * Sends `signal` (to the whole process group when spawned detached), then SIGKILL once `graceMs`
+   * has passed, and resolves when the process has exited.
+   */
+  stop(signal?: NodeJS.Signals, graceMs?: number): Promise<number | null>;
 }
 
 /**
@@ -51,7 +58,7 @@ export type Runtime = { kind: 'tsx' } | { kind: 'dist'; distDir: string };
 export function runtimeFromEnv(value = process.env.SERVICES_RUNTIME): Runtime {
   if (value === undefined || value === '' || value === 'tsx') return { kind: 'tsx' };
   if (value === 'dist') return { kind: 'dist', distDir: path.join(ROOT, 'dist') };
-  throw new Error(`SERVICES_RUNTIME must be tsx or dist, not ${value}`);
+  throw new Error(`SERVICES_RUNTIME: must be tsx or dist (after npm run build), not ${value}`);
 }
 
 /** The node arguments that start service `name` under `runtime`. */
@@ -68,26 +75,73 @@ export interface SpawnOptions {
   onLine?: (label: string, line: string) => void;
   /** Own process group: a Ctrl-C in the terminal then reaches the launcher alone, which stops the services in order. */
   detached?: boolean;
+  /**
+   * Called as soon as a process exists, before it is healthy: whoever started it can then stop it
+   * whatever happens next (a failed start, a signal, an exception).
+   */
+  onSpawn?: (process: ServiceProcess) => void;
 }
 
 /** Output kept for a long-running process, enough to say why it failed to start. */
 const OUTPUT_TAIL = 200;
+/** How long a stopping service may take (flushing its events) before it is killed. */
+export const STOP_GRACE_MS = 10_000;
 
-/** Starts one service as its own OS process, running its main.ts (or its bundle), and waits for /healthz. */
-export async function startService(
+/** A process that started but did not become healthy; its message is one line. */
+export class ServiceStartError extends Error {
+  constructor(
+    readonly label: string,
+    reason: string,
+    /** What it printed, for callers that did not see it line by line (`onLine`). */
+    readonly output: string,
+  ) {
+    super(`${label} ${reason}`);
+    this.name = 'ServiceStartError';
+  }
+}
+
+function exitedAlready(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+/** `signal` to the process, or to its whole group when it leads one (spawned detached). */
+function signalProcess(child: ChildProcess, signal: NodeJS.Signals, group: boolean): void {
+  try {
+    if (group && child.pid !== undefined) process.kill(-child.pid, signal);
+    else child.kill(signal);
+  } catch {
+    // already gone
+  }
+}
+
+/**
+ * Spawns one service process on `env.PORT` (required) and returns at once. The process gets an
+ * IPC channel: the service's runService stops when that channel closes, so it never outlives
+ * whoever spawned it, even one killed with SIGKILL.
+ */
+export function spawnService(
   name: ServiceName,
-  env: Record<string, string>,
+  env: Record<string, string> & { PORT: string },
   label: string = name,
   options: SpawnOptions = {},
-): Promise<ServiceProcess> {
-  const port = env.PORT ? Number(env.PORT) : await freePort();
+): ServiceProcess {
   const host = env.HOST ?? '127.0.0.1';
+  const detached = options.detached ?? false;
   const child = spawn(process.execPath, serviceArgs(name, options.runtime ?? runtimeFromEnv()), {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', ...env, PORT: String(port), HOST: host },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: options.detached ?? false,
+    // LAUNCHER_PID: the service stops once this process is gone (runService), even before it listens.
+    env: {
+      PATH: process.env.PATH ?? '',
+      LOG_LEVEL: 'warn',
+      ...env,
+      HOST: host,
+      LAUNCHER_PID: String(process.pid),
+    },
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    detached,
   });
+  // The channel is how the child notices this process is gone; it must not keep this process alive.
+  child.channel?.unref();
   const output: string[] = [];
   const collect = (stream: NodeJS.ReadableStream) => {
     let partial = '';
@@ -106,38 +160,80 @@ export async function startService(
   };
   collect(child.stdout!);
   collect(child.stderr!);
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const url = `http://127.0.0.1:${port}`;
-  // Generous: on a loaded 2-core machine several stacks start at once, and tsx compiles each service.
-  const deadline = Date.now() + 45_000;
+  const exited = new Promise<number | null>((resolve) => {
+    if (child.pid === undefined) child.once('error', () => resolve(null));
+    child.once('exit', (code) => resolve(code));
+  });
+  const proc: ServiceProcess = {
+    name: label,
+    url: `http://127.0.0.1:${env.PORT}`,
+    child,
+    output,
+    exited,
+    async stop(signal = 'SIGTERM', graceMs = STOP_GRACE_MS) {
+      if (!exitedAlready(child)) {
+        signalProcess(child, signal, detached);
+        const timer = setTimeout(() => signalProcess(child, 'SIGKILL', detached), graceMs);
+        await exited;
+        clearTimeout(timer);
+      }
+      // Anything the service itself started in its group goes with it.
+      if (detached) signalProcess(child, 'SIGKILL', true);
+      return child.exitCode;
+    },
+  };
+  options.onSpawn?.(proc);
+  return proc;
+}
+
+/**
+ * Waits for the process's /healthz; throws a ServiceStartError if it exits or is not healthy in time.
+ * A service that fails exits at once and is reported then; the deadline only bounds one that hangs.
+ * It is generous because tsx compiles each service as it starts (identity: ~5 s of CPU), and on a
+ * loaded 2-core machine several stacks start at once.
+ */
+export async function waitHealthy(proc: ServiceProcess, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`${label} exited during start:\n${output.join('')}`);
+    if (exitedAlready(proc.child)) {
+      const how = proc.child.signalCode ?? `code ${proc.child.exitCode}`;
+      throw new ServiceStartError(proc.name, `exited during start (${how})`, proc.output.join(''));
+    }
     try {
-      const res = await fetch(`${url}/healthz`);
-      if (res.ok) break;
+      const res = await fetch(`${proc.url}/healthz`);
+      if (res.ok) return;
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(`${label} did not become healthy:\n${output.join('')}`);
-    }
+    if (Date.now() > deadline)
+      throw new ServiceStartError(proc.name, 'did not become healthy', proc.output.join(''));
     await new Promise((r) => setTimeout(r, 100));
   }
-  return {
-    name: label,
-    url,
-    child,
-    output,
-    async stop(signal = 'SIGTERM') {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      child.kill(signal);
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      const code = await exited;
-      clearTimeout(timer);
-      return code;
-    },
-  };
+}
+
+/**
+ * Starts one service as its own OS process, running its main.ts (or its bundle), and waits for
+ * /healthz; a process that does not get there is killed. The error holds what it printed unless
+ * `onLine` already showed it.
+ */
+export async function startService(
+  name: ServiceName,
+  env: Record<string, string>,
+  label: string = name,
+  options: SpawnOptions = {},
+): Promise<ServiceProcess> {
+  const port = env.PORT ? env.PORT : String(await freePort());
+  const proc = spawnService(name, { ...env, PORT: port }, label, options);
+  try {
+    // Generous: on a loaded 2-core machine several stacks start at once, and tsx compiles each service.
+    await waitHealthy(proc);
+  } catch (err) {
+    await proc.stop('SIGKILL');
+    if (err instanceof ServiceStartError && !options.onLine)
+      throw new Error(`${err.message}:\n${err.output}`);
+    throw err;
+  }
+  return proc;
 }
 
 export interface ServicesOptions extends SpawnOptions {
@@ -147,6 +243,13 @@ export interface ServicesOptions extends SpawnOptions {
   extra?: Partial<Record<ServiceName, Record<string, string>>>;
   /** How many verify processes (default 1); the gateway balances across them. */
   verifyReplicas?: number;
+  /**
+   * Identity verification with the TEST wallet, as `npm start` has it (scripts/local-wallet.ts):
+   * identity's WALLET_* and the gateway's wallet JWT issuer, each unless the environment sets it.
+   */
+  localWallet?: boolean;
+  /** Told one line per default chosen for the caller (the launcher prints them). */
+  say?: (line: string) => void;
 }
 
 export interface Services {
@@ -161,36 +264,74 @@ export interface Services {
   stop(): Promise<void>;
 }
 
-/** Starts identity, mandates and audit at once, then the verify replicas, then the gateway in front of them. */
+/**
+ * Starts identity, mandates and audit at once, then the verify replicas, then the gateway in front
+ * of them. Should any of them fail to start, every process spawned so far is stopped (and has
+ * exited) before the error is thrown: a failed start leaves nothing behind.
+ */
 export async function startServices(options: ServicesOptions): Promise<Services> {
-  const { env, extra = {} } = options;
-  // Every process started so far, so a failed start never leaves orphans behind.
-  const started: ServiceProcess[] = [];
-  const track = async (p: Promise<ServiceProcess>) => {
-    const service = await p;
-    started.push(service);
-    return service;
+  const { env } = options;
+  const extra = { ...options.extra };
+  // Every process spawned so far, healthy or not, so a failed start never leaves orphans behind.
+  const spawned: ServiceProcess[] = [];
+  let failed = false;
+  const spawnOptions: SpawnOptions = {
+    ...options,
+    onSpawn: (p) => {
+      spawned.push(p);
+      options.onSpawn?.(p);
+      // Spawned after another's start failed: it has no future either.
+      if (failed) void p.stop('SIGKILL');
+    },
   };
-  const spawnOne = (name: ServiceName, own: Record<string, string>, label?: string) =>
-    track(startService(name, { ...env, ...own, ...extra[name] }, label, options));
+  // Every port is chosen before anything is spawned: a process is then tracked from the moment it exists.
+  // PORT 0 (any free port) too: the launcher must know the port to hand it to the gateway.
+  const portOf = async (name: ServiceName) => {
+    const port = extra[name]?.PORT;
+    return port && port !== '0' ? port : String(await freePort());
+  };
+  const start = async (name: ServiceName, own: Record<string, string>, label: string = name) => {
+    const proc = spawnService(
+      name,
+      { ...env, ...extra[name], ...own } as Record<string, string> & { PORT: string },
+      label,
+      spawnOptions,
+    );
+    await waitHealthy(proc);
+    return proc;
+  };
   try {
-    // The evidence export (audit) reads from mandates: its port is chosen up front so both start at once.
-    const mandatesPort = extra.mandates?.PORT ?? String(await freePort());
-    const mandatesUrl = `http://127.0.0.1:${mandatesPort}`;
-    // Mandates binds identity verifications through identity: its port is chosen up front too.
-    const identityPort = extra.identity?.PORT ?? String(await freePort());
-    const [identity, mandates, audit] = await Promise.all([
-      spawnOne('identity', { PORT: identityPort }),
-      spawnOne('mandates', { PORT: mandatesPort, IDENTITY_URL: `http://127.0.0.1:${identityPort}` }),
-      spawnOne('audit', { MANDATES_URL: mandatesUrl }),
-    ]);
+    const gatewayPort = await portOf('gateway');
+    if (options.localWallet) {
+      const wallet = localWallet({ ...env, ...extra.identity }, { ...env, ...extra.gateway }, gatewayPort);
+      extra.identity = { ...extra.identity, ...wallet.identity };
+      extra.gateway = { ...extra.gateway, ...wallet.gateway };
+      for (const line of wallet.notes) options.say?.(line);
+    }
+    // The evidence export (audit) reads from mandates, and mandates binds identity verifications
+    // through identity: their ports are chosen up front so all three start at once.
+    const [mandatesPort, identityPort, auditPort] = await Promise.all(
+      (['mandates', 'identity', 'audit'] as const).map(portOf),
+    );
     const count = options.verifyReplicas ?? 1;
+    const verifyPorts = await Promise.all(Array.from({ length: count }, () => portOf('verify')));
+    const mandatesUrl = `http://127.0.0.1:${mandatesPort}`;
+    const [identity, mandates, audit] = await Promise.all([
+      start('identity', { PORT: identityPort! }),
+      start('mandates', { PORT: mandatesPort!, IDENTITY_URL: `http://127.0.0.1:${identityPort}` }),
+      start('audit', { PORT: auditPort!, MANDATES_URL: mandatesUrl }),
+    ]);
     const verifyReplicas = await Promise.all(
-      Array.from({ length: count }, (_, i) =>
-        spawnOne('verify', { MANDATES_URL: mandatesUrl }, count === 1 ? 'verify' : `verify-${i + 1}`),
+      verifyPorts.map((port, i) =>
+        start(
+          'verify',
+          { PORT: port, MANDATES_URL: mandatesUrl },
+          count === 1 ? 'verify' : `verify-${i + 1}`,
+        ),
       ),
     );
-    const gateway = await spawnOne('gateway', {
+    const gateway = await start('gateway', {
+      PORT: gatewayPort,
       MANDATES_URL: mandates.url,
       VERIFY_URL: verifyReplicas.map((v) => v.url).join(','),
       IDENTITY_URL: identity.url,
@@ -212,7 +353,11 @@ export async function startServices(options: ServicesOptions): Promise<Services>
       },
     };
   } catch (err) {
-    await Promise.all(started.map((s) => s.stop('SIGKILL')));
+    failed = true;
+    // The others may be half-way through their start: no graceful stop to wait for.
+    await Promise.all(spawned.map((s) => s.stop('SIGKILL')));
+    if (err instanceof ServiceStartError && !options.onLine)
+      throw new Error(`${err.message}:\n${err.output}`);
     throw err;
   }
 }
@@ -227,15 +372,34 @@ function inheritedEnv(): Record<string, string> {
 }
 
 async function main(): Promise<void> {
+  const say = (line: string) => process.stdout.write(`[launcher] ${line}\n`);
   const replicas = Number(process.env.VERIFY_REPLICAS ?? 2);
   if (!Number.isInteger(replicas) || replicas < 1 || replicas > 16) {
-    process.stderr.write('config error: VERIFY_REPLICAS must be a whole number between 1 and 16\n');
+    process.stderr.write(
+      'config error: VERIFY_REPLICAS: must be a whole number between 1 and 16 (default 2)\n',
+    );
+    process.exit(1);
+  }
+  let runtime: Runtime;
+  try {
+    runtime = runtimeFromEnv();
+  } catch (err) {
+    process.stderr.write(`config error: ${(err as Error).message}\n`);
     process.exit(1);
   }
   // 43 characters: well above the 32 a service demands of its secrets outside embedded mode.
   const generatedOperatorToken = process.env.OPERATOR_TOKEN
     ? undefined
     : randomBytes(32).toString('base64url');
+  // Mandates as its own process refuses to start without a signing key: one for this run when none is set.
+  const generatedSigningKey = [
+    'LOCAL_SIGNING_KEY',
+    'LOCAL_SIGNING_KEY_FILE',
+    'KMS_KEY_ID',
+    'SIGNING_KEY_IDS',
+  ].some((name) => process.env[name])
+    ? undefined
+    : JSON.stringify(generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }));
   const env: Record<string, string> = {
     ...inheritedEnv(),
     LOG_LEVEL: process.env.LOG_LEVEL ?? 'info',
@@ -244,35 +408,55 @@ async function main(): Promise<void> {
     // One secret for all five processes; a generated one lives as long as this launcher.
     INTERNAL_TOKEN_SECRET: process.env.INTERNAL_TOKEN_SECRET || randomBytes(32).toString('hex'),
   };
-  let runtime: Runtime;
-  try {
-    runtime = runtimeFromEnv();
-  } catch (err) {
-    process.stderr.write(`config error: ${(err as Error).message}\n`);
-    process.exit(1);
-  }
-  const say = (line: string) => process.stdout.write(`[launcher] ${line}\n`);
   say(
     `starting${runtime.kind === 'dist' ? ' the compiled' : ''} gateway, mandates, identity, audit and ${replicas} verify process(es) on RabbitMQ ${redactUrl(env.AMQP_URL!)}, ` +
       `Redis ${redactUrl(env.REDIS_URL!)}, ${env.MONGO_URL ? `MongoDB ${redactUrl(env.MONGO_URL)}` : 'in-memory stores (no MONGO_URL: data is lost when a process stops)'}`,
   );
-  let stopping = false;
+
+  // Every process this launcher spawned, from the moment it exists: whatever ends the launcher
+  // (a failed start, a service dying, a signal, an exception) stops all of them first.
+  const spawned: ServiceProcess[] = [];
   let running: Services | undefined;
+  let stopping = false;
   const stopAll = async (code: number) => {
     if (stopping) return;
     stopping = true;
     say('stopping every service');
-    await running?.stop();
+    // Started: gateway first (no new work), then the others; during the start: all at once.
+    await (running ? running.stop() : Promise.all(spawned.map((p) => p.stop())));
+    // Whatever is left (a process spawned while stopping) is killed, never left behind.
+    await Promise.all(spawned.map((p) => p.stop('SIGKILL')));
     say(`stopped (exit ${code})`);
     process.exit(code);
   };
   // `on`, not `once`: a Ctrl-C under `npm run` arrives twice (the terminal's and tsx's relay), and a
   // second signal without a handler would kill the launcher half-way through stopping.
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stopAll(0));
+  const crashed = (err: unknown) => {
+    process.stderr.write(`[launcher] ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    void stopAll(1);
+  };
+  process.on('uncaughtException', crashed);
+  process.on('unhandledRejection', crashed);
+  // Last resort should this process exit without stopping them (process.exit elsewhere): a signal
+  // to each group. A SIGKILL of the launcher itself skips this; the services notice it by their
+  // IPC channel closing (runService) and stop on their own.
+  process.once('exit', () => {
+    for (const p of spawned)
+      if (p.child.exitCode === null && p.child.signalCode === null && p.child.pid !== undefined) {
+        try {
+          process.kill(-p.child.pid, 'SIGTERM');
+        } catch {
+          // already gone
+        }
+      }
+  });
+
   try {
     running = await startServices({
       env,
       extra: {
+        ...(generatedSigningKey ? { mandates: { LOCAL_SIGNING_KEY: generatedSigningKey } } : {}),
         gateway: {
           PORT: process.env.PORT ?? '8080',
           HOST: process.env.HOST ?? '127.0.0.1',
@@ -282,17 +466,30 @@ async function main(): Promise<void> {
       verifyReplicas: replicas,
       runtime,
       detached: true,
+      localWallet: true,
+      say,
       onLine: (label, line) => process.stdout.write(`[${label}] ${line}\n`),
+      onSpawn: (p) => {
+        spawned.push(p);
+        // Tests and operators read the pids here, one line per process as it starts.
+        say(`${p.name} pid ${p.child.pid} ${p.url} starting`);
+        if (stopping) void p.stop('SIGKILL');
+      },
     });
   } catch (err) {
-    process.stderr.write(`[launcher] ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
+    if (stopping) return; // a signal arrived during the start: stopAll exits
+    // The service's own lines (its config errors) are above, prefixed with its name: one line here.
+    const reason =
+      err instanceof ServiceStartError
+        ? `${err.message}; its output is above`
+        : err instanceof Error
+          ? (err.stack ?? err.message)
+          : String(err);
+    process.stderr.write(`[launcher] ${reason}\n`);
+    await stopAll(1);
+    return;
   }
   const services = running;
-  // Should this process end any other way (an uncaught error), its detached children must not outlive it.
-  process.once('exit', () =>
-    services.all.forEach((p) => p.child.exitCode === null && p.child.kill('SIGTERM')),
-  );
   // One process gone means the product is broken: stop the others and say so in the exit code.
   for (const p of services.all) {
     p.child.once('exit', (code, signal) => {
@@ -301,12 +498,15 @@ async function main(): Promise<void> {
       void stopAll(1);
     });
   }
-  for (const p of services.all) say(`${p.name} pid ${p.child.pid} ${p.url}`);
   say(
     `API: ${services.gateway.url}   (walk-through: README.md, "API walk-through"; OpenAPI: ${services.gateway.url}/v1/openapi.json)`,
   );
   if (generatedOperatorToken)
     say(`operator token (shown once): export OPERATOR_TOKEN=${generatedOperatorToken}`);
+  if (generatedSigningKey)
+    say(
+      'mandates signs with a key generated for this run (set LOCAL_SIGNING_KEY_FILE to keep one across runs)',
+    );
   say('Ctrl-C stops every service');
 }
 

@@ -228,13 +228,24 @@ async function postForm(
   return { status: res.status, body };
 }
 
+/** Said when POST /v1/identity-verifications gave no link: its 503 answer, or `jq`'s null for the missing member. */
+export const NO_WALLET =
+  'no authorization request: this service has no wallet configured (set WALLET_PUBLIC_URL and WALLET_SUBJECT_SECRET on identity, or use npm start or npm run start:services, which set them)';
+
+/** One sentence on what was passed instead of an `openid4vp://` link. */
+function notALink(raw: string): string {
+  const text = raw.trim();
+  if (['', 'null', 'undefined'].includes(text) || text.includes('SERVICE_UNAVAILABLE')) return NO_WALLET;
+  return 'not an openid4vp:// authorization request: pass the authorization_request of POST /v1/identity-verifications';
+}
+
 /** The whole wallet: link → request object → presentation → direct_post; the verifier's HTTP answer. */
 export async function answerAuthorizationRequest(
   authorizationRequest: string,
   options: WalletOptions,
 ): Promise<WalletAnswer> {
-  const link = new URL(authorizationRequest);
-  if (link.protocol !== 'openid4vp:') reject('not an openid4vp:// authorization request');
+  const link = URL.parse(authorizationRequest.trim());
+  if (link?.protocol !== 'openid4vp:') reject(notALink(authorizationRequest));
   const requestUri = checkedUrl(link.searchParams.get('request_uri') ?? undefined, 'request_uri');
   const linkClientId = link.searchParams.get('client_id') ?? undefined;
   const res = await fetch(requestUri, { headers: { accept: 'application/oauth-authz-req+jwt' } });

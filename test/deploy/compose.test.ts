@@ -54,6 +54,13 @@ describe('docker-compose.yml', () => {
     },
   );
 
+  it('when read, then mandates keeps its signing key on a volume (as its own process it refuses to start without one)', () => {
+    const mandates = services.mandates!;
+    const dir = mountOf(mandates, 'signing-keys');
+    expect(dir).toBeDefined();
+    expect(mandates.environment?.LOCAL_SIGNING_KEY_FILE).toMatch(new RegExp(`^${dir}/`));
+  });
+
   it('when read, then MongoDB, Redis and RabbitMQ publish no port on the host except on 127.0.0.1', () => {
     const published = INFRA.flatMap((name) =>
       (services[name]!.ports ?? [])

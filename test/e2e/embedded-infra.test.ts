@@ -36,9 +36,7 @@ describe('embedded mode (npm start) with AMQP_URL and REDIS_URL', () => {
         AMQP_URL,
         AMQP_NAMESPACE: namespace,
         REDIS_URL,
-        RATE_LIMIT_PREFIX: `${redisPrefix}:rl`,
-        IDEMPOTENCY_PREFIX: `${redisPrefix}:idem`,
-        SNAPSHOT_PREFIX: `${redisPrefix}:snapshot:`,
+        REDIS_PREFIX: `${redisPrefix}:`,
       },
       true,
     );

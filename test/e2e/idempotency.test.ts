@@ -1,19 +1,11 @@
 import { newId } from '@mandate/shared';
-import {
-  apiClient,
-  createTenant,
-  deleteRedisKeys,
-  eventually,
-  startStack,
-  type Stack,
-} from '../support/stack';
+import { apiClient, createTenant, eventually, startStack, type Stack } from '../support/stack';
 
 /**
  * SPEC §7 through the real gateway process, with its records in the real Redis and the audit
  * trail through the real RabbitMQ: concurrent retries of one create execute once.
  */
 describe('end to end: Idempotency-Key on the real Redis and RabbitMQ', () => {
-  const idemPrefix = `e2e-idem-${newId('req')}`;
   // 50 creates at once would otherwise meet the beta burst of 10 on POST /mandates.
   const overrides = JSON.stringify({
     beta: {
@@ -25,12 +17,11 @@ describe('end to end: Idempotency-Key on the real Redis and RabbitMQ', () => {
   let api: ReturnType<typeof apiClient>;
 
   beforeAll(async () => {
-    stack = await startStack({ gateway: { IDEMPOTENCY_PREFIX: idemPrefix, PLAN_OVERRIDES: overrides } });
+    stack = await startStack({ gateway: { PLAN_OVERRIDES: overrides } });
     api = apiClient(stack.gateway.url);
   }, 90_000);
   afterAll(async () => {
     await stack?.stop();
-    await deleteRedisKeys(`${idemPrefix}*`);
   });
 
   const newTenant = async () =>

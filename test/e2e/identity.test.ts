@@ -1,4 +1,3 @@
-import { newId } from '@mandate/shared';
 import { dashboardIssuers, startJwksServer, type JwksServer } from '../support/jwks-server';
 import { apiClient, eventually, startStack, type Stack } from '../support/stack';
 
@@ -18,7 +17,6 @@ describe('identity end to end: keys, roles, JWT callers, onboarding, widget conf
     jwks = await startJwksServer();
     stack = await startStack({
       gateway: {
-        RATE_LIMIT_PREFIX: `test-rl-${newId('req')}`,
         JWT_ISSUERS: dashboardIssuers(jwks, AUDIENCE),
       },
     });

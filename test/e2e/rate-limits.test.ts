@@ -1,5 +1,3 @@
-import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import {
   AMQP_URL,
   REDIS_URL,
@@ -18,7 +16,6 @@ import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
  * Redis share one budget; one of them reaches Redis through a proxy the test cuts.
  */
 describe('end to end: rate limits and quotas on the real Redis, two gateway replicas', () => {
-  const prefix = `test:rl:e2e:${randomBytes(6).toString('hex')}`;
   // beta: one token per 100 s after a burst of 5, so counts are exact; enterprise: a quota of 3.
   const overrides = JSON.stringify({
     beta: { global: { rate: 0.01, burst: 5 } },
@@ -32,7 +29,7 @@ describe('end to end: rate limits and quotas on the real Redis, two gateway repl
 
   beforeAll(async () => {
     proxy = await startTcpProxy('127.0.0.1', Number(new URL(REDIS_URL).port || 6379));
-    stack = await startStack({ gateway: { RATE_LIMIT_PREFIX: prefix, PLAN_OVERRIDES: overrides } });
+    stack = await startStack({ gateway: { PLAN_OVERRIDES: overrides } });
     second = await startService(
       'gateway',
       {
@@ -40,12 +37,13 @@ describe('end to end: rate limits and quotas on the real Redis, two gateway repl
         AMQP_URL,
         AMQP_NAMESPACE: stack.namespace,
         REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
+        // The stack's own keys: both replicas share its counters (stop() deletes them).
+        REDIS_PREFIX: stack.redisPrefix,
         OPERATOR_TOKEN: stack.operatorToken,
         MANDATES_URL: stack.services.mandates.url,
         VERIFY_URL: stack.services.verify.url,
         IDENTITY_URL: stack.services.identity.url,
         AUDIT_URL: stack.services.audit.url,
-        RATE_LIMIT_PREFIX: prefix,
         PLAN_OVERRIDES: overrides,
       },
       'gateway-2',
@@ -58,10 +56,6 @@ describe('end to end: rate limits and quotas on the real Redis, two gateway repl
     await second?.stop();
     await stack?.stop();
     await proxy?.close();
-    const redis = new Redis(REDIS_URL);
-    const found = await redis.keys(`${prefix}:*`);
-    if (found.length) await redis.del(...found);
-    await redis.quit();
   }, 30_000);
 
   const readyz = async (): Promise<{ status: number; body: { checks: Record<string, string> } }> => {

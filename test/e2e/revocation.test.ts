@@ -1,4 +1,3 @@
-import { newId } from '@mandate/shared';
 import { dashboardIssuers, startJwksServer, type JwksServer } from '../support/jwks-server';
 import {
   AMQP_URL,
@@ -32,7 +31,6 @@ describe('revocation on two gateway replicas (processes, real RabbitMQ and Redis
     jwks = await startJwksServer();
     const gatewayEnv = {
       KEY_CACHE_TTL_MS: CACHE_TTL_MS,
-      RATE_LIMIT_PREFIX: `test-rl-${newId('req')}`,
       JWT_ISSUERS: dashboardIssuers(jwks, AUDIENCE),
     };
     stack = await startStack({ gateway: gatewayEnv });

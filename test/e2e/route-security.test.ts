@@ -1,4 +1,3 @@
-import { newId } from '@mandate/shared';
 import type { Scope } from '../../services/gateway/src/routes/table';
 import type { Role } from '../../services/identity/src/role-assignments/roles';
 import { dashboardIssuers, startJwksServer, type JwksServer } from '../support/jwks-server';
@@ -32,7 +31,6 @@ describe('route security, end to end (every route in the table)', () => {
       },
       gateway: {
         JWT_ISSUERS: dashboardIssuers(jwks, AUDIENCE),
-        RATE_LIMIT_PREFIX: `test-rl-${newId('req')}`,
       },
     });
     proxy = await startRecordingProxy(stack.gateway.url);
@@ -157,6 +155,31 @@ describe('route security, end to end (every route in the table)', () => {
       'POST /v1/verify': (c) => ({ mandate_id: c.resources.mandates, action: 'payments:create' }),
       'PATCH /v1/tenants/:tenantId/role-assignments/:id': () => ({ roles: ['tenant_viewer'] }),
       'PUT /v1/tenants/:tenantId/widget-config': () => ({ allowed_origins: ['https://shop.example.com'] }),
+      // Public routes: bodies that let them be served (or refused for the reason named below).
+      'POST /v1/onboarding/request': () => ({
+        organization_name: 'Route security',
+        contact_email: 'ops@route-security.example.com',
+      }),
+      'POST /v1/identity-verifications/sign-in': (c) => ({ tenant_id: c.tenantId }),
+      'POST /v1/identity-verifications/:id/poll': () => ({ poll_token: 'not-the-poll-token' }),
+      'POST /v1/identity-verifications/:id/token': () => ({ poll_token: 'not-the-poll-token' }),
+    },
+    publicAnswers: {
+      'POST /v1/identity-verifications/:id/response': {
+        status: 400,
+        error: 'BAD_REQUEST',
+        reason: 'no wallet answers here',
+      },
+      'POST /v1/identity-verifications/:id/poll': {
+        status: 404,
+        error: 'NOT_FOUND',
+        reason: 'only the signing-in browser holds the poll_token',
+      },
+      'POST /v1/identity-verifications/:id/token': {
+        status: 404,
+        error: 'NOT_FOUND',
+        reason: 'only the signing-in browser holds the poll_token',
+      },
     },
   });
 

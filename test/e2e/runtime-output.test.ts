@@ -36,8 +36,8 @@ describe('what the services print', () => {
     expect(result).toEqual({
       code: 1,
       lines: [
-        'config error: LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
-        'config error: PORT must be a whole number between 0 and 65535 (0: any free port)',
+        'config error: LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent',
+        'config error: PORT: must be a whole number between 0 and 65535 (0: any free port)',
       ],
     });
   }, 30_000);
@@ -46,7 +46,7 @@ describe('what the services print', () => {
     const result = await runToExit('scripts/embedded.ts', { PORT: 'abc' });
     expect(result).toEqual({
       code: 1,
-      lines: ['config error: PORT must be a whole number between 0 and 65535 (0: any free port)'],
+      lines: ['config error: PORT: must be a whole number between 0 and 65535 (0: any free port)'],
     });
   }, 30_000);
 

@@ -18,9 +18,7 @@ async function launch(namespace: string): Promise<Launcher> {
       PORT: String(port),
       LOG_LEVEL: 'info',
       AMQP_NAMESPACE: namespace,
-      RATE_LIMIT_PREFIX: `${namespace}:rl`,
-      IDEMPOTENCY_PREFIX: `${namespace}:idem`,
-      SNAPSHOT_PREFIX: `${namespace}:snap:`,
+      REDIS_PREFIX: `${namespace}:`,
     },
     (lines) => lines.some((l) => l.includes('Ctrl-C stops every service')),
     'the launcher',
@@ -92,7 +90,7 @@ describe('npm run start:services (scripts/services.ts)', () => {
     expect(await running.exited).toBe(0);
     expect([...pids.entries()].filter(([, pid]) => alive(pid))).toEqual([]);
     expect(lines.at(-1)).toBe('[launcher] stopped (exit 0)');
-  }, 90_000);
+  }, 180_000);
 
   it('when one service dies, then the launcher stops the others and exits non-zero', async () => {
     const namespace = `test-${newId('req')}`;
@@ -104,5 +102,5 @@ describe('npm run start:services (scripts/services.ts)', () => {
     expect(await running.exited).toBe(1);
     expect([...pids.entries()].filter(([, pid]) => alive(pid))).toEqual([]);
     expect(running.lines).toContain('[launcher] verify-2 exited (SIGKILL); stopping the others');
-  }, 90_000);
+  }, 180_000);
 });

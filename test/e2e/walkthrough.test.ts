@@ -197,6 +197,7 @@ describe.each([
               ...databases!.env[name],
               PORT: new URL(old.url).port,
               ...(name === 'audit' ? { MANDATES_URL: stack.services.mandates.url } : {}),
+              ...(name === 'mandates' ? { LOCAL_SIGNING_KEY: stack.signingKey } : {}),
             },
             `${name} (restarted)`,
           ),

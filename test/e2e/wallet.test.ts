@@ -10,7 +10,7 @@ import {
   MISBEHAVIOUR_REASONS,
   type Misbehaviour,
 } from '../../scripts/test-wallet';
-import { apiClient, eventually, freePort, startStack, type Stack } from '../support/stack';
+import { apiClient, eventually, startStack, type Stack } from '../support/stack';
 
 /**
  * Identity-verified mandates end to end on the five-process stack: a session, the test wallet
@@ -25,31 +25,18 @@ describe('wallet (OpenID4VP) end to end: identity-verified mandates', () => {
   let tenantId: string;
 
   beforeAll(async () => {
-    const port = String(await freePort());
-    stack = await startStack({
-      // The wallet's public calls share the per-client-IP onboarding bucket; every test client is 127.0.0.1.
-      gateway: {
-        PORT: port,
-        PLAN_OVERRIDES: JSON.stringify({ onboarding: { rate: 1000, burst: 1000 } }),
-        // Identity's wallet sign-in issuer, its JWKS read through the gateway's public route.
-        JWT_ISSUERS: JSON.stringify([
-          {
-            name: 'wallet',
-            issuer: `http://127.0.0.1:${port}`,
-            jwks_uri: `http://127.0.0.1:${port}/v1/wallet/jwks`,
-            audience: 'mandate-api',
-            subject_scheme: 'wallet',
-          },
-        ]),
+    stack = await startStack(
+      {
+        // The wallet's public calls share the per-client-IP onboarding bucket; every test client is 127.0.0.1.
+        gateway: { PLAN_OVERRIDES: JSON.stringify({ onboarding: { rate: 1000, burst: 1000 } }) },
+        identity: { LOG_LEVEL: 'info' },
+        all: { LOG_LEVEL: 'info' },
       },
-      identity: {
-        WALLET_PUBLIC_URL: `http://127.0.0.1:${port}`,
-        WALLET_TRUST_TEST_ISSUER: 'true',
-        WALLET_SUBJECT_SECRET: 'e2e-subject-secret-at-least-32-characters',
-        LOG_LEVEL: 'info',
-      },
-      all: { LOG_LEVEL: 'info' },
-    });
+      // No WALLET_* here: the defaults `npm run start:services` sets (public URL from the gateway's
+      // port, a generated subject secret, the TEST issuer trusted, the gateway trusting the wallet's
+      // sign-in tokens) are what this suite runs on.
+      { localWallet: true },
+    );
     api = apiClient(stack.gateway.url);
     issuer = await createTestPidIssuer({ seed: DEFAULT_TEST_ISSUER_SEED });
     const res = await api('POST', '/v1/platform/tenants', {
@@ -111,7 +98,9 @@ describe('wallet (OpenID4VP) end to end: identity-verified mandates', () => {
       claims_digest: session.claims_digest,
       verified_at: session.verified_at,
     };
-    expect(created.body.principal).toEqual({ id: 'user_alice', type: 'person', verified });
+    // The principal's name is the verified one (given, family), never the request's.
+    const name = `${person.given_name} ${person.family_name}`;
+    expect(created.body.principal).toEqual({ id: 'user_alice', type: 'person', name, verified });
     // The signature's payload is the canonical JSON of the immutable fields: `verified` is in it.
     expect((decodeJwt(created.body.signature.jws) as { principal: unknown }).principal).toEqual(
       created.body.principal,
@@ -134,18 +123,42 @@ describe('wallet (OpenID4VP) end to end: identity-verified mandates', () => {
     const again = await mandate({ id: 'user_alice', verification_id: id });
     expect(again.status).toBe(409);
 
-    // Events: a digest, never a claim; and no claim value in any process's log.
+    // Events: a digest, never a claim (the mandate's own events carry its principal's name, nothing
+    // else of the claims); and no claim value in any process's log.
     const events = await eventually(async () => {
       const res = await api('GET', `/v1/events?limit=100&type=IDENTITY_VERIFIED`, { auth });
       return res.status === 200 && res.body.data.length > 0 ? res.body.data : undefined;
     });
     expect(events[0].data).toMatchObject({ claims_digest: session.claims_digest, assurance: 'HIGH' });
-    const everything = JSON.stringify((await api('GET', '/v1/events?limit=100', { auth })).body);
+    const identityEvents = (await api('GET', '/v1/events?limit=100', { auth })).body.data.filter(
+      (e: { type: string }) => !e.type.startsWith('MANDATE_'),
+    );
+    const everything = JSON.stringify(identityEvents);
+    expect(JSON.stringify((await api('GET', '/v1/events?limit=100', { auth })).body)).not.toContain(
+      person.birth_date,
+    );
     const logs = [stack.gateway, ...Object.values(stack.services)].map((p) => p.output.join('')).join('\n');
     for (const value of [person.family_name, person.given_name]) {
       expect(everything).not.toContain(value);
       expect(logs).not.toContain(value);
     }
+  });
+
+  it("when a mandate names its verified principal as someone else (Mallory's verification, Alice's name), then 400, nothing is created, and the verification still binds under the verified name", async () => {
+    const { id, answer } = await verification();
+    expect(answer.status).toBe(200);
+    const forged = await mandate({ id: 'ceo_alice', name: 'Alice Example (CEO)', verification_id: id });
+    expect(forged).toMatchObject({
+      status: 400,
+      body: { error: 'BAD_REQUEST', message: 'principal.name does not match the verified identity' },
+    });
+    expect(JSON.stringify(forged.body)).not.toContain(person.family_name);
+    const listed = await api('GET', '/v1/mandates?principal_id=ceo_alice', { auth });
+    expect(listed.body.data).toEqual([]);
+    // Unused: without a name, the mandate takes the verified one.
+    const honest = await mandate({ id: 'ceo_alice', verification_id: id });
+    expect(honest.status).toBe(201);
+    expect(honest.body.principal.name).toBe(`${person.given_name} ${person.family_name}`);
   });
 
   it.each(MISBEHAVIOUR_REASONS)(
@@ -166,7 +179,7 @@ describe('wallet (OpenID4VP) end to end: identity-verified mandates', () => {
     expect(session.status).toBe('VERIFIED');
   });
 
-  it('when a person signs in with the wallet, then the wallet: subject acts by its role assignment: a viewer reads, cannot create, and another tenant is 404', async () => {
+  it('when a person signs in with the wallet, then the wallet: subject acts by its role assignment in that tenant only: a viewer reads, cannot create, and another tenant is 401 even once it gives the subject a role', async () => {
     const started = await api('POST', '/v1/identity-verifications/sign-in', {
       body: { tenant_id: tenantId },
     });
@@ -197,12 +210,22 @@ describe('wallet (OpenID4VP) end to end: identity-verified mandates', () => {
     const asWallet = (method: string, path: string, tenant: string, body?: unknown) =>
       api(method, path, { auth: jwt, headers: { 'x-tenant-id': tenant }, body });
 
-    // Another tenant, where the subject holds no assignment: the tenant does not exist for it.
+    // Another tenant: the token was issued for tenantId, so it is refused there, before and after
+    // that tenant gives the subject a role (its own sign-in would give the person a token for it).
     const other = await api('POST', '/v1/platform/tenants', {
       auth: stack.operatorToken,
       body: { name: 'Other' },
     });
-    expect((await asWallet('GET', '/v1/mandates', other.body.tenant.id)).status).toBe(404);
+    const otherId = other.body.tenant.id as string;
+    const refused = { error: 'UNAUTHORIZED', message: 'This token was issued for another tenant' };
+    expect((await asWallet('GET', '/v1/mandates', otherId)).body).toEqual(refused);
+    const otherRole = await api('POST', `/v1/tenants/${otherId}/role-assignments`, {
+      auth: `${otherId}:${other.body.api_key.api_key}`,
+      body: { subject_id: subject, roles: ['tenant_admin'] },
+    });
+    expect(otherRole.status).toBe(201);
+    const me = await asWallet('GET', '/v1/me', otherId);
+    expect({ status: me.status, body: me.body }).toEqual({ status: 401, body: refused });
 
     const assigned = await api('POST', `/v1/tenants/${tenantId}/role-assignments`, {
       auth,
@@ -210,6 +233,10 @@ describe('wallet (OpenID4VP) end to end: identity-verified mandates', () => {
     });
     expect(assigned.status).toBe(201);
     expect((await asWallet('GET', '/v1/mandates', tenantId)).status).toBe(200);
+    expect((await asWallet('GET', '/v1/me', tenantId)).body).toMatchObject({
+      tenant_id: tenantId,
+      subject_id: subject,
+    });
     const denied = await asWallet('POST', '/v1/mandates', tenantId, {
       principal: 'user_x',
       delegate: 'agent_y',
@@ -218,10 +245,14 @@ describe('wallet (OpenID4VP) end to end: identity-verified mandates', () => {
   });
 
   it('when every flow above has run, then no raw claim value appears in any event or any log line', async () => {
-    const events = JSON.stringify((await api('GET', '/v1/events?limit=100', { auth })).body);
+    const all = (await api('GET', '/v1/events?limit=100', { auth })).body.data as { type: string }[];
+    // A mandate's own events carry the mandate, whose principal is named by the verified name (the
+    // rule): the name, never the birth date. Every other event carries no claim at all.
+    const events = JSON.stringify(all.filter((e) => !e.type.startsWith('MANDATE_')));
     expect(events).toContain('IDENTITY_VERIFICATION_FAILED');
+    expect(JSON.stringify(all)).not.toContain(person.birth_date);
     const logs = [stack.gateway, ...Object.values(stack.services)].map((p) => p.output.join('')).join('\n');
-    for (const value of [person.family_name, person.given_name]) {
+    for (const value of [person.family_name, person.given_name, person.birth_date]) {
       expect(events).not.toContain(value);
       expect(logs).not.toContain(value);
     }

@@ -41,10 +41,14 @@ export interface FuzzRequest {
 }
 
 const FORBIDDEN_MEMBERS = ['__proto__', 'constructor', 'prototype'];
+/** Dot segments and encoded separators a resource must never hold (SPEC §15), each placed in front of a resource. */
+const RESOURCE_TRAVERSALS = ['../', './', 'a/../', 'a\\..\\', '%2F', '%2f', '%5C', '%2E%2E/', '/./'];
 type Poison =
   | { kind: 'none' }
   | { kind: 'member'; name: string; path: number[] }
-  | { kind: 'utf8'; bytes: readonly number[] };
+  | { kind: 'utf8'; bytes: readonly number[] }
+  | { kind: 'duplicate'; path: number[] }
+  | { kind: 'resource'; traversal: string };
 const poison: fc.Arbitrary<Poison> = fc.oneof(
   { weight: 8, arbitrary: fc.constant({ kind: 'none' as const }) },
   {
@@ -63,15 +67,77 @@ const poison: fc.Arbitrary<Poison> = fc.oneof(
       bytes: fc.constantFrom([0x80], [0xc3], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xff]),
     }),
   },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('duplicate' as const),
+      path: fc.array(fc.nat(), { maxLength: 3 }),
+    }),
+  },
+  {
+    // Heavier: only the two routes that carry a resource have a place for it.
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('resource' as const),
+      traversal: fc.constantFrom(...RESOURCE_TRAVERSALS),
+    }),
+  },
 );
 
 /**
- * A valid body made unacceptable: a forbidden member name somewhere in it, or invalid UTF-8 inside
- * its first string value (which a lenient decoder would turn into U+FFFD and accept). Undefined
- * when the body has no place for it (not an object, no string value).
+ * The JSON text of `value` with the first member of one of its objects (reached along `path`, else
+ * the outermost) written twice, the first time with another value: `{"delegate":"x","delegate":…}`,
+ * which JSON.parse would silently resolve to the last. Undefined when it holds no non-empty object.
+ */
+function withDuplicateMember(value: unknown, path: number[]): string | undefined {
+  const isObject = (v: unknown): v is Record<string, unknown> =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length > 0;
+  let target: unknown = isObject(value) ? value : undefined;
+  let node: unknown = value;
+  for (const choice of path) {
+    if (node === null || typeof node !== 'object') break;
+    const children = Object.values(node);
+    if (children.length === 0) break;
+    node = children[choice % children.length];
+    if (isObject(node)) target = node;
+  }
+  if (target === undefined) return undefined;
+  const write = (v: unknown): string => {
+    if (Array.isArray(v)) return `[${v.map((item) => write(item ?? null)).join(',')}]`;
+    if (v === null || typeof v !== 'object') return JSON.stringify(v);
+    const members = Object.entries(v)
+      .filter(([, m]) => m !== undefined)
+      .map(([k, m]) => `${JSON.stringify(k)}:${write(m)}`);
+    if (v === target) members.unshift(`${JSON.stringify(Object.keys(v)[0])}:"dup"`);
+    return `{${members.join(',')}}`;
+  };
+  return write(value);
+}
+
+/**
+ * A valid body made unacceptable: a forbidden member name somewhere in it, invalid UTF-8 inside
+ * its first string value (which a lenient decoder would turn into U+FFFD and accept), a member
+ * named twice in one object, or a dot segment or encoded separator in front of its first resource.
+ * Undefined when the body has no place for it (not an object, no string value, no resource).
  */
 function poisoned(value: unknown, p: Poison): { body: Buffer; reason: string } | undefined {
   if (p.kind === 'none') return undefined;
+  if (p.kind === 'duplicate') {
+    const text = withDuplicateMember(value, p.path);
+    return text === undefined ? undefined : { body: Buffer.from(text), reason: 'a member named twice' };
+  }
+  if (p.kind === 'resource') {
+    // The first resource (verify) or resources pattern (a mandate's scope) of the body, if any.
+    const text = JSON.stringify(value);
+    const at = text?.search(/"resources?":\[?"/) ?? -1;
+    if (at < 0) return undefined;
+    const start = text!.indexOf('"', text!.indexOf(':', at)) + 1;
+    const inserted = JSON.stringify(p.traversal).slice(1, -1);
+    return {
+      body: Buffer.from(text!.slice(0, start) + inserted + text!.slice(start)),
+      reason: `a resource with ${p.traversal}`,
+    };
+  }
   if (p.kind === 'member') {
     const text = JSON.stringify(mutate(value, { kind: 'add', path: p.path, key: p.name, value: 'x' }));
     if (text === undefined || !text.includes(`"${p.name}":`)) return undefined;

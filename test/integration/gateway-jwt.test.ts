@@ -311,7 +311,7 @@ describe('gateway: JWT_ISSUERS', () => {
   });
 
   it.each([
-    ['not JSON', '{', /^JWT_ISSUERS must be a JSON list/],
+    ['not JSON', '{', /^JWT_ISSUERS: must be a JSON list/],
     [
       'a bad scheme',
       JSON.stringify([{ ...valid, subject_scheme: 'email' }]),
@@ -414,5 +414,65 @@ describe('gateway: credential caches and eviction', () => {
     await handler(ev('API_CALL', 'key_3'));
     expect(evictedKeys).toEqual(['key_1', 'key_2']);
     expect(evictedSubjects).toEqual(['tnt_a dashboard:alice']);
+  });
+});
+
+describe('gateway: a token issued for one tenant is valid only in that tenant', () => {
+  let wallet: JwksServer;
+  let workforce: JwksServer;
+  let jwt: JoseJwtAuthenticator;
+  const [tenantA, tenantB] = [newId('tnt'), newId('tnt')];
+  // The subject holds a role in every tenant: only the token's own tenant claim can refuse it.
+  const everywhere = {
+    resolve: async (tenant_id: string, subject_id: string) => ({
+      tenant_id,
+      subject_id,
+      assignment_id: 'ras_x',
+      roles: ['tenant_viewer'],
+      permissions: ['mandates:read'],
+      plan: 'beta' as const,
+    }),
+    evict: () => undefined,
+  };
+
+  beforeAll(async () => {
+    [wallet, workforce] = await Promise.all([startJwksServer(), startJwksServer()]);
+    const entry = (name: string, server: JwksServer, subject_scheme: string) => ({
+      name,
+      issuer: server.issuer,
+      jwks_uri: server.jwksUri,
+      audience: AUDIENCE,
+      subject_scheme,
+    });
+    jwt = new JoseJwtAuthenticator(
+      parseJwtIssuers(JSON.stringify([entry('wallet', wallet, 'wallet'), entry('corp', workforce, 'oidc')])),
+      everywhere,
+    );
+  });
+  afterAll(() => Promise.all([wallet.close(), workforce.close()]));
+
+  it('when a wallet sign-in token of tenant A calls with tenant B, then 401; with tenant A, then it is the subject', async () => {
+    const token = await wallet.sign({ sub: 'w123', aud: AUDIENCE, tid: tenantA });
+    await expect(jwt.authenticate(token, tenantB)).rejects.toMatchObject({
+      status: 401,
+      message: 'This token was issued for another tenant',
+    });
+    await expect(jwt.authenticate(token, tenantA)).resolves.toMatchObject({
+      tenantId: tenantA,
+      actor: { type: 'user', subject_id: 'wallet:w123' },
+    });
+  });
+
+  it('when a wallet token carries no tenant claim, then 401', async () => {
+    const token = await wallet.sign({ sub: 'w123', aud: AUDIENCE });
+    await expect(jwt.authenticate(token, tenantA)).rejects.toMatchObject({ status: 401 });
+  });
+
+  it("when an external OIDC token carries no tenant claim, or a provider's own `tid`, then it works in any tenant as before", async () => {
+    for (const claims of [{}, { tid: '72f988bf-86f1-41af-91ab-2d7cd011db47' }]) {
+      const token = await workforce.sign({ sub: 'bob', aud: AUDIENCE, ...claims });
+      for (const tenant of [tenantA, tenantB])
+        await expect(jwt.authenticate(token, tenant)).resolves.toMatchObject({ tenantId: tenant });
+    }
   });
 });

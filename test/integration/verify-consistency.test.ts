@@ -1,7 +1,8 @@
 import { newId } from '@mandate/shared';
-import { callService, callerFor, testTokens } from '@mandate/shared/src/testing';
-import { MemorySnapshots } from '../../services/mandates/src/snapshots/mandate-snapshots';
-import { startSnapshotWorld, type SnapshotWorld } from './snapshot-support';
+import { callService, callerFor, testSnapshotMac, testTokens } from '@mandate/shared/src/testing';
+import { RedisSnapshots } from '../../services/mandates/src/snapshots/redis-snapshots';
+import { startTcpProxy } from '../support/tcp-proxy';
+import { REDIS_URL, silent, startSnapshotWorld, type SnapshotWorld } from './snapshot-support';
 
 interface Seen {
   /** performance.now() when the verify was sent, or when the lifecycle call returned. */
@@ -101,16 +102,29 @@ describe('no stale decision after a lifecycle call (two verify replicas, real Re
     expect(world.verifies.every((v) => v.metrics.verifications > 0)).toBe(true);
   }, 60_000);
 
-  it('when the snapshot store is down, then a lifecycle call answers 503 and changes nothing', async () => {
+  it('when the real Redis is cut away from the mandates service, then a lifecycle call answers 503 and changes nothing, and works again once Redis is back', async () => {
     const { caller, mandateId } = await newTenantMandate();
+    // The mandates service's own Redis client (as its wiring connects it), through a proxy this test cuts.
+    const redis = new URL(REDIS_URL);
+    const proxy = await startTcpProxy(redis.hostname, Number(redis.port || 6379));
+    const through = new URL(REDIS_URL);
+    through.hostname = '127.0.0.1';
+    through.port = String(proxy.port);
+    const snapshots = await RedisSnapshots.connect(through.toString(), silent, {
+      mac: testSnapshotMac,
+      prefix: world.prefix,
+    });
     const original = world.mandatesDeps.snapshots;
-    const down = new MemorySnapshots();
-    down.failing = true;
-    world.mandatesDeps.snapshots = down;
+    world.mandatesDeps.snapshots = snapshots;
+    const lifecycle = (op: string) =>
+      callService(world.mandatesUrl, 'POST', `/v1/mandates/${mandateId}/${op}`, { caller });
+    const read = async () =>
+      (await callService(world.mandatesUrl, 'GET', `/v1/mandates/${mandateId}`, { caller })).body;
     try {
-      const res = await callService(world.mandatesUrl, 'POST', `/v1/mandates/${mandateId}/revoke`, {
-        caller,
-      });
+      // Through the proxy the fence and the snapshot work: the cut below is what fails.
+      expect((await lifecycle('suspend')).body).toMatchObject({ state: 'SUSPENDED', version: 2 });
+      proxy.cut();
+      const res = await lifecycle('revoke');
       expect({ status: res.status, body: res.body }).toEqual({
         status: 503,
         body: {
@@ -118,11 +132,26 @@ describe('no stale decision after a lifecycle call (two verify replicas, real Re
           message: 'Mandate snapshot store unavailable; nothing was changed',
         },
       });
+      expect(await read()).toMatchObject({ state: 'SUSPENDED', version: 2 });
+      expect(
+        world.events.filter((e) => e.type === 'MANDATE_REVOKED' && e.resource?.id === mandateId),
+      ).toEqual([]);
+
+      // Redis back: the client reconnects and the same call goes through.
+      proxy.restore();
+      const deadline = Date.now() + 10_000;
+      let again = await lifecycle('revoke');
+      while (again.status === 503 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+        again = await lifecycle('revoke');
+      }
+      expect({ status: again.status, state: again.body.state }).toEqual({ status: 200, state: 'REVOKED' });
+      expect(await read()).toMatchObject({ state: 'REVOKED', version: 3 });
     } finally {
       world.mandatesDeps.snapshots = original;
+      await snapshots.close();
+      await proxy.close();
     }
-    const after = await callService(world.mandatesUrl, 'GET', `/v1/mandates/${mandateId}`, { caller });
-    expect(after.body).toMatchObject({ state: 'ACTIVE', version: 1 });
   });
 
   it('when the snapshot write after a commit fails, then the fence already hides the old snapshot and verify answers from the new version', async () => {

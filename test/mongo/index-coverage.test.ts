@@ -3,6 +3,7 @@ import type { MongoQueryShape } from '@mandate/shared';
 import { declaredIndexes, uncoveredQueries } from '@mandate/shared/src/testing/index-coverage';
 import { EVENT_QUERY_SHAPES, eventSchema } from '../../services/audit/src/store/mongo-event-store';
 import {
+  IDENTITY_GUARD_SCHEMAS,
   IDENTITY_QUERY_SHAPES,
   IDENTITY_SCHEMAS,
 } from '../../services/identity/src/store/mongo-identity-store';
@@ -17,7 +18,7 @@ describe('MongoDB index coverage', () => {
   const adapters: [string, Record<string, Schema>, MongoQueryShape[]][] = [
     ['mandates', { mandates: mandateSchema }, MANDATE_QUERY_SHAPES],
     ['audit', { events: eventSchema }, EVENT_QUERY_SHAPES],
-    ['identity', { ...IDENTITY_SCHEMAS }, IDENTITY_QUERY_SHAPES],
+    ['identity', { ...IDENTITY_SCHEMAS, ...IDENTITY_GUARD_SCHEMAS }, IDENTITY_QUERY_SHAPES],
   ];
 
   it.each(adapters)(

@@ -1,3 +1,4 @@
+import type { RouteContract } from '@mandate/shared';
 import { ROUTES, type RouteRule, type Scope } from '../../services/gateway/src/routes/table';
 import { ROLE_PERMISSIONS, type Role } from '../../services/identity/src/role-assignments/roles';
 import { apiClient } from './stack';
@@ -61,6 +62,22 @@ export interface RouteSecurityOptions {
   bodies?: Record<string, (ctx: RouteSecurityContext) => unknown>;
   /** Whether the context carries JWT callers (then every tenant route also gets the JWT cases). */
   jwt?: boolean;
+  /**
+   * What a public route answers without a credential when that is not its one declared success
+   * status (its body, if any, from `bodies`): e.g. a wallet's response route that refuses a
+   * made-up response. Keyed like `bodies`; the reason says why the route cannot succeed here.
+   */
+  publicAnswers?: Record<string, { status: number; error: string; reason: string }>;
+}
+
+/** The status a public route must answer in the generated case: its only declared success status. */
+function successStatus(rule: RouteRule): number {
+  const statuses = Object.keys((rule as Partial<RouteContract>).responses ?? {}).map(Number);
+  if (statuses.length !== 1)
+    throw new Error(
+      `route-security: ${routeKey(rule)} declares ${statuses.length} success statuses; name the one in publicAnswers`,
+    );
+  return statuses[0]!;
 }
 
 async function send(
@@ -120,9 +137,14 @@ export function describeRouteSecurity(
   for (const rule of routes) {
     describe(routeKey(rule), () => {
       if (rule.auth === 'public') {
-        it('when called without a credential, then it is served (neither 401 nor 403)', async () => {
-          const res = await send(getContext(), rule, concretePath(rule, getContext()), {});
-          expect([401, 403]).not.toContain(res.status);
+        const answer = options.publicAnswers?.[routeKey(rule)];
+        const title = answer
+          ? `when called without a credential, then it is not refused but answers ${answer.status} ${answer.error} (${answer.reason})`
+          : `when called without a credential, then it is served: ${successStatus(rule)}`;
+        it(title, async () => {
+          const res = await send(getContext(), rule, concretePath(rule, getContext()), {}, bodies);
+          if (answer) expect(res).toMatchObject({ status: answer.status, body: { error: answer.error } });
+          else expect({ status: res.status, body: res.body }).toMatchObject({ status: successStatus(rule) });
         });
         return;
       }

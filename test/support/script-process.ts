@@ -15,7 +15,7 @@ export interface ScriptProcess {
 /**
  * Runs a script of this repository as its npm script does (node --import tsx), from the root and
  * with only PATH and `env`, and resolves once what it printed satisfies `ready`. One that exits
- * first, or is not ready within 60 s, is killed; the error names it (`what`) and holds its output.
+ * first, or is not ready within 120 s (six processes compiling on a loaded machine), is killed; the error names it (`what`) and holds its output.
  */
 export async function startScript(
   script: string,
@@ -38,7 +38,7 @@ export async function startScript(
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 60_000;
+  const deadline = Date.now() + 120_000;
   while (!ready(lines)) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL');

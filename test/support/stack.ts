@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { amqpTopology, internalTokens, newId } from '@mandate/shared';
 import { deleteAmqpTopology } from '@mandate/shared/src/testing';
@@ -26,7 +26,11 @@ export interface Stack {
   replicas: Services['replicas'];
   operatorToken: string;
   internalSecret: string;
+  /** Mandates' LOCAL_SIGNING_KEY (a process of its own needs one): pass it to a restarted mandates. */
+  signingKey: string;
   namespace: string;
+  /** REDIS_PREFIX of every process: the stack's keys are `<redisPrefix>…`, deleted by stop(). */
+  redisPrefix: string;
   stop(): Promise<void>;
 }
 
@@ -39,6 +43,8 @@ export interface StackOptions {
   replicas?: Partial<Record<'verify', number>>;
   /** The services' TypeScript through tsx (default), or the bundles `npm run build` wrote. */
   runtime?: Runtime;
+  /** The TEST wallet's defaults, as `npm run start:services` sets them (scripts/local-wallet.ts). */
+  localWallet?: boolean;
 }
 
 /** The processes of `npm run start:services` (scripts/services.ts), each stack in its own namespace. */
@@ -47,18 +53,26 @@ export async function startStack(
   options: StackOptions = {},
 ): Promise<Stack> {
   const namespace = `e2e-${newId('req')}`;
-  const rateLimitPrefix = `e2e-rl-${namespace}`;
+  const redisPrefix = `${namespace}:`;
   const internalSecret = randomBytes(32).toString('hex');
   const operatorToken = randomBytes(24).toString('hex');
+  const signingKey = newSigningKey();
   const { all, ...perService } = extraEnv;
   try {
     const started = await startServices({
-      env: { INTERNAL_TOKEN_SECRET: internalSecret, AMQP_URL, AMQP_NAMESPACE: namespace, REDIS_URL, ...all },
+      env: {
+        INTERNAL_TOKEN_SECRET: internalSecret,
+        AMQP_URL,
+        AMQP_NAMESPACE: namespace,
+        REDIS_URL,
+        REDIS_PREFIX: redisPrefix,
+        ...all,
+      },
       extra: {
         ...perService,
+        mandates: { LOCAL_SIGNING_KEY: signingKey, ...perService.mandates },
         gateway: {
           OPERATOR_TOKEN: operatorToken,
-          RATE_LIMIT_PREFIX: rateLimitPrefix,
           // Every test client is 127.0.0.1 and the suites send wrong credentials on purpose; the
           // failed-authentication limit has its own tests (services/gateway/test/limits.test.ts).
           AUTH_FAILURE_LIMIT_PER_MINUTE: '1000000',
@@ -67,6 +81,7 @@ export async function startStack(
       },
       verifyReplicas: options.replicas?.verify ?? 1,
       runtime: options.runtime,
+      localWallet: options.localWallet,
     });
     return {
       gateway: started.gateway,
@@ -74,20 +89,30 @@ export async function startStack(
       replicas: started.replicas,
       operatorToken,
       internalSecret,
+      signingKey,
       namespace,
+      redisPrefix,
       async stop() {
         await started.stop();
         await deleteTopology(namespace);
-        await deleteRedisKeys(`${rateLimitPrefix}*`);
+        await deleteRedisKeys(`${redisPrefix}*`);
       },
     };
   } catch (err) {
     await deleteTopology(namespace).catch(() => undefined);
+    await deleteRedisKeys(`${redisPrefix}*`).catch(() => undefined);
     throw err;
   }
 }
 
-/** Removes the keys a stack left in Redis (its rate-limit counters), so runs do not accumulate. */
+/** A private EC P-256 JWK, as LOCAL_SIGNING_KEY takes it. */
+export function newSigningKey(): string {
+  return JSON.stringify(
+    generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ format: 'jwk' }),
+  );
+}
+
+/** Removes the keys a stack left in Redis (everything under its REDIS_PREFIX), so runs do not accumulate. */
 export async function deleteRedisKeys(pattern: string): Promise<void> {
   const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {

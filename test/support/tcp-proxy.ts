@@ -19,10 +19,18 @@ export interface TcpProxy {
  * under test (Redis, RabbitMQ, ...) without mocks. It also counts the chunks that go to the
  * target, which measures round trips of a request/response protocol.
  */
-export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+export async function startTcpProxy(
+  targetHost: string,
+  targetPort: number,
+  options: {
+    /** Sees every client→target chunk, with a number per connection (a protocol decoder keeps one state per connection). */
+    tap?: (connection: number, chunk: Buffer) => void;
+  } = {},
+): Promise<TcpProxy> {
   const live = new Set<Socket>();
   let refusing = false;
   let chunksToTarget = 0;
+  let connections = 0;
 
   const server = createServer((client) => {
     if (refusing) {
@@ -30,6 +38,7 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       return;
     }
     const upstream = createConnection({ host: targetHost, port: targetPort });
+    const connection = ++connections;
     live.add(client);
     live.add(upstream);
     const drop = () => {
@@ -38,8 +47,9 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
       live.delete(client);
       live.delete(upstream);
     };
-    client.on('data', () => {
+    client.on('data', (chunk: Buffer) => {
       chunksToTarget += 1;
+      options.tap?.(connection, chunk);
     });
     client.pipe(upstream);
     upstream.pipe(client);

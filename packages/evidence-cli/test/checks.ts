@@ -7,3 +7,6 @@ export const EVERY_CHECK_PASSED = [
   ['mandate signature', true],
   ['pinned keys', true],
 ];
+
+/** The same without trusted keys given: every check but the pinned keys, each passed. */
+export const EVERY_UNPINNED_CHECK_PASSED = EVERY_CHECK_PASSED.filter(([check]) => check !== 'pinned keys');

@@ -1,17 +1,40 @@
 import { z } from 'zod';
+import { DEFAULT_REDIS_PREFIX } from './redis-keys';
 
-/** A configuration the process cannot run with: one problem per bad variable, each naming it. */
+/**
+ * A configuration the process cannot run with: one problem per bad variable, each `NAME: what is
+ * wrong, what to set`. Thrown by parseConfig and by the rules checked later, in wiring (a JSON
+ * setting, a setting that needs another); runService prints each problem as one line, no stack.
+ */
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
-    super(`Invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    // The message is the lines themselves: whoever prints it without runService still says what to fix.
+    super(problems.join('\n'));
     this.name = 'ConfigError';
   }
 }
 
-/** "PORT must be …" for the messages written here, "PORT: Invalid input…" for zod's own. */
+/** A ConfigError naming one variable: `configError('JWT_ISSUERS', 'must be a JSON list …')`. */
+export const configError = (name: string, problem: string) => new ConfigError([`${name}: ${problem}`]);
+
+/** zod's own wording for a bound ("Too small: expected number to be >=1") as a rule to follow. */
+function boundMessage(issue: z.core.$ZodIssue): string | undefined {
+  if (issue.code === 'too_small' && typeof issue.minimum === 'number')
+    return `must be at least ${issue.minimum}${issue.inclusive === false ? ' (exclusive)' : ''}`;
+  if (issue.code === 'too_big' && typeof issue.maximum === 'number')
+    return `must be at most ${issue.maximum}${issue.inclusive === false ? ' (exclusive)' : ''}`;
+  return undefined;
+}
+
+/** `PORT: must be …`: the variable, then what is wrong with it (the messages written here, or zod's own). */
 function problemOf(issue: z.core.$ZodIssue): string {
-  const name = issue.path.join('.') || '(environment)';
-  return /^[a-z]/.test(issue.message) ? `${name} ${issue.message}` : `${name}: ${issue.message}`;
+  // PLAN_OVERRIDES.beta.rate, MANDATES_URL[1]: the variable first, then where inside it.
+  const name =
+    issue.path
+      .map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
+      .join('') || '(environment)';
+  const own = /^[a-z]/.test(issue.message);
+  return `${name}: ${own ? issue.message : (boundMessage(issue) ?? issue.message)}`;
 }
 
 /** Parses the environment once, at start; the result is the only way code reads configuration. */
@@ -58,10 +81,17 @@ export const env = {
         v === '' || v === undefined ? undefined : ['1', 'true', 'yes'].includes(String(v).toLowerCase()),
       z.boolean().default(fallback),
     ),
+  /** A variable that no longer exists: set, the service refuses to start and names what replaced it. */
+  removed: (replacement: string) =>
+    z.preprocess(emptyToUndefined, z.undefined({ error: `was removed; set ${replacement} instead` })),
   /** A comma-separated list (blank → unset). */
   list: () => z.preprocess(splitCommaList, z.array(z.string()).min(1).optional()),
   /** A comma-separated list of URLs (one service's replicas). */
-  urlList: () => z.preprocess(splitCommaList, z.array(z.string().url()).min(1).optional()),
+  urlList: () =>
+    z.preprocess(
+      splitCommaList,
+      z.array(z.string().url('must be a URL (a comma-separated list of replicas)')).min(1).optional(),
+    ),
   logLevel: () =>
     z.preprocess(
       emptyToUndefined,
@@ -80,6 +110,8 @@ export const commonConfigShape = {
   AMQP_URL: env.optionalUrl(),
   AMQP_NAMESPACE: env.string('mandate'),
   REDIS_URL: env.optionalUrl(),
+  /** Prefix of every key any service writes to Redis (redisKeySpaces); one namespace per deployment, as AMQP_NAMESPACE is. */
+  REDIS_PREFIX: env.string(DEFAULT_REDIS_PREFIX),
   MONGO_URL: env.optionalString(),
   /** Set: traces are exported there (OTLP/HTTP, `<endpoint>/v1/traces`); unset: tracing is off. */
   OTEL_EXPORTER_OTLP_ENDPOINT: env.optionalUrl(),

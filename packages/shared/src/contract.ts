@@ -43,6 +43,31 @@ export interface RouteRule {
   permissions?: readonly string[];
   /** Named per-endpoint rate limit bucket, if any. */
   limit?: LimitBucket;
+  /**
+   * The members of this route's answers that hold a secret (shown once), beyond
+   * SECRET_MEMBER_NAMES: an Idempotency-Key replay never carries them (the gateway stores the
+   * answer without them). Name every secret the route returns, so the document says it.
+   */
+  secrets?: readonly string[];
+}
+
+/**
+ * Member names that hold a secret in any answer (API key and webhook secrets, the sign-in
+ * poll_token and access_token): whatever a route's contract says, an idempotent replay never
+ * carries them (SPEC §15), so a new route cannot forget the rule for these.
+ */
+export const SECRET_MEMBER_NAMES = ['api_key', 'secret', 'poll_token', 'access_token'] as const;
+
+const secretMembersByRule = new WeakMap<RouteRule, ReadonlySet<string>>();
+
+/** The member names kept out of a route's stored idempotent answers: the defaults and its own. */
+export function secretMembersOf(rule: Pick<RouteRule, 'secrets'>): ReadonlySet<string> {
+  let names = secretMembersByRule.get(rule as RouteRule);
+  if (!names) {
+    names = new Set([...SECRET_MEMBER_NAMES, ...(rule.secrets ?? [])]);
+    secretMembersByRule.set(rule as RouteRule, names);
+  }
+  return names;
 }
 
 export interface ResponseContract {

@@ -122,6 +122,42 @@ export class ServiceClient {
     throw new UpstreamUnavailable(lastError);
   }
 
+  /**
+   * Streams the answer into `target` with backpressure (a slow reader pauses the upstream): `head`
+   * gets the status and headers just before the first byte is written. Until then nothing has
+   * left, so a failure is retried like `request`'s (idempotent requests, 429/500/503 included) or
+   * rejects with UpstreamUnavailable. The body is written as it arrives, except that the first
+   * chunk waits for the second, so an answer that fits one chunk (most JSON) is written with one
+   * `end`. A failure after the first byte destroys `target` — its reader sees an aborted answer,
+   * never a short one that looks complete — and rejects with AnswerInterrupted. A target closed by
+   * its reader aborts the upstream request, and resolves.
+   */
+  async stream(
+    req: UpstreamRequest,
+    target: AnswerTarget,
+    head: (status: number, headers: IncomingHttpHeaders) => void,
+  ): Promise<void> {
+    if (tracingEnabled()) req = { ...req, headers: injectTraceHeaders({ ...req.headers }) };
+    const idempotent = req.idempotent ?? (req.method === 'GET' || req.method === 'HEAD');
+    const attempts = idempotent ? this.policy.retries + 1 : 1;
+    let lastError: unknown;
+    for (let attempt = 0; attempt < attempts; attempt++) {
+      const mayRetry = attempt + 1 < attempts;
+      try {
+        const retry = await streamExchange(this.pickPool(), req, target, head, mayRetry);
+        if (!retry) return;
+        await sleep(retryDelayMs(attempt, this.policy, retry.retryAfter));
+        continue;
+      } catch (err) {
+        if (err instanceof AnswerInterrupted) throw err;
+        lastError = err;
+        if (err instanceof undiciErrors.RequestAbortedError || req.signal?.aborted) throw err;
+        if (mayRetry) await sleep(retryDelayMs(attempt, this.policy));
+      }
+    }
+    throw new UpstreamUnavailable(lastError);
+  }
+
   /** JSON convenience for service-to-service calls. */
   async json<T = unknown>(req: UpstreamRequest & { json?: unknown }): Promise<{ status: number; body: T }> {
     const headers = { ...req.headers };
@@ -177,6 +213,108 @@ function exchange(pool: Pool, req: UpstreamRequest): Promise<UpstreamResponse> {
       onError(err: Error) {
         done();
         reject(err);
+      },
+    } as unknown as Parameters<Pool['dispatch']>[1]);
+  });
+}
+
+/** Where `ServiceClient.stream` writes an answer: node's ServerResponse is one. */
+export interface AnswerTarget {
+  write(chunk: Buffer): boolean;
+  end(chunk?: Buffer): unknown;
+  destroy(err?: Error): unknown;
+  once(event: 'drain' | 'close', listener: () => void): unknown;
+  off(event: 'close', listener: () => void): unknown;
+  readonly destroyed: boolean;
+}
+
+/** An answer that failed after its first byte was written: its target has been destroyed. */
+export class AnswerInterrupted extends Error {
+  constructor(readonly causeError: unknown) {
+    super(`upstream answer interrupted: ${String((causeError as Error)?.message ?? causeError)}`);
+  }
+}
+
+/**
+ * One streamed exchange (see ServiceClient.stream); resolves `{ retryAfter }` when the answer is a
+ * retryable status that `mayRetry` allows to retry (its body discarded, nothing written).
+ */
+function streamExchange(
+  pool: Pool,
+  req: UpstreamRequest,
+  target: AnswerTarget,
+  head: (status: number, headers: IncomingHttpHeaders) => void,
+  mayRetry: boolean,
+): Promise<{ retryAfter: string | string[] | undefined } | undefined> {
+  return new Promise((resolve, reject) => {
+    const { signal } = req;
+    if (signal?.aborted) return reject(new undiciErrors.RequestAbortedError());
+    let abort: ((err: Error) => void) | undefined;
+    let readerGone = false;
+    // The reader went away (or the caller gave up): stop reading the upstream.
+    const onGone = () => {
+      readerGone = true;
+      abort?.(new undiciErrors.RequestAbortedError());
+    };
+    signal?.addEventListener('abort', onGone, { once: true });
+    target.once('close', onGone);
+    const settle = () => {
+      signal?.removeEventListener('abort', onGone);
+      target.off('close', onGone);
+    };
+    let status = 0;
+    let headers: IncomingHttpHeaders = {};
+    let resume: (() => void) | undefined;
+    let discard = false;
+    let opened = false;
+    let held: Buffer | undefined;
+    const open = () => {
+      opened = true;
+      head(status, headers);
+    };
+    pool.dispatch({ method: req.method as 'GET', path: req.path, headers: req.headers, body: req.body }, {
+      onConnect(abortRequest: (err: Error) => void) {
+        abort = abortRequest;
+        if (signal?.aborted || target.destroyed) onGone();
+      },
+      onHeaders(statusCode: number, rawHeaders: Buffer[], resumeReading: () => void) {
+        status = statusCode;
+        headers = parseRawHeaders(rawHeaders);
+        resume = resumeReading;
+        discard = mayRetry && RETRYABLE_STATUS.has(statusCode);
+        return true;
+      },
+      onData(chunk: Buffer) {
+        if (discard) return true;
+        if (!opened) {
+          if (held === undefined) {
+            held = chunk;
+            return true;
+          }
+          open();
+          target.write(held);
+          held = undefined;
+        }
+        if (target.write(chunk)) return true;
+        target.once('drain', () => resume!());
+        return false;
+      },
+      onComplete() {
+        settle();
+        if (discard) return resolve({ retryAfter: headers['retry-after'] });
+        if (!opened) open();
+        target.end(held);
+        resolve(undefined);
+      },
+      onError(err: Error) {
+        settle();
+        if (readerGone && !signal?.aborted) {
+          target.destroy();
+          return resolve(undefined);
+        }
+        if (!opened) return reject(err);
+        target.destroy();
+        reject(new AnswerInterrupted(err));
       },
     } as unknown as Parameters<Pool['dispatch']>[1]);
   });

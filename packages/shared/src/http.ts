@@ -16,6 +16,7 @@ import {
   BODY_LIMIT_BYTES,
   answerError,
   assertJsonContentType,
+  assertMemberNames,
   assertNoForbiddenMembers,
   assertUtf8,
   authenticateRequest,
@@ -80,15 +81,27 @@ export function jsonBody(): RequestHandler[] {
     limit: BODY_LIMIT_BYTES,
     strict: false,
     type: () => true,
-    // Checked on the raw (inflated) bytes, before body-parser decodes them leniently.
-    verify: (_req, _res, buf) => assertUtf8(buf),
+    // Checked on the raw (inflated) bytes, before body-parser decodes them leniently; kept for the
+    // member check, which compares the text with what it parsed into.
+    verify: (req, _res, buf) => {
+      assertUtf8(buf);
+      (req as RawJsonRequest)[RAW_JSON] = buf;
+    },
   });
   return [
     checking((req) => assertJsonContentType(req.headers)),
     (req, res, next) => (hasBody(req.headers) ? parse(req, res, next) : next()),
-    checking((req) => assertNoForbiddenMembers(req.body)),
+    checking((req) => {
+      const raw = (req as RawJsonRequest)[RAW_JSON];
+      if (raw) assertMemberNames(req.body, raw);
+      else assertNoForbiddenMembers(req.body);
+    }),
   ];
 }
+
+/** Where jsonBody keeps the bytes it parsed, for the member check that follows the parse. */
+const RAW_JSON = Symbol('raw JSON body');
+type RawJsonRequest = Request & { [RAW_JSON]?: Buffer };
 
 /** A synchronous check of the request as middleware: what it throws goes on to the error handler. */
 function checking(check: (req: Request) => void): RequestHandler {

@@ -24,6 +24,7 @@ export * from './sorted-by-id';
 export * from './evidence-digest';
 export * from './snapshot-mac';
 export * from './mandate-snapshot';
+export * from './redis-keys';
 export * from './secrets';
 export * from './text';
 export * from './redact-url';

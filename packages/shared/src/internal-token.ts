@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
+import { configError } from './config';
 
 /**
  * Who is calling, as established by the gateway. It travels to services inside a short-lived
@@ -53,7 +54,8 @@ const HEADER = b64url(JSON.stringify({ alg: 'HS256', typ: 'JWT' }));
  * verified once is remembered until it expires, so a token the gateway reuses costs one lookup.
  */
 export function internalTokens(secret: string, now: () => number = Date.now): InternalTokens {
-  if (secret.length < 32) throw new Error('INTERNAL_TOKEN_SECRET must be at least 32 characters');
+  if (secret.length < 32)
+    throw configError('INTERNAL_TOKEN_SECRET', 'must be at least 32 characters (e.g. openssl rand -hex 32)');
   const key = Buffer.from(secret, 'utf8');
   const sign = (input: string) => createHmac('sha256', key).update(input).digest();
   const verified = new Map<string, { ctx: CallerContext; exp: number; aud: unknown }>();

@@ -19,6 +19,11 @@ export interface BaseConfig extends TracingConfig {
 export interface ServiceMain<C extends BaseConfig, D, O = Partial<D>> {
   name: string;
   configSchema: z.ZodType<C, unknown>;
+  /**
+   * The configuration as a process of its own (not embedded mode) must also satisfy, when stricter
+   * than configSchema (mandates: a signing key every replica shares); absent = configSchema.
+   */
+  separateProcessConfigSchema?: z.ZodType<C, unknown>;
   /** The service's wiring.ts: adapters by the composition rule (`compose`), overrides from the embedded launcher or a test. */
   wire: Wire<C, D, O>;
   createApp(deps: D): AppLifecycle;
@@ -55,7 +60,7 @@ export async function startService<C extends BaseConfig, D, O>(
   options: StartOptions<O> = {},
 ): Promise<StartedService<C, D>> {
   const config: C = options.separateProcess
-    ? parseConfig(separateProcessConfig(main.configSchema), env)
+    ? parseConfig(separateProcessConfig(main.separateProcessConfigSchema ?? main.configSchema), env)
     : parseConfig(main.configSchema, env);
   // Before anything that creates spans or logs (a no-op without OTEL_EXPORTER_OTLP_ENDPOINT).
   const tracing = startTracing(config, main.name);
@@ -98,6 +103,9 @@ export async function startService<C extends BaseConfig, D, O>(
  * SIGTERM/SIGINT stop taking requests, then close the adapters (flushing what they hold) and exit.
  */
 export function runService<C extends BaseConfig, D, O>(main: ServiceMain<C, D, O>): void {
+  // Until it listens, a stop is an exit: nothing has been taken on that needs flushing.
+  let shutdown: (reason: string) => unknown = () => process.exit(1);
+  exitWithLauncher((reason) => shutdown(reason));
   const run = async () => {
     // Outside embedded mode: secrets may come from *_FILE, and weak or documented ones refuse to start.
     const { config, logger, server, stop } = await startService(main, process.env, { separateProcess: true });
@@ -114,7 +122,7 @@ export function runService<C extends BaseConfig, D, O>(main: ServiceMain<C, D, O
     );
 
     let stopping = false;
-    const shutdown = async (signal: string) => {
+    shutdown = async (signal: string) => {
       if (stopping) return;
       stopping = true;
       logger.info({ signal }, `${main.name} stopping`);
@@ -134,6 +142,28 @@ export function runService<C extends BaseConfig, D, O>(main: ServiceMain<C, D, O
     reportStartFailure(err);
     process.exit(1);
   });
+}
+
+/** How long a service whose launcher has gone may take to stop before it exits anyway. */
+const ORPHAN_STOP_DEADLINE_MS = 10_000;
+
+/**
+ * A service spawned by a launcher (scripts/services.ts: an IPC channel and LAUNCHER_PID) stops when
+ * that channel closes: the launcher has exited or was killed, even with SIGKILL, and nobody would
+ * stop this process any more. A launcher gone before this runs (the channel already closed, or
+ * another parent) stops it at once. The channel does not keep the process alive; a stop that hangs
+ * ends in exit(1).
+ */
+function exitWithLauncher(stop: (reason: string) => unknown): void {
+  const launcherPid = Number(process.env.LAUNCHER_PID);
+  if (!launcherPid) return;
+  const gone = () => {
+    setTimeout(() => process.exit(1), ORPHAN_STOP_DEADLINE_MS).unref();
+    void stop('launcher gone');
+  };
+  if (!process.connected || process.ppid !== launcherPid) return gone();
+  process.channel?.unref();
+  process.once('disconnect', gone);
 }
 
 /**

@@ -1,3 +1,5 @@
+import { DEFAULT_REDIS_PREFIX, redisKeySpaces } from './redis-keys';
+
 /**
  * The snapshot contract between the mandates service (the writer) and verify (the reader),
  * README "Consistency": a Redis hash at `snapshotKey(prefix, tenantId, mandateId)` with fields
@@ -5,7 +7,7 @@
  * `min` (the fence). A reader may use `m` only when `v >= min` and `s` checks. Both services must
  * agree on it byte for byte, so it is written once, here.
  */
-export const DEFAULT_SNAPSHOT_PREFIX = 'mandate:snapshot:';
+export const DEFAULT_SNAPSHOT_PREFIX = redisKeySpaces(DEFAULT_REDIS_PREFIX).snapshots;
 
 export function snapshotKey(prefix: string, tenantId: string, mandateId: string): string {
   return `${prefix}${tenantId}:${mandateId}`;

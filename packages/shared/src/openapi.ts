@@ -129,9 +129,18 @@ function operationFor(route: RouteContract): RouteConfig {
       .meta({ description: 'JWT callers: the tenant the call is for (API keys name their own tenant)' });
   }
   if (route.method === 'POST') {
-    headerParams['Idempotency-Key'] = z.string().min(1).max(255).optional().meta({
-      description: 'Makes a retry safe: the same key and request within 24 h replays the first answer',
-    });
+    // A secret is shown once (SPEC §15): the document names what a replay leaves out.
+    const omitted = route.secrets?.length
+      ? `, without ${route.secrets.map((name) => `\`${name}\``).join(', ')} (a secret is shown once)`
+      : '';
+    headerParams['Idempotency-Key'] = z
+      .string()
+      .min(1)
+      .max(255)
+      .optional()
+      .meta({
+        description: `Makes a retry safe: the same key and request within 24 h replays the first answer${omitted}`,
+      });
   }
 
   const request = route.request ?? {};

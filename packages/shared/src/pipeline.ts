@@ -167,6 +167,23 @@ export function decodeUtf8(raw: Uint8Array): string {
 
 /** Throws 400 when a parsed JSON value has `__proto__`, `constructor` or `prototype` as a member name at any depth. */
 export function assertNoForbiddenMembers(value: unknown): void {
+  membersOf(value);
+}
+
+/**
+ * Throws 400 when a parsed JSON value has a forbidden member name (above), or when its text `raw`
+ * names a member twice in one object (SPEC §15: JSON.parse would keep the last one, so what one
+ * reader checks and another acts on could differ). Every member of the text has its colon, and a
+ * duplicate is one member fewer once parsed: counting both is one pass over the bytes and one
+ * over the value, the hot path's cost; only a refused body is read again to name the member.
+ */
+export function assertMemberNames(value: unknown, raw: Uint8Array): void {
+  if (membersOf(value) !== membersInText(raw)) throw badRequest(duplicateMessage(raw));
+}
+
+/** Walks a parsed value: throws on a forbidden member name; the number of members it holds. */
+function membersOf(value: unknown): number {
+  let members = 0;
   // An explicit stack, not recursion: a body may nest thousands of levels deep (within 64 KiB).
   const pending: unknown[] = [value];
   while (pending.length > 0) {
@@ -177,16 +194,75 @@ export function assertNoForbiddenMembers(value: unknown): void {
       continue;
     }
     // JSON.parse makes `__proto__` an own member, so Object.keys sees it.
-    for (const key of Object.keys(node)) {
+    const keys = Object.keys(node);
+    members += keys.length;
+    for (const key of keys) {
       if (FORBIDDEN_MEMBER_NAMES.has(key)) throw badRequest(`${key} is not allowed as a member name`);
       pending.push((node as Record<string, unknown>)[key]);
     }
   }
+  return members;
+}
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+
+/**
+ * The members of a JSON text that parses: its colons outside strings. On the UTF-8 bytes, as a
+ * multi-byte character never holds an ASCII byte.
+ */
+function membersInText(raw: Uint8Array): number {
+  let count = 0;
+  let inString = false;
+  for (let i = 0; i < raw.length; i++) {
+    const b = raw[i]!;
+    if (inString) {
+      if (b === BACKSLASH) i++;
+      else if (b === QUOTE) inString = false;
+    } else if (b === QUOTE) inString = true;
+    else if (b === COLON) count++;
+  }
+  return count;
+}
+
+/** Names the member found twice, when its name is a plain field name (no raw input echoed otherwise). */
+function duplicateMessage(raw: Uint8Array): string {
+  const name = firstDuplicateMember(decodeUtf8(raw));
+  return name !== undefined && /^[A-Za-z0-9_.-]{1,64}$/.test(name)
+    ? `${name} appears twice in one JSON object`
+    : 'A member name appears twice in one JSON object';
+}
+
+/** The first member name a JSON text (one that parses) gives twice in one object. */
+function firstDuplicateMember(text: string): string | undefined {
+  // One frame per open object (its names so far, and whether a name comes next) or array (null).
+  const frames: ({ names: Set<string>; nameNext: boolean } | null)[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    const top = frames[frames.length - 1];
+    if (c === '{') frames.push({ names: new Set(), nameNext: true });
+    else if (c === '[') frames.push(null);
+    else if (c === '}' || c === ']') frames.pop();
+    else if (c === ',' && top) top.nameNext = true;
+    else if (c === '"') {
+      const start = i;
+      for (i++; text[i] !== '"'; i++) if (text[i] === '\\') i++;
+      if (top?.nameNext) {
+        const name = JSON.parse(text.slice(start, i + 1)) as string;
+        if (top.names.has(name)) return name;
+        top.names.add(name);
+        top.nameNext = false;
+      }
+    }
+  }
+  return undefined;
 }
 
 /**
  * A raw JSON body as every parser of the project reads it: valid UTF-8 (400 otherwise), an
- * optional BOM, JSON (400 "Malformed JSON body"), no forbidden member name (400); empty → undefined.
+ * optional BOM, JSON (400 "Malformed JSON body"), no forbidden member name and no member named
+ * twice in one object (400); empty → undefined.
  */
 export function parseJsonBody(raw: Uint8Array): unknown {
   const text = decodeUtf8(raw);
@@ -197,7 +273,7 @@ export function parseJsonBody(raw: Uint8Array): unknown {
   } catch {
     throw badRequest('Malformed JSON body');
   }
-  assertNoForbiddenMembers(value);
+  assertMemberNames(value, raw);
   return value;
 }
 

@@ -2,6 +2,7 @@ import type { Express } from 'express';
 import type { Connection } from 'mongoose';
 import { InProcessBus, RabbitPublisher, amqpTopology, type EventPublisher } from './bus';
 import { compose } from './composition';
+import { configError } from './config';
 import { internalTokens, type InternalTokens } from './internal-token';
 import type { Logger } from './logger';
 import { connectMongo } from './mongo';
@@ -57,10 +58,10 @@ export async function wireWith<D>(
 export function tokensFor(
   secret: string | undefined,
   override: InternalTokens | undefined,
-  missing = 'INTERNAL_TOKEN_SECRET is required',
+  missing = 'is required (the same value in every service; e.g. openssl rand -hex 32)',
 ): InternalTokens {
   if (override) return override;
-  if (!secret) throw new Error(missing);
+  if (!secret) throw configError('INTERNAL_TOKEN_SECRET', missing);
   return internalTokens(secret);
 }
 

@@ -109,6 +109,14 @@ describe('implement / mountContracts', () => {
     });
   });
 
+  it('when a body names a member twice, then 400 before the handler runs (SPEC §15)', async () => {
+    expect(await call('POST', '/v1/items/a', '{"note":"a","note":"b"}')).toEqual({
+      status: 400,
+      headers: expect.anything(),
+      body: { error: 'BAD_REQUEST', message: 'note appears twice in one JSON object' },
+    });
+  });
+
   it('when a known path is called with another method, then 405 with Allow, in the order mounted', async () => {
     const got = await call('DELETE', '/v1/items/a');
     expect(got).toEqual({

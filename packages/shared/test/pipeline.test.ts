@@ -129,6 +129,27 @@ describe('pipeline: body', () => {
     );
   });
 
+  it('when a member name appears twice in one object, at any depth, then 400 (SPEC §15: the last one must not silently win)', () => {
+    expect(refusal(() => parseJsonBody(bytes('{"delegate":"d","delegate":"evil"}')))).toBe(
+      '400 delegate appears twice in one JSON object',
+    );
+    expect(refusal(() => parseJsonBody(bytes('{"a":[{"b":1},{"c":{"d":1,"e":2,"d":3}}]}')))).toBe(
+      '400 d appears twice in one JSON object',
+    );
+    // The same name spelled with an escape is the same name once parsed.
+    expect(refusal(() => parseJsonBody(bytes('{"ab":1,"a\\u0062":2}')))).toBe(
+      '400 ab appears twice in one JSON object',
+    );
+    // A name that is not a plain field name is not echoed (SPEC §11).
+    expect(refusal(() => parseJsonBody(bytes('{"<b>":1,"<b>":2}')))).toBe(
+      '400 A member name appears twice in one JSON object',
+    );
+    // Equal names in different objects, and colons, quotes and escapes inside strings, are fine.
+    expect(
+      parseJsonBody(bytes('{"a":{"x":1},"b":{"x":"p:q \\" \\\\","y":["a:b"]},"c":[{"x":1},{"x":2}]}')),
+    ).toEqual({ a: { x: 1 }, b: { x: 'p:q " \\', y: ['a:b'] }, c: [{ x: 1 }, { x: 2 }] });
+  });
+
   it('when a body is announced, then its type must be JSON', () => {
     expect(
       refusal(() => assertJsonContentType({ 'content-length': '2', 'content-type': 'text/plain' })),

@@ -111,29 +111,50 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
     }
   });
 
-  it('when a write of part of a batch message fails, then the message is redelivered whole and every event ends up written', async () => {
+  it('when a write of part of a batch message fails, then the message is redelivered whole (all its events, in order) and the store ends with each event exactly once', async () => {
     const publisher = new RabbitPublisher(AMQP_URL, logger, topology);
     const events = apiCalls(10);
+    // One type: the publisher sends the ten as one message, which the consumer writes in batches of four.
     await publisher.publish(events);
     const source = new RabbitEventSource({ url: AMQP_URL, logger, topology, retryDelayMs: 20 });
-    const written = new Set<string>();
-    let calls = 0;
+    const batches: { ids: string[]; failed: boolean }[] = [];
+    // A store that keeps each event id once, as the audit store does: how many writes each id got.
+    const stored = new Map<string, { event: AuditEvent; writes: number }>();
     await source.startBatched(
       async (batch) => {
         // The second batch of the first delivery fails once.
-        if (++calls === 2) throw new Error('store briefly down');
-        for (const e of batch) written.add(e.id);
+        const failed = batches.length === 1;
+        batches.push({ ids: batch.map((e) => e.id), failed });
+        if (failed) throw new Error('store briefly down');
+        for (const e of batch)
+          stored.set(e.id, {
+            event: stored.get(e.id)?.event ?? e,
+            writes: (stored.get(e.id)?.writes ?? 0) + 1,
+          });
       },
       { maxBatch: 4, maxDelayMs: 10 },
     );
     const deadline = Date.now() + 10_000;
-    while (written.size < events.length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    // Redelivered events (the whole message) are written again; the store keeps each id once.
-    await new Promise((r) => setTimeout(r, 200));
+    while ((batches.length < 6 || (await auditQueueDepth(topology)) > 0) && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
     await source.stop();
     await publisher.close();
-    expect([...written].sort()).toEqual(events.map((e) => e.id).sort());
-    expect(calls).toBeGreaterThan(3);
+
+    const ids = events.map((e) => e.id);
+    const [first, second, third] = [ids.slice(0, 4), ids.slice(4, 8), ids.slice(8)];
+    // The first delivery: [0–3] written, [4–7] failed, [8–9] written; then the whole message again.
+    expect(batches).toEqual([
+      { ids: first, failed: false },
+      { ids: second, failed: true },
+      { ids: third, failed: false },
+      { ids: first, failed: false },
+      { ids: second, failed: false },
+      { ids: third, failed: false },
+    ]);
+    // Every event stored once, exactly as published; the ones written in both deliveries were written twice.
+    expect(ids.map((id) => stored.get(id)?.event)).toEqual(events);
+    expect(stored.size).toBe(events.length);
+    expect(ids.map((id) => stored.get(id)!.writes)).toEqual(ids.map((_, i) => (i >= 4 && i < 8 ? 1 : 2)));
     expect(await auditQueueDepth(topology)).toBe(0);
   });
 

@@ -27,13 +27,13 @@ describe('secrets of a service run as its own process (SPEC §11)', () => {
     } catch (err) {
       message = (err as Error).message;
     }
-    expect(message).toMatch(/INTERNAL_TOKEN_SECRET must be at least 32 characters/);
+    expect(message).toMatch(/INTERNAL_TOKEN_SECRET: must be at least 32 characters/);
     expect(message).not.toContain(secret);
   });
 
   it('when INTERNAL_TOKEN_SECRET is missing, then configuration fails naming it (a separate process has nobody to generate one)', () => {
     expect(() => parse({})).toThrow(
-      /INTERNAL_TOKEN_SECRET is required when a service runs as its own process/,
+      /INTERNAL_TOKEN_SECRET: is required when a service runs as its own process/,
     );
   });
 
@@ -41,7 +41,7 @@ describe('secrets of a service run as its own process (SPEC §11)', () => {
     'when OPERATOR_TOKEN is the documented value %s, then configuration fails naming it',
     (value) => {
       expect(() => parse({ INTERNAL_TOKEN_SECRET: strong, OPERATOR_TOKEN: value })).toThrow(
-        /OPERATOR_TOKEN is an example value printed in the documentation/,
+        /OPERATOR_TOKEN: is an example value printed in the documentation/,
       );
     },
   );
@@ -81,18 +81,18 @@ describe('secrets of a service run as its own process (SPEC §11)', () => {
     it('when the file holds a short secret, then configuration fails naming the variable', () => {
       writeFileSync(path.join(dir, 'weak'), 'weak\n');
       expect(() => parse({ INTERNAL_TOKEN_SECRET_FILE: path.join(dir, 'weak') })).toThrow(
-        /INTERNAL_TOKEN_SECRET must be at least 32 characters/,
+        /INTERNAL_TOKEN_SECRET: must be at least 32 characters/,
       );
     });
 
     it('when the file cannot be read, or the variable is set too, then configuration fails naming the variable', () => {
       expect(() => parse({ INTERNAL_TOKEN_SECRET_FILE: path.join(dir, 'absent') })).toThrow(
-        /INTERNAL_TOKEN_SECRET_FILE cannot read .*absent \(ENOENT\)/,
+        /INTERNAL_TOKEN_SECRET_FILE: cannot read .*absent \(ENOENT\)/,
       );
       writeFileSync(path.join(dir, 'both'), strong);
       expect(() =>
         parse({ INTERNAL_TOKEN_SECRET: strong, INTERNAL_TOKEN_SECRET_FILE: path.join(dir, 'both') }),
-      ).toThrow(/INTERNAL_TOKEN_SECRET set INTERNAL_TOKEN_SECRET or INTERNAL_TOKEN_SECRET_FILE, not both/);
+      ).toThrow(/INTERNAL_TOKEN_SECRET: set INTERNAL_TOKEN_SECRET or INTERNAL_TOKEN_SECRET_FILE, not both/);
     });
   });
 
@@ -114,7 +114,7 @@ describe('secrets of a service run as its own process (SPEC §11)', () => {
       }),
     );
     expect(result.code).toBe(1);
-    expect(result.output).toMatch(/config error: INTERNAL_TOKEN_SECRET must be at least 32 characters/);
+    expect(result.output).toMatch(/config error: INTERNAL_TOKEN_SECRET: must be at least 32 characters/);
     expect(result.output).not.toContain(secret);
   }, 30_000);
 });

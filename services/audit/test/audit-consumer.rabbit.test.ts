@@ -128,14 +128,16 @@ describe('audit consumer (real RabbitMQ)', () => {
   it('when the store fails a write, then the message is offered again and stored exactly once', async () => {
     const tenant = newId('tnt');
     const memory = new MemoryEventStore();
-    let failures = 1;
+    // The consumer writes with insertMany (one per batch): its first write fails.
+    const writes: string[][] = [];
     const flaky: EventStore = {
       kind: 'memory',
-      insert: async (event: AuditEvent) => {
-        if (failures-- > 0) throw new Error('store briefly down');
-        await memory.insert(event);
+      insert: (event: AuditEvent) => memory.insert(event),
+      insertMany: async (events) => {
+        writes.push(events.map((e) => e.id));
+        if (writes.length === 1) throw new Error('store briefly down');
+        return memory.insertMany(events);
       },
-      insertMany: (events) => memory.insertMany(events),
       get: (t, id) => memory.get(t, id),
       list: (t, q) => memory.list(t, q),
       listByResource: (t, r, limit) => memory.listByResource(t, r, limit),
@@ -151,6 +153,8 @@ describe('audit consumer (real RabbitMQ)', () => {
       await publisher.publish([event]);
       await waitFor(async () => (await memory.get(tenant, event.id)) !== null, 'the retried write');
       expect((await memory.list(tenant, { limit: 10 })).map((e) => e.id)).toEqual([event.id]);
+      // Offered again after the failed write: the same event, written a second time.
+      expect(writes).toEqual([[event.id], [event.id]]);
     } finally {
       await consumer.stop();
       await publisher.close();

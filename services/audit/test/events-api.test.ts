@@ -474,7 +474,7 @@ describe('audit wiring and contract', () => {
   });
 
   it('when INTERNAL_TOKEN_SECRET is missing and no tokens are passed, then wiring fails loudly', async () => {
-    await expect(wire(auditConfig(), logger)).rejects.toThrow('INTERNAL_TOKEN_SECRET is required');
+    await expect(wire(auditConfig(), logger)).rejects.toThrow('INTERNAL_TOKEN_SECRET: is required');
   });
 
   it('when config is parsed from an empty environment, then the documented defaults apply', () => {

@@ -11,12 +11,14 @@ import {
   readPlainBody,
   requestIdFor,
   sendEnvelope,
+  secretMembersOf,
   sendJson,
   serviceUnavailable,
   serveMetrics,
   setRequestRoute,
   setSpanAttributes,
   traceRequest,
+  unauthorized,
   type EventPublisher,
   type InternalTokens,
   type Logger,
@@ -33,6 +35,7 @@ import {
   type Principal,
 } from './auth/authenticate';
 import type { KeyResolver } from './auth/key-resolver';
+import { RecentCredentials } from './auth/recent-credentials';
 import { apiCallEvent } from './audit/api-call';
 import { forward } from './http/proxy';
 import { clientIp, limitSubject, type RequestLimiter } from './limits';
@@ -110,13 +113,32 @@ const expressPath = Object.getOwnPropertyDescriptor(express.request, 'path')!.ge
 
 /**
  * The gateway's own /metrics: its port is the public one, so only the operator token reads it
- * (Prometheus sends it as a bearer token); anyone else gets the route table's 404, and no
- * /metrics of another service is ever forwarded (the table has no such route).
+ * (Prometheus sends it as a bearer token). A request without a credential gets the route table's
+ * 404; one with any other credential is a failed authentication (logged, counted against its
+ * address: no unthrottled oracle for the operator token). No /metrics of another service is ever
+ * forwarded (the table has no such route).
  */
-function isOwnMetricsScrape(req: IncomingMessage, path: string, operatorToken: string): boolean {
-  if ((req.method !== 'GET' && req.method !== 'HEAD') || path !== '/metrics') return false;
+function isMetricsScrape(req: IncomingMessage, path: string): boolean {
+  return (req.method === 'GET' || req.method === 'HEAD') && path === '/metrics';
+}
+
+function isOperatorBearer(req: IncomingMessage, operatorToken: string): boolean {
   const auth = req.headers.authorization;
   return typeof auth === 'string' && auth.startsWith('Bearer ') && sameSecret(auth.slice(7), operatorToken);
+}
+
+/** The credential a request carries, as sent (Authorization wins, as readCredential reads it); undefined: none. */
+function presentedCredential(req: IncomingMessage): string | undefined {
+  const authorization = header(req, 'authorization');
+  if (authorization !== undefined) return `authorization ${authorization}`;
+  const apiKey = header(req, 'x-api-key');
+  return apiKey === undefined ? undefined : `x-api-key ${apiKey}`;
+}
+
+/** The digest RecentCredentials knows a request's credential by, computed once per request. */
+function credentialDigest(req: IncomingMessage): string | undefined {
+  const credential = presentedCredential(req);
+  return credential === undefined ? undefined : RecentCredentials.digest(credential);
 }
 
 /** /healthz and /readyz as express routed them: any case, an optional trailing slash, GET or HEAD. */
@@ -127,6 +149,14 @@ function healthRoute(method: string | undefined, path: string): 'healthz' | 'rea
   if (p === '/readyz' || p === '/readyz/') return 'readyz';
   return undefined;
 }
+
+/**
+ * The status a call ended with, for the metrics, the access log and API_CALL: as sent once the
+ * answer finished; 499 (nginx's "client closed request") when the client left before that; the
+ * 5xx the proxy set when the upstream broke off its answer (forward).
+ */
+const endedStatus = (res: ServerResponse) =>
+  res.writableFinished || res.statusCode >= 500 ? res.statusCode : 499;
 
 export const TOO_MANY_AUTH_FAILURES = 'Too many failed authentications from this address; retry later';
 const tooManyAuthFailures = (seconds: number) =>
@@ -188,7 +218,7 @@ function gatewayHandler(deps: GatewayDeps) {
    */
   async function authFailed(
     req: IncomingMessage,
-    rule: RouteRule,
+    route: string,
     requestId: string,
     ip: string,
     err: AppError,
@@ -198,7 +228,7 @@ function gatewayHandler(deps: GatewayDeps) {
         ip,
         requestId,
         method: req.method,
-        route: rule.path,
+        route,
         credential: credentialKind(req),
         reason: err.message,
       },
@@ -218,6 +248,23 @@ function gatewayHandler(deps: GatewayDeps) {
       walletSignIn: deps.dashboard.walletSignIn,
     });
   const devSignIn = deps.dashboard?.devSignIn;
+  const recent = new RecentCredentials();
+  const clientIpOf = (req: IncomingMessage) =>
+    clientIp(req.socket.remoteAddress, header(req, 'x-forwarded-for'), deps.trustProxy ?? false);
+
+  /** /metrics with a credential: the operator token serves it; anything else is a failed authentication. */
+  async function metricsScrape(req: IncomingMessage, res: ServerResponse, requestId: string) {
+    try {
+      const ip = clientIpOf(req);
+      // The operator token is never a recent credential (see below): a blocked address is refused first.
+      const wait = deps.limiter?.authBlocked?.(ip) ?? 0;
+      if (wait > 0) throw tooManyAuthFailures(wait);
+      if (isOperatorBearer(req, deps.operatorToken)) return serveMetrics(res);
+      throw await authFailed(req, '/metrics', requestId, ip, unauthorized('Invalid operator credentials'));
+    } catch (err) {
+      answerError(res, err, deps.logger, { requestId, method: req.method, path: '/metrics' });
+    }
+  }
 
   return async function handle(
     req: IncomingMessage,
@@ -229,7 +276,8 @@ function gatewayHandler(deps: GatewayDeps) {
     const health = healthRoute(req.method, rawPath);
     if (health === 'healthz') return sendJson(res, 200, '{"status":"ok"}');
     if (health === 'readyz') return ready(res);
-    if (isOwnMetricsScrape(req, rawPath, deps.operatorToken)) return serveMetrics(res);
+    if (isMetricsScrape(req, rawPath) && presentedCredential(req) !== undefined)
+      return metricsScrape(req, res, requestId);
     // Static files, outside the API: no credential, no route table (README, "Dashboard").
     if (dashboard && isDashboardPath(rawPath)) return dashboard(req, res);
     if (devSignIn && rawPath.startsWith(`${DEV_PREFIX}/`)) {
@@ -240,19 +288,20 @@ function gatewayHandler(deps: GatewayDeps) {
     let principal: Principal | null = null;
     let routePattern: string | null = null;
     // Labelled by the matched route pattern; a path no route matches is one label, not one per path.
-    res.on('finish', () =>
+    // On 'close', not 'finish': an answer that never finished (a streamed one cut off) counts too.
+    res.once('close', () =>
       metrics.observeHttp(
         'gateway',
         req.method ?? '',
         routePattern ?? '(unmatched)',
-        res.statusCode,
+        endedStatus(res),
         (performance.now() - started) / 1000,
       ),
     );
     if (accessLog) {
-      res.once('finish', () =>
+      res.once('close', () =>
         deps.logger.info(
-          accessLogLine(req.method, routePattern, res.statusCode, started, requestId, principal),
+          accessLogLine(req.method, routePattern, endedStatus(res), started, requestId, principal),
           'request',
         ),
       );
@@ -275,8 +324,8 @@ function gatewayHandler(deps: GatewayDeps) {
     const { rule, params, path } = match;
     routePattern = rule.path;
     setRequestRoute(req.method, rule.path);
-    // Every authenticated call is audited, whatever its outcome (403, 404 and 5xx included).
-    res.once('finish', () => {
+    // Every authenticated call is audited, whatever its outcome (403, 404, 5xx and cut-off answers included).
+    res.once('close', () => {
       if (!principal) return;
       const event = apiCallEvent({
         principal,
@@ -284,7 +333,7 @@ function gatewayHandler(deps: GatewayDeps) {
         method: req.method!,
         route: rule.path,
         path,
-        status: res.statusCode,
+        status: endedStatus(res),
         durationMs: performance.now() - started,
       });
       deps.publisher
@@ -292,22 +341,32 @@ function gatewayHandler(deps: GatewayDeps) {
         .catch((err) => deps.logger.error({ err, eventId: event.id }, 'API_CALL event not published'));
     });
 
-    const ip = () =>
-      clientIp(req.socket.remoteAddress, header(req, 'x-forwarded-for'), deps.trustProxy ?? false);
+    const ip = () => clientIpOf(req);
     try {
-      // An address over its failed-authentication limit is refused on every authenticated route,
-      // a now-correct credential included, until its minute passes (docs/DECISIONS.md).
-      const wait = rule.auth === 'public' ? 0 : (deps.limiter?.authBlocked?.(ip()) ?? 0);
-      if (wait > 0) throw tooManyAuthFailures(wait);
+      const credential = rule.auth === 'public' ? undefined : credentialDigest(req);
+      // An address over its failed-authentication limit is refused on every authenticated route
+      // until its minute passes, before any lookup: only a credential that authenticated in the
+      // last 10 minutes still goes on to authentication, so one stale key behind a shared address
+      // (a NAT) does not lock out the others (docs/DECISIONS.md).
+      if (rule.auth !== 'public' && !(credential !== undefined && recent.has(credential))) {
+        const wait = deps.limiter?.authBlocked?.(ip()) ?? 0;
+        if (wait > 0) throw tooManyAuthFailures(wait);
+      }
       try {
         principal = await authenticate(req, rule, params, deps);
         markRequest(requestId, 'gw.auth');
         if (principal?.tenantId) setSpanAttributes({ 'mandate.tenant_id': principal.tenantId });
       } catch (err) {
-        if (err instanceof AppError && err.status === 401)
-          throw await authFailed(req, rule, requestId, ip(), err);
+        if (err instanceof AppError && err.status === 401) {
+          // A remembered credential that fails now (revoked, expired) loses its pass at once.
+          if (credential !== undefined) recent.forget(credential);
+          throw await authFailed(req, rule.path, requestId, ip(), err);
+        }
         throw err;
       }
+      // The operator token is chosen by a person and may be guessable: it never skips the limit.
+      if (credential !== undefined && principal !== null && principal.actor.type !== 'operator')
+        recent.remember(credential);
       // One limiter call per request, after authentication (rejected credentials cost no budget).
       const subject = deps.limiter && limitSubject(rule, principal, ip);
       if (subject) {
@@ -324,7 +383,12 @@ function gatewayHandler(deps: GatewayDeps) {
       }
       const body = await readBody(req, res);
       markRequest(requestId, 'gw.body');
-      const call = { path, body, requestId };
+      // An Idempotency-Key POST is answered in one piece: the capture stores the body it ends with.
+      const buffered =
+        deps.idempotency !== undefined &&
+        req.method === 'POST' &&
+        req.headers['idempotency-key'] !== undefined;
+      const call = { path, body, requestId, secrets: secretMembersOf(rule), buffered };
       // SPEC §7: only a POST carrying Idempotency-Key reaches the store; true = answered (a replay).
       if (
         deps.idempotency &&
@@ -342,7 +406,7 @@ function gatewayHandler(deps: GatewayDeps) {
         rule.service,
       );
       markRequest(requestId, 'gw.forward');
-      await forward(req, res, deps.upstreams[rule.service], rule.service, path, token, call);
+      await forward(req, res, deps.upstreams[rule.service], rule.service, path, token, call, deps.logger);
       markRequest(requestId, 'gw.done');
     } catch (err) {
       answerError(res, err, deps.logger, { requestId, method: req.method, path });

@@ -28,10 +28,10 @@ export const gatewayConfigSchema = z.object({
   AUTH_FAILURE_LIMIT_PER_MINUTE: env.int(20).pipe(z.number().int().min(1)),
   /** One info line per request (method, route, status, ms, request id, tenant, key id or subject); LOG_LEVEL above info silences it too. */
   ACCESS_LOG: env.bool(true),
-  /** Prefix of the rate limit and quota keys in Redis. */
-  RATE_LIMIT_PREFIX: env.string('mandate:rl'),
-  /** Prefix of the Idempotency-Key records in Redis; how long a response is kept; how long a duplicate waits for the first. */
-  IDEMPOTENCY_PREFIX: env.string('mandate:idem'),
+  /** Replaced by REDIS_PREFIX (every Redis key of every service under one prefix): refused when set. */
+  RATE_LIMIT_PREFIX: env.removed('REDIS_PREFIX'),
+  IDEMPOTENCY_PREFIX: env.removed('REDIS_PREFIX'),
+  /** Idempotency-Key records: how long a response is kept; how long a duplicate waits for the first. */
   IDEMPOTENCY_TTL_SECONDS: env.int(24 * 60 * 60),
   IDEMPOTENCY_WAIT_MS: env.int(10_000),
   /** Where API_CALL events wait (fsync'd) while RabbitMQ is unreachable; one directory per process. Unset → a directory under the OS temp dir. */

@@ -7,7 +7,10 @@ import {
   defaultSpoolDir,
   amqpTopology,
   compose,
+  configError,
+  ConfigError,
   internalTokens,
+  redisKeySpaces,
   type EventPublisher,
   type Logger,
 } from '@mandate/shared';
@@ -18,6 +21,7 @@ import { buildPublicOpenApi } from './openapi';
 import { createLimiter } from './limits';
 import { createIdempotency } from './idempotency';
 import { DevSignIn } from './dashboard/dev-sign-in';
+import { isLoopbackHost } from './http/loopback';
 import { defaultDashboardDir, type DashboardOidc } from './dashboard/static';
 import { parseJwtIssuers } from './auth/jwt';
 
@@ -41,23 +45,37 @@ export async function wire(
   const tokens =
     overrides.tokens ??
     (config.INTERNAL_TOKEN_SECRET ? internalTokens(config.INTERNAL_TOKEN_SECRET) : undefined);
-  if (!tokens) throw new Error('INTERNAL_TOKEN_SECRET is required');
   const operatorToken = overrides.operatorToken ?? config.OPERATOR_TOKEN;
-  if (!operatorToken) throw new Error('OPERATOR_TOKEN is required');
+  // Every missing one at once, as parseConfig reports its problems.
+  const missing = [
+    ...(tokens
+      ? []
+      : ['INTERNAL_TOKEN_SECRET: is required (the same value in every service; e.g. openssl rand -hex 32)']),
+    ...(operatorToken
+      ? []
+      : ["OPERATOR_TOKEN: is required (the platform operator's bearer secret; e.g. openssl rand -hex 32)"]),
+    ...(overrides.upstreams
+      ? []
+      : (['MANDATES', 'VERIFY', 'IDENTITY', 'AUDIT'] as const)
+          .filter((name) => !config[`${name}_URL`])
+          .map(
+            (name) => `${name}_URL: is required: the ${name.toLowerCase()} service, comma-separated replicas`,
+          )),
+  ];
+  if (!tokens || !operatorToken || missing.length > 0) throw new ConfigError(missing);
 
   let upstreams = overrides.upstreams;
   if (!upstreams) {
-    const client = (name: string, urls: string[] | undefined) => {
-      if (!urls) throw new Error(`${name}_URL is required (comma-separated replicas)`);
-      const c = new ServiceClient(urls);
+    const client = (urls: string[] | undefined) => {
+      const c = new ServiceClient(urls!);
       closers.push(() => c.close());
       return c;
     };
     upstreams = {
-      mandates: client('MANDATES', config.MANDATES_URL),
-      verify: client('VERIFY', config.VERIFY_URL),
-      identity: client('IDENTITY', config.IDENTITY_URL),
-      audit: client('AUDIT', config.AUDIT_URL),
+      mandates: client(config.MANDATES_URL),
+      verify: client(config.VERIFY_URL),
+      identity: client(config.IDENTITY_URL),
+      audit: client(config.AUDIT_URL),
     } satisfies Upstreams;
     logger.info(
       {
@@ -103,12 +121,18 @@ export async function wire(
   closers.push(() => credentials.close());
   const { keys, subjects } = credentials;
   // Embedded mode only: tokens of the in-process development issuer, before the configured issuers.
-  const devSignIn = overrides.devSignIn
+  // Only on a loopback listen address: on any other, every machine that reaches the port could sign in.
+  const devSignInOn = overrides.devSignIn === true && isLoopbackHost(config.HOST);
+  if (overrides.devSignIn && !devSignInOn)
+    logger.warn(
+      `development sign-in off: HOST=${config.HOST} is not a loopback address, and anyone who reaches the port could sign in as any subject`,
+    );
+  const devSignIn = devSignInOn
     ? await DevSignIn.create({ identity: upstreams.identity, tokens, subjects })
     : undefined;
   if (devSignIn)
     logger.warn(
-      'development sign-in enabled (embedded mode): anyone reaching this port can act as any subject',
+      'development sign-in enabled (embedded mode, loopback only): anyone on this machine can act as any subject',
     );
   const jwt = devSignIn ? devSignIn.authenticator(credentials.jwt) : credentials.jwt;
 
@@ -131,7 +155,7 @@ export async function wire(
     const owned = await createLimiter(
       {
         redisUrl,
-        prefix: config.RATE_LIMIT_PREFIX,
+        prefix: redisKeySpaces(config.REDIS_PREFIX).rateLimits,
         overrides: config.PLAN_OVERRIDES,
         authFailuresPerMinute: config.AUTH_FAILURE_LIMIT_PER_MINUTE,
       },
@@ -146,7 +170,7 @@ export async function wire(
     const owned = await createIdempotency(
       {
         redisUrl,
-        prefix: config.IDEMPOTENCY_PREFIX,
+        prefix: redisKeySpaces(config.REDIS_PREFIX).idempotency,
         ttlMs: config.IDEMPOTENCY_TTL_SECONDS * 1000,
         waitMs: config.IDEMPOTENCY_WAIT_MS,
         trustProxy: overrides.trustProxy ?? config.TRUST_PROXY,
@@ -195,7 +219,10 @@ export function dashboardOidc(config: GatewayConfig, logger: Logger): DashboardO
   const { DASHBOARD_OIDC_ISSUER: issuer, DASHBOARD_OIDC_CLIENT_ID: clientId } = config;
   if (!issuer && !clientId) return undefined;
   if (!issuer || !clientId)
-    throw new Error('DASHBOARD_OIDC_ISSUER and DASHBOARD_OIDC_CLIENT_ID are set together, or neither');
+    throw configError(
+      issuer ? 'DASHBOARD_OIDC_CLIENT_ID' : 'DASHBOARD_OIDC_ISSUER',
+      'DASHBOARD_OIDC_ISSUER and DASHBOARD_OIDC_CLIENT_ID are set together, or neither',
+    );
   if (!parseJwtIssuers(config.JWT_ISSUERS).some((i) => i.issuer === issuer))
     logger.warn(
       { issuer },

@@ -1,10 +1,13 @@
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ServiceClient, createLogger } from '@mandate/shared';
 import { CapturingPublisher, testTokens } from '@mandate/shared/src/testing';
 import { createApp, type GatewayApp, type GatewayDeps, type Upstreams } from '../src/app';
 import type { KeyResolver } from '../src/auth/key-resolver';
+import type { SubjectResolver } from '../src/auth/subject-resolver';
+import { DevSignIn } from '../src/dashboard/dev-sign-in';
 import { DASHBOARD_CSP, DASHBOARD_NOT_BUILT } from '../src/dashboard/static';
 import { loadGatewayConfig } from '../src/config';
 import { dashboardOidc } from '../src/wiring';
@@ -146,6 +149,132 @@ describe('gateway: the dashboard at /dashboard/ and GET /v1/me', () => {
       key_id: 'key_v',
       permissions: ['verify'],
       plan: 'beta',
+    });
+  });
+
+  describe('the development sign-in (npm start only)', () => {
+    const OTHER = 'tnt_01jbbbbbbbbbbbbbbbbbbbbbbb';
+    // Every subject holds a role in every tenant: only the token's own tenant can refuse it.
+    const everywhere: SubjectResolver = {
+      resolve: async (tenant_id, subject_id) => ({
+        tenant_id,
+        subject_id,
+        assignment_id: 'ras_x',
+        roles: ['tenant_viewer'],
+        permissions: ['mandates:read'],
+        plan: 'beta',
+      }),
+      evict: () => undefined,
+    };
+    let base: URL;
+    beforeAll(async () => {
+      const devSignIn = await DevSignIn.create({
+        identity: client,
+        tokens: testTokens,
+        subjects: everywhere,
+      });
+      const upstreams: Upstreams = { mandates: client, verify: client, identity: client, audit: client };
+      const g = createApp({
+        tokens: testTokens,
+        logger: createLogger('gateway-test', 'silent'),
+        publisher: new CapturingPublisher(),
+        upstreams,
+        keys,
+        operatorToken: 'operator-secret',
+        openApiDocument: () => ({}),
+        jwt: devSignIn.authenticator(undefined),
+        dashboard: { dir: fakeBuild(), devSignIn },
+      });
+      gateways.push(g);
+      base = new URL((await g.start(0)).url);
+    });
+
+    /** One request with exactly these headers (fetch would not send a Host of our choosing). */
+    const raw = (
+      method: string,
+      path: string,
+      headers: Record<string, string>,
+      body?: string,
+    ): Promise<{ status: number; body: any }> =>
+      new Promise((resolve, reject) => {
+        const req = request(
+          { host: base.hostname, port: base.port, method, path, headers, setHost: !('host' in headers) },
+          (res) => {
+            let text = '';
+            res.on('data', (c: Buffer) => (text += c.toString()));
+            res.on('end', () =>
+              resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined }),
+            );
+          },
+        );
+        req.on('error', reject);
+        req.end(body);
+      });
+    const signInBody = JSON.stringify({ tenant_id: TENANT, subject_id: 'dashboard:alice' });
+    const signIn = (headers: Record<string, string>, body = signInBody) =>
+      raw('POST', '/dashboard-dev/sign-in', headers, body);
+    const JSON_TYPE = { 'content-type': 'application/json' };
+
+    it('when a development sign-in token of one tenant calls with another X-Tenant-Id, then 401; in its own tenant, then it is the subject', async () => {
+      const answer = await signIn({ ...JSON_TYPE, host: `127.0.0.1:${base.port}` });
+      expect(answer.status).toBe(200);
+      const me = (tenant: string) =>
+        raw('GET', '/v1/me', { authorization: `Bearer ${answer.body.token}`, 'x-tenant-id': tenant });
+      expect(await me(OTHER)).toEqual({
+        status: 401,
+        body: { error: 'UNAUTHORIZED', message: 'This token was issued for another tenant' },
+      });
+      expect(await me(TENANT)).toMatchObject({
+        status: 200,
+        body: { tenant_id: TENANT, subject_id: 'dashboard:alice' },
+      });
+    });
+
+    it('when the Host is not a loopback name or address, then 403 for both of its routes and no token', async () => {
+      for (const host of [
+        'evil.example',
+        'evil.example:8080',
+        'localhost.evil.example',
+        '10.0.0.5',
+        '[::2]:80',
+        '',
+      ]) {
+        const refused = {
+          status: 403,
+          body: {
+            error: 'FORBIDDEN',
+            message:
+              'The development sign-in answers only requests addressed to a loopback Host (localhost, 127.x.x.x, [::1])',
+          },
+        };
+        expect({ host, ...(await signIn({ ...JSON_TYPE, host })) }).toEqual({ host, ...refused });
+        expect({
+          host,
+          ...(await raw('GET', `/dashboard-dev/subjects?tenant_id=${TENANT}`, { host })),
+        }).toEqual({ host, ...refused });
+      }
+      for (const host of ['localhost', 'LOCALHOST:3000', '127.0.0.1:8080', '127.1.2.3', '[::1]', '[::1]:9']) {
+        const answer = await signIn({ ...JSON_TYPE, host });
+        expect({ host, status: answer.status }).toEqual({ host, status: 200 });
+      }
+    });
+
+    it('when the sign-in body is not application/json (a form, text/plain, none), then 400 and no token', async () => {
+      for (const type of [
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'multipart/form-data',
+        undefined,
+      ]) {
+        const answer = await signIn({ host: 'localhost', ...(type ? { 'content-type': type } : {}) });
+        expect({ type, ...answer }).toEqual({
+          type,
+          status: 400,
+          body: { error: 'BAD_REQUEST', message: 'Content-Type must be application/json' },
+        });
+      }
+      const charset = await signIn({ host: 'localhost', 'content-type': 'application/json; charset=utf-8' });
+      expect(charset.status).toBe(200);
     });
   });
 });

@@ -164,6 +164,7 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       /** Redis port (a proxy's, to cut it); null for the in-memory limiter. */
       redisPort?: number | null;
       routes?: RouteRule[];
+      keys?: KeyResolver;
       trustProxy?: boolean;
       logger?: Logger;
       authFailuresPerMinute?: number;
@@ -196,7 +197,7 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       logger,
       publisher: silentPublisher,
       upstreams,
-      keys,
+      keys: options.keys ?? keys,
       operatorToken: 'operator-secret-for-tests',
       openApiDocument: () => ({ openapi: '3.1.0' }),
       routes: options.routes,
@@ -212,7 +213,13 @@ describe('gateway rate limits and quotas (real Redis)', () => {
           headers: { ...(auth ? { authorization: `Bearer ${auth}` } : {}), ...headers },
         });
         const text = await res.text();
-        return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
+        // JSON, except the text exposition of /metrics.
+        const json = text && res.headers.get('content-type')?.includes('json');
+        return {
+          status: res.status,
+          headers: res.headers,
+          body: json ? JSON.parse(text) : text || undefined,
+        };
       },
       async ready() {
         const res = await fetch(`${server.url}/readyz`);
@@ -600,6 +607,106 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       expect((await g.call('GET', '/v1/mandates', freshKey())).status).toBe(429);
       t += 31_000;
       expect((await g.call('GET', '/v1/mandates', freshKey())).status).toBe(200);
+    });
+  });
+
+  describe('a blocked address and the credentials that authenticated recently', () => {
+    const WRONG = `${TENANT}:nokey.${'s3cr3t'.repeat(6)}`;
+    const from = (ip: string) => ({ 'x-forwarded-for': ip });
+    /** The test keys, each lookup counted, and any key revoked on demand (as identity would answer). */
+    function countingKeys() {
+      const revoked = new Set<string>();
+      let lookups = 0;
+      const resolver: KeyResolver = {
+        resolve: async (secret) => {
+          lookups++;
+          return revoked.has(secret) ? null : keys.resolve(secret);
+        },
+        evict: () => undefined,
+      };
+      return { resolver, lookups: () => lookups, revoke: (auth: string) => revoked.add(auth.split(':')[1]!) };
+    }
+    async function blockedGateway(ip: string) {
+      const counted = countingKeys();
+      const g = await startGateway({
+        authFailuresPerMinute: 2,
+        trustProxy: true,
+        redisPort: null,
+        keys: counted.resolver,
+      });
+      const good = freshKey();
+      expect((await g.call('GET', '/v1/mandates', good, from(ip))).status).toBe(200);
+      for (let i = 0; i < 2; i++) await g.call('GET', '/v1/mandates', WRONG, from(ip));
+      expect((await g.call('GET', '/v1/mandates', WRONG, from(ip))).status).toBe(429);
+      return { g, good, ...counted };
+    }
+
+    it('when an address is over its failed-authentication limit, then a key that authenticated in the last 10 minutes still passes, and an unknown key is 429 without a lookup', async () => {
+      const ip = '203.0.113.20';
+      const { g, good, lookups } = await blockedGateway(ip);
+      expect((await g.call('GET', '/v1/mandates', good, from(ip))).status).toBe(200);
+      const before = lookups();
+      const stranger = await g.call('GET', '/v1/mandates', freshKey(), from(ip));
+      expect(stranger.status).toBe(429);
+      expect(Number(stranger.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect((await g.call('GET', '/v1/mandates', WRONG, from(ip))).status).toBe(429);
+      expect(lookups()).toBe(before);
+    });
+
+    it('when a key that authenticated recently is revoked, then a blocked address gets no pass for it', async () => {
+      const ip = '203.0.113.21';
+      const { g, good, revoke } = await blockedGateway(ip);
+      revoke(good);
+      expect((await g.call('GET', '/v1/mandates', good, from(ip))).status).not.toBe(200);
+      // Forgotten once refused: from now on it is an unknown credential.
+      expect((await g.call('GET', '/v1/mandates', good, from(ip))).status).toBe(429);
+    });
+
+    it('when the operator token is sent from a blocked address, then 429: a person chose it, so it never skips the limit', async () => {
+      const ip = '203.0.113.22';
+      const { g } = await blockedGateway(ip);
+      const platform = await g.call('GET', '/v1/platform/tenants', 'operator-secret-for-tests', from(ip));
+      expect(platform.status).toBe(429);
+    });
+  });
+
+  describe('the operator token on /metrics', () => {
+    it('when /metrics is asked with a wrong token, then 401, the failure is logged without the token and counted; over the limit 429, the right token included', async () => {
+      const { logger, lines } = capturingLogger();
+      const g = await startGateway({ authFailuresPerMinute: 2, trustProxy: true, logger, redisPort: null });
+      const ip = '203.0.113.30';
+      const headers = { 'x-forwarded-for': ip };
+      expect((await g.call('GET', '/metrics', 'operator-secret-for-tests', headers)).status).toBe(200);
+      for (let i = 0; i < 2; i++) {
+        const wrong = await g.call('GET', '/metrics', `guess-${i}-0p3r4t0r`, {
+          ...headers,
+          'x-request-id': `m-${i}`,
+        });
+        expect(wrong).toMatchObject({
+          status: 401,
+          body: { error: 'UNAUTHORIZED', message: 'Invalid operator credentials' },
+        });
+      }
+      expect((await g.call('GET', '/metrics', 'guess-2-0p3r4t0r', headers)).status).toBe(429);
+      expect((await g.call('GET', '/metrics', 'operator-secret-for-tests', headers)).status).toBe(429);
+      // Another address is not concerned; no credential at all is still the route table's 404.
+      expect((await g.call('GET', '/metrics', 'operator-secret-for-tests')).status).toBe(200);
+      expect((await g.call('GET', '/metrics', undefined, headers)).status).toBe(404);
+
+      const failures = lines().filter((l) => l.msg === 'authentication failed');
+      expect(failures).toHaveLength(3);
+      expect(failures[0]).toMatchObject({
+        level: 40,
+        ip,
+        requestId: 'm-0',
+        route: '/metrics',
+        credential: 'opaque_bearer',
+      });
+      expect(
+        lines()
+          .map((l) => JSON.stringify(l))
+          .join('\n'),
+      ).not.toContain('0p3r4t0r');
     });
   });
 

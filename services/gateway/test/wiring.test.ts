@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import pino from 'pino';
 import { InProcessBus, createLogger, newId } from '@mandate/shared';
 import {
   TEST_AMQP_URL,
@@ -50,9 +51,35 @@ describe('gateway wiring', () => {
     });
   });
 
+  it('when the development sign-in is asked for on a non-loopback HOST, then it is off and one warning line says why; on loopback, it is on', async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const capturing = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+    for (const HOST of ['0.0.0.0', '::', '192.0.2.10', 'gateway.internal']) {
+      const { deps, close } = await wire(loadGatewayConfig({ ...baseEnv, HOST }), capturing, {
+        devSignIn: true,
+      });
+      await close();
+      expect({ HOST, devSignIn: deps.dashboard?.devSignIn }).toEqual({ HOST, devSignIn: undefined });
+      const said = lines.splice(0).filter((l) => /development sign-in/.test(l.msg));
+      expect(said).toEqual([
+        expect.objectContaining({
+          level: 40,
+          msg: `development sign-in off: HOST=${HOST} is not a loopback address, and anyone who reaches the port could sign in as any subject`,
+        }),
+      ]);
+    }
+    for (const HOST of ['127.0.0.1', 'localhost', '::1']) {
+      const { deps, close } = await wire(loadGatewayConfig({ ...baseEnv, HOST }), logger, {
+        devSignIn: true,
+      });
+      await close();
+      expect({ HOST, on: deps.dashboard?.devSignIn !== undefined }).toEqual({ HOST, on: true });
+    }
+  });
+
   it('when INTERNAL_TOKEN_SECRET is missing, then wiring refuses to start', async () => {
     await expect(wire(loadGatewayConfig({ ...baseEnv, INTERNAL_TOKEN_SECRET: '' }), logger)).rejects.toThrow(
-      'INTERNAL_TOKEN_SECRET is required',
+      'INTERNAL_TOKEN_SECRET: is required',
     );
   });
 });
@@ -79,8 +106,7 @@ describe('gateway wiring with RabbitMQ and Redis (real servers)', () => {
       AMQP_NAMESPACE: topology.namespace,
       EVENT_SPOOL_DIR: spoolDir,
       REDIS_URL,
-      RATE_LIMIT_PREFIX: `${prefix}:rl`,
-      IDEMPOTENCY_PREFIX: `${prefix}:idem`,
+      REDIS_PREFIX: `${prefix}:`,
     });
     const { deps, close } = await wire(config, logger, { publisher: bus, limiter, idempotency });
     try {

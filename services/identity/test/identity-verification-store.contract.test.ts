@@ -17,6 +17,7 @@ function buildSession(overrides: Partial<IdentityVerification> = {}): IdentityVe
     state: 's'.repeat(43),
     client_id: 'x509_san_dns:localhost',
     request_object: 'a.b.c',
+    request_served_at: null,
     poll_token_hash: null,
     answered_at: null,
     reason: null,
@@ -57,6 +58,24 @@ describeStoreContract<IdentityStore>('IdentityVerificationStore', identityStoreA
     expect(await store().get(s.tenant_id, s.id)).toEqual(s);
     expect(await store().getById(s.id)).toEqual(s);
     expect(await store().get(newId('tnt'), s.id)).toBeNull();
+  });
+
+  it('when the request object is served, then once only (concurrent fetches included), never once expired or answered', async () => {
+    const s = buildSession();
+    await store().insert(s);
+    const at = new Date().toISOString();
+    const served = await Promise.all(Array.from({ length: 4 }, () => store().serveRequestObject(s.id, at)));
+    expect(served.filter((r) => r !== null)).toEqual([{ ...s, request_served_at: at }]);
+    expect(await store().getById(s.id)).toEqual({ ...s, request_served_at: at });
+
+    const expired = buildSession();
+    await store().insert(expired);
+    expect(await store().serveRequestObject(expired.id, expired.expires_at)).toBeNull();
+    const answered = buildSession();
+    await store().insert(answered);
+    await store().answer(answered.id, verified());
+    expect(await store().serveRequestObject(answered.id, new Date().toISOString())).toBeNull();
+    expect(await store().serveRequestObject(newId('idv'), new Date().toISOString())).toBeNull();
   });
 
   it('when answers race on one PENDING session, then exactly one guarded write passes and its events are stored once', async () => {

@@ -133,7 +133,9 @@ describe.each(identityStoreAdapters())(
       expect(fetched.type).toMatch(/^application\/oauth-authz-req\+jwt/);
 
       const person = randomPerson();
-      const { answer } = await walletAnswer(created.request_uri, undefined, person);
+      const request = await resolveRequestObject(fetched.text);
+      const form = await buildDirectPostResponse(request, { issuer, person });
+      const answer = await post(request.responseUri, form);
       expect(answer).toEqual({ status: 200, body: {} });
 
       const res = await get(caller, created.id);
@@ -194,6 +196,51 @@ describe.each(identityStoreAdapters())(
         expect(consume.status).toBe(409);
       },
     );
+
+    it('when the request object is fetched a second time, then 404: it is served once (the link is a capability)', async () => {
+      const { caller } = await tenant();
+      const created = await start(caller);
+      const first = await requestObject(created.request_uri);
+      expect(first.status).toBe(200);
+      const second = await requestObject(created.request_uri);
+      expect({ status: second.status, body: JSON.parse(second.text) }).toEqual({
+        status: 404,
+        body: { error: 'NOT_FOUND', message: 'Identity verification not found' },
+      });
+      // The session itself is untouched: the wallet that fetched it still answers.
+      expect((await get(caller, created.id)).body).toMatchObject({ status: 'PENDING' });
+      const request = await resolveRequestObject(first.text);
+      expect(
+        (await post(request.responseUri, await buildDirectPostResponse(request, { issuer }))).status,
+      ).toBe(200);
+    });
+
+    it('when the request object is fetched concurrently, then exactly one fetch gets it', async () => {
+      const { caller } = await tenant();
+      const created = await start(caller);
+      const fetches = await Promise.all(Array.from({ length: 4 }, () => requestObject(created.request_uri)));
+      expect(fetches.map((f) => f.status).sort()).toEqual([200, 404, 404, 404]);
+    });
+
+    it('when an answer without the state reaches an expired session, then STATE_MISMATCH and nothing is written', async () => {
+      const { caller, created, request } = await startedSession();
+      clock.advance(5 * 60_000 + 1);
+      try {
+        const forgeries: Record<string, string>[] = [
+          { error: 'access_denied' },
+          { error: 'access_denied', state: 'x' },
+        ];
+        for (const forged of forgeries) {
+          expect((await post(request.responseUri, forged)).body.message).toBe(
+            'Presentation rejected: STATE_MISMATCH',
+          );
+        }
+      } finally {
+        clock.advance(-(5 * 60_000 + 1));
+      }
+      expect((await get(caller, created.id)).body).toMatchObject({ status: 'PENDING', reason: null });
+      expect(eventsOf(created.id).map((e) => e.type)).toEqual(['IDENTITY_VERIFICATION_STARTED']);
+    });
 
     it('when the same answer is sent twice (replay), then the second is ALREADY_ANSWERED and the session stays VERIFIED', async () => {
       const { caller } = await tenant();
@@ -268,6 +315,74 @@ describe.each(identityStoreAdapters())(
       expect((await get(caller, created.id)).body).toMatchObject({
         status: 'FAILED',
         reason: 'WALLET_DECLINED',
+      });
+    });
+
+    describe('who reads the claims', () => {
+      /** A VERIFIED mandate session of a fresh tenant, and a caller of that tenant with `permissions`. */
+      async function verifiedSession() {
+        const { tenantId, caller } = await tenant();
+        const created = await start(caller);
+        const person = randomPerson();
+        expect((await walletAnswer(created.request_uri, undefined, person)).answer.status).toBe(200);
+        const as = (actor: CallerContext['actor'], permissions: string[]) =>
+          callerFor(tenantId, { actor, permissions });
+        return { created, person, as };
+      }
+      const key = { type: 'api_key', key_id: 'key_01jtestkey0000000000000000' } as const;
+      const user = { type: 'user', subject_id: 'dashboard:reader' } as const;
+
+      it.each([
+        ['a key with mandates:write', key, ['mandates:read', 'mandates:write']],
+        ['a JWT tenant_admin (tenant:write)', user, ['tenant:read', 'tenant:write', 'mandates:read']],
+      ])('when %s reads a VERIFIED session, then it sees the claims', async (_label, actor, permissions) => {
+        const { created, person, as } = await verifiedSession();
+        const res = await get(as(actor, permissions), created.id);
+        expect(res.status).toBe(200);
+        expect(res.body).toMatchObject({
+          status: 'VERIFIED',
+          subject_id: expect.stringMatching(/^wallet:/),
+          claims_digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+          claims: {
+            family_name: person.family_name,
+            given_name: person.given_name,
+            birth_date: person.birth_date,
+          },
+        });
+      });
+
+      it.each([
+        ['a key with mandates:read only', key, ['mandates:read', 'verify', 'events:read', 'tenants:admin']],
+        ['a JWT tenant_viewer', user, ['tenant:read', 'mandates:read']],
+        ['a JWT tenant_auditor', user, ['tenant:read', 'mandates:read', 'events:read']],
+      ])(
+        'when %s reads a VERIFIED session, then it sees the status only: no claims, digest or subject',
+        async (_label, actor, permissions) => {
+          const { created, person, as } = await verifiedSession();
+          const res = await get(as(actor, permissions), created.id);
+          expect(res.status).toBe(200);
+          expect(res.body).toMatchObject({ id: created.id, status: 'VERIFIED', assurance: 'HIGH' });
+          for (const field of ['claims', 'claims_digest', 'subject_id'])
+            expect(res.body).not.toHaveProperty(field);
+          const text = JSON.stringify(res.body);
+          for (const value of [person.family_name, person.given_name, person.birth_date])
+            expect(text).not.toContain(value);
+        },
+      );
+
+      it('when a tenant credential reads a sign-in session by id, then 404: only its poll_token reads it', async () => {
+        const { caller } = await tenant();
+        const signIn = await start(caller, 'sign_in');
+        const admin = { ...caller, permissions: [...caller.permissions, 'tenant:write'] };
+        expect(await get(admin, signIn.id)).toMatchObject({
+          status: 404,
+          body: { error: 'NOT_FOUND', message: 'Identity verification not found' },
+        });
+        const poll = await svc.call('POST', `/v1/identity-verifications/${signIn.id}/poll`, {
+          caller: system,
+          body: { poll_token: signIn.poll_token },
+        });
+        expect(poll).toMatchObject({ status: 200, body: { id: signIn.id, status: 'PENDING' } });
       });
     });
 
@@ -379,6 +494,7 @@ describe.each(identityStoreAdapters())(
       const first = await consume(a.caller);
       expect(first.status).toBe(200);
       expect(first.body).toEqual({
+        principal_name: expect.any(String),
         verification_id: created.id,
         assurance: 'HIGH',
         issuer: issuer.issuer,
@@ -387,6 +503,43 @@ describe.each(identityStoreAdapters())(
         verified_at: expect.any(String),
       });
       expect((await consume(a.caller)).status).toBe(409);
+    });
+
+    describe("the principal's name comes from the verified claims", () => {
+      async function verifiedFor(person: PersonData) {
+        const { caller } = await tenant();
+        const created = await start(caller);
+        expect((await walletAnswer(created.request_uri, undefined, person)).answer.status).toBe(200);
+        const consume = (body: Record<string, unknown>) =>
+          svc.call('POST', `/internal/v1/identity-verifications/${created.id}/consume`, {
+            caller,
+            body: { mandate_id: newId('mdt'), ...body },
+          });
+        return { consume };
+      }
+
+      it('when the mandate names the principal differently, then 400 without the verified name, and the verification stays unused', async () => {
+        const person = randomPerson();
+        const { consume } = await verifiedFor(person);
+        const refused = await consume({ principal_name: 'Alice Example (CEO)' });
+        expect(refused).toMatchObject({
+          status: 400,
+          body: { error: 'BAD_REQUEST', message: 'principal.name does not match the verified identity' },
+        });
+        const bound = await consume({});
+        expect(bound.status).toBe(200);
+        expect(bound.body.principal_name).toBe(`${person.given_name} ${person.family_name}`);
+      });
+
+      it('when the mandate names the principal as verified, then it binds, answering the verified name', async () => {
+        const person = randomPerson();
+        const { consume } = await verifiedFor(person);
+        const name = `${person.given_name} ${person.family_name}`;
+        expect(await consume({ principal_name: name })).toMatchObject({
+          status: 200,
+          body: { principal_name: name },
+        });
+      });
     });
 
     it('when a VERIFIED session is older than 10 minutes, then it no longer binds a mandate', async () => {

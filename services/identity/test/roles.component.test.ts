@@ -252,8 +252,97 @@ describe.each(identityStoreAdapters())('identity: role assignments (component, $
     expect((await svc.call('GET', `${base}/${created.body.id}`, { caller })).body.roles).toEqual(roles);
   });
 
+  describe('a tenant always keeps an administrator', () => {
+    const keyCaller = (tenantId: string) =>
+      callerFor(tenantId, { actor: { type: 'api_key', key_id: newId('key') } });
+    const LAST_ADMIN =
+      'Cannot revoke or downgrade the last active tenant_admin assignment: assign another first';
+
+    it.each([
+      ['revoked', (base: string, id: string) => ['POST', `${base}/${id}/revoke`, undefined] as const],
+      [
+        'downgraded',
+        (base: string, id: string) => ['PATCH', `${base}/${id}`, { roles: ['tenant_viewer'] }] as const,
+      ],
+    ])('when the last active tenant_admin is %s, then 409 and it stays an admin', async (_label, request) => {
+      const { base, adminAssignmentId, tenantId } = await tenantWithAdmin();
+      const [method, path, body] = request(base, adminAssignmentId);
+      const caller = keyCaller(tenantId);
+      expect(await svc.call(method, path, { caller, body })).toMatchObject({
+        status: 409,
+        body: { error: 'CONFLICT', message: LAST_ADMIN },
+      });
+      expect((await svc.call('GET', `${base}/${adminAssignmentId}`, { caller })).body).toMatchObject({
+        status: 'active',
+        roles: ['tenant_admin'],
+      });
+    });
+
+    it('when two admins revoke each other at once, then exactly one wins and one admin remains', async () => {
+      const { base, adminAssignmentId, tenantId, admin, caller } = await tenantWithAdmin();
+      const second = `dashboard:${newId('req')}`;
+      const created = await svc.call('POST', base, {
+        caller,
+        body: { subject_id: second, roles: ['tenant_admin'] },
+      });
+      expect(created.status).toBe(201);
+      const as = (subject: string) =>
+        callerFor(tenantId, {
+          actor: { type: 'user', subject_id: subject },
+          permissions: caller.permissions,
+        });
+      // Called directly, so the reads and writes of the two interleave on either store.
+      const results = await Promise.allSettled([
+        revokeRoleAssignment(svc.deps, tenantId, created.body.id, as(admin)),
+        revokeRoleAssignment(svc.deps, tenantId, adminAssignmentId, as(second)),
+      ]);
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+      expect(refused.reason).toMatchObject({ status: 409, message: LAST_ADMIN });
+      const active = await svc.call('GET', `${base}?status=active`, { caller: keyCaller(tenantId) });
+      expect(
+        active.body.data.filter((a: { roles: string[] }) => a.roles.includes('tenant_admin')),
+      ).toHaveLength(1);
+    });
+
+    it('when revocations and downgrades of every admin race, then exactly one admin remains, and it can then act again', async () => {
+      const { base, adminAssignmentId, tenantId, caller } = await tenantWithAdmin();
+      const ids = [adminAssignmentId];
+      for (let i = 0; i < 3; i++) {
+        const created = await svc.call('POST', base, {
+          caller,
+          body: { subject_id: `dashboard:${newId('req')}`, roles: ['tenant_admin'] },
+        });
+        ids.push(created.body.id);
+      }
+      const key = keyCaller(tenantId);
+      const results = await Promise.allSettled(
+        ids.map((id, i) =>
+          i % 2
+            ? revokeRoleAssignment(svc.deps, tenantId, id, key)
+            : updateRoleAssignment(svc.deps, tenantId, id, { roles: ['tenant_auditor'] }, key),
+        ),
+      );
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(3);
+      const active = await svc.call('GET', `${base}?status=active`, { caller: key });
+      const admins = active.body.data.filter((a: { roles: string[] }) => a.roles.includes('tenant_admin'));
+      expect(admins).toHaveLength(1);
+      // The count followed: a new admin lets the remaining one go.
+      await svc.call('POST', base, {
+        caller: key,
+        body: { subject_id: `dashboard:${newId('req')}`, roles: ['tenant_admin'] },
+      });
+      expect((await svc.call('POST', `${base}/${admins[0].id}/revoke`, { caller: key })).status).toBe(200);
+    });
+  });
+
   it('when the caller revokes its own active assignment, then 409 and it stays active', async () => {
     const { caller, base, adminAssignmentId } = await tenantWithAdmin();
+    // A second admin, so the last-admin rule is not what refuses or allows here.
+    await svc.call('POST', base, {
+      caller,
+      body: { subject_id: `dashboard:${newId('req')}`, roles: ['tenant_admin'] },
+    });
     expect(await svc.call('POST', `${base}/${adminAssignmentId}/revoke`, { caller })).toMatchObject({
       status: 409,
       body: { error: 'CONFLICT', message: 'Cannot revoke your own active role assignment' },
@@ -268,6 +357,10 @@ describe.each(identityStoreAdapters())('identity: role assignments (component, $
 
   it('when the caller patches its own active assignment to drop tenant:write, then 409 and its roles stay', async () => {
     const { caller, base, adminAssignmentId } = await tenantWithAdmin();
+    await svc.call('POST', base, {
+      caller,
+      body: { subject_id: `dashboard:${newId('req')}`, roles: ['tenant_admin'] },
+    });
     expect(
       await svc.call('PATCH', `${base}/${adminAssignmentId}`, { caller, body: { roles: ['tenant_viewer'] } }),
     ).toMatchObject({

@@ -3,7 +3,7 @@ import { describeStoreContract } from '@mandate/shared/src/testing';
 import type { AccessBaseline } from '../src/access-baselines/access-baseline';
 import { PendingSuccessorExists } from '../src/api-keys/api-key';
 import { DuplicateRecord } from '../src/common/errors';
-import { DuplicateRoleAssignment, type RoleAssignment } from '../src/role-assignments/roles';
+import { DuplicateRoleAssignment, permissionsOf, type RoleAssignment } from '../src/role-assignments/roles';
 import type { IdentityStore } from '../src/store/identity-store';
 import { buildAssignment, buildKeyRecord, buildOnboardingRequest, buildTenant, recordOf } from './factories';
 import { identityStoreAdapters } from './helpers';
@@ -216,6 +216,37 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
       const next = buildAssignment(tenantId, { subject_id: a.subject_id, roles: ['tenant_admin'] });
       await getStore().roleAssignments.insert(tenantId, next);
       expect(await getStore().roleAssignments.findActive(tenantId, a.subject_id)).toEqual(next);
+    });
+
+    describe("the tenant's administrator count (the guard of the last tenant_admin)", () => {
+      const admin = (tenantId: string) =>
+        buildAssignment(tenantId, { roles: ['tenant_admin'], permissions: permissionsOf(['tenant_admin']) });
+
+      it('when the count is first ensured, then it counts the active assignments holding tenant:write, and only once', async () => {
+        const tenantId = newId('tnt');
+        const store = getStore().roleAssignments;
+        const [a, b, viewer] = [admin(tenantId), admin(tenantId), buildAssignment(tenantId)];
+        for (const x of [a, b, viewer]) await store.insert(tenantId, x);
+        await store.insert(newId('tnt'), admin(newId('tnt')));
+        await Promise.all([store.ensureAdminCount(tenantId), store.ensureAdminCount(tenantId)]);
+        // Two admins: one may leave, the second may not (the count never goes below one).
+        expect(await store.leaveAdmin(tenantId)).toBe(true);
+        expect(await store.leaveAdmin(tenantId)).toBe(false);
+        // Ensuring again does not recount: the count stays what the guarded writes made it.
+        await store.ensureAdminCount(tenantId);
+        expect(await store.leaveAdmin(tenantId)).toBe(false);
+        await store.joinAdmin(tenantId);
+        expect(await store.leaveAdmin(tenantId)).toBe(true);
+      });
+
+      it('when two admins leave at once, then exactly one conditional decrement passes', async () => {
+        const tenantId = newId('tnt');
+        const store = getStore().roleAssignments;
+        for (const x of [admin(tenantId), admin(tenantId)]) await store.insert(tenantId, x);
+        await store.ensureAdminCount(tenantId);
+        const left = await Promise.all(Array.from({ length: 6 }, () => store.leaveAdmin(tenantId)));
+        expect(left.filter(Boolean)).toHaveLength(1);
+      });
     });
 
     it("when assignments are listed, then newest first, filtered, paged by id, and only the tenant's own", async () => {

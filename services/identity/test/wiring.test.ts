@@ -41,7 +41,7 @@ describe('wiring', () => {
   });
 
   it('when INTERNAL_TOKEN_SECRET is missing, then wiring refuses to start', async () => {
-    await expect(wire(loadConfig({}), logger)).rejects.toThrow('INTERNAL_TOKEN_SECRET is required');
+    await expect(wire(loadConfig({}), logger)).rejects.toThrow('INTERNAL_TOKEN_SECRET: is required');
   });
 
   it('when a publisher is passed as an override, then it is used', async () => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_SNAPSHOT_PREFIX, commonConfigShape, env } from '@mandate/shared';
+import { commonConfigShape, env } from '@mandate/shared';
 
 /** The only reader of process.env for this service (via parseConfig in main.ts). */
 export const configSchema = z.object({
@@ -22,8 +22,8 @@ export const configSchema = z.object({
   KMS_ENDPOINT: env.optionalUrl(),
   /** Upper bound for one KMS call; throttling and 5xx are retried with backoff on top of it. */
   KMS_TIMEOUT_MS: env.int(2_000).pipe(z.number().int().min(1)),
-  /** Key prefix of the mandate snapshots in Redis (REDIS_URL); verify must use the same. */
-  SNAPSHOT_PREFIX: env.string(DEFAULT_SNAPSHOT_PREFIX),
+  /** Replaced by REDIS_PREFIX (the snapshots live under `<REDIS_PREFIX>snapshot:`): refused when set. */
+  SNAPSHOT_PREFIX: env.removed('REDIS_PREFIX'),
   SNAPSHOT_TTL_SECONDS: env.int(86_400).pipe(z.number().int().min(60)),
   /** How often the expiry sweeper runs; 0 turns it off. */
   EXPIRY_SWEEP_INTERVAL_MS: env.int(5_000).pipe(z.number().int().min(0)),
@@ -32,3 +32,23 @@ export const configSchema = z.object({
 });
 
 export type Config = z.output<typeof configSchema>;
+
+/**
+ * As a process of its own (start:services, compose, Kubernetes) mandates may run as several
+ * replicas, and each would generate a key of its own: a mandate signed by one would not verify
+ * against another's JWKS. So one key must be configured there; embedded mode generates one.
+ */
+export const separateProcessConfigSchema = configSchema.superRefine((config, ctx) => {
+  const configured =
+    config.LOCAL_SIGNING_KEY ||
+    config.LOCAL_SIGNING_KEY_FILE ||
+    config.KMS_KEY_ID ||
+    config.SIGNING_KEY_IDS?.length;
+  if (!configured)
+    ctx.addIssue({
+      code: 'custom',
+      path: ['LOCAL_SIGNING_KEY'],
+      message:
+        'is required when mandates runs as its own process (every replica must sign with the same key): set LOCAL_SIGNING_KEY (a private EC P-256 JWK) or LOCAL_SIGNING_KEY_FILE, or KMS_KEY_ID / SIGNING_KEY_IDS with AWS_REGION',
+    });
+});

@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { defineRoutes, labelText, listing, listQueryShape, routeGroup } from '@mandate/shared';
+import {
+  RESOURCE_PATH,
+  RESOURCE_PATH_MESSAGE,
+  defineRoutes,
+  labelText,
+  listing,
+  listQueryShape,
+  routeGroup,
+} from '@mandate/shared';
 
 /**
  * The mandates service's public contract: its wire vocabulary, request and response schemas and
@@ -81,7 +89,12 @@ export const scopeSchema = z
       .max(100)
       .default(['*']),
     // An empty list must not read as "anything" (SPEC §5 v2, fail closed): omit it instead.
-    resources: z.array(z.string().min(1).max(512)).min(1).max(100).optional(),
+    // Printable, NFC, and no dot segment or encoded separator (SPEC §11, §15).
+    resources: z
+      .array(labelText().min(1).max(512).regex(RESOURCE_PATH, { error: RESOURCE_PATH_MESSAGE }))
+      .min(1)
+      .max(100)
+      .optional(),
     constraints: z
       .strictObject({
         max_amount: z
@@ -118,7 +131,7 @@ const createMandateBodyDoc = createMandateBody
   .meta({ id: 'CreateMandateRequest' });
 
 export const lifecycleBody = z
-  .strictObject({ reason: z.string().max(500).optional() })
+  .strictObject({ reason: labelText().max(500).optional() })
   .meta({ id: 'LifecycleRequest' });
 
 export const listMandatesQuery = z.strictObject({

@@ -1,6 +1,8 @@
 import {
   compose,
   composeStoreAndPublisher,
+  configError,
+  redisKeySpaces,
   snapshotMac,
   loggerAndClock,
   tokensFor,
@@ -42,21 +44,20 @@ export const wire: Wire<Config, Deps> = (config, logger, overrides = {}) =>
       signer = created.signer;
     }
 
-    const tokens = tokensFor(
-      config.INTERNAL_TOKEN_SECRET,
-      overrides.tokens,
-      'INTERNAL_TOKEN_SECRET is required (at least 32 characters)',
-    );
+    const tokens = tokensFor(config.INTERNAL_TOKEN_SECRET, overrides.tokens);
 
     const { adapter: snapshots } = await compose<MandateSnapshots>({
       variable: config.REDIS_URL,
       fromVariable: async (url) => {
         // Verify trusts a snapshot only with its MAC, so one keyed like verify's is needed to write any.
         if (!config.INTERNAL_TOKEN_SECRET)
-          throw new Error('INTERNAL_TOKEN_SECRET is required with REDIS_URL (it keys the snapshot MAC)');
+          throw configError(
+            'INTERNAL_TOKEN_SECRET',
+            "is required with REDIS_URL (it keys the snapshot MAC); set verify's value",
+          );
         const redis = await RedisSnapshots.connect(url, logger, {
           mac: snapshotMac(config.INTERNAL_TOKEN_SECRET),
-          prefix: config.SNAPSHOT_PREFIX,
+          prefix: redisKeySpaces(config.REDIS_PREFIX).snapshots,
           ttlSeconds: config.SNAPSHOT_TTL_SECONDS,
         });
         closers.add(() => redis.close());

@@ -219,7 +219,7 @@ describe('KMS configuration and wiring', () => {
 
   it('when KMS is selected without AWS_REGION, or KMS_KEY_ID is not the first rotation key, then wire refuses to start', async () => {
     await expect(wire(parseConfig(configSchema, { ...base, KMS_KEY_ID: 'alias/k' }), logger)).rejects.toThrow(
-      'AWS_REGION is required',
+      'AWS_REGION: is required',
     );
     await expect(
       wire(
@@ -231,7 +231,7 @@ describe('KMS configuration and wiring', () => {
         }),
         logger,
       ),
-    ).rejects.toThrow('KMS_KEY_ID must be the first of SIGNING_KEY_IDS');
+    ).rejects.toThrow('KMS_KEY_ID: must be the first of SIGNING_KEY_IDS');
     expect(() => parseConfig(configSchema, { ...base, KMS_ENDPOINT: 'not a url' })).toThrow('KMS_ENDPOINT');
   });
 

@@ -1,7 +1,8 @@
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader } from 'jose';
-import { auditEventSchema, canonicalJson, fixedClock, newId } from '@mandate/shared';
+import { AppError, auditEventSchema, canonicalJson, fixedClock, newId } from '@mandate/shared';
 import { callService, callerFor } from '@mandate/shared/src/testing';
 import { IMMUTABLE_FIELDS } from '../src/domain/mandate';
+import type { IdentityVerifications } from '../src/domain/mandates';
 import {
   buildMandate,
   failingSigner,
@@ -544,6 +545,78 @@ describe.each(mandateStoreAdapters())('mandates service (in-process, $name store
         body: { status: 'ready', checks: { [`store:${svc.deps.store.kind}`]: 'ok', signer: 'ok' } },
       });
     });
+  });
+});
+
+describe("identity-verified principal: the name is the verified one (identity's consume, a double)", () => {
+  const VERIFIED_NAME = 'Mallory Example';
+  const asked: { verificationId: string; principalName?: string }[] = [];
+  /** Answers as identity's internal consume route does: the verified name; 400 when the mandate names another. */
+  const identity: IdentityVerifications = {
+    async consume(_caller, verificationId, _mandateId, principalName) {
+      asked.push({ verificationId, principalName });
+      if (principalName !== undefined && principalName !== VERIFIED_NAME)
+        throw new AppError('BAD_REQUEST', 'principal.name does not match the verified identity');
+      return {
+        principal_name: VERIFIED_NAME,
+        assurance: 'HIGH',
+        verification_id: verificationId,
+        issuer: 'https://pid.example',
+        subject_id: 'wallet:mallory',
+        claims_digest: 'f'.repeat(64),
+        verified_at: new Date().toISOString(),
+      };
+    },
+  };
+  let svc: RunningService;
+  beforeAll(async () => {
+    svc = await startService({ identityVerifications: identity });
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+  const create = (tenantId: string, principal: Record<string, unknown>) =>
+    callService(svc.url, 'POST', '/v1/mandates', {
+      caller: callerFor(tenantId),
+      body: { principal, delegate: 'agent-7' },
+    });
+
+  it('when the request names the principal differently, then 400 with a neutral message and no mandate', async () => {
+    const tenantId = newId('tnt');
+    const res = await create(tenantId, {
+      id: 'ceo_alice',
+      name: 'Alice Example (CEO)',
+      verification_id: 'idv_mallory1',
+    });
+    expect(res).toMatchObject({
+      status: 400,
+      body: { error: 'BAD_REQUEST', message: 'principal.name does not match the verified identity' },
+    });
+    expect(asked.at(-1)).toEqual({ verificationId: 'idv_mallory1', principalName: 'Alice Example (CEO)' });
+    const list = await callService(svc.url, 'GET', '/v1/mandates', { caller: callerFor(tenantId) });
+    expect(list.body.data).toEqual([]);
+  });
+
+  it('when the request omits the name, then the principal carries the verified name, inside the signed fields', async () => {
+    const res = await create(newId('tnt'), { id: 'user_m', verification_id: 'idv_mallory2' });
+    expect(res.status).toBe(201);
+    expect(res.body.principal).toMatchObject({
+      id: 'user_m',
+      name: VERIFIED_NAME,
+      verified: { subject_id: 'wallet:mallory' },
+    });
+    expect(res.body.principal.verified).not.toHaveProperty('principal_name');
+    const [, payload] = res.body.signature.jws.split('.');
+    expect(JSON.parse(Buffer.from(payload, 'base64url').toString()).principal.name).toBe(VERIFIED_NAME);
+  });
+
+  it('when the request names the principal as verified, then 201 with that name', async () => {
+    const res = await create(newId('tnt'), {
+      id: 'user_m',
+      name: VERIFIED_NAME,
+      verification_id: 'idv_mallory3',
+    });
+    expect(res).toMatchObject({ status: 201, body: { principal: { name: VERIFIED_NAME } } });
   });
 });
 

@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
 import { newId, snapshotKey } from '@mandate/shared';
 import { testSnapshotMac } from '@mandate/shared/src/testing';
-import { MemorySnapshots, type MandateSnapshots } from '../src/snapshots/mandate-snapshots';
+import type { MandateSnapshots } from '../src/snapshots/mandate-snapshots';
+import { MemorySnapshots } from './memory-snapshots';
 import { RedisSnapshots } from '../src/snapshots/redis-snapshots';
 import { buildMandate } from './support';
 

@@ -63,7 +63,7 @@ export interface RunningService {
 
 /** The real app in-process on port 0 with the adapter's store (memory unless given) and a capturing publisher. */
 export async function startService(
-  overrides: { clock?: Clock; signer?: Signer } = {},
+  overrides: { clock?: Clock; signer?: Signer; identityVerifications?: Deps['identityVerifications'] } = {},
   adapter: AdapterFactory<MandateStore> = inMemory,
 ): Promise<RunningService> {
   const publisher = new CapturingPublisher();
@@ -75,6 +75,7 @@ export async function startService(
     tokens: testTokens,
     logger: createLogger('mandates-test', 'silent'),
     clock: overrides.clock ?? systemClock,
+    ...(overrides.identityVerifications ? { identityVerifications: overrides.identityVerifications } : {}),
   };
   const service = createApp(deps);
   const server = await service.start(0);

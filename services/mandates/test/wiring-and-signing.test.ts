@@ -37,7 +37,7 @@ describe('LocalSigner', () => {
 
   it('when LOCAL_SIGNING_KEY is not a private P-256 JWK, then creation fails loudly', async () => {
     await expect(LocalSigner.create('not json')).rejects.toThrow(
-      'LOCAL_SIGNING_KEY must be a JSON private JWK',
+      'LOCAL_SIGNING_KEY: must be a JSON private JWK',
     );
     const pair = await generateKeyPair('ES256', { extractable: true });
     const publicOnly = await exportJWK(pair.publicKey);
@@ -106,7 +106,7 @@ describe('config and wiring', () => {
 
   it('when INTERNAL_TOKEN_SECRET is missing and no tokens are passed, then wire refuses to start', async () => {
     await expect(wire(parseConfig(configSchema, {}), logger)).rejects.toThrow(
-      'INTERNAL_TOKEN_SECRET is required',
+      'INTERNAL_TOKEN_SECRET: is required',
     );
   });
 });

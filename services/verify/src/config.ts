@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_SNAPSHOT_PREFIX, commonConfigShape, env, parseConfig } from '@mandate/shared';
+import { commonConfigShape, env, parseConfig } from '@mandate/shared';
 
 export const configSchema = z.object({
   ...commonConfigShape,
@@ -9,8 +9,8 @@ export const configSchema = z.object({
   MANDATES_URL: env.urlList(),
   /** Upper bound for one mandate read, retries included. */
   MANDATES_TIMEOUT_MS: env.int(2_000).pipe(z.number().min(1)),
-  /** Key prefix of the mandate snapshots the mandates service writes to Redis (REDIS_URL); must match its own. */
-  SNAPSHOT_PREFIX: env.string(DEFAULT_SNAPSHOT_PREFIX),
+  /** Replaced by REDIS_PREFIX (the snapshots mandates writes under `<REDIS_PREFIX>snapshot:`): refused when set. */
+  SNAPSHOT_PREFIX: env.removed('REDIS_PREFIX'),
   /** Verification events are confirmed by the broker in batches of at most this many, or after this delay. */
   PUBLISH_BATCH_MAX: env.int(500).pipe(z.number().int().min(1)),
   PUBLISH_BATCH_DELAY_MS: env.int(5).pipe(z.number().int().min(0)),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoutes } from '@mandate/shared';
+import { defineRoutes, resourceText } from '@mandate/shared';
 
 /**
  * The verify service's public contract: the wire vocabulary, the request and response schemas and
@@ -34,7 +34,7 @@ export const verifyRequestSchema = z
   .strictObject({
     mandate_id: z.string().min(1).max(256),
     action: z.string().min(1).max(200),
-    resource: z.string().max(1024).optional(),
+    resource: resourceText().max(1024).optional(),
     amount: z.int().min(0).optional().describe('Minor units'),
     currency: z
       .string()

@@ -5,8 +5,10 @@ import {
   SpoolingPublisher,
   amqpTopology,
   compose,
+  configError,
   defaultSpoolDir,
   tokensFor,
+  redisKeySpaces,
   snapshotMac,
   loggerAndClock,
   type EventPublisher,
@@ -52,14 +54,17 @@ export const wire: Wire<Config, Deps> = async (config, logger, overrides = {}) =
         const source = await RedisSnapshotSource.connect(
           config.REDIS_URL,
           logger,
-          config.SNAPSHOT_PREFIX,
+          redisKeySpaces(config.REDIS_PREFIX).snapshots,
         ).catch(async (err) => {
           await http.close();
           throw err;
         });
         if (!config.INTERNAL_TOKEN_SECRET) {
           await Promise.all([source.close(), http.close()]);
-          throw new Error('INTERNAL_TOKEN_SECRET is required with REDIS_URL (it keys the snapshot MAC)');
+          throw configError(
+            'INTERNAL_TOKEN_SECRET',
+            "is required with REDIS_URL (it keys the snapshot MAC); set mandates' value",
+          );
         }
         const snapshots = new SnapshotMandateReader(
           source,
@@ -73,7 +78,7 @@ export const wire: Wire<Config, Deps> = async (config, logger, overrides = {}) =
       },
       override: overrides.reader,
       local: () => {
-        throw new Error('MANDATES_URL is required (comma-separated mandates service replicas)');
+        throw configError('MANDATES_URL', 'is required: the mandates service, comma-separated replicas');
       },
     });
 

@@ -57,6 +57,34 @@ describe('parseVerifyRequest', () => {
   });
 });
 
+describe('resource (SPEC §15)', () => {
+  it.each([
+    'acct:123/../999',
+    'acct:123/./999',
+    '..',
+    'acct:123\\..',
+    'acct:123%2F999',
+    'acct:123%2f999',
+    'acct:123%5c999',
+    'acct:123/%2E%2E/999',
+  ])('when the resource is %j, then 400 naming it, on the fast path and through zod alike', (resource) => {
+    const body = { mandate_id: ID, action: 'payments:create', resource };
+    expect(fastVerifyRequest(body)).toBeUndefined();
+    expect(() => parseVerifyRequest(body)).toThrow(/^resource: must not contain/);
+  });
+
+  it.each(['acct:123/999', 'acct:123/invoices/2026.11', 'a..b', '.hidden/x', 'x/.y', '100%'])(
+    'when the resource is %j, then it takes the fast path',
+    (resource) => {
+      expect(fastVerifyRequest({ mandate_id: ID, action: 'a', resource })).toEqual({
+        mandate_id: ID,
+        action: 'a',
+        resource,
+      });
+    },
+  );
+});
+
 describe('decisionId', () => {
   const mandate = { id: ID, tenant_id: 'tnt_01jz8y7x6w5v4t3s2r1q0p9n8m', version: 7 };
   const inputs: VerifyInput[] = [

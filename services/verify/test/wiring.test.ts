@@ -73,7 +73,7 @@ describe('wire', () => {
 
   it('when neither MANDATES_URL nor a reader is given, then wiring refuses to start', async () => {
     await expect(wire(loadConfig({ INTERNAL_TOKEN_SECRET: TEST_INTERNAL_SECRET }), logger)).rejects.toThrow(
-      'MANDATES_URL is required',
+      'MANDATES_URL: is required',
     );
   });
 

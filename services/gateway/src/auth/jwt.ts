@@ -1,8 +1,9 @@
 import { createRemoteJWKSet, decodeJwt, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { z } from 'zod';
-import { badRequest, notFound, serviceUnavailable, unauthorized } from '@mandate/shared';
-import type { JwtAuthenticator, Principal } from './authenticate';
+import { badRequest, configError, notFound, serviceUnavailable, unauthorized } from '@mandate/shared';
+import { TENANT_ID, type JwtAuthenticator, type Principal } from './authenticate';
 import type { SubjectResolver } from './subject-resolver';
+import { isLoopbackName } from '../http/loopback';
 
 /** SPEC §4: one configured issuer of JWT callers. */
 export const jwtIssuerSchema = z.strictObject({
@@ -16,12 +17,6 @@ export const jwtIssuerSchema = z.strictObject({
 });
 export type JwtIssuer = z.infer<typeof jwtIssuerSchema>;
 
-/** A JWKS over plain http is readable and forgeable on the way, so only a loopback host may use it. */
-function isLoopback(hostname: string): boolean {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  return host === 'localhost' || host === '::1' || /^127(\.\d{1,3}){3}$/.test(host);
-}
-
 /** The subject prefix an issuer's callers get: two issuers with one prefix could impersonate each other's subjects. */
 const subjectPrefix = (i: JwtIssuer) => (i.subject_scheme === 'oidc' ? `oidc:${i.name}` : i.subject_scheme);
 
@@ -29,7 +24,8 @@ const issuersSchema = z.array(jwtIssuerSchema).superRefine((list, ctx) => {
   const seen = { name: new Set<string>(), issuer: new Set<string>(), prefix: new Set<string>() };
   list.forEach((i, index) => {
     const url = new URL(i.jwks_uri);
-    if (url.protocol !== 'https:' && !isLoopback(url.hostname))
+    // A JWKS over plain http is readable and forgeable on the way, so only a loopback host may use it.
+    if (url.protocol !== 'https:' && !isLoopbackName(url.hostname))
       ctx.addIssue({
         code: 'custom',
         path: [index, 'jwks_uri'],
@@ -57,13 +53,17 @@ export function parseJwtIssuers(raw: string | undefined): JwtIssuer[] {
   try {
     json = JSON.parse(raw);
   } catch {
-    throw new Error('JWT_ISSUERS must be a JSON list of {name, issuer, jwks_uri, audience, subject_scheme}');
+    throw configError(
+      'JWT_ISSUERS',
+      'must be a JSON list of {name, issuer, jwks_uri, audience, subject_scheme}',
+    );
   }
   const parsed = issuersSchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
-    throw new Error(
-      `JWT_ISSUERS${issue.path.map((p) => `[${JSON.stringify(p)}]`).join('')}: ${issue.message}`,
+    throw configError(
+      `JWT_ISSUERS${issue.path.map((p) => `[${JSON.stringify(p)}]`).join('')}`,
+      issue.message,
     );
   }
   return parsed.data;
@@ -119,11 +119,12 @@ export class JoseJwtAuthenticator implements JwtAuthenticator {
   }
 
   async authenticate(token: string, tenantId: string | null): Promise<Principal> {
-    return principalOfSubject(this.subjects, await this.verify(token), tenantId);
+    const { subjectId, issuedFor } = await this.verify(token);
+    return principalOfSubject(this.subjects, subjectId, tenantId, issuedFor);
   }
 
-  /** The canonical subject id of a valid token; 401 for anything else. */
-  async verify(token: string): Promise<string> {
+  /** The canonical subject id of a valid token, and the tenant it was issued for; 401 for anything else. */
+  async verify(token: string): Promise<VerifiedToken> {
     let iss: unknown;
     try {
       iss = decodeJwt(token).iss;
@@ -133,6 +134,7 @@ export class JoseJwtAuthenticator implements JwtAuthenticator {
     const issuer = typeof iss === 'string' ? this.issuers.get(iss) : undefined;
     if (!issuer) throw unauthorized(INVALID);
     let sub: unknown;
+    let tid: unknown;
     try {
       const { payload } = await jwtVerify(token, issuer.jwks, {
         issuer: issuer.config.issuer,
@@ -142,27 +144,46 @@ export class JoseJwtAuthenticator implements JwtAuthenticator {
         requiredClaims: ['exp', 'sub'],
       });
       sub = payload.sub;
+      tid = payload.tid;
     } catch (err) {
       throw mapJoseError(err);
     }
     if (typeof sub !== 'string' || sub.length === 0 || sub.length > 200 || /\s/.test(sub))
       throw unauthorized(INVALID);
     const { name, subject_scheme } = issuer.config;
-    return subject_scheme === 'oidc' ? `oidc:${name}:${sub}` : `${subject_scheme}:${sub}`;
+    if (subject_scheme === 'wallet') {
+      // Identity's wallet sign-in issues every token for one tenant; one without it is not one of its tokens.
+      if (typeof tid !== 'string' || !TENANT_ID.test(tid)) throw unauthorized(INVALID);
+      return { subjectId: `wallet:${sub}`, issuedFor: tid };
+    }
+    // Another issuer's `tid` is its own notion (Entra ID's directory, say), never one of our tenants.
+    return { subjectId: subject_scheme === 'oidc' ? `oidc:${name}:${sub}` : `${subject_scheme}:${sub}` };
   }
 }
+
+/** A verified token: its canonical subject and, for a token issued for one tenant, that tenant. */
+export interface VerifiedToken {
+  subjectId: string;
+  issuedFor?: string;
+}
+
+export const TOKEN_OF_ANOTHER_TENANT = 'This token was issued for another tenant';
 
 /**
  * The principal of a verified JWT subject in the tenant it calls (the X-Tenant-Id, or the path's):
  * the permissions of its active role assignment there. Every JWT caller, of a configured issuer or
- * of the development sign-in, is made a principal here.
+ * of the development sign-in, is made a principal here. A token issued for one tenant (`issuedFor`:
+ * wallet and development sign-ins) is valid in that tenant only, whatever roles the subject holds
+ * elsewhere: a sign-in proves who the person is to that tenant, not to every tenant.
  */
 export async function principalOfSubject(
   subjects: SubjectResolver,
   subjectId: string,
   tenantId: string | null,
+  issuedFor?: string,
 ): Promise<Principal> {
   if (tenantId === null) throw badRequest('X-Tenant-Id is required for a JWT caller on this route');
+  if (issuedFor !== undefined && tenantId !== issuedFor) throw unauthorized(TOKEN_OF_ANOTHER_TENANT);
   const subject = await subjects.resolve(tenantId, subjectId);
   // No assignment: the tenant does not exist for this subject (SPEC §4), rather than 403.
   if (!subject) throw notFound('Tenant not found');

@@ -6,6 +6,7 @@ import {
   INTERNAL_TOKEN_HEADER,
   badRequest,
   describeZodError,
+  forbidden,
   notFound,
   unauthorized,
   type InternalTokens,
@@ -15,6 +16,7 @@ import type { JwtAuthenticator, Principal } from '../auth/authenticate';
 import { TENANT_ID } from '../auth/authenticate';
 import { principalOfSubject } from '../auth/jwt';
 import type { SubjectResolver } from '../auth/subject-resolver';
+import { isLoopbackHost } from '../http/loopback';
 
 /**
  * The embedded mode's development sign-in (README, "Dashboard"): a person picks a subject of a
@@ -27,6 +29,8 @@ export const DEV_ISSUER = 'urn:mandate:embedded-dev-sign-in';
 export const DEV_AUDIENCE = 'mandate-dashboard';
 export const DEV_PREFIX = '/dashboard-dev';
 const TOKEN_TTL_SECONDS = 60 * 60;
+export const NOT_LOOPBACK_HOST =
+  'The development sign-in answers only requests addressed to a loopback Host (localhost, 127.x.x.x, [::1])';
 
 const signInBody = z.strictObject({
   tenant_id: z.string().regex(TENANT_ID, { message: 'must be a tenant id' }),
@@ -76,40 +80,50 @@ export class DevSignIn {
           return inner.authenticate(token, tenantId);
         }
         let sub: unknown;
+        let tid: unknown;
         try {
           ({
-            payload: { sub },
+            payload: { sub, tid },
           } = await jwtVerify(token, this.publicKey, {
             issuer: DEV_ISSUER,
             audience: DEV_AUDIENCE,
             algorithms: ['ES256'],
-            requiredClaims: ['exp', 'sub'],
+            requiredClaims: ['exp', 'sub', 'tid'],
           }));
         } catch {
           throw unauthorized('Invalid bearer token');
         }
-        if (typeof sub !== 'string') throw unauthorized('Invalid bearer token');
-        return principalOfSubject(this.subjects, sub, tenantId);
+        if (typeof sub !== 'string' || typeof tid !== 'string') throw unauthorized('Invalid bearer token');
+        // Signed in for one tenant: valid in that tenant only (principalOfSubject).
+        return principalOfSubject(this.subjects, sub, tenantId, tid);
       },
     };
   }
 
-  /** GET /dashboard-dev/subjects?tenant_id= and POST /dashboard-dev/sign-in. */
+  /**
+   * GET /dashboard-dev/subjects?tenant_id= and POST /dashboard-dev/sign-in, for a request addressed
+   * to a loopback Host only: a page of another site that a DNS rebinding points at this port sends
+   * its own name as Host. The sign-in takes application/json only, which no other site's page can
+   * send here without a CORS preflight this gateway never grants (a form or text/plain can).
+   */
   async handle(req: IncomingMessage, res: ServerResponse, path: string, query: string): Promise<void> {
     try {
+      if (!isLoopbackHost(req.headers.host)) throw forbidden(NOT_LOOPBACK_HOST);
       if (path === `${DEV_PREFIX}/subjects` && req.method === 'GET') {
         const parsed = subjectsQuery.safeParse(Object.fromEntries(new URLSearchParams(query)));
         if (!parsed.success) throw badRequest(describeZodError(parsed.error, 'query'));
         return send(res, 200, { data: await this.activeSubjects(parsed.data.tenant_id) });
       }
       if (path === `${DEV_PREFIX}/sign-in` && req.method === 'POST') {
+        const media = (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+        if (media !== 'application/json') throw badRequest('Content-Type must be application/json');
         const parsed = signInBody.safeParse(await readJson(req));
         if (!parsed.success) throw badRequest(describeZodError(parsed.error));
         const { tenant_id, subject_id } = parsed.data;
         const subject = await this.subjects.resolve(tenant_id, subject_id);
         if (!subject) throw notFound('No active role assignment for this subject in this tenant');
         const expires = Math.floor(Date.now() / 1000) + TOKEN_TTL_SECONDS;
-        const token = await new SignJWT({})
+        const token = await new SignJWT({ tid: tenant_id })
           .setProtectedHeader({ alg: 'ES256' })
           .setIssuer(DEV_ISSUER)
           .setAudience(DEV_AUDIENCE)

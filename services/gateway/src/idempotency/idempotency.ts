@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { badRequest, conflict, serviceUnavailable, type Logger } from '@mandate/shared';
+import { SECRET_MEMBER_NAMES, badRequest, conflict, serviceUnavailable, type Logger } from '@mandate/shared';
 import { header, type Principal } from '../auth/authenticate';
 import { clientIp } from '../limits/subject';
 import type { IdempotencyRecord, IdempotencyStore, PendingLock, StoredResponse } from './store';
@@ -14,6 +14,8 @@ export interface IdempotentCall {
   /** The raw body, if any. */
   body?: Buffer;
   requestId: string;
+  /** Member names never stored with the answer (secretMembersOf the route); absent = the defaults. */
+  secrets?: ReadonlySet<string>;
 }
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
@@ -95,7 +97,7 @@ export class Idempotency {
         throw serviceUnavailable('Idempotency store unavailable; retry later');
       }
       if (existing === null) {
-        this.capture(call.requestId, res, scope, key, pending);
+        this.capture(call, res, scope, key, pending);
         return false;
       }
       if (existing.fingerprint !== pending.fingerprint) throw conflict(KEY_REUSED);
@@ -131,7 +133,14 @@ export class Idempotency {
    * for the retry that will follow. The answer leaves only once the record is written (one bounded
    * store call), so a client that got an answer and retries always gets the replay.
    */
-  private capture(requestId: string, res: ServerResponse, scope: string, key: string, pending: PendingLock) {
+  private capture(
+    call: IdempotentCall,
+    res: ServerResponse,
+    scope: string,
+    key: string,
+    pending: PendingLock,
+  ) {
+    const { requestId, secrets = DEFAULT_SECRETS } = call;
     let settled = false;
     const end = res.end;
     const { store, settings, logger } = this;
@@ -141,8 +150,8 @@ export class Idempotency {
       settled = true;
       const status = res.statusCode;
       const sent = typeof chunk === 'function' || chunk == null ? Buffer.alloc(0) : toBuffer(chunk, encoding);
-      // The secret of a created key is shown once (SPEC §4): never kept, so a replay comes without it.
-      const body = withoutSecret(sent);
+      // A secret is shown once (SPEC §4, §15): never kept, so a replay comes without it.
+      const body = withoutSecrets(sent, secrets);
       const write =
         status >= 500
           ? store.release(scope, key, pending)
@@ -168,32 +177,44 @@ function fingerprint(req: IncomingMessage, { path, body = Buffer.alloc(0) }: Ide
   );
 }
 
-const SECRET_MEMBER = 'api_key';
+const DEFAULT_SECRETS: ReadonlySet<string> = new Set(SECRET_MEMBER_NAMES);
 
 /**
- * The body without an API-key secret: `api_key` of the key-creation shape `{key_id, api_key, …}`,
- * and `api_key.api_key` of the tenant-creation shape `{tenant, api_key: {key_id, api_key, …}}`.
- * Other bodies are returned as they are (most are not even parsed).
+ * The body without its secrets: every member named in `secrets` whose value is not an object
+ * (`api_key` of the key-creation shape `{key_id, api_key, …}`, `poll_token`, `access_token`, a
+ * webhook's `secret`), at any depth. A member of that name holding an object is kept and walked
+ * into: the tenant-creation shape `{tenant, api_key: {key_id, api_key, …}}` keeps its key's id.
+ * A body naming none of them, or not JSON, is returned as it is (most are not even parsed).
  */
-export function withoutSecret(body: Buffer): Buffer {
-  if (!body.includes(SECRET_MEMBER)) return body;
+export function withoutSecrets(body: Buffer, secrets: ReadonlySet<string>): Buffer {
+  let named = false;
+  for (const name of secrets) if ((named = body.includes(`"${name}"`))) break;
+  if (!named) return body;
   let json: unknown;
   try {
     json = JSON.parse(body.toString('utf8'));
   } catch {
     return body;
   }
-  if (!isObject(json)) return body;
-  const secret = json[SECRET_MEMBER];
-  if (typeof secret === 'string') {
-    const { [SECRET_MEMBER]: _dropped, ...rest } = json;
-    return Buffer.from(JSON.stringify(rest));
+  const dropped = { count: 0 };
+  const stripped = stripSecrets(json, secrets, dropped);
+  // Nothing dropped (the name was only a value): the bytes the client got, unchanged.
+  return dropped.count === 0 ? body : Buffer.from(JSON.stringify(stripped));
+}
+
+function stripSecrets(value: unknown, secrets: ReadonlySet<string>, dropped: { count: number }): unknown {
+  if (Array.isArray(value)) return value.map((item) => stripSecrets(item, secrets, dropped));
+  if (!isObject(value)) return value;
+  // No prototype: a member named __proto__ stays a member, as JSON.parse made it.
+  const out: Record<string, unknown> = Object.create(null);
+  for (const [name, member] of Object.entries(value)) {
+    if (secrets.has(name) && (typeof member !== 'object' || member === null)) {
+      dropped.count++;
+      continue;
+    }
+    out[name] = stripSecrets(member, secrets, dropped);
   }
-  if (isObject(secret) && typeof secret[SECRET_MEMBER] === 'string') {
-    const { [SECRET_MEMBER]: _dropped, ...key } = secret;
-    return Buffer.from(JSON.stringify({ ...json, [SECRET_MEMBER]: key }));
-  }
-  return body;
+  return out;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>

@@ -190,16 +190,47 @@ export async function rotateApiKey(
       'API_KEY_ROTATED',
       caller,
     );
+  let issued: IssuedKey;
   try {
-    return await rotate();
+    issued = await rotate();
   } catch (err) {
     if (!(err instanceof PendingSuccessorExists)) throw err;
     // The pending successor may be past its window but not yet swept: revoke what is due, then
     // try once more; a successor still in its window keeps refusing (409).
     if ((await expireStagingKeys(deps)) === 0) throw err;
-    return rotate();
+    issued = await rotate();
   }
+  await refuseSuccessorOfRevokedKey(deps, tenantId, keyId, issued.key, caller);
+  return issued;
 }
+
+/**
+ * A revocation that completed between the rotation's read and its insert (two documents, no
+ * transaction) would leave a usable successor of a revoked key. Read the key again after the
+ * insert: still active, the rotation stands (a revocation after this read comes after the
+ * rotation, as one called after the other); no longer active, the successor is revoked before
+ * its secret is ever shown, and the rotation is refused as if it had come second.
+ */
+async function refuseSuccessorOfRevokedKey(
+  deps: IdentityDeps,
+  tenantId: string,
+  keyId: string,
+  successor: ApiKey,
+  caller?: CallerContext,
+): Promise<void> {
+  const old = await deps.store.apiKeys.get(tenantId, keyId);
+  if (old?.status === 'active') return;
+  await writeStatus(
+    deps,
+    successor,
+    { to: 'revoked', type: 'API_KEY_REVOKED', data: { reason: REPLACED_KEY_REVOKED_REASON } },
+    caller,
+  );
+  throw new KeyTransitionNotAllowed('API key is revoked');
+}
+
+/** Why a rotation's successor was revoked at once: its key was revoked while it was being issued. */
+const REPLACED_KEY_REVOKED_REASON = 'replaced_key_revoked';
 
 /** staging → active, then the key it replaces → revoked (activating first keeps a usable key at every moment). */
 export async function activateApiKey(

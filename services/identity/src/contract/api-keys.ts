@@ -49,6 +49,7 @@ export const apiKeyRoutes = defineRoutes({
     limit: 'apikeys.create',
     request: { body: createApiKeyBody },
     responses: { 201: { description: 'The key with its secret', schema: createdApiKeySchema } },
+    secrets: ['api_key'],
   }),
   listApiKeys: keys.reads.get('/v1/tenants/:tenantId/api-keys', {
     summary: 'List API keys, newest first',
@@ -64,6 +65,7 @@ export const apiKeyRoutes = defineRoutes({
       'A key has at most one staging successor. The staging key is revoked if not activated within STAGING_KEY_TTL_HOURS (default 168). Counts against the key-creation rate limit.',
     limit: 'apikeys.create',
     responses: { 201: { description: 'The new staging key with its secret', schema: rotatedApiKeySchema } },
+    secrets: ['api_key'],
     errors: { 409: 'The key is not active, or already has a staging successor' },
   }),
   activateApiKey: keys.writes.post('/v1/tenants/:tenantId/api-keys/:keyId/activate', {

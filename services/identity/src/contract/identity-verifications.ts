@@ -76,7 +76,7 @@ export const listIdentityVerificationsQuery = z.strictObject({
 
 /**
  * A session in a list (Trust operations): its state and who vouched, never the disclosed claims,
- * their digest or the subject (GET by id, with mandates:read, answers those).
+ * their digest or the subject (GET by id answers those to mandates:write or tenant:write only).
  */
 export const identityVerificationSummarySchema = identityVerificationSchema.pick({
   id: true,
@@ -120,6 +120,7 @@ export const identityVerificationRoutes = defineRoutes({
     scope: 'mandates:write',
     request: { body: createIdentityVerificationBody },
     responses: startedResponse('A PENDING session (5 minutes) and the openid4vp:// link for the wallet'),
+    secrets: ['poll_token'],
   }),
   listIdentityVerifications: tenantVerifications.get('/v1/identity-verifications', {
     summary: "List the tenant's wallet verification sessions, newest first (no claims)",
@@ -131,20 +132,32 @@ export const identityVerificationRoutes = defineRoutes({
     summary: 'Start a wallet sign-in to a tenant (no authentication; limited per client IP)',
     request: { body: createSignInVerificationBody },
     responses: startedResponse('A PENDING sign-in session, its link and the poll_token'),
+    secrets: ['poll_token'],
     errors: { 404: 'No such tenant' },
   }),
   getIdentityVerification: tenantVerifications.get('/v1/identity-verifications/:id', {
-    summary: 'Read a verification: status, reason, assurance and the disclosed claims',
+    summary:
+      'Read a mandate verification: status, reason, assurance; the disclosed claims, their digest and ' +
+      'the subject only with mandates:write (API key) or tenant:write (JWT)',
     scope: 'mandates:read',
-    responses: verificationResponse,
-    errors: { 404: 'Verification not found' },
+    responses: {
+      200: {
+        description:
+          'The verification: with claims, claims_digest and subject_id for a caller holding mandates:write ' +
+          'or tenant:write; without those three members (its status only) for any other',
+        schema: identityVerificationSchema.or(identityVerificationSummarySchema),
+      },
+    },
+    errors: { 404: 'Verification not found, or a sign-in one (read only with its poll_token)' },
   }),
   getIdentityVerificationRequest: walletVerifications.get('/v1/identity-verifications/:id/request', {
     summary: 'The signed request object the wallet fetches (application/oauth-authz-req+jwt)',
     responses: {
       200: { description: 'The request object, a compact JWS (not JSON)', schema: z.string() },
     },
-    errors: { 404: 'Verification not found, or no longer pending' },
+    errors: {
+      404: 'Verification not found, no longer pending, or its request object was already served (once only)',
+    },
   }),
   answerIdentityVerification: walletActions.post('/v1/identity-verifications/:id/response', {
     summary: "The wallet's direct_post answer (form-encoded vp_token and state; limited per client IP)",
@@ -166,6 +179,7 @@ export const identityVerificationRoutes = defineRoutes({
     summary: 'Sign-in: exchange a VERIFIED session and its poll_token for a 15-minute ES256 JWT (once)',
     request: { body: pollBody },
     responses: { 200: { description: 'The token of the wallet: subject', schema: signInTokenSchema } },
+    secrets: ['access_token'],
     errors: {
       404: POLL_TOKEN_NOT_FOUND,
       409: 'Not VERIFIED, or its token was already issued',

@@ -27,7 +27,7 @@ export const onboardingRequestBody = z.strictObject({
     .string()
     .regex(/^[A-Z]{2}$/, { message: 'must be an ISO 3166-1 alpha-2 code such as DE' })
     .optional(),
-  use_case: z.string().trim().max(USE_CASE_MAX).optional(),
+  use_case: labelText().trim().max(USE_CASE_MAX).optional(),
 });
 
 export const listOnboardingQuery = z.strictObject({
@@ -47,7 +47,7 @@ export const approveOnboardingBody = z.strictObject({
 });
 
 export const rejectOnboardingBody = z.strictObject({
-  reason: z.string().trim().max(REJECTION_REASON_MAX).optional(),
+  reason: labelText().trim().max(REJECTION_REASON_MAX).optional(),
 });
 
 export const onboardingAcceptedSchema = z.object({
@@ -103,6 +103,7 @@ export const onboardingRoutes = defineRoutes({
         schema: approvedOnboardingSchema,
       },
     },
+    secrets: ['api_key'],
     errors: { 409: 'The request was already decided' },
   }),
   rejectOnboardingRequest: platformRoutes.post('/v1/platform/onboarding-requests/:id/reject', {

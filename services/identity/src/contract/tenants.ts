@@ -34,6 +34,7 @@ export const tenantRoutes = defineRoutes({
     responses: {
       201: { description: 'The tenant and its initial key (all five scopes)', schema: createTenantResponse },
     },
+    secrets: ['api_key'],
   }),
   listTenants: platformRoutes.get('/v1/platform/tenants', {
     summary: 'List the tenants of the platform, newest first (platform operator)',

@@ -12,14 +12,14 @@ import { z } from 'zod';
 import type { Deps } from '../app';
 import { routes } from '../contract';
 import { pageView, pageWindow } from './pages';
-import type { IdentityVerification } from '../identity-verifications/identity-verification';
+import { verifiedName, type IdentityVerification } from '../identity-verifications/identity-verification';
 import {
   answerIdentityVerification,
   consumeForMandate,
   exchangeSignInToken,
-  getIdentityVerification,
   listIdentityVerifications,
   pollIdentityVerification,
+  readIdentityVerification,
   requestObjectOf,
   startIdentityVerification,
   walletJwks,
@@ -106,10 +106,20 @@ export function identityVerificationRoutes(deps: Deps): Router {
       });
       return { status: 200, body: pageView(page, identityVerificationSummaryView) };
     }),
-    implement(routes.getIdentityVerification)(async ({ params }, req) => ({
-      status: 200,
-      body: identityVerificationView(await getIdentityVerification(deps, tenantOf(req), params.id)),
-    })),
+    implement(routes.getIdentityVerification)(async ({ params }, req) => {
+      const { verification, withClaims } = await readIdentityVerification(
+        deps,
+        tenantOf(req),
+        params.id,
+        callerOf(req).permissions,
+      );
+      return {
+        status: 200,
+        body: withClaims
+          ? identityVerificationView(verification)
+          : identityVerificationSummaryView(verification),
+      };
+    }),
     implement(routes.pollSignInVerification)(async ({ params, body }) => ({
       status: 200,
       body: identityVerificationView(await pollIdentityVerification(deps, params.id, body.poll_token)),
@@ -133,7 +143,11 @@ export function identityVerificationRoutes(deps: Deps): Router {
   return r;
 }
 
-const consumeBody = z.strictObject({ mandate_id: z.string().min(1) });
+const consumeBody = z.strictObject({
+  mandate_id: z.string().min(1),
+  /** The principal's name as the mandate request gives it, if it does: it must be the verified one. */
+  principal_name: z.string().min(1).max(256).optional(),
+});
 
 /** For mandates: binds a VERIFIED mandate-purpose session of the caller's tenant to one mandate. */
 export function identityVerificationInternalRoutes(deps: Deps): Router {
@@ -141,9 +155,17 @@ export function identityVerificationInternalRoutes(deps: Deps): Router {
   route(r, '/internal/v1/identity-verifications/:id/consume', {
     post: async (req, res) => {
       const body = parseOrThrow(consumeBody, req.body);
-      const v = await consumeForMandate(deps, tenantOf(req), String(req.params.id), body.mandate_id);
+      const v = await consumeForMandate(
+        deps,
+        tenantOf(req),
+        String(req.params.id),
+        body.mandate_id,
+        body.principal_name,
+      );
       const result = v.result!;
       res.json({
+        // The mandate's principal takes this name, never the request's (the caller holds mandates:write).
+        principal_name: verifiedName(result),
         verification_id: v.id,
         assurance: result.assurance,
         issuer: result.issuer,

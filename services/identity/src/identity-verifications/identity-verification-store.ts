@@ -21,6 +21,11 @@ export interface IdentityVerificationStore {
   /** The tenant's sessions, newest first, optionally of one status and/or purpose. */
   list(tenantId: string, options: ListOptions & IdentityVerificationFilter): Promise<IdentityVerification[]>;
   /**
+   * Marks the request object served at `at`, only while the session is PENDING, unexpired at `at` and
+   * its request object not yet served. The session as written, or null: a request object is served once.
+   */
+  serveRequestObject(id: string, at: string): Promise<IdentityVerification | null>;
+  /**
    * The one guarded write of an answer: stores it (and its events) only while the session is still
    * PENDING and unanswered. Null when another answer got there first: two concurrent answers never both pass.
    */

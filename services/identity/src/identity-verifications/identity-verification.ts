@@ -39,8 +39,14 @@ export interface IdentityVerification {
   nonce: string;
   state: string;
   client_id: string;
-  /** The signed request object, signed once at creation so any instance serves the same one. */
+  /**
+   * The signed request object, signed once at creation so whichever instance serves it serves the same
+   * bytes. Served once only (request_served_at): the link is a capability, and a second fetch is not
+   * the wallet of the person verifying.
+   */
   request_object: string;
+  /** When the wallet fetched the request object; null until then. */
+  request_served_at: string | null;
   /** SHA-256 (hex) of the sign-in poll token; null for the mandate purpose. */
   poll_token_hash: string | null;
   answered_at: string | null;
@@ -96,6 +102,21 @@ export class PresentationRejected extends AppError {
 export class VerificationNotUsable extends AppError {
   constructor(message: string) {
     super('CONFLICT', message);
+  }
+}
+
+/** The name a VERIFIED session vouches for: the PID's given name(s), then its family name. */
+export function verifiedName(result: VerificationResult): string {
+  return `${result.claims.given_name} ${result.claims.family_name}`.normalize('NFC');
+}
+
+/**
+ * A mandate named its identity-verified principal otherwise than the verification does. The message
+ * never says which name the verification carries: the caller may not hold the right to read claims.
+ */
+export class PrincipalNameMismatch extends AppError {
+  constructor() {
+    super('BAD_REQUEST', 'principal.name does not match the verified identity');
   }
 }
 

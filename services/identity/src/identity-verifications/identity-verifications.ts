@@ -7,7 +7,9 @@ import {
   IDENTITY_VERIFICATION_TTL_MS,
   IdentityVerificationNotFound,
   PresentationRejected,
+  PrincipalNameMismatch,
   VerificationNotUsable,
+  verifiedName,
   WalletNotConfigured,
   hashPollToken,
   newPollToken,
@@ -70,6 +72,7 @@ export async function startIdentityVerification(
     state,
     client_id: wallet.identity.clientId,
     request_object: requestObject,
+    request_served_at: null,
     poll_token_hash: pollToken ? hashPollToken(pollToken) : null,
     answered_at: null,
     reason: null,
@@ -94,12 +97,18 @@ export async function startIdentityVerification(
   return { verification, authorizationRequest, requestUri: `${base}/request`, pollToken };
 }
 
-/** The request object the wallet fetches; only while the session waits for an answer. */
+/**
+ * The request object the wallet fetches: once, while the session waits for an answer and has not
+ * expired. One guarded write marks it served, so of two fetches (concurrent ones included) exactly one
+ * gets it: whoever sees the link after the wallet fetched it learns nothing, least of all the state.
+ */
 export async function requestObjectOf(deps: IdentityDeps, id: string): Promise<string> {
-  const v = await deps.store.identityVerifications.getById(id);
-  if (!v || v.status !== 'PENDING' || Date.parse(v.expires_at) <= deps.clock.now().getTime())
-    throw new IdentityVerificationNotFound();
-  return v.request_object;
+  const served = await deps.store.identityVerifications.serveRequestObject(
+    id,
+    deps.clock.now().toISOString(),
+  );
+  if (!served) throw new IdentityVerificationNotFound();
+  return served.request_object;
 }
 
 export async function getIdentityVerification(
@@ -110,6 +119,32 @@ export async function getIdentityVerification(
   const v = await deps.store.identityVerifications.get(tenantId, id);
   if (!v) throw new IdentityVerificationNotFound();
   return v;
+}
+
+/**
+ * Who may read a person's name and birth date from a session: a credential that may create
+ * identity-verified mandates (an API key's mandates:write scope) or administer the tenant (a JWT
+ * subject's tenant:write). Any other caller of the tenant sees the session's status only.
+ */
+export const CLAIMS_READ_PERMISSIONS = ['mandates:write', 'tenant:write'] as const;
+
+export function mayReadClaims(permissions: readonly string[]): boolean {
+  return CLAIMS_READ_PERMISSIONS.some((p) => permissions.includes(p));
+}
+
+/**
+ * A tenant credential's read of one session: a mandate-purpose one only. A sign-in session belongs
+ * to the browser holding its poll_token, so by id it is absent (404) to every tenant credential.
+ */
+export async function readIdentityVerification(
+  deps: IdentityDeps,
+  tenantId: string,
+  id: string,
+  permissions: readonly string[],
+): Promise<{ verification: IdentityVerification; withClaims: boolean }> {
+  const verification = await getIdentityVerification(deps, tenantId, id);
+  if (verification.purpose === 'sign_in') throw new IdentityVerificationNotFound();
+  return { verification, withClaims: mayReadClaims(permissions) };
 }
 
 /** The tenant's sessions, newest first (Trust operations); works with or without a configured verifier. */
@@ -233,13 +268,26 @@ export async function answerIdentityVerification(
 /**
  * Binds a VERIFIED mandate-purpose session to one mandate: one guarded write, so a session is used
  * by exactly one mandate. 404 for another tenant's or an absent one; 409 for one that cannot bind.
+ * The principal's name is the verified one: a mandate that names its principal otherwise
+ * (`principalName`) is refused (400) before anything is written, so the verification stays usable.
+ * Checked on a read before the guarded write: a VERIFIED session's claims never change.
  */
 export async function consumeForMandate(
   deps: IdentityDeps,
   tenantId: string,
   id: string,
   mandateId: string,
+  principalName?: string,
 ): Promise<IdentityVerification> {
+  if (principalName !== undefined) {
+    const v = await getIdentityVerification(deps, tenantId, id);
+    if (
+      v.purpose === 'mandate' &&
+      v.result !== null &&
+      principalName.normalize('NFC') !== verifiedName(v.result)
+    )
+      throw new PrincipalNameMismatch();
+  }
   const now = deps.clock.now();
   const consumed = await deps.store.identityVerifications.consume(tenantId, id, {
     by: mandateId,

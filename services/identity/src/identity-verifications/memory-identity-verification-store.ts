@@ -46,6 +46,19 @@ export class MemoryIdentityVerificationStore implements IdentityVerificationStor
     );
   }
 
+  async serveRequestObject(id: string, at: string): Promise<IdentityVerification | null> {
+    const r = this.sessions.get(id);
+    if (
+      !r ||
+      r.status !== 'PENDING' ||
+      r.request_served_at !== null ||
+      Date.parse(r.expires_at) <= Date.parse(at)
+    )
+      return null;
+    r.request_served_at = at;
+    return structuredClone(r);
+  }
+
   async answer(id: string, answer: Answer, outbox?: AuditEvent[]): Promise<IdentityVerification | null> {
     const r = this.sessions.get(id);
     if (!r || r.status !== 'PENDING' || r.answered_at !== null) return null;

@@ -8,7 +8,7 @@ import type { ListOptions } from '../common/store';
 
 export interface IdentityVerificationDoc extends StoredAs<
   IdentityVerification,
-  'created_at' | 'expires_at' | 'answered_at' | 'consumed_at'
+  'created_at' | 'expires_at' | 'answered_at' | 'consumed_at' | 'request_served_at'
 > {
   /** result.verified_at as a date, for consume's window. */
   verified_at: Date | null;
@@ -25,6 +25,7 @@ export const identityVerificationSchema = identitySchema<IdentityVerificationDoc
   state: { type: String, required: true },
   client_id: { type: String, required: true },
   request_object: { type: String, required: true },
+  request_served_at: { type: Date, default: null },
   poll_token_hash: { type: String, default: null },
   answered_at: { type: Date, default: null },
   reason: { type: String, default: null },
@@ -33,7 +34,8 @@ export const identityVerificationSchema = identitySchema<IdentityVerificationDoc
   consumed_by: { type: String, default: null },
   consumed_at: { type: Date, default: null },
 });
-// getById, answer: { id } (status, answered_at checked on the one document found); get, consume:
+// getById, answer, serveRequestObject: { id } (status, answered_at, request_served_at, expires_at checked on
+// the one document found); get, consume:
 // { id } too, tenant_id and the consume preconditions residual; unique so an id names one session.
 identityVerificationSchema.index({ id: 1 }, { unique: true });
 // list: { tenant_id, id < cursor } sorted { id: -1 }; list?status= (and ?status=&purpose=, purpose
@@ -47,8 +49,17 @@ const shapes = queryShapesOf('identity_verifications', 'id');
 
 /** Every query below, for the index-coverage test. */
 export const IDENTITY_VERIFICATION_QUERY_SHAPES: MongoQueryShape[] = [
-  shapes.find('identityVerifications.get / getById / answer / consume', ['id'], {
-    residual: ['tenant_id', 'status', 'answered_at', 'purpose', 'consumed_by', 'verified_at'],
+  shapes.find('identityVerifications.get / getById / answer / consume / serveRequestObject', ['id'], {
+    residual: [
+      'tenant_id',
+      'status',
+      'answered_at',
+      'purpose',
+      'consumed_by',
+      'verified_at',
+      'request_served_at',
+      'expires_at',
+    ],
   }),
   shapes.page('identityVerifications.list', ['tenant_id']),
   shapes.page('identityVerifications.list?status= (&purpose=)', ['tenant_id', 'status'], {
@@ -67,6 +78,7 @@ export class MongoIdentityVerificationStore
       created_at: new Date(record.created_at),
       expires_at: new Date(record.expires_at),
       answered_at: record.answered_at ? new Date(record.answered_at) : null,
+      request_served_at: record.request_served_at ? new Date(record.request_served_at) : null,
       verified_at: record.result ? new Date(record.result.verified_at) : null,
       consumed_at: record.consumed_at ? new Date(record.consumed_at) : null,
     };
@@ -89,6 +101,15 @@ export class MongoIdentityVerificationStore
     if (status !== undefined) filter.status = status;
     if (purpose !== undefined) filter.purpose = purpose;
     return this.pageOut({ filter, key: 'id', before, limit });
+  }
+
+  serveRequestObject(id: string, at: string): Promise<IdentityVerification | null> {
+    const when = new Date(at);
+    // The guard: pending, unexpired, never served; of concurrent fetches one finds the document still matching.
+    return this.updateOut(
+      { id, status: 'PENDING', request_served_at: null, expires_at: { $gt: when } },
+      { request_served_at: when },
+    );
   }
 
   answer(id: string, answer: Answer, outbox?: AuditEvent[]): Promise<IdentityVerification | null> {
@@ -135,6 +156,7 @@ export class MongoIdentityVerificationStore
       state: d.state,
       client_id: d.client_id,
       request_object: d.request_object,
+      request_served_at: isoOrNull(d.request_served_at),
       poll_token_hash: d.poll_token_hash ?? null,
       answered_at: isoOrNull(d.answered_at),
       reason: d.reason ?? null,

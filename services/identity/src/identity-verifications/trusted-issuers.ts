@@ -1,5 +1,6 @@
 import { exportJWK, type JWK } from 'jose';
 import { z } from 'zod';
+import { ConfigError } from '@mandate/shared';
 import { x509 } from './x509';
 
 const jwkSchema = z.looseObject({ kty: z.string(), kid: z.string().optional() });
@@ -29,7 +30,12 @@ const trustedIssuersSchema = z.array(trustedIssuerEntrySchema).superRefine((entr
   });
 });
 
-export class TrustedIssuersConfigError extends Error {}
+/** A bad WALLET_TRUSTED_ISSUERS: one `WALLET_TRUSTED_ISSUERS…: problem` line at start. */
+export class TrustedIssuersConfigError extends ConfigError {
+  constructor(problem: string) {
+    super([problem]);
+  }
+}
 
 /** Parses WALLET_TRUSTED_ISSUERS (a JSON array); unset or empty means no issuer is trusted. */
 export function parseTrustedIssuers(raw: string | undefined): TrustedIssuerEntry[] {
@@ -38,7 +44,9 @@ export function parseTrustedIssuers(raw: string | undefined): TrustedIssuerEntry
   try {
     json = JSON.parse(raw);
   } catch {
-    throw new TrustedIssuersConfigError('WALLET_TRUSTED_ISSUERS is not valid JSON');
+    throw new TrustedIssuersConfigError(
+      'WALLET_TRUSTED_ISSUERS: is not valid JSON (a JSON array, docs/WALLET.md)',
+    );
   }
   const parsed = trustedIssuersSchema.safeParse(json);
   if (!parsed.success) {

@@ -1,4 +1,4 @@
-import { safeFetch, type OutboundLookup } from '@mandate/shared';
+import { ConfigError, configError, safeFetch, type OutboundLookup } from '@mandate/shared';
 import type { IdentityConfig } from '../config';
 import type { WalletVerifier } from './identity-verification';
 import { createVerifierIdentity, verifierIdentityFromPem } from './request';
@@ -12,7 +12,10 @@ import { createSignInIssuer, DEFAULT_SIGN_IN_AUDIENCE } from './sign-in-tokens';
 import { parseTrustedIssuers } from './trusted-issuers';
 
 function missing(name: string): never {
-  throw new Error(`${name} is required in production`);
+  throw configError(
+    name,
+    'is required when NODE_ENV=production and WALLET_PUBLIC_URL is set (docs/WALLET.md)',
+  );
 }
 
 const STATUS_LIST_TIMEOUT_MS = 5_000;
@@ -67,16 +70,32 @@ export async function walletVerifierFromConfig(config: IdentityConfig): Promise<
   const publicUrl = config.WALLET_PUBLIC_URL.replace(/\/+$/, '');
   const host = new URL(publicUrl).hostname;
   if (!config.WALLET_SUBJECT_SECRET || config.WALLET_SUBJECT_SECRET.length < 32)
-    throw new Error('WALLET_SUBJECT_SECRET (at least 32 characters) is required with WALLET_PUBLIC_URL');
+    throw configError(
+      'WALLET_SUBJECT_SECRET',
+      `${config.WALLET_SUBJECT_SECRET ? 'must be at least 32 characters' : 'is required'} when WALLET_PUBLIC_URL is set (keep it stable; e.g. openssl rand -hex 32)`,
+    );
   let identity;
   if (config.WALLET_VERIFIER_KEY_PEM && config.WALLET_VERIFIER_CERT_PEM) {
     identity = await verifierIdentityFromPem(
       host,
       config.WALLET_VERIFIER_KEY_PEM,
       config.WALLET_VERIFIER_CERT_PEM,
-    );
+    ).catch((err: unknown) => {
+      // A key or chain that does not parse, or a certificate for another host: the operator's to fix.
+      throw configError(
+        'WALLET_VERIFIER_KEY_PEM / WALLET_VERIFIER_CERT_PEM',
+        `${err instanceof Error ? err.message : String(err)} (a P-256 PKCS#8 key and its chain, leaf first, naming ${host})`,
+      );
+    });
   } else if (production) {
-    throw new Error('WALLET_VERIFIER_KEY_PEM and WALLET_VERIFIER_CERT_PEM are required in production');
+    throw new ConfigError(
+      (['WALLET_VERIFIER_KEY_PEM', 'WALLET_VERIFIER_CERT_PEM'] as const)
+        .filter((name) => !config[name])
+        .map(
+          (name) =>
+            `${name}: is required when NODE_ENV=production and WALLET_PUBLIC_URL is set (docs/WALLET.md)`,
+        ),
+    );
   } else {
     identity = await createVerifierIdentity(host);
   }

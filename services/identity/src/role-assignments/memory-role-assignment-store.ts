@@ -1,7 +1,12 @@
 import { SortedById, takeMatching, valueFor, type AuditEvent, type MemoryOutbox } from '@mandate/shared';
 import { DuplicateRecord } from '../common/errors';
 import type { ListOptions } from '../common/store';
-import { DuplicateRoleAssignment, type RoleAssignment, type RoleAssignmentStatus } from './roles';
+import {
+  DuplicateRoleAssignment,
+  isAdministrator,
+  type RoleAssignment,
+  type RoleAssignmentStatus,
+} from './roles';
 import type { RoleAssignmentStore } from './role-assignment-store';
 
 interface TenantIds {
@@ -20,7 +25,27 @@ export class MemoryRoleAssignmentStore implements RoleAssignmentStore {
   /** tenant_id → assignment ids sorted: all, by subject_id, by status */
   private readonly assignmentIds = new Map<string, TenantIds>();
 
+  /** tenant_id → its administrator count (see RoleAssignmentStore.ensureAdminCount). */
+  private readonly adminCounts = new Map<string, number>();
+
   constructor(private readonly outbox: MemoryOutbox) {}
+
+  async ensureAdminCount(tenantId: string): Promise<void> {
+    if (this.adminCounts.has(tenantId)) return;
+    const all = [...(this.assignments.get(tenantId)?.values() ?? [])];
+    this.adminCounts.set(tenantId, all.filter(isAdministrator).length);
+  }
+
+  async leaveAdmin(tenantId: string): Promise<boolean> {
+    const count = this.adminCounts.get(tenantId) ?? 0;
+    if (count < 2) return false;
+    this.adminCounts.set(tenantId, count - 1);
+    return true;
+  }
+
+  async joinAdmin(tenantId: string): Promise<void> {
+    this.adminCounts.set(tenantId, (this.adminCounts.get(tenantId) ?? 0) + 1);
+  }
 
   private tenantAssignments(tenantId: string): Map<string, RoleAssignment> {
     let m = this.assignments.get(tenantId);

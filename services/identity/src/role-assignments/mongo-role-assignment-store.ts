@@ -1,8 +1,19 @@
-import { queryShapesOf, type AuditEvent, type MongoQueryShape, type StoredAs } from '@mandate/shared';
-import type { FilterQuery } from 'mongoose';
+import {
+  isDuplicateKeyError,
+  queryShapesOf,
+  type AuditEvent,
+  type MongoQueryShape,
+  type StoredAs,
+} from '@mandate/shared';
+import { Schema, type FilterQuery, type Model } from 'mongoose';
 import { DuplicateRecord } from '../common/errors';
 import { CollectionStore, identitySchema, indexOutbox, iso } from '../common/mongo';
-import { DuplicateRoleAssignment, type RoleAssignment, type RoleAssignmentStatus } from './roles';
+import {
+  ADMIN_PERMISSION,
+  DuplicateRoleAssignment,
+  type RoleAssignment,
+  type RoleAssignmentStatus,
+} from './roles';
 import type { RoleAssignmentStore } from './role-assignment-store';
 import type { ListOptions } from '../common/store';
 
@@ -36,6 +47,29 @@ roleAssignmentSchema.index(
 );
 indexOutbox(roleAssignmentSchema);
 
+/**
+ * A tenant's administrator count, one document per tenant: the guard of the last-admin rule.
+ * MongoDB without transactions cannot hold an invariant across the assignment documents, so the one
+ * number the rule needs lives in ONE document, moved by single-document conditional updates
+ * (`findOneAndUpdate({admins: {$gte: 2}}, {$inc: -1})`): of two concurrent leaves of the last two
+ * admins exactly one matches. The use case moves it so that it never exceeds the real number of
+ * admins: down BEFORE an assignment stops being an admin, up AFTER one becomes one. A crash between
+ * the two writes leaves it too low, which refuses a revocation that would have been allowed (never
+ * the reverse); assigning another admin raises it again. No outbox: it records no audited change.
+ */
+export interface AdminCountDoc {
+  tenant_id: string;
+  admins: number;
+}
+
+export const adminCountSchema = new Schema<AdminCountDoc>(
+  { tenant_id: { type: String, required: true }, admins: { type: Number, required: true } },
+  { collection: 'tenant_admin_counts', versionKey: false, autoIndex: false },
+);
+// ensureAdminCount, leaveAdmin, joinAdmin: { tenant_id } (admins checked on the one document found);
+// unique, so the first count of a tenant is inserted once.
+adminCountSchema.index({ tenant_id: 1 }, { unique: true });
+
 const shapes = queryShapesOf('role_assignments', 'assignment_id');
 
 /** Every query below, for the index-coverage test. */
@@ -47,12 +81,55 @@ export const ROLE_ASSIGNMENT_QUERY_SHAPES: MongoQueryShape[] = [
   shapes.page('roleAssignments.list', ['tenant_id']),
   shapes.page('roleAssignments.list?subject_id=', ['tenant_id', 'subject_id'], { residual: ['status'] }),
   shapes.page('roleAssignments.list?status=', ['tenant_id', 'status']),
+  shapes.find('roleAssignments.ensureAdminCount (count)', ['tenant_id', 'status'], {
+    residual: ['permissions'],
+  }),
+  queryShapesOf('tenant_admin_counts').find(
+    'roleAssignments.ensureAdminCount / leaveAdmin / joinAdmin',
+    ['tenant_id'],
+    { residual: ['admins'] },
+  ),
 ];
 
 export class MongoRoleAssignmentStore
   extends CollectionStore<RoleAssignmentDoc, RoleAssignment>
   implements RoleAssignmentStore
 {
+  constructor(
+    model: Model<RoleAssignmentDoc>,
+    private readonly adminCounts: Model<AdminCountDoc>,
+  ) {
+    super(model);
+  }
+
+  async ensureAdminCount(tenantId: string): Promise<void> {
+    if (await this.adminCounts.exists({ tenant_id: tenantId })) return;
+    // First use for this tenant: count once. Every writer ensures before its assignment write, so no
+    // admin changes between this count and the insert unless the count already exists (then a no-op).
+    const admins = await this.model.countDocuments({
+      tenant_id: tenantId,
+      status: 'active',
+      permissions: ADMIN_PERMISSION,
+    });
+    await this.adminCounts
+      .updateOne({ tenant_id: tenantId }, { $setOnInsert: { tenant_id: tenantId, admins } }, { upsert: true })
+      .catch((err: unknown) => {
+        // Two first uses raced on the upsert: the other inserted it, which is all this asked for.
+        if (!isDuplicateKeyError(err)) throw err;
+      });
+  }
+
+  async leaveAdmin(tenantId: string): Promise<boolean> {
+    const left = await this.adminCounts
+      .findOneAndUpdate({ tenant_id: tenantId, admins: { $gte: 2 } }, { $inc: { admins: -1 } }, { new: true })
+      .lean();
+    return left !== null;
+  }
+
+  async joinAdmin(tenantId: string): Promise<void> {
+    await this.adminCounts.updateOne({ tenant_id: tenantId }, { $inc: { admins: 1 } });
+  }
+
   async insert(tenantId: string, a: RoleAssignment, outbox?: AuditEvent[]): Promise<void> {
     const doc = {
       tenant_id: tenantId,

@@ -27,4 +27,14 @@ export interface RoleAssignmentStore {
     next: RoleAssignment,
     outbox?: AuditEvent[],
   ): Promise<RoleAssignment | null>;
+  /**
+   * The tenant's administrator count (active assignments holding tenant:write), the guard that keeps
+   * a tenant from losing its last admin. Counted from the assignments once, the first time (an insert
+   * a unique index keeps single); from then on only leaveAdmin and joinAdmin move it.
+   */
+  ensureAdminCount(tenantId: string): Promise<void>;
+  /** One admin leaves: the count goes down by one only while it is at least 2. False: it is the last. */
+  leaveAdmin(tenantId: string): Promise<boolean>;
+  /** One admin joins (or a leave whose assignment write did not land is given back). */
+  joinAdmin(tenantId: string): Promise<void>;
 }

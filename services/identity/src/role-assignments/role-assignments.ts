@@ -3,8 +3,10 @@ import { MAX_WRITE_ATTEMPTS, nowIso, recordedEvent, relay, type IdentityDeps } f
 import { ConcurrentModification } from '../common/errors';
 import type { Plan } from '../tenants/tenant';
 import {
+  LastAdministrator,
   RoleAssignmentNotFound,
   assignableRoles,
+  isAdministrator,
   permissionsOf,
   revoked,
   withRoles,
@@ -48,6 +50,13 @@ function assignmentEvent(deps: IdentityDeps, change: AssignmentChange, caller?: 
 /**
  * Read → decide → guarded write: the write lands only while the assignment is as read, else it
  * is read and decided again. `decide` throws to refuse.
+ *
+ * A tenant always keeps an administrator (an active assignment holding tenant:write). The tenant's
+ * admin count (one document, see the store) is the guard, since no transaction spans assignments:
+ * a change that makes an admin a non-admin first takes one from the count, which refuses to go
+ * below one (409), and gives it back if its own write then loses; a change that makes an admin adds
+ * one after its write. So the count is never above the real number of admins, and of two admins
+ * revoking each other at once exactly one passes the count's conditional update.
  */
 async function changeAssignment(
   deps: IdentityDeps,
@@ -56,15 +65,23 @@ async function changeAssignment(
   caller: CallerContext | undefined,
   decide: (current: RoleAssignment, at: string) => AssignmentChange,
 ): Promise<RoleAssignment> {
+  const admins = deps.store.roleAssignments;
   for (let attempt = 0; attempt < MAX_WRITE_ATTEMPTS; attempt++) {
     const current = await getRoleAssignment(deps, tenantId, id);
     const change = decide(current, nowIso(deps));
+    const leaves = isAdministrator(current) && !isAdministrator(change.next);
+    const joins = !isAdministrator(current) && isAdministrator(change.next);
+    if (leaves || joins) await admins.ensureAdminCount(tenantId);
+    if (leaves && !(await admins.leaveAdmin(tenantId))) throw new LastAdministrator();
     const events = [assignmentEvent(deps, change, caller)];
-    const written = await deps.store.roleAssignments.replace(tenantId, current, change.next, events);
+    const written = await admins.replace(tenantId, current, change.next, events);
     if (written) {
+      if (joins) await admins.joinAdmin(tenantId);
       await relay(deps, events);
       return written;
     }
+    // Lost to a concurrent change of this assignment: what this one took from the count goes back.
+    if (leaves) await admins.joinAdmin(tenantId);
   }
   throw new ConcurrentModification('Role assignment');
 }
@@ -88,8 +105,12 @@ export async function assignRoles(
     updated_at: at,
   };
   const events = [assignmentEvent(deps, { next: assignment, type: 'TENANT_ROLE_ASSIGNED' }, caller)];
+  // A new admin counts once its assignment is stored (the count never exceeds the real admins).
+  const joins = isAdministrator(assignment);
+  if (joins) await deps.store.roleAssignments.ensureAdminCount(tenantId);
   // The partial unique index refuses a second active assignment (DuplicateRoleAssignment → 409).
   await deps.store.roleAssignments.insert(tenantId, assignment, events);
+  if (joins) await deps.store.roleAssignments.joinAdmin(tenantId);
   await relay(deps, events);
   return assignment;
 }
@@ -128,7 +149,7 @@ export async function updateRoleAssignment(
   }));
 }
 
-/** active → revoked (see revoked): a tenant cannot lock out its last admin by accident. */
+/** active → revoked (see revoked); never the tenant's last admin (see changeAssignment). */
 export async function revokeRoleAssignment(
   deps: IdentityDeps,
   tenantId: string,

@@ -39,6 +39,24 @@ export interface RoleAssignment {
   updated_at: string;
 }
 
+/** The permission that makes an assignment an administrator of its tenant (tenant_admin grants it). */
+export const ADMIN_PERMISSION = 'tenant:write';
+
+/** An active assignment holding tenant:write: what the last-admin rule counts. */
+export function isAdministrator(a: Pick<RoleAssignment, 'status' | 'permissions'>): boolean {
+  return a.status === 'active' && a.permissions.includes(ADMIN_PERMISSION);
+}
+
+/** Revoking or downgrading the tenant's last administrator (SPEC: a tenant always keeps one). */
+export class LastAdministrator extends AppError {
+  constructor() {
+    super(
+      'CONFLICT',
+      'Cannot revoke or downgrade the last active tenant_admin assignment: assign another first',
+    );
+  }
+}
+
 /** The union of the roles' permissions, in a stable order. */
 export function permissionsOf(roles: readonly Role[]): string[] {
   const set = new Set<string>();

@@ -29,7 +29,9 @@ import {
 import {
   MongoRoleAssignmentStore,
   ROLE_ASSIGNMENT_QUERY_SHAPES,
+  adminCountSchema,
   roleAssignmentSchema,
+  type AdminCountDoc,
   type RoleAssignmentDoc,
 } from '../role-assignments/mongo-role-assignment-store';
 import {
@@ -57,6 +59,9 @@ export const IDENTITY_SCHEMAS = {
   access_baselines: accessBaselineSchema,
 } as const;
 
+/** Collections without an outbox (they record no audited change), for the index-coverage test. */
+export const IDENTITY_GUARD_SCHEMAS = { tenant_admin_counts: adminCountSchema } as const;
+
 /** Every query the aggregates' Mongo stores and the outbox below run, for the index-coverage test. */
 export const IDENTITY_QUERY_SHAPES: MongoQueryShape[] = [
   ...TENANT_QUERY_SHAPES,
@@ -83,6 +88,7 @@ export class MongoIdentityStore implements IdentityStore {
 
   private constructor(
     private readonly connection: Connection,
+    adminCounts: Model<AdminCountDoc>,
     models: {
       tenants: Model<TenantDoc>;
       keys: Model<ApiKeyDoc>;
@@ -95,7 +101,7 @@ export class MongoIdentityStore implements IdentityStore {
   ) {
     this.tenants = new MongoTenantStore(models.tenants);
     this.apiKeys = new MongoApiKeyStore(models.keys);
-    this.roleAssignments = new MongoRoleAssignmentStore(models.assignments);
+    this.roleAssignments = new MongoRoleAssignmentStore(models.assignments, adminCounts);
     this.onboarding = new MongoOnboardingStore(models.onboarding);
     this.widgetConfigs = new MongoWidgetConfigStore(models.widgets);
     this.identityVerifications = new MongoIdentityVerificationStore(models.verifications);
@@ -117,8 +123,9 @@ export class MongoIdentityStore implements IdentityStore {
       ),
       baselines: connection.model<AccessBaselineDoc>('AccessBaseline', accessBaselineSchema),
     };
-    await Promise.all(Object.values(models).map((model) => model.createIndexes()));
-    return new MongoIdentityStore(connection, models);
+    const adminCounts = connection.model<AdminCountDoc>('TenantAdminCount', adminCountSchema);
+    await Promise.all([...Object.values(models), adminCounts].map((model) => model.createIndexes()));
+    return new MongoIdentityStore(connection, adminCounts, models);
   }
 
   pendingEvents(limit: number): Promise<AuditEvent[]> {

@@ -4,7 +4,12 @@ import {
   freshSecret,
   type VerifierIdentity,
 } from '../../src/identity-verifications/request';
-import { resolveRequestObject, WalletRejectedRequest } from '../../../../scripts/test-wallet';
+import {
+  answerAuthorizationRequest,
+  resolveRequestObject,
+  WalletRejectedRequest,
+} from '../../../../scripts/test-wallet';
+import { createTestPidIssuer } from '../../src/identity-verifications/test-pid-issuer';
 
 async function requestObjectOf(identity: VerifierIdentity, host = identity.host): Promise<string> {
   const base = `https://${host}/v1/identity-verifications/idv_1`;
@@ -53,5 +58,31 @@ describe('the test wallet checks the request object', () => {
     await expect(
       resolveRequestObject(await requestObjectOf(identity), 'x509_san_dns:other.example'),
     ).rejects.toThrow(/differs from the link/);
+  });
+
+  it.each([
+    ['null (jq of an answer without authorization_request)', 'null'],
+    ['empty', ''],
+    [
+      "the service's 503 answer",
+      '{"error":"SERVICE_UNAVAILABLE","message":"Wallet verification is not configured on this service"}',
+    ],
+  ])(
+    'when given %s instead of a link, then the wallet says in one sentence that the service has no wallet',
+    async (_, raw) => {
+      const issuer = await createTestPidIssuer({ seed: 'test-wallet-no-link' });
+      const refused = answerAuthorizationRequest(raw, { issuer });
+      await expect(refused).rejects.toThrow(WalletRejectedRequest);
+      await expect(refused).rejects.toThrow(
+        /^no authorization request: this service has no wallet configured \(set WALLET_PUBLIC_URL and WALLET_SUBJECT_SECRET on identity, or use npm start or npm run start:services, which set them\)$/,
+      );
+    },
+  );
+
+  it('when given something else than an openid4vp:// link, then the wallet says what it expects', async () => {
+    const issuer = await createTestPidIssuer({ seed: 'test-wallet-no-link' });
+    await expect(answerAuthorizationRequest('idv_123', { issuer })).rejects.toThrow(
+      'not an openid4vp:// authorization request: pass the authorization_request of POST /v1/identity-verifications',
+    );
   });
 });

@@ -25,7 +25,7 @@ describe('wallet verifier configuration', () => {
   it('when NODE_ENV=production, then the TEST issuer is never trusted and generated keys are refused', async () => {
     const production = { ...base, NODE_ENV: 'production', WALLET_TRUST_TEST_ISSUER: 'true' };
     await expect(walletVerifierFromConfig(loadConfig(production))).rejects.toThrow(
-      'WALLET_VERIFIER_KEY_PEM and WALLET_VERIFIER_CERT_PEM are required in production',
+      'WALLET_VERIFIER_KEY_PEM: is required when NODE_ENV=production',
     );
   });
 

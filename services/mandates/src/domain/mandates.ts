@@ -31,12 +31,17 @@ import { OPERATION_EVENT, nextState, type LifecycleOperation } from './state-mac
 
 /** How mandates binds an identity verification to the mandate it creates (identity decides, atomically). */
 export interface IdentityVerifications {
-  /** The verification's result, marked used by `mandateId`; 404 / 409 as identity answers them. */
+  /**
+   * The verification's result and the name it vouches for, marked used by `mandateId`; 404 / 409 as
+   * identity answers them. With `principalName` (the request's principal.name), identity refuses a
+   * name other than the verified one (400) before marking anything used.
+   */
   consume(
     caller: CallerContext,
     verificationId: string,
     mandateId: string,
-  ): Promise<Omit<PrincipalVerification, 'method'>>;
+    principalName?: string,
+  ): Promise<Omit<PrincipalVerification, 'method'> & { principal_name: string }>;
 }
 
 export interface MandateDeps {
@@ -155,6 +160,8 @@ export async function createMandate(
 /**
  * The principal to sign: with verification_id, identity consumes that verification for this mandate
  * (one guarded write there: one mandate per verification) and its result becomes `verified`.
+ * An identity-verified principal's name is the verified one, never the request's: a request naming
+ * it otherwise is refused by identity (400, the verification stays unused); one omitting it gets it.
  * The verification is spent even if this creation fails afterwards (signing, store): start another.
  */
 async function principalOf(
@@ -167,8 +174,13 @@ async function principalOf(
   if (verificationId === undefined) return party;
   if (!deps.identityVerifications || !caller)
     throw serviceUnavailable('Identity verification is not available on this service');
-  const result = await deps.identityVerifications.consume(caller, verificationId, mandateId);
-  return { ...party, verified: { method: 'openid4vp', ...result } };
+  const { principal_name: name, ...result } = await deps.identityVerifications.consume(
+    caller,
+    verificationId,
+    mandateId,
+    party.name,
+  );
+  return { ...party, name, verified: { method: 'openid4vp', ...result } };
 }
 
 /** Forward-only; a failure is logged, never fatal: a fence or a miss already keeps readers correct. */

@@ -13,7 +13,10 @@ import { z } from 'zod';
 import { principalVerificationSchema } from '../contract';
 import type { IdentityVerifications } from '../domain/mandates';
 
-const consumedSchema = principalVerificationSchema.omit({ method: true });
+/** Identity's answer: the verification's result and the name it vouches for (the principal's name). */
+const consumedSchema = principalVerificationSchema
+  .omit({ method: true })
+  .extend({ principal_name: z.string().min(1) });
 const envelope = z.object({ error: z.string(), message: z.string() });
 
 /**
@@ -31,7 +34,7 @@ export class HttpIdentityVerifications implements IdentityVerifications {
     this.client = new ServiceClient(baseUrls);
   }
 
-  async consume(caller: CallerContext, verificationId: string, mandateId: string) {
+  async consume(caller: CallerContext, verificationId: string, mandateId: string, principalName?: string) {
     let res;
     try {
       res = await this.client.request({
@@ -42,7 +45,12 @@ export class HttpIdentityVerifications implements IdentityVerifications {
           'content-type': 'application/json',
           'x-request-id': caller.requestId,
         },
-        body: Buffer.from(JSON.stringify({ mandate_id: mandateId })),
+        body: Buffer.from(
+          JSON.stringify({
+            mandate_id: mandateId,
+            ...(principalName === undefined ? {} : { principal_name: principalName }),
+          }),
+        ),
         signal: AbortSignal.timeout(this.timeoutMs),
       });
     } catch (err) {
@@ -59,6 +67,9 @@ export class HttpIdentityVerifications implements IdentityVerifications {
     const message = envelope.safeParse(json).data?.message;
     if (res.status === 404) throw notFound('principal.verification_id: identity verification not found');
     if (res.status === 409) throw conflict(`principal.verification_id: ${message ?? 'not usable'}`);
+    // The name check answers about principal.name, in identity's words (which never name the verified name).
+    if (res.status === 400 && message?.startsWith('principal.name '))
+      throw new AppError('BAD_REQUEST', message);
     if (res.status === 400)
       throw new AppError('BAD_REQUEST', `principal.verification_id: ${message ?? 'invalid'}`);
     throw serviceUnavailable('Identity service unavailable');

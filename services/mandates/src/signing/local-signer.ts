@@ -7,6 +7,7 @@ import {
   type CryptoKey,
   type JWK,
 } from 'jose';
+import { configError } from '@mandate/shared';
 import type { SignOptions, Signer } from './signer';
 
 /**
@@ -78,10 +79,10 @@ function parsePrivateJwk(json: string): JWK {
   try {
     jwk = JSON.parse(json) as JWK;
   } catch {
-    throw new Error('LOCAL_SIGNING_KEY must be a JSON private JWK');
+    throw configError('LOCAL_SIGNING_KEY', 'must be a JSON private JWK (EC P-256), or unset');
   }
   if (jwk?.kty !== 'EC' || jwk.crv !== 'P-256' || !jwk.x || !jwk.y || !jwk.d) {
-    throw new Error('LOCAL_SIGNING_KEY must be an EC P-256 private JWK (kty, crv, x, y, d)');
+    throw configError('LOCAL_SIGNING_KEY', 'must be an EC P-256 private JWK (kty, crv, x, y, d)');
   }
   return jwk;
 }

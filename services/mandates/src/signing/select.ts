@@ -1,5 +1,5 @@
 import { KMSClient } from '@aws-sdk/client-kms';
-import type { Logger } from '@mandate/shared';
+import { configError, type Logger } from '@mandate/shared';
 import type { Config } from '../config';
 import { KmsKeyMisconfigured, KmsSigner } from './kms-signer';
 import { LocalSigner } from './local-signer';
@@ -41,10 +41,14 @@ async function createKmsSigner(
   keyIds: string[],
   logger: Logger,
 ): Promise<{ signer: Signer; close(): Promise<void> }> {
-  if (!config.AWS_REGION) throw new Error('AWS_REGION is required when KMS_KEY_ID or SIGNING_KEY_IDS is set');
+  if (!config.AWS_REGION)
+    throw configError(
+      'AWS_REGION',
+      "is required when KMS_KEY_ID or SIGNING_KEY_IDS is set (the keys' region)",
+    );
   const listed = config.SIGNING_KEY_IDS?.[0];
   if (config.KMS_KEY_ID && listed && listed !== config.KMS_KEY_ID) {
-    throw new Error('KMS_KEY_ID must be the first of SIGNING_KEY_IDS (the first key signs)');
+    throw configError('KMS_KEY_ID', 'must be the first of SIGNING_KEY_IDS (the first key signs), or unset');
   }
   if (config.LOCAL_SIGNING_KEY || config.LOCAL_SIGNING_KEY_FILE) {
     logger.warn(

@@ -1,4 +1,3 @@
-import { DEFAULT_SNAPSHOT_PREFIX, snapshotKey } from '@mandate/shared';
 import type { Mandate } from '../domain/mandate';
 
 /**
@@ -33,50 +32,5 @@ export class NoSnapshots implements MandateSnapshots {
     return false;
   }
   async ping(): Promise<void> {}
-  async close(): Promise<void> {}
-}
-
-interface Entry {
-  v: number;
-  min: number;
-  m?: string;
-}
-
-/** The same rules in process memory: tests, and an embedded stack that wants a snapshot cache. */
-export class MemorySnapshots implements MandateSnapshots {
-  readonly kind = 'memory' as const;
-  private readonly entries = new Map<string, Entry>();
-  /** Fails every call while set, like a Redis that is down. */
-  failing = false;
-
-  constructor(private readonly prefix = DEFAULT_SNAPSHOT_PREFIX) {}
-
-  async fence(tenantId: string, mandateId: string, version: number): Promise<void> {
-    if (this.failing) throw new Error('snapshot store down');
-    const key = snapshotKey(this.prefix, tenantId, mandateId);
-    const entry = this.entries.get(key) ?? { v: 0, min: 0 };
-    entry.min = Math.max(entry.min, version);
-    this.entries.set(key, entry);
-  }
-
-  async write(mandate: Mandate): Promise<boolean> {
-    if (this.failing) throw new Error('snapshot store down');
-    const key = snapshotKey(this.prefix, mandate.tenant_id, mandate.id);
-    const entry = this.entries.get(key) ?? { v: 0, min: 0 };
-    if (mandate.version <= entry.v || mandate.version < entry.min) return false;
-    this.entries.set(key, { v: mandate.version, min: entry.min, m: JSON.stringify(mandate) });
-    return true;
-  }
-
-  /** What a reader would get: the mandate when the snapshot is usable, else null (a miss). */
-  read(tenantId: string, mandateId: string): Mandate | null {
-    const entry = this.entries.get(snapshotKey(this.prefix, tenantId, mandateId));
-    if (!entry?.m || entry.v < entry.min) return null;
-    return JSON.parse(entry.m) as Mandate;
-  }
-
-  async ping(): Promise<void> {
-    if (this.failing) throw new Error('snapshot store down');
-  }
   async close(): Promise<void> {}
 }

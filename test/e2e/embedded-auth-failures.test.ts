@@ -1,0 +1,68 @@
+import { startEmbedded, type EmbeddedStack } from '../../scripts/embedded';
+import { apiClient, createTenant, eventually } from '../support/stack';
+
+/**
+ * The failed-authentication limit behind a shared address (a company NAT), through the gateway of
+ * `npm start` (real identity, the revocation event on its bus): a client with a stale key gets the address blocked, the clients whose keys authenticated
+ * recently keep working, and a revocation (its event evicting the gateway's cache) still wins.
+ * TRUST_PROXY names the client by X-Forwarded-For, so the NAT is one address of the test's choosing.
+ */
+describe('end to end: a blocked shared address and the keys that authenticated recently', () => {
+  let stack: EmbeddedStack;
+  let api: ReturnType<typeof apiClient>;
+  const NAT = { 'x-forwarded-for': '198.51.100.77' };
+
+  beforeAll(async () => {
+    stack = await startEmbedded(
+      {
+        PORT: '0',
+        PATH: process.env.PATH,
+        AUTH_FAILURE_LIMIT_PER_MINUTE: '2',
+        TRUST_PROXY: 'true',
+        // A minute of key cache: only the revocation event can explain a refusal within the test.
+        KEY_CACHE_TTL_MS: '60000',
+      },
+      true,
+    );
+    api = apiClient(stack.url);
+  }, 60_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+  }, 30_000);
+
+  it('when a stale key blocks the address, then a key that authenticated there recently still works, a key not seen is 429, and once revoked the recent key is refused', async () => {
+    const operator = { gateway: { url: stack.url }, operatorToken: stack.operatorToken };
+    const { tenant, auth: admin } = await createTenant(operator, { name: 'Behind a NAT' });
+    const newKey = async (name: string) => {
+      const created = await api('POST', `/v1/tenants/${tenant.id}/api-keys`, {
+        auth: admin,
+        body: { name, scopes: ['mandates:read'] },
+      });
+      expect(created.status).toBe(201);
+      return { id: created.body.key_id as string, auth: `${tenant.id}:${created.body.api_key}` };
+    };
+    const [good, unseen] = [await newKey('good client'), await newKey('not seen yet')];
+    const fromNat = (auth: string) => api('GET', '/v1/mandates', { auth, headers: NAT });
+
+    expect((await fromNat(good.auth)).status).toBe(200);
+    const stale = `${tenant.id}:msk_${'0'.repeat(43)}`;
+    expect((await fromNat(stale)).status).toBe(401);
+    expect((await fromNat(stale)).status).toBe(401);
+    const blocked = await fromNat(stale);
+    expect(blocked.body).toEqual({
+      error: 'TOO_MANY_REQUESTS',
+      message: 'Too many failed authentications from this address; retry later',
+    });
+
+    expect((await fromNat(good.auth)).status).toBe(200);
+    expect((await fromNat(unseen.auth)).status).toBe(429);
+    // From another address the unseen key is a good key.
+    expect((await api('GET', '/v1/mandates', { auth: unseen.auth })).status).toBe(200);
+
+    const revoked = await api('POST', `/v1/tenants/${tenant.id}/api-keys/${good.id}/revoke`, { auth: admin });
+    expect(revoked.status).toBe(200);
+    await eventually(async () => ((await fromNat(good.auth)).status === 200 ? undefined : true), 5_000);
+    expect((await fromNat(good.auth)).status).toBe(429);
+  });
+});

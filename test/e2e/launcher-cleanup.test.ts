@@ -1,0 +1,170 @@
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import path from 'node:path';
+import { newId } from '@mandate/shared';
+import { startScript, type ScriptProcess } from '../support/script-process';
+import { deleteRedisKeys, deleteTopology, eventually, freePort } from '../support/stack';
+
+const ROOT = path.resolve(__dirname, '../..');
+
+/** label → pid and port of every process the launcher spawned, from its `<label> pid <pid> <url> starting` lines. */
+function spawnedBy(lines: string[]): Map<string, { pid: number; port: number }> {
+  const out = new Map<string, { pid: number; port: number }>();
+  for (const l of lines) {
+    const m = /^\[launcher\] (\S+) pid (\d+) http:\/\/127\.0\.0\.1:(\d+) starting$/.exec(l);
+    if (m) out.set(m[1]!, { pid: Number(m[2]), port: Number(m[3]) });
+  }
+  return out;
+}
+
+/** Whether `pid` is a live process (a zombie waiting to be reaped counts as gone). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.[0] !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Whether something accepts connections on 127.0.0.1:`port`. */
+function bound(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** What is still there of what the launcher spawned: live pids and bound ports, by label. */
+async function leftovers(spawned: Map<string, { pid: number; port: number }>): Promise<string[]> {
+  const left: string[] = [];
+  for (const [label, { pid, port }] of spawned) {
+    if (alive(pid)) left.push(`${label} pid ${pid} alive`);
+    if (await bound(port)) left.push(`${label} port ${port} bound`);
+  }
+  return left;
+}
+
+/** The environment of one launcher run, in a namespace of its own (one verify replica: fewer processes). */
+function launcherEnv(namespace: string, port: number, extra: Record<string, string> = {}) {
+  return {
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    VERIFY_REPLICAS: '1',
+    AMQP_NAMESPACE: namespace,
+    REDIS_PREFIX: `${namespace}:`,
+    ...extra,
+  };
+}
+
+/** `npm run start:services` (node --import tsx scripts/services.ts) to its exit; what it printed, in lines. */
+function launchToExit(env: Record<string, string>): Promise<{ code: number | null; lines: string[] }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/services.ts')], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    // Should the launcher hang, the test fails on its timeout; it must not outlive the test.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 140_000);
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, lines: out.split('\n').filter(Boolean) });
+    });
+  });
+}
+
+describe('npm run start:services leaves no process behind', () => {
+  const namespaces: string[] = [];
+  const spawnedInTest: number[] = [];
+
+  afterEach(() => {
+    // A failed assertion must not leave services running for the next test.
+    for (const pid of spawnedInTest.splice(0)) if (alive(pid)) process.kill(pid, 'SIGKILL');
+  });
+
+  afterAll(async () => {
+    for (const ns of namespaces) {
+      await deleteTopology(ns).catch(() => undefined);
+      await deleteRedisKeys(`${ns}:*`);
+    }
+  }, 30_000);
+
+  // A variable only that service reads, with a value its configuration refuses.
+  it.each([
+    // identity's is found in wiring, once its store and bus are up (the launcher sets WALLET_PUBLIC_URL).
+    ['identity', 'WALLET_SUBJECT_SECRET'],
+    ['mandates', 'SNAPSHOT_TTL_SECONDS'],
+    ['audit', 'AUDIT_PREFETCH'],
+    ['verify', 'PUBLISH_BATCH_MAX'],
+    ['gateway', 'AUTH_FAILURE_LIMIT_PER_MINUTE'],
+  ])(
+    'when %s fails at start (%s=0), then the launcher says so in one line, exits 1, and no process it spawned is alive nor any port it handed out bound',
+    async (service, variable) => {
+      const namespace = `test-${newId('req')}`;
+      namespaces.push(namespace);
+      const result = await launchToExit(launcherEnv(namespace, await freePort(), { [variable]: '0' }));
+      const spawned = spawnedBy(result.lines);
+      spawnedInTest.push(...[...spawned.values()].map((s) => s.pid));
+
+      expect(result.code).toBe(1);
+      // The failing service was among them, and so were the ones started before or beside it.
+      expect(spawned.has(service)).toBe(true);
+      expect(spawned.size).toBeGreaterThan(service === 'identity' ? 0 : 2);
+      expect(await leftovers(spawned)).toEqual([]);
+      // The service's own line, once; the launcher's one line; no stack trace anywhere.
+      expect(
+        result.lines.filter((l) => l.startsWith(`[${service}] config error: ${variable}: `)),
+      ).toHaveLength(1);
+      expect(result.lines).toContain(
+        `[launcher] ${service} exited during start (code 1); its output is above`,
+      );
+      expect(result.lines.filter((l) => /^(\[\S+\] )?\s+at /.test(l))).toEqual([]);
+      expect(result.lines.at(-1)).toBe('[launcher] stopped (exit 1)');
+    },
+    150_000,
+  );
+
+  describe('when the launcher itself is killed', () => {
+    let launcher: ScriptProcess | undefined;
+    afterEach(async () => {
+      await launcher?.stop();
+    });
+
+    it('when the launcher is killed with SIGKILL, then every service it started exits on its own and frees its port', async () => {
+      const namespace = `test-${newId('req')}`;
+      namespaces.push(namespace);
+      launcher = await startScript(
+        'scripts/services.ts',
+        launcherEnv(namespace, await freePort()),
+        (lines) => lines.some((l) => l.includes('Ctrl-C stops every service')),
+        'the launcher',
+      );
+      const spawned = spawnedBy(launcher.lines);
+      spawnedInTest.push(...[...spawned.values()].map((s) => s.pid));
+      expect([...spawned.keys()].sort()).toEqual(['audit', 'gateway', 'identity', 'mandates', 'verify']);
+      expect(await leftovers(spawned)).toHaveLength(10);
+
+      launcher.child.kill('SIGKILL');
+      await launcher.exited;
+      // Nobody signals them: each notices its launcher's IPC channel closing and stops.
+      await eventually(
+        async () => ((await leftovers(spawned)).length === 0 ? true : undefined),
+        30_000,
+        'the services of a killed launcher to exit',
+      );
+    }, 180_000);
+  });
+});
