@@ -27,6 +27,17 @@ export interface OpenLoopResult {
   max: number;
   /** How late, at worst, the generator itself sent a request (its own delay, for honesty). */
   maxSendLagMs: number;
+  /** With `idPrefix`: each request's id (`<idPrefix>-<i>`, sent as X-Request-Id) and its times, for the breakdown. */
+  samples?: OpenLoopSample[];
+}
+
+/** One request's times on the machine's monotonic clock (ms, as markRequest records them). */
+export interface OpenLoopSample {
+  id: string;
+  planned: number;
+  sent: number;
+  done: number;
+  latency: number;
 }
 
 /**
@@ -38,12 +49,16 @@ export async function openLoop(
   requests: OpenLoopRequest[],
   rate: number,
   durationSeconds: number,
-  connections = 64,
+  options: { connections?: number; idPrefix?: string } = {},
 ): Promise<OpenLoopResult> {
+  const { connections = 64, idPrefix } = options;
   const pool = new Pool(origin, { connections, pipelining: 1, keepAliveTimeout: 60_000 });
   const total = Math.round(rate * durationSeconds);
   const intervalMs = 1000 / rate;
   const latencies = new Float64Array(total);
+  const sentAt = new Float64Array(total);
+  // performance.now() → process.hrtime in ms, the clock the services' marks use.
+  const toMonotonic = Number(process.hrtime.bigint()) / 1e6 - performance.now();
   let non2xx = 0;
   let errors = 0;
   let maxSendLagMs = 0;
@@ -52,8 +67,10 @@ export async function openLoop(
 
   const send = (i: number, planned: number) => {
     const request = requests[i % requests.length]!;
+    const headers = idPrefix ? { ...request.headers, 'x-request-id': `${idPrefix}-${i}` } : request.headers;
+    sentAt[i] = performance.now();
     return pool
-      .request({ method: request.method, path: request.path, headers: request.headers, body: request.body })
+      .request({ method: request.method, path: request.path, headers, body: request.body })
       .then(async (res) => {
         await res.body.dump();
         if (res.statusCode < 200 || res.statusCode >= 300) non2xx++;
@@ -98,6 +115,20 @@ export async function openLoop(
     p99: at(0.99),
     max: round2(sorted[sorted.length - 1]!),
     maxSendLagMs: round2(maxSendLagMs),
+    ...(idPrefix
+      ? {
+          samples: Array.from(latencies, (latency, i) => {
+            const planned = start + i * intervalMs + toMonotonic;
+            return {
+              id: `${idPrefix}-${i}`,
+              planned,
+              sent: sentAt[i]! + toMonotonic,
+              done: planned + latency,
+              latency,
+            };
+          }),
+        }
+      : {}),
   };
 }
 

@@ -6,7 +6,9 @@
 // - always: event-loop delay (perf_hooks.monitorEventLoopDelay, 1 ms resolution... 10 ms default
 //   is too coarse, so 1 ms) and event-loop utilisation, written as
 //   <BENCH_PROBE_DIR>/<service>-<pid>-<n>.loop.json at the end of window n;
-// - with BENCH_PROFILE_DIR: a V8 CPU profile of the first window, <dir>/<service>-<pid>.cpuprofile.
+// - with BENCH_PROFILE_DIR: a V8 CPU profile of the first window, <dir>/<service>-<pid>.cpuprofile;
+// - with BENCH_TIMING=1: the per-request marks of the window (markRequest, packages/shared
+//   request-timing.ts), <BENCH_PROBE_DIR>/<service>-<pid>-<n>.timing.json, for the breakdown.
 const { Session } = require('node:inspector');
 const { monitorEventLoopDelay, performance } = require('node:perf_hooks');
 const { writeFileSync } = require('node:fs');
@@ -14,7 +16,11 @@ const path = require('node:path');
 
 const probeDir = process.env.BENCH_PROBE_DIR;
 const profileDir = process.env.BENCH_PROFILE_DIR;
-const service = path.basename(path.resolve(process.argv[1] ?? 'node', '../..'));
+// Installed before any module loads: request-timing.ts looks for it once, at import.
+const timing = probeDir && process.env.BENCH_TIMING === '1' ? { on: false, marks: [] } : undefined;
+if (timing) globalThis.__mandateRequestTiming = timing;
+// services/<name>/src/main.ts (tsx) or dist/<name>/main.js (SERVICES_RUNTIME=dist).
+const service = (/(?:services|dist)\/([^/]+)\//.exec(process.argv[1] ?? '') ?? [])[1] ?? 'node';
 if (probeDir || profileDir) {
   const session = profileDir ? new Session() : undefined;
   session?.connect();
@@ -29,6 +35,10 @@ if (probeDir || profileDir) {
       histogram.reset();
       histogram.enable();
       elu = performance.eventLoopUtilization();
+      if (timing) {
+        timing.marks = [];
+        timing.on = true;
+      }
       if (session && windows === 1) {
         session.post('Profiler.enable');
         session.post('Profiler.setSamplingInterval', { interval: 250 });
@@ -38,6 +48,14 @@ if (probeDir || profileDir) {
     }
     running = false;
     histogram.disable();
+    if (timing) {
+      timing.on = false;
+      writeFileSync(
+        path.join(probeDir, `${service}-${process.pid}-${windows}.timing.json`),
+        JSON.stringify(timing.marks),
+      );
+      timing.marks = [];
+    }
     const used = performance.eventLoopUtilization(elu);
     const ms = (ns) => Math.round(ns / 1e4) / 100;
     if (probeDir)

@@ -29,7 +29,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { apiClient, startStack, verifyCounters } from '../test/support/stack';
-import { openLoop, type OpenLoopRequest, type OpenLoopResult } from './open-loop';
+import { openLoop, type OpenLoopRequest, type OpenLoopResult, type OpenLoopSample } from './open-loop';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -39,7 +39,11 @@ const WARMUP = Number(process.env.BENCH_WARMUP ?? 10);
 const ONLY_STACK = process.env.BENCH_ONLY === 'stack';
 const PROFILE_DIR = process.env.BENCH_PROFILE;
 const OPEN_LOOP = process.env.BENCH_MODE === 'open';
+// Open loop only: per-request timestamps in gateway and verify (markRequest), joined into a breakdown.
+const BREAKDOWN = OPEN_LOOP && process.env.BENCH_BREAKDOWN === '1';
 const RATES = (process.env.BENCH_RATES ?? '50,200,500').split(',').map(Number);
+// As `npm run start:services` runs them (VERIFY_REPLICAS, default 2).
+const VERIFY_REPLICAS = Number(process.env.VERIFY_REPLICAS ?? 2);
 
 interface Result {
   name: string;
@@ -87,6 +91,17 @@ const stopChild = (child: ChildProcess) =>
     child.kill('SIGTERM');
   });
 
+async function retry<T>(attempts: number, f: () => Promise<T>): Promise<T> {
+  for (let i = 1; ; i++) {
+    try {
+      return await f();
+    } catch (err) {
+      if (i >= attempts) throw err;
+      process.stdout.write(`start failed (${(err as Error).message.split('\n')[0]}); trying again\n`);
+    }
+  }
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -106,14 +121,24 @@ async function main() {
   const probeEnv: Record<string, string> = {
     NODE_OPTIONS: nodeOptions,
     BENCH_PROBE_DIR: probeDir,
+    ...(BREAKDOWN ? { BENCH_TIMING: '1' } : {}),
     ...(PROFILE_DIR ? { BENCH_PROFILE_DIR: PROFILE_DIR } : {}),
   };
-  const stack = await startStack({
-    all: { LOG_LEVEL: 'warn' },
-    gateway: probeEnv,
-    verify: probeEnv,
-    audit: probeEnv,
-  });
+  // On a loaded machine a service can miss the launcher's start deadline (tsx compiling): try again.
+  const stack = await retry(3, () =>
+    startStack(
+      {
+        all: { LOG_LEVEL: 'warn' },
+        gateway: probeEnv,
+        verify: probeEnv,
+        audit: probeEnv,
+        // They get SIGUSR2 too (the probe window), which would end a process without the probe.
+        identity: probeEnv,
+        mandates: probeEnv,
+      },
+      { replicas: { verify: VERIFY_REPLICAS } },
+    ),
+  );
   const stackRounds: Result[] = [];
   const expressRounds: Result[] = [];
   let raw: Result | undefined;
@@ -162,10 +187,13 @@ async function main() {
       await load('warm-up', http.url, bare, 2);
     }
     await load('warm-up', stack.gateway.url, requests, WARMUP);
-    const pids = {
+    // Every process a verify touches or causes work in (identity answers the key resolutions).
+    const pids: Record<string, number> = {
       gateway: stack.gateway.child.pid!,
-      verify: stack.services.verify.child.pid!,
+      ...Object.fromEntries(stack.replicas.verify.map((v, i) => [`verify${i + 1}`, v.child.pid!])),
       audit: stack.services.audit.child.pid!,
+      identity: stack.services.identity.child.pid!,
+      mandates: stack.services.mandates.child.pid!,
     };
     const probes = () => Object.values(pids).forEach((pid) => process.kill(pid, 'SIGUSR2'));
     const background = brokerPids();
@@ -181,7 +209,7 @@ async function main() {
         const sampler = cpuSampler({
           express: express.child.pid!,
           autocannon: process.pid,
-          audit: pids.audit,
+          audit: pids.audit!,
           ...background,
         });
         const r = await load(`bare express, round ${round}`, express.url, bare);
@@ -291,13 +319,16 @@ async function openLoopRounds(
       probes();
       window++;
       const stackCpu = cpuSampler({ ...pids, ...background });
-      const full = await openLoop(stackUrl, stackRequests, rate, DURATION);
+      const full = await openLoop(stackUrl, stackRequests, rate, DURATION, {
+        idPrefix: BREAKDOWN ? `bench-${round}-${rate}` : undefined,
+      });
       const cpu = stackCpu.stop(rate);
       probes();
       line('stack', rate, round, full, cpu);
       results.get(rate)!.stack.push(full);
       await sleep(500);
       process.stdout.write(`  event loop: ${loopReport(probeDir, window)}\n`);
+      if (full.samples) process.stdout.write(breakdownReport(probeDir, window, full.samples));
       await sleep(1000);
     }
   }
@@ -308,7 +339,8 @@ async function openLoopRounds(
   ];
   let allMet = true;
   for (const [rate, r] of results) {
-    const med = (rs: OpenLoopResult[], k: 'p50' | 'p99') => median(rs.map((x) => x[k]));
+    const med = (rs: OpenLoopResult[], k: 'p50' | 'p99') =>
+      Math.round(median(rs.map((x) => x[k])) * 100) / 100;
     const [sp50, sp99, ep50, ep99] = [
       med(r.stack, 'p50'),
       med(r.stack, 'p99'),
@@ -329,6 +361,67 @@ async function openLoopRounds(
     '',
   );
   process.stdout.write(out.join('\n'));
+}
+
+/** Consecutive marks of one verify (gateway, then verify, then back), each step's time the gap to the one before. */
+const STEPS: [string, string][] = [
+  ['gw.in', 'client → gateway handler'],
+  ['gw.auth', 'authentication'],
+  ['gw.limit', 'limiter'],
+  ['gw.body', 'body read'],
+  ['gw.forward', 'token, idempotency'],
+  ['v.in', 'gateway → verify handler'],
+  ['v.auth', 'verify: internal token'],
+  ['v.body', 'verify: body'],
+  ['v.snapshot', 'verify: snapshot read'],
+  ['v.decide', 'verify: decision'],
+  ['v.sent', 'verify: event, answer'],
+  ['gw.done', 'verify → gateway'],
+];
+
+/**
+ * Where the requests around the p50 (ranks 45–55 %) and the slowest 1 % spent their time, step by
+ * step (mean ms of each step): the client's own lag, then the marks gateway and verify recorded
+ * for each request id during the window, then the way back to the client.
+ */
+function breakdownReport(dir: string, window: number, samples: OpenLoopSample[]): string {
+  const marks = new Map<string, Record<string, number>>();
+  for (const f of readdirSync(dir).filter((f) => f.endsWith(`-${window}.timing.json`))) {
+    const flat = JSON.parse(readFileSync(path.join(dir, f), 'utf8')) as (string | number)[];
+    for (let i = 0; i + 2 < flat.length; i += 3) {
+      const id = flat[i] as string;
+      const entry = marks.get(id) ?? {};
+      entry[flat[i + 1] as string] ??= flat[i + 2] as number;
+      marks.set(id, entry);
+    }
+  }
+  const sorted = [...samples].sort((a, b) => a.latency - b.latency);
+  const band = (from: number, to: number) =>
+    sorted.slice(
+      Math.floor(from * sorted.length),
+      Math.max(Math.floor(from * sorted.length) + 1, Math.floor(to * sorted.length)),
+    );
+  const describe = (name: string, group: OpenLoopSample[]) => {
+    const complete = group.filter((s) => STEPS.every(([m]) => marks.get(s.id)?.[m] !== undefined));
+    if (complete.length === 0) return `  ${name}: no request with every mark\n`;
+    const mean = (f: (s: OpenLoopSample) => number) =>
+      complete.reduce((n, s) => n + f(s), 0) / complete.length;
+    const parts: [string, number][] = [['client send lag', mean((s) => s.sent - s.planned)]];
+    let previous = (s: OpenLoopSample) => s.sent;
+    for (const [mark, label] of STEPS) {
+      const before = previous;
+      parts.push([label, mean((s) => marks.get(s.id)![mark]! - before(s))]);
+      previous = (s) => marks.get(s.id)![mark]!;
+    }
+    parts.push(['gateway → client', mean((s) => s.done - previous(s))]);
+    const total = mean((s) => s.latency);
+    return (
+      `  ${name} (${complete.length} of ${group.length} requests, mean ${total.toFixed(2)} ms): ` +
+      parts.map(([label, ms]) => `${label} ${ms.toFixed(2)}`).join(', ') +
+      '\n'
+    );
+  };
+  return describe('p45–p55', band(0.45, 0.55)) + describe('slowest 1 %', band(0.99, 1));
 }
 
 /** Event-loop delay and utilisation of gateway and verify during one stack round (bench/probe.cjs). */

@@ -34,3 +34,4 @@ export * from './contract';
 export * from './contract-route';
 export * from './wiring';
 export * from './outbound';
+export * from './request-timing';

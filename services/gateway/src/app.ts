@@ -6,6 +6,7 @@ import {
   CachedTokenMinter,
   answerError,
   listen,
+  markRequest,
   processMetrics,
   readPlainBody,
   requestIdFor,
@@ -83,6 +84,7 @@ export function createApp(deps: GatewayDeps) {
 
   const listener: RequestListener = (req, res) => {
     const requestId = requestIdFor(req.headers['x-request-id']);
+    markRequest(requestId, 'gw.in');
     res.setHeader('X-Request-Id', requestId);
     // The trace starts here, from the client's traceparent when it sent one (a no-op unless tracing is on).
     void traceRequest(req, res, () => handle(req, res, expressPath.call(req) ?? '', requestId));
@@ -352,6 +354,7 @@ function gatewayHandler(deps: GatewayDeps) {
       }
       try {
         principal = await authenticate(req, rule, params, deps);
+        markRequest(requestId, 'gw.auth');
         if (principal?.tenantId) setSpanAttributes({ 'mandate.tenant_id': principal.tenantId });
       } catch (err) {
         if (err instanceof AppError && err.status === 401) {
@@ -370,6 +373,7 @@ function gatewayHandler(deps: GatewayDeps) {
         const decision = await deps.limiter!.check(subject, rule.limit);
         for (const name in decision.headers) res.setHeader(name, decision.headers[name]!);
         if (!decision.allowed) throw new AppError('TOO_MANY_REQUESTS', decision.message!);
+        markRequest(requestId, 'gw.limit');
       }
       if (rule.service === 'gateway') {
         if (rule.path === '/v1/me') return sendJson(res, 200, JSON.stringify(whoAmI(principal!)));
@@ -378,6 +382,7 @@ function gatewayHandler(deps: GatewayDeps) {
         return sendJson(res, 200, openApiJson);
       }
       const body = await readBody(req, res);
+      markRequest(requestId, 'gw.body');
       // An Idempotency-Key POST is answered in one piece: the capture stores the body it ends with.
       const buffered =
         deps.idempotency !== undefined &&
@@ -400,7 +405,9 @@ function gatewayHandler(deps: GatewayDeps) {
         },
         rule.service,
       );
+      markRequest(requestId, 'gw.forward');
       await forward(req, res, deps.upstreams[rule.service], rule.service, path, token, call, deps.logger);
+      markRequest(requestId, 'gw.done');
     } catch (err) {
       answerError(res, err, deps.logger, { requestId, method: req.method, path });
     }

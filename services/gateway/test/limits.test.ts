@@ -776,6 +776,45 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       await expectOneBudget(a, b, freshKey());
     });
 
+    it('when two gateways let a key through on their own views, then together they pass at most half a burst more than the bucket holds, and both refuse afterwards', async () => {
+      const prefix = `test:rl:${newId('req')}`;
+      // Burst 20, no refill during the test: every pass is counted against the same 20.
+      const twenty: PlanOverrides = { beta: { global: { rate: 0.01, burst: 20 } } };
+      const a = await startGateway({ prefix, overrides: twenty });
+      const b = await startGateway({ prefix, overrides: twenty });
+      const auth = freshKey();
+      // a asks Redis once (a fresh key): its view is now "19 left".
+      expect((await a.call('GET', '/v1/mandates', auth)).status).toBe(200);
+      // b spends the rest one by one; its own view is current, so it stops at the bucket's end.
+      let fromB = 0;
+      while ((await b.call('GET', '/v1/mandates', auth)).status === 200) fromB++;
+      expect(fromB).toBe(19);
+      // a's view predates b's spending: it lets requests through on its own until its view is
+      // down to half the burst, then asks Redis, which refuses.
+      const fromA = await Promise.all(Array.from({ length: 30 }, () => a.call('GET', '/v1/mandates', auth)));
+      const total = 1 + fromB + count(fromA, 200);
+      console.info(`two replicas, burst 20: ${total} passed (bound 30)`);
+      expect(total).toBeLessThanOrEqual(20 + 20 / 2);
+      // What went over is owed: both refuse now.
+      expect((await a.call('GET', '/v1/mandates', auth)).status).toBe(429);
+      expect((await b.call('GET', '/v1/mandates', auth)).status).toBe(429);
+    });
+
+    it('when a key is far from its limits, then most requests are decided without a Redis round trip of their own', async () => {
+      proxy.restore();
+      const g = await startGateway({
+        overrides: { beta: { global: { rate: 1000, burst: 1000 } } },
+        redisPort: proxy.port,
+      });
+      const auth = freshKey();
+      expect((await g.call('GET', '/v1/mandates', auth)).status).toBe(200);
+      proxy.resetCounters();
+      const n = 40;
+      for (let i = 0; i < n; i++) expect((await g.call('GET', '/v1/mandates', auth)).status).toBe(200);
+      // The counts go to Redis in the background, one call per caller every few milliseconds.
+      expect(proxy.chunksToTarget).toBeLessThan(n / 2);
+    });
+
     it('when the connection to Redis is cut, then the gateway keeps serving with a per-process limiter, logs it once and /readyz says degraded; when Redis is back, limits are shared again', async () => {
       const prefix = `test:rl:${newId('req')}`;
       const { logger, lines } = capturingLogger();

@@ -52,4 +52,34 @@ describe('ResolutionCache', () => {
     expect(load).toHaveBeenCalledTimes(1);
     expect(await cache.get('k', load)).toBe('new');
   });
+
+  it('when a key is used less often than its TTL, then keepWarm refreshes it before it expires so no request waits; a key no request used for two TTLs is forgotten', async () => {
+    const cache = new ResolutionCache<{ n: number }>(500, clock);
+    // Every answer is a new object numbered by the call that loaded it.
+    let loads = 0;
+    const load = jest.fn(async (): Promise<{ n: number }> => ({ n: ++loads }));
+    await cache.get('k', load);
+    // A request every 800 ms (the TTL is 500 ms), keepWarm every 125 ms, as the gateway runs it.
+    for (let i = 0; i < 8; i++) {
+      for (let step = 0; step < 6; step++) {
+        now += 125;
+        cache.keepWarm();
+        await new Promise((r) => setImmediate(r));
+      }
+      now += 50;
+      const loadedBefore = load.mock.calls.length;
+      // Served what was loaded before the request came: it did not wait for a load of its own.
+      expect((await cache.get('k', load))!.n).toBeLessThanOrEqual(loadedBefore);
+    }
+    // Idle: refreshed no more once two TTLs have passed since the last use, then forgotten.
+    const refreshes = load.mock.calls.length;
+    for (let step = 0; step < 20; step++) {
+      now += 125;
+      cache.keepWarm();
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(load.mock.calls.length - refreshes).toBeLessThanOrEqual(3);
+    const loadedBefore = load.mock.calls.length;
+    expect((await cache.get('k', load))!.n).toBe(loadedBefore + 1);
+  });
 });

@@ -8,36 +8,68 @@ import { INTERNAL_TOKEN_HEADER, UpstreamUnavailable, serviceUnavailable } from '
  * refreshed in the background during the second half of its TTL, so requests rarely wait.
  */
 export class ResolutionCache<V> {
-  private readonly entries = new Map<string, { value: V | null; expiresAt: number }>();
+  private readonly entries = new Map<
+    string,
+    { value: V | null; expiresAt: number; usedAt: number; load: () => Promise<V | null> }
+  >();
   private readonly inflight = new Map<string, Promise<V | null>>();
   /** Bumped by every eviction: an answer fetched before one may predate the revocation and is not cached. */
   private evictions = 0;
+
+  private warmer?: NodeJS.Timeout;
 
   constructor(
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
     private readonly maxEntries = 10_000,
+    /** Run `keepWarm` this often (the gateway: a quarter of the TTL); absent = only on requests. */
+    private readonly keepWarmEveryMs?: number,
   ) {}
 
   get(key: string, load: () => Promise<V | null>): Promise<V | null> {
     const hit = this.entries.get(key);
     const now = this.now();
+    if (this.keepWarmEveryMs !== undefined && !this.warmer) {
+      this.warmer = setInterval(() => this.keepWarm(), this.keepWarmEveryMs);
+      this.warmer.unref();
+    }
     if (hit && hit.expiresAt > now) {
+      hit.usedAt = now;
       // The entry served is still within its TTL, so the bound on a revoked credential is unchanged.
       if (hit.expiresAt - now < this.ttlMs / 2 && !this.inflight.has(key))
-        this.fetch(key, load).catch(() => undefined);
+        this.fetch(key, load, now).catch(() => undefined);
       return Promise.resolve(hit.value);
     }
     return this.inflight.get(key) ?? this.fetch(key, load);
   }
 
-  private fetch(key: string, load: () => Promise<V | null>): Promise<V | null> {
+  /**
+   * Refreshes, in the background, every known credential a request used within the last two TTLs
+   * once it is in the second half of its TTL — so a key in use at any steady rate, even one
+   * request a second, is never found expired and no request waits for identity — and forgets
+   * those no request used for that long. The TTL bound is unchanged: an entry is never served
+   * past its TTL, whatever a refresh does.
+   */
+  keepWarm(): void {
+    const now = this.now();
+    for (const [key, entry] of this.entries) {
+      if (now - entry.usedAt > 2 * this.ttlMs) {
+        if (entry.expiresAt <= now && !this.inflight.has(key)) this.entries.delete(key);
+        continue;
+      }
+      // Unknown credentials are not worth asking identity about again unprompted.
+      if (entry.value === null || entry.expiresAt - now >= this.ttlMs / 2 || this.inflight.has(key)) continue;
+      this.fetch(key, entry.load, entry.usedAt).catch(() => undefined);
+    }
+  }
+
+  private fetch(key: string, load: () => Promise<V | null>, usedAt = this.now()): Promise<V | null> {
     const epoch = this.evictions;
     const call = load()
       .then((value) => {
         if (epoch === this.evictions) {
           if (this.entries.size >= this.maxEntries) this.entries.clear();
-          this.entries.set(key, { value, expiresAt: this.now() + this.ttlMs });
+          this.entries.set(key, { value, expiresAt: this.now() + this.ttlMs, usedAt, load });
         }
         return value;
       })
@@ -100,7 +132,8 @@ export abstract class CachedIdentityLookup<V> {
     ttlMs = 500,
     now: () => number = Date.now,
   ) {
-    this.cache = new ResolutionCache(ttlMs, now);
+    // Kept warm a quarter TTL at a time: a key in use is refreshed before it expires.
+    this.cache = new ResolutionCache(ttlMs, now, undefined, Math.max(10, ttlMs / 4));
   }
 
   /** The cached answer under `cacheKey`, else identity's answer at `path` (askIdentity). */

@@ -18,53 +18,69 @@ type GcraClient = Redis & {
  * Every limit of one request in one script call, all or nothing: each part is checked with the
  * same arithmetic as GCRA_LUA (a bucket: `b`, burst, rate) or rate-limiter-flexible's counter
  * script (the quota: `q`, points, expiry seconds), against one reading of Redis's clock; only when
- * every part passes are the new values written (the same keys and value formats as those scripts,
- * so both paths and older replicas share the counters). A rejected request takes nothing, so it
- * needs no refund. Returns, per part, [consumed, msBeforeNext] in the shape of those scripts.
- * KEYS of one request must live on one node (a Redis Cluster would need a hash tag per caller).
+ * every part passes is the request's point taken (the same keys and value formats as those
+ * scripts, so both paths and older replicas share the counters). A rejected request takes
+ * nothing, so it needs no refund. Returns, per part, [consumed, msBeforeNext] in the shape of
+ * those scripts.
+ *
+ * ARGV[1] is 1 to take the request's point, 0 only to report; each part's fourth number is the
+ * count of requests this replica already let through on its own (see `RedisLimiterBackend`),
+ * added first and unconditionally: they were answered, so a bucket may go into debt (its tat
+ * beyond the burst), which later requests then wait out.
+ * KEYS of one call belong to one caller and must live on one node (a Redis Cluster would need a
+ * hash tag per caller).
  */
 const LIMITS_LUA = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+local take = tonumber(ARGV[1])
 local out = {}
-local writes = {}
+local tats = {}
+local counts = {}
 local allowed = true
 for i = 1, #KEYS do
-  local kind = ARGV[3 * i - 2]
-  local a = tonumber(ARGV[3 * i - 1])
-  local b = tonumber(ARGV[3 * i])
+  local kind = ARGV[4 * i - 2]
+  local a = tonumber(ARGV[4 * i - 1])
+  local b = tonumber(ARGV[4 * i])
+  local pending = tonumber(ARGV[4 * i + 1])
   if kind == 'b' then
     local interval = 1000 / b
     local capacity = a * interval
     local tat = tonumber(redis.call('GET', KEYS[i]) or now)
     if tat < now then tat = now end
-    local nxt = tat + interval
-    if nxt - now > capacity + 0.001 then
+    tat = tat + pending * interval
+    tats[i] = tat
+    local nxt = tat + take * interval
+    if take == 1 and nxt - now > capacity + 0.001 then
       allowed = false
       out[2 * i - 1] = a + 1
       out[2 * i] = math.ceil(nxt - now - capacity)
     else
-      writes[i] = nxt
       out[2 * i - 1] = a - math.floor((capacity - (nxt - now)) / interval + 0.001)
       out[2 * i] = math.ceil(nxt - now)
     end
   else
-    local consumed = tonumber(redis.call('GET', KEYS[i]) or '0') + 1
-    if consumed > a then allowed = false end
+    local count = tonumber(redis.call('GET', KEYS[i]) or '0') + pending
+    counts[i] = count
+    if count + take > a then allowed = false end
     local ttl = redis.call('PTTL', KEYS[i])
     if ttl < 0 then ttl = b * 1000 end
-    out[2 * i - 1] = consumed
+    out[2 * i - 1] = count + take
     out[2 * i] = ttl
   end
 end
-if allowed then
-  for i = 1, #KEYS do
-    if writes[i] then
-      redis.call('SET', KEYS[i], string.format('%.3f', writes[i]), 'PX', math.ceil(writes[i] - now))
+local taken = 0
+if allowed then taken = take end
+for i = 1, #KEYS do
+  local add = tonumber(ARGV[4 * i + 1]) + taken
+  if add > 0 then
+    if tats[i] then
+      local tat = tats[i] + taken * (1000 / tonumber(ARGV[4 * i]))
+      redis.call('SET', KEYS[i], string.format('%.3f', tat), 'PX', math.max(1, math.ceil(tat - now)))
     else
-      local b = ARGV[3 * i]
+      local b = ARGV[4 * i]
       redis.call('SET', KEYS[i], 0, 'EX', b, 'NX')
-      redis.call('INCRBY', KEYS[i], 1)
+      redis.call('INCRBY', KEYS[i], add)
       if redis.call('PTTL', KEYS[i]) == -1 then redis.call('EXPIRE', KEYS[i], b) end
     end
   end
@@ -115,6 +131,61 @@ class RedisTokenBucket extends RateLimiterRedis {
   }
 }
 
+/** How soon the requests let through locally are added to the shared counters. */
+const FLUSH_MS = 20;
+/** After a failed flush (Redis away), when to try again. */
+const RETRY_FLUSH_MS = 1_000;
+/** A view older than this is not decided on: the caller's next request asks Redis (and refreshes it). */
+const VIEW_MAX_AGE_MS = 2_000;
+/** A quota is decided locally only while more than this many points (at most half of it) remain after the request. */
+const QUOTA_MARGIN = 1_000;
+
+/** What this replica knows of one shared counter: Redis's last answer and what it let through since. */
+interface PartView {
+  part: AtomicPart;
+  /** The caller the counter belongs to (the first key of its requests): flushed in one call with the caller's other counters. */
+  group: string;
+  /** Tokens (bucket) or points (quota) left after every call answered so far; negative in debt. */
+  remaining: number;
+  msBeforeNext: number;
+  /** Local time of that answer. */
+  at: number;
+  /** Requests let through here and sent to Redis, not answered yet. */
+  inflight: number;
+  /** Requests let through here, not sent yet. */
+  unsent: number;
+}
+
+const limitOf = (p: AtomicPart) => (p.kind === 'rate' ? p.bucket.burst : p.points);
+
+/**
+ * Whether one more request may be let through without asking Redis: the view is recent, for the
+ * same numbers, and after this request at least half the bucket's burst (a quota: half its points,
+ * at most QUOTA_MARGIN) would still be left. Each replica thus hands out on its own at most half
+ * a burst beyond what it last saw taken, before it asks Redis again: N replicas together can let
+ * through at most (N − 1) × burst / 2 more than the bucket holds — half a burst for two, and then
+ * only when one view predates the other replica's spending (test: limits.test.ts). Whatever went
+ * over is owed: the bucket's tat goes beyond its burst, so later requests wait until it is paid.
+ * Refill since the view is ignored (it only makes the estimate stricter).
+ */
+function decidesLocally(v: PartView, p: AtomicPart, now: number): boolean {
+  if (now - v.at > VIEW_MAX_AGE_MS || limitOf(v.part) !== limitOf(p)) return false;
+  const left = v.remaining - v.inflight - v.unsent - 1;
+  const margin = p.kind === 'rate' ? p.bucket.burst / 2 : Math.min(p.points / 2, QUOTA_MARGIN);
+  return left >= margin;
+}
+
+/** A local decision in rate-limiter-flexible's terms (as the script's answers are). */
+function localResult(v: PartView): RateLimiterRes {
+  const { part } = v;
+  const left = v.remaining - v.inflight - v.unsent;
+  const limit = limitOf(part);
+  // A bucket's reset: the time until it is full again; a quota's: its key's expiry, as Redis said.
+  const ms =
+    part.kind === 'rate' ? Math.ceil(Math.max(0, limit - left) * (1000 / part.bucket.rate)) : v.msBeforeNext;
+  return new RateLimiterRes(Math.max(left, 0), ms, limit - left, false);
+}
+
 /** redis://user:secret@host:6379/0 → redis://user:***@host:6379/0, for logs. */
 const redactRedisUrl = (url: string) => redactUrl(url, 'REDIS_URL');
 
@@ -127,6 +198,10 @@ const DEGRADED = 'degraded: per-process limiter (Redis unreachable)';
 export class RedisLimiterBackend implements LimiterBackend {
   private readonly client: GcraClient;
   private state: 'starting' | 'shared' | 'degraded' | 'closing' = 'starting';
+  /** This replica's view of each shared counter it decides on (see consumeAll), by Redis key. */
+  private readonly views = new Map<string, PartView>();
+  private flushTimer?: NodeJS.Timeout;
+  private sweepAt = 0;
 
   constructor(
     private readonly url: string,
@@ -192,6 +267,8 @@ export class RedisLimiterBackend implements LimiterBackend {
   /** SCAN for the counters (a tenant's callers in one month: a handful of keys), then one MGET. */
   async quotaCounters(keyPrefix: string, start: string, end: string): Promise<Map<string, number>> {
     try {
+      // Read your writes: what this replica let through is in the counters it answers with.
+      await this.flushNow();
       return await this.scanCounters(keyPrefix, start, end);
     } catch (err) {
       this.logger.warn({ err }, 'quota counters not read from Redis');
@@ -231,19 +308,28 @@ export class RedisLimiterBackend implements LimiterBackend {
     return this.insurers.get(limiter) ?? limiter;
   }
 
-  /** One script call for all the limits of a request (see LIMITS_LUA); rejects at once while Redis is not connected. */
+  /**
+   * The limits of one request: decided here, from this replica's view of the shared counters,
+   * while every part keeps a wide margin (see `decidesLocally`) — no Redis round trip on the
+   * request's path; the point taken is added to Redis within FLUSH_MS. Near a limit, or without a
+   * recent view, one script call decides (see LIMITS_LUA) and refreshes the view; it rejects at
+   * once while Redis is not connected (the insurance limiters then decide).
+   */
   async consumeAll(parts: AtomicPart[]): Promise<RateLimiterRes[]> {
-    if (this.client.status !== 'ready') throw new Error('Redis connection is not ready');
-    const n = parts.length;
-    const args: string[] = [String(n)];
-    for (const p of parts) args.push(p.rlKey);
-    for (const p of parts) {
-      if (p.kind === 'rate') args.push('b', String(p.bucket.burst), String(p.bucket.rate));
-      else args.push('q', String(p.points), String(p.seconds));
+    const now = this.now();
+    this.sweep(now);
+    const views = parts.map((p) => this.views.get(p.rlKey));
+    if (views.every((v, i) => v !== undefined && decidesLocally(v, parts[i]!, now))) {
+      this.scheduleFlush();
+      return views.map((v) => {
+        v!.unsent++;
+        return localResult(v!);
+      });
     }
-    const out = await this.client[LIMITS_COMMAND](...args);
+    if (this.client.status !== 'ready') throw new Error('Redis connection is not ready');
+    const out = await this.call(parts[0]!.rlKey, parts, 1);
     const results: RateLimiterRes[] = [];
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < parts.length; i++) {
       const p = parts[i]!;
       const consumed = out[2 * i]!;
       const limit = p.kind === 'rate' ? p.bucket.burst : p.points;
@@ -252,12 +338,108 @@ export class RedisLimiterBackend implements LimiterBackend {
     return results;
   }
 
+  /**
+   * One LIMITS_LUA call for `parts` of one caller (take: 1 = the request's point, 0 = only add what
+   * was let through here), carrying each part's unsent count; every part's view is then what
+   * Redis answered. A failed call gives the counts back to the next call and marks the views stale.
+   */
+  private async call(group: string, parts: AtomicPart[], take: 0 | 1): Promise<number[]> {
+    const views = parts.map((p) => {
+      let v = this.views.get(p.rlKey);
+      if (!v) {
+        v = { part: p, group, remaining: 0, msBeforeNext: 0, at: -Infinity, inflight: 0, unsent: 0 };
+        this.views.set(p.rlKey, v);
+      }
+      v.part = p;
+      return v;
+    });
+    const sent = views.map((v) => v.unsent);
+    const args: string[] = [String(parts.length)];
+    for (const p of parts) args.push(p.rlKey);
+    args.push(String(take));
+    parts.forEach((p, i) => {
+      if (p.kind === 'rate') args.push('b', String(p.bucket.burst), String(p.bucket.rate), String(sent[i]));
+      else args.push('q', String(p.points), String(p.seconds), String(sent[i]));
+    });
+    views.forEach((v, i) => {
+      v.unsent -= sent[i]!;
+      v.inflight += sent[i]!;
+    });
+    let out: number[];
+    try {
+      out = await this.client[LIMITS_COMMAND](...args);
+    } catch (err) {
+      views.forEach((v, i) => {
+        v.inflight -= sent[i]!;
+        v.unsent += sent[i]!;
+        v.at = -Infinity;
+      });
+      throw err;
+    }
+    const at = this.now();
+    views.forEach((v, i) => {
+      v.inflight -= sent[i]!;
+      const limit = limitOf(v.part);
+      // A rejection reports limit + 1 (nothing taken): nothing remains either way.
+      v.remaining = limit - out[2 * i]!;
+      v.msBeforeNext = out[2 * i + 1]!;
+      v.at = at;
+    });
+    return out;
+  }
+
+  private async flushNow(): Promise<void> {
+    if (!this.flushTimer) return;
+    clearTimeout(this.flushTimer);
+    await this.flush();
+  }
+
+  private scheduleFlush(delayMs = FLUSH_MS) {
+    this.flushTimer ??= setTimeout(() => void this.flush(), delayMs);
+  }
+
+  /** Adds what this replica let through to Redis, one call per caller, and refreshes those views. */
+  private async flush(): Promise<void> {
+    this.flushTimer = undefined;
+    const groups = new Map<string, AtomicPart[]>();
+    for (const v of this.views.values()) {
+      if (v.unsent === 0) continue;
+      groups.set(v.group, []);
+    }
+    if (groups.size === 0) return;
+    for (const v of this.views.values()) groups.get(v.group)?.push(v.part);
+    const calls = [...groups].map(([group, parts]) => {
+      if (this.client.status === 'ready')
+        return this.call(group, parts, 0).then(
+          () => true,
+          () => false,
+        );
+      // Not decided on until Redis answers again: the insurance limiters take over.
+      for (const p of parts) this.views.get(p.rlKey)!.at = -Infinity;
+      return Promise.resolve(false);
+    });
+    // Redis away: the counts wait for it (requests meanwhile go to the insurance limiters).
+    if ((await Promise.all(calls)).includes(false)) this.scheduleFlush(RETRY_FLUSH_MS);
+  }
+
+  /** Drops views no request used for a while (and with nothing left to send). */
+  private sweep(now: number) {
+    if (now < this.sweepAt) return;
+    this.sweepAt = now + VIEW_MAX_AGE_MS;
+    for (const [key, v] of this.views)
+      if (now - v.at > VIEW_MAX_AGE_MS && v.unsent === 0 && v.inflight === 0) this.views.delete(key);
+  }
+
   health(): string {
     return this.state === 'shared' ? 'ok' : DEGRADED;
   }
 
   async close(): Promise<void> {
     if (this.client.status === 'end') return;
+    // What was let through here reaches the shared counters before the connection goes.
+    await this.flushNow();
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
     this.state = 'closing';
     try {
       if (this.client.status !== 'ready') throw new Error('not connected');

@@ -1,4 +1,4 @@
-import { buildEvent, notFound, processMetrics, type CallerContext } from '@mandate/shared';
+import { buildEvent, markRequest, notFound, processMetrics, type CallerContext } from '@mandate/shared';
 import type { Deps } from '../app';
 import type { VerifyMetrics } from '../metrics';
 import { decide, serialiseDecision, type VerifyInput } from './decide';
@@ -22,10 +22,12 @@ export async function performVerify(deps: Deps, metrics: VerifyMetrics, call: Ve
     { tenantId, internalToken, requestId: call.requestId },
     input.mandate_id,
   );
+  markRequest(call.requestId, 'v.snapshot');
   if (!mandate) throw notFound('Mandate not found');
 
   const now = deps.clock.now();
   const decision = decide(mandate, input, now);
+  markRequest(call.requestId, 'v.decide');
 
   // Handed to the (batching) publisher before answering, not awaited: the broker confirms
   // batches, and a verify never waits for a round trip of its own (README "Decisions").

@@ -3,6 +3,7 @@ import {
   answerError,
   callerOfHeaders,
   isPlainJsonBody,
+  markRequest,
   parseJsonBody,
   processMetrics,
   readPlainBody,
@@ -43,6 +44,7 @@ export function verifyHotPath(
     ) {
       return fallback(req, res);
     }
+    markRequest(req.headers['x-request-id'], 'v.in');
     void traceRequest(req, res, () => handle(req, res), '/v1/verify');
   };
 
@@ -59,9 +61,11 @@ export function verifyHotPath(
     // Timed from here: a request handed to express above is timed (and counted) by express instead.
     http.timeResponse('verify', req, res, verifyRoute);
     const requestId = requestIdFor(req.headers['x-request-id']);
+    markRequest(requestId, 'v.auth');
     res.setHeader('X-Request-Id', requestId);
     try {
       const body = parseJsonBody(await readPlainBody(req)) ?? {};
+      markRequest(requestId, 'v.body');
       const tenantId = tenantOfCaller(caller);
       const answer = await performVerify(deps, metrics, {
         caller,
@@ -70,6 +74,7 @@ export function verifyHotPath(
         input: parseVerifyRequest(body),
       });
       sendJson(res, 200, answer);
+      markRequest(requestId, 'v.sent');
     } catch (err) {
       answerError(res, err, deps.logger, { requestId, method: req.method, path: '/v1/verify' });
     }
