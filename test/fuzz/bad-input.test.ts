@@ -547,5 +547,10 @@ async function seed(base: URL, operatorToken: string): Promise<Fixtures> {
     eventsA,
     identityVerificationsA,
     signInA: { id: signIn.id, pollToken: signIn.poll_token },
+    statusLists: [statusListOf(await call('GET', `/v1/mandates/${mandatesA[0]}`, a.auth))],
   };
 }
+
+/** The id of a mandate's status list: the last segment of its signed `status.status_list.uri`. */
+const statusListOf = (mandate: { status: { status_list: { uri: string } } }) =>
+  new URL(mandate.status.status_list.uri).pathname.split('/').pop()!;

@@ -27,6 +27,8 @@ export interface Fixtures {
   /** A's identity verifications (PENDING until the fuzz answers them), and a sign-in session of A. */
   identityVerificationsA: string[];
   signInA: { id: string; pollToken: string };
+  /** The status list the seeded mandates sit in (a public route). */
+  statusLists: string[];
 }
 
 export interface FuzzRequest {
@@ -539,7 +541,9 @@ function paramValue(name: string, routePattern: string, fx: Fixtures): fc.Arbitr
           ? live(fx.eventsA)
           : routePattern.startsWith('/v1/identity-verifications')
             ? live(fx.identityVerificationsA, [fx.signInA.id])
-            : anyId;
+            : routePattern.startsWith('/v1/status-lists')
+              ? live(fx.statusLists)
+              : anyId;
   const real =
     name === 'tenantId'
       ? fc.constantFrom(fx.tenantA, fx.tenantA, fx.tenantA, fx.tenantB)
