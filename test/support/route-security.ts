@@ -70,9 +70,14 @@ export interface RouteSecurityOptions {
   publicAnswers?: Record<string, { status: number; error: string; reason: string }>;
 }
 
-/** The status a public route must answer in the generated case: its only declared success status. */
+/**
+ * The status a public route must answer in the generated case: its only declared 2xx status (a
+ * declared 304 answers only a conditional request, which the generated case is not).
+ */
 function successStatus(rule: RouteRule): number {
-  const statuses = Object.keys((rule as Partial<RouteContract>).responses ?? {}).map(Number);
+  const statuses = Object.keys((rule as Partial<RouteContract>).responses ?? {})
+    .map(Number)
+    .filter((status) => status >= 200 && status < 300);
   if (statuses.length !== 1)
     throw new Error(
       `route-security: ${routeKey(rule)} declares ${statuses.length} success statuses; name the one in publicAnswers`,
