@@ -26,7 +26,7 @@ describe('REDIS_PREFIX: one namespace for every Redis key', () => {
     expect(parseConfig(schema, { OLD_PREFIX: '' }).REDIS_PREFIX).toBe('mandate:');
     expect(() => parseConfig(schema, { OLD_PREFIX: 'x:rl' })).toThrow(ConfigError);
     expect(() => parseConfig(schema, { OLD_PREFIX: 'x:rl' })).toThrow(
-      'OLD_PREFIX was removed; set REDIS_PREFIX instead',
+      'OLD_PREFIX: was removed; set REDIS_PREFIX instead',
     );
   });
 });
