@@ -1,33 +1,20 @@
 import { z } from 'zod';
 import { defineRoutes, resourceText } from '@mandate/shared';
+import { ASSURANCE_LEVELS, DENY_REASONS } from '@mandate/verifier/src/decide';
 
 /**
  * The verify service's public contract: the wire vocabulary, the request and response schemas and
- * the route. The package's entry point. Only zod and the shared kernel here — no domain, no express.
+ * the route. The package's entry point. Only zod, the shared kernel and the dependency-free decision
+ * module here — no domain, no express.
  */
 
 export const MANDATE_STATES = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'] as const;
 export type MandateState = (typeof MANDATE_STATES)[number];
 
-/** Checked in exactly this order; the first failing one is the reason (SPEC §5 Verify). */
-export const DENY_REASONS = [
-  'MANDATE_SUSPENDED',
-  'MANDATE_REVOKED',
-  'MANDATE_EXPIRED',
-  'MANDATE_NOT_YET_VALID',
-  'DELEGATE_MISMATCH',
-  'PRINCIPAL_NOT_VERIFIED',
-  'ASSURANCE_TOO_LOW',
-  'ACTION_NOT_PERMITTED',
-  'RESOURCE_NOT_PERMITTED',
-  'AMOUNT_REQUIRED',
-  'CURRENCY_MISMATCH',
-  'AMOUNT_EXCEEDS_LIMIT',
-] as const;
-export type DenyReason = (typeof DENY_REASONS)[number];
-
-/** eIDAS levels of assurance, lowest first; a wallet-verified principal (OpenID4VP PID) is HIGH. */
-export const ASSURANCE_LEVELS = ['LOW', 'SUBSTANTIAL', 'HIGH'] as const;
+// The deny reasons (in the order they are checked: the first failing one is the answer) and the
+// assurance levels (lowest first; a wallet-verified principal is HIGH) are the decision module's,
+// shared with the offline verifier, so the wire vocabulary and the decision cannot drift apart.
+export { ASSURANCE_LEVELS, DENY_REASONS, type DenyReason } from '@mandate/verifier/src/decide';
 export type AssuranceLevel = (typeof ASSURANCE_LEVELS)[number];
 
 export const verifyRequestSchema = z
