@@ -1,6 +1,5 @@
-import { spawn } from 'node:child_process';
+import { runToExit } from '../support/script-process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { reportStartFailure, startService, type BaseConfig, type ServiceMain } from '@mandate/shared';
 import { service as audit } from '../../services/audit/src/service';
 import { service as gateway } from '../../services/gateway/src/service';
@@ -9,7 +8,6 @@ import { service as mandates } from '../../services/mandates/src/service';
 import { service as verify } from '../../services/verify/src/service';
 import { freePort } from '../support/stack';
 
-const ROOT = path.resolve(__dirname, '../..');
 const SECRET = randomBytes(32).toString('hex');
 /** What every service needs as its own process; each case adds or removes from it. */
 const BASE = { INTERNAL_TOKEN_SECRET: SECRET, PORT: '0', LOG_LEVEL: 'silent' };
@@ -48,24 +46,6 @@ async function startFailureLines(name: string, env: Record<string, string>): Pro
   }
   await started.stop();
   return ['(started)'];
-}
-
-/** Runs a script with only PATH and `env` to its exit; what it printed, in lines. */
-function runToExit(
-  script: string,
-  env: Record<string, string>,
-): Promise<{ code: number | null; lines: string[] }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('close', (code) => resolve({ code, lines: out.split('\n').filter(Boolean) }));
-  });
 }
 
 describe('a bad configuration: one `config error: NAME: …` line per problem, nothing else', () => {

@@ -1,26 +1,5 @@
-import { spawn } from 'node:child_process';
-import path from 'node:path';
+import { runToExit } from '../support/script-process';
 import { apiClient, createTenant, startStack, type Stack } from '../support/stack';
-
-const ROOT = path.resolve(__dirname, '../..');
-
-/** Runs a script (a service's main.ts, npm start's launcher) with only `env`, to its exit; what it printed, in lines. */
-function runToExit(
-  script: string,
-  env: Record<string, string>,
-): Promise<{ code: number | null; lines: string[] }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('exit', (code) => resolve({ code, lines: out.split('\n').filter(Boolean) }));
-  });
-}
 
 /** The JSON log lines of a process's output. */
 const logLines = (output: string[]) =>

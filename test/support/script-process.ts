@@ -57,3 +57,25 @@ export async function startScript(
     },
   };
 }
+
+/**
+ * Runs a script (a service's main.ts, a launcher) under tsx with only PATH and `env`, to its exit;
+ * what it printed on stdout and stderr, in lines.
+ */
+export function runToExit(
+  script: string,
+  env: Record<string, string>,
+): Promise<{ code: number | null; lines: string[] }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script)], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    // 'close', not 'exit': every line it printed has been read by then.
+    child.once('close', (code) => resolve({ code, lines: out.split('\n').filter(Boolean) }));
+  });
+}
