@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { describeIfAvailable } from '@mandate/shared/src/testing';
+import { describeIfAvailable, SYNC_TIMEOUT_MS } from '@mandate/shared/src/testing';
 import { startEmbedded, type EmbeddedStack } from '../../scripts/embedded';
 import { apiClient } from '../support/stack';
 
@@ -107,7 +107,11 @@ export async function startDashboardStack(options: {
   roles?: string[];
   env?: NodeJS.ProcessEnv;
 }): Promise<DashboardStack> {
-  const build = spawnSync(process.execPath, ['scripts/build-dashboard.mjs'], { cwd: ROOT, encoding: 'utf8' });
+  const build = spawnSync(process.execPath, ['scripts/build-dashboard.mjs'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: SYNC_TIMEOUT_MS,
+  });
   if (build.status !== 0) throw new Error(`dashboard build failed: ${build.stdout}${build.stderr}`);
   mkdirSync(ARTIFACTS, { recursive: true });
   const stack = await startEmbedded({ PORT: '0', PATH: process.env.PATH, ...options.env }, true);

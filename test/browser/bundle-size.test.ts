@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { SYNC_TIMEOUT_MS } from '@mandate/shared/src/testing';
 import { gzipSync } from 'node:zlib';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -12,6 +13,7 @@ describe('dashboard build', () => {
     const build = spawnSync(process.execPath, ['scripts/build-dashboard.mjs'], {
       cwd: ROOT,
       encoding: 'utf8',
+      timeout: SYNC_TIMEOUT_MS,
     });
     expect(build.status).toBe(0);
     const scripts = readdirSync(ASSETS).filter((f) => f.endsWith('.js'));

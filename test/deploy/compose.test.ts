@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { DOCUMENTED_SECRET_VALUES, secretProblem } from '@mandate/shared';
-import { itIfAvailable } from '@mandate/shared/src/testing';
+import { itIfAvailable, SYNC_TIMEOUT_MS } from '@mandate/shared/src/testing';
 
 /**
  * docker-compose.yml ships no secret and no open infrastructure (issue 11 item 5): there is no
@@ -31,7 +31,7 @@ const APPS = ['gateway', 'mandates', 'verify', 'identity', 'audit'];
 
 const hasDockerCompose = (() => {
   try {
-    execFileSync('docker-compose', ['version'], { stdio: 'ignore' });
+    execFileSync('docker-compose', ['version'], { stdio: 'ignore', timeout: SYNC_TIMEOUT_MS });
     return true;
   } catch {
     return false;
@@ -133,7 +133,7 @@ describe('docker-compose.yml', () => {
       .replaceAll('/secrets/', `${dir}/`);
     for (const volume of ['services', 'gateway', 'redis', 'rabbitmq', 'mongo'])
       mkdirSync(path.join(dir, volume));
-    const run = () => execFileSync('sh', ['-c', script], { encoding: 'utf8' });
+    const run = () => execFileSync('sh', ['-c', script], { encoding: 'utf8', timeout: SYNC_TIMEOUT_MS });
     const read = (file: string) => readFileSync(path.join(dir, file), 'utf8').trim();
 
     it('when run on the first start and again, then it creates strong secrets, prints the operator token the first time only, and keeps them', () => {

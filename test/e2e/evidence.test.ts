@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { SYNC_TIMEOUT_MS } from '@mandate/shared/src/testing';
 import { calculateJwkThumbprint, compactVerify, createLocalJWKSet, type JWK } from 'jose';
 import { makeKmsKey, startFakeKms } from '../../services/mandates/test/kms-support';
 import { apiClient, createTenant, eventually, startStack, type Stack } from '../support/stack';
@@ -50,7 +51,7 @@ describe('end to end: KMS-signed mandates and a verifiable evidence export', () 
       writeFileSync(path.join(dir, 'jwks.json'), JSON.stringify(jwks));
       args.push('--jwks', path.join(dir, 'jwks.json'));
     }
-    const res = spawnSync(process.execPath, args, { encoding: 'utf8' });
+    const res = spawnSync(process.execPath, args, { encoding: 'utf8', timeout: SYNC_TIMEOUT_MS });
     return { status: res.status, stdout: res.stdout, stderr: res.stderr };
   };
 

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { SYNC_TIMEOUT_MS } from '@mandate/shared/src/testing';
 import {
   CompactSign,
   calculateJwkThumbprint,
@@ -365,18 +366,28 @@ describe('mandate-evidence verify', () => {
 
       const jwks = path.join(dir, 'jwks.json');
       writeFileSync(jwks, JSON.stringify({ keys: [key.jwk] }));
-      const ok = spawnSync(process.execPath, [bin, 'verify', good, '--jwks', jwks], { encoding: 'utf8' });
+      const ok = spawnSync(process.execPath, [bin, 'verify', good, '--jwks', jwks], {
+        encoding: 'utf8',
+        timeout: SYNC_TIMEOUT_MS,
+      });
       expect({ status: ok.status, stdout: ok.stdout, stderr: ok.stderr }).toMatchObject({
         status: 0,
         stdout: expect.stringContaining('OK mandate signature'),
       });
-      const unpinned = spawnSync(process.execPath, [bin, 'verify', good], { encoding: 'utf8' });
+      const unpinned = spawnSync(process.execPath, [bin, 'verify', good], {
+        encoding: 'utf8',
+        timeout: SYNC_TIMEOUT_MS,
+      });
       expect(unpinned.status).toBe(3);
-      const failed = spawnSync(process.execPath, [bin, 'verify', bad], { encoding: 'utf8' });
+      const failed = spawnSync(process.execPath, [bin, 'verify', bad], {
+        encoding: 'utf8',
+        timeout: SYNC_TIMEOUT_MS,
+      });
       expect(failed.status).toBe(1);
       expect(failedChecks(failed.stdout)).toEqual(['digest', 'mandate signature']);
       const missing = spawnSync(process.execPath, [bin, 'verify', path.join(dir, 'missing.json')], {
         encoding: 'utf8',
+        timeout: SYNC_TIMEOUT_MS,
       });
       expect(missing.status).toBe(2);
     });

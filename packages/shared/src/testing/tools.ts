@@ -32,3 +32,10 @@ export function itIfAvailable(
 const failMissing = (missing: string) => () => {
   throw new Error(`CI=true and ${missing}: install it (.ci/run does) instead of skipping the suite`);
 };
+
+/**
+ * The longest a test may block on a child process run synchronously (spawnSync, execFileSync).
+ * A blocked worker runs no timers, so jest's own test timeout cannot end it: without this bound
+ * a hung child would hang the whole run.
+ */
+export const SYNC_TIMEOUT_MS = 120_000;
