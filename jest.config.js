@@ -16,4 +16,7 @@ module.exports = {
   globalSetup: '<rootDir>/test/support/mongo-standin/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/mongo-standin/global-teardown.ts',
   maxWorkers: 2,
+  // The default output, and the names of test files still running after 10 minutes (a worker that
+  // blocks is never ended by jest's timeouts, and the run would otherwise hang in silence).
+  reporters: ['default', '<rootDir>/test/support/running-suites-reporter.js'],
 };
