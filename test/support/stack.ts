@@ -19,6 +19,24 @@ export const REDIS_URL = process.env.REDIS_URL ?? LOCAL_REDIS_URL;
 
 export { freePort, startService, type ServiceName, type ServiceProcess };
 
+/**
+ * Processes of stacks still starting. A test file's hook can time out while its stack starts (the
+ * launcher waits up to two minutes for a slow service on a loaded machine, longer than most hook
+ * timeouts): the test's own afterAll then has no stack to stop, and without this the processes
+ * would outlive the file, spending the machine's CPU for the rest of the run.
+ */
+const starting = new Set<ServiceProcess>();
+const pendingStarts = new Set<Promise<unknown>>();
+let fileEnded = false;
+if (typeof afterAll === 'function')
+  afterAll(async () => {
+    fileEnded = true;
+    await Promise.all([...starting].map((p) => p.stop('SIGKILL')));
+    // A start whose processes were killed fails promptly; its own cleanup (the stack's queues and
+    // Redis keys) then runs while this file's environment still exists.
+    await Promise.allSettled([...pendingStarts]);
+  }, 60_000);
+
 export interface Stack {
   gateway: ServiceProcess;
   services: Services['services'];
@@ -48,9 +66,20 @@ export interface StackOptions {
 }
 
 /** The processes of `npm run start:services` (scripts/services.ts), each stack in its own namespace. */
-export async function startStack(
+export function startStack(
   extraEnv: Partial<Record<ServiceName | 'all', Record<string, string>>> = {},
   options: StackOptions = {},
+): Promise<Stack> {
+  const start = startStackProcesses(extraEnv, options);
+  pendingStarts.add(start);
+  const settled = () => void pendingStarts.delete(start);
+  start.then(settled, settled);
+  return start;
+}
+
+async function startStackProcesses(
+  extraEnv: Partial<Record<ServiceName | 'all', Record<string, string>>>,
+  options: StackOptions,
 ): Promise<Stack> {
   const namespace = `e2e-${newId('req')}`;
   const redisPrefix = `${namespace}:`;
@@ -58,6 +87,7 @@ export async function startStack(
   const operatorToken = randomBytes(24).toString('hex');
   const signingKey = newSigningKey();
   const { all, ...perService } = extraEnv;
+  const spawned: ServiceProcess[] = [];
   try {
     const started = await startServices({
       env: {
@@ -82,7 +112,18 @@ export async function startStack(
       verifyReplicas: options.replicas?.verify ?? 1,
       runtime: options.runtime,
       localWallet: options.localWallet,
+      onSpawn: (p) => {
+        spawned.push(p);
+        starting.add(p);
+        // Spawned after the file ended (its start outlived a hook's timeout): nobody will stop it.
+        if (fileEnded) void p.stop('SIGKILL');
+      },
     });
+    for (const p of spawned) starting.delete(p);
+    if (fileEnded) {
+      await started.stop();
+      throw new Error('the stack finished starting after its test file had ended; stopped');
+    }
     return {
       gateway: started.gateway,
       services: started.services,
@@ -99,6 +140,7 @@ export async function startStack(
       },
     };
   } catch (err) {
+    for (const p of spawned) starting.delete(p);
     await deleteTopology(namespace).catch(() => undefined);
     await deleteRedisKeys(`${redisPrefix}*`).catch(() => undefined);
     throw err;
