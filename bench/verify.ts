@@ -118,6 +118,14 @@ async function main() {
   const nodeOptions = [process.env.BENCH_NODE_OPTIONS ?? '', `--require ${path.join(__dirname, 'probe.cjs')}`]
     .join(' ')
     .trim();
+  /** BENCH_PASS_ENV=A,B: these variables of the bench's environment go to every service (A/B runs of a setting). */
+  const passedEnv = () =>
+    Object.fromEntries(
+      (process.env.BENCH_PASS_ENV ?? '')
+        .split(',')
+        .filter((name) => name && process.env[name] !== undefined)
+        .map((name) => [name, process.env[name]!]),
+    );
   const probeEnv: Record<string, string> = {
     NODE_OPTIONS: nodeOptions,
     BENCH_PROBE_DIR: probeDir,
@@ -128,7 +136,7 @@ async function main() {
   const stack = await retry(3, () =>
     startStack(
       {
-        all: { LOG_LEVEL: 'warn' },
+        all: { LOG_LEVEL: 'warn', ...passedEnv() },
         gateway: probeEnv,
         verify: probeEnv,
         audit: probeEnv,
