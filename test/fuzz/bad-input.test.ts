@@ -424,14 +424,13 @@ describe('bad input: a property-based fuzz over every route', () => {
       );
     for (const rule of ROUTES)
       expect(perRoute.get(`${rule.method} ${rule.path}`)?.sent ?? 0).toBeGreaterThan(0);
-    if (RUNS >= 10_000) {
-      // A wallet's answer and the sign-in token need a wallet presentation (the identity component
-      // tests and test/e2e/wallet.test.ts drive those): the fuzz cannot make one.
-      const reachedService = REACHABLE_ROUTES.filter(
-        (rule) => (perRoute.get(`${rule.method} ${rule.path}`)?.ok ?? 0) > 0,
-      ).length;
-      expect(reachedService).toBeGreaterThanOrEqual(REACHABLE_ROUTES.length - 3);
-    }
+    // With the full 10,000 runs, nearly every route is reached past its checks. A wallet's answer
+    // and the sign-in token need a wallet presentation (the identity component tests and
+    // test/e2e/wallet.test.ts drive those): the fuzz cannot make one. Fewer runs promise nothing.
+    const reachedService = REACHABLE_ROUTES.filter(
+      (rule) => (perRoute.get(`${rule.method} ${rule.path}`)?.ok ?? 0) > 0,
+    ).length;
+    expect(reachedService).toBeGreaterThanOrEqual(RUNS >= 10_000 ? REACHABLE_ROUTES.length - 3 : 0);
   }, 600_000);
 });
 

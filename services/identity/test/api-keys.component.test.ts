@@ -64,7 +64,11 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
       ],
       ['scopes are missing', { name: 'ci' }, 'scopes is required'],
       ['scopes are empty', { name: 'ci', scopes: [] }, 'scopes must have at least 1 item(s)'],
-      ['a scope is unknown', { name: 'ci', scopes: ['platform:admin'] }, /^scopes\.0 must be one of: /],
+      [
+        'a scope is unknown',
+        { name: 'ci', scopes: ['platform:admin'] },
+        expect.stringMatching(/^scopes\.0 must be one of: /),
+      ],
       ['a scope repeats', { name: 'ci', scopes: ['verify', 'verify'] }, 'scopes: must not repeat a scope'],
       [
         'a field is unknown',
@@ -75,9 +79,7 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
       const { caller, keys } = await tenantWithCaller(svc);
       const res = await svc.call('POST', keys, { caller, body });
       expect(res).toMatchObject({ status: 400, body: { error: 'BAD_REQUEST' } });
-      expect(res.body.message).toEqual(
-        typeof message === 'string' ? message : expect.stringMatching(message),
-      );
+      expect(res.body.message).toEqual(message);
     });
 
     it('when the path names another tenant, then 404 and nothing is created', async () => {
