@@ -143,7 +143,7 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
       await resolve(secret);
       // The use is recorded after the resolve has answered (best effort, off the request path), so
       // a store with a round trip (MongoDB) may show it a moment later: poll with a deadline.
-      const deadline = Date.now() + 5000;
+      const deadline = Date.now() + 20_000;
       let res = await svc.call('GET', `${keys}/${keyId}`, { caller });
       while (res.body.last_used_at === null && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 20));

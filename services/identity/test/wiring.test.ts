@@ -96,7 +96,7 @@ describe('wiring with RabbitMQ (real broker)', () => {
       const c = await amqp.connect(AMQP_URL);
       const ch = await c.createChannel();
       const raw: string[] = [];
-      const deadline = Date.now() + 5000;
+      const deadline = Date.now() + 20_000;
       while (raw.length < 2 && Date.now() < deadline) {
         const msg = await ch.get(topology.auditQueue, { noAck: true });
         if (msg) raw.push(msg.content.toString());
