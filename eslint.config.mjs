@@ -1,4 +1,5 @@
 import js from '@eslint/js';
+import jest from 'eslint-plugin-jest';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
@@ -22,10 +23,56 @@ export default tseslint.config(
   {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'no-restricted-syntax': [
+    },
+  },
+  {
+    // Type-aware linting of the whole tree: each TypeScript file is checked with the program of its
+    // nearest tsconfig.json (the root one for services, packages, tests, scripts and bench; the
+    // dashboard's own), and the few JavaScript files, which no tsconfig includes, with a default
+    // program of their own (globs without ** and at most 8 files: they are slow to check).
+    languageOptions: {
+      parserOptions: {
+        projectService: {
+          allowDefaultProject: [
+            'eslint.config.mjs',
+            '.ci/*.js',
+            'bench/*.cjs',
+            'scripts/*.mjs',
+            'test/contracts/*.mjs',
+            'test/support/*.mjs',
+            'packages/evidence-cli/bin/*.js',
+          ],
+        },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: { '@typescript-eslint/no-floating-promises': 'error' },
+  },
+  {
+    files: ['**/*.test.ts', '**/test/**'],
+    plugins: { jest },
+    rules: {
+      // A test must assert. Besides expect, these helpers assert (each is a function of expects):
+      // a new helper that asserts is added here by name.
+      'jest/expect-expect': [
         'error',
-        { selector: "MemberExpression[object.name='it'][property.name='only']", message: 'no .only' },
+        {
+          assertFunctionNames: [
+            'expect',
+            'expectOneBudget',
+            'expectOneOfRacingRevocations',
+            'expectFailed',
+            'expectStatus',
+            'expectAccessible',
+            'expectAllDelivered',
+            'expectLoadDelivered',
+            'expect401',
+          ],
+        },
       ],
+      'jest/no-conditional-expect': 'error',
+      'jest/no-focused-tests': 'error',
+      'jest/valid-title': 'error',
     },
   },
 );

@@ -40,6 +40,7 @@ describe('end to end: expiry and valid_from', () => {
       decision: 'ALLOW',
     });
 
+    // Waiting out expires_at is the scenario: the time itself is what expires the mandate.
     while (Date.now() <= expiresAt + 50) await new Promise((r) => setTimeout(r, 50));
 
     expect((await api('GET', `/v1/mandates/${id}`, { auth })).body).toMatchObject({ state: 'EXPIRED' });
@@ -73,7 +74,8 @@ describe('end to end: expiry and valid_from', () => {
       15_000,
       'MANDATE_EXPIRED in the audit trail',
     );
-    // Several more sweeps have run by now; still one event.
+    // What is under test is that nothing more happens: several more sweeps run in this second,
+    // and there is still one event.
     await new Promise((r) => setTimeout(r, 1_000));
     const again = await api('GET', `/v1/events?resource_id=${id}&type=MANDATE_EXPIRED`, { auth });
     expect(again.body.data).toHaveLength(1);

@@ -270,23 +270,24 @@ function describeMode(
           out: '',
         });
         expect(contractViolations(apiRecords(result.records))).toEqual([]);
-        if (script.includes('mandate-evidence.js'))
-          expect(result.out).toMatch(
-            /^OK evidence bundle for mandate mdt_\S+ verified against the pinned keys$/m,
-          );
+        // A document that runs the evidence CLI shows it verifying the bundle; no other prints that line.
+        expect(
+          /^OK evidence bundle for mandate mdt_\S+ verified against the pinned keys$/m.test(result.out),
+        ).toBe(script.includes('mandate-evidence.js'));
         // Every file the script wrote is in the directory its `cd "$(mktemp -d)"` made, none in the clone.
         expect((await run('git', ['status', '--porcelain'], { cwd: ROOT })).stdout).toBe(before);
         const written = writtenFiles(script).filter((f) => !f.startsWith('/'));
         expect(written.filter((name) => existsSync(path.join(ROOT, name)))).toEqual([]);
-        if (written.length > 0) {
-          expect(script).toMatch(/^cd "\$\(mktemp -d\)"/m);
-          const work = readdirSync(dir, { withFileTypes: true }).filter(
-            (d) => d.isDirectory() && d.name.startsWith('tmp.'),
-          );
-          expect(work).toHaveLength(1);
-          const workDir = path.join(dir, work[0]!.name);
-          expect(written.filter((name) => !existsSync(path.join(workDir, name)))).toEqual([]);
-        }
+        // A script that writes files first makes its one work directory, and they are all in it.
+        const work = readdirSync(dir, { withFileTypes: true }).filter(
+          (d) => d.isDirectory() && d.name.startsWith('tmp.'),
+        );
+        const workDir = work.length === 1 ? path.join(dir, work[0]!.name) : undefined;
+        expect({
+          cdIntoTemp: written.length === 0 || /^cd "\$\(mktemp -d\)"/m.test(script),
+          oneWorkDir: written.length === 0 || workDir !== undefined,
+          missing: written.filter((name) => workDir === undefined || !existsSync(path.join(workDir, name))),
+        }).toEqual({ cdIntoTemp: true, oneWorkDir: true, missing: [] });
       },
       180_000,
     );

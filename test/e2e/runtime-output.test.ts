@@ -53,7 +53,7 @@ describe('what the services print', () => {
       expect(refused.status).toBe(401);
 
       const requests = () => logLines(stack.gateway.output).filter((l) => l.msg === 'request');
-      const deadline = Date.now() + 5000;
+      const deadline = Date.now() + 20_000;
       while (requests().filter((l) => String(l.request_id).startsWith('req-access-log-')).length < 2) {
         if (Date.now() > deadline) throw new Error(`no access log lines:\n${stack.gateway.output.join('')}`);
         await new Promise((r) => setTimeout(r, 50));

@@ -73,6 +73,7 @@ describe('end to end: verify scaled to two processes', () => {
       });
       expect(res.status).toBe(200);
       lifecycle.push({ at: performance.now(), version: res.body.version });
+      // Pacing, not waiting: verifies run between one lifecycle change and the next.
       await new Promise((r) => setTimeout(r, 20));
     }
     const revoked = await api('POST', `/v1/mandates/${mandateId}/revoke`, { auth });

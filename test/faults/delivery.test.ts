@@ -185,6 +185,7 @@ describe.each([
         : killed.once('exit', () => resolve()),
     );
     const doneAtKill = run.produced.done;
+    // The outage's length is the scenario: audit stays down for 2 s while the load goes on.
     await new Promise((r) => setTimeout(r, 2_000));
     restartedAudit = await startService('audit', auditEnv, 'audit (restarted)');
     await expectLoadDelivered(

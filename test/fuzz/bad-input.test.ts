@@ -1,5 +1,6 @@
 import http from 'node:http';
 import fc from 'fast-check';
+import { eventually } from '../support/eventually';
 import { ROUTES } from '../../services/gateway/src/routes/table';
 import { startProduct, type Product } from './product';
 import { UNPRINTABLE, requestArbitrary, type Fixtures, type FuzzRequest } from './requests';
@@ -424,14 +425,13 @@ describe('bad input: a property-based fuzz over every route', () => {
       );
     for (const rule of ROUTES)
       expect(perRoute.get(`${rule.method} ${rule.path}`)?.sent ?? 0).toBeGreaterThan(0);
-    if (RUNS >= 10_000) {
-      // A wallet's answer and the sign-in token need a wallet presentation (the identity component
-      // tests and test/e2e/wallet.test.ts drive those): the fuzz cannot make one.
-      const reachedService = REACHABLE_ROUTES.filter(
-        (rule) => (perRoute.get(`${rule.method} ${rule.path}`)?.ok ?? 0) > 0,
-      ).length;
-      expect(reachedService).toBeGreaterThanOrEqual(REACHABLE_ROUTES.length - 3);
-    }
+    // With the full 10,000 runs, nearly every route is reached past its checks. A wallet's answer
+    // and the sign-in token need a wallet presentation (the identity component tests and
+    // test/e2e/wallet.test.ts drive those): the fuzz cannot make one. Fewer runs promise nothing.
+    const reachedService = REACHABLE_ROUTES.filter(
+      (rule) => (perRoute.get(`${rule.method} ${rule.path}`)?.ok ?? 0) > 0,
+    ).length;
+    expect(reachedService).toBeGreaterThanOrEqual(RUNS >= 10_000 ? REACHABLE_ROUTES.length - 3 : 0);
   }, 600_000);
 });
 
@@ -526,10 +526,7 @@ async function seed(base: URL, operatorToken: string): Promise<Fixtures> {
     const page = await call('GET', '/v1/events?type=MANDATE_CREATED,MANDATE_SUSPENDED&limit=5', a.auth);
     return page.data.length >= 3 ? page.data.map((e: { id: string }) => e.id) : undefined;
   };
-  let eventsA = await events();
-  for (const deadline = Date.now() + 5_000; !eventsA && Date.now() < deadline; eventsA = await events())
-    await new Promise((r) => setTimeout(r, 20));
-  if (!eventsA) throw new Error('seed: lifecycle events never reached the audit store');
+  const eventsA = await eventually(events, 30_000, 'seed: lifecycle events to reach the audit store', 20);
   return {
     tenantA: a.id,
     tenantB: b.id,

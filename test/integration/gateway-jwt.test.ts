@@ -6,6 +6,7 @@ import { credentialEventHandler } from '../../services/gateway/src/auth/credenti
 import { JoseJwtAuthenticator, parseJwtIssuers, type JwtIssuer } from '../../services/gateway/src/auth/jwt';
 import { CachedKeyResolver, type KeyResolver } from '../../services/gateway/src/auth/key-resolver';
 import { CachedSubjectResolver } from '../../services/gateway/src/auth/subject-resolver';
+import { eventually } from '../support/eventually';
 import { startJwksServer, unsecuredToken, type JwksServer } from '../support/jwks-server';
 import { assignRoles } from '../../services/identity/src/role-assignments/role-assignments';
 import { NullPublisher, startInProcessUpstreams, type InProcessUpstreams } from './in-process-upstreams';
@@ -372,9 +373,8 @@ describe('gateway: credential caches and eviction', () => {
       },
     } as unknown as ServiceClient;
     /** Waits (no fixed sleep: a loaded machine may be slow) until the resolver has asked n times. */
-    const reached = async (n: number) => {
-      while (calls < n) await new Promise((r) => setTimeout(r, 1));
-    };
+    const reached = (n: number) =>
+      eventually(() => (calls >= n ? true : undefined), 10_000, `the resolver to ask ${n} times`, 1);
     return { client, release: () => pending.splice(0).forEach((r) => r()), calls: () => calls, reached };
   }
 

@@ -1,6 +1,7 @@
 import { newId } from '@mandate/shared';
 import { callService, callerFor, testSnapshotMac, testTokens } from '@mandate/shared/src/testing';
 import { RedisSnapshots } from '../../services/mandates/src/snapshots/redis-snapshots';
+import { eventually } from '../support/eventually';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { REDIS_URL, silent, startSnapshotWorld, type SnapshotWorld } from './snapshot-support';
 
@@ -78,12 +79,18 @@ describe('no stale decision after a lifecycle call (two verify replicas, real Re
     };
     for (let i = 0; i < 20; i++) {
       await lifecycleCall(i % 2 === 0 ? 'suspend' : 'reactivate');
+      // Pacing, not waiting: verifies run between one lifecycle change and the next.
       await new Promise((r) => setTimeout(r, 10));
     }
     await lifecycleCall('revoke');
     const revokedAt = lifecycle[lifecycle.length - 1]!.at;
     // Keep verifying for a while after the revoke.
-    while (verifies.filter((v) => v.at > revokedAt).length < 200) await new Promise((r) => setTimeout(r, 5));
+    await eventually(
+      () => (verifies.filter((v) => v.at > revokedAt).length >= 200 ? true : undefined),
+      30_000,
+      '200 verifies after the revoke',
+      5,
+    );
     done = true;
     await Promise.all(workers);
 

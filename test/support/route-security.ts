@@ -140,16 +140,18 @@ export function describeRouteSecurity(
   });
 
   for (const rule of routes) {
-    describe(routeKey(rule), () => {
+    describe(`${rule.method} ${rule.path}`, () => {
       if (rule.auth === 'public') {
         const answer = options.publicAnswers?.[routeKey(rule)];
-        const title = answer
-          ? `when called without a credential, then it is not refused but answers ${answer.status} ${answer.error} (${answer.reason})`
-          : `when called without a credential, then it is served: ${successStatus(rule)}`;
-        it(title, async () => {
+        const expected = answer
+          ? { status: answer.status, body: { error: answer.error } }
+          : { status: successStatus(rule) };
+        const outcome = answer
+          ? `is not refused but answers ${answer.status} ${answer.error} (${answer.reason})`
+          : `is served: ${successStatus(rule)}`;
+        it(`when called without a credential, then it ${outcome}`, async () => {
           const res = await send(getContext(), rule, concretePath(rule, getContext()), {}, bodies);
-          if (answer) expect(res).toMatchObject({ status: answer.status, body: { error: answer.error } });
-          else expect({ status: res.status, body: res.body }).toMatchObject({ status: successStatus(rule) });
+          expect({ status: res.status, body: res.body }).toMatchObject(expected);
         });
         return;
       }

@@ -18,6 +18,7 @@ export const AMQP_URL = process.env.AMQP_URL ?? LOCAL_AMQP_URL;
 export const REDIS_URL = process.env.REDIS_URL ?? LOCAL_REDIS_URL;
 
 export { freePort, startService, type ServiceName, type ServiceProcess };
+export { eventually } from './eventually';
 
 /**
  * Processes of stacks still starting. A test file's hook can time out while its stack starts (the
@@ -247,25 +248,4 @@ export async function verifyCounters(
   );
   const res = await fetch(`${verifyUrl}/internal/v1/metrics`, { headers: { 'x-internal-token': token } });
   return (await res.json()) as Record<string, number>;
-}
-
-/** Polls until `check` returns a value (not undefined) or the time runs out. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined>,
-  timeoutMs = 10_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }

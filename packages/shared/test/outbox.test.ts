@@ -132,6 +132,7 @@ describe('SpoolingPublisher (real RabbitMQ through a TCP proxy)', () => {
     const after = Array.from({ length: 30 }, apiCall);
     await second.publish(after);
     // Several replay attempts fail while nothing new is published; the broker comes back later.
+    // This is the outage's length (five retry delays), the scenario itself: nothing is awaited.
     await new Promise((r) => setTimeout(r, 500));
     proxy.restore();
     await until(() => !second.isSpooling, 'the spool to be replayed');

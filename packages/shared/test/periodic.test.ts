@@ -1,3 +1,4 @@
+import { eventually } from '../../../test/support/eventually';
 import { PeriodicTask } from '../src/periodic';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -14,6 +15,7 @@ describe('PeriodicTask', () => {
         overlapped ||= active > 0;
         active++;
         runs++;
+        // A run longer than the 5 ms period: ticks come due while it is still running.
         await sleep(15);
         active--;
         if (runs === 1) throw new Error('first run fails');
@@ -22,7 +24,7 @@ describe('PeriodicTask', () => {
     );
     task.start();
     task.start();
-    while (runs < 3) await sleep(5);
+    await eventually(() => (runs >= 3 ? true : undefined), 10_000, 'three runs', 5);
     await task.stop();
     expect(overlapped).toBe(false);
     expect(errors).toEqual([new Error('first run fails')]);
@@ -35,15 +37,17 @@ describe('PeriodicTask', () => {
       5,
       async () => {
         started++;
+        // A run long enough for stop() to be called while it is under way.
         await sleep(30);
         finished++;
       },
       () => undefined,
     );
     task.start();
-    while (started === 0) await sleep(2);
+    await eventually(() => (started > 0 ? true : undefined), 10_000, 'the first run to start', 2);
     await task.stop();
     expect(finished).toBe(1);
+    // What is under test is that nothing happens: six periods of a running task pass, and no run starts.
     await sleep(30);
     expect(started).toBe(1);
   });

@@ -180,7 +180,7 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
     );
     const other = buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} });
     await publisher.publish([revoked[0]!, other, revoked[1]!, revoked[2]!]);
-    const deadline = Date.now() + 5_000;
+    const deadline = Date.now() + 20_000;
     while (got.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     await subscriber.stop();
     await publisher.close();

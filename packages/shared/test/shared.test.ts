@@ -235,7 +235,7 @@ describe('RabbitMQ publisher and source (real broker)', () => {
     const source = new RabbitEventSource({ url: AMQP_URL, logger, topology });
     const got: AuditEvent[] = [];
     await source.start(async (ev) => void got.push(ev));
-    const deadline = Date.now() + 5000;
+    const deadline = Date.now() + 20_000;
     let dead: false | amqp.GetMessage = false;
     while (Date.now() < deadline && (got.length === 0 || !dead)) {
       await new Promise((r) => setTimeout(r, 50));

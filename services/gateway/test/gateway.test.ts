@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import { ServiceClient, createLogger, listen, callerOf, type RunningServer } from '@mandate/shared';
 import { CapturingPublisher, testTokens } from '@mandate/shared/src/testing';
+import { eventually } from '../../../test/support/eventually';
 import { closeUpstreams, standInService, upstreamsAt } from './helpers';
 import { createApp, type GatewayApp, type Upstreams } from '../src/app';
 import type { KeyResolver, ResolvedKey } from '../src/auth/key-resolver';
@@ -210,8 +211,11 @@ describe('gateway', () => {
       'x-request-id': 'audit-me',
     });
     expect(r.status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    const events = publisher.events.filter((e) => e.request_id === 'audit-me');
+    // The event is published once the answer is finished, which can be after the client has it.
+    const events = await eventually(() => {
+      const recorded = publisher.events.filter((e) => e.request_id === 'audit-me');
+      return recorded.length > 0 ? recorded : undefined;
+    });
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({
       type: 'API_CALL',

@@ -79,7 +79,7 @@ describe('Redis idempotency store', () => {
 
   it('when the holder never answers, then the lock lapses after lockMs and the key can be taken again', async () => {
     await store.acquire(TENANT, 'd', { fingerprint: 'f4', token: 't1' }, 100);
-    const deadline = Date.now() + 5_000;
+    const deadline = Date.now() + 20_000;
     let taken = false;
     while (!taken && Date.now() < deadline) {
       taken = (await store.acquire(TENANT, 'd', { fingerprint: 'f4', token: 't2' }, 60_000)) === null;

@@ -1,5 +1,6 @@
-import { createLogger, listen, callerOf, type RunningServer } from '@mandate/shared';
+import { createLogger, listen, callerOf } from '@mandate/shared';
 import { testTokens } from '@mandate/shared/src/testing';
+import { eventually } from '../../../test/support/eventually';
 import { closeUpstreams, standInService, upstreamsAt } from './helpers';
 import { createApp, type GatewayApp, type Upstreams } from '../src/app';
 import type { KeyResolver, ResolvedKey } from '../src/auth/key-resolver';
@@ -47,15 +48,28 @@ class CountingStore implements IdempotencyStore {
 
 /**
  * A stand-in service that counts how often each path really executed and answers with that
- * count; `/slow` takes 300 ms, `/fail` answers 503 the first time, `/conflict` 409.
+ * count; `/slow` takes 300 ms, `/held` answers only once the test calls `release(path)`, `/fail`
+ * answers 503 the first time, `/conflict` 409.
  */
 async function countingService() {
   const executed = new Map<string, number>();
+  const gates = new Map<string, { open: () => void; opened: Promise<void> }>();
+  const gate = (path: string) => {
+    let g = gates.get(path);
+    if (!g) {
+      let open!: () => void;
+      const opened = new Promise<void>((resolve) => (open = resolve));
+      g = { open, opened };
+      gates.set(path, g);
+    }
+    return g;
+  };
   const app = standInService();
   app.all('/{*rest}', async (req, res) => {
     const n = (executed.get(req.path) ?? 0) + 1;
     executed.set(req.path, n);
     if (req.path.includes('slow')) await new Promise((r) => setTimeout(r, 300));
+    if (req.path.includes('held')) await gate(req.path).opened;
     // Key and tenant creation answer with a secret, as identity does.
     if (req.path.endsWith('/api-keys') || req.path.endsWith('/rotate')) {
       res.status(201).json({ key_id: `key_${n}`, api_key: `msk_secret${n}`, name: 'k', execution: n });
@@ -80,7 +94,7 @@ async function countingService() {
         body: Buffer.isBuffer(req.body) ? req.body.toString() : null,
       });
   });
-  return { server: await listen(app, 0), executed };
+  return { server: await listen(app, 0), executed, release: (path: string) => gate(path).open() };
 }
 
 /** A gateway in front of the stand-in upstreams whose Idempotency-Key duplicates wait up to waitMs. */
@@ -99,7 +113,7 @@ function gatewayWith(upstreams: Upstreams, store: IdempotencyStore, waitMs: numb
 }
 
 describe('gateway Idempotency-Key (memory store)', () => {
-  let upstream: { server: RunningServer; executed: Map<string, number> };
+  let upstream: Awaited<ReturnType<typeof countingService>>;
   let gateway: GatewayApp;
   let base: string;
   let upstreams: Upstreams;
@@ -257,18 +271,19 @@ describe('gateway Idempotency-Key (memory store)', () => {
     const impatient = gatewayWith(upstreams, new MemoryIdempotencyStore(), 50);
     const url = (await impatient.start(0)).url;
     try {
-      const path = fresh('-slow');
+      const path = fresh('-held');
       const send = () =>
         fetch(url + path, {
           method: 'POST',
           headers: { authorization: `Bearer ${TENANT_A}:secret-a`, 'idempotency-key': 'k-wait' },
         });
       const first = send();
-      // Let the first take the lock before the duplicate arrives.
-      await new Promise((r) => setTimeout(r, 100));
+      // The first holds the key once it reaches the upstream, which keeps it running until released.
+      await eventually(() => upstream.executed.get(path), 10_000, 'the first to reach the upstream', 5);
       const dup = await send();
       expect(dup.status).toBe(409);
       expect(await dup.json()).toEqual({ error: 'CONFLICT', message: KEY_IN_PROGRESS });
+      upstream.release(path);
       expect((await first).status).toBe(201);
       expect(upstream.executed.get(path)).toBe(1);
     } finally {
@@ -277,7 +292,7 @@ describe('gateway Idempotency-Key (memory store)', () => {
   });
 
   it('when the client hangs up before the answer, then the work is still kept and its retry replays it', async () => {
-    const path = fresh('-slow');
+    const path = fresh('-held');
     const abort = new AbortController();
     const gone = fetch(base + path, {
       method: 'POST',
@@ -289,9 +304,11 @@ describe('gateway Idempotency-Key (memory store)', () => {
       body: '{"reason":"x"}',
       signal: abort.signal,
     }).catch(() => 'aborted');
-    await new Promise((r) => setTimeout(r, 100));
+    // Hang up while the upstream is still working on it.
+    await eventually(() => upstream.executed.get(path), 10_000, 'the request to reach the upstream', 5);
     abort.abort();
     expect(await gone).toBe('aborted');
+    upstream.release(path);
     const retry = await post(path, { key: 'k-hangup' });
     expect(retry.status).toBe(201);
     expect(retry.headers.get('idempotent-replayed')).toBe('true');

@@ -299,7 +299,8 @@ describe('gateway rate limits and quotas (real Redis)', () => {
         const rs = await Promise.all(Array.from({ length: 40 }, () => g.call('GET', '/v1/mandates', auth)));
         if (rs.some((r) => r.status === 429)) break;
       }
-      await sleep(100); // a few tokens' worth, so the first paced request finds one
+      // Time is what refills the bucket: a few tokens' worth, so the first paced request finds one.
+      await sleep(100);
       const rs = await paced(40, 2500, () => g.call('GET', '/v1/mandates', auth));
       expect(rs.length).toBe(100);
       expect(statuses(rs).filter((s) => s !== 200)).toEqual([]);
@@ -865,7 +866,9 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       // The other replica, still on Redis, never saw those requests.
       expect((await direct.call('GET', '/v1/mandates', auth)).status).toBe(200);
 
-      await sleep(1500); // several reconnect attempts fail meanwhile
+      // What is under test is that nothing more is logged: several reconnect attempts fail in
+      // these 1.5 s, and the warning above stays the only one.
+      await sleep(1500);
       const warnings = lines().filter((l) => l.msg.startsWith('Redis unreachable'));
       expect(warnings.length).toBe(1);
 

@@ -132,7 +132,7 @@ describe('gateway: forwarded answers are streamed', () => {
     expect(outcome).not.toBe('end');
     expect(received).toBeLessThan(CHUNK.length * CHUNKS);
     const route = '/v1/mandates/:id/evidence';
-    const deadline = Date.now() + 5_000;
+    const deadline = Date.now() + 20_000;
     while (!apiCallStatus(route).includes(502) && Date.now() < deadline)
       await new Promise((r) => setTimeout(r, 20));
     expect(apiCallStatus(route)).toContain(502);

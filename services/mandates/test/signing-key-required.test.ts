@@ -48,6 +48,15 @@ describe('mandates signing key outside embedded mode', () => {
 
   it('when mandates is started embedded (npm start), then a key is generated as before', async () => {
     const started = await startService(service, { ...base, INTERNAL_TOKEN_SECRET: TEST_INTERNAL_SECRET });
-    await started.stop();
+    try {
+      expect(started.config.LOCAL_SIGNING_KEY).toBeUndefined();
+      // No key was given: the one it publishes is the one it generated.
+      const published = await started.deps.signer.publicJwks();
+      expect(published).toEqual([
+        expect.objectContaining({ kty: 'EC', crv: 'P-256', x: expect.any(String) }),
+      ]);
+    } finally {
+      await started.stop();
+    }
   });
 });

@@ -23,6 +23,17 @@ const EXPECTED: [MandateState, LifecycleOperation, { next: MandateState } | { co
   ['EXPIRED', 'revoke', { conflict: 'Mandate is expired' }],
 ];
 
+/** What nextState does: the state it leads to, or the refusal it throws (its status and envelope). */
+function outcomeOf(state: MandateState, operation: LifecycleOperation): unknown {
+  try {
+    return { next: nextState(state, operation) };
+  } catch (err) {
+    return err instanceof TransitionNotAllowed
+      ? { status: err.status, envelope: err.toEnvelope() }
+      : { unexpected: err };
+  }
+}
+
 describe('mandate state machine', () => {
   it('when the expectations are listed, then they cover every state × operation pair exactly once', () => {
     const pairs = EXPECTED.map(([s, op]) => `${s}:${op}`);
@@ -32,22 +43,11 @@ describe('mandate state machine', () => {
 
   it.each(EXPECTED)('when %s receives %s, then the outcome is %j', (state, operation, expected) => {
     expect(TRANSITIONS[state][operation]).toEqual(expected);
-    if ('next' in expected) {
-      expect(nextState(state, operation)).toBe(expected.next);
-    } else {
-      let thrown: unknown;
-      try {
-        nextState(state, operation);
-      } catch (err) {
-        thrown = err;
-      }
-      expect(thrown).toBeInstanceOf(TransitionNotAllowed);
-      expect((thrown as TransitionNotAllowed).toEnvelope()).toEqual({
-        error: 'CONFLICT',
-        message: expected.conflict,
-      });
-      expect((thrown as TransitionNotAllowed).status).toBe(409);
-    }
+    expect(outcomeOf(state, operation)).toEqual(
+      'next' in expected
+        ? { next: expected.next }
+        : { status: 409, envelope: { error: 'CONFLICT', message: expected.conflict } },
+    );
   });
 
   it('when a state is terminal, then no operation leads out of it', () => {

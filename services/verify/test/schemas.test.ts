@@ -34,20 +34,29 @@ const bodies: unknown[] = [
   'text',
 ];
 
+/** What a call does: the value it returns, or 'throws'. */
+function outcomeOf(call: () => unknown): { value: unknown } | 'throws' {
+  try {
+    return { value: call() };
+  } catch {
+    return 'throws';
+  }
+}
+
 describe('parseVerifyRequest', () => {
   it.each(bodies.map((b, i) => [i, b]))(
     'body %i: the fast check answers what zod answers, or steps aside',
     (_i, body) => {
       const zod = verifyRequestSchema.safeParse(body);
       const fast = fastVerifyRequest(body);
-      if (fast !== undefined) {
-        expect(zod.success).toBe(true);
-        // The same members in the same order (the event carries this object as JSON).
-        expect(JSON.stringify(fast)).toBe(JSON.stringify(zod.data));
-        expect(fast).toStrictEqual(zod.data);
-      }
-      if (zod.success) expect(parseVerifyRequest(body)).toStrictEqual(zod.data);
-      else expect(() => parseVerifyRequest(body)).toThrow();
+      // Stepping aside is undefined; an answer is what zod parsed (undefined when zod refuses), with
+      // the same members in the same order (the event carries this object as JSON).
+      const stepsAside = fast === undefined;
+      expect(fast).toStrictEqual(stepsAside ? undefined : zod.data);
+      expect(JSON.stringify(fast)).toBe(stepsAside ? undefined : JSON.stringify(zod.data));
+      expect(outcomeOf(() => parseVerifyRequest(body))).toStrictEqual(
+        zod.success ? { value: zod.data } : 'throws',
+      );
     },
   );
 
