@@ -42,7 +42,7 @@ describe(`the mandates outbox under a SIGKILL and a cut MongoDB connection (five
       audit: databases.env.audit,
       gateway: { PLAN_OVERRIDES: NO_LIMITS },
     });
-  }, 120_000);
+  }, 240_000);
 
   afterAll(async () => {
     await stack?.stop();

@@ -34,7 +34,7 @@ export const restart = (name: ServiceName, killed: ServiceProcess) =>
   startService(name, killed.env, `${killed.name} (restarted)`);
 
 /**
- * Reads what audit stored of the tenant's events (once nothing is missing, at most 90 s), prints
+ * Reads what audit stored of the tenant's events (once nothing is missing, at most 30 s), prints
  * it under `title`, and requires every event the clients saw succeed stored exactly once, with no
  * event doubled, and every one of the `count` mandates through the whole load.
  */
@@ -47,7 +47,7 @@ export async function expectStoredOnce(
 ): Promise<Counts[]> {
   const counts = await settle(
     () => countEvents(audit.url, audit.internalSecret, run.tenantId, run.produced, types),
-    90_000,
+    30_000,
   );
   report(title, counts, {
     ...extra,

@@ -35,12 +35,14 @@ export class JournaledPublisher implements EventPublisher {
   private settled: string[] = [];
   private ackTimer?: NodeJS.Immediate;
   private closed = false;
+  private lastFailureLog = 0;
 
   private constructor(
     private readonly inner: EventPublisher,
     private readonly file: string,
     fd: number,
     private readonly compactBytes: number,
+    private readonly logger: Logger,
   ) {
     this.fd = fd;
   }
@@ -50,7 +52,7 @@ export class JournaledPublisher implements EventPublisher {
     const file = path.join(options.dir, JOURNAL);
     const left = unacknowledged(await readFile(file, 'utf8').catch(() => ''), options.logger);
     const { fd, bytes } = rewrite(file, left, true);
-    const journal = new JournaledPublisher(inner, file, fd, options.compactBytes ?? 4 << 20);
+    const journal = new JournaledPublisher(inner, file, fd, options.compactBytes ?? 4 << 20, options.logger);
     journal.bytes = bytes;
     if (left.length > 0) {
       options.logger.warn(
@@ -74,8 +76,8 @@ export class JournaledPublisher implements EventPublisher {
     if (this.closed) return this.inner.publish(events);
     let text = '';
     for (const e of events) text += JSON.stringify({ e }) + '\n';
-    this.write(text);
-    for (const e of events) this.waiting.set(e.id, e);
+    // Not journaled (the disk refused the write): published all the same, as without a journal.
+    if (this.write(text)) for (const e of events) this.waiting.set(e.id, e);
     return this.forward(events);
   }
 
@@ -95,19 +97,40 @@ export class JournaledPublisher implements EventPublisher {
     this.write(JSON.stringify({ a: ids }) + '\n');
     for (const id of ids) this.waiting.delete(id);
     if (this.bytes < this.compactBytes) return;
-    if (this.waiting.size === 0) {
-      // Nothing waiting: the whole journal is history, and it starts over empty.
-      ftruncateSync(this.fd, 0);
-      this.bytes = 0;
-      return;
+    try {
+      if (this.waiting.size === 0) {
+        // Nothing waiting: the whole journal is history, and it starts over empty.
+        ftruncateSync(this.fd, 0);
+        this.bytes = 0;
+        return;
+      }
+      // Under steady load something is always in flight: only what still waits is kept. The new
+      // journal replaces the old before the old one's descriptor is let go.
+      const old = this.fd;
+      ({ fd: this.fd, bytes: this.bytes } = rewrite(this.file, [...this.waiting.values()], false));
+      closeSync(old);
+    } catch (err) {
+      // The journal keeps growing instead; the next acknowledgement tries again.
+      this.logger.error({ err, file: this.file }, 'event journal not compacted');
     }
-    // Under steady load something is always in flight: only what still waits is kept.
-    closeSync(this.fd);
-    ({ fd: this.fd, bytes: this.bytes } = rewrite(this.file, [...this.waiting.values()], false));
   }
 
-  private write(text: string): void {
-    this.bytes += writeAll(this.fd, text);
+  /** Appends `text`; false (logged at most every 10 s) when the disk refuses it: never thrown at a caller answering its client. */
+  private write(text: string): boolean {
+    try {
+      this.bytes += writeAll(this.fd, text);
+      return true;
+    } catch (err) {
+      const now = Date.now();
+      if (now - this.lastFailureLog >= 10_000) {
+        this.lastFailureLog = now;
+        this.logger.error(
+          { err, file: this.file },
+          'event journal write failed; events published unjournaled',
+        );
+      }
+      return false;
+    }
   }
 
   /**
