@@ -37,6 +37,8 @@ export interface ServiceProcess {
   name: string;
   url: string;
   child: ChildProcess;
+  /** The environment it was started with (PORT included): a restart on the same port takes it again. */
+  env: Record<string, string>;
   /** What the process wrote (stdout and stderr); only the last chunks when `onLine` is given. */
   output: string[];
   /** Resolves with the exit code (null when a signal ended it) once the process has exited. */
@@ -168,6 +170,7 @@ export function spawnService(
     name: label,
     url: `http://127.0.0.1:${env.PORT}`,
     child,
+    env,
     output,
     exited,
     async stop(signal = 'SIGTERM', graceMs = STOP_GRACE_MS) {

@@ -8,6 +8,7 @@ import {
   createTenant,
   startService,
   startStack,
+  verifyCounters,
   type ServiceProcess,
   type Stack,
 } from '../support/stack';
@@ -248,12 +249,42 @@ describe.each([
     expect(await statuses()).toEqual(expected);
   }, 180_000);
 
-  it('when Redis is cut, then requests keep flowing (insurance limiter, snapshot fallback) and nothing is lost', async () => {
+  /** The gateway's rate_limit_redis_fallbacks_total and verify's snapshot counters, now. */
+  async function fallbackCounters() {
+    const res = await fetch(`${stack.gateway.url}/metrics`, {
+      headers: { authorization: `Bearer ${stack.operatorToken}` },
+    });
+    expect(res.status).toBe(200);
+    const line = /^rate_limit_redis_fallbacks_total(?:\{[^}]*\})? (\S+)$/m.exec(await res.text());
+    const verify = await verifyCounters(
+      stack.internalSecret,
+      stack.services.verify.url,
+      'fault-test-counters',
+    );
+    return {
+      limiterFallbacks: Number(line?.[1] ?? 0),
+      snapshotErrors: verify.snapshot_errors!,
+      mandatesReads: verify.mandates_reads!,
+    };
+  }
+
+  it('when Redis is cut, then requests keep flowing (insurance limiter, snapshot fallback, both counted) and nothing is lost', async () => {
     const run = await loadUnderWay('redis-cut', 'redis', 400, 50);
+    const before = await fallbackCounters();
     const doneDuringCut = await doneWhileCut(redisProxy, 5_000, run.produced);
+    const after = await fallbackCounters();
     await expectLoadDelivered(run, 'Redis cut 5 s, 400 mandates created + verified', () => ({
       mandates_done_during_cut: doneDuringCut,
+      limiter_fallbacks: after.limiterFallbacks - before.limiterFallbacks,
+      snapshot_read_throughs: after.snapshotErrors - before.snapshotErrors,
     }));
     expect(doneDuringCut).toBeGreaterThan(0);
+    // The fallbacks the README names were what kept them flowing: the gateway limited in process,
+    // and verify read the mandates it could not take from Redis from the mandates service.
+    expect(after.limiterFallbacks).toBeGreaterThan(before.limiterFallbacks);
+    expect(after.snapshotErrors).toBeGreaterThan(before.snapshotErrors);
+    expect(after.mandatesReads - before.mandatesReads).toBeGreaterThanOrEqual(
+      after.snapshotErrors - before.snapshotErrors,
+    );
   }, 240_000);
 });

@@ -2,7 +2,8 @@ import { internalTokens } from '@mandate/shared';
 import { apiClient } from '../support/stack';
 
 export const COUNTED_TYPES = ['MANDATE_CREATED', 'VERIFICATION_PERFORMED', 'API_CALL'] as const;
-export type CountedType = (typeof COUNTED_TYPES)[number];
+/** Every type a workload may count; COUNTED_TYPES are the ones createAndVerify produces. */
+export type CountedType = (typeof COUNTED_TYPES)[number] | 'MANDATE_REVOKED';
 
 /** What the clients saw succeed, by event type: the request ids that must each show up exactly once. */
 export class Produced {
@@ -10,6 +11,7 @@ export class Produced {
     MANDATE_CREATED: new Set(),
     VERIFICATION_PERFORMED: new Set(),
     API_CALL: new Set(),
+    MANDATE_REVOKED: new Set(),
   };
   readonly statuses = new Map<number, number>();
   readonly clientErrors: string[] = [];
@@ -83,10 +85,11 @@ export async function countEvents(
   internalSecret: string,
   tenantId: string,
   produced: Produced,
+  types: readonly CountedType[] = COUNTED_TYPES,
 ): Promise<Counts[]> {
   const tokens = internalTokens(internalSecret);
   const result: Counts[] = [];
-  for (const type of COUNTED_TYPES) {
+  for (const type of types) {
     const seen = new Map<string, number>();
     const ids = new Set<string>();
     let idRepeats = 0;
@@ -149,4 +152,96 @@ export function report(scenario: string, counts: Counts[], extra: Record<string,
   // Printed on purpose: the issue asks for the counts in the test output.
   process.stdout.write(`${text}\n`);
   return text;
+}
+
+/**
+ * Like createAndVerify, but for a producer that is killed and restarted under it: a step that
+ * fails (no answer, or not its 2xx) is tried again under a new request id (`…-a1`, `…-a2`) after a
+ * short pause, until `count` mandates are created, verified and (with `revoke`) revoked, or the
+ * deadline passes. A failed attempt's events may or may not be stored (the producer may have
+ * committed before it died); they are not expected, but one stored twice is still a duplicate.
+ */
+export async function createVerifyRevokeRetrying(
+  gatewayUrl: string,
+  auth: string,
+  options: {
+    count: number;
+    concurrency: number;
+    label: string;
+    produced: Produced;
+    revoke?: boolean;
+    deadlineMs: number;
+    /** Called as each mandate is through, right after its last answer was read (a fault can land then). */
+    onDone?: () => void;
+  },
+): Promise<void> {
+  const api = apiClient(gatewayUrl);
+  const { produced, label } = options;
+  const deadline = Date.now() + options.deadlineMs;
+  let next = 0;
+  /**
+   * One step until it answers `expected` (the answer's body) or, on a retry, `doneBefore` (an
+   * earlier attempt did it, unseen: a revoke's 409); undefined past the deadline.
+   */
+  const step = async (
+    rid: string,
+    path: string,
+    body: unknown,
+    expected: number,
+    type: CountedType,
+    doneBefore?: number,
+  ) => {
+    for (let attempt = 0; Date.now() < deadline; attempt++) {
+      const id = attempt === 0 ? rid : `${rid}-a${attempt}`;
+      try {
+        const res = await api('POST', path, { auth, body, headers: { 'x-request-id': id } });
+        produced.statuses.set(res.status, (produced.statuses.get(res.status) ?? 0) + 1);
+        // An answer the client read: the gateway audited the call, whatever its status.
+        if (res.status !== 401) produced.byType.API_CALL.add(id);
+        if (res.status === expected) {
+          produced.byType[type].add(id);
+          return res.body as { id?: string };
+        }
+        if (attempt > 0 && res.status === doneBefore) return {};
+      } catch (err) {
+        produced.clientErrors.push(`${id}: ${String(err)}`);
+      }
+      // A back-off while the producer restarts, not a synchronisation: the loop retries until its deadline.
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    return undefined;
+  };
+  const worker = async () => {
+    for (let i = next++; i < options.count; i = next++) {
+      const created = await step(
+        `${label}-c-${i}`,
+        '/v1/mandates',
+        {
+          principal: { id: `user_${i}`, type: 'person' },
+          delegate: { id: `agent_${i}`, type: 'agent' },
+          scope: { actions: ['payments:*'], constraints: { max_amount: 50_000, currency: 'EUR' } },
+        },
+        201,
+        'MANDATE_CREATED',
+      );
+      if (!created?.id) return;
+      const verify = { mandate_id: created.id, action: 'payments:create', amount: 1_200, currency: 'EUR' };
+      if (!(await step(`${label}-v-${i}`, '/v1/verify', verify, 200, 'VERIFICATION_PERFORMED'))) return;
+      if (options.revoke) {
+        const path = `/v1/mandates/${created.id}/revoke`;
+        const revoked = await step(
+          `${label}-r-${i}`,
+          path,
+          { reason: 'fault test' },
+          200,
+          'MANDATE_REVOKED',
+          409,
+        );
+        if (!revoked) return;
+      }
+      produced.done++;
+      options.onDone?.();
+    }
+  };
+  await Promise.all(Array.from({ length: options.concurrency }, worker));
 }

@@ -151,9 +151,9 @@ function healthRoute(method: string | undefined, path: string): 'healthz' | 'rea
 }
 
 /**
- * The status a call ended with, for the metrics, the access log and API_CALL: as sent once the
- * answer finished; 499 (nginx's "client closed request") when the client left before that; the
- * 5xx the proxy set when the upstream broke off its answer (forward).
+ * The status a call ended with, for the metrics, the access log and the API_CALL of an answer that
+ * never ended: as sent once the answer finished; 499 (nginx's "client closed request") when the
+ * client left before that; the 5xx the proxy set when the upstream broke off its answer (forward).
  */
 const endedStatus = (res: ServerResponse) =>
   res.writableFinished || res.statusCode >= 500 ? res.statusCode : 499;
@@ -325,21 +325,32 @@ function gatewayHandler(deps: GatewayDeps) {
     routePattern = rule.path;
     setRequestRoute(req.method, rule.path);
     // Every authenticated call is audited, whatever its outcome (403, 404, 5xx and cut-off answers included).
-    res.once('close', () => {
-      if (!principal) return;
+    let audited = false;
+    const audit = (status: number) => {
+      if (audited || !principal) return;
+      audited = true;
       const event = apiCallEvent({
         principal,
         requestId,
         method: req.method!,
         route: rule.path,
         path,
-        status: endedStatus(res),
+        status,
         durationMs: performance.now() - started,
       });
       deps.publisher
         .publish([event])
         .catch((err) => deps.logger.error({ err, eventId: event.id }, 'API_CALL event not published'));
-    });
+    };
+    // Handed to the publisher (which journals it at once) before the answer's last bytes go out: a
+    // client that read a whole answer can count on its API_CALL even if this process is killed then.
+    const end = res.end;
+    res.end = function (this: ServerResponse, ...args: unknown[]) {
+      audit(res.statusCode);
+      return (end as (...a: unknown[]) => ServerResponse).apply(this, args);
+    } as ServerResponse['end'];
+    // An answer that never ended: the client left (499), or the upstream broke it off.
+    res.once('close', () => audit(endedStatus(res)));
 
     const ip = () => clientIpOf(req);
     try {

@@ -1,5 +1,6 @@
 import {
   BatchingPublisher,
+  JournaledPublisher,
   InProcessBus,
   RabbitPublisher,
   ServiceClient,
@@ -96,13 +97,20 @@ export async function wire(
       await rabbit.connect();
       // A broker outage loses no API_CALL: failed batches go to a bounded, fsync'd local spool and are
       // replayed in order when the broker is back; close() (SIGTERM) flushes the batcher into it.
+      const dir = config.EVENT_SPOOL_DIR ?? defaultSpoolDir('gateway', config.AMQP_NAMESPACE, config.PORT);
       const spool = await SpoolingPublisher.open(rabbit, {
-        dir: config.EVENT_SPOOL_DIR ?? defaultSpoolDir('gateway', config.AMQP_NAMESPACE, config.PORT),
+        dir,
         maxBytes: config.EVENT_SPOOL_MAX_MB * 1024 * 1024,
         logger,
       });
       // API_CALL events are many and small: one confirm round trip per batch, not per request.
-      return new BatchingPublisher(spool, { maxDelayMs: 5, maxBatch: 200 });
+      const batching = new BatchingPublisher(spool, {
+        maxDelayMs: config.PUBLISH_BATCH_DELAY_MS,
+        maxBatch: config.PUBLISH_BATCH_MAX,
+      });
+      // A SIGKILL loses no API_CALL of an answered call either: each is journaled (one synchronous
+      // write) before the answer's last bytes go out, and replayed by the next start until settled.
+      return JournaledPublisher.open(batching, { dir, logger });
     },
     override: overrides.publisher,
     local: () => {

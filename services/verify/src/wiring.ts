@@ -1,5 +1,6 @@
 import {
   BatchingPublisher,
+  JournaledPublisher,
   InProcessBus,
   RabbitPublisher,
   SpoolingPublisher,
@@ -92,13 +93,10 @@ export const wire: Wire<Config, Deps> = async (config, logger, overrides = {}) =
         await rabbit.connect();
         // A broker outage loses no VERIFICATION_PERFORMED: failed batches go to a bounded, fsync'd
         // local spool and are replayed in order when the broker is back.
+        const dir = config.EVENT_SPOOL_DIR ?? defaultSpoolDir('verify', config.AMQP_NAMESPACE, config.PORT);
         const spool = await SpoolingPublisher.open(
           new CountingPublisher(rabbit, () => metrics.brokerPublishes++),
-          {
-            dir: config.EVENT_SPOOL_DIR ?? defaultSpoolDir('verify', config.AMQP_NAMESPACE, config.PORT),
-            maxBytes: config.EVENT_SPOOL_MAX_MB * 1024 * 1024,
-            logger,
-          },
+          { dir, maxBytes: config.EVENT_SPOOL_MAX_MB * 1024 * 1024, logger },
         );
         // One confirm round trip per batch instead of one per verify; the counter sees each batch.
         const batching = new BatchingPublisher(spool, {
@@ -107,7 +105,11 @@ export const wire: Wire<Config, Deps> = async (config, logger, overrides = {}) =
         });
         // The batcher flushes (into the spool if the broker is away), then closes the spool and the rabbit publisher.
         outermost = batching;
-        return batching;
+        // A SIGKILL loses no VERIFICATION_PERFORMED of an answered verify either: each is journaled
+        // (one synchronous write) before the answer, and replayed by the next start until settled.
+        const journaled = await JournaledPublisher.open(batching, { dir, logger });
+        outermost = journaled;
+        return journaled;
       },
       override: overrides.publisher,
       local: () => {

@@ -29,8 +29,9 @@ export async function performVerify(deps: Deps, metrics: VerifyMetrics, call: Ve
   const decision = decide(mandate, input, now);
   markRequest(call.requestId, 'v.decide');
 
-  // Handed to the (batching) publisher before answering, not awaited: the broker confirms
-  // batches, and a verify never waits for a round trip of its own (README "Decisions").
+  // Handed to the publisher before answering, not awaited: it journals the event at once (a
+  // SIGKILL after the answer loses nothing), the broker confirms batches, and a verify never
+  // waits for a round trip of its own (README "Decisions").
   metrics.eventsPublished++;
   deps.publisher
     .publish([

@@ -1,0 +1,110 @@
+import { createTenant, startStack, type ServiceProcess, type Stack } from '../support/stack';
+import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
+import { MONGO_TARGET } from '@mandate/shared/src/testing';
+import { expectStoredOnce, restart, sigkill, waitFor, withPort } from './producers';
+import { Produced, createVerifyRevokeRetrying, type CountedType } from './workload';
+
+/**
+ * The outbox producer under faults: the mandates service, on its Mongo adapter, is killed with
+ * SIGKILL mid-stream and restarted, and its MongoDB connection is cut while it writes. The five
+ * services run as processes on the real RabbitMQ and Redis; mandates reaches MongoDB through a TCP
+ * proxy this test cuts. Each mandate is created, verified and revoked through the gateway; a step
+ * that fails is retried under a new request id, and every step that answered its 2xx must have its
+ * event stored exactly once (MANDATE_CREATED and MANDATE_REVOKED come from mandates' outbox).
+ */
+const NO_LIMITS = JSON.stringify({
+  enterprise: {
+    monthly_quota: 100_000_000,
+    global: { rate: 100_000, burst: 100_000 },
+    endpoints: {
+      'mandates.create': { rate: 100_000, burst: 100_000 },
+      'mandates.lifecycle': { rate: 100_000, burst: 100_000 },
+    },
+  },
+});
+
+const TYPES: CountedType[] = ['MANDATE_CREATED', 'MANDATE_REVOKED', 'VERIFICATION_PERFORMED', 'API_CALL'];
+
+describe(`the mandates outbox under a SIGKILL and a cut MongoDB connection (five processes, ${MONGO_TARGET})`, () => {
+  let databases: MongoStackEnv;
+  let mongoProxy: TcpProxy;
+  let stack: Stack;
+  let restarted: ServiceProcess | undefined;
+
+  beforeAll(async () => {
+    databases = mongoStackEnv('producers');
+    const mongo = new URL(databases.env.mandates.MONGO_URL!);
+    mongoProxy = await startTcpProxy(mongo.hostname, Number(mongo.port || 27017));
+    stack = await startStack({
+      mandates: { ...databases.env.mandates, MONGO_URL: withPort(mongo.toString(), mongoProxy.port) },
+      identity: databases.env.identity,
+      audit: databases.env.audit,
+      gateway: { PLAN_OVERRIDES: NO_LIMITS },
+    });
+  }, 240_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    await restarted?.stop();
+    await mongoProxy?.close();
+    await databases?.drop();
+  }, 60_000);
+
+  /** `count` mandates through create, verify and revoke, 10 at a time, once the first `firstDone` are through. */
+  async function loadUnderWay(label: string, count: number, firstDone: number) {
+    const created = await createTenant(stack, { name: label, plan: 'enterprise' });
+    const produced = new Produced();
+    const load = createVerifyRevokeRetrying(stack.gateway.url, created.auth, {
+      count,
+      concurrency: 10,
+      label,
+      produced,
+      revoke: true,
+      deadlineMs: 100_000,
+    });
+    await waitFor(() => produced.done >= firstDone, `the first ${firstDone} mandates`);
+    return { tenantId: created.tenant.id, produced, load, count };
+  }
+
+  const audit = () => ({ url: stack.services.audit.url, internalSecret: stack.internalSecret });
+
+  it('when the mandates process is killed with SIGKILL mid-stream and restarted, then every MANDATE_CREATED and MANDATE_REVOKED answered 2xx is stored once, and the other events too', async () => {
+    const run = await loadUnderWay('mandates-kill', 60, 15);
+    await sigkill(stack.services.mandates);
+    const doneAtKill = run.produced.done;
+    const killedAt = Date.now();
+    restarted = await restart('mandates', stack.services.mandates);
+    const restartMs = Date.now() - killedAt;
+    await run.load;
+    const loadMs = Date.now() - killedAt;
+    const failedSteps = [...run.produced.statuses].filter(([s]) => s >= 500).reduce((n, [, k]) => n + k, 0);
+    await expectStoredOnce(audit(), run, TYPES, 'mandates SIGKILL mid-stream + restart, 60 mandates', {
+      mandates_done_at_kill: doneAtKill,
+      restart_ms: restartMs,
+      load_ms_after_kill: loadMs,
+    });
+    // The kill landed mid-stream: mandates were still to come, and steps failed while it was down.
+    expect(doneAtKill).toBeLessThan(run.count);
+    expect(failedSteps + run.produced.clientErrors.length).toBeGreaterThan(0);
+  }, 150_000);
+
+  it('when the connection to MongoDB is cut for 6 s while mandates writes, then every event answered 2xx is stored once', async () => {
+    const run = await loadUnderWay('mongo-cut', 60, 15);
+    mongoProxy.cut();
+    const doneAtCut = run.produced.done;
+    const answeredAtCut = [...run.produced.statuses.values()].reduce((a, b) => a + b, 0);
+    // Longer than the driver's server selection timeout (5 s): the writes waiting on it fail.
+    await new Promise((r) => setTimeout(r, 6_000));
+    mongoProxy.restore();
+    await run.load;
+    const failedSteps = [...run.produced.statuses].filter(([s]) => s >= 500).reduce((n, [, k]) => n + k, 0);
+    await expectStoredOnce(audit(), run, TYPES, 'MongoDB cut 6 s under mandates, 60 mandates', {
+      mandates_done_at_cut: doneAtCut,
+      steps_answered_at_cut: answeredAtCut,
+    });
+    expect(doneAtCut).toBeLessThan(run.count);
+    // The cut bit: writes that waited for MongoDB past the selection timeout failed (5xx, no event expected).
+    expect(failedSteps).toBeGreaterThan(0);
+  }, 150_000);
+});

@@ -1,0 +1,65 @@
+import { startService, type ServiceName, type ServiceProcess } from '../support/stack';
+import { countEvents, report, settle, type Counts, type CountedType, type Produced } from './workload';
+
+/**
+ * What the producer fault tests share: a SIGKILL and a restart on the same port, with the same
+ * environment (so the same database, spool directory and AMQP namespace), and the accounting.
+ */
+
+/** `url` with its host and port replaced: a client of `url` sent through a proxy on `port`. */
+export const withPort = (url: string, port: number) => {
+  const u = new URL(url);
+  u.hostname = '127.0.0.1';
+  u.port = String(port);
+  return u.toString().replace(/\/$/, '');
+};
+
+/** Polls `check` until it holds; throws past the deadline. */
+export async function waitFor(check: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Kills `proc` with SIGKILL (no shutdown hook runs) and resolves once it has exited. */
+export async function sigkill(proc: ServiceProcess): Promise<void> {
+  proc.child.kill('SIGKILL');
+  await proc.exited;
+}
+
+/** Starts `name` again with the environment `killed` had (its port too), and waits until it is healthy. */
+export const restart = (name: ServiceName, killed: ServiceProcess) =>
+  startService(name, killed.env, `${killed.name} (restarted)`);
+
+/**
+ * Reads what audit stored of the tenant's events (once nothing is missing, at most 30 s), prints
+ * it under `title`, and requires every event the clients saw succeed stored exactly once, with no
+ * event doubled, and every one of the `count` mandates through the whole load.
+ */
+export async function expectStoredOnce(
+  audit: { url: string; internalSecret: string },
+  run: { tenantId: string; produced: Produced; count: number },
+  types: readonly CountedType[],
+  title: string,
+  extra: Record<string, number>,
+): Promise<Counts[]> {
+  const counts = await settle(
+    () => countEvents(audit.url, audit.internalSecret, run.tenantId, run.produced, types),
+    30_000,
+  );
+  report(title, counts, {
+    ...extra,
+    attempts_not_answered: run.produced.clientErrors.length,
+    statuses: Object.fromEntries(run.produced.statuses),
+  });
+  expect(run.produced.done).toBe(run.count);
+  for (const c of counts)
+    expect({ type: c.type, stored: c.stored, duplicates: c.duplicates }).toEqual({
+      type: c.type,
+      stored: c.produced,
+      duplicates: 0,
+    });
+  return counts;
+}
