@@ -35,4 +35,5 @@ for (const name of readdirSync(DIST).filter((n) => n.endsWith('.d.ts'))) {
 }
 // The files are ES modules whatever the package.json above them says.
 writeFileSync(path.join(DIST, 'package.json'), JSON.stringify({ type: 'module' }, null, 2) + '\n');
-console.log(`built ${path.relative(process.cwd(), DIST)}`);
+// On stderr: `npm pack --json` prints its answer on stdout.
+console.error(`built ${path.relative(process.cwd(), DIST)}`);
