@@ -28,7 +28,7 @@ const NAMESPACE_OF_TAG: Record<string, string> = { roles: 'roleAssignments', wid
 
 const pascal = (s: string) => s.replace(/(^|[-_ ])([a-z])/g, (_m, _sep, c: string) => c.toUpperCase());
 const camel = (s: string) => pascal(s).replace(/^[A-Z]/, (c) => c.toLowerCase());
-const idOf = (schema: z.ZodType | undefined) =>
+const idOf = (schema: z.core.$ZodType | undefined) =>
   schema ? (z.globalRegistry.get(schema)?.id as string | undefined) : undefined;
 
 interface Operation {

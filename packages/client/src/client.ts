@@ -31,13 +31,19 @@ export class MandateClient {
   }
 
   /**
-   * A call outside the public contract (an endpoint of your deployment the document does not
-   * list), with the client's credentials, retries and errors; its answer is not typed.
+   * A call by path, with the client's credentials, retries and errors: for an endpoint of your
+   * deployment the document does not list, or an answer wanted as its exact text (`as: 'text'`,
+   * an evidence bundle whose digest is checked over its bytes). The answer is not typed.
    */
   request(
     method: string,
     path: string,
-    init: { query?: Record<string, unknown>; body?: unknown; options?: RequestOptions } = {},
+    init: {
+      query?: Record<string, unknown>;
+      body?: unknown;
+      options?: RequestOptions;
+      as?: 'json' | 'text';
+    } = {},
   ): Promise<unknown> {
     return this.#transport.send({ method, path, ...init });
   }

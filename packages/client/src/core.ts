@@ -67,6 +67,8 @@ export interface WireCall {
   query?: Record<string, unknown> | undefined;
   body?: unknown;
   options?: RequestOptions | undefined;
+  /** 'text': the answer's text as it came, unparsed (a body whose exact bytes matter). */
+  as?: 'json' | 'text' | undefined;
 }
 
 /**
@@ -106,7 +108,7 @@ export class Transport {
     };
     for (let attempt = 0; ; attempt++) {
       const response = await this.fetchImpl(url, init);
-      if (response.ok) return readBody(response);
+      if (response.ok) return call.as === 'text' ? response.text() : readBody(response);
       const error = await toError(response);
       const wait = this.waitBeforeRetry(error, attempt);
       if (wait === undefined) throw error;
