@@ -3,15 +3,16 @@
  * the OpenAPI document is built from): the operations' runtime table (method, path, parameters,
  * how the body and the answer travel) and their request and answer types, expanded by the
  * TypeScript compiler from the contracts' zod schemas into plain types, so that the published
- * package carries no zod and no workspace import. A route added to a contract gets its method by
- * running this again (`npm run generate -w @mandate/client`); test/generated.test.ts fails until then.
+ * package carries no zod and no workspace import; and test/contract-types.check.ts, which makes
+ * the type check fail when a generated type no longer equals its contract's. A route added to a
+ * contract gets its method by running this again (`npm run generate -w @mandate/client`);
+ * test/generated.test.ts and the type check fail until then.
  *
- *   tsx packages/client/scripts/generate.ts          write src/generated.ts
- *   tsx packages/client/scripts/generate.ts --check  exit 1 when src/generated.ts is out of date
+ *   tsx packages/client/scripts/generate.ts          write both files
+ *   tsx packages/client/scripts/generate.ts --check  exit 1 when either is out of date
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import * as prettier from 'prettier';
 import ts from 'typescript';
 import { z } from 'zod';
 import type { RouteContract } from '@mandate/shared';
@@ -20,6 +21,7 @@ import { CONTRACTS } from '../../../services/gateway/src/routes/table';
 const PACKAGE = path.resolve(__dirname, '..');
 const ROOT = path.resolve(PACKAGE, '../..');
 const TARGET = path.join(PACKAGE, 'src/generated.ts');
+const CHECKS = path.join(PACKAGE, 'test/contract-types.check.ts');
 
 /** Tags whose operations are methods of the client itself rather than of a namespace. */
 const TOP_LEVEL_TAGS = new Set(['gateway', 'verify']);
@@ -85,32 +87,30 @@ function describe(route: RouteContract): Operation {
   };
 }
 
-/** The probe: one alias per named type, written in terms of the contracts, for the compiler to expand. */
-function probeSource(operations: Operation[]): { source: string; names: string[] } {
-  const lines = [
-    "import type { z } from 'zod';",
-    "import type { routes as mandates } from '@mandate/mandates';",
-    "import type { routes as verify } from '@mandate/verify';",
-    "import type { routes as audit } from '@mandate/audit';",
-    "import type { routes as identity } from '@mandate/identity';",
-    "import type { gatewayContract } from '../../../services/gateway/src/routes/table';",
-    'type All = (typeof mandates)[keyof typeof mandates] | (typeof verify)[keyof typeof verify] |',
-    '  (typeof audit)[keyof typeof audit] | (typeof identity)[keyof typeof identity] | (typeof gatewayContract)[number];',
-    'type Op<K> = Extract<All, { operationId: K }>;',
-    "type Res<K, S extends number> = Op<K>['responses'] extends { [s in S]: { schema: infer Z extends z.ZodType } } ? z.output<Z> : never;",
-    'type Req<K> = Op<K> extends { request: infer R } ? R : never;',
-    'type Body<K> = Req<K> extends { bodyDoc: infer B extends z.ZodType } ? z.input<B> : Req<K> extends { body: infer B extends z.ZodType } ? z.input<B> : never;',
-    // A query member's input is unknown where zod coerces it (limit): its output type says what to send.
-    'type QueryOf<I, O> = { [K in keyof I & keyof O]?: unknown extends I[K] ? O[K] : Exclude<I[K], undefined> };',
-    'type Query<K> = Req<K> extends { query: infer Q extends z.ZodType } ? QueryOf<z.input<Q>, z.output<Q>> : never;',
-  ];
-  const names: string[] = [];
-  const declared = new Set<string>();
+/** What the probe and the checks declare first: the contracts' types, and how an operation's are read. */
+const PRELUDE = [
+  "import type { z } from 'zod';",
+  "import type { routes as mandates } from '@mandate/mandates';",
+  "import type { routes as verify } from '@mandate/verify';",
+  "import type { routes as audit } from '@mandate/audit';",
+  "import type { routes as identity } from '@mandate/identity';",
+  "import type { gatewayContract } from '../../../services/gateway/src/routes/table';",
+  'type All = (typeof mandates)[keyof typeof mandates] | (typeof verify)[keyof typeof verify] |',
+  '  (typeof audit)[keyof typeof audit] | (typeof identity)[keyof typeof identity] | (typeof gatewayContract)[number];',
+  'type Op<K> = Extract<All, { operationId: K }>;',
+  "type Res<K, S extends number> = Op<K>['responses'] extends { [s in S]: { schema: infer Z extends z.ZodType } } ? z.output<Z> : never;",
+  'type Req<K> = Op<K> extends { request: infer R } ? R : never;',
+  'type Body<K> = Req<K> extends { bodyDoc: infer B extends z.ZodType } ? z.input<B> : Req<K> extends { body: infer B extends z.ZodType } ? z.input<B> : never;',
+  // A query member's input is unknown where zod coerces it (limit): its output type says what to send.
+  'type QueryOf<I, O> = { [K in keyof I & keyof O]?: unknown extends I[K] ? O[K] : Exclude<I[K], undefined> };',
+  'type Query<K> = Req<K> extends { query: infer Q extends z.ZodType } ? QueryOf<z.input<Q>, z.output<Q>> : never;',
+];
+
+/** Each named type and its expression in terms of the contracts (the probe's aliases), in order. */
+function namedTypes(operations: Operation[]): Map<string, string> {
+  const named = new Map<string, string>();
   const declare = (name: string, type: string) => {
-    if (declared.has(name)) return;
-    declared.add(name);
-    names.push(name);
-    lines.push(`export type ${name} = ${type};`);
+    if (!named.has(name)) named.set(name, type);
   };
   for (const op of operations) {
     const id = `'${op.route.operationId}'`;
@@ -120,7 +120,56 @@ function probeSource(operations: Operation[]): { source: string; names: string[]
     if (op.types.body) declare(op.types.body, `Body<${id}>`);
     if (op.types.query) declare(op.types.query, `Query<${id}>`);
   }
-  return { source: lines.join('\n') + '\n', names };
+  return named;
+}
+
+const probeSource = (named: Map<string, string>) =>
+  [...PRELUDE, ...[...named].map(([name, type]) => `export type ${name} = ${type};`)].join('\n') + '\n';
+
+/**
+ * The type check of the generated types: each must equal its contract's, or \`npm run typecheck\`
+ * fails on it (the cheap guard against a contract changed without regenerating).
+ */
+const checksSource = (named: Map<string, string>) =>
+  [
+    '// Generated by packages/client/scripts/generate.ts: each type of src/generated.ts equals its',
+    "// contract's, or the type check fails here. A contract changed: `npm run generate -w @mandate/client`.",
+    ...PRELUDE,
+    "import type * as Client from '../src/generated';",
+    'type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;',
+    'type Expect<T extends true> = T;',
+    'export type Checks = [',
+    ...[...named].map(([name, type]) => `  Expect<Equal<Client.${name}, ${type}>>,`),
+    '];',
+    '',
+  ].join('\n');
+
+/** The operations and their named types, from the contracts (no compiler needed). */
+export function plan() {
+  const operations = CONTRACTS.map(describe);
+  const seen = new Set<string>();
+  for (const op of operations) {
+    const key = `${op.namespace ?? ''}.${op.name}`;
+    if (seen.has(key))
+      throw new Error(`two operations are named ${key}: rename one or add it to NAMESPACE_OF_TAG`);
+    seen.add(key);
+  }
+  const table = Object.fromEntries(
+    operations.map((op) => [
+      op.route.operationId,
+      {
+        method: op.route.method,
+        path: op.route.path,
+        params: op.params,
+        body: op.body,
+        query: op.query,
+        list: op.list,
+        ...(op.namespace ? { namespace: op.namespace } : {}),
+        name: op.name,
+      },
+    ]),
+  );
+  return { operations, table, named: namedTypes(operations) };
 }
 
 /** Each alias of the probe as a plain type, expanded by the compiler. */
@@ -177,17 +226,11 @@ function signature(op: Operation): string {
   return `${doc(`${op.route.summary} (\`${op.route.method} ${op.route.path}\`)`)}\n${op.name}(${args.join(', ')}): ${answer};`;
 }
 
-export async function generate(): Promise<string> {
-  const operations = CONTRACTS.map(describe);
-  const seen = new Set<string>();
-  for (const op of operations) {
-    const key = `${op.namespace ?? ''}.${op.name}`;
-    if (seen.has(key))
-      throw new Error(`two operations are named ${key}: rename one or add it to NAMESPACE_OF_TAG`);
-    seen.add(key);
-  }
-  const { source, names } = probeSource(operations);
-  const types = expand(source, names);
+/** src/generated.ts and the type checks of test/contract-types.check.ts, formatted. */
+export async function generate(): Promise<{ generated: string; checks: string }> {
+  const { operations, table, named } = plan();
+  const names = [...named.keys()];
+  const types = expand(probeSource(named), names);
   const namespaces = [...new Set(operations.flatMap((op) => (op.namespace ? [op.namespace] : [])))];
 
   const out: string[] = [
@@ -205,19 +248,7 @@ export async function generate(): Promise<string> {
     '',
     '/** How each operation travels: method, path, its parameters, body and answer. */',
     'export const OPERATIONS = {',
-    ...operations.map(
-      (op) =>
-        `${op.route.operationId}: ${literal({
-          method: op.route.method,
-          path: op.route.path,
-          params: op.params,
-          body: op.body,
-          query: op.query,
-          list: op.list,
-          ...(op.namespace ? { namespace: op.namespace } : {}),
-          name: op.name,
-        })},`,
-    ),
+    ...Object.entries(table).map(([operationId, spec]) => `${operationId}: ${literal(spec)},`),
     '} as const;',
     'export type OperationId = keyof typeof OPERATIONS;',
     '',
@@ -237,24 +268,35 @@ export async function generate(): Promise<string> {
     '}',
     '',
   ];
-  const config = await prettier.resolveConfig(TARGET);
-  return prettier.format(out.join('\n'), { ...config, filepath: TARGET });
+  // Loaded here: prettier's own dynamic imports need a module system jest's (which loads plan()) is not.
+  const prettier = await import('prettier');
+  const format = async (text: string, file: string) =>
+    prettier.format(text, { ...(await prettier.resolveConfig(file)), filepath: file });
+  return {
+    generated: await format(out.join('\n'), TARGET),
+    checks: await format(checksSource(named), CHECKS),
+  };
 }
 
 async function main() {
-  const text = await generate();
+  const { generated, checks } = await generate();
+  const files: [string, string][] = [
+    [TARGET, generated],
+    [CHECKS, checks],
+  ];
   if (process.argv.includes('--check')) {
-    const current = readFileSync(TARGET, 'utf8');
-    if (current !== text) {
+    const stale = files.filter(([file, text]) => readFileSync(file, 'utf8') !== text);
+    for (const [file] of stale)
       console.error(
-        'packages/client/src/generated.ts is out of date: run `npm run generate -w @mandate/client`',
+        `${path.relative(ROOT, file)} is out of date: run \`npm run generate -w @mandate/client\``,
       );
-      process.exit(1);
-    }
+    if (stale.length) process.exit(1);
     return;
   }
-  writeFileSync(TARGET, text);
-  console.log(`wrote ${path.relative(ROOT, TARGET)}`);
+  for (const [file, text] of files) {
+    writeFileSync(file, text);
+    console.log(`wrote ${path.relative(ROOT, file)}`);
+  }
 }
 
 if (require.main === module) void main();
