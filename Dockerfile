@@ -16,6 +16,7 @@ COPY services/verify/package.json services/verify/
 COPY services/audit/package.json services/audit/
 COPY services/identity/package.json services/identity/
 COPY packages/dashboard/package.json packages/dashboard/
+COPY packages/client/package.json packages/client/
 # npm ci's postinstall; it builds nothing here (no dashboard sources in this stage, no Vite in deps).
 COPY scripts/build-dashboard.mjs scripts/
 

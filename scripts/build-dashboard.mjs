@@ -18,7 +18,11 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = path.join(root, 'packages/dashboard');
 const built = path.join(pkg, 'dist/index.html');
-const sources = ['src', 'index.html', 'vite.config.ts', 'package.json'].map((p) => path.join(pkg, p));
+// The API client is bundled from its sources (packages/client/src): a change there is a change of the dashboard.
+const sources = [
+  ...['src', 'index.html', 'vite.config.ts', 'package.json'].map((p) => path.join(pkg, p)),
+  path.join(root, 'packages/client/src'),
+];
 
 function newest(p) {
   if (!existsSync(p)) return 0;

@@ -9,9 +9,11 @@ import { defineConfig } from 'vite';
 export default defineConfig({
   base: '/dashboard/',
   oxc: { jsx: { runtime: 'automatic' } },
-  // The evidence check runs packages/evidence-cli's checker in the browser (src/evidence).
+  // The evidence check runs packages/evidence-cli's checker in the browser (src/evidence); the API
+  // client is built from its sources (its package.json names the published build).
   resolve: {
     alias: {
+      '@mandate/client': fileURLToPath(new URL('../client/src/index.ts', import.meta.url)),
       '@mandate/shared': fileURLToPath(new URL('./src/evidence/shared.ts', import.meta.url)),
       'node:crypto': fileURLToPath(new URL('./src/evidence/node-crypto.ts', import.meta.url)),
     },

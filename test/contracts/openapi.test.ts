@@ -33,9 +33,10 @@ type Operation = {
   operationId?: string;
   security?: unknown[];
   parameters?: { name: string; in: string }[];
+  requestBody?: { content: Record<string, { schema: unknown; example?: unknown }> };
   responses: Record<
     string,
-    { headers?: Record<string, unknown>; content?: Record<string, { schema: unknown }> }
+    { headers?: Record<string, unknown>; content?: Record<string, { schema: unknown; example?: unknown }> }
   >;
 };
 
@@ -43,6 +44,7 @@ describe('the public OpenAPI document', () => {
   const document = buildPublicOpenApi() as unknown as {
     paths: Record<string, Record<string, Operation>>;
     components: Record<string, Record<string, unknown>>;
+    servers: { url: string; description?: string; variables?: Record<string, { default: string }> }[];
   };
   const operations = Object.entries(document.paths).flatMap(([p, methods]) =>
     Object.entries(methods).map(([method, op]) => ({ key: `${method.toUpperCase()} ${p}`, op })),
@@ -176,5 +178,31 @@ describe('the public OpenAPI document', () => {
         'Retry-After',
       ]),
     );
+  });
+
+  // Generators make a type per component: an inline answer would be an anonymous type, or none.
+  it.each(operations.map((o) => [o.key, o.op] as const))(
+    'when %s is read, then each success answer is a named component and has an example, as its body does',
+    (_key, op) => {
+      const successes = Object.entries(op.responses).filter(([status]) => /^2/.test(status));
+      expect(successes.length).toBeGreaterThan(0);
+      for (const [, response] of successes) {
+        const media = response.content!['application/json']!;
+        expect(media.schema).toEqual({ $ref: expect.stringMatching(/^#\/components\/schemas\/[A-Za-z]+$/) });
+        const name = (media.schema as { $ref: string }).$ref.split('/').pop()!;
+        expect(document.components.schemas).toHaveProperty(name);
+        expect(media.example).toBeDefined();
+      }
+      for (const media of Object.values(op.requestBody?.content ?? {})) expect(media.example).toBeDefined();
+    },
+  );
+
+  it('when the servers are read, then each is described and a variable one names its default origin', () => {
+    expect(document.servers.length).toBeGreaterThan(0);
+    for (const server of document.servers) {
+      expect(server.description).toEqual(expect.any(String));
+      for (const variable of Object.values(server.variables ?? {}))
+        expect(variable.default).toMatch(/^https?:\/\/[^/]+$/);
+    }
   });
 });

@@ -1,76 +1,48 @@
+import { MandateApiError, MandateClient, type Page, type Paged } from '@mandate/client';
 import type { Session } from './session';
 
-/** An answer of the API that is not a 2xx: its status and the error envelope's message. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+export { MandateApiError };
 
-export interface Page<T> {
-  data: T[];
-  has_more: boolean;
-  next_cursor: string | null;
-}
+const clients = new WeakMap<Session, MandateClient>();
+// Each call is sent once: react-query decides what is asked again (main.tsx), and the wallet sign-in's poll handles its own 429.
+const anonymous = new MandateClient({ retry: false });
 
-/** One call to the gateway, as the signed-in caller (a JWT caller names its tenant in X-Tenant-Id). */
-export async function call<T>(
-  session: Session | null,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<T> {
-  const headers: Record<string, string> = { Accept: 'application/json' };
-  if (session) headers.Authorization = `Bearer ${session.token}`;
-  if (session?.kind === 'user') headers['X-Tenant-Id'] = session.tenantId;
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
-  const res = await fetch(path, {
-    method,
-    headers,
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let json: unknown = undefined;
-  try {
-    json = text ? JSON.parse(text) : undefined;
-  } catch {
-    // not JSON: reported below by status
+/** The API client of the signed-in caller (a JWT caller names its tenant in X-Tenant-Id), one per session. */
+export function apiOf(session: Session | null): MandateClient {
+  if (!session) return anonymous;
+  let client = clients.get(session);
+  if (!client) {
+    client = new MandateClient({
+      token: session.token,
+      ...(session.kind === 'user' ? { tenantId: session.tenantId } : {}),
+      retry: false,
+    });
+    clients.set(session, client);
   }
-  if (!res.ok) {
-    const envelope = (json ?? {}) as { error?: string; message?: string };
-    throw new ApiError(res.status, envelope.error ?? 'ERROR', envelope.message ?? `HTTP ${res.status}`);
-  }
-  return json as T;
+  return client;
 }
-
-export const qs = (params: Record<string, string | undefined | null>) => {
-  const p = new URLSearchParams();
-  for (const [k, v] of Object.entries(params)) if (v) p.set(k, v);
-  const s = p.toString();
-  return s ? `?${s}` : '';
-};
 
 /**
  * Every item of a cursor-paged list, 100 a page, up to `maxPages` pages (then `truncated`): for
  * the overview pages that count or filter a whole collection.
  */
 export async function allPages<T>(
-  session: Session | null,
-  path: string,
-  params: Record<string, string | undefined> = {},
+  list: (query: { limit: number }) => Paged<T>,
   maxPages = 20,
 ): Promise<{ items: T[]; truncated: boolean }> {
   const items: T[] = [];
-  let cursor: string | undefined;
-  for (let i = 0; i < maxPages; i++) {
-    const page = await call<Page<T>>(session, 'GET', path + qs({ ...params, cursor, limit: '100' }));
+  let read = 0;
+  for await (const page of list({ limit: 100 }).pages()) {
     items.push(...page.data);
-    if (!page.has_more || !page.next_cursor) return { items, truncated: false };
-    cursor = page.next_cursor;
+    if (++read >= maxPages && page.has_more) return { items, truncated: true };
   }
-  return { items, truncated: true };
+  return { items, truncated: false };
 }
+
+/** `value` when it is one of `values` (a select's choice typed as the API's vocabulary), else undefined. */
+export const oneOf = <const T extends string>(
+  values: readonly T[],
+  value: string | undefined,
+): T | undefined => ((values as readonly string[]).includes(value ?? '') ? (value as T) : undefined);
+
+export type { Page };

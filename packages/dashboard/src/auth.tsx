@@ -1,17 +1,8 @@
 import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { ApiError, call } from './api';
+import type { Me } from '@mandate/client';
+import { MandateApiError, apiOf } from './api';
 import { loadSession, saveSession, type Session } from './session';
-
-/** GET /v1/me: the caller as the gateway established it. */
-export interface Me {
-  tenant_id: string;
-  kind: 'api_key' | 'user';
-  subject_id?: string;
-  key_id?: string;
-  permissions: string[];
-  plan?: string;
-}
 
 interface Auth {
   session: Session | null;
@@ -30,14 +21,14 @@ export function AuthProvider({ children }: { children: ReactNode }) {
   const queryClient = useQueryClient();
   const me = useQuery({
     queryKey: ['me', session?.token],
-    queryFn: () => call<Me>(session, 'GET', '/v1/me'),
+    queryFn: () => apiOf(session).getMe(),
     enabled: session?.kind === 'user',
     retry: false,
     staleTime: 60_000,
   });
   // An expired or withdrawn sign-in (401, or 404: no role in the tenant any more) goes back to the sign-in page.
   useEffect(() => {
-    if (me.error instanceof ApiError && (me.error.status === 401 || me.error.status === 404)) {
+    if (me.error instanceof MandateApiError && (me.error.status === 401 || me.error.status === 404)) {
       queryClient.clear();
       saveSession(null);
       setSession(null);

@@ -1,7 +1,11 @@
 import { useQuery } from '@tanstack/react-query';
-import { call } from './api';
+import { apiOf } from './api';
 
-/** GET /dashboard/config.json: which sign-ins this gateway offers (README, "Dashboard"). */
+/**
+ * GET /dashboard/config.json: which sign-ins this gateway offers (README, "Dashboard"). The
+ * gateway's own page configuration, not an operation of the public API: read by path, its shape
+ * declared here.
+ */
 export interface DashboardConfig {
   devSignIn: boolean;
   walletSignIn?: boolean;
@@ -19,7 +23,7 @@ export interface OidcConfig {
 export function useDashboardConfig() {
   return useQuery({
     queryKey: ['dashboard-config'],
-    queryFn: () => call<DashboardConfig>(null, 'GET', '/dashboard/config.json'),
+    queryFn: async () => (await apiOf(null).request('GET', '/dashboard/config.json')) as DashboardConfig,
     staleTime: Infinity,
   });
 }

@@ -3,7 +3,7 @@ import { createRoot } from 'react-dom/client';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { BrowserRouter } from 'react-router';
 import { App } from './App';
-import { ApiError } from './api';
+import { MandateApiError } from './api';
 import { AuthProvider } from './auth';
 import './styles.css';
 
@@ -11,7 +11,7 @@ const queryClient = new QueryClient({
   defaultOptions: {
     queries: {
       // A 4xx will not change by asking again.
-      retry: (count, err) => !(err instanceof ApiError && err.status < 500) && count < 2,
+      retry: (count, err) => !(err instanceof MandateApiError && err.status < 500) && count < 2,
       refetchOnWindowFocus: false,
     },
   },

@@ -1,5 +1,4 @@
-import { call } from './api';
-import type { Me } from './auth';
+import { apiOf } from './api';
 import type { Session, SignInMethod } from './session';
 
 /**
@@ -8,6 +7,6 @@ import type { Session, SignInMethod } from './session';
  */
 export async function memberSession(token: string, tenantId: string, method: SignInMethod): Promise<Session> {
   const probe: Session = { kind: 'user', method, token, tenantId, subjectId: '' };
-  const me = await call<Me>(probe, 'GET', '/v1/me');
+  const me = await apiOf(probe).getMe();
   return { ...probe, tenantId: me.tenant_id, subjectId: me.subject_id ?? '' };
 }

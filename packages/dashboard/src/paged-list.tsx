@@ -1,26 +1,30 @@
 import { useQuery } from '@tanstack/react-query';
-import { call, qs, type Page } from './api';
+import type { MandateClient, Paged } from '@mandate/client';
+import { apiOf } from './api';
 import { useAuth } from './auth';
 import { DataTable, type DataTableProps } from './table';
 import { Loaded, useFields, usePager } from './ui';
 
+/** What a list's `read` is given: the filters' values (trimmed, empty ones too), the cursor and the page size. */
+export type PageQuery<F extends string> = Partial<Record<F, string>> & { cursor?: string; limit: number };
+
 /**
- * One page of a cursor-paged list (GET `path`, `limit` items a page), the pager through it and its
+ * One page of a cursor-paged list (`read`: the client's list operation, `limit` items a page), the pager through it and its
  * filters (`filters` holds their first values, `field(name)` shows and changes one). A filter's text
  * is sent trimmed (an id pasted with spaces still matches), through `toParams` where a value needs
  * translating; a change to a filter goes back to the first page. The query key begins with `key`: what a change to the list invalidates.
  */
 export function usePagedList<T, F extends string = never>({
   key,
-  path,
+  read,
   filters = {} as Record<F, string>,
   toParams = (values) => values,
   limit = 20,
 }: {
   key: readonly unknown[];
-  path: string;
+  read(api: MandateClient, query: PageQuery<F>): Paged<T>;
   filters?: Record<F, string>;
-  toParams?(values: Record<F, string>): Record<string, string>;
+  toParams?(values: Record<F, string>): Partial<Record<F, string>>;
   limit?: number;
 }) {
   const { session } = useAuth();
@@ -30,7 +34,7 @@ export function usePagedList<T, F extends string = never>({
   const query = useQuery({
     queryKey: [...key, params, pager.cursor],
     queryFn: () =>
-      call<Page<T>>(session, 'GET', path + qs({ ...params, cursor: pager.cursor, limit: String(limit) })),
+      read(apiOf(session), { ...params, ...(pager.cursor ? { cursor: pager.cursor } : {}), limit }).page(),
   });
   return { query, pager, values, field };
 }

@@ -1,19 +1,26 @@
 import { useQueryClient } from '@tanstack/react-query';
+import type { MandateClient, Paged } from '@mandate/client';
 import type { Area } from './areas';
 import { useAuth } from './auth';
-import { usePagedList } from './paged-list';
+import { usePagedList, type PageQuery } from './paged-list';
 
 /**
- * A page of one of the signed-in tenant's collections (`/v1/tenants/{id}/<collection>`), the
- * refresh after a change, and whether the area lets the user change it.
+ * A page of one of the signed-in tenant's collections (`/v1/tenants/{id}/<collection>`, read by
+ * `read`), the refresh after a change, and whether the area lets the user change it.
  */
-export function useTenantCollection<T>(collection: string, area: Area) {
+export function useTenantCollection<T>(
+  collection: string,
+  area: Area,
+  read: (api: MandateClient, tenantId: string, query: PageQuery<never>) => Paged<T>,
+) {
   const { session, permissions } = useAuth();
   const tenantId = session?.kind === 'user' ? session.tenantId : '';
   const canWrite = !!area.write && !!permissions?.includes(area.write);
-  const base = `/v1/tenants/${tenantId}/${collection}`;
-  const list = usePagedList<T>({ key: [collection, tenantId], path: base });
+  const list = usePagedList<T>({
+    key: [collection, tenantId],
+    read: (api, query) => read(api, tenantId, query),
+  });
   const queryClient = useQueryClient();
   const refresh = () => queryClient.invalidateQueries({ queryKey: [collection] });
-  return { session, tenantId, canWrite, base, list, refresh };
+  return { session, tenantId, canWrite, list, refresh };
 }

@@ -1,12 +1,12 @@
 import { useState, type FormEvent, type InputHTMLAttributes, type ReactNode } from 'react';
 import { useMutation, type UseMutationOptions, type UseQueryResult } from '@tanstack/react-query';
-import { ApiError } from './api';
+import { MandateApiError } from './api';
 
 export function ErrorMessage({ error }: { error: unknown }) {
   if (!error) return null;
   const text =
-    error instanceof ApiError
-      ? `${error.status} ${error.code}: ${error.message}`
+    error instanceof MandateApiError
+      ? `${error.status} ${error.error}: ${error.message}`
       : error instanceof Error
         ? error.message
         : String(error);

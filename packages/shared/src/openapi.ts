@@ -8,6 +8,7 @@ import {
 import { z } from 'zod';
 import { errorStatusesOf, isRateLimited, type RouteContract } from './contract';
 import { errorEnvelopeSchema } from './errors';
+import { withExamples } from './openapi-examples';
 
 // Gives every zod schema `.openapi()`, which the registry relies on for named components.
 extendZodWithOpenApi(z);
@@ -72,10 +73,30 @@ const DESCRIPTION = [
 ].join(' ');
 
 const json = (schema: z.ZodType) => ({ content: { 'application/json': { schema } } });
+const pascal = (name: string) => name.charAt(0).toUpperCase() + name.slice(1);
+
 /** `/v1/mandates/:id` → `/v1/mandates/{id}`. */
 export const openApiPath = (path: string) => path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
-function operationFor(route: RouteContract): RouteConfig {
+/** Response schemas named here, once per process: zod's registry refuses an id given twice. */
+const namedHere = new WeakMap<z.ZodType, z.ZodType>();
+
+/**
+ * A response schema as a named component, as generators want them (a type per answer): its own id
+ * when the contract gave it one (`.meta({ id })`), else `<OperationId>Response` after the first
+ * operation that answers with it.
+ */
+function named(route: RouteContract, schema: z.ZodType): z.ZodType {
+  if (z.globalRegistry.get(schema)?.id !== undefined) return schema;
+  let registered = namedHere.get(schema);
+  if (!registered) {
+    registered = schema.meta({ id: `${pascal(route.operationId)}Response` });
+    namedHere.set(schema, registered);
+  }
+  return registered;
+}
+
+function operationFor(route: RouteContract, schemaOf: (schema: z.ZodType) => z.ZodType): RouteConfig {
   const limited = isRateLimited(route);
   const successHeaders = (own: Record<string, string> = {}) => ({
     'X-Request-Id': headerRef('X-Request-Id'),
@@ -96,7 +117,7 @@ function operationFor(route: RouteContract): RouteConfig {
     responses[status] = {
       description: response.description,
       headers: successHeaders(response.headers) as never,
-      ...json(response.schema),
+      ...json(schemaOf(response.schema)),
     };
   }
   for (const [status, description] of errorStatusesOf(route)) {
@@ -185,9 +206,9 @@ export function buildOpenApiDocument(routes: readonly RouteContract[]) {
             },
     } as never);
   registry.register('ErrorEnvelope', ErrorEnvelope);
-  for (const route of routes) registry.registerPath(operationFor(route));
+  for (const route of routes) registry.registerPath(operationFor(route, (schema) => named(route, schema)));
   const tags = [...new Set(routes.flatMap((r) => r.tags ?? [r.service]))].sort();
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Mandate service',
@@ -195,7 +216,23 @@ export function buildOpenApiDocument(routes: readonly RouteContract[]) {
       description: DESCRIPTION,
       license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
     },
-    servers: [{ url: '/', description: 'The gateway' }],
+    servers: [
+      {
+        url: '/',
+        description: 'The gateway that serves this document: the paths are relative to its origin',
+      },
+      {
+        url: '{origin}',
+        description: 'A gateway named by its origin (scheme, host and port, no path)',
+        variables: {
+          origin: {
+            default: 'http://127.0.0.1:8080',
+            description: 'The gateway of `npm start` listens on port 8080 unless PORT says otherwise',
+          },
+        },
+      },
+    ],
     tags: tags.map((name) => ({ name, description: `The ${name} operations` })),
   });
+  return withExamples(document);
 }

@@ -13,8 +13,20 @@ export interface Page<T> {
   next_cursor: string | null;
 }
 
-export const pageSchema = <T extends z.ZodType>(item: T) =>
-  z.object({ data: z.array(item), has_more: z.boolean(), next_cursor: z.string().nullable() });
+const pages = new WeakMap<z.ZodType, z.ZodType>();
+
+/**
+ * A page of `item`s. When the item is a named schema (`.meta({ id: 'Mandate' })`), the page is
+ * named after it (`MandatePage`), once: the OpenAPI document and generators then name it too.
+ */
+export function pageSchema<T extends z.ZodType>(item: T) {
+  const page = z.object({ data: z.array(item), has_more: z.boolean(), next_cursor: z.string().nullable() });
+  const id = z.globalRegistry.get(item)?.id;
+  if (id === undefined) return page;
+  const named = (pages.get(item) as typeof page | undefined) ?? page.meta({ id: `${id}Page` });
+  pages.set(item, named);
+  return named;
+}
 
 /**
  * Cursors carry the id of the last item returned. Ids sort by creation time, so "ids below the

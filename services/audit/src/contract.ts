@@ -66,23 +66,25 @@ export const verificationStatsQuerySchema = z.strictObject({
 });
 export type VerificationStatsQuery = z.output<typeof verificationStatsQuerySchema>;
 
-export const verificationStatsSchema = z.object({
-  bucket: z.enum(['hour', 'day']),
-  since: z.string().describe("The first bucket's start: `since` rounded down to the bucket (UTC)"),
-  until: z.string().describe('The end of the window (exclusive): `until`, or now, as asked'),
-  buckets: z
-    .array(
-      z.object({
-        start: z.string().describe("The bucket's first instant, UTC"),
-        allow: z.int().min(0),
-        deny: z.int().min(0),
-      }),
-    )
-    .describe('Every bucket of the window, oldest first, 0 where nothing was verified'),
-});
+export const verificationStatsSchema = z
+  .object({
+    bucket: z.enum(['hour', 'day']),
+    since: z.string().describe("The first bucket's start: `since` rounded down to the bucket (UTC)"),
+    until: z.string().describe('The end of the window (exclusive): `until`, or now, as asked'),
+    buckets: z
+      .array(
+        z.object({
+          start: z.string().describe("The bucket's first instant, UTC"),
+          allow: z.int().min(0),
+          deny: z.int().min(0),
+        }),
+      )
+      .describe('Every bucket of the window, oldest first, 0 where nothing was verified'),
+  })
+  .meta({ id: 'VerificationStats' });
 export type VerificationStats = z.infer<typeof verificationStatsSchema>;
 
-export const eventSchema = auditEventSchema;
+export const eventSchema = auditEventSchema.meta({ id: 'AuditEvent' });
 
 const jwkSchema = z.looseObject({
   kty: z.string(),
@@ -94,24 +96,26 @@ const jwkSchema = z.looseObject({
   use: z.string().optional(),
 });
 
-export const evidenceBundleSchema = z.object({
-  mandate: z.looseObject({
-    id: z.string(),
-    tenant_id: z.string(),
-    signature: z.object({ alg: z.literal('ES256'), kid: z.string(), jws: z.string() }),
-  }),
-  exported_at: z.string(),
-  events: z
-    .array(auditEventSchema)
-    .describe('Every event about the mandate but EVIDENCE_EXPORTED, oldest first'),
-  evidence_exports: z
-    .int()
-    .min(0)
-    .describe('How many EVIDENCE_EXPORTED events there are (counted, not listed)'),
-  keys: z.array(jwkSchema),
-  digest: z.string().regex(/^[0-9a-f]{64}$/),
-  signature: z.string(),
-});
+export const evidenceBundleSchema = z
+  .object({
+    mandate: z.looseObject({
+      id: z.string(),
+      tenant_id: z.string(),
+      signature: z.object({ alg: z.literal('ES256'), kid: z.string(), jws: z.string() }),
+    }),
+    exported_at: z.string(),
+    events: z
+      .array(auditEventSchema)
+      .describe('Every event about the mandate but EVIDENCE_EXPORTED, oldest first'),
+    evidence_exports: z
+      .int()
+      .min(0)
+      .describe('How many EVIDENCE_EXPORTED events there are (counted, not listed)'),
+    keys: z.array(jwkSchema),
+    digest: z.string().regex(/^[0-9a-f]{64}$/),
+    signature: z.string(),
+  })
+  .meta({ id: 'EvidenceBundle' });
 
 /** Every audit route: a tenant's own events, read with an API key scoped events:read. */
 const events = routeGroup({ service: 'audit', auth: 'tenant', scope: 'events:read', tags: ['events'] });
@@ -122,7 +126,7 @@ export const routes = defineRoutes({
     description:
       `Scope events:read. type is a comma list of: ${EVENT_TYPES.join(', ')}. ` +
       'since is inclusive, until exclusive (occurred_at). key_id matches actor.key_id.',
-    ...listing(listEventsQuerySchema, 'A page of events', auditEventSchema),
+    ...listing(listEventsQuerySchema, 'A page of events', eventSchema),
     errors: { 400: 'Invalid filter, limit or cursor, or an unknown query parameter' },
   }),
   // Before getEvent: /v1/events/:id would take the path otherwise (the first route that matches wins).

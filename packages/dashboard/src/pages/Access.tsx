@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
-import { call } from '../api';
+import type { RoleAssignment } from '@mandate/client';
+import { apiOf } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
 import { useTenantCollection } from '../tenant-collection';
@@ -18,27 +19,20 @@ import { PagedTable } from '../paged-list';
 
 const ROLES = ['tenant_admin', 'tenant_operator', 'tenant_viewer', 'tenant_auditor'] as const;
 
-interface Assignment {
-  id: string;
-  subject_id: string;
-  roles: string[];
-  permissions: string[];
-  status: 'active' | 'revoked';
-  created_at: string;
-  updated_at: string;
-}
+type Assignment = RoleAssignment;
 
 export function AccessPage({ area }: { area: Area }) {
   const { me } = useAuth();
-  const { session, tenantId, canWrite, base, list, refresh } = useTenantCollection<Assignment>(
+  const { session, tenantId, canWrite, list, refresh } = useTenantCollection(
     'role-assignments',
     area,
+    (api, tenantId, query) => api.roleAssignments.list(tenantId, query),
   );
   const change = useMutation({
     mutationFn: ({ a, roles }: { a: Assignment; roles?: string[] }) =>
       roles
-        ? call(session, 'PATCH', `${base}/${a.id}`, { roles })
-        : call(session, 'POST', `${base}/${a.id}/revoke`, {}),
+        ? apiOf(session).roleAssignments.update(tenantId, a.id, { roles })
+        : apiOf(session).roleAssignments.revoke(tenantId, a.id),
     onSuccess: () => void refresh(),
   });
 
@@ -46,7 +40,7 @@ export function AccessPage({ area }: { area: Area }) {
   return (
     <>
       <PageHeader title="Access management" />
-      {canWrite ? <Assign base={base} onDone={() => void refresh()} /> : null}
+      {canWrite ? <Assign tenantId={tenantId} onDone={() => void refresh()} /> : null}
       <ErrorMessage error={change.error} />
       <PagedTable
         list={list}
@@ -101,7 +95,7 @@ function RoleControls({
   onRoles(roles: string[]): void;
   onRevoke(): void;
 }) {
-  const [role, setRole] = useState(a.roles[0] ?? 'tenant_viewer');
+  const [role, setRole] = useState<string>(a.roles[0] ?? 'tenant_viewer');
   const id = `role-${a.id}`;
   return (
     <div className="row">
@@ -126,12 +120,13 @@ function RoleControls({
   );
 }
 
-function Assign({ base, onDone }: { base: string; onDone(): void }) {
+function Assign({ tenantId, onDone }: { tenantId: string; onDone(): void }) {
   const { session } = useAuth();
   const [subject, setSubject] = useState('');
   const [role, setRole] = useState<string>('tenant_viewer');
   const [create, submit] = useFormMutation({
-    mutationFn: () => call(session, 'POST', base, { subject_id: subject.trim(), roles: [role] }),
+    mutationFn: () =>
+      apiOf(session).roleAssignments.create(tenantId, { subject_id: subject.trim(), roles: [role] }),
     onSuccess: () => {
       setSubject('');
       onDone();

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
-import { call } from '../api';
+import type { ApiKey } from '@mandate/client';
+import { apiOf } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
 import { useTenantCollection } from '../tenant-collection';
@@ -16,32 +17,34 @@ import {
 import { column } from '../table';
 import { PagedTable } from '../paged-list';
 
-const SCOPES = ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'] as const;
+type Scope = ApiKey['scopes'][number];
 
-interface ApiKey {
-  key_id: string;
-  name: string;
-  scopes: string[];
-  status: 'active' | 'staging' | 'revoked';
-  created_at: string;
-  last_used_at: string | null;
-  replaces_key_id: string | null;
-}
+const SCOPES: readonly Scope[] = [
+  'mandates:read',
+  'mandates:write',
+  'verify',
+  'events:read',
+  'tenants:admin',
+];
 
 export function ApiKeysPage({ area }: { area: Area }) {
   const {
     session,
     tenantId,
     canWrite,
-    base,
     list: keys,
     refresh: done,
-  } = useTenantCollection<ApiKey>('api-keys', area);
+  } = useTenantCollection('api-keys', area, (api, tenantId, query) => api.apiKeys.list(tenantId, query));
   const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
 
   const action = useMutation({
-    mutationFn: ({ key, op }: { key: ApiKey; op: 'rotate' | 'activate' | 'revoke' }) =>
-      call<{ api_key?: string; key_id: string }>(session, 'POST', `${base}/${key.key_id}/${op}`, {}),
+    mutationFn: async ({
+      key,
+      op,
+    }: {
+      key: ApiKey;
+      op: 'rotate' | 'activate' | 'revoke';
+    }): Promise<{ api_key?: string; key_id: string }> => apiOf(session).apiKeys[op](tenantId, key.key_id),
     onSuccess: (res, { key, op }) => {
       if (op === 'rotate' && res.api_key)
         setSecret({ label: `New secret of ${res.key_id} (replaces ${key.key_id})`, value: res.api_key });
@@ -57,7 +60,7 @@ export function ApiKeysPage({ area }: { area: Area }) {
       ) : null}
       {canWrite ? (
         <CreateKey
-          base={base}
+          tenantId={tenantId}
           onCreated={(k) => {
             setSecret({ label: `Secret of the new key ${k.key_id}`, value: k.api_key });
             void done();
@@ -114,17 +117,17 @@ export function ApiKeysPage({ area }: { area: Area }) {
 }
 
 function CreateKey({
-  base,
+  tenantId,
   onCreated,
 }: {
-  base: string;
+  tenantId: string;
   onCreated(k: { key_id: string; api_key: string }): void;
 }) {
   const { session } = useAuth();
   const [name, setName] = useState('');
-  const [scopes, setScopes] = useState<string[]>(['mandates:read', 'verify']);
+  const [scopes, setScopes] = useState<Scope[]>(['mandates:read', 'verify']);
   const [create, submit] = useFormMutation({
-    mutationFn: () => call<{ key_id: string; api_key: string }>(session, 'POST', base, { name, scopes }),
+    mutationFn: () => apiOf(session).apiKeys.create(tenantId, { name, scopes }),
     onSuccess: (k) => {
       setName('');
       onCreated(k);

@@ -1,15 +1,8 @@
+import type { AuditEvent } from '@mandate/client';
 import { EVENT_TYPES } from '@mandate/shared';
 import { PageHeader, SelectField, TextField, formatTime, localTimeToIso } from '../ui';
 import { column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
-
-interface AuditEvent {
-  id: string;
-  type: string;
-  occurred_at: string;
-  actor: { type: string; key_id?: string; subject_id?: string };
-  resource: { type: string; id: string } | null;
-}
 
 const COLUMNS = [
   column<AuditEvent>('Time', (e) => formatTime(e.occurred_at), 'nowrap'),
@@ -22,7 +15,7 @@ const COLUMNS = [
 export function AuditPage() {
   const events = usePagedList<AuditEvent, 'type' | 'resource_id' | 'key_id' | 'since' | 'until'>({
     key: ['events'],
-    path: '/v1/events',
+    read: (api, query) => api.events.list(query),
     filters: { type: '', resource_id: '', key_id: '', since: '', until: '' },
     toParams: (f) => ({ ...f, since: localTimeToIso(f.since), until: localTimeToIso(f.until) }),
     limit: 25,

@@ -1,29 +1,12 @@
 import { useQuery } from '@tanstack/react-query';
-import { allPages, call } from '../api';
+import type { ApiKey, Usage } from '@mandate/client';
+import { allPages, apiOf } from '../api';
 import { useAuth } from '../auth';
 import { BarChart } from '../chart';
 import { ErrorMessage, Loading, PageHeader, formatTime } from '../ui';
 import { DataTable, column } from '../table';
 
-interface Bucket {
-  rate: number;
-  burst: number;
-}
-
-export interface Usage {
-  tenant_id: string;
-  plan: 'beta' | 'enterprise';
-  limits: { monthly_quota: number; global: Bucket; endpoints: Record<string, Bucket> };
-  period: { month: string; start: string; reset_at: string; days_to_reset: number };
-  usage: { key_id?: string; subject_id?: string; used: number; remaining: number }[];
-  daily: { date: string; used: number }[];
-}
-
-interface ApiKey {
-  key_id: string;
-  name: string;
-  status: string;
-}
+type Bucket = Usage['limits']['global'];
 
 const ENDPOINT_LABELS: Record<string, string> = {
   'mandates.create': 'POST /v1/mandates',
@@ -50,11 +33,11 @@ export function BillingPage() {
   const tenantId = session?.kind === 'user' ? session.tenantId : '';
   const usage = useQuery({
     queryKey: ['usage', tenantId],
-    queryFn: () => call<Usage>(session, 'GET', '/v1/usage'),
+    queryFn: () => apiOf(session).getUsage(),
   });
   const keys = useQuery({
     queryKey: ['api-keys', tenantId, 'all'],
-    queryFn: () => allPages<ApiKey>(session, `/v1/tenants/${tenantId}/api-keys`),
+    queryFn: () => allPages((query) => apiOf(session).apiKeys.list(tenantId, query)),
   });
 
   return (

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { EVENT_TYPES } from '@mandate/shared';
-import { allPages, call } from '../api';
+import type { AuditEvent } from '@mandate/client';
+import { allPages, apiOf } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
 import type { Session } from '../session';
@@ -26,20 +27,6 @@ interface Actor {
   type: string;
   key_id?: string;
   subject_id?: string;
-}
-interface Baseline {
-  tenant_id: string;
-  saved_at: string | null;
-  saved_by: Actor | null;
-  snapshot: AccessSnapshot | null;
-}
-interface AuditEvent {
-  id: string;
-  type: string;
-  occurred_at: string;
-  actor: Actor;
-  resource: { type: string; id: string } | null;
-  data: Record<string, unknown>;
 }
 
 const actorText = (a: Actor | null | undefined) =>
@@ -69,11 +56,11 @@ const EVENT_COLUMNS = [
 
 /** The tenant's access configuration now, read through the same lists the other areas use. */
 async function currentAccess(session: Session | null, tenantId: string): Promise<AccessSnapshot> {
-  const base = `/v1/tenants/${tenantId}`;
+  const api = apiOf(session);
   const [keys, assignments, widget] = await Promise.all([
-    allPages<KeyEntry>(session, `${base}/api-keys`),
-    allPages<AssignmentEntry>(session, `${base}/role-assignments`),
-    call<{ allowed_origins: string[] }>(session, 'GET', `${base}/widget-config`),
+    allPages<KeyEntry>((query) => api.apiKeys.list(tenantId, query)),
+    allPages<AssignmentEntry>((query) => api.roleAssignments.list(tenantId, query)),
+    api.widgetConfig.get(tenantId),
   ]);
   return {
     api_keys: keys.items,
@@ -93,14 +80,13 @@ export function DriftPage({ area }: { area: Area }) {
   const tenantId = session?.kind === 'user' ? session.tenantId : '';
   const canWrite = !!area.write && !!permissions?.includes(area.write);
   const canEvents = !!permissions?.includes('events:read');
-  const path = `/v1/tenants/${tenantId}/access-baseline`;
   const queryClient = useQueryClient();
   const baseline = useQuery({
     queryKey: ['access-baseline', tenantId],
-    queryFn: () => call<Baseline>(session, 'GET', path),
+    queryFn: () => apiOf(session).tenants.getAccessBaseline(tenantId),
   });
   const save = useMutation({
-    mutationFn: () => call<Baseline>(session, 'PUT', path, {}),
+    mutationFn: () => apiOf(session).tenants.putAccessBaseline(tenantId, {}),
     onSuccess: (saved) => {
       queryClient.setQueryData(['access-baseline', tenantId], saved);
       void queryClient.invalidateQueries({ queryKey: ['drift'] });
@@ -116,7 +102,11 @@ export function DriftPage({ area }: { area: Area }) {
   const events = useQuery({
     queryKey: ['drift', 'events', tenantId, savedAt],
     queryFn: () =>
-      allPages<AuditEvent>(session, '/v1/events', { type: ACCESS_EVENT_TYPES.join(','), since: savedAt! }, 5),
+      allPages<AuditEvent>(
+        (query) =>
+          apiOf(session).events.list({ type: ACCESS_EVENT_TYPES.join(','), since: savedAt!, ...query }),
+        5,
+      ),
     enabled: canEvents && !!savedAt,
   });
   const differences = snapshot && current.data ? accessDiff(snapshot, current.data) : null;

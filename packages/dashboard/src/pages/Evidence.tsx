@@ -1,5 +1,6 @@
 import { useState } from 'react';
-import { ApiError } from '../api';
+import type { JWKS } from '@mandate/client';
+import { apiOf } from '../api';
 import { useAuth } from '../auth';
 import type { CheckResult } from '../evidence/check';
 import { ErrorMessage } from '../ui';
@@ -12,27 +13,14 @@ export function Evidence({ mandateId }: { mandateId: string }) {
   const { session } = useAuth();
   const bundle = useBundleCheck();
 
-  const fetchText = async (path: string, auth: boolean) => {
-    const headers: Record<string, string> = {};
-    if (auth && session) headers.Authorization = `Bearer ${session.token}`;
-    if (auth && session?.kind === 'user') headers['X-Tenant-Id'] = session.tenantId;
-    const res = await fetch(path, { headers });
-    const text = await res.text();
-    if (!res.ok) {
-      let message = `HTTP ${res.status}`;
-      try {
-        message = (JSON.parse(text) as { message?: string }).message ?? message;
-      } catch {
-        // not an envelope
-      }
-      throw new ApiError(res.status, 'ERROR', message);
-    }
-    return text;
-  };
-
   const downloadAndCheck = () =>
     bundle.check(async () => {
-      const text = await fetchText(`/v1/mandates/${encodeURIComponent(mandateId)}/evidence`, true);
+      // As text: the checker reads the bundle's own bytes (a duplicate member fails), not a re-serialised copy.
+      const text = (await apiOf(session).request(
+        'GET',
+        `/v1/mandates/${encodeURIComponent(mandateId)}/evidence`,
+        { as: 'text' },
+      )) as string;
       const blob = new Blob([text], { type: 'application/json' });
       const url = URL.createObjectURL(blob);
       const a = document.createElement('a');
@@ -40,7 +28,7 @@ export function Evidence({ mandateId }: { mandateId: string }) {
       a.download = `${mandateId}.evidence.json`;
       a.click();
       setTimeout(() => URL.revokeObjectURL(url), 10_000);
-      const jwks = JSON.parse(await fetchText('/v1/.well-known/jwks.json', false)) as { keys: [] };
+      const jwks = await apiOf(null).mandates.getJwks();
       return { text, keys: jwks.keys };
     });
 
@@ -71,7 +59,7 @@ export function useBundleCheck() {
     setResults(null);
     setError(null);
   };
-  const check = async (load: () => Promise<{ text: string; keys: [] }>) => {
+  const check = async (load: () => Promise<{ text: string; keys: JWKS['keys'] }>) => {
     forget();
     setBusy(true);
     try {

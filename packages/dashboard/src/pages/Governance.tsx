@@ -1,36 +1,14 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import { allPages } from '../api';
+import type { ApiKey, Mandate, RoleAssignment as Assignment } from '@mandate/client';
+import { allPages, apiOf } from '../api';
 import { useAuth } from '../auth';
 import { BarChart } from '../chart';
 import { ErrorMessage, Loading, PageHeader, formatTime } from '../ui';
 import { DataTable, column, type ColumnDef } from '../table';
 
-const STATES = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'] as const;
+const STATES: readonly Mandate['state'][] = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'];
 const DAY = 86_400_000;
-
-interface Mandate {
-  id: string;
-  principal: { id: string };
-  delegate: { id: string };
-  state: string;
-  expires_at: string | null;
-}
-interface ApiKey {
-  key_id: string;
-  name: string;
-  scopes: string[];
-  status: string;
-  created_at: string;
-  last_used_at: string | null;
-}
-interface Assignment {
-  id: string;
-  subject_id: string;
-  roles: string[];
-  status: string;
-  updated_at: string;
-}
 
 /** An active key not used for 30 days: its last use, or its creation when never used, is older. */
 export const unusedFor30Days = (k: ApiKey, now: number) =>
@@ -66,17 +44,17 @@ export function GovernancePage() {
   const canMandates = !!permissions?.includes('mandates:read');
   const mandates = useQuery({
     queryKey: ['governance-mandates', tenantId],
-    queryFn: () => allPages<Mandate>(session, '/v1/mandates'),
+    queryFn: () => allPages((query) => apiOf(session).mandates.list(query)),
     enabled: canMandates,
   });
   const keys = useQuery({
     queryKey: ['api-keys', tenantId, 'all'],
-    queryFn: () => allPages<ApiKey>(session, `/v1/tenants/${tenantId}/api-keys`),
+    queryFn: () => allPages((query) => apiOf(session).apiKeys.list(tenantId, query)),
   });
   const roles = useQuery({
     queryKey: ['role-assignments', tenantId, 'all-active'],
     queryFn: () =>
-      allPages<Assignment>(session, `/v1/tenants/${tenantId}/role-assignments`, { status: 'active' }),
+      allPages((query) => apiOf(session).roleAssignments.list(tenantId, { status: 'active', ...query })),
   });
   const now = Date.now();
 

@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
-import { call, qs, type Page } from '../api';
+import type { AuditEvent, Mandate } from '@mandate/client';
+import { apiOf, oneOf } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
 import { ErrorMessage, Loading, PageHeader, SelectField, TextField, formatTime } from '../ui';
@@ -9,33 +10,7 @@ import { column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
 import { Evidence } from './Evidence';
 
-const STATES = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'] as const;
-
-interface Party {
-  id: string;
-  type: string;
-}
-interface Mandate {
-  id: string;
-  principal: Party;
-  delegate: Party;
-  scope: { actions: string[]; constraints?: Record<string, unknown> };
-  state: (typeof STATES)[number];
-  valid_from: string | null;
-  expires_at: string | null;
-  version: number;
-  created_at: string;
-  updated_at: string;
-  /** Its entry in a status list (absent on mandates created before status lists). */
-  status?: { status_list: { idx: number; uri: string } };
-}
-interface AuditEvent {
-  id: string;
-  type: string;
-  occurred_at: string;
-  actor: { type: string; key_id?: string; subject_id?: string };
-  data: Record<string, unknown>;
-}
+const STATES: readonly Mandate['state'][] = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'];
 
 const COLUMNS = [
   column<Mandate>('Mandate', (m) => <Link to={`/mandates/${m.id}`}>{m.id}</Link>),
@@ -49,7 +24,7 @@ const COLUMNS = [
 export function MandatesPage() {
   const mandates = usePagedList<Mandate, 'state' | 'principal_id' | 'delegate_id'>({
     key: ['mandates'],
-    path: '/v1/mandates',
+    read: (api, query) => api.mandates.list({ ...query, state: oneOf(STATES, query.state) }),
     filters: { state: '', principal_id: '', delegate_id: '' },
   });
   return (
@@ -90,23 +65,18 @@ export function MandateDetail({ area }: { area: Area }) {
   const queryClient = useQueryClient();
   const mandate = useQuery({
     queryKey: ['mandate', id],
-    queryFn: () => call<Mandate>(session, 'GET', `/v1/mandates/${encodeURIComponent(id)}`),
+    queryFn: () => apiOf(session).mandates.get(id),
   });
   const events = useQuery({
     queryKey: ['mandate-events', id],
-    queryFn: () =>
-      call<Page<AuditEvent>>(session, 'GET', '/v1/events' + qs({ resource_id: id, limit: '50' })),
+    queryFn: (): Promise<{ data: AuditEvent[] }> =>
+      apiOf(session).events.list({ resource_id: id, limit: 50 }).page(),
     enabled: canReadEvents,
   });
   const [reason, setReason] = useState('');
   const transition = useMutation({
-    mutationFn: (op: string) =>
-      call<Mandate>(
-        session,
-        'POST',
-        `/v1/mandates/${encodeURIComponent(id)}/${op}`,
-        reason ? { reason } : {},
-      ),
+    mutationFn: (op: 'suspend' | 'reactivate' | 'revoke') =>
+      apiOf(session).mandates[op](id, reason ? { reason } : {}),
     onSuccess: (m) => {
       setReason('');
       queryClient.setQueryData(['mandate', id], m);

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { ApiError } from '../api';
+import { MandateApiError } from '../api';
 import { useAuth } from '../auth';
 import { useDashboardConfig } from '../config';
 import { memberSession } from '../member-sign-in';
@@ -53,7 +53,7 @@ export function OidcCallback() {
       navigate('/', { replace: true });
     } catch (err) {
       setError(
-        err instanceof ApiError && err.status === 404
+        err instanceof MandateApiError && err.status === 404
           ? new Error(`You hold no role in tenant ${tenantId.trim()}: ask one of its admins for one.`)
           : err,
       );

@@ -1,25 +1,14 @@
 import { useState } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { call } from '../api';
+import type { OnboardingRequest, Tenant } from '@mandate/client';
+import { apiOf, oneOf } from '../api';
 import { useAuth } from '../auth';
 import { ErrorMessage, PageHeader, SecretOnce, SelectField, formatTime, useFormMutation } from '../ui';
 import { column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
 
-const PLANS = ['beta', 'enterprise'] as const;
-const ONBOARDING_STATUSES = ['PENDING', 'APPROVED', 'REJECTED'] as const;
-
-interface OnboardingRequest {
-  id: string;
-  organization_name: string;
-  contact_email: string;
-  country: string;
-  use_case: string;
-  status: 'PENDING' | 'APPROVED' | 'REJECTED';
-  created_at: string;
-  tenant_id: string | null;
-  rejection_reason: string | null;
-}
+const PLANS: readonly Tenant['plan'][] = ['beta', 'enterprise'];
+const ONBOARDING_STATUSES: readonly OnboardingRequest['status'][] = ['PENDING', 'APPROVED', 'REJECTED'];
 
 export function OperatorPage() {
   return (
@@ -41,16 +30,11 @@ function CreateTenant() {
   const queryClient = useQueryClient();
   const [create, submit] = useFormMutation({
     mutationFn: () =>
-      call<{ tenant: { id: string }; api_key: { api_key: string } }>(
-        session,
-        'POST',
-        '/v1/platform/tenants',
-        {
-          name: name.trim(),
-          plan,
-          ...(admin.trim() ? { admin_subject_id: admin.trim() } : {}),
-        },
-      ),
+      apiOf(session).platform.createTenant({
+        name: name.trim(),
+        plan: oneOf(PLANS, plan),
+        ...(admin.trim() ? { admin_subject_id: admin.trim() } : {}),
+      }),
     onSuccess: (r) => {
       setName('');
       setAdmin('');
@@ -92,14 +76,6 @@ function CreateTenant() {
   );
 }
 
-interface Tenant {
-  id: string;
-  name: string;
-  plan: string;
-  status: string;
-  created_at: string;
-}
-
 const TENANT_COLUMNS = [
   column<Tenant>('Name', (t) => t.name),
   column<Tenant>('Tenant id', (t) => <code>{t.id}</code>),
@@ -110,7 +86,10 @@ const TENANT_COLUMNS = [
 
 /** GET /v1/platform/tenants: every tenant of the platform, newest first. */
 function Tenants() {
-  const tenants = usePagedList<Tenant>({ key: ['platform-tenants'], path: '/v1/platform/tenants' });
+  const tenants = usePagedList({
+    key: ['platform-tenants'],
+    read: (api, query) => api.platform.listTenants(query),
+  });
   return (
     <section aria-labelledby="tenants-title">
       <h2 id="tenants-title">Tenants</h2>
@@ -132,22 +111,22 @@ function Onboarding() {
   const queryClient = useQueryClient();
   const requests = usePagedList<OnboardingRequest, 'status'>({
     key: ['onboarding'],
-    path: '/v1/platform/onboarding-requests',
+    read: (api, query) =>
+      api.platform.listOnboardingRequests({ ...query, status: oneOf(ONBOARDING_STATUSES, query.status) }),
     filters: { status: 'PENDING' },
   });
   const status = requests.values.status;
   const [reasons, setReasons] = useState<Record<string, string>>({});
   const [approved, setApproved] = useState<{ tenant: string; key: string } | null>(null);
   const decide = useMutation({
-    mutationFn: ({ r, op }: { r: OnboardingRequest; op: 'approve' | 'reject' }) =>
-      call<{ tenant?: { id: string }; api_key?: { api_key: string } }>(
-        session,
-        'POST',
-        `/v1/platform/onboarding-requests/${r.id}/${op}`,
-        op === 'reject' && reasons[r.id] ? { reason: reasons[r.id] } : {},
-      ),
+    mutationFn: async ({ r, op }: { r: OnboardingRequest; op: 'approve' | 'reject' }) => {
+      const platform = apiOf(session).platform;
+      if (op === 'approve') return platform.approveOnboardingRequest(r.id, {});
+      await platform.rejectOnboardingRequest(r.id, reasons[r.id] ? { reason: reasons[r.id] } : {});
+      return null;
+    },
     onSuccess: (res) => {
-      if (res.tenant && res.api_key) setApproved({ tenant: res.tenant.id, key: res.api_key.api_key });
+      if (res) setApproved({ tenant: res.tenant.id, key: res.api_key.api_key });
       void queryClient.invalidateQueries({ queryKey: ['onboarding'] });
       void queryClient.invalidateQueries({ queryKey: ['platform-tenants'] });
     },

@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
-import { call } from '../api';
+import { apiOf } from '../api';
 import { useAuth } from '../auth';
 import { useDashboardConfig, type OidcConfig } from '../config';
 import type { Session } from '../session';
@@ -84,22 +84,18 @@ function DevSignIn() {
     e.preventDefault();
     void attempt(async () => {
       setSubjects(null);
-      const page = await call<{ data: Subject[] }>(
-        null,
-        'GET',
-        `/dashboard-dev/subjects?tenant_id=${encodeURIComponent(tenantId.trim())}`,
-      );
+      // The development sign-in's own endpoints (npm start only), not operations of the public API.
+      const page = (await apiOf(null).request('GET', '/dashboard-dev/subjects', {
+        query: { tenant_id: tenantId.trim() },
+      })) as { data: Subject[] };
       setSubjects(page.data);
     });
   };
   const pick = (subjectId: string) =>
     attempt(async () => {
-      const answer = await call<{ token: string; tenant_id: string; subject_id: string }>(
-        null,
-        'POST',
-        '/dashboard-dev/sign-in',
-        { tenant_id: tenantId.trim(), subject_id: subjectId },
-      );
+      const answer = (await apiOf(null).request('POST', '/dashboard-dev/sign-in', {
+        body: { tenant_id: tenantId.trim(), subject_id: subjectId },
+      })) as { token: string; tenant_id: string; subject_id: string };
       const session: Session = {
         kind: 'user',
         method: 'development',
@@ -146,7 +142,7 @@ function OperatorSignIn() {
     const session = { kind: 'operator' as const, token: token.trim() };
     void attempt(async () => {
       // The platform surface answers the operator token only: a 200 proves it.
-      await call(session, 'GET', '/v1/platform/onboarding-requests?limit=1');
+      await apiOf(session).platform.listOnboardingRequests({ limit: 1 }).page();
       enter(session, '/operator');
     });
   };

@@ -1,41 +1,18 @@
 import type { ChangeEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { call, type Page } from '../api';
+import type { IdentityVerificationSummary, JWKS } from '@mandate/client';
+import { apiOf, oneOf } from '../api';
 import { useAuth } from '../auth';
 import { ErrorMessage, Loaded, PageHeader, SelectField, formatTime } from '../ui';
 import { DataTable, column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
 import { BundleCheckResults, useBundleCheck } from './Evidence';
 
-interface Jwk {
-  kid: string;
-  kty: string;
-  crv: string;
-  alg: string;
-  use: string;
-}
-interface SignedMandate {
-  id: string;
-  created_at: string;
-  signature?: { kid: string };
-}
+type Jwk = JWKS['keys'][number];
+type WalletSession = IdentityVerificationSummary;
 
-interface WalletSession {
-  id: string;
-  purpose: 'mandate' | 'sign_in';
-  status: 'PENDING' | 'VERIFIED' | 'FAILED';
-  created_at: string;
-  expires_at: string;
-  answered_at: string | null;
-  reason: string | null;
-  assurance: string | null;
-  issuer: string | null;
-  verified_at: string | null;
-  consumed_by: string | null;
-}
-
-const SESSION_STATUSES = ['PENDING', 'VERIFIED', 'FAILED'] as const;
-const SESSION_PURPOSES = ['mandate', 'sign_in'] as const;
+const SESSION_STATUSES: readonly WalletSession['status'][] = ['PENDING', 'VERIFIED', 'FAILED'];
+const SESSION_PURPOSES: readonly WalletSession['purpose'][] = ['mandate', 'sign_in'];
 
 /**
  * The service's published signing keys (GET /v1/.well-known/jwks.json: the key that signs is
@@ -47,12 +24,12 @@ export function TrustPage() {
   const tenantId = session?.kind === 'user' ? session.tenantId : '';
   const jwks = useQuery({
     queryKey: ['jwks'],
-    queryFn: () => call<{ keys: Jwk[] }>(null, 'GET', '/v1/.well-known/jwks.json'),
+    queryFn: () => apiOf(null).mandates.getJwks(),
   });
   const canMandates = !!permissions?.includes('mandates:read');
   const recent = useQuery({
     queryKey: ['mandates', tenantId, 'recent-signatures'],
-    queryFn: () => call<Page<SignedMandate>>(session, 'GET', '/v1/mandates?limit=20'),
+    queryFn: () => apiOf(session).mandates.list({ limit: 20 }).page(),
     enabled: canMandates,
   });
   const seen = new Set((recent.data?.data ?? []).map((m) => m.signature?.kid).filter(Boolean));
@@ -111,7 +88,12 @@ function WalletSessions() {
   const tenantId = session?.kind === 'user' ? session.tenantId : '';
   const sessions = usePagedList<WalletSession, 'status' | 'purpose'>({
     key: ['identity-verifications', tenantId],
-    path: '/v1/identity-verifications',
+    read: (api, query) =>
+      api.identityVerifications.list({
+        ...query,
+        status: oneOf(SESSION_STATUSES, query.status),
+        purpose: oneOf(SESSION_PURPOSES, query.purpose),
+      }),
     filters: { status: '', purpose: '' },
   });
   const now = Date.now();

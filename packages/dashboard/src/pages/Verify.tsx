@@ -1,7 +1,8 @@
 import { useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import { call, qs, type Page } from '../api';
+import type { AuditEvent, VerificationStats } from '@mandate/client';
+import { apiOf } from '../api';
 import { useAuth } from '../auth';
 import { BarChart } from '../chart';
 import {
@@ -15,14 +16,6 @@ import {
   useFormMutation,
 } from '../ui';
 import { DataTable, column } from '../table';
-
-interface Decision {
-  decision: 'ALLOW' | 'DENY';
-  reason: string;
-  mandate_id: string;
-  mandate_state: string;
-  mandate_version: number;
-}
 
 /** POST /v1/verify from a form: the decision and its reason, exactly as an integrator would get them. */
 export function VerifyPage() {
@@ -38,7 +31,7 @@ export function VerifyPage() {
   });
   const [verify, submit] = useFormMutation({
     mutationFn: () =>
-      call<Decision>(session, 'POST', '/v1/verify', {
+      apiOf(session).verify({
         mandate_id: form.mandate_id.trim(),
         action: form.action.trim(),
         ...(form.amount.trim() ? { amount: Number(form.amount) } : {}),
@@ -121,31 +114,26 @@ export function VerifyPage() {
   );
 }
 
-interface VerificationEvent {
-  id: string;
-  occurred_at: string;
-  resource: { type: string; id: string } | null;
-  data: { decision?: string; reason?: string; input?: { action?: string } };
-}
+/** A string member of an event's data (no contract types `data` per event type), else undefined. */
+const textOf = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+const actionOf = (e: AuditEvent) => {
+  const input = e.data.input;
+  return input && typeof input === 'object' ? textOf((input as Record<string, unknown>).action) : undefined;
+};
 
 type ChartWindow = '24h' | '14d';
-/** GET /v1/events/verification-stats: ALLOW and DENY per bucket, counted by the audit store. */
-interface VerificationStats {
-  bucket: 'hour' | 'day';
-  buckets: { start: string; allow: number; deny: number }[];
-}
 
 /** The chart's bars: the last 24 UTC hours or 14 UTC days, the current one (partial) included. */
 const RECENT_COLUMNS = [
-  column<VerificationEvent>('Time', (e) => formatTime(e.occurred_at)),
-  column<VerificationEvent>('Mandate', (e) =>
+  column<AuditEvent>('Time', (e) => formatTime(e.occurred_at)),
+  column<AuditEvent>('Mandate', (e) =>
     e.resource ? <Link to={`/mandates/${e.resource.id}`}>{e.resource.id}</Link> : '—',
   ),
-  column<VerificationEvent>('Action', (e) => e.data.input?.action ?? '—'),
-  column<VerificationEvent>('Decision', (e) => e.data.decision, {
+  column<AuditEvent>('Action', (e) => actionOf(e) ?? '—'),
+  column<AuditEvent>('Decision', (e) => textOf(e.data.decision), {
     className: (e) => (e.data.decision === 'ALLOW' ? 'decision-allow' : 'decision-deny'),
   }),
-  column<VerificationEvent>('Reason', (e) => e.data.reason),
+  column<AuditEvent>('Reason', (e) => textOf(e.data.reason)),
 ];
 
 function chartData(range: ChartWindow, stats: VerificationStats) {
@@ -166,21 +154,11 @@ function RecentVerifications() {
   const stats = useQuery({
     queryKey: ['verifications', tenantId, 'stats', range],
     // Without since the audit service answers the last 24 hours or 14 days, the current bucket last.
-    queryFn: () =>
-      call<VerificationStats>(
-        session,
-        'GET',
-        '/v1/events/verification-stats' + qs({ bucket: range === '24h' ? 'hour' : 'day' }),
-      ),
+    queryFn: () => apiOf(session).events.getVerificationStats({ bucket: range === '24h' ? 'hour' : 'day' }),
   });
   const recent = useQuery({
     queryKey: ['verifications', tenantId, 'recent'],
-    queryFn: () =>
-      call<Page<VerificationEvent>>(
-        session,
-        'GET',
-        '/v1/events' + qs({ type: 'VERIFICATION_PERFORMED', limit: '10' }),
-      ),
+    queryFn: () => apiOf(session).events.list({ type: 'VERIFICATION_PERFORMED', limit: 10 }).page(),
   });
   const counts = stats.data ? chartData(range, stats.data) : [];
   const allow = counts.reduce((s, c) => s + c.values.allow, 0);

@@ -1,26 +1,13 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
-import { ApiError, call } from '../api';
+import type { CreatedIdentityVerification } from '@mandate/client';
+import { MandateApiError, apiOf } from '../api';
 import { useAuth } from '../auth';
 import { memberSession } from '../member-sign-in';
 import { QrCode } from '../qr';
 import { ErrorMessage, TenantForm } from '../ui';
 
-interface Started {
-  id: string;
-  poll_token: string;
-  authorization_request: string;
-  expires_at: string;
-}
-interface Polled {
-  status: 'PENDING' | 'VERIFIED' | 'FAILED';
-  reason: string | null;
-  subject_id: string | null;
-}
-interface SignInToken {
-  access_token: string;
-  subject_id: string;
-}
+type Started = CreatedIdentityVerification;
 
 /** Polls share the per-IP onboarding bucket (2 a second): one every two seconds leaves room for the wallet's answer. */
 const POLL_MS = 2000;
@@ -45,9 +32,7 @@ export function WalletSignIn() {
     setStarted(null);
     try {
       setStarted(
-        await call<Started>(null, 'POST', '/v1/identity-verifications/sign-in', {
-          tenant_id: tenantId.trim(),
-        }),
+        await apiOf(null).identityVerifications.createSignInVerification({ tenant_id: tenantId.trim() }),
       );
     } catch (err) {
       setError(err);
@@ -56,23 +41,20 @@ export function WalletSignIn() {
 
   useEffect(() => {
     if (!started) return;
+    // A sign-in session always carries its poll token; without one there is nothing to poll with.
+    if (!started.poll_token) return setError(new Error('The sign-in session came without its poll token.'));
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     const body = { poll_token: started.poll_token };
     const finish = async () => {
-      const token = await call<SignInToken>(
-        null,
-        'POST',
-        `/v1/identity-verifications/${started.id}/token`,
-        body,
-      );
+      const token = await apiOf(null).identityVerifications.exchangeSignInToken(started.id, body);
       try {
         const session = await memberSession(token.access_token, tenantId.trim(), 'wallet');
         if (stopped) return;
         signIn(session);
         navigate('/', { replace: true });
       } catch (err) {
-        if (!(err instanceof ApiError && err.status === 404)) throw err;
+        if (!(err instanceof MandateApiError && err.status === 404)) throw err;
         setOutcome(
           `Verified as ${token.subject_id}, but this identity holds no role in tenant ${tenantId.trim()}: ask one of its admins to assign one to ${token.subject_id}, then sign in again.`,
         );
@@ -83,19 +65,14 @@ export function WalletSignIn() {
       if (Date.parse(started.expires_at) <= Date.now())
         return setOutcome('EXPIRED: the request expired. Start again.');
       try {
-        const polled = await call<Polled>(
-          null,
-          'POST',
-          `/v1/identity-verifications/${started.id}/poll`,
-          body,
-        );
+        const polled = await apiOf(null).identityVerifications.pollSignInVerification(started.id, body);
         if (stopped) return;
         if (polled.status === 'VERIFIED') return await finish();
         if (polled.status === 'FAILED')
           return setOutcome(`FAILED: ${polled.reason ?? 'the wallet answer was refused'}. Start again.`);
       } catch (err) {
         // Too many requests: wait and ask again; anything else ends the sign-in.
-        if (!(err instanceof ApiError && err.status === 429)) {
+        if (!(err instanceof MandateApiError && err.status === 429)) {
           if (!stopped) setError(err);
           return;
         }

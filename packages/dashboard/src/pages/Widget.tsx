@@ -1,16 +1,10 @@
 import { useEffect, useState, type Dispatch, type FormEvent, type SetStateAction } from 'react';
 import { useMutation, useQuery, useQueryClient, type UseMutationResult } from '@tanstack/react-query';
-import { call } from '../api';
+import type { WidgetConfig } from '@mandate/client';
+import { apiOf } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
 import { ErrorMessage, Loading, PageHeader, TextField, fieldsOf, formatTime } from '../ui';
-
-export interface WidgetConfig {
-  allowed_origins: string[];
-  theme: { primary_color?: string; logo_url?: string };
-  locale: string | null;
-  updated_at: string | null;
-}
 
 interface Draft {
   origins: string;
@@ -43,18 +37,17 @@ export function WidgetPage({ area }: { area: Area }) {
   const { session, permissions } = useAuth();
   const tenantId = session?.kind === 'user' ? session.tenantId : '';
   const canWrite = !!area.write && !!permissions?.includes(area.write);
-  const path = `/v1/tenants/${tenantId}/widget-config`;
   const queryClient = useQueryClient();
   const config = useQuery({
     queryKey: ['widget-config', tenantId],
-    queryFn: () => call<WidgetConfig>(session, 'GET', path),
+    queryFn: () => apiOf(session).widgetConfig.get(tenantId),
   });
   const [draft, setDraft] = useState<Draft | null>(null);
   useEffect(() => {
     if (config.data) setDraft(toDraft(config.data));
   }, [config.data]);
   const save = useMutation({
-    mutationFn: (d: Draft) => call<WidgetConfig>(session, 'PUT', path, toBody(d)),
+    mutationFn: (d: Draft) => apiOf(session).widgetConfig.put(tenantId, toBody(d)),
     onSuccess: (saved) => queryClient.setQueryData(['widget-config', tenantId], saved),
   });
   return (

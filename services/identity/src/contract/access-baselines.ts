@@ -35,20 +35,24 @@ export const accessSnapshotSchema = z.object({
     .describe('True when the tenant had more keys or assignments than a snapshot holds (1000 each)'),
 });
 
-export const accessBaselineSchema = z.object({
-  tenant_id: z.string(),
-  saved_at: timestamp,
-  saved_by: actorSchema.describe('Who saved it: the API key or the signed-in subject'),
-  snapshot: accessSnapshotSchema,
-});
+export const accessBaselineSchema = z
+  .object({
+    tenant_id: z.string(),
+    saved_at: timestamp,
+    saved_by: actorSchema.describe('Who saved it: the API key or the signed-in subject'),
+    snapshot: accessSnapshotSchema,
+  })
+  .meta({ id: 'AccessBaseline' });
 
 /** GET's answer: like the widget configuration, a tenant that never saved one reads nulls (never a 404). */
-export const accessBaselineOrNoneSchema = z.object({
-  tenant_id: z.string(),
-  saved_at: timestamp.nullable().describe('null until the first save'),
-  saved_by: actorSchema.nullable().describe('null until the first save'),
-  snapshot: accessSnapshotSchema.nullable().describe('null until the first save'),
-});
+export const accessBaselineOrNoneSchema = z
+  .object({
+    tenant_id: z.string(),
+    saved_at: timestamp.nullable().describe('null until the first save'),
+    saved_by: actorSchema.nullable().describe('null until the first save'),
+    snapshot: accessSnapshotSchema.nullable().describe('null until the first save'),
+  })
+  .meta({ id: 'AccessBaselineOrNone' });
 
 const baselines = tenantConfigRoutes('tenants');
 

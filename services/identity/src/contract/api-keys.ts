@@ -18,28 +18,34 @@ export const createApiKeyBody = z.strictObject({
 export const listApiKeysQuery = z.strictObject(listQueryShape);
 
 /** The creation response: the only place the secret ever appears. */
-export const createdApiKeySchema = z.object({
-  key_id: z.string(),
-  api_key: z.string().describe('The secret. Shown once; store it now.'),
-  name: z.string(),
-  scopes: z.array(z.enum(API_KEY_SCOPES)),
-  status: z.enum(API_KEY_STATUSES),
-  created_at: timestamp,
-});
+export const createdApiKeySchema = z
+  .object({
+    key_id: z.string(),
+    api_key: z.string().describe('The secret. Shown once; store it now.'),
+    name: z.string(),
+    scopes: z.array(z.enum(API_KEY_SCOPES)),
+    status: z.enum(API_KEY_STATUSES),
+    created_at: timestamp,
+  })
+  .meta({ id: 'CreatedApiKey' });
 
-export const rotatedApiKeySchema = createdApiKeySchema.extend({
-  replaces_key_id: z.string().describe('The key this one replaces; activating this key revokes it.'),
-});
+export const rotatedApiKeySchema = createdApiKeySchema
+  .extend({
+    replaces_key_id: z.string().describe('The key this one replaces; activating this key revokes it.'),
+  })
+  .meta({ id: 'RotatedApiKey' });
 
-export const apiKeySchema = z.object({
-  key_id: z.string(),
-  name: z.string(),
-  scopes: z.array(z.enum(API_KEY_SCOPES)),
-  status: z.enum(API_KEY_STATUSES),
-  created_at: timestamp,
-  last_used_at: timestamp.nullable(),
-  replaces_key_id: z.string().nullable(),
-});
+export const apiKeySchema = z
+  .object({
+    key_id: z.string(),
+    name: z.string(),
+    scopes: z.array(z.enum(API_KEY_SCOPES)),
+    status: z.enum(API_KEY_STATUSES),
+    created_at: timestamp,
+    last_used_at: timestamp.nullable(),
+    replaces_key_id: z.string().nullable(),
+  })
+  .meta({ id: 'ApiKey' });
 
 const keys = tenantConfigRoutes('api-keys');
 

@@ -28,36 +28,40 @@ export const walletResponseBody = z.strictObject({
   error_description: z.string().max(1024).optional(),
 });
 
-export const createdIdentityVerificationSchema = z.object({
-  id: z.string(),
-  purpose: z.enum(IDENTITY_VERIFICATION_PURPOSES),
-  status: z.literal('PENDING'),
-  expires_at: timestamp,
-  authorization_request: z.string(),
-  request_uri: z.string(),
-  /** Sign-in only: what the browser that started it polls and exchanges for a token with. */
-  poll_token: z.string().optional(),
-});
+export const createdIdentityVerificationSchema = z
+  .object({
+    id: z.string(),
+    purpose: z.enum(IDENTITY_VERIFICATION_PURPOSES),
+    status: z.literal('PENDING'),
+    expires_at: timestamp,
+    authorization_request: z.string(),
+    request_uri: z.string(),
+    /** Sign-in only: what the browser that started it polls and exchanges for a token with. */
+    poll_token: z.string().optional(),
+  })
+  .meta({ id: 'CreatedIdentityVerification' });
 
-export const identityVerificationSchema = z.object({
-  id: z.string(),
-  tenant_id: z.string(),
-  purpose: z.enum(IDENTITY_VERIFICATION_PURPOSES),
-  status: z.enum(IDENTITY_VERIFICATION_STATUSES),
-  created_at: timestamp,
-  expires_at: timestamp,
-  answered_at: timestamp.nullable(),
-  reason: z.enum(IDENTITY_VERIFICATION_REASONS).nullable(),
-  assurance: z.literal('HIGH').nullable(),
-  issuer: z.string().nullable(),
-  subject_id: z.string().nullable(),
-  claims_digest: z.string().nullable(),
-  /** Exactly the three claims asked for, once VERIFIED. */
-  claims: z.object({ family_name: z.string(), given_name: z.string(), birth_date: z.string() }).nullable(),
-  verified_at: timestamp.nullable(),
-  /** The mandate this verification was bound to (mandate purpose), once used. */
-  consumed_by: z.string().nullable(),
-});
+export const identityVerificationSchema = z
+  .object({
+    id: z.string(),
+    tenant_id: z.string(),
+    purpose: z.enum(IDENTITY_VERIFICATION_PURPOSES),
+    status: z.enum(IDENTITY_VERIFICATION_STATUSES),
+    created_at: timestamp,
+    expires_at: timestamp,
+    answered_at: timestamp.nullable(),
+    reason: z.enum(IDENTITY_VERIFICATION_REASONS).nullable(),
+    assurance: z.literal('HIGH').nullable(),
+    issuer: z.string().nullable(),
+    subject_id: z.string().nullable(),
+    claims_digest: z.string().nullable(),
+    /** Exactly the three claims asked for, once VERIFIED. */
+    claims: z.object({ family_name: z.string(), given_name: z.string(), birth_date: z.string() }).nullable(),
+    verified_at: timestamp.nullable(),
+    /** The mandate this verification was bound to (mandate purpose), once used. */
+    consumed_by: z.string().nullable(),
+  })
+  .meta({ id: 'IdentityVerification' });
 
 /** The answer of every route that reads one session: the session as identityVerificationSchema describes it. */
 const verificationResponse = { 200: { description: 'The verification', schema: identityVerificationSchema } };
@@ -78,33 +82,39 @@ export const listIdentityVerificationsQuery = z.strictObject({
  * A session in a list (Trust operations): its state and who vouched, never the disclosed claims,
  * their digest or the subject (GET by id answers those to mandates:write or tenant:write only).
  */
-export const identityVerificationSummarySchema = identityVerificationSchema.pick({
-  id: true,
-  tenant_id: true,
-  purpose: true,
-  status: true,
-  created_at: true,
-  expires_at: true,
-  answered_at: true,
-  reason: true,
-  assurance: true,
-  issuer: true,
-  verified_at: true,
-  consumed_by: true,
-});
+export const identityVerificationSummarySchema = identityVerificationSchema
+  .pick({
+    id: true,
+    tenant_id: true,
+    purpose: true,
+    status: true,
+    created_at: true,
+    expires_at: true,
+    answered_at: true,
+    reason: true,
+    assurance: true,
+    issuer: true,
+    verified_at: true,
+    consumed_by: true,
+  })
+  .meta({ id: 'IdentityVerificationSummary' });
 
 export const pollBody = z.strictObject({ poll_token: z.string().min(1).max(128) });
 
-export const signInTokenSchema = z.object({
-  access_token: z.string(),
-  token_type: z.literal('Bearer'),
-  expires_in: z.number().int(),
-  /** The canonical subject the gateway maps the token to: assign it a role in the tenant. */
-  subject_id: z.string(),
-  tenant_id: z.string(),
-});
+export const signInTokenSchema = z
+  .object({
+    access_token: z.string(),
+    token_type: z.literal('Bearer'),
+    expires_in: z.number().int(),
+    /** The canonical subject the gateway maps the token to: assign it a role in the tenant. */
+    subject_id: z.string(),
+    tenant_id: z.string(),
+  })
+  .meta({ id: 'SignInToken' });
 
-export const jwksSchema = z.object({ keys: z.array(z.record(z.string(), z.unknown())) });
+export const jwksSchema = z
+  .object({ keys: z.array(z.record(z.string(), z.unknown())) })
+  .meta({ id: 'WalletJwks' });
 
 const verifications = { service: 'identity', tags: ['identity-verifications'] } as const;
 /** Called by the tenant that verifies someone, each with its own scope. */

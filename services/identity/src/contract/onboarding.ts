@@ -50,31 +50,37 @@ export const rejectOnboardingBody = z.strictObject({
   reason: labelText().trim().max(REJECTION_REASON_MAX).optional(),
 });
 
-export const onboardingAcceptedSchema = z.object({
-  id: z.string(),
-  status: z.literal('PENDING'),
-  created_at: timestamp,
-});
+export const onboardingAcceptedSchema = z
+  .object({
+    id: z.string(),
+    status: z.literal('PENDING'),
+    created_at: timestamp,
+  })
+  .meta({ id: 'OnboardingAccepted' });
 
-export const onboardingRequestSchema = z.object({
-  id: z.string(),
-  organization_name: z.string(),
-  contact_email: z.string(),
-  country: z.string().nullable(),
-  use_case: z.string().nullable(),
-  status: z.enum(ONBOARDING_STATUSES),
-  created_at: timestamp,
-  decided_at: timestamp.nullable(),
-  tenant_id: z.string().nullable(),
-  rejection_reason: z.string().nullable(),
-});
+export const onboardingRequestSchema = z
+  .object({
+    id: z.string(),
+    organization_name: z.string(),
+    contact_email: z.string(),
+    country: z.string().nullable(),
+    use_case: z.string().nullable(),
+    status: z.enum(ONBOARDING_STATUSES),
+    created_at: timestamp,
+    decided_at: timestamp.nullable(),
+    tenant_id: z.string().nullable(),
+    rejection_reason: z.string().nullable(),
+  })
+  .meta({ id: 'OnboardingRequest' });
 
-export const approvedOnboardingSchema = z.object({
-  onboarding_request: onboardingRequestSchema,
-  tenant: tenantSchema,
-  api_key: createdApiKeySchema,
-  role_assignment: roleAssignmentSchema.nullable(),
-});
+export const approvedOnboardingSchema = z
+  .object({
+    onboarding_request: onboardingRequestSchema,
+    tenant: tenantSchema,
+    api_key: createdApiKeySchema,
+    role_assignment: roleAssignmentSchema.nullable(),
+  })
+  .meta({ id: 'ApprovedOnboarding' });
 
 export const onboardingRoutes = defineRoutes({
   requestOnboarding: {

@@ -31,16 +31,18 @@ export const listRoleAssignmentsQuery = z.strictObject({
   status: z.enum(ROLE_ASSIGNMENT_STATUSES).optional(),
 });
 
-export const roleAssignmentSchema = z.object({
-  id: z.string(),
-  tenant_id: z.string(),
-  subject_id: z.string(),
-  roles: z.array(z.enum(ROLES)),
-  permissions: z.array(z.string()).describe('The effective permissions, stored with the assignment'),
-  status: z.enum(ROLE_ASSIGNMENT_STATUSES),
-  created_at: timestamp,
-  updated_at: timestamp,
-});
+export const roleAssignmentSchema = z
+  .object({
+    id: z.string(),
+    tenant_id: z.string(),
+    subject_id: z.string(),
+    roles: z.array(z.enum(ROLES)),
+    permissions: z.array(z.string()).describe('The effective permissions, stored with the assignment'),
+    status: z.enum(ROLE_ASSIGNMENT_STATUSES),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'RoleAssignment' });
 
 /** Who holds which role: a JWT caller reads them with tenant:read or tenant:write, changes them with tenant:write. */
 const roles = { ...TENANT_ADMIN_ROUTE, tags: ['roles'] } as const;

@@ -12,17 +12,21 @@ export const createTenantBody = z.strictObject({
   admin_subject_id: subjectIdSchema.optional(),
 });
 
-export const tenantSchema = z.object({
-  id: z.string(),
-  name: z.string(),
-  plan: z.enum(PLANS),
-  status: z.enum(TENANT_STATUSES),
-  created_at: timestamp,
-});
+export const tenantSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    plan: z.enum(PLANS),
+    status: z.enum(TENANT_STATUSES),
+    created_at: timestamp,
+  })
+  .meta({ id: 'Tenant' });
 
 export const listTenantsQuery = z.strictObject(listQueryShape);
 
-export const createTenantResponse = z.object({ tenant: tenantSchema, api_key: createdApiKeySchema });
+export const createTenantResponse = z
+  .object({ tenant: tenantSchema, api_key: createdApiKeySchema })
+  .meta({ id: 'CreatedTenant' });
 
 /** The tenant itself: a JWT caller reads it with tenant:read (or the platform-wide tenants:admin). */
 const tenantRoute = routeGroup({ ...TENANT_ADMIN_ROUTE, tags: ['tenants'] });

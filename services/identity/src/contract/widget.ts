@@ -48,12 +48,14 @@ export const widgetConfigBody = z.strictObject({
     .default(null),
 });
 
-export const widgetConfigSchema = z.object({
-  allowed_origins: z.array(z.string()),
-  theme: z.object({ primary_color: z.string().optional(), logo_url: z.string().optional() }),
-  locale: z.string().nullable(),
-  updated_at: timestamp.nullable().describe('null until the configuration is first saved'),
-});
+export const widgetConfigSchema = z
+  .object({
+    allowed_origins: z.array(z.string()),
+    theme: z.object({ primary_color: z.string().optional(), logo_url: z.string().optional() }),
+    locale: z.string().nullable(),
+    updated_at: timestamp.nullable().describe('null until the configuration is first saved'),
+  })
+  .meta({ id: 'WidgetConfig' });
 
 // Reading is a tenant:read like every other tenant configuration read (the dashboard's table).
 const widget = tenantConfigRoutes('widget');
