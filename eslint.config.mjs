@@ -40,6 +40,7 @@ export default tseslint.config(
             'scripts/*.mjs',
             'test/contracts/*.mjs',
             'test/support/*.mjs',
+            'test/support/*.js',
             'packages/evidence-cli/bin/*.js',
           ],
         },
