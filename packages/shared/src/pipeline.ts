@@ -292,6 +292,26 @@ export interface ErrorReply {
  * zod error as 400 naming the field, body-parser's failures as 413/400, anything else 500 naming
  * the request id (the only place the client learns of it).
  */
+/** The MongoDB driver's (and mongoose's) errors for "no server to talk to", by name: a dependency down, not a bug. */
+const DATABASE_UNREACHABLE = new Set([
+  'MongoServerSelectionError',
+  'MongoNetworkError',
+  'MongoNetworkTimeoutError',
+  'MongoNotConnectedError',
+  'MongoTopologyClosedError',
+  'MongoPoolClearedError',
+]);
+
+function isDatabaseUnreachable(err: unknown): boolean {
+  const e = err as { name?: unknown; message?: unknown } | null | undefined;
+  if (typeof e?.name !== 'string') return false;
+  if (DATABASE_UNREACHABLE.has(e.name)) return true;
+  // mongoose while disconnected: "Operation `mandates.insertOne()` buffering timed out after 10000ms".
+  return (
+    e.name === 'MongooseError' && typeof e.message === 'string' && e.message.includes('buffering timed out')
+  );
+}
+
 export function errorReply(err: unknown, requestId: string | undefined): ErrorReply {
   if (err instanceof AppError)
     return { status: err.status, envelope: err.toEnvelope(), headers: err.headers };
@@ -307,6 +327,13 @@ export function errorReply(err: unknown, requestId: string | undefined): ErrorRe
     return { status: 400, envelope: { error: 'BAD_REQUEST', message: 'Malformed JSON body' } };
   if (bodyError?.type && bodyError.status && bodyError.status < 500)
     return { status: 400, envelope: { error: 'BAD_REQUEST', message: 'Unreadable request body' } };
+  if (isDatabaseUnreachable(err))
+    return {
+      status: 503,
+      envelope: { error: 'SERVICE_UNAVAILABLE', message: 'The database is unreachable; retry later' },
+      headers: { 'Retry-After': '1' },
+      unexpected: true,
+    };
   return {
     status: 500,
     envelope: { error: 'INTERNAL_ERROR', message: `Internal error (request ${requestId ?? 'unknown'})` },

@@ -1,3 +1,4 @@
+import mongoose from 'mongoose';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import {
@@ -215,6 +216,25 @@ describe('pipeline: error → envelope', () => {
       unexpected: true,
     });
     expect(errorReply(null, undefined).envelope.message).toBe('Internal error (request unknown)');
+  });
+
+  it('when the database cannot be reached (driver or mongoose buffering), then 503 with Retry-After, logged', () => {
+    const unreachable = {
+      status: 503,
+      envelope: { error: 'SERVICE_UNAVAILABLE', message: 'The database is unreachable; retry later' },
+      headers: { 'Retry-After': '1' },
+      unexpected: true,
+    };
+    expect(errorReply(new mongoose.mongo.MongoNetworkError('connection reset'), 'r')).toEqual(unreachable);
+    expect(errorReply(new mongoose.mongo.MongoNotConnectedError('not connected'), 'r')).toEqual(unreachable);
+    expect(
+      errorReply(
+        new mongoose.Error('Operation `mandates.insertOne()` buffering timed out after 10000ms'),
+        'r',
+      ),
+    ).toEqual(unreachable);
+    // Any other database error is still a 500: a duplicate key or a bad query is a bug, not an outage.
+    expect(errorReply(new mongoose.Error('Cast to ObjectId failed'), 'r').status).toBe(500);
   });
 
   it('when the answer has started, then an error is only logged', () => {
