@@ -5,6 +5,7 @@ import {
   systemClock,
   errorMiddleware,
   healthRoutes,
+  jsonBody,
   listen,
   notFoundHandler,
   requireInternalToken,
@@ -82,7 +83,7 @@ export function createApp(deps: Deps): AuditService {
   app.use(eventRoutes(store));
   app.use(evidenceRoutes({ store, tokens, mandates: deps.mandates, logger, clock: deps.clock }));
   const webhooks = deps.webhooks && webhookDeps(deps.webhooks, deps.clock ?? systemClock, logger);
-  if (webhooks) app.use(webhookRoutes(webhooks));
+  if (webhooks) app.use(jsonBody(), webhookRoutes(webhooks));
   let fanout: WebhookFanout | undefined;
   app.use(notFoundHandler());
   app.use(errorMiddleware(logger));
@@ -124,7 +125,11 @@ export function createApp(deps: Deps): AuditService {
   };
 }
 
-function webhookDeps(parts: WebhookParts, clock: Clock, logger: Logger): WebhookDeps & { relay: OutboxRelay } {
+function webhookDeps(
+  parts: WebhookParts,
+  clock: Clock,
+  logger: Logger,
+): WebhookDeps & { relay: OutboxRelay } {
   const relay = new OutboxRelay(parts.store, parts.publisher, logger);
   const worker = new DeliveryWorker({
     store: parts.store,

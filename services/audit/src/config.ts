@@ -28,12 +28,25 @@ export const auditConfigSchema = z.object({
     z
       .string()
       .transform((v) => v.split(',').map((s) => Number(s.trim())))
-      .pipe(z.array(z.number().positive().max(7 * 24 * 3600)).min(1).max(20)),
+      .pipe(
+        z
+          .array(
+            z
+              .number()
+              .positive()
+              .max(7 * 24 * 3600),
+          )
+          .min(1)
+          .max(20),
+      ),
   ),
   /** An endpoint whose every attempt has failed for this many hours is disabled. */
   WEBHOOKS_DISABLE_AFTER_HOURS: z.preprocess(
     (v) => (v === undefined || v === '' ? '120' : v),
-    z.coerce.number().positive().max(24 * 365),
+    z.coerce
+      .number()
+      .positive()
+      .max(24 * 365),
   ),
   /** Deliveries in flight at once per audit process. */
   WEBHOOKS_CONCURRENCY: env.int(64).pipe(z.number().int().min(1).max(1000)),

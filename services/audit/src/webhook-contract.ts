@@ -27,13 +27,16 @@ const eventTypesSchema = z
   .min(1, 'must name at least one event type, or ["*"]')
   .max(EVENT_TYPES.length)
   .superRefine((types, ctx) => {
-    if (new Set(types).size !== types.length) ctx.addIssue({ code: 'custom', message: 'must not repeat a type' });
+    if (new Set(types).size !== types.length)
+      ctx.addIssue({ code: 'custom', message: 'must not repeat a type' });
     if (types.includes('*')) {
-      if (types.length > 1) ctx.addIssue({ code: 'custom', message: 'must be ["*"] alone or a list of types' });
+      if (types.length > 1)
+        ctx.addIssue({ code: 'custom', message: 'must be ["*"] alone or a list of types' });
       return;
     }
     const unknown = types.filter((t) => !KNOWN_TYPES.has(t));
-    if (unknown.length > 0) ctx.addIssue({ code: 'custom', message: `unknown event type ${unknown.join(', ')}` });
+    if (unknown.length > 0)
+      ctx.addIssue({ code: 'custom', message: `unknown event type ${unknown.join(', ')}` });
   });
 
 /**
@@ -54,7 +57,8 @@ const webhookUrlSchema = z
     if (url.protocol !== 'https:' && url.protocol !== 'http:')
       ctx.addIssue({ code: 'custom', message: 'must be an https URL' });
     if (url.username || url.password) ctx.addIssue({ code: 'custom', message: 'must not carry credentials' });
-    if (url.hash || value.includes('#')) ctx.addIssue({ code: 'custom', message: 'must not carry a fragment' });
+    if (url.hash || value.includes('#'))
+      ctx.addIssue({ code: 'custom', message: 'must not carry a fragment' });
   })
   // Normalised as the WHATWG URL parser writes it (lowercase host, default port dropped).
   .transform((value) => new URL(value).href);
@@ -75,7 +79,10 @@ export const updateWebhookEndpointBody = z
     description: descriptionSchema.nullable().optional(),
     status: z.enum(WEBHOOK_ENDPOINT_STATUSES).optional(),
   })
-  .refine((body) => Object.keys(body).length > 0, 'must change at least one of url, event_types, description, status');
+  .refine(
+    (body) => Object.keys(body).length > 0,
+    'must change at least one of url, event_types, description, status',
+  );
 export type UpdateWebhookEndpointBody = z.output<typeof updateWebhookEndpointBody>;
 
 export const listWebhookEndpointsQuery = z.strictObject(listQueryShape);
@@ -183,7 +190,10 @@ export const webhookRoutes = {
       'Enabling an endpoint clears its failing state. Deliveries already pending go to the new url. Emits WEBHOOK_ENDPOINT_UPDATED.',
     request: { body: updateWebhookEndpointBody },
     responses: { 200: { description: 'The endpoint', schema: webhookEndpointSchema } },
-    errors: { 400: 'Invalid url or event types, or nothing to change', 404: 'No such endpoint for this tenant' },
+    errors: {
+      400: 'Invalid url or event types, or nothing to change',
+      404: 'No such endpoint for this tenant',
+    },
   }),
   deleteWebhookEndpoint: writes.delete('/v1/webhook-endpoints/:id', {
     summary: 'Delete an endpoint; its pending deliveries are not attempted again',
@@ -196,7 +206,9 @@ export const webhookRoutes = {
     description:
       'During those 24 hours every delivery carries two signatures (space-separated in webhook-signature), so ' +
       'receivers can switch secrets at their pace. Emits WEBHOOK_ENDPOINT_UPDATED.',
-    responses: { 200: { description: 'The endpoint with its new secret', schema: rotatedWebhookSecretSchema } },
+    responses: {
+      200: { description: 'The endpoint with its new secret', schema: rotatedWebhookSecretSchema },
+    },
     secrets: ['secret'],
     errors: { 404: 'No such endpoint for this tenant' },
   }),

@@ -24,7 +24,10 @@ export function webhookRoutes(deps: WebhookDeps): Router {
     })),
     implement(routes.listWebhookEndpoints)(async ({ query }, req) => ({
       status: 200,
-      body: await listEndpoints(deps, tenantOf(req), { limit: query.limit, afterId: decodeCursor(query.cursor) }),
+      body: await listEndpoints(deps, tenantOf(req), {
+        limit: query.limit,
+        afterId: decodeCursor(query.cursor),
+      }),
     })),
     implement(routes.getWebhookEndpoint)(async ({ params }, req) => ({
       status: 200,

@@ -104,8 +104,10 @@ export async function createEndpoint(
   const id = newId('whe');
   for (let i = 0; i < ATTEMPTS; i++) {
     const used = new Set(await deps.store.usedSlots(tenantId));
-    const slot = Array.from({ length: MAX_WEBHOOK_ENDPOINTS }, (_, n) => n).find((n) => !used.has(n));
-    if (slot === undefined) throw endpointLimitReached(MAX_WEBHOOK_ENDPOINTS);
+    const free = Array.from({ length: MAX_WEBHOOK_ENDPOINTS }, (_, n) => n).filter((n) => !used.has(n));
+    if (free.length === 0) throw endpointLimitReached(MAX_WEBHOOK_ENDPOINTS);
+    // A random free slot: concurrent creates rarely pick the same one, so few have to read again.
+    const slot = free[Math.floor(Math.random() * free.length)]!;
     const now = deps.clock.now().toISOString();
     const endpoint: WebhookEndpoint = {
       id,
@@ -126,7 +128,12 @@ export async function createEndpoint(
       type: 'WEBHOOK_ENDPOINT_CREATED',
       tenantId,
       resource: resourceOf(id),
-      data: { endpoint_id: id, url: endpoint.url, event_types: endpoint.event_types, status: endpoint.status },
+      data: {
+        endpoint_id: id,
+        url: endpoint.url,
+        event_types: endpoint.event_types,
+        status: endpoint.status,
+      },
       caller,
     });
     // The slot is the guard: a concurrent create that took it makes this insert refuse; read again.
@@ -147,7 +154,11 @@ export async function listEndpoints(
   return toPage(items.map(endpointView), page.limit, (e) => e.id);
 }
 
-export async function getEndpoint(deps: WebhookDeps, tenantId: string, id: string): Promise<WebhookEndpointView> {
+export async function getEndpoint(
+  deps: WebhookDeps,
+  tenantId: string,
+  id: string,
+): Promise<WebhookEndpointView> {
   return endpointView(await existing(deps, tenantId, id));
 }
 
@@ -156,7 +167,10 @@ async function change(
   deps: WebhookDeps,
   tenantId: string,
   id: string,
-  decide: (current: WebhookEndpoint, now: Date) => { changes: EndpointChanges; data: Record<string, unknown> },
+  decide: (
+    current: WebhookEndpoint,
+    now: Date,
+  ) => { changes: EndpointChanges; data: Record<string, unknown> },
   caller: CallerContext | undefined,
 ): Promise<WebhookEndpoint> {
   for (let i = 0; i < ATTEMPTS; i++) {
@@ -170,7 +184,14 @@ async function change(
       data: { endpoint_id: id, ...data },
       caller,
     });
-    const updated = await deps.store.updateEndpoint(tenantId, id, current.version, changes, now.toISOString(), [event]);
+    const updated = await deps.store.updateEndpoint(
+      tenantId,
+      id,
+      current.version,
+      changes,
+      now.toISOString(),
+      [event],
+    );
     if (updated) {
       await deps.relay.publishNow([event]);
       return updated;
@@ -303,7 +324,13 @@ export async function sendTest(
     updated_at: at,
   };
   await deps.store.insertDeliveries([delivery]);
-  const claimed = await deps.store.claimOne(tenantId, id, delivery.id, now, new Date(now.getTime() + deps.worker.leaseMs));
+  const claimed = await deps.store.claimOne(
+    tenantId,
+    id,
+    delivery.id,
+    now,
+    new Date(now.getTime() + deps.worker.leaseMs),
+  );
   // A worker that claimed it first is attempting it already: answer what is stored.
   if (!claimed) return deliveryView((await deps.store.getDelivery(tenantId, id, delivery.id)) ?? delivery);
   // The first attempt of the schedule, made now: a failure is retried like any delivery's.

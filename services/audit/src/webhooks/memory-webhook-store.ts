@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { MemoryOutbox, type AuditEvent } from '@mandate/shared';
 import type { WebhookDeliveryStatus } from '../contract';
 import type { ClaimedDelivery, WebhookDelivery, WebhookEndpoint } from './webhook';
-import { MAX_STORED_ATTEMPTS, type AttemptOutcome, type EndpointChanges, type WebhookStore } from './webhook-store';
+import {
+  MAX_STORED_ATTEMPTS,
+  type AttemptOutcome,
+  type EndpointChanges,
+  type WebhookStore,
+} from './webhook-store';
 
 interface Lease {
   token: string;
@@ -43,7 +48,10 @@ export class MemoryWebhookStore implements WebhookStore {
     return e && e.tenant_id === tenantId ? structuredClone(e) : null;
   }
 
-  async listEndpoints(tenantId: string, page: { limit: number; afterId?: string }): Promise<WebhookEndpoint[]> {
+  async listEndpoints(
+    tenantId: string,
+    page: { limit: number; afterId?: string },
+  ): Promise<WebhookEndpoint[]> {
     return [...this.endpoints.values()]
       .filter((e) => e.tenant_id === tenantId && (page.afterId === undefined || e.id < page.afterId))
       .sort((a, b) => (a.id < b.id ? 1 : -1))
@@ -80,7 +88,12 @@ export class MemoryWebhookStore implements WebhookStore {
     return structuredClone(next);
   }
 
-  async deleteEndpoint(tenantId: string, id: string, version: number, events: AuditEvent[]): Promise<boolean> {
+  async deleteEndpoint(
+    tenantId: string,
+    id: string,
+    version: number,
+    events: AuditEvent[],
+  ): Promise<boolean> {
     const e = this.endpoints.get(id);
     if (!e || e.tenant_id !== tenantId || e.version !== version) return false;
     this.endpoints.delete(id);

@@ -16,7 +16,12 @@ import {
 } from '@mandate/shared';
 import type { WebhookDeliveryStatus } from '../contract';
 import type { ClaimedDelivery, WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './webhook';
-import { MAX_STORED_ATTEMPTS, type AttemptOutcome, type EndpointChanges, type WebhookStore } from './webhook-store';
+import {
+  MAX_STORED_ATTEMPTS,
+  type AttemptOutcome,
+  type EndpointChanges,
+  type WebhookStore,
+} from './webhook-store';
 
 interface EndpointDoc extends OutboxDoc {
   _id: string;
@@ -132,7 +137,7 @@ const deliveries = queryShapesOf('webhook_deliveries', '_id');
 
 /** Every query this adapter runs, for the index-coverage test. */
 export const WEBHOOK_QUERY_SHAPES: MongoQueryShape[] = [
-  endpoints.find('insertEndpoint (a taken slot is a duplicate key)', ['tenant_id', 'slot']),
+  endpoints.find('insertEndpoint (a taken slot is a duplicate key)', ['tenant_id', 'slot', 'deleted']),
   endpoints.find('usedSlots', ['tenant_id'], { residual: ['deleted'] }),
   endpoints.find('getEndpoint / updateEndpoint / deleteEndpoint', ['_id'], {
     residual: ['tenant_id', 'deleted', 'version'],
@@ -142,8 +147,13 @@ export const WEBHOOK_QUERY_SHAPES: MongoQueryShape[] = [
   endpoints.find('endpointsByIds', ['_id'], { residual: ['deleted'] }),
   ...outboxQueryShapes('webhook_endpoints'),
   endpoints.find('markSent (tombstones relayed)', ['deleted'], { residual: ['outbox.id'] }),
-  deliveries.find('insertDeliveries (a repeated endpoint and event is a duplicate key)', ['endpoint_id', 'event_id']),
-  deliveries.find('getDelivery / claimOne', ['_id'], { residual: ['tenant_id', 'endpoint_id', 'lease_until'] }),
+  deliveries.find('insertDeliveries (a repeated endpoint and event is a duplicate key)', [
+    'endpoint_id',
+    'event_id',
+  ]),
+  deliveries.find('getDelivery / claimOne', ['_id'], {
+    residual: ['tenant_id', 'endpoint_id', 'lease_until'],
+  }),
   deliveries.page('listDeliveries', ['tenant_id', 'endpoint_id']),
   deliveries.page('listDeliveries?status=', ['tenant_id', 'endpoint_id', 'status']),
   deliveries.find('claimDue (due)', ['status'], { range: ['next_attempt_at'], residual: ['lease_until'] }),
@@ -232,7 +242,10 @@ function deliveryOut(doc: DeliveryDoc): WebhookDelivery {
   };
 }
 
-const claimed = (doc: DeliveryDoc): ClaimedDelivery => ({ ...deliveryOut(doc), lease_token: doc.lease_token! });
+const claimed = (doc: DeliveryDoc): ClaimedDelivery => ({
+  ...deliveryOut(doc),
+  lease_token: doc.lease_token!,
+});
 
 export class MongoWebhookStore implements WebhookStore {
   readonly kind = 'mongo' as const;
@@ -286,7 +299,10 @@ export class MongoWebhookStore implements WebhookStore {
     return doc ? endpointOut(doc) : null;
   }
 
-  async listEndpoints(tenantId: string, page: { limit: number; afterId?: string }): Promise<WebhookEndpoint[]> {
+  async listEndpoints(
+    tenantId: string,
+    page: { limit: number; afterId?: string },
+  ): Promise<WebhookEndpoint[]> {
     const docs = await pageBefore(this.endpoints, {
       filter: { tenant_id: tenantId, deleted: false },
       key: '_id',
@@ -333,7 +349,12 @@ export class MongoWebhookStore implements WebhookStore {
     return doc ? endpointOut(doc) : null;
   }
 
-  async deleteEndpoint(tenantId: string, id: string, version: number, events: AuditEvent[]): Promise<boolean> {
+  async deleteEndpoint(
+    tenantId: string,
+    id: string,
+    version: number,
+    events: AuditEvent[],
+  ): Promise<boolean> {
     const result = await this.endpoints.updateOne(
       { _id: id, tenant_id: tenantId, deleted: false, version },
       {
@@ -385,10 +406,7 @@ export class MongoWebhookStore implements WebhookStore {
 
   async claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
     const due = await this.deliveries
-      .find(
-        { status: 'PENDING', next_attempt_at: { $lte: now }, lease_until: { $lte: now } },
-        { _id: 1 },
-      )
+      .find({ status: 'PENDING', next_attempt_at: { $lte: now }, lease_until: { $lte: now } }, { _id: 1 })
       .limit(limit)
       .lean<{ _id: string }[]>();
     if (due.length === 0) return [];

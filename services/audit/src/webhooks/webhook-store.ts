@@ -78,7 +78,12 @@ export interface WebhookStore extends OutboxStore {
     leaseUntil: Date,
   ): Promise<ClaimedDelivery | null>;
   /** Records the attempt and the outcome, and ends the lease, if `leaseToken` still holds it; false otherwise. */
-  finishAttempt(id: string, leaseToken: string, outcome: AttemptOutcome, at: string): Promise<WebhookDelivery | null>;
+  finishAttempt(
+    id: string,
+    leaseToken: string,
+    outcome: AttemptOutcome,
+    at: string,
+  ): Promise<WebhookDelivery | null>;
   /** PENDING deliveries and the created_at of the oldest (the backlog gauges). */
   backlog(): Promise<{ pending: number; oldestCreatedAt: string | null }>;
 }

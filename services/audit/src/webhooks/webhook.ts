@@ -140,7 +140,10 @@ export async function checkWebhookUrl(
   options: { allowLoopback: boolean; lookup: OutboundLookup },
 ): Promise<void> {
   const url = new URL(raw);
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+  const host = url.hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
+    .toLowerCase();
   const namesLoopback = host === 'localhost' || (isIP(host) !== 0 && addressRefusal(host) === 'loopback');
   const loopbackOk = options.allowLoopback && namesLoopback;
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopbackOk)) {
@@ -162,7 +165,7 @@ export async function checkWebhookUrl(
   }
   for (const address of addresses) {
     const refusal = addressRefusal(address, loopbackOk);
-    if (refusal) throw badRequest(`url must not point to a ${refusal} address (${host})`);
+    if (refusal) throw badRequest(`url must not point to this address (${host}: ${refusal})`);
   }
 }
 

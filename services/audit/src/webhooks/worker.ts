@@ -107,7 +107,9 @@ export class DeliveryWorker {
           for (const d of claimed) {
             const p: Promise<void> = this.attempt(d, endpoints.get(d.endpoint_id), false)
               .then(() => undefined)
-              .catch((err) => this.deps.logger.error({ err, deliveryId: d.id }, 'webhook attempt failed to record'))
+              .catch((err) =>
+                this.deps.logger.error({ err, deliveryId: d.id }, 'webhook attempt failed to record'),
+              )
               .finally(() => {
                 this.inFlight.delete(p);
                 this.kick();
@@ -239,7 +241,10 @@ export class DeliveryWorker {
     });
     const recorded = await store.finishAttempt(d.id, d.lease_token, outcome, finishedAt.toISOString());
     if (!recorded) {
-      this.deps.logger.warn({ deliveryId: d.id }, 'webhook lease ran out during the attempt; another worker owns it now');
+      this.deps.logger.warn(
+        { deliveryId: d.id },
+        'webhook lease ran out during the attempt; another worker owns it now',
+      );
       return null;
     }
     await this.trackHealth(endpoint, ok, finishedAt).catch((err) =>
@@ -256,17 +261,16 @@ export class DeliveryWorker {
     now: Date,
   ): AttemptOutcome {
     if (ok) return { attempt, status: 'SUCCEEDED', next_attempt_at: null, scheduled: !manual };
-    // A manual attempt that fails changes nothing of the schedule: a PENDING delivery keeps its next attempt.
+    // A manual attempt that fails changes nothing: a PENDING delivery keeps its next attempt, a FAILED or SUCCEEDED one its status.
     if (manual) {
-      const pending = d.status === 'PENDING';
-      return {
-        attempt,
-        status: pending ? 'PENDING' : 'FAILED',
-        next_attempt_at: pending ? d.next_attempt_at : null,
-        scheduled: false,
-      };
+      return { attempt, status: d.status, next_attempt_at: d.next_attempt_at, scheduled: false };
     }
-    const next = nextAttemptAt(now, d.scheduled_attempts + 1, this.deps.settings.retryScheduleSeconds, this.deps.random);
+    const next = nextAttemptAt(
+      now,
+      d.scheduled_attempts + 1,
+      this.deps.settings.retryScheduleSeconds,
+      this.deps.random,
+    );
     return {
       attempt,
       status: next ? 'PENDING' : 'FAILED',
@@ -285,11 +289,25 @@ export class DeliveryWorker {
     const at = now.toISOString();
     if (ok) {
       if (endpoint.failing_since !== null)
-        await store.updateEndpoint(endpoint.tenant_id, endpoint.id, endpoint.version, { failing_since: null }, at, []);
+        await store.updateEndpoint(
+          endpoint.tenant_id,
+          endpoint.id,
+          endpoint.version,
+          { failing_since: null },
+          at,
+          [],
+        );
       return;
     }
     if (endpoint.failing_since === null) {
-      await store.updateEndpoint(endpoint.tenant_id, endpoint.id, endpoint.version, { failing_since: at }, at, []);
+      await store.updateEndpoint(
+        endpoint.tenant_id,
+        endpoint.id,
+        endpoint.version,
+        { failing_since: at },
+        at,
+        [],
+      );
       return;
     }
     if (endpoint.status !== 'ENABLED') return;
@@ -299,7 +317,12 @@ export class DeliveryWorker {
       type: 'WEBHOOK_ENDPOINT_DISABLED',
       tenantId: endpoint.tenant_id,
       resource: { type: 'webhook_endpoint', id: endpoint.id },
-      data: { endpoint_id: endpoint.id, url: endpoint.url, reason: 'failing', failing_since: endpoint.failing_since },
+      data: {
+        endpoint_id: endpoint.id,
+        url: endpoint.url,
+        reason: 'failing',
+        failing_since: endpoint.failing_since,
+      },
       occurredAt: now,
     });
     const disabled = await store.updateEndpoint(
