@@ -172,5 +172,6 @@ export async function checkWebhookUrl(
 /** What an attempt's failure is called in the delivery's attempts: the refusal's reason, or the HTTP status. */
 export function attemptError(err: unknown): string {
   if (err instanceof OutboundRefused) return err.message.slice(0, 300);
+  if (err instanceof Error && err.message === 'SECRET_UNREADABLE') return 'SECRET_UNREADABLE';
   return `UNREACHABLE: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300);
 }

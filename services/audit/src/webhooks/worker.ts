@@ -193,11 +193,13 @@ export class DeliveryWorker {
       );
     }
     const timestamp = Math.floor(startedAt.getTime() / 1000);
-    const secrets = signingSecrets(endpoint.secrets, startedAt).map((s) => this.deps.box.open(s.sealed));
+    const secrets = this.openSecrets(endpoint, startedAt);
     const started = performance.now();
     let attempt: WebhookAttempt;
     let ok = false;
     try {
+      // Sealed under another INTERNAL_TOKEN_SECRET: nothing unsigned is ever sent.
+      if (secrets.length === 0) throw new Error('SECRET_UNREADABLE');
       const res = await safeFetch(endpoint.url, {
         method: 'POST',
         headers: {
@@ -251,6 +253,22 @@ export class DeliveryWorker {
       this.deps.logger.warn({ err, endpointId: endpoint.id }, 'webhook endpoint health not recorded'),
     );
     return recorded;
+  }
+
+  /** The secrets that sign now, opened; one sealed under another key is left out (and logged). */
+  private openSecrets(endpoint: WebhookEndpoint, now: Date): string[] {
+    const opened: string[] = [];
+    for (const s of signingSecrets(endpoint.secrets, now)) {
+      try {
+        opened.push(this.deps.box.open(s.sealed));
+      } catch {
+        this.deps.logger.error(
+          { endpointId: endpoint.id },
+          'webhook secret cannot be opened (INTERNAL_TOKEN_SECRET changed?); rotate the endpoint secret',
+        );
+      }
+    }
+    return opened;
   }
 
   private outcome(
