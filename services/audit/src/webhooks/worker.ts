@@ -1,4 +1,5 @@
 import {
+  OutboundPool,
   buildEvent,
   safeFetch,
   type Clock,
@@ -54,6 +55,10 @@ export class DeliveryWorker {
   private again = false;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly metrics = webhookMetrics();
+  /** Connections kept per receiver between attempts (each new one checked on connect). */
+  private readonly pool = new OutboundPool();
+  /** Opened secrets by their sealed form: opening costs a decipher per attempt otherwise. */
+  private readonly opened = new Map<string, string>();
 
   constructor(
     private readonly deps: {
@@ -215,6 +220,7 @@ export class DeliveryWorker {
         overflow: 'truncate',
         allowLoopback: settings.allowLoopback,
         lookup: settings.lookup,
+        pool: this.pool,
       });
       ok = res.status >= 200 && res.status < 300;
       attempt = {
@@ -260,7 +266,13 @@ export class DeliveryWorker {
     const opened: string[] = [];
     for (const s of signingSecrets(endpoint.secrets, now)) {
       try {
-        opened.push(this.deps.box.open(s.sealed));
+        let secret = this.opened.get(s.sealed);
+        if (secret === undefined) {
+          secret = this.deps.box.open(s.sealed);
+          if (this.opened.size >= 10_000) this.opened.clear();
+          this.opened.set(s.sealed, secret);
+        }
+        opened.push(secret);
       } catch {
         this.deps.logger.error(
           { endpointId: endpoint.id },
@@ -366,5 +378,7 @@ export class DeliveryWorker {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    this.opened.clear();
+    await this.pool.close();
   }
 }
