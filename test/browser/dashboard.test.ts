@@ -36,6 +36,7 @@ const AREA_PATHS: Record<AreaId, string> = {
   governance: '/governance',
   drift: '/drift',
   trust: '/trust',
+  webhooks: '/webhooks',
   operator: '/operator',
 };
 /** The browser-side global the widget preview's test reads (the repository's tsconfig has no DOM library). */
@@ -113,6 +114,7 @@ describeIfChromium('dashboard in a real browser', () => {
       // Trust operations reads the public JWKS (and mandates with mandates:read); its permission,
       // tenant:read, is asked of the API on a tenant:read route.
       trust: `/v1/tenants/${tenantId}/widget-config`,
+      webhooks: '/v1/webhook-endpoints',
       operator: '/v1/platform/onboarding-requests',
     };
     // The playground's call is a POST; every other area's main read a GET.
@@ -132,6 +134,7 @@ describeIfChromium('dashboard in a real browser', () => {
     governance: 'Governance',
     drift: 'Drift monitoring',
     trust: 'Trust operations',
+    webhooks: 'Webhooks',
     operator: 'Operator console',
   };
 
