@@ -147,6 +147,20 @@ describe('webhook endpoints and delivery (audit service in process, memory store
     });
   });
 
+  it('when deliveries were attempted, then /metrics counts attempts by outcome, their latency, the backlog and its oldest age', async () => {
+    const tenant = newId('tnt');
+    await create(tenant, { url: hook('/metered'), event_types: ['MANDATE_CREATED'] });
+    const event = await publish(tenant);
+    await eventually(() => receiver.withId(event.id).length > 0 || undefined, 'the delivery');
+    const text = await eventually(async () => {
+      const body = await (await fetch(`${server.url}/metrics`)).text();
+      return /webhook_attempts_total\{outcome="succeeded"\} [1-9]/.test(body) ? body : undefined;
+    }, 'the succeeded attempt counted');
+    expect(text).toMatch(/webhook_attempt_duration_seconds_count [1-9]/);
+    expect(text).toMatch(/webhook_backlog_deliveries \d+/);
+    expect(text).toMatch(/webhook_oldest_pending_age_seconds \d/);
+  });
+
   it('when the secret is rotated, then deliveries carry both signatures for 24 h and each secret verifies alone', async () => {
     const tenant = newId('tnt');
     const endpoint = await create(tenant, { url: hook('/rotated'), event_types: ['*'] });
