@@ -92,7 +92,12 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
     );
     const mandatesUrl = mandatesService.server.url;
     const verifyService = await run(verify, { ...internal, MANDATES_URL: mandatesUrl }, { publisher: bus });
-    const auditService = await run(audit, { ...internal, MANDATES_URL: mandatesUrl }, { source: bus });
+    const auditService = await run(
+      audit,
+      // Local development: webhooks to http://127.0.0.1 or localhost are allowed unless the variable says otherwise.
+      { WEBHOOKS_ALLOW_LOOPBACK: 'true', ...internal, MANDATES_URL: mandatesUrl },
+      { source: bus, publisher: bus },
+    );
     const gatewayService = await run(
       gateway,
       {

@@ -31,6 +31,7 @@ export const AREAS = [
   'governance',
   'drift',
   'trust',
+  'webhooks',
   'operator',
 ] as const;
 export type AreaId = (typeof AREAS)[number];

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import type { EmbeddedStack } from '../../scripts/embedded';
@@ -36,6 +38,7 @@ const AREA_PATHS: Record<AreaId, string> = {
   governance: '/governance',
   drift: '/drift',
   trust: '/trust',
+  webhooks: '/webhooks',
   operator: '/operator',
 };
 /** The browser-side global the widget preview's test reads (the repository's tsconfig has no DOM library). */
@@ -113,6 +116,7 @@ describeIfChromium('dashboard in a real browser', () => {
       // Trust operations reads the public JWKS (and mandates with mandates:read); its permission,
       // tenant:read, is asked of the API on a tenant:read route.
       trust: `/v1/tenants/${tenantId}/widget-config`,
+      webhooks: '/v1/webhook-endpoints',
       operator: '/v1/platform/onboarding-requests',
     };
     // The playground's call is a POST; every other area's main read a GET.
@@ -132,6 +136,7 @@ describeIfChromium('dashboard in a real browser', () => {
     governance: 'Governance',
     drift: 'Drift monitoring',
     trust: 'Trust operations',
+    webhooks: 'Webhooks',
     operator: 'Operator console',
   };
 
@@ -507,5 +512,43 @@ describeIfChromium('dashboard in a real browser', () => {
     await rows().first().waitFor();
     expect(await axeViolations(page)).toEqual([]);
     await closeClean({ page, errors });
+  }, 120_000);
+
+  it('when an admin adds a webhook endpoint, then its secret is shown once, a test event reaches the receiver and is listed with its attempt, and retry adds one', async () => {
+    const received: string[] = [];
+    const receiver = createServer((req, res) => {
+      received.push(String(req.headers['webhook-id']));
+      req.resume();
+      req.on('end', () => res.end('ok'));
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    try {
+      const { page, errors } = await openAs('tenant_admin', 'webhooks');
+      await page.getByLabel('URL (https)').fill(url);
+      await page.getByLabel('Event types (comma-separated, * for all)').fill('MANDATE_REVOKED');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      expect(await page.getByTestId('secret').textContent()).toMatch(/^whsec_/);
+      await page.getByRole('cell', { name: url, exact: true }).waitFor();
+
+      await page.getByRole('button', { name: `Send test ${url}` }).click();
+      await eventually(async () => (received.length === 1 ? true : undefined));
+      await page.getByRole('button', { name: `Deliveries ${url}` }).click();
+      await page.getByRole('cell', { name: 'SUCCEEDED' }).waitFor();
+      await page
+        .getByText(/HTTP 200/)
+        .first()
+        .waitFor();
+      await page.getByRole('button', { name: /^Retry/ }).click();
+      await eventually(async () => (received.length === 2 ? true : undefined));
+      // The same event, the same webhook-id.
+      expect(received[1]).toBe(received[0]);
+      await page.getByText(/manual/).waitFor();
+      expect(await axeViolations(page)).toEqual([]);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'tenant_admin-webhooks-deliveries.png') });
+      await closeClean({ page, errors });
+    } finally {
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
   }, 120_000);
 });

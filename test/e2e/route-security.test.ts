@@ -121,6 +121,21 @@ describe('route security, end to end (every route in the table)', () => {
       'an event of tenant A',
     );
 
+    // A webhook endpoint (a public address: no receiver answers, which the routes here never need) and a delivery to it.
+    const webhook = ok(
+      await api('POST', '/v1/webhook-endpoints', {
+        auth: authA,
+        body: { url: 'https://93.184.215.14/hooks', event_types: ['MANDATE_REVOKED'] },
+      }),
+      201,
+      'webhook endpoint',
+    );
+    const delivery = ok(
+      await api('POST', `/v1/webhook-endpoints/${webhook.id}/test`, { auth: authA }),
+      201,
+      'webhook test delivery',
+    );
+
     ctx = {
       baseUrl: proxy.url,
       tenantId,
@@ -134,6 +149,8 @@ describe('route security, end to end (every route in the table)', () => {
         'role-assignments': assignmentId,
         'onboarding-requests': onboarding.id,
         'identity-verifications': verification.id,
+        'webhook-endpoints': webhook.id,
+        deliveries: delivery.id,
       },
       revokedKey: `${tenantId}:${revoked.api_key}`,
       keyWithout: (scope) => keyWithout[scope]!,
@@ -157,6 +174,7 @@ describe('route security, end to end (every route in the table)', () => {
       'POST /v1/verify': (c) => ({ mandate_id: c.resources.mandates, action: 'payments:create' }),
       'PATCH /v1/tenants/:tenantId/role-assignments/:id': () => ({ roles: ['tenant_viewer'] }),
       'PUT /v1/tenants/:tenantId/widget-config': () => ({ allowed_origins: ['https://shop.example.com'] }),
+      'PATCH /v1/webhook-endpoints/:id': () => ({ description: 'route security' }),
       // Public routes: bodies that let them be served (or refused for the reason named below).
       'POST /v1/onboarding/request': () => ({
         organization_name: 'Route security',

@@ -3,6 +3,11 @@ import type { MongoQueryShape } from '@mandate/shared';
 import { declaredIndexes, uncoveredQueries } from '@mandate/shared/src/testing/index-coverage';
 import { EVENT_QUERY_SHAPES, eventSchema } from '../../services/audit/src/store/mongo-event-store';
 import {
+  WEBHOOK_QUERY_SHAPES,
+  webhookDeliverySchema,
+  webhookEndpointSchema,
+} from '../../services/audit/src/webhooks/mongo-webhook-store';
+import {
   IDENTITY_GUARD_SCHEMAS,
   IDENTITY_QUERY_SHAPES,
   IDENTITY_SCHEMAS,
@@ -22,6 +27,11 @@ describe('MongoDB index coverage', () => {
   const adapters: [string, Record<string, Schema>, MongoQueryShape[]][] = [
     ['mandates', { mandates: mandateSchema, mandate_status_lists: statusListSchema }, MANDATE_QUERY_SHAPES],
     ['audit', { events: eventSchema }, EVENT_QUERY_SHAPES],
+    [
+      'audit webhooks',
+      { webhook_endpoints: webhookEndpointSchema, webhook_deliveries: webhookDeliverySchema },
+      WEBHOOK_QUERY_SHAPES,
+    ],
     ['identity', { ...IDENTITY_SCHEMAS, ...IDENTITY_GUARD_SCHEMAS }, IDENTITY_QUERY_SHAPES],
   ];
 

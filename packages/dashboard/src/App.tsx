@@ -15,6 +15,7 @@ import { OperatorPage } from './pages/Operator';
 import { SignIn } from './pages/SignIn';
 import { TrustPage } from './pages/Trust';
 import { VerifyPage } from './pages/Verify';
+import { WebhooksPage } from './pages/Webhooks';
 import { WidgetPage } from './pages/Widget';
 import { ErrorMessage, Loading } from './ui';
 
@@ -34,6 +35,7 @@ const PAGES: Record<string, Page> = {
   governance: GovernancePage,
   drift: DriftPage,
   trust: TrustPage,
+  webhooks: WebhooksPage,
   operator: OperatorPage,
 };
 

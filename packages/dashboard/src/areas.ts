@@ -34,6 +34,7 @@ export const TENANT_AREAS: Area[] = [
   { id: 'governance', path: '/governance', label: 'Governance', read: 'tenant:read' },
   { id: 'drift', path: '/drift', label: 'Drift monitoring', read: 'tenant:read', write: 'tenant:write' },
   { id: 'trust', path: '/trust', label: 'Trust operations', read: 'tenant:read' },
+  { id: 'webhooks', path: '/webhooks', label: 'Webhooks', read: 'tenant:read', write: 'tenant:write' },
 ];
 
 export const OPERATOR_AREAS: Area[] = [

@@ -188,7 +188,7 @@ export function routeGroup<const S extends SharedRouteProperties>(shared: S) {
       // What the spread holds, which the compiler does not work out for generic objects.
       return declared as unknown as Omit<S, keyof C> & { method: M; path: P } & RequestWithPathParams<C, P>;
     };
-  return { get: at('GET'), post: at('POST'), put: at('PUT'), patch: at('PATCH') };
+  return { get: at('GET'), post: at('POST'), put: at('PUT'), patch: at('PATCH'), delete: at('DELETE') };
 }
 
 /** The statuses an error envelope may come with on this route, each with its meaning. */

@@ -28,4 +28,10 @@ export const EVENT_TYPES = [
   'IDENTITY_VERIFICATION_FAILED',
   // A mandate status list changed and was signed anew (SPEC §12); a platform event (no tenant).
   'STATUS_LIST_PUBLISHED',
+  // Webhook endpoints (SPEC §13): created, updated (secret rotation included), deleted, and disabled
+  // by the delivery worker after failing for days. Ids, url and states only, never a secret.
+  'WEBHOOK_ENDPOINT_CREATED',
+  'WEBHOOK_ENDPOINT_UPDATED',
+  'WEBHOOK_ENDPOINT_DELETED',
+  'WEBHOOK_ENDPOINT_DISABLED',
 ] as const;

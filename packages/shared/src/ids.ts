@@ -1,6 +1,7 @@
 import { randomFillSync } from 'node:crypto';
 
-export type IdPrefix = 'mdt' | 'key' | 'tnt' | 'evt' | 'ras' | 'onb' | 'dec' | 'req' | 'idv';
+/** `whe` a webhook endpoint, `whd` one delivery of an event to an endpoint. */
+export type IdPrefix = 'mdt' | 'key' | 'tnt' | 'evt' | 'ras' | 'onb' | 'dec' | 'req' | 'idv' | 'whe' | 'whd';
 
 /** Crockford base32, lowercase (ids are lowercase). */
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';

@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import type { IncomingHttpHeaders } from 'node:http';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { buildConnector, Client, errors as undiciErrors } from 'undici';
+import { buildConnector, Client, Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 
 /**
  * Outbound requests the service makes on behalf of others (a credential's status list now,
@@ -59,6 +59,54 @@ export interface SafeFetchOptions {
    */
   allowLoopback?: boolean;
   lookup?: OutboundLookup;
+  /**
+   * Keep connections for the next requests to the same origin (a worker posting to the same
+   * receivers again and again). Each new connection is still resolved and checked on connect; a
+   * kept one stays with the address that was checked. Without it, one connection per request.
+   */
+  pool?: OutboundPool;
+}
+
+/**
+ * Connections kept per origin between safeFetch calls, each opened through the checking connect
+ * hook. At most `maxOrigins` origins (the least recently used one is closed beyond); idle
+ * connections close after undici's keep-alive timeout. close() when done.
+ */
+export class OutboundPool {
+  private readonly pools = new Map<string, Pool>();
+
+  constructor(private readonly options: { maxOrigins?: number; connectionsPerOrigin?: number } = {}) {}
+
+  /** The pool of `key` (origin and the rules it was built with), made with `connect` on first use. */
+  dispatcher(key: string, origin: string, connect: buildConnector.connector, timeoutMs: number): Dispatcher {
+    let pool = this.pools.get(key);
+    if (pool) {
+      // Most recently used last: the first entry is the one to evict.
+      this.pools.delete(key);
+      this.pools.set(key, pool);
+      return pool;
+    }
+    pool = new Pool(origin, {
+      connect,
+      connections: this.options.connectionsPerOrigin ?? 64,
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      pipelining: 1,
+    });
+    this.pools.set(key, pool);
+    if (this.pools.size > (this.options.maxOrigins ?? 500)) {
+      const [oldestKey, oldest] = this.pools.entries().next().value!;
+      this.pools.delete(oldestKey);
+      oldest.close().catch(() => undefined);
+    }
+    return pool;
+  }
+
+  async close(): Promise<void> {
+    const pools = [...this.pools.values()];
+    this.pools.clear();
+    await Promise.all(pools.map((p) => p.destroy().catch(() => undefined)));
+  }
 }
 
 export interface SafeFetchResponse {
@@ -157,18 +205,26 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
     );
   };
 
-  const client = new Client(target.origin, {
-    connect,
-    headersTimeout: options.timeoutMs,
-    bodyTimeout: options.timeoutMs,
-    pipelining: 0,
-  });
+  const pooled = options.pool;
+  const client: Dispatcher = pooled
+    ? pooled.dispatcher(
+        `${target.origin} ${loopbackOk} ${connectTimeoutMs}`,
+        target.origin,
+        connect,
+        options.timeoutMs,
+      )
+    : new Client(target.origin, {
+        connect,
+        headersTimeout: options.timeoutMs,
+        bodyTimeout: options.timeoutMs,
+        pipelining: 0,
+      });
   const deadline = new AbortController();
   // undici holds an abort back until the connection is made; destroying the client also ends a
-  // resolution or connect that is still pending.
+  // resolution or connect that is still pending (a pool's connect ends at its connect timeout).
   const timer = setTimeout(() => {
     deadline.abort();
-    client.destroy().catch(() => undefined);
+    if (!pooled) client.destroy().catch(() => undefined);
   }, options.timeoutMs);
   try {
     const response = await client.request({
@@ -206,6 +262,9 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
   } catch (error) {
     if (error instanceof OutboundRefused) throw error;
     if (refused) throw refused;
+    // A pooled request may fail on a connection another request opened: its refusal is the cause.
+    if ((error as { cause?: unknown }).cause instanceof OutboundRefused)
+      throw (error as { cause: OutboundRefused }).cause;
     if (
       deadline.signal.aborted ||
       error instanceof undiciErrors.ConnectTimeoutError ||
@@ -217,7 +276,7 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
     throw new OutboundRefused('UNREACHABLE', (error as Error).message);
   } finally {
     clearTimeout(timer);
-    client.destroy().catch(() => undefined);
+    if (!pooled) client.destroy().catch(() => undefined);
   }
 }
 

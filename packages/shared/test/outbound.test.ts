@@ -1,7 +1,13 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createServer as createTlsServer } from 'node:tls';
-import { addressRefusal, OutboundRefused, safeFetch, type SafeFetchOptions } from '../src/outbound';
+import {
+  addressRefusal,
+  OutboundPool,
+  OutboundRefused,
+  safeFetch,
+  type SafeFetchOptions,
+} from '../src/outbound';
 
 /** A local HTTP server that counts every TCP connection it receives. */
 interface LocalServer {
@@ -277,5 +283,31 @@ describe('safeFetch exchange rules (a local server, loopback allowed)', () => {
       lookup: async () => Promise.reject(new Error('ENOTFOUND')),
     });
     expect(error.reason).toBe('UNREACHABLE');
+  });
+
+  it('when a pool is given, then requests to one origin reuse connections, and a name resolving to a private address is still refused', async () => {
+    const server = await serve((_req, res) => res.end('ok'));
+    const pool = new OutboundPool();
+    try {
+      for (let i = 0; i < 3; i++) {
+        const res = await safeFetch(`http://127.0.0.1:${server.port}/`, { ...OPTIONS, ...LOOPBACK, pool });
+        expect(res.body.toString()).toBe('ok');
+      }
+      // Kept between requests (undici may open a second while the first is being released).
+      expect(server.connections).toBeLessThan(3);
+      const refused = await refusal(`https://private.example.com:${server.port}/`, {
+        pool,
+        lookup: async () => ['10.0.0.8'],
+      });
+      expect(refused.reason).toBe('ADDRESS_NOT_ALLOWED');
+      const rebound = await refusal(`https://rebound.example.com:${server.port}/`, {
+        ...LOOPBACK,
+        pool,
+        lookup: async () => ['127.0.0.1'],
+      });
+      expect(rebound.reason).toBe('ADDRESS_NOT_ALLOWED');
+    } finally {
+      await pool.close();
+    }
   });
 });

@@ -74,6 +74,7 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
     } finally {
       await ch.deleteQueue(t.auditQueue);
       await ch.deleteQueue(t.auditDeadLetterQueue);
+      await ch.deleteQueue(t.webhookQueue);
       await ch.deleteExchange(t.exchange);
       await ch.deleteExchange(t.deadLetterExchange);
       await c.close();
@@ -188,6 +189,7 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
     const ch = await c.createChannel();
     await ch.deleteQueue(t.auditQueue);
     await ch.deleteQueue(t.auditDeadLetterQueue);
+    await ch.deleteQueue(t.webhookQueue);
     await ch.deleteExchange(t.exchange);
     await ch.deleteExchange(t.deadLetterExchange);
     await c.close();

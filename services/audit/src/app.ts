@@ -1,12 +1,16 @@
 import type { Express } from 'express';
 import {
+  OutboxRelay,
   baseApp,
+  systemClock,
   errorMiddleware,
   healthRoutes,
+  jsonBody,
   listen,
   notFoundHandler,
   requireInternalToken,
   type Clock,
+  type EventPublisher,
   type EventSource,
   type InternalTokens,
   type Logger,
@@ -17,7 +21,26 @@ import { startAuditConsumer, type AuditConsumer } from './consumers/audit-consum
 import type { MandatesSource } from './evidence/mandates-source';
 import { evidenceRoutes } from './http/evidence-routes';
 import { eventRoutes } from './http/routes';
+import { webhookRoutes } from './http/webhook-routes';
 import type { EventStore } from './store/event-store';
+import type { WebhookDeps } from './webhooks/endpoints';
+import { startWebhookFanout, type WebhookFanout } from './webhooks/fanout';
+import type { SecretBox } from './webhooks/secret-box';
+import type { WebhookStore } from './webhooks/webhook-store';
+import { DeliveryWorker, type WebhookSettings } from './webhooks/worker';
+
+/** Outbound webhooks (the endpoints API, the fan-out of the webhook queue, the delivery worker). */
+export interface WebhookParts {
+  store: WebhookStore;
+  /** The webhook queue (RabbitMQ), or the embedded mode's in-process bus. */
+  source: EventSource;
+  /** Where the events of endpoint changes go (relayed from the store's outbox). */
+  publisher: EventPublisher;
+  box: SecretBox;
+  settings: WebhookSettings;
+  /** Jitter source of the retry schedule (tests pin it). */
+  random?: () => number;
+}
 
 export interface Deps {
   store: EventStore;
@@ -28,6 +51,8 @@ export interface Deps {
   /** The mandates service, for the evidence export (MANDATES_URL); absent → the export answers 503. */
   mandates?: MandatesSource;
   clock?: Clock;
+  /** Absent: no webhook routes, fan-out or worker (component tests of the events alone). */
+  webhooks?: WebhookParts;
 }
 
 /**
@@ -37,6 +62,8 @@ export interface Deps {
  */
 export interface AuditService extends AppLifecycle {
   app: Express;
+  /** The delivery worker (tests under an injected clock drive it with runDue). */
+  webhookWorker?: DeliveryWorker;
 }
 
 export function createApp(deps: Deps): AuditService {
@@ -55,16 +82,31 @@ export function createApp(deps: Deps): AuditService {
   app.use('/v1', requireInternalToken(tokens, 'audit'));
   app.use(eventRoutes(store));
   app.use(evidenceRoutes({ store, tokens, mandates: deps.mandates, logger, clock: deps.clock }));
+  const webhooks = deps.webhooks && webhookDeps(deps.webhooks, deps.clock ?? systemClock, logger);
+  if (webhooks) app.use(jsonBody(), webhookRoutes(webhooks));
+  let fanout: WebhookFanout | undefined;
   app.use(notFoundHandler());
   app.use(errorMiddleware(logger));
 
   return {
     app,
+    webhookWorker: webhooks?.worker,
     async start(port = 0, host = '127.0.0.1') {
       const running = await listen(app, port, host);
       try {
         consumer = await startAuditConsumer(source, store, logger);
+        if (webhooks && deps.webhooks) {
+          webhooks.relay.start();
+          webhooks.worker.start();
+          fanout = await startWebhookFanout(deps.webhooks.source, {
+            store: webhooks.store,
+            clock: webhooks.clock,
+            logger,
+            onStored: () => webhooks.worker.kick(),
+          });
+        }
       } catch (err) {
+        await consumer?.stop();
         await running.close();
         throw err;
       }
@@ -73,8 +115,30 @@ export function createApp(deps: Deps): AuditService {
     },
     async stop() {
       await consumer?.stop();
+      // The fan-out stores what it was handed, the worker finishes its attempts, the relay publishes last.
+      await fanout?.stop();
+      await webhooks?.worker.stop();
+      await webhooks?.relay.stop();
       await server?.close();
       server = undefined;
     },
   };
+}
+
+function webhookDeps(
+  parts: WebhookParts,
+  clock: Clock,
+  logger: Logger,
+): WebhookDeps & { relay: OutboxRelay } {
+  const relay = new OutboxRelay(parts.store, parts.publisher, logger);
+  const worker = new DeliveryWorker({
+    store: parts.store,
+    box: parts.box,
+    relay,
+    clock,
+    logger,
+    settings: parts.settings,
+    random: parts.random,
+  });
+  return { store: parts.store, box: parts.box, relay, clock, settings: parts.settings, worker };
 }

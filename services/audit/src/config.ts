@@ -15,6 +15,43 @@ export const auditConfigSchema = z.object({
   MANDATES_URL: env.urlList(),
   /** Upper bound for one call to the mandates service, retries included. */
   MANDATES_TIMEOUT_MS: env.int(5_000).pipe(z.number().int().min(1)),
+  /**
+   * Local development only: webhook URLs may also be http://127.0.0.1:<port> or http://localhost:<port>.
+   * `npm start` turns it on unless set; never in production.
+   */
+  WEBHOOKS_ALLOW_LOOPBACK: env.bool(false),
+  /** One delivery attempt, connect to last byte. */
+  WEBHOOKS_TIMEOUT_MS: env.int(10_000).pipe(z.number().int().min(100).max(60_000)),
+  /** Delays after each failed attempt, seconds (±20 % jitter each); after the last, the delivery is FAILED. */
+  WEBHOOKS_RETRY_SCHEDULE: z.preprocess(
+    (v) => (v === undefined || v === '' ? '5,300,1800,7200,18000,36000,36000' : v),
+    z
+      .string()
+      .transform((v) => v.split(',').map((s) => Number(s.trim())))
+      .pipe(
+        z
+          .array(
+            z
+              .number()
+              .positive()
+              .max(7 * 24 * 3600),
+          )
+          .min(1)
+          .max(20),
+      ),
+  ),
+  /** An endpoint whose every attempt has failed for this many hours is disabled. */
+  WEBHOOKS_DISABLE_AFTER_HOURS: z.preprocess(
+    (v) => (v === undefined || v === '' ? '120' : v),
+    z.coerce
+      .number()
+      .positive()
+      .max(24 * 365),
+  ),
+  /** Deliveries in flight at once per audit process. */
+  WEBHOOKS_CONCURRENCY: env.int(64).pipe(z.number().int().min(1).max(1000)),
+  /** How often each process asks the store for due deliveries (retries, other processes' fan-out). */
+  WEBHOOKS_POLL_MS: env.int(1_000).pipe(z.number().int().min(10).max(60_000)),
 });
 export type AuditConfig = z.output<typeof auditConfigSchema>;
 

@@ -8,6 +8,9 @@ import {
   listQueryShape,
   routeGroup,
 } from '@mandate/shared';
+import { webhookRoutes } from './webhook-contract';
+
+export * from './webhook-contract';
 
 /**
  * The audit service's public contract: the request and response schemas and routes of the event
@@ -173,6 +176,7 @@ export const routes = defineRoutes({
       503: 'The mandates service or the signing key is unavailable',
     },
   }),
+  ...webhookRoutes,
 });
 
 export const contract = Object.values(routes);

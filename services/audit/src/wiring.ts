@@ -1,13 +1,17 @@
+import { randomBytes } from 'node:crypto';
 import type { Connection } from 'mongoose';
 import {
   InProcessBus,
+  RabbitPublisher,
   RabbitEventSource,
   amqpTopology,
   compose,
   connectMongo,
   tokensFor,
+  type EventPublisher,
   type EventSource,
   type Logger,
+  type OutboundLookup,
 } from '@mandate/shared';
 import type { Deps } from './app';
 import type { AuditConfig } from './config';
@@ -16,6 +20,22 @@ import type { EventStore } from './store/event-store';
 import { FileEventStore } from './store/file-event-store';
 import { MemoryEventStore } from './store/memory-event-store';
 import { MongoEventStore } from './store/mongo-event-store';
+import { MemoryWebhookStore } from './webhooks/memory-webhook-store';
+import { MongoWebhookStore } from './webhooks/mongo-webhook-store';
+import { secretBox } from './webhooks/secret-box';
+import type { WebhookStore } from './webhooks/webhook-store';
+
+/** What a caller may pass instead of an adapter (the embedded launcher its bus, tests their doubles). */
+export type AuditOverrides = Partial<Omit<Deps, 'webhooks'>> & {
+  /** Where the events of webhook endpoint changes go without AMQP_URL (the embedded mode's bus). */
+  publisher?: EventPublisher;
+  webhookStore?: WebhookStore;
+  /** The webhook fan-out's source without AMQP_URL; defaults to `source`. */
+  webhookSource?: EventSource;
+  /** Resolves receivers' names (tests stub DNS). */
+  webhookLookup?: OutboundLookup;
+  webhookRandom?: () => number;
+};
 
 export interface Wired {
   deps: Deps;
@@ -32,7 +52,7 @@ export interface Wired {
 export async function wire(
   config: AuditConfig,
   logger: Logger,
-  overrides: Partial<Deps> = {},
+  overrides: AuditOverrides = {},
 ): Promise<Wired> {
   const log = overrides.logger ?? logger;
   let connection: Connection | undefined;
@@ -98,9 +118,76 @@ export async function wire(
     },
   });
 
+  // Webhooks: the deliveries next to the events (MongoDB, else memory), the webhook queue (its own
+  // copy of every event), and a publisher for the events of endpoint changes.
+  const { adapter: webhookStore } = await compose<WebhookStore>({
+    variable: config.MONGO_URL,
+    fromVariable: async () => {
+      const mongoStore = new MongoWebhookStore(connection!);
+      await mongoStore.init();
+      return mongoStore;
+    },
+    override: overrides.webhookStore,
+    local: () => {
+      log.warn('webhook deliveries are in memory: pending ones are lost on restart');
+      return new MemoryWebhookStore();
+    },
+  });
+  const { adapter: webhookSource } = await compose<EventSource>({
+    variable: config.AMQP_URL,
+    fromVariable: (url) =>
+      new RabbitEventSource({
+        url,
+        logger: log,
+        topology: amqpTopology(config.AMQP_NAMESPACE),
+        prefetch: config.AUDIT_PREFETCH,
+        queue: 'webhooks',
+      }),
+    override: overrides.webhookSource,
+    // The same in-process bus as the audit consumer's: it hands every event to each of its consumers.
+    local: () => source,
+  });
+  let ownPublisher: RabbitPublisher | undefined;
+  const { adapter: publisher } = await compose<EventPublisher>({
+    variable: config.AMQP_URL,
+    fromVariable: async (url) => {
+      // Connects on the first publish: a broker down at start delays the relay, not the service.
+      ownPublisher = new RabbitPublisher(url, log, amqpTopology(config.AMQP_NAMESPACE));
+      return ownPublisher;
+    },
+    override: overrides.publisher,
+    local: () => (source instanceof InProcessBus ? source : new InProcessBus(log)),
+  });
+  if (!config.INTERNAL_TOKEN_SECRET)
+    log.warn('no INTERNAL_TOKEN_SECRET: webhook secrets are sealed with a key of this process only');
+
   return {
-    deps: { store, source, tokens, logger: log, mandates, clock: overrides.clock },
+    deps: {
+      store,
+      source,
+      tokens,
+      logger: log,
+      mandates,
+      clock: overrides.clock,
+      webhooks: {
+        store: webhookStore,
+        source: webhookSource,
+        publisher,
+        box: secretBox(config.INTERNAL_TOKEN_SECRET ?? randomBytes(32).toString('hex')),
+        random: overrides.webhookRandom,
+        settings: {
+          allowLoopback: config.WEBHOOKS_ALLOW_LOOPBACK,
+          lookup: overrides.webhookLookup,
+          timeoutMs: config.WEBHOOKS_TIMEOUT_MS,
+          retryScheduleSeconds: config.WEBHOOKS_RETRY_SCHEDULE,
+          disableAfterMs: config.WEBHOOKS_DISABLE_AFTER_HOURS * 3600 * 1000,
+          concurrency: config.WEBHOOKS_CONCURRENCY,
+          pollMs: config.WEBHOOKS_POLL_MS,
+        },
+      },
+    },
     async close() {
+      await ownPublisher?.close();
       await ownMandates?.close();
       await connection?.close();
       await fileStore?.close();

@@ -481,13 +481,19 @@ describe('audit wiring and contract', () => {
     expect(() => auditConfig({ AUDIT_PREFETCH: '0' })).toThrow();
   });
 
-  it('when the OpenAPI document is built, then the event paths, the verification stats and the evidence export are in it', () => {
+  it('when the OpenAPI document is built, then the event paths, the verification stats, the evidence export and the webhook endpoints are in it', () => {
     const doc = buildOpenApiDocument(contract);
     expect(Object.keys(doc.paths ?? {})).toEqual([
       '/v1/events',
       '/v1/events/verification-stats',
       '/v1/events/{id}',
       '/v1/mandates/{id}/evidence',
+      '/v1/webhook-endpoints',
+      '/v1/webhook-endpoints/{id}',
+      '/v1/webhook-endpoints/{id}/rotate-secret',
+      '/v1/webhook-endpoints/{id}/test',
+      '/v1/webhook-endpoints/{id}/deliveries',
+      '/v1/webhook-endpoints/{id}/deliveries/{deliveryId}/retry',
     ]);
   });
 });

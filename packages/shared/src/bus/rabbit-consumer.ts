@@ -17,6 +17,8 @@ export interface RabbitSourceOptions {
   prefetch?: number;
   /** Delay before a message whose handler failed (a store outage, not bad input) is offered again. */
   retryDelayMs?: number;
+  /** The queue consumed (declared by assertTopology); defaults to the audit queue. */
+  queue?: 'audit' | 'webhooks';
 }
 
 /** One AMQP delivery and the events of it that still wait for their write. */
@@ -52,7 +54,15 @@ export class RabbitEventSource
   private consumerTag?: string;
 
   constructor(private readonly options: RabbitSourceOptions) {
-    super(options.logger, options.topology, { who: 'audit consumer', role: 'consumer' });
+    super(options.logger, options.topology, {
+      who: options.queue === 'webhooks' ? 'webhook consumer' : 'audit consumer',
+      role: 'consumer',
+    });
+  }
+
+  /** The queue this source consumes. */
+  private get queue(): string {
+    return this.options.queue === 'webhooks' ? this.topology.webhookQueue : this.topology.auditQueue;
   }
 
   /**
@@ -70,7 +80,8 @@ export class RabbitEventSource
   }
 
   async startBatched(handler: BatchHandler, options: BatchOptions = {}): Promise<void> {
-    processMetrics().queueSources.add(this);
+    // audit_queue_messages counts the audit queue only; the webhook backlog has gauges of its own.
+    if (this.options.queue !== 'webhooks') processMetrics().queueSources.add(this);
     this.batchOptions = { maxBatch: options.maxBatch ?? 100, maxDelayMs: options.maxDelayMs ?? 20 };
     await this.connectOrRetry(handler);
   }
@@ -96,15 +107,15 @@ export class RabbitEventSource
       if (!this.stopped) void connection.close().catch(() => undefined);
     });
     this.lastHandler = handler;
-    const { consumerTag } = await channel.consume(this.topology.auditQueue, (msg) => {
+    const { consumerTag } = await channel.consume(this.queue, (msg) => {
       if (!msg) return;
       const p = this.handle(channel, deadLetterChannel, msg, handler).finally(() => this.inFlight.delete(p));
       this.inFlight.add(p);
     });
     this.consumerTag = consumerTag;
     logger.info(
-      { amqp: redactUrl(url), queue: this.topology.auditQueue },
-      'audit consumer connected to RabbitMQ',
+      { amqp: redactUrl(url), queue: this.queue },
+      `${this.options.queue === 'webhooks' ? 'webhook' : 'audit'} consumer connected to RabbitMQ`,
     );
   }
 
@@ -118,7 +129,7 @@ export class RabbitEventSource
     const parsed = parseEventMessage(msg.content);
     const span = startConsumeSpan(
       msg.properties.headers,
-      this.topology.auditQueue,
+      this.queue,
       msg.properties.messageId,
       parsed?.events.length ?? 0,
     );
@@ -251,7 +262,7 @@ export class RabbitEventSource
     const ch = await connection.createChannel();
     ch.on('error', () => undefined);
     try {
-      return (await ch.checkQueue(this.topology.auditQueue)).messageCount;
+      return (await ch.checkQueue(this.queue)).messageCount;
     } finally {
       await ch.close().catch(() => undefined);
     }

@@ -14,6 +14,8 @@ export function amqpTopology(namespace = 'mandate') {
     auditQueue: `${namespace}.audit.events`,
     /** Rejected messages rest here for inspection; nothing consumes them automatically. */
     auditDeadLetterQueue: `${namespace}.audit.events.dead`,
+    /** The webhook fan-out's durable queue, bound to every event like the audit queue (its own copy of each). */
+    webhookQueue: `${namespace}.webhooks.events`,
     routingKey: (eventType: string) => `audit.${eventType}`,
     allEvents: 'audit.#',
   };
@@ -36,6 +38,12 @@ export async function assertTopology(ch: Channel, t: AmqpTopology): Promise<void
     arguments: { 'x-queue-type': DURABLE_QUEUE_TYPE, 'x-dead-letter-exchange': t.deadLetterExchange },
   });
   await ch.bindQueue(t.auditQueue, t.exchange, t.allEvents);
+  // Declared by producers too: an event published before the first webhook worker starts waits for it.
+  await ch.assertQueue(t.webhookQueue, {
+    durable: true,
+    arguments: { 'x-queue-type': DURABLE_QUEUE_TYPE, 'x-dead-letter-exchange': t.deadLetterExchange },
+  });
+  await ch.bindQueue(t.webhookQueue, t.exchange, t.allEvents);
   await ch.assertQueue(t.auditDeadLetterQueue, {
     durable: true,
     arguments: { 'x-queue-type': DURABLE_QUEUE_TYPE },

@@ -17,6 +17,7 @@ export async function deleteAmqpTopology(topology: AmqpTopology, url = TEST_AMQP
     const ch = await connection.createChannel();
     await ch.deleteQueue(topology.auditQueue);
     await ch.deleteQueue(topology.auditDeadLetterQueue);
+    await ch.deleteQueue(topology.webhookQueue);
     await ch.deleteExchange(topology.exchange);
     await ch.deleteExchange(topology.deadLetterExchange);
   } finally {

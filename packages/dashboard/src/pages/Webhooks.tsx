@@ -1,0 +1,281 @@
+import { useState } from 'react';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { call } from '../api';
+import type { Area } from '../areas';
+import { useAuth } from '../auth';
+import { PagedTable, usePagedList } from '../paged-list';
+import { column } from '../table';
+import {
+  ErrorMessage,
+  FormCard,
+  PageHeader,
+  SecretOnce,
+  SelectField,
+  TextField,
+  formatTime,
+  useFormMutation,
+} from '../ui';
+
+interface Endpoint {
+  id: string;
+  url: string;
+  description: string | null;
+  event_types: string[];
+  status: 'ENABLED' | 'DISABLED';
+  disabled_reason: 'manual' | 'failing' | null;
+  failing_since: string | null;
+  created_at: string;
+}
+
+interface Attempt {
+  attempted_at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  manual: boolean;
+}
+
+interface Delivery {
+  id: string;
+  event_id: string;
+  event_type: string;
+  status: 'PENDING' | 'SUCCEEDED' | 'FAILED';
+  attempts: Attempt[];
+  next_attempt_at: string | null;
+}
+
+const BASE = '/v1/webhook-endpoints';
+
+/** How one attempt ended, in a few words. */
+const outcome = (a: Attempt) => a.error ?? `HTTP ${a.status_code}`;
+
+/**
+ * Webhooks: the tenant's endpoints (create with the secret shown once, rotate, enable or disable,
+ * delete, send a test event), and one endpoint's deliveries with every attempt and a retry. Every
+ * change is an API call the server authorizes (tenant:write); reading needs tenant:read.
+ */
+export function WebhooksPage({ area }: { area: Area }) {
+  const { session, permissions } = useAuth();
+  const tenantId = session?.kind === 'user' ? session.tenantId : '';
+  const canWrite = !!area.write && !!permissions?.includes(area.write);
+  const queryClient = useQueryClient();
+  const refresh = () => queryClient.invalidateQueries({ queryKey: ['webhook-endpoints'] });
+  const endpoints = usePagedList<Endpoint>({ key: ['webhook-endpoints', tenantId], path: BASE });
+  const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
+  const [selected, setSelected] = useState<Endpoint | null>(null);
+
+  const action = useMutation({
+    mutationFn: ({
+      endpoint,
+      op,
+    }: {
+      endpoint: Endpoint;
+      op: 'rotate' | 'test' | 'enable' | 'disable' | 'delete';
+    }) => {
+      const at = `${BASE}/${endpoint.id}`;
+      if (op === 'rotate') return call<{ secret?: string }>(session, 'POST', `${at}/rotate-secret`, {});
+      if (op === 'test') return call<{ secret?: string }>(session, 'POST', `${at}/test`, {});
+      if (op === 'delete') return call<{ secret?: string }>(session, 'DELETE', at);
+      return call<{ secret?: string }>(session, 'PATCH', at, {
+        status: op === 'enable' ? 'ENABLED' : 'DISABLED',
+      });
+    },
+    onSuccess: (res, { endpoint, op }) => {
+      if (op === 'rotate' && res.secret)
+        setSecret({
+          label: `New secret of ${endpoint.url} (the previous one keeps signing for 24 hours)`,
+          value: res.secret,
+        });
+      if (op === 'delete' && selected?.id === endpoint.id) setSelected(null);
+      void refresh();
+    },
+  });
+
+  return (
+    <>
+      <PageHeader title="Webhooks" />
+      {secret ? (
+        <SecretOnce label={secret.label} secret={secret.value} onDone={() => setSecret(null)} />
+      ) : null}
+      {canWrite ? (
+        <CreateEndpoint
+          onCreated={(e) => {
+            setSecret({ label: `Signing secret of ${e.url}`, value: e.secret });
+            void refresh();
+          }}
+        />
+      ) : null}
+      <ErrorMessage error={action.error} />
+      <PagedTable
+        list={endpoints}
+        caption={`Webhook endpoints of tenant ${tenantId}`}
+        empty="No endpoints."
+        rowKey={(e) => e.id}
+        columns={[
+          column<Endpoint>('URL', (e) => <code>{e.url}</code>),
+          column<Endpoint>('Events', (e) => e.event_types.join(', ')),
+          column<Endpoint>('Status', (e) =>
+            e.status === 'ENABLED'
+              ? e.failing_since
+                ? `enabled, failing since ${formatTime(e.failing_since)}`
+                : 'enabled'
+              : `disabled (${e.disabled_reason ?? 'manual'})`,
+          ),
+          column<Endpoint>('Created', (e) => formatTime(e.created_at), 'nowrap'),
+          column<Endpoint>(
+            'Actions',
+            (e) => (
+              <>
+                <button type="button" onClick={() => setSelected(e)}>
+                  Deliveries <span className="sr-only">{e.url}</span>
+                </button>
+                {canWrite ? (
+                  <>
+                    {e.status === 'ENABLED' ? (
+                      <button type="button" onClick={() => action.mutate({ endpoint: e, op: 'test' })}>
+                        Send test <span className="sr-only">{e.url}</span>
+                      </button>
+                    ) : null}
+                    <button type="button" onClick={() => action.mutate({ endpoint: e, op: 'rotate' })}>
+                      Rotate secret <span className="sr-only">{e.url}</span>
+                    </button>
+                    <button
+                      type="button"
+                      onClick={() =>
+                        action.mutate({ endpoint: e, op: e.status === 'ENABLED' ? 'disable' : 'enable' })
+                      }
+                    >
+                      {e.status === 'ENABLED' ? 'Disable' : 'Enable'} <span className="sr-only">{e.url}</span>
+                    </button>
+                    <button
+                      type="button"
+                      className="danger"
+                      onClick={() => action.mutate({ endpoint: e, op: 'delete' })}
+                    >
+                      Delete <span className="sr-only">{e.url}</span>
+                    </button>
+                  </>
+                ) : null}
+              </>
+            ),
+            'actions',
+          ),
+        ]}
+      />
+      {selected ? <Deliveries endpoint={selected} canWrite={canWrite} /> : null}
+    </>
+  );
+}
+
+function CreateEndpoint({ onCreated }: { onCreated(e: Endpoint & { secret: string }): void }) {
+  const { session } = useAuth();
+  const [url, setUrl] = useState('');
+  const [types, setTypes] = useState('*');
+  const [create, submit] = useFormMutation({
+    mutationFn: () =>
+      call<Endpoint & { secret: string }>(session, 'POST', BASE, {
+        url: url.trim(),
+        event_types: types
+          .split(',')
+          .map((t) => t.trim())
+          .filter(Boolean),
+      }),
+    onSuccess: (e) => {
+      setUrl('');
+      onCreated(e);
+    },
+  });
+  return (
+    <FormCard id="create-webhook-title" title="Add an endpoint" onSubmit={submit}>
+      <div className="row">
+        <TextField
+          id="webhook-url"
+          label="URL (https)"
+          value={url}
+          onChange={setUrl}
+          required
+          placeholder="https://hooks.example.com/mandates"
+        />
+        <TextField
+          id="webhook-types"
+          label="Event types (comma-separated, * for all)"
+          value={types}
+          onChange={setTypes}
+          required
+        />
+      </div>
+      <button type="submit" disabled={create.isPending}>
+        Add endpoint
+      </button>
+      <ErrorMessage error={create.error} />
+    </FormCard>
+  );
+}
+
+function Deliveries({ endpoint, canWrite }: { endpoint: Endpoint; canWrite: boolean }) {
+  const { session } = useAuth();
+  const queryClient = useQueryClient();
+  const path = `${BASE}/${endpoint.id}/deliveries`;
+  const deliveries = usePagedList<Delivery, 'status'>({
+    key: ['webhook-endpoints', 'deliveries', endpoint.id],
+    path,
+    filters: { status: '' },
+  });
+  const retry = useMutation({
+    mutationFn: (d: Delivery) => call<Delivery>(session, 'POST', `${path}/${d.id}/retry`, {}),
+    onSuccess: () =>
+      queryClient.invalidateQueries({ queryKey: ['webhook-endpoints', 'deliveries', endpoint.id] }),
+  });
+  return (
+    <section className="card" aria-labelledby="deliveries-title">
+      <h2 id="deliveries-title">Deliveries to {endpoint.url}</h2>
+      <div className="row">
+        <SelectField
+          id="delivery-status"
+          label="Status"
+          {...deliveries.field('status')}
+          options={['PENDING', 'SUCCEEDED', 'FAILED']}
+          any
+        />
+      </div>
+      <ErrorMessage error={retry.error} />
+      <PagedTable
+        list={deliveries}
+        caption="Deliveries, newest first"
+        empty="No deliveries yet."
+        rowKey={(d) => d.id}
+        columns={[
+          column<Delivery>('Event', (d) => (
+            <>
+              {d.event_type} <code>{d.event_id}</code>
+            </>
+          )),
+          column<Delivery>('Status', (d) => d.status),
+          column<Delivery>('Attempts', (d) => (
+            <ol className="attempts">
+              {d.attempts.map((a) => (
+                <li key={a.attempted_at + a.duration_ms}>
+                  {formatTime(a.attempted_at)}: {outcome(a)} ({a.duration_ms} ms{a.manual ? ', manual' : ''})
+                </li>
+              ))}
+            </ol>
+          )),
+          column<Delivery>('Next attempt', (d) => formatTime(d.next_attempt_at), 'nowrap'),
+          ...(canWrite
+            ? [
+                column<Delivery>(
+                  'Actions',
+                  (d) => (
+                    <button type="button" disabled={retry.isPending} onClick={() => retry.mutate(d)}>
+                      Retry <span className="sr-only">{d.event_id}</span>
+                    </button>
+                  ),
+                  'actions',
+                ),
+              ]
+            : []),
+        ]}
+      />
+    </section>
+  );
+}

@@ -1,0 +1,66 @@
+import { Router } from 'express';
+import { callerOf, decodeCursor, implement, mountContracts, tenantOf } from '@mandate/shared';
+import { routes } from '../contract';
+import {
+  createEndpoint,
+  deleteEndpoint,
+  getEndpoint,
+  listDeliveries,
+  listEndpoints,
+  retryDelivery,
+  rotateSecret,
+  sendTest,
+  updateEndpoint,
+  type WebhookDeps,
+} from '../webhooks/endpoints';
+
+/** /v1/webhook-endpoints…; mounted behind requireInternalToken (the gateway checked scope and permissions). */
+export function webhookRoutes(deps: WebhookDeps): Router {
+  const router = Router();
+  mountContracts(router, [
+    implement(routes.createWebhookEndpoint)(async ({ body }, req) => ({
+      status: 201,
+      body: await createEndpoint(deps, callerOf(req), tenantOf(req), body),
+    })),
+    implement(routes.listWebhookEndpoints)(async ({ query }, req) => ({
+      status: 200,
+      body: await listEndpoints(deps, tenantOf(req), {
+        limit: query.limit,
+        afterId: decodeCursor(query.cursor),
+      }),
+    })),
+    implement(routes.getWebhookEndpoint)(async ({ params }, req) => ({
+      status: 200,
+      body: await getEndpoint(deps, tenantOf(req), params.id),
+    })),
+    implement(routes.updateWebhookEndpoint)(async ({ params, body }, req) => ({
+      status: 200,
+      body: await updateEndpoint(deps, callerOf(req), tenantOf(req), params.id, body),
+    })),
+    implement(routes.deleteWebhookEndpoint)(async ({ params }, req) => ({
+      status: 200,
+      body: await deleteEndpoint(deps, callerOf(req), tenantOf(req), params.id),
+    })),
+    implement(routes.rotateWebhookSecret)(async ({ params }, req) => ({
+      status: 200,
+      body: await rotateSecret(deps, callerOf(req), tenantOf(req), params.id),
+    })),
+    implement(routes.sendWebhookTest)(async ({ params }, req) => ({
+      status: 201,
+      body: await sendTest(deps, tenantOf(req), params.id),
+    })),
+    implement(routes.listWebhookDeliveries)(async ({ params, query }, req) => ({
+      status: 200,
+      body: await listDeliveries(deps, tenantOf(req), params.id, {
+        limit: query.limit,
+        afterId: decodeCursor(query.cursor),
+        status: query.status,
+      }),
+    })),
+    implement(routes.retryWebhookDelivery)(async ({ params }, req) => ({
+      status: 200,
+      body: await retryDelivery(deps, tenantOf(req), params.id, params.deliveryId),
+    })),
+  ]);
+  return router;
+}

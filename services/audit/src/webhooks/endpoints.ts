@@ -1,0 +1,374 @@
+import {
+  buildEvent,
+  conflict,
+  newId,
+  notFound,
+  toPage,
+  type CallerContext,
+  type Clock,
+  type EventRelay,
+  type Page,
+} from '@mandate/shared';
+import {
+  MAX_WEBHOOK_ENDPOINTS,
+  WEBHOOK_TEST_EVENT_TYPE,
+  type CreateWebhookEndpointBody,
+  type UpdateWebhookEndpointBody,
+  type WebhookDeliveryStatus,
+  type WebhookDeliveryView,
+  type WebhookEndpointView,
+} from '../contract';
+import type { SecretBox } from './secret-box';
+import {
+  checkWebhookUrl,
+  endpointLimitReached,
+  newWebhookSecret,
+  type StoredSecret,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+} from './webhook';
+import type { EndpointChanges, WebhookStore } from './webhook-store';
+import type { DeliveryWorker, WebhookSettings } from './worker';
+
+/** What the webhook use cases need. */
+export interface WebhookDeps {
+  store: WebhookStore;
+  box: SecretBox;
+  relay: EventRelay;
+  clock: Clock;
+  settings: WebhookSettings;
+  worker: DeliveryWorker;
+}
+
+/** How long the previous secret keeps signing after a rotation. */
+export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+/** Guarded writes that lost a race are decided again this many times before answering 409. */
+const ATTEMPTS = 5;
+
+const systemLookup = async (hostname: string) => {
+  const { lookup } = await import('node:dns/promises');
+  return (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
+};
+
+export function endpointView(e: WebhookEndpoint): WebhookEndpointView {
+  return {
+    id: e.id,
+    url: e.url,
+    description: e.description,
+    event_types: e.event_types,
+    status: e.status,
+    disabled_reason: e.disabled_reason,
+    failing_since: e.failing_since,
+    created_at: e.created_at,
+    updated_at: e.updated_at,
+  };
+}
+
+export function deliveryView(d: WebhookDelivery): WebhookDeliveryView {
+  return {
+    id: d.id,
+    endpoint_id: d.endpoint_id,
+    event_id: d.event_id,
+    event_type: d.event_type,
+    status: d.status,
+    attempts: d.attempts,
+    next_attempt_at: d.next_attempt_at,
+    created_at: d.created_at,
+    updated_at: d.updated_at,
+  };
+}
+
+const resourceOf = (id: string) => ({ type: 'webhook_endpoint', id });
+
+function checkUrl(deps: WebhookDeps, url: string): Promise<void> {
+  return checkWebhookUrl(url, {
+    allowLoopback: deps.settings.allowLoopback,
+    lookup: deps.settings.lookup ?? systemLookup,
+  });
+}
+
+async function existing(deps: WebhookDeps, tenantId: string, id: string): Promise<WebhookEndpoint> {
+  const endpoint = await deps.store.getEndpoint(tenantId, id);
+  if (!endpoint) throw notFound('Webhook endpoint not found');
+  return endpoint;
+}
+
+export async function createEndpoint(
+  deps: WebhookDeps,
+  caller: CallerContext,
+  tenantId: string,
+  body: CreateWebhookEndpointBody,
+): Promise<WebhookEndpointView & { secret: string }> {
+  await checkUrl(deps, body.url);
+  const secret = newWebhookSecret();
+  const id = newId('whe');
+  for (let i = 0; i < ATTEMPTS; i++) {
+    const used = new Set(await deps.store.usedSlots(tenantId));
+    const free = Array.from({ length: MAX_WEBHOOK_ENDPOINTS }, (_, n) => n).filter((n) => !used.has(n));
+    if (free.length === 0) throw endpointLimitReached(MAX_WEBHOOK_ENDPOINTS);
+    // A random free slot: concurrent creates rarely pick the same one, so few have to read again.
+    const slot = free[Math.floor(Math.random() * free.length)]!;
+    const now = deps.clock.now().toISOString();
+    const endpoint: WebhookEndpoint = {
+      id,
+      tenant_id: tenantId,
+      url: body.url,
+      description: body.description ?? null,
+      event_types: body.event_types,
+      status: 'ENABLED',
+      disabled_reason: null,
+      failing_since: null,
+      secrets: [{ sealed: deps.box.seal(secret), expires_at: null }],
+      slot,
+      version: 1,
+      created_at: now,
+      updated_at: now,
+    };
+    const event = buildEvent({
+      type: 'WEBHOOK_ENDPOINT_CREATED',
+      tenantId,
+      resource: resourceOf(id),
+      data: {
+        endpoint_id: id,
+        url: endpoint.url,
+        event_types: endpoint.event_types,
+        status: endpoint.status,
+      },
+      caller,
+    });
+    // The slot is the guard: a concurrent create that took it makes this insert refuse; read again.
+    if (await deps.store.insertEndpoint(endpoint, [event])) {
+      await deps.relay.publishNow([event]);
+      return { ...endpointView(endpoint), secret };
+    }
+  }
+  throw conflict('Webhook endpoints changed concurrently; try again');
+}
+
+export async function listEndpoints(
+  deps: WebhookDeps,
+  tenantId: string,
+  page: { limit: number; afterId?: string },
+): Promise<Page<WebhookEndpointView>> {
+  const items = await deps.store.listEndpoints(tenantId, page);
+  return toPage(items.map(endpointView), page.limit, (e) => e.id);
+}
+
+export async function getEndpoint(
+  deps: WebhookDeps,
+  tenantId: string,
+  id: string,
+): Promise<WebhookEndpointView> {
+  return endpointView(await existing(deps, tenantId, id));
+}
+
+/** Reads, decides and writes guarded by the version read; a lost race is decided again. */
+async function change(
+  deps: WebhookDeps,
+  tenantId: string,
+  id: string,
+  decide: (
+    current: WebhookEndpoint,
+    now: Date,
+  ) => { changes: EndpointChanges; data: Record<string, unknown> },
+  caller: CallerContext | undefined,
+): Promise<WebhookEndpoint> {
+  for (let i = 0; i < ATTEMPTS; i++) {
+    const current = await existing(deps, tenantId, id);
+    const now = deps.clock.now();
+    const { changes, data } = decide(current, now);
+    const event = buildEvent({
+      type: 'WEBHOOK_ENDPOINT_UPDATED',
+      tenantId,
+      resource: resourceOf(id),
+      data: { endpoint_id: id, ...data },
+      caller,
+    });
+    const updated = await deps.store.updateEndpoint(
+      tenantId,
+      id,
+      current.version,
+      changes,
+      now.toISOString(),
+      [event],
+    );
+    if (updated) {
+      await deps.relay.publishNow([event]);
+      return updated;
+    }
+  }
+  throw conflict('Webhook endpoint changed concurrently; try again');
+}
+
+export async function updateEndpoint(
+  deps: WebhookDeps,
+  caller: CallerContext,
+  tenantId: string,
+  id: string,
+  body: UpdateWebhookEndpointBody,
+): Promise<WebhookEndpointView> {
+  await existing(deps, tenantId, id);
+  if (body.url !== undefined) await checkUrl(deps, body.url);
+  const updated = await change(
+    deps,
+    tenantId,
+    id,
+    (current) => {
+      const changes: EndpointChanges = {};
+      if (body.url !== undefined) changes.url = body.url;
+      if (body.event_types !== undefined) changes.event_types = body.event_types;
+      if (body.description !== undefined) changes.description = body.description;
+      if (body.status === 'ENABLED' && current.status !== 'ENABLED') {
+        // Enabled again by a person: its failing history starts over.
+        Object.assign(changes, { status: 'ENABLED', disabled_reason: null, failing_since: null });
+      } else if (body.status === 'DISABLED' && current.status !== 'DISABLED') {
+        Object.assign(changes, { status: 'DISABLED', disabled_reason: 'manual' });
+      }
+      return {
+        changes,
+        data: {
+          changed: Object.keys(body).sort(),
+          url: changes.url ?? current.url,
+          event_types: changes.event_types ?? current.event_types,
+          status: changes.status ?? current.status,
+        },
+      };
+    },
+    caller,
+  );
+  return endpointView(updated);
+}
+
+export async function deleteEndpoint(
+  deps: WebhookDeps,
+  caller: CallerContext,
+  tenantId: string,
+  id: string,
+): Promise<{ id: string; deleted: true }> {
+  for (let i = 0; i < ATTEMPTS; i++) {
+    const current = await existing(deps, tenantId, id);
+    const event = buildEvent({
+      type: 'WEBHOOK_ENDPOINT_DELETED',
+      tenantId,
+      resource: resourceOf(id),
+      data: { endpoint_id: id, url: current.url },
+      caller,
+    });
+    if (await deps.store.deleteEndpoint(tenantId, id, current.version, [event])) {
+      await deps.relay.publishNow([event]);
+      return { id, deleted: true };
+    }
+  }
+  throw conflict('Webhook endpoint changed concurrently; try again');
+}
+
+export async function rotateSecret(
+  deps: WebhookDeps,
+  caller: CallerContext,
+  tenantId: string,
+  id: string,
+): Promise<WebhookEndpointView & { secret: string; previous_secret_expires_at: string }> {
+  const secret = newWebhookSecret();
+  const sealed = deps.box.seal(secret);
+  let expiresAt = '';
+  const updated = await change(
+    deps,
+    tenantId,
+    id,
+    (current, now) => {
+      expiresAt = new Date(now.getTime() + ROTATION_OVERLAP_MS).toISOString();
+      // The current secret signs alongside the new one until expiresAt; older ones stop now.
+      const previous = current.secrets.find((s) => s.expires_at === null);
+      const secrets: StoredSecret[] = [{ sealed, expires_at: null }];
+      if (previous) secrets.push({ sealed: previous.sealed, expires_at: expiresAt });
+      return {
+        changes: { secrets },
+        data: { changed: ['secret'], previous_secret_expires_at: expiresAt },
+      };
+    },
+    caller,
+  );
+  return { ...endpointView(updated), secret, previous_secret_expires_at: expiresAt };
+}
+
+export async function sendTest(
+  deps: WebhookDeps,
+  tenantId: string,
+  id: string,
+): Promise<WebhookDeliveryView> {
+  const endpoint = await existing(deps, tenantId, id);
+  if (endpoint.status !== 'ENABLED') throw conflict('Webhook endpoint is disabled; enable it first');
+  const now = deps.clock.now();
+  const eventId = newId('evt');
+  const at = now.toISOString();
+  const data = {
+    id: eventId,
+    tenant_id: tenantId,
+    type: WEBHOOK_TEST_EVENT_TYPE,
+    occurred_at: at,
+    resource: resourceOf(id),
+    data: { endpoint_id: id, message: 'A test event sent from the webhook endpoints API' },
+  };
+  const delivery: WebhookDelivery = {
+    id: newId('whd'),
+    tenant_id: tenantId,
+    endpoint_id: id,
+    event_id: eventId,
+    event_type: WEBHOOK_TEST_EVENT_TYPE,
+    payload: JSON.stringify({ type: WEBHOOK_TEST_EVENT_TYPE, timestamp: at, data }),
+    status: 'PENDING',
+    attempts: [],
+    scheduled_attempts: 0,
+    next_attempt_at: at,
+    created_at: at,
+    updated_at: at,
+  };
+  await deps.store.insertDeliveries([delivery]);
+  const claimed = await deps.store.claimOne(
+    tenantId,
+    id,
+    delivery.id,
+    now,
+    new Date(now.getTime() + deps.worker.leaseMs),
+  );
+  // A worker that claimed it first is attempting it already: answer what is stored.
+  if (!claimed) return deliveryView((await deps.store.getDelivery(tenantId, id, delivery.id)) ?? delivery);
+  // The first attempt of the schedule, made now: a failure is retried like any delivery's.
+  const after = await deps.worker.attemptNow(claimed, endpoint, false);
+  return deliveryView(after ?? delivery);
+}
+
+export async function listDeliveries(
+  deps: WebhookDeps,
+  tenantId: string,
+  endpointId: string,
+  page: { limit: number; afterId?: string; status?: WebhookDeliveryStatus },
+): Promise<Page<WebhookDeliveryView>> {
+  await existing(deps, tenantId, endpointId);
+  const items = await deps.store.listDeliveries(tenantId, endpointId, page);
+  return toPage(items.map(deliveryView), page.limit, (d) => d.id);
+}
+
+export async function retryDelivery(
+  deps: WebhookDeps,
+  tenantId: string,
+  endpointId: string,
+  deliveryId: string,
+): Promise<WebhookDeliveryView> {
+  const endpoint = await existing(deps, tenantId, endpointId);
+  const delivery = await deps.store.getDelivery(tenantId, endpointId, deliveryId);
+  if (!delivery) throw notFound('Webhook delivery not found');
+  if (endpoint.status !== 'ENABLED') throw conflict('Webhook endpoint is disabled; enable it first');
+  const now = deps.clock.now();
+  const claimed = await deps.store.claimOne(
+    tenantId,
+    endpointId,
+    deliveryId,
+    now,
+    new Date(now.getTime() + deps.worker.leaseMs),
+  );
+  if (!claimed) throw conflict('Webhook delivery is being attempted right now; try again shortly');
+  const after = await deps.worker.attemptNow(claimed, endpoint);
+  if (!after) throw conflict('Webhook delivery is being attempted right now; try again shortly');
+  return deliveryView(after);
+}

@@ -1,0 +1,213 @@
+import { randomUUID } from 'node:crypto';
+import { MemoryOutbox, type AuditEvent } from '@mandate/shared';
+import type { WebhookDeliveryStatus } from '../contract';
+import type { ClaimedDelivery, WebhookDelivery, WebhookEndpoint } from './webhook';
+import {
+  MAX_STORED_ATTEMPTS,
+  type AttemptOutcome,
+  type EndpointChanges,
+  type WebhookStore,
+} from './webhook-store';
+
+interface Lease {
+  token: string;
+  until: number;
+}
+
+/**
+ * Webhook endpoints and deliveries in memory (embedded mode, tests): each method checks and
+ * changes in one synchronous step, which is what makes it a guarded write here.
+ */
+export class MemoryWebhookStore implements WebhookStore {
+  readonly kind = 'memory' as const;
+  private readonly endpoints = new Map<string, WebhookEndpoint>();
+  private readonly deliveries = new Map<string, WebhookDelivery>();
+  /** (endpoint, event) → delivery id: the unique key that makes a redelivered event add nothing. */
+  private readonly byEndpointEvent = new Map<string, string>();
+  private readonly leases = new Map<string, Lease>();
+  /** The PENDING deliveries' ids, so claiming never walks the delivered ones. */
+  private readonly pending = new Set<string>();
+  private readonly outbox = new MemoryOutbox();
+
+  async ping(): Promise<void> {}
+
+  async insertEndpoint(endpoint: WebhookEndpoint, events: AuditEvent[]): Promise<boolean> {
+    for (const e of this.endpoints.values())
+      if (e.tenant_id === endpoint.tenant_id && e.slot === endpoint.slot) return false;
+    this.endpoints.set(endpoint.id, structuredClone(endpoint));
+    this.outbox.add(endpoint.id, events);
+    return true;
+  }
+
+  async usedSlots(tenantId: string): Promise<number[]> {
+    return [...this.endpoints.values()].filter((e) => e.tenant_id === tenantId).map((e) => e.slot);
+  }
+
+  async getEndpoint(tenantId: string, id: string): Promise<WebhookEndpoint | null> {
+    const e = this.endpoints.get(id);
+    return e && e.tenant_id === tenantId ? structuredClone(e) : null;
+  }
+
+  async listEndpoints(
+    tenantId: string,
+    page: { limit: number; afterId?: string },
+  ): Promise<WebhookEndpoint[]> {
+    return [...this.endpoints.values()]
+      .filter((e) => e.tenant_id === tenantId && (page.afterId === undefined || e.id < page.afterId))
+      .sort((a, b) => (a.id < b.id ? 1 : -1))
+      .slice(0, page.limit + 1)
+      .map((e) => structuredClone(e));
+  }
+
+  async enabledEndpoints(tenantId: string): Promise<WebhookEndpoint[]> {
+    return [...this.endpoints.values()]
+      .filter((e) => e.tenant_id === tenantId && e.status === 'ENABLED')
+      .map((e) => structuredClone(e));
+  }
+
+  async endpointsByIds(ids: string[]): Promise<WebhookEndpoint[]> {
+    return ids.flatMap((id) => {
+      const e = this.endpoints.get(id);
+      return e ? [structuredClone(e)] : [];
+    });
+  }
+
+  async updateEndpoint(
+    tenantId: string,
+    id: string,
+    version: number,
+    changes: EndpointChanges,
+    updatedAt: string,
+    events: AuditEvent[],
+  ): Promise<WebhookEndpoint | null> {
+    const e = this.endpoints.get(id);
+    if (!e || e.tenant_id !== tenantId || e.version !== version) return null;
+    const next = { ...e, ...structuredClone(changes), version: version + 1, updated_at: updatedAt };
+    this.endpoints.set(id, next);
+    this.outbox.add(id, events);
+    return structuredClone(next);
+  }
+
+  async deleteEndpoint(
+    tenantId: string,
+    id: string,
+    version: number,
+    events: AuditEvent[],
+  ): Promise<boolean> {
+    const e = this.endpoints.get(id);
+    if (!e || e.tenant_id !== tenantId || e.version !== version) return false;
+    this.endpoints.delete(id);
+    this.outbox.add(id, events);
+    return true;
+  }
+
+  async insertDeliveries(deliveries: WebhookDelivery[]): Promise<void> {
+    for (const d of deliveries) {
+      const key = `${d.endpoint_id} ${d.event_id}`;
+      if (this.byEndpointEvent.has(key)) continue;
+      this.byEndpointEvent.set(key, d.id);
+      this.deliveries.set(d.id, structuredClone(d));
+      if (d.status === 'PENDING') this.pending.add(d.id);
+    }
+  }
+
+  async getDelivery(tenantId: string, endpointId: string, id: string): Promise<WebhookDelivery | null> {
+    const d = this.deliveries.get(id);
+    return d && d.tenant_id === tenantId && d.endpoint_id === endpointId ? structuredClone(d) : null;
+  }
+
+  async listDeliveries(
+    tenantId: string,
+    endpointId: string,
+    page: { limit: number; afterId?: string; status?: WebhookDeliveryStatus },
+  ): Promise<WebhookDelivery[]> {
+    return [...this.deliveries.values()]
+      .filter(
+        (d) =>
+          d.tenant_id === tenantId &&
+          d.endpoint_id === endpointId &&
+          (page.status === undefined || d.status === page.status) &&
+          (page.afterId === undefined || d.id < page.afterId),
+      )
+      .sort((a, b) => (a.id < b.id ? 1 : -1))
+      .slice(0, page.limit + 1)
+      .map((d) => structuredClone(d));
+  }
+
+  private lease(d: WebhookDelivery, until: Date): ClaimedDelivery {
+    const token = randomUUID();
+    this.leases.set(d.id, { token, until: until.getTime() });
+    return { ...structuredClone(d), lease_token: token };
+  }
+
+  private leased(id: string, now: Date): boolean {
+    const lease = this.leases.get(id);
+    return lease !== undefined && lease.until > now.getTime();
+  }
+
+  async claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {
+    const claimed: ClaimedDelivery[] = [];
+    for (const id of this.pending) {
+      if (claimed.length >= limit) break;
+      const d = this.deliveries.get(id)!;
+      if (d.next_attempt_at === null) continue;
+      if (Date.parse(d.next_attempt_at) > now.getTime() || this.leased(d.id, now)) continue;
+      claimed.push(this.lease(d, leaseUntil));
+    }
+    return claimed;
+  }
+
+  async claimOne(
+    tenantId: string,
+    endpointId: string,
+    id: string,
+    now: Date,
+    leaseUntil: Date,
+  ): Promise<ClaimedDelivery | null> {
+    const d = this.deliveries.get(id);
+    if (!d || d.tenant_id !== tenantId || d.endpoint_id !== endpointId || this.leased(id, now)) return null;
+    return this.lease(d, leaseUntil);
+  }
+
+  async finishAttempt(
+    id: string,
+    leaseToken: string,
+    outcome: AttemptOutcome,
+    at: string,
+  ): Promise<WebhookDelivery | null> {
+    const d = this.deliveries.get(id);
+    if (!d || this.leases.get(id)?.token !== leaseToken) return null;
+    this.leases.delete(id);
+    const next: WebhookDelivery = {
+      ...d,
+      attempts: [...d.attempts, outcome.attempt].slice(-MAX_STORED_ATTEMPTS),
+      status: outcome.status,
+      next_attempt_at: outcome.next_attempt_at,
+      scheduled_attempts: d.scheduled_attempts + (outcome.scheduled ? 1 : 0),
+      updated_at: at,
+    };
+    this.deliveries.set(id, next);
+    if (next.status === 'PENDING') this.pending.add(id);
+    else this.pending.delete(id);
+    return structuredClone(next);
+  }
+
+  async backlog(): Promise<{ pending: number; oldestCreatedAt: string | null }> {
+    let pending = 0;
+    let oldest: string | null = null;
+    for (const id of this.pending) {
+      const d = this.deliveries.get(id)!;
+      pending++;
+      if (oldest === null || d.created_at < oldest) oldest = d.created_at;
+    }
+    return { pending, oldestCreatedAt: oldest };
+  }
+
+  async pendingEvents(limit: number): Promise<AuditEvent[]> {
+    return this.outbox.events(limit);
+  }
+
+  async markSent(eventIds: string[]): Promise<void> {
+    this.outbox.markSent(eventIds);
+  }
+}

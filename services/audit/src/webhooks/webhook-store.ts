@@ -1,0 +1,92 @@
+import type { AuditEvent, OutboxStore } from '@mandate/shared';
+import type { WebhookDeliveryStatus } from '../contract';
+import type { ClaimedDelivery, WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './webhook';
+
+/** The fields of an endpoint a PATCH, a rotation or the worker may change. */
+export type EndpointChanges = Partial<
+  Pick<
+    WebhookEndpoint,
+    'url' | 'event_types' | 'description' | 'status' | 'disabled_reason' | 'failing_since' | 'secrets'
+  >
+>;
+
+/** How an attempt ends for the delivery: its new status and next due time. */
+export interface AttemptOutcome {
+  attempt: WebhookAttempt;
+  status: WebhookDeliveryStatus;
+  next_attempt_at: string | null;
+  /** Counts toward the schedule (false for a manual attempt). */
+  scheduled: boolean;
+}
+
+/**
+ * Webhook endpoints and their deliveries, memory and MongoDB alike (the contract suite holds both).
+ * Every change is one guarded write: an insert refused by a unique index, or an update whose filter
+ * holds its precondition (a version, a lease token); a precondition that no longer holds answers
+ * null/false and changes nothing. Endpoint changes store their events in the same write (outbox).
+ */
+export interface WebhookStore extends OutboxStore {
+  readonly kind: 'memory' | 'mongo';
+  ping(): Promise<void>;
+
+  /** Inserts the endpoint; false when its slot is taken (another create won it: read the slots again). */
+  insertEndpoint(endpoint: WebhookEndpoint, events: AuditEvent[]): Promise<boolean>;
+  /** The slots in use by the tenant's endpoints. */
+  usedSlots(tenantId: string): Promise<number[]>;
+  getEndpoint(tenantId: string, id: string): Promise<WebhookEndpoint | null>;
+  /** Newest first, up to limit + 1 after `afterId`. */
+  listEndpoints(tenantId: string, page: { limit: number; afterId?: string }): Promise<WebhookEndpoint[]>;
+  /** The tenant's ENABLED endpoints (the fan-out's question for each event). */
+  enabledEndpoints(tenantId: string): Promise<WebhookEndpoint[]>;
+  /** Endpoints by id, any tenant (the worker's read for the deliveries it claimed). */
+  endpointsByIds(ids: string[]): Promise<WebhookEndpoint[]>;
+  /** Applies the changes if the endpoint is still at `version` (+1, updated_at); null otherwise. */
+  updateEndpoint(
+    tenantId: string,
+    id: string,
+    version: number,
+    changes: EndpointChanges,
+    updatedAt: string,
+    events: AuditEvent[],
+  ): Promise<WebhookEndpoint | null>;
+  /**
+   * Removes the endpoint if still at `version` (its events stay in the outbox until relayed; its
+   * slot is free at once); false otherwise.
+   */
+  deleteEndpoint(tenantId: string, id: string, version: number, events: AuditEvent[]): Promise<boolean>;
+
+  /** Stores each (endpoint, event) delivery once: a redelivered event adds nothing. */
+  insertDeliveries(deliveries: WebhookDelivery[]): Promise<void>;
+  getDelivery(tenantId: string, endpointId: string, id: string): Promise<WebhookDelivery | null>;
+  listDeliveries(
+    tenantId: string,
+    endpointId: string,
+    page: { limit: number; afterId?: string; status?: WebhookDeliveryStatus },
+  ): Promise<WebhookDelivery[]>;
+  /**
+   * Leases up to `limit` PENDING deliveries due at `now` whose lease (if any) has run out, until
+   * `leaseUntil`, under a fresh token: one guarded write per delivery, so two workers never hold
+   * the same one.
+   */
+  claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]>;
+  /** Leases one delivery whatever its status and due time (a manual retry), unless another lease holds it. */
+  claimOne(
+    tenantId: string,
+    endpointId: string,
+    id: string,
+    now: Date,
+    leaseUntil: Date,
+  ): Promise<ClaimedDelivery | null>;
+  /** Records the attempt and the outcome, and ends the lease, if `leaseToken` still holds it; false otherwise. */
+  finishAttempt(
+    id: string,
+    leaseToken: string,
+    outcome: AttemptOutcome,
+    at: string,
+  ): Promise<WebhookDelivery | null>;
+  /** PENDING deliveries and the created_at of the oldest (the backlog gauges). */
+  backlog(): Promise<{ pending: number; oldestCreatedAt: string | null }>;
+}
+
+/** Attempts kept per delivery (the schedule makes 8; manual retries add more): the newest. */
+export const MAX_STORED_ATTEMPTS = 50;

@@ -1,0 +1,177 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { isIP } from 'node:net';
+import {
+  AppError,
+  OutboundRefused,
+  addressRefusal,
+  badRequest,
+  type AuditEvent,
+  type OutboundLookup,
+} from '@mandate/shared';
+import type { WebhookDeliveryStatus, WebhookEndpointStatus } from '../contract';
+
+/** A stored signing secret: sealed (secret-box), never in clear; `expires_at` set once a newer one replaced it. */
+export interface StoredSecret {
+  sealed: string;
+  /** null: the current secret; else the instant the previous one stops signing. */
+  expires_at: string | null;
+}
+
+export interface WebhookEndpoint {
+  id: string;
+  tenant_id: string;
+  url: string;
+  description: string | null;
+  event_types: string[];
+  status: WebhookEndpointStatus;
+  disabled_reason: 'manual' | 'failing' | null;
+  failing_since: string | null;
+  /** Newest first. */
+  secrets: StoredSecret[];
+  /** 0 … MAX_WEBHOOK_ENDPOINTS-1, unique per tenant: the guard of the per-tenant limit. */
+  slot: number;
+  /** +1 on every change: the precondition of every guarded update. */
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookAttempt {
+  attempted_at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  response_body: string | null;
+  manual: boolean;
+}
+
+export interface WebhookDelivery {
+  id: string;
+  tenant_id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  /** The exact body sent on every attempt (JSON text), so each retry signs the same bytes. */
+  payload: string;
+  status: WebhookDeliveryStatus;
+  attempts: WebhookAttempt[];
+  /** Attempts made by the schedule (manual ones excluded): picks the next delay. */
+  scheduled_attempts: number;
+  next_attempt_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** A delivery claimed by one worker: its lease token guards the write of the attempt's outcome. */
+export interface ClaimedDelivery extends WebhookDelivery {
+  lease_token: string;
+}
+
+export const endpointLimitReached = (max: number) =>
+  new AppError('CONFLICT', `A tenant has at most ${max} webhook endpoints; delete one first`);
+
+/** The retry delays after each failed attempt (SPEC: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), in seconds. */
+export const DEFAULT_RETRY_SCHEDULE_SECONDS = [5, 300, 1800, 7200, 18000, 36000, 36000] as const;
+/** Each delay varies by up to this fraction either way, so a receiver that comes back is not hit by every retry at once. */
+export const RETRY_JITTER = 0.2;
+
+/**
+ * When the next attempt is due after `failedAttempts` scheduled attempts have failed, or null
+ * when the schedule is exhausted (the delivery is FAILED). `random` in [0, 1).
+ */
+export function nextAttemptAt(
+  now: Date,
+  failedAttempts: number,
+  scheduleSeconds: readonly number[],
+  random: () => number = Math.random,
+): Date | null {
+  const base = scheduleSeconds[failedAttempts - 1];
+  if (base === undefined) return null;
+  const factor = 1 + RETRY_JITTER * (2 * random() - 1);
+  return new Date(now.getTime() + Math.round(base * 1000 * factor));
+}
+
+/** A new signing secret, as Standard Webhooks prints them: `whsec_` + base64 of 32 random bytes. */
+export function newWebhookSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64')}`;
+}
+
+/**
+ * The `webhook-signature` header: `v1,<base64 HMAC-SHA256(key, "{id}.{timestamp}.{body}")>` per
+ * secret, space-separated, where the key is the base64-decoded part of the secret after `whsec_`.
+ */
+export function signatureHeader(
+  secrets: readonly string[],
+  webhookId: string,
+  timestampSeconds: number,
+  body: string,
+): string {
+  const signed = `${webhookId}.${timestampSeconds}.${body}`;
+  return secrets
+    .map((secret) => {
+      const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+      return `v1,${createHmac('sha256', key).update(signed).digest('base64')}`;
+    })
+    .join(' ');
+}
+
+/** The body every delivery of `event` sends: `{type, timestamp, data}`, data the event as GET /v1/events/{id} returns it. */
+export function deliveryPayload(event: AuditEvent): string {
+  return JSON.stringify({ type: event.type, timestamp: event.occurred_at, data: event });
+}
+
+/** Whether an endpoint subscribed to `type`. */
+export const subscribes = (endpoint: Pick<WebhookEndpoint, 'event_types'>, type: string) =>
+  endpoint.event_types.includes('*') || endpoint.event_types.includes(type);
+
+/** The secrets that sign now: the current one, and the previous one until it expires. */
+export function signingSecrets(secrets: readonly StoredSecret[], now: Date): StoredSecret[] {
+  return secrets.filter((s) => s.expires_at === null || Date.parse(s.expires_at) > now.getTime());
+}
+
+/**
+ * The address rules at create and update (delivery checks them again on the connected address):
+ * https only, but http to a URL naming a loopback host when `allowLoopback`; a host that is, or
+ * resolves to, a loopback, private, link-local, CGNAT, multicast or unspecified address is
+ * refused. A name that does not resolve now is accepted (its deliveries fail until it does).
+ */
+export async function checkWebhookUrl(
+  raw: string,
+  options: { allowLoopback: boolean; lookup: OutboundLookup },
+): Promise<void> {
+  const url = new URL(raw);
+  const host = url.hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
+    .toLowerCase();
+  const namesLoopback = host === 'localhost' || (isIP(host) !== 0 && addressRefusal(host) === 'loopback');
+  const loopbackOk = options.allowLoopback && namesLoopback;
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopbackOk)) {
+    throw badRequest(
+      options.allowLoopback
+        ? 'url must be https (http only to 127.0.0.1 or localhost)'
+        : 'url must be an https URL',
+    );
+  }
+  if (loopbackOk && host === 'localhost') return;
+  let addresses: readonly string[];
+  if (isIP(host)) addresses = [host];
+  else {
+    try {
+      addresses = await options.lookup(host);
+    } catch {
+      return;
+    }
+  }
+  for (const address of addresses) {
+    const refusal = addressRefusal(address, loopbackOk);
+    if (refusal) throw badRequest(`url must not point to this address (${host}: ${refusal})`);
+  }
+}
+
+/** What an attempt's failure is called in the delivery's attempts: the refusal's reason, or the HTTP status. */
+export function attemptError(err: unknown): string {
+  if (err instanceof OutboundRefused) return err.message.slice(0, 300);
+  if (err instanceof Error && err.message === 'SECRET_UNREADABLE') return 'SECRET_UNREADABLE';
+  return `UNREACHABLE: ${err instanceof Error ? err.message : String(err)}`.slice(0, 300);
+}

@@ -1,0 +1,276 @@
+import { buildEvent, newId } from '@mandate/shared';
+import { describeStoreContract, memoryAdapter, mongoAdapter, walkPages } from '@mandate/shared/src/testing';
+import { MemoryWebhookStore } from '../src/webhooks/memory-webhook-store';
+import { MongoWebhookStore } from '../src/webhooks/mongo-webhook-store';
+import type { WebhookDelivery, WebhookEndpoint } from '../src/webhooks/webhook';
+import type { WebhookStore } from '../src/webhooks/webhook-store';
+
+const adapters = [
+  memoryAdapter<WebhookStore>(() => new MemoryWebhookStore()),
+  mongoAdapter<WebhookStore>('webhooks', async (connection) => {
+    const store = new MongoWebhookStore(connection);
+    await store.init();
+    return store;
+  }),
+];
+
+const T0 = new Date('2026-11-20T10:00:00.000Z');
+const at = (ms: number) => new Date(T0.getTime() + ms);
+
+function endpoint(tenantId: string, over: Partial<WebhookEndpoint> = {}): WebhookEndpoint {
+  return {
+    id: newId('whe'),
+    tenant_id: tenantId,
+    url: 'https://hooks.example.com/in',
+    description: null,
+    event_types: ['*'],
+    status: 'ENABLED',
+    disabled_reason: null,
+    failing_since: null,
+    secrets: [{ sealed: 'v1.a.b.c', expires_at: null }],
+    slot: 0,
+    version: 1,
+    created_at: T0.toISOString(),
+    updated_at: T0.toISOString(),
+    ...over,
+  };
+}
+
+function delivery(e: WebhookEndpoint, over: Partial<WebhookDelivery> = {}): WebhookDelivery {
+  return {
+    id: newId('whd'),
+    tenant_id: e.tenant_id,
+    endpoint_id: e.id,
+    event_id: newId('evt'),
+    event_type: 'MANDATE_CREATED',
+    payload: '{"type":"MANDATE_CREATED"}',
+    status: 'PENDING',
+    attempts: [],
+    scheduled_attempts: 0,
+    next_attempt_at: T0.toISOString(),
+    created_at: T0.toISOString(),
+    updated_at: T0.toISOString(),
+    ...over,
+  };
+}
+
+const attempt = (ok: boolean) => ({
+  attempted_at: T0.toISOString(),
+  status_code: ok ? 200 : 500,
+  error: ok ? null : 'HTTP 500',
+  duration_ms: 12,
+  response_body: ok ? 'ok' : null,
+  manual: false,
+});
+
+describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
+  it('when an endpoint is inserted, then get returns it equal, and another tenant gets null', async () => {
+    const tenant = newId('tnt');
+    const e = endpoint(tenant, {
+      description: 'orders',
+      event_types: ['MANDATE_CREATED', 'MANDATE_REVOKED'],
+    });
+    expect(await getStore().insertEndpoint(e, [])).toBe(true);
+    expect(await getStore().getEndpoint(tenant, e.id)).toEqual(e);
+    expect(await getStore().getEndpoint(newId('tnt'), e.id)).toBeNull();
+  });
+
+  it('when two endpoints of a tenant take the same slot, then the second insert is refused; another tenant may use it', async () => {
+    const tenant = newId('tnt');
+    expect(await getStore().insertEndpoint(endpoint(tenant, { slot: 3 }), [])).toBe(true);
+    expect(await getStore().insertEndpoint(endpoint(tenant, { slot: 3 }), [])).toBe(false);
+    expect(await getStore().insertEndpoint(endpoint(newId('tnt'), { slot: 3 }), [])).toBe(true);
+    expect(await getStore().usedSlots(tenant)).toEqual([3]);
+  });
+
+  it('when an endpoint is deleted, then its slot is free, it is gone from reads, and its event waits in the outbox', async () => {
+    const tenant = newId('tnt');
+    const e = endpoint(tenant, { slot: 5 });
+    await getStore().insertEndpoint(e, []);
+    const event = buildEvent({
+      type: 'WEBHOOK_ENDPOINT_DELETED',
+      tenantId: tenant,
+      resource: null,
+      data: {},
+    });
+    expect(await getStore().deleteEndpoint(tenant, e.id, 2, [event])).toBe(false);
+    expect(await getStore().deleteEndpoint(tenant, e.id, 1, [event])).toBe(true);
+    expect(await getStore().getEndpoint(tenant, e.id)).toBeNull();
+    expect(await getStore().usedSlots(tenant)).toEqual([]);
+    expect(await getStore().endpointsByIds([e.id])).toEqual([]);
+    expect((await getStore().pendingEvents(1000)).map((x) => x.id)).toContain(event.id);
+    await getStore().markSent([event.id]);
+    expect((await getStore().pendingEvents(1000)).map((x) => x.id)).not.toContain(event.id);
+    expect(await getStore().insertEndpoint(endpoint(tenant, { slot: 5 }), [])).toBe(true);
+  });
+
+  it('when an update names a stale version, then nothing changes; at the current version it applies and bumps it', async () => {
+    const tenant = newId('tnt');
+    const e = endpoint(tenant);
+    await getStore().insertEndpoint(e, []);
+    const later = at(60_000).toISOString();
+    expect(
+      await getStore().updateEndpoint(tenant, e.id, 7, { url: 'https://x.example.com/' }, later, []),
+    ).toBeNull();
+    const updated = await getStore().updateEndpoint(
+      tenant,
+      e.id,
+      1,
+      {
+        url: 'https://x.example.com/',
+        failing_since: later,
+        secrets: [
+          { sealed: 's2', expires_at: null },
+          { sealed: 's1', expires_at: later },
+        ],
+      },
+      later,
+      [],
+    );
+    expect(updated).toEqual({
+      ...e,
+      url: 'https://x.example.com/',
+      failing_since: later,
+      secrets: [
+        { sealed: 's2', expires_at: null },
+        { sealed: 's1', expires_at: later },
+      ],
+      version: 2,
+      updated_at: later,
+    });
+    expect(await getStore().getEndpoint(tenant, e.id)).toEqual(updated);
+    expect(
+      await getStore().updateEndpoint(newId('tnt'), e.id, 2, { url: 'https://y.example.com/' }, later, []),
+    ).toBeNull();
+  });
+
+  it('when listing endpoints with a cursor, then every one appears once, newest first, and enabledEndpoints skips disabled ones', async () => {
+    const tenant = newId('tnt');
+    const made: WebhookEndpoint[] = [];
+    for (let slot = 0; slot < 5; slot++) {
+      const e = endpoint(tenant, { slot, status: slot === 2 ? 'DISABLED' : 'ENABLED' });
+      await getStore().insertEndpoint(e, []);
+      made.push(e);
+    }
+    const seen = await walkPages(2, (page) => getStore().listEndpoints(tenant, page));
+    expect(seen).toEqual(made.map((e) => e.id).reverse());
+    const enabled = (await getStore().enabledEndpoints(tenant)).map((e) => e.id).sort();
+    expect(enabled).toEqual(
+      made
+        .filter((e) => e.status === 'ENABLED')
+        .map((e) => e.id)
+        .sort(),
+    );
+  });
+
+  it('when the same (endpoint, event) delivery is inserted twice, then it is stored once', async () => {
+    const tenant = newId('tnt');
+    const e = endpoint(tenant);
+    await getStore().insertEndpoint(e, []);
+    const d = delivery(e);
+    await getStore().insertDeliveries([d]);
+    await getStore().insertDeliveries([{ ...d, id: newId('whd') }, delivery(e)]);
+    const listed = await getStore().listDeliveries(tenant, e.id, { limit: 10 });
+    expect(listed).toHaveLength(2);
+    expect(listed.filter((x) => x.event_id === d.event_id).map((x) => x.id)).toEqual([d.id]);
+    expect(await getStore().getDelivery(tenant, e.id, d.id)).toEqual(d);
+    expect(await getStore().getDelivery(newId('tnt'), e.id, d.id)).toBeNull();
+  });
+
+  it('when two workers claim at once, then no delivery is leased twice, and a lease that ran out can be claimed again', async () => {
+    const tenant = newId('tnt');
+    const e = endpoint(tenant);
+    await getStore().insertEndpoint(e, []);
+    const mine = Array.from({ length: 6 }, () => delivery(e));
+    await getStore().insertDeliveries(mine);
+    const ids = new Set(mine.map((d) => d.id));
+    const now = at(1_000);
+    const [a, b] = await Promise.all([
+      getStore().claimDue(now, at(31_000), 1000),
+      getStore().claimDue(now, at(31_000), 1000),
+    ]);
+    const claimed = [...a, ...b].filter((d) => ids.has(d.id)).map((d) => d.id);
+    expect(new Set(claimed).size).toBe(claimed.length);
+    expect(new Set(claimed)).toEqual(ids);
+    // Still leased at 20 s: nothing; at 40 s the leases have run out.
+    expect((await getStore().claimDue(at(20_000), at(50_000), 1000)).filter((d) => ids.has(d.id))).toEqual(
+      [],
+    );
+    const again = (await getStore().claimDue(at(40_000), at(70_000), 1000)).filter((d) => ids.has(d.id));
+    expect(again.map((d) => d.id).sort()).toEqual([...ids].sort());
+    // The first lease's token no longer holds it: its late write is refused.
+    const stale = [...a, ...b].find((d) => d.id === again[0]!.id)!;
+    const outcome = {
+      attempt: attempt(true),
+      status: 'SUCCEEDED' as const,
+      next_attempt_at: null,
+      scheduled: true,
+    };
+    expect(
+      await getStore().finishAttempt(stale.id, stale.lease_token, outcome, at(41_000).toISOString()),
+    ).toBeNull();
+    const done = await getStore().finishAttempt(
+      again[0]!.id,
+      again[0]!.lease_token,
+      outcome,
+      at(41_000).toISOString(),
+    );
+    expect(done).toMatchObject({
+      status: 'SUCCEEDED',
+      attempts: [attempt(true)],
+      scheduled_attempts: 1,
+      next_attempt_at: null,
+    });
+  });
+
+  it('when an attempt fails with a retry scheduled, then the delivery is due again only at that time', async () => {
+    const tenant = newId('tnt');
+    const e = endpoint(tenant);
+    await getStore().insertEndpoint(e, []);
+    const d = delivery(e);
+    await getStore().insertDeliveries([d]);
+    const [c] = (await getStore().claimDue(at(0), at(30_000), 1000)).filter((x) => x.id === d.id);
+    const next = at(5_000).toISOString();
+    const after = await getStore().finishAttempt(
+      c!.id,
+      c!.lease_token,
+      { attempt: attempt(false), status: 'PENDING', next_attempt_at: next, scheduled: true },
+      at(10).toISOString(),
+    );
+    expect(after).toMatchObject({ status: 'PENDING', next_attempt_at: next, scheduled_attempts: 1 });
+    expect((await getStore().claimDue(at(4_000), at(34_000), 1000)).map((x) => x.id)).not.toContain(d.id);
+    expect((await getStore().claimDue(at(5_000), at(35_000), 1000)).map((x) => x.id)).toContain(d.id);
+    const backlog = await getStore().backlog();
+    expect(backlog.pending).toBeGreaterThanOrEqual(1);
+    expect(backlog.oldestCreatedAt).not.toBeNull();
+  });
+
+  it('when claimOne names a delivery leased by another, then null; else it leases it whatever its status', async () => {
+    const tenant = newId('tnt');
+    const e = endpoint(tenant);
+    await getStore().insertEndpoint(e, []);
+    const d = delivery(e, { status: 'FAILED', next_attempt_at: null });
+    await getStore().insertDeliveries([d]);
+    const first = await getStore().claimOne(tenant, e.id, d.id, at(0), at(30_000));
+    expect(first).toMatchObject({ id: d.id, status: 'FAILED' });
+    expect(await getStore().claimOne(tenant, e.id, d.id, at(1_000), at(31_000))).toBeNull();
+    expect(await getStore().claimOne(newId('tnt'), e.id, d.id, at(40_000), at(70_000))).toBeNull();
+    expect(await getStore().claimOne(tenant, e.id, d.id, at(40_000), at(70_000))).not.toBeNull();
+  });
+
+  it('when listing deliveries by status, then only those are listed, newest first', async () => {
+    const tenant = newId('tnt');
+    const e = endpoint(tenant);
+    await getStore().insertEndpoint(e, []);
+    const failed = [
+      delivery(e, { status: 'FAILED', next_attempt_at: null }),
+      delivery(e, { status: 'FAILED', next_attempt_at: null }),
+    ];
+    await getStore().insertDeliveries([
+      ...failed,
+      delivery(e, { status: 'SUCCEEDED', next_attempt_at: null }),
+    ]);
+    const listed = await getStore().listDeliveries(tenant, e.id, { limit: 10, status: 'FAILED' });
+    expect(listed.map((d) => d.id)).toEqual(failed.map((d) => d.id).reverse());
+  });
+});

@@ -1,0 +1,409 @@
+import { Webhook } from 'standardwebhooks';
+import { InProcessBus, buildEvent, createLogger, newId, type RunningServer } from '@mandate/shared';
+import { TEST_INTERNAL_SECRET, callService, callerFor, testTokens } from '@mandate/shared/src/testing';
+import { createApp, type AuditService } from '../src/app';
+import { auditConfig } from '../src/config';
+import { MAX_WEBHOOK_ENDPOINTS } from '../src/contract';
+import { wire } from '../src/wiring';
+import { eventually, startReceiver, type Receiver } from './webhook-receiver';
+
+const logger = createLogger('audit-test', 'silent');
+
+/** Public names the tests resolve themselves (no DNS): one public, one rebinding to loopback after a create. */
+const PUBLIC = '93.184.215.14';
+const resolved: Record<string, string[]> = {
+  'hooks.example.com': [PUBLIC],
+  'internal.example.com': ['127.0.0.1'],
+  'private.example.com': ['10.1.2.3'],
+  'rebind.example.com': [PUBLIC],
+};
+const lookup = async (host: string) => {
+  const addresses = resolved[host];
+  if (!addresses) throw new Error(`ENOTFOUND ${host}`);
+  return addresses;
+};
+
+describe('webhook endpoints and delivery (audit service in process, memory store, in-process bus)', () => {
+  let bus: InProcessBus;
+  let service: AuditService;
+  let server: RunningServer;
+  let receiver: Receiver;
+  let close: () => Promise<void>;
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    bus = new InProcessBus(logger);
+    const config = auditConfig({
+      INTERNAL_TOKEN_SECRET: TEST_INTERNAL_SECRET,
+      WEBHOOKS_ALLOW_LOOPBACK: 'true',
+      WEBHOOKS_TIMEOUT_MS: '1000',
+      WEBHOOKS_RETRY_SCHEDULE: '0.05,0.05',
+      WEBHOOKS_POLL_MS: '20',
+    });
+    const wired = await wire(config, logger, { source: bus, tokens: testTokens, webhookLookup: lookup });
+    service = createApp(wired.deps);
+    server = await service.start();
+    close = wired.close;
+  });
+  afterAll(async () => {
+    await service.stop();
+    await bus.close();
+    await close();
+    await receiver.close();
+  });
+
+  const call = (tenant: string, method: string, path: string, body?: unknown) =>
+    callService(server.url, method, path, { caller: callerFor(tenant), body });
+  const create = async (tenant: string, body: Record<string, unknown>) => {
+    const res = await call(tenant, 'POST', '/v1/webhook-endpoints', body);
+    if (res.status !== 201) throw new Error(`create: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body as { id: string; secret: string; url: string };
+  };
+  const hook = (path: string) => `${receiver.url}${path}`;
+  const deliveriesOf = async (tenant: string, endpoint: string) =>
+    (await call(tenant, 'GET', `/v1/webhook-endpoints/${endpoint}/deliveries`)).body.data as any[];
+  const publish = async (tenant: string, type: 'MANDATE_CREATED' | 'MANDATE_REVOKED' = 'MANDATE_CREATED') => {
+    const event = buildEvent({
+      type,
+      tenantId: tenant,
+      resource: { type: 'mandate', id: 'mdt_x' },
+      data: { n: 1 },
+    });
+    await bus.publish([event]);
+    return event;
+  };
+
+  it('when an endpoint is created, then the answer holds a whsec_ secret once, reads never do, and WEBHOOK_ENDPOINT_CREATED is audited', async () => {
+    const tenant = newId('tnt');
+    const res = await call(tenant, 'POST', '/v1/webhook-endpoints', {
+      url: 'https://hooks.example.com/in',
+      event_types: ['MANDATE_CREATED'],
+      description: 'orders',
+    });
+    expect(res.status).toBe(201);
+    expect(res.body).toMatchObject({
+      id: expect.stringMatching(/^whe_/),
+      url: 'https://hooks.example.com/in',
+      event_types: ['MANDATE_CREATED'],
+      status: 'ENABLED',
+      description: 'orders',
+      secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{43}=$/),
+    });
+    const got = await call(tenant, 'GET', `/v1/webhook-endpoints/${res.body.id}`);
+    expect(got.status).toBe(200);
+    expect(JSON.stringify(got.body)).not.toContain(res.body.secret.slice(6));
+    const listed = await call(tenant, 'GET', '/v1/webhook-endpoints');
+    expect(listed.body.data.map((e: { id: string }) => e.id)).toEqual([res.body.id]);
+    expect(listed.body.data[0]).not.toHaveProperty('secret');
+    const events = await eventually(async () => {
+      const page = await call(tenant, 'GET', '/v1/events?type=WEBHOOK_ENDPOINT_CREATED');
+      return page.body.data.length === 1 ? page.body.data : undefined;
+    }, 'WEBHOOK_ENDPOINT_CREATED in the trail');
+    expect(events[0]).toMatchObject({ resource: { type: 'webhook_endpoint', id: res.body.id } });
+    expect(JSON.stringify(events[0])).not.toContain(res.body.secret.slice(6));
+    // Another tenant sees nothing of it.
+    expect((await call(newId('tnt'), 'GET', `/v1/webhook-endpoints/${res.body.id}`)).status).toBe(404);
+  });
+
+  it('when an event of a subscribed type occurs, then the receiver gets it signed per Standard Webhooks, webhook-id = event id', async () => {
+    const tenant = newId('tnt');
+    const endpoint = await create(tenant, { url: hook('/signed'), event_types: ['MANDATE_CREATED'] });
+    const other = await publish(tenant, 'MANDATE_REVOKED');
+    const event = await publish(tenant);
+    const [request] = await eventually(() => {
+      const got = receiver.withId(event.id);
+      return got.length > 0 ? got : undefined;
+    }, 'the delivery');
+    expect(request!.path).toBe('/signed');
+    expect(request!.headers['content-type']).toBe('application/json');
+    const payload = new Webhook(endpoint.secret).verify(
+      request!.body,
+      request!.headers as Record<string, string>,
+    );
+    expect(payload).toEqual({ type: 'MANDATE_CREATED', timestamp: event.occurred_at, data: event });
+    // A wrong secret fails, as a tampered body does.
+    expect(() =>
+      new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(
+        request!.body,
+        request!.headers as Record<string, string>,
+      ),
+    ).toThrow();
+    expect(() =>
+      new Webhook(endpoint.secret).verify(
+        request!.body.replace('mdt_x', 'mdt_y'),
+        request!.headers as Record<string, string>,
+      ),
+    ).toThrow();
+    expect(receiver.withId(other.id)).toEqual([]);
+    const deliveries = await eventually(async () => {
+      const list = await deliveriesOf(tenant, endpoint.id);
+      return list[0]?.status === 'SUCCEEDED' ? list : undefined;
+    }, 'SUCCEEDED');
+    expect(deliveries).toHaveLength(1);
+    expect(deliveries[0]).toMatchObject({
+      event_id: event.id,
+      event_type: 'MANDATE_CREATED',
+      attempts: [{ status_code: 200, error: null, response_body: 'ok', manual: false }],
+    });
+  });
+
+  it('when deliveries were attempted, then /metrics counts attempts by outcome, their latency, the backlog and its oldest age', async () => {
+    const tenant = newId('tnt');
+    await create(tenant, { url: hook('/metered'), event_types: ['MANDATE_CREATED'] });
+    const event = await publish(tenant);
+    await eventually(() => receiver.withId(event.id).length > 0 || undefined, 'the delivery');
+    const text = await eventually(async () => {
+      const body = await (await fetch(`${server.url}/metrics`)).text();
+      return /webhook_attempts_total\{outcome="succeeded"\} [1-9]/.test(body) ? body : undefined;
+    }, 'the succeeded attempt counted');
+    expect(text).toMatch(/webhook_attempt_duration_seconds_count [1-9]/);
+    expect(text).toMatch(/webhook_backlog_deliveries \d+/);
+    expect(text).toMatch(/webhook_oldest_pending_age_seconds \d/);
+  });
+
+  it('when the secret is rotated, then deliveries carry both signatures for 24 h and each secret verifies alone', async () => {
+    const tenant = newId('tnt');
+    const endpoint = await create(tenant, { url: hook('/rotated'), event_types: ['*'] });
+    const rotated = await call(tenant, 'POST', `/v1/webhook-endpoints/${endpoint.id}/rotate-secret`);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.secret).not.toBe(endpoint.secret);
+    const overlap = Date.parse(rotated.body.previous_secret_expires_at) - Date.now();
+    expect(overlap).toBeGreaterThan(23.9 * 3600_000);
+    expect(overlap).toBeLessThanOrEqual(24 * 3600_000);
+    const event = await publish(tenant);
+    const [request] = await eventually(() => {
+      const got = receiver.withId(event.id);
+      return got.length > 0 ? got : undefined;
+    }, 'the delivery');
+    const headers = request!.headers as Record<string, string>;
+    expect(headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    for (const secret of [endpoint.secret, rotated.body.secret])
+      expect(new Webhook(secret).verify(request!.body, headers)).toMatchObject({ data: { id: event.id } });
+  });
+
+  it('when a URL breaks the address rules, then 400 naming url and nothing is created', async () => {
+    const tenant = newId('tnt');
+    const cases: [string, RegExp][] = [
+      ['http://hooks.example.com/in', /https/],
+      ['https://10.0.0.7/in', /private/],
+      ['https://169.254.169.254/latest', /linkLocal/],
+      ['https://100.64.1.1/in', /carrierGradeNat/],
+      ['https://[::1]/in', /IPv4-compatible|loopback/],
+      ['https://0.0.0.0/in', /unspecified/],
+      ['https://internal.example.com/in', /loopback/],
+      ['https://private.example.com/in', /private/],
+      ['https://user:pw@hooks.example.com/in', /credentials/],
+      ['https://hooks.example.com/in#frag', /fragment/],
+      ['ftp://hooks.example.com/in', /https/],
+    ];
+    for (const [url, message] of cases) {
+      const res = await call(tenant, 'POST', '/v1/webhook-endpoints', { url, event_types: ['*'] });
+      expect({ url, status: res.status, error: res.body.error }).toEqual({
+        url,
+        status: 400,
+        error: 'BAD_REQUEST',
+      });
+      expect(Object.keys(res.body).sort()).toEqual(['error', 'message']);
+      expect(res.body.message).toMatch(/url/);
+      expect(res.body.message).toMatch(message);
+    }
+    expect((await call(tenant, 'GET', '/v1/webhook-endpoints')).body.data).toEqual([]);
+  });
+
+  it('when the body is invalid, then 400 in the envelope: unknown member, no event types, an unknown type, ["*"] with others', async () => {
+    const tenant = newId('tnt');
+    for (const body of [
+      { url: 'https://hooks.example.com/', event_types: ['*'], extra: 1 },
+      { url: 'https://hooks.example.com/', event_types: [] },
+      { url: 'https://hooks.example.com/', event_types: ['NOPE'] },
+      { url: 'https://hooks.example.com/', event_types: ['*', 'MANDATE_CREATED'] },
+      { event_types: ['*'] },
+    ]) {
+      const res = await call(tenant, 'POST', '/v1/webhook-endpoints', body);
+      expect(res.status).toBe(400);
+      expect(Object.keys(res.body).sort()).toEqual(['error', 'message']);
+    }
+  });
+
+  it(`when a tenant has ${MAX_WEBHOOK_ENDPOINTS} endpoints, then creating another is 409, concurrent creates included; deleting one frees a place`, async () => {
+    const tenant = newId('tnt');
+    const results = await Promise.all(
+      Array.from({ length: MAX_WEBHOOK_ENDPOINTS + 3 }, () =>
+        call(tenant, 'POST', '/v1/webhook-endpoints', {
+          url: 'https://hooks.example.com/n',
+          event_types: ['*'],
+        }),
+      ),
+    );
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses.filter((s) => s === 201)).toHaveLength(MAX_WEBHOOK_ENDPOINTS);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(3);
+    const first = results.find((r) => r.status === 201)!.body.id;
+    expect((await call(tenant, 'DELETE', `/v1/webhook-endpoints/${first}`)).body).toEqual({
+      id: first,
+      deleted: true,
+    });
+    expect((await call(tenant, 'GET', `/v1/webhook-endpoints/${first}`)).status).toBe(404);
+    expect((await call(tenant, 'DELETE', `/v1/webhook-endpoints/${first}`)).status).toBe(404);
+    await create(tenant, { url: 'https://hooks.example.com/again', event_types: ['*'] });
+  });
+
+  it('when an endpoint is patched, then the change is stored and audited; disabled, it gets no new deliveries and test is 409', async () => {
+    const tenant = newId('tnt');
+    const endpoint = await create(tenant, { url: hook('/patched'), event_types: ['MANDATE_CREATED'] });
+    const patched = await call(tenant, 'PATCH', `/v1/webhook-endpoints/${endpoint.id}`, {
+      event_types: ['MANDATE_REVOKED'],
+      description: 'revocations',
+      status: 'DISABLED',
+    });
+    expect(patched.body).toMatchObject({
+      event_types: ['MANDATE_REVOKED'],
+      description: 'revocations',
+      status: 'DISABLED',
+      disabled_reason: 'manual',
+    });
+    expect((await call(tenant, 'PATCH', `/v1/webhook-endpoints/${endpoint.id}`, {})).status).toBe(400);
+    expect(
+      (await call(tenant, 'PATCH', `/v1/webhook-endpoints/${endpoint.id}`, { url: 'https://10.0.0.1/' }))
+        .status,
+    ).toBe(400);
+    expect((await call(tenant, 'POST', `/v1/webhook-endpoints/${endpoint.id}/test`)).status).toBe(409);
+    const event = await publish(tenant, 'MANDATE_REVOKED');
+    await bus.drain();
+    expect(await deliveriesOf(tenant, endpoint.id)).toEqual([]);
+    expect(receiver.withId(event.id)).toEqual([]);
+    const updates = await eventually(async () => {
+      const page = await call(tenant, 'GET', '/v1/events?type=WEBHOOK_ENDPOINT_UPDATED');
+      return page.body.data.length === 1 ? page.body.data : undefined;
+    }, 'WEBHOOK_ENDPOINT_UPDATED');
+    expect(updates[0].data).toMatchObject({
+      changed: ['description', 'event_types', 'status'],
+      status: 'DISABLED',
+    });
+  });
+
+  it('when a test event is sent, then 201 with its first attempt made, and a manual retry adds an attempt with the same webhook-id', async () => {
+    const tenant = newId('tnt');
+    const endpoint = await create(tenant, { url: hook('/test'), event_types: ['MANDATE_CREATED'] });
+    const sent = await call(tenant, 'POST', `/v1/webhook-endpoints/${endpoint.id}/test`);
+    expect(sent.status).toBe(201);
+    expect(sent.body).toMatchObject({
+      event_type: 'webhook.test',
+      status: 'SUCCEEDED',
+      attempts: [{ status_code: 200 }],
+    });
+    const [request] = receiver.withId(sent.body.event_id);
+    expect(
+      new Webhook(endpoint.secret).verify(request!.body, request!.headers as Record<string, string>),
+    ).toMatchObject({
+      type: 'webhook.test',
+      data: { type: 'webhook.test', tenant_id: tenant },
+    });
+    receiver.answerWith((_req, res) => {
+      res.statusCode = 503;
+      res.end('busy');
+    });
+    try {
+      const retried = await call(
+        tenant,
+        'POST',
+        `/v1/webhook-endpoints/${endpoint.id}/deliveries/${sent.body.id}/retry`,
+      );
+      expect(retried.status).toBe(200);
+      expect(retried.body.attempts).toHaveLength(2);
+      expect(retried.body.attempts[1]).toMatchObject({
+        status_code: 503,
+        error: 'HTTP 503',
+        response_body: 'busy',
+        manual: true,
+      });
+      // A failed manual retry of a delivered event leaves its status as it was.
+      expect(retried.body.status).toBe('SUCCEEDED');
+    } finally {
+      receiver.answerWith((_req, res) => res.end('ok'));
+    }
+    expect(receiver.withId(sent.body.event_id)).toHaveLength(2);
+    expect(
+      (await call(tenant, 'POST', `/v1/webhook-endpoints/${endpoint.id}/deliveries/whd_nope/retry`)).status,
+    ).toBe(404);
+    expect(
+      (
+        await call(
+          newId('tnt'),
+          'POST',
+          `/v1/webhook-endpoints/${endpoint.id}/deliveries/${sent.body.id}/retry`,
+        )
+      ).status,
+    ).toBe(404);
+  });
+
+  it('when the receiver fails, then attempts follow the schedule to FAILED, each recorded with its error', async () => {
+    const tenant = newId('tnt');
+    const endpoint = await create(tenant, { url: hook('/failing'), event_types: ['MANDATE_CREATED'] });
+    receiver.answerWith((req, res) => {
+      res.statusCode = req.path === '/failing' ? 500 : 200;
+      res.end();
+    });
+    try {
+      const event = await publish(tenant);
+      const [delivery] = await eventually(async () => {
+        const list = await deliveriesOf(tenant, endpoint.id);
+        return list[0]?.status === 'FAILED' ? list : undefined;
+      }, 'FAILED');
+      // The first attempt and one per delay of the schedule (two here).
+      expect(delivery.attempts.map((a: { status_code: number }) => a.status_code)).toEqual([500, 500, 500]);
+      expect(delivery.next_attempt_at).toBeNull();
+      expect(receiver.withId(event.id)).toHaveLength(3);
+      const ep = await call(tenant, 'GET', `/v1/webhook-endpoints/${endpoint.id}`);
+      expect(ep.body.failing_since).not.toBeNull();
+    } finally {
+      receiver.answerWith((_req, res) => res.end('ok'));
+    }
+  });
+
+  it('when the receiver redirects, answers too much or too slowly, or the name rebinds to loopback, then the attempt says so and nothing else is fetched', async () => {
+    const tenant = newId('tnt');
+    const redirect = await create(tenant, { url: hook('/redirect'), event_types: ['MANDATE_CREATED'] });
+    const big = await create(tenant, { url: hook('/big'), event_types: ['MANDATE_CREATED'] });
+    const slow = await create(tenant, { url: hook('/slow'), event_types: ['MANDATE_CREATED'] });
+    const rebind = await create(tenant, {
+      url: 'https://rebind.example.com/in',
+      event_types: ['MANDATE_CREATED'],
+    });
+    resolved['rebind.example.com'] = ['127.0.0.1'];
+    const pending: import('node:http').ServerResponse[] = [];
+    receiver.answerWith((req, res) => {
+      if (req.path === '/redirect') {
+        res.writeHead(302, { location: 'http://10.0.0.1/' }).end();
+      } else if (req.path === '/big') {
+        res.end('x'.repeat(200_000));
+      } else if (req.path === '/slow') {
+        pending.push(res);
+      } else res.end('ok');
+    });
+    try {
+      await publish(tenant);
+      const first = async (id: string) =>
+        eventually(async () => (await deliveriesOf(tenant, id))[0]?.attempts[0], `an attempt to ${id}`);
+      expect(await first(redirect.id)).toMatchObject({
+        status_code: null,
+        error: expect.stringMatching(/^REDIRECT/),
+      });
+      const bigAttempt = await first(big.id);
+      expect(bigAttempt).toMatchObject({ status_code: 200, error: null });
+      expect(bigAttempt.response_body).toHaveLength(1024);
+      expect(await first(slow.id)).toMatchObject({
+        status_code: null,
+        error: expect.stringMatching(/^TIMEOUT/),
+      });
+      expect(await first(rebind.id)).toMatchObject({
+        error: expect.stringMatching(/^ADDRESS_NOT_ALLOWED.*127\.0\.0\.1/),
+      });
+      expect(receiver.received.filter((r) => r.path === '/in')).toEqual([]);
+    } finally {
+      for (const res of pending) res.end();
+      resolved['rebind.example.com'] = [PUBLIC];
+      receiver.answerWith((_req, res) => res.end('ok'));
+    }
+  });
+});

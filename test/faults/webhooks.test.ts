@@ -1,0 +1,217 @@
+import { randomBytes } from 'node:crypto';
+import amqp from 'amqplib';
+import {
+  RabbitPublisher,
+  amqpTopology,
+  buildEvent,
+  createLogger,
+  internalTokens,
+  newId,
+  type AuditEvent,
+} from '@mandate/shared';
+import { MONGO_TARGET, callerFor, deleteAmqpTopology } from '@mandate/shared/src/testing';
+import { startReceiver, eventually, type Receiver } from '../../services/audit/test/webhook-receiver';
+import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
+import { AMQP_URL, startService, type ServiceProcess } from '../support/stack';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
+
+/**
+ * Webhook delivery under faults: an audit process (the delivery worker) on the real RabbitMQ,
+ * through a TCP proxy this test cuts, its deliveries in MongoDB (the stand-in), delivering to a
+ * receiver on loopback; after a SIGKILL a new process takes over. (Two workers never leasing the
+ * same delivery is the store contract's test.) Events are published to the events exchange as any producer does.
+ * Schedules are shortened by configuration (retries after 0.5 s and 1 s, a 2 s attempt timeout, so
+ * a lease of 7 s), so each outage lasts seconds rather than the minutes of production.
+ */
+const logger = createLogger('webhook-faults', 'silent');
+const secret = randomBytes(32).toString('hex');
+const tokens = internalTokens(secret);
+
+describe(`webhook delivery under faults (audit processes, real RabbitMQ through a TCP proxy, ${MONGO_TARGET})`, () => {
+  const namespace = `test-${newId('req')}`;
+  const topology = amqpTopology(namespace);
+  let databases: MongoStackEnv;
+  let proxy: TcpProxy;
+  let receiver: Receiver;
+  let publisher: RabbitPublisher;
+  let workers: ServiceProcess[] = [];
+  const tenant = newId('tnt');
+  let endpointId = '';
+  let env: Record<string, string> = {};
+
+  beforeAll(async () => {
+    receiver = await startReceiver();
+    const broker = new URL(AMQP_URL);
+    proxy = await startTcpProxy(broker.hostname, Number(broker.port || 5672));
+    const proxied = new URL(AMQP_URL);
+    proxied.hostname = '127.0.0.1';
+    proxied.port = String(proxy.port);
+    databases = mongoStackEnv('webhookfaults');
+    env = {
+      ...databases.env.audit,
+      AMQP_URL: proxied.toString(),
+      AMQP_NAMESPACE: namespace,
+      INTERNAL_TOKEN_SECRET: secret,
+      WEBHOOKS_ALLOW_LOOPBACK: 'true',
+      WEBHOOKS_RETRY_SCHEDULE: '0.5,0.5,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1',
+      WEBHOOKS_TIMEOUT_MS: '2000',
+      WEBHOOKS_POLL_MS: '200',
+      LOG_LEVEL: 'warn',
+    };
+    workers = [await startService('audit', env, 'audit A')];
+    publisher = new RabbitPublisher(AMQP_URL, logger, topology);
+    const res = await call(workers[0]!, 'POST', '/v1/webhook-endpoints', {
+      url: `${receiver.url}/hook`,
+      event_types: ['MANDATE_CREATED'],
+    });
+    if (res.status !== 201) throw new Error(`create endpoint: ${res.status} ${JSON.stringify(res.body)}`);
+    endpointId = res.body.id;
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(workers.map((w) => w.stop('SIGTERM', 5_000)));
+    await publisher?.close();
+    await proxy?.close();
+    await receiver?.close();
+    await deleteAmqpTopology(topology);
+    await databases?.drop();
+  }, 30_000);
+
+  async function call(worker: ServiceProcess, method: string, path: string, body?: unknown) {
+    const res = await fetch(`${worker.url}${path}`, {
+      method,
+      headers: {
+        'x-internal-token': await tokens.mint(callerFor(tenant), 'audit'),
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  }
+
+  async function publish(count: number): Promise<AuditEvent[]> {
+    const events = Array.from({ length: count }, (_, i) =>
+      buildEvent({
+        type: 'MANDATE_CREATED',
+        tenantId: tenant,
+        resource: { type: 'mandate', id: `mdt_${i}` },
+        data: { i },
+      }),
+    );
+    await publisher.publish(events);
+    return events;
+  }
+
+  /** Every event reached the receiver; each request's webhook-id is its event's id (its body says which). */
+  async function allReceived(events: AuditEvent[], what: string, timeoutMs = 40_000) {
+    await eventually(() => events.every((e) => receiver.withId(e.id).length > 0), what, timeoutMs);
+    for (const e of events) {
+      for (const request of receiver.withId(e.id)) expect(JSON.parse(request.body).data.id).toBe(e.id);
+    }
+    const ids = new Set(events.map((e) => e.id));
+    const requests = receiver.received.filter((r) => ids.has(String(r.headers['webhook-id'])));
+    return { events: events.length, requests: requests.length, duplicates: requests.length - events.length };
+  }
+
+  it('when the receiver is down while events occur and comes back, then every event is delivered after it returns', async () => {
+    await receiver.down();
+    let events: AuditEvent[] = [];
+    try {
+      events = await publish(20);
+      // Each has failed at least once (the deliveries are stored and retrying) before the receiver returns.
+      await eventually(
+        async () => {
+          const page = await call(
+            workers[0]!,
+            'GET',
+            `/v1/webhook-endpoints/${endpointId}/deliveries?limit=100`,
+          );
+          const ours = page.body.data.filter((d: { event_id: string }) =>
+            events.some((e) => e.id === d.event_id),
+          );
+          return (
+            ours.length === events.length &&
+            ours.every((d: { attempts: unknown[] }) => d.attempts.length >= 1)
+          );
+        },
+        'a failed attempt of every delivery',
+        30_000,
+      );
+    } finally {
+      await receiver.up();
+    }
+    const counts = await allReceived(events, 'every event after the receiver returned');
+    console.log('receiver down then back', counts);
+  }, 60_000);
+
+  it('when RabbitMQ is cut away from the workers, then the events wait in the webhook queue and are all delivered after it returns', async () => {
+    proxy.cut();
+    let events: AuditEvent[] = [];
+    try {
+      events = await publish(20);
+      // Published straight to the broker (one message holds a batch): it waits in the webhook queue while the workers are cut off.
+      await eventually(async () => (await webhookQueueDepth()) >= 1, 'the events queued', 20_000);
+      expect(events.filter((e) => receiver.withId(e.id).length > 0)).toEqual([]);
+    } finally {
+      proxy.restore();
+    }
+    const counts = await allReceived(events, 'every event after RabbitMQ returned');
+    console.log('RabbitMQ cut', counts);
+  }, 60_000);
+
+  it('when a worker is killed with SIGKILL mid-batch, then no event is lost and repeats carry the same webhook-id', async () => {
+    const killed = workers[0]!;
+    // The receiver holds its answers, so the batch is in flight when the worker dies.
+    const held: import('node:http').ServerResponse[] = [];
+    receiver.answerWith((_req, res) => held.push(res));
+    let events: AuditEvent[] = [];
+    try {
+      events = await publish(30);
+      await eventually(() => held.length >= 10, 'attempts in flight', 20_000);
+      killed.child.kill('SIGKILL');
+      await killed.exited;
+    } finally {
+      // Answered after the worker died: it never recorded them, so they are sent again.
+      receiver.answerWith((_req, res) => res.end('ok'));
+      for (const res of held) res.end('ok');
+    }
+    const heldIds = new Set(receiver.received.map((r) => String(r.headers['webhook-id'])));
+    // A new process takes over the dead worker's leases once they run out (attempt timeout + 5 s).
+    workers = [await startService('audit', env, 'audit C')];
+    await allReceived(events, 'every event after the SIGKILL', 45_000);
+    // The dead worker's attempts were never recorded: they end only when the new process has sent them again.
+    await eventually(
+      async () => {
+        const page = await call(
+          workers[0]!,
+          'GET',
+          `/v1/webhook-endpoints/${endpointId}/deliveries?limit=100`,
+        );
+        const ours = page.body.data.filter((d: { event_id: string }) =>
+          events.some((e) => e.id === d.event_id),
+        );
+        return (
+          ours.length === events.length && ours.every((d: { status: string }) => d.status === 'SUCCEEDED')
+        );
+      },
+      'every delivery SUCCEEDED',
+      30_000,
+    );
+    const counts = await allReceived(events, 'every event');
+    console.log('worker SIGKILL mid-batch', counts);
+    expect(counts.duplicates).toBeGreaterThan(0);
+    // Every repeat is of an event the dead worker had in flight, under the same webhook-id.
+    const repeated = events.filter((e) => receiver.withId(e.id).length > 1).map((e) => e.id);
+    expect(repeated.filter((id) => !heldIds.has(id))).toEqual([]);
+  }, 60_000);
+
+  async function webhookQueueDepth(): Promise<number> {
+    const connection = await amqp.connect(AMQP_URL);
+    try {
+      const ch = await connection.createChannel();
+      return (await ch.checkQueue(topology.webhookQueue)).messageCount;
+    } finally {
+      await connection.close();
+    }
+  }
+});
