@@ -138,7 +138,11 @@ export type AuditEvent = {
     | 'IDENTITY_VERIFICATION_STARTED'
     | 'IDENTITY_VERIFIED'
     | 'IDENTITY_VERIFICATION_FAILED'
-    | 'STATUS_LIST_PUBLISHED';
+    | 'STATUS_LIST_PUBLISHED'
+    | 'WEBHOOK_ENDPOINT_CREATED'
+    | 'WEBHOOK_ENDPOINT_UPDATED'
+    | 'WEBHOOK_ENDPOINT_DELETED'
+    | 'WEBHOOK_ENDPOINT_DISABLED';
   occurred_at: string;
   actor: {
     type: 'operator' | 'api_key' | 'user' | 'system';
@@ -207,7 +211,11 @@ export type EvidenceBundle = {
       | 'IDENTITY_VERIFICATION_STARTED'
       | 'IDENTITY_VERIFIED'
       | 'IDENTITY_VERIFICATION_FAILED'
-      | 'STATUS_LIST_PUBLISHED';
+      | 'STATUS_LIST_PUBLISHED'
+      | 'WEBHOOK_ENDPOINT_CREATED'
+      | 'WEBHOOK_ENDPOINT_UPDATED'
+      | 'WEBHOOK_ENDPOINT_DELETED'
+      | 'WEBHOOK_ENDPOINT_DISABLED';
     occurred_at: string;
     actor: {
       type: 'operator' | 'api_key' | 'user' | 'system';
@@ -233,6 +241,80 @@ export type EvidenceBundle = {
   }[];
   digest: string;
   signature: string;
+};
+export type CreatedWebhookEndpoint = {
+  id: string;
+  url: string;
+  description: string | null;
+  event_types: string[];
+  status: 'ENABLED' | 'DISABLED';
+  disabled_reason: 'manual' | 'failing' | null;
+  failing_since: string | null;
+  created_at: string;
+  updated_at: string;
+  secret: string;
+};
+export type CreateWebhookEndpointRequest = {
+  url: string;
+  event_types: string[];
+  description?: string | undefined;
+};
+export type WebhookEndpoint = {
+  id: string;
+  url: string;
+  description: string | null;
+  event_types: string[];
+  status: 'ENABLED' | 'DISABLED';
+  disabled_reason: 'manual' | 'failing' | null;
+  failing_since: string | null;
+  created_at: string;
+  updated_at: string;
+};
+export type WebhookEndpointPage = Page<WebhookEndpoint>;
+export type ListWebhookEndpointsQuery = { limit?: number | undefined; cursor?: string | undefined };
+export type UpdateWebhookEndpointRequest = {
+  url?: string | undefined;
+  event_types?: string[] | undefined;
+  description?: string | null | undefined;
+  status?: 'ENABLED' | 'DISABLED' | undefined;
+};
+export type DeletedWebhookEndpoint = { id: string; deleted: true };
+export type RotatedWebhookSecret = {
+  id: string;
+  url: string;
+  description: string | null;
+  event_types: string[];
+  status: 'ENABLED' | 'DISABLED';
+  disabled_reason: 'manual' | 'failing' | null;
+  failing_since: string | null;
+  created_at: string;
+  updated_at: string;
+  secret: string;
+  previous_secret_expires_at: string;
+};
+export type WebhookDelivery = {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  status: 'PENDING' | 'SUCCEEDED' | 'FAILED';
+  attempts: {
+    attempted_at: string;
+    status_code: number | null;
+    error: string | null;
+    duration_ms: number;
+    response_body: string | null;
+    manual: boolean;
+  }[];
+  next_attempt_at: string | null;
+  created_at: string;
+  updated_at: string;
+};
+export type WebhookDeliveryPage = Page<WebhookDelivery>;
+export type ListWebhookDeliveriesQuery = {
+  limit?: number | undefined;
+  status?: 'PENDING' | 'SUCCEEDED' | 'FAILED' | undefined;
+  cursor?: string | undefined;
 };
 export type CreatedTenant = {
   tenant: { id: string; name: string; plan: 'beta' | 'enterprise'; status: 'active'; created_at: string };
@@ -403,7 +485,7 @@ export type IdentityVerificationSummary = {
   issuer: string | null;
   verified_at: string | null;
   created_at: string;
-  status: 'PENDING' | 'VERIFIED' | 'FAILED';
+  status: 'PENDING' | 'FAILED' | 'VERIFIED';
   reason:
     | 'SESSION_EXPIRED'
     | 'STATE_MISMATCH'
@@ -426,7 +508,7 @@ export type IdentityVerificationSummary = {
 export type IdentityVerificationSummaryPage = Page<IdentityVerificationSummary>;
 export type ListIdentityVerificationsQuery = {
   limit?: number | undefined;
-  status?: 'PENDING' | 'VERIFIED' | 'FAILED' | undefined;
+  status?: 'PENDING' | 'FAILED' | 'VERIFIED' | undefined;
   cursor?: string | undefined;
   purpose?: 'mandate' | 'sign_in' | undefined;
 };
@@ -440,7 +522,7 @@ export type GetIdentityVerificationResponse =
       issuer: string | null;
       verified_at: string | null;
       created_at: string;
-      status: 'PENDING' | 'VERIFIED' | 'FAILED';
+      status: 'PENDING' | 'FAILED' | 'VERIFIED';
       reason:
         | 'SESSION_EXPIRED'
         | 'STATE_MISMATCH'
@@ -464,7 +546,7 @@ export type GetIdentityVerificationResponse =
       id: string;
       tenant_id: string;
       purpose: 'mandate' | 'sign_in';
-      status: 'PENDING' | 'VERIFIED' | 'FAILED';
+      status: 'PENDING' | 'FAILED' | 'VERIFIED';
       created_at: string;
       expires_at: string;
       answered_at: string | null;
@@ -503,7 +585,7 @@ export type IdentityVerification = {
   id: string;
   tenant_id: string;
   purpose: 'mandate' | 'sign_in';
-  status: 'PENDING' | 'VERIFIED' | 'FAILED';
+  status: 'PENDING' | 'FAILED' | 'VERIFIED';
   created_at: string;
   expires_at: string;
   answered_at: string | null;
@@ -753,6 +835,96 @@ export const OPERATIONS = {
     list: false,
     namespace: 'events',
     name: 'exportEvidence',
+  },
+  createWebhookEndpoint: {
+    method: 'POST',
+    path: '/v1/webhook-endpoints',
+    params: [],
+    body: 'required',
+    query: false,
+    list: false,
+    namespace: 'webhooks',
+    name: 'createWebhookEndpoint',
+  },
+  listWebhookEndpoints: {
+    method: 'GET',
+    path: '/v1/webhook-endpoints',
+    params: [],
+    body: 'none',
+    query: true,
+    list: true,
+    namespace: 'webhooks',
+    name: 'listWebhookEndpoints',
+  },
+  getWebhookEndpoint: {
+    method: 'GET',
+    path: '/v1/webhook-endpoints/:id',
+    params: ['id'],
+    body: 'none',
+    query: false,
+    list: false,
+    namespace: 'webhooks',
+    name: 'getWebhookEndpoint',
+  },
+  updateWebhookEndpoint: {
+    method: 'PATCH',
+    path: '/v1/webhook-endpoints/:id',
+    params: ['id'],
+    body: 'required',
+    query: false,
+    list: false,
+    namespace: 'webhooks',
+    name: 'updateWebhookEndpoint',
+  },
+  deleteWebhookEndpoint: {
+    method: 'DELETE',
+    path: '/v1/webhook-endpoints/:id',
+    params: ['id'],
+    body: 'none',
+    query: false,
+    list: false,
+    namespace: 'webhooks',
+    name: 'deleteWebhookEndpoint',
+  },
+  rotateWebhookSecret: {
+    method: 'POST',
+    path: '/v1/webhook-endpoints/:id/rotate-secret',
+    params: ['id'],
+    body: 'none',
+    query: false,
+    list: false,
+    namespace: 'webhooks',
+    name: 'rotateWebhookSecret',
+  },
+  sendWebhookTest: {
+    method: 'POST',
+    path: '/v1/webhook-endpoints/:id/test',
+    params: ['id'],
+    body: 'none',
+    query: false,
+    list: false,
+    namespace: 'webhooks',
+    name: 'sendWebhookTest',
+  },
+  listWebhookDeliveries: {
+    method: 'GET',
+    path: '/v1/webhook-endpoints/:id/deliveries',
+    params: ['id'],
+    body: 'none',
+    query: true,
+    list: true,
+    namespace: 'webhooks',
+    name: 'listWebhookDeliveries',
+  },
+  retryWebhookDelivery: {
+    method: 'POST',
+    path: '/v1/webhook-endpoints/:id/deliveries/:deliveryId/retry',
+    params: ['id', 'deliveryId'],
+    body: 'none',
+    query: false,
+    list: false,
+    namespace: 'webhooks',
+    name: 'retryWebhookDelivery',
   },
   createTenant: {
     method: 'POST',
@@ -1127,6 +1299,38 @@ export interface EventsOperations {
   /** Export a verifiable evidence bundle for one mandate (`GET /v1/mandates/:id/evidence`) */
   exportEvidence(id: string, options?: RequestOptions): Promise<EvidenceBundle>;
 }
+/** The webhooks operations. */
+export interface WebhooksOperations {
+  /** Create a webhook endpoint (`POST /v1/webhook-endpoints`) */
+  createWebhookEndpoint(
+    body: CreateWebhookEndpointRequest,
+    options?: RequestOptions,
+  ): Promise<CreatedWebhookEndpoint>;
+  /** List webhook endpoints, newest first (`GET /v1/webhook-endpoints`) */
+  listWebhookEndpoints(query?: ListWebhookEndpointsQuery, options?: RequestOptions): Paged<WebhookEndpoint>;
+  /** Get a webhook endpoint (`GET /v1/webhook-endpoints/:id`) */
+  getWebhookEndpoint(id: string, options?: RequestOptions): Promise<WebhookEndpoint>;
+  /** Change the url, event types, description or status (ENABLED, DISABLED) of an endpoint (`PATCH /v1/webhook-endpoints/:id`) */
+  updateWebhookEndpoint(
+    id: string,
+    body: UpdateWebhookEndpointRequest,
+    options?: RequestOptions,
+  ): Promise<WebhookEndpoint>;
+  /** Delete an endpoint; its pending deliveries are not attempted again (`DELETE /v1/webhook-endpoints/:id`) */
+  deleteWebhookEndpoint(id: string, options?: RequestOptions): Promise<DeletedWebhookEndpoint>;
+  /** Issue a new signing secret; the previous one keeps signing alongside it for 24 hours (`POST /v1/webhook-endpoints/:id/rotate-secret`) */
+  rotateWebhookSecret(id: string, options?: RequestOptions): Promise<RotatedWebhookSecret>;
+  /** Send a webhook.test event to the endpoint now (`POST /v1/webhook-endpoints/:id/test`) */
+  sendWebhookTest(id: string, options?: RequestOptions): Promise<WebhookDelivery>;
+  /** List the deliveries to an endpoint, newest first, each with its attempts (`GET /v1/webhook-endpoints/:id/deliveries`) */
+  listWebhookDeliveries(
+    id: string,
+    query?: ListWebhookDeliveriesQuery,
+    options?: RequestOptions,
+  ): Paged<WebhookDelivery>;
+  /** Attempt a delivery again now (same webhook-id) (`POST /v1/webhook-endpoints/:id/deliveries/:deliveryId/retry`) */
+  retryWebhookDelivery(id: string, deliveryId: string, options?: RequestOptions): Promise<WebhookDelivery>;
+}
 /** The platform operations. */
 export interface PlatformOperations {
   /** Create a tenant with an initial API key (platform operator) (`POST /v1/platform/tenants`) */
@@ -1260,6 +1464,7 @@ export interface IdentityVerificationsOperations {
 export interface Operations {
   readonly mandates: MandatesOperations;
   readonly events: EventsOperations;
+  readonly webhooks: WebhooksOperations;
   readonly platform: PlatformOperations;
   readonly tenants: TenantsOperations;
   readonly apiKeys: ApiKeysOperations;

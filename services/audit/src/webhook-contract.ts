@@ -93,19 +93,21 @@ export const listWebhookDeliveriesQuery = z.strictObject({
 
 const timestamp = z.iso.datetime();
 
-export const webhookEndpointSchema = z.object({
-  id: z.string(),
-  url: z.string(),
-  description: z.string().nullable(),
-  event_types: z.array(z.string()),
-  status: z.enum(WEBHOOK_ENDPOINT_STATUSES),
-  /** Why it is DISABLED: `manual` (a PATCH) or `failing` (every delivery failed for 5 days); null when ENABLED. */
-  disabled_reason: z.enum(['manual', 'failing']).nullable(),
-  /** Since when every attempt to it has failed; null while it answers. */
-  failing_since: timestamp.nullable(),
-  created_at: timestamp,
-  updated_at: timestamp,
-});
+export const webhookEndpointSchema = z
+  .object({
+    id: z.string(),
+    url: z.string(),
+    description: z.string().nullable(),
+    event_types: z.array(z.string()),
+    status: z.enum(WEBHOOK_ENDPOINT_STATUSES),
+    /** Why it is DISABLED: `manual` (a PATCH) or `failing` (every delivery failed for 5 days); null when ENABLED. */
+    disabled_reason: z.enum(['manual', 'failing']).nullable(),
+    /** Since when every attempt to it has failed; null while it answers. */
+    failing_since: timestamp.nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'WebhookEndpoint' });
 export type WebhookEndpointView = z.infer<typeof webhookEndpointSchema>;
 
 const secretMember = z
@@ -113,16 +115,22 @@ const secretMember = z
   .regex(/^whsec_[A-Za-z0-9+/]+={0,2}$/)
   .describe('The signing secret, whsec_ + base64 of 32 random bytes. Shown once; store it now.');
 
-export const createdWebhookEndpointSchema = webhookEndpointSchema.extend({ secret: secretMember });
+export const createdWebhookEndpointSchema = webhookEndpointSchema
+  .extend({ secret: secretMember })
+  .meta({ id: 'CreatedWebhookEndpoint' });
 
-export const rotatedWebhookSecretSchema = webhookEndpointSchema.extend({
-  secret: secretMember,
-  previous_secret_expires_at: timestamp.describe(
-    'Until then deliveries carry a signature with the previous secret too (24 hours)',
-  ),
-});
+export const rotatedWebhookSecretSchema = webhookEndpointSchema
+  .extend({
+    secret: secretMember,
+    previous_secret_expires_at: timestamp.describe(
+      'Until then deliveries carry a signature with the previous secret too (24 hours)',
+    ),
+  })
+  .meta({ id: 'RotatedWebhookSecret' });
 
-export const deletedWebhookEndpointSchema = z.object({ id: z.string(), deleted: z.literal(true) });
+export const deletedWebhookEndpointSchema = z
+  .object({ id: z.string(), deleted: z.literal(true) })
+  .meta({ id: 'DeletedWebhookEndpoint' });
 
 export const webhookAttemptSchema = z.object({
   attempted_at: timestamp,
@@ -137,18 +145,20 @@ export const webhookAttemptSchema = z.object({
   manual: z.boolean(),
 });
 
-export const webhookDeliverySchema = z.object({
-  id: z.string(),
-  endpoint_id: z.string(),
-  /** The event's id: the webhook-id header of every attempt. */
-  event_id: z.string(),
-  event_type: z.string(),
-  status: z.enum(WEBHOOK_DELIVERY_STATUSES),
-  attempts: z.array(webhookAttemptSchema).describe('Every attempt, oldest first'),
-  next_attempt_at: timestamp.nullable(),
-  created_at: timestamp,
-  updated_at: timestamp,
-});
+export const webhookDeliverySchema = z
+  .object({
+    id: z.string(),
+    endpoint_id: z.string(),
+    /** The event's id: the webhook-id header of every attempt. */
+    event_id: z.string(),
+    event_type: z.string(),
+    status: z.enum(WEBHOOK_DELIVERY_STATUSES),
+    attempts: z.array(webhookAttemptSchema).describe('Every attempt, oldest first'),
+    next_attempt_at: timestamp.nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'WebhookDelivery' });
 export type WebhookDeliveryView = z.infer<typeof webhookDeliverySchema>;
 
 /** A JWT caller's alternatives for reading webhook endpoints: any of them suffices. */

@@ -1,6 +1,7 @@
 import { useState } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { call } from '../api';
+import type { WebhookDelivery, WebhookEndpoint } from '@mandate/client';
+import { apiOf } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
 import { PagedTable, usePagedList } from '../paged-list';
@@ -16,35 +17,9 @@ import {
   useFormMutation,
 } from '../ui';
 
-interface Endpoint {
-  id: string;
-  url: string;
-  description: string | null;
-  event_types: string[];
-  status: 'ENABLED' | 'DISABLED';
-  disabled_reason: 'manual' | 'failing' | null;
-  failing_since: string | null;
-  created_at: string;
-}
-
-interface Attempt {
-  attempted_at: string;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  manual: boolean;
-}
-
-interface Delivery {
-  id: string;
-  event_id: string;
-  event_type: string;
-  status: 'PENDING' | 'SUCCEEDED' | 'FAILED';
-  attempts: Attempt[];
-  next_attempt_at: string | null;
-}
-
-const BASE = '/v1/webhook-endpoints';
+type Endpoint = WebhookEndpoint;
+type Delivery = WebhookDelivery;
+type Attempt = Delivery['attempts'][number];
 
 /** How one attempt ended, in a few words. */
 const outcome = (a: Attempt) => a.error ?? `HTTP ${a.status_code}`;
@@ -60,7 +35,10 @@ export function WebhooksPage({ area }: { area: Area }) {
   const canWrite = !!area.write && !!permissions?.includes(area.write);
   const queryClient = useQueryClient();
   const refresh = () => queryClient.invalidateQueries({ queryKey: ['webhook-endpoints'] });
-  const endpoints = usePagedList<Endpoint>({ key: ['webhook-endpoints', tenantId], path: BASE });
+  const endpoints = usePagedList<Endpoint>({
+    key: ['webhook-endpoints', tenantId],
+    read: (api, query) => api.webhooks.listWebhookEndpoints(query),
+  });
   const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
   const [selected, setSelected] = useState<Endpoint | null>(null);
 
@@ -71,17 +49,17 @@ export function WebhooksPage({ area }: { area: Area }) {
     }: {
       endpoint: Endpoint;
       op: 'rotate' | 'test' | 'enable' | 'disable' | 'delete';
-    }) => {
-      const at = `${BASE}/${endpoint.id}`;
-      if (op === 'rotate') return call<{ secret?: string }>(session, 'POST', `${at}/rotate-secret`, {});
-      if (op === 'test') return call<{ secret?: string }>(session, 'POST', `${at}/test`, {});
-      if (op === 'delete') return call<{ secret?: string }>(session, 'DELETE', at);
-      return call<{ secret?: string }>(session, 'PATCH', at, {
+    }): Promise<object> => {
+      const webhooks = apiOf(session).webhooks;
+      if (op === 'rotate') return webhooks.rotateWebhookSecret(endpoint.id);
+      if (op === 'test') return webhooks.sendWebhookTest(endpoint.id);
+      if (op === 'delete') return webhooks.deleteWebhookEndpoint(endpoint.id);
+      return webhooks.updateWebhookEndpoint(endpoint.id, {
         status: op === 'enable' ? 'ENABLED' : 'DISABLED',
       });
     },
     onSuccess: (res, { endpoint, op }) => {
-      if (op === 'rotate' && res.secret)
+      if (op === 'rotate' && 'secret' in res && typeof res.secret === 'string')
         setSecret({
           label: `New secret of ${endpoint.url} (the previous one keeps signing for 24 hours)`,
           value: res.secret,
@@ -173,7 +151,7 @@ function CreateEndpoint({ onCreated }: { onCreated(e: Endpoint & { secret: strin
   const [types, setTypes] = useState('*');
   const [create, submit] = useFormMutation({
     mutationFn: () =>
-      call<Endpoint & { secret: string }>(session, 'POST', BASE, {
+      apiOf(session).webhooks.createWebhookEndpoint({
         url: url.trim(),
         event_types: types
           .split(',')
@@ -215,14 +193,17 @@ function CreateEndpoint({ onCreated }: { onCreated(e: Endpoint & { secret: strin
 function Deliveries({ endpoint, canWrite }: { endpoint: Endpoint; canWrite: boolean }) {
   const { session } = useAuth();
   const queryClient = useQueryClient();
-  const path = `${BASE}/${endpoint.id}/deliveries`;
   const deliveries = usePagedList<Delivery, 'status'>({
     key: ['webhook-endpoints', 'deliveries', endpoint.id],
-    path,
+    read: (api, query) =>
+      api.webhooks.listWebhookDeliveries(endpoint.id, {
+        ...query,
+        status: (query.status || undefined) as Delivery['status'] | undefined,
+      }),
     filters: { status: '' },
   });
   const retry = useMutation({
-    mutationFn: (d: Delivery) => call<Delivery>(session, 'POST', `${path}/${d.id}/retry`, {}),
+    mutationFn: (d: Delivery) => apiOf(session).webhooks.retryWebhookDelivery(endpoint.id, d.id),
     onSuccess: () =>
       queryClient.invalidateQueries({ queryKey: ['webhook-endpoints', 'deliveries', endpoint.id] }),
   });
