@@ -79,6 +79,10 @@ describe.each([
       mandates: databases?.env.mandates ?? {},
       identity: databases?.env.identity ?? {},
       gateway: { PLAN_OVERRIDES: NO_LIMITS },
+      // While Redis is cut every verify reads its mandate from the mandates service, which on the
+      // MongoDB stand-in of a loaded 2-core machine can take seconds: this suite is about flow and
+      // loss, not latency, so a slow read must not turn into a 503.
+      verify: { MANDATES_TIMEOUT_MS: '10000' },
     });
     auditUrl = stack.services.audit.url;
     auditEnv = {
