@@ -128,7 +128,7 @@ export async function wire(
       `development sign-in off: HOST=${config.HOST} is not a loopback address, and anyone who reaches the port could sign in as any subject`,
     );
   const devSignIn = devSignInOn
-    ? await DevSignIn.create({ identity: upstreams.identity, tokens, subjects })
+    ? await DevSignIn.create({ identity: upstreams.identity, tokens, subjects, logger })
     : undefined;
   if (devSignIn)
     logger.warn(

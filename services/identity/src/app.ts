@@ -14,7 +14,7 @@ import {
   identityVerificationRoutes,
   walletResponseRoutes,
 } from './http/identity-verification-routes';
-import { internalRoutes, publicRoutes } from './http/routes';
+import { gatewayInternalRoutes, publicRoutes } from './http/routes';
 
 /** The use cases' deps (store, clock, relay, staging-key TTL) and what the app around them needs. */
 export interface Deps extends IdentityDeps {
@@ -58,7 +58,7 @@ export function createApp(given: Deps) {
     handlers: [
       publicRoutes(deps),
       identityVerificationRoutes(deps),
-      internalRoutes(deps),
+      gatewayInternalRoutes(deps),
       identityVerificationInternalRoutes(deps),
     ],
   });

@@ -10,6 +10,7 @@ import {
   type Wire,
 } from '@mandate/shared';
 import type { Deps } from './app';
+import type { IdentityVerifications } from './domain/mandates';
 import type { Config } from './config';
 import { createSigner } from './signing/select';
 import type { MandateStore } from './store/mandate-store';
@@ -82,10 +83,19 @@ export const wire: Wire<Config, Deps> = (config, logger, overrides = {}) =>
       sweepIntervalMs: overrides.sweepIntervalMs ?? config.EXPIRY_SWEEP_INTERVAL_MS,
       publicBaseUrl: overrides.publicBaseUrl ?? config.PUBLIC_BASE_URL,
       statusListTtlSeconds: overrides.statusListTtlSeconds ?? config.STATUS_LIST_TTL_SECONDS,
-      identityVerifications:
-        config.IDENTITY_URL !== undefined
-          ? new HttpIdentityVerifications(config.IDENTITY_URL, tokens, logger)
-          : overrides.identityVerifications,
+      identityVerifications: (
+        await compose<IdentityVerifications | undefined, string[]>({
+          variable: config.IDENTITY_URL,
+          fromVariable: (urls) => {
+            const identity = new HttpIdentityVerifications(urls, tokens, logger);
+            closers.add(() => identity.close());
+            return identity;
+          },
+          override: overrides.identityVerifications,
+          // Without identity, a request naming a verification is refused (nothing can consume it).
+          local: () => undefined,
+        })
+      ).adapter,
     };
     return deps;
   });

@@ -21,6 +21,9 @@ export type ApiKeyScope = Scope;
 
 export const API_KEY_STATUSES = ['active', 'staging', 'revoked'] as const;
 export type ApiKeyStatus = (typeof API_KEY_STATUSES)[number];
+/** The statuses that authenticate (a staging key does, until its window closes). */
+export const USABLE_KEY_STATUSES = ['active', 'staging'] as const satisfies readonly ApiKeyStatus[];
+export type UsableKeyStatus = (typeof USABLE_KEY_STATUSES)[number];
 
 export const API_KEY_NAME_MAX = 100;
 
