@@ -52,7 +52,7 @@ const keys: KeyResolver = {
   },
   evict: () => undefined,
 };
-const freshKey = (plan: 'beta' | 'enterprise' = 'beta') =>
+const freshKey = (plan: ResolvedKey['plan'] = 'beta') =>
   `${TENANT}:${plan}.${randomUUID().replace(/-/g, '')}`;
 
 const silentPublisher: EventPublisher = {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PLANS } from '@mandate/identity';
 import type { Principal } from '../auth/authenticate';
 
 /** GET /v1/me: the authenticated caller as the gateway established it (the dashboard's navigation). */
@@ -11,7 +12,7 @@ export const meSchema = z.object({
   key_id: z.string().optional(),
   /** An API key's scopes, or the permissions of the subject's active role assignment. */
   permissions: z.array(z.string()),
-  plan: z.enum(['beta', 'enterprise']).optional(),
+  plan: z.enum(PLANS).optional(),
 });
 export type Me = z.infer<typeof meSchema>;
 

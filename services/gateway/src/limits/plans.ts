@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Plan } from '@mandate/identity';
 import type { RouteRule } from '../routes/table';
 
 /** "Burst B, rate R": a fresh client may send `burst` requests at once; sustained, `rate` per second pass. */
@@ -7,8 +8,8 @@ export interface Bucket {
   burst: number;
 }
 
-export type Plan = 'beta' | 'enterprise';
-export const PLANS: readonly Plan[] = ['beta', 'enterprise'];
+// The plans are identity's (a tenant's plan is its record's); the limits of each are the gateway's.
+export { PLANS, type Plan } from '@mandate/identity';
 export type LimitName = NonNullable<RouteRule['limit']>;
 /** The per-endpoint buckets that follow the caller's plan (onboarding is per client IP, plan-less). */
 export type EndpointLimit = Exclude<LimitName, 'onboarding'>;

@@ -13,7 +13,7 @@ const bucketSchema = z.object({ rate: z.number(), burst: z.number() });
 /** GET /v1/usage: the caller's plan, its limits and this month's quota use per API key / JWT subject. */
 export const usageSchema = z.object({
   tenant_id: z.string(),
-  plan: z.enum(PLANS as [Plan, ...Plan[]]),
+  plan: z.enum(PLANS),
   limits: z.object({
     monthly_quota: z.number().describe('Requests per API key (or JWT subject) per calendar month, UTC'),
     global: bucketSchema.describe('Requests per second (rate) and at once (burst), per key'),

@@ -37,6 +37,7 @@ export const resolvedSubjectSchema = z.object({
   subject_id: z.string(),
   assignment_id: z.string(),
   roles: z.array(z.enum(ROLES)),
+  // Stored with the assignment (a later role table never widens it): strings, not today's list.
   permissions: z.array(z.string()),
   plan: z.enum(PLANS),
 });

@@ -54,6 +54,26 @@ export function isRealLookingEmail(value: string): boolean {
 export const ROLES = ['tenant_admin', 'tenant_operator', 'tenant_viewer', 'tenant_auditor'] as const;
 export type Role = (typeof ROLES)[number];
 
+/** What a JWT caller may hold: every API key scope, and the tenant configuration's read and write. */
+export const PERMISSIONS = [...API_KEY_SCOPES, 'tenant:read', 'tenant:write'] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+/** SPEC §4: the permissions each role grants. */
+export const ROLE_PERMISSIONS = {
+  tenant_admin: [
+    'tenant:read',
+    'tenant:write',
+    'tenants:admin',
+    'mandates:read',
+    'mandates:write',
+    'verify',
+    'events:read',
+  ],
+  tenant_operator: ['mandates:read', 'mandates:write', 'verify', 'events:read'],
+  tenant_viewer: ['tenant:read', 'mandates:read'],
+  tenant_auditor: ['tenant:read', 'mandates:read', 'events:read'],
+} as const satisfies Record<Role, readonly Permission[]>;
+
 export const ROLE_ASSIGNMENT_STATUSES = ['active', 'revoked'] as const;
 export type RoleAssignmentStatus = (typeof ROLE_ASSIGNMENT_STATUSES)[number];
 /**
