@@ -6,29 +6,12 @@ import {
   listen,
   notFoundHandler,
   requireInternalToken,
-  type Clock,
-  type EventSource,
-  type InternalTokens,
-  type Logger,
   type AppLifecycle,
   type RunningServer,
 } from '@mandate/shared';
 import { startAuditConsumer, type AuditConsumer } from './consumers/audit-consumer';
-import type { MandatesSource } from './evidence/mandates-source';
 import { evidenceRoutes } from './http/evidence-routes';
 import { eventRoutes } from './http/routes';
-import type { EventStore } from './store/event-store';
-
-export interface Deps {
-  store: EventStore;
-  /** Where audit events come from: RabbitMQ, or the embedded mode's InProcessBus. */
-  source: EventSource;
-  tokens: InternalTokens;
-  logger: Logger;
-  /** The mandates service, for the evidence export (MANDATES_URL); absent → the export answers 503. */
-  mandates?: MandatesSource;
-  clock?: Clock;
-}
 
 /**
  * start() listens, then starts consuming; if the consumer cannot start, the server is closed again
@@ -38,6 +21,9 @@ export interface Deps {
 export interface AuditService extends AppLifecycle {
   app: Express;
 }
+
+import type { Deps } from './deps';
+export type { Deps };
 
 export function createApp(deps: Deps): AuditService {
   const { store, source, tokens, logger } = deps;

@@ -9,7 +9,7 @@ import {
   type EventSource,
   type Logger,
 } from '@mandate/shared';
-import type { Deps } from './app';
+import type { Deps } from './deps';
 import type { AuditConfig } from './config';
 import { HttpMandatesSource, type MandatesSource } from './evidence/mandates-source';
 import type { EventStore } from './store/event-store';

@@ -9,7 +9,7 @@ import {
   wireWith,
   type Wire,
 } from '@mandate/shared';
-import type { Deps } from './app';
+import type { Deps } from './deps';
 import type { IdentityVerifications } from './domain/mandates';
 import type { Config } from './config';
 import { createSigner } from './signing/select';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Plan } from '@mandate/identity';
-import type { RouteRule } from '../routes/table';
+import type { LimitBucket } from '@mandate/shared';
 
 /** "Burst B, rate R": a fresh client may send `burst` requests at once; sustained, `rate` per second pass. */
 export interface Bucket {
@@ -10,7 +10,7 @@ export interface Bucket {
 
 // The plans are identity's (a tenant's plan is its record's); the limits of each are the gateway's.
 export { PLANS, type Plan } from '@mandate/identity';
-export type LimitName = NonNullable<RouteRule['limit']>;
+export type LimitName = LimitBucket;
 /** The per-endpoint buckets that follow the caller's plan (onboarding is per client IP, plan-less). */
 export type EndpointLimit = Exclude<LimitName, 'onboarding'>;
 export const ENDPOINT_LIMITS: readonly EndpointLimit[] = [

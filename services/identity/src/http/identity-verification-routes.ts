@@ -1,6 +1,6 @@
 import { callerOf, implement, implementRaw, mountContracts, tenantOf } from '@mandate/shared';
 import express, { Router } from 'express';
-import type { Deps } from '../app';
+import type { Deps } from '../deps';
 import { internalRoutes, routes } from '../contract';
 import { pageView, pageWindow } from './pages';
 import { verifiedName, type IdentityVerification } from '../identity-verifications/identity-verification';

@@ -1,6 +1,6 @@
 import { callerOf, implement, mountContracts, tenantOf } from '@mandate/shared';
 import { Router, type Request } from 'express';
-import type { Deps } from '../app';
+import type { Deps } from '../deps';
 import type { AccessBaseline } from '../access-baselines/access-baseline';
 import { getAccessBaseline, saveAccessBaseline } from '../access-baselines/access-baselines';
 import type { ApiKey } from '../api-keys/api-key';

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { decodeProtectedHeader } from 'jose';
 import { implement, mountContracts, tenantOf } from '@mandate/shared';
-import type { Deps } from '../app';
+import type { Deps } from '../deps';
 import { internalRoutes } from '../contract';
 import { SigningUnavailable } from '../domain/errors';
 import { EVIDENCE_JWS_TYP } from '../signing/signer';

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { callerOf, decodeCursor, implement, mountContracts, tenantOf, toPage } from '@mandate/shared';
-import type { Deps } from '../app';
+import type { Deps } from '../deps';
 import { applyOperation, createMandate, getMandate, listMandates, readForVerify } from '../domain/mandates';
 import type { LifecycleOperation } from '../domain/state-machine';
 import { internalRoutes, routes, type PublicJwk } from '../contract';
