@@ -1,4 +1,3 @@
-import type { Connection } from 'mongoose';
 import {
   InProcessBus,
   RabbitEventSource,
@@ -6,6 +5,7 @@ import {
   compose,
   connectMongo,
   tokensFor,
+  wireWith,
   type EventSource,
   type Logger,
 } from '@mandate/shared';
@@ -35,75 +35,77 @@ export async function wire(
   overrides: Partial<Deps> = {},
 ): Promise<Wired> {
   const log = overrides.logger ?? logger;
-  let connection: Connection | undefined;
-  let fileStore: FileEventStore | undefined;
+  // What it built is closed by close(), or at once when a later step fails (wireWith).
+  return wireWith(
+    async (closers) => {
+      // Each adapter by the one composition rule (compose): the variable, else the override, else the local default.
+      const { adapter: store } = await compose<EventStore>({
+        variable: config.MONGO_URL,
+        fromVariable: async (url) => {
+          const connection = await connectMongo(url, config.MONGO_DB, log);
+          closers.add(() => connection.close());
+          const mongoStore = new MongoEventStore(connection);
+          await mongoStore.init();
+          return mongoStore;
+        },
+        override: overrides.store,
+        local: async () => {
+          if (!config.AUDIT_STORE_FILE) {
+            log.warn('audit store is in memory: events are lost on restart');
+            return new MemoryEventStore();
+          }
+          const fileStore = await FileEventStore.open(config.AUDIT_STORE_FILE, log);
+          closers.add(() => fileStore.close());
+          log.warn(
+            { file: config.AUDIT_STORE_FILE },
+            'audit store is in memory, journaled to a local file (one process only)',
+          );
+          return fileStore;
+        },
+      });
 
-  // Each adapter by the one composition rule (compose): the variable, else the override, else the local default.
-  const { adapter: store } = await compose<EventStore>({
-    variable: config.MONGO_URL,
-    fromVariable: async (url) => {
-      connection = await connectMongo(url, config.MONGO_DB, log);
-      const mongoStore = new MongoEventStore(connection);
-      await mongoStore.init();
-      return mongoStore;
-    },
-    override: overrides.store,
-    local: async () => {
-      if (!config.AUDIT_STORE_FILE) {
-        log.warn('audit store is in memory: events are lost on restart');
-        return new MemoryEventStore();
-      }
-      fileStore = await FileEventStore.open(config.AUDIT_STORE_FILE, log);
-      log.warn(
-        { file: config.AUDIT_STORE_FILE },
-        'audit store is in memory, journaled to a local file (one process only)',
-      );
-      return fileStore;
-    },
-  });
+      const { adapter: source } = await compose<EventSource>({
+        variable: config.AMQP_URL,
+        fromVariable: (url) =>
+          new RabbitEventSource({
+            url,
+            logger: log,
+            topology: amqpTopology(config.AMQP_NAMESPACE),
+            prefetch: config.AUDIT_PREFETCH,
+          }),
+        override: overrides.source,
+        local: () => {
+          log.warn('no AMQP_URL and no shared bus: the audit consumer will receive nothing');
+          return new InProcessBus(log);
+        },
+      });
 
-  const { adapter: source } = await compose<EventSource>({
-    variable: config.AMQP_URL,
-    fromVariable: (url) =>
-      new RabbitEventSource({
-        url,
-        logger: log,
-        topology: amqpTopology(config.AMQP_NAMESPACE),
-        prefetch: config.AUDIT_PREFETCH,
-      }),
-    override: overrides.source,
-    local: () => {
-      log.warn('no AMQP_URL and no shared bus: the audit consumer will receive nothing');
-      return new InProcessBus(log);
-    },
-  });
+      const tokens = tokensFor(config.INTERNAL_TOKEN_SECRET, overrides.tokens);
 
-  const tokens = tokensFor(config.INTERNAL_TOKEN_SECRET, overrides.tokens);
+      const { adapter: mandates } = await compose<MandatesSource | undefined, string[]>({
+        variable: config.MANDATES_URL,
+        fromVariable: (baseUrls) => {
+          const ownMandates = new HttpMandatesSource({
+            baseUrls,
+            logger: log,
+            timeoutMs: config.MANDATES_TIMEOUT_MS,
+          });
+          closers.add(() => ownMandates.close());
+          log.info(
+            { mandatesUrl: baseUrls },
+            'evidence export reads mandates, keys and signatures from the mandates service',
+          );
+          return ownMandates;
+        },
+        override: overrides.mandates,
+        local: () => {
+          log.warn('no MANDATES_URL: the evidence export answers 503');
+          return undefined;
+        },
+      });
 
-  let ownMandates: HttpMandatesSource | undefined;
-  const { adapter: mandates } = await compose<MandatesSource | undefined, string[]>({
-    variable: config.MANDATES_URL,
-    fromVariable: (baseUrls) => {
-      ownMandates = new HttpMandatesSource({ baseUrls, logger: log, timeoutMs: config.MANDATES_TIMEOUT_MS });
-      log.info(
-        { mandatesUrl: baseUrls },
-        'evidence export reads mandates, keys and signatures from the mandates service',
-      );
-      return ownMandates;
+      return { store, source, tokens, logger: log, mandates, clock: overrides.clock };
     },
-    override: overrides.mandates,
-    local: () => {
-      log.warn('no MANDATES_URL: the evidence export answers 503');
-      return undefined;
-    },
-  });
-
-  return {
-    deps: { store, source, tokens, logger: log, mandates, clock: overrides.clock },
-    async close() {
-      await ownMandates?.close();
-      await connection?.close();
-      await fileStore?.close();
-    },
-  };
+    (err) => log.warn({ err }, 'audit: closing a dependency failed'),
+  );
 }

@@ -12,7 +12,8 @@ import {
 import type { Deps } from './deps';
 import type { IdentityVerifications } from './domain/mandates';
 import type { Config } from './config';
-import { createSigner } from './signing/select';
+import { createSigner, kmsKeyIds } from './signing/select';
+import type { Signer } from './signing/signer';
 import type { MandateStore } from './store/mandate-store';
 import { MemoryMandateStore } from './store/memory-mandate-store';
 import { MongoMandateStore } from './store/mongo-mandate-store';
@@ -37,12 +38,23 @@ export const wire: Wire<Config, Deps> = (config, logger, overrides = {}) =>
       'mandates: in-process event bus (no AMQP_URL); events reach no other process',
     );
 
-    let signer = overrides.signer;
-    if (!signer) {
+    // The signer by the rule too: a key the variables name (KMS_KEY_ID / SIGNING_KEY_IDS,
+    // LOCAL_SIGNING_KEY, LOCAL_SIGNING_KEY_FILE), else the override, else a generated key.
+    const signingVariables =
+      kmsKeyIds(config).length > 0 || config.LOCAL_SIGNING_KEY || config.LOCAL_SIGNING_KEY_FILE
+        ? config
+        : undefined;
+    const { adapter: signer } = await compose<Signer, Config>({
+      variable: signingVariables,
+      fromVariable: () => ownSigner(),
+      override: overrides.signer,
+      local: () => ownSigner(),
+    });
+    async function ownSigner() {
       // KMS when KMS_KEY_ID / SIGNING_KEY_IDS are set, else the local key; logs which one.
       const created = await createSigner(config, logger);
       closers.add(() => created.close());
-      signer = created.signer;
+      return created.signer;
     }
 
     const tokens = tokensFor(config.INTERNAL_TOKEN_SECRET, overrides.tokens);
