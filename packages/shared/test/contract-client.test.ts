@@ -105,9 +105,16 @@ describe('ContractClient', () => {
     await up.close();
   });
   const ctx = { token: 'tok', requestId: 'req_1' };
+  /** The upstream's next answers. */
+  const answers = (status: number, body: unknown) => {
+    up.state.status = status;
+    up.state.body = typeof body === 'string' ? body : JSON.stringify(body);
+  };
+  const resolveX = () =>
+    client.call(internal.resolveThing, { params: { id: 'x' }, body: { hint: 'h' } }, ctx);
 
   it('when a route is called, then its path, params, body, token and request id go out and the answer is parsed', async () => {
-    up.state.body = JSON.stringify({ id: 'a/b', n: 3, extra: 'dropped' });
+    answers(200, { id: 'a/b', n: 3, extra: 'dropped' });
     const answer = await client.call(
       internal.resolveThing,
       { params: { id: 'a/b' }, body: { hint: 'h' } },
@@ -126,11 +133,8 @@ describe('ContractClient', () => {
   });
 
   it('when a 4xx comes in the error envelope, then it is answered to the caller, not thrown', async () => {
-    up.state.status = 404;
-    up.state.body = JSON.stringify({ error: 'NOT_FOUND', message: 'no thing' });
-    await expect(
-      client.call(internal.resolveThing, { params: { id: 'x' }, body: { hint: 'h' } }, ctx),
-    ).resolves.toEqual({
+    answers(404, { error: 'NOT_FOUND', message: 'no thing' });
+    await expect(resolveX()).resolves.toEqual({
       ok: false,
       status: 404,
       body: { error: 'NOT_FOUND', message: 'no thing' },
@@ -144,8 +148,7 @@ describe('ContractClient', () => {
   ])(
     'when the upstream answers %s, then a 503 is thrown and the drift is logged',
     async (_case, status, body) => {
-      up.state.status = status;
-      up.state.body = body;
+      answers(status, body);
       const err = await client
         .call(internal.resolveThing, { params: { id: 'x' }, body: { hint: 'h' } }, ctx)
         .catch((e: unknown) => e);
@@ -166,17 +169,14 @@ describe('ContractClient', () => {
   );
 
   it('when the upstream keeps answering 500, then an idempotent route is retried and the call is a logged 503', async () => {
-    up.state.status = 500;
-    up.state.body = JSON.stringify({ error: 'INTERNAL_ERROR', message: 'boom' });
-    await expect(
-      client.call(internal.resolveThing, { params: { id: 'x' }, body: { hint: 'h' } }, ctx),
-    ).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
+    answers(500, { error: 'INTERNAL_ERROR', message: 'boom' });
+    await expect(resolveX()).rejects.toMatchObject({ code: 'SERVICE_UNAVAILABLE' });
     expect(up.state.seen).toHaveLength(1 + fastRetries.retries);
     expect(log.lines).toContainEqual(expect.objectContaining({ level: 40, status: 500 }));
   });
 
   it('when a route that changes something answers 500, then it is not retried', async () => {
-    up.state.status = 500;
+    answers(500, '{}');
     await expect(client.call(internal.consumeThing, { params: { id: 'x' } }, ctx)).rejects.toMatchObject({
       code: 'SERVICE_UNAVAILABLE',
     });

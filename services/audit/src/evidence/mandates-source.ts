@@ -41,13 +41,9 @@ export class HttpMandatesSource implements MandatesSource {
   private readonly mandates: ContractClient;
   private readonly logger: Logger;
 
-  constructor(options: HttpMandatesSourceOptions) {
-    this.logger = options.logger;
-    this.mandates = ContractClient.over(options.baseUrls, {
-      name: 'mandates',
-      logger: options.logger,
-      timeoutMs: options.timeoutMs ?? 5_000,
-    });
+  constructor({ baseUrls, logger, timeoutMs = 5_000 }: HttpMandatesSourceOptions) {
+    this.logger = logger;
+    this.mandates = ContractClient.over(baseUrls, { name: 'mandates', logger, timeoutMs });
   }
 
   async getMandate(ctx: CallContext, id: string): Promise<EvidenceMandate | null> {

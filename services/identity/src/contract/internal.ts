@@ -54,29 +54,45 @@ export const consumedVerificationSchema = z.object({
   verified_at: z.string(),
 });
 
+/**
+ * One of the gateway's credential lookups: a POST (the secret stays out of URLs and logs) that
+ * changes nothing, so it is retried; 200 with what was found, 404 for anything else.
+ */
+const lookup = <
+  const P extends `/internal/v1/${string}`,
+  const B extends z.ZodType,
+  const A extends z.ZodType,
+>(
+  path: P,
+  summary: string,
+  [body, answer]: [B, A],
+  [found, absent]: [string, string],
+) => ({
+  summary,
+  method: 'POST' as const,
+  path,
+  service: 'identity' as const,
+  idempotent: true,
+  request: { body },
+  responses: { 200: { description: found, schema: answer } },
+  errors: { 404: absent },
+});
+
 export const internalRoutes = defineInternalRoutes({
-  /** API-key authentication: 200 for an active or staging key, 404 for anything else. */
-  resolveApiKey: {
-    summary: 'The key behind an API key secret, with its tenant’s plan (the gateway)',
-    method: 'POST',
-    path: '/internal/v1/keys/resolve',
-    service: 'identity',
-    idempotent: true,
-    request: { body: resolveKeyBody },
-    responses: { 200: { description: 'An active or staging key', schema: resolvedKeySchema } },
-    errors: { 404: 'Unknown, revoked, or another tenant’s key' },
-  },
-  /** JWT authentication: the subject's active role assignment in the tenant; 404 when it has none. */
-  resolveSubject: {
-    summary: 'A subject’s active role assignment in a tenant, with the tenant’s plan (the gateway)',
-    method: 'POST',
-    path: '/internal/v1/subjects/resolve',
-    service: 'identity',
-    idempotent: true,
-    request: { body: resolveSubjectBody },
-    responses: { 200: { description: 'The active assignment', schema: resolvedSubjectSchema } },
-    errors: { 404: 'No active assignment, or no such tenant' },
-  },
+  /** API-key authentication: an active or staging key. */
+  resolveApiKey: lookup(
+    '/internal/v1/keys/resolve',
+    'The key behind an API key secret, with its tenant’s plan (the gateway)',
+    [resolveKeyBody, resolvedKeySchema],
+    ['An active or staging key', 'Unknown, revoked, or another tenant’s key'],
+  ),
+  /** JWT authentication: the subject's active role assignment in the tenant. */
+  resolveSubject: lookup(
+    '/internal/v1/subjects/resolve',
+    'A subject’s active role assignment in a tenant, with the tenant’s plan (the gateway)',
+    [resolveSubjectBody, resolvedSubjectSchema],
+    ['The active assignment', 'No active assignment, or no such tenant'],
+  ),
   /** For mandates: binds a VERIFIED mandate-purpose session of the caller's tenant to one mandate. */
   consumeIdentityVerification: {
     summary: 'Binds a VERIFIED mandate-purpose verification of the caller’s tenant to one mandate',
