@@ -4,10 +4,11 @@ import path from 'node:path';
 const ROOT = path.resolve(__dirname, '../..');
 const SERVICES = ['mandates', 'verify', 'identity', 'audit'] as const;
 
-function filesUnder(dir: string): string[] {
+function filesUnder(dir: string, skip?: RegExp): string[] {
   return readdirSync(dir).flatMap((name) => {
     const full = path.join(dir, name);
-    return statSync(full).isDirectory() ? filesUnder(full) : full.endsWith('.ts') ? [full] : [];
+    if (skip?.test(full)) return [];
+    return statSync(full).isDirectory() ? filesUnder(full, skip) : /\.tsx?$/.test(full) ? [full] : [];
   });
 }
 /** Static, dynamic, side-effect imports and requires. */
@@ -61,6 +62,20 @@ describe('contract boundaries', () => {
       expect(crossings).toEqual([]);
     },
   );
+
+  // The packages (the kernel, the verifier, the evidence CLI, the dashboard), tests included, know a
+  // service by its package entry (its contract) at most, never by its src.
+  it('when the packages and their tests are read, then none imports a service but through its package entry', () => {
+    const offending = filesUnder(path.join(ROOT, 'packages'), /[\\/](node_modules|dist)$/).flatMap((file) =>
+      importsOf(file)
+        .filter((spec) => {
+          const target = serviceOf(file, spec);
+          return target !== undefined && !/^@mandate\/[a-z-]+$/.test(spec);
+        })
+        .map((spec) => `${path.relative(ROOT, file)}: ${spec}`),
+    );
+    expect(offending).toEqual([]);
+  });
 
   it('when the import pattern reads a file, then it finds static, dynamic, side-effect imports and requires', () => {
     const sample = [
