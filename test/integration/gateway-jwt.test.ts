@@ -365,7 +365,13 @@ describe('gateway: credential caches and eviction', () => {
       request: async () => {
         calls++;
         await new Promise<void>((r) => pending.push(r));
-        const key = { key_id: 'key_a', tenant_id: 'tnt_a', scopes: ['verify'], status: 'active', plan: 'beta' };
+        const key = {
+          key_id: 'key_a',
+          tenant_id: 'tnt_a',
+          scopes: ['verify'],
+          status: 'active',
+          plan: 'beta',
+        };
         return { status: 200, headers: {}, body: Buffer.from(JSON.stringify(key)) };
       },
     } as unknown as ServiceClient;
