@@ -2,8 +2,6 @@ import type { z } from 'zod';
 import type { RouteContract } from '@mandate/shared';
 import * as auditSchemas from '../services/audit/src/contract';
 import * as identitySchemas from '../services/identity/src/contract';
-import * as identityInternal from '../services/identity/src/http/schemas';
-import { evidenceSignatureBody } from '../services/mandates/src/http/internal-signing';
 import * as mandatesSchemas from '../services/mandates/src/contract';
 import * as verifySchemas from '../services/verify/src/contract';
 import { CONTRACTS } from '../services/gateway/src/routes/table';
@@ -65,13 +63,11 @@ const requestSchemas: Record<string, Record<string, z.ZodType>> = {
     createMandateBody: mandatesSchemas.createMandateBody,
     lifecycleBody: mandatesSchemas.lifecycleBody,
     listMandatesQuery: mandatesSchemas.listMandatesQuery,
-    evidenceSignatureBody,
+    evidenceSignatureBody: mandatesSchemas.evidenceSignatureBody,
   },
   verify: { verifyRequestSchema: verifySchemas.verifyRequestSchema },
   identity: Object.fromEntries(
-    Object.entries({ ...identitySchemas, ...identityInternal }).filter(([name]) =>
-      /(Body|Query)$/.test(name),
-    ),
+    Object.entries(identitySchemas).filter(([name]) => /(Body|Query)$/.test(name)),
   ) as Record<string, z.ZodType>,
   audit: { listEventsQuerySchema: auditSchemas.listEventsQuerySchema },
 };

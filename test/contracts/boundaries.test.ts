@@ -4,10 +4,11 @@ import path from 'node:path';
 const ROOT = path.resolve(__dirname, '../..');
 const SERVICES = ['mandates', 'verify', 'identity', 'audit'] as const;
 
-function filesUnder(dir: string): string[] {
+function filesUnder(dir: string, skip?: RegExp): string[] {
   return readdirSync(dir).flatMap((name) => {
     const full = path.join(dir, name);
-    return statSync(full).isDirectory() ? filesUnder(full) : full.endsWith('.ts') ? [full] : [];
+    if (skip?.test(full)) return [];
+    return statSync(full).isDirectory() ? filesUnder(full, skip) : /\.tsx?$/.test(full) ? [full] : [];
   });
 }
 /** Static, dynamic, side-effect imports and requires. */
@@ -40,9 +41,10 @@ describe('contract boundaries', () => {
     expect(offending).toEqual([]);
   });
 
-  // Tests that need two services live under test/: a service's own tests stay inside it.
+  // Tests that need two services live under test/: a service's own tests stay inside it. Code calls
+  // another service only through that service's contract (its package entry, ContractClient).
   it.each([...SERVICES, 'gateway'])(
-    "when %s's tests and (but for the gateway's contract imports) code are read, then none imports another service",
+    "when %s's tests and (but for contract imports) code are read, then none imports another service",
     (service) => {
       const crossings = filesUnder(path.join(ROOT, 'services', service))
         .filter((file) => !file.includes(`${path.sep}node_modules${path.sep}`))
@@ -51,15 +53,29 @@ describe('contract boundaries', () => {
             .filter((spec) => {
               const target = serviceOf(file, spec);
               if (!target || target === service) return false;
-              // The gateway's code may import a service's package entry (its contract), nothing else.
-              const gatewayContract = service === 'gateway' && !file.includes(`${path.sep}test${path.sep}`);
-              return !(gatewayContract && /^@mandate\/[a-z-]+$/.test(spec));
+              // A service's code may import another's package entry (its contract), nothing else.
+              const code = !file.includes(`${path.sep}test${path.sep}`);
+              return !(code && /^@mandate\/[a-z-]+$/.test(spec));
             })
             .map((spec) => `${path.relative(ROOT, file)}: ${spec}`),
         );
       expect(crossings).toEqual([]);
     },
   );
+
+  // The packages (the kernel, the verifier, the evidence CLI, the dashboard), tests included, know a
+  // service by its package entry (its contract) at most, never by its src.
+  it('when the packages and their tests are read, then none imports a service but through its package entry', () => {
+    const offending = filesUnder(path.join(ROOT, 'packages'), /[\\/](node_modules|dist)$/).flatMap((file) =>
+      importsOf(file)
+        .filter((spec) => {
+          const target = serviceOf(file, spec);
+          return target !== undefined && !/^@mandate\/[a-z-]+$/.test(spec);
+        })
+        .map((spec) => `${path.relative(ROOT, file)}: ${spec}`),
+    );
+    expect(offending).toEqual([]);
+  });
 
   it('when the import pattern reads a file, then it finds static, dynamic, side-effect imports and requires', () => {
     const sample = [
@@ -88,8 +104,10 @@ describe('contract boundaries', () => {
   // The verify decision's vocabulary (deny reasons, assurance levels) is declared once, in the
   // dependency-free module the verify service and @mandate/verifier share.
   const DECISION_MODULE = '@mandate/verifier/src/decide';
+  // A contract may build on another service's contract (verify's mandate states are the mandates
+  // contract's), never on its code.
   it.each(SERVICES)(
-    "when %s's contract is read, then it imports only zod, the shared kernel, the decision module and itself",
+    "when %s's contract is read, then it imports only zod, the shared kernel, the decision module, other contracts and itself",
     (service) => {
       const dir = path.join(ROOT, 'services', service, 'src');
       const files = filesUnder(dir).filter((f) => /[\\/]contract(\.ts$|[\\/])/.test(f));
@@ -102,6 +120,7 @@ describe('contract boundaries', () => {
                 spec === 'zod' ||
                 spec === '@mandate/shared' ||
                 spec === DECISION_MODULE ||
+                /^@mandate\/(mandates|verify|identity|audit)$/.test(spec) ||
                 /^\.\/[\w-]+$/.test(spec)
               ),
           )

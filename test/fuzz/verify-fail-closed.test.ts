@@ -17,6 +17,14 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 2_000);
 const HOUR = 3_600_000;
 const at = (offsetHours: number) => new Date(NOW.getTime() + offsetHours * HOUR).toISOString();
 const LEVELS = ['LOW', 'SUBSTANTIAL', 'HIGH'];
+const VERIFIED = {
+  method: 'openid4vp' as const,
+  verification_id: 'idv_x',
+  issuer: 'https://pid.example',
+  subject_id: 'sub',
+  claims_digest: 'd',
+  verified_at: '2026-01-01T00:00:00.000Z',
+};
 
 // --- The oracle: the documented rules, written independently of services/verify/src/domain. ---
 
@@ -107,7 +115,7 @@ const mandateArb = fc
       { weight: 4, arbitrary: fc.constantFrom(null, at(1 / 3600), at(24 * 365)) },
       { weight: 1, arbitrary: fc.constantFrom(at(0), at(-1)) },
     ),
-    delegate: fc.constantFrom('agent_bob', 'agent_eve').map((id) => ({ id, type: 'agent' })),
+    delegate: fc.constantFrom('agent_bob', 'agent_eve').map((id) => ({ id, type: 'agent' as const })),
     verified: fc.option(fc.constantFrom('LOW', 'SUBSTANTIAL', 'HIGH', 'VERY_HIGH'), { nil: undefined }),
   })
   .map(({ scope, verified, ...rest }) =>
@@ -116,7 +124,12 @@ const mandateArb = fc
       scope,
       principal: {
         id: 'user_alice',
-        ...(verified === undefined ? {} : { verified: { assurance: verified } }),
+        ...(verified === undefined
+          ? {}
+          : {
+              // VERY_HIGH is outside the contract (cast): an unknown level must still fail closed.
+              verified: { ...VERIFIED, assurance: verified } as NonNullable<Mandate['principal']['verified']>,
+            }),
       },
     }),
   );

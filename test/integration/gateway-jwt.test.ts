@@ -363,13 +363,17 @@ describe('gateway: credential caches and eviction', () => {
     const pending: (() => void)[] = [];
     let calls = 0;
     const client = {
-      json: async () => {
+      request: async () => {
         calls++;
         await new Promise<void>((r) => pending.push(r));
-        return {
-          status: 200,
-          body: { key_id: 'key_a', tenant_id: 'tnt_a', scopes: ['verify'], status: 'active', plan: 'beta' },
+        const key = {
+          key_id: 'key_a',
+          tenant_id: 'tnt_a',
+          scopes: ['verify'],
+          status: 'active',
+          plan: 'beta',
         };
+        return { status: 200, headers: {}, body: Buffer.from(JSON.stringify(key)) };
       },
     } as unknown as ServiceClient;
     /** Waits (no fixed sleep: a loaded machine may be slow) until the resolver has asked n times. */
@@ -428,7 +432,7 @@ describe('gateway: a token issued for one tenant is valid only in that tenant', 
       tenant_id,
       subject_id,
       assignment_id: 'ras_x',
-      roles: ['tenant_viewer'],
+      roles: ['tenant_viewer' as const],
       permissions: ['mandates:read'],
       plan: 'beta' as const,
     }),

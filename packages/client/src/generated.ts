@@ -12,7 +12,7 @@ export type Mandate = {
     verified?:
       | {
           method: 'openid4vp';
-          assurance: 'HIGH';
+          assurance: 'LOW' | 'SUBSTANTIAL' | 'HIGH';
           verification_id: string;
           issuer: string;
           subject_id: string;

@@ -1,11 +1,11 @@
 import type { Request, Response, Router } from 'express';
-import type { ContractInput, ContractResponse, Method, RouteContract } from './contract';
+import type { ContractInput, ContractResponse, Method, RouteShape } from './contract';
 import { parseOrThrow } from './errors';
 import { sendError } from './http';
 
 /** A contract with the code that answers it, ready to mount. */
 export interface Implementation {
-  contract: RouteContract;
+  contract: RouteShape;
   handle: (req: Request, res: Response) => Promise<void>;
 }
 
@@ -16,7 +16,7 @@ export interface Implementation {
  * calls, so the contract's type is fixed before the handler is checked: in one call TypeScript
  * would widen `status: 201` to number while it infers.)
  */
-export function implement<const C extends RouteContract>(contract: C) {
+export function implement<const C extends RouteShape>(contract: C) {
   return (
     handler: (input: ContractInput<C>, req: Request) => Promise<ContractResponse<C>>,
   ): Implementation => ({
@@ -33,7 +33,7 @@ export function implement<const C extends RouteContract>(contract: C) {
  * A handler that writes the response itself (a stream, or a body serialised ahead): it still
  * belongs to its contract (mounting, 405, the document); params and query are parsed, the body is left to it.
  */
-export function implementRaw<const C extends RouteContract>(contract: C) {
+export function implementRaw<const C extends RouteShape>(contract: C) {
   return (
     handler: (input: Omit<ContractInput<C>, 'body'>, req: Request, res: Response) => Promise<void>,
   ): Implementation => ({
@@ -45,7 +45,7 @@ export function implementRaw<const C extends RouteContract>(contract: C) {
   });
 }
 
-function parseInput<C extends RouteContract>(contract: C, req: Request, withBody = true): ContractInput<C> {
+function parseInput<C extends RouteShape>(contract: C, req: Request, withBody = true): ContractInput<C> {
   const request = contract.request ?? {};
   const params = request.params ? parseOrThrow(request.params, req.params, 'path') : {};
   const query = request.query ? parseOrThrow(request.query, req.query, 'query') : undefined;

@@ -104,6 +104,47 @@ export interface RouteContract extends RouteRule {
   errors?: Readonly<Partial<Record<number, string>>>;
 }
 
+/**
+ * What a handler and a caller need of a route, public or internal: where it is, what it takes and
+ * what it answers. `implement` serves it, `ContractClient` calls it.
+ */
+export interface RouteShape {
+  operationId: string;
+  method: Method;
+  path: string;
+  service: ServiceName;
+  request?: RequestContract;
+  responses: Readonly<Record<number, ResponseContract>>;
+}
+
+/**
+ * A service-to-service route (`/internal/v1/...`), declared by the service that answers it and
+ * called through `ContractClient`: always behind the internal token (every service route is), never
+ * in the gateway's table nor in the public document — it has no `auth` or `scope`, so no
+ * `RouteContract` list (the table, the document) can hold it.
+ */
+export interface InternalRouteContract extends RouteShape {
+  path: `/internal/v1/${string}`;
+  internal: true;
+  summary: string;
+  /** A POST that changes nothing (a lookup, a signature): retried on failure like a GET. */
+  idempotent?: boolean;
+  /** Its error statuses the caller acts on, with what they mean. */
+  errors?: Readonly<Partial<Record<number, string>>>;
+}
+
+/** Declares a service's internal routes by name, as `defineRoutes` does (the key is the operationId). */
+export function defineInternalRoutes<
+  const R extends Record<string, Omit<InternalRouteContract, 'operationId' | 'internal'>>,
+>(routes: R): { [K in keyof R & string]: R[K] & { operationId: K; internal: true } } {
+  return Object.fromEntries(
+    Object.entries(routes).map(([operationId, route]) => [
+      operationId,
+      { ...route, operationId, internal: true },
+    ]),
+  ) as { [K in keyof R & string]: R[K] & { operationId: K; internal: true } };
+}
+
 /** Declares a route; the const type parameter keeps every literal and schema type for the handler. */
 export function defineRoute<const C extends RouteContract>(contract: C): C {
   return contract;
@@ -241,22 +282,40 @@ export const isRateLimited = (route: RouteRule) =>
 
 // ── types a handler is checked against ───────────────────────────────────────
 
-type Req<C extends RouteContract> = C['request'] extends RequestContract ? C['request'] : object;
+type Req<C extends RouteShape> = C['request'] extends RequestContract ? C['request'] : object;
 type Out<T> = T extends z.ZodType ? z.output<T> : undefined;
 
 /** The parsed input a handler of the contract receives. */
-export interface ContractInput<C extends RouteContract> {
+export interface ContractInput<C extends RouteShape> {
   params: Req<C> extends { params: infer P } ? Out<P> : Record<string, never>;
   query: Req<C> extends { query: infer Q } ? Out<Q> : undefined;
   body: Req<C> extends { body: infer B } ? Out<B> : undefined;
 }
 
 /** What a handler of the contract answers: one of its declared statuses with that status's body. */
-export type ContractResponse<C extends RouteContract> = ResponseOf<C['responses']>;
+export type ContractResponse<C extends RouteShape> = ResponseOf<C['responses']>;
 type ResponseOf<R> = {
   [S in keyof R]: S extends number
     ? R[S] extends { schema: infer Z extends z.ZodType }
       ? { status: S; body: z.input<Z>; headers?: Record<string, string> }
+      : never
+    : never;
+}[keyof R];
+
+/** What a caller sends: the params, query and body as their schemas take them in. */
+export interface ContractCallInput<C extends RouteShape> {
+  params: Req<C> extends { params: infer P } ? In<P> : Record<string, never>;
+  query: Req<C> extends { query: infer Q } ? In<Q> : undefined;
+  body: Req<C> extends { body: infer B } ? In<B> : undefined;
+}
+type In<T> = T extends z.ZodType ? z.input<T> : undefined;
+
+/** A declared success answer as the caller reads it: that status's body, parsed by its schema. */
+export type ContractAnswer<C extends RouteShape> = AnswerOf<C['responses']>;
+type AnswerOf<R> = {
+  [S in keyof R]: S extends number
+    ? R[S] extends { schema: infer Z extends z.ZodType }
+      ? { ok: true; status: S; body: z.output<Z> }
       : never
     : never;
 }[keyof R];

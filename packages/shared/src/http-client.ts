@@ -158,19 +158,6 @@ export class ServiceClient {
     throw new UpstreamUnavailable(lastError);
   }
 
-  /** JSON convenience for service-to-service calls. */
-  async json<T = unknown>(req: UpstreamRequest & { json?: unknown }): Promise<{ status: number; body: T }> {
-    const headers = { ...req.headers };
-    let body = req.body;
-    if (req.json !== undefined) {
-      body = JSON.stringify(req.json);
-      headers['content-type'] = 'application/json';
-    }
-    const res = await this.request({ ...req, headers, body });
-    const text = res.body.toString('utf8');
-    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as T };
-  }
-
   async close(): Promise<void> {
     await Promise.all(this.pools.map((p) => p.close()));
   }

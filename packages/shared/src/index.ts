@@ -32,6 +32,7 @@ export * from './metrics';
 export * from './tracing';
 export * from './contract';
 export * from './contract-route';
+export * from './contract-client';
 export * from './wiring';
 export * from './outbound';
 export * from './request-timing';

@@ -54,15 +54,18 @@ export async function wireWith<D>(
   }
 }
 
-/** The override if given, else tokens keyed by the secret, which is then required. */
+/**
+ * Tokens by the composition rule: keyed by INTERNAL_TOKEN_SECRET when it is set, else the
+ * override, else none — the secret is then required.
+ */
 export function tokensFor(
   secret: string | undefined,
   override: InternalTokens | undefined,
   missing = 'is required (the same value in every service; e.g. openssl rand -hex 32)',
 ): InternalTokens {
+  if (secret) return internalTokens(secret);
   if (override) return override;
-  if (!secret) throw configError('INTERNAL_TOKEN_SECRET', missing);
-  return internalTokens(secret);
+  throw configError('INTERNAL_TOKEN_SECRET', missing);
 }
 
 /** The logger and clock a service runs with: the overrides' (a test's fixed clock), else the wiring's logger and the system clock. */

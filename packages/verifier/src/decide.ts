@@ -23,7 +23,9 @@ export type DenyReason = (typeof DENY_REASONS)[number];
 
 /** Assurance levels of a wallet verification, lowest first. */
 export const ASSURANCE_LEVELS = ['LOW', 'SUBSTANTIAL', 'HIGH'] as const;
+export type AssuranceLevel = (typeof ASSURANCE_LEVELS)[number];
 
+/** The mandate states, as the mandates service's contract declares them (it imports nothing, so they are spelled here). */
 export type DecisionState = 'ACTIVE' | 'SUSPENDED' | 'REVOKED' | 'EXPIRED';
 
 /** What a decision reads of a mandate: all of it inside the signed fields. */

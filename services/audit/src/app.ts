@@ -9,51 +9,19 @@ import {
   listen,
   notFoundHandler,
   requireInternalToken,
-  type Clock,
-  type EventPublisher,
-  type EventSource,
-  type InternalTokens,
-  type Logger,
   type AppLifecycle,
+  type Clock,
+  type Logger,
   type RunningServer,
 } from '@mandate/shared';
 import { startAuditConsumer, type AuditConsumer } from './consumers/audit-consumer';
-import type { MandatesSource } from './evidence/mandates-source';
 import { evidenceRoutes } from './http/evidence-routes';
 import { eventRoutes } from './http/routes';
 import { webhookRoutes } from './http/webhook-routes';
-import type { EventStore } from './store/event-store';
+import type { Deps, WebhookParts } from './deps';
 import type { WebhookDeps } from './webhooks/endpoints';
 import { startWebhookFanout, type WebhookFanout } from './webhooks/fanout';
-import type { SecretBox } from './webhooks/secret-box';
-import type { WebhookStore } from './webhooks/webhook-store';
-import { DeliveryWorker, type WebhookSettings } from './webhooks/worker';
-
-/** Outbound webhooks (the endpoints API, the fan-out of the webhook queue, the delivery worker). */
-export interface WebhookParts {
-  store: WebhookStore;
-  /** The webhook queue (RabbitMQ), or the embedded mode's in-process bus. */
-  source: EventSource;
-  /** Where the events of endpoint changes go (relayed from the store's outbox). */
-  publisher: EventPublisher;
-  box: SecretBox;
-  settings: WebhookSettings;
-  /** Jitter source of the retry schedule (tests pin it). */
-  random?: () => number;
-}
-
-export interface Deps {
-  store: EventStore;
-  /** Where audit events come from: RabbitMQ, or the embedded mode's InProcessBus. */
-  source: EventSource;
-  tokens: InternalTokens;
-  logger: Logger;
-  /** The mandates service, for the evidence export (MANDATES_URL); absent → the export answers 503. */
-  mandates?: MandatesSource;
-  clock?: Clock;
-  /** Absent: no webhook routes, fan-out or worker (component tests of the events alone). */
-  webhooks?: WebhookParts;
-}
+import { DeliveryWorker } from './webhooks/worker';
 
 /**
  * start() listens, then starts consuming; if the consumer cannot start, the server is closed again
@@ -65,6 +33,8 @@ export interface AuditService extends AppLifecycle {
   /** The delivery worker (tests under an injected clock drive it with runDue). */
   webhookWorker?: DeliveryWorker;
 }
+
+export type { Deps };
 
 export function createApp(deps: Deps): AuditService {
   const { store, source, tokens, logger } = deps;

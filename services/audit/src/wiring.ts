@@ -8,12 +8,13 @@ import {
   compose,
   connectMongo,
   tokensFor,
+  wireWith,
   type EventPublisher,
   type EventSource,
   type Logger,
   type OutboundLookup,
 } from '@mandate/shared';
-import type { Deps } from './app';
+import type { Deps } from './deps';
 import type { AuditConfig } from './config';
 import { HttpMandatesSource, type MandatesSource } from './evidence/mandates-source';
 import type { EventStore } from './store/event-store';
@@ -55,142 +56,145 @@ export async function wire(
   overrides: AuditOverrides = {},
 ): Promise<Wired> {
   const log = overrides.logger ?? logger;
-  let connection: Connection | undefined;
-  let fileStore: FileEventStore | undefined;
-
-  // Each adapter by the one composition rule (compose): the variable, else the override, else the local default.
-  const { adapter: store } = await compose<EventStore>({
-    variable: config.MONGO_URL,
-    fromVariable: async (url) => {
-      connection = await connectMongo(url, config.MONGO_DB, log);
-      const mongoStore = new MongoEventStore(connection);
-      await mongoStore.init();
-      return mongoStore;
-    },
-    override: overrides.store,
-    local: async () => {
-      if (!config.AUDIT_STORE_FILE) {
-        log.warn('audit store is in memory: events are lost on restart');
-        return new MemoryEventStore();
-      }
-      fileStore = await FileEventStore.open(config.AUDIT_STORE_FILE, log);
-      log.warn(
-        { file: config.AUDIT_STORE_FILE },
-        'audit store is in memory, journaled to a local file (one process only)',
-      );
-      return fileStore;
-    },
-  });
-
-  const { adapter: source } = await compose<EventSource>({
-    variable: config.AMQP_URL,
-    fromVariable: (url) =>
-      new RabbitEventSource({
-        url,
-        logger: log,
-        topology: amqpTopology(config.AMQP_NAMESPACE),
-        prefetch: config.AUDIT_PREFETCH,
-      }),
-    override: overrides.source,
-    local: () => {
-      log.warn('no AMQP_URL and no shared bus: the audit consumer will receive nothing');
-      return new InProcessBus(log);
-    },
-  });
-
-  const tokens = tokensFor(config.INTERNAL_TOKEN_SECRET, overrides.tokens);
-
-  let ownMandates: HttpMandatesSource | undefined;
-  const { adapter: mandates } = await compose<MandatesSource | undefined, string[]>({
-    variable: config.MANDATES_URL,
-    fromVariable: (baseUrls) => {
-      ownMandates = new HttpMandatesSource({ baseUrls, logger: log, timeoutMs: config.MANDATES_TIMEOUT_MS });
-      log.info(
-        { mandatesUrl: baseUrls },
-        'evidence export reads mandates, keys and signatures from the mandates service',
-      );
-      return ownMandates;
-    },
-    override: overrides.mandates,
-    local: () => {
-      log.warn('no MANDATES_URL: the evidence export answers 503');
-      return undefined;
-    },
-  });
-
-  // Webhooks: the deliveries next to the events (MongoDB, else memory), the webhook queue (its own
-  // copy of every event), and a publisher for the events of endpoint changes.
-  const { adapter: webhookStore } = await compose<WebhookStore>({
-    variable: config.MONGO_URL,
-    fromVariable: async () => {
-      const mongoStore = new MongoWebhookStore(connection!);
-      await mongoStore.init();
-      return mongoStore;
-    },
-    override: overrides.webhookStore,
-    local: () => {
-      log.warn('webhook deliveries are in memory: pending ones are lost on restart');
-      return new MemoryWebhookStore();
-    },
-  });
-  const { adapter: webhookSource } = await compose<EventSource>({
-    variable: config.AMQP_URL,
-    fromVariable: (url) =>
-      new RabbitEventSource({
-        url,
-        logger: log,
-        topology: amqpTopology(config.AMQP_NAMESPACE),
-        prefetch: config.AUDIT_PREFETCH,
-        queue: 'webhooks',
-      }),
-    override: overrides.webhookSource,
-    // The same in-process bus as the audit consumer's: it hands every event to each of its consumers.
-    local: () => source,
-  });
-  let ownPublisher: RabbitPublisher | undefined;
-  const { adapter: publisher } = await compose<EventPublisher>({
-    variable: config.AMQP_URL,
-    fromVariable: async (url) => {
-      // Connects on the first publish: a broker down at start delays the relay, not the service.
-      ownPublisher = new RabbitPublisher(url, log, amqpTopology(config.AMQP_NAMESPACE));
-      return ownPublisher;
-    },
-    override: overrides.publisher,
-    local: () => (source instanceof InProcessBus ? source : new InProcessBus(log)),
-  });
-  if (!config.INTERNAL_TOKEN_SECRET)
-    log.warn('no INTERNAL_TOKEN_SECRET: webhook secrets are sealed with a key of this process only');
-
-  return {
-    deps: {
-      store,
-      source,
-      tokens,
-      logger: log,
-      mandates,
-      clock: overrides.clock,
-      webhooks: {
-        store: webhookStore,
-        source: webhookSource,
-        publisher,
-        box: secretBox(config.INTERNAL_TOKEN_SECRET ?? randomBytes(32).toString('hex')),
-        random: overrides.webhookRandom,
-        settings: {
-          allowLoopback: config.WEBHOOKS_ALLOW_LOOPBACK,
-          lookup: overrides.webhookLookup,
-          timeoutMs: config.WEBHOOKS_TIMEOUT_MS,
-          retryScheduleSeconds: config.WEBHOOKS_RETRY_SCHEDULE,
-          disableAfterMs: config.WEBHOOKS_DISABLE_AFTER_HOURS * 3600 * 1000,
-          concurrency: config.WEBHOOKS_CONCURRENCY,
-          pollMs: config.WEBHOOKS_POLL_MS,
+  // What it built is closed by close(), or at once when a later step fails (wireWith).
+  return wireWith(
+    async (closers) => {
+      let connection: Connection | undefined;
+      // Each adapter by the one composition rule (compose): the variable, else the override, else the local default.
+      const { adapter: store } = await compose<EventStore>({
+        variable: config.MONGO_URL,
+        fromVariable: async (url) => {
+          const opened = await connectMongo(url, config.MONGO_DB, log);
+          connection = opened;
+          closers.add(() => opened.close());
+          const mongoStore = new MongoEventStore(opened);
+          await mongoStore.init();
+          return mongoStore;
         },
-      },
+        override: overrides.store,
+        local: async () => {
+          if (!config.AUDIT_STORE_FILE) {
+            log.warn('audit store is in memory: events are lost on restart');
+            return new MemoryEventStore();
+          }
+          const fileStore = await FileEventStore.open(config.AUDIT_STORE_FILE, log);
+          closers.add(() => fileStore.close());
+          log.warn(
+            { file: config.AUDIT_STORE_FILE },
+            'audit store is in memory, journaled to a local file (one process only)',
+          );
+          return fileStore;
+        },
+      });
+
+      const { adapter: source } = await compose<EventSource>({
+        variable: config.AMQP_URL,
+        fromVariable: (url) =>
+          new RabbitEventSource({
+            url,
+            logger: log,
+            topology: amqpTopology(config.AMQP_NAMESPACE),
+            prefetch: config.AUDIT_PREFETCH,
+          }),
+        override: overrides.source,
+        local: () => {
+          log.warn('no AMQP_URL and no shared bus: the audit consumer will receive nothing');
+          return new InProcessBus(log);
+        },
+      });
+
+      const tokens = tokensFor(config.INTERNAL_TOKEN_SECRET, overrides.tokens);
+
+      const { adapter: mandates } = await compose<MandatesSource | undefined, string[]>({
+        variable: config.MANDATES_URL,
+        fromVariable: (baseUrls) => {
+          const ownMandates = new HttpMandatesSource({
+            baseUrls,
+            logger: log,
+            timeoutMs: config.MANDATES_TIMEOUT_MS,
+          });
+          closers.add(() => ownMandates.close());
+          log.info(
+            { mandatesUrl: baseUrls },
+            'evidence export reads mandates, keys and signatures from the mandates service',
+          );
+          return ownMandates;
+        },
+        override: overrides.mandates,
+        local: () => {
+          log.warn('no MANDATES_URL: the evidence export answers 503');
+          return undefined;
+        },
+      });
+
+      // Webhooks: the deliveries next to the events (MongoDB, else memory), the webhook queue (its own
+      // copy of every event), and a publisher for the events of endpoint changes.
+      const { adapter: webhookStore } = await compose<WebhookStore>({
+        variable: config.MONGO_URL,
+        fromVariable: async () => {
+          const mongoStore = new MongoWebhookStore(connection!);
+          await mongoStore.init();
+          return mongoStore;
+        },
+        override: overrides.webhookStore,
+        local: () => {
+          log.warn('webhook deliveries are in memory: pending ones are lost on restart');
+          return new MemoryWebhookStore();
+        },
+      });
+      const { adapter: webhookSource } = await compose<EventSource>({
+        variable: config.AMQP_URL,
+        fromVariable: (url) =>
+          new RabbitEventSource({
+            url,
+            logger: log,
+            topology: amqpTopology(config.AMQP_NAMESPACE),
+            prefetch: config.AUDIT_PREFETCH,
+            queue: 'webhooks',
+          }),
+        override: overrides.webhookSource,
+        // The same in-process bus as the audit consumer's: it hands every event to each of its consumers.
+        local: () => source,
+      });
+      const { adapter: publisher } = await compose<EventPublisher>({
+        variable: config.AMQP_URL,
+        fromVariable: async (url) => {
+          // Connects on the first publish: a broker down at start delays the relay, not the service.
+          const ownPublisher = new RabbitPublisher(url, log, amqpTopology(config.AMQP_NAMESPACE));
+          closers.add(() => ownPublisher.close());
+          return ownPublisher;
+        },
+        override: overrides.publisher,
+        local: () => (source instanceof InProcessBus ? source : new InProcessBus(log)),
+      });
+      if (!config.INTERNAL_TOKEN_SECRET)
+        log.warn('no INTERNAL_TOKEN_SECRET: webhook secrets are sealed with a key of this process only');
+
+      return {
+        store,
+        source,
+        tokens,
+        logger: log,
+        mandates,
+        clock: overrides.clock,
+        webhooks: {
+          store: webhookStore,
+          source: webhookSource,
+          publisher,
+          box: secretBox(config.INTERNAL_TOKEN_SECRET ?? randomBytes(32).toString('hex')),
+          random: overrides.webhookRandom,
+          settings: {
+            allowLoopback: config.WEBHOOKS_ALLOW_LOOPBACK,
+            lookup: overrides.webhookLookup,
+            timeoutMs: config.WEBHOOKS_TIMEOUT_MS,
+            retryScheduleSeconds: config.WEBHOOKS_RETRY_SCHEDULE,
+            disableAfterMs: config.WEBHOOKS_DISABLE_AFTER_HOURS * 3600 * 1000,
+            concurrency: config.WEBHOOKS_CONCURRENCY,
+            pollMs: config.WEBHOOKS_POLL_MS,
+          },
+        },
+      };
     },
-    async close() {
-      await ownPublisher?.close();
-      await ownMandates?.close();
-      await connection?.close();
-      await fileStore?.close();
-    },
-  };
+    (err) => log.warn({ err }, 'audit: closing a dependency failed'),
+  );
 }

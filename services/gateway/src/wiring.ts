@@ -12,6 +12,8 @@ import {
   ConfigError,
   internalTokens,
   redisKeySpaces,
+  wireWith,
+  type Closers,
   type EventPublisher,
   type Logger,
 } from '@mandate/shared';
@@ -41,12 +43,27 @@ export async function wire(
     devSignIn?: boolean;
   } = {},
 ): Promise<{ deps: GatewayDeps; close(): Promise<void> }> {
-  const closers: (() => Promise<void>)[] = [];
+  // What it built is closed by close() (each closer even when another fails), or at once when a
+  // later step fails: a half-finished wiring leaves no connection behind (wireWith).
+  return wireWith(
+    (closers) => build(config, logger, overrides, closers),
+    (err) => logger.warn({ err }, 'gateway: closing a dependency failed'),
+  );
+}
 
-  const tokens =
-    overrides.tokens ??
-    (config.INTERNAL_TOKEN_SECRET ? internalTokens(config.INTERNAL_TOKEN_SECRET) : undefined);
-  const operatorToken = overrides.operatorToken ?? config.OPERATOR_TOKEN;
+async function build(
+  config: GatewayConfig,
+  logger: Logger,
+  overrides: Parameters<typeof wire>[2] & object,
+  closers: Closers,
+): Promise<GatewayDeps> {
+  // Secrets and upstreams by the composition rule too: the variable, else the override.
+  const tokens = config.INTERNAL_TOKEN_SECRET
+    ? internalTokens(config.INTERNAL_TOKEN_SECRET)
+    : overrides.tokens;
+  const operatorToken = config.OPERATOR_TOKEN ?? overrides.operatorToken;
+  const names = ['MANDATES', 'VERIFY', 'IDENTITY', 'AUDIT'] as const;
+  const urls = names.every((name) => config[`${name}_URL`]) ? config : undefined;
   // Every missing one at once, as parseConfig reports its problems.
   const missing = [
     ...(tokens
@@ -55,9 +72,9 @@ export async function wire(
     ...(operatorToken
       ? []
       : ["OPERATOR_TOKEN: is required (the platform operator's bearer secret; e.g. openssl rand -hex 32)"]),
-    ...(overrides.upstreams
+    ...(urls || overrides.upstreams
       ? []
-      : (['MANDATES', 'VERIFY', 'IDENTITY', 'AUDIT'] as const)
+      : names
           .filter((name) => !config[`${name}_URL`])
           .map(
             (name) => `${name}_URL: is required: the ${name.toLowerCase()} service, comma-separated replicas`,
@@ -65,29 +82,30 @@ export async function wire(
   ];
   if (!tokens || !operatorToken || missing.length > 0) throw new ConfigError(missing);
 
-  let upstreams = overrides.upstreams;
-  if (!upstreams) {
-    const client = (urls: string[] | undefined) => {
-      const c = new ServiceClient(urls!);
-      closers.push(() => c.close());
-      return c;
-    };
-    upstreams = {
-      mandates: client(config.MANDATES_URL),
-      verify: client(config.VERIFY_URL),
-      identity: client(config.IDENTITY_URL),
-      audit: client(config.AUDIT_URL),
-    } satisfies Upstreams;
-    logger.info(
-      {
-        mandates: config.MANDATES_URL,
-        verify: config.VERIFY_URL,
-        identity: config.IDENTITY_URL,
-        audit: config.AUDIT_URL,
-      },
-      'forwarding to upstream services',
-    );
-  }
+  const { adapter: upstreams } = await compose<Upstreams, GatewayConfig>({
+    variable: urls,
+    fromVariable: (c) => {
+      const client = (replicas: string[] | undefined) => {
+        const built = new ServiceClient(replicas!);
+        closers.add(() => built.close());
+        return built;
+      };
+      logger.info(
+        { mandates: c.MANDATES_URL, verify: c.VERIFY_URL, identity: c.IDENTITY_URL, audit: c.AUDIT_URL },
+        'forwarding to upstream services',
+      );
+      return {
+        mandates: client(c.MANDATES_URL),
+        verify: client(c.VERIFY_URL),
+        identity: client(c.IDENTITY_URL),
+        audit: client(c.AUDIT_URL),
+      };
+    },
+    override: overrides.upstreams,
+    local: () => {
+      throw new ConfigError(missing);
+    },
+  });
 
   // Each adapter by the one composition rule (compose): the variable, else the override, else the local default.
   const { adapter: publisher, chosen } = await compose<EventPublisher>({
@@ -118,7 +136,7 @@ export async function wire(
       return new InProcessBus(logger);
     },
   });
-  if (chosen !== 'override') closers.push(() => publisher.close());
+  if (chosen !== 'override') closers.add(() => publisher.close());
 
   // API keys, JWT callers (JWT_ISSUERS) and, with RabbitMQ, cache eviction on key and role events.
   const credentials = await wireCredentials(
@@ -126,7 +144,7 @@ export async function wire(
     { identity: upstreams.identity, tokens, logger, events: overrides.credentialEvents },
     overrides,
   );
-  closers.push(() => credentials.close());
+  closers.add(() => credentials.close());
   const { keys, subjects } = credentials;
   // Embedded mode only: tokens of the in-process development issuer, before the configured issuers.
   // Only on a loopback listen address: on any other, every machine that reaches the port could sign in.
@@ -136,7 +154,7 @@ export async function wire(
       `development sign-in off: HOST=${config.HOST} is not a loopback address, and anyone who reaches the port could sign in as any subject`,
     );
   const devSignIn = devSignInOn
-    ? await DevSignIn.create({ identity: upstreams.identity, tokens, subjects })
+    ? await DevSignIn.create({ identity: upstreams.identity, tokens, subjects, logger })
     : undefined;
   if (devSignIn)
     logger.warn(
@@ -169,7 +187,7 @@ export async function wire(
       },
       logger,
     );
-    closers.push(() => owned.close());
+    closers.add(() => owned.close());
     return owned;
   });
 
@@ -185,7 +203,7 @@ export async function wire(
       },
       logger,
     );
-    closers.push(() => owned.store.close());
+    closers.add(() => owned.store.close());
     return owned;
   });
 
@@ -210,12 +228,7 @@ export async function wire(
       walletSignIn: parseJwtIssuers(config.JWT_ISSUERS).some((i) => i.subject_scheme === 'wallet'),
     },
   };
-  return {
-    deps,
-    async close() {
-      for (const close of closers.reverse()) await close();
-    },
-  };
+  return deps;
 }
 
 /**

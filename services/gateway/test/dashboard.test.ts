@@ -172,6 +172,7 @@ describe('gateway: the dashboard at /dashboard/ and GET /v1/me', () => {
         identity: client,
         tokens: testTokens,
         subjects: everywhere,
+        logger: createLogger('gateway-test', 'silent'),
       });
       const upstreams: Upstreams = { mandates: client, verify: client, identity: client, audit: client };
       const g = createApp({

@@ -1,4 +1,4 @@
-import { createLogger, listen, callerOf } from '@mandate/shared';
+import { API_KEY_SCOPES, createLogger, listen, callerOf } from '@mandate/shared';
 import { testTokens } from '@mandate/shared/src/testing';
 import { eventually } from '../../../test/support/eventually';
 import { closeUpstreams, standInService, upstreamsAt } from './helpers';
@@ -16,7 +16,7 @@ import {
 const TENANT_A = 'tnt_01jaaaaaaaaaaaaaaaaaaaaaaa';
 const TENANT_B = 'tnt_01jbbbbbbbbbbbbbbbbbbbbbbb';
 const OPERATOR_TOKEN = 'operator-secret-for-tests';
-const all = ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'];
+const all = [...API_KEY_SCOPES];
 const keys: Record<string, ResolvedKey> = {
   'secret-a': { key_id: 'key_a', tenant_id: TENANT_A, scopes: all, status: 'active', plan: 'enterprise' },
   'secret-b': { key_id: 'key_b', tenant_id: TENANT_B, scopes: all, status: 'active', plan: 'enterprise' },

@@ -3,6 +3,7 @@ import express from 'express';
 import pino from 'pino';
 import { Redis } from 'ioredis';
 import {
+  API_KEY_SCOPES,
   fixedClock,
   listen,
   newId,
@@ -41,7 +42,7 @@ const EACH_LIMITER: [string, number | null][] = [
   ['the in-memory limiter', null],
 ];
 const TENANT = 'tnt_01jaaaaaaaaaaaaaaaaaaaaaaa';
-const ALL_SCOPES = ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'];
+const ALL_SCOPES = [...API_KEY_SCOPES];
 
 // Any secret "<plan>.<id>" is a valid key of that plan, so every test mints fresh keys.
 const keys: KeyResolver = {
@@ -52,7 +53,7 @@ const keys: KeyResolver = {
   },
   evict: () => undefined,
 };
-const freshKey = (plan: 'beta' | 'enterprise' = 'beta') =>
+const freshKey = (plan: ResolvedKey['plan'] = 'beta') =>
   `${TENANT}:${plan}.${randomUUID().replace(/-/g, '')}`;
 
 const silentPublisher: EventPublisher = {

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { InProcessBus, createLogger, newId } from '@mandate/shared';
+import { InProcessBus, ServiceClient, createLogger, newId } from '@mandate/shared';
 import {
   TEST_AMQP_URL,
   TEST_INTERNAL_SECRET,
@@ -28,6 +28,32 @@ const baseEnv = {
 };
 
 describe('gateway wiring', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  it('when a late step of the wiring fails, then what it had built is closed before the error goes on', async () => {
+    const closedClients = jest.spyOn(ServiceClient.prototype, 'close');
+    const closedBuses = jest.spyOn(InProcessBus.prototype, 'close');
+    // The dashboard's OIDC settings are checked last, after the upstream clients and the bus exist.
+    const config = loadGatewayConfig({ ...baseEnv, DASHBOARD_OIDC_ISSUER: 'https://id.example.com' });
+    await expect(wire(config, logger)).rejects.toThrow(/DASHBOARD_OIDC_CLIENT_ID/);
+    expect(closedClients).toHaveBeenCalledTimes(4);
+    expect(closedBuses).toHaveBeenCalledTimes(1);
+  });
+
+  it('when closing one dependency fails, then the others are still closed and the failure is logged', async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const capturing = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l)) });
+    const closedClients = jest.spyOn(ServiceClient.prototype, 'close');
+    jest.spyOn(InProcessBus.prototype, 'close').mockRejectedValueOnce(new Error('bus stuck'));
+    const { close } = await wire(loadGatewayConfig(baseEnv), capturing);
+    await close();
+    // The bus was built after the clients, so it is closed first: its failure stops nothing.
+    expect(closedClients).toHaveBeenCalledTimes(4);
+    expect(lines).toContainEqual(
+      expect.objectContaining({ level: 40, msg: 'gateway: closing a dependency failed' }),
+    );
+  });
+
   it('when no AMQP_URL or REDIS_URL is set, then an in-process bus and in-memory idempotency records are used', async () => {
     const { deps, close } = await wire(loadGatewayConfig(baseEnv), logger);
     try {

@@ -1,31 +1,14 @@
-import {
-  internalServiceApp,
-  outboxAppLifecycle,
-  ownRelayUnlessGiven,
-  PeriodicTask,
-  type EventPublisher,
-  type InternalTokens,
-  type Logger,
-} from '@mandate/shared';
+import { internalServiceApp, outboxAppLifecycle, ownRelayUnlessGiven, PeriodicTask } from '@mandate/shared';
 import { expireStagingKeys } from './api-keys/api-keys';
-import type { IdentityDeps } from './common/deps';
 import {
   identityVerificationInternalRoutes,
   identityVerificationRoutes,
   walletResponseRoutes,
 } from './http/identity-verification-routes';
-import { internalRoutes, publicRoutes } from './http/routes';
+import { gatewayInternalRoutes, publicRoutes } from './http/routes';
 
-/** The use cases' deps (store, clock, relay, staging-key TTL) and what the app around them needs. */
-export interface Deps extends IdentityDeps {
-  publisher: EventPublisher;
-  tokens: InternalTokens;
-  logger: Logger;
-  /** How often the outbox relay looks for events the fast path missed (broker down, restart); default 1 s. */
-  outboxPollIntervalMs?: number;
-  /** While started, revoke expired staging keys this often; absent or 0 → no sweeper (resolve and activate still refuse them). */
-  stagingSweepIntervalMs?: number;
-}
+import type { Deps } from './deps';
+export type { Deps };
 
 export function createApp(given: Deps) {
   // Every write stores its events in the outbox; this relay publishes them until the broker confirms.
@@ -58,7 +41,7 @@ export function createApp(given: Deps) {
     handlers: [
       publicRoutes(deps),
       identityVerificationRoutes(deps),
-      internalRoutes(deps),
+      gatewayInternalRoutes(deps),
       identityVerificationInternalRoutes(deps),
     ],
   });

@@ -1,5 +1,5 @@
 import { composeStoreAndPublisher, loggerAndClock, tokensFor, wireWith, type Wire } from '@mandate/shared';
-import type { Deps } from './app';
+import type { Deps } from './deps';
 import type { IdentityConfig } from './config';
 import { walletVerifierFromConfig } from './identity-verifications/wallet-config';
 import type { IdentityStore } from './store/identity-store';

@@ -1,49 +1,13 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { IdentityVerifications } from './domain/mandates';
-import {
-  AppError,
-  internalServiceApp,
-  outboxAppLifecycle,
-  ownRelayUnlessGiven,
-  type Clock,
-  type EventPublisher,
-  type EventRelay,
-  type InternalTokens,
-  type Logger,
-} from '@mandate/shared';
+import { AppError, internalServiceApp, outboxAppLifecycle, ownRelayUnlessGiven } from '@mandate/shared';
 import { internalSigningRoutes } from './http/internal-signing';
 import { mandateRoutes } from './http/routes';
-import type { Signer } from './signing/signer';
-import type { MandateSnapshots } from './snapshots/mandate-snapshots';
-import type { MandateStore } from './store/mandate-store';
 import { ExpirySweeper } from './sweeper/expiry-sweeper';
 import { StatusLists } from './status-lists/status-lists';
 import { statusListRoutes } from './status-lists/routes';
 
-export interface Deps {
-  store: MandateStore;
-  publisher: EventPublisher;
-  signer: Signer;
-  tokens: InternalTokens;
-  logger: Logger;
-  clock: Clock;
-  /** Versioned snapshots verify reads (Redis); absent → none. */
-  snapshots?: MandateSnapshots;
-  /** Binds identity verifications at creation (IDENTITY_URL). */
-  identityVerifications?: IdentityVerifications;
-  /** While started, sweep expired mandates this often; absent or 0 → no sweeper. */
-  sweepIntervalMs?: number;
-  /** Publishes the events stored in the outbox with each change; absent → an OutboxRelay over store and publisher. */
-  relay?: EventRelay;
-  /** How often the relay looks for events the fast path missed (broker down, restart); default 1 s. */
-  outboxPollIntervalMs?: number;
-  /** The public URL status-list uris start with (PUBLIC_BASE_URL); default http://127.0.0.1:8080. */
-  publicBaseUrl?: string;
-  /** STATUS_LIST_TTL_SECONDS; default 60. */
-  statusListTtlSeconds?: number;
-  /** Built by createApp from the two settings above unless given. */
-  statusLists?: StatusLists;
-}
+import type { Deps } from './deps';
+export type { Deps };
 
 /** Builds the express app; nothing listens until start(). */
 export function createApp(given: Deps) {

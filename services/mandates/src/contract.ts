@@ -1,7 +1,9 @@
 import { z } from 'zod';
+import { ASSURANCE_LEVELS, type AssuranceLevel } from '@mandate/verifier/src/decide';
 import {
   RESOURCE_PATH,
   RESOURCE_PATH_MESSAGE,
+  defineInternalRoutes,
   defineRoutes,
   labelText,
   listing,
@@ -37,9 +39,10 @@ export const partySchema = z
 /** A string is shorthand for `{id}`; expanded before validation so errors name the nested field. */
 const partyInput = z.preprocess((v) => (typeof v === 'string' ? { id: v } : v), partySchema);
 
-/** Assurance levels of a wallet verification, lowest first (only HIGH is issued today). */
-export const ASSURANCE_LEVELS = ['HIGH'] as const;
-export type AssuranceLevel = (typeof ASSURANCE_LEVELS)[number];
+// The assurance scale of a wallet verification (lowest first; identity issues HIGH only today) is
+// the decision module's, which ranks it and ships in the dependency-free offline verifier; the
+// mandates contract is where every service reads it.
+export { ASSURANCE_LEVELS, type AssuranceLevel };
 
 /** How the principal was identified: inside the signed fields, so the signature covers it. */
 export const principalVerificationSchema = z
@@ -171,6 +174,8 @@ export const mandateSchema = z
       }),
   })
   .meta({ id: 'Mandate' });
+/** The mandate as the mandates service serves it (public reads and the internal read alike). */
+export type ServedMandate = z.output<typeof mandateSchema>;
 
 const publicJwkSchema = z.object({
   kty: z.string(),
@@ -262,3 +267,46 @@ export const routes = defineRoutes({
 
 /** Every public route of the service, in the order the gateway lists them. */
 export const contract = Object.values(routes);
+
+// ── internal routes (/internal/v1): for verify and audit, called through ContractClient ──
+
+/**
+ * Only a SHA-256 hex digest is accepted, never an arbitrary payload: the key that signs mandates
+ * must not be usable to sign something that reads like a mandate. The JWS also carries
+ * typ "mandate-evidence+jws", so a verifier can tell the two kinds apart by header alone.
+ */
+export const evidenceSignatureBody = z.strictObject({
+  digest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, { error: 'must be a SHA-256 digest in lowercase hex (64 characters)' }),
+});
+
+export const evidenceSignatureSchema = z.object({ alg: z.string(), kid: z.string(), jws: z.string() });
+
+export const internalRoutes = defineInternalRoutes({
+  /** The same read as getMandate, the tenant taken from the caller's token; it also refills the snapshot verify missed. */
+  readMandate: {
+    summary: 'A mandate of the caller’s tenant, for verify (snapshot read-through) and audit (evidence)',
+    method: 'GET',
+    path: '/internal/v1/mandates/:id',
+    service: 'mandates',
+    request: { params: z.object({ id: z.string() }) },
+    responses: { 200: { description: 'The mandate', schema: mandateSchema } },
+    errors: { 404: 'Mandate not found, or another tenant’s' },
+  },
+  /**
+   * The audit service signs evidence bundles with the same Signer (local key or KMS) as mandates,
+   * so there is one signing configuration and one JWKS.
+   */
+  signEvidenceDigest: {
+    summary: 'A JWS (typ mandate-evidence+jws) over an evidence digest, for a tenant’s evidence export',
+    method: 'POST',
+    path: '/internal/v1/signatures',
+    service: 'mandates',
+    // Signing a digest changes nothing, so a retry is safe.
+    idempotent: true,
+    request: { body: evidenceSignatureBody },
+    responses: { 200: { description: 'The signature', schema: evidenceSignatureSchema } },
+    errors: { 503: 'Signing service unavailable' },
+  },
+});

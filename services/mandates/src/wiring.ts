@@ -9,9 +9,11 @@ import {
   wireWith,
   type Wire,
 } from '@mandate/shared';
-import type { Deps } from './app';
+import type { Deps } from './deps';
+import type { IdentityVerifications } from './domain/mandates';
 import type { Config } from './config';
-import { createSigner } from './signing/select';
+import { createSigner, kmsKeyIds } from './signing/select';
+import type { Signer } from './signing/signer';
 import type { MandateStore } from './store/mandate-store';
 import { MemoryMandateStore } from './store/memory-mandate-store';
 import { MongoMandateStore } from './store/mongo-mandate-store';
@@ -36,12 +38,23 @@ export const wire: Wire<Config, Deps> = (config, logger, overrides = {}) =>
       'mandates: in-process event bus (no AMQP_URL); events reach no other process',
     );
 
-    let signer = overrides.signer;
-    if (!signer) {
+    // The signer by the rule too: a key the variables name (KMS_KEY_ID / SIGNING_KEY_IDS,
+    // LOCAL_SIGNING_KEY, LOCAL_SIGNING_KEY_FILE), else the override, else a generated key.
+    const signingVariables =
+      kmsKeyIds(config).length > 0 || config.LOCAL_SIGNING_KEY || config.LOCAL_SIGNING_KEY_FILE
+        ? config
+        : undefined;
+    const { adapter: signer } = await compose<Signer, Config>({
+      variable: signingVariables,
+      fromVariable: () => ownSigner(),
+      override: overrides.signer,
+      local: () => ownSigner(),
+    });
+    async function ownSigner() {
       // KMS when KMS_KEY_ID / SIGNING_KEY_IDS are set, else the local key; logs which one.
       const created = await createSigner(config, logger);
       closers.add(() => created.close());
-      signer = created.signer;
+      return created.signer;
     }
 
     const tokens = tokensFor(config.INTERNAL_TOKEN_SECRET, overrides.tokens);
@@ -82,10 +95,19 @@ export const wire: Wire<Config, Deps> = (config, logger, overrides = {}) =>
       sweepIntervalMs: overrides.sweepIntervalMs ?? config.EXPIRY_SWEEP_INTERVAL_MS,
       publicBaseUrl: overrides.publicBaseUrl ?? config.PUBLIC_BASE_URL,
       statusListTtlSeconds: overrides.statusListTtlSeconds ?? config.STATUS_LIST_TTL_SECONDS,
-      identityVerifications:
-        config.IDENTITY_URL !== undefined
-          ? new HttpIdentityVerifications(config.IDENTITY_URL, tokens, logger)
-          : overrides.identityVerifications,
+      identityVerifications: (
+        await compose<IdentityVerifications | undefined, string[]>({
+          variable: config.IDENTITY_URL,
+          fromVariable: (urls) => {
+            const identity = new HttpIdentityVerifications(urls, tokens, logger);
+            closers.add(() => identity.close());
+            return identity;
+          },
+          override: overrides.identityVerifications,
+          // Without identity, a request naming a verification is refused (nothing can consume it).
+          local: () => undefined,
+        })
+      ).adapter,
     };
     return deps;
   });

@@ -1,34 +1,15 @@
-import {
-  CachedTokenMinter,
-  appLifecycle,
-  internalServiceApp,
-  type Clock,
-  type EventPublisher,
-  type InternalTokens,
-  type Logger,
-  type AppLifecycle,
-} from '@mandate/shared';
+import { CachedTokenMinter, appLifecycle, internalServiceApp, type AppLifecycle } from '@mandate/shared';
 import type { Express } from 'express';
-import type { MandateReader } from './mandates/mandate-reader';
 import { VerifyMetrics } from './metrics';
 import { verifyRoutes } from './http/routes';
 import { verifyHotPath } from './http/hot-path';
 
-export interface Deps {
-  reader: MandateReader;
-  publisher: EventPublisher;
-  tokens: InternalTokens;
-  logger: Logger;
-  clock: Clock;
-  /** Hot-path counters, served at GET /internal/v1/metrics; absent → a fresh set. */
-  metrics?: VerifyMetrics;
-  /** Tokens for the mandates service on behalf of the caller; absent → minted with `tokens`. */
-  mandatesTokens?: CachedTokenMinter;
-}
-
 export interface VerifyApp extends AppLifecycle {
   app: Express;
 }
+
+import type { Deps } from './deps';
+export type { Deps };
 
 /** Builds the express app; nothing listens until start(). Closing deps is the wiring's job. */
 export function createApp(given: Deps): VerifyApp {

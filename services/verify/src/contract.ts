@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineRoutes, resourceText } from '@mandate/shared';
-import { ASSURANCE_LEVELS, DENY_REASONS } from '@mandate/verifier/src/decide';
+import { ASSURANCE_LEVELS, MANDATE_STATES } from '@mandate/mandates';
+import { DENY_REASONS } from '@mandate/verifier/src/decide';
 
 /**
  * The verify service's public contract: the wire vocabulary, the request and response schemas and
@@ -8,14 +9,14 @@ import { ASSURANCE_LEVELS, DENY_REASONS } from '@mandate/verifier/src/decide';
  * module here — no domain, no express.
  */
 
-export const MANDATE_STATES = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'] as const;
-export type MandateState = (typeof MANDATE_STATES)[number];
+// The mandate states and the assurance scale are the mandates contract's (which takes the scale
+// from the decision module). The deny reasons (in the order they are checked: the first failing one
+// is the answer) are the decision module's, shared with the offline verifier, so the wire
+// vocabulary and the decision cannot drift apart.
+export { ASSURANCE_LEVELS, MANDATE_STATES, type AssuranceLevel, type MandateState } from '@mandate/mandates';
+export { DENY_REASONS, type DenyReason } from '@mandate/verifier/src/decide';
 
-// The deny reasons (in the order they are checked: the first failing one is the answer) and the
-// assurance levels (lowest first; a wallet-verified principal is HIGH) are the decision module's,
-// shared with the offline verifier, so the wire vocabulary and the decision cannot drift apart.
-export { ASSURANCE_LEVELS, DENY_REASONS, type DenyReason } from '@mandate/verifier/src/decide';
-export type AssuranceLevel = (typeof ASSURANCE_LEVELS)[number];
+const ASSURANCE_PATTERN = new RegExp(`^(?:${ASSURANCE_LEVELS.join('|')})$`);
 
 export const verifyRequestSchema = z
   .strictObject({
@@ -31,7 +32,9 @@ export const verifyRequestSchema = z
     // A pattern rather than an enum: the hot path's plainObjectParser mirrors string patterns.
     min_assurance: z
       .string()
-      .regex(/^(?:LOW|SUBSTANTIAL|HIGH)$/, { error: 'must be LOW, SUBSTANTIAL or HIGH' })
+      .regex(ASSURANCE_PATTERN, {
+        error: `must be ${ASSURANCE_LEVELS.slice(0, -1).join(', ')} or ${ASSURANCE_LEVELS.at(-1)}`,
+      })
       .optional()
       .describe('Require a wallet-verified principal of at least this level of assurance'),
   })

@@ -16,7 +16,7 @@ import {
   wireWith,
   type Wire,
 } from '@mandate/shared';
-import type { Deps } from './app';
+import type { Deps } from './deps';
 import type { Config } from './config';
 import { CountingPublisher } from './events/counting-publisher';
 import { HttpMandateReader } from './mandates/http-mandate-reader';

@@ -1,10 +1,10 @@
-import { z } from 'zod';
+import { internalRoutes, routes } from '@mandate/mandates';
 import {
-  INTERNAL_TOKEN_HEADER,
-  ServiceClient,
-  parseUpstreamJson,
+  AppError,
+  ContractClient,
   serviceUnavailable,
   type Logger,
+  type RefusedAnswer,
 } from '@mandate/shared';
 import type { EvidenceMandate, PublicJwk } from './bundle';
 
@@ -26,14 +26,6 @@ export interface MandatesSource {
   close(): Promise<void>;
 }
 
-const mandateShape = z.looseObject({
-  id: z.string(),
-  tenant_id: z.string(),
-  signature: z.looseObject({ alg: z.string(), kid: z.string(), jws: z.string() }),
-});
-const jwksShape = z.object({ keys: z.array(z.looseObject({ kid: z.string().optional() })) });
-const signatureShape = z.object({ alg: z.string(), kid: z.string(), jws: z.string() });
-
 export interface HttpMandatesSourceOptions {
   /** The mandates service's replicas (MANDATES_URL). */
   baseUrls: string[];
@@ -41,91 +33,66 @@ export interface HttpMandatesSourceOptions {
   timeoutMs?: number;
 }
 
-const unavailable = (what: string) => serviceUnavailable(`Mandates service unavailable (${what})`);
-
-/** Talks to the mandates service over its internal API, with the kernel client's retries. */
+/**
+ * The mandates service through its contract (ContractClient): every answer is the route's schema,
+ * else a logged 503 naming what the export was fetching.
+ */
 export class HttpMandatesSource implements MandatesSource {
-  private readonly client: ServiceClient;
+  private readonly mandates: ContractClient;
   private readonly logger: Logger;
-  private readonly timeoutMs: number;
 
-  constructor(options: HttpMandatesSourceOptions) {
-    this.client = new ServiceClient(options.baseUrls);
-    this.logger = options.logger;
-    this.timeoutMs = options.timeoutMs ?? 5_000;
+  constructor({ baseUrls, logger, timeoutMs = 5_000 }: HttpMandatesSourceOptions) {
+    this.logger = logger;
+    this.mandates = ContractClient.over(baseUrls, { name: 'mandates', logger, timeoutMs });
   }
 
   async getMandate(ctx: CallContext, id: string): Promise<EvidenceMandate | null> {
-    const res = await this.call(ctx, 'mandate', {
-      method: 'GET',
-      path: `/internal/v1/mandates/${encodeURIComponent(id)}`,
-    });
-    if (res.status === 404) return null;
-    const mandate = this.parse(ctx, 'mandate', res, mandateShape) as EvidenceMandate;
+    const answer = await fetching('mandate', () =>
+      this.mandates.call(internalRoutes.readMandate, { params: { id } }, context(ctx)),
+    );
+    if (answer.status === 404) return null;
+    if (!answer.ok) throw this.refused(ctx, 'mandate', answer);
     // The token already scopes the read; another tenant's mandate must still never be exported.
-    return mandate.tenant_id === ctx.tenantId ? mandate : null;
+    return answer.body.tenant_id === ctx.tenantId ? answer.body : null;
   }
 
   async publicKeys(ctx: CallContext): Promise<PublicJwk[]> {
-    const res = await this.call(ctx, 'keys', { method: 'GET', path: '/v1/.well-known/jwks.json' });
-    return this.parse(ctx, 'keys', res, jwksShape).keys;
+    const answer = await fetching('keys', () => this.mandates.call(routes.getJwks, {}, context(ctx)));
+    if (!answer.ok) throw this.refused(ctx, 'keys', answer);
+    return answer.body.keys;
   }
 
   async signDigest(ctx: CallContext, digest: string): Promise<{ kid: string; jws: string }> {
-    const res = await this.call(ctx, 'signature', {
-      method: 'POST',
-      path: '/internal/v1/signatures',
-      body: JSON.stringify({ digest }),
-      // Signing a digest changes nothing, so a retry is safe.
-      idempotent: true,
-    });
-    return this.parse(ctx, 'signature', res, signatureShape);
+    const answer = await fetching('signature', () =>
+      this.mandates.call(internalRoutes.signEvidenceDigest, { body: { digest } }, context(ctx)),
+    );
+    if (!answer.ok) throw this.refused(ctx, 'signature', answer);
+    return answer.body;
   }
 
-  async close(): Promise<void> {
-    await this.client.close();
+  close(): Promise<void> {
+    return this.mandates.close();
   }
 
-  private async call(
-    ctx: CallContext,
-    what: string,
-    req: { method: string; path: string; body?: string; idempotent?: boolean },
-  ): Promise<{ status: number; body: Buffer }> {
-    const headers: Record<string, string> = {
-      [INTERNAL_TOKEN_HEADER]: ctx.internalToken,
-      accept: 'application/json',
-    };
-    if (req.body !== undefined) headers['content-type'] = 'application/json';
-    if (ctx.requestId) headers['x-request-id'] = ctx.requestId;
-    try {
-      return await this.client.request({ ...req, headers, signal: AbortSignal.timeout(this.timeoutMs) });
-    } catch (err) {
-      this.logger.warn({ err, requestId: ctx.requestId, what }, 'mandates service unreachable');
-      throw unavailable(what);
-    }
+  /** A refusal the export cannot act on (a 401 means the services disagree on the secret): logged, 503. */
+  private refused(ctx: CallContext, what: string, answer: RefusedAnswer) {
+    this.logger.warn(
+      { status: answer.status, error: answer.body.error, requestId: ctx.requestId, what },
+      'mandates service refused the call',
+    );
+    return unavailable(what);
   }
+}
 
-  private parse<T>(
-    ctx: CallContext,
-    what: string,
-    res: { status: number; body: Buffer },
-    schema: z.ZodType<T>,
-  ): T {
-    if (res.status !== 200) {
-      this.logger.warn(
-        { status: res.status, requestId: ctx.requestId, what },
-        'mandates service answered with an error',
-      );
-      throw unavailable(what);
-    }
-    const parsed = parseUpstreamJson(res.body, schema);
-    if (!parsed?.success) {
-      this.logger.error(
-        { requestId: ctx.requestId, what, issues: parsed?.error.issues },
-        'mandates service returned an unexpected body',
-      );
-      throw unavailable(what);
-    }
-    return parsed.data;
+const context = (ctx: CallContext) => ({ token: ctx.internalToken, requestId: ctx.requestId });
+const unavailable = (what: string) => serviceUnavailable(`Mandates service unavailable (${what})`);
+
+/** The client's 503 (already logged), its message naming what the export was fetching. */
+async function fetching<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'SERVICE_UNAVAILABLE') throw unavailable(what);
+    throw err;
   }
 }

@@ -1,3 +1,4 @@
+import type { Plan } from '@mandate/identity';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { AppError, badRequest, forbidden, notFound, unauthorized, type Actor } from '@mandate/shared';
@@ -17,7 +18,7 @@ export interface Principal {
   tenantId: string | null;
   actor: Actor;
   permissions: string[];
-  plan?: 'beta' | 'enterprise';
+  plan?: Plan;
 }
 
 type Credential =

@@ -1,13 +1,8 @@
 import { createHash } from 'node:crypto';
+import { internalRoutes, type ResolvedKey } from '@mandate/identity';
 import { CachedIdentityLookup } from './resolution-cache';
 
-export interface ResolvedKey {
-  key_id: string;
-  tenant_id: string;
-  scopes: string[];
-  status: 'active' | 'staging';
-  plan: 'beta' | 'enterprise';
-}
+export type { ResolvedKey };
 
 export interface KeyResolver {
   /** The key behind a secret, or null when it is unknown or revoked. */
@@ -20,7 +15,7 @@ export interface KeyResolver {
 export class CachedKeyResolver extends CachedIdentityLookup<ResolvedKey> implements KeyResolver {
   resolve(apiKey: string): Promise<ResolvedKey | null> {
     const cacheKey = createHash('sha256').update(apiKey).digest('base64url');
-    return this.lookup(cacheKey, '/internal/v1/keys/resolve', { api_key: apiKey }, 'key-resolve');
+    return this.lookup(cacheKey, internalRoutes.resolveApiKey, { api_key: apiKey }, 'key-resolve');
   }
 
   evict(keyId: string): void {

@@ -1,5 +1,12 @@
-import type { InternalTokens, ServiceClient } from '@mandate/shared';
-import { INTERNAL_TOKEN_HEADER, UpstreamUnavailable, serviceUnavailable } from '@mandate/shared';
+import type { internalRoutes } from '@mandate/identity';
+import {
+  ContractClient,
+  createLogger,
+  type ContractCallInput,
+  type InternalTokens,
+  type Logger,
+  type ServiceClient,
+} from '@mandate/shared';
 
 /**
  * A short-TTL cache of identity's answers (hits and misses) for the gateway's credential checks.
@@ -88,56 +95,44 @@ export class ResolutionCache<V> {
   }
 }
 
-/**
- * One call to an identity internal resolve route: 200 → the answer; a 4xx → null (404: unknown;
- * 400: an input identity refuses to look up, so nothing can match it — a credential that cannot
- * be valid is the caller's 401, never the gateway's 503); a 5xx or no answer → 503.
- */
-export async function askIdentity<T>(
-  identity: ServiceClient,
-  tokens: InternalTokens,
-  path: string,
-  body: unknown,
-  requestId: string,
-): Promise<T | null> {
-  const token = await tokens.mint(
-    { tenantId: null, actor: { type: 'system' }, permissions: [], requestId },
-    'identity',
-  );
-  let res: { status: number; body: T };
-  try {
-    res = await identity.json<T>({
-      method: 'POST',
-      path,
-      headers: { [INTERNAL_TOKEN_HEADER]: token },
-      json: body,
-      idempotent: true,
-    });
-  } catch (err) {
-    if (err instanceof UpstreamUnavailable) throw serviceUnavailable('Identity service unavailable');
-    throw err;
-  }
-  if (res.status >= 400 && res.status < 500) return null;
-  if (res.status !== 200) throw serviceUnavailable('Identity service unavailable');
-  return res.body;
-}
+/** The identity route a lookup asks: one of its internal resolve routes. */
+type ResolveRoute = (typeof internalRoutes)['resolveApiKey' | 'resolveSubject'];
 
-/** A resolver over one identity resolve route, its answers cached by a ResolutionCache. */
+/**
+ * A resolver over one identity resolve route (called through ContractClient, so the answer is the
+ * route's schema or a logged 503), its answers cached by a ResolutionCache. 200 → the answer; a
+ * 4xx → null (404: unknown; 400: an input identity refuses to look up, so nothing can match it — a
+ * credential that cannot be valid is the caller's 401, never the gateway's 503).
+ */
 export abstract class CachedIdentityLookup<V> {
   protected readonly cache: ResolutionCache<V>;
+  private readonly identity: ContractClient;
 
   constructor(
-    private readonly identity: ServiceClient,
+    identity: ServiceClient,
     private readonly tokens: InternalTokens,
     ttlMs = 500,
-    now: () => number = Date.now,
+    logger: Logger = createLogger('gateway', 'silent'),
   ) {
+    this.identity = new ContractClient(identity, { name: 'identity', logger });
     // Kept warm a quarter TTL at a time: a key in use is refreshed before it expires.
-    this.cache = new ResolutionCache(ttlMs, now, undefined, Math.max(10, ttlMs / 4));
+    this.cache = new ResolutionCache(ttlMs, Date.now, undefined, Math.max(10, ttlMs / 4));
   }
 
-  /** The cached answer under `cacheKey`, else identity's answer at `path` (askIdentity). */
-  protected lookup(cacheKey: string, path: string, body: unknown, requestId: string): Promise<V | null> {
-    return this.cache.get(cacheKey, () => askIdentity<V>(this.identity, this.tokens, path, body, requestId));
+  /** The cached answer under `cacheKey`, else identity's answer to `route`. */
+  protected lookup<R extends ResolveRoute>(
+    cacheKey: string,
+    route: R,
+    body: ContractCallInput<R>['body'],
+    requestId: string,
+  ): Promise<V | null> {
+    return this.cache.get(cacheKey, async () => {
+      const token = await this.tokens.mint(
+        { tenantId: null, actor: { type: 'system' }, permissions: [], requestId },
+        'identity',
+      );
+      const answer = await this.identity.call(route, { body }, { token, requestId });
+      return answer.ok ? (answer.body as V) : null;
+    });
   }
 }

@@ -1,14 +1,8 @@
+import { internalRoutes, type ResolvedSubject } from '@mandate/identity';
 import { CachedIdentityLookup } from './resolution-cache';
 
 /** A JWT subject's standing in one tenant: its active role assignment's permissions and the tenant's plan. */
-export interface ResolvedSubject {
-  tenant_id: string;
-  subject_id: string;
-  assignment_id: string;
-  roles: string[];
-  permissions: string[];
-  plan: 'beta' | 'enterprise';
-}
+export type { ResolvedSubject };
 
 export interface SubjectResolver {
   /** The subject's active assignment in the tenant, or null when it has none (or the tenant does not exist). */
@@ -22,7 +16,7 @@ export class CachedSubjectResolver extends CachedIdentityLookup<ResolvedSubject>
   resolve(tenantId: string, subjectId: string): Promise<ResolvedSubject | null> {
     return this.lookup(
       cacheKey(tenantId, subjectId),
-      '/internal/v1/subjects/resolve',
+      internalRoutes.resolveSubject,
       { tenant_id: tenantId, subject_id: subjectId },
       'subject-resolve',
     );

@@ -47,8 +47,8 @@ export async function wireCredentials(
   close(): Promise<void>;
 }> {
   const { identity, tokens, logger } = deps;
-  const keys = overrides.keys ?? new CachedKeyResolver(identity, tokens, config.KEY_CACHE_TTL_MS);
-  const subjects = new CachedSubjectResolver(identity, tokens, config.KEY_CACHE_TTL_MS);
+  const keys = overrides.keys ?? new CachedKeyResolver(identity, tokens, config.KEY_CACHE_TTL_MS, logger);
+  const subjects = new CachedSubjectResolver(identity, tokens, config.KEY_CACHE_TTL_MS, logger);
 
   let jwt = overrides.jwt;
   if (!jwt) {

@@ -3,15 +3,17 @@ import { SignJWT, decodeJwt, exportJWK, generateKeyPair, jwtVerify, type CryptoK
 import { z } from 'zod';
 import {
   AppError,
-  INTERNAL_TOKEN_HEADER,
+  ContractClient,
   badRequest,
   describeZodError,
   forbidden,
   notFound,
   unauthorized,
   type InternalTokens,
+  type Logger,
   type ServiceClient,
 } from '@mandate/shared';
+import { routes } from '@mandate/identity';
 import type { JwtAuthenticator, Principal } from '../auth/authenticate';
 import { TENANT_ID } from '../auth/authenticate';
 import { principalOfSubject } from '../auth/jwt';
@@ -40,16 +42,11 @@ const subjectsQuery = z.strictObject({
   tenant_id: z.string().regex(TENANT_ID, { message: 'must be a tenant id' }),
 });
 
-interface Page {
-  data: { subject_id: string; roles: string[]; status: string }[];
-  next_cursor: string | null;
-}
-
 export class DevSignIn {
   private constructor(
     private readonly privateKey: CryptoKey,
     private readonly publicKey: CryptoKey,
-    private readonly identity: ServiceClient,
+    private readonly identity: ContractClient,
     private readonly tokens: InternalTokens,
     private readonly subjects: SubjectResolver,
   ) {}
@@ -58,11 +55,13 @@ export class DevSignIn {
     identity: ServiceClient;
     tokens: InternalTokens;
     subjects: SubjectResolver;
+    logger: Logger;
   }): Promise<DevSignIn> {
     const { privateKey, publicKey } = await generateKeyPair('ES256');
     // Exported once so a broken key fails the start, not the first sign-in.
     await exportJWK(publicKey);
-    return new DevSignIn(privateKey, publicKey, deps.identity, deps.tokens, deps.subjects);
+    const identity = new ContractClient(deps.identity, { name: 'identity', logger: deps.logger });
+    return new DevSignIn(privateKey, publicKey, identity, deps.tokens, deps.subjects);
   }
 
   /** The gateway's JWT check: this process's development tokens first, then the configured issuers. */
@@ -160,15 +159,18 @@ export class DevSignIn {
         },
         'identity',
       );
-      const qs = new URLSearchParams({ status: 'active', limit: '100' });
-      if (cursor) qs.set('cursor', cursor);
-      const answer: { status: number; body: Page } = await this.identity.json<Page>({
-        method: 'GET',
-        path: `/v1/tenants/${tenantId}/role-assignments?${qs}`,
-        headers: { [INTERNAL_TOKEN_HEADER]: token },
-      });
+      const query: { status: 'active'; limit: number; cursor?: string } = {
+        status: 'active',
+        limit: 100,
+        ...(cursor ? { cursor } : {}),
+      };
+      const answer = await this.identity.call(
+        routes.listRoleAssignments,
+        { params: { tenantId }, query },
+        { token, requestId: 'dev-sign-in' },
+      );
       if (answer.status === 404) throw notFound('Tenant not found');
-      if (answer.status !== 200) throw new AppError('SERVICE_UNAVAILABLE', 'Identity service unavailable');
+      if (!answer.ok) throw new AppError('SERVICE_UNAVAILABLE', 'Identity service unavailable');
       for (const a of answer.body.data) out.push({ subject_id: a.subject_id, roles: a.roles });
       cursor = answer.body.next_cursor;
     } while (cursor && out.length < 500);

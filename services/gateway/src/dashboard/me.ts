@@ -1,20 +1,7 @@
-import { z } from 'zod';
+import type { z } from 'zod';
+import type { meSchema } from '../contract';
 import type { Principal } from '../auth/authenticate';
 
-/** GET /v1/me: the authenticated caller as the gateway established it (the dashboard's navigation). */
-export const meSchema = z
-  .object({
-    tenant_id: z.string(),
-    kind: z.enum(['api_key', 'user']),
-    /** The JWT caller's canonical subject (`dashboard:…`, `oidc:<provider>:…`, `wallet:…`). */
-    subject_id: z.string().optional(),
-    /** The API key's id. */
-    key_id: z.string().optional(),
-    /** An API key's scopes, or the permissions of the subject's active role assignment. */
-    permissions: z.array(z.string()),
-    plan: z.enum(['beta', 'enterprise']).optional(),
-  })
-  .meta({ id: 'Me' });
 export type Me = z.infer<typeof meSchema>;
 
 export function whoAmI(principal: Principal): Me {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { RouteRule } from '../routes/table';
+import type { Plan } from '@mandate/identity';
+import type { LimitBucket } from '@mandate/shared';
 
 /** "Burst B, rate R": a fresh client may send `burst` requests at once; sustained, `rate` per second pass. */
 export interface Bucket {
@@ -7,9 +8,9 @@ export interface Bucket {
   burst: number;
 }
 
-export type Plan = 'beta' | 'enterprise';
-export const PLANS: readonly Plan[] = ['beta', 'enterprise'];
-export type LimitName = NonNullable<RouteRule['limit']>;
+// The plans are identity's (a tenant's plan is its record's); the limits of each are the gateway's.
+export { PLANS, type Plan } from '@mandate/identity';
+export type LimitName = LimitBucket;
 /** The per-endpoint buckets that follow the caller's plan (onboarding is per client IP, plan-less). */
 export type EndpointLimit = Exclude<LimitName, 'onboarding'>;
 export const ENDPOINT_LIMITS: readonly EndpointLimit[] = [

@@ -1,18 +1,26 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppError } from '@mandate/shared';
 
-import type { ApiKeyScope, ApiKeyStatus } from '../contract/wire';
-// Wire vocabulary: the contract's.
+import {
+  USABLE_KEY_STATUSES,
+  type ApiKeyScope,
+  type ApiKeyStatus,
+  type UsableKeyStatus,
+} from '../contract/wire';
+
+/** Whether a key of this status authenticates. */
+export const isUsableStatus = (status: ApiKeyStatus): status is UsableKeyStatus =>
+  (USABLE_KEY_STATUSES as readonly ApiKeyStatus[]).includes(status);
+// Wire vocabulary: the contract's (a staging key's secret authenticates at once, SPEC §5).
 export {
   API_KEY_NAME_MAX,
   API_KEY_SCOPES,
   API_KEY_STATUSES,
+  USABLE_KEY_STATUSES,
   type ApiKeyScope,
   type ApiKeyStatus,
+  type UsableKeyStatus,
 } from '../contract/wire';
-
-/** Statuses whose secret authenticates: a staging key is usable at once (SPEC §5). */
-export const USABLE_KEY_STATUSES: readonly ApiKeyStatus[] = ['active', 'staging'];
 
 /** What every read returns: never the secret, never its hash. */
 export interface ApiKey {

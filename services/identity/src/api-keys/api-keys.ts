@@ -18,7 +18,7 @@ import {
   PendingSuccessorExists,
   SECRET_PATTERN,
   STAGING_EXPIRED_REASON,
-  USABLE_KEY_STATUSES,
+  isUsableStatus,
   generateSecret,
   hashSecret,
   hashesEqual,
@@ -28,6 +28,7 @@ import {
   type ApiKeyRecord,
   type ApiKeyScope,
   type ApiKeyStatus,
+  type UsableKeyStatus,
 } from './api-key';
 
 /** A key together with its secret: exists only in the response to a creation or a rotation. */
@@ -37,7 +38,7 @@ export interface IssuedKey {
 }
 
 export interface ResolvedKey {
-  key: ApiKey;
+  key: ApiKey & { status: UsableKeyStatus };
   plan: Plan;
 }
 
@@ -252,7 +253,7 @@ export async function activateApiKey(
   if (replacedKeyId) {
     // Already revoked by hand meanwhile: nothing left to do, nothing to report.
     await changeStatus(deps, tenantId, replacedKeyId, caller, (replaced) =>
-      replaced && USABLE_KEY_STATUSES.includes(replaced.status)
+      replaced && isUsableStatus(replaced.status)
         ? { to: 'revoked', type: 'API_KEY_REVOKED', data: { replaced_by_key_id: key.key_id } }
         : null,
     );
@@ -268,8 +269,7 @@ export async function revokeApiKey(
 ): Promise<ApiKey> {
   const revoked = await changeStatus(deps, tenantId, keyId, caller, (key) => {
     if (!key) throw new ApiKeyNotFound();
-    if (!USABLE_KEY_STATUSES.includes(key.status))
-      throw new KeyTransitionNotAllowed('API key is already revoked');
+    if (!isUsableStatus(key.status)) throw new KeyTransitionNotAllowed('API key is already revoked');
     return { to: 'revoked', type: 'API_KEY_REVOKED' };
   });
   // changeStatus answers null only when decide does, which this one never does.
@@ -319,7 +319,7 @@ export async function resolveApiKey(
   const record = await deps.store.apiKeys.findByHash(hash);
   // The index found it by equality already; the constant-time check keeps the comparison itself free of timing signal.
   if (!record || !hashesEqual(record.secret_hash, hash)) throw new ApiKeyNotFound();
-  if (!USABLE_KEY_STATUSES.includes(record.status)) throw new ApiKeyNotFound();
+  if (!isUsableStatus(record.status)) throw new ApiKeyNotFound();
   if (expectedTenantId !== undefined && expectedTenantId !== record.tenant_id) throw new ApiKeyNotFound();
   const key = toApiKey(record);
   // Refused the moment its window closes, before any sweep; the revocation is persisted here too.
@@ -329,7 +329,8 @@ export async function resolveApiKey(
   }
   const tenant = await deps.store.tenants.get(record.tenant_id);
   if (!tenant) throw new ApiKeyNotFound();
-  return { key, plan: tenant.plan };
+  // Its status was checked usable above.
+  return { key: key as ResolvedKey['key'], plan: tenant.plan };
 }
 
 /** Records that a key was used; callers treat it as best effort. */

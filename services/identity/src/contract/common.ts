@@ -1,6 +1,6 @@
 import { labelText, routeGroup } from '@mandate/shared';
 import { z } from 'zod';
-import { SUBJECT_ID_MAX, SUBJECT_ID_PATTERN } from './wire';
+import { SUBJECT_ID_MAX, SUBJECT_ID_PATTERN, type Permission } from './wire';
 
 // Schemas more than one aggregate uses.
 
@@ -11,9 +11,13 @@ export const subjectIdSchema = labelText()
   .regex(SUBJECT_ID_PATTERN, { message: 'must be wallet:<id>, dashboard:<id> or oidc:<provider>:<id>' });
 
 /** A JWT caller's alternatives for reading a tenant's configuration: any of them suffices. */
-export const TENANT_CONFIG_READ = ['tenants:admin', 'tenant:write', 'tenant:read'] as const;
+export const TENANT_CONFIG_READ = [
+  'tenants:admin',
+  'tenant:write',
+  'tenant:read',
+] as const satisfies readonly Permission[];
 /** A JWT caller's alternatives for changing a tenant's configuration: any of them suffices. */
-export const TENANT_CONFIG_WRITE = ['tenants:admin', 'tenant:write'] as const;
+export const TENANT_CONFIG_WRITE = ['tenants:admin', 'tenant:write'] as const satisfies readonly Permission[];
 
 /** The platform operator's routes (operator token, /v1/platform/*). */
 export const platformRoutes = routeGroup({ service: 'identity', auth: 'operator', tags: ['platform'] });

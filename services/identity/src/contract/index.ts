@@ -20,6 +20,7 @@ export * from './widget';
 export * from './onboarding';
 export * from './identity-verifications';
 export * from './access-baselines';
+export * from './internal';
 
 export const routes = {
   ...tenantRoutes,

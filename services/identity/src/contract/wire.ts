@@ -21,6 +21,9 @@ export type ApiKeyScope = Scope;
 
 export const API_KEY_STATUSES = ['active', 'staging', 'revoked'] as const;
 export type ApiKeyStatus = (typeof API_KEY_STATUSES)[number];
+/** The statuses that authenticate (a staging key does, until its window closes). */
+export const USABLE_KEY_STATUSES = ['active', 'staging'] as const satisfies readonly ApiKeyStatus[];
+export type UsableKeyStatus = (typeof USABLE_KEY_STATUSES)[number];
 
 export const API_KEY_NAME_MAX = 100;
 
@@ -50,6 +53,26 @@ export function isRealLookingEmail(value: string): boolean {
 /** The roles a tenant can assign (the permissions each grants are the domain's). */
 export const ROLES = ['tenant_admin', 'tenant_operator', 'tenant_viewer', 'tenant_auditor'] as const;
 export type Role = (typeof ROLES)[number];
+
+/** What a JWT caller may hold: every API key scope, and the tenant configuration's read and write. */
+export const PERMISSIONS = [...API_KEY_SCOPES, 'tenant:read', 'tenant:write'] as const;
+export type Permission = (typeof PERMISSIONS)[number];
+
+/** SPEC §4: the permissions each role grants. */
+export const ROLE_PERMISSIONS = {
+  tenant_admin: [
+    'tenant:read',
+    'tenant:write',
+    'tenants:admin',
+    'mandates:read',
+    'mandates:write',
+    'verify',
+    'events:read',
+  ],
+  tenant_operator: ['mandates:read', 'mandates:write', 'verify', 'events:read'],
+  tenant_viewer: ['tenant:read', 'mandates:read'],
+  tenant_auditor: ['tenant:read', 'mandates:read', 'events:read'],
+} as const satisfies Record<Role, readonly Permission[]>;
 
 export const ROLE_ASSIGNMENT_STATUSES = ['active', 'revoked'] as const;
 export type RoleAssignmentStatus = (typeof ROLE_ASSIGNMENT_STATUSES)[number];

@@ -1,16 +1,7 @@
-import {
-  callerOf,
-  implement,
-  implementRaw,
-  mountContracts,
-  parseOrThrow,
-  route,
-  tenantOf,
-} from '@mandate/shared';
+import { callerOf, implement, implementRaw, mountContracts, tenantOf } from '@mandate/shared';
 import express, { Router } from 'express';
-import { z } from 'zod';
-import type { Deps } from '../app';
-import { routes } from '../contract';
+import type { Deps } from '../deps';
+import { internalRoutes, routes } from '../contract';
 import { pageView, pageWindow } from './pages';
 import { verifiedName, type IdentityVerification } from '../identity-verifications/identity-verification';
 import {
@@ -143,37 +134,27 @@ export function identityVerificationRoutes(deps: Deps): Router {
   return r;
 }
 
-const consumeBody = z.strictObject({
-  mandate_id: z.string().min(1),
-  /** The principal's name as the mandate request gives it, if it does: it must be the verified one. */
-  principal_name: z.string().min(1).max(256).optional(),
-});
-
 /** For mandates: binds a VERIFIED mandate-purpose session of the caller's tenant to one mandate. */
 export function identityVerificationInternalRoutes(deps: Deps): Router {
   const r = Router();
-  route(r, '/internal/v1/identity-verifications/:id/consume', {
-    post: async (req, res) => {
-      const body = parseOrThrow(consumeBody, req.body);
-      const v = await consumeForMandate(
-        deps,
-        tenantOf(req),
-        String(req.params.id),
-        body.mandate_id,
-        body.principal_name,
-      );
+  mountContracts(r, [
+    implement(internalRoutes.consumeIdentityVerification)(async ({ params, body }, req) => {
+      const v = await consumeForMandate(deps, tenantOf(req), params.id, body.mandate_id, body.principal_name);
       const result = v.result!;
-      res.json({
-        // The mandate's principal takes this name, never the request's (the caller holds mandates:write).
-        principal_name: verifiedName(result),
-        verification_id: v.id,
-        assurance: result.assurance,
-        issuer: result.issuer,
-        subject_id: result.subject_id,
-        claims_digest: result.claims_digest,
-        verified_at: result.verified_at,
-      });
-    },
-  });
+      return {
+        status: 200,
+        body: {
+          // The mandate's principal takes this name, never the request's (the caller holds mandates:write).
+          principal_name: verifiedName(result),
+          verification_id: v.id,
+          assurance: result.assurance,
+          issuer: result.issuer,
+          subject_id: result.subject_id,
+          claims_digest: result.claims_digest,
+          verified_at: result.verified_at,
+        },
+      };
+    }),
+  ]);
   return r;
 }

@@ -1,6 +1,6 @@
-import { callerOf, implement, mountContracts, parseOrThrow, route, tenantOf } from '@mandate/shared';
+import { callerOf, implement, mountContracts, tenantOf } from '@mandate/shared';
 import { Router, type Request } from 'express';
-import type { Deps } from '../app';
+import type { Deps } from '../deps';
 import type { AccessBaseline } from '../access-baselines/access-baseline';
 import { getAccessBaseline, saveAccessBaseline } from '../access-baselines/access-baselines';
 import type { ApiKey } from '../api-keys/api-key';
@@ -36,9 +36,8 @@ import { TenantNotFound, type Tenant } from '../tenants/tenant';
 import { createTenant, getTenant, listTenants } from '../tenants/tenants';
 import type { WidgetConfig } from '../widget-config/widget';
 import { getWidgetConfig, putWidgetConfig } from '../widget-config/widget-config';
-import { routes } from '../contract';
+import { internalRoutes, routes } from '../contract';
 import { pageView, pageWindow } from './pages';
-import { resolveKeyBody, resolveSubjectBody } from './schemas';
 
 // ── views: the one place a stored object becomes a response body ────────────
 
@@ -120,10 +119,6 @@ function pathTenant(req: Request): string {
 /** The platform surface is the operator's alone, whatever the gateway let through. */
 function requireOperator(req: Request): void {
   if (callerOf(req).actor.type !== 'operator') throw new OperatorRequired();
-}
-
-function param(req: Request, name: string): string {
-  return String(req.params[name]);
 }
 
 // ── public routes (/v1) ──────────────────────────────────────────────────────
@@ -327,50 +322,34 @@ export function publicRoutes(deps: Deps): Router {
 
 // ── internal routes (/internal/v1), for the gateway ──────────────────────────
 
-export function internalRoutes(deps: Deps): Router {
+export function gatewayInternalRoutes(deps: Deps): Router {
   const r = Router();
-
-  /** API-key authentication: 200 for an active or staging key, 404 for anything else. */
-  route(r, '/internal/v1/keys/resolve', {
-    post: async (req, res) => {
-      const body = parseOrThrow(resolveKeyBody, req.body);
+  mountContracts(r, [
+    implement(internalRoutes.resolveApiKey)(async ({ body }, req) => {
       const { key, plan } = await resolveApiKey(deps, body.api_key, body.tenant_id);
       // last_used_at is bookkeeping: it must neither slow down nor fail authentication.
       recordKeyUse(deps, key.tenant_id, key.key_id).catch((err) => {
         deps.logger.warn({ err, requestId: req.requestId, keyId: key.key_id }, 'recording key use failed');
       });
-      res.json({
-        key_id: key.key_id,
-        tenant_id: key.tenant_id,
-        scopes: key.scopes,
-        status: key.status,
-        plan,
-      });
-    },
-  });
-
-  /** JWT authentication: the subject's active role assignment in the tenant; 404 when it has none. */
-  route(r, '/internal/v1/subjects/resolve', {
-    post: async (req, res) => {
-      const body = parseOrThrow(resolveSubjectBody, req.body);
+      return {
+        status: 200,
+        body: { key_id: key.key_id, tenant_id: key.tenant_id, scopes: key.scopes, status: key.status, plan },
+      };
+    }),
+    implement(internalRoutes.resolveSubject)(async ({ body }) => {
       const { assignment, plan } = await resolveSubject(deps, body.tenant_id, body.subject_id);
-      res.json({
-        tenant_id: assignment.tenant_id,
-        subject_id: assignment.subject_id,
-        assignment_id: assignment.id,
-        roles: assignment.roles,
-        permissions: assignment.permissions,
-        plan,
-      });
-    },
-  });
-
-  /** The gateway's plan lookup. */
-  route(r, '/internal/v1/tenants/:tenantId', {
-    get: async (req, res) => {
-      res.json(tenantView(await getTenant(deps, param(req, 'tenantId'))));
-    },
-  });
-
+      return {
+        status: 200,
+        body: {
+          tenant_id: assignment.tenant_id,
+          subject_id: assignment.subject_id,
+          assignment_id: assignment.id,
+          roles: assignment.roles,
+          permissions: assignment.permissions,
+          plan,
+        },
+      };
+    }),
+  ]);
   return r;
 }

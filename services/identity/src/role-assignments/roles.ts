@@ -1,5 +1,6 @@
 import { AppError, badRequest } from '@mandate/shared';
 import {
+  ROLE_PERMISSIONS,
   ROLES,
   SUBJECT_ID_MAX,
   SUBJECT_ID_PATTERN,
@@ -7,24 +8,8 @@ import {
   type RoleAssignmentStatus,
 } from '../contract/wire';
 
-/** SPEC §4: the roles a tenant can assign and the permissions each one grants. */
-export const ROLE_PERMISSIONS = {
-  tenant_admin: [
-    'tenant:read',
-    'tenant:write',
-    'tenants:admin',
-    'mandates:read',
-    'mandates:write',
-    'verify',
-    'events:read',
-  ],
-  tenant_operator: ['mandates:read', 'mandates:write', 'verify', 'events:read'],
-  tenant_viewer: ['tenant:read', 'mandates:read'],
-  tenant_auditor: ['tenant:read', 'mandates:read', 'events:read'],
-} as const satisfies Record<Role, readonly string[]>;
-
 // Wire vocabulary: the contract's.
-export { ROLES, SUBJECT_ID_MAX, SUBJECT_ID_PATTERN, type Role, type RoleAssignmentStatus };
+export { ROLE_PERMISSIONS, ROLES, SUBJECT_ID_MAX, SUBJECT_ID_PATTERN, type Role, type RoleAssignmentStatus };
 export { ROLE_ASSIGNMENT_STATUSES } from '../contract/wire';
 
 export interface RoleAssignment {

@@ -1,9 +1,9 @@
 import { Router } from 'express';
-import { callerOf, decodeCursor, implement, mountContracts, route, tenantOf, toPage } from '@mandate/shared';
-import type { Deps } from '../app';
+import { callerOf, decodeCursor, implement, mountContracts, tenantOf, toPage } from '@mandate/shared';
+import type { Deps } from '../deps';
 import { applyOperation, createMandate, getMandate, listMandates, readForVerify } from '../domain/mandates';
 import type { LifecycleOperation } from '../domain/state-machine';
-import { routes, type PublicJwk } from '../contract';
+import { internalRoutes, routes, type PublicJwk } from '../contract';
 
 export function mandateRoutes(deps: Deps): Router {
   const router = Router();
@@ -59,12 +59,13 @@ export function mandateRoutes(deps: Deps): Router {
     })),
   ]);
 
-  // For the verify service: the same read, the tenant taken from the internal token; it also refills the snapshot verify missed.
-  route(router, '/internal/v1/mandates/:id', {
-    get: async (req, res) => {
-      res.json(await readForVerify(deps, tenantOf(req), String(req.params.id)));
-    },
-  });
+  // For verify and audit: the same read, the tenant taken from the internal token; it also refills the snapshot verify missed.
+  mountContracts(router, [
+    implement(internalRoutes.readMandate)(async ({ params }, req) => ({
+      status: 200,
+      body: await readForVerify(deps, tenantOf(req), params.id),
+    })),
+  ]);
 
   return router;
 }

@@ -1,17 +1,11 @@
 import { canonicalJson, effectiveState, sha256Hex } from '@mandate/shared';
 import type { Mandate, MandateState } from './mandate';
 // The checks themselves live in one module shared with the offline verifier (@mandate/verifier).
-import { firstFailure } from '@mandate/verifier/src/decide';
+import { firstFailure, type DecisionInput } from '@mandate/verifier/src/decide';
 
-/** The request body as validated by the HTTP layer. */
-export interface VerifyInput {
+/** The request body as validated by the HTTP layer: the decision's input and the mandate it names. */
+export interface VerifyInput extends DecisionInput {
   mandate_id: string;
-  action: string;
-  resource?: string;
-  amount?: number;
-  currency?: string;
-  delegate_id?: string;
-  min_assurance?: string;
 }
 
 // The deny reasons are wire vocabulary: the contract's.

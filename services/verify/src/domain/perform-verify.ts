@@ -1,5 +1,5 @@
 import { buildEvent, markRequest, notFound, processMetrics, type CallerContext } from '@mandate/shared';
-import type { Deps } from '../app';
+import type { Deps } from '../deps';
 import type { VerifyMetrics } from '../metrics';
 import { decide, serialiseDecision, type VerifyInput } from './decide';
 

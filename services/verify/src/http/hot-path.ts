@@ -14,7 +14,7 @@ import {
   traceRequest,
   type CallerContext,
 } from '@mandate/shared';
-import type { Deps } from '../app';
+import type { Deps } from '../deps';
 import { performVerify } from '../domain/perform-verify';
 import type { VerifyMetrics } from '../metrics';
 import { parseVerifyRequest } from './schemas';

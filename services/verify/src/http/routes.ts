@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { callerOf, implementRaw, mountContracts, route, tenantOf } from '@mandate/shared';
-import type { Deps } from '../app';
+import type { Deps } from '../deps';
 import { performVerify } from '../domain/perform-verify';
 import { VerifyMetrics } from '../metrics';
 import { routes } from '../contract';

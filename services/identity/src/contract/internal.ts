@@ -1,0 +1,110 @@
+import { API_KEY_SCOPES, defineInternalRoutes } from '@mandate/shared';
+import { z } from 'zod';
+import { PLANS, ROLES, SUBJECT_ID_MAX, USABLE_KEY_STATUSES } from './wire';
+
+/**
+ * Identity's internal routes (/internal/v1): the gateway's credential lookups and mandates'
+ * binding of a wallet verification. Called through ContractClient, never listed by the gateway.
+ */
+
+export const resolveKeyBody = z.strictObject({
+  api_key: z.string().max(200),
+  tenant_id: z.string().max(200).optional(),
+});
+
+export const resolveSubjectBody = z.strictObject({
+  tenant_id: z.string().max(200),
+  subject_id: z.string().max(SUBJECT_ID_MAX),
+});
+
+export const consumeVerificationBody = z.strictObject({
+  mandate_id: z.string().min(1),
+  /** The principal's name as the mandate request gives it, if it does: it must be the verified one. */
+  principal_name: z.string().min(1).max(256).optional(),
+});
+
+export const resolvedKeySchema = z.object({
+  key_id: z.string(),
+  tenant_id: z.string(),
+  scopes: z.array(z.enum(API_KEY_SCOPES)),
+  status: z.enum(USABLE_KEY_STATUSES),
+  plan: z.enum(PLANS),
+});
+export type ResolvedKey = z.output<typeof resolvedKeySchema>;
+
+export const resolvedSubjectSchema = z.object({
+  tenant_id: z.string(),
+  subject_id: z.string(),
+  assignment_id: z.string(),
+  roles: z.array(z.enum(ROLES)),
+  // Stored with the assignment (a later role table never widens it): strings, not today's list.
+  permissions: z.array(z.string()),
+  plan: z.enum(PLANS),
+});
+export type ResolvedSubject = z.output<typeof resolvedSubjectSchema>;
+
+/** A consumed verification: what the mandate's principal.verified holds, and the name it vouches for. */
+export const consumedVerificationSchema = z.object({
+  principal_name: z.string().min(1),
+  verification_id: z.string(),
+  assurance: z.literal('HIGH'),
+  issuer: z.string(),
+  subject_id: z.string(),
+  claims_digest: z.string(),
+  verified_at: z.string(),
+});
+
+/**
+ * One of the gateway's credential lookups: a POST (the secret stays out of URLs and logs) that
+ * changes nothing, so it is retried; 200 with what was found, 404 for anything else.
+ */
+const lookup = <
+  const P extends `/internal/v1/${string}`,
+  const B extends z.ZodType,
+  const A extends z.ZodType,
+>(
+  path: P,
+  summary: string,
+  [body, answer]: [B, A],
+  [found, absent]: [string, string],
+) => ({
+  summary,
+  method: 'POST' as const,
+  path,
+  service: 'identity' as const,
+  idempotent: true,
+  request: { body },
+  responses: { 200: { description: found, schema: answer } },
+  errors: { 404: absent },
+});
+
+export const internalRoutes = defineInternalRoutes({
+  /** API-key authentication: an active or staging key. */
+  resolveApiKey: lookup(
+    '/internal/v1/keys/resolve',
+    'The key behind an API key secret, with its tenant’s plan (the gateway)',
+    [resolveKeyBody, resolvedKeySchema],
+    ['An active or staging key', 'Unknown, revoked, or another tenant’s key'],
+  ),
+  /** JWT authentication: the subject's active role assignment in the tenant. */
+  resolveSubject: lookup(
+    '/internal/v1/subjects/resolve',
+    'A subject’s active role assignment in a tenant, with the tenant’s plan (the gateway)',
+    [resolveSubjectBody, resolvedSubjectSchema],
+    ['The active assignment', 'No active assignment, or no such tenant'],
+  ),
+  /** For mandates: binds a VERIFIED mandate-purpose session of the caller's tenant to one mandate. */
+  consumeIdentityVerification: {
+    summary: 'Binds a VERIFIED mandate-purpose verification of the caller’s tenant to one mandate',
+    method: 'POST',
+    path: '/internal/v1/identity-verifications/:id/consume',
+    service: 'identity',
+    request: { params: z.object({ id: z.string() }), body: consumeVerificationBody },
+    responses: { 200: { description: 'The verification, now bound', schema: consumedVerificationSchema } },
+    errors: {
+      400: 'principal.name is not the verified name, or the body is invalid',
+      404: 'Verification not found, or another tenant’s',
+      409: 'The verification is not usable (not VERIFIED, too old, already bound, wrong purpose)',
+    },
+  },
+});

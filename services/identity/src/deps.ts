@@ -1,0 +1,14 @@
+import type { EventPublisher, InternalTokens, Logger } from '@mandate/shared';
+import type { IdentityDeps } from './common/deps';
+
+/** What identity runs on; wire() builds it, createApp() serves it (src/http takes it from here, never from app.ts). */
+/** The use cases' deps (store, clock, relay, staging-key TTL) and what the app around them needs. */
+export interface Deps extends IdentityDeps {
+  publisher: EventPublisher;
+  tokens: InternalTokens;
+  logger: Logger;
+  /** How often the outbox relay looks for events the fast path missed (broker down, restart); default 1 s. */
+  outboxPollIntervalMs?: number;
+  /** While started, revoke expired staging keys this often; absent or 0 → no sweeper (resolve and activate still refuse them). */
+  stagingSweepIntervalMs?: number;
+}

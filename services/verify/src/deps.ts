@@ -1,0 +1,16 @@
+import type { CachedTokenMinter, Clock, EventPublisher, InternalTokens, Logger } from '@mandate/shared';
+import type { MandateReader } from './mandates/mandate-reader';
+import type { VerifyMetrics } from './metrics';
+
+/** What verify runs on; wire() builds it, createApp() serves it (src/http takes it from here, never from app.ts). */
+export interface Deps {
+  reader: MandateReader;
+  publisher: EventPublisher;
+  tokens: InternalTokens;
+  logger: Logger;
+  clock: Clock;
+  /** Hot-path counters, served at GET /internal/v1/metrics; absent → a fresh set. */
+  metrics?: VerifyMetrics;
+  /** Tokens for the mandates service on behalf of the caller; absent → minted with `tokens`. */
+  mandatesTokens?: CachedTokenMinter;
+}
