@@ -16,7 +16,7 @@ import path from 'node:path';
 import ts from 'typescript';
 import { z } from 'zod';
 import type { RouteContract } from '@mandate/shared';
-import { CONTRACTS } from '../../../services/gateway/src/routes/table';
+import { CONTRACTS } from '@mandate/gateway';
 
 const PACKAGE = path.resolve(__dirname, '..');
 const ROOT = path.resolve(PACKAGE, '../..');
@@ -94,7 +94,7 @@ const PRELUDE = [
   "import type { routes as verify } from '@mandate/verify';",
   "import type { routes as audit } from '@mandate/audit';",
   "import type { routes as identity } from '@mandate/identity';",
-  "import type { gatewayContract } from '../../../services/gateway/src/routes/table';",
+  "import type { gatewayContract } from '@mandate/gateway';",
   'type All = (typeof mandates)[keyof typeof mandates] | (typeof verify)[keyof typeof verify] |',
   '  (typeof audit)[keyof typeof audit] | (typeof identity)[keyof typeof identity] | (typeof gatewayContract)[number];',
   'type Op<K> = Extract<All, { operationId: K }>;',

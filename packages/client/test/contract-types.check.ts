@@ -5,7 +5,7 @@ import type { routes as mandates } from '@mandate/mandates';
 import type { routes as verify } from '@mandate/verify';
 import type { routes as audit } from '@mandate/audit';
 import type { routes as identity } from '@mandate/identity';
-import type { gatewayContract } from '../../../services/gateway/src/routes/table';
+import type { gatewayContract } from '@mandate/gateway';
 type All =
   | (typeof mandates)[keyof typeof mandates]
   | (typeof verify)[keyof typeof verify]

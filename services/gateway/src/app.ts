@@ -47,6 +47,9 @@ import { dashboardHandler, isDashboardPath, type DashboardOidc } from './dashboa
 import { whoAmI } from './dashboard/me';
 import { ROUTES, type RouteRule, type ServiceName } from './routes/table';
 
+/** The public surface (every route the gateway answers or forwards) and its own routes: what the client library is generated from. */
+export { CONTRACTS, gatewayContract } from './routes/table';
+
 export type Upstreams = Record<Exclude<ServiceName, 'gateway'>, ServiceClient>;
 
 export interface GatewayDeps {
