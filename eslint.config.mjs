@@ -68,6 +68,7 @@ export default tseslint.config(
             'expectAllDelivered',
             'expectLoadDelivered',
             'expect401',
+            'expectAllReceived',
           ],
         },
       ],

@@ -103,7 +103,7 @@ describe(`webhook delivery under faults (audit processes, real RabbitMQ through 
   }
 
   /** Every event reached the receiver; each request's webhook-id is its event's id (its body says which). */
-  async function allReceived(events: AuditEvent[], what: string, timeoutMs = 40_000) {
+  async function expectAllReceived(events: AuditEvent[], what: string, timeoutMs = 40_000) {
     await eventually(() => events.every((e) => receiver.withId(e.id).length > 0), what, timeoutMs);
     for (const e of events) {
       for (const request of receiver.withId(e.id)) expect(JSON.parse(request.body).data.id).toBe(e.id);
@@ -140,7 +140,7 @@ describe(`webhook delivery under faults (audit processes, real RabbitMQ through 
     } finally {
       await receiver.up();
     }
-    const counts = await allReceived(events, 'every event after the receiver returned');
+    const counts = await expectAllReceived(events, 'every event after the receiver returned');
     console.log('receiver down then back', counts);
   }, 60_000);
 
@@ -155,7 +155,7 @@ describe(`webhook delivery under faults (audit processes, real RabbitMQ through 
     } finally {
       proxy.restore();
     }
-    const counts = await allReceived(events, 'every event after RabbitMQ returned');
+    const counts = await expectAllReceived(events, 'every event after RabbitMQ returned');
     console.log('RabbitMQ cut', counts);
   }, 60_000);
 
@@ -178,7 +178,7 @@ describe(`webhook delivery under faults (audit processes, real RabbitMQ through 
     const heldIds = new Set(receiver.received.map((r) => String(r.headers['webhook-id'])));
     // A new process takes over the dead worker's leases once they run out (attempt timeout + 5 s).
     workers = [await startService('audit', env, 'audit C')];
-    await allReceived(events, 'every event after the SIGKILL', 45_000);
+    await expectAllReceived(events, 'every event after the SIGKILL', 45_000);
     // The dead worker's attempts were never recorded: they end only when the new process has sent them again.
     await eventually(
       async () => {
@@ -197,7 +197,7 @@ describe(`webhook delivery under faults (audit processes, real RabbitMQ through 
       'every delivery SUCCEEDED',
       30_000,
     );
-    const counts = await allReceived(events, 'every event');
+    const counts = await expectAllReceived(events, 'every event');
     console.log('worker SIGKILL mid-batch', counts);
     expect(counts.duplicates).toBeGreaterThan(0);
     // Every repeat is of an event the dead worker had in flight, under the same webhook-id.
