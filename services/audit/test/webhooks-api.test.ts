@@ -337,6 +337,57 @@ describe('webhook endpoints and delivery (audit service in process, memory store
     ).toBe(404);
   });
 
+  it('when a test event meets a receiver slower than the answer may wait (5 s), then 201 with the delivery PENDING, and the attempt is recorded once it ends', async () => {
+    // A service whose attempts may take 8 s: longer than a manual attempt is waited for.
+    const patient = await wire(
+      auditConfig({
+        INTERNAL_TOKEN_SECRET: TEST_INTERNAL_SECRET,
+        WEBHOOKS_ALLOW_LOOPBACK: 'true',
+        WEBHOOKS_TIMEOUT_MS: '8000',
+        WEBHOOKS_POLL_MS: '20',
+      }),
+      logger,
+      { source: new InProcessBus(logger), tokens: testTokens, webhookLookup: lookup },
+    );
+    const app = createApp(patient.deps);
+    const running = await app.start();
+    const held: import('node:http').ServerResponse[] = [];
+    receiver.answerWith((req, res) => {
+      if (req.path === '/held') held.push(res);
+      else res.end('ok');
+    });
+    try {
+      const tenant = newId('tnt');
+      const at = (method: string, path: string, body?: unknown) =>
+        callService(running.url, method, path, { caller: callerFor(tenant), body });
+      const endpoint = (
+        await at('POST', '/v1/webhook-endpoints', {
+          url: hook('/held'),
+          event_types: ['MANDATE_CREATED'],
+        })
+      ).body as { id: string };
+      const sent = await at('POST', `/v1/webhook-endpoints/${endpoint.id}/test`);
+      // Answered while the receiver still holds the request.
+      expect(held).toHaveLength(1);
+      expect(sent.status).toBe(201);
+      expect(sent.body).toMatchObject({ event_type: 'webhook.test', status: 'PENDING', attempts: [] });
+      held[0]!.end('late but fine');
+      const recorded = await eventually(async () => {
+        const [d] = (await at('GET', `/v1/webhook-endpoints/${endpoint.id}/deliveries`)).body.data;
+        return d?.attempts.length === 1 ? d : undefined;
+      }, 'the held attempt recorded');
+      expect(recorded).toMatchObject({
+        status: 'SUCCEEDED',
+        attempts: [{ status_code: 200, manual: false }],
+      });
+    } finally {
+      for (const res of held) if (!res.writableEnded) res.end();
+      receiver.answerWith((_req, res) => res.end('ok'));
+      await app.stop();
+      await patient.close();
+    }
+  }, 30_000);
+
   it('when the receiver fails, then attempts follow the schedule to FAILED, each recorded with its error', async () => {
     const tenant = newId('tnt');
     const endpoint = await create(tenant, { url: hook('/failing'), event_types: ['MANDATE_CREATED'] });

@@ -291,6 +291,24 @@ export async function rotateSecret(
   return { ...endpointView(updated), secret, previous_secret_expires_at: expiresAt };
 }
 
+/**
+ * How long a manual attempt (test event, retry) is waited for before answering: well below the
+ * gateway's 10 s upstream timeout, so a slow or unresolvable receiver never turns the call into a
+ * 503. The attempt goes on; its outcome appears in the endpoint's deliveries.
+ */
+const MANUAL_ATTEMPT_WAIT_MS = 5_000;
+const STILL_ATTEMPTING = Symbol('still attempting');
+
+function within<T>(attempt: Promise<T>, ms: number): Promise<T | typeof STILL_ATTEMPTING> {
+  // Whatever it ends with after the answer has gone is the worker's to record, not an unhandled rejection.
+  attempt.catch(() => undefined);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<typeof STILL_ATTEMPTING>((resolve) => {
+    timer = setTimeout(() => resolve(STILL_ATTEMPTING), ms);
+  });
+  return Promise.race([attempt, late]).finally(() => clearTimeout(timer));
+}
+
 export async function sendTest(
   deps: WebhookDeps,
   tenantId: string,
@@ -334,7 +352,8 @@ export async function sendTest(
   // A worker that claimed it first is attempting it already: answer what is stored.
   if (!claimed) return deliveryView((await deps.store.getDelivery(tenantId, id, delivery.id)) ?? delivery);
   // The first attempt of the schedule, made now: a failure is retried like any delivery's.
-  const after = await deps.worker.attemptNow(claimed, endpoint, false);
+  const after = await within(deps.worker.attemptNow(claimed, endpoint, false), MANUAL_ATTEMPT_WAIT_MS);
+  if (after === STILL_ATTEMPTING) return deliveryView(claimed);
   return deliveryView(after ?? delivery);
 }
 
@@ -368,7 +387,8 @@ export async function retryDelivery(
     new Date(now.getTime() + deps.worker.leaseMs),
   );
   if (!claimed) throw conflict('Webhook delivery is being attempted right now; try again shortly');
-  const after = await deps.worker.attemptNow(claimed, endpoint);
+  const after = await within(deps.worker.attemptNow(claimed, endpoint), MANUAL_ATTEMPT_WAIT_MS);
+  if (after === STILL_ATTEMPTING) return deliveryView(claimed);
   if (!after) throw conflict('Webhook delivery is being attempted right now; try again shortly');
   return deliveryView(after);
 }
