@@ -135,6 +135,9 @@ export function signingSecrets(secrets: readonly StoredSecret[], now: Date): Sto
  * resolves to, a loopback, private, link-local, CGNAT, multicast or unspecified address is
  * refused. A name that does not resolve now is accepted (its deliveries fail until it does).
  */
+/** How long a create or update waits for the URL's name to resolve (the API answers well within the gateway's timeout). */
+const CHECK_LOOKUP_MS = 2_000;
+
 export async function checkWebhookUrl(
   raw: string,
   options: { allowLoopback: boolean; lookup: OutboundLookup },
@@ -154,14 +157,18 @@ export async function checkWebhookUrl(
     );
   }
   if (loopbackOk && host === 'localhost') return;
-  let addresses: readonly string[];
+  let addresses: readonly string[] | undefined;
   if (isIP(host)) addresses = [host];
   else {
-    try {
-      addresses = await options.lookup(host);
-    } catch {
-      return;
-    }
+    // A name that does not resolve (now, or within CHECK_LOOKUP_MS) is taken as it is: every attempt
+    // checks the address it actually connects to, so this check only refuses what is refused already.
+    const lookup = options.lookup(host).catch(() => undefined);
+    let timer: NodeJS.Timeout | undefined;
+    const slow = new Promise<undefined>((resolve) => {
+      timer = setTimeout(() => resolve(undefined), CHECK_LOOKUP_MS);
+    });
+    addresses = await Promise.race([lookup, slow]).finally(() => clearTimeout(timer));
+    if (!addresses) return;
   }
   for (const address of addresses) {
     const refusal = addressRefusal(address, loopbackOk);
