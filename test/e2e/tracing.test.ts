@@ -124,7 +124,11 @@ describe('traces: one trace from the client through the gateway, a service and R
           producer &&
           spans.find(
             (s) =>
-              s.kind === SPAN_KIND.CONSUMER && s.parentSpanId === producer.spanId && s.service === 'audit',
+              s.kind === SPAN_KIND.CONSUMER &&
+              s.parentSpanId === producer.spanId &&
+              s.service === 'audit' &&
+              // The audit trail's consumer (the webhooks' queue gets its own copy, with its own span).
+              s.attributes['messaging.destination.name'] === `${stack.namespace}.audit.events`,
           );
         return producer && consumer ? { producer, consumer } : undefined;
       },
