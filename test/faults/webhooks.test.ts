@@ -115,6 +115,14 @@ describe(`webhook delivery under faults (audit processes, real RabbitMQ through 
     return { events: events.length, requests: requests.length, duplicates: requests.length - events.length };
   }
 
+  /** The endpoint's deliveries of `events`, as the API lists them. */
+  async function deliveriesOfEvents(events: AuditEvent[]) {
+    const page = await call(workers[0]!, 'GET', `/v1/webhook-endpoints/${endpointId}/deliveries?limit=100`);
+    return (page.body.data as { event_id: string; status: string; attempts: unknown[] }[]).filter((d) =>
+      events.some((e) => e.id === d.event_id),
+    );
+  }
+
   /** Waits out the rest of an outage that began at `since`: its length is the scenario, not a guess at timing. */
   const outageUntil = (since: number, ms: number) =>
     new Promise((r) => setTimeout(r, Math.max(0, since + ms - Date.now())));
@@ -128,18 +136,8 @@ describe(`webhook delivery under faults (audit processes, real RabbitMQ through 
       // Each has failed at least once (the deliveries are stored and retrying) before the receiver returns.
       await eventually(
         async () => {
-          const page = await call(
-            workers[0]!,
-            'GET',
-            `/v1/webhook-endpoints/${endpointId}/deliveries?limit=100`,
-          );
-          const ours = page.body.data.filter((d: { event_id: string }) =>
-            events.some((e) => e.id === d.event_id),
-          );
-          return (
-            ours.length === events.length &&
-            ours.every((d: { attempts: unknown[] }) => d.attempts.length >= 1)
-          );
+          const ours = await deliveriesOfEvents(events);
+          return ours.length === events.length && ours.every((d) => d.attempts.length >= 1);
         },
         'a failed attempt of every delivery',
         30_000,
@@ -192,17 +190,8 @@ describe(`webhook delivery under faults (audit processes, real RabbitMQ through 
     // The dead worker's attempts were never recorded: they end only when the new process has sent them again.
     await eventually(
       async () => {
-        const page = await call(
-          workers[0]!,
-          'GET',
-          `/v1/webhook-endpoints/${endpointId}/deliveries?limit=100`,
-        );
-        const ours = page.body.data.filter((d: { event_id: string }) =>
-          events.some((e) => e.id === d.event_id),
-        );
-        return (
-          ours.length === events.length && ours.every((d: { status: string }) => d.status === 'SUCCEEDED')
-        );
+        const ours = await deliveriesOfEvents(events);
+        return ours.length === events.length && ours.every((d) => d.status === 'SUCCEEDED');
       },
       'every delivery SUCCEEDED',
       30_000,
