@@ -82,4 +82,64 @@ describe('ResolutionCache', () => {
     const loadedBefore = load.mock.calls.length;
     expect((await cache.get('k', load))!.n).toBe(loadedBefore + 1);
   });
+
+  it('when many keys are in use and loadMany is given, then keepWarm refreshes them all in one call per tick, never one call per key, and requests never wait', async () => {
+    const loadMany = jest.fn(async (items: number[]) =>
+      items.map((n) => `v${n}:${loadMany.mock.calls.length}`),
+    );
+    const cache = new ResolutionCache<string, number>(500, clock, undefined, 125, loadMany);
+    const single = jest.fn(async () => 'loaded alone');
+    const keys = Array.from({ length: 40 }, (_, n) => n);
+    for (const n of keys) await cache.get(`k${n}`, single, n);
+    expect(single).toHaveBeenCalledTimes(40);
+    for (let tick = 0; tick < 16; tick++) {
+      now += 125;
+      cache.keepWarm();
+      await new Promise((r) => setImmediate(r));
+      // Each key keeps being used, so each stays warm.
+      for (const n of keys)
+        expect(await cache.get(`k${n}`, single, n)).toMatch(new RegExp(`^(loaded alone|v${n}:\\d+)$`));
+    }
+    expect(single).toHaveBeenCalledTimes(40);
+    // Over 2 s with a 500 ms TTL, each key was refreshed about every 250–375 ms, all in the same calls.
+    expect(loadMany.mock.calls.length).toBeGreaterThanOrEqual(5);
+    expect(loadMany.mock.calls.length).toBeLessThanOrEqual(9);
+    for (const [items] of loadMany.mock.calls) expect([...items].sort((a, b) => a - b)).toEqual(keys);
+    expect(await cache.get('k7', single, 7)).toBe(`v7:${loadMany.mock.calls.length}`);
+  });
+
+  it('when an eviction lands during a many-key refresh, then none of its answers is cached', async () => {
+    let release!: (v: string[]) => void;
+    const loadMany = jest.fn((items: number[]) =>
+      new Promise<string[]>((r) => (release = r)).then((v) => v.slice(0, items.length)),
+    );
+    const cache = new ResolutionCache<string, number>(500, clock, undefined, 125, loadMany);
+    await cache.get('a', async () => 'a-old', 1);
+    await cache.get('b', async () => 'b-old', 2);
+    now += 300;
+    cache.keepWarm();
+    expect(loadMany).toHaveBeenCalledTimes(1);
+    cache.evictWhere((key) => key === 'a');
+    release(['a-revoked', 'b-new']);
+    await new Promise((r) => setImmediate(r));
+    const load = jest.fn(async () => null);
+    expect(await cache.get('a', load, 1)).toBeNull();
+    expect(load).toHaveBeenCalledTimes(1);
+    // b was not refreshed either (its answer came from the same call): still the old one within its TTL.
+    expect(await cache.get('b', load, 2)).toBe('b-old');
+  });
+
+  it('when a many-key refresh fails, then the entries are served until their TTL and then loaded alone', async () => {
+    const loadMany = jest.fn(async (): Promise<string[]> => {
+      throw new Error('identity down');
+    });
+    const cache = new ResolutionCache<string, number>(500, clock, undefined, 125, loadMany);
+    await cache.get('a', async () => 'a-old', 1);
+    now += 300;
+    cache.keepWarm();
+    await new Promise((r) => setImmediate(r));
+    expect(await cache.get('a', async () => 'never', 1)).toBe('a-old');
+    now += 250;
+    expect(await cache.get('a', async () => 'a-new', 1)).toBe('a-new');
+  });
 });

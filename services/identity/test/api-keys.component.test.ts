@@ -365,6 +365,44 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
     });
   });
 
+  describe("POST /internal/v1/keys/resolve-many (the gateway's cache refresh)", () => {
+    it("when many keys are resolved at once, then each result stands in its item's place: the key as the single lookup answers it, null for a revoked, unknown or other tenant's key", async () => {
+      const { caller, keys, tenantId } = await tenantWithCaller(svc);
+      const other = await tenantWithCaller(svc);
+      const live = (await svc.call('POST', keys, { caller, body: { name: 'live', scopes: ['verify'] } }))
+        .body;
+      const revoked = (await svc.call('POST', keys, { caller, body: { name: 'gone', scopes: ['verify'] } }))
+        .body;
+      expect((await svc.call('POST', `${keys}/${revoked.key_id}/revoke`, { caller })).status).toBe(200);
+      const foreign = (
+        await svc.call('POST', other.keys, { caller: other.caller, body: { name: 'b', scopes: ['verify'] } })
+      ).body;
+      const res = await svc.call('POST', '/internal/v1/keys/resolve-many', {
+        caller: system,
+        body: {
+          items: [
+            { api_key: revoked.api_key },
+            { api_key: live.api_key },
+            { api_key: `msk_${'0'.repeat(43)}` },
+            { api_key: foreign.api_key, tenant_id: tenantId },
+            { api_key: live.api_key, tenant_id: tenantId },
+          ],
+        },
+      });
+      expect(res.status).toBe(200);
+      const single = (await resolve(live.api_key)).body;
+      expect(res.body.results).toEqual([null, single, null, null, single]);
+      expect(single).toMatchObject({ key_id: live.key_id, tenant_id: tenantId, scopes: ['verify'] });
+    });
+
+    it('when the items are none or more than 100, then 400 and nothing is looked up', async () => {
+      for (const items of [[], Array.from({ length: 101 }, () => ({ api_key: 'msk_x' }))])
+        expect(
+          await svc.call('POST', '/internal/v1/keys/resolve-many', { caller: system, body: { items } }),
+        ).toMatchObject({ status: 400, body: { error: 'BAD_REQUEST' } });
+    });
+  });
+
   describe('secrets stay secret', () => {
     it('when a whole lifecycle runs, then no secret appears in any published event, list or get', async () => {
       const { caller, keys, keyId, secret, tenantId } = await tenantWithCaller(svc);

@@ -402,4 +402,24 @@ describe.each(identityStoreAdapters())('identity: role assignments (component, $
       body: { tenant_id: tenantId, subject_id: admin, roles: ['tenant_admin'], plan: 'beta' },
     });
   });
+
+  it('when many subjects are resolved at once, then each result stands in its place: the assignment as the single lookup answers it, null without one', async () => {
+    const { admin, tenantId } = await tenantWithAdmin();
+    const single = await svc.call('POST', '/internal/v1/subjects/resolve', {
+      caller: system,
+      body: { tenant_id: tenantId, subject_id: admin },
+    });
+    const res = await svc.call('POST', '/internal/v1/subjects/resolve-many', {
+      caller: system,
+      body: {
+        items: [
+          { tenant_id: tenantId, subject_id: 'dashboard:nobody' },
+          { tenant_id: tenantId, subject_id: admin },
+          { tenant_id: 'ten_missing', subject_id: admin },
+        ],
+      },
+    });
+    expect(res).toMatchObject({ status: 200 });
+    expect(res.body.results).toEqual([null, single.body, null]);
+  });
 });

@@ -1,5 +1,8 @@
 import { internalRoutes, type ResolvedSubject } from '@mandate/identity';
-import { CachedIdentityLookup } from './resolution-cache';
+import type { CallContext } from '@mandate/shared';
+import { CachedIdentityLookup, resultsOf } from './resolution-cache';
+
+type SubjectItem = { tenant_id: string; subject_id: string };
 
 /** A JWT subject's standing in one tenant: its active role assignment's permissions and the tenant's plan. */
 export type { ResolvedSubject };
@@ -12,14 +15,25 @@ export interface SubjectResolver {
 }
 
 /** Asks identity's internal API for a subject's assignment, cached like API keys (see ResolutionCache). */
-export class CachedSubjectResolver extends CachedIdentityLookup<ResolvedSubject> implements SubjectResolver {
+export class CachedSubjectResolver
+  extends CachedIdentityLookup<ResolvedSubject, SubjectItem>
+  implements SubjectResolver
+{
   resolve(tenantId: string, subjectId: string): Promise<ResolvedSubject | null> {
     return this.lookup(
       cacheKey(tenantId, subjectId),
-      internalRoutes.resolveSubject,
       { tenant_id: tenantId, subject_id: subjectId },
       'subject-resolve',
     );
+  }
+
+  protected async resolveOne(item: SubjectItem, ctx: CallContext): Promise<ResolvedSubject | null> {
+    const answer = await this.identity.call(internalRoutes.resolveSubject, { body: item }, ctx);
+    return answer.ok ? answer.body : null;
+  }
+
+  protected async resolveMany(items: SubjectItem[], ctx: CallContext): Promise<(ResolvedSubject | null)[]> {
+    return resultsOf(await this.identity.call(internalRoutes.resolveSubjects, { body: { items } }, ctx));
   }
 
   evict(tenantId: string, subjectId: string): void {

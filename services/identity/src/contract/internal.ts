@@ -43,6 +43,20 @@ export const resolvedSubjectSchema = z.object({
 });
 export type ResolvedSubject = z.output<typeof resolvedSubjectSchema>;
 
+/**
+ * The gateway's cache refresh: many lookups in one call, each answered in its place (null where
+ * the single lookup would be a 404). One call per refresh tick instead of one per cached credential.
+ */
+export const RESOLVE_MANY_MAX = 100;
+export const resolveKeysBody = z.strictObject({
+  items: z.array(resolveKeyBody).min(1).max(RESOLVE_MANY_MAX),
+});
+export const resolvedKeysSchema = z.object({ results: z.array(resolvedKeySchema.nullable()) });
+export const resolveSubjectsBody = z.strictObject({
+  items: z.array(resolveSubjectBody).min(1).max(RESOLVE_MANY_MAX),
+});
+export const resolvedSubjectsSchema = z.object({ results: z.array(resolvedSubjectSchema.nullable()) });
+
 /** A consumed verification: what the mandate's principal.verified holds, and the name it vouches for. */
 export const consumedVerificationSchema = z.object({
   principal_name: z.string().min(1),
@@ -78,6 +92,26 @@ const lookup = <
   errors: { 404: absent },
 });
 
+/** Many lookups of one kind in one call: always 200, one result per item in order, null where the single lookup is a 404. */
+const lookupMany = <
+  const P extends `/internal/v1/${string}`,
+  const B extends z.ZodType,
+  const A extends z.ZodType,
+>(
+  path: P,
+  summary: string,
+  [body, answer]: [B, A],
+) => ({
+  summary,
+  method: 'POST' as const,
+  path,
+  service: 'identity' as const,
+  idempotent: true,
+  request: { body },
+  responses: { 200: { description: 'One result per item, in order', schema: answer } },
+  errors: {},
+});
+
 export const internalRoutes = defineInternalRoutes({
   /** API-key authentication: an active or staging key. */
   resolveApiKey: lookup(
@@ -92,6 +126,18 @@ export const internalRoutes = defineInternalRoutes({
     'A subject’s active role assignment in a tenant, with the tenant’s plan (the gateway)',
     [resolveSubjectBody, resolvedSubjectSchema],
     ['The active assignment', 'No active assignment, or no such tenant'],
+  ),
+  /** The gateway's refresh of the API keys it has cached: each item as resolveApiKey answers it, or null. */
+  resolveApiKeys: lookupMany(
+    '/internal/v1/keys/resolve-many',
+    'The keys behind many API key secrets, each in its place or null (the gateway’s cache refresh)',
+    [resolveKeysBody, resolvedKeysSchema],
+  ),
+  /** The gateway's refresh of the JWT subjects it has cached: each item as resolveSubject answers it, or null. */
+  resolveSubjects: lookupMany(
+    '/internal/v1/subjects/resolve-many',
+    'Many subjects’ active role assignments, each in its place or null (the gateway’s cache refresh)',
+    [resolveSubjectsBody, resolvedSubjectsSchema],
   ),
   /** For mandates: binds a VERIFIED mandate-purpose session of the caller's tenant to one mandate. */
   consumeIdentityVerification: {

@@ -1,4 +1,4 @@
-import { callerOf, implement, mountContracts, tenantOf } from '@mandate/shared';
+import { AppError, callerOf, implement, mountContracts, tenantOf } from '@mandate/shared';
 import { Router, type Request } from 'express';
 import type { Deps } from '../deps';
 import type { AccessBaseline } from '../access-baselines/access-baseline';
@@ -324,32 +324,52 @@ export function publicRoutes(deps: Deps): Router {
 
 export function gatewayInternalRoutes(deps: Deps): Router {
   const r = Router();
+  const keyAnswer = async (item: { api_key: string; tenant_id?: string }, requestId?: string) => {
+    const { key, plan } = await resolveApiKey(deps, item.api_key, item.tenant_id);
+    // last_used_at is bookkeeping: it must neither slow down nor fail authentication.
+    recordKeyUse(deps, key.tenant_id, key.key_id).catch((err) => {
+      deps.logger.warn({ err, requestId, keyId: key.key_id }, 'recording key use failed');
+    });
+    return { key_id: key.key_id, tenant_id: key.tenant_id, scopes: key.scopes, status: key.status, plan };
+  };
+  const subjectAnswer = async (item: { tenant_id: string; subject_id: string }) => {
+    const { assignment, plan } = await resolveSubject(deps, item.tenant_id, item.subject_id);
+    return {
+      tenant_id: assignment.tenant_id,
+      subject_id: assignment.subject_id,
+      assignment_id: assignment.id,
+      roles: assignment.roles,
+      permissions: assignment.permissions,
+      plan,
+    };
+  };
   mountContracts(r, [
-    implement(internalRoutes.resolveApiKey)(async ({ body }, req) => {
-      const { key, plan } = await resolveApiKey(deps, body.api_key, body.tenant_id);
-      // last_used_at is bookkeeping: it must neither slow down nor fail authentication.
-      recordKeyUse(deps, key.tenant_id, key.key_id).catch((err) => {
-        deps.logger.warn({ err, requestId: req.requestId, keyId: key.key_id }, 'recording key use failed');
-      });
-      return {
-        status: 200,
-        body: { key_id: key.key_id, tenant_id: key.tenant_id, scopes: key.scopes, status: key.status, plan },
-      };
-    }),
-    implement(internalRoutes.resolveSubject)(async ({ body }) => {
-      const { assignment, plan } = await resolveSubject(deps, body.tenant_id, body.subject_id);
-      return {
-        status: 200,
-        body: {
-          tenant_id: assignment.tenant_id,
-          subject_id: assignment.subject_id,
-          assignment_id: assignment.id,
-          roles: assignment.roles,
-          permissions: assignment.permissions,
-          plan,
-        },
-      };
-    }),
+    implement(internalRoutes.resolveApiKey)(async ({ body }, req) => ({
+      status: 200,
+      body: await keyAnswer(body, req.requestId),
+    })),
+    implement(internalRoutes.resolveSubject)(async ({ body }) => ({
+      status: 200,
+      body: await subjectAnswer(body),
+    })),
+    implement(internalRoutes.resolveApiKeys)(async ({ body }, req) => ({
+      status: 200,
+      body: { results: await Promise.all(body.items.map((item) => orNull(keyAnswer(item, req.requestId)))) },
+    })),
+    implement(internalRoutes.resolveSubjects)(async ({ body }) => ({
+      status: 200,
+      body: { results: await Promise.all(body.items.map((item) => orNull(subjectAnswer(item)))) },
+    })),
   ]);
   return r;
+}
+
+/** A lookup's answer, or null where the single route would answer 404; any other failure fails the call. */
+async function orNull<T>(answer: Promise<T>): Promise<T | null> {
+  try {
+    return await answer;
+  } catch (err) {
+    if (err instanceof AppError && err.status === 404) return null;
+    throw err;
+  }
 }
