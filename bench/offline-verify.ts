@@ -11,7 +11,7 @@
  */
 import autocannon from 'autocannon';
 import { createLogger, systemClock } from '@mandate/shared';
-import { CapturingPublisher, callService, callerFor, testTokens } from '@mandate/shared/src/testing';
+import { CapturingPublisher, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import { OfflineVerifier, type OfflineRequest } from '@mandate/verifier';
 import { createApp as createMandates } from '../services/mandates/src/app';
 import { LocalSigner } from '../services/mandates/src/signing/local-signer';

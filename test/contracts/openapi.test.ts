@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { ServiceClient, createLogger, errorStatusesOf, type RouteContract } from '@mandate/shared';
-import { CapturingPublisher, testTokens } from '@mandate/shared/src/testing';
+import { CapturingPublisher, testTokens } from '@mandate/shared/testing';
 import { createApp, type GatewayApp } from '../../services/gateway/src/app';
 import { buildPublicOpenApi } from '../../services/gateway/src/openapi';
 import { CONTRACTS, ROUTES } from '../../services/gateway/src/routes/table';

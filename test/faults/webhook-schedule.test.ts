@@ -6,7 +6,7 @@ import {
   newId,
   type RunningServer,
 } from '@mandate/shared';
-import { TEST_INTERNAL_SECRET, callService, callerFor, testTokens } from '@mandate/shared/src/testing';
+import { TEST_INTERNAL_SECRET, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import { createApp, type AuditService } from '../../services/audit/src/app';
 import { auditConfig } from '../../services/audit/src/config';
 import {

@@ -13,7 +13,7 @@ import {
   type AuditEvent,
   type RunningServer,
 } from '@mandate/shared';
-import { callService, callerFor, testTokens } from '@mandate/shared/src/testing';
+import { callService, callerFor, testTokens } from '@mandate/shared/testing';
 import { createApp as createMandates } from '@mandate/mandates/src/app';
 import { LocalSigner } from '@mandate/mandates/src/signing/local-signer';
 import type { Signer } from '@mandate/mandates/src/signing/signer';

@@ -1,5 +1,5 @@
 import { createLogger, newId } from '@mandate/shared';
-import { testTokens } from '@mandate/shared/src/testing';
+import { testTokens } from '@mandate/shared/testing';
 import { createApp, type GatewayApp } from '../../services/gateway/src/app';
 import { JoseJwtAuthenticator, parseJwtIssuers } from '../../services/gateway/src/auth/jwt';
 import { CachedKeyResolver } from '../../services/gateway/src/auth/key-resolver';

@@ -1,6 +1,6 @@
 import { SignJWT } from 'jose';
 import { ServiceClient, buildEvent, createLogger, newId } from '@mandate/shared';
-import { callService, testTokens } from '@mandate/shared/src/testing';
+import { callService, testTokens } from '@mandate/shared/testing';
 import { createApp, type GatewayApp } from '../../services/gateway/src/app';
 import { credentialEventHandler } from '../../services/gateway/src/auth/credential-events';
 import { JoseJwtAuthenticator, parseJwtIssuers, type JwtIssuer } from '../../services/gateway/src/auth/jwt';

@@ -11,7 +11,7 @@ import {
   type Logger,
   type RunningServer,
 } from '@mandate/shared';
-import { testTokens } from '@mandate/shared/src/testing';
+import { testTokens } from '@mandate/shared/testing';
 import { createApp as createIdentity, type IdentityApp } from '../../services/identity/src/app';
 import { MemoryIdentityStore } from '../../services/identity/src/store/memory-identity-store';
 import type { Upstreams } from '../../services/gateway/src/app';

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { createLogger, fixedClock, newId, type RunningServer } from '@mandate/shared';
-import { CapturingPublisher, callService, callerFor, testTokens } from '@mandate/shared/src/testing';
+import { CapturingPublisher, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import { DENY_REASONS, OfflineVerifier, type OfflineRequest } from '@mandate/verifier';
 import { ASSURANCE_LEVELS } from '@mandate/verifier/src/decide';
 import {

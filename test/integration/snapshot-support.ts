@@ -10,7 +10,7 @@ import {
   type EventPublisher,
   type Logger,
 } from '@mandate/shared';
-import { deleteAmqpTopology, testSnapshotMac, testTokens } from '@mandate/shared/src/testing';
+import { deleteAmqpTopology, testSnapshotMac, testTokens } from '@mandate/shared/testing';
 // The mandates service is the only writer of snapshots: these tests run its real app next to verify's.
 import { createApp as createMandatesApp, type Deps as MandatesDeps } from '../../services/mandates/src/app';
 import { LocalSigner } from '../../services/mandates/src/signing/local-signer';

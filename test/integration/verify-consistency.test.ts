@@ -1,5 +1,5 @@
 import { newId } from '@mandate/shared';
-import { callService, callerFor, testSnapshotMac, testTokens } from '@mandate/shared/src/testing';
+import { callService, callerFor, testSnapshotMac, testTokens } from '@mandate/shared/testing';
 import { RedisSnapshots } from '../../services/mandates/src/snapshots/redis-snapshots';
 import { eventually } from '../support/eventually';
 import { startTcpProxy } from '../support/tcp-proxy';

@@ -1,6 +1,6 @@
 import { Schema } from 'mongoose';
 import type { MongoQueryShape } from '@mandate/shared';
-import { declaredIndexes, uncoveredQueries } from '@mandate/shared/src/testing/index-coverage';
+import { declaredIndexes, uncoveredQueries } from '@mandate/shared/testing';
 import { EVENT_QUERY_SHAPES, eventSchema } from '../../services/audit/src/store/mongo-event-store';
 import {
   WEBHOOK_QUERY_SHAPES,

@@ -1,6 +1,6 @@
 import { createServer, request, type IncomingHttpHeaders } from 'node:http';
 import { errorEnvelopeSchema, errorStatusesOf, type RouteContract } from '@mandate/shared';
-import { closeServer, listenOn } from '@mandate/shared/src/testing';
+import { closeServer, listenOn } from '@mandate/shared/testing';
 import { RouteMatcher } from '../../services/gateway/src/routes/match';
 import { CONTRACTS } from '../../services/gateway/src/routes/table';
 

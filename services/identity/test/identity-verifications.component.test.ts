@@ -1,5 +1,5 @@
 import { newId, systemClock, type CallerContext, type Clock } from '@mandate/shared';
-import { callerFor, testTokens } from '@mandate/shared/src/testing';
+import { callerFor, testTokens } from '@mandate/shared/testing';
 import type { WalletVerifier } from '../src/identity-verifications/identity-verification';
 import { createVerifierIdentity } from '../src/identity-verifications/request';
 import { createSignInIssuer } from '../src/identity-verifications/sign-in-tokens';
