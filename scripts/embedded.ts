@@ -19,7 +19,7 @@ import {
 import { service as audit } from '../services/audit/src/service';
 import { service as gateway } from '../services/gateway/src/service';
 import { service as identity } from '../services/identity/src/service';
-import { TEST_PID_ISSUER_URL } from '../services/identity/src/identity-verifications/test-pid-issuer';
+import { TEST_PID_ISSUER_URL } from '@mandate/test-wallet';
 import { service as mandates } from '../services/mandates/src/service';
 import { service as verify } from '../services/verify/src/service';
 import { localWalletEnv, walletJwtIssuer } from './local-wallet';

@@ -9,13 +9,11 @@ import {
   randomPerson,
   type PersonData,
   type TestPidIssuer,
-} from '../src/identity-verifications/test-pid-issuer';
-import {
   buildDirectPostResponse,
   MISBEHAVIOUR_REASONS,
   resolveRequestObject,
   type Misbehaviour,
-} from '../../../scripts/test-wallet';
+} from '@mandate/test-wallet';
 import { identityStoreAdapters, startIdentity, system } from './helpers';
 
 type Service = Awaited<ReturnType<typeof startIdentity>>;
