@@ -1,4 +1,5 @@
 import { callerOf, implement, type Implementation } from '@mandate/shared';
+import { pick } from '../http/view';
 import { routes } from '../contract';
 import type { Deps } from '../deps';
 import { pathTenant } from '../http/tenancy';
@@ -6,12 +7,8 @@ import type { AccessBaseline } from './access-baseline';
 import { getAccessBaseline, saveAccessBaseline } from './access-baselines';
 
 /** The one place a stored access baseline becomes a response body. */
-export const accessBaselineView = (b: AccessBaseline) => ({
-  tenant_id: b.tenant_id,
-  saved_at: b.saved_at,
-  saved_by: b.saved_by,
-  snapshot: b.snapshot,
-});
+export const accessBaselineView = (b: AccessBaseline) =>
+  pick(b, ['tenant_id', 'saved_at', 'saved_by', 'snapshot']);
 
 export const accessBaselineHandlers = (deps: Deps): Implementation[] => [
   implement(routes.getAccessBaseline)(async (_input, req) => {

@@ -1,4 +1,5 @@
 import { callerOf, implement, type Implementation } from '@mandate/shared';
+import { pick } from '../http/view';
 import { internalRoutes, routes } from '../contract';
 import type { Deps } from '../deps';
 import { pageView, pageWindow } from '../http/pages';
@@ -17,24 +18,14 @@ import {
 } from './api-keys';
 
 /** The one place a stored key becomes a response body: never its secret or hash. */
-export const apiKeyView = (k: ApiKey) => ({
-  key_id: k.key_id,
-  name: k.name,
-  scopes: k.scopes,
-  status: k.status,
-  created_at: k.created_at,
-  last_used_at: k.last_used_at,
-  replaces_key_id: k.replaces_key_id,
-});
+export const apiKeyView = (k: ApiKey) =>
+  pick(k, ['key_id', 'name', 'scopes', 'status', 'created_at', 'last_used_at', 'replaces_key_id']);
 
 /** SPEC §5's creation shape; the secret appears here and nowhere else. */
 export const createdApiKeyView = ({ key, secret }: IssuedKey) => ({
   key_id: key.key_id,
   api_key: secret,
-  name: key.name,
-  scopes: key.scopes,
-  status: key.status,
-  created_at: key.created_at,
+  ...pick(key, ['name', 'scopes', 'status', 'created_at']),
 });
 
 export const apiKeyHandlers = (deps: Deps): Implementation[] => [

@@ -1,5 +1,6 @@
 import { callerOf, implement, type Implementation } from '@mandate/shared';
 import { createdApiKeyView } from '../api-keys/http';
+import { pick } from '../http/view';
 import { routes } from '../contract';
 import type { Deps } from '../deps';
 import { pageView, pageWindow } from '../http/pages';
@@ -15,18 +16,19 @@ import {
 } from './onboarding-requests';
 
 /** The one place a stored onboarding request becomes a response body. */
-export const onboardingView = (r: OnboardingRequest) => ({
-  id: r.id,
-  organization_name: r.organization_name,
-  contact_email: r.contact_email,
-  country: r.country,
-  use_case: r.use_case,
-  status: r.status,
-  created_at: r.created_at,
-  decided_at: r.decided_at,
-  tenant_id: r.tenant_id,
-  rejection_reason: r.rejection_reason,
-});
+export const onboardingView = (r: OnboardingRequest) =>
+  pick(r, [
+    'id',
+    'organization_name',
+    'contact_email',
+    'country',
+    'use_case',
+    'status',
+    'created_at',
+    'decided_at',
+    'tenant_id',
+    'rejection_reason',
+  ]);
 
 export const onboardingHandlers = (deps: Deps): Implementation[] => [
   /** Public: the gateway forwards it without a tenant (actor system), limited per client IP. */

@@ -1,4 +1,5 @@
 import { callerOf, implement, type Implementation } from '@mandate/shared';
+import { pick } from '../http/view';
 import { internalRoutes, routes } from '../contract';
 import type { Deps } from '../deps';
 import { pageView, pageWindow } from '../http/pages';
@@ -14,16 +15,8 @@ import {
 import type { RoleAssignment } from './roles';
 
 /** The one place a stored role assignment becomes a response body. */
-export const roleAssignmentView = (a: RoleAssignment) => ({
-  id: a.id,
-  tenant_id: a.tenant_id,
-  subject_id: a.subject_id,
-  roles: a.roles,
-  permissions: a.permissions,
-  status: a.status,
-  created_at: a.created_at,
-  updated_at: a.updated_at,
-});
+export const roleAssignmentView = (a: RoleAssignment) =>
+  pick(a, ['id', 'tenant_id', 'subject_id', 'roles', 'permissions', 'status', 'created_at', 'updated_at']);
 
 export const roleAssignmentHandlers = (deps: Deps): Implementation[] => [
   implement(routes.createRoleAssignment)(async ({ body }, req) => {

@@ -1,5 +1,6 @@
 import { callerOf, implement, type Implementation } from '@mandate/shared';
 import { createdApiKeyView } from '../api-keys/http';
+import { pick } from '../http/view';
 import { routes } from '../contract';
 import type { Deps } from '../deps';
 import { pageView, pageWindow } from '../http/pages';
@@ -8,13 +9,7 @@ import type { Tenant } from './tenant';
 import { createTenant, getTenant, listTenants } from './tenants';
 
 /** The one place a stored tenant becomes a response body. */
-export const tenantView = (t: Tenant) => ({
-  id: t.id,
-  name: t.name,
-  plan: t.plan,
-  status: t.status,
-  created_at: t.created_at,
-});
+export const tenantView = (t: Tenant) => pick(t, ['id', 'name', 'plan', 'status', 'created_at']);
 
 export const tenantHandlers = (deps: Deps): Implementation[] => [
   implement(routes.createTenant)(async ({ body }, req) => {

@@ -1,4 +1,5 @@
 import { callerOf, implement, type Implementation } from '@mandate/shared';
+import { pick } from '../http/view';
 import { routes } from '../contract';
 import type { Deps } from '../deps';
 import { pathTenant } from '../http/tenancy';
@@ -6,12 +7,8 @@ import type { WidgetConfig } from './widget';
 import { getWidgetConfig, putWidgetConfig } from './widget-config';
 
 /** The one place a stored widget configuration becomes a response body. */
-export const widgetConfigView = (w: WidgetConfig) => ({
-  allowed_origins: w.allowed_origins,
-  theme: w.theme,
-  locale: w.locale,
-  updated_at: w.updated_at,
-});
+export const widgetConfigView = (w: WidgetConfig) =>
+  pick(w, ['allowed_origins', 'theme', 'locale', 'updated_at']);
 
 export const widgetConfigHandlers = (deps: Deps): Implementation[] => [
   implement(routes.getWidgetConfig)(async (_input, req) => ({
