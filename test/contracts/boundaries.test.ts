@@ -10,7 +10,11 @@ function filesUnder(dir: string, skip?: RegExp): string[] {
   return readdirSync(dir).flatMap((name) => {
     const full = path.join(dir, name);
     if (skip?.test(full)) return [];
-    return statSync(full).isDirectory() ? filesUnder(full, skip) : /\.(tsx?|[mc]?js)$/.test(full) ? [full] : [];
+    return statSync(full).isDirectory()
+      ? filesUnder(full, skip)
+      : /\.(tsx?|[mc]?js)$/.test(full)
+        ? [full]
+        : [];
   });
 }
 /** Static, dynamic, side-effect imports and requires. */
