@@ -17,6 +17,7 @@ COPY services/audit/package.json services/audit/
 COPY services/identity/package.json services/identity/
 COPY packages/dashboard/package.json packages/dashboard/
 COPY packages/client/package.json packages/client/
+COPY packages/test-wallet/package.json packages/test-wallet/
 # npm ci's postinstall; it builds nothing here (no dashboard sources in this stage, no Vite in deps).
 COPY scripts/build-dashboard.mjs scripts/
 

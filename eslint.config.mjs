@@ -21,6 +21,17 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
+    // The gateway's request handler is a pipeline of named steps (services/gateway/src/pipeline):
+    // no step, and nothing on the request path around it, grows past 60 lines.
+    files: ['services/gateway/src/pipeline/**/*.ts', 'services/gateway/src/app.ts'],
+    rules: {
+      'max-lines-per-function': [
+        'error',
+        { max: 60, skipBlankLines: false, skipComments: false, IIFEs: true },
+      ],
+    },
+  },
+  {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },

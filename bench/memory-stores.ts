@@ -17,11 +17,13 @@
  */
 import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { buildEvent, newId, type AuditEvent, type EventType } from '@mandate/shared';
-import { MemoryEventStore } from '../services/audit/src/store/memory-event-store';
-import type { EventListQuery } from '../services/audit/src/store/event-store';
-import type { Mandate, MandateState } from '../services/mandates/src/domain/mandate';
-import type { ListMandatesQuery } from '../services/mandates/src/store/mandate-store';
-import { MemoryMandateStore } from '../services/mandates/src/store/memory-mandate-store';
+import { MemoryEventStore, type EventListQuery } from '@mandate/audit/testing';
+import {
+  type Mandate,
+  type MandateState,
+  type ListMandatesQuery,
+  MemoryMandateStore,
+} from '@mandate/mandates/testing';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const TENANTS = Number(process.env.BENCH_TENANTS ?? 100);

@@ -11,11 +11,9 @@
  */
 import autocannon from 'autocannon';
 import { createLogger, systemClock } from '@mandate/shared';
-import { CapturingPublisher, callService, callerFor, testTokens } from '@mandate/shared/src/testing';
+import { CapturingPublisher, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import { OfflineVerifier, type OfflineRequest } from '@mandate/verifier';
-import { createApp as createMandates } from '../services/mandates/src/app';
-import { LocalSigner } from '../services/mandates/src/signing/local-signer';
-import { MemoryMandateStore } from '../services/mandates/src/store/memory-mandate-store';
+import { createApp as createMandates, LocalSigner, MemoryMandateStore } from '@mandate/mandates/testing';
 import { apiClient, createTenant, startStack } from '../test/support/stack';
 
 const MANDATES = Number(process.env.BENCH_MANDATES ?? 100);

@@ -16,12 +16,12 @@ import {
   type StartOptions,
   type StartedService,
 } from '@mandate/shared';
-import { service as audit } from '../services/audit/src/service';
-import { service as gateway } from '../services/gateway/src/service';
-import { service as identity } from '../services/identity/src/service';
-import { TEST_PID_ISSUER_URL } from '../services/identity/src/identity-verifications/test-pid-issuer';
-import { service as mandates } from '../services/mandates/src/service';
-import { service as verify } from '../services/verify/src/service';
+import { service as audit } from '@mandate/audit/service';
+import { service as gateway } from '@mandate/gateway/service';
+import { service as identity } from '@mandate/identity/service';
+import { TEST_PID_ISSUER_URL } from '@mandate/test-wallet';
+import { service as mandates } from '@mandate/mandates/service';
+import { service as verify } from '@mandate/verify/service';
 import { localWalletEnv, walletJwtIssuer } from './local-wallet';
 
 export interface EmbeddedStack {

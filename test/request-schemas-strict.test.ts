@@ -1,10 +1,10 @@
 import type { z } from 'zod';
 import type { RouteContract } from '@mandate/shared';
-import * as auditSchemas from '../services/audit/src/contract';
-import * as identitySchemas from '../services/identity/src/contract';
-import * as mandatesSchemas from '../services/mandates/src/contract';
-import * as verifySchemas from '../services/verify/src/contract';
-import { CONTRACTS } from '../services/gateway/src/routes/table';
+import * as auditSchemas from '@mandate/audit';
+import * as identitySchemas from '@mandate/identity';
+import * as mandatesSchemas from '@mandate/mandates';
+import * as verifySchemas from '@mandate/verify';
+import { CONTRACTS } from '@mandate/gateway';
 
 /**
  * Issue 12, item 7: unknown members are 400 everywhere, at every depth. Every request schema (a

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { describeIfAvailable, SYNC_TIMEOUT_MS } from '@mandate/shared/src/testing';
+import { describeIfAvailable, SYNC_TIMEOUT_MS } from '@mandate/shared/testing';
 import { startEmbedded, type EmbeddedStack } from '../../scripts/embedded';
 import { apiClient } from '../support/stack';
 

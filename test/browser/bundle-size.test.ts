@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { SYNC_TIMEOUT_MS } from '@mandate/shared/src/testing';
+import { SYNC_TIMEOUT_MS } from '@mandate/shared/testing';
 import { gzipSync } from 'node:zlib';
 
 const ROOT = path.resolve(__dirname, '../..');

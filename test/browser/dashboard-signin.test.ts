@@ -4,13 +4,13 @@ import { createInterface } from 'node:readline';
 import { decodeJwt } from 'jose';
 import type { Browser } from 'playwright-core';
 import type { EmbeddedStack } from '../../scripts/embedded';
-import { answerAuthorizationRequest } from '../../scripts/test-wallet';
 import {
+  answerAuthorizationRequest,
   DEFAULT_TEST_ISSUER_SEED,
   createTestPidIssuer,
   randomPerson,
   type TestPidIssuer,
-} from '../../services/identity/src/identity-verifications/test-pid-issuer';
+} from '@mandate/test-wallet';
 import { apiClient, freePort } from '../support/stack';
 import {
   ROLE_AREAS,

@@ -3,23 +3,28 @@ import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '../..');
 const SERVICES = ['mandates', 'verify', 'identity', 'audit'] as const;
+/** Every service, the gateway included: each folder of services/. */
+const ALL_SERVICES = readdirSync(path.join(ROOT, 'services'));
 
 function filesUnder(dir: string, skip?: RegExp): string[] {
   return readdirSync(dir).flatMap((name) => {
     const full = path.join(dir, name);
     if (skip?.test(full)) return [];
-    return statSync(full).isDirectory() ? filesUnder(full, skip) : /\.tsx?$/.test(full) ? [full] : [];
+    return statSync(full).isDirectory()
+      ? filesUnder(full, skip)
+      : /\.(tsx?|[mc]?js)$/.test(full)
+        ? [full]
+        : [];
   });
 }
 /** Static, dynamic, side-effect imports and requires. */
 const IMPORT = /(?:\bfrom\s+|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm;
 const importsOf = (file: string) => [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((m) => m[1]!);
 
-/** The service a specifier points into (undefined for the shared kernel and libraries). */
+/** The service a specifier points into (undefined for the packages — shared kernel, verifier, … — and libraries). */
 function serviceOf(file: string, spec: string): string | undefined {
   const pkg = /^@mandate\/([a-z-]+)/.exec(spec);
-  // The shared kernel and the standalone verifier package (its decision module) are packages, not services.
-  if (pkg) return pkg[1] === 'shared' || pkg[1] === 'verifier' ? undefined : pkg[1];
+  if (pkg) return ALL_SERVICES.includes(pkg[1]!) ? pkg[1] : undefined;
   if (!spec.startsWith('.')) return undefined;
   const relative = path.relative(path.join(ROOT, 'services'), path.resolve(path.dirname(file), spec));
   return relative.startsWith('..') ? undefined : relative.split(path.sep)[0];
@@ -77,6 +82,44 @@ describe('contract boundaries', () => {
     expect(offending).toEqual([]);
   });
 
+  // Outside the services (tests, benchmarks, launchers, packages), a service is known by its package:
+  // its entry (the contract), `/service` (what a launcher starts) and `/testing` (what a test or a
+  // benchmark assembles it from in-process) — never a path into its src or its tests.
+  const OUTSIDE = ['test', 'bench', 'scripts', 'packages'];
+  const SERVICE_PACKAGE = /^@mandate\/[a-z-]+(\/service|\/testing)?$/;
+  it('when the files outside the services are read, then each reaches a service only through its package', () => {
+    const outside = [
+      ...OUTSIDE.flatMap((dir) => filesUnder(path.join(ROOT, dir), /[\\/](node_modules|dist|fixture)$/)),
+      ...readdirSync(ROOT)
+        .filter((name) => /\.(tsx?|[mc]?js)$/.test(name))
+        .map((name) => path.join(ROOT, name)),
+    ];
+    expect(outside.length).toBeGreaterThan(100);
+    const offending = outside.flatMap((file) =>
+      importsOf(file)
+        .filter((spec) => serviceOf(file, spec) !== undefined && !SERVICE_PACKAGE.test(spec))
+        .map((spec) => `${path.relative(ROOT, file)}: ${spec}`),
+    );
+    expect(offending).toEqual([]);
+  });
+
+  it.each(ALL_SERVICES)(
+    "when %s's package.json is read, then runtime (exports) and type checking (typesVersions) name the same entries",
+    (service) => {
+      const pkg = JSON.parse(readFileSync(path.join(ROOT, 'services', service, 'package.json'), 'utf8')) as {
+        main: string;
+        exports: Record<string, string>;
+        typesVersions: { '*': Record<string, string[]> };
+      };
+      expect(Object.keys(pkg.exports)).toEqual(['.', './service', './testing']);
+      expect(pkg.exports['.']).toBe(`./${pkg.main}`);
+      for (const [subpath, target] of Object.entries(pkg.exports).filter(([key]) => key !== '.')) {
+        expect(pkg.typesVersions['*'][subpath.slice(2)]).toEqual([target.slice(2)]);
+        expect(statSync(path.join(ROOT, 'services', service, target)).isFile()).toBe(true);
+      }
+    },
+  );
+
   it('when the import pattern reads a file, then it finds static, dynamic, side-effect imports and requires', () => {
     const sample = [
       "import { a } from '../x';",
@@ -92,6 +135,10 @@ describe('contract boundaries', () => {
       'w',
     ]);
     expect(serviceOf(file, '../../services/mandates/src/app')).toBe('mandates');
+    expect(serviceOf(file, '@mandate/gateway/testing')).toBe('gateway');
+    expect(serviceOf(file, '@mandate/shared/testing')).toBeUndefined();
+    expect(SERVICE_PACKAGE.test('@mandate/mandates/src/app')).toBe(false);
+    expect(SERVICE_PACKAGE.test('@mandate/mandates/testing')).toBe(true);
   });
 
   it.each(SERVICES)("when %s's package.json is read, then its entry is its contract", (service) => {

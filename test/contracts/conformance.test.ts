@@ -1,4 +1,4 @@
-import { buildMandate } from '../../services/mandates/test/support';
+import { buildMandate } from '@mandate/mandates/testing';
 import { contractViolations, type RecordedResponse } from '../support/contract-recorder';
 
 // A well-formed mandate as the API answers it; its id is the one the recorded paths name.

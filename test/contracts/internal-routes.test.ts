@@ -1,8 +1,7 @@
 import { internalRoutes as identityInternal } from '@mandate/identity';
 import { internalRoutes as mandatesInternal } from '@mandate/mandates';
 import type { InternalRouteContract } from '@mandate/shared';
-import { buildPublicOpenApi } from '../../services/gateway/src/openapi';
-import { CONTRACTS } from '../../services/gateway/src/routes/table';
+import { buildPublicOpenApi, CONTRACTS } from '@mandate/gateway';
 
 /**
  * The internal routes are contracts of the service that answers them (called through

@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildPublicOpenApi } from '../../services/gateway/src/openapi';
+import { buildPublicOpenApi } from '@mandate/gateway';
 
 const ROOT = path.resolve(__dirname, '../..');
 const GENERATOR = path.join(ROOT, 'node_modules/openapi-typescript/bin/cli.js');

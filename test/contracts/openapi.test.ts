@@ -1,10 +1,9 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { ServiceClient, createLogger, errorStatusesOf, type RouteContract } from '@mandate/shared';
-import { CapturingPublisher, testTokens } from '@mandate/shared/src/testing';
-import { createApp, type GatewayApp } from '../../services/gateway/src/app';
-import { buildPublicOpenApi } from '../../services/gateway/src/openapi';
-import { CONTRACTS, ROUTES } from '../../services/gateway/src/routes/table';
+import { CapturingPublisher, testTokens } from '@mandate/shared/testing';
+import { createApp, type GatewayApp } from '@mandate/gateway/testing';
+import { buildPublicOpenApi, CONTRACTS, ROUTES } from '@mandate/gateway';
 
 const LINTER = path.join(__dirname, 'openapi-lint.mjs');
 

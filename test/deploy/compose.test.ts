@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { DOCUMENTED_SECRET_VALUES, secretProblem } from '@mandate/shared';
-import { itIfAvailable, SYNC_TIMEOUT_MS } from '@mandate/shared/src/testing';
+import { itIfAvailable, SYNC_TIMEOUT_MS } from '@mandate/shared/testing';
 
 /**
  * docker-compose.yml ships no secret and no open infrastructure (issue 11 item 5): there is no

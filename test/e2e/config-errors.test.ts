@@ -1,11 +1,11 @@
 import { runToExit } from '../support/script-process';
 import { randomBytes } from 'node:crypto';
 import { reportStartFailure, startService, type BaseConfig, type ServiceMain } from '@mandate/shared';
-import { service as audit } from '../../services/audit/src/service';
-import { service as gateway } from '../../services/gateway/src/service';
-import { service as identity } from '../../services/identity/src/service';
-import { service as mandates } from '../../services/mandates/src/service';
-import { service as verify } from '../../services/verify/src/service';
+import { service as audit } from '@mandate/audit/service';
+import { service as gateway } from '@mandate/gateway/service';
+import { service as identity } from '@mandate/identity/service';
+import { service as mandates } from '@mandate/mandates/service';
+import { service as verify } from '@mandate/verify/service';
 import { freePort } from '../support/stack';
 
 const SECRET = randomBytes(32).toString('hex');

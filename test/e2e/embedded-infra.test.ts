@@ -1,7 +1,7 @@
 import amqp from 'amqplib';
 import { Redis } from 'ioredis';
 import { amqpTopology, newId, type AuditEvent } from '@mandate/shared';
-import { deleteAmqpTopology } from '@mandate/shared/src/testing';
+import { deleteAmqpTopology } from '@mandate/shared/testing';
 import { startEmbedded, type EmbeddedStack } from '../../scripts/embedded';
 import { AMQP_URL, REDIS_URL, apiClient, eventually } from '../support/stack';
 

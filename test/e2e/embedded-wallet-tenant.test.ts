@@ -2,8 +2,8 @@ import {
   DEFAULT_TEST_ISSUER_SEED,
   createTestPidIssuer,
   randomPerson,
-} from '../../services/identity/src/identity-verifications/test-pid-issuer';
-import { answerAuthorizationRequest } from '../../scripts/test-wallet';
+  answerAuthorizationRequest,
+} from '@mandate/test-wallet';
 import { startEmbedded, type EmbeddedStack } from '../../scripts/embedded';
 import { apiClient, createTenant, freePort } from '../support/stack';
 

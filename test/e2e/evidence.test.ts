@@ -2,9 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { SYNC_TIMEOUT_MS } from '@mandate/shared/src/testing';
+import { SYNC_TIMEOUT_MS } from '@mandate/shared/testing';
 import { calculateJwkThumbprint, compactVerify, createLocalJWKSet, type JWK } from 'jose';
-import { makeKmsKey, startFakeKms } from '../../services/mandates/test/kms-support';
+import { makeKmsKey, startFakeKms } from '@mandate/mandates/testing';
 import { apiClient, createTenant, eventually, startStack, type Stack } from '../support/stack';
 
 const BIN = path.resolve(__dirname, '../../packages/evidence-cli/bin/mandate-evidence.js');

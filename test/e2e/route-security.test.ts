@@ -1,5 +1,5 @@
-import type { Scope } from '../../services/gateway/src/routes/table';
-import type { Role } from '../../services/identity/src/role-assignments/roles';
+import type { Scope } from '@mandate/gateway';
+import type { Role } from '@mandate/identity';
 import { dashboardIssuers, startJwksServer, type JwksServer } from '../support/jwks-server';
 import { contractViolations, startRecordingProxy, type RecordingProxy } from '../support/contract-recorder';
 import { describeRouteSecurity, type RouteSecurityContext } from '../support/route-security';

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
 import type { AuditEvent } from '@mandate/shared';
-import { closeServer, listenOn } from '@mandate/shared/src/testing';
+import { closeServer, listenOn } from '@mandate/shared/testing';
 import { apiClient, createTenant, eventually, startStack, type Stack } from '../support/stack';
 
 /** One span as the OTLP/HTTP JSON exporter sends it, with its process's service.name. */

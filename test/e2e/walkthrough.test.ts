@@ -1,4 +1,4 @@
-import { MONGO_TARGET } from '@mandate/shared/src/testing';
+import { MONGO_TARGET } from '@mandate/shared/testing';
 import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
 import { contractViolations, startRecordingProxy, type RecordingProxy } from '../support/contract-recorder';
 import {

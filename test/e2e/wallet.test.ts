@@ -4,12 +4,10 @@ import {
   createTestPidIssuer,
   randomPerson,
   type TestPidIssuer,
-} from '../../services/identity/src/identity-verifications/test-pid-issuer';
-import {
   answerAuthorizationRequest,
   MISBEHAVIOUR_REASONS,
   type Misbehaviour,
-} from '../../scripts/test-wallet';
+} from '@mandate/test-wallet';
 import { apiClient, eventually, startStack, type Stack } from '../support/stack';
 
 /**

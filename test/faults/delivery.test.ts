@@ -12,7 +12,7 @@ import {
   type ServiceProcess,
   type Stack,
 } from '../support/stack';
-import { MONGO_TARGET } from '@mandate/shared/src/testing';
+import { MONGO_TARGET } from '@mandate/shared/testing';
 import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
 import { inflateSync } from 'node:zlib';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';

@@ -1,7 +1,7 @@
 import { createTenant, startStack, type ServiceProcess, type Stack } from '../support/stack';
 import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
-import { MONGO_TARGET } from '@mandate/shared/src/testing';
+import { MONGO_TARGET } from '@mandate/shared/testing';
 import { expectStoredOnce, restart, sigkill, waitFor, withPort } from './producers';
 import { Produced, createVerifyRevokeRetrying, type CountedType } from './workload';
 

@@ -6,16 +6,19 @@ import {
   newId,
   type RunningServer,
 } from '@mandate/shared';
-import { TEST_INTERNAL_SECRET, callService, callerFor, testTokens } from '@mandate/shared/src/testing';
-import { createApp, type AuditService } from '../../services/audit/src/app';
-import { auditConfig } from '../../services/audit/src/config';
+import { TEST_INTERNAL_SECRET, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import {
+  createApp,
+  type AuditService,
+  auditConfig,
   DEFAULT_RETRY_SCHEDULE_SECONDS,
   RETRY_JITTER,
   nextAttemptAt,
-} from '../../services/audit/src/webhooks/webhook';
-import { wire } from '../../services/audit/src/wiring';
-import { eventually, startReceiver, type Receiver } from '../../services/audit/test/webhook-receiver';
+  wire,
+  eventually,
+  startReceiver,
+  type Receiver,
+} from '@mandate/audit/testing';
 
 /**
  * The retry schedule and the disabling of a failing endpoint, under an injected clock: the audit

@@ -9,8 +9,8 @@ import {
   newId,
   type AuditEvent,
 } from '@mandate/shared';
-import { MONGO_TARGET, callerFor, deleteAmqpTopology } from '@mandate/shared/src/testing';
-import { startReceiver, eventually, type Receiver } from '../../services/audit/test/webhook-receiver';
+import { MONGO_TARGET, callerFor, deleteAmqpTopology } from '@mandate/shared/testing';
+import { startReceiver, eventually, type Receiver } from '@mandate/audit/testing';
 import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
 import { AMQP_URL, startService, type ServiceProcess } from '../support/stack';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';

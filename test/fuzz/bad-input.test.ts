@@ -1,7 +1,7 @@
 import http from 'node:http';
 import fc from 'fast-check';
 import { eventually } from '../support/eventually';
-import { ROUTES } from '../../services/gateway/src/routes/table';
+import { ROUTES } from '@mandate/gateway';
 import { startProduct, type Product } from './product';
 import { UNPRINTABLE, requestArbitrary, type Fixtures, type FuzzRequest } from './requests';
 import { collectEvents, contentHash, trackWrites } from './snapshot';

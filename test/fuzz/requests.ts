@@ -4,7 +4,7 @@
  * domain code), mixed with malformed credentials, methods, paths, query strings, headers and bodies.
  */
 import fc from 'fast-check';
-import { ROUTES, type RouteRule } from '../../services/gateway/src/routes/table';
+import { ROUTES, type RouteRule } from '@mandate/gateway';
 
 export interface Fixtures {
   tenantA: string;

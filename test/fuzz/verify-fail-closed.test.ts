@@ -1,8 +1,13 @@
 import fc from 'fast-check';
-import { decide, type VerifyInput } from '../../services/verify/src/domain/decide';
-import type { Mandate } from '../../services/verify/src/domain/mandate';
-import { fastVerifyRequest, verifyRequestSchema } from '../../services/verify/src/http/schemas';
-import { buildMandate, NOW } from '../../services/verify/test/factories';
+import { verifyRequestSchema } from '@mandate/verify';
+import {
+  decide,
+  type VerifyInput,
+  type Mandate,
+  fastVerifyRequest,
+  buildMandate,
+  NOW,
+} from '@mandate/verify/testing';
 
 /**
  * Verify fails closed (issue 11, item 14; SPEC §5 v2) and allows only what the mandate grants:

@@ -13,20 +13,28 @@ import {
   type AuditEvent,
   type RunningServer,
 } from '@mandate/shared';
-import { callService, callerFor, testTokens } from '@mandate/shared/src/testing';
-import { createApp as createMandates } from '@mandate/mandates/src/app';
-import { LocalSigner } from '@mandate/mandates/src/signing/local-signer';
-import type { Signer } from '@mandate/mandates/src/signing/signer';
-import { MemoryMandateStore } from '@mandate/mandates/src/store/memory-mandate-store';
+import { callService, callerFor, testTokens } from '@mandate/shared/testing';
+import {
+  createApp as createMandates,
+  LocalSigner,
+  type Signer,
+  MemoryMandateStore,
+} from '@mandate/mandates/testing';
 import { verifyBundle } from 'mandate-evidence';
 import { EVERY_CHECK_PASSED, EVERY_UNPINNED_CHECK_PASSED } from '../../packages/evidence-cli/test/checks';
-import { createApp, type AuditService } from '../../services/audit/src/app';
-import { EVIDENCE_JWS_TYP, type EvidenceMandate } from '../../services/audit/src/evidence/bundle';
-import { exportEvidence, type EvidenceSink } from '../../services/audit/src/evidence/export-evidence';
-import { HttpMandatesSource, type MandatesSource } from '../../services/audit/src/evidence/mandates-source';
-import { contract } from '../../services/audit/src/contract';
-import { MemoryEventStore } from '../../services/audit/src/store/memory-event-store';
-import { buildAuditEvent } from '../../services/audit/test/factories';
+import {
+  createApp,
+  type AuditService,
+  EVIDENCE_JWS_TYP,
+  type EvidenceMandate,
+  exportEvidence,
+  type EvidenceSink,
+  HttpMandatesSource,
+  type MandatesSource,
+  MemoryEventStore,
+  buildAuditEvent,
+} from '@mandate/audit/testing';
+import { contract } from '@mandate/audit';
 
 const logger = createLogger('audit-test', 'silent');
 

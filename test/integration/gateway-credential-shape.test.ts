@@ -1,9 +1,13 @@
 import { createLogger, newId } from '@mandate/shared';
-import { testTokens } from '@mandate/shared/src/testing';
-import { createApp, type GatewayApp } from '../../services/gateway/src/app';
-import { JoseJwtAuthenticator, parseJwtIssuers } from '../../services/gateway/src/auth/jwt';
-import { CachedKeyResolver } from '../../services/gateway/src/auth/key-resolver';
-import { CachedSubjectResolver } from '../../services/gateway/src/auth/subject-resolver';
+import { testTokens } from '@mandate/shared/testing';
+import {
+  createApp,
+  type GatewayApp,
+  JoseJwtAuthenticator,
+  parseJwtIssuers,
+  CachedKeyResolver,
+  CachedSubjectResolver,
+} from '@mandate/gateway/testing';
 import { startJwksServer, type JwksServer } from '../support/jwks-server';
 import { NullPublisher, startInProcessUpstreams, type InProcessUpstreams } from './in-process-upstreams';
 

@@ -1,14 +1,20 @@
 import { SignJWT } from 'jose';
 import { ServiceClient, buildEvent, createLogger, newId } from '@mandate/shared';
-import { callService, testTokens } from '@mandate/shared/src/testing';
-import { createApp, type GatewayApp } from '../../services/gateway/src/app';
-import { credentialEventHandler } from '../../services/gateway/src/auth/credential-events';
-import { JoseJwtAuthenticator, parseJwtIssuers, type JwtIssuer } from '../../services/gateway/src/auth/jwt';
-import { CachedKeyResolver, type KeyResolver } from '../../services/gateway/src/auth/key-resolver';
-import { CachedSubjectResolver } from '../../services/gateway/src/auth/subject-resolver';
+import { callService, testTokens } from '@mandate/shared/testing';
+import {
+  createApp,
+  type GatewayApp,
+  credentialEventHandler,
+  JoseJwtAuthenticator,
+  parseJwtIssuers,
+  type JwtIssuer,
+  CachedKeyResolver,
+  type KeyResolver,
+  CachedSubjectResolver,
+} from '@mandate/gateway/testing';
 import { eventually } from '../support/eventually';
 import { startJwksServer, unsecuredToken, type JwksServer } from '../support/jwks-server';
-import { assignRoles } from '../../services/identity/src/role-assignments/role-assignments';
+import { assignRoles } from '@mandate/identity/testing';
 import { NullPublisher, startInProcessUpstreams, type InProcessUpstreams } from './in-process-upstreams';
 
 const silent = createLogger('gateway-jwt-test', 'silent');

@@ -11,10 +11,13 @@ import {
   type Logger,
   type RunningServer,
 } from '@mandate/shared';
-import { testTokens } from '@mandate/shared/src/testing';
-import { createApp as createIdentity, type IdentityApp } from '../../services/identity/src/app';
-import { MemoryIdentityStore } from '../../services/identity/src/store/memory-identity-store';
-import type { Upstreams } from '../../services/gateway/src/app';
+import { testTokens } from '@mandate/shared/testing';
+import {
+  createApp as createIdentity,
+  type IdentityApp,
+  MemoryIdentityStore,
+} from '@mandate/identity/testing';
+import type { Upstreams } from '@mandate/gateway/testing';
 
 /** Drops every event: the tests that use it are about answers, not the audit trail. */
 export class NullPublisher implements EventPublisher {

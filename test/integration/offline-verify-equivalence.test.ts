@@ -1,17 +1,19 @@
 import fc from 'fast-check';
 import { createLogger, fixedClock, newId, type RunningServer } from '@mandate/shared';
-import { CapturingPublisher, callService, callerFor, testTokens } from '@mandate/shared/src/testing';
+import { CapturingPublisher, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import { DENY_REASONS, OfflineVerifier, type OfflineRequest } from '@mandate/verifier';
 import { ASSURANCE_LEVELS } from '@mandate/verifier/src/decide';
 import {
   ASSURANCE_LEVELS as VERIFY_ASSURANCE_LEVELS,
   DENY_REASONS as VERIFY_DENY_REASONS,
-} from '../../services/verify/src/contract';
-import { createApp as createMandates, type MandatesApp } from '../../services/mandates/src/app';
-import { LocalSigner } from '../../services/mandates/src/signing/local-signer';
-import { MemoryMandateStore } from '../../services/mandates/src/store/memory-mandate-store';
-import { createApp as createVerify, type VerifyApp } from '../../services/verify/src/app';
-import { HttpMandateReader } from '../../services/verify/src/mandates/http-mandate-reader';
+} from '@mandate/verify';
+import {
+  createApp as createMandates,
+  type MandatesApp,
+  LocalSigner,
+  MemoryMandateStore,
+} from '@mandate/mandates/testing';
+import { createApp as createVerify, type VerifyApp, HttpMandateReader } from '@mandate/verify/testing';
 
 const logger = createLogger('offline-equivalence-test', 'silent');
 const MINUTE = 60_000;

@@ -10,18 +10,24 @@ import {
   type EventPublisher,
   type Logger,
 } from '@mandate/shared';
-import { deleteAmqpTopology, testSnapshotMac, testTokens } from '@mandate/shared/src/testing';
+import { deleteAmqpTopology, testSnapshotMac, testTokens } from '@mandate/shared/testing';
 // The mandates service is the only writer of snapshots: these tests run its real app next to verify's.
-import { createApp as createMandatesApp, type Deps as MandatesDeps } from '../../services/mandates/src/app';
-import { LocalSigner } from '../../services/mandates/src/signing/local-signer';
-import { RedisSnapshots } from '../../services/mandates/src/snapshots/redis-snapshots';
-import { MemoryMandateStore } from '../../services/mandates/src/store/memory-mandate-store';
-import { createApp, type VerifyApp } from '../../services/verify/src/app';
-import { CountingPublisher } from '../../services/verify/src/events/counting-publisher';
-import { HttpMandateReader } from '../../services/verify/src/mandates/http-mandate-reader';
-import { SnapshotMandateReader } from '../../services/verify/src/mandates/snapshot-mandate-reader';
-import { RedisSnapshotSource } from '../../services/verify/src/mandates/snapshot-source';
-import { VerifyMetrics } from '../../services/verify/src/metrics';
+import {
+  createApp as createMandatesApp,
+  type Deps as MandatesDeps,
+  LocalSigner,
+  RedisSnapshots,
+  MemoryMandateStore,
+} from '@mandate/mandates/testing';
+import {
+  createApp,
+  type VerifyApp,
+  CountingPublisher,
+  HttpMandateReader,
+  SnapshotMandateReader,
+  RedisSnapshotSource,
+  VerifyMetrics,
+} from '@mandate/verify/testing';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';

@@ -1,6 +1,6 @@
 import { newId } from '@mandate/shared';
-import { callService, callerFor, testSnapshotMac, testTokens } from '@mandate/shared/src/testing';
-import { RedisSnapshots } from '../../services/mandates/src/snapshots/redis-snapshots';
+import { callService, callerFor, testSnapshotMac, testTokens } from '@mandate/shared/testing';
+import { RedisSnapshots } from '@mandate/mandates/testing';
 import { eventually } from '../support/eventually';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { REDIS_URL, silent, startSnapshotWorld, type SnapshotWorld } from './snapshot-support';

@@ -1,5 +1,5 @@
 import { newId } from '@mandate/shared';
-import { callService, callerFor } from '@mandate/shared/src/testing';
+import { callService, callerFor } from '@mandate/shared/testing';
 import { eventually } from '../support/eventually';
 import { startSnapshotWorld, type SnapshotWorld } from './snapshot-support';
 

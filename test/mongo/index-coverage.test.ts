@@ -1,22 +1,15 @@
 import { Schema } from 'mongoose';
 import type { MongoQueryShape } from '@mandate/shared';
-import { declaredIndexes, uncoveredQueries } from '@mandate/shared/src/testing/index-coverage';
-import { EVENT_QUERY_SHAPES, eventSchema } from '../../services/audit/src/store/mongo-event-store';
+import { declaredIndexes, uncoveredQueries } from '@mandate/shared/testing';
 import {
+  EVENT_QUERY_SHAPES,
+  eventSchema,
   WEBHOOK_QUERY_SHAPES,
   webhookDeliverySchema,
   webhookEndpointSchema,
-} from '../../services/audit/src/webhooks/mongo-webhook-store';
-import {
-  IDENTITY_GUARD_SCHEMAS,
-  IDENTITY_QUERY_SHAPES,
-  IDENTITY_SCHEMAS,
-} from '../../services/identity/src/store/mongo-identity-store';
-import {
-  MANDATE_QUERY_SHAPES,
-  mandateSchema,
-  statusListSchema,
-} from '../../services/mandates/src/store/mongo-mandate-store';
+} from '@mandate/audit/testing';
+import { IDENTITY_GUARD_SCHEMAS, IDENTITY_QUERY_SHAPES, IDENTITY_SCHEMAS } from '@mandate/identity/testing';
+import { MANDATE_QUERY_SHAPES, mandateSchema, statusListSchema } from '@mandate/mandates/testing';
 
 /**
  * Every query the Mongo adapters declare is served by a declared index, read from the schemas

@@ -1,8 +1,8 @@
 import { createServer, request, type IncomingHttpHeaders } from 'node:http';
 import { errorEnvelopeSchema, errorStatusesOf, type RouteContract } from '@mandate/shared';
-import { closeServer, listenOn } from '@mandate/shared/src/testing';
-import { RouteMatcher } from '../../services/gateway/src/routes/match';
-import { CONTRACTS } from '../../services/gateway/src/routes/table';
+import { closeServer, listenOn } from '@mandate/shared/testing';
+import { RouteMatcher } from '@mandate/gateway/testing';
+import { CONTRACTS } from '@mandate/gateway';
 
 /** One answer of the public API, as a client saw it. */
 export interface RecordedResponse {

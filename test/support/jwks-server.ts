@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { closeServer, listenOn } from '@mandate/shared/src/testing';
+import { closeServer, listenOn } from '@mandate/shared/testing';
 import { SignJWT, exportJWK, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 
 /**

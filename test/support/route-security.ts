@@ -1,6 +1,6 @@
 import type { RouteContract } from '@mandate/shared';
-import { ROUTES, type RouteRule, type Scope } from '../../services/gateway/src/routes/table';
-import { ROLE_PERMISSIONS, type Role } from '../../services/identity/src/role-assignments/roles';
+import { ROUTES, type RouteRule, type Scope } from '@mandate/gateway';
+import { ROLE_PERMISSIONS, type Role } from '@mandate/identity';
 import { apiClient } from './stack';
 
 /**

@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { amqpTopology, internalTokens, newId } from '@mandate/shared';
-import { deleteAmqpTopology } from '@mandate/shared/src/testing';
+import { deleteAmqpTopology } from '@mandate/shared/testing';
 import {
   LOCAL_AMQP_URL,
   LOCAL_REDIS_URL,

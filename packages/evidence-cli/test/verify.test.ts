@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { SYNC_TIMEOUT_MS } from '@mandate/shared/src/testing';
+import { SYNC_TIMEOUT_MS } from '@mandate/shared/testing';
 import {
   CompactSign,
   calculateJwkThumbprint,

@@ -14,7 +14,7 @@ export const DOCUMENTED_SECRET_VALUES: readonly string[] = [
   // docker-compose.yml defaults before secrets were generated on first start.
   'dev-only-internal-token-secret-change-me',
   'dev-only-operator-token-change-me',
-  // TEST_INTERNAL_SECRET of @mandate/shared/src/testing.
+  // TEST_INTERNAL_SECRET of @mandate/shared/testing.
   'test-internal-secret-0123456789abcdef',
 ];
 

@@ -1,5 +1,5 @@
 import { createLogger } from '@mandate/shared';
-import { memoryAdapter, mongoAdapter, type AdapterFactory } from '@mandate/shared/src/testing';
+import { memoryAdapter, mongoAdapter, type AdapterFactory } from '@mandate/shared/testing';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';

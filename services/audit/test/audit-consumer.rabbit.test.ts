@@ -13,7 +13,7 @@ import {
   deleteAmqpTopology,
   TEST_INTERNAL_SECRET,
   TEST_AMQP_URL as AMQP_URL,
-} from '@mandate/shared/src/testing';
+} from '@mandate/shared/testing';
 import { createApp } from '../src/app';
 import { auditConfig } from '../src/config';
 import { startAuditConsumer } from '../src/consumers/audit-consumer';

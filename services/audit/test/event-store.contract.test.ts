@@ -1,5 +1,5 @@
 import { newId, type AuditEvent } from '@mandate/shared';
-import { describeStoreContract, walkPages } from '@mandate/shared/src/testing';
+import { describeStoreContract, walkPages } from '@mandate/shared/testing';
 import type { EventStore } from '../src/store/event-store';
 import { eventStoreAdapters } from './adapters';
 import { buildAuditEvent } from './factories';

@@ -14,7 +14,7 @@ import {
   callerFor,
   testDatabaseName,
   testTokens,
-} from '@mandate/shared/src/testing';
+} from '@mandate/shared/testing';
 import { createApp, type AuditService } from '../src/app';
 import { auditConfig } from '../src/config';
 import { contract } from '../src/contract';

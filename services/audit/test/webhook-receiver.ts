@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import { closeServer, listenOn } from '@mandate/shared/src/testing';
+import { closeServer, listenOn } from '@mandate/shared/testing';
 
 export interface Received {
   path: string;

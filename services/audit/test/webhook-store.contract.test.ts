@@ -1,5 +1,5 @@
 import { buildEvent, newId } from '@mandate/shared';
-import { describeStoreContract, memoryAdapter, mongoAdapter, walkPages } from '@mandate/shared/src/testing';
+import { describeStoreContract, memoryAdapter, mongoAdapter, walkPages } from '@mandate/shared/testing';
 import { MemoryWebhookStore } from '../src/webhooks/memory-webhook-store';
 import { MongoWebhookStore } from '../src/webhooks/mongo-webhook-store';
 import type { WebhookDelivery, WebhookEndpoint } from '../src/webhooks/webhook';

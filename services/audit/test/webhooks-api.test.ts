@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { InProcessBus, buildEvent, createLogger, newId, type RunningServer } from '@mandate/shared';
-import { TEST_INTERNAL_SECRET, callService, callerFor, testTokens } from '@mandate/shared/src/testing';
+import { TEST_INTERNAL_SECRET, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import { createApp, type AuditService } from '../src/app';
 import { auditConfig } from '../src/config';
 import { MAX_WEBHOOK_ENDPOINTS } from '../src/contract';

@@ -17,7 +17,7 @@ import {
   type EventPublisher,
   type Logger,
 } from '@mandate/shared';
-import type { GatewayDeps, Upstreams } from './app';
+import type { GatewayDeps, Upstreams } from './deps';
 import { wireCredentials, type CredentialEventSource } from './auth/wiring';
 import type { GatewayConfig } from './config';
 import { buildPublicOpenApi } from './openapi';

@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ServiceClient, createLogger } from '@mandate/shared';
-import { CapturingPublisher, testTokens } from '@mandate/shared/src/testing';
+import { CapturingPublisher, testTokens } from '@mandate/shared/testing';
 import { createApp, type GatewayApp, type GatewayDeps, type Upstreams } from '../src/app';
 import type { KeyResolver } from '../src/auth/key-resolver';
 import type { SubjectResolver } from '../src/auth/subject-resolver';

@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { ServiceClient, createLogger, listen, callerOf, type RunningServer } from '@mandate/shared';
-import { CapturingPublisher, testTokens } from '@mandate/shared/src/testing';
+import { CapturingPublisher, testTokens } from '@mandate/shared/testing';
 import { eventually } from '../../../test/support/eventually';
 import { closeUpstreams, standInService, upstreamsAt } from './helpers';
 import { createApp, type GatewayApp, type Upstreams } from '../src/app';

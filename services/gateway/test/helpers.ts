@@ -1,6 +1,6 @@
 import express, { type Express } from 'express';
 import { INTERNAL_SERVICES, ServiceClient, requireInternalToken } from '@mandate/shared';
-import { testTokens } from '@mandate/shared/src/testing';
+import { testTokens } from '@mandate/shared/testing';
 import type { Upstreams } from '../src/app';
 
 /** The four upstreams as clients of one stand-in server that plays every service. */

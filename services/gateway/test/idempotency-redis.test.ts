@@ -9,7 +9,7 @@ import {
   type RunningServer,
   INTERNAL_SERVICES,
 } from '@mandate/shared';
-import { testTokens } from '@mandate/shared/src/testing';
+import { testTokens } from '@mandate/shared/testing';
 import { createApp, type GatewayApp, type Upstreams } from '../src/app';
 import type { KeyResolver } from '../src/auth/key-resolver';
 import { Idempotency, RedisIdempotencyStore, type StoredResponse } from '../src/idempotency';

@@ -5,7 +5,7 @@ import {
   type RouteContract,
   type RunningServer,
 } from '@mandate/shared';
-import { testTokens } from '@mandate/shared/src/testing';
+import { testTokens } from '@mandate/shared/testing';
 import { closeUpstreams, standInService, upstreamsAt } from './helpers';
 import { createApp, type GatewayApp, type Upstreams } from '../src/app';
 import type { KeyResolver } from '../src/auth/key-resolver';

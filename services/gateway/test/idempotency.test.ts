@@ -1,5 +1,5 @@
 import { API_KEY_SCOPES, createLogger, listen, callerOf } from '@mandate/shared';
-import { testTokens } from '@mandate/shared/src/testing';
+import { testTokens } from '@mandate/shared/testing';
 import { eventually } from '../../../test/support/eventually';
 import { closeUpstreams, standInService, upstreamsAt } from './helpers';
 import { createApp, type GatewayApp, type Upstreams } from '../src/app';

@@ -15,7 +15,7 @@ import {
   type RunningServer,
   INTERNAL_SERVICES,
 } from '@mandate/shared';
-import { testTokens } from '@mandate/shared/src/testing';
+import { testTokens } from '@mandate/shared/testing';
 import { closeUpstreams, upstreamsAt } from './helpers';
 import { createApp } from '../src/app';
 import type { KeyResolver, ResolvedKey } from '../src/auth/key-resolver';

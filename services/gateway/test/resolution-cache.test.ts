@@ -84,9 +84,11 @@ describe('ResolutionCache', () => {
   });
 
   it('when many keys are in use and loadMany is given, then keepWarm refreshes them all in one call per tick, never one call per key, and requests never wait', async () => {
-    const loadMany = jest.fn(async (items: number[]) =>
-      items.map((n) => `v${n}:${loadMany.mock.calls.length}`),
-    );
+    let refreshes = 0;
+    const loadMany = jest.fn(async (items: number[]): Promise<string[]> => {
+      refreshes++;
+      return items.map((n) => `v${n}:${refreshes}`);
+    });
     const cache = new ResolutionCache<string, number>(500, clock, undefined, 125, loadMany);
     const single = jest.fn(async () => 'loaded alone');
     const keys = Array.from({ length: 40 }, (_, n) => n);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { createLogger, listen, type RunningServer } from '@mandate/shared';
-import { CapturingPublisher, testTokens } from '@mandate/shared/src/testing';
+import { CapturingPublisher, testTokens } from '@mandate/shared/testing';
 import { closeUpstreams, standInService, upstreamsAt } from './helpers';
 import { createApp, type GatewayApp, type Upstreams } from '../src/app';
 import type { KeyResolver } from '../src/auth/key-resolver';

@@ -8,7 +8,7 @@ import {
   TEST_INTERNAL_SECRET,
   deleteAmqpTopology,
   testTopology,
-} from '@mandate/shared/src/testing';
+} from '@mandate/shared/testing';
 import { loadGatewayConfig } from '../src/config';
 import { MemoryIdempotencyStore, RedisIdempotencyStore, createIdempotency } from '../src/idempotency';
 import { createLimiter } from '../src/limits';

@@ -4,7 +4,7 @@ import {
   identityVerificationInternalRoutes,
   identityVerificationRoutes,
   walletResponseRoutes,
-} from './http/identity-verification-routes';
+} from './identity-verifications/http';
 import { gatewayInternalRoutes, publicRoutes } from './http/routes';
 
 import type { Deps } from './deps';

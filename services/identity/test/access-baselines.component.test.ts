@@ -1,4 +1,4 @@
-import { callerFor } from '@mandate/shared/src/testing';
+import { callerFor } from '@mandate/shared/testing';
 import { identityStoreAdapters, identityForSuite } from './helpers';
 
 describe.each(identityStoreAdapters())('identity: access baselines (component, $name store)', (adapter) => {

@@ -1,5 +1,5 @@
 import { fixedClock, newId } from '@mandate/shared';
-import { callerFor } from '@mandate/shared/src/testing';
+import { callerFor } from '@mandate/shared/testing';
 import { expireStagingKeys, revokeApiKey } from '../src/api-keys/api-keys';
 import {
   expectOneOfRacingRevocations,

@@ -7,7 +7,7 @@ import {
   mongoAdapter,
   testTokens,
   type AdapterFactory,
-} from '@mandate/shared/src/testing';
+} from '@mandate/shared/testing';
 import { createApp, type Deps } from '../src/app';
 import type { IdentityStore } from '../src/store/identity-store';
 import { MemoryIdentityStore } from '../src/store/memory-identity-store';

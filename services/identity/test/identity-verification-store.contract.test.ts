@@ -1,5 +1,5 @@
 import { buildEvent, newId } from '@mandate/shared';
-import { describeStoreContract } from '@mandate/shared/src/testing';
+import { describeStoreContract } from '@mandate/shared/testing';
 import type { Answer, IdentityVerification } from '../src/identity-verifications/identity-verification';
 import type { IdentityStore } from '../src/store/identity-store';
 import { identityStoreAdapters } from './helpers';

@@ -1,5 +1,5 @@
 import { newId, systemClock, type CallerContext, type Clock } from '@mandate/shared';
-import { callerFor, testTokens } from '@mandate/shared/src/testing';
+import { callerFor, testTokens } from '@mandate/shared/testing';
 import type { WalletVerifier } from '../src/identity-verifications/identity-verification';
 import { createVerifierIdentity } from '../src/identity-verifications/request';
 import { createSignInIssuer } from '../src/identity-verifications/sign-in-tokens';
@@ -9,13 +9,11 @@ import {
   randomPerson,
   type PersonData,
   type TestPidIssuer,
-} from '../src/identity-verifications/test-pid-issuer';
-import {
   buildDirectPostResponse,
   MISBEHAVIOUR_REASONS,
   resolveRequestObject,
   type Misbehaviour,
-} from '../../../scripts/test-wallet';
+} from '@mandate/test-wallet';
 import { identityStoreAdapters, startIdentity, system } from './helpers';
 
 type Service = Awaited<ReturnType<typeof startIdentity>>;

@@ -1,5 +1,5 @@
 import { newId } from '@mandate/shared';
-import { callerFor } from '@mandate/shared/src/testing';
+import { callerFor } from '@mandate/shared/testing';
 import { identityStoreAdapters, operator, identityForSuite, system } from './helpers';
 
 /** How the gateway forwards a public call: no tenant, actor system. */

@@ -1,5 +1,5 @@
 import { newId } from '@mandate/shared';
-import { callerFor } from '@mandate/shared/src/testing';
+import { callerFor } from '@mandate/shared/testing';
 import { revokeRoleAssignment, updateRoleAssignment } from '../src/role-assignments/role-assignments';
 import { expectOneOfRacingRevocations, identityStoreAdapters, identityForSuite, system } from './helpers';
 

@@ -1,5 +1,5 @@
 import { buildEvent, newId, type AuditEvent } from '@mandate/shared';
-import { describeStoreContract } from '@mandate/shared/src/testing';
+import { describeStoreContract } from '@mandate/shared/testing';
 import type { AccessBaseline } from '../src/access-baselines/access-baseline';
 import { PendingSuccessorExists } from '../src/api-keys/api-key';
 import { DuplicateRecord } from '../src/common/errors';

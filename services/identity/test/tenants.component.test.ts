@@ -1,5 +1,5 @@
 import { newId } from '@mandate/shared';
-import { callerFor } from '@mandate/shared/src/testing';
+import { callerFor } from '@mandate/shared/testing';
 import { identityStoreAdapters, operator, identityForSuite, startIdentity, system } from './helpers';
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

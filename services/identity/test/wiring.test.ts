@@ -4,7 +4,7 @@ import {
   callService,
   deleteAmqpTopology,
   TEST_AMQP_URL as AMQP_URL,
-} from '@mandate/shared/src/testing';
+} from '@mandate/shared/testing';
 import amqp from 'amqplib';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';

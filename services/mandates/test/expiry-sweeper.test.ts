@@ -9,7 +9,7 @@ import {
   mongoSkipReason,
   testDatabaseName,
   testTokens,
-} from '@mandate/shared/src/testing';
+} from '@mandate/shared/testing';
 import { createApp, type Deps } from '../src/app';
 import type { MandateState } from '../src/domain/mandate';
 import type { MandateStore } from '../src/store/mandate-store';

@@ -2,7 +2,7 @@ import { KMSServiceException, SignCommand, type SignCommandInput } from '@aws-sd
 import pino from 'pino';
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JWK } from 'jose';
 import { canonicalJson, createLogger, newId, parseConfig } from '@mandate/shared';
-import { callService, callerFor } from '@mandate/shared/src/testing';
+import { callService, callerFor } from '@mandate/shared/testing';
 import { configSchema } from '../src/config';
 import { KmsSigner } from '../src/signing/kms-signer';
 import { EVIDENCE_JWS_TYP } from '../src/signing/signer';

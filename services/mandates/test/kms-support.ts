@@ -7,7 +7,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
-import { listenOn } from '@mandate/shared/src/testing';
+import { listenOn } from '@mandate/shared/testing';
 import {
   GetPublicKeyCommand,
   KMSClient,

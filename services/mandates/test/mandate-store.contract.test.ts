@@ -1,5 +1,5 @@
 import { buildEvent, newId, type AuditEvent } from '@mandate/shared';
-import { describeStoreContract, walkPages } from '@mandate/shared/src/testing';
+import { describeStoreContract, walkPages } from '@mandate/shared/testing';
 import type { Mandate } from '../src/domain/mandate';
 import type { MandateStore } from '../src/store/mandate-store';
 import { buildMandate, mandateStoreAdapters } from './support';

@@ -1,6 +1,6 @@
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader } from 'jose';
 import { AppError, auditEventSchema, canonicalJson, fixedClock, newId } from '@mandate/shared';
-import { callService, callerFor } from '@mandate/shared/src/testing';
+import { callService, callerFor } from '@mandate/shared/testing';
 import { IMMUTABLE_FIELDS } from '../src/domain/mandate';
 import type { IdentityVerifications } from '../src/domain/mandates';
 import {

@@ -1,6 +1,6 @@
 import { exportJWK, generateKeyPair } from 'jose';
 import { ConfigError, reportStartFailure, startService } from '@mandate/shared';
-import { TEST_INTERNAL_SECRET } from '@mandate/shared/src/testing';
+import { TEST_INTERNAL_SECRET } from '@mandate/shared/testing';
 import { service } from '../src/service';
 
 /**

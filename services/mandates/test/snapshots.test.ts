@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { newId, snapshotKey } from '@mandate/shared';
-import { testSnapshotMac } from '@mandate/shared/src/testing';
+import { testSnapshotMac } from '@mandate/shared/testing';
 import type { MandateSnapshots } from '../src/snapshots/mandate-snapshots';
 import { MemorySnapshots } from './memory-snapshots';
 import { RedisSnapshots } from '../src/snapshots/redis-snapshots';

@@ -2,7 +2,7 @@ import { inflateSync } from 'node:zlib';
 import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader } from 'jose';
 import { getListFromStatusListJWT } from '@sd-jwt/jwt-status-list';
 import { fixedClock, newId } from '@mandate/shared';
-import { callService, callerFor } from '@mandate/shared/src/testing';
+import { callService, callerFor } from '@mandate/shared/testing';
 import { mandateStoreAdapters, startService, type RunningService } from './support';
 
 /** The draft's bit order with node:zlib alone: entry i in byte i >> 2, bits 2 * (i % 4), LSB first. */

@@ -1,5 +1,5 @@
 import { newId } from '@mandate/shared';
-import { memoryAdapter, mongoAdapter } from '@mandate/shared/src/testing';
+import { memoryAdapter, mongoAdapter } from '@mandate/shared/testing';
 import type { MandateStore } from '../src/store/mandate-store';
 import { MemoryMandateStore } from '../src/store/memory-mandate-store';
 import { MongoMandateStore } from '../src/store/mongo-mandate-store';

@@ -5,7 +5,7 @@ import {
   mongoAdapter,
   testTokens,
   type AdapterFactory,
-} from '@mandate/shared/src/testing';
+} from '@mandate/shared/testing';
 import { createApp, type Deps } from '../src/app';
 import type { Mandate } from '../src/domain/mandate';
 import { LocalSigner } from '../src/signing/local-signer';

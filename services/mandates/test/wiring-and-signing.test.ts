@@ -1,6 +1,6 @@
 import { compactVerify, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK } from 'jose';
 import { InProcessBus, buildOpenApiDocument, connectMongo, createLogger, parseConfig } from '@mandate/shared';
-import { MONGO_TARGET, MONGO_URL, testDatabaseName } from '@mandate/shared/src/testing';
+import { MONGO_TARGET, MONGO_URL, testDatabaseName } from '@mandate/shared/testing';
 import { configSchema } from '../src/config';
 import { contract } from '../src/contract';
 import { LocalSigner } from '../src/signing/local-signer';

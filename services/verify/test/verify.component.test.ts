@@ -7,7 +7,7 @@ import {
   serviceUnavailable,
   type RunningServer,
 } from '@mandate/shared';
-import { CapturingPublisher, callService, callerFor, testTokens } from '@mandate/shared/src/testing';
+import { CapturingPublisher, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import { createApp, type VerifyApp } from '../src/app';
 import type { Mandate } from '../src/domain/mandate';
 import { contract } from '../src/contract';

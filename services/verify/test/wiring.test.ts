@@ -1,5 +1,5 @@
 import { InProcessBus, createLogger, listen, newId } from '@mandate/shared';
-import { callService, callerFor, TEST_INTERNAL_SECRET } from '@mandate/shared/src/testing';
+import { callService, callerFor, TEST_INTERNAL_SECRET } from '@mandate/shared/testing';
 import express from 'express';
 import { createApp } from '../src/app';
 import { loadConfig } from '../src/config';

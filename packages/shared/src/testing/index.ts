@@ -5,3 +5,4 @@ export * from './publisher';
 export * from './loopback';
 export * from './outbox';
 export * from './tools';
+export * from './index-coverage';

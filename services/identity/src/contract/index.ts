@@ -21,6 +21,7 @@ export * from './onboarding';
 export * from './identity-verifications';
 export * from './access-baselines';
 export * from './internal';
+export * from './wallet-protocol';
 
 export const routes = {
   ...tenantRoutes,

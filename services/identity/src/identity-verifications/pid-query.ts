@@ -1,10 +1,7 @@
 import { DcqlQuery } from 'dcql';
+import { PID_FORMAT, PID_QUERY_ID, PID_VCT } from '../contract';
 
-/** The EU PID as an SD-JWT VC: the one credential this verifier asks for. */
-export const PID_VCT = 'urn:eudi:pid:1';
-export const PID_FORMAT = 'dc+sd-jwt';
-/** The credential query id; the wallet's vp_token maps it to the presentation. */
-export const PID_QUERY_ID = 'pid';
+export { PID_FORMAT, PID_QUERY_ID, PID_VCT };
 /** Exactly what is asked: nothing else may be disclosed (data minimisation). */
 export const REQUESTED_CLAIMS = ['family_name', 'given_name', 'birth_date'] as const;
 export type RequestedClaim = (typeof REQUESTED_CLAIMS)[number];

@@ -1,19 +1,10 @@
 import { randomBytes, webcrypto } from 'node:crypto';
 import { importPKCS8, SignJWT } from 'jose';
+import { CLIENT_ID_PREFIX, REQUEST_OBJECT_CONTENT_TYPE, REQUEST_OBJECT_TYP } from '../contract';
 import { pidDcqlQuery } from './pid-query';
 import { x509 } from './x509';
 
-/**
- * Client identifier prefix: `x509_san_dns`. OpenID4VP 1.0 lets `redirect_uri:` requests only travel
- * unsigned, and a signed request (request_uri, application/oauth-authz-req+jwt) is what the EUDI
- * wallets expect; `x509_san_dns` is the signed prefix that needs no federation or DID infrastructure
- * and that the EUDI reference wallets and @openid4vc/openid4vp support. The request carries the
- * verifier's certificate chain in x5c; the wallet checks that the leaf names the client_id's DNS name
- * and that the response_uri lives on that host.
- */
-export const CLIENT_ID_PREFIX = 'x509_san_dns:';
-export const REQUEST_OBJECT_TYP = 'oauth-authz-req+jwt';
-export const REQUEST_OBJECT_CONTENT_TYPE = 'application/oauth-authz-req+jwt';
+export { CLIENT_ID_PREFIX, REQUEST_OBJECT_CONTENT_TYPE, REQUEST_OBJECT_TYP };
 /** The audience of a request object fetched by request_uri (static discovery, OpenID4VP 1.0 §5.8). */
 export const SELF_ISSUED_AUDIENCE = 'https://self-issued.me/v2';
 

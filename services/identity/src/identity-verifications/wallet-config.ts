@@ -2,13 +2,8 @@ import { ConfigError, configError, safeFetch, type OutboundLookup } from '@manda
 import type { IdentityConfig } from '../config';
 import type { WalletVerifier } from './identity-verification';
 import { createVerifierIdentity, verifierIdentityFromPem } from './request';
-import {
-  createTestPidIssuer,
-  DEFAULT_TEST_ISSUER_SEED,
-  TEST_PID_ISSUER_URL,
-  testIssuerTrust,
-} from './test-pid-issuer';
 import { createSignInIssuer, DEFAULT_SIGN_IN_AUDIENCE } from './sign-in-tokens';
+import { TEST_PID_ISSUER_TRUST, TEST_PID_ISSUER_URL, testIssuerTrust } from './test-issuer-trust';
 import { parseTrustedIssuers } from './trusted-issuers';
 
 function missing(name: string): never {
@@ -103,11 +98,7 @@ export async function walletVerifierFromConfig(config: IdentityConfig): Promise<
   // Production: never the TEST issuer (testIssuerTrust drops an entry naming it); elsewhere only when asked.
   const trustedIssuers =
     production || config.WALLET_TRUST_TEST_ISSUER
-      ? testIssuerTrust(
-          configured,
-          await createTestPidIssuer({ seed: DEFAULT_TEST_ISSUER_SEED }),
-          production ? 'production' : 'development',
-        )
+      ? testIssuerTrust(configured, TEST_PID_ISSUER_TRUST, production ? 'production' : 'development')
       : configured;
   return {
     identity,

@@ -6,11 +6,7 @@ import {
   type CheckResult,
 } from '../../src/identity-verifications/check-presentation';
 import { PID_QUERY_ID } from '../../src/identity-verifications/pid-query';
-import {
-  createHolderKey,
-  createTestPidIssuer,
-  DEFAULT_PERSON,
-} from '../../src/identity-verifications/test-pid-issuer';
+import { createHolderKey, createTestPidIssuer, DEFAULT_PERSON } from '@mandate/test-wallet';
 import { answerAndCheck, buildFixture, buildSession, walletAnswer, type Fixture } from './support';
 import { exportJWK, SignJWT, importJWK } from 'jose';
 import { buildCa, buildLeaf } from './certificates';

@@ -1,7 +1,6 @@
-import { createServer, type Server } from 'node:net';
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server, type AddressInfo } from 'node:net';
 import { checkPresentation } from '../../src/identity-verifications/check-presentation';
-import { createTestPidIssuer } from '../../src/identity-verifications/test-pid-issuer';
+import { createTestPidIssuer } from '@mandate/test-wallet';
 import { statusListFetcher } from '../../src/identity-verifications/wallet-config';
 import { buildFixture, walletAnswer, type Fixture } from './support';
 

@@ -9,12 +9,13 @@ import {
   freshSecret,
   type VerifierIdentity,
 } from '../../src/identity-verifications/request';
-import { createTestPidIssuer, type TestPidIssuer } from '../../src/identity-verifications/test-pid-issuer';
 import {
+  createTestPidIssuer,
+  type TestPidIssuer,
   buildDirectPostResponse,
   resolveRequestObject,
   type WalletOptions,
-} from '../../../../scripts/test-wallet';
+} from '@mandate/test-wallet';
 
 export const VERIFIER_HOST = 'verifier.example';
 

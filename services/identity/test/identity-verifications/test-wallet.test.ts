@@ -8,8 +8,8 @@ import {
   answerAuthorizationRequest,
   resolveRequestObject,
   WalletRejectedRequest,
-} from '../../../../scripts/test-wallet';
-import { createTestPidIssuer } from '../../src/identity-verifications/test-pid-issuer';
+  createTestPidIssuer,
+} from '@mandate/test-wallet';
 
 async function requestObjectOf(identity: VerifierIdentity, host = identity.host): Promise<string> {
   const base = `https://${host}/v1/identity-verifications/idv_1`;

@@ -6,10 +6,11 @@ import {
   UntrustedIssuerError,
 } from '../../src/identity-verifications/trusted-issuers';
 import {
-  createTestPidIssuer,
   testIssuerTrust,
+  TEST_PID_ISSUER_TRUST,
   TEST_PID_ISSUER_URL,
-} from '../../src/identity-verifications/test-pid-issuer';
+} from '../../src/identity-verifications/test-issuer-trust';
+import { createTestPidIssuer, DEFAULT_TEST_ISSUER_SEED } from '@mandate/test-wallet';
 import { x509 } from '../../src/identity-verifications/x509';
 import { buildCa, buildLeaf } from './certificates';
 
@@ -127,7 +128,7 @@ describe('testIssuerTrust', () => {
   it('when not in production, then the TEST issuer is trusted next to the configured ones', async () => {
     const test = await createTestPidIssuer();
     const other = await createTestPidIssuer({ issuer: 'https://pid.example' });
-    expect(testIssuerTrust([other.trustEntry], test, 'development').map((e) => e.issuer)).toEqual([
+    expect(testIssuerTrust([other.trustEntry], test.trustEntry, 'development').map((e) => e.issuer)).toEqual([
       'https://pid.example',
       TEST_PID_ISSUER_URL,
     ]);
@@ -137,8 +138,15 @@ describe('testIssuerTrust', () => {
     const test = await createTestPidIssuer();
     const other = await createTestPidIssuer({ issuer: 'https://pid.example' });
     expect(
-      testIssuerTrust([other.trustEntry, test.trustEntry], test, 'production').map((e) => e.issuer),
+      testIssuerTrust([other.trustEntry, test.trustEntry], test.trustEntry, 'production').map(
+        (e) => e.issuer,
+      ),
     ).toEqual(['https://pid.example']);
+  });
+
+  it('when the TEST issuer issues with the published seed, then identity trusts exactly its URL and public key', async () => {
+    const issuer = await createTestPidIssuer({ seed: DEFAULT_TEST_ISSUER_SEED });
+    expect(issuer.trustEntry).toEqual(TEST_PID_ISSUER_TRUST);
   });
 
   it('when two TEST issuers share a seed, then they share a key (so a wallet CLI and embedded mode agree)', async () => {

@@ -1,5 +1,5 @@
 import { loadConfig } from '../../src/config';
-import { TEST_PID_ISSUER_URL } from '../../src/identity-verifications/test-pid-issuer';
+import { TEST_PID_ISSUER_URL } from '../../src/identity-verifications/test-issuer-trust';
 import { walletVerifierFromConfig } from '../../src/identity-verifications/wallet-config';
 
 const SECRET = 'a-subject-secret-of-at-least-32-characters';

@@ -11,8 +11,12 @@ import {
   REQUEST_OBJECT_CONTENT_TYPE,
   type VerifierIdentity,
 } from '../../src/identity-verifications/request';
-import { createTestPidIssuer, type TestPidIssuer } from '../../src/identity-verifications/test-pid-issuer';
-import { answerAuthorizationRequest, MISBEHAVIOUR_REASONS } from '../../../../scripts/test-wallet';
+import {
+  createTestPidIssuer,
+  type TestPidIssuer,
+  answerAuthorizationRequest,
+  MISBEHAVIOUR_REASONS,
+} from '@mandate/test-wallet';
 
 /**
  * A tiny stand-in for the verifier's two public endpoints (request object, direct_post), built from

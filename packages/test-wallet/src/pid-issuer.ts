@@ -4,13 +4,12 @@ import { createHeaderAndPayload, StatusList } from '@sd-jwt/jwt-status-list';
 import { SDJwtVcInstance, type SdJwtVcPayload } from '@sd-jwt/sd-jwt-vc';
 import type { DisclosureFrame } from '@sd-jwt/types';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, SignJWT, type JWK } from 'jose';
-import { PID_VCT } from './pid-query';
-import type { TrustedIssuerEntry } from './trusted-issuers';
+import { PID_VCT } from '@mandate/identity';
 
 /**
  * A TEST PID provider: its own ES256 key, made at start, never persisted. Embedded mode and the
- * tests trust it; production never does (see `testIssuerTrust`). The `.invalid` TLD (RFC 2606)
- * makes it obvious in any log that a credential came from here.
+ * tests trust it; production never does (identity's `testIssuerTrust`). The `.invalid` TLD
+ * (RFC 2606) makes it obvious in any log that a credential came from here.
  */
 export const TEST_PID_ISSUER_URL = 'https://test-pid-issuer.invalid';
 const STATUS_LIST_SIZE = 1024;
@@ -41,7 +40,7 @@ export interface TestPidIssuer {
   kid: string;
   publicJwk: JWK;
   /** The WALLET_TRUSTED_ISSUERS entry that trusts this issuer. */
-  trustEntry: TrustedIssuerEntry;
+  trustEntry: { issuer: string; jwks: { keys: (JWK & { kty: string })[] } };
   statusListUri: string;
   /** A PID SD-JWT VC (compact, ending with `~`, no key binding). */
   issue(options: IssueOptions): Promise<string>;
@@ -59,9 +58,10 @@ export const DEFAULT_PERSON: PersonData = {
 };
 
 /**
- * The seed the embedded launcher and the test wallet CLI share, so that a wallet in another process
- * holds PIDs the embedded service trusts. Its key is public knowledge by design: one more reason a
- * TEST issuer is never trusted in production.
+ * The seed the test wallet CLI and the tests issue with, so that a wallet in another process holds
+ * PIDs the launchers' identity trusts (identity knows the public half of its key,
+ * TEST_PID_ISSUER_TRUST). Its key is public knowledge by design: one more reason a TEST issuer is
+ * never trusted in production.
  */
 export const DEFAULT_TEST_ISSUER_SEED = 'mandate-service TEST PID issuer';
 
@@ -99,7 +99,7 @@ export async function createTestPidIssuer(options: TestPidIssuerOptions = {}): P
     issuer,
     kid,
     publicJwk,
-    trustEntry: { issuer, jwks: { keys: [publicJwk as { kty: string }] } },
+    trustEntry: { issuer, jwks: { keys: [publicJwk as JWK & { kty: string }] } },
     statusListUri,
     async issue(options) {
       const now = Math.floor(Date.now() / 1000);
@@ -164,19 +164,6 @@ function seededP256Jwk(seed: string): JWK {
 export async function createHolderKey(): Promise<{ publicJwk: JWK; privateJwk: JWK }> {
   const { publicKey, privateKey } = await generateKeyPair('ES256', { extractable: true });
   return { publicJwk: await exportJWK(publicKey), privateJwk: await exportJWK(privateKey) };
-}
-
-/**
- * The trust list embedded mode runs with: the configured entries plus the TEST issuer, except in
- * production, where a TEST issuer must never vouch for anyone (not even when configured by its URL).
- */
-export function testIssuerTrust(
-  configured: readonly TrustedIssuerEntry[],
-  testIssuer: Pick<TestPidIssuer, 'trustEntry'>,
-  nodeEnv: string | undefined,
-): TrustedIssuerEntry[] {
-  const others = configured.filter((e) => e.issuer !== testIssuer.trustEntry.issuer);
-  return nodeEnv === 'production' ? others : [...others, testIssuer.trustEntry];
 }
 
 /** Random personal data, so tests do not all share one person. */

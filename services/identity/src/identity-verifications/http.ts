@@ -2,8 +2,8 @@ import { callerOf, implement, implementRaw, mountContracts, tenantOf } from '@ma
 import express, { Router } from 'express';
 import type { Deps } from '../deps';
 import { internalRoutes, routes } from '../contract';
-import { pageView, pageWindow } from './pages';
-import { verifiedName, type IdentityVerification } from '../identity-verifications/identity-verification';
+import { pageView, pageWindow } from '../http/pages';
+import { verifiedName, type IdentityVerification } from './identity-verification';
 import {
   answerIdentityVerification,
   consumeForMandate,
@@ -15,9 +15,9 @@ import {
   startIdentityVerification,
   walletJwks,
   type StartedVerification,
-} from '../identity-verifications/identity-verifications';
-import { REQUEST_OBJECT_CONTENT_TYPE } from '../identity-verifications/request';
-import { SIGN_IN_TOKEN_TTL_SECONDS } from '../identity-verifications/sign-in-tokens';
+} from './identity-verifications';
+import { REQUEST_OBJECT_CONTENT_TYPE } from './request';
+import { SIGN_IN_TOKEN_TTL_SECONDS } from './sign-in-tokens';
 
 /** A session in a list: its state, never the claims, their digest or the subject. */
 export const identityVerificationSummaryView = (v: IdentityVerification) => ({

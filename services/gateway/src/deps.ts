@@ -1,0 +1,35 @@
+import type { EventPublisher, InternalTokens, Logger, ReadinessCheck, ServiceClient } from '@mandate/shared';
+import type { JwtAuthenticator } from './auth/authenticate';
+import type { KeyResolver } from './auth/key-resolver';
+import type { DevSignIn } from './dashboard/dev-sign-in';
+import type { DashboardOidc } from './dashboard/static';
+import type { Idempotency } from './idempotency';
+import type { RequestLimiter } from './limits';
+import type { RouteRule, ServiceName } from './routes/table';
+
+export type Upstreams = Record<Exclude<ServiceName, 'gateway'>, ServiceClient>;
+
+/** What the gateway runs on; wire() builds it, createApp() serves it (the pipeline takes it from here, never from app.ts). */
+export interface GatewayDeps {
+  tokens: InternalTokens;
+  logger: Logger;
+  publisher: EventPublisher;
+  upstreams: Upstreams;
+  keys: KeyResolver;
+  operatorToken: string;
+  jwt?: JwtAuthenticator;
+  /** The OpenAPI document, built once from the services' zod schemas. */
+  openApiDocument: () => unknown;
+  readiness?: ReadinessCheck;
+  routes?: RouteRule[];
+  /** Rate limits and quotas (SPEC §6); absent = unlimited (unit tests that are not about limits). */
+  limiter?: RequestLimiter;
+  /** Whether X-Forwarded-For names the client (a proxy of ours in front), for per-IP limits. */
+  trustProxy?: boolean;
+  /** Idempotency-Key on POSTs (SPEC §7); absent = keys are ignored (unit tests that are not about it). */
+  idempotency?: Idempotency;
+  /** One `info` line per request (ACCESS_LOG); absent = none. */
+  accessLog?: boolean;
+  /** The dashboard's static build (served at /dashboard/) and, in embedded mode, its development sign-in. */
+  dashboard?: { dir: string; devSignIn?: DevSignIn; oidc?: DashboardOidc; walletSignIn?: boolean };
+}

@@ -1,0 +1,50 @@
+import { CachedTokenMinter, markRequest, secretMembersOf } from '@mandate/shared';
+import type { GatewayDeps } from '../deps';
+import { forward } from '../http/proxy';
+import type { RouteRule, ServiceName } from '../routes/table';
+import { bodyReader } from './body';
+import type { Call } from './call';
+
+/** A route one of the services answers (every route but the gateway's own). */
+export type ServiceRoute = RouteRule & { service: Exclude<ServiceName, 'gateway'> };
+export const isServiceRoute = (rule: RouteRule): rule is ServiceRoute => rule.service !== 'gateway';
+
+/**
+ * Step 6b, a service's route: the body read, an Idempotency-Key POST replayed or captured, an
+ * internal token minted for the caller, and the call forwarded to the service that owns the route.
+ */
+export function forwardStep(deps: GatewayDeps) {
+  const readBody = bodyReader();
+  const minter = new CachedTokenMinter(deps.tokens);
+  return async (
+    { req, res, requestId, principal }: Call,
+    rule: ServiceRoute,
+    path: string,
+  ): Promise<void> => {
+    const body = await readBody(req, res);
+    markRequest(requestId, 'gw.body');
+    // An Idempotency-Key POST is answered in one piece: the capture stores the body it ends with.
+    const buffered =
+      deps.idempotency !== undefined && req.method === 'POST' && req.headers['idempotency-key'] !== undefined;
+    const call = { path, body, requestId, secrets: secretMembersOf(rule), buffered };
+    // SPEC §7: only a POST carrying Idempotency-Key reaches the store; true = answered (a replay).
+    if (
+      deps.idempotency &&
+      req.headers['idempotency-key'] !== undefined &&
+      (await deps.idempotency.apply(req, res, call, principal))
+    )
+      return;
+    // One token per caller, reused for a few seconds; the request id travels in X-Request-Id.
+    const token = await minter.mint(
+      {
+        tenantId: principal?.tenantId ?? null,
+        actor: principal?.actor ?? { type: 'system' },
+        permissions: principal?.permissions ?? [],
+      },
+      rule.service,
+    );
+    markRequest(requestId, 'gw.forward');
+    await forward(req, res, deps.upstreams[rule.service], rule.service, path, token, call, deps.logger);
+    markRequest(requestId, 'gw.done');
+  };
+}

@@ -1,0 +1,10 @@
+/**
+ * `@mandate/gateway/testing`: what the tests and benchmarks outside this service assemble a gateway
+ * from in-process. Nothing else outside the gateway reaches into its src.
+ */
+export { createApp, type GatewayApp, type Upstreams } from '../src/app';
+export { CachedKeyResolver, type KeyResolver } from '../src/auth/key-resolver';
+export { CachedSubjectResolver } from '../src/auth/subject-resolver';
+export { JoseJwtAuthenticator, parseJwtIssuers, type JwtIssuer } from '../src/auth/jwt';
+export { credentialEventHandler } from '../src/auth/credential-events';
+export { RouteMatcher } from '../src/routes/match';
