@@ -194,7 +194,8 @@ export async function devSignIn(page: Page, baseUrl: string, tenantId: string, s
   await page.getByRole('region', { name: 'Development sign-in' }).getByLabel('Tenant id').fill(tenantId);
   await page.getByRole('button', { name: 'List subjects' }).click();
   await page.getByRole('button', { name: `Sign in as ${subject}` }).click();
-  await page.locator('nav[aria-label="Areas"] a').first().waitFor();
+  // attached, not visible: below 768 px the navigation waits behind the menu button.
+  await page.locator('nav[aria-label="Areas"] a').first().waitFor({ state: 'attached' });
 }
 
 export async function operatorSignIn(page: Page, baseUrl: string, operatorToken: string) {
@@ -202,7 +203,8 @@ export async function operatorSignIn(page: Page, baseUrl: string, operatorToken:
   await page.getByRole('heading', { name: 'Development sign-in' }).waitFor();
   await page.getByLabel('Operator token').fill(operatorToken);
   await page.getByRole('button', { name: 'Sign in as operator' }).click();
-  await page.locator('nav[aria-label="Areas"] a').first().waitFor();
+  // attached, not visible: below 768 px the navigation waits behind the menu button.
+  await page.locator('nav[aria-label="Areas"] a').first().waitFor({ state: 'attached' });
 }
 
 /** The serious and critical axe-core violations of the page as it is now. */

@@ -120,9 +120,8 @@ function SettingsForm({
           label="Primary colour"
           {...field('color')}
           placeholder="#0b4f9c"
-          size={9}
         />
-        <TextField id="widget-locale" label="Locale" {...field('locale')} placeholder="en" size={8} />
+        <TextField id="widget-locale" label="Locale" {...field('locale')} placeholder="en" />
       </div>
       <div className="row">
         <TextField
