@@ -69,6 +69,7 @@ export default tseslint.config(
             'expectLoadDelivered',
             'expect401',
             'expectAllReceived',
+            'expectAreasFit',
           ],
         },
       ],

@@ -104,8 +104,8 @@ function Home() {
     <section>
       <h1>Welcome</h1>
       <p>
-        Your role opens none of the dashboard&apos;s areas. Ask an administrator of this tenant to assign
-        you a role (Access management, or <code>POST /v1/tenants/:id/role-assignments</code>).
+        Your role opens none of the dashboard&apos;s areas. Ask an administrator of this tenant to assign you
+        a role (Access management, or <code>POST /v1/tenants/:id/role-assignments</code>).
       </p>
     </section>
   );

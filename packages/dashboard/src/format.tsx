@@ -70,7 +70,7 @@ export function constraintsText(c: { max_amount?: number; currency?: string } | 
 
 /** The short form of an id: its last 8 characters (the random part, unique enough to tell ids apart). */
 export const shortId = (id: string) => id.slice(-8);
-const prefixOf = (id: string) => (/^[a-z]{2,4}_/.exec(id)?.[0] ?? '');
+const prefixOf = (id: string) => /^[a-z]{2,4}_/.exec(id)?.[0] ?? '';
 
 /**
  * An id shortened (its prefix, "…", its short id), never broken inside, with a copy button; the
@@ -81,13 +81,11 @@ export function IdToken({ id, to, full = false }: { id: string; to?: string; ful
   return (
     <span className="id-token">
       {to ? (
-        <Link to={to} title={id} aria-label={id}>
+        <Link to={to} title={id}>
           <code>{text}</code>
         </Link>
       ) : (
-        <code title={id}>
-          {text}
-        </code>
+        <code title={id}>{text}</code>
       )}
       <CopyButton value={id} timeout={1500}>
         {({ copied, copy }) => (
@@ -111,7 +109,15 @@ const AMBER = ['SUSPENDED', 'STAGING', 'PENDING', 'RETRYING', 'SCHEDULED'];
 const RED = ['FAILED', 'DENY', 'REJECTED', 'DEAD'];
 
 /** A state as a badge: active green, paused amber, ended grey, failed red. */
-export function StateBadge({ state, testId, children }: { state: string; testId?: string; children?: ReactNode }) {
+export function StateBadge({
+  state,
+  testId,
+  children,
+}: {
+  state: string;
+  testId?: string;
+  children?: ReactNode;
+}) {
   const s = state.toUpperCase();
   const color = GREEN.includes(s) ? 'green' : AMBER.includes(s) ? 'yellow' : RED.includes(s) ? 'red' : 'gray';
   return (

@@ -28,6 +28,7 @@ const theme = createTheme({
   primaryColor: 'indigo',
   primaryShade: 7,
   defaultRadius: 'md',
+  respectReducedMotion: true,
   fontFamily: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif",
   headings: { fontFamily: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif" },
 });
@@ -35,7 +36,12 @@ const theme = createTheme({
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
     {/* No <style> tags from Mantine (the CSP says style-src 'self'): its variables and classes come from the static CSS. */}
-    <MantineProvider theme={theme} forceColorScheme="light" withCssVariables={false} withGlobalClasses={false}>
+    <MantineProvider
+      theme={theme}
+      forceColorScheme="light"
+      withCssVariables={false}
+      withGlobalClasses={false}
+    >
       <Notifications position="top-right" />
       <QueryClientProvider client={queryClient}>
         <BrowserRouter basename="/dashboard">

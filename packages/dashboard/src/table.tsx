@@ -111,7 +111,8 @@ export function DataTable<T>({
                   className:
                     typeof meta.className === 'function' ? meta.className(row.original) : meta.className,
                   'data-testid': meta.testId?.(row.original, row.index),
-                  'data-label': typeof c.column.columnDef.header === 'string' ? c.column.columnDef.header : undefined,
+                  'data-label':
+                    typeof c.column.columnDef.header === 'string' ? c.column.columnDef.header : undefined,
                 };
                 const content = flexRender(c.column.columnDef.cell, c.getContext());
                 return meta.rowHeader ? (

@@ -1,6 +1,19 @@
 import { useState, type FormEvent, type InputHTMLAttributes, type ReactNode } from 'react';
 import { useMutation, type UseMutationOptions, type UseQueryResult } from '@tanstack/react-query';
-import { Alert, Button, Code, Group, Loader, NativeSelect, Paper, Text, TextInput, Title } from '@mantine/core';
+import {
+  Alert,
+  Button,
+  Code,
+  Drawer,
+  Group,
+  Loader,
+  Modal,
+  NativeSelect,
+  Paper,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
 import { CircleAlert, Copy, KeyRound } from 'lucide-react';
 import { errorInWords } from './errors';
 
@@ -209,7 +222,10 @@ export function SelectField({
       value={value}
       disabled={disabled}
       onChange={(e) => onChange(e.currentTarget.value)}
-      data={[...(any ? [{ value: '', label: 'Any' }] : []), ...options.map((o) => ({ value: o, label: text(o) }))]}
+      data={[
+        ...(any ? [{ value: '', label: 'Any' }] : []),
+        ...options.map((o) => ({ value: o, label: text(o) })),
+      ]}
     />
   );
 }
@@ -300,5 +316,52 @@ export function FormCard({
       <h2 id={id}>{title}</h2>
       {children}
     </form>
+  );
+}
+
+/**
+ * Mantine's dialog (a Modal, or a Drawer from the right) with its title and close button. Its
+ * header is a <div>: Mantine's <header> would be a second banner landmark beside the page's own.
+ */
+export function Dialog({
+  opened,
+  onClose,
+  title,
+  children,
+  drawer = false,
+  size = 'md',
+}: {
+  opened: boolean;
+  onClose(): void;
+  title: ReactNode;
+  children: ReactNode;
+  drawer?: boolean;
+  size?: string;
+}) {
+  const header = { component: 'div' } as object;
+  if (drawer)
+    return (
+      <Drawer.Root opened={opened} onClose={onClose} position="right" size={size}>
+        <Drawer.Overlay />
+        <Drawer.Content>
+          <Drawer.Header {...header}>
+            <Drawer.Title fw={700}>{title}</Drawer.Title>
+            <Drawer.CloseButton aria-label="Close" />
+          </Drawer.Header>
+          <Drawer.Body>{children}</Drawer.Body>
+        </Drawer.Content>
+      </Drawer.Root>
+    );
+  return (
+    <Modal.Root opened={opened} onClose={onClose} size={size}>
+      <Modal.Overlay />
+      <Modal.Content>
+        <Modal.Header {...header}>
+          <Modal.Title fw={700}>{title}</Modal.Title>
+          <Modal.CloseButton aria-label="Close" />
+        </Modal.Header>
+        <Modal.Body>{children}</Modal.Body>
+      </Modal.Content>
+    </Modal.Root>
   );
 }

@@ -1,9 +1,19 @@
 import { useState } from 'react';
-import { ActionIcon, Badge, Code, Drawer, Group, Text } from '@mantine/core';
+import { ActionIcon, Badge, Code, Group, Text } from '@mantine/core';
 import { PanelRightOpen } from 'lucide-react';
 import type { AuditEvent } from '@mandate/client';
 import { EVENT_TYPES } from '@mandate/shared';
-import { Empty, IdToken, PageHeader, SelectField, StateBadge, TextField, Time, localTimeToIso } from '../ui';
+import {
+  Dialog,
+  Empty,
+  IdToken,
+  PageHeader,
+  SelectField,
+  StateBadge,
+  TextField,
+  Time,
+  localTimeToIso,
+} from '../ui';
 import { column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
 
@@ -45,7 +55,9 @@ function Summary({ e }: { e: AuditEvent }) {
     );
   }
   const reason = text(d.reason);
-  return <span className="ellipsis">{reason ? `Reason: ${reason}` : (text(d.name) ?? text(d.url) ?? '')}</span>;
+  return (
+    <span className="ellipsis">{reason ? `Reason: ${reason}` : (text(d.name) ?? text(d.url) ?? '')}</span>
+  );
 }
 
 const actorOf = (e: AuditEvent) => e.actor.key_id ?? e.actor.subject_id;
@@ -103,21 +115,14 @@ export function AuditPage() {
         rowProps={(e) => ({ 'data-event': e.id })}
         empty={
           <Empty title="No events." call="GET /v1/events?type=…&resource_id=…&since=…">
-            Nothing matches these filters: widen the time window or clear a filter. Every API call, change
-            and verification of this tenant lands here within seconds.
+            Nothing matches these filters: widen the time window or clear a filter. Every API call, change and
+            verification of this tenant lands here within seconds.
           </Empty>
         }
       />
-      <Drawer
-        opened={!!open}
-        onClose={() => setOpen(null)}
-        position="right"
-        size="lg"
-        title={open ? open.type : ''}
-        closeButtonProps={{ 'aria-label': 'Close the event' }}
-      >
+      <Dialog drawer opened={!!open} onClose={() => setOpen(null)} size="lg" title={open ? open.type : ''}>
         {open ? <EventDetail e={open} /> : null}
-      </Drawer>
+      </Dialog>
     </>
   );
 }
@@ -157,7 +162,7 @@ function EventDetail({ e }: { e: AuditEvent }) {
           </>
         ) : null}
         <dt>Request id</dt>
-        <dd>{e.request_id ? <IdToken id={e.request_id} full /> : '—'}</dd>
+        <dd data-testid="detail-request-id">{e.request_id ? <IdToken id={e.request_id} full /> : '—'}</dd>
         <dt>Resource</dt>
         <dd>
           {e.resource ? (

@@ -69,7 +69,12 @@ function requestOf(f: Record<string, string>, verificationId?: string): CreateMa
       actions: list(f.actions!),
       ...(resources.length ? { resources } : {}),
       ...(maxAmount !== undefined || currency
-        ? { constraints: { ...(maxAmount !== undefined ? { max_amount: maxAmount } : {}), ...(currency ? { currency } : {}) } }
+        ? {
+            constraints: {
+              ...(maxAmount !== undefined ? { max_amount: maxAmount } : {}),
+              ...(currency ? { currency } : {}),
+            },
+          }
         : {}),
     },
     ...(f.valid_from ? { valid_from: localTimeToIso(f.valid_from) } : {}),
@@ -169,7 +174,8 @@ export function CreateMandatePage({ area }: { area: Area }) {
     // create reads the form as it is when the wallet answers; the wait is for this session only.
   }, [wallet]);
 
-  if (!area.write || !permissions?.includes(area.write)) return <NoAccess area={{ ...area, read: area.write ?? area.read }} />;
+  if (!area.write || !permissions?.includes(area.write))
+    return <NoAccess area={{ ...area, read: area.write ?? area.read }} />;
   if (created) return <Created m={created} onAnother={() => setCreated(null)} />;
   return (
     <>
@@ -182,13 +188,35 @@ export function CreateMandatePage({ area }: { area: Area }) {
       <form className="card" onSubmit={(e) => void submit(e)} aria-label="New mandate">
         <h2>Who</h2>
         <div className="row">
-          <TextField id="m-principal" label="Principal id" {...field('principal')} placeholder="user_alice" required />
-          <SelectField id="m-principal-type" label="Principal type" {...field('principal_type')} options={PARTY_TYPES} />
+          <TextField
+            id="m-principal"
+            label="Principal id"
+            {...field('principal')}
+            placeholder="user_alice"
+            required
+          />
+          <SelectField
+            id="m-principal-type"
+            label="Principal type"
+            {...field('principal_type')}
+            options={PARTY_TYPES}
+          />
           <TextField id="m-principal-name" label="Principal name (optional)" {...field('principal_name')} />
         </div>
         <div className="row">
-          <TextField id="m-delegate" label="Delegate id" {...field('delegate')} placeholder="agent_checkout" required />
-          <SelectField id="m-delegate-type" label="Delegate type" {...field('delegate_type')} options={PARTY_TYPES} />
+          <TextField
+            id="m-delegate"
+            label="Delegate id"
+            {...field('delegate')}
+            placeholder="agent_checkout"
+            required
+          />
+          <SelectField
+            id="m-delegate-type"
+            label="Delegate type"
+            {...field('delegate_type')}
+            options={PARTY_TYPES}
+          />
         </div>
         <h2>What</h2>
         <div className="row">
@@ -214,12 +242,28 @@ export function CreateMandatePage({ area }: { area: Area }) {
             inputMode="decimal"
             placeholder="500.00"
           />
-          <TextField id="m-currency" label="Currency" {...field('currency')} placeholder="EUR" maxLength={3} />
+          <TextField
+            id="m-currency"
+            label="Currency"
+            {...field('currency')}
+            placeholder="EUR"
+            maxLength={3}
+          />
         </div>
         <h2>When (UTC)</h2>
         <div className="row">
-          <TextField id="m-valid-from" label="Valid from (optional)" type="datetime-local" {...field('valid_from')} />
-          <TextField id="m-expires" label="Expires (optional)" type="datetime-local" {...field('expires_at')} />
+          <TextField
+            id="m-valid-from"
+            label="Valid from (optional)"
+            type="datetime-local"
+            {...field('valid_from')}
+          />
+          <TextField
+            id="m-expires"
+            label="Expires (optional)"
+            type="datetime-local"
+            {...field('expires_at')}
+          />
         </div>
         <Textarea
           id="m-metadata"
@@ -240,7 +284,12 @@ export function CreateMandatePage({ area }: { area: Area }) {
           mb="md"
         />
         <Group>
-          <Button type="submit" loading={busy} disabled={!!wallet} leftSection={<FileSignature size={16} aria-hidden />}>
+          <Button
+            type="submit"
+            loading={busy}
+            disabled={!!wallet}
+            leftSection={<FileSignature size={16} aria-hidden />}
+          >
             {verify ? 'Verify identity and create' : 'Create mandate'}
           </Button>
           <Text size="sm" c="dimmed">
@@ -250,7 +299,12 @@ export function CreateMandatePage({ area }: { area: Area }) {
         <ErrorMessage error={error} />
       </form>
       {wallet ? (
-        <Paper withBorder p="md" className="wallet-request" data-authorization-request={wallet.authorization_request}>
+        <Paper
+          withBorder
+          p="md"
+          className="wallet-request"
+          data-authorization-request={wallet.authorization_request}
+        >
           <Title order={2} size="h4">
             Waiting for the principal&apos;s wallet
           </Title>
@@ -261,7 +315,8 @@ export function CreateMandatePage({ area }: { area: Area }) {
           </p>
           <code className="request-link">{wallet.authorization_request}</code>
           <Text size="sm" c="dimmed" aria-live="polite">
-            Waiting for the answer… (expires {formatTime(wallet.expires_at)}, {relativeTime(wallet.expires_at)})
+            Waiting for the answer… (expires {formatTime(wallet.expires_at)},{' '}
+            {relativeTime(wallet.expires_at)})
           </Text>
           <Button variant="default" mt="sm" onClick={() => setWallet(null)}>
             Cancel
@@ -276,7 +331,10 @@ export function CreateMandatePage({ area }: { area: Area }) {
 function Created({ m, onAnother }: { m: Mandate; onAnother(): void }) {
   return (
     <>
-      <PageHeader title="Mandate created" description="Signed and in force: verifications of it are answered from now.">
+      <PageHeader
+        title="Mandate created"
+        description="Signed and in force: verifications of it are answered from now."
+      >
         <Link to="/mandates">All mandates</Link>
       </PageHeader>
       <Paper withBorder p="md" mb="lg" data-testid="created-mandate">

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
-import { Button, Group, Modal, Paper, Text, TextInput, Textarea, Title } from '@mantine/core';
+import { Button, Group, Paper, Text, TextInput, Textarea, Title } from '@mantine/core';
 import { BadgeCheck, Ban, CirclePause, CirclePlay, Plus } from 'lucide-react';
 import type { AuditEvent, Mandate } from '@mandate/client';
 import { apiOf, oneOf } from '../api';
@@ -9,6 +9,7 @@ import type { Area } from '../areas';
 import { useAuth } from '../auth';
 import { constraintsText, shortId } from '../format';
 import {
+  Dialog,
   Empty,
   ErrorMessage,
   IdToken,
@@ -190,7 +191,8 @@ export function MandateDetail({ area }: { area: Area }) {
           </dd>
           <dt>Principal</dt>
           <dd>
-            {m.principal.id} ({m.principal.type ?? 'no type'}){m.principal.name ? `, ${m.principal.name}` : ''}
+            {m.principal.id} ({m.principal.type ?? 'no type'})
+            {m.principal.name ? `, ${m.principal.name}` : ''}
           </dd>
           <dt>Identity</dt>
           <dd data-testid="principal-verified">
@@ -273,7 +275,7 @@ export function MandateDetail({ area }: { area: Area }) {
           </Group>
         </section>
       ) : null}
-      <Modal opened={!!asked} onClose={close} title={asked ? OP_TEXT[asked].title : ''} size="md">
+      <Dialog opened={!!asked} onClose={close} title={asked ? OP_TEXT[asked].title : ''}>
         {asked ? (
           <form
             onSubmit={(e) => {
@@ -322,7 +324,7 @@ export function MandateDetail({ area }: { area: Area }) {
             </Group>
           </form>
         ) : null}
-      </Modal>
+      </Dialog>
       {canReadEvents ? <Evidence mandateId={m.id} /> : null}
       {canReadEvents ? (
         <section aria-labelledby="timeline-title">

@@ -10,19 +10,20 @@ export function NoAccess({ area }: { area: Area }) {
   const advice =
     area.read === 'platform:*' ? (
       <>
-        The {area.label} is the platform operator&apos;s: no tenant role grants <code>platform:*</code>. Sign out and
-        sign in with the operator token (the deployment&apos;s <code>OPERATOR_TOKEN</code>) to open it.
+        The {area.label} is the platform operator&apos;s: no tenant role grants <code>platform:*</code>. Sign
+        out and sign in with the operator token (the deployment&apos;s <code>OPERATOR_TOKEN</code>) to open
+        it.
       </>
     ) : session?.kind === 'operator' ? (
       <>
         The platform operator holds no role inside a tenant, so {area.label} (which needs{' '}
-        <code>{area.read}</code>) stays closed. Sign in as a member of the tenant instead: the operator console
-        creates tenants with an admin subject.
+        <code>{area.read}</code>) stays closed. Sign in as a member of the tenant instead: the operator
+        console creates tenants with an admin subject.
       </>
     ) : (
       <>
-        Your role does not include <code>{area.read}</code>, which {area.label} needs. An administrator of this
-        tenant can give you a role that does (Access management, or{' '}
+        Your role does not include <code>{area.read}</code>, which {area.label} needs. An administrator of
+        this tenant can give you a role that does (Access management, or{' '}
         <code>POST /v1/tenants/:id/role-assignments</code>).
       </>
     );
@@ -31,7 +32,12 @@ export function NoAccess({ area }: { area: Area }) {
       <Title order={1} id="no-access" mb="md">
         No access
       </Title>
-      <Alert color="gray" variant="light" icon={<Lock size={18} aria-hidden />} title="You are signed in, but this area is not open to you.">
+      <Alert
+        color="gray"
+        variant="light"
+        icon={<Lock size={18} aria-hidden />}
+        title="You are signed in, but this area is not open to you."
+      >
         {advice}
       </Alert>
       <p>

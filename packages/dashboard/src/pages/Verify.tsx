@@ -10,7 +10,9 @@ import type { VerifyRequest } from '@mandate/client';
 import { VERIFY_REASONS } from '../errors';
 import { minorPerMajor } from '../format';
 import {
+  Empty,
   ErrorMessage,
+  formatMoney,
   FormCard,
   IdToken,
   Loaded,
@@ -19,7 +21,6 @@ import {
   StateBadge,
   TextField,
   Time,
-  formatMoney,
   useFields,
   useFormMutation,
 } from '../ui';
@@ -55,7 +56,9 @@ function Reproduce({ body }: { body: VerifyRequest }) {
     `import { MandateClient } from '@mandate/client';`,
     ``,
     `const client = new MandateClient({ baseUrl: '${origin}', apiKey: process.env.MANDATE_API_KEY });`,
-    `const answer = await client.verify(${JSON.stringify(body, null, 2).replace(/\n/g, '\n  ').replace(/\n  \}$/, '\n}')});`,
+    `const answer = await client.verify(${JSON.stringify(body, null, 2)
+      .replace(/\n/g, '\n  ')
+      .replace(/\n {2}\}$/, '\n}')});`,
   ].join('\n');
   return (
     <section className="card" aria-labelledby="reproduce-title">
@@ -70,7 +73,12 @@ function Reproduce({ body }: { body: VerifyRequest }) {
         </Text>
         <CopyButton value={curl}>
           {({ copied, copy }) => (
-            <Button size="compact-xs" variant="default" onClick={copy} leftSection={<Copy size={12} aria-hidden />}>
+            <Button
+              size="compact-xs"
+              variant="default"
+              onClick={copy}
+              leftSection={<Copy size={12} aria-hidden />}
+            >
               {copied ? 'Copied' : 'Copy curl'}
             </Button>
           )}
@@ -85,7 +93,12 @@ function Reproduce({ body }: { body: VerifyRequest }) {
         </Text>
         <CopyButton value={client}>
           {({ copied, copy }) => (
-            <Button size="compact-xs" variant="default" onClick={copy} leftSection={<Copy size={12} aria-hidden />}>
+            <Button
+              size="compact-xs"
+              variant="default"
+              onClick={copy}
+              leftSection={<Copy size={12} aria-hidden />}
+            >
               {copied ? 'Copied' : 'Copy code'}
             </Button>
           )}
@@ -130,15 +143,15 @@ export function VerifyPage() {
   const amountHint =
     form.amount.trim() && Number.isFinite(amount) && currency.length === 3 && minorPerMajor(currency)
       ? `= ${formatMoney(amount, currency)}`
-      : 'In the currency\'s smallest unit, as the API takes it (1200 EUR cents = €12.00).';
+      : "In the currency's smallest unit, as the API takes it (1200 EUR cents = €12.00).";
   return (
     <>
       <PageHeader
         title="Verification playground"
         description={
           <>
-            Asks <code>POST /v1/verify</code> whether a delegate may do an action now, as your integration would.
-            Each call is recorded in the audit log (VERIFICATION_PERFORMED).
+            Asks <code>POST /v1/verify</code> whether a delegate may do an action now, as your integration
+            would. Each call is recorded in the audit log (VERIFICATION_PERFORMED).
           </>
         }
       />
@@ -332,7 +345,9 @@ function RecentVerifications() {
       <ErrorMessage error={recent.error} />
       {recent.data ? (
         recent.data.data.length === 0 ? (
-          <p>No verification yet.</p>
+          <Empty title="No verification yet." call="POST /v1/verify">
+            Ask one with the form above: it is listed here within seconds.
+          </Empty>
         ) : (
           <DataTable
             caption="The newest verifications"

@@ -107,7 +107,8 @@ export function WalletSignIn() {
           </p>
           <code className="request-link">{started.authorization_request}</code>
           <p aria-live="polite" className="muted">
-            Waiting for the wallet… (expires {formatTime(started.expires_at)}, {relativeTime(started.expires_at)})
+            Waiting for the wallet… (expires {formatTime(started.expires_at)},{' '}
+            {relativeTime(started.expires_at)})
           </p>
         </div>
       ) : null}

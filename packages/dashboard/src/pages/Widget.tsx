@@ -115,12 +115,7 @@ function SettingsForm({
         placeholder="https://shop.example.com"
       />
       <div className="row">
-        <TextField
-          id="widget-color"
-          label="Primary colour"
-          {...field('color')}
-          placeholder="#0b4f9c"
-        />
+        <TextField id="widget-color" label="Primary colour" {...field('color')} placeholder="#0b4f9c" />
         <TextField id="widget-locale" label="Locale" {...field('locale')} placeholder="en" />
       </div>
       <div className="row">
