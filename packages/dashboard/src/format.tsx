@@ -26,12 +26,22 @@ export function relativeTime(iso: string, now = Date.now()): string {
 }
 
 /** An instant in UTC with its relative hint; `hint={false}` where a row is tight. */
-export function Time({ iso, hint = true }: { iso: string | null | undefined; hint?: boolean }) {
+export function Time({
+  iso,
+  hint = true,
+  zone = true,
+}: {
+  iso: string | null | undefined;
+  hint?: boolean;
+  /** Write " UTC" after it (a column headed "(UTC)" goes without). */
+  zone?: boolean;
+}) {
   if (!iso) return <>—</>;
+  const text = formatTime(iso);
   return (
     <span className="nowrap">
       <time dateTime={iso} title={hint ? undefined : relativeTime(iso)}>
-        {formatTime(iso)}
+        {zone ? text : text.replace(/ UTC$/, '')}
       </time>
       {hint ? <span className="time-hint"> · {relativeTime(iso)}</span> : null}
     </span>

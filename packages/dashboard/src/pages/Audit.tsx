@@ -39,7 +39,9 @@ function Summary({ e }: { e: AuditEvent }) {
     return (
       <Group gap={6} wrap="nowrap">
         <Code>{text(d.method)}</Code>
-        <span className="ellipsis">{text(d.route)}</span>
+        <span className="ellipsis" title={text(d.route)}>
+          {text(d.route)}
+        </span>
         <HttpStatus status={d.status} />
       </Group>
     );
@@ -73,7 +75,7 @@ export function AuditPage() {
   });
   const columns = [
     // One line an event: the relative time is the time's title here (and in the event's drawer).
-    column<AuditEvent>('Time', (e) => <Time iso={e.occurred_at} hint={false} />, 'nowrap'),
+    column<AuditEvent>('Time (UTC)', (e) => <Time iso={e.occurred_at} hint={false} zone={false} />, 'nowrap'),
     column<AuditEvent>('Type', (e) => <span className="nowrap">{e.type}</span>),
     column<AuditEvent>('Actor', (e) => {
       const actor = actorOf(e);
@@ -81,7 +83,7 @@ export function AuditPage() {
     }),
     column<AuditEvent>('Resource', (e) => (e.resource ? <IdToken id={e.resource.id} /> : '—')),
     column<AuditEvent>('Summary', (e) => <Summary e={e} />, 'summary'),
-    column<AuditEvent>('Details', (e) => (
+    column<AuditEvent>('View', (e) => (
       <ActionIcon variant="subtle" aria-label={`Details of event ${e.id}`} onClick={() => setOpen(e)}>
         <PanelRightOpen size={18} aria-hidden />
       </ActionIcon>
