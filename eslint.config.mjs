@@ -80,6 +80,7 @@ export default tseslint.config(
             'expectLoadDelivered',
             'expect401',
             'expectAllReceived',
+            'expectAreasFit',
           ],
         },
       ],

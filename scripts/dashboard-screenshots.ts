@@ -3,7 +3,8 @@
  * start`'s in-process stack on a free port, gives a demo tenant something to show (keys, role
  * assignments, mandates in several states, verifications, a widget configuration, an onboarding
  * request), signs in in Debian's chromium as the tenant's admin (development sign-in) and as the
- * operator, and saves one image of every area in docs/dashboard/<area>.png.
+ * operator, and saves two images of every area: docs/dashboard/<area>.png at 1280 px wide and
+ * docs/dashboard/<area>-390.png at 390 px (a phone).
  *
  * The areas come from the dashboard's own table (packages/dashboard/src/areas.ts), so a new area
  * gets its image without touching this script.
@@ -18,6 +19,8 @@ import { freePort } from './services';
 
 const OUT = path.resolve(__dirname, '../docs/dashboard');
 const ADMIN = 'dashboard:alice';
+const WIDE = { width: 1280, height: 860 };
+const NARROW = { width: 390, height: 844 };
 
 // The demo's JSON answers are read by field name only: typing each would add nothing here.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -61,16 +64,19 @@ async function main() {
       country: 'DE',
     });
 
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const context = await browser.newContext({ viewport: WIDE });
     const page = await context.newPage();
     await page.goto(`${stack.url}/dashboard/`);
     await page.getByRole('heading', { name: 'Development sign-in' }).waitFor();
     await shoot(page, 'sign-in');
+    await page.setViewportSize(NARROW);
+    await shoot(page, 'sign-in-390');
+    await page.setViewportSize(WIDE);
     await devSignIn(page, stack.url, tenantId, ADMIN);
     for (const area of TENANT_AREAS) await visit(page, stack.url, area);
     await context.close();
 
-    const operatorContext = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const operatorContext = await browser.newContext({ viewport: WIDE });
     const operatorPage = await operatorContext.newPage();
     await operatorSignIn(operatorPage, stack.url, stack.operatorToken);
     for (const area of OPERATOR_AREAS) await visit(operatorPage, stack.url, area);
@@ -128,11 +134,19 @@ async function seed(api: Api, tenantId: string) {
   await new Promise((r) => setTimeout(r, 1_000));
 }
 
+/** An area at both widths: <area>.png (1280 px) and <area>-390.png. */
 async function visit(page: Page, base: string, area: Area) {
-  await page.goto(`${base}/dashboard${area.path}`);
-  await page.getByRole('heading', { level: 1 }).first().waitFor();
-  await page.waitForLoadState('networkidle');
-  await shoot(page, area.id);
+  for (const [viewport, name] of [
+    [WIDE, area.id],
+    [NARROW, `${area.id}-390`],
+  ] as const) {
+    await page.setViewportSize(viewport);
+    await page.goto(`${base}/dashboard${area.path}`);
+    await page.getByRole('heading', { level: 1 }).first().waitFor();
+    await page.waitForLoadState('networkidle');
+    await shoot(page, name);
+  }
+  await page.setViewportSize(WIDE);
 }
 
 async function shoot(page: Page, name: string) {

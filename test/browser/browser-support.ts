@@ -64,7 +64,11 @@ export function describeIfChromium(title: string, body: () => void): void {
 /** Browser-side globals, typed here (the repository's tsconfig has no DOM library). */
 type BrowserGlobals = {
   sessionStorage: { getItem(k: string): string | null };
-  axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> };
+  axe: {
+    run(): Promise<{ violations: { id: string; impact: string; nodes: { target: unknown[] }[] }[] }>;
+  };
+  document: { documentElement: { scrollWidth: number } };
+  innerWidth: number;
 };
 
 /** The signed-in tab's bearer token (evaluate it in the page). */
@@ -170,7 +174,12 @@ export async function openPage(
   recorded: (url: string) => boolean = () => true,
 ): Promise<{ page: Page; errors: string[] }> {
   // bypassCSP: axe-core is injected as an inline script, which the dashboard's CSP rightly refuses.
-  const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 } });
+  // Reduced motion: dialogs and drawers open at once, so axe never sees them half faded in.
+  const context = await browser.newContext({
+    bypassCSP: true,
+    viewport: { width: 1280, height: 900 },
+    reducedMotion: 'reduce',
+  });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('console', (m) => {
@@ -194,7 +203,8 @@ export async function devSignIn(page: Page, baseUrl: string, tenantId: string, s
   await page.getByRole('region', { name: 'Development sign-in' }).getByLabel('Tenant id').fill(tenantId);
   await page.getByRole('button', { name: 'List subjects' }).click();
   await page.getByRole('button', { name: `Sign in as ${subject}` }).click();
-  await page.locator('nav[aria-label="Areas"] a').first().waitFor();
+  // attached, not visible: below 768 px the navigation waits behind the menu button.
+  await page.locator('nav[aria-label="Areas"] a').first().waitFor({ state: 'attached' });
 }
 
 export async function operatorSignIn(page: Page, baseUrl: string, operatorToken: string) {
@@ -202,7 +212,8 @@ export async function operatorSignIn(page: Page, baseUrl: string, operatorToken:
   await page.getByRole('heading', { name: 'Development sign-in' }).waitFor();
   await page.getByLabel('Operator token').fill(operatorToken);
   await page.getByRole('button', { name: 'Sign in as operator' }).click();
-  await page.locator('nav[aria-label="Areas"] a').first().waitFor();
+  // attached, not visible: below 768 px the navigation waits behind the menu button.
+  await page.locator('nav[aria-label="Areas"] a').first().waitFor({ state: 'attached' });
 }
 
 /** The serious and critical axe-core violations of the page as it is now. */
@@ -216,6 +227,30 @@ export async function axeViolations(page: Page): Promise<string[]> {
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => `${v.id} (${v.impact}, ${v.nodes} nodes)`);
 }
+
+/** Every axe-core violation of the page as it is now, whatever its impact, with the elements it found. */
+export async function allAxeViolations(page: Page): Promise<string[]> {
+  await page.addScriptTag({ path: AXE });
+  return page.evaluate(async () => {
+    const result = await (globalThis as unknown as BrowserGlobals).axe.run();
+    return result.violations.map(
+      (v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => JSON.stringify(n.target)).join(' ')}`,
+    );
+  });
+}
+
+/** How far the page is wider than the window (0: no horizontal scroll). */
+export const horizontalOverflow = (page: Page) =>
+  page.evaluate(() => {
+    const g = globalThis as unknown as BrowserGlobals;
+    return Math.max(0, g.document.documentElement.scrollWidth - g.innerWidth);
+  });
+
+/** The widths every area is held to: a laptop and a phone. */
+export const WIDTHS = [
+  { width: 1280, height: 900 },
+  { width: 390, height: 844 },
+] as const;
 
 /** Expects no serious or critical axe-core violation on the page as it is now, and saves its full-page screenshot as `name`.png. */
 export async function expectAccessible(page: Page, name: string): Promise<void> {

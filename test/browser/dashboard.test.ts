@@ -286,8 +286,12 @@ describeIfChromium('dashboard in a real browser', () => {
       ['Reactivate', 'travel resumed', 'ACTIVE'],
       ['Revoke', 'agent retired', 'REVOKED'],
     ] as const) {
-      await page.getByLabel('Reason').fill(reason);
+      // Each change asks its reason in a dialog; revoking also asks the mandate's short id.
       await page.getByRole('button', { name: button, exact: true }).click();
+      const dialog = page.getByRole('dialog', { name: `${button} mandate` });
+      await dialog.getByLabel('Reason').fill(reason);
+      if (button === 'Revoke') await dialog.getByLabel(/short id/).fill(id.slice(-8));
+      await dialog.getByRole('button', { name: `${button} mandate` }).click();
       await eventually(async () =>
         (await page.getByTestId('mandate-state').textContent()) === state ? true : undefined,
       );
@@ -394,7 +398,7 @@ describeIfChromium('dashboard in a real browser', () => {
     expect(soon.status).toBe(201);
     await page.goto(`${stack.url}/dashboard/governance`);
     await page.getByRole('heading', { level: 1, name: 'Governance' }).waitFor();
-    await page.getByTestId('gov-expiring').getByRole('link', { name: soon.body.id }).waitFor();
+    await page.getByTestId('gov-expiring').locator(`a[href$="/mandates/${soon.body.id}"]`).waitFor();
     expect(Number(await page.getByTestId('state-count-ACTIVE').textContent())).toBeGreaterThanOrEqual(1);
     // The tenant's first key holds tenants:admin; every subject of this test has an assignment.
     await page.getByTestId('gov-admin-keys').getByRole('cell', { name: 'Initial key' }).waitFor();
@@ -460,10 +464,12 @@ describeIfChromium('dashboard in a real browser', () => {
     await page.getByText('No mandates.').waitFor();
     await page.getByLabel('State').selectOption('ACTIVE');
     await page.getByLabel('Delegate id').fill('agent_42');
-    await page.getByRole('link', { name: mandateId }).click();
+    // The list shows ids shortened: the link is found by where it leads.
+    await page.locator(`a[href$="/mandates/${mandateId}"]`).click();
     await page.getByRole('heading', { level: 1, name: `Mandate ${mandateId}` }).waitFor();
-    await page.getByLabel('Reason').fill('card lost');
-    await page.getByRole('button', { name: 'Suspend' }).click();
+    await page.getByRole('button', { name: 'Suspend', exact: true }).click();
+    await page.getByRole('dialog', { name: 'Suspend mandate' }).getByLabel('Reason').fill('card lost');
+    await page.getByRole('button', { name: 'Suspend mandate' }).click();
     await eventually(async () =>
       (await page.getByTestId('mandate-state').textContent()) === 'SUSPENDED' ? true : undefined,
     );
@@ -486,8 +492,11 @@ describeIfChromium('dashboard in a real browser', () => {
     const { page, errors } = await openAs('tenant_auditor', 'audit');
     await page.getByRole('heading', { level: 1, name: 'Audit log' }).waitFor();
     const rows = () => page.locator('tbody tr');
+    // A cell's text, or the whole id where it shows an id shortened (its title).
     const column = (n: number) =>
-      page.$$eval(`tbody tr td:nth-child(${n})`, (cells) => cells.map((c) => c.textContent ?? ''));
+      page.$$eval(`tbody tr td:nth-child(${n})`, (cells) =>
+        cells.map((c) => c.querySelector('[title]')?.getAttribute('title') ?? c.textContent ?? ''),
+      );
 
     await page.getByLabel('Resource id').fill(mandateId);
     await eventually(async () =>

@@ -1,5 +1,23 @@
-import type { ReactNode } from 'react';
-import { NavLink, Navigate, Route, Routes } from 'react-router';
+import { useEffect, useState, type ReactNode } from 'react';
+import { NavLink, Navigate, Route, Routes, useLocation } from 'react-router';
+import { Badge, Burger, Button } from '@mantine/core';
+import {
+  BadgeCheck,
+  Building2,
+  CreditCard,
+  FileSignature,
+  GitCompareArrows,
+  KeyRound,
+  Landmark,
+  LogOut,
+  PanelsTopLeft,
+  ScrollText,
+  ShieldCheck,
+  ShieldQuestion,
+  Users,
+  Webhook,
+  type LucideIcon,
+} from 'lucide-react';
 import { OPERATOR_AREAS, TENANT_AREAS, allowedAreas, type Area } from './areas';
 import { useAuth } from './auth';
 import { AccessPage } from './pages/Access';
@@ -8,6 +26,7 @@ import { AuditPage } from './pages/Audit';
 import { GovernancePage } from './pages/Governance';
 import { BillingPage } from './pages/Billing';
 import { DriftPage } from './pages/Drift';
+import { CreateMandatePage } from './pages/CreateMandate';
 import { MandateDetail, MandatesPage } from './pages/Mandates';
 import { NoAccess, NotFound } from './pages/NoAccess';
 import { OidcCallback } from './pages/OidcCallback';
@@ -59,6 +78,7 @@ export function App() {
         {Object.entries(PAGES).map(([id, page]) => (
           <Route key={id} path={area(id).path} element={<Guard area={area(id)} page={page} />} />
         ))}
+        <Route path="/mandates/new" element={<Guard area={area('mandates')} page={CreateMandatePage} />} />
         <Route path="/mandates/:id" element={<Guard area={area('mandates')} page={MandateDetail} />} />
         <Route path="*" element={<NotFound />} />
       </Routes>
@@ -83,13 +103,48 @@ function Home() {
   return (
     <section>
       <h1>Welcome</h1>
-      <p>Your role opens none of the dashboard's areas.</p>
+      <p>
+        Your role opens none of the dashboard&apos;s areas. Ask an administrator of this tenant to assign you
+        a role (Access management, or <code>POST /v1/tenants/:id/role-assignments</code>).
+      </p>
     </section>
+  );
+}
+
+/** Each area's icon in the navigation. */
+const ICONS: Record<string, LucideIcon> = {
+  'api-keys': KeyRound,
+  mandates: FileSignature,
+  verify: ShieldQuestion,
+  audit: ScrollText,
+  access: Users,
+  widget: PanelsTopLeft,
+  billing: CreditCard,
+  governance: Landmark,
+  drift: GitCompareArrows,
+  trust: BadgeCheck,
+  webhooks: Webhook,
+  operator: Building2,
+};
+
+/** The product's mark and name, as the header shows them. */
+export function ProductMark() {
+  return (
+    <span className="brand">
+      <span className="brand-mark" aria-hidden>
+        <ShieldCheck size={20} />
+      </span>
+      Mandate <span className="brand-sub">Console</span>
+    </span>
   );
 }
 
 function Shell({ children }: { children: ReactNode }) {
   const { session, me, permissions, signOut } = useAuth();
+  const [open, setOpen] = useState(false);
+  const location = useLocation();
+  // A choice in the small screens' menu closes it.
+  useEffect(() => setOpen(false), [location.pathname]);
   const areas = session?.kind === 'operator' ? OPERATOR_AREAS : permissions ? allowedAreas(permissions) : [];
   const who =
     session?.kind === 'operator'
@@ -98,29 +153,49 @@ function Shell({ children }: { children: ReactNode }) {
   return (
     <div className="shell">
       <header className="top">
-        <span className="brand">Mandate service</span>
+        <Burger
+          className="burger"
+          opened={open}
+          onClick={() => setOpen((o) => !o)}
+          size="sm"
+          aria-label={open ? 'Close the navigation' : 'Open the navigation'}
+          aria-expanded={open}
+          aria-controls="areas-nav"
+        />
+        <ProductMark />
         <span className="who" data-testid="who">
-          {who}
+          <span className="who-name" title={who}>
+            {who}
+          </span>
           {session?.kind === 'user' && session.method === 'development' ? (
-            <span className="badge">Development sign-in</span>
+            <Badge color="yellow" variant="light" radius="sm">
+              Development sign-in
+            </Badge>
           ) : null}
           {session?.kind === 'user' && session.method === 'wallet' ? (
-            <span className="badge">Wallet sign-in</span>
+            <Badge color="blue" variant="light" radius="sm">
+              Wallet sign-in
+            </Badge>
           ) : null}
         </span>
-        <button type="button" className="secondary" onClick={signOut}>
+        <Button variant="default" size="xs" leftSection={<LogOut size={14} aria-hidden />} onClick={signOut}>
           Sign out
-        </button>
+        </Button>
       </header>
-      <nav className="side" aria-label="Areas">
+      <nav className={open ? 'side open' : 'side'} id="areas-nav" aria-label="Areas">
+        <p className="side-who">{who}</p>
         <ul>
-          {areas.map((a) => (
-            <li key={a.id}>
-              <NavLink to={a.path} data-area={a.id}>
-                {a.label}
-              </NavLink>
-            </li>
-          ))}
+          {areas.map((a) => {
+            const Icon = ICONS[a.id] ?? ScrollText;
+            return (
+              <li key={a.id}>
+                <NavLink to={a.path} data-area={a.id}>
+                  <Icon size={18} aria-hidden />
+                  {a.label}
+                </NavLink>
+              </li>
+            );
+          })}
         </ul>
       </nav>
       <main className="content" id="main">

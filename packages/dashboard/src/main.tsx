@@ -1,10 +1,13 @@
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
+import { MantineProvider, createTheme } from '@mantine/core';
+import { Notifications } from '@mantine/notifications';
 import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { BrowserRouter } from 'react-router';
 import { App } from './App';
 import { MandateApiError } from './api';
 import { AuthProvider } from './auth';
+import './mantine';
 import './styles.css';
 
 const queryClient = new QueryClient({
@@ -17,14 +20,36 @@ const queryClient = new QueryClient({
   },
 });
 
+/**
+ * The one theme: indigo as the product colour (its CSS variables are set in styles.css, since the
+ * provider writes none: see below), the system font, a light scheme only.
+ */
+const theme = createTheme({
+  primaryColor: 'indigo',
+  primaryShade: 7,
+  defaultRadius: 'md',
+  respectReducedMotion: true,
+  fontFamily: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif",
+  headings: { fontFamily: "system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif" },
+});
+
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
-    <QueryClientProvider client={queryClient}>
-      <BrowserRouter basename="/dashboard">
-        <AuthProvider>
-          <App />
-        </AuthProvider>
-      </BrowserRouter>
-    </QueryClientProvider>
+    {/* No <style> tags from Mantine (the CSP says style-src 'self'): its variables and classes come from the static CSS. */}
+    <MantineProvider
+      theme={theme}
+      forceColorScheme="light"
+      withCssVariables={false}
+      withGlobalClasses={false}
+    >
+      <Notifications position="top-right" />
+      <QueryClientProvider client={queryClient}>
+        <BrowserRouter basename="/dashboard">
+          <AuthProvider>
+            <App />
+          </AuthProvider>
+        </BrowserRouter>
+      </QueryClientProvider>
+    </MantineProvider>
   </StrictMode>,
 );

@@ -6,7 +6,8 @@ import {
   type ColumnDef,
   type RowData,
 } from '@tanstack/react-table';
-import { Pager, type usePager } from './ui';
+import { Table } from '@mantine/core';
+import { Empty, Pager, type usePager } from './ui';
 
 export type { ColumnDef };
 
@@ -57,8 +58,10 @@ export interface DataTableProps<T> {
 }
 
 /**
- * A list as an accessible table: a caption, a header cell (scope="col") per column, a row per item;
- * then `empty` where there are no items, and the pager where the list has pages.
+ * A list as an accessible table (Mantine's): a caption, a header cell (scope="col") per column, a
+ * row per item; `empty` instead where there are no items, and the pager only where there is
+ * another page. Each cell carries its column's name (data-label): below 768 px a row shows as a
+ * card of labelled lines instead of overflowing the screen.
  */
 export function DataTable<T>({
   caption,
@@ -76,48 +79,57 @@ export function DataTable<T>({
     getCoreRowModel: getCoreRowModel(),
     getRowId: (row) => rowKey(row),
   });
+  if (rows.length === 0 && empty) {
+    return (
+      <>
+        {typeof empty === 'string' ? <Empty title={empty} /> : empty}
+        {pager ? <Pager {...pager} /> : null}
+      </>
+    );
+  }
   return (
-    <>
-      <table data-testid={testId}>
-        {caption ? <caption>{caption}</caption> : null}
-        <thead>
+    <div className="table-wrap">
+      <Table data-testid={testId} striped highlightOnHover verticalSpacing={6} captionSide="top">
+        {caption ? <Table.Caption>{caption}</Table.Caption> : null}
+        <Table.Thead>
           {table.getHeaderGroups().map((group) => (
-            <tr key={group.id}>
+            <Table.Tr key={group.id}>
               {group.headers.map((h) => (
-                <th key={h.id} scope="col">
+                <Table.Th key={h.id} scope="col" className="nowrap">
                   {flexRender(h.column.columnDef.header, h.getContext())}
-                </th>
+                </Table.Th>
               ))}
-            </tr>
+            </Table.Tr>
           ))}
-        </thead>
-        <tbody>
+        </Table.Thead>
+        <Table.Tbody>
           {table.getRowModel().rows.map((row) => (
-            <tr key={row.id} {...rowProps?.(row.original)}>
+            <Table.Tr key={row.id} {...rowProps?.(row.original)}>
               {row.getVisibleCells().map((c) => {
                 const meta = c.column.columnDef.meta ?? {};
                 const props = {
                   className:
                     typeof meta.className === 'function' ? meta.className(row.original) : meta.className,
                   'data-testid': meta.testId?.(row.original, row.index),
+                  'data-label':
+                    typeof c.column.columnDef.header === 'string' ? c.column.columnDef.header : undefined,
                 };
                 const content = flexRender(c.column.columnDef.cell, c.getContext());
                 return meta.rowHeader ? (
-                  <th key={c.id} scope="row" {...props}>
+                  <Table.Th key={c.id} scope="row" {...props}>
                     {content}
-                  </th>
+                  </Table.Th>
                 ) : (
-                  <td key={c.id} {...props}>
+                  <Table.Td key={c.id} {...props}>
                     {content}
-                  </td>
+                  </Table.Td>
                 );
               })}
-            </tr>
+            </Table.Tr>
           ))}
-        </tbody>
-      </table>
-      {rows.length === 0 && empty ? <p>{empty}</p> : null}
+        </Table.Tbody>
+      </Table>
       {pager ? <Pager {...pager} /> : null}
-    </>
+    </div>
   );
 }

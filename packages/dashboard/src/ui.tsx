@@ -1,24 +1,55 @@
 import { useState, type FormEvent, type InputHTMLAttributes, type ReactNode } from 'react';
 import { useMutation, type UseMutationOptions, type UseQueryResult } from '@tanstack/react-query';
-import { MandateApiError } from './api';
+import {
+  Alert,
+  Button,
+  Code,
+  Drawer,
+  Group,
+  Loader,
+  Modal,
+  NativeSelect,
+  Paper,
+  Text,
+  TextInput,
+  Title,
+} from '@mantine/core';
+import { CircleAlert, Copy, KeyRound } from 'lucide-react';
+import { errorInWords } from './errors';
 
+export { formatTime, Time, IdToken, StateBadge, formatMoney } from './format';
+
+/** An error in words (errors.ts): the sentence, the API's message, and its code underneath. */
 export function ErrorMessage({ error }: { error: unknown }) {
   if (!error) return null;
-  const text =
-    error instanceof MandateApiError
-      ? `${error.status} ${error.error}: ${error.message}`
-      : error instanceof Error
-        ? error.message
-        : String(error);
+  const { sentence, detail, code } = errorInWords(error);
   return (
-    <p role="alert" className="error">
-      {text}
-    </p>
+    <Alert
+      role="alert"
+      color="red"
+      variant="light"
+      icon={<CircleAlert size={18} aria-hidden />}
+      title={sentence}
+      className="error"
+      my="sm"
+    >
+      {detail && detail !== sentence ? <Text size="sm">{detail}</Text> : null}
+      {code ? (
+        <Text size="xs" c="dimmed" mt={4} data-testid="error-code">
+          {code}
+        </Text>
+      ) : null}
+    </Alert>
   );
 }
 
 export function Loading() {
-  return <p aria-live="polite">Loading…</p>;
+  return (
+    <Group gap="xs" my="sm" aria-live="polite">
+      <Loader size="xs" aria-hidden />
+      <Text size="sm">Loading…</Text>
+    </Group>
+  );
 }
 
 /** A query's states: "Loading…" until it answers, its error, then what `children` shows of its data. */
@@ -32,11 +63,45 @@ export function Loaded<D>({ query, children }: { query: UseQueryResult<D>; child
   );
 }
 
-export function PageHeader({ title, children }: { title: string; children?: ReactNode }) {
+/** A page's title, what the page is for (`description`), and its actions on the right. */
+export function PageHeader({
+  title,
+  description,
+  children,
+}: {
+  title: string;
+  description?: ReactNode;
+  children?: ReactNode;
+}) {
   return (
     <div className="page-header">
-      <h1>{title}</h1>
-      {children}
+      <div>
+        <Title order={1}>{title}</Title>
+        {description ? (
+          <Text size="sm" c="dimmed">
+            {description}
+          </Text>
+        ) : null}
+      </div>
+      {children ? <Group gap="sm">{children}</Group> : null}
+    </div>
+  );
+}
+
+/**
+ * What an empty list means and what to do next: `children` says it, `call` is the API call that
+ * fills the list (shown beside it, so an integrator sees the way too).
+ */
+export function Empty({ title, children, call }: { title: string; children?: ReactNode; call?: string }) {
+  return (
+    <div className="empty" data-testid="empty">
+      <Text fw={600}>{title}</Text>
+      {children ? <Text size="sm">{children}</Text> : null}
+      {call ? (
+        <Text size="sm" c="dimmed">
+          Through the API: <Code>{call}</Code>
+        </Text>
+      ) : null}
     </div>
   );
 }
@@ -51,25 +116,30 @@ export function SecretOnce({ label, secret, onDone }: { label: string; secret: s
       .catch(() => setCopied('failed'));
   };
   return (
-    <section className="secret" aria-labelledby="secret-title">
-      <h2 id="secret-title">{label}</h2>
+    <Paper withBorder p="md" mb="lg" className="secret" component="section" aria-labelledby="secret-title">
+      <Group gap="xs" mb="xs">
+        <KeyRound size={18} aria-hidden />
+        <Title order={2} size="h4" id="secret-title">
+          {label}
+        </Title>
+      </Group>
       <p className="warning" role="note">
         <strong>Shown only once.</strong> Copy the secret now and store it safely: it cannot be shown again,
         not even after a reload of this page.
       </p>
       <code data-testid="secret">{secret}</code>
-      <div className="row">
-        <button type="button" onClick={copy}>
+      <Group gap="sm">
+        <Button leftSection={<Copy size={16} aria-hidden />} onClick={copy}>
           Copy secret
-        </button>
-        <button type="button" className="secondary" onClick={onDone}>
+        </Button>
+        <Button variant="default" onClick={onDone}>
           I have stored it
-        </button>
+        </Button>
         <span aria-live="polite">
           {copied === 'yes' ? 'Copied.' : copied === 'failed' ? 'Copy failed: select the text instead.' : ''}
         </span>
-      </div>
-    </section>
+      </Group>
+    </Paper>
   );
 }
 
@@ -85,6 +155,7 @@ export function usePager() {
   };
 }
 
+/** Previous/next, only where there is another page (a one-page list shows none). */
 export function Pager({
   pager,
   nextCursor,
@@ -92,26 +163,24 @@ export function Pager({
   pager: ReturnType<typeof usePager>;
   nextCursor: string | null | undefined;
 }) {
+  if (pager.page === 1 && !nextCursor) return null;
   return (
     <nav className="pager" aria-label="Pages">
-      <button type="button" className="secondary" disabled={pager.page === 1} onClick={pager.prev}>
+      <Button variant="default" size="xs" disabled={pager.page === 1} onClick={pager.prev}>
         Previous
-      </button>
-      <span>Page {pager.page}</span>
-      <button
-        type="button"
-        className="secondary"
+      </Button>
+      <Text size="sm">Page {pager.page}</Text>
+      <Button
+        variant="default"
+        size="xs"
         disabled={!nextCursor}
         onClick={() => nextCursor && pager.next(nextCursor)}
       >
         Next
-      </button>
+      </Button>
     </nav>
   );
 }
-
-export const formatTime = (iso: string | null | undefined) =>
-  iso ? new Date(iso).toISOString().replace('T', ' ').slice(0, 19) + 'Z' : '—';
 
 /** A form's one mutation: `submit` (its onSubmit) runs it instead of loading a page. */
 export function useFormMutation<T>(options: UseMutationOptions<T, Error, void>) {
@@ -132,6 +201,7 @@ export function SelectField({
   options,
   text = (o) => o,
   any = false,
+  disabled,
 }: {
   id: string;
   label: ReactNode;
@@ -142,19 +212,21 @@ export function SelectField({
   text?: (option: string) => string;
   /** Offer "Any" (the empty value) first: a filter that may be left open. */
   any?: boolean;
+  disabled?: boolean;
 }) {
   return (
-    <>
-      <label htmlFor={id}>{label}</label>
-      <select id={id} value={value} onChange={(e) => onChange(e.target.value)}>
-        {any ? <option value="">Any</option> : null}
-        {options.map((o) => (
-          <option key={o} value={o}>
-            {text(o)}
-          </option>
-        ))}
-      </select>
-    </>
+    <NativeSelect
+      className="field"
+      id={id}
+      label={label}
+      value={value}
+      disabled={disabled}
+      onChange={(e) => onChange(e.currentTarget.value)}
+      data={[
+        ...(any ? [{ value: '', label: 'Any' }] : []),
+        ...options.map((o) => ({ value: o, label: text(o) })),
+      ]}
+    />
   );
 }
 
@@ -176,21 +248,29 @@ export function useFields<F extends string>(initial: Record<F, string>, onChange
   return { values, field };
 }
 
-/** A labelled input; `onChange` gets its new value. */
+/** A labelled input (label above it, so the two never part); `onChange` gets its new value. */
 export function TextField({
   id,
   label,
   onChange,
+  description,
   ...input
-}: { id: string; label: ReactNode; value: string; onChange(value: string): void } & Omit<
-  InputHTMLAttributes<HTMLInputElement>,
-  'id' | 'value' | 'onChange'
->) {
+}: {
+  id: string;
+  label: ReactNode;
+  value: string;
+  onChange(value: string): void;
+  description?: ReactNode;
+} & Omit<InputHTMLAttributes<HTMLInputElement>, 'id' | 'value' | 'onChange' | 'size'>) {
   return (
-    <>
-      <label htmlFor={id}>{label}</label>
-      <input id={id} onChange={(e) => onChange(e.target.value)} {...input} />
-    </>
+    <TextInput
+      className="field"
+      id={id}
+      label={label}
+      description={description}
+      onChange={(e) => onChange(e.currentTarget.value)}
+      {...input}
+    />
   );
 }
 
@@ -211,13 +291,13 @@ export function TenantForm({
   return (
     <form onSubmit={onSubmit} className="row">
       <TextField id={id} label="Tenant id" value={value} onChange={onChange} placeholder="tnt_…" required />
-      <button type="submit">{children}</button>
+      <Button type="submit">{children}</Button>
     </form>
   );
 }
 
-/** A `datetime-local` value (the browser's local time) as the instant the API expects; '' stays ''. */
-export const localTimeToIso = (value: string) => (value ? new Date(value).toISOString() : '');
+/** A `datetime-local` value, read as UTC (the dashboard's one time zone), as the instant the API expects; '' stays ''. */
+export const localTimeToIso = (value: string) => (value ? new Date(`${value}Z`).toISOString() : '');
 
 /** A form in a card, named by its heading. */
 export function FormCard({
@@ -236,5 +316,52 @@ export function FormCard({
       <h2 id={id}>{title}</h2>
       {children}
     </form>
+  );
+}
+
+/**
+ * Mantine's dialog (a Modal, or a Drawer from the right) with its title and close button. Its
+ * header is a <div>: Mantine's <header> would be a second banner landmark beside the page's own.
+ */
+export function Dialog({
+  opened,
+  onClose,
+  title,
+  children,
+  drawer = false,
+  size = 'md',
+}: {
+  opened: boolean;
+  onClose(): void;
+  title: ReactNode;
+  children: ReactNode;
+  drawer?: boolean;
+  size?: string;
+}) {
+  const header = { component: 'div' } as object;
+  if (drawer)
+    return (
+      <Drawer.Root opened={opened} onClose={onClose} position="right" size={size}>
+        <Drawer.Overlay />
+        <Drawer.Content>
+          <Drawer.Header {...header}>
+            <Drawer.Title fw={700}>{title}</Drawer.Title>
+            <Drawer.CloseButton aria-label="Close" />
+          </Drawer.Header>
+          <Drawer.Body>{children}</Drawer.Body>
+        </Drawer.Content>
+      </Drawer.Root>
+    );
+  return (
+    <Modal.Root opened={opened} onClose={onClose} size={size}>
+      <Modal.Overlay />
+      <Modal.Content>
+        <Modal.Header {...header}>
+          <Modal.Title fw={700}>{title}</Modal.Title>
+          <Modal.CloseButton aria-label="Close" />
+        </Modal.Header>
+        <Modal.Body>{children}</Modal.Body>
+      </Modal.Content>
+    </Modal.Root>
   );
 }

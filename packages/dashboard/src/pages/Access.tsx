@@ -7,11 +7,12 @@ import { useAuth } from '../auth';
 import { useTenantCollection } from '../tenant-collection';
 import {
   ErrorMessage,
-  PageHeader,
-  formatTime,
   FormCard,
+  PageHeader,
   SelectField,
+  StateBadge,
   TextField,
+  Time,
   useFormMutation,
 } from '../ui';
 import { column } from '../table';
@@ -53,8 +54,8 @@ export function AccessPage({ area }: { area: Area }) {
             </>
           )),
           column<Assignment>('Role', (a) => a.roles.join(', ')),
-          column<Assignment>('Status', (a) => a.status),
-          column<Assignment>('Updated', (a) => formatTime(a.updated_at)),
+          column<Assignment>('Status', (a) => <StateBadge state={a.status} />),
+          column<Assignment>('Updated', (a) => <Time iso={a.updated_at} />),
           ...(canWrite
             ? [
                 column<Assignment>(

@@ -7,11 +7,13 @@ import { useAuth } from '../auth';
 import { useTenantCollection } from '../tenant-collection';
 import {
   ErrorMessage,
+  FormCard,
+  IdToken,
   PageHeader,
   SecretOnce,
-  formatTime,
-  FormCard,
+  StateBadge,
   TextField,
+  Time,
   useFormMutation,
 } from '../ui';
 import { column } from '../table';
@@ -73,11 +75,11 @@ export function ApiKeysPage({ area }: { area: Area }) {
         caption={`Keys of tenant ${tenantId}`}
         columns={[
           column<ApiKey>('Name', (k) => k.name),
-          column<ApiKey>('Key id', (k) => <code>{k.key_id}</code>),
+          column<ApiKey>('Key id', (k) => <IdToken id={k.key_id} />),
           column<ApiKey>('Scopes', (k) => k.scopes.join(', ')),
-          column<ApiKey>('Status', (k) => k.status),
-          column<ApiKey>('Created', (k) => formatTime(k.created_at)),
-          column<ApiKey>('Last used', (k) => formatTime(k.last_used_at)),
+          column<ApiKey>('Status', (k) => <StateBadge state={k.status} />),
+          column<ApiKey>('Created', (k) => <Time iso={k.created_at} />),
+          column<ApiKey>('Last used', (k) => (k.last_used_at ? <Time iso={k.last_used_at} /> : 'Never')),
           ...(canWrite
             ? [
                 column<ApiKey>(

@@ -1,18 +1,71 @@
+import { useState } from 'react';
+import { ActionIcon, Badge, Code, Group, Text } from '@mantine/core';
+import { PanelRightOpen } from 'lucide-react';
 import type { AuditEvent } from '@mandate/client';
 import { EVENT_TYPES } from '@mandate/shared';
-import { PageHeader, SelectField, TextField, formatTime, localTimeToIso } from '../ui';
+import {
+  Dialog,
+  Empty,
+  IdToken,
+  PageHeader,
+  SelectField,
+  StateBadge,
+  TextField,
+  Time,
+  localTimeToIso,
+} from '../ui';
 import { column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
 
-const COLUMNS = [
-  column<AuditEvent>('Time', (e) => formatTime(e.occurred_at), 'nowrap'),
-  column<AuditEvent>('Type', (e) => e.type),
-  column<AuditEvent>('Actor', (e) => e.actor.subject_id ?? e.actor.key_id ?? e.actor.type),
-  column<AuditEvent>('Resource', (e) => (e.resource ? `${e.resource.type} ${e.resource.id}` : '—')),
-  column<AuditEvent>('Event id', (e) => <code>{e.id}</code>, 'id'),
-];
+/** A string or number member of an event's data (no contract types `data` per event type). */
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' ? value : typeof value === 'number' ? String(value) : undefined;
+
+/** An HTTP status as a badge: 2xx green, 4xx amber, 5xx red. */
+function HttpStatus({ status }: { status: unknown }) {
+  const n = typeof status === 'number' ? status : Number(status);
+  const color = n >= 500 ? 'red' : n >= 400 ? 'yellow' : 'green';
+  return (
+    <Badge color={color} variant="light" radius="sm">
+      {String(status)}
+    </Badge>
+  );
+}
+
+/** What an event says, in one short line: an API call's method, route and status; a decision; a reason. */
+function Summary({ e }: { e: AuditEvent }) {
+  const d = e.data;
+  if (e.type === 'API_CALL')
+    return (
+      <Group gap={6} wrap="nowrap">
+        <Code>{text(d.method)}</Code>
+        <span className="ellipsis" title={text(d.route)}>
+          {text(d.route)}
+        </span>
+        <HttpStatus status={d.status} />
+      </Group>
+    );
+  if (e.type === 'VERIFICATION_PERFORMED') {
+    const input = (d.input ?? {}) as Record<string, unknown>;
+    return (
+      <Group gap={6} wrap="nowrap">
+        <StateBadge state={text(d.decision) ?? '—'} />
+        <span className="ellipsis">
+          {text(input.action)} · {text(d.reason)}
+        </span>
+      </Group>
+    );
+  }
+  const reason = text(d.reason);
+  return (
+    <span className="ellipsis">{reason ? `Reason: ${reason}` : (text(d.name) ?? text(d.url) ?? '')}</span>
+  );
+}
+
+const actorOf = (e: AuditEvent) => e.actor.key_id ?? e.actor.subject_id;
 
 export function AuditPage() {
+  const [open, setOpen] = useState<AuditEvent | null>(null);
   const events = usePagedList<AuditEvent, 'type' | 'resource_id' | 'key_id' | 'since' | 'until'>({
     key: ['events'],
     read: (api, query) => api.events.list(query),
@@ -20,9 +73,28 @@ export function AuditPage() {
     toParams: (f) => ({ ...f, since: localTimeToIso(f.since), until: localTimeToIso(f.until) }),
     limit: 25,
   });
+  const columns = [
+    // One line an event: the relative time is the time's title here (and in the event's drawer).
+    column<AuditEvent>('Time (UTC)', (e) => <Time iso={e.occurred_at} hint={false} zone={false} />, 'nowrap'),
+    column<AuditEvent>('Type', (e) => <span className="nowrap">{e.type}</span>),
+    column<AuditEvent>('Actor', (e) => {
+      const actor = actorOf(e);
+      return actor ? <IdToken id={actor} /> : e.actor.type;
+    }),
+    column<AuditEvent>('Resource', (e) => (e.resource ? <IdToken id={e.resource.id} /> : '—')),
+    column<AuditEvent>('Summary', (e) => <Summary e={e} />, 'summary'),
+    column<AuditEvent>('View', (e) => (
+      <ActionIcon variant="subtle" aria-label={`Details of event ${e.id}`} onClick={() => setOpen(e)}>
+        <PanelRightOpen size={18} aria-hidden />
+      </ActionIcon>
+    )),
+  ];
   return (
     <>
-      <PageHeader title="Audit log" />
+      <PageHeader
+        title="Audit log"
+        description="Every change, verification and API call of this tenant, newest first. Times are UTC."
+      />
       <div className="row">
         <SelectField
           id="type-filter"
@@ -33,18 +105,111 @@ export function AuditPage() {
         />
         <TextField id="resource-filter" label="Resource id" {...events.field('resource_id')} />
         <TextField id="key-filter" label="Key id" {...events.field('key_id')} />
-      </div>
-      <div className="row">
-        <TextField id="since-filter" label="From" type="datetime-local" {...events.field('since')} />
-        <TextField id="until-filter" label="Until" type="datetime-local" {...events.field('until')} />
+        <TextField id="since-filter" label="From (UTC)" type="datetime-local" {...events.field('since')} />
+        <TextField id="until-filter" label="Until (UTC)" type="datetime-local" {...events.field('until')} />
       </div>
       <PagedTable
         list={events}
+        testId="events"
         caption="Events, newest first"
-        columns={COLUMNS}
+        columns={columns}
         rowKey={(e) => e.id}
-        empty="No events."
+        rowProps={(e) => ({ 'data-event': e.id })}
+        empty={
+          <Empty title="No events." call="GET /v1/events?type=…&resource_id=…&since=…">
+            Nothing matches these filters: widen the time window or clear a filter. Every API call, change and
+            verification of this tenant lands here within seconds.
+          </Empty>
+        }
       />
+      <Dialog drawer opened={!!open} onClose={() => setOpen(null)} size="lg" title={open ? open.type : ''}>
+        {open ? <EventDetail e={open} /> : null}
+      </Dialog>
     </>
+  );
+}
+
+/** Everything an event holds: who, when, which request, what on; an API call's method, route, status and duration; then its data as sent. */
+function EventDetail({ e }: { e: AuditEvent }) {
+  const d = e.data;
+  return (
+    <div data-testid="event-detail">
+      <dl className="facts">
+        <dt>Event id</dt>
+        <dd>
+          <IdToken id={e.id} full />
+        </dd>
+        <dt>Type</dt>
+        <dd>{e.type}</dd>
+        <dt>Occurred</dt>
+        <dd>
+          <Time iso={e.occurred_at} />
+        </dd>
+        <dt>Actor</dt>
+        <dd>{e.actor.type}</dd>
+        {e.actor.key_id ? (
+          <>
+            <dt>Key id</dt>
+            <dd>
+              <IdToken id={e.actor.key_id} full />
+            </dd>
+          </>
+        ) : null}
+        {e.actor.subject_id ? (
+          <>
+            <dt>Subject</dt>
+            <dd>
+              <code>{e.actor.subject_id}</code>
+            </dd>
+          </>
+        ) : null}
+        <dt>Request id</dt>
+        <dd data-testid="detail-request-id">{e.request_id ? <IdToken id={e.request_id} full /> : '—'}</dd>
+        <dt>Resource</dt>
+        <dd>
+          {e.resource ? (
+            <>
+              {e.resource.type} <IdToken id={e.resource.id} full />
+            </>
+          ) : (
+            '—'
+          )}
+        </dd>
+        {e.type === 'API_CALL' ? (
+          <>
+            <dt>Method</dt>
+            <dd data-testid="detail-method">{text(d.method)}</dd>
+            <dt>Route</dt>
+            <dd data-testid="detail-route">
+              <code>{text(d.route)}</code>
+            </dd>
+            <dt>Path</dt>
+            <dd>
+              <code>{text(d.path)}</code>
+            </dd>
+            <dt>Status</dt>
+            <dd data-testid="detail-status">
+              <HttpStatus status={d.status} />
+            </dd>
+            <dt>Duration</dt>
+            <dd data-testid="detail-duration">{text(d.duration_ms)} ms</dd>
+          </>
+        ) : null}
+        {e.trace_id ? (
+          <>
+            <dt>Trace</dt>
+            <dd>
+              <code>{e.trace_id}</code>
+            </dd>
+          </>
+        ) : null}
+      </dl>
+      <Text fw={600} mt="md" mb={4}>
+        Data
+      </Text>
+      <pre className="snippet" data-testid="detail-data">
+        {JSON.stringify(e.data, null, 2)}
+      </pre>
+    </div>
   );
 }

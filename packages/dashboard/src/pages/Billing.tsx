@@ -3,7 +3,7 @@ import type { ApiKey, Usage } from '@mandate/client';
 import { allPages, apiOf } from '../api';
 import { useAuth } from '../auth';
 import { BarChart } from '../chart';
-import { ErrorMessage, Loading, PageHeader, formatTime } from '../ui';
+import { Empty, ErrorMessage, formatTime, Loading, PageHeader } from '../ui';
 import { DataTable, column } from '../table';
 
 type Bucket = Usage['limits']['global'];
@@ -130,7 +130,11 @@ function UsageBars({ usage, keys }: { usage: Usage; keys: ApiKey[] }) {
   return (
     <section className="card" aria-labelledby="use-title">
       <h2 id="use-title">Quota use this month</h2>
-      {rows.length === 0 ? <p>No requests counted this month.</p> : null}
+      {rows.length === 0 ? (
+        <Empty title="No requests counted this month." call="GET /v1/usage">
+          Calls made with this tenant's keys are counted here as they happen.
+        </Empty>
+      ) : null}
       <ul className="bars">
         {rows.map((r) => {
           const pct = quota > 0 ? Math.min(100, (r.used / quota) * 100) : 100;

@@ -12,7 +12,7 @@ import {
   type KeyEntry,
   type Difference,
 } from '../drift';
-import { ErrorMessage, Loaded, Loading, PageHeader, formatTime } from '../ui';
+import { ErrorMessage, formatTime, Loaded, Loading, PageHeader, Time } from '../ui';
 import { DataTable, column } from '../table';
 
 /**
@@ -48,7 +48,7 @@ const DIFFERENCE_COLUMNS = [
 ];
 
 const EVENT_COLUMNS = [
-  column<AuditEvent>('Time', (e) => formatTime(e.occurred_at)),
+  column<AuditEvent>('Time', (e) => <Time iso={e.occurred_at} />),
   column<AuditEvent>('Event', (e) => e.type),
   column<AuditEvent>('Resource', (e) => (e.resource ? `${e.resource.type} ${e.resource.id}` : '—')),
   column<AuditEvent>('By', (e) => actorText(e.actor)),

@@ -1,10 +1,10 @@
+import type { ReactNode } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { Link } from 'react-router';
 import type { ApiKey, Mandate, RoleAssignment as Assignment } from '@mandate/client';
 import { allPages, apiOf } from '../api';
 import { useAuth } from '../auth';
 import { BarChart } from '../chart';
-import { ErrorMessage, Loading, PageHeader, formatTime } from '../ui';
+import { Empty, ErrorMessage, IdToken, Loading, PageHeader, StateBadge, Time } from '../ui';
 import { DataTable, column, type ColumnDef } from '../table';
 
 const STATES: readonly Mandate['state'][] = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'];
@@ -21,21 +21,21 @@ export const expiringWithin7Days = (m: Mandate, now: number) =>
   Date.parse(m.expires_at) - now <= 7 * DAY;
 
 const MANDATE_COLUMNS = [
-  column<Mandate>('Mandate', (m) => <Link to={`/mandates/${m.id}`}>{m.id}</Link>),
+  column<Mandate>('Mandate', (m) => <IdToken id={m.id} to={`/mandates/${m.id}`} />),
   column<Mandate>('Principal', (m) => m.principal.id),
   column<Mandate>('Delegate', (m) => m.delegate.id),
-  column<Mandate>('Expires', (m) => formatTime(m.expires_at)),
+  column<Mandate>('Expires', (m) => <Time iso={m.expires_at} />),
 ];
 const KEY_COLUMNS = [
-  column<ApiKey>('Key', (k) => k.key_id),
+  column<ApiKey>('Key', (k) => <IdToken id={k.key_id} />),
   column<ApiKey>('Name', (k) => k.name),
-  column<ApiKey>('Status', (k) => k.status),
-  column<ApiKey>('Last used', (k) => (k.last_used_at ? formatTime(k.last_used_at) : 'never')),
+  column<ApiKey>('Status', (k) => <StateBadge state={k.status} />),
+  column<ApiKey>('Last used', (k) => (k.last_used_at ? <Time iso={k.last_used_at} /> : 'Never')),
 ];
 const ROLE_COLUMNS = [
   column<Assignment>('Subject', (a) => a.subject_id),
   column<Assignment>('Roles', (a) => a.roles.join(', ')),
-  column<Assignment>('Since', (a) => formatTime(a.updated_at)),
+  column<Assignment>('Since', (a) => <Time iso={a.updated_at} />),
 ];
 
 export function GovernancePage() {
@@ -75,7 +75,11 @@ export function GovernancePage() {
         <Listing
           id="gov-expiring"
           title="Expiring within 7 days"
-          empty="No active mandate expires within 7 days."
+          empty={
+            <Empty title="No active mandate expires within 7 days." call="GET /v1/mandates?state=ACTIVE">
+              Nothing to renew this week.
+            </Empty>
+          }
           columns={MANDATE_COLUMNS}
           rows={mandates.data.items
             .filter((m) => expiringWithin7Days(m, now))
@@ -91,7 +95,14 @@ export function GovernancePage() {
           <Listing
             id="gov-unused"
             title="API keys unused for 30 days"
-            empty="Every active key was used (or created) within the last 30 days."
+            empty={
+              <Empty
+                title="Every active key was used (or created) within the last 30 days."
+                call="GET /v1/tenants/:id/api-keys"
+              >
+                Nothing to clean up.
+              </Empty>
+            }
             columns={KEY_COLUMNS}
             rows={keys.data.items.filter((k) => unusedFor30Days(k, now))}
             rowKey={(k) => k.key_id}
@@ -99,7 +110,11 @@ export function GovernancePage() {
           <Listing
             id="gov-admin-keys"
             title="API keys holding tenants:admin"
-            empty="No active key holds tenants:admin."
+            empty={
+              <Empty title="No active key holds tenants:admin." call="POST /v1/tenants/:id/api-keys">
+                Good: administration goes through signed-in members only.
+              </Empty>
+            }
             columns={KEY_COLUMNS}
             rows={keys.data.items.filter((k) => k.status !== 'revoked' && k.scopes.includes('tenants:admin'))}
             rowKey={(k) => k.key_id}
@@ -112,7 +127,11 @@ export function GovernancePage() {
         <Listing
           id="gov-roles"
           title="Role assignments"
-          empty="No active role assignment."
+          empty={
+            <Empty title="No active role assignment." call="POST /v1/tenants/:id/role-assignments">
+              Assign roles in Access management.
+            </Empty>
+          }
           columns={ROLE_COLUMNS}
           rows={roles.data.items}
           rowKey={(a) => a.id}
@@ -159,7 +178,7 @@ function Listing<T>({
 }: {
   id: string;
   title: string;
-  empty: string;
+  empty: ReactNode;
   columns: ColumnDef<T>[];
   rows: T[];
   rowKey(row: T): string;
@@ -169,7 +188,7 @@ function Listing<T>({
       <h2 id={`${id}-title`}>
         {title} <span className="badge">{rows.length}</span>
       </h2>
-      {rows.length === 0 ? <p>{empty}</p> : <DataTable columns={columns} rows={rows} rowKey={rowKey} />}
+      {rows.length === 0 ? empty : <DataTable columns={columns} rows={rows} rowKey={rowKey} />}
     </section>
   );
 }

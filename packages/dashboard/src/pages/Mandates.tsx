@@ -1,27 +1,62 @@
 import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
+import { Button, Group, Paper, Text, TextInput, Textarea, Title } from '@mantine/core';
+import { BadgeCheck, Ban, CirclePause, CirclePlay, Plus } from 'lucide-react';
 import type { AuditEvent, Mandate } from '@mandate/client';
 import { apiOf, oneOf } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
-import { ErrorMessage, Loading, PageHeader, SelectField, TextField, formatTime } from '../ui';
+import { constraintsText, shortId } from '../format';
+import {
+  Dialog,
+  Empty,
+  ErrorMessage,
+  IdToken,
+  Loading,
+  PageHeader,
+  SelectField,
+  StateBadge,
+  TextField,
+  Time,
+} from '../ui';
 import { column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
 import { Evidence } from './Evidence';
 
 const STATES: readonly Mandate['state'][] = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'];
 
+/** A party (principal or delegate): its id, and a mark where the principal's identity was verified. */
+function Party({ party }: { party: Mandate['principal'] | Mandate['delegate'] }) {
+  const verified = 'verified' in party && party.verified;
+  return (
+    <span className="nowrap">
+      {party.id}
+      {verified ? (
+        <BadgeCheck
+          size={16}
+          className="verified-mark"
+          aria-label={`identity verified (${verified.assurance})`}
+          role="img"
+        />
+      ) : null}
+    </span>
+  );
+}
+
 const COLUMNS = [
-  column<Mandate>('Mandate', (m) => <Link to={`/mandates/${m.id}`}>{m.id}</Link>),
-  column<Mandate>('Principal', (m) => m.principal.id),
-  column<Mandate>('Delegate', (m) => m.delegate.id),
+  column<Mandate>('Mandate', (m) => <IdToken id={m.id} to={`/mandates/${m.id}`} />),
+  column<Mandate>('Principal', (m) => <Party party={m.principal} />),
+  column<Mandate>('Delegate', (m) => <Party party={m.delegate} />),
   column<Mandate>('Actions', (m) => m.scope.actions.join(', ')),
-  column<Mandate>('State', (m) => m.state),
-  column<Mandate>('Created', (m) => formatTime(m.created_at)),
+  column<Mandate>('Limit', (m) => constraintsText(m.scope.constraints), 'nowrap'),
+  column<Mandate>('State', (m) => <StateBadge state={m.state} />),
+  column<Mandate>('Created', (m) => <Time iso={m.created_at} />),
 ];
 
-export function MandatesPage() {
+export function MandatesPage({ area }: { area: Area }) {
+  const { permissions } = useAuth();
+  const canWrite = !!area.write && !!permissions?.includes(area.write);
   const mandates = usePagedList<Mandate, 'state' | 'principal_id' | 'delegate_id'>({
     key: ['mandates'],
     read: (api, query) => api.mandates.list({ ...query, state: oneOf(STATES, query.state) }),
@@ -29,7 +64,16 @@ export function MandatesPage() {
   });
   return (
     <>
-      <PageHeader title="Mandates" />
+      <PageHeader
+        title="Mandates"
+        description="Signed delegations: who (principal) lets whom (delegate) do what, up to which amount, until when."
+      >
+        {canWrite ? (
+          <Button component={Link} to="/mandates/new" leftSection={<Plus size={16} aria-hidden />}>
+            Create mandate
+          </Button>
+        ) : null}
+      </PageHeader>
       <div className="row">
         <SelectField id="state-filter" label="State" {...mandates.field('state')} options={STATES} any />
         <TextField id="principal-filter" label="Principal id" {...mandates.field('principal_id')} />
@@ -37,16 +81,30 @@ export function MandatesPage() {
       </div>
       <PagedTable
         list={mandates}
+        testId="mandates"
         caption="Mandates, newest first"
         columns={COLUMNS}
         rowKey={(m) => m.id}
-        empty="No mandates."
+        rowProps={(m) => ({ 'data-mandate': m.id })}
+        empty={
+          <Empty title="No mandates." call="POST /v1/mandates">
+            {canWrite ? (
+              <>
+                None matches these filters yet. <Link to="/mandates/new">Create a mandate</Link>, or clear a
+                filter.
+              </>
+            ) : (
+              'None matches these filters. Your role reads mandates; one with mandates:write creates them.'
+            )}
+          </Empty>
+        }
       />
     </>
   );
 }
 
-const TRANSITIONS: Record<string, { op: 'suspend' | 'reactivate' | 'revoke'; label: string }[]> = {
+type Op = 'suspend' | 'reactivate' | 'revoke';
+const TRANSITIONS: Record<string, { op: Op; label: string }[]> = {
   ACTIVE: [
     { op: 'suspend', label: 'Suspend' },
     { op: 'revoke', label: 'Revoke' },
@@ -55,6 +113,23 @@ const TRANSITIONS: Record<string, { op: 'suspend' | 'reactivate' | 'revoke'; lab
     { op: 'reactivate', label: 'Reactivate' },
     { op: 'revoke', label: 'Revoke' },
   ],
+};
+const OP_TEXT: Record<Op, { title: string; confirm: string; says: string }> = {
+  suspend: {
+    title: 'Suspend mandate',
+    confirm: 'Suspend mandate',
+    says: 'While suspended, every verification of this mandate is denied (MANDATE_SUSPENDED). It can be reactivated.',
+  },
+  reactivate: {
+    title: 'Reactivate mandate',
+    confirm: 'Reactivate mandate',
+    says: 'The mandate allows its actions again, as before its suspension.',
+  },
+  revoke: {
+    title: 'Revoke mandate',
+    confirm: 'Revoke mandate',
+    says: 'A revoked mandate allows nothing, ever again: this cannot be undone. Offline verifiers learn it from the status list.',
+  },
 };
 
 export function MandateDetail({ area }: { area: Area }) {
@@ -73,15 +148,23 @@ export function MandateDetail({ area }: { area: Area }) {
       apiOf(session).events.list({ resource_id: id, limit: 50 }).page(),
     enabled: canReadEvents,
   });
+  const [asked, setAsked] = useState<Op | null>(null);
   const [reason, setReason] = useState('');
+  const [typed, setTyped] = useState('');
+  const close = () => {
+    setAsked(null);
+    setReason('');
+    setTyped('');
+    transition.reset();
+  };
   const transition = useMutation({
-    mutationFn: (op: 'suspend' | 'reactivate' | 'revoke') =>
-      apiOf(session).mandates[op](id, reason ? { reason } : {}),
+    mutationFn: (op: Op) => apiOf(session).mandates[op](id, { reason: reason.trim() }),
     onSuccess: (m) => {
-      setReason('');
+      close();
       queryClient.setQueryData(['mandate', id], m);
       void queryClient.invalidateQueries({ queryKey: ['mandates'] });
-      void queryClient.invalidateQueries({ queryKey: ['mandate-events', id] });
+      // The event follows the change through the bus: ask again shortly after.
+      setTimeout(() => void queryClient.invalidateQueries({ queryKey: ['mandate-events', id] }), 500);
     },
   });
 
@@ -89,77 +172,171 @@ export function MandateDetail({ area }: { area: Area }) {
   if (mandate.error) return <ErrorMessage error={mandate.error} />;
   const m = mandate.data;
   const actions = TRANSITIONS[m.state] ?? [];
+  const short = shortId(m.id);
+  const ready = reason.trim().length > 0 && (asked !== 'revoke' || typed.trim() === short);
   return (
     <>
       <PageHeader title={`Mandate ${m.id}`}>
         <Link to="/mandates">All mandates</Link>
       </PageHeader>
-      <dl className="facts">
-        <dt>State</dt>
-        <dd data-testid="mandate-state">{m.state}</dd>
-        <dt>Principal</dt>
-        <dd>
-          {m.principal.id} ({m.principal.type})
-        </dd>
-        <dt>Delegate</dt>
-        <dd>
-          {m.delegate.id} ({m.delegate.type})
-        </dd>
-        <dt>Actions</dt>
-        <dd>{m.scope.actions.join(', ')}</dd>
-        <dt>Constraints</dt>
-        <dd>
-          <code>{JSON.stringify(m.scope.constraints ?? {})}</code>
-        </dd>
-        <dt>Valid from</dt>
-        <dd>{formatTime(m.valid_from)}</dd>
-        <dt>Expires</dt>
-        <dd>{formatTime(m.expires_at)}</dd>
-        <dt>Version</dt>
-        <dd>{m.version}</dd>
-        <dt>Status list</dt>
-        <dd>
-          {m.status ? (
-            <>
-              <a href={m.status.status_list.uri}>{m.status.status_list.uri.split('/').pop()}</a>, index{' '}
-              {m.status.status_list.idx}
-            </>
-          ) : (
-            'none (verified online only)'
-          )}
-        </dd>
-      </dl>
+      <Paper withBorder p="md" mb="lg">
+        <dl className="facts">
+          <dt>State</dt>
+          <dd>
+            <StateBadge state={m.state} testId="mandate-state" />
+          </dd>
+          <dt>Mandate id</dt>
+          <dd>
+            <IdToken id={m.id} full /> <span className="muted">short id {short}</span>
+          </dd>
+          <dt>Principal</dt>
+          <dd>
+            {m.principal.id} ({m.principal.type ?? 'no type'})
+            {m.principal.name ? `, ${m.principal.name}` : ''}
+          </dd>
+          <dt>Identity</dt>
+          <dd data-testid="principal-verified">
+            {m.principal.verified ? (
+              <>
+                <StateBadge state="VERIFIED">Verified · {m.principal.verified.assurance}</StateBadge>{' '}
+                <span className="muted">
+                  by wallet (OpenID4VP) <Time iso={m.principal.verified.verified_at} />, issuer{' '}
+                  {m.principal.verified.issuer}
+                </span>
+              </>
+            ) : (
+              'Not verified (no wallet verification when the mandate was created)'
+            )}
+          </dd>
+          <dt>Delegate</dt>
+          <dd>
+            {m.delegate.id} ({m.delegate.type ?? 'no type'})
+          </dd>
+          <dt>Actions</dt>
+          <dd>{m.scope.actions.join(', ')}</dd>
+          <dt>Resources</dt>
+          <dd>{m.scope.resources?.length ? m.scope.resources.join(', ') : 'Any resource'}</dd>
+          <dt>Limit</dt>
+          <dd data-testid="mandate-limit">{constraintsText(m.scope.constraints)}</dd>
+          <dt>Valid from</dt>
+          <dd>{m.valid_from ? <Time iso={m.valid_from} /> : 'Its creation'}</dd>
+          <dt>Expires</dt>
+          <dd>{m.expires_at ? <Time iso={m.expires_at} /> : 'Never (until revoked)'}</dd>
+          <dt>Metadata</dt>
+          <dd>
+            {Object.keys(m.metadata ?? {}).length
+              ? Object.entries(m.metadata)
+                  .map(([k, v]) => `${k} = ${v}`)
+                  .join(', ')
+              : 'None'}
+          </dd>
+          <dt>Version</dt>
+          <dd>{m.version}</dd>
+          <dt>Signature</dt>
+          <dd>
+            ES256, key <code>{m.signature.kid}</code>
+          </dd>
+          <dt>Status list</dt>
+          <dd>
+            {m.status ? (
+              <>
+                <a href={m.status.status_list.uri}>{m.status.status_list.uri.split('/').pop()}</a>, index{' '}
+                {m.status.status_list.idx}
+              </>
+            ) : (
+              'None (verified online only)'
+            )}
+          </dd>
+        </dl>
+      </Paper>
       {canWrite && actions.length > 0 ? (
         <section className="card" aria-labelledby="lifecycle-title">
           <h2 id="lifecycle-title">Change state</h2>
-          <div className="row">
-            <label htmlFor="reason">Reason</label>
-            <input id="reason" value={reason} maxLength={500} onChange={(e) => setReason(e.target.value)} />
+          <Group gap="sm">
             {actions.map((a) => (
-              <button
+              <Button
                 key={a.op}
-                type="button"
-                className={a.op === 'revoke' ? 'danger' : undefined}
-                disabled={transition.isPending}
-                onClick={() => transition.mutate(a.op)}
+                color={a.op === 'revoke' ? 'red' : a.op === 'suspend' ? 'yellow' : undefined}
+                variant={a.op === 'revoke' ? 'filled' : 'light'}
+                leftSection={
+                  a.op === 'revoke' ? (
+                    <Ban size={16} aria-hidden />
+                  ) : a.op === 'suspend' ? (
+                    <CirclePause size={16} aria-hidden />
+                  ) : (
+                    <CirclePlay size={16} aria-hidden />
+                  )
+                }
+                onClick={() => setAsked(a.op)}
               >
                 {a.label}
-              </button>
+              </Button>
             ))}
-          </div>
-          <ErrorMessage error={transition.error} />
+          </Group>
         </section>
       ) : null}
+      <Dialog opened={!!asked} onClose={close} title={asked ? OP_TEXT[asked].title : ''}>
+        {asked ? (
+          <form
+            onSubmit={(e) => {
+              e.preventDefault();
+              if (ready) transition.mutate(asked);
+            }}
+          >
+            <Text size="sm" mb="sm">
+              {OP_TEXT[asked].says}
+            </Text>
+            <Textarea
+              id="lifecycle-reason"
+              label="Reason"
+              description="Recorded in the audit log and the evidence bundle."
+              value={reason}
+              maxLength={500}
+              required
+              autosize
+              minRows={2}
+              onChange={(e) => setReason(e.currentTarget.value)}
+              data-autofocus
+            />
+            {asked === 'revoke' ? (
+              <TextInput
+                mt="sm"
+                id="revoke-confirm"
+                label={`Type the mandate's short id, ${short}, to confirm`}
+                value={typed}
+                autoComplete="off"
+                onChange={(e) => setTyped(e.currentTarget.value)}
+              />
+            ) : null}
+            <ErrorMessage error={transition.error} />
+            <Group justify="flex-end" mt="md">
+              <Button variant="default" onClick={close}>
+                Cancel
+              </Button>
+              <Button
+                type="submit"
+                color={asked === 'revoke' ? 'red' : undefined}
+                disabled={!ready}
+                loading={transition.isPending}
+              >
+                {OP_TEXT[asked].confirm}
+              </Button>
+            </Group>
+          </form>
+        ) : null}
+      </Dialog>
       {canReadEvents ? <Evidence mandateId={m.id} /> : null}
       {canReadEvents ? (
         <section aria-labelledby="timeline-title">
-          <h2 id="timeline-title">Event timeline</h2>
+          <Title order={2} size="h4" id="timeline-title" mb="xs">
+            Event timeline
+          </Title>
           {events.isPending ? <Loading /> : null}
           <ErrorMessage error={events.error} />
           <ol className="timeline">
             {events.data?.data.map((e) => (
               <li key={e.id}>
-                <time dateTime={e.occurred_at}>{formatTime(e.occurred_at)}</time> <strong>{e.type}</strong>{' '}
+                <Time iso={e.occurred_at} /> <strong>{e.type}</strong>{' '}
                 <span className="muted">
                   by {e.actor.subject_id ?? e.actor.key_id ?? e.actor.type}
                   {typeof e.data.reason === 'string' && e.data.reason ? ` — ${e.data.reason}` : ''}

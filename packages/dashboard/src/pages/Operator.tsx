@@ -3,7 +3,17 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import type { OnboardingRequest, Tenant } from '@mandate/client';
 import { apiOf, oneOf } from '../api';
 import { useAuth } from '../auth';
-import { ErrorMessage, PageHeader, SecretOnce, SelectField, formatTime, useFormMutation } from '../ui';
+import {
+  Empty,
+  ErrorMessage,
+  IdToken,
+  PageHeader,
+  SecretOnce,
+  SelectField,
+  StateBadge,
+  Time,
+  useFormMutation,
+} from '../ui';
 import { column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
 
@@ -78,10 +88,10 @@ function CreateTenant() {
 
 const TENANT_COLUMNS = [
   column<Tenant>('Name', (t) => t.name),
-  column<Tenant>('Tenant id', (t) => <code>{t.id}</code>),
+  column<Tenant>('Tenant id', (t) => <IdToken id={t.id} />),
   column<Tenant>('Plan', (t) => t.plan),
-  column<Tenant>('Status', (t) => t.status),
-  column<Tenant>('Created', (t) => formatTime(t.created_at)),
+  column<Tenant>('Status', (t) => <StateBadge state={t.status} />),
+  column<Tenant>('Created', (t) => <Time iso={t.created_at} />),
 ];
 
 /** GET /v1/platform/tenants: every tenant of the platform, newest first. */
@@ -100,7 +110,11 @@ function Tenants() {
         columns={TENANT_COLUMNS}
         rowKey={(t) => t.id}
         rowProps={(t) => ({ 'data-tenant': t.id })}
-        empty="No tenants yet."
+        empty={
+          <Empty title="No tenants yet." call="POST /v1/platform/tenants">
+            Create one above, or approve an onboarding request below.
+          </Empty>
+        }
       />
     </section>
   );
@@ -164,7 +178,7 @@ function Onboarding() {
           column<OnboardingRequest>('Contact', (r) => r.contact_email),
           column<OnboardingRequest>('Country', (r) => r.country),
           column<OnboardingRequest>('Use case', (r) => r.use_case),
-          column<OnboardingRequest>('Requested', (r) => formatTime(r.created_at)),
+          column<OnboardingRequest>('Requested', (r) => <Time iso={r.created_at} />),
           column<OnboardingRequest>(
             'Decision',
             (r) =>
@@ -195,7 +209,11 @@ function Onboarding() {
           ),
         ]}
         rowKey={(r) => r.id}
-        empty={`No ${status.toLowerCase()} requests.`}
+        empty={
+          <Empty title={`No ${status.toLowerCase()} requests.`} call="POST /v1/onboarding/request">
+            Organizations ask to join through the public onboarding request; each waits here for approval.
+          </Empty>
+        }
       />
     </section>
   );

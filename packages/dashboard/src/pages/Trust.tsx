@@ -3,7 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import type { IdentityVerificationSummary, JWKS } from '@mandate/client';
 import { apiOf, oneOf } from '../api';
 import { useAuth } from '../auth';
-import { ErrorMessage, Loaded, PageHeader, SelectField, formatTime } from '../ui';
+import { Empty, ErrorMessage, IdToken, Loaded, PageHeader, SelectField, StateBadge, Time } from '../ui';
 import { DataTable, column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
 import { BundleCheckResults, useBundleCheck } from './Evidence';
@@ -44,7 +44,7 @@ export function TrustPage() {
             <DataTable
               caption="GET /v1/.well-known/jwks.json: every key that checks a mandate signature"
               columns={[
-                column<Jwk>('Key id (kid)', (k) => <code>{k.kid}</code>),
+                column<Jwk>('Key id (kid)', (k) => <IdToken id={k.kid} />),
                 column<Jwk>('Algorithm', (k) => k.alg),
                 column<Jwk>('Curve', (k) => k.crv),
                 column<Jwk>(
@@ -81,6 +81,14 @@ const sessionState = (s: WalletSession, now: number) =>
       : s.status === 'VERIFIED'
         ? `verified${s.assurance ? ` (${s.assurance})` : ''}`
         : 'pending';
+
+/** What a session was spent on: the mandate it verified, or the sign-in token it was exchanged for. */
+function usedFor(consumedBy: string | null) {
+  if (!consumedBy) return 'Not used yet';
+  if (consumedBy.startsWith('mdt_')) return <IdToken id={consumedBy} to={`/mandates/${consumedBy}`} />;
+  if (consumedBy === 'token') return 'A sign-in (exchanged for a token)';
+  return consumedBy;
+}
 
 /** GET /v1/identity-verifications: the tenant's wallet sessions (never their claims). */
 function WalletSessions() {
@@ -123,17 +131,36 @@ function WalletSessions() {
         testId="wallet-sessions"
         caption="OpenID4VP sessions, newest first; the disclosed claims are never listed"
         columns={[
-          column<WalletSession>('Session', (s) => <code>{s.id}</code>),
+          column<WalletSession>('Session', (s) => <IdToken id={s.id} />),
           column<WalletSession>('Purpose', (s) => s.purpose.replace('_', '-')),
-          column<WalletSession>('State', (s) => sessionState(s, now)),
-          column<WalletSession>('Started', (s) => formatTime(s.created_at)),
-          column<WalletSession>('Answered', (s) => formatTime(s.answered_at)),
-          column<WalletSession>('Issuer', (s) => s.issuer ?? '—'),
-          column<WalletSession>('Used by', (s) => s.consumed_by ?? '—'),
+          column<WalletSession>('State', (s) => (
+            <StateBadge
+              state={s.status === 'PENDING' && Date.parse(s.expires_at) <= now ? 'EXPIRED' : s.status}
+            >
+              {sessionState(s, now)}
+            </StateBadge>
+          )),
+          column<WalletSession>('Started', (s) => <Time iso={s.created_at} />),
+          column<WalletSession>('Answered', (s) => <Time iso={s.answered_at} hint={false} />),
+          column<WalletSession>('Issuer', (s) =>
+            s.issuer ? (
+              <span className="ellipsis" title={s.issuer}>
+                {s.issuer}
+              </span>
+            ) : (
+              '—'
+            ),
+          ),
+          column<WalletSession>('Used for', (s) => usedFor(s.consumed_by)),
         ]}
         rowKey={(s) => s.id}
         rowProps={(s) => ({ 'data-session': s.id })}
-        empty="No wallet verification sessions."
+        empty={
+          <Empty title="No wallet verification sessions." call="POST /v1/identity-verifications">
+            A session starts when a mandate is created with identity verification (Mandates, Create mandate)
+            or a member signs in with a wallet.
+          </Empty>
+        }
       />
     </section>
   );

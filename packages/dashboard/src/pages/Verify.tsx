@@ -1,21 +1,115 @@
 import { useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { Link } from 'react-router';
 import type { AuditEvent, VerificationStats } from '@mandate/client';
 import { apiOf } from '../api';
 import { useAuth } from '../auth';
 import { BarChart } from '../chart';
+import { Button, CopyButton, Group, Text } from '@mantine/core';
+import { Copy } from 'lucide-react';
+import type { VerifyRequest } from '@mandate/client';
+import { VERIFY_REASONS } from '../errors';
+import { minorPerMajor } from '../format';
 import {
+  Empty,
   ErrorMessage,
+  formatMoney,
+  FormCard,
+  IdToken,
   Loaded,
   PageHeader,
-  FormCard,
+  SelectField,
+  StateBadge,
   TextField,
-  formatTime,
+  Time,
   useFields,
   useFormMutation,
 } from '../ui';
 import { DataTable, column } from '../table';
+
+const ASSURANCES = ['LOW', 'SUBSTANTIAL', 'HIGH'] as const;
+
+/** The request body as the API takes it: empty fields left out, the currency in capitals. */
+function verifyBody(form: Record<string, string>): VerifyRequest {
+  const t = (k: string) => form[k]!.trim();
+  return {
+    mandate_id: t('mandate_id'),
+    action: t('action'),
+    ...(t('resource') ? { resource: t('resource') } : {}),
+    ...(t('amount') ? { amount: Number(t('amount')) } : {}),
+    ...(t('currency') ? { currency: t('currency').toUpperCase() } : {}),
+    ...(t('delegate_id') ? { delegate_id: t('delegate_id') } : {}),
+    ...(t('min_assurance') ? { min_assurance: t('min_assurance') } : {}),
+  };
+}
+
+/** The same call as curl and as @mandate/client code, for the caller's own credentials. */
+function Reproduce({ body }: { body: VerifyRequest }) {
+  const origin = window.location.origin;
+  const json = JSON.stringify(body);
+  const curl = [
+    `curl -X POST ${origin}/v1/verify \\`,
+    `  -H "Authorization: Bearer $MANDATE_API_KEY" \\`,
+    `  -H 'Content-Type: application/json' \\`,
+    `  -d '${json.replace(/'/g, "'\\''")}'`,
+  ].join('\n');
+  const client = [
+    `import { MandateClient } from '@mandate/client';`,
+    ``,
+    `const client = new MandateClient({ baseUrl: '${origin}', apiKey: process.env.MANDATE_API_KEY });`,
+    `const answer = await client.verify(${JSON.stringify(body, null, 2)
+      .replace(/\n/g, '\n  ')
+      .replace(/\n {2}\}$/, '\n}')});`,
+  ].join('\n');
+  return (
+    <section className="card" aria-labelledby="reproduce-title">
+      <h2 id="reproduce-title">Reproduce this call</h2>
+      <Text size="sm" mb="xs">
+        With an API key holding the <code>verify</code> scope (as <code>tenantId:secret</code> in{' '}
+        <code>MANDATE_API_KEY</code>):
+      </Text>
+      <Group justify="space-between" mb={4}>
+        <Text fw={600} size="sm">
+          curl
+        </Text>
+        <CopyButton value={curl}>
+          {({ copied, copy }) => (
+            <Button
+              size="compact-xs"
+              variant="default"
+              onClick={copy}
+              leftSection={<Copy size={12} aria-hidden />}
+            >
+              {copied ? 'Copied' : 'Copy curl'}
+            </Button>
+          )}
+        </CopyButton>
+      </Group>
+      <pre className="snippet" data-testid="curl">
+        {curl}
+      </pre>
+      <Group justify="space-between" mt="sm" mb={4}>
+        <Text fw={600} size="sm">
+          @mandate/client (TypeScript)
+        </Text>
+        <CopyButton value={client}>
+          {({ copied, copy }) => (
+            <Button
+              size="compact-xs"
+              variant="default"
+              onClick={copy}
+              leftSection={<Copy size={12} aria-hidden />}
+            >
+              {copied ? 'Copied' : 'Copy code'}
+            </Button>
+          )}
+        </CopyButton>
+      </Group>
+      <pre className="snippet" data-testid="client-call">
+        {client}
+      </pre>
+    </section>
+  );
+}
 
 /** POST /v1/verify from a form: the decision and its reason, exactly as an integrator would get them. */
 export function VerifyPage() {
@@ -28,29 +122,39 @@ export function VerifyPage() {
     amount: '',
     currency: '',
     resource: '',
+    delegate_id: '',
+    min_assurance: '',
   });
+  const [sent, setSent] = useState<VerifyRequest | null>(null);
   const [verify, submit] = useFormMutation({
-    mutationFn: () =>
-      apiOf(session).verify({
-        mandate_id: form.mandate_id.trim(),
-        action: form.action.trim(),
-        ...(form.amount.trim() ? { amount: Number(form.amount) } : {}),
-        ...(form.currency.trim() ? { currency: form.currency.trim().toUpperCase() } : {}),
-        ...(form.resource.trim() ? { resource: form.resource.trim() } : {}),
-      }),
+    mutationFn: () => {
+      const body = verifyBody(form);
+      setSent(body);
+      return apiOf(session).verify(body);
+    },
     // The audit event follows the answer through the bus: ask again shortly after.
     onSuccess: () => {
       setTimeout(() => void queryClient.invalidateQueries({ queryKey: ['verifications'] }), 500);
     },
   });
   const d = verify.data;
+  const amount = Number(form.amount.trim());
+  const currency = form.currency.trim().toUpperCase();
+  const amountHint =
+    form.amount.trim() && Number.isFinite(amount) && currency.length === 3 && minorPerMajor(currency)
+      ? `= ${formatMoney(amount, currency)}`
+      : "In the currency's smallest unit, as the API takes it (1200 EUR cents = €12.00).";
   return (
     <>
-      <PageHeader title="Verification playground" />
-      <p>
-        Asks <code>POST /v1/verify</code> whether a delegate may do an action now, as your integration would.
-        Each call is recorded in the audit log (VERIFICATION_PERFORMED).
-      </p>
+      <PageHeader
+        title="Verification playground"
+        description={
+          <>
+            Asks <code>POST /v1/verify</code> whether a delegate may do an action now, as your integration
+            would. Each call is recorded in the audit log (VERIFICATION_PERFORMED).
+          </>
+        }
+      />
       <FormCard id="verify-title" title="Request" onSubmit={submit}>
         <div className="row">
           <TextField id="v-mandate" label="Mandate id" {...field('mandate_id')} required />
@@ -61,6 +165,7 @@ export function VerifyPage() {
             placeholder="payments:create"
             required
           />
+          <TextField id="v-resource" label="Resource" {...field('resource')} />
         </div>
         <div className="row">
           <TextField
@@ -68,6 +173,7 @@ export function VerifyPage() {
             label="Amount (minor units)"
             inputMode="numeric"
             pattern="[0-9]*"
+            description={amountHint}
             {...field('amount')}
           />
           <TextField
@@ -77,28 +183,53 @@ export function VerifyPage() {
             placeholder="EUR"
             maxLength={3}
           />
-          <TextField id="v-resource" label="Resource" {...field('resource')} />
         </div>
-        <button type="submit" disabled={verify.isPending}>
+        <div className="row">
+          <TextField
+            id="v-delegate"
+            label="Delegate id (checked against the mandate's)"
+            {...field('delegate_id')}
+          />
+          <SelectField
+            id="v-assurance"
+            label="Minimum identity assurance"
+            {...field('min_assurance')}
+            options={['', ...ASSURANCES]}
+            text={(a) => (a ? a : 'None asked')}
+          />
+        </div>
+        <Button type="submit" loading={verify.isPending}>
           Verify
-        </button>
+        </Button>
         <ErrorMessage error={verify.error} />
       </FormCard>
       {d ? (
-        <section aria-labelledby="decision-title" aria-live="polite">
+        <section className="card" aria-labelledby="decision-title" aria-live="polite">
           <h2 id="decision-title">
-            Decision: <span data-testid="decision">{d.decision}</span>
+            Decision: <StateBadge state={d.decision} testId="decision" />
           </h2>
+          <Text fw={600} mb="xs" data-testid="reason-words">
+            {VERIFY_REASONS[d.reason] ?? d.reason}
+          </Text>
           <dl className="facts">
-            <dt>Reason</dt>
-            <dd data-testid="reason">{d.reason}</dd>
+            <dt>Reason code</dt>
+            <dd>
+              <code data-testid="reason">{d.reason}</code>
+            </dd>
             <dt>Mandate state</dt>
-            <dd>{d.mandate_state}</dd>
+            <dd>
+              <StateBadge state={d.mandate_state} />
+            </dd>
             <dt>Mandate version</dt>
             <dd>{d.mandate_version}</dd>
+            <dt>Decision id</dt>
+            <dd>
+              <IdToken id={d.decision_id} full />
+            </dd>
           </dl>
         </section>
       ) : null}
+      {sent ? <Reproduce body={sent} /> : null}
       {canEvents ? (
         <RecentVerifications />
       ) : (
@@ -125,14 +256,12 @@ type ChartWindow = '24h' | '14d';
 
 /** The chart's bars: the last 24 UTC hours or 14 UTC days, the current one (partial) included. */
 const RECENT_COLUMNS = [
-  column<AuditEvent>('Time', (e) => formatTime(e.occurred_at)),
+  column<AuditEvent>('Time', (e) => <Time iso={e.occurred_at} />),
   column<AuditEvent>('Mandate', (e) =>
-    e.resource ? <Link to={`/mandates/${e.resource.id}`}>{e.resource.id}</Link> : '—',
+    e.resource ? <IdToken id={e.resource.id} to={`/mandates/${e.resource.id}`} /> : '—',
   ),
   column<AuditEvent>('Action', (e) => actionOf(e) ?? '—'),
-  column<AuditEvent>('Decision', (e) => textOf(e.data.decision), {
-    className: (e) => (e.data.decision === 'ALLOW' ? 'decision-allow' : 'decision-deny'),
-  }),
+  column<AuditEvent>('Decision', (e) => <StateBadge state={textOf(e.data.decision) ?? '—'} />),
   column<AuditEvent>('Reason', (e) => textOf(e.data.reason)),
 ];
 
@@ -216,7 +345,9 @@ function RecentVerifications() {
       <ErrorMessage error={recent.error} />
       {recent.data ? (
         recent.data.data.length === 0 ? (
-          <p>No verification yet.</p>
+          <Empty title="No verification yet." call="POST /v1/verify">
+            Ask one with the form above: it is listed here within seconds.
+          </Empty>
         ) : (
           <DataTable
             caption="The newest verifications"

@@ -5,7 +5,8 @@ import { MandateApiError, apiOf } from '../api';
 import { useAuth } from '../auth';
 import { memberSession } from '../member-sign-in';
 import { QrCode } from '../qr';
-import { ErrorMessage, TenantForm } from '../ui';
+import { ErrorMessage, TenantForm, formatTime } from '../ui';
+import { relativeTime } from '../format';
 
 type Started = CreatedIdentityVerification;
 
@@ -106,7 +107,8 @@ export function WalletSignIn() {
           </p>
           <code className="request-link">{started.authorization_request}</code>
           <p aria-live="polite" className="muted">
-            Waiting for the wallet… (expires {new Date(started.expires_at).toLocaleTimeString()})
+            Waiting for the wallet… (expires {formatTime(started.expires_at)},{' '}
+            {relativeTime(started.expires_at)})
           </p>
         </div>
       ) : null}

@@ -7,13 +7,16 @@ import { useAuth } from '../auth';
 import { PagedTable, usePagedList } from '../paged-list';
 import { column } from '../table';
 import {
+  Empty,
   ErrorMessage,
+  formatTime,
   FormCard,
   PageHeader,
   SecretOnce,
   SelectField,
+  StateBadge,
   TextField,
-  formatTime,
+  Time,
   useFormMutation,
 } from '../ui';
 
@@ -87,10 +90,15 @@ export function WebhooksPage({ area }: { area: Area }) {
       <PagedTable
         list={endpoints}
         caption={`Webhook endpoints of tenant ${tenantId}`}
-        empty="No endpoints."
+        empty={
+          <Empty title="No endpoints." call="POST /v1/webhook-endpoints">
+            Add one above: signed events (a mandate revoked, a key rotated…) then reach your HTTPS URL within
+            seconds.
+          </Empty>
+        }
         rowKey={(e) => e.id}
         columns={[
-          column<Endpoint>('URL', (e) => <code>{e.url}</code>),
+          column<Endpoint>('URL', (e) => <code className="url">{e.url}</code>),
           column<Endpoint>('Events', (e) => e.event_types.join(', ')),
           column<Endpoint>('Status', (e) =>
             e.status === 'ENABLED'
@@ -99,7 +107,7 @@ export function WebhooksPage({ area }: { area: Area }) {
                 : 'enabled'
               : `disabled (${e.disabled_reason ?? 'manual'})`,
           ),
-          column<Endpoint>('Created', (e) => formatTime(e.created_at), 'nowrap'),
+          column<Endpoint>('Created', (e) => <Time iso={e.created_at} />, 'nowrap'),
           column<Endpoint>(
             'Actions',
             (e) => (
@@ -223,7 +231,11 @@ function Deliveries({ endpoint, canWrite }: { endpoint: Endpoint; canWrite: bool
       <PagedTable
         list={deliveries}
         caption="Deliveries, newest first"
-        empty="No deliveries yet."
+        empty={
+          <Empty title="No deliveries yet." call="POST /v1/webhook-endpoints/:id/test">
+            Send a test event, or wait for an event of the types this endpoint takes.
+          </Empty>
+        }
         rowKey={(d) => d.id}
         columns={[
           column<Delivery>('Event', (d) => (
@@ -231,7 +243,7 @@ function Deliveries({ endpoint, canWrite }: { endpoint: Endpoint; canWrite: bool
               {d.event_type} <code>{d.event_id}</code>
             </>
           )),
-          column<Delivery>('Status', (d) => d.status),
+          column<Delivery>('Status', (d) => <StateBadge state={d.status} />),
           column<Delivery>('Attempts', (d) => (
             <ol className="attempts">
               {d.attempts.map((a) => (
@@ -241,7 +253,7 @@ function Deliveries({ endpoint, canWrite }: { endpoint: Endpoint; canWrite: bool
               ))}
             </ol>
           )),
-          column<Delivery>('Next attempt', (d) => formatTime(d.next_attempt_at), 'nowrap'),
+          column<Delivery>('Next attempt', (d) => <Time iso={d.next_attempt_at} />, 'nowrap'),
           ...(canWrite
             ? [
                 column<Delivery>(

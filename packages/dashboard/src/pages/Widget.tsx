@@ -115,14 +115,8 @@ function SettingsForm({
         placeholder="https://shop.example.com"
       />
       <div className="row">
-        <TextField
-          id="widget-color"
-          label="Primary colour"
-          {...field('color')}
-          placeholder="#0b4f9c"
-          size={9}
-        />
-        <TextField id="widget-locale" label="Locale" {...field('locale')} placeholder="en" size={8} />
+        <TextField id="widget-color" label="Primary colour" {...field('color')} placeholder="#0b4f9c" />
+        <TextField id="widget-locale" label="Locale" {...field('locale')} placeholder="en" />
       </div>
       <div className="row">
         <TextField

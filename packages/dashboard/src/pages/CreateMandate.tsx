@@ -1,0 +1,390 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { useQueryClient } from '@tanstack/react-query';
+import { Link } from 'react-router';
+import { Button, Checkbox, Group, Paper, Text, Textarea, Title } from '@mantine/core';
+import { FileSignature } from 'lucide-react';
+import type { CreateMandateRequest, CreatedIdentityVerification, Mandate } from '@mandate/client';
+import { MandateApiError, apiOf } from '../api';
+import type { Area } from '../areas';
+import { useAuth } from '../auth';
+import { constraintsText, minorPerMajor, relativeTime } from '../format';
+import { QrCode } from '../qr';
+import {
+  ErrorMessage,
+  IdToken,
+  PageHeader,
+  SelectField,
+  StateBadge,
+  TextField,
+  formatTime,
+  localTimeToIso,
+  useFields,
+} from '../ui';
+import { NoAccess } from './NoAccess';
+
+const PARTY_TYPES = ['person', 'organization', 'service', 'agent'] as const;
+type PartyType = (typeof PARTY_TYPES)[number];
+/** The wallet session is asked every two seconds: its answer lands within one poll. */
+const POLL_MS = 2000;
+
+const list = (text: string) =>
+  text
+    .split(/[,\n]/)
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/** "key=value" lines (or comma-separated) as the metadata object; a line without "=" is refused. */
+function metadataOf(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const line of list(text)) {
+    const at = line.indexOf('=');
+    if (at <= 0) throw new Error(`Metadata "${line}" is not key=value.`);
+    out[line.slice(0, at).trim()] = line.slice(at + 1).trim();
+  }
+  return out;
+}
+
+/** The form's values as POST /v1/mandates' body; `verificationId` names the wallet verification of the principal. */
+function requestOf(f: Record<string, string>, verificationId?: string): CreateMandateRequest {
+  const currency = f.currency!.trim().toUpperCase();
+  let maxAmount: number | undefined;
+  if (f.limit!.trim()) {
+    const per = minorPerMajor(currency);
+    if (!per) throw new Error('An amount limit needs its currency (a three-letter ISO code such as EUR).');
+    const major = Number(f.limit!.trim().replace(',', '.'));
+    if (!Number.isFinite(major) || major < 0) throw new Error('The amount limit is not a number.');
+    maxAmount = Math.round(major * per);
+  }
+  const resources = list(f.resources!);
+  const metadata = metadataOf(f.metadata!);
+  return {
+    principal: {
+      id: f.principal!.trim(),
+      type: f.principal_type as PartyType,
+      ...(f.principal_name!.trim() ? { name: f.principal_name!.trim() } : {}),
+      ...(verificationId ? { verification_id: verificationId } : {}),
+    },
+    delegate: { id: f.delegate!.trim(), type: f.delegate_type as PartyType },
+    scope: {
+      actions: list(f.actions!),
+      ...(resources.length ? { resources } : {}),
+      ...(maxAmount !== undefined || currency
+        ? {
+            constraints: {
+              ...(maxAmount !== undefined ? { max_amount: maxAmount } : {}),
+              ...(currency ? { currency } : {}),
+            },
+          }
+        : {}),
+    },
+    ...(f.valid_from ? { valid_from: localTimeToIso(f.valid_from) } : {}),
+    ...(f.expires_at ? { expires_at: localTimeToIso(f.expires_at) } : {}),
+    ...(Object.keys(metadata).length ? { metadata } : {}),
+  };
+}
+
+/**
+ * POST /v1/mandates from a form: principal, delegate, actions, resources, an amount limit in major
+ * units with its currency, the validity window (UTC) and metadata. With "verify the principal's
+ * identity" it first opens a wallet session (POST /v1/identity-verifications), shows its QR code
+ * and waits for the wallet's answer; the mandate then carries principal.verified.
+ */
+export function CreateMandatePage({ area }: { area: Area }) {
+  const { session, permissions } = useAuth();
+  const queryClient = useQueryClient();
+  const { values: f, field } = useFields({
+    principal: '',
+    principal_type: 'person',
+    principal_name: '',
+    delegate: '',
+    delegate_type: 'agent',
+    actions: '',
+    resources: '',
+    limit: '',
+    currency: '',
+    valid_from: '',
+    expires_at: '',
+    metadata: '',
+  });
+  const [verify, setVerify] = useState(false);
+  const [wallet, setWallet] = useState<CreatedIdentityVerification | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [created, setCreated] = useState<Mandate | null>(null);
+
+  const create = async (verificationId?: string) => {
+    setBusy(true);
+    try {
+      const m = await apiOf(session).mandates.create(requestOf(f, verificationId));
+      setCreated(m);
+      setWallet(null);
+      void queryClient.invalidateQueries({ queryKey: ['mandates'] });
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(null);
+    try {
+      requestOf(f); // the form's own checks, before a wallet session is opened for nothing
+    } catch (err) {
+      return setError(err);
+    }
+    if (!verify) return void create();
+    try {
+      setWallet(await apiOf(session).identityVerifications.create({ purpose: 'mandate' }));
+    } catch (err) {
+      setError(err);
+    }
+  };
+
+  // Waiting for the wallet: VERIFIED creates the mandate with the verification; FAILED or expiry ends the wait.
+  useEffect(() => {
+    if (!wallet) return;
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const poll = async () => {
+      if (stopped) return;
+      if (Date.parse(wallet.expires_at) <= Date.now()) {
+        setWallet(null);
+        return setError(new Error('The wallet did not answer before the request expired: start again.'));
+      }
+      try {
+        const v = await apiOf(session).identityVerifications.get(wallet.id);
+        if (stopped) return;
+        if (v.status === 'VERIFIED') return void create(wallet.id);
+        if (v.status === 'FAILED') {
+          setWallet(null);
+          return setError(new Error(`The wallet's answer was refused (${v.reason ?? 'no reason given'}).`));
+        }
+      } catch (err) {
+        if (!(err instanceof MandateApiError && err.status === 429)) return setError(err);
+      }
+      if (!stopped) timer = setTimeout(() => void poll(), POLL_MS);
+    };
+    timer = setTimeout(() => void poll(), POLL_MS);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+    // create reads the form as it is when the wallet answers; the wait is for this session only.
+  }, [wallet]);
+
+  if (!area.write || !permissions?.includes(area.write))
+    return <NoAccess area={{ ...area, read: area.write ?? area.read }} />;
+  if (created) return <Created m={created} onAnother={() => setCreated(null)} />;
+  return (
+    <>
+      <PageHeader
+        title="Create mandate"
+        description="A signed delegation: the principal lets the delegate do these actions, within these limits, in this window."
+      >
+        <Link to="/mandates">All mandates</Link>
+      </PageHeader>
+      <form className="card" onSubmit={(e) => void submit(e)} aria-label="New mandate">
+        <h2>Who</h2>
+        <div className="row">
+          <TextField
+            id="m-principal"
+            label="Principal id"
+            {...field('principal')}
+            placeholder="user_alice"
+            required
+          />
+          <SelectField
+            id="m-principal-type"
+            label="Principal type"
+            {...field('principal_type')}
+            options={PARTY_TYPES}
+          />
+          <TextField id="m-principal-name" label="Principal name (optional)" {...field('principal_name')} />
+        </div>
+        <div className="row">
+          <TextField
+            id="m-delegate"
+            label="Delegate id"
+            {...field('delegate')}
+            placeholder="agent_checkout"
+            required
+          />
+          <SelectField
+            id="m-delegate-type"
+            label="Delegate type"
+            {...field('delegate_type')}
+            options={PARTY_TYPES}
+          />
+        </div>
+        <h2>What</h2>
+        <div className="row">
+          <TextField
+            id="m-actions"
+            label="Actions (comma-separated)"
+            {...field('actions')}
+            placeholder="payments:create, refunds:*"
+            required
+          />
+          <TextField
+            id="m-resources"
+            label="Resources (optional, comma-separated)"
+            {...field('resources')}
+            placeholder="merchant:acme"
+          />
+        </div>
+        <div className="row">
+          <TextField
+            id="m-limit"
+            label="Amount limit per call (major units)"
+            {...field('limit')}
+            inputMode="decimal"
+            placeholder="500.00"
+          />
+          <TextField
+            id="m-currency"
+            label="Currency"
+            {...field('currency')}
+            placeholder="EUR"
+            maxLength={3}
+          />
+        </div>
+        <h2>When (UTC)</h2>
+        <div className="row">
+          <TextField
+            id="m-valid-from"
+            label="Valid from (optional)"
+            type="datetime-local"
+            {...field('valid_from')}
+          />
+          <TextField
+            id="m-expires"
+            label="Expires (optional)"
+            type="datetime-local"
+            {...field('expires_at')}
+          />
+        </div>
+        <Textarea
+          id="m-metadata"
+          label="Metadata (optional, key=value a line)"
+          value={f.metadata}
+          onChange={(e) => field('metadata').onChange(e.currentTarget.value)}
+          placeholder={'order=1234\nchannel=web'}
+          autosize
+          minRows={2}
+          maw="44rem"
+          mb="md"
+        />
+        <Checkbox
+          id="m-verify"
+          label="Verify the principal's identity with a wallet first (EU digital identity, OpenID4VP)"
+          checked={verify}
+          onChange={(e) => setVerify(e.currentTarget.checked)}
+          mb="md"
+        />
+        <Group>
+          <Button
+            type="submit"
+            loading={busy}
+            disabled={!!wallet}
+            leftSection={<FileSignature size={16} aria-hidden />}
+          >
+            {verify ? 'Verify identity and create' : 'Create mandate'}
+          </Button>
+          <Text size="sm" c="dimmed">
+            Sends <code>POST /v1/mandates</code>
+          </Text>
+        </Group>
+        <ErrorMessage error={error} />
+      </form>
+      {wallet ? (
+        <Paper
+          withBorder
+          p="md"
+          className="wallet-request"
+          data-authorization-request={wallet.authorization_request}
+        >
+          <Title order={2} size="h4">
+            Waiting for the principal&apos;s wallet
+          </Title>
+          <QrCode value={wallet.authorization_request} label="QR code of the wallet authorization request" />
+          <p>
+            The principal scans the code with their identity wallet, or on this device:{' '}
+            <a href={wallet.authorization_request}>open the wallet</a>.
+          </p>
+          <code className="request-link">{wallet.authorization_request}</code>
+          <Text size="sm" c="dimmed" aria-live="polite">
+            Waiting for the answer… (expires {formatTime(wallet.expires_at)},{' '}
+            {relativeTime(wallet.expires_at)})
+          </Text>
+          <Button variant="default" mt="sm" onClick={() => setWallet(null)}>
+            Cancel
+          </Button>
+        </Paper>
+      ) : null}
+    </>
+  );
+}
+
+/** The created mandate: its id, state, signature and status-list slot. */
+function Created({ m, onAnother }: { m: Mandate; onAnother(): void }) {
+  return (
+    <>
+      <PageHeader
+        title="Mandate created"
+        description="Signed and in force: verifications of it are answered from now."
+      >
+        <Link to="/mandates">All mandates</Link>
+      </PageHeader>
+      <Paper withBorder p="md" mb="lg" data-testid="created-mandate">
+        <dl className="facts">
+          <dt>Mandate id</dt>
+          <dd>
+            <IdToken id={m.id} full />
+          </dd>
+          <dt>State</dt>
+          <dd>
+            <StateBadge state={m.state} testId="created-state" />
+          </dd>
+          <dt>Principal</dt>
+          <dd>
+            {m.principal.id}
+            {m.principal.verified ? ` (identity verified, ${m.principal.verified.assurance})` : ''}
+          </dd>
+          <dt>Delegate</dt>
+          <dd>{m.delegate.id}</dd>
+          <dt>Actions</dt>
+          <dd>{m.scope.actions.join(', ')}</dd>
+          <dt>Limit</dt>
+          <dd data-testid="created-limit">{constraintsText(m.scope.constraints)}</dd>
+          <dt>Signature</dt>
+          <dd>
+            {m.signature.alg}, key <code>{m.signature.kid}</code>
+            <pre className="snippet" data-testid="created-signature">
+              {m.signature.jws}
+            </pre>
+          </dd>
+          <dt>Status list slot</dt>
+          <dd data-testid="created-status-slot">
+            {m.status ? (
+              <>
+                index {m.status.status_list.idx} of <code>{m.status.status_list.uri}</code>
+              </>
+            ) : (
+              'None (verified online only)'
+            )}
+          </dd>
+        </dl>
+      </Paper>
+      <Group>
+        <Button component={Link} to={`/mandates/${m.id}`}>
+          Open the mandate
+        </Button>
+        <Button variant="default" onClick={onAnother}>
+          Create another
+        </Button>
+      </Group>
+    </>
+  );
+}
