@@ -272,7 +272,7 @@ describeIfChromium('dashboard in a real browser', () => {
     await closeClean({ page, errors });
   }, 120_000);
 
-  it('when an operator-role subject takes a mandate through suspend, reactivate and revoke with reasons, then each state shows, a revoked mandate offers no action, and the timeline lists the three events', async () => {
+  it('when an operator-role subject opens a mandate and takes it through suspend, reactivate and revoke with reasons, then it sees the status list and index, each state shows, a revoked mandate offers no action, and the timeline lists the three events', async () => {
     const created = await api()('POST', '/v1/mandates', {
       auth: firstKey.auth,
       body: { ...README_MANDATE, delegate: { id: 'agent_lifecycle', type: 'agent' } },
@@ -281,6 +281,11 @@ describeIfChromium('dashboard in a real browser', () => {
     const id = created.body.id as string;
     const { page, errors } = await openAs('tenant_operator', `mandates/${id}`);
     await page.getByRole('heading', { level: 1, name: `Mandate ${id}` }).waitFor();
+    // The detail names the mandate's status list, linked, and its index there (SPEC §12).
+    const { uri, idx } = created.body.status.status_list as { uri: string; idx: number };
+    const listEntry = page.locator('dt:text-is("Status list") + dd');
+    expect(await listEntry.textContent()).toBe(`${uri.split('/').pop()}, index ${idx}`);
+    expect(await listEntry.getByRole('link').getAttribute('href')).toBe(uri);
     for (const [button, reason, state] of [
       ['Suspend', 'travel paused', 'SUSPENDED'],
       ['Reactivate', 'travel resumed', 'ACTIVE'],

@@ -145,7 +145,7 @@ describe('a bad configuration: one `config error: NAME: …` line per problem, n
     ],
     [
       'identity',
-      'NODE_ENV=production with WALLET_PUBLIC_URL and no verifier key or certificate',
+      'NODE_ENV=production with WALLET_PUBLIC_URL and no verifier key, certificate or sign-in key',
       {
         ...BASE,
         NODE_ENV: 'production',
@@ -155,6 +155,32 @@ describe('a bad configuration: one `config error: NAME: …` line per problem, n
       [
         `config error: WALLET_VERIFIER_KEY_PEM: ${PRODUCTION_PEM}`,
         `config error: WALLET_VERIFIER_CERT_PEM: ${PRODUCTION_PEM}`,
+        `config error: WALLET_SIGN_IN_KEY_PEM: ${PRODUCTION_PEM}`,
+      ],
+    ],
+    [
+      'identity',
+      'NODE_ENV=production with WALLET_PUBLIC_URL, the verifier key and certificate, and no sign-in key',
+      {
+        ...BASE,
+        NODE_ENV: 'production',
+        WALLET_PUBLIC_URL: 'https://api.example.com',
+        WALLET_SUBJECT_SECRET: SECRET,
+        // Never parsed: the missing sign-in key is reported before any key is read.
+        WALLET_VERIFIER_KEY_PEM: 'key',
+        WALLET_VERIFIER_CERT_PEM: 'certificate',
+      },
+      [`config error: WALLET_SIGN_IN_KEY_PEM: ${PRODUCTION_PEM}`],
+    ],
+    [
+      'identity',
+      'NODE_ENV=production with WALLET_PUBLIC_URL and nothing else of the wallet',
+      { ...BASE, NODE_ENV: 'production', WALLET_PUBLIC_URL: 'https://api.example.com' },
+      [
+        'config error: WALLET_SUBJECT_SECRET: is required when WALLET_PUBLIC_URL is set (keep it stable; e.g. openssl rand -hex 32)',
+        `config error: WALLET_VERIFIER_KEY_PEM: ${PRODUCTION_PEM}`,
+        `config error: WALLET_VERIFIER_CERT_PEM: ${PRODUCTION_PEM}`,
+        `config error: WALLET_SIGN_IN_KEY_PEM: ${PRODUCTION_PEM}`,
       ],
     ],
     [

@@ -28,7 +28,7 @@ describe('embedded mode (npm start) with AMQP_URL and REDIS_URL', () => {
     }
   }, 30_000);
 
-  it('when the walk-through runs, then every event type it produces reaches /v1/events (platform ones the broker)', async () => {
+  it('when the walk-through runs, then every event type it produces reaches /v1/events (platform ones, status-list publications included, on the broker)', async () => {
     stack = await startEmbedded(
       {
         PORT: '0',
@@ -50,7 +50,7 @@ describe('embedded mode (npm start) with AMQP_URL and REDIS_URL', () => {
     try {
       const ch = await connection.createChannel();
       const { queue } = await ch.assertQueue('', { exclusive: true, autoDelete: true });
-      for (const type of ['ONBOARDING_REQUESTED', 'ONBOARDING_REJECTED'])
+      for (const type of ['ONBOARDING_REQUESTED', 'ONBOARDING_REJECTED', 'STATUS_LIST_PUBLISHED'])
         await ch.bindQueue(queue, topology.exchange, topology.routingKey(type));
       await ch.consume(queue, (msg) => {
         if (!msg) return;
@@ -101,6 +101,9 @@ describe('embedded mode (npm start) with AMQP_URL and REDIS_URL', () => {
       expect(verify.body).toMatchObject({ decision: 'ALLOW' });
       for (const step of ['suspend', 'reactivate', 'revoke'])
         expect((await api('POST', `/v1/mandates/${mandateId}/${step}`, { auth })).status).toBe(200);
+      // Serving the mandate's status list publishes it: a platform event for the audit trail too.
+      const listPath = new URL(mandate.body.status.status_list.uri as string).pathname;
+      expect((await fetch(`${stack.url}${listPath}`)).status).toBe(200);
       // The evidence bundle reads the mandate's events: wait until the lifecycle reached audit.
       await eventually(
         async () => {
@@ -194,12 +197,13 @@ describe('embedded mode (npm start) with AMQP_URL and REDIS_URL', () => {
         async () => {
           const types = new Set(platformEvents.map((e) => `${e.type} ${e.resource?.id}`));
           return types.has(`ONBOARDING_REQUESTED ${approvedRequest.body.id}`) &&
-            types.has(`ONBOARDING_REJECTED ${rejectedRequest.body.id}`)
+            types.has(`ONBOARDING_REJECTED ${rejectedRequest.body.id}`) &&
+            types.has(`STATUS_LIST_PUBLISHED ${listPath.split('/').pop()}`)
             ? true
             : undefined;
         },
         20_000,
-        'ONBOARDING_REQUESTED and ONBOARDING_REJECTED on the broker',
+        'ONBOARDING_REQUESTED, ONBOARDING_REJECTED and STATUS_LIST_PUBLISHED on the broker',
       );
     } finally {
       await connection.close();

@@ -59,7 +59,7 @@ describe('npm run start:services (scripts/services.ts)', () => {
     }
   }, 30_000);
 
-  it('when started and sent SIGINT, then five services with two verify replicas answer through the gateway, every log line names its service, and every process exits', async () => {
+  it('when started and sent SIGINT, then five services with two verify replicas answer through the gateway, the wallet works on the defaults the launcher names, every log line names its service, and every process exits', async () => {
     const namespace = `test-${newId('req')}`;
     namespaces.push(namespace);
     running = await launch(namespace);
@@ -78,6 +78,19 @@ describe('npm run start:services (scripts/services.ts)', () => {
       body: { name: 'Launcher', plan: 'beta' },
     });
     expect(tenant.status).toBe(201);
+    // The wallet works as under npm start, and the launcher says each default it chose for it.
+    const session = await apiClient(running.url)('POST', '/v1/identity-verifications', {
+      auth: `${tenant.body.tenant.id}:${tenant.body.api_key.api_key}`,
+      body: { purpose: 'mandate' },
+    });
+    expect(session.status).toBe(201);
+    expect(session.body.authorization_request).toMatch(/^openid4vp:\/\//);
+    expect(lines.filter((l) => l.startsWith('[launcher] wallet: '))).toEqual([
+      `[launcher] wallet: WALLET_PUBLIC_URL=${running.url} (the gateway's address; set it to change)`,
+      '[launcher] wallet: WALLET_SUBJECT_SECRET generated for this run (wallet subject ids change at each start; set it to keep them)',
+      '[launcher] wallet: the TEST PID issuer is trusted (scripts/test-wallet.ts; set WALLET_TRUST_TEST_ISSUER=false to refuse it)',
+      "[launcher] wallet: the gateway accepts the wallet's sign-in tokens (a JWT_ISSUERS entry named wallet)",
+    ]);
     // The generated operator token is printed once, never again.
     expect(lines.filter((l) => l.includes(running!.operatorToken))).toHaveLength(1);
     const unprefixed = lines.filter(

@@ -203,14 +203,17 @@ describe.each([
     expect(doneAtKill).toBeLessThan(400);
   }, 240_000);
 
-  it('when the broker is cut while mandates are suspended and revoked, then every change reaches their status list within ttl, and after the cut too', async () => {
+  it('when the broker is cut while mandates are suspended, revoked and expire, then every change reaches their status list within ttl, and after the cut too', async () => {
     const { auth } = await newTenant('status-list-cut');
     const api = apiClient(stack.gateway.url);
     const created: { id: string; status: { status_list: { idx: number; uri: string } } }[] = [];
-    for (let i = 0; i < 12; i++) {
+    // Four to suspend, four to revoke, two left alone, and two that expire during the cut (the
+    // sweeper persists EXPIRED while the broker is away; the list must show it all the same).
+    const expiresAt = new Date(Date.now() + 8_000).toISOString();
+    for (let i = 0; i < 14; i++) {
       const res = await api('POST', '/v1/mandates', {
         auth,
-        body: { principal: `p${i}`, delegate: `d${i}` },
+        body: { principal: `p${i}`, delegate: `d${i}`, ...(i >= 12 ? { expires_at: expiresAt } : {}) },
       });
       expect(res.status).toBe(201);
       created.push(res.body);
@@ -228,7 +231,7 @@ describe.each([
       }
       return values;
     };
-    const expected = created.map((_, i) => (i < 4 ? 2 : i < 8 ? 1 : 0));
+    const expected = created.map((_, i) => (i < 4 ? 2 : i < 8 || i >= 12 ? 1 : 0));
     const ttlMs = 60_000;
     amqpProxy.cut();
     try {

@@ -2,7 +2,14 @@ import { createTenant, startStack, type ServiceProcess, type Stack } from '../su
 import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { MONGO_TARGET } from '@mandate/shared/testing';
-import { expectStoredOnce, restart, sigkill, waitFor, withPort } from './producers';
+import {
+  expectRevokedInTheirLists,
+  expectStoredOnce,
+  restart,
+  sigkill,
+  waitFor,
+  withPort,
+} from './producers';
 import { Produced, createVerifyRevokeRetrying, type CountedType } from './workload';
 
 /**
@@ -69,7 +76,7 @@ describe(`the mandates outbox under a SIGKILL and a cut MongoDB connection (five
 
   const audit = () => ({ url: stack.services.audit.url, internalSecret: stack.internalSecret });
 
-  it('when the mandates process is killed with SIGKILL mid-stream and restarted, then every MANDATE_CREATED and MANDATE_REVOKED answered 2xx is stored once, and the other events too', async () => {
+  it('when the mandates process is killed with SIGKILL mid-stream and restarted, then every MANDATE_CREATED and MANDATE_REVOKED answered 2xx is stored once, the other events too, and every revocation is in its status list', async () => {
     const run = await loadUnderWay('mandates-kill', 60, 15);
     await sigkill(stack.services.mandates);
     const doneAtKill = run.produced.done;
@@ -87,9 +94,11 @@ describe(`the mandates outbox under a SIGKILL and a cut MongoDB connection (five
     // The kill landed mid-stream: mandates were still to come, and steps failed while it was down.
     expect(doneAtKill).toBeLessThan(run.count);
     expect(failedSteps + run.produced.clientErrors.length).toBeGreaterThan(0);
-  }, 150_000);
+    // The lists the restarted process serves hold every revocation answered, before the kill included.
+    expect(await expectRevokedInTheirLists(stack.gateway.url, run.produced)).toBe(run.count);
+  }, 210_000);
 
-  it('when the connection to MongoDB is cut for 6 s while mandates writes, then every event answered 2xx is stored once', async () => {
+  it('when the connection to MongoDB is cut for 6 s while mandates writes, then every event answered 2xx is stored once and every revocation is in its status list', async () => {
     const run = await loadUnderWay('mongo-cut', 60, 15);
     mongoProxy.cut();
     const doneAtCut = run.produced.done;
@@ -108,5 +117,6 @@ describe(`the mandates outbox under a SIGKILL and a cut MongoDB connection (five
     expect(failedSteps).toBeGreaterThan(0);
     // A database outage is a dependency down (503, retry later), never an internal error.
     expect(run.produced.statuses.get(500) ?? 0).toBe(0);
-  }, 150_000);
+    expect(await expectRevokedInTheirLists(stack.gateway.url, run.produced)).toBe(run.count);
+  }, 210_000);
 });

@@ -1,3 +1,5 @@
+import { inflateSync } from 'node:zlib';
+import { eventually } from '../support/eventually';
 import { startService, type ServiceName, type ServiceProcess } from '../support/stack';
 import { countEvents, report, settle, type Counts, type CountedType, type Produced } from './workload';
 
@@ -62,4 +64,41 @@ export async function expectStoredOnce(
       duplicates: 0,
     });
   return counts;
+}
+
+/** The default STATUS_LIST_TTL_SECONDS: a lifecycle change must be in every list fetched after it. */
+const STATUS_LIST_TTL_MS = 60_000;
+
+/**
+ * Every mandate the load revoked reads 1 (INVALID) in its status list, fetched through the gateway
+ * and decoded with node:zlib in the draft's bit order, within the list's ttl: the state the
+ * clients saw answered reaches the list across the producer's fault. Resolves with the count.
+ */
+export async function expectRevokedInTheirLists(gatewayUrl: string, produced: Produced): Promise<number> {
+  const byList = new Map<string, number[]>();
+  for (const { uri, idx } of produced.revokedSlots) {
+    const path = new URL(uri).pathname;
+    byList.set(path, [...(byList.get(path) ?? []), idx]);
+  }
+  const notYetInvalid = async () => {
+    const wrong: string[] = [];
+    for (const [path, indexes] of byList) {
+      const res = await fetch(`${gatewayUrl}${path}`);
+      if (res.status !== 200) return [`${path}: ${res.status}`];
+      const claims = JSON.parse(Buffer.from((await res.text()).split('.')[1]!, 'base64url').toString()) as {
+        status_list: { lst: string };
+      };
+      const bytes = inflateSync(Buffer.from(claims.status_list.lst, 'base64url'));
+      for (const idx of indexes)
+        if (((bytes[idx >> 2]! >> ((idx & 3) * 2)) & 3) !== 1) wrong.push(`${path}#${idx}`);
+    }
+    return wrong;
+  };
+  const wrong = await eventually(
+    async () => ((await notYetInvalid()).length === 0 ? [] : undefined),
+    STATUS_LIST_TTL_MS,
+    'every revoked mandate INVALID in its status list',
+  ).catch(async () => notYetInvalid());
+  expect(wrong).toEqual([]);
+  return produced.revokedSlots.length;
 }

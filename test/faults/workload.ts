@@ -15,7 +15,15 @@ export class Produced {
   };
   readonly statuses = new Map<number, number>();
   readonly clientErrors: string[] = [];
+  /** The status-list slot of every mandate whose revocation answered (its list must say 1, INVALID). */
+  readonly revokedSlots: StatusSlot[] = [];
   done = 0;
+}
+
+/** A mandate's place in its status list, as signed into it (SPEC §12). */
+export interface StatusSlot {
+  idx: number;
+  uri: string;
 }
 
 /**
@@ -200,7 +208,7 @@ export async function createVerifyRevokeRetrying(
         if (res.status !== 401) produced.byType.API_CALL.add(id);
         if (res.status === expected) {
           produced.byType[type].add(id);
-          return res.body as { id?: string };
+          return res.body as { id?: string; status?: { status_list: StatusSlot } };
         }
         if (attempt > 0 && res.status === doneBefore) return {};
       } catch (err) {
@@ -238,6 +246,7 @@ export async function createVerifyRevokeRetrying(
           409,
         );
         if (!revoked) return;
+        if (created.status) produced.revokedSlots.push(created.status.status_list);
       }
       produced.done++;
       options.onDone?.();

@@ -73,13 +73,21 @@ function remember<V>(map: Map<string, V>, key: string, value: V): V {
   return value;
 }
 
+/** Seconds of a response's Cache-Control max-age; 0 when it names none. */
+const maxAgeOf = (res: { headers: { get(name: string): string | null } }) =>
+  Number(/max-age=(\d+)/.exec(res.headers.get('cache-control') ?? '')?.[1] ?? 0);
+
 /**
- * Holds the JWKS, verified mandates and lists. `jwks` given → those keys; else `jwksUri` is fetched
- * (and refetched when a kid is unknown). Lists are fetched from each mandate's `uri`, kept `ttl`
- * seconds, then revalidated with If-None-Match.
+ * Holds the JWKS, verified mandates and lists. `jwks` given → those keys; else `jwksUri` is fetched,
+ * kept for its Cache-Control max-age, then revalidated (If-None-Match when it had an ETag), and
+ * refetched at once when a kid is unknown. A key set that changed drops every verified mandate and
+ * list, so a key the service withdrew stops verifying within the JWKS max-age. Lists are fetched
+ * from each mandate's `uri`, kept `ttl` seconds, then revalidated with If-None-Match.
  */
 export class OfflineVerifier {
   private keys: ReturnType<typeof createLocalJWKSet> | undefined;
+  /** With `jwksUri`: the key set as fetched, its ETag, and until when (ms) it is used unasked. */
+  private keysFetched: { text: string; etag: string | null; until: number } | undefined;
   private readonly mandates = new Map<string, SignedMandate>();
   private readonly lists = new Map<string, VerifiedList>();
   private readonly fetched = new Map<string, { token: string; etag: string | null; until: number }>();
@@ -92,39 +100,63 @@ export class OfflineVerifier {
     return this.options.fetch ?? (globalThis.fetch as unknown as Fetch);
   }
 
-  private async keySet(refresh = false) {
-    if (this.keys && !refresh) return this.keys;
+  /** Whether the key set must be asked for again before it is used at `now` (ms). */
+  private keysStale(now: number): boolean {
+    return this.options.jwksUri !== undefined && (this.keysFetched?.until ?? 0) <= now;
+  }
+
+  private async keySet(now: number, refresh = false) {
+    if (this.keys && !refresh && !this.keysStale(now)) return this.keys;
     if (!this.options.jwksUri) {
       if (this.keys) return this.keys;
       throw new OfflineVerificationError('MANDATE_SIGNATURE_INVALID', 'no JWKS to check signatures with');
     }
-    const res = await this.fetcher(this.options.jwksUri);
+    const previous = this.keysFetched;
+    const res = await this.fetcher(this.options.jwksUri, {
+      headers: previous?.etag && this.keys ? { 'If-None-Match': previous.etag } : {},
+    }).catch((err: Error) => {
+      throw new OfflineVerificationError('STATUS_LIST_UNAVAILABLE', `JWKS fetch failed: ${err.message}`);
+    });
+    const until = now + maxAgeOf(res) * 1000;
+    if (res.status === 304 && previous && this.keys) {
+      this.keysFetched = { ...previous, until };
+      return this.keys;
+    }
     if (res.status !== 200)
       throw new OfflineVerificationError('STATUS_LIST_UNAVAILABLE', `JWKS answered ${res.status}`);
-    this.keys = createLocalJWKSet((await res.json()) as JSONWebKeySet);
-    return this.keys;
+    const text = await res.text();
+    if (text !== previous?.text) {
+      this.keys = createLocalJWKSet(JSON.parse(text) as JSONWebKeySet);
+      // What was verified with the old set is verified again with the new one, if asked.
+      this.mandates.clear();
+      this.lists.clear();
+    }
+    this.keysFetched = { text, etag: res.headers.get('etag'), until };
+    return this.keys!;
   }
 
-  private async verifyJws(jws: string): Promise<Uint8Array> {
+  private async verifyJws(jws: string, now: number): Promise<Uint8Array> {
     try {
-      return (await compactVerify(jws, await this.keySet(), { algorithms: ['ES256'] })).payload;
+      return (await compactVerify(jws, await this.keySet(now), { algorithms: ['ES256'] })).payload;
     } catch (err) {
       // A kid we do not know yet may be a rotated key: one refetch of the JWKS, then give up.
       if (this.options.jwksUri && (err as { code?: string }).code === 'ERR_JWKS_NO_MATCHING_KEY') {
-        return (await compactVerify(jws, await this.keySet(true), { algorithms: ['ES256'] })).payload;
+        return (await compactVerify(jws, await this.keySet(now, true), { algorithms: ['ES256'] })).payload;
       }
       throw err;
     }
   }
 
   /** The mandate's signed fields, once its JWS verified. */
-  async mandate(jws: string): Promise<SignedMandate> {
+  async mandate(jws: string, now: Date = new Date()): Promise<SignedMandate> {
     const known = this.mandates.get(jws);
     if (known) return known;
     let parsed: SignedMandate;
     try {
       if (decodeProtectedHeader(jws).typ !== undefined) throw new Error('a mandate JWS has no typ');
-      parsed = JSON.parse(new TextDecoder().decode(await this.verifyJws(jws))) as SignedMandate;
+      parsed = JSON.parse(
+        new TextDecoder().decode(await this.verifyJws(jws, now.getTime())),
+      ) as SignedMandate;
     } catch (err) {
       throw new OfflineVerificationError(
         'MANDATE_SIGNATURE_INVALID',
@@ -144,7 +176,7 @@ export class OfflineVerifier {
       try {
         if (decodeProtectedHeader(token).typ !== 'statuslist+jwt')
           throw new Error('typ is not statuslist+jwt');
-        claims = JSON.parse(new TextDecoder().decode(await this.verifyJws(token)));
+        claims = JSON.parse(new TextDecoder().decode(await this.verifyJws(token, now.getTime())));
         if (claims.status_list?.bits !== 2 || typeof claims.status_list.lst !== 'string')
           throw new Error('status_list must have bits 2 and lst');
         if (typeof claims.sub !== 'string' || typeof claims.exp !== 'number')
@@ -184,7 +216,7 @@ export class OfflineVerifier {
         `status list fetch failed: ${err.message}`,
       );
     });
-    const maxAge = Number(/max-age=(\d+)/.exec(res.headers.get('cache-control') ?? '')?.[1] ?? 0);
+    const maxAge = maxAgeOf(res);
     let token: string;
     if (res.status === 304 && cached) token = cached.token;
     else if (res.status === 200) token = await res.text();
@@ -201,7 +233,9 @@ export class OfflineVerifier {
     now?: Date;
   }): Promise<OfflineDecision> {
     const now = input.now ?? new Date();
-    const mandate = await this.mandate(input.jws);
+    // A key set past its max-age is asked for again first: a changed one drops what it verified.
+    if (this.keysStale(now.getTime())) await this.keySet(now.getTime());
+    const mandate = await this.mandate(input.jws, now);
     const ref = mandate.status?.status_list;
     if (!ref || typeof ref.uri !== 'string' || !Number.isSafeInteger(ref.idx) || (ref.idx as number) < 0)
       throw new OfflineVerificationError(

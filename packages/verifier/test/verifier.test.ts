@@ -173,4 +173,97 @@ describe('@mandate/verifier', () => {
     }
     expect(seen).toEqual([undefined, '"e1"']);
   });
+  describe("the JWKS from jwksUri (the edge guide's form)", () => {
+    const JWKS_URI = 'https://mandates.example/v1/.well-known/jwks.json';
+    /** A JWKS endpoint whose key set a test changes, answering Cache-Control max-age=300 and an ETag. */
+    function jwksEndpoint(initial: JWK[]) {
+      let keys = initial;
+      const asked: (string | undefined)[] = [];
+      const tag = () => `"${keys.map((k) => k.x).join('.')}"`;
+      const fetch = async (url: string, init?: { headers?: Record<string, string> }) => {
+        if (url !== JWKS_URI) throw new Error(`unexpected fetch of ${url}`);
+        const ifNoneMatch = init?.headers?.['If-None-Match'];
+        asked.push(ifNoneMatch);
+        const notModified = ifNoneMatch === tag();
+        const body = JSON.stringify({ keys });
+        return {
+          status: notModified ? 304 : 200,
+          headers: {
+            get: (n: string) =>
+              ({ etag: tag(), 'cache-control': 'public, max-age=300' })[n.toLowerCase()] ?? null,
+          },
+          text: async () => (notModified ? '' : body),
+          json: async () => JSON.parse(body) as unknown,
+        };
+      };
+      return { fetch, asked, setKeys: (next: JWK[]) => (keys = next) };
+    }
+    const at = (s: number) => new Date(NOW.getTime() + s * 1000);
+    /** A list valid for an hour, so that only the key set's age is under test. */
+    const longList = () => list([0], { exp: nowSeconds + 3600 });
+
+    it('when the key set is fetched, then it is kept for its max-age, then revalidated with If-None-Match', async () => {
+      const endpoint = jwksEndpoint([good.jwk]);
+      const v = new OfflineVerifier({ jwksUri: JWKS_URI, fetch: endpoint.fetch });
+      const jws = await sign(good.key, 'k1', mandate(0));
+      const statusList = await longList();
+      for (const s of [0, 100, 299, 301])
+        await expect(v.verify({ jws, request, statusList, now: at(s) })).resolves.toEqual({
+          decision: 'ALLOW',
+          reason: 'OK',
+        });
+      expect(endpoint.asked).toEqual([undefined, `"${good.jwk.x}"`]);
+    });
+
+    it('when the service withdraws a key, then mandates and lists it signed stop verifying once the max-age has passed, never ALLOW', async () => {
+      const endpoint = jwksEndpoint([good.jwk]);
+      const v = new OfflineVerifier({ jwksUri: JWKS_URI, fetch: endpoint.fetch });
+      const jws = await sign(good.key, 'k1', mandate(0));
+      const statusList = await longList();
+      await expect(v.verify({ jws, request, statusList, now: at(0) })).resolves.toMatchObject({
+        decision: 'ALLOW',
+      });
+      const successor = await keyPair('k2');
+      endpoint.setKeys([successor.jwk]);
+      // Within the max-age the cached set still holds: staleness is bounded, not zero.
+      await expect(v.verify({ jws, request, statusList, now: at(200) })).resolves.toMatchObject({
+        decision: 'ALLOW',
+      });
+      await expect(v.verify({ jws, request, statusList, now: at(301) })).rejects.toMatchObject({
+        code: 'MANDATE_SIGNATURE_INVALID',
+      });
+    });
+
+    it('when a mandate names a kid the cached set lacks (a rotated key), then the set is fetched again at once and the mandate verifies', async () => {
+      const successor = await keyPair('k2');
+      const endpoint = jwksEndpoint([good.jwk]);
+      const v = new OfflineVerifier({ jwksUri: JWKS_URI, fetch: endpoint.fetch });
+      const statusList = await longList();
+      await v.verify({ jws: await sign(good.key, 'k1', mandate(0)), request, statusList, now: at(0) });
+      endpoint.setKeys([good.jwk, successor.jwk]);
+      const rotated = await sign(successor.key, 'k2', mandate(0));
+      await expect(v.verify({ jws: rotated, request, statusList, now: at(1) })).resolves.toEqual({
+        decision: 'ALLOW',
+        reason: 'OK',
+      });
+      expect(endpoint.asked).toHaveLength(2);
+    });
+
+    it('when the JWKS cannot be fetched, then it throws, never ALLOW', async () => {
+      const v = new OfflineVerifier({
+        jwksUri: JWKS_URI,
+        fetch: async () => {
+          throw new Error('connection refused');
+        },
+      });
+      await expect(
+        v.verify({
+          jws: await sign(good.key, 'k1', mandate(0)),
+          request,
+          statusList: await longList(),
+          now: at(0),
+        }),
+      ).rejects.toMatchObject({ code: 'STATUS_LIST_UNAVAILABLE' });
+    });
+  });
 });

@@ -92,6 +92,19 @@ describe.each(mandateStoreAdapters())('mandate status lists (SPEC §12, $name st
     expect(revalidated.headers.get('etag')).toBe(etag);
   });
 
+  it('when a list is served, then it holds all 100,000 entries of 2 bits (a list closes at 100,000), whatever how few are used', async () => {
+    const created = await call(newId('tnt'), 'POST', '/v1/mandates', { principal: 'alice', delegate: 'bot' });
+    const { token } = await listFor(created.body);
+    const claims = decodeJwt(token) as any;
+    expect(inflateSync(Buffer.from(claims.status_list.lst, 'base64url')).length).toBe(100_000 / 4);
+    // The independent decoder reads the same size: entry 99,999 exists, 100,000 does not.
+    const list = getListFromStatusListJWT(token);
+    expect(list.getStatus(99_999)).toBe(0);
+    expect(() => list.getStatus(100_000)).toThrow();
+    const listId = new URL(created.body.status.status_list.uri).pathname.split('/').pop()!;
+    expect(await svc.deps.store.getStatusList(listId)).toMatchObject({ capacity: 100_000 });
+  });
+
   it('when a list that was never opened is asked for, then 404 in the envelope', async () => {
     for (const id of ['sl_999999', 'nope']) {
       const res = await fetchList(`/v1/status-lists/${id}`);

@@ -36,6 +36,15 @@ describe.each(adapters)('status-list slots (store contract, $name)', (adapter) =
     }
   });
 
+  it('when a slot was taken and its mandate never stored (a creation that failed), then no later allocation hands it out again: slots are never reused', async () => {
+    const unused = await store.allocateStatusSlot();
+    const later = await Promise.all(Array.from({ length: 3 * CAPACITY }, () => store.allocateStatusSlot()));
+    expect(later.filter((s) => s.list_id === unused.list_id && s.idx === unused.idx)).toEqual([]);
+    // Handed out in order: a full list is never opened again.
+    const seqOf = (listId: string) => Number(listId.replace(/^sl_/, ''));
+    for (const s of later) expect(seqOf(s.list_id)).toBeGreaterThanOrEqual(seqOf(unused.list_id));
+  });
+
   it('when a slot is somehow stored twice, then the store refuses the second mandate (unique index)', async () => {
     const slot = await store.allocateStatusSlot();
     const tenantId = newId('tnt');

@@ -6,11 +6,30 @@ import { createSignInIssuer, DEFAULT_SIGN_IN_AUDIENCE } from './sign-in-tokens';
 import { TEST_PID_ISSUER_TRUST, TEST_PID_ISSUER_URL, testIssuerTrust } from './test-issuer-trust';
 import { parseTrustedIssuers } from './trusted-issuers';
 
-function missing(name: string): never {
-  throw configError(
-    name,
-    'is required when NODE_ENV=production and WALLET_PUBLIC_URL is set (docs/WALLET.md)',
-  );
+/** The keys production must be given (a generated one would change at every start). */
+const PRODUCTION_KEYS = [
+  'WALLET_VERIFIER_KEY_PEM',
+  'WALLET_VERIFIER_CERT_PEM',
+  'WALLET_SIGN_IN_KEY_PEM',
+] as const;
+
+/**
+ * Every rule WALLET_PUBLIC_URL brings with it, each broken one a line of its own, so that one
+ * start names all of them: the subject secret, and in production the three keys.
+ */
+function walletProblems(config: IdentityConfig, production: boolean): string[] {
+  const problems: string[] = [];
+  if (!config.WALLET_SUBJECT_SECRET || config.WALLET_SUBJECT_SECRET.length < 32)
+    problems.push(
+      `WALLET_SUBJECT_SECRET: ${config.WALLET_SUBJECT_SECRET ? 'must be at least 32 characters' : 'is required'} when WALLET_PUBLIC_URL is set (keep it stable; e.g. openssl rand -hex 32)`,
+    );
+  if (production)
+    for (const name of PRODUCTION_KEYS)
+      if (!config[name])
+        problems.push(
+          `${name}: is required when NODE_ENV=production and WALLET_PUBLIC_URL is set (docs/WALLET.md)`,
+        );
+  return problems;
 }
 
 const STATUS_LIST_TIMEOUT_MS = 5_000;
@@ -64,11 +83,10 @@ export async function walletVerifierFromConfig(config: IdentityConfig): Promise<
   const production = config.NODE_ENV === 'production';
   const publicUrl = config.WALLET_PUBLIC_URL.replace(/\/+$/, '');
   const host = new URL(publicUrl).hostname;
-  if (!config.WALLET_SUBJECT_SECRET || config.WALLET_SUBJECT_SECRET.length < 32)
-    throw configError(
-      'WALLET_SUBJECT_SECRET',
-      `${config.WALLET_SUBJECT_SECRET ? 'must be at least 32 characters' : 'is required'} when WALLET_PUBLIC_URL is set (keep it stable; e.g. openssl rand -hex 32)`,
-    );
+  const problems = walletProblems(config, production);
+  const subjectSecret = config.WALLET_SUBJECT_SECRET;
+  // No problem means a subject secret; the second test only says so to the type checker.
+  if (problems.length > 0 || !subjectSecret) throw new ConfigError(problems);
   let identity;
   if (config.WALLET_VERIFIER_KEY_PEM && config.WALLET_VERIFIER_CERT_PEM) {
     identity = await verifierIdentityFromPem(
@@ -82,15 +100,6 @@ export async function walletVerifierFromConfig(config: IdentityConfig): Promise<
         `${err instanceof Error ? err.message : String(err)} (a P-256 PKCS#8 key and its chain, leaf first, naming ${host})`,
       );
     });
-  } else if (production) {
-    throw new ConfigError(
-      (['WALLET_VERIFIER_KEY_PEM', 'WALLET_VERIFIER_CERT_PEM'] as const)
-        .filter((name) => !config[name])
-        .map(
-          (name) =>
-            `${name}: is required when NODE_ENV=production and WALLET_PUBLIC_URL is set (docs/WALLET.md)`,
-        ),
-    );
   } else {
     identity = await createVerifierIdentity(host);
   }
@@ -104,12 +113,8 @@ export async function walletVerifierFromConfig(config: IdentityConfig): Promise<
     identity,
     publicUrl,
     trustedIssuers,
-    subjectSecret: config.WALLET_SUBJECT_SECRET,
+    subjectSecret,
     fetchStatusList: statusListFetcher(),
-    signIn: await createSignInIssuer(
-      publicUrl,
-      DEFAULT_SIGN_IN_AUDIENCE,
-      config.WALLET_SIGN_IN_KEY_PEM ?? (production ? missing('WALLET_SIGN_IN_KEY_PEM') : undefined),
-    ),
+    signIn: await createSignInIssuer(publicUrl, DEFAULT_SIGN_IN_AUDIENCE, config.WALLET_SIGN_IN_KEY_PEM),
   };
 }
