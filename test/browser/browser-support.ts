@@ -260,11 +260,9 @@ export const laidOut = (page: Page) =>
   page.evaluate(
     () =>
       new Promise<void>((resolve) =>
-        (
-          globalThis as unknown as { requestAnimationFrame(f: () => void): void }
-        ).requestAnimationFrame(() =>
-          (globalThis as unknown as { requestAnimationFrame(f: () => void): void }).requestAnimationFrame(() =>
-            resolve(),
+        (globalThis as unknown as { requestAnimationFrame(f: () => void): void }).requestAnimationFrame(() =>
+          (globalThis as unknown as { requestAnimationFrame(f: () => void): void }).requestAnimationFrame(
+            () => resolve(),
           ),
         ),
       ),

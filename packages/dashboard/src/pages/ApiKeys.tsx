@@ -81,14 +81,14 @@ export function ApiKeysPage({ area }: { area: Area }) {
           column<ApiKey>('Key id', (k) => <IdToken id={k.key_id} />),
           column<ApiKey>('Scopes', (k) => k.scopes.join(', ')),
           column<ApiKey>('Status', (k) => <StateBadge state={k.status} />),
-          column<ApiKey>('Created', (k) => <Time iso={k.created_at} />),
+          column<ApiKey>('Created', (k) => <Time iso={k.created_at} hint={false} />),
           column<ApiKey>('Last used', (k) => (k.last_used_at ? <Time iso={k.last_used_at} /> : 'Never')),
           ...(canWrite
             ? [
                 column<ApiKey>(
                   'Actions',
                   (k) => (
-                    <Group gap="xs" wrap="nowrap">
+                    <Group gap="xs">
                       {k.status === 'active' ? (
                         <Button
                           size="xs"

@@ -287,7 +287,12 @@ function Deliveries({ endpoint, canWrite }: { endpoint: Endpoint; canWrite: bool
                 column<Delivery>(
                   'Actions',
                   (d) => (
-                    <Button size="xs" variant="light" loading={retry.isPending} onClick={() => retry.mutate(d)}>
+                    <Button
+                      size="xs"
+                      variant="light"
+                      loading={retry.isPending}
+                      onClick={() => retry.mutate(d)}
+                    >
                       Retry <span className="sr-only">{d.event_id}</span>
                     </Button>
                   ),
