@@ -246,11 +246,27 @@ export const horizontalOverflow = (page: Page) =>
     return Math.max(0, g.document.documentElement.scrollWidth - g.innerWidth);
   });
 
-/** The widths every area is held to: a laptop and a phone. */
+/** The widths every area is held to: a laptop and a phone (screenshots are taken at these two). */
 export const WIDTHS = [
   { width: 1280, height: 900 },
   { width: 390, height: 844 },
 ] as const;
+
+/** A tablet in portrait: the width between, just at the shell's 768 px breakpoint (the navigation shows). */
+export const TABLET = { width: 768, height: 1024 } as const;
+
+/** Resolves once the page has laid itself out again (two animation frames), e.g. after a resize. */
+export const laidOut = (page: Page) =>
+  page.evaluate(
+    () =>
+      new Promise<void>((resolve) =>
+        (globalThis as unknown as { requestAnimationFrame(f: () => void): void }).requestAnimationFrame(() =>
+          (globalThis as unknown as { requestAnimationFrame(f: () => void): void }).requestAnimationFrame(
+            () => resolve(),
+          ),
+        ),
+      ),
+  );
 
 /** Expects no serious or critical axe-core violation on the page as it is now, and saves its full-page screenshot as `name`.png. */
 export async function expectAccessible(page: Page, name: string): Promise<void> {

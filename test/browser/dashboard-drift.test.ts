@@ -159,7 +159,7 @@ describeIfChromium('dashboard in a real browser: drift monitoring, wallet sessio
     expect(await row.textContent()).toContain('Drift Co');
     expect(await row.textContent()).toContain('enterprise');
 
-    await page.getByLabel('Name', { exact: true }).fill('Listed at once');
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Listed at once');
     await page.getByRole('button', { name: 'Create tenant' }).click();
     const created = (await page.getByTestId('created-tenant').textContent())!;
     await page.locator(`tr[data-tenant="${created}"]`, { hasText: 'Listed at once' }).waitFor();

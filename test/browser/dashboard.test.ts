@@ -179,7 +179,7 @@ describeIfChromium('dashboard in a real browser', () => {
     expect(await navAreas(page)).toEqual(['operator']);
     await visit(page, 'operator', 'operator', 'Operator console');
 
-    await page.getByLabel('Name', { exact: true }).fill('Made in the browser');
+    await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Made in the browser');
     await page.getByRole('button', { name: 'Create tenant' }).click();
     await expect(page.getByTestId('secret').textContent()).resolves.toMatch(/^msk_/);
     expect(await page.getByTestId('created-tenant').textContent()).toMatch(/^tnt_/);
@@ -349,7 +349,7 @@ describeIfChromium('dashboard in a real browser', () => {
     });
     expect(paint).toEqual({ backgroundColor: 'rgb(255, 204, 0)', color: 'rgb(0, 0, 0)' });
     await page.getByRole('button', { name: 'Save widget configuration' }).click();
-    await page.getByTestId('widget-saved').getByText('Saved.').waitFor();
+    await page.getByTestId('widget-saved').getByText('Widget configuration saved.').waitFor();
     await expectAccessible(page, 'tenant_admin-widget-saved');
     const saved = await api()('GET', `/v1/tenants/${tenantId}/widget-config`, asSubject(token));
     expect(saved.body).toMatchObject({

@@ -14,7 +14,8 @@ import {
   TextInput,
   Title,
 } from '@mantine/core';
-import { CircleAlert, Copy, KeyRound } from 'lucide-react';
+import { notifications } from '@mantine/notifications';
+import { CircleAlert, CircleCheck, Copy, KeyRound } from 'lucide-react';
 import { errorInWords } from './errors';
 
 export { formatTime, Time, IdToken, StateBadge, formatMoney } from './format';
@@ -41,6 +42,21 @@ export function ErrorMessage({ error }: { error: unknown }) {
       ) : null}
     </Alert>
   );
+}
+
+/**
+ * A finished action said in a Mantine notification (top right, gone after a few seconds; a screen
+ * reader hears it as an alert). `testId` marks it for the browser tests.
+ */
+export function notifyDone(message: string, testId?: string) {
+  notifications.show({
+    message,
+    color: 'green',
+    icon: <CircleCheck size={18} aria-hidden />,
+    autoClose: 4000,
+    closeButtonProps: { 'aria-label': 'Close the notification' },
+    ...(testId ? { 'data-testid': testId } : {}),
+  });
 }
 
 export function Loading() {
@@ -254,6 +270,7 @@ export function TextField({
   label,
   onChange,
   description,
+  className,
   ...input
 }: {
   id: string;
@@ -264,7 +281,7 @@ export function TextField({
 } & Omit<InputHTMLAttributes<HTMLInputElement>, 'id' | 'value' | 'onChange' | 'size'>) {
   return (
     <TextInput
-      className="field"
+      className={className ? `field ${className}` : 'field'}
       id={id}
       label={label}
       description={description}

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
+import { Badge, Button, Group, NativeSelect, Text } from '@mantine/core';
 import type { RoleAssignment } from '@mandate/client';
 import { apiOf } from '../api';
 import type { Area } from '../areas';
@@ -8,6 +9,7 @@ import { useTenantCollection } from '../tenant-collection';
 import {
   ErrorMessage,
   FormCard,
+  notifyDone,
   PageHeader,
   SelectField,
   StateBadge,
@@ -34,7 +36,10 @@ export function AccessPage({ area }: { area: Area }) {
       roles
         ? apiOf(session).roleAssignments.update(tenantId, a.id, { roles })
         : apiOf(session).roleAssignments.revoke(tenantId, a.id),
-    onSuccess: () => void refresh(),
+    onSuccess: (_, { a, roles }) => {
+      notifyDone(roles ? `${a.subject_id} is now ${roles.join(', ')}.` : `${a.subject_id}'s role revoked.`);
+      void refresh();
+    },
   });
 
   const own = (a: Assignment) => a.status === 'active' && a.subject_id === me?.subject_id;
@@ -50,7 +55,11 @@ export function AccessPage({ area }: { area: Area }) {
           column<Assignment>('Subject', (a) => (
             <>
               {a.subject_id}
-              {own(a) ? <span className="badge">you</span> : null}
+              {own(a) ? (
+                <Badge size="sm" variant="light" ml="xs">
+                  you
+                </Badge>
+              ) : null}
             </>
           )),
           column<Assignment>('Role', (a) => a.roles.join(', ')),
@@ -99,25 +108,33 @@ function RoleControls({
   const [role, setRole] = useState<string>(a.roles[0] ?? 'tenant_viewer');
   const id = `role-${a.id}`;
   return (
-    <div className="row">
-      <label htmlFor={id} className="sr-only">
-        Role of {a.subject_id}
-      </label>
-      <select id={id} value={role} disabled={own || busy} onChange={(e) => setRole(e.target.value)}>
-        {ROLES.map((r) => (
-          <option key={r} value={r}>
-            {r}
-          </option>
-        ))}
-      </select>
-      <button type="button" disabled={own || busy || role === a.roles[0]} onClick={() => onRoles([role])}>
+    <Group gap="xs" wrap="wrap">
+      <NativeSelect
+        id={id}
+        size="xs"
+        aria-label={`Role of ${a.subject_id}`}
+        value={role}
+        disabled={own || busy}
+        onChange={(e) => setRole(e.currentTarget.value)}
+        data={[...ROLES]}
+      />
+      <Button
+        size="xs"
+        variant="light"
+        disabled={own || busy || role === a.roles[0]}
+        onClick={() => onRoles([role])}
+      >
         Save role <span className="sr-only">of {a.subject_id}</span>
-      </button>
-      <button type="button" className="danger" disabled={own || busy} onClick={onRevoke}>
+      </Button>
+      <Button size="xs" variant="light" color="red" disabled={own || busy} onClick={onRevoke}>
         Revoke <span className="sr-only">{a.subject_id}</span>
-      </button>
-      {own ? <span className="muted">Your own assignment cannot be revoked or downgraded.</span> : null}
-    </div>
+      </Button>
+      {own ? (
+        <Text size="xs" c="dimmed">
+          Your own assignment cannot be revoked or downgraded.
+        </Text>
+      ) : null}
+    </Group>
   );
 }
 
@@ -129,6 +146,7 @@ function Assign({ tenantId, onDone }: { tenantId: string; onDone(): void }) {
     mutationFn: () =>
       apiOf(session).roleAssignments.create(tenantId, { subject_id: subject.trim(), roles: [role] }),
     onSuccess: () => {
+      notifyDone(`${subject.trim()} is now ${role}.`);
       setSubject('');
       onDone();
     },
@@ -145,9 +163,9 @@ function Assign({ tenantId, onDone }: { tenantId: string; onDone(): void }) {
           required
         />
         <SelectField id="assign-role" label="Role" value={role} onChange={setRole} options={ROLES} />
-        <button type="submit" disabled={create.isPending}>
+        <Button type="submit" disabled={create.isPending}>
           Assign
-        </button>
+        </Button>
       </div>
       <ErrorMessage error={create.error} />
     </FormCard>

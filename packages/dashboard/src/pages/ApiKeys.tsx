@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
+import { Button, Checkbox, Group } from '@mantine/core';
 import type { ApiKey } from '@mandate/client';
 import { apiOf } from '../api';
 import type { Area } from '../areas';
@@ -9,6 +10,7 @@ import {
   ErrorMessage,
   FormCard,
   IdToken,
+  notifyDone,
   PageHeader,
   SecretOnce,
   StateBadge,
@@ -50,6 +52,7 @@ export function ApiKeysPage({ area }: { area: Area }) {
     onSuccess: (res, { key, op }) => {
       if (op === 'rotate' && res.api_key)
         setSecret({ label: `New secret of ${res.key_id} (replaces ${key.key_id})`, value: res.api_key });
+      else notifyDone(`Key ${key.name} ${op === 'activate' ? 'activated' : 'revoked'}.`);
       void done();
     },
   });
@@ -78,34 +81,46 @@ export function ApiKeysPage({ area }: { area: Area }) {
           column<ApiKey>('Key id', (k) => <IdToken id={k.key_id} />),
           column<ApiKey>('Scopes', (k) => k.scopes.join(', ')),
           column<ApiKey>('Status', (k) => <StateBadge state={k.status} />),
-          column<ApiKey>('Created', (k) => <Time iso={k.created_at} />),
+          column<ApiKey>('Created', (k) => <Time iso={k.created_at} hint={false} />),
           column<ApiKey>('Last used', (k) => (k.last_used_at ? <Time iso={k.last_used_at} /> : 'Never')),
           ...(canWrite
             ? [
                 column<ApiKey>(
                   'Actions',
                   (k) => (
-                    <>
+                    <Group gap="xs">
                       {k.status === 'active' ? (
-                        <button type="button" onClick={() => action.mutate({ key: k, op: 'rotate' })}>
+                        <Button
+                          size="xs"
+                          variant="light"
+                          disabled={action.isPending}
+                          onClick={() => action.mutate({ key: k, op: 'rotate' })}
+                        >
                           Rotate <span className="sr-only">{k.name}</span>
-                        </button>
+                        </Button>
                       ) : null}
                       {k.status === 'staging' ? (
-                        <button type="button" onClick={() => action.mutate({ key: k, op: 'activate' })}>
+                        <Button
+                          size="xs"
+                          variant="light"
+                          disabled={action.isPending}
+                          onClick={() => action.mutate({ key: k, op: 'activate' })}
+                        >
                           Activate <span className="sr-only">{k.name}</span>
-                        </button>
+                        </Button>
                       ) : null}
                       {k.status !== 'revoked' ? (
-                        <button
-                          type="button"
-                          className="danger"
+                        <Button
+                          size="xs"
+                          variant="light"
+                          color="red"
+                          disabled={action.isPending}
                           onClick={() => action.mutate({ key: k, op: 'revoke' })}
                         >
                           Revoke <span className="sr-only">{k.name}</span>
-                        </button>
+                        </Button>
                       ) : null}
-                    </>
+                    </Group>
                   ),
                   'actions',
                 ),
@@ -140,24 +155,16 @@ function CreateKey({
       <div className="row">
         <TextField id="key-name" label="Name" value={name} onChange={setName} required maxLength={100} />
       </div>
-      <fieldset>
-        <legend>Scopes</legend>
-        {SCOPES.map((s) => (
-          <label key={s} className="check">
-            <input
-              type="checkbox"
-              checked={scopes.includes(s)}
-              onChange={(e) =>
-                setScopes((cur) => (e.target.checked ? [...cur, s] : cur.filter((x) => x !== s)))
-              }
-            />
-            {s}
-          </label>
-        ))}
-      </fieldset>
-      <button type="submit" disabled={create.isPending || scopes.length === 0}>
+      <Checkbox.Group label="Scopes" value={scopes} onChange={(v) => setScopes(v as Scope[])} mb="md">
+        <Group gap="md" mt="xs">
+          {SCOPES.map((s) => (
+            <Checkbox key={s} value={s} label={s} />
+          ))}
+        </Group>
+      </Checkbox.Group>
+      <Button type="submit" disabled={create.isPending || scopes.length === 0}>
         Create key
-      </button>
+      </Button>
       <ErrorMessage error={create.error} />
     </FormCard>
   );

@@ -348,8 +348,9 @@ function Created({ m, onAnother }: { m: Mandate; onAnother(): void }) {
             <StateBadge state={m.state} testId="created-state" />
           </dd>
           <dt>Principal</dt>
-          <dd>
+          <dd data-testid="created-principal">
             {m.principal.id}
+            {m.principal.name ? `, ${m.principal.name}` : ''}
             {m.principal.verified ? ` (identity verified, ${m.principal.verified.assurance})` : ''}
           </dd>
           <dt>Delegate</dt>

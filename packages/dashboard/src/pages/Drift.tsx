@@ -1,4 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { Button, Group, Text } from '@mantine/core';
 import { EVENT_TYPES } from '@mandate/shared';
 import type { AuditEvent } from '@mandate/client';
 import { allPages, apiOf } from '../api';
@@ -12,7 +13,7 @@ import {
   type KeyEntry,
   type Difference,
 } from '../drift';
-import { ErrorMessage, formatTime, Loaded, Loading, PageHeader, Time } from '../ui';
+import { ErrorMessage, formatTime, Loaded, Loading, notifyDone, PageHeader, Time } from '../ui';
 import { DataTable, column } from '../table';
 
 /**
@@ -89,6 +90,7 @@ export function DriftPage({ area }: { area: Area }) {
     mutationFn: () => apiOf(session).tenants.putAccessBaseline(tenantId, {}),
     onSuccess: (saved) => {
       queryClient.setQueryData(['access-baseline', tenantId], saved);
+      notifyDone('Baseline saved: later changes show against it.');
       void queryClient.invalidateQueries({ queryKey: ['drift'] });
     },
   });
@@ -133,24 +135,24 @@ export function DriftPage({ area }: { area: Area }) {
             )
           }
         </Loaded>
-        <div className="row">
-          <button
-            type="button"
+        <Group gap="sm" mb="sm">
+          <Button
             disabled={!canWrite || save.isPending || !baseline.data}
+            loading={save.isPending}
             onClick={() => save.mutate()}
           >
             Save baseline
-          </button>
+          </Button>
           {!canWrite ? (
-            <span className="muted">
+            <Text size="sm" c="dimmed">
               Saving a baseline needs the tenant:write permission, which your role lacks.
-            </span>
+            </Text>
           ) : savedAt ? (
-            <span className="muted">
+            <Text size="sm" c="dimmed">
               Saving again replaces the baseline with the configuration as it is now.
-            </span>
+            </Text>
           ) : null}
-        </div>
+        </Group>
         <ErrorMessage error={save.error} />
       </section>
 

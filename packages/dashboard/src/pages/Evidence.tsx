@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { Button } from '@mantine/core';
 import type { JWKS } from '@mandate/client';
 import { apiOf } from '../api';
 import { useAuth } from '../auth';
@@ -39,9 +40,9 @@ export function Evidence({ mandateId }: { mandateId: string }) {
         Downloads the signed evidence bundle (the mandate and every event of it) and checks it in this
         browser: digest, both signatures, and that the keys are the service&apos;s published ones.
       </p>
-      <button type="button" onClick={() => void downloadAndCheck()} disabled={bundle.busy}>
+      <Button onClick={() => void downloadAndCheck()} loading={bundle.busy}>
         Download and check evidence
-      </button>
+      </Button>
       <BundleCheckResults check={bundle} />
     </section>
   );

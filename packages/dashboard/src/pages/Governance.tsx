@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react';
 import { useQuery } from '@tanstack/react-query';
+import { Badge } from '@mantine/core';
 import type { ApiKey, Mandate, RoleAssignment as Assignment } from '@mandate/client';
 import { allPages, apiOf } from '../api';
 import { useAuth } from '../auth';
@@ -186,7 +187,10 @@ function Listing<T>({
   return (
     <section className="card" aria-labelledby={`${id}-title`} data-testid={id}>
       <h2 id={`${id}-title`}>
-        {title} <span className="badge">{rows.length}</span>
+        {title}{' '}
+        <Badge component="span" variant="light" size="lg" radius="sm">
+          {rows.length}
+        </Badge>
       </h2>
       {rows.length === 0 ? empty : <DataTable columns={columns} rows={rows} rowKey={rowKey} />}
     </section>

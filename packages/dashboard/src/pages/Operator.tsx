@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { Button, Group, TextInput } from '@mantine/core';
 import type { OnboardingRequest, Tenant } from '@mandate/client';
 import { apiOf, oneOf } from '../api';
 import { useAuth } from '../auth';
@@ -11,6 +12,7 @@ import {
   SecretOnce,
   SelectField,
   StateBadge,
+  TextField,
   Time,
   useFormMutation,
 } from '../ui';
@@ -57,19 +59,18 @@ function CreateTenant() {
       <form className="card" onSubmit={submit}>
         <h2 id="tenant-title">Create a tenant</h2>
         <div className="row">
-          <label htmlFor="tenant-name">Name</label>
-          <input id="tenant-name" value={name} onChange={(e) => setName(e.target.value)} required />
+          <TextField id="tenant-name" label="Name" value={name} onChange={setName} required />
           <SelectField id="tenant-plan" label="Plan" value={plan} onChange={setPlan} options={PLANS} />
-          <label htmlFor="tenant-admin">Admin subject (optional)</label>
-          <input
+          <TextField
             id="tenant-admin"
+            label="Admin subject (optional)"
             value={admin}
             placeholder="dashboard:alice"
-            onChange={(e) => setAdmin(e.target.value)}
+            onChange={setAdmin}
           />
-          <button type="submit" disabled={create.isPending}>
+          <Button type="submit" loading={create.isPending}>
             Create tenant
-          </button>
+          </Button>
         </div>
         <ErrorMessage error={create.error} />
       </form>
@@ -183,23 +184,36 @@ function Onboarding() {
             'Decision',
             (r) =>
               r.status === 'PENDING' ? (
-                <div className="row">
-                  <button type="button" onClick={() => decide.mutate({ r, op: 'approve' })}>
+                <Group gap="xs">
+                  <Button
+                    size="xs"
+                    variant="light"
+                    disabled={decide.isPending}
+                    onClick={() => decide.mutate({ r, op: 'approve' })}
+                  >
                     Approve <span className="sr-only">{r.organization_name}</span>
-                  </button>
-                  <label htmlFor={`reason-${r.id}`} className="sr-only">
-                    Rejection reason for {r.organization_name}
-                  </label>
-                  <input
+                  </Button>
+                  <TextInput
                     id={`reason-${r.id}`}
+                    size="xs"
+                    aria-label={`Rejection reason for ${r.organization_name}`}
                     placeholder="Reason"
                     value={reasons[r.id] ?? ''}
-                    onChange={(e) => setReasons((s) => ({ ...s, [r.id]: e.target.value }))}
+                    onChange={(e) => {
+                      const value = e.currentTarget.value;
+                      setReasons((s) => ({ ...s, [r.id]: value }));
+                    }}
                   />
-                  <button type="button" className="danger" onClick={() => decide.mutate({ r, op: 'reject' })}>
+                  <Button
+                    size="xs"
+                    variant="light"
+                    color="red"
+                    disabled={decide.isPending}
+                    onClick={() => decide.mutate({ r, op: 'reject' })}
+                  >
                     Reject <span className="sr-only">{r.organization_name}</span>
-                  </button>
-                </div>
+                  </Button>
+                </Group>
               ) : r.status === 'APPROVED' ? (
                 `approved → ${r.tenant_id ?? ''}`
               ) : (

@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
+import { Button, Group, Text } from '@mantine/core';
 import { apiOf } from '../api';
 import { useAuth } from '../auth';
 import { useDashboardConfig, type OidcConfig } from '../config';
@@ -43,9 +44,9 @@ function OidcSignIn({ oidc }: { oidc: OidcConfig }) {
     <section className="card" aria-labelledby="oidc-title">
       <h2 id="oidc-title">Single sign-on</h2>
       <p>Sign in with your organisation's account; then name the tenant you work in.</p>
-      <button type="button" onClick={begin} disabled={busy}>
+      <Button onClick={begin} loading={busy}>
         Sign in with {host}
-      </button>
+      </Button>
       <ErrorMessage error={error} />
     </section>
   );
@@ -121,10 +122,14 @@ function DevSignIn() {
         <ul className="subjects" aria-label="Subjects of the tenant">
           {subjects.map((s) => (
             <li key={s.subject_id}>
-              <button type="button" onClick={() => void pick(s.subject_id)}>
-                Sign in as {s.subject_id}
-              </button>{' '}
-              <span className="muted">{s.roles.join(', ')}</span>
+              <Group gap="sm">
+                <Button size="xs" variant="light" onClick={() => void pick(s.subject_id)}>
+                  Sign in as {s.subject_id}
+                </Button>
+                <Text size="sm" c="dimmed">
+                  {s.roles.join(', ')}
+                </Text>
+              </Group>
             </li>
           ))}
         </ul>
@@ -160,7 +165,7 @@ function OperatorSignIn() {
           onChange={setToken}
           required
         />
-        <button type="submit">Sign in as operator</button>
+        <Button type="submit">Sign in as operator</Button>
       </form>
       <ErrorMessage error={error} />
     </section>

@@ -1,5 +1,6 @@
 import type { ChangeEvent } from 'react';
 import { useQuery } from '@tanstack/react-query';
+import { Input } from '@mantine/core';
 import type { IdentityVerificationSummary, JWKS } from '@mandate/client';
 import { apiOf, oneOf } from '../api';
 import { useAuth } from '../auth';
@@ -181,14 +182,15 @@ function UploadCheck({ keys }: { keys: Jwk[] | undefined }) {
         <code>GET /v1/mandates/…/evidence</code>): it is checked in this browser — digest, both signatures,
         and that its keys are the published ones above. Nothing is uploaded to the service.
       </p>
-      <label htmlFor="bundle-file">Evidence bundle (JSON)</label>{' '}
-      <input
-        id="bundle-file"
-        type="file"
-        accept="application/json,.json"
-        disabled={!keys || bundle.busy}
-        onChange={onFile}
-      />
+      <Input.Wrapper id="bundle-file" label="Evidence bundle (JSON)" mb="sm">
+        <Input
+          id="bundle-file"
+          type="file"
+          accept="application/json,.json"
+          disabled={!keys || bundle.busy}
+          onChange={onFile}
+        />
+      </Input.Wrapper>
       <BundleCheckResults check={bundle} />
     </section>
   );

@@ -299,27 +299,21 @@ function RecentVerifications() {
     <section className="card" aria-labelledby="recent-title">
       <h2 id="recent-title">Recent verifications</h2>
       <div className="row">
-        <div className="segmented" role="group" aria-label="Chart range">
+        <Group gap={4} role="group" aria-label="Chart range">
           {(['24h', '14d'] as const).map((w) => (
-            <button
+            <Button
               key={w}
-              type="button"
-              className={w === range ? undefined : 'secondary'}
+              variant={w === range ? 'filled' : 'default'}
               aria-pressed={w === range}
               onClick={() => setRange(w)}
             >
               {w === '24h' ? 'Last 24 hours, per hour' : 'Last 14 days, per day'}
-            </button>
+            </Button>
           ))}
-        </div>
-        <button
-          type="button"
-          className="secondary"
-          onClick={refresh}
-          disabled={stats.isFetching || recent.isFetching}
-        >
+        </Group>
+        <Button variant="default" onClick={refresh} disabled={stats.isFetching || recent.isFetching}>
           Refresh
-        </button>
+        </Button>
       </div>
       <Loaded query={stats}>
         {() => (

@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { Button, Group } from '@mantine/core';
 import type { WebhookDelivery, WebhookEndpoint } from '@mandate/client';
 import { apiOf } from '../api';
 import type { Area } from '../areas';
@@ -11,6 +12,7 @@ import {
   ErrorMessage,
   formatTime,
   FormCard,
+  notifyDone,
   PageHeader,
   SecretOnce,
   SelectField,
@@ -32,6 +34,15 @@ const outcome = (a: Attempt) => a.error ?? `HTTP ${a.status_code}`;
  * delete, send a test event), and one endpoint's deliveries with every attempt and a retry. Every
  * change is an API call the server authorizes (tenant:write); reading needs tenant:read.
  */
+/** What a finished endpoint action did, as the notification says it. */
+const DONE = {
+  rotate: 'secret rotated',
+  test: 'test event sent',
+  enable: 'enabled',
+  disable: 'disabled',
+  delete: 'deleted',
+} as const;
+
 export function WebhooksPage({ area }: { area: Area }) {
   const { session, permissions } = useAuth();
   const tenantId = session?.kind === 'user' ? session.tenantId : '';
@@ -67,6 +78,7 @@ export function WebhooksPage({ area }: { area: Area }) {
           label: `New secret of ${endpoint.url} (the previous one keeps signing for 24 hours)`,
           value: res.secret,
         });
+      else notifyDone(`${endpoint.url}: ${DONE[op]}.`);
       if (op === 'delete' && selected?.id === endpoint.id) setSelected(null);
       void refresh();
     },
@@ -111,38 +123,52 @@ export function WebhooksPage({ area }: { area: Area }) {
           column<Endpoint>(
             'Actions',
             (e) => (
-              <>
-                <button type="button" onClick={() => setSelected(e)}>
+              <Group gap="xs">
+                <Button size="xs" variant="default" onClick={() => setSelected(e)}>
                   Deliveries <span className="sr-only">{e.url}</span>
-                </button>
+                </Button>
                 {canWrite ? (
                   <>
                     {e.status === 'ENABLED' ? (
-                      <button type="button" onClick={() => action.mutate({ endpoint: e, op: 'test' })}>
+                      <Button
+                        size="xs"
+                        variant="light"
+                        disabled={action.isPending}
+                        onClick={() => action.mutate({ endpoint: e, op: 'test' })}
+                      >
                         Send test <span className="sr-only">{e.url}</span>
-                      </button>
+                      </Button>
                     ) : null}
-                    <button type="button" onClick={() => action.mutate({ endpoint: e, op: 'rotate' })}>
+                    <Button
+                      size="xs"
+                      variant="light"
+                      disabled={action.isPending}
+                      onClick={() => action.mutate({ endpoint: e, op: 'rotate' })}
+                    >
                       Rotate secret <span className="sr-only">{e.url}</span>
-                    </button>
-                    <button
-                      type="button"
+                    </Button>
+                    <Button
+                      size="xs"
+                      variant="light"
+                      disabled={action.isPending}
                       onClick={() =>
                         action.mutate({ endpoint: e, op: e.status === 'ENABLED' ? 'disable' : 'enable' })
                       }
                     >
                       {e.status === 'ENABLED' ? 'Disable' : 'Enable'} <span className="sr-only">{e.url}</span>
-                    </button>
-                    <button
-                      type="button"
-                      className="danger"
+                    </Button>
+                    <Button
+                      size="xs"
+                      variant="light"
+                      color="red"
+                      disabled={action.isPending}
                       onClick={() => action.mutate({ endpoint: e, op: 'delete' })}
                     >
                       Delete <span className="sr-only">{e.url}</span>
-                    </button>
+                    </Button>
                   </>
                 ) : null}
-              </>
+              </Group>
             ),
             'actions',
           ),
@@ -190,9 +216,9 @@ function CreateEndpoint({ onCreated }: { onCreated(e: Endpoint & { secret: strin
           required
         />
       </div>
-      <button type="submit" disabled={create.isPending}>
+      <Button type="submit" loading={create.isPending}>
         Add endpoint
-      </button>
+      </Button>
       <ErrorMessage error={create.error} />
     </FormCard>
   );
@@ -212,8 +238,10 @@ function Deliveries({ endpoint, canWrite }: { endpoint: Endpoint; canWrite: bool
   });
   const retry = useMutation({
     mutationFn: (d: Delivery) => apiOf(session).webhooks.retryWebhookDelivery(endpoint.id, d.id),
-    onSuccess: () =>
-      queryClient.invalidateQueries({ queryKey: ['webhook-endpoints', 'deliveries', endpoint.id] }),
+    onSuccess: () => {
+      notifyDone('Delivery retried: the attempt is listed.');
+      void queryClient.invalidateQueries({ queryKey: ['webhook-endpoints', 'deliveries', endpoint.id] });
+    },
   });
   return (
     <section className="card" aria-labelledby="deliveries-title">
@@ -259,9 +287,14 @@ function Deliveries({ endpoint, canWrite }: { endpoint: Endpoint; canWrite: bool
                 column<Delivery>(
                   'Actions',
                   (d) => (
-                    <button type="button" disabled={retry.isPending} onClick={() => retry.mutate(d)}>
+                    <Button
+                      size="xs"
+                      variant="light"
+                      loading={retry.isPending}
+                      onClick={() => retry.mutate(d)}
+                    >
                       Retry <span className="sr-only">{d.event_id}</span>
-                    </button>
+                    </Button>
                   ),
                   'actions',
                 ),

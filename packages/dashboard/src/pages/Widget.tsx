@@ -1,10 +1,11 @@
 import { useEffect, useState, type Dispatch, type FormEvent, type SetStateAction } from 'react';
 import { useMutation, useQuery, useQueryClient, type UseMutationResult } from '@tanstack/react-query';
+import { Button, Group, Textarea } from '@mantine/core';
 import type { WidgetConfig } from '@mandate/client';
 import { apiOf } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
-import { ErrorMessage, Loading, PageHeader, TextField, fieldsOf, formatTime } from '../ui';
+import { ErrorMessage, Loading, notifyDone, PageHeader, TextField, fieldsOf, formatTime } from '../ui';
 
 interface Draft {
   origins: string;
@@ -48,7 +49,10 @@ export function WidgetPage({ area }: { area: Area }) {
   }, [config.data]);
   const save = useMutation({
     mutationFn: (d: Draft) => apiOf(session).widgetConfig.put(tenantId, toBody(d)),
-    onSuccess: (saved) => queryClient.setQueryData(['widget-config', tenantId], saved),
+    onSuccess: (saved) => {
+      queryClient.setQueryData(['widget-config', tenantId], saved);
+      notifyDone('Widget configuration saved.', 'widget-saved');
+    },
   });
   return (
     <>
@@ -106,12 +110,13 @@ function SettingsForm({
   return (
     <form className="card" onSubmit={submit} aria-labelledby="widget-form-title">
       <h2 id="widget-form-title">Settings</h2>
-      <label htmlFor="widget-origins">Allowed origins (https, one a line)</label>
-      <textarea
+      <Textarea
         id="widget-origins"
+        label="Allowed origins (https, one a line)"
         rows={4}
+        mb="sm"
         value={draft.origins}
-        onChange={(e) => field('origins').onChange(e.target.value)}
+        onChange={(e) => field('origins').onChange(e.currentTarget.value)}
         placeholder="https://shop.example.com"
       />
       <div className="row">
@@ -127,22 +132,14 @@ function SettingsForm({
           placeholder="https://cdn.example.com/logo.svg"
         />
       </div>
-      <div className="row">
-        <button type="submit" disabled={save.isPending}>
+      <Group gap="sm" mb="sm">
+        <Button type="submit" loading={save.isPending}>
           Save widget configuration
-        </button>
-        <button
-          type="button"
-          className="secondary"
-          disabled={save.isPending}
-          onClick={() => setDraft(toDraft(saved))}
-        >
+        </Button>
+        <Button variant="default" disabled={save.isPending} onClick={() => setDraft(toDraft(saved))}>
           Discard changes
-        </button>
-        <span aria-live="polite" data-testid="widget-saved">
-          {save.isSuccess && !save.isPending ? 'Saved.' : ''}
-        </span>
-      </div>
+        </Button>
+      </Group>
       <ErrorMessage error={save.error} />
       <p className="muted">Last saved: {formatTime(saved.updated_at)}</p>
     </form>
