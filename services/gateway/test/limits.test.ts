@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express from 'express';
 import pino from 'pino';
+import type { RateLimiterRes } from 'rate-limiter-flexible';
 import { Redis } from 'ioredis';
 import {
   API_KEY_SCOPES,
@@ -26,6 +27,7 @@ import {
   resolveLimits,
   type PlanOverrides,
 } from '../src/limits';
+import type { AtomicPart } from '../src/limits/limiter';
 import { ROUTES, type RouteRule } from '../src/routes/table';
 import { startRedisTap, type RedisTap } from '../../../test/support/redis-tap';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy';
@@ -829,6 +831,50 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       // What went over is owed: both refuse now.
       expect((await a.call('GET', '/v1/mandates', auth)).status).toBe(429);
       expect((await b.call('GET', '/v1/mandates', auth)).status).toBe(429);
+    });
+
+    it("when a gateway's first answer for a key comes back while its next requests are still on their way to Redis, then it counts them: one gateway alone never passes more than the burst", async () => {
+      const gate = await startTcpProxy(REDIS_HOST, REDIS_PORT);
+      const backend = new RedisLimiterBackend(
+        `redis://${REDIS_HOST}:${gate.port}`,
+        pino({ level: 'silent' }),
+      );
+      const prefix = `test:rl:${newId('req')}`;
+      prefixes.push(prefix);
+      const burst = 5;
+      const part = (key: string): AtomicPart => ({
+        kind: 'rate',
+        rlKey: `${prefix}:global:${key}`,
+        bucket: { rate: 0.01, burst },
+      });
+      const passes = (decision: Promise<RateLimiterRes[]>) =>
+        decision.then(([res]) => res!.consumedPoints <= burst);
+      try {
+        await backend.ready();
+        // The script's first use on a connection sends it whole: done before the count starts.
+        await backend.consumeAll([part('warm-up')]);
+        gate.holdToTarget();
+        const sentBefore = gate.chunksToTarget;
+        // A fresh key, no view yet: Redis decides the first request (its write waits at the proxy)...
+        const first = passes(backend.consumeAll([part('k')]));
+        await eventually(
+          async () => (gate.chunksToTarget > sentBefore ? true : undefined),
+          'the first request at the proxy',
+        );
+        // ...and the next four, sent before its answer comes back. ioredis runs one auto-pipeline at a
+        // time: it writes them the moment the first answer arrives, before that answer resolves.
+        const following = Array.from({ length: 4 }, () => passes(backend.consumeAll([part('k')])));
+        gate.releaseToTarget(1);
+        // So the first answer says "4 left" while the four, held at the proxy now, will take them all.
+        expect(await first).toBe(true);
+        const sixth = passes(backend.consumeAll([part('k')]));
+        gate.releaseToTarget();
+        const passed = [true, ...(await Promise.all(following)), await sixth].filter(Boolean).length;
+        expect(passed).toBe(burst);
+      } finally {
+        await backend.close();
+        await gate.close();
+      }
     });
 
     it('when a key is far from its limits, then most requests are decided without a Redis round trip of their own', async () => {
