@@ -7,6 +7,13 @@ export interface TcpProxy {
   cut(): void;
   /** Accepts and forwards connections again. */
   restore(): void;
+  /**
+   * Keeps every client→target chunk from now on in the proxy (still counted in `chunksToTarget`),
+   * in arrival order: requests that stay on their way for as long as the test wants.
+   */
+  holdToTarget(): void;
+  /** Forwards the oldest `chunks` held chunks and keeps holding; without `chunks`, all of them, and stops holding. */
+  releaseToTarget(chunks?: number): void;
   /** Client→target data events (one per write burst that reached the proxy) since start or the last reset. */
   readonly chunksToTarget: number;
   resetCounters(): void;
@@ -28,6 +35,8 @@ export async function startTcpProxy(
   } = {},
 ): Promise<TcpProxy> {
   const live = new Set<Socket>();
+  let holding = false;
+  const held: { upstream: Socket; chunk: Buffer }[] = [];
   let refusing = false;
   let chunksToTarget = 0;
   let connections = 0;
@@ -50,8 +59,10 @@ export async function startTcpProxy(
     client.on('data', (chunk: Buffer) => {
       chunksToTarget += 1;
       options.tap?.(connection, chunk);
+      if (holding) held.push({ upstream, chunk });
+      else forward(client, upstream, chunk);
     });
-    client.pipe(upstream);
+    client.on('end', () => upstream.end());
     upstream.pipe(client);
     client.on('error', drop);
     upstream.on('error', drop);
@@ -65,9 +76,19 @@ export async function startTcpProxy(
   });
   const port = (server.address() as { port: number }).port;
 
+  /** What pipe() would do, by hand so chunks can be held: a slow target slows the client down. */
+  function forward(client: Socket | undefined, upstream: Socket, chunk: Buffer) {
+    if (upstream.destroyed) return;
+    if (!upstream.write(chunk) && client) {
+      client.pause();
+      upstream.once('drain', () => client.resume());
+    }
+  }
+
   const destroyAll = () => {
     for (const s of live) s.destroy();
     live.clear();
+    held.length = 0;
   };
 
   return {
@@ -78,6 +99,14 @@ export async function startTcpProxy(
     },
     restore() {
       refusing = false;
+    },
+    holdToTarget() {
+      holding = true;
+    },
+    releaseToTarget(chunks?: number) {
+      for (const { upstream, chunk } of held.splice(0, chunks ?? held.length))
+        forward(undefined, upstream, chunk);
+      if (chunks === undefined) holding = false;
     },
     get chunksToTarget() {
       return chunksToTarget;

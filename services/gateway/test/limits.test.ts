@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express from 'express';
 import pino from 'pino';
+import type { RateLimiterRes } from 'rate-limiter-flexible';
 import { Redis } from 'ioredis';
 import {
   API_KEY_SCOPES,
@@ -26,6 +27,7 @@ import {
   resolveLimits,
   type PlanOverrides,
 } from '../src/limits';
+import type { AtomicPart } from '../src/limits/limiter';
 import { ROUTES, type RouteRule } from '../src/routes/table';
 import { startRedisTap, type RedisTap } from '../../../test/support/redis-tap';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy';
@@ -759,17 +761,43 @@ describe('gateway rate limits and quotas (real Redis)', () => {
     // One token per 100 s: nothing refills during a test, so counts are exact.
     const slow: PlanOverrides = { beta: { global: { rate: 0.01, burst: 5 } } };
 
-    /** Five requests of one key split 3/2 over two gateways take the whole burst: both refuse the sixth. */
+    /**
+     * Five requests of one key split 3/2 over two gateways take the whole burst; the key is then
+     * refused on both. Not necessarily at the sixth request: a replica decides a request on its own
+     * view of the shared counter while half the burst would remain (redis-backend.ts,
+     * decidesLocally), and adds that pass to Redis within FLUSH_MS. So when one gateway's first
+     * answer says "4 left" and its second request comes while the other gateway's requests are
+     * still on their way to Redis, that pass is not in the counter yet and a sixth request on the
+     * other gateway may still pass: at most half a burst more than the bucket holds for two replicas
+     * (the documented bound), owed afterwards. Once the shared counter holds every pass, both refuse.
+     */
     async function expectOneBudget(
       a: Awaited<ReturnType<typeof startGateway>>,
       b: Awaited<ReturnType<typeof startGateway>>,
       auth: string,
+      prefix: string,
     ) {
+      const burst = 5;
       const rs = await Promise.all([
         ...[1, 2, 3].map(() => a.call('GET', '/v1/mandates', auth)),
         ...[1, 2].map(() => b.call('GET', '/v1/mandates', auth)),
       ]);
       expect(statuses(rs)).toEqual([200, 200, 200, 200, 200]);
+      const sixth = [await a.call('GET', '/v1/mandates', auth), await b.call('GET', '/v1/mandates', auth)];
+      const passed = burst + count(sixth, 200);
+      expect(passed).toBeLessThanOrEqual(burst + Math.floor(burst / 2));
+      // The month's counter counts every pass once, on whichever replica it was decided.
+      const caller = `${TENANT}:key_${auth.split('.')[1]}`;
+      const redis = new Redis(REDIS_PORT, REDIS_HOST);
+      try {
+        await eventually(async () => {
+          const found = await redis.keys(`${prefix}:quota:${caller}:*`);
+          const counted = found.length ? (await redis.mget(...found)).reduce((n, v) => n + Number(v), 0) : 0;
+          return counted === passed ? true : undefined;
+        }, `the shared counter to hold the ${passed} passes`);
+      } finally {
+        await redis.quit();
+      }
       expect((await a.call('GET', '/v1/mandates', auth)).status).toBe(429);
       expect((await b.call('GET', '/v1/mandates', auth)).status).toBe(429);
     }
@@ -778,7 +806,7 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       const prefix = `test:rl:${newId('req')}`;
       const a = await startGateway({ prefix, overrides: slow });
       const b = await startGateway({ prefix, overrides: slow });
-      await expectOneBudget(a, b, freshKey());
+      await expectOneBudget(a, b, freshKey(), prefix);
     });
 
     it('when two gateways let a key through on their own views, then together they pass at most half a burst more than the bucket holds, and both refuse afterwards', async () => {
@@ -803,6 +831,50 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       // What went over is owed: both refuse now.
       expect((await a.call('GET', '/v1/mandates', auth)).status).toBe(429);
       expect((await b.call('GET', '/v1/mandates', auth)).status).toBe(429);
+    });
+
+    it("when a gateway's first answer for a key comes back while its next requests are still on their way to Redis, then it counts them: one gateway alone never passes more than the burst", async () => {
+      const gate = await startTcpProxy(REDIS_HOST, REDIS_PORT);
+      const backend = new RedisLimiterBackend(
+        `redis://${REDIS_HOST}:${gate.port}`,
+        pino({ level: 'silent' }),
+      );
+      const prefix = `test:rl:${newId('req')}`;
+      prefixes.push(prefix);
+      const burst = 5;
+      const part = (key: string): AtomicPart => ({
+        kind: 'rate',
+        rlKey: `${prefix}:global:${key}`,
+        bucket: { rate: 0.01, burst },
+      });
+      const passes = (decision: Promise<RateLimiterRes[]>) =>
+        decision.then(([res]) => res!.consumedPoints <= burst);
+      try {
+        await backend.ready();
+        // The script's first use on a connection sends it whole: done before the count starts.
+        await backend.consumeAll([part('warm-up')]);
+        gate.holdToTarget();
+        const sentBefore = gate.chunksToTarget;
+        // A fresh key, no view yet: Redis decides the first request (its write waits at the proxy)...
+        const first = passes(backend.consumeAll([part('k')]));
+        await eventually(
+          async () => (gate.chunksToTarget > sentBefore ? true : undefined),
+          'the first request at the proxy',
+        );
+        // ...and the next four, sent before its answer comes back. ioredis runs one auto-pipeline at a
+        // time: it writes them the moment the first answer arrives, before that answer resolves.
+        const following = Array.from({ length: 4 }, () => passes(backend.consumeAll([part('k')])));
+        gate.releaseToTarget(1);
+        // So the first answer says "4 left" while the four, held at the proxy now, will take them all.
+        expect(await first).toBe(true);
+        const sixth = passes(backend.consumeAll([part('k')]));
+        gate.releaseToTarget();
+        const passed = [true, ...(await Promise.all(following)), await sixth].filter(Boolean).length;
+        expect(passed).toBe(burst);
+      } finally {
+        await backend.close();
+        await gate.close();
+      }
     });
 
     it('when a key is far from its limits, then most requests are decided without a Redis round trip of their own', async () => {
@@ -888,7 +960,7 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       }, 'a request decided on Redis again');
 
       const fallbacks = await counterValue('rate_limit_redis_fallbacks_total');
-      await expectOneBudget(viaProxy, direct, freshKey());
+      await expectOneBudget(viaProxy, direct, freshKey(), prefix);
       // Every decision of the budget check was taken on Redis.
       expect(await counterValue('rate_limit_redis_fallbacks_total')).toBe(fallbacks);
     });
@@ -926,24 +998,32 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       expect(perRequestConcurrent).toBeLessThanOrEqual(1);
 
       // Control: the same three limiters awaited one after another do show as three round trips,
-      // so the count above measures round trips, not how the kernel happened to batch bytes.
+      // so the count above measures round trips, not how the kernel happened to batch bytes. Through
+      // a proxy of its own: g's background flush of the concurrent requests (FLUSH_MS after its last
+      // local decision) may still be on its way, and must not be counted as the control's.
+      const controlProxy = await startTcpProxy(REDIS_HOST, REDIS_PORT);
       const backend = new RedisLimiterBackend(
-        `redis://${REDIS_HOST}:${proxy.port}`,
+        `redis://${REDIS_HOST}:${controlProxy.port}`,
         pino({ level: 'silent' }),
       );
-      await backend.ready();
-      const prefix = `test:rl:${newId('req')}`;
-      prefixes.push(prefix);
-      const three = [
-        backend.bucket(`${prefix}:a`, { rate: 100, burst: 100 }),
-        backend.bucket(`${prefix}:b`, { rate: 100, burst: 100 }),
-        backend.quota(`${prefix}:q`, 100),
-      ];
-      for (const l of three) await l.consume('k', 1, { customDuration: 60 });
-      proxy.resetCounters();
-      for (let i = 0; i < 10; i++) for (const l of three) await l.consume('k', 1, { customDuration: 60 });
-      expect(proxy.chunksToTarget / 10).toBe(3);
-      await backend.close();
+      try {
+        await backend.ready();
+        const prefix = `test:rl:${newId('req')}`;
+        prefixes.push(prefix);
+        const three = [
+          backend.bucket(`${prefix}:a`, { rate: 100, burst: 100 }),
+          backend.bucket(`${prefix}:b`, { rate: 100, burst: 100 }),
+          backend.quota(`${prefix}:q`, 100),
+        ];
+        for (const l of three) await l.consume('k', 1, { customDuration: 60 });
+        controlProxy.resetCounters();
+        for (let i = 0; i < 10; i++) for (const l of three) await l.consume('k', 1, { customDuration: 60 });
+        expect(controlProxy.chunksToTarget / 10).toBe(3);
+      } finally {
+        // Also when the count is off: a client left open would reconnect to the closed proxy forever.
+        await backend.close();
+        await controlProxy.close();
+      }
     });
   });
 });

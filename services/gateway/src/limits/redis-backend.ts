@@ -154,6 +154,12 @@ interface PartView {
   inflight: number;
   /** Requests let through here, not sent yet. */
   unsent: number;
+  /**
+   * Requests of this replica that Redis is deciding now (sent before the answer this view holds was
+   * read, so not in it): each may take a point. A view refreshed while some are on their way would
+   * otherwise show their points as still left.
+   */
+  asking: number;
 }
 
 const limitOf = (p: AtomicPart) => (p.kind === 'rate' ? p.bucket.burst : p.points);
@@ -170,7 +176,7 @@ const limitOf = (p: AtomicPart) => (p.kind === 'rate' ? p.bucket.burst : p.point
  */
 function decidesLocally(v: PartView, p: AtomicPart, now: number): boolean {
   if (now - v.at > VIEW_MAX_AGE_MS || limitOf(v.part) !== limitOf(p)) return false;
-  const left = v.remaining - v.inflight - v.unsent - 1;
+  const left = v.remaining - v.inflight - v.unsent - v.asking - 1;
   const margin = p.kind === 'rate' ? p.bucket.burst / 2 : Math.min(p.points / 2, QUOTA_MARGIN);
   return left >= margin;
 }
@@ -178,7 +184,7 @@ function decidesLocally(v: PartView, p: AtomicPart, now: number): boolean {
 /** A local decision in rate-limiter-flexible's terms (as the script's answers are). */
 function localResult(v: PartView): RateLimiterRes {
   const { part } = v;
-  const left = v.remaining - v.inflight - v.unsent;
+  const left = v.remaining - v.inflight - v.unsent - v.asking;
   const limit = limitOf(part);
   // A bucket's reset: the time until it is full again; a quota's: its key's expiry, as Redis said.
   const ms =
@@ -347,7 +353,16 @@ export class RedisLimiterBackend implements LimiterBackend {
     const views = parts.map((p) => {
       let v = this.views.get(p.rlKey);
       if (!v) {
-        v = { part: p, group, remaining: 0, msBeforeNext: 0, at: -Infinity, inflight: 0, unsent: 0 };
+        v = {
+          part: p,
+          group,
+          remaining: 0,
+          msBeforeNext: 0,
+          at: -Infinity,
+          inflight: 0,
+          unsent: 0,
+          asking: 0,
+        };
         this.views.set(p.rlKey, v);
       }
       v.part = p;
@@ -364,6 +379,7 @@ export class RedisLimiterBackend implements LimiterBackend {
     views.forEach((v, i) => {
       v.unsent -= sent[i]!;
       v.inflight += sent[i]!;
+      v.asking += take;
     });
     let out: number[];
     try {
@@ -372,6 +388,7 @@ export class RedisLimiterBackend implements LimiterBackend {
       views.forEach((v, i) => {
         v.inflight -= sent[i]!;
         v.unsent += sent[i]!;
+        v.asking -= take;
         v.at = -Infinity;
       });
       throw err;
@@ -379,6 +396,7 @@ export class RedisLimiterBackend implements LimiterBackend {
     const at = this.now();
     views.forEach((v, i) => {
       v.inflight -= sent[i]!;
+      v.asking -= take;
       const limit = limitOf(v.part);
       // A rejection reports limit + 1 (nothing taken): nothing remains either way.
       v.remaining = limit - out[2 * i]!;
@@ -427,7 +445,8 @@ export class RedisLimiterBackend implements LimiterBackend {
     if (now < this.sweepAt) return;
     this.sweepAt = now + VIEW_MAX_AGE_MS;
     for (const [key, v] of this.views)
-      if (now - v.at > VIEW_MAX_AGE_MS && v.unsent === 0 && v.inflight === 0) this.views.delete(key);
+      if (now - v.at > VIEW_MAX_AGE_MS && v.unsent === 0 && v.inflight === 0 && v.asking === 0)
+        this.views.delete(key);
   }
 
   health(): string {
