@@ -9,6 +9,12 @@ module.exports = {
       { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } },
     ],
   },
+  // @mandate/verifier's package.json names its published build: tests run its sources, as the
+  // root tsconfig's `paths` do for tsc, tsx and esbuild.
+  moduleNameMapper: {
+    '^@mandate/verifier$': '<rootDir>/packages/verifier/src/index.ts',
+    '^@mandate/verifier/decide$': '<rootDir>/packages/verifier/src/decide.ts',
+  },
   // jose ships ESM only; jest's module loader needs it as CommonJS.
   transformIgnorePatterns: ['/node_modules/(?!(jose)/)'],
   testTimeout: 30000,

@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -29,6 +29,37 @@ function serviceOf(file: string, spec: string): string | undefined {
   const relative = path.relative(path.join(ROOT, 'services'), path.resolve(path.dirname(file), spec));
   return relative.startsWith('..') ? undefined : relative.split(path.sep)[0];
 }
+
+/** Each workspace package by name: its folder and the subpaths its package.json `exports` (its entry alone without). */
+const WORKSPACE = new Map(
+  ['packages', 'services']
+    .flatMap((dir) => readdirSync(path.join(ROOT, dir)).map((name) => path.join(ROOT, dir, name)))
+    .filter((dir) => existsSync(path.join(dir, 'package.json')))
+    .map((dir) => {
+      const pkg = JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
+        name: string;
+        exports?: Record<string, unknown>;
+      };
+      return [pkg.name, { dir, subpaths: Object.keys(pkg.exports ?? { '.': null }) }] as const;
+    }),
+);
+
+/** A workspace package named with a subpath it does not export: `@mandate/verifier/src/decide`, say. */
+function notExported(spec: string): boolean {
+  const named = /^(@mandate\/[a-z-]+)(\/.*)?$/.exec(spec);
+  const pkg = named && WORKSPACE.get(named[1]!);
+  return pkg !== undefined && pkg !== null && !pkg.subpaths.includes(`.${named![2] ?? ''}`);
+}
+
+/** Every source file of the repository but dependencies, builds and test fixtures. */
+const everySourceFile = () => [
+  ...['services', 'packages', 'test', 'bench', 'scripts'].flatMap((dir) =>
+    filesUnder(path.join(ROOT, dir), /[\\/](node_modules|dist|fixture)$/),
+  ),
+  ...readdirSync(ROOT)
+    .filter((name) => /\.(tsx?|[mc]?js)$/.test(name))
+    .map((name) => path.join(ROOT, name)),
+];
 
 /** The public contract is each service's package entry; the gateway knows the services by nothing else. */
 describe('contract boundaries', () => {
@@ -120,6 +151,49 @@ describe('contract boundaries', () => {
     },
   );
 
+  // What a package exports is what it promises; a path into its src is not, and a published one
+  // (@mandate/verifier) has no src at all. Node, tsx and jest refuse such a path at run time; tsc's
+  // node10 resolution would not, so it is refused here.
+  it('when any file imports a workspace package by name, then it names a subpath the package exports', () => {
+    const files = everySourceFile();
+    expect(files.length).toBeGreaterThan(300);
+    const offending = files.flatMap((file) =>
+      importsOf(file)
+        .filter(notExported)
+        .map((spec) => `${path.relative(ROOT, file)}: ${spec}`),
+    );
+    expect(offending).toEqual([]);
+  });
+
+  // The verifier is published alone: whatever uses it in this repository uses it as an integrator would.
+  it('when the files outside packages/verifier are read, then none reaches into it by a relative path', () => {
+    const verifier = WORKSPACE.get('@mandate/verifier')!.dir;
+    const offending = everySourceFile()
+      .filter((file) => !file.startsWith(verifier + path.sep))
+      .flatMap((file) =>
+        importsOf(file)
+          .filter((spec) => spec.startsWith('.'))
+          .filter((spec) => {
+            const target = path.resolve(path.dirname(file), spec);
+            return target === verifier || target.startsWith(verifier + path.sep);
+          })
+          .map((spec) => `${path.relative(ROOT, file)}: ${spec}`),
+      );
+    expect(offending).toEqual([]);
+  });
+
+  it('when a specifier names a workspace package, then only the subpaths its package.json exports pass', () => {
+    expect(notExported('@mandate/verifier/src/decide')).toBe(true);
+    expect(notExported('@mandate/verifier/src/index.ts')).toBe(true);
+    expect(notExported('@mandate/mandates/src/app')).toBe(true);
+    expect(notExported('@mandate/test-wallet/src/wallet')).toBe(true);
+    expect(notExported('@mandate/verifier')).toBe(false);
+    expect(notExported('@mandate/verifier/decide')).toBe(false);
+    expect(notExported('@mandate/shared/testing')).toBe(false);
+    expect(notExported('@mandate/verify/service')).toBe(false);
+    expect(notExported('jose')).toBe(false);
+  });
+
   it('when the import pattern reads a file, then it finds static, dynamic, side-effect imports and requires', () => {
     const sample = [
       "import { a } from '../x';",
@@ -150,7 +224,7 @@ describe('contract boundaries', () => {
 
   // The verify decision's vocabulary (deny reasons, assurance levels) is declared once, in the
   // dependency-free module the verify service and @mandate/verifier share.
-  const DECISION_MODULE = '@mandate/verifier/src/decide';
+  const DECISION_MODULE = '@mandate/verifier/decide';
   // A contract may build on another service's contract (verify's mandate states are the mandates
   // contract's), never on its code.
   it.each(SERVICES)(

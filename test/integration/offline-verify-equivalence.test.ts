@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { createLogger, fixedClock, newId, type RunningServer } from '@mandate/shared';
 import { CapturingPublisher, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import { DENY_REASONS, OfflineVerifier, type OfflineRequest } from '@mandate/verifier';
-import { ASSURANCE_LEVELS } from '@mandate/verifier/src/decide';
+import { ASSURANCE_LEVELS } from '@mandate/verifier/decide';
 import {
   ASSURANCE_LEVELS as VERIFY_ASSURANCE_LEVELS,
   DENY_REASONS as VERIFY_DENY_REASONS,

@@ -58,7 +58,7 @@ interface SignedMandate extends DecisionMandate {
 interface VerifiedList {
   sub: string;
   exp: number;
-  bytes: Buffer;
+  bytes: Uint8Array;
 }
 
 const STATUS_VALID = 0;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ASSURANCE_LEVELS, type AssuranceLevel } from '@mandate/verifier/src/decide';
+import { ASSURANCE_LEVELS, type AssuranceLevel } from '@mandate/verifier/decide';
 import {
   RESOURCE_PATH,
   RESOURCE_PATH_MESSAGE,

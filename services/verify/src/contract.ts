@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRoutes, resourceText } from '@mandate/shared';
 import { ASSURANCE_LEVELS, MANDATE_STATES } from '@mandate/mandates';
-import { DENY_REASONS } from '@mandate/verifier/src/decide';
+import { DENY_REASONS } from '@mandate/verifier/decide';
 
 /**
  * The verify service's public contract: the wire vocabulary, the request and response schemas and
@@ -14,7 +14,7 @@ import { DENY_REASONS } from '@mandate/verifier/src/decide';
 // is the answer) are the decision module's, shared with the offline verifier, so the wire
 // vocabulary and the decision cannot drift apart.
 export { ASSURANCE_LEVELS, MANDATE_STATES, type AssuranceLevel, type MandateState } from '@mandate/mandates';
-export { DENY_REASONS, type DenyReason } from '@mandate/verifier/src/decide';
+export { DENY_REASONS, type DenyReason } from '@mandate/verifier/decide';
 
 const ASSURANCE_PATTERN = new RegExp(`^(?:${ASSURANCE_LEVELS.join('|')})$`);
 

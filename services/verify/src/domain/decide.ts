@@ -1,7 +1,7 @@
 import { canonicalJson, effectiveState, sha256Hex } from '@mandate/shared';
 import type { Mandate, MandateState } from './mandate';
 // The checks themselves live in one module shared with the offline verifier (@mandate/verifier).
-import { firstFailure, type DecisionInput } from '@mandate/verifier/src/decide';
+import { firstFailure, type DecisionInput } from '@mandate/verifier/decide';
 
 /** The request body as validated by the HTTP layer: the decision's input and the mandate it names. */
 export interface VerifyInput extends DecisionInput {
