@@ -98,6 +98,11 @@ describe('traces: one trace from the client through the gateway, a service and R
         OTEL_BSP_SCHEDULE_DELAY: '50',
         LOG_LEVEL: 'info',
       },
+      // One message per request's event, so each event's producer span has that request's span as
+      // parent. (A batch of several requests' events is one message whose producer span links the
+      // other traces; the 50 ms default window would batch this test's back-to-back calls.)
+      gateway: { PUBLISH_BATCH_DELAY_MS: '0' },
+      verify: { PUBLISH_BATCH_DELAY_MS: '0' },
     });
     api = apiClient(stack.gateway.url);
   }, 90_000);

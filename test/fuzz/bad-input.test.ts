@@ -82,6 +82,11 @@ function send(
 const describeRequest = (r: FuzzRequest) =>
   `${r.method} ${r.path.length > 300 ? r.path.slice(0, 300) + '…' : r.path}\n  headers ${JSON.stringify(r.headers).slice(0, 500)}\n  body ${r.body ? JSON.stringify(r.body.toString('utf8').slice(0, 300)) + ` (${r.body.length} bytes)` : 'none'}`;
 
+const receiver = http.createServer((req, res) => {
+  req.resume();
+  req.on('end', () => res.writeHead(204).end());
+});
+
 describe('bad input: a property-based fuzz over every route', () => {
   let product: Product;
   let base: URL;
@@ -96,10 +101,15 @@ describe('bad input: a property-based fuzz over every route', () => {
       AUTH_FAILURE_LIMIT_PER_MINUTE: '100000000',
     });
     base = new URL(product.url);
-    fx = await seed(base, product.operatorToken);
+    // The webhook routes get past their checks only with a receiver that answers (a test event waits for it).
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const { port } = receiver.address() as { port: number };
+    fx = await seed(base, product.operatorToken, `http://127.0.0.1:${port}/hook`);
   }, 60_000);
   afterAll(async () => {
     agent.destroy();
+    receiver.closeAllConnections();
+    await new Promise((resolve) => receiver.close(resolve));
     await product?.stop();
   });
 
@@ -365,6 +375,15 @@ describe('bad input: a property-based fuzz over every route', () => {
           if (id && !fx.mandatesA.includes(id)) fx.mandatesA.push(id);
           if (fx.mandatesA.length > 20) fx.mandatesA.splice(0, 1);
         }
+        // Likewise A's new webhook endpoints (at most 20 a tenant: later creates are 409s).
+        if (
+          res.status === 201 &&
+          r.route === 'POST /v1/webhook-endpoints' &&
+          r.headers.authorization === `Bearer ${fx.authA}`
+        ) {
+          const id = (JSON.parse(res.text) as { id?: string }).id;
+          if (id && !fx.webhookEndpointsA.includes(id)) fx.webhookEndpointsA.push(id);
+        }
         const requestId = res.headers['x-request-id'];
         if (typeof requestId !== 'string' || requestId.length === 0)
           throw new Error(`no X-Request-Id:\n${where}`);
@@ -439,18 +458,10 @@ const NEEDS_A_WALLET = [
   'POST /v1/identity-verifications/:id/response',
   'POST /v1/identity-verifications/:id/token',
 ];
-/**
- * The webhook endpoint routes past their checks need an endpoint whose receiver answers (a test
- * event or a retry waits for it): the webhook component and fault tests drive those. The fuzz still
- * sends them every kind of bad input (no 5xx, the exact envelope, nothing changed).
- */
-const NEEDS_A_RECEIVER = (rule: { path: string }) => rule.path.startsWith('/v1/webhook-endpoints');
-const REACHABLE_ROUTES = ROUTES.filter(
-  (rule) => !NEEDS_A_WALLET.includes(`${rule.method} ${rule.path}`) && !NEEDS_A_RECEIVER(rule),
-);
+const REACHABLE_ROUTES = ROUTES.filter((rule) => !NEEDS_A_WALLET.includes(`${rule.method} ${rule.path}`));
 
 /** Two tenants with real resources: mandates in each state, keys to rotate, a role assignment, onboarding requests. */
-async function seed(base: URL, operatorToken: string): Promise<Fixtures> {
+async function seed(base: URL, operatorToken: string, webhookReceiverUrl: string): Promise<Fixtures> {
   const call = async (method: string, path: string, auth: string | undefined, body?: unknown) => {
     const headers: Record<string, string> = {};
     if (auth) headers.authorization = `Bearer ${auth}`;
@@ -535,6 +546,16 @@ async function seed(base: URL, operatorToken: string): Promise<Fixtures> {
     return page.data.length >= 3 ? page.data.map((e: { id: string }) => e.id) : undefined;
   };
   const eventsA = await eventually(events, 30_000, 'seed: lifecycle events to reach the audit store', 20);
+  const endpoint = async () =>
+    (
+      await call('POST', '/v1/webhook-endpoints', a.auth, {
+        url: webhookReceiverUrl,
+        event_types: ['*'],
+      })
+    ).id as string;
+  const webhookEndpointsA = [await endpoint(), await endpoint(), await endpoint()];
+  const webhookDeliveryEndpointA = await endpoint();
+  const delivery = await call('POST', `/v1/webhook-endpoints/${webhookDeliveryEndpointA}/test`, a.auth);
   return {
     tenantA: a.id,
     tenantB: b.id,
@@ -553,6 +574,10 @@ async function seed(base: URL, operatorToken: string): Promise<Fixtures> {
     identityVerificationsA,
     signInA: { id: signIn.id, pollToken: signIn.poll_token },
     statusLists: [statusListOf(await call('GET', `/v1/mandates/${mandatesA[0]}`, a.auth))],
+    webhookReceiverUrl,
+    webhookEndpointsA,
+    webhookDeliveryEndpointA,
+    webhookDeliveriesA: [delivery.id as string],
   };
 }
 

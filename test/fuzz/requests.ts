@@ -29,6 +29,12 @@ export interface Fixtures {
   signInA: { id: string; pollToken: string };
   /** The status list the seeded mandates sit in (a public route). */
   statusLists: string[];
+  /** A receiver the test runs (loopback webhooks are allowed, as under `npm start`), A's endpoints on it and a delivery to one. */
+  webhookReceiverUrl: string;
+  webhookEndpointsA: string[];
+  /** An endpoint of A kept out of that pool (so never deleted by the fuzz), with a delivery to retry. */
+  webhookDeliveryEndpointA: string;
+  webhookDeliveriesA: string[];
 }
 
 export interface FuzzRequest {
@@ -506,6 +512,21 @@ function template(rule: RouteRule, fx: Fixtures): fc.Arbitrary<unknown> {
         },
         { requiredKeys: [] },
       );
+    case 'POST /v1/webhook-endpoints':
+    case 'PATCH /v1/webhook-endpoints/:id':
+      return fc.record(
+        {
+          // Refused without a DNS lookup: a private address, another scheme, plain http elsewhere.
+          url: pick([fx.webhookReceiverUrl], ['http://192.168.1.7/hook', 'ftp://127.0.0.1/x', 'not a url']),
+          event_types: pick(
+            [['*'], ['MANDATE_REVOKED'], ['MANDATE_CREATED', 'MANDATE_REVOKED']],
+            [[], ['NO_SUCH_EVENT'], ['*', '*']],
+          ),
+          description: tainted(fc.string({ maxLength: 20 })),
+          ...(key.startsWith('PATCH') ? { status: pick(['ENABLED', 'DISABLED'], ['GONE']) } : {}),
+        },
+        { requiredKeys: key.startsWith('POST') ? ['url', 'event_types'] : [] },
+      );
     case 'POST /v1/platform/onboarding-requests/:id/reject':
       return fc.record({ reason: fc.string({ maxLength: 30 }) }, { requiredKeys: [] });
     default:
@@ -543,7 +564,13 @@ function paramValue(name: string, routePattern: string, fx: Fixtures): fc.Arbitr
             ? live(fx.identityVerificationsA, [fx.signInA.id])
             : routePattern.startsWith('/v1/status-lists')
               ? live(fx.statusLists)
-              : anyId;
+              : routePattern.includes('/deliveries')
+                ? name === 'deliveryId'
+                  ? live(fx.webhookDeliveriesA)
+                  : fc.constant(fx.webhookDeliveryEndpointA)
+                : routePattern.startsWith('/v1/webhook-endpoints')
+                  ? live(fx.webhookEndpointsA)
+                  : anyId;
   const real =
     name === 'tenantId'
       ? fc.constantFrom(fx.tenantA, fx.tenantA, fx.tenantA, fx.tenantB)
