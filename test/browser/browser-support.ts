@@ -279,3 +279,67 @@ export async function closeClean({ page, errors }: { page: Page; errors: string[
   expect(errors).toEqual([]);
   await page.context().close();
 }
+
+/** Browser-side view of an element, typed here (the repository's tsconfig has no DOM library). */
+type Box = {
+  tagName: string;
+  className: unknown;
+  textContent: string | null;
+  scrollWidth: number;
+  clientWidth: number;
+  getAttribute(name: string): string | null;
+  closest(selector: string): Box | null;
+  querySelector(selector: string): Box | null;
+};
+type Dom = {
+  document: { querySelectorAll(selector: string): Iterable<Box> };
+  getComputedStyle(el: Box): { overflowX: string };
+};
+
+/**
+ * Every element that scrolls sideways inside itself: any element whose computed overflow-x is
+ * `auto` or `scroll` (a DataTable's .table-wrap, Mantine's Table.ScrollContainer and ScrollArea
+ * viewports, Mantine's Code, a code snippet, a textarea) and whose content is wider than its box by
+ * more than a pixel (rounding). An element with `overflow-x: hidden` or `clip` is not counted: it
+ * cuts on purpose (an ellipsis), and badges are held by truncatedBadges. With `tablesMayScroll`, a
+ * box that holds a table is let scroll (a wide table's last resort on a narrow window). Each finding
+ * as "<tag.class> (table "<caption>") | "<text>": N px hidden".
+ */
+export const insideScroll = (page: Page, options: { tablesMayScroll?: boolean } = {}) =>
+  page.evaluate((tablesMayScroll) => {
+    const g = globalThis as unknown as Dom;
+    const found: string[] = [];
+    for (const el of g.document.querySelectorAll('body *')) {
+      const { overflowX } = g.getComputedStyle(el);
+      if (overflowX !== 'auto' && overflowX !== 'scroll') continue;
+      const hidden = el.scrollWidth - el.clientWidth;
+      if (hidden <= 1) continue;
+      const table = el.querySelector('table');
+      if (table && tablesMayScroll) continue;
+      const caption = table?.querySelector('caption')?.textContent;
+      const classes = typeof el.className === 'string' ? el.className.split(/\s+/).slice(0, 2).join('.') : '';
+      found.push(
+        `${el.tagName.toLowerCase()}${classes ? `.${classes}` : ''}` +
+          `${caption ? ` (table "${caption}")` : ` "${(el.textContent ?? '').trim().slice(0, 40)}"`}: ${hidden} px hidden`,
+      );
+    }
+    return found;
+  }, options.tablesMayScroll === true);
+
+/**
+ * Every badge whose text is cut (Mantine's badge ends a text wider than itself with an ellipsis:
+ * "A…" for ACTIVE), as "<its whole text> in <the table's caption or the page>".
+ */
+export const truncatedBadges = (page: Page) =>
+  page.evaluate(() => {
+    const g = globalThis as unknown as Dom;
+    const found: string[] = [];
+    for (const el of g.document.querySelectorAll('.mantine-Badge-root, .mantine-Badge-label')) {
+      if (el.scrollWidth <= el.clientWidth) continue;
+      const badge = el.closest('.mantine-Badge-root') ?? el;
+      const caption = el.closest('table')?.querySelector('caption')?.textContent;
+      const text = `${(badge.textContent ?? '').trim()} in ${caption ? `table "${caption}"` : 'the page'}`;
+      if (!found.includes(text)) found.push(text);
+    }
+    return found;
+  });

@@ -76,7 +76,7 @@ export function AuditPage() {
   const columns = [
     // One line an event: the relative time is the time's title here (and in the event's drawer).
     column<AuditEvent>('Time (UTC)', (e) => <Time iso={e.occurred_at} hint={false} zone={false} />, 'nowrap'),
-    column<AuditEvent>('Type', (e) => <span className="nowrap">{e.type}</span>),
+    column<AuditEvent>('Type', (e) => <span className="nowrap event-type">{e.type}</span>),
     column<AuditEvent>('Actor', (e) => {
       const actor = actorOf(e);
       return actor ? <IdToken id={actor} /> : e.actor.type;

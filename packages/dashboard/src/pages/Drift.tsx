@@ -13,7 +13,7 @@ import {
   type KeyEntry,
   type Difference,
 } from '../drift';
-import { ErrorMessage, formatTime, Loaded, Loading, notifyDone, PageHeader, Time } from '../ui';
+import { ErrorMessage, formatTime, IdToken, Loaded, Loading, notifyDone, PageHeader, Time } from '../ui';
 import { DataTable, column } from '../table';
 
 /**
@@ -41,6 +41,18 @@ const actorText = (a: Actor | null | undefined) =>
           ? 'the platform operator'
           : a.type;
 
+/** Who made an access change, in a table cell: a key by its id shortened (with a copy button). */
+function ActorCell({ actor: a }: { actor: Actor | null | undefined }) {
+  if (!a) return '—';
+  if (a.type === 'api_key' && a.key_id)
+    return (
+      <span className="nowrap">
+        API key <IdToken id={a.key_id} />
+      </span>
+    );
+  return actorText(a);
+}
+
 const DIFFERENCE_COLUMNS = [
   column<Difference>('What', (d) => d.kind),
   column<Difference>('Change', (d) => d.change),
@@ -51,8 +63,17 @@ const DIFFERENCE_COLUMNS = [
 const EVENT_COLUMNS = [
   column<AuditEvent>('Time', (e) => <Time iso={e.occurred_at} />),
   column<AuditEvent>('Event', (e) => e.type),
-  column<AuditEvent>('Resource', (e) => (e.resource ? `${e.resource.type} ${e.resource.id}` : '—')),
-  column<AuditEvent>('By', (e) => actorText(e.actor)),
+  // Ids shortened, as everywhere: the full ones made this table scroll inside itself at 1280 px.
+  column<AuditEvent>('Resource', (e) =>
+    e.resource ? (
+      <span className="nowrap">
+        {e.resource.type} <IdToken id={e.resource.id} />
+      </span>
+    ) : (
+      '—'
+    ),
+  ),
+  column<AuditEvent>('By', (e) => <ActorCell actor={e.actor} />),
 ];
 
 /** The tenant's access configuration now, read through the same lists the other areas use. */
