@@ -1,10 +1,10 @@
-import { createLogger, newId, systemClock, type Clock } from '@mandate/shared';
+import { newId, systemClock, type Clock } from '@mandate/shared';
 import {
-  CapturingPublisher,
   memoryAdapter,
   mongoAdapter,
-  testTokens,
+  startAppOn,
   type AdapterFactory,
+  type CapturingPublisher,
 } from '@mandate/shared/testing';
 import { createApp, type Deps } from '../src/app';
 import type { Mandate } from '../src/domain/mandate';
@@ -66,26 +66,17 @@ export async function startService(
   overrides: { clock?: Clock; signer?: Signer; identityVerifications?: Deps['identityVerifications'] } = {},
   adapter: AdapterFactory<MandateStore> = inMemory,
 ): Promise<RunningService> {
-  const publisher = new CapturingPublisher();
-  const owned = await adapter.create();
-  const deps: Deps = {
-    store: owned.store,
-    publisher,
-    signer: overrides.signer ?? (await localSigner()),
-    tokens: testTokens,
-    logger: createLogger('mandates-test', 'silent'),
-    clock: overrides.clock ?? systemClock,
-    ...(overrides.identityVerifications ? { identityVerifications: overrides.identityVerifications } : {}),
-  };
-  const service = createApp(deps);
-  const server = await service.start(0);
-  return {
-    url: server.url,
-    deps,
-    publisher,
-    stop: async () => {
-      await service.stop();
-      await owned.close();
-    },
-  };
+  const signer = overrides.signer ?? (await localSigner());
+  // createApp completes the given deps in place (relay, status lists): the test reads them as the app runs.
+  let deps!: Deps;
+  const { server, publisher, stop } = await startAppOn('mandates', adapter, (base) => {
+    deps = {
+      ...base,
+      signer,
+      clock: overrides.clock ?? systemClock,
+      ...(overrides.identityVerifications ? { identityVerifications: overrides.identityVerifications } : {}),
+    };
+    return createApp(deps);
+  });
+  return { url: server.url, deps, publisher, stop };
 }
