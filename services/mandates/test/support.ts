@@ -2,6 +2,8 @@ import { newId, systemClock, type Clock } from '@mandate/shared';
 import {
   memoryAdapter,
   mongoAdapter,
+  callService,
+  callerFor,
   startAppOn,
   type AdapterFactory,
   type CapturingPublisher,
@@ -79,4 +81,30 @@ export async function startService(
     return createApp(deps);
   });
   return { url: server.url, deps, publisher, stop };
+}
+
+/** A running service and its public API called as a key of `tenantId`. */
+export interface SuiteService extends RunningService {
+  call(tenantId: string, method: string, path: string, body?: unknown): ReturnType<typeof callService>;
+}
+
+/**
+ * The service started once for the enclosing describe (beforeAll) and stopped after it (afterAll).
+ * The handle is filled in by beforeAll, so read it inside hooks and tests, not at describe time.
+ */
+export function mandatesForSuite(
+  overrides: Parameters<typeof startService>[0] = {},
+  adapter: AdapterFactory<MandateStore> = inMemory,
+): SuiteService {
+  const svc = {
+    call: (tenantId, method, path, body) =>
+      callService(svc.url, method, path, { caller: callerFor(tenantId), body }),
+  } as SuiteService;
+  beforeAll(async () => {
+    Object.assign(svc, await startService(overrides, adapter));
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+  return svc;
 }
