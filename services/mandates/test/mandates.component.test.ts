@@ -3,13 +3,7 @@ import { AppError, auditEventSchema, canonicalJson, fixedClock, newId } from '@m
 import { callService, callerFor } from '@mandate/shared/testing';
 import { IMMUTABLE_FIELDS } from '../src/domain/mandate';
 import type { IdentityVerifications } from '../src/domain/mandates';
-import {
-  buildMandate,
-  failingSigner,
-  mandateStoreAdapters,
-  mandatesForSuite,
-  startService,
-} from './support';
+import { buildMandate, failingSigner, mandateStoreAdapters, mandatesForSuite, startService } from './support';
 
 const FIXED_START = '2031-03-01T10:00:00.000Z';
 
