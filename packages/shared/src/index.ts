@@ -36,3 +36,4 @@ export * from './contract-client';
 export * from './wiring';
 export * from './outbound';
 export * from './request-timing';
+export * from './filter-indexes';
