@@ -18,8 +18,7 @@ import {
 } from '../domain/mandate';
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
 import {
-  STATUS_LIST_CAPACITY,
-  listIdOf,
+  nextStatusList,
   type PublishedStatusList,
   type StatusEntry,
   type StatusListRecord,
@@ -165,14 +164,7 @@ export class MemoryMandateStore implements MandateStore {
     // One synchronous step: no two callers can read the same counter value.
     let open = [...this.statusLists.values()].at(-1);
     if (!open || open.next_idx >= open.capacity) {
-      const seq = (open?.seq ?? 0) + 1;
-      open = {
-        list_id: listIdOf(seq),
-        seq,
-        next_idx: 0,
-        capacity: this.options.statusListCapacity ?? STATUS_LIST_CAPACITY,
-        published: null,
-      };
+      open = nextStatusList(open, this.options.statusListCapacity);
       this.statusLists.set(open.list_id, open);
     }
     return { list_id: open.list_id, idx: open.next_idx++ };

@@ -21,7 +21,7 @@ import { EXPIRABLE_STATES, MANDATE_STATES, type Mandate } from '../domain/mandat
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
 import {
   STATUS_LIST_CAPACITY,
-  listIdOf,
+  nextStatusList,
   type PublishedStatusList,
   type StatusEntry,
   type StatusListRecord,
@@ -195,15 +195,8 @@ export class MongoMandateStore implements MandateStore {
           .lean<Pick<StatusListDoc, 'list_id' | 'next_idx'>>();
         if (taken) return { list_id: taken.list_id, idx: taken.next_idx - 1 };
       }
-      const seq = (open?.seq ?? 0) + 1;
       try {
-        await this.lists.create({
-          list_id: listIdOf(seq),
-          seq,
-          next_idx: 0,
-          capacity: this.statusListCapacity,
-          published: null,
-        });
+        await this.lists.create(nextStatusList(open, this.statusListCapacity));
       } catch (err) {
         // Another replica opened it first: take a slot of that one.
         if (!isDuplicateKeyError(err)) throw err;
