@@ -37,3 +37,4 @@ export * from './wiring';
 export * from './outbound';
 export * from './request-timing';
 export * from './filter-indexes';
+export * from './json-variable';
