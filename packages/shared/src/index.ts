@@ -38,3 +38,4 @@ export * from './outbound';
 export * from './request-timing';
 export * from './filter-indexes';
 export * from './json-variable';
+export * from './mongo-outbox-source';

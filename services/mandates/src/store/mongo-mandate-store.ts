@@ -1,15 +1,13 @@
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 import {
+  MongoOutboxSource,
   WITHOUT_OUTBOX,
   conflict,
   insertOrRefuse,
   isDuplicateKeyError,
   serviceUnavailable,
-  markOutboxSent,
   outboxQueryShapes,
   pageBefore,
-  pendingOutboxEvents,
-  pingMongo,
   pushOutbox,
   queryShapesOf,
   withOutbox,
@@ -132,15 +130,17 @@ export const MANDATE_QUERY_SHAPES: MongoQueryShape[] = [
   ...outboxQueryShapes('mandate_status_lists'),
 ];
 
-export class MongoMandateStore implements MandateStore {
+export class MongoMandateStore extends MongoOutboxSource implements MandateStore {
   readonly kind = 'mongo' as const;
 
   private constructor(
-    private readonly connection: Connection,
+    connection: Connection,
     private readonly model: Model<MandateDoc>,
     private readonly lists: Model<StatusListDoc>,
     private readonly statusListCapacity: number,
-  ) {}
+  ) {
+    super(connection, [model, lists] as never);
+  }
 
   /**
    * Builds the models on `connection` and waits until their indexes exist. `statusListCapacity`:
@@ -314,18 +314,6 @@ export class MongoMandateStore implements MandateStore {
       .limit(limit)
       .lean<MandateDoc[]>();
     return docs.map(fromDoc);
-  }
-
-  pendingEvents(limit: number): Promise<AuditEvent[]> {
-    return pendingOutboxEvents<MandateDoc | StatusListDoc>([this.model, this.lists] as never, limit);
-  }
-
-  markSent(eventIds: string[]): Promise<void> {
-    return markOutboxSent<MandateDoc | StatusListDoc>([this.model, this.lists] as never, eventIds);
-  }
-
-  ping(): Promise<void> {
-    return pingMongo(this.connection);
   }
 }
 
