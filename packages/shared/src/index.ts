@@ -36,3 +36,6 @@ export * from './contract-client';
 export * from './wiring';
 export * from './outbound';
 export * from './request-timing';
+export * from './filter-indexes';
+export * from './json-variable';
+export * from './mongo-outbox-source';

@@ -1,13 +1,6 @@
-import { describeZodError } from '@mandate/shared';
+import { validationMessage } from '@mandate/shared/testing';
 import { onboardingRequestBody, rejectOnboardingBody } from '../src/contract';
 
-const message = (
-  schema: { safeParse(v: unknown): { success: boolean; error?: unknown } },
-  input: unknown,
-) => {
-  const r = schema.safeParse(input);
-  return r.success ? 'accepted' : describeZodError(r.error as never);
-};
 const request = (use_case: string) => ({
   organization_name: 'Acme',
   contact_email: 'ops@acme.example',
@@ -19,7 +12,7 @@ describe('onboarding free text (SPEC §11)', () => {
   it.each(['pay\u202eroll', 'agents\u0000', 'zero\u200bwidth', '\u001b[31mred'])(
     'when use_case holds %j, then 400 naming it',
     (bad) => {
-      expect(message(onboardingRequestBody, request(bad))).toBe(`use_case: ${UNPRINTABLE}`);
+      expect(validationMessage(onboardingRequestBody, request(bad))).toBe(`use_case: ${UNPRINTABLE}`);
     },
   );
 
@@ -30,6 +23,6 @@ describe('onboarding free text (SPEC §11)', () => {
   });
 
   it.each(['spam\u202e', 'x\u0007'])('when a rejection reason holds %j, then 400 naming it', (bad) => {
-    expect(message(rejectOnboardingBody, { reason: bad })).toBe(`reason: ${UNPRINTABLE}`);
+    expect(validationMessage(rejectOnboardingBody, { reason: bad })).toBe(`reason: ${UNPRINTABLE}`);
   });
 });

@@ -1,11 +1,10 @@
-import { createLogger, systemClock, type CallerContext } from '@mandate/shared';
+import { systemClock, type CallerContext } from '@mandate/shared';
 import {
-  CapturingPublisher,
   callService,
   callerFor,
   memoryAdapter,
   mongoAdapter,
-  testTokens,
+  startAppOn,
   type AdapterFactory,
 } from '@mandate/shared/testing';
 import { createApp, type Deps } from '../src/app';
@@ -28,17 +27,9 @@ export async function startIdentity(
   overrides: Partial<Deps> = {},
   adapter: AdapterFactory<IdentityStore> = inMemory,
 ) {
-  const publisher = new CapturingPublisher();
-  const owned = await adapter.create();
-  const app = createApp({
-    store: owned.store,
-    publisher,
-    tokens: testTokens,
-    logger: createLogger('identity-test', 'silent'),
-    clock: systemClock,
-    ...overrides,
-  });
-  const server = await app.start(0);
+  const { app, server, publisher, stop } = await startAppOn('identity', adapter, (base) =>
+    createApp({ ...base, clock: systemClock, ...overrides }),
+  );
   const call = (method: string, path: string, options: Parameters<typeof callService>[3] = {}) =>
     callService(server.url, method, path, options);
 
@@ -59,10 +50,6 @@ export async function startIdentity(
 
   /** What the routes run the use cases with, for what no route triggers (the staging-key sweep). */
   const deps = app.deps;
-  const stop = async () => {
-    await app.stop();
-    await owned.close();
-  };
   return { app, server, publisher, call, createTenant, deps, stop };
 }
 

@@ -24,6 +24,14 @@ function movableClock(): Clock & { advance(ms: number): void } {
   return { now: () => new Date(Date.now() + offset), advance: (ms) => void (offset += ms) };
 }
 
+/** What a VERIFIED session shows of `person` to a reader allowed to see its claims. */
+const verifiedView = (person: PersonData) => ({
+  status: 'VERIFIED',
+  subject_id: expect.stringMatching(/^wallet:/),
+  claims_digest: expect.stringMatching(/^[0-9a-f]{64}$/),
+  claims: { family_name: person.family_name, given_name: person.given_name, birth_date: person.birth_date },
+});
+
 describe.each(identityStoreAdapters())(
   'identity: identity verifications (component, $name store)',
   (adapter) => {
@@ -139,19 +147,12 @@ describe.each(identityStoreAdapters())(
       const res = await get(caller, created.id);
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({
+        ...verifiedView(person),
         id: created.id,
         tenant_id: tenantId,
-        status: 'VERIFIED',
         assurance: 'HIGH',
         reason: null,
         issuer: issuer.issuer,
-        subject_id: expect.stringMatching(/^wallet:/),
-        claims_digest: expect.stringMatching(/^[0-9a-f]{64}$/),
-        claims: {
-          family_name: person.family_name,
-          given_name: person.given_name,
-          birth_date: person.birth_date,
-        },
         consumed_by: null,
       });
       expect(Object.keys(res.body.claims).sort()).toEqual(['birth_date', 'family_name', 'given_name']);
@@ -337,16 +338,7 @@ describe.each(identityStoreAdapters())(
         const { created, person, as } = await verifiedSession();
         const res = await get(as(actor, permissions), created.id);
         expect(res.status).toBe(200);
-        expect(res.body).toMatchObject({
-          status: 'VERIFIED',
-          subject_id: expect.stringMatching(/^wallet:/),
-          claims_digest: expect.stringMatching(/^[0-9a-f]{64}$/),
-          claims: {
-            family_name: person.family_name,
-            given_name: person.given_name,
-            birth_date: person.birth_date,
-          },
-        });
+        expect(res.body).toMatchObject(verifiedView(person));
       });
 
       it.each([

@@ -1,13 +1,6 @@
-import { describeZodError } from '@mandate/shared';
+import { validationMessage } from '@mandate/shared/testing';
 import { createMandateBody, lifecycleBody } from '../src/contract';
 
-const message = (
-  schema: { safeParse(v: unknown): { success: boolean; error?: unknown } },
-  input: unknown,
-) => {
-  const r = schema.safeParse(input);
-  return r.success ? 'accepted' : describeZodError(r.error as never);
-};
 const withResources = (resources: string[]) => ({
   principal: 'user_alice',
   delegate: 'agent_42',
@@ -28,7 +21,7 @@ describe('mandate contract: resource patterns and free text', () => {
   ])(
     'when a resources pattern holds %j (a dot segment or an encoded separator), then 400 naming the field',
     (bad) => {
-      expect(message(createMandateBody, withResources(['acct:1/*', bad]))).toMatch(
+      expect(validationMessage(createMandateBody, withResources(['acct:1/*', bad]))).toMatch(
         /^scope\.resources\.1: must not contain/,
       );
     },
@@ -37,14 +30,14 @@ describe('mandate contract: resource patterns and free text', () => {
   it.each(['acct:123/*', 'acct:123/invoices/2026.11', 'files/a..b/c.txt', '.well-known/x', '*', 'acct:100%'])(
     'when a resources pattern is %j, then it is accepted',
     (good) => {
-      expect(message(createMandateBody, withResources([good]))).toBe('accepted');
+      expect(validationMessage(createMandateBody, withResources([good]))).toBe('accepted');
     },
   );
 
   it.each(['acct:1/\u202eevil', 'acct:1\u0000', 'acct:\u200b1'])(
     'when a resources pattern holds an unprintable character (%j), then 400',
     (bad) => {
-      expect(message(createMandateBody, withResources([bad]))).toBe(
+      expect(validationMessage(createMandateBody, withResources([bad]))).toBe(
         'scope.resources.0: must contain printable characters only (no control, format or bidi characters)',
       );
     },
@@ -56,7 +49,7 @@ describe('mandate contract: resource patterns and free text', () => {
   });
 
   it.each(['fraud\u202e', 'line\nbreak', 'x\u0007'])('when a lifecycle reason holds %j, then 400', (bad) => {
-    expect(message(lifecycleBody, { reason: bad })).toBe(
+    expect(validationMessage(lifecycleBody, { reason: bad })).toBe(
       'reason: must contain printable characters only (no control, format or bidi characters)',
     );
   });

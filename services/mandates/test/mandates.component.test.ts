@@ -3,27 +3,13 @@ import { AppError, auditEventSchema, canonicalJson, fixedClock, newId } from '@m
 import { callService, callerFor } from '@mandate/shared/testing';
 import { IMMUTABLE_FIELDS } from '../src/domain/mandate';
 import type { IdentityVerifications } from '../src/domain/mandates';
-import {
-  buildMandate,
-  failingSigner,
-  mandateStoreAdapters,
-  startService,
-  type RunningService,
-} from './support';
+import { buildMandate, failingSigner, mandateStoreAdapters, mandatesForSuite, startService } from './support';
 
 const FIXED_START = '2031-03-01T10:00:00.000Z';
 
 describe.each(mandateStoreAdapters())('mandates service (in-process, $name store)', (adapter) => {
-  let svc: RunningService;
-  beforeAll(async () => {
-    svc = await startService({}, adapter);
-  });
-  afterAll(async () => {
-    await svc.stop();
-  });
-
-  const call = (tenantId: string, method: string, path: string, body?: unknown) =>
-    callService(svc.url, method, path, { caller: callerFor(tenantId), body });
+  const svc = mandatesForSuite({}, adapter);
+  const { call } = svc;
   const create = (tenantId: string, overrides: Record<string, unknown> = {}) =>
     call(tenantId, 'POST', '/v1/mandates', { principal: 'alice', delegate: 'agent-7', ...overrides });
   const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
@@ -572,13 +558,7 @@ describe("identity-verified principal: the name is the verified one (identity's 
       };
     },
   };
-  let svc: RunningService;
-  beforeAll(async () => {
-    svc = await startService({ identityVerifications: identity });
-  });
-  afterAll(async () => {
-    await svc.stop();
-  });
+  const svc = mandatesForSuite({ identityVerifications: identity });
   const create = (tenantId: string, principal: Record<string, unknown>) =>
     callService(svc.url, 'POST', '/v1/mandates', {
       caller: callerFor(tenantId),
@@ -626,15 +606,8 @@ describe("identity-verified principal: the name is the verified one (identity's 
 
 describe.each(mandateStoreAdapters())('expiry (fixed clock, $name store)', (adapter) => {
   const clock = fixedClock(FIXED_START);
-  let svc: RunningService;
-  beforeAll(async () => {
-    svc = await startService({ clock }, adapter);
-  });
-  afterAll(async () => {
-    await svc.stop();
-  });
-  const call = (tenantId: string, method: string, path: string, body?: unknown) =>
-    callService(svc.url, method, path, { caller: callerFor(tenantId), body });
+  const svc = mandatesForSuite({ clock }, adapter);
+  const { call } = svc;
 
   it('when expires_at passes, then get, list and lifecycle calls all see EXPIRED', async () => {
     clock.set(FIXED_START);

@@ -3,7 +3,7 @@ import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader } fr
 import { getListFromStatusListJWT } from '@sd-jwt/jwt-status-list';
 import { fixedClock, newId } from '@mandate/shared';
 import { callService, callerFor } from '@mandate/shared/testing';
-import { mandateStoreAdapters, startService, type RunningService } from './support';
+import { mandateStoreAdapters, mandatesForSuite } from './support';
 
 /** The draft's bit order with node:zlib alone: entry i in byte i >> 2, bits 2 * (i % 4), LSB first. */
 function statusAt(lst: string, idx: number): number {
@@ -13,16 +13,8 @@ function statusAt(lst: string, idx: number): number {
 
 describe.each(mandateStoreAdapters())('mandate status lists (SPEC §12, $name store)', (adapter) => {
   const clock = fixedClock('2031-03-01T10:00:00.000Z');
-  let svc: RunningService;
-  beforeAll(async () => {
-    svc = await startService({ clock }, adapter);
-  });
-  afterAll(async () => {
-    await svc.stop();
-  });
-
-  const call = (tenantId: string, method: string, path: string, body?: unknown) =>
-    callService(svc.url, method, path, { caller: callerFor(tenantId), body });
+  const svc = mandatesForSuite({ clock }, adapter);
+  const { call } = svc;
   /** The public route, as the gateway forwards it (an internal token, If-None-Match). */
   const fetchList = async (path: string, headers: Record<string, string> = {}) => {
     const res = await callService(svc.url, 'GET', path, { caller: callerFor('tnt_public'), headers });

@@ -1,10 +1,12 @@
-import { createLogger, newId, systemClock, type Clock } from '@mandate/shared';
+import { newId, systemClock, type Clock } from '@mandate/shared';
 import {
-  CapturingPublisher,
   memoryAdapter,
   mongoAdapter,
-  testTokens,
+  callService,
+  callerFor,
+  startAppOn,
   type AdapterFactory,
+  type CapturingPublisher,
 } from '@mandate/shared/testing';
 import { createApp, type Deps } from '../src/app';
 import type { Mandate } from '../src/domain/mandate';
@@ -66,26 +68,43 @@ export async function startService(
   overrides: { clock?: Clock; signer?: Signer; identityVerifications?: Deps['identityVerifications'] } = {},
   adapter: AdapterFactory<MandateStore> = inMemory,
 ): Promise<RunningService> {
-  const publisher = new CapturingPublisher();
-  const owned = await adapter.create();
-  const deps: Deps = {
-    store: owned.store,
-    publisher,
-    signer: overrides.signer ?? (await localSigner()),
-    tokens: testTokens,
-    logger: createLogger('mandates-test', 'silent'),
-    clock: overrides.clock ?? systemClock,
-    ...(overrides.identityVerifications ? { identityVerifications: overrides.identityVerifications } : {}),
-  };
-  const service = createApp(deps);
-  const server = await service.start(0);
-  return {
-    url: server.url,
-    deps,
-    publisher,
-    stop: async () => {
-      await service.stop();
-      await owned.close();
-    },
-  };
+  const signer = overrides.signer ?? (await localSigner());
+  // createApp completes the given deps in place (relay, status lists): the test reads them as the app runs.
+  let deps!: Deps;
+  const { server, publisher, stop } = await startAppOn('mandates', adapter, (base) => {
+    deps = {
+      ...base,
+      signer,
+      clock: overrides.clock ?? systemClock,
+      ...(overrides.identityVerifications ? { identityVerifications: overrides.identityVerifications } : {}),
+    };
+    return createApp(deps);
+  });
+  return { url: server.url, deps, publisher, stop };
+}
+
+/** A running service and its public API called as a key of `tenantId`. */
+export interface SuiteService extends RunningService {
+  call(tenantId: string, method: string, path: string, body?: unknown): ReturnType<typeof callService>;
+}
+
+/**
+ * The service started once for the enclosing describe (beforeAll) and stopped after it (afterAll).
+ * The handle is filled in by beforeAll, so read it inside hooks and tests, not at describe time.
+ */
+export function mandatesForSuite(
+  overrides: Parameters<typeof startService>[0] = {},
+  adapter: AdapterFactory<MandateStore> = inMemory,
+): SuiteService {
+  const svc = {
+    call: (tenantId, method, path, body) =>
+      callService(svc.url, method, path, { caller: callerFor(tenantId), body }),
+  } as SuiteService;
+  beforeAll(async () => {
+    Object.assign(svc, await startService(overrides, adapter));
+  });
+  afterAll(async () => {
+    await svc.stop();
+  });
+  return svc;
 }

@@ -6,3 +6,5 @@ export * from './loopback';
 export * from './outbox';
 export * from './tools';
 export * from './index-coverage';
+export * from './zod';
+export * from './service';

@@ -68,15 +68,13 @@ export const consumedVerificationSchema = z.object({
   verified_at: z.string(),
 });
 
+type InternalPath = `/internal/v1/${string}`;
+
 /**
  * One of the gateway's credential lookups: a POST (the secret stays out of URLs and logs) that
  * changes nothing, so it is retried; 200 with what was found, 404 for anything else.
  */
-const lookup = <
-  const P extends `/internal/v1/${string}`,
-  const B extends z.ZodType,
-  const A extends z.ZodType,
->(
+const lookup = <const P extends InternalPath, const B extends z.ZodType, const A extends z.ZodType>(
   path: P,
   summary: string,
   [body, answer]: [B, A],
@@ -93,24 +91,11 @@ const lookup = <
 });
 
 /** Many lookups of one kind in one call: always 200, one result per item in order, null where the single lookup is a 404. */
-const lookupMany = <
-  const P extends `/internal/v1/${string}`,
-  const B extends z.ZodType,
-  const A extends z.ZodType,
->(
+const lookupMany = <const P extends InternalPath, const B extends z.ZodType, const A extends z.ZodType>(
   path: P,
   summary: string,
-  [body, answer]: [B, A],
-) => ({
-  summary,
-  method: 'POST' as const,
-  path,
-  service: 'identity' as const,
-  idempotent: true,
-  request: { body },
-  responses: { 200: { description: 'One result per item, in order', schema: answer } },
-  errors: {},
-});
+  bodyAndAnswer: [B, A],
+) => ({ ...lookup(path, summary, bodyAndAnswer, ['One result per item, in order', '']), errors: {} });
 
 export const internalRoutes = defineInternalRoutes({
   /** API-key authentication: an active or staging key. */

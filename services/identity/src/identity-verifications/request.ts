@@ -20,11 +20,8 @@ export interface VerifierIdentity {
   certificateChain: string[];
 }
 
-/** A fresh key and a self-signed certificate for `host`: embedded mode and tests. */
-export async function createVerifierIdentity(
-  host: string,
-  now: Date = new Date(),
-): Promise<VerifierIdentity> {
+/** A fresh P-256 key pair (extractable) and a self-signed certificate naming `host`, valid for a year from `now`. */
+export async function selfSignedCertificate(host: string, now: Date = new Date()) {
   const algorithm = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
   const keys = (await webcrypto.subtle.generateKey(algorithm, true, [
     'sign',
@@ -39,6 +36,15 @@ export async function createVerifierIdentity(
     signingAlgorithm: algorithm,
     extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: host }])],
   });
+  return { keys, cert };
+}
+
+/** A fresh key and a self-signed certificate for `host`: embedded mode and tests. */
+export async function createVerifierIdentity(
+  host: string,
+  now: Date = new Date(),
+): Promise<VerifierIdentity> {
+  const { keys, cert } = await selfSignedCertificate(host, now);
   return {
     host,
     clientId: CLIENT_ID_PREFIX + host,

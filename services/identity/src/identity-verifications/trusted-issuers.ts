@@ -1,6 +1,6 @@
 import { exportJWK, type JWK } from 'jose';
 import { z } from 'zod';
-import { ConfigError } from '@mandate/shared';
+import { ConfigError, parseJsonListVariable } from '@mandate/shared';
 import { x509 } from './x509';
 
 const jwkSchema = z.looseObject({ kty: z.string(), kid: z.string().optional() });
@@ -39,23 +39,18 @@ export class TrustedIssuersConfigError extends ConfigError {
 
 /** Parses WALLET_TRUSTED_ISSUERS (a JSON array); unset or empty means no issuer is trusted. */
 export function parseTrustedIssuers(raw: string | undefined): TrustedIssuerEntry[] {
-  if (raw === undefined || raw.trim() === '') return [];
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch {
-    throw new TrustedIssuersConfigError(
-      'WALLET_TRUSTED_ISSUERS: is not valid JSON (a JSON array, docs/WALLET.md)',
-    );
-  }
-  const parsed = trustedIssuersSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const where = issue?.path.length ? `[${issue.path.join('].[')}]` : '';
-    throw new TrustedIssuersConfigError(`WALLET_TRUSTED_ISSUERS${where}: ${issue?.message ?? 'invalid'}`);
-  }
+  const entries = parseJsonListVariable(raw, trustedIssuersSchema, {
+    notJson: () =>
+      new TrustedIssuersConfigError(
+        'WALLET_TRUSTED_ISSUERS: is not valid JSON (a JSON array, docs/WALLET.md)',
+      ),
+    invalid: (issue) => {
+      const where = issue?.path.length ? `[${issue.path.join('].[')}]` : '';
+      return new TrustedIssuersConfigError(`WALLET_TRUSTED_ISSUERS${where}: ${issue?.message ?? 'invalid'}`);
+    },
+  });
   // Anchors must parse now, not at the first wallet answer.
-  for (const entry of parsed.data) {
+  for (const entry of entries) {
     if ('x5c_anchors' in entry) {
       entry.x5c_anchors.forEach((pem, i) => {
         try {
@@ -68,7 +63,7 @@ export function parseTrustedIssuers(raw: string | undefined): TrustedIssuerEntry
       });
     }
   }
-  return parsed.data;
+  return entries;
 }
 
 /** Why no key: the issuer is unknown, or the key does not come from its entry. */

@@ -1,4 +1,4 @@
-import { SortedById, takeMatching, type AuditEvent, type MemoryOutbox } from '@mandate/shared';
+import { FilterIndexes, takeMatching, type AuditEvent, type MemoryOutbox } from '@mandate/shared';
 import { DuplicateRecord } from '../common/errors';
 import type { OnboardingRequest, OnboardingStatus } from './onboarding';
 import type { OnboardingListOptions, OnboardingStore } from './onboarding-store';
@@ -6,18 +6,14 @@ import type { OnboardingListOptions, OnboardingStore } from './onboarding-store'
 export class MemoryOnboardingStore implements OnboardingStore {
   private readonly requests = new Map<string, OnboardingRequest>();
   /** Request ids sorted: all, by status */
-  private readonly ids = {
-    all: SortedById.ofIds(),
-    byStatus: new Map<OnboardingStatus, SortedById<string>>(),
-  };
+  private readonly ids = new FilterIndexes<{ status: OnboardingStatus }>();
 
   constructor(private readonly outbox: MemoryOutbox) {}
 
   async insert(request: OnboardingRequest, outbox?: AuditEvent[]): Promise<void> {
     if (this.requests.has(request.id)) throw new DuplicateRecord('Onboarding request');
     this.requests.set(request.id, structuredClone(request));
-    this.ids.all.insert(request.id);
-    SortedById.idsUnder(this.ids.byStatus, request.status).insert(request.id);
+    this.ids.add(request.id, { status: request.status });
     this.outbox.add(`onboarding:${request.id}`, outbox);
   }
 
@@ -27,7 +23,7 @@ export class MemoryOnboardingStore implements OnboardingStore {
   }
 
   async list({ limit, before, status }: OnboardingListOptions): Promise<OnboardingRequest[]> {
-    const walk = status === undefined ? this.ids.all : this.ids.byStatus.get(status);
+    const walk = status === undefined ? this.ids.all : this.ids.under('status', status);
     if (!walk) return [];
     return takeMatching(walk.newestFirst(before), () => true, limit).map((id) =>
       structuredClone(this.requests.get(id)!),
@@ -37,8 +33,7 @@ export class MemoryOnboardingStore implements OnboardingStore {
   async decide(decided: OnboardingRequest, outbox?: AuditEvent[]): Promise<OnboardingRequest | null> {
     const r = this.requests.get(decided.id);
     if (!r || r.status !== 'PENDING') return null;
-    this.ids.byStatus.get(r.status)?.remove(r.id);
-    SortedById.idsUnder(this.ids.byStatus, decided.status).insert(r.id);
+    this.ids.move(r.id, 'status', r.status, decided.status);
     r.status = decided.status;
     r.decided_at = decided.decided_at;
     r.tenant_id = decided.tenant_id;

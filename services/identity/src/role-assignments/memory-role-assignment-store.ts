@@ -1,4 +1,4 @@
-import { SortedById, takeMatching, valueFor, type AuditEvent, type MemoryOutbox } from '@mandate/shared';
+import { FilterIndexes, takeMatching, valueFor, type AuditEvent, type MemoryOutbox } from '@mandate/shared';
 import { DuplicateRecord } from '../common/errors';
 import type { ListOptions } from '../common/store';
 import {
@@ -9,11 +9,7 @@ import {
 } from './roles';
 import type { RoleAssignmentStore } from './role-assignment-store';
 
-interface TenantIds {
-  all: SortedById<string>;
-  bySubject: Map<string, SortedById<string>>;
-  byStatus: Map<RoleAssignmentStatus, SortedById<string>>;
-}
+type TenantIds = FilterIndexes<{ subject: string; status: RoleAssignmentStatus }>;
 
 /**
  * Ids kept sorted per tenant and per filter value (subject, status), so a page costs
@@ -54,17 +50,13 @@ export class MemoryRoleAssignmentStore implements RoleAssignmentStore {
   }
 
   private tenantIds(tenantId: string): TenantIds {
-    return valueFor(this.assignmentIds, tenantId, () => ({
-      all: SortedById.ofIds(),
-      bySubject: new Map(),
-      byStatus: new Map(),
-    }));
+    return valueFor(this.assignmentIds, tenantId, () => new FilterIndexes());
   }
 
   /** The subject's assignments in the tenant (a few), newest first. */
   private subjectAssignments(tenantId: string, subjectId: string): RoleAssignment[] {
     const all = this.assignments.get(tenantId);
-    const ids = this.assignmentIds.get(tenantId)?.bySubject.get(subjectId);
+    const ids = this.assignmentIds.get(tenantId)?.under('subject', subjectId);
     return all && ids ? [...ids.newestFirst()].map((id) => all.get(id)!) : [];
   }
 
@@ -77,10 +69,10 @@ export class MemoryRoleAssignmentStore implements RoleAssignmentStore {
     if (assignment.status === 'active' && subject.some((a) => a.status === 'active'))
       throw new DuplicateRoleAssignment();
     all.set(assignment.id, structuredClone({ ...assignment, tenant_id: tenantId }));
-    const ids = this.tenantIds(tenantId);
-    ids.all.insert(assignment.id);
-    SortedById.idsUnder(ids.bySubject, assignment.subject_id).insert(assignment.id);
-    SortedById.idsUnder(ids.byStatus, assignment.status).insert(assignment.id);
+    this.tenantIds(tenantId).add(assignment.id, {
+      subject: assignment.subject_id,
+      status: assignment.status,
+    });
     this.outbox.add(`role_assignment:${tenantId}:${assignment.id}`, outbox);
   }
 
@@ -103,9 +95,9 @@ export class MemoryRoleAssignmentStore implements RoleAssignmentStore {
     if (!all || !ids) return [];
     const walk =
       subjectId !== undefined
-        ? ids.bySubject.get(subjectId)
+        ? ids.under('subject', subjectId)
         : status !== undefined
-          ? ids.byStatus.get(status)
+          ? ids.under('status', status)
           : ids.all;
     if (!walk) return [];
     const matches = (id: string) => status === undefined || all.get(id)!.status === status;
@@ -125,11 +117,7 @@ export class MemoryRoleAssignmentStore implements RoleAssignmentStore {
       a.updated_at === current.updated_at &&
       a.roles.join() === current.roles.join();
     if (!unchanged) return null;
-    if (next.status !== a.status) {
-      const byStatus = this.tenantIds(tenantId).byStatus;
-      byStatus.get(a.status)?.remove(a.id);
-      SortedById.idsUnder(byStatus, next.status).insert(a.id);
-    }
+    this.tenantIds(tenantId).move(a.id, 'status', a.status, next.status);
     a.roles = [...next.roles];
     a.permissions = [...next.permissions];
     a.status = next.status;

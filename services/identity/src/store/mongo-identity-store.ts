@@ -1,5 +1,5 @@
-import type { AuditEvent, MongoQueryShape } from '@mandate/shared';
-import { markOutboxSent, outboxQueryShapes, pendingOutboxEvents, pingMongo } from '@mandate/shared';
+import type { MongoQueryShape } from '@mandate/shared';
+import { MongoOutboxSource, outboxQueryShapes } from '@mandate/shared';
 import type { Connection, Model } from 'mongoose';
 import {
   ACCESS_BASELINE_QUERY_SHAPES,
@@ -75,7 +75,7 @@ export const IDENTITY_QUERY_SHAPES: MongoQueryShape[] = [
 ];
 
 /** The aggregates' Mongo stores on one connection, and the outbox across their collections. */
-export class MongoIdentityStore implements IdentityStore {
+export class MongoIdentityStore extends MongoOutboxSource implements IdentityStore {
   readonly tenants: MongoTenantStore;
   readonly apiKeys: MongoApiKeyStore;
   readonly roleAssignments: MongoRoleAssignmentStore;
@@ -83,11 +83,9 @@ export class MongoIdentityStore implements IdentityStore {
   readonly widgetConfigs: MongoWidgetConfigStore;
   readonly identityVerifications: MongoIdentityVerificationStore;
   readonly accessBaselines: MongoAccessBaselineStore;
-  /** Every collection that records audited changes, in the order the relay reads them. */
-  private readonly outboxModels: Model<WithOutbox>[];
 
   private constructor(
-    private readonly connection: Connection,
+    connection: Connection,
     adminCounts: Model<AdminCountDoc>,
     models: {
       tenants: Model<TenantDoc>;
@@ -99,6 +97,8 @@ export class MongoIdentityStore implements IdentityStore {
       baselines: Model<AccessBaselineDoc>;
     },
   ) {
+    // Every collection that records audited changes, in the order the relay reads them.
+    super(connection, Object.values(models) as unknown as Model<WithOutbox>[]);
     this.tenants = new MongoTenantStore(models.tenants);
     this.apiKeys = new MongoApiKeyStore(models.keys);
     this.roleAssignments = new MongoRoleAssignmentStore(models.assignments, adminCounts);
@@ -106,7 +106,6 @@ export class MongoIdentityStore implements IdentityStore {
     this.widgetConfigs = new MongoWidgetConfigStore(models.widgets);
     this.identityVerifications = new MongoIdentityVerificationStore(models.verifications);
     this.accessBaselines = new MongoAccessBaselineStore(models.baselines);
-    this.outboxModels = Object.values(models) as unknown as Model<WithOutbox>[];
   }
 
   /** Builds the models and waits for every index, so uniqueness holds before the first request. */
@@ -126,17 +125,5 @@ export class MongoIdentityStore implements IdentityStore {
     const adminCounts = connection.model<AdminCountDoc>('TenantAdminCount', adminCountSchema);
     await Promise.all([...Object.values(models), adminCounts].map((model) => model.createIndexes()));
     return new MongoIdentityStore(connection, adminCounts, models);
-  }
-
-  pendingEvents(limit: number): Promise<AuditEvent[]> {
-    return pendingOutboxEvents(this.outboxModels, limit);
-  }
-
-  markSent(eventIds: string[]): Promise<void> {
-    return markOutboxSent(this.outboxModels, eventIds);
-  }
-
-  ping(): Promise<void> {
-    return pingMongo(this.connection);
   }
 }

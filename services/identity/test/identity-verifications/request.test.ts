@@ -4,6 +4,7 @@ import { DcqlQuery } from 'dcql';
 import {
   buildAuthorizationRequest,
   createVerifierIdentity,
+  selfSignedCertificate,
   freshSecret,
   REQUEST_OBJECT_TYP,
   SELF_ISSUED_AUDIENCE,
@@ -105,20 +106,7 @@ describe('the signed request object', () => {
   });
 
   it('when an operator key and certificate are given as PEM, then they sign; a certificate for another host is refused', async () => {
-    const alg = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' };
-    const keys = (await webcrypto.subtle.generateKey(alg, true, [
-      'sign',
-      'verify',
-    ])) as webcrypto.CryptoKeyPair;
-    const cert = await x509.X509CertificateGenerator.createSelfSigned({
-      serialNumber: '01',
-      name: `CN=${HOST}`,
-      notBefore: new Date(Date.now() - 60_000),
-      notAfter: new Date(Date.now() + 3600_000),
-      keys: keys as unknown as Parameters<typeof x509.X509CertificateGenerator.createSelfSigned>[0]['keys'],
-      signingAlgorithm: alg,
-      extensions: [new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: HOST }])],
-    });
+    const { keys, cert } = await selfSignedCertificate(HOST);
     const pkcs8 = Buffer.from(await webcrypto.subtle.exportKey('pkcs8', keys.privateKey)).toString('base64');
     const keyPem = `-----BEGIN PRIVATE KEY-----\n${pkcs8.match(/.{1,64}/g)!.join('\n')}\n-----END PRIVATE KEY-----`;
     const identity = await verifierIdentityFromPem(HOST, keyPem, cert.toString('pem'));

@@ -47,6 +47,15 @@ export interface StatusListRecord {
 }
 
 export const listIdOf = (seq: number) => `sl_${seq}`;
+
+/** The list opened when `open` (the highest) is full, or the first one: empty, unpublished, numbered next. */
+export function nextStatusList(
+  open: Pick<StatusListRecord, 'seq'> | null | undefined,
+  capacity: number = STATUS_LIST_CAPACITY,
+): StatusListRecord {
+  const seq = (open?.seq ?? 0) + 1;
+  return { list_id: listIdOf(seq), seq, next_idx: 0, capacity, published: null };
+}
 export const LIST_ID_PATTERN = /^sl_[1-9][0-9]{0,8}$/;
 
 /** The status a reader must see now: expiry counts the moment expires_at passes, before the sweeper. */

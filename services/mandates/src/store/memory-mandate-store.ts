@@ -1,6 +1,7 @@
 import {
+  FilterIndexes,
   MemoryOutbox,
-  SortedById,
+  type SortedById,
   conflict,
   newestFirstOf,
   plainId,
@@ -17,8 +18,7 @@ import {
 } from '../domain/mandate';
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
 import {
-  STATUS_LIST_CAPACITY,
-  listIdOf,
+  nextStatusList,
   type PublishedStatusList,
   type StatusEntry,
   type StatusListRecord,
@@ -26,12 +26,7 @@ import {
 } from '../status-lists/status-list';
 
 /** A tenant's mandate ids sorted, and by the values the list filters on (state as stored). */
-interface TenantIndexes {
-  all: SortedById<string>;
-  byPrincipal: Map<string, SortedById<string>>;
-  byDelegate: Map<string, SortedById<string>>;
-  byState: Map<MandateState, SortedById<string>>;
-}
+type TenantIndexes = FilterIndexes<{ principal: string; delegate: string; state: MandateState }>;
 
 /**
  * Embedded mode and tests: one map per tenant, and per tenant the ids sorted, by principal, by
@@ -84,16 +79,12 @@ export class MemoryMandateStore implements MandateStore {
   }
 
   private index(tenantId: string, mandate: Mandate): void {
-    const tenant = valueFor(this.indexes, tenantId, () => ({
-      all: SortedById.ofIds(),
-      byPrincipal: new Map(),
-      byDelegate: new Map(),
-      byState: new Map(),
-    }));
-    tenant.all.insert(mandate.id);
-    SortedById.idsUnder(tenant.byPrincipal, mandate.principal.id).insert(mandate.id);
-    SortedById.idsUnder(tenant.byDelegate, mandate.delegate.id).insert(mandate.id);
-    SortedById.idsUnder(tenant.byState, mandate.state).insert(mandate.id);
+    const tenant: TenantIndexes = valueFor(this.indexes, tenantId, () => new FilterIndexes());
+    tenant.add(mandate.id, {
+      principal: mandate.principal.id,
+      delegate: mandate.delegate.id,
+      state: mandate.state,
+    });
   }
 
   async list(tenantId: string, query: ListMandatesQuery): Promise<Mandate[]> {
@@ -104,13 +95,13 @@ export class MemoryMandateStore implements MandateStore {
     // The narrowest index the filters allow: fewest ids to walk in the worst case.
     const candidates: SortedById<string>[][] = [[tenant.all]];
     if (principal_id !== undefined)
-      candidates.push([tenant.byPrincipal.get(principal_id)].flatMap((i) => i ?? []));
+      candidates.push([tenant.under('principal', principal_id)].flatMap((i) => i ?? []));
     if (delegate_id !== undefined)
-      candidates.push([tenant.byDelegate.get(delegate_id)].flatMap((i) => i ?? []));
+      candidates.push([tenant.under('delegate', delegate_id)].flatMap((i) => i ?? []));
     if (state !== undefined) {
       // Stored states partition the ids; an expirable mandate past expiry reads as EXPIRED.
       const stored = state === 'EXPIRED' ? ['EXPIRED' as const, ...EXPIRABLE_STATES] : [state];
-      candidates.push(stored.flatMap((s) => tenant.byState.get(s) ?? []));
+      candidates.push(stored.flatMap((s) => tenant.under('state', s) ?? []));
     }
     const total = (indexes: SortedById<string>[]) => indexes.reduce((n, i) => n + i.size, 0);
     const walk = candidates.reduce((best, c) => (total(c) < total(best) ? c : best));
@@ -139,11 +130,7 @@ export class MemoryMandateStore implements MandateStore {
     if (!records || !current || current.version !== expectedVersion) return null;
     const updated = { ...current, state: patch.state, version: patch.version, updated_at: patch.updated_at };
     records.set(id, updated);
-    if (updated.state !== current.state) {
-      const byState = this.indexes.get(tenantId)!.byState;
-      byState.get(current.state)?.remove(id);
-      SortedById.idsUnder(byState, updated.state).insert(id);
-    }
+    this.indexes.get(tenantId)!.move(id, 'state', current.state, updated.state);
     this.addToOutbox(tenantId, id, outbox);
     return structuredClone(updated);
   }
@@ -177,14 +164,7 @@ export class MemoryMandateStore implements MandateStore {
     // One synchronous step: no two callers can read the same counter value.
     let open = [...this.statusLists.values()].at(-1);
     if (!open || open.next_idx >= open.capacity) {
-      const seq = (open?.seq ?? 0) + 1;
-      open = {
-        list_id: listIdOf(seq),
-        seq,
-        next_idx: 0,
-        capacity: this.options.statusListCapacity ?? STATUS_LIST_CAPACITY,
-        published: null,
-      };
+      open = nextStatusList(open, this.options.statusListCapacity);
       this.statusLists.set(open.list_id, open);
     }
     return { list_id: open.list_id, idx: open.next_idx++ };

@@ -1,15 +1,13 @@
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 import {
+  MongoOutboxSource,
   WITHOUT_OUTBOX,
   conflict,
   insertOrRefuse,
   isDuplicateKeyError,
   serviceUnavailable,
-  markOutboxSent,
   outboxQueryShapes,
   pageBefore,
-  pendingOutboxEvents,
-  pingMongo,
   pushOutbox,
   queryShapesOf,
   withOutbox,
@@ -21,7 +19,7 @@ import { EXPIRABLE_STATES, MANDATE_STATES, type Mandate } from '../domain/mandat
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
 import {
   STATUS_LIST_CAPACITY,
-  listIdOf,
+  nextStatusList,
   type PublishedStatusList,
   type StatusEntry,
   type StatusListRecord,
@@ -132,15 +130,17 @@ export const MANDATE_QUERY_SHAPES: MongoQueryShape[] = [
   ...outboxQueryShapes('mandate_status_lists'),
 ];
 
-export class MongoMandateStore implements MandateStore {
+export class MongoMandateStore extends MongoOutboxSource implements MandateStore {
   readonly kind = 'mongo' as const;
 
   private constructor(
-    private readonly connection: Connection,
+    connection: Connection,
     private readonly model: Model<MandateDoc>,
     private readonly lists: Model<StatusListDoc>,
     private readonly statusListCapacity: number,
-  ) {}
+  ) {
+    super(connection, [model, lists] as never);
+  }
 
   /**
    * Builds the models on `connection` and waits until their indexes exist. `statusListCapacity`:
@@ -195,15 +195,8 @@ export class MongoMandateStore implements MandateStore {
           .lean<Pick<StatusListDoc, 'list_id' | 'next_idx'>>();
         if (taken) return { list_id: taken.list_id, idx: taken.next_idx - 1 };
       }
-      const seq = (open?.seq ?? 0) + 1;
       try {
-        await this.lists.create({
-          list_id: listIdOf(seq),
-          seq,
-          next_idx: 0,
-          capacity: this.statusListCapacity,
-          published: null,
-        });
+        await this.lists.create(nextStatusList(open, this.statusListCapacity));
       } catch (err) {
         // Another replica opened it first: take a slot of that one.
         if (!isDuplicateKeyError(err)) throw err;
@@ -321,18 +314,6 @@ export class MongoMandateStore implements MandateStore {
       .limit(limit)
       .lean<MandateDoc[]>();
     return docs.map(fromDoc);
-  }
-
-  pendingEvents(limit: number): Promise<AuditEvent[]> {
-    return pendingOutboxEvents<MandateDoc | StatusListDoc>([this.model, this.lists] as never, limit);
-  }
-
-  markSent(eventIds: string[]): Promise<void> {
-    return markOutboxSent<MandateDoc | StatusListDoc>([this.model, this.lists] as never, eventIds);
-  }
-
-  ping(): Promise<void> {
-    return pingMongo(this.connection);
   }
 }
 
