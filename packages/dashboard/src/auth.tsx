@@ -2,6 +2,7 @@ import { createContext, useContext, useEffect, useMemo, useState, type ReactNode
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { Me } from '@mandate/client';
 import { MandateApiError, apiOf } from './api';
+import type { Area } from './areas';
 import { loadSession, saveSession, type Session } from './session';
 
 interface Auth {
@@ -60,4 +61,15 @@ export function useAuth(): Auth {
   const auth = useContext(AuthContext);
   if (!auth) throw new Error('useAuth outside AuthProvider');
   return auth;
+}
+
+/**
+ * The signed-in caller as one area of the dashboard sees them: the tenant signed in to ('' for the
+ * operator) and whether the area's write permission lets them change what it shows.
+ */
+export function useAreaAuth(area: Area) {
+  const auth = useAuth();
+  const tenantId = auth.session?.kind === 'user' ? auth.session.tenantId : '';
+  const canWrite = !!area.write && !!auth.permissions?.includes(area.write);
+  return { ...auth, tenantId, canWrite };
 }

@@ -1,7 +1,7 @@
 import { useQueryClient } from '@tanstack/react-query';
 import type { MandateClient, Paged } from '@mandate/client';
 import type { Area } from './areas';
-import { useAuth } from './auth';
+import { useAreaAuth } from './auth';
 import { usePagedList, type PageQuery } from './paged-list';
 
 /**
@@ -13,9 +13,7 @@ export function useTenantCollection<T>(
   area: Area,
   read: (api: MandateClient, tenantId: string, query: PageQuery<never>) => Paged<T>,
 ) {
-  const { session, permissions } = useAuth();
-  const tenantId = session?.kind === 'user' ? session.tenantId : '';
-  const canWrite = !!area.write && !!permissions?.includes(area.write);
+  const { session, tenantId, canWrite } = useAreaAuth(area);
   const list = usePagedList<T>({
     key: [collection, tenantId],
     read: (api, query) => read(api, tenantId, query),

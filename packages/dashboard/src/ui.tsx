@@ -159,6 +159,51 @@ export function SecretOnce({ label, secret, onDone }: { label: string; secret: s
   );
 }
 
+/**
+ * A secret an action returned, shown once (SecretOnce) above the page: `show` it after the action;
+ * `view` is what to render, nothing once the user has stored it.
+ */
+export function useSecretOnce() {
+  const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
+  return {
+    show: (label: string, value: string) => setSecret({ label, value }),
+    view: secret ? <SecretOnce label={secret.label} secret={secret.value} onDone={() => setSecret(null)} /> : null,
+  };
+}
+
+/**
+ * A button acting on one row of a table: `subject` names the row for a screen reader (hidden on
+ * screen), so that each row's "Revoke" says which one it revokes. `danger` for what cannot be undone.
+ */
+export function RowAction({
+  subject,
+  onClick,
+  disabled,
+  loading,
+  danger = false,
+  children,
+}: {
+  subject: ReactNode;
+  onClick(): void;
+  disabled?: boolean;
+  loading?: boolean;
+  danger?: boolean;
+  children: ReactNode;
+}) {
+  return (
+    <Button
+      size="xs"
+      variant="light"
+      {...(danger ? { color: 'red' } : {})}
+      disabled={disabled}
+      loading={loading}
+      onClick={onClick}
+    >
+      {children} <span className="sr-only">{subject}</span>
+    </Button>
+  );
+}
+
 /** Previous/next over cursor pages: `cursors` is the stack of cursors that led to the current page. */
 export function usePager() {
   const [cursors, setCursors] = useState<string[]>([]);
@@ -289,6 +334,11 @@ export function TextField({
       {...input}
     />
   );
+}
+
+/** A currency as the API takes it: its three-letter ISO 4217 code. */
+export function CurrencyField({ id, value, onChange }: { id: string; value: string; onChange(value: string): void }) {
+  return <TextField id={id} label="Currency" value={value} onChange={onChange} placeholder="EUR" maxLength={3} />;
 }
 
 /** A one-line form that asks for a tenant id; `children` is its button's text. */

@@ -11,6 +11,7 @@ import {
   FormCard,
   notifyDone,
   PageHeader,
+  RowAction,
   SelectField,
   StateBadge,
   TextField,
@@ -118,17 +119,16 @@ function RoleControls({
         onChange={(e) => setRole(e.currentTarget.value)}
         data={[...ROLES]}
       />
-      <Button
-        size="xs"
-        variant="light"
+      <RowAction
+        subject={`of ${a.subject_id}`}
         disabled={own || busy || role === a.roles[0]}
         onClick={() => onRoles([role])}
       >
-        Save role <span className="sr-only">of {a.subject_id}</span>
-      </Button>
-      <Button size="xs" variant="light" color="red" disabled={own || busy} onClick={onRevoke}>
-        Revoke <span className="sr-only">{a.subject_id}</span>
-      </Button>
+        Save role
+      </RowAction>
+      <RowAction subject={a.subject_id} danger disabled={own || busy} onClick={onRevoke}>
+        Revoke
+      </RowAction>
       {own ? (
         <Text size="xs" c="dimmed">
           Your own assignment cannot be revoked or downgraded.

@@ -12,11 +12,12 @@ import {
   IdToken,
   notifyDone,
   PageHeader,
-  SecretOnce,
+  RowAction,
   StateBadge,
   TextField,
   Time,
   useFormMutation,
+  useSecretOnce,
 } from '../ui';
 import { column } from '../table';
 import { PagedTable } from '../paged-list';
@@ -39,7 +40,7 @@ export function ApiKeysPage({ area }: { area: Area }) {
     list: keys,
     refresh: done,
   } = useTenantCollection('api-keys', area, (api, tenantId, query) => api.apiKeys.list(tenantId, query));
-  const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
+  const secret = useSecretOnce();
 
   const action = useMutation({
     mutationFn: async ({
@@ -51,7 +52,7 @@ export function ApiKeysPage({ area }: { area: Area }) {
     }): Promise<{ api_key?: string; key_id: string }> => apiOf(session).apiKeys[op](tenantId, key.key_id),
     onSuccess: (res, { key, op }) => {
       if (op === 'rotate' && res.api_key)
-        setSecret({ label: `New secret of ${res.key_id} (replaces ${key.key_id})`, value: res.api_key });
+        secret.show(`New secret of ${res.key_id} (replaces ${key.key_id})`, res.api_key);
       else notifyDone(`Key ${key.name} ${op === 'activate' ? 'activated' : 'revoked'}.`);
       void done();
     },
@@ -60,14 +61,12 @@ export function ApiKeysPage({ area }: { area: Area }) {
   return (
     <>
       <PageHeader title="API keys" />
-      {secret ? (
-        <SecretOnce label={secret.label} secret={secret.value} onDone={() => setSecret(null)} />
-      ) : null}
+      {secret.view}
       {canWrite ? (
         <CreateKey
           tenantId={tenantId}
           onCreated={(k) => {
-            setSecret({ label: `Secret of the new key ${k.key_id}`, value: k.api_key });
+            secret.show(`Secret of the new key ${k.key_id}`, k.api_key);
             void done();
           }}
         />
@@ -90,35 +89,32 @@ export function ApiKeysPage({ area }: { area: Area }) {
                   (k) => (
                     <Group gap="xs">
                       {k.status === 'active' ? (
-                        <Button
-                          size="xs"
-                          variant="light"
+                        <RowAction
+                          subject={k.name}
                           disabled={action.isPending}
                           onClick={() => action.mutate({ key: k, op: 'rotate' })}
                         >
-                          Rotate <span className="sr-only">{k.name}</span>
-                        </Button>
+                          Rotate
+                        </RowAction>
                       ) : null}
                       {k.status === 'staging' ? (
-                        <Button
-                          size="xs"
-                          variant="light"
+                        <RowAction
+                          subject={k.name}
                           disabled={action.isPending}
                           onClick={() => action.mutate({ key: k, op: 'activate' })}
                         >
-                          Activate <span className="sr-only">{k.name}</span>
-                        </Button>
+                          Activate
+                        </RowAction>
                       ) : null}
                       {k.status !== 'revoked' ? (
-                        <Button
-                          size="xs"
-                          variant="light"
-                          color="red"
+                        <RowAction
+                          subject={k.name}
+                          danger
                           disabled={action.isPending}
                           onClick={() => action.mutate({ key: k, op: 'revoke' })}
                         >
-                          Revoke <span className="sr-only">{k.name}</span>
-                        </Button>
+                          Revoke
+                        </RowAction>
                       ) : null}
                     </Group>
                   ),

@@ -10,6 +10,7 @@ import { useAuth } from '../auth';
 import { constraintsText, minorPerMajor, relativeTime } from '../format';
 import { QrCode } from '../qr';
 import {
+  CurrencyField,
   ErrorMessage,
   IdToken,
   PageHeader,
@@ -242,13 +243,7 @@ export function CreateMandatePage({ area }: { area: Area }) {
             inputMode="decimal"
             placeholder="500.00"
           />
-          <TextField
-            id="m-currency"
-            label="Currency"
-            {...field('currency')}
-            placeholder="EUR"
-            maxLength={3}
-          />
+          <CurrencyField id="m-currency" {...field('currency')} />
         </div>
         <h2>When (UTC)</h2>
         <div className="row">

@@ -6,7 +6,7 @@ import { BadgeCheck, Ban, CirclePause, CirclePlay, Plus } from 'lucide-react';
 import type { AuditEvent, Mandate } from '@mandate/client';
 import { apiOf, oneOf } from '../api';
 import type { Area } from '../areas';
-import { useAuth } from '../auth';
+import { useAreaAuth } from '../auth';
 import { constraintsText, shortId } from '../format';
 import {
   Dialog,
@@ -55,8 +55,7 @@ const COLUMNS = [
 ];
 
 export function MandatesPage({ area }: { area: Area }) {
-  const { permissions } = useAuth();
-  const canWrite = !!area.write && !!permissions?.includes(area.write);
+  const { canWrite } = useAreaAuth(area);
   const mandates = usePagedList<Mandate, 'state' | 'principal_id' | 'delegate_id'>({
     key: ['mandates'],
     read: (api, query) => api.mandates.list({ ...query, state: oneOf(STATES, query.state) }),
@@ -134,8 +133,7 @@ const OP_TEXT: Record<Op, { title: string; confirm: string; says: string }> = {
 
 export function MandateDetail({ area }: { area: Area }) {
   const { id = '' } = useParams();
-  const { session, permissions } = useAuth();
-  const canWrite = !!area.write && !!permissions?.includes(area.write);
+  const { session, permissions, canWrite } = useAreaAuth(area);
   const canReadEvents = !!permissions?.includes('events:read');
   const queryClient = useQueryClient();
   const mandate = useQuery({

@@ -9,6 +9,7 @@ import {
   ErrorMessage,
   IdToken,
   PageHeader,
+  RowAction,
   SecretOnce,
   SelectField,
   StateBadge,
@@ -185,14 +186,13 @@ function Onboarding() {
             (r) =>
               r.status === 'PENDING' ? (
                 <Group gap="xs">
-                  <Button
-                    size="xs"
-                    variant="light"
+                  <RowAction
+                    subject={r.organization_name}
                     disabled={decide.isPending}
                     onClick={() => decide.mutate({ r, op: 'approve' })}
                   >
-                    Approve <span className="sr-only">{r.organization_name}</span>
-                  </Button>
+                    Approve
+                  </RowAction>
                   <TextInput
                     id={`reason-${r.id}`}
                     size="xs"
@@ -204,15 +204,14 @@ function Onboarding() {
                       setReasons((s) => ({ ...s, [r.id]: value }));
                     }}
                   />
-                  <Button
-                    size="xs"
-                    variant="light"
-                    color="red"
+                  <RowAction
+                    subject={r.organization_name}
+                    danger
                     disabled={decide.isPending}
                     onClick={() => decide.mutate({ r, op: 'reject' })}
                   >
-                    Reject <span className="sr-only">{r.organization_name}</span>
-                  </Button>
+                    Reject
+                  </RowAction>
                 </Group>
               ) : r.status === 'APPROVED' ? (
                 `approved → ${r.tenant_id ?? ''}`

@@ -4,7 +4,7 @@ import { Button, Group } from '@mantine/core';
 import type { WebhookDelivery, WebhookEndpoint } from '@mandate/client';
 import { apiOf } from '../api';
 import type { Area } from '../areas';
-import { useAuth } from '../auth';
+import { useAreaAuth, useAuth } from '../auth';
 import { PagedTable, usePagedList } from '../paged-list';
 import { column } from '../table';
 import {
@@ -14,12 +14,13 @@ import {
   FormCard,
   notifyDone,
   PageHeader,
-  SecretOnce,
+  RowAction,
   SelectField,
   StateBadge,
   TextField,
   Time,
   useFormMutation,
+  useSecretOnce,
 } from '../ui';
 
 type Endpoint = WebhookEndpoint;
@@ -44,16 +45,14 @@ const DONE = {
 } as const;
 
 export function WebhooksPage({ area }: { area: Area }) {
-  const { session, permissions } = useAuth();
-  const tenantId = session?.kind === 'user' ? session.tenantId : '';
-  const canWrite = !!area.write && !!permissions?.includes(area.write);
+  const { session, tenantId, canWrite } = useAreaAuth(area);
   const queryClient = useQueryClient();
   const refresh = () => queryClient.invalidateQueries({ queryKey: ['webhook-endpoints'] });
   const endpoints = usePagedList<Endpoint>({
     key: ['webhook-endpoints', tenantId],
     read: (api, query) => api.webhooks.listWebhookEndpoints(query),
   });
-  const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
+  const secret = useSecretOnce();
   const [selected, setSelected] = useState<Endpoint | null>(null);
 
   const action = useMutation({
@@ -74,10 +73,7 @@ export function WebhooksPage({ area }: { area: Area }) {
     },
     onSuccess: (res, { endpoint, op }) => {
       if (op === 'rotate' && 'secret' in res && typeof res.secret === 'string')
-        setSecret({
-          label: `New secret of ${endpoint.url} (the previous one keeps signing for 24 hours)`,
-          value: res.secret,
-        });
+        secret.show(`New secret of ${endpoint.url} (the previous one keeps signing for 24 hours)`, res.secret);
       else notifyDone(`${endpoint.url}: ${DONE[op]}.`);
       if (op === 'delete' && selected?.id === endpoint.id) setSelected(null);
       void refresh();
@@ -87,13 +83,11 @@ export function WebhooksPage({ area }: { area: Area }) {
   return (
     <>
       <PageHeader title="Webhooks" />
-      {secret ? (
-        <SecretOnce label={secret.label} secret={secret.value} onDone={() => setSecret(null)} />
-      ) : null}
+      {secret.view}
       {canWrite ? (
         <CreateEndpoint
           onCreated={(e) => {
-            setSecret({ label: `Signing secret of ${e.url}`, value: e.secret });
+            secret.show(`Signing secret of ${e.url}`, e.secret);
             void refresh();
           }}
         />
@@ -130,42 +124,38 @@ export function WebhooksPage({ area }: { area: Area }) {
                 {canWrite ? (
                   <>
                     {e.status === 'ENABLED' ? (
-                      <Button
-                        size="xs"
-                        variant="light"
+                      <RowAction
+                        subject={e.url}
                         disabled={action.isPending}
                         onClick={() => action.mutate({ endpoint: e, op: 'test' })}
                       >
-                        Send test <span className="sr-only">{e.url}</span>
-                      </Button>
+                        Send test
+                      </RowAction>
                     ) : null}
-                    <Button
-                      size="xs"
-                      variant="light"
+                    <RowAction
+                      subject={e.url}
                       disabled={action.isPending}
                       onClick={() => action.mutate({ endpoint: e, op: 'rotate' })}
                     >
-                      Rotate secret <span className="sr-only">{e.url}</span>
-                    </Button>
-                    <Button
-                      size="xs"
-                      variant="light"
+                      Rotate secret
+                    </RowAction>
+                    <RowAction
+                      subject={e.url}
                       disabled={action.isPending}
                       onClick={() =>
                         action.mutate({ endpoint: e, op: e.status === 'ENABLED' ? 'disable' : 'enable' })
                       }
                     >
-                      {e.status === 'ENABLED' ? 'Disable' : 'Enable'} <span className="sr-only">{e.url}</span>
-                    </Button>
-                    <Button
-                      size="xs"
-                      variant="light"
-                      color="red"
+                      {e.status === 'ENABLED' ? 'Disable' : 'Enable'}
+                    </RowAction>
+                    <RowAction
+                      subject={e.url}
+                      danger
                       disabled={action.isPending}
                       onClick={() => action.mutate({ endpoint: e, op: 'delete' })}
                     >
-                      Delete <span className="sr-only">{e.url}</span>
-                    </Button>
+                      Delete
+                    </RowAction>
                   </>
                 ) : null}
               </Group>
@@ -287,14 +277,9 @@ function Deliveries({ endpoint, canWrite }: { endpoint: Endpoint; canWrite: bool
                 column<Delivery>(
                   'Actions',
                   (d) => (
-                    <Button
-                      size="xs"
-                      variant="light"
-                      loading={retry.isPending}
-                      onClick={() => retry.mutate(d)}
-                    >
-                      Retry <span className="sr-only">{d.event_id}</span>
-                    </Button>
+                    <RowAction subject={d.event_id} loading={retry.isPending} onClick={() => retry.mutate(d)}>
+                      Retry
+                    </RowAction>
                   ),
                   'actions',
                 ),

@@ -4,7 +4,7 @@ import { Button, Group, Textarea } from '@mantine/core';
 import type { WidgetConfig } from '@mandate/client';
 import { apiOf } from '../api';
 import type { Area } from '../areas';
-import { useAuth } from '../auth';
+import { useAreaAuth } from '../auth';
 import { ErrorMessage, Loading, notifyDone, PageHeader, TextField, fieldsOf, formatTime } from '../ui';
 
 interface Draft {
@@ -35,9 +35,7 @@ const toBody = (d: Draft) => ({
 });
 
 export function WidgetPage({ area }: { area: Area }) {
-  const { session, permissions } = useAuth();
-  const tenantId = session?.kind === 'user' ? session.tenantId : '';
-  const canWrite = !!area.write && !!permissions?.includes(area.write);
+  const { session, tenantId, canWrite } = useAreaAuth(area);
   const queryClient = useQueryClient();
   const config = useQuery({
     queryKey: ['widget-config', tenantId],
