@@ -10,6 +10,8 @@ interface Auth {
   /** The signed-in caller's permissions: the operator's platform:*, or the subject's from /v1/me. */
   permissions: string[] | undefined;
   me: Me | undefined;
+  /** Whether the caller may read the audit log (events:read), which some pages add to what they show. */
+  canReadEvents: boolean;
   meError: unknown;
   signIn(session: Session): void;
   signOut(): void;
@@ -35,12 +37,14 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       setSession(null);
     }
   }, [me.error, queryClient]);
-  const value = useMemo<Auth>(
-    () => ({
+  const value = useMemo<Auth>(() => {
+    const permissions = session?.kind === 'operator' ? ['platform:*'] : me.data?.permissions;
+    return {
       session,
       me: me.data,
       meError: me.error,
-      permissions: session?.kind === 'operator' ? ['platform:*'] : me.data?.permissions,
+      permissions,
+      canReadEvents: !!permissions?.includes('events:read'),
       signIn(next) {
         queryClient.clear();
         saveSession(next);
@@ -51,9 +55,8 @@ export function AuthProvider({ children }: { children: ReactNode }) {
         saveSession(null);
         setSession(null);
       },
-    }),
-    [session, me.data, me.error, queryClient],
-  );
+    };
+  }, [session, me.data, me.error, queryClient]);
   return <AuthContext.Provider value={value}>{children}</AuthContext.Provider>;
 }
 

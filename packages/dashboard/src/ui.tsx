@@ -167,7 +167,9 @@ export function useSecretOnce() {
   const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
   return {
     show: (label: string, value: string) => setSecret({ label, value }),
-    view: secret ? <SecretOnce label={secret.label} secret={secret.value} onDone={() => setSecret(null)} /> : null,
+    view: secret ? (
+      <SecretOnce label={secret.label} secret={secret.value} onDone={() => setSecret(null)} />
+    ) : null,
   };
 }
 
@@ -202,6 +204,32 @@ export function RowAction({
       {children} <span className="sr-only">{subject}</span>
     </Button>
   );
+}
+
+/** One operation a row offers: `op` is what it runs, `label` what its button says. */
+export interface RowOp<Op extends string> {
+  op: Op;
+  label: string;
+  danger?: boolean;
+}
+
+/** A row's operations as RowActions, in order, all disabled while one runs (`busy`). */
+export function RowActions<Op extends string>({
+  subject,
+  ops,
+  busy,
+  onAction,
+}: {
+  subject: ReactNode;
+  ops: readonly RowOp<Op>[];
+  busy: boolean;
+  onAction(op: Op): void;
+}) {
+  return ops.map(({ op, label, danger }) => (
+    <RowAction key={op} subject={subject} danger={danger} disabled={busy} onClick={() => onAction(op)}>
+      {label}
+    </RowAction>
+  ));
 }
 
 /** Previous/next over cursor pages: `cursors` is the stack of cursors that led to the current page. */
@@ -291,6 +319,33 @@ export function SelectField({
   );
 }
 
+/** A list's filter on its rows' status: the API's upper-case values, offered in lower case. */
+export function StatusFilter({
+  id,
+  value,
+  onChange,
+  options,
+  any,
+}: {
+  id: string;
+  value: string;
+  onChange(value: string): void;
+  options: readonly string[];
+  any?: boolean;
+}) {
+  return (
+    <SelectField
+      id={id}
+      label="Status"
+      value={value}
+      onChange={onChange}
+      options={options}
+      text={(s) => s.toLowerCase()}
+      any={any}
+    />
+  );
+}
+
 /** `field(name)`: one of `values`, as the value and change a TextField or SelectField takes. */
 export const fieldsOf =
   <F extends string>(values: Record<F, string>, change: (name: F, value: string) => void) =>
@@ -337,8 +392,18 @@ export function TextField({
 }
 
 /** A currency as the API takes it: its three-letter ISO 4217 code. */
-export function CurrencyField({ id, value, onChange }: { id: string; value: string; onChange(value: string): void }) {
-  return <TextField id={id} label="Currency" value={value} onChange={onChange} placeholder="EUR" maxLength={3} />;
+export function CurrencyField({
+  id,
+  value,
+  onChange,
+}: {
+  id: string;
+  value: string;
+  onChange(value: string): void;
+}) {
+  return (
+    <TextField id={id} label="Currency" value={value} onChange={onChange} placeholder="EUR" maxLength={3} />
+  );
 }
 
 /** A one-line form that asks for a tenant id; `children` is its button's text. */
@@ -406,29 +471,19 @@ export function Dialog({
   size?: string;
 }) {
   const header = { component: 'div' } as object;
-  if (drawer)
-    return (
-      <Drawer.Root opened={opened} onClose={onClose} position="right" size={size}>
-        <Drawer.Overlay />
-        <Drawer.Content>
-          <Drawer.Header {...header}>
-            <Drawer.Title fw={700}>{title}</Drawer.Title>
-            <Drawer.CloseButton aria-label="Close" />
-          </Drawer.Header>
-          <Drawer.Body>{children}</Drawer.Body>
-        </Drawer.Content>
-      </Drawer.Root>
-    );
+  // The two share their parts' names and props; only the Drawer takes a side.
+  const Parts = (drawer ? Drawer : Modal) as typeof Modal;
+  const side = (drawer ? { position: 'right' } : {}) as object;
   return (
-    <Modal.Root opened={opened} onClose={onClose} size={size}>
-      <Modal.Overlay />
-      <Modal.Content>
-        <Modal.Header {...header}>
-          <Modal.Title fw={700}>{title}</Modal.Title>
-          <Modal.CloseButton aria-label="Close" />
-        </Modal.Header>
-        <Modal.Body>{children}</Modal.Body>
-      </Modal.Content>
-    </Modal.Root>
+    <Parts.Root opened={opened} onClose={onClose} size={size} {...side}>
+      <Parts.Overlay />
+      <Parts.Content>
+        <Parts.Header {...header}>
+          <Parts.Title fw={700}>{title}</Parts.Title>
+          <Parts.CloseButton aria-label="Close" />
+        </Parts.Header>
+        <Parts.Body>{children}</Parts.Body>
+      </Parts.Content>
+    </Parts.Root>
   );
 }

@@ -12,7 +12,8 @@ import {
   IdToken,
   notifyDone,
   PageHeader,
-  RowAction,
+  RowActions,
+  type RowOp,
   StateBadge,
   TextField,
   Time,
@@ -32,6 +33,15 @@ const SCOPES: readonly Scope[] = [
   'tenants:admin',
 ];
 
+type KeyOp = 'rotate' | 'activate' | 'revoke';
+
+/** What a key offers in its status: an active one is rotated, a staging one activated, any not revoked revoked. */
+const keyOps = (k: ApiKey): RowOp<KeyOp>[] => [
+  ...(k.status === 'active' ? [{ op: 'rotate' as const, label: 'Rotate' }] : []),
+  ...(k.status === 'staging' ? [{ op: 'activate' as const, label: 'Activate' }] : []),
+  ...(k.status !== 'revoked' ? [{ op: 'revoke' as const, label: 'Revoke', danger: true }] : []),
+];
+
 export function ApiKeysPage({ area }: { area: Area }) {
   const {
     session,
@@ -48,7 +58,7 @@ export function ApiKeysPage({ area }: { area: Area }) {
       op,
     }: {
       key: ApiKey;
-      op: 'rotate' | 'activate' | 'revoke';
+      op: KeyOp;
     }): Promise<{ api_key?: string; key_id: string }> => apiOf(session).apiKeys[op](tenantId, key.key_id),
     onSuccess: (res, { key, op }) => {
       if (op === 'rotate' && res.api_key)
@@ -88,34 +98,12 @@ export function ApiKeysPage({ area }: { area: Area }) {
                   'Actions',
                   (k) => (
                     <Group gap="xs">
-                      {k.status === 'active' ? (
-                        <RowAction
-                          subject={k.name}
-                          disabled={action.isPending}
-                          onClick={() => action.mutate({ key: k, op: 'rotate' })}
-                        >
-                          Rotate
-                        </RowAction>
-                      ) : null}
-                      {k.status === 'staging' ? (
-                        <RowAction
-                          subject={k.name}
-                          disabled={action.isPending}
-                          onClick={() => action.mutate({ key: k, op: 'activate' })}
-                        >
-                          Activate
-                        </RowAction>
-                      ) : null}
-                      {k.status !== 'revoked' ? (
-                        <RowAction
-                          subject={k.name}
-                          danger
-                          disabled={action.isPending}
-                          onClick={() => action.mutate({ key: k, op: 'revoke' })}
-                        >
-                          Revoke
-                        </RowAction>
-                      ) : null}
+                      <RowActions
+                        subject={k.name}
+                        ops={keyOps(k)}
+                        busy={action.isPending}
+                        onAction={(op) => action.mutate({ key: k, op })}
+                      />
                     </Group>
                   ),
                   'actions',

@@ -98,8 +98,7 @@ async function currentAccess(session: Session | null, tenantId: string): Promise
  * recorded since (only with events:read; without it the page says so and shows the comparison).
  */
 export function DriftPage({ area }: { area: Area }) {
-  const { session, permissions, tenantId, canWrite } = useAreaAuth(area);
-  const canEvents = !!permissions?.includes('events:read');
+  const { session, tenantId, canWrite, canReadEvents: canEvents } = useAreaAuth(area);
   const queryClient = useQueryClient();
   const baseline = useQuery({
     queryKey: ['access-baseline', tenantId],

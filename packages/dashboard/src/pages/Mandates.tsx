@@ -133,8 +133,7 @@ const OP_TEXT: Record<Op, { title: string; confirm: string; says: string }> = {
 
 export function MandateDetail({ area }: { area: Area }) {
   const { id = '' } = useParams();
-  const { session, permissions, canWrite } = useAreaAuth(area);
-  const canReadEvents = !!permissions?.includes('events:read');
+  const { session, canWrite, canReadEvents } = useAreaAuth(area);
   const queryClient = useQueryClient();
   const mandate = useQuery({
     queryKey: ['mandate', id],

@@ -12,6 +12,7 @@ import {
   RowAction,
   SecretOnce,
   SelectField,
+  StatusFilter,
   StateBadge,
   TextField,
   Time,
@@ -151,13 +152,7 @@ function Onboarding() {
     <section aria-labelledby="onboarding-title">
       <h2 id="onboarding-title">Onboarding requests</h2>
       <div className="row">
-        <SelectField
-          id="onboarding-status"
-          label="Status"
-          {...requests.field('status')}
-          options={ONBOARDING_STATUSES}
-          text={(s) => s.toLowerCase()}
-        />
+        <StatusFilter id="onboarding-status" {...requests.field('status')} options={ONBOARDING_STATUSES} />
       </div>
       <ErrorMessage error={decide.error} />
       {approved ? (

@@ -122,9 +122,8 @@ function Snippet({
 
 /** POST /v1/verify from a form: the decision and its reason, exactly as an integrator would get them. */
 export function VerifyPage() {
-  const { session, permissions } = useAuth();
+  const { session, canReadEvents: canEvents } = useAuth();
   const queryClient = useQueryClient();
-  const canEvents = !!permissions?.includes('events:read');
   const { values: form, field } = useFields({
     mandate_id: '',
     action: '',

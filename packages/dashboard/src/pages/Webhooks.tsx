@@ -15,6 +15,8 @@ import {
   notifyDone,
   PageHeader,
   RowAction,
+  RowActions,
+  type RowOp,
   SelectField,
   StateBadge,
   TextField,
@@ -44,6 +46,16 @@ const DONE = {
   delete: 'deleted',
 } as const;
 
+type EndpointOp = keyof typeof DONE;
+
+/** What an endpoint offers: a test event while enabled, a new secret, enable or disable, delete. */
+const endpointOps = (e: Endpoint): RowOp<EndpointOp>[] => [
+  ...(e.status === 'ENABLED' ? [{ op: 'test' as const, label: 'Send test' }] : []),
+  { op: 'rotate', label: 'Rotate secret' },
+  e.status === 'ENABLED' ? { op: 'disable', label: 'Disable' } : { op: 'enable', label: 'Enable' },
+  { op: 'delete', label: 'Delete', danger: true },
+];
+
 export function WebhooksPage({ area }: { area: Area }) {
   const { session, tenantId, canWrite } = useAreaAuth(area);
   const queryClient = useQueryClient();
@@ -56,13 +68,7 @@ export function WebhooksPage({ area }: { area: Area }) {
   const [selected, setSelected] = useState<Endpoint | null>(null);
 
   const action = useMutation({
-    mutationFn: ({
-      endpoint,
-      op,
-    }: {
-      endpoint: Endpoint;
-      op: 'rotate' | 'test' | 'enable' | 'disable' | 'delete';
-    }): Promise<object> => {
+    mutationFn: ({ endpoint, op }: { endpoint: Endpoint; op: EndpointOp }): Promise<object> => {
       const webhooks = apiOf(session).webhooks;
       if (op === 'rotate') return webhooks.rotateWebhookSecret(endpoint.id);
       if (op === 'test') return webhooks.sendWebhookTest(endpoint.id);
@@ -73,7 +79,10 @@ export function WebhooksPage({ area }: { area: Area }) {
     },
     onSuccess: (res, { endpoint, op }) => {
       if (op === 'rotate' && 'secret' in res && typeof res.secret === 'string')
-        secret.show(`New secret of ${endpoint.url} (the previous one keeps signing for 24 hours)`, res.secret);
+        secret.show(
+          `New secret of ${endpoint.url} (the previous one keeps signing for 24 hours)`,
+          res.secret,
+        );
       else notifyDone(`${endpoint.url}: ${DONE[op]}.`);
       if (op === 'delete' && selected?.id === endpoint.id) setSelected(null);
       void refresh();
@@ -123,39 +132,12 @@ export function WebhooksPage({ area }: { area: Area }) {
                 </Button>
                 {canWrite ? (
                   <>
-                    {e.status === 'ENABLED' ? (
-                      <RowAction
-                        subject={e.url}
-                        disabled={action.isPending}
-                        onClick={() => action.mutate({ endpoint: e, op: 'test' })}
-                      >
-                        Send test
-                      </RowAction>
-                    ) : null}
-                    <RowAction
+                    <RowActions
                       subject={e.url}
-                      disabled={action.isPending}
-                      onClick={() => action.mutate({ endpoint: e, op: 'rotate' })}
-                    >
-                      Rotate secret
-                    </RowAction>
-                    <RowAction
-                      subject={e.url}
-                      disabled={action.isPending}
-                      onClick={() =>
-                        action.mutate({ endpoint: e, op: e.status === 'ENABLED' ? 'disable' : 'enable' })
-                      }
-                    >
-                      {e.status === 'ENABLED' ? 'Disable' : 'Enable'}
-                    </RowAction>
-                    <RowAction
-                      subject={e.url}
-                      danger
-                      disabled={action.isPending}
-                      onClick={() => action.mutate({ endpoint: e, op: 'delete' })}
-                    >
-                      Delete
-                    </RowAction>
+                      ops={endpointOps(e)}
+                      busy={action.isPending}
+                      onAction={(op) => action.mutate({ endpoint: e, op })}
+                    />
                   </>
                 ) : null}
               </Group>
