@@ -5,8 +5,9 @@ import { useAreaAuth } from './auth';
 import { usePagedList, type PageQuery } from './paged-list';
 
 /**
- * A page of one of the signed-in tenant's collections (`/v1/tenants/{id}/<collection>`, read by
- * `read`), the refresh after a change, and whether the area lets the user change it.
+ * A page of one of the signed-in tenant's collections (named `collection` in the query cache, read by
+ * `read`: `/v1/tenants/{id}/…`, or a route that takes the tenant from the sign-in), the refresh after
+ * a change, and whether the area lets the user change it.
  */
 export function useTenantCollection<T>(
   collection: string,

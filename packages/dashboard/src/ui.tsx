@@ -160,13 +160,18 @@ export function SecretOnce({ label, secret, onDone }: { label: string; secret: s
 }
 
 /**
- * A secret an action returned, shown once (SecretOnce) above the page: `show` it after the action;
- * `view` is what to render, nothing once the user has stored it.
+ * What a change to a list of credentials (API keys, webhook endpoints) ends with: the new secret it
+ * returned shown once above the list (SecretOnce), or else its notification; then `refresh`.
+ * `view` is what to render, nothing once the user has stored the secret.
  */
-export function useSecretOnce() {
+export function useSecretOnce(refresh: () => unknown) {
   const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
   return {
-    show: (label: string, value: string) => setSecret({ label, value }),
+    done(outcome: { label: string; value: string } | string) {
+      if (typeof outcome === 'string') notifyDone(outcome);
+      else setSecret(outcome);
+      void refresh();
+    },
     view: secret ? (
       <SecretOnce label={secret.label} secret={secret.value} onDone={() => setSecret(null)} />
     ) : null,

@@ -10,7 +10,6 @@ import {
   ErrorMessage,
   FormCard,
   IdToken,
-  notifyDone,
   PageHeader,
   RowActions,
   type RowOp,
@@ -50,7 +49,7 @@ export function ApiKeysPage({ area }: { area: Area }) {
     list: keys,
     refresh: done,
   } = useTenantCollection('api-keys', area, (api, tenantId, query) => api.apiKeys.list(tenantId, query));
-  const secret = useSecretOnce();
+  const secret = useSecretOnce(done);
 
   const action = useMutation({
     mutationFn: async ({
@@ -61,10 +60,11 @@ export function ApiKeysPage({ area }: { area: Area }) {
       op: KeyOp;
     }): Promise<{ api_key?: string; key_id: string }> => apiOf(session).apiKeys[op](tenantId, key.key_id),
     onSuccess: (res, { key, op }) => {
-      if (op === 'rotate' && res.api_key)
-        secret.show(`New secret of ${res.key_id} (replaces ${key.key_id})`, res.api_key);
-      else notifyDone(`Key ${key.name} ${op === 'activate' ? 'activated' : 'revoked'}.`);
-      void done();
+      secret.done(
+        op === 'rotate' && res.api_key
+          ? { label: `New secret of ${res.key_id} (replaces ${key.key_id})`, value: res.api_key }
+          : `Key ${key.name} ${op === 'activate' ? 'activated' : 'revoked'}.`,
+      );
     },
   });
 
@@ -75,10 +75,7 @@ export function ApiKeysPage({ area }: { area: Area }) {
       {canWrite ? (
         <CreateKey
           tenantId={tenantId}
-          onCreated={(k) => {
-            secret.show(`Secret of the new key ${k.key_id}`, k.api_key);
-            void done();
-          }}
+          onCreated={(k) => secret.done({ label: `Secret of the new key ${k.key_id}`, value: k.api_key })}
         />
       ) : null}
       <ErrorMessage error={action.error} />

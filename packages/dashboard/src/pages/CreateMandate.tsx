@@ -6,14 +6,13 @@ import { FileSignature } from 'lucide-react';
 import type { CreateMandateRequest, CreatedIdentityVerification, Mandate } from '@mandate/client';
 import { MandateApiError, apiOf } from '../api';
 import type { Area } from '../areas';
-import { useAuth } from '../auth';
+import { useAreaAuth } from '../auth';
 import { constraintsText, minorPerMajor, relativeTime } from '../format';
 import { QrCode } from '../qr';
 import {
   CurrencyField,
   ErrorMessage,
   IdToken,
-  PageHeader,
   SelectField,
   StateBadge,
   TextField,
@@ -21,6 +20,7 @@ import {
   localTimeToIso,
   useFields,
 } from '../ui';
+import { MandatePageHeader } from './MandatePageHeader';
 import { NoAccess } from './NoAccess';
 
 const PARTY_TYPES = ['person', 'organization', 'service', 'agent'] as const;
@@ -91,7 +91,7 @@ function requestOf(f: Record<string, string>, verificationId?: string): CreateMa
  * and waits for the wallet's answer; the mandate then carries principal.verified.
  */
 export function CreateMandatePage({ area }: { area: Area }) {
-  const { session, permissions } = useAuth();
+  const { session, canWrite } = useAreaAuth(area);
   const queryClient = useQueryClient();
   const { values: f, field } = useFields({
     principal: '',
@@ -175,17 +175,14 @@ export function CreateMandatePage({ area }: { area: Area }) {
     // create reads the form as it is when the wallet answers; the wait is for this session only.
   }, [wallet]);
 
-  if (!area.write || !permissions?.includes(area.write))
-    return <NoAccess area={{ ...area, read: area.write ?? area.read }} />;
+  if (!canWrite) return <NoAccess area={{ ...area, read: area.write ?? area.read }} />;
   if (created) return <Created m={created} onAnother={() => setCreated(null)} />;
   return (
     <>
-      <PageHeader
+      <MandatePageHeader
         title="Create mandate"
         description="A signed delegation: the principal lets the delegate do these actions, within these limits, in this window."
-      >
-        <Link to="/mandates">All mandates</Link>
-      </PageHeader>
+      />
       <form className="card" onSubmit={(e) => void submit(e)} aria-label="New mandate">
         <h2>Who</h2>
         <div className="row">
@@ -326,12 +323,10 @@ export function CreateMandatePage({ area }: { area: Area }) {
 function Created({ m, onAnother }: { m: Mandate; onAnother(): void }) {
   return (
     <>
-      <PageHeader
+      <MandatePageHeader
         title="Mandate created"
         description="Signed and in force: verifications of it are answered from now."
-      >
-        <Link to="/mandates">All mandates</Link>
-      </PageHeader>
+      />
       <Paper withBorder p="md" mb="lg" data-testid="created-mandate">
         <dl className="facts">
           <dt>Mandate id</dt>

@@ -23,6 +23,7 @@ import {
 import { column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
 import { Evidence } from './Evidence';
+import { MandatePageHeader } from './MandatePageHeader';
 
 const STATES: readonly Mandate['state'][] = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'];
 
@@ -173,9 +174,7 @@ export function MandateDetail({ area }: { area: Area }) {
   const ready = reason.trim().length > 0 && (asked !== 'revoke' || typed.trim() === short);
   return (
     <>
-      <PageHeader title={`Mandate ${m.id}`}>
-        <Link to="/mandates">All mandates</Link>
-      </PageHeader>
+      <MandatePageHeader title={`Mandate ${m.id}`} />
       <Paper withBorder p="md" mb="lg">
         <dl className="facts">
           <dt>State</dt>

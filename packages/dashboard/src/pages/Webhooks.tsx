@@ -4,8 +4,9 @@ import { Button, Group } from '@mantine/core';
 import type { WebhookDelivery, WebhookEndpoint } from '@mandate/client';
 import { apiOf } from '../api';
 import type { Area } from '../areas';
-import { useAreaAuth, useAuth } from '../auth';
+import { useAuth } from '../auth';
 import { PagedTable, usePagedList } from '../paged-list';
+import { useTenantCollection } from '../tenant-collection';
 import { column } from '../table';
 import {
   Empty,
@@ -57,14 +58,16 @@ const endpointOps = (e: Endpoint): RowOp<EndpointOp>[] => [
 ];
 
 export function WebhooksPage({ area }: { area: Area }) {
-  const { session, tenantId, canWrite } = useAreaAuth(area);
-  const queryClient = useQueryClient();
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['webhook-endpoints'] });
-  const endpoints = usePagedList<Endpoint>({
-    key: ['webhook-endpoints', tenantId],
-    read: (api, query) => api.webhooks.listWebhookEndpoints(query),
-  });
-  const secret = useSecretOnce();
+  const {
+    session,
+    tenantId,
+    canWrite,
+    list: endpoints,
+    refresh,
+  } = useTenantCollection<Endpoint>('webhook-endpoints', area, (api, _tenantId, query) =>
+    api.webhooks.listWebhookEndpoints(query),
+  );
+  const secret = useSecretOnce(refresh);
   const [selected, setSelected] = useState<Endpoint | null>(null);
 
   const action = useMutation({
@@ -78,14 +81,15 @@ export function WebhooksPage({ area }: { area: Area }) {
       });
     },
     onSuccess: (res, { endpoint, op }) => {
-      if (op === 'rotate' && 'secret' in res && typeof res.secret === 'string')
-        secret.show(
-          `New secret of ${endpoint.url} (the previous one keeps signing for 24 hours)`,
-          res.secret,
-        );
-      else notifyDone(`${endpoint.url}: ${DONE[op]}.`);
       if (op === 'delete' && selected?.id === endpoint.id) setSelected(null);
-      void refresh();
+      secret.done(
+        op === 'rotate' && 'secret' in res && typeof res.secret === 'string'
+          ? {
+              label: `New secret of ${endpoint.url} (the previous one keeps signing for 24 hours)`,
+              value: res.secret,
+            }
+          : `${endpoint.url}: ${DONE[op]}.`,
+      );
     },
   });
 
@@ -95,10 +99,7 @@ export function WebhooksPage({ area }: { area: Area }) {
       {secret.view}
       {canWrite ? (
         <CreateEndpoint
-          onCreated={(e) => {
-            secret.show(`Signing secret of ${e.url}`, e.secret);
-            void refresh();
-          }}
+          onCreated={(e) => secret.done({ label: `Signing secret of ${e.url}`, value: e.secret })}
         />
       ) : null}
       <ErrorMessage error={action.error} />
