@@ -366,7 +366,37 @@ export function useFields<F extends string>(initial: Record<F, string>, onChange
     setValues((v) => ({ ...v, [name]: value }));
     onChange?.();
   });
-  return { values, field };
+  /** `names` back to their initial values. */
+  const reset = (names: readonly F[]) =>
+    setValues((v) => ({ ...v, ...Object.fromEntries(names.map((n) => [n, initial[n]])) }));
+  return { values, field, reset };
+}
+
+/**
+ * A form that creates something from its fields (useFields): submit runs `create` with their values;
+ * once created, `onCreated` gets the result and those values, and the fields in `clear` empty (a
+ * name is not reused; a choice such as a role stays for the next).
+ */
+export function useCreateForm<F extends string, T>({
+  initial,
+  clear,
+  create,
+  onCreated,
+}: {
+  initial: Record<F, string>;
+  clear: readonly NoInfer<F>[];
+  create(values: Record<F, string>): Promise<T>;
+  onCreated(created: T, values: Record<F, string>): void;
+}) {
+  const { values, field, reset } = useFields(initial);
+  const [mutation, submit] = useFormMutation({
+    mutationFn: () => create(values),
+    onSuccess: (created) => {
+      onCreated(created, values);
+      reset(clear);
+    },
+  });
+  return { field, mutation, submit };
 }
 
 /** A labelled input (label above it, so the two never part); `onChange` gets its new value. */

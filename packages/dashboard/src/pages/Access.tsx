@@ -16,7 +16,7 @@ import {
   StateBadge,
   TextField,
   Time,
-  useFormMutation,
+  useCreateForm,
 } from '../ui';
 import { column } from '../table';
 import { PagedTable } from '../paged-list';
@@ -140,14 +140,17 @@ function RoleControls({
 
 function Assign({ tenantId, onDone }: { tenantId: string; onDone(): void }) {
   const { session } = useAuth();
-  const [subject, setSubject] = useState('');
-  const [role, setRole] = useState<string>('tenant_viewer');
-  const [create, submit] = useFormMutation({
-    mutationFn: () =>
+  const {
+    field,
+    mutation: create,
+    submit,
+  } = useCreateForm({
+    initial: { subject: '', role: 'tenant_viewer' },
+    clear: ['subject'],
+    create: ({ subject, role }) =>
       apiOf(session).roleAssignments.create(tenantId, { subject_id: subject.trim(), roles: [role] }),
-    onSuccess: () => {
+    onCreated: (_, { subject, role }) => {
       notifyDone(`${subject.trim()} is now ${role}.`);
-      setSubject('');
       onDone();
     },
   });
@@ -157,12 +160,11 @@ function Assign({ tenantId, onDone }: { tenantId: string; onDone(): void }) {
         <TextField
           id="assign-subject"
           label="Subject"
-          value={subject}
-          onChange={setSubject}
+          {...field('subject')}
           placeholder="dashboard:alice"
           required
         />
-        <SelectField id="assign-role" label="Role" value={role} onChange={setRole} options={ROLES} />
+        <SelectField id="assign-role" label="Role" {...field('role')} options={ROLES} />
         <Button type="submit" disabled={create.isPending}>
           Assign
         </Button>

@@ -16,7 +16,7 @@ import {
   StateBadge,
   TextField,
   Time,
-  useFormMutation,
+  useCreateForm,
   useSecretOnce,
 } from '../ui';
 import { column } from '../table';
@@ -122,19 +122,21 @@ function CreateKey({
   onCreated(k: { key_id: string; api_key: string }): void;
 }) {
   const { session } = useAuth();
-  const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Scope[]>(['mandates:read', 'verify']);
-  const [create, submit] = useFormMutation({
-    mutationFn: () => apiOf(session).apiKeys.create(tenantId, { name, scopes }),
-    onSuccess: (k) => {
-      setName('');
-      onCreated(k);
-    },
+  const {
+    field,
+    mutation: create,
+    submit,
+  } = useCreateForm({
+    initial: { name: '' },
+    clear: ['name'],
+    create: ({ name }) => apiOf(session).apiKeys.create(tenantId, { name, scopes }),
+    onCreated,
   });
   return (
     <FormCard id="create-key-title" title="Create a key" onSubmit={submit}>
       <div className="row">
-        <TextField id="key-name" label="Name" value={name} onChange={setName} required maxLength={100} />
+        <TextField id="key-name" label="Name" {...field('name')} required maxLength={100} />
       </div>
       <Checkbox.Group label="Scopes" value={scopes} onChange={(v) => setScopes(v as Scope[])} mb="md">
         <Group gap="md" mt="xs">

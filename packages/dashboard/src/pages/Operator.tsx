@@ -16,7 +16,7 @@ import {
   StateBadge,
   TextField,
   Time,
-  useFormMutation,
+  useCreateForm,
 } from '../ui';
 import { column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
@@ -37,21 +37,22 @@ export function OperatorPage() {
 
 function CreateTenant() {
   const { session } = useAuth();
-  const [name, setName] = useState('');
-  const [plan, setPlan] = useState('beta');
-  const [admin, setAdmin] = useState('');
   const [created, setCreated] = useState<{ tenant: string; key: string } | null>(null);
   const queryClient = useQueryClient();
-  const [create, submit] = useFormMutation({
-    mutationFn: () =>
+  const {
+    field,
+    mutation: create,
+    submit,
+  } = useCreateForm({
+    initial: { name: '', plan: 'beta', admin: '' },
+    clear: ['name', 'admin'],
+    create: ({ name, plan, admin }) =>
       apiOf(session).platform.createTenant({
         name: name.trim(),
         plan: oneOf(PLANS, plan),
         ...(admin.trim() ? { admin_subject_id: admin.trim() } : {}),
       }),
-    onSuccess: (r) => {
-      setName('');
-      setAdmin('');
+    onCreated: (r) => {
       setCreated({ tenant: r.tenant.id, key: r.api_key.api_key });
       void queryClient.invalidateQueries({ queryKey: ['platform-tenants'] });
     },
@@ -61,14 +62,13 @@ function CreateTenant() {
       <form className="card" onSubmit={submit}>
         <h2 id="tenant-title">Create a tenant</h2>
         <div className="row">
-          <TextField id="tenant-name" label="Name" value={name} onChange={setName} required />
-          <SelectField id="tenant-plan" label="Plan" value={plan} onChange={setPlan} options={PLANS} />
+          <TextField id="tenant-name" label="Name" {...field('name')} required />
+          <SelectField id="tenant-plan" label="Plan" {...field('plan')} options={PLANS} />
           <TextField
             id="tenant-admin"
             label="Admin subject (optional)"
-            value={admin}
+            {...field('admin')}
             placeholder="dashboard:alice"
-            onChange={setAdmin}
           />
           <Button type="submit" loading={create.isPending}>
             Create tenant

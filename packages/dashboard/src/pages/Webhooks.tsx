@@ -22,7 +22,7 @@ import {
   StateBadge,
   TextField,
   Time,
-  useFormMutation,
+  useCreateForm,
   useSecretOnce,
 } from '../ui';
 
@@ -154,10 +154,14 @@ export function WebhooksPage({ area }: { area: Area }) {
 
 function CreateEndpoint({ onCreated }: { onCreated(e: Endpoint & { secret: string }): void }) {
   const { session } = useAuth();
-  const [url, setUrl] = useState('');
-  const [types, setTypes] = useState('*');
-  const [create, submit] = useFormMutation({
-    mutationFn: () =>
+  const {
+    field,
+    mutation: create,
+    submit,
+  } = useCreateForm({
+    initial: { url: '', types: '*' },
+    clear: ['url'],
+    create: ({ url, types }) =>
       apiOf(session).webhooks.createWebhookEndpoint({
         url: url.trim(),
         event_types: types
@@ -165,10 +169,7 @@ function CreateEndpoint({ onCreated }: { onCreated(e: Endpoint & { secret: strin
           .map((t) => t.trim())
           .filter(Boolean),
       }),
-    onSuccess: (e) => {
-      setUrl('');
-      onCreated(e);
-    },
+    onCreated,
   });
   return (
     <FormCard id="create-webhook-title" title="Add an endpoint" onSubmit={submit}>
@@ -176,16 +177,14 @@ function CreateEndpoint({ onCreated }: { onCreated(e: Endpoint & { secret: strin
         <TextField
           id="webhook-url"
           label="URL (https)"
-          value={url}
-          onChange={setUrl}
+          {...field('url')}
           required
           placeholder="https://hooks.example.com/mandates"
         />
         <TextField
           id="webhook-types"
           label="Event types (comma-separated, * for all)"
-          value={types}
-          onChange={setTypes}
+          {...field('types')}
           required
         />
       </div>
