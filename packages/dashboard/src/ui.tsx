@@ -16,6 +16,9 @@ import {
 } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { CircleAlert, CircleCheck, Copy, KeyRound } from 'lucide-react';
+import type { MandateClient } from '@mandate/client';
+import { apiOf } from './api';
+import { useAuth } from './auth';
 import { errorInWords } from './errors';
 
 export { formatTime, Time, IdToken, StateBadge, formatMoney } from './format';
@@ -373,30 +376,31 @@ export function useFields<F extends string>(initial: Record<F, string>, onChange
 }
 
 /**
- * A form that creates something from its fields (useFields): submit runs `create` with their values;
- * once created, `onCreated` gets the result and those values, and the fields in `clear` empty (a
+ * A form that creates something from its fields (useFields): submit has `send` ask the API, as the
+ * signed-in caller, with their values; once created, `onCreated` gets the result and those values, and the fields in `clear` empty (a
  * name is not reused; a choice such as a role stays for the next).
  */
 export function useCreateForm<F extends string, T>({
   initial,
   clear,
-  create,
+  send,
   onCreated,
 }: {
   initial: Record<F, string>;
   clear: readonly NoInfer<F>[];
-  create(values: Record<F, string>): Promise<T>;
+  send(api: MandateClient, values: Record<F, string>): Promise<T>;
   onCreated(created: T, values: Record<F, string>): void;
 }) {
+  const { session } = useAuth();
   const { values, field, reset } = useFields(initial);
-  const [mutation, submit] = useFormMutation({
-    mutationFn: () => create(values),
+  const [create, submit] = useFormMutation({
+    mutationFn: () => send(apiOf(session), values),
     onSuccess: (created) => {
       onCreated(created, values);
       reset(clear);
     },
   });
-  return { field, mutation, submit };
+  return { field, create, submit };
 }
 
 /** A labelled input (label above it, so the two never part); `onChange` gets its new value. */

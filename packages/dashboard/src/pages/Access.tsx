@@ -139,16 +139,11 @@ function RoleControls({
 }
 
 function Assign({ tenantId, onDone }: { tenantId: string; onDone(): void }) {
-  const { session } = useAuth();
-  const {
-    field,
-    mutation: create,
-    submit,
-  } = useCreateForm({
+  const { field, create, submit } = useCreateForm({
     initial: { subject: '', role: 'tenant_viewer' },
     clear: ['subject'],
-    create: ({ subject, role }) =>
-      apiOf(session).roleAssignments.create(tenantId, { subject_id: subject.trim(), roles: [role] }),
+    send: (api, { subject, role }) =>
+      api.roleAssignments.create(tenantId, { subject_id: subject.trim(), roles: [role] }),
     onCreated: (_, { subject, role }) => {
       notifyDone(`${subject.trim()} is now ${role}.`);
       onDone();

@@ -4,7 +4,6 @@ import { Button, Checkbox, Group } from '@mantine/core';
 import type { ApiKey } from '@mandate/client';
 import { apiOf } from '../api';
 import type { Area } from '../areas';
-import { useAuth } from '../auth';
 import { useTenantCollection } from '../tenant-collection';
 import {
   ErrorMessage,
@@ -121,16 +120,11 @@ function CreateKey({
   tenantId: string;
   onCreated(k: { key_id: string; api_key: string }): void;
 }) {
-  const { session } = useAuth();
   const [scopes, setScopes] = useState<Scope[]>(['mandates:read', 'verify']);
-  const {
-    field,
-    mutation: create,
-    submit,
-  } = useCreateForm({
+  const { field, create, submit } = useCreateForm({
     initial: { name: '' },
     clear: ['name'],
-    create: ({ name }) => apiOf(session).apiKeys.create(tenantId, { name, scopes }),
+    send: (api, { name }) => api.apiKeys.create(tenantId, { name, scopes }),
     onCreated,
   });
   return (

@@ -36,18 +36,13 @@ export function OperatorPage() {
 }
 
 function CreateTenant() {
-  const { session } = useAuth();
   const [created, setCreated] = useState<{ tenant: string; key: string } | null>(null);
   const queryClient = useQueryClient();
-  const {
-    field,
-    mutation: create,
-    submit,
-  } = useCreateForm({
+  const { field, create, submit } = useCreateForm({
     initial: { name: '', plan: 'beta', admin: '' },
     clear: ['name', 'admin'],
-    create: ({ name, plan, admin }) =>
-      apiOf(session).platform.createTenant({
+    send: (api, { name, plan, admin }) =>
+      api.platform.createTenant({
         name: name.trim(),
         plan: oneOf(PLANS, plan),
         ...(admin.trim() ? { admin_subject_id: admin.trim() } : {}),

@@ -153,16 +153,11 @@ export function WebhooksPage({ area }: { area: Area }) {
 }
 
 function CreateEndpoint({ onCreated }: { onCreated(e: Endpoint & { secret: string }): void }) {
-  const { session } = useAuth();
-  const {
-    field,
-    mutation: create,
-    submit,
-  } = useCreateForm({
+  const { field, create, submit } = useCreateForm({
     initial: { url: '', types: '*' },
     clear: ['url'],
-    create: ({ url, types }) =>
-      apiOf(session).webhooks.createWebhookEndpoint({
+    send: (api, { url, types }) =>
+      api.webhooks.createWebhookEndpoint({
         url: url.trim(),
         event_types: types
           .split(',')
