@@ -82,6 +82,16 @@ export function Loaded<D>({ query, children }: { query: UseQueryResult<D>; child
   );
 }
 
+/** One term of a facts list (`<dl className="facts">`) and its value. */
+export function Fact({ term, testId, children }: { term: string; testId?: string; children: ReactNode }) {
+  return (
+    <>
+      <dt>{term}</dt>
+      <dd data-testid={testId}>{children}</dd>
+    </>
+  );
+}
+
 /** A page's title, what the page is for (`description`), and its actions on the right. */
 export function PageHeader({
   title,

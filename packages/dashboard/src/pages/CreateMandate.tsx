@@ -19,6 +19,7 @@ import {
   formatTime,
   localTimeToIso,
   useFields,
+  Fact,
 } from '../ui';
 import { MandatePageHeader } from './MandatePageHeader';
 import { NoAccess } from './NoAccess';
@@ -329,35 +330,29 @@ function Created({ m, onAnother }: { m: Mandate; onAnother(): void }) {
       />
       <Paper withBorder p="md" mb="lg" data-testid="created-mandate">
         <dl className="facts">
-          <dt>Mandate id</dt>
-          <dd>
+          <Fact term="Mandate id">
             <IdToken id={m.id} full />
-          </dd>
-          <dt>State</dt>
-          <dd>
+          </Fact>
+          <Fact term="State">
             <StateBadge state={m.state} testId="created-state" />
-          </dd>
-          <dt>Principal</dt>
-          <dd data-testid="created-principal">
+          </Fact>
+          <Fact term="Principal" testId="created-principal">
             {m.principal.id}
             {m.principal.name ? `, ${m.principal.name}` : ''}
             {m.principal.verified ? ` (identity verified, ${m.principal.verified.assurance})` : ''}
-          </dd>
-          <dt>Delegate</dt>
-          <dd>{m.delegate.id}</dd>
-          <dt>Actions</dt>
-          <dd>{m.scope.actions.join(', ')}</dd>
-          <dt>Limit</dt>
-          <dd data-testid="created-limit">{constraintsText(m.scope.constraints)}</dd>
-          <dt>Signature</dt>
-          <dd>
+          </Fact>
+          <Fact term="Delegate">{m.delegate.id}</Fact>
+          <Fact term="Actions">{m.scope.actions.join(', ')}</Fact>
+          <Fact term="Limit" testId="created-limit">
+            {constraintsText(m.scope.constraints)}
+          </Fact>
+          <Fact term="Signature">
             {m.signature.alg}, key <code>{m.signature.kid}</code>
             <pre className="snippet" data-testid="created-signature">
               {m.signature.jws}
             </pre>
-          </dd>
-          <dt>Status list slot</dt>
-          <dd data-testid="created-status-slot">
+          </Fact>
+          <Fact term="Status list slot" testId="created-status-slot">
             {m.status ? (
               <>
                 index {m.status.status_list.idx} of <code>{m.status.status_list.uri}</code>
@@ -365,7 +360,7 @@ function Created({ m, onAnother }: { m: Mandate; onAnother(): void }) {
             ) : (
               'None (verified online only)'
             )}
-          </dd>
+          </Fact>
         </dl>
       </Paper>
       <Group>

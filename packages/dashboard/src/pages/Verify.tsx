@@ -24,6 +24,7 @@ import {
   Time,
   useFields,
   useFormMutation,
+  Fact,
 } from '../ui';
 import { DataTable, column } from '../table';
 
@@ -214,20 +215,16 @@ export function VerifyPage() {
             {VERIFY_REASONS[d.reason] ?? d.reason}
           </Text>
           <dl className="facts">
-            <dt>Reason code</dt>
-            <dd>
+            <Fact term="Reason code">
               <code data-testid="reason">{d.reason}</code>
-            </dd>
-            <dt>Mandate state</dt>
-            <dd>
+            </Fact>
+            <Fact term="Mandate state">
               <StateBadge state={d.mandate_state} />
-            </dd>
-            <dt>Mandate version</dt>
-            <dd>{d.mandate_version}</dd>
-            <dt>Decision id</dt>
-            <dd>
+            </Fact>
+            <Fact term="Mandate version">{d.mandate_version}</Fact>
+            <Fact term="Decision id">
               <IdToken id={d.decision_id} full />
-            </dd>
+            </Fact>
           </dl>
         </section>
       ) : null}
