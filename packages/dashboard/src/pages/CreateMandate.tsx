@@ -1,4 +1,4 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { Fragment, useEffect, useState, type FormEvent, type InputHTMLAttributes } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { Button, Checkbox, Group, Paper, Text, Textarea, Title } from '@mantine/core';
@@ -26,6 +26,99 @@ import { NoAccess } from './NoAccess';
 
 const PARTY_TYPES = ['person', 'organization', 'service', 'agent'] as const;
 type PartyType = (typeof PARTY_TYPES)[number];
+const INITIAL = {
+  principal: '',
+  principal_type: 'person',
+  principal_name: '',
+  delegate: '',
+  delegate_type: 'agent',
+  actions: '',
+  resources: '',
+  limit: '',
+  currency: '',
+  valid_from: '',
+  expires_at: '',
+  metadata: '',
+};
+
+/** One field of the form: a text input, a select where `options` are given, or the currency. */
+type FieldSpec = {
+  name: keyof typeof INITIAL;
+  id: string;
+  label: string;
+  options?: readonly string[];
+  currency?: true;
+} & Pick<InputHTMLAttributes<HTMLInputElement>, 'placeholder' | 'required' | 'inputMode' | 'type'>;
+
+/** The form's fields (but the metadata) under their headings, a row of fields each. */
+const SECTIONS: { heading: string; rows: FieldSpec[][] }[] = [
+  {
+    heading: 'Who',
+    rows: [
+      [
+        {
+          name: 'principal',
+          id: 'm-principal',
+          label: 'Principal id',
+          placeholder: 'user_alice',
+          required: true,
+        },
+        { name: 'principal_type', id: 'm-principal-type', label: 'Principal type', options: PARTY_TYPES },
+        { name: 'principal_name', id: 'm-principal-name', label: 'Principal name (optional)' },
+      ],
+      [
+        {
+          name: 'delegate',
+          id: 'm-delegate',
+          label: 'Delegate id',
+          placeholder: 'agent_checkout',
+          required: true,
+        },
+        { name: 'delegate_type', id: 'm-delegate-type', label: 'Delegate type', options: PARTY_TYPES },
+      ],
+    ],
+  },
+  {
+    heading: 'What',
+    rows: [
+      [
+        {
+          name: 'actions',
+          id: 'm-actions',
+          label: 'Actions (comma-separated)',
+          placeholder: 'payments:create, refunds:*',
+          required: true,
+        },
+        {
+          name: 'resources',
+          id: 'm-resources',
+          label: 'Resources (optional, comma-separated)',
+          placeholder: 'merchant:acme',
+        },
+      ],
+      [
+        {
+          name: 'limit',
+          id: 'm-limit',
+          label: 'Amount limit per call (major units)',
+          inputMode: 'decimal',
+          placeholder: '500.00',
+        },
+        { name: 'currency', id: 'm-currency', label: 'Currency', currency: true },
+      ],
+    ],
+  },
+  {
+    heading: 'When (UTC)',
+    rows: [
+      [
+        { name: 'valid_from', id: 'm-valid-from', label: 'Valid from (optional)', type: 'datetime-local' },
+        { name: 'expires_at', id: 'm-expires', label: 'Expires (optional)', type: 'datetime-local' },
+      ],
+    ],
+  },
+];
+
 /** The wallet session is asked every two seconds: its answer lands within one poll. */
 const POLL_MS = 2000;
 
@@ -94,20 +187,7 @@ function requestOf(f: Record<string, string>, verificationId?: string): CreateMa
 export function CreateMandatePage({ area }: { area: Area }) {
   const { session, canWrite } = useAreaAuth(area);
   const queryClient = useQueryClient();
-  const { values: f, field } = useFields({
-    principal: '',
-    principal_type: 'person',
-    principal_name: '',
-    delegate: '',
-    delegate_type: 'agent',
-    actions: '',
-    resources: '',
-    limit: '',
-    currency: '',
-    valid_from: '',
-    expires_at: '',
-    metadata: '',
-  });
+  const { values: f, field } = useFields(INITIAL);
   const [verify, setVerify] = useState(false);
   const [wallet, setWallet] = useState<CreatedIdentityVerification | null>(null);
   const [busy, setBusy] = useState(false);
@@ -185,79 +265,24 @@ export function CreateMandatePage({ area }: { area: Area }) {
         description="A signed delegation: the principal lets the delegate do these actions, within these limits, in this window."
       />
       <form className="card" onSubmit={(e) => void submit(e)} aria-label="New mandate">
-        <h2>Who</h2>
-        <div className="row">
-          <TextField
-            id="m-principal"
-            label="Principal id"
-            {...field('principal')}
-            placeholder="user_alice"
-            required
-          />
-          <SelectField
-            id="m-principal-type"
-            label="Principal type"
-            {...field('principal_type')}
-            options={PARTY_TYPES}
-          />
-          <TextField id="m-principal-name" label="Principal name (optional)" {...field('principal_name')} />
-        </div>
-        <div className="row">
-          <TextField
-            id="m-delegate"
-            label="Delegate id"
-            {...field('delegate')}
-            placeholder="agent_checkout"
-            required
-          />
-          <SelectField
-            id="m-delegate-type"
-            label="Delegate type"
-            {...field('delegate_type')}
-            options={PARTY_TYPES}
-          />
-        </div>
-        <h2>What</h2>
-        <div className="row">
-          <TextField
-            id="m-actions"
-            label="Actions (comma-separated)"
-            {...field('actions')}
-            placeholder="payments:create, refunds:*"
-            required
-          />
-          <TextField
-            id="m-resources"
-            label="Resources (optional, comma-separated)"
-            {...field('resources')}
-            placeholder="merchant:acme"
-          />
-        </div>
-        <div className="row">
-          <TextField
-            id="m-limit"
-            label="Amount limit per call (major units)"
-            {...field('limit')}
-            inputMode="decimal"
-            placeholder="500.00"
-          />
-          <CurrencyField id="m-currency" {...field('currency')} />
-        </div>
-        <h2>When (UTC)</h2>
-        <div className="row">
-          <TextField
-            id="m-valid-from"
-            label="Valid from (optional)"
-            type="datetime-local"
-            {...field('valid_from')}
-          />
-          <TextField
-            id="m-expires"
-            label="Expires (optional)"
-            type="datetime-local"
-            {...field('expires_at')}
-          />
-        </div>
+        {SECTIONS.map((section) => (
+          <Fragment key={section.heading}>
+            <h2>{section.heading}</h2>
+            {section.rows.map((row) => (
+              <div className="row" key={row[0]!.id}>
+                {row.map(({ name, options, currency, ...input }) =>
+                  options ? (
+                    <SelectField key={input.id} {...input} {...field(name)} options={options} />
+                  ) : currency ? (
+                    <CurrencyField key={input.id} id={input.id} {...field(name)} />
+                  ) : (
+                    <TextField key={input.id} {...input} {...field(name)} />
+                  ),
+                )}
+              </div>
+            ))}
+          </Fragment>
+        ))}
         <Textarea
           id="m-metadata"
           label="Metadata (optional, key=value a line)"
