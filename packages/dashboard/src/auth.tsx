@@ -2,6 +2,7 @@ import { createContext, useContext, useEffect, useMemo, useState, type ReactNode
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type { Me } from '@mandate/client';
 import { MandateApiError, apiOf } from './api';
+import type { Area } from './areas';
 import { loadSession, saveSession, type Session } from './session';
 
 interface Auth {
@@ -9,6 +10,8 @@ interface Auth {
   /** The signed-in caller's permissions: the operator's platform:*, or the subject's from /v1/me. */
   permissions: string[] | undefined;
   me: Me | undefined;
+  /** Whether the caller may read the audit log (events:read), which some pages add to what they show. */
+  canReadEvents: boolean;
   meError: unknown;
   signIn(session: Session): void;
   signOut(): void;
@@ -34,12 +37,14 @@ export function AuthProvider({ children }: { children: ReactNode }) {
       setSession(null);
     }
   }, [me.error, queryClient]);
-  const value = useMemo<Auth>(
-    () => ({
+  const value = useMemo<Auth>(() => {
+    const permissions = session?.kind === 'operator' ? ['platform:*'] : me.data?.permissions;
+    return {
       session,
       me: me.data,
       meError: me.error,
-      permissions: session?.kind === 'operator' ? ['platform:*'] : me.data?.permissions,
+      permissions,
+      canReadEvents: !!permissions?.includes('events:read'),
       signIn(next) {
         queryClient.clear();
         saveSession(next);
@@ -50,9 +55,8 @@ export function AuthProvider({ children }: { children: ReactNode }) {
         saveSession(null);
         setSession(null);
       },
-    }),
-    [session, me.data, me.error, queryClient],
-  );
+    };
+  }, [session, me.data, me.error, queryClient]);
   return <AuthContext.Provider value={value}>{children}</AuthContext.Provider>;
 }
 
@@ -60,4 +64,15 @@ export function useAuth(): Auth {
   const auth = useContext(AuthContext);
   if (!auth) throw new Error('useAuth outside AuthProvider');
   return auth;
+}
+
+/**
+ * The signed-in caller as one area of the dashboard sees them: the tenant signed in to ('' for the
+ * operator) and whether the area's write permission lets them change what it shows.
+ */
+export function useAreaAuth(area: Area) {
+  const auth = useAuth();
+  const tenantId = auth.session?.kind === 'user' ? auth.session.tenantId : '';
+  const canWrite = !!area.write && !!auth.permissions?.includes(area.write);
+  return { ...auth, tenantId, canWrite };
 }

@@ -16,6 +16,9 @@ import {
 } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { CircleAlert, CircleCheck, Copy, KeyRound } from 'lucide-react';
+import type { MandateClient } from '@mandate/client';
+import { apiOf } from './api';
+import { useAuth } from './auth';
 import { errorInWords } from './errors';
 
 export { formatTime, Time, IdToken, StateBadge, formatMoney } from './format';
@@ -75,6 +78,16 @@ export function Loaded<D>({ query, children }: { query: UseQueryResult<D>; child
       {query.isPending ? <Loading /> : null}
       <ErrorMessage error={query.error} />
       {query.data ? children(query.data) : null}
+    </>
+  );
+}
+
+/** One term of a facts list (`<dl className="facts">`) and its value. */
+export function Fact({ term, testId, children }: { term: string; testId?: string; children: ReactNode }) {
+  return (
+    <>
+      <dt>{term}</dt>
+      <dd data-testid={testId}>{children}</dd>
     </>
   );
 }
@@ -157,6 +170,84 @@ export function SecretOnce({ label, secret, onDone }: { label: string; secret: s
       </Group>
     </Paper>
   );
+}
+
+/**
+ * What a change to a list of credentials (API keys, webhook endpoints) ends with: the new secret it
+ * returned shown once above the list (SecretOnce), or else its notification; then `refresh`.
+ * `view` is what to render, nothing once the user has stored the secret.
+ */
+export function useSecretOnce(refresh: () => unknown) {
+  const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
+  return {
+    done(outcome: { label: string; value: string } | string) {
+      if (typeof outcome === 'string') notifyDone(outcome);
+      else setSecret(outcome);
+      void refresh();
+    },
+    view: secret ? (
+      <SecretOnce label={secret.label} secret={secret.value} onDone={() => setSecret(null)} />
+    ) : null,
+  };
+}
+
+/**
+ * A button acting on one row of a table: `subject` names the row for a screen reader (hidden on
+ * screen), so that each row's "Revoke" says which one it revokes. `danger` for what cannot be undone.
+ */
+export function RowAction({
+  subject,
+  onClick,
+  disabled,
+  loading,
+  danger = false,
+  children,
+}: {
+  subject: ReactNode;
+  onClick(): void;
+  disabled?: boolean;
+  loading?: boolean;
+  danger?: boolean;
+  children: ReactNode;
+}) {
+  return (
+    <Button
+      size="xs"
+      variant="light"
+      {...(danger ? { color: 'red' } : {})}
+      disabled={disabled}
+      loading={loading}
+      onClick={onClick}
+    >
+      {children} <span className="sr-only">{subject}</span>
+    </Button>
+  );
+}
+
+/** One operation a row offers: `op` is what it runs, `label` what its button says. */
+export interface RowOp<Op extends string> {
+  op: Op;
+  label: string;
+  danger?: boolean;
+}
+
+/** A row's operations as RowActions, in order, all disabled while one runs (`busy`). */
+export function RowActions<Op extends string>({
+  subject,
+  ops,
+  busy,
+  onAction,
+}: {
+  subject: ReactNode;
+  ops: readonly RowOp<Op>[];
+  busy: boolean;
+  onAction(op: Op): void;
+}) {
+  return ops.map(({ op, label, danger }) => (
+    <RowAction key={op} subject={subject} danger={danger} disabled={busy} onClick={() => onAction(op)}>
+      {label}
+    </RowAction>
+  ));
 }
 
 /** Previous/next over cursor pages: `cursors` is the stack of cursors that led to the current page. */
@@ -246,6 +337,33 @@ export function SelectField({
   );
 }
 
+/** A list's filter on its rows' status: the API's upper-case values, offered in lower case. */
+export function StatusFilter({
+  id,
+  value,
+  onChange,
+  options,
+  any,
+}: {
+  id: string;
+  value: string;
+  onChange(value: string): void;
+  options: readonly string[];
+  any?: boolean;
+}) {
+  return (
+    <SelectField
+      id={id}
+      label="Status"
+      value={value}
+      onChange={onChange}
+      options={options}
+      text={(s) => s.toLowerCase()}
+      any={any}
+    />
+  );
+}
+
 /** `field(name)`: one of `values`, as the value and change a TextField or SelectField takes. */
 export const fieldsOf =
   <F extends string>(values: Record<F, string>, change: (name: F, value: string) => void) =>
@@ -261,7 +379,38 @@ export function useFields<F extends string>(initial: Record<F, string>, onChange
     setValues((v) => ({ ...v, [name]: value }));
     onChange?.();
   });
-  return { values, field };
+  /** `names` back to their initial values. */
+  const reset = (names: readonly F[]) =>
+    setValues((v) => ({ ...v, ...Object.fromEntries(names.map((n) => [n, initial[n]])) }));
+  return { values, field, reset };
+}
+
+/**
+ * A form that creates something from its fields (useFields): submit has `send` ask the API, as the
+ * signed-in caller, with their values; once created, `onCreated` gets the result and those values, and the fields in `clear` empty (a
+ * name is not reused; a choice such as a role stays for the next).
+ */
+export function useCreateForm<F extends string, T>({
+  initial,
+  clear,
+  send,
+  onCreated,
+}: {
+  initial: Record<F, string>;
+  clear: readonly NoInfer<F>[];
+  send(api: MandateClient, values: Record<F, string>): Promise<T>;
+  onCreated(created: T, values: Record<F, string>): void;
+}) {
+  const { session } = useAuth();
+  const { values, field, reset } = useFields(initial);
+  const [create, submit] = useFormMutation({
+    mutationFn: () => send(apiOf(session), values),
+    onSuccess: (created) => {
+      onCreated(created, values);
+      reset(clear);
+    },
+  });
+  return { field, create, submit };
 }
 
 /** A labelled input (label above it, so the two never part); `onChange` gets its new value. */
@@ -288,6 +437,21 @@ export function TextField({
       onChange={(e) => onChange(e.currentTarget.value)}
       {...input}
     />
+  );
+}
+
+/** A currency as the API takes it: its three-letter ISO 4217 code. */
+export function CurrencyField({
+  id,
+  value,
+  onChange,
+}: {
+  id: string;
+  value: string;
+  onChange(value: string): void;
+}) {
+  return (
+    <TextField id={id} label="Currency" value={value} onChange={onChange} placeholder="EUR" maxLength={3} />
   );
 }
 
@@ -356,29 +520,19 @@ export function Dialog({
   size?: string;
 }) {
   const header = { component: 'div' } as object;
-  if (drawer)
-    return (
-      <Drawer.Root opened={opened} onClose={onClose} position="right" size={size}>
-        <Drawer.Overlay />
-        <Drawer.Content>
-          <Drawer.Header {...header}>
-            <Drawer.Title fw={700}>{title}</Drawer.Title>
-            <Drawer.CloseButton aria-label="Close" />
-          </Drawer.Header>
-          <Drawer.Body>{children}</Drawer.Body>
-        </Drawer.Content>
-      </Drawer.Root>
-    );
+  // The two share their parts' names and props; only the Drawer takes a side.
+  const Parts = (drawer ? Drawer : Modal) as typeof Modal;
+  const side = (drawer ? { position: 'right' } : {}) as object;
   return (
-    <Modal.Root opened={opened} onClose={onClose} size={size}>
-      <Modal.Overlay />
-      <Modal.Content>
-        <Modal.Header {...header}>
-          <Modal.Title fw={700}>{title}</Modal.Title>
-          <Modal.CloseButton aria-label="Close" />
-        </Modal.Header>
-        <Modal.Body>{children}</Modal.Body>
-      </Modal.Content>
-    </Modal.Root>
+    <Parts.Root opened={opened} onClose={onClose} size={size} {...side}>
+      <Parts.Overlay />
+      <Parts.Content>
+        <Parts.Header {...header}>
+          <Parts.Title fw={700}>{title}</Parts.Title>
+          <Parts.CloseButton aria-label="Close" />
+        </Parts.Header>
+        <Parts.Body>{children}</Parts.Body>
+      </Parts.Content>
+    </Parts.Root>
   );
 }

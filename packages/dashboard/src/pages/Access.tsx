@@ -11,11 +11,12 @@ import {
   FormCard,
   notifyDone,
   PageHeader,
+  RowAction,
   SelectField,
   StateBadge,
   TextField,
   Time,
-  useFormMutation,
+  useCreateForm,
 } from '../ui';
 import { column } from '../table';
 import { PagedTable } from '../paged-list';
@@ -118,17 +119,16 @@ function RoleControls({
         onChange={(e) => setRole(e.currentTarget.value)}
         data={[...ROLES]}
       />
-      <Button
-        size="xs"
-        variant="light"
+      <RowAction
+        subject={`of ${a.subject_id}`}
         disabled={own || busy || role === a.roles[0]}
         onClick={() => onRoles([role])}
       >
-        Save role <span className="sr-only">of {a.subject_id}</span>
-      </Button>
-      <Button size="xs" variant="light" color="red" disabled={own || busy} onClick={onRevoke}>
-        Revoke <span className="sr-only">{a.subject_id}</span>
-      </Button>
+        Save role
+      </RowAction>
+      <RowAction subject={a.subject_id} danger disabled={own || busy} onClick={onRevoke}>
+        Revoke
+      </RowAction>
       {own ? (
         <Text size="xs" c="dimmed">
           Your own assignment cannot be revoked or downgraded.
@@ -139,15 +139,13 @@ function RoleControls({
 }
 
 function Assign({ tenantId, onDone }: { tenantId: string; onDone(): void }) {
-  const { session } = useAuth();
-  const [subject, setSubject] = useState('');
-  const [role, setRole] = useState<string>('tenant_viewer');
-  const [create, submit] = useFormMutation({
-    mutationFn: () =>
-      apiOf(session).roleAssignments.create(tenantId, { subject_id: subject.trim(), roles: [role] }),
-    onSuccess: () => {
+  const { field, create, submit } = useCreateForm({
+    initial: { subject: '', role: 'tenant_viewer' },
+    clear: ['subject'],
+    send: (api, { subject, role }) =>
+      api.roleAssignments.create(tenantId, { subject_id: subject.trim(), roles: [role] }),
+    onCreated: (_, { subject, role }) => {
       notifyDone(`${subject.trim()} is now ${role}.`);
-      setSubject('');
       onDone();
     },
   });
@@ -157,12 +155,11 @@ function Assign({ tenantId, onDone }: { tenantId: string; onDone(): void }) {
         <TextField
           id="assign-subject"
           label="Subject"
-          value={subject}
-          onChange={setSubject}
+          {...field('subject')}
           placeholder="dashboard:alice"
           required
         />
-        <SelectField id="assign-role" label="Role" value={role} onChange={setRole} options={ROLES} />
+        <SelectField id="assign-role" label="Role" {...field('role')} options={ROLES} />
         <Button type="submit" disabled={create.isPending}>
           Assign
         </Button>

@@ -4,19 +4,19 @@ import { Button, Checkbox, Group } from '@mantine/core';
 import type { ApiKey } from '@mandate/client';
 import { apiOf } from '../api';
 import type { Area } from '../areas';
-import { useAuth } from '../auth';
 import { useTenantCollection } from '../tenant-collection';
 import {
   ErrorMessage,
   FormCard,
   IdToken,
-  notifyDone,
   PageHeader,
-  SecretOnce,
+  RowActions,
+  type RowOp,
   StateBadge,
   TextField,
   Time,
-  useFormMutation,
+  useCreateForm,
+  useSecretOnce,
 } from '../ui';
 import { column } from '../table';
 import { PagedTable } from '../paged-list';
@@ -31,6 +31,15 @@ const SCOPES: readonly Scope[] = [
   'tenants:admin',
 ];
 
+type KeyOp = 'rotate' | 'activate' | 'revoke';
+
+/** What a key offers in its status: an active one is rotated, a staging one activated, any not revoked revoked. */
+const keyOps = (k: ApiKey): RowOp<KeyOp>[] => [
+  ...(k.status === 'active' ? [{ op: 'rotate' as const, label: 'Rotate' }] : []),
+  ...(k.status === 'staging' ? [{ op: 'activate' as const, label: 'Activate' }] : []),
+  ...(k.status !== 'revoked' ? [{ op: 'revoke' as const, label: 'Revoke', danger: true }] : []),
+];
+
 export function ApiKeysPage({ area }: { area: Area }) {
   const {
     session,
@@ -39,7 +48,7 @@ export function ApiKeysPage({ area }: { area: Area }) {
     list: keys,
     refresh: done,
   } = useTenantCollection('api-keys', area, (api, tenantId, query) => api.apiKeys.list(tenantId, query));
-  const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
+  const secret = useSecretOnce(done);
 
   const action = useMutation({
     mutationFn: async ({
@@ -47,29 +56,25 @@ export function ApiKeysPage({ area }: { area: Area }) {
       op,
     }: {
       key: ApiKey;
-      op: 'rotate' | 'activate' | 'revoke';
+      op: KeyOp;
     }): Promise<{ api_key?: string; key_id: string }> => apiOf(session).apiKeys[op](tenantId, key.key_id),
     onSuccess: (res, { key, op }) => {
-      if (op === 'rotate' && res.api_key)
-        setSecret({ label: `New secret of ${res.key_id} (replaces ${key.key_id})`, value: res.api_key });
-      else notifyDone(`Key ${key.name} ${op === 'activate' ? 'activated' : 'revoked'}.`);
-      void done();
+      secret.done(
+        op === 'rotate' && res.api_key
+          ? { label: `New secret of ${res.key_id} (replaces ${key.key_id})`, value: res.api_key }
+          : `Key ${key.name} ${op === 'activate' ? 'activated' : 'revoked'}.`,
+      );
     },
   });
 
   return (
     <>
       <PageHeader title="API keys" />
-      {secret ? (
-        <SecretOnce label={secret.label} secret={secret.value} onDone={() => setSecret(null)} />
-      ) : null}
+      {secret.view}
       {canWrite ? (
         <CreateKey
           tenantId={tenantId}
-          onCreated={(k) => {
-            setSecret({ label: `Secret of the new key ${k.key_id}`, value: k.api_key });
-            void done();
-          }}
+          onCreated={(k) => secret.done({ label: `Secret of the new key ${k.key_id}`, value: k.api_key })}
         />
       ) : null}
       <ErrorMessage error={action.error} />
@@ -89,37 +94,12 @@ export function ApiKeysPage({ area }: { area: Area }) {
                   'Actions',
                   (k) => (
                     <Group gap="xs">
-                      {k.status === 'active' ? (
-                        <Button
-                          size="xs"
-                          variant="light"
-                          disabled={action.isPending}
-                          onClick={() => action.mutate({ key: k, op: 'rotate' })}
-                        >
-                          Rotate <span className="sr-only">{k.name}</span>
-                        </Button>
-                      ) : null}
-                      {k.status === 'staging' ? (
-                        <Button
-                          size="xs"
-                          variant="light"
-                          disabled={action.isPending}
-                          onClick={() => action.mutate({ key: k, op: 'activate' })}
-                        >
-                          Activate <span className="sr-only">{k.name}</span>
-                        </Button>
-                      ) : null}
-                      {k.status !== 'revoked' ? (
-                        <Button
-                          size="xs"
-                          variant="light"
-                          color="red"
-                          disabled={action.isPending}
-                          onClick={() => action.mutate({ key: k, op: 'revoke' })}
-                        >
-                          Revoke <span className="sr-only">{k.name}</span>
-                        </Button>
-                      ) : null}
+                      <RowActions
+                        subject={k.name}
+                        ops={keyOps(k)}
+                        busy={action.isPending}
+                        onAction={(op) => action.mutate({ key: k, op })}
+                      />
                     </Group>
                   ),
                   'actions',
@@ -140,20 +120,17 @@ function CreateKey({
   tenantId: string;
   onCreated(k: { key_id: string; api_key: string }): void;
 }) {
-  const { session } = useAuth();
-  const [name, setName] = useState('');
   const [scopes, setScopes] = useState<Scope[]>(['mandates:read', 'verify']);
-  const [create, submit] = useFormMutation({
-    mutationFn: () => apiOf(session).apiKeys.create(tenantId, { name, scopes }),
-    onSuccess: (k) => {
-      setName('');
-      onCreated(k);
-    },
+  const { field, create, submit } = useCreateForm({
+    initial: { name: '' },
+    clear: ['name'],
+    send: (api, { name }) => api.apiKeys.create(tenantId, { name, scopes }),
+    onCreated,
   });
   return (
     <FormCard id="create-key-title" title="Create a key" onSubmit={submit}>
       <div className="row">
-        <TextField id="key-name" label="Name" value={name} onChange={setName} required maxLength={100} />
+        <TextField id="key-name" label="Name" {...field('name')} required maxLength={100} />
       </div>
       <Checkbox.Group label="Scopes" value={scopes} onChange={(v) => setScopes(v as Scope[])} mb="md">
         <Group gap="md" mt="xs">

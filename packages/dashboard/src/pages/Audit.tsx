@@ -13,6 +13,7 @@ import {
   TextField,
   Time,
   localTimeToIso,
+  Fact,
 } from '../ui';
 import { column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
@@ -135,38 +136,28 @@ function EventDetail({ e }: { e: AuditEvent }) {
   return (
     <div data-testid="event-detail">
       <dl className="facts">
-        <dt>Event id</dt>
-        <dd>
+        <Fact term="Event id">
           <IdToken id={e.id} full />
-        </dd>
-        <dt>Type</dt>
-        <dd>{e.type}</dd>
-        <dt>Occurred</dt>
-        <dd>
+        </Fact>
+        <Fact term="Type">{e.type}</Fact>
+        <Fact term="Occurred">
           <Time iso={e.occurred_at} />
-        </dd>
-        <dt>Actor</dt>
-        <dd>{e.actor.type}</dd>
+        </Fact>
+        <Fact term="Actor">{e.actor.type}</Fact>
         {e.actor.key_id ? (
-          <>
-            <dt>Key id</dt>
-            <dd>
-              <IdToken id={e.actor.key_id} full />
-            </dd>
-          </>
+          <Fact term="Key id">
+            <IdToken id={e.actor.key_id} full />
+          </Fact>
         ) : null}
         {e.actor.subject_id ? (
-          <>
-            <dt>Subject</dt>
-            <dd>
-              <code>{e.actor.subject_id}</code>
-            </dd>
-          </>
+          <Fact term="Subject">
+            <code>{e.actor.subject_id}</code>
+          </Fact>
         ) : null}
-        <dt>Request id</dt>
-        <dd data-testid="detail-request-id">{e.request_id ? <IdToken id={e.request_id} full /> : '—'}</dd>
-        <dt>Resource</dt>
-        <dd>
+        <Fact term="Request id" testId="detail-request-id">
+          {e.request_id ? <IdToken id={e.request_id} full /> : '—'}
+        </Fact>
+        <Fact term="Resource">
           {e.resource ? (
             <>
               {e.resource.type} <IdToken id={e.resource.id} full />
@@ -174,34 +165,30 @@ function EventDetail({ e }: { e: AuditEvent }) {
           ) : (
             '—'
           )}
-        </dd>
+        </Fact>
         {e.type === 'API_CALL' ? (
           <>
-            <dt>Method</dt>
-            <dd data-testid="detail-method">{text(d.method)}</dd>
-            <dt>Route</dt>
-            <dd data-testid="detail-route">
+            <Fact term="Method" testId="detail-method">
+              {text(d.method)}
+            </Fact>
+            <Fact term="Route" testId="detail-route">
               <code>{text(d.route)}</code>
-            </dd>
-            <dt>Path</dt>
-            <dd>
+            </Fact>
+            <Fact term="Path">
               <code>{text(d.path)}</code>
-            </dd>
-            <dt>Status</dt>
-            <dd data-testid="detail-status">
+            </Fact>
+            <Fact term="Status" testId="detail-status">
               <HttpStatus status={d.status} />
-            </dd>
-            <dt>Duration</dt>
-            <dd data-testid="detail-duration">{text(d.duration_ms)} ms</dd>
+            </Fact>
+            <Fact term="Duration" testId="detail-duration">
+              {text(d.duration_ms)} ms
+            </Fact>
           </>
         ) : null}
         {e.trace_id ? (
-          <>
-            <dt>Trace</dt>
-            <dd>
-              <code>{e.trace_id}</code>
-            </dd>
-          </>
+          <Fact term="Trace">
+            <code>{e.trace_id}</code>
+          </Fact>
         ) : null}
       </dl>
       <Text fw={600} mt="md" mb={4}>

@@ -3,7 +3,7 @@ import type { ApiKey, Usage } from '@mandate/client';
 import { allPages, apiOf } from '../api';
 import { useAuth } from '../auth';
 import { BarChart } from '../chart';
-import { Empty, ErrorMessage, formatTime, Loading, PageHeader } from '../ui';
+import { Empty, ErrorMessage, formatTime, Loading, PageHeader, Fact } from '../ui';
 import { DataTable, column } from '../table';
 
 type Bucket = Usage['limits']['global'];
@@ -51,16 +51,18 @@ export function BillingPage() {
           <section className="card" aria-labelledby="plan-title">
             <h2 id="plan-title">Plan</h2>
             <dl className="facts">
-              <dt>Plan</dt>
-              <dd data-testid="plan">{usage.data.plan}</dd>
-              <dt>Monthly quota</dt>
-              <dd>{n(usage.data.limits.monthly_quota)} requests per API key (or signed-in subject)</dd>
-              <dt>This period</dt>
-              <dd>
+              <Fact term="Plan" testId="plan">
+                {usage.data.plan}
+              </Fact>
+              <Fact term="Monthly quota">
+                {n(usage.data.limits.monthly_quota)} requests per API key (or signed-in subject)
+              </Fact>
+              <Fact term="This period">
                 {usage.data.period.month} (UTC), resets {formatTime(usage.data.period.reset_at)}
-              </dd>
-              <dt>Days to reset</dt>
-              <dd data-testid="days-to-reset">{usage.data.period.days_to_reset}</dd>
+              </Fact>
+              <Fact term="Days to reset" testId="days-to-reset">
+                {usage.data.period.days_to_reset}
+              </Fact>
             </dl>
           </section>
           <UsageBars usage={usage.data} keys={keys.data?.items ?? []} />

@@ -1,4 +1,4 @@
-import { useEffect, useState, type FormEvent } from 'react';
+import { Fragment, useEffect, useState, type FormEvent, type InputHTMLAttributes } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { Link } from 'react-router';
 import { Button, Checkbox, Group, Paper, Text, Textarea, Title } from '@mantine/core';
@@ -6,24 +6,119 @@ import { FileSignature } from 'lucide-react';
 import type { CreateMandateRequest, CreatedIdentityVerification, Mandate } from '@mandate/client';
 import { MandateApiError, apiOf } from '../api';
 import type { Area } from '../areas';
-import { useAuth } from '../auth';
+import { useAreaAuth } from '../auth';
 import { constraintsText, minorPerMajor, relativeTime } from '../format';
 import { QrCode } from '../qr';
 import {
+  CurrencyField,
   ErrorMessage,
   IdToken,
-  PageHeader,
   SelectField,
   StateBadge,
   TextField,
   formatTime,
   localTimeToIso,
   useFields,
+  Fact,
 } from '../ui';
+import { MandatePageHeader } from './MandatePageHeader';
 import { NoAccess } from './NoAccess';
 
 const PARTY_TYPES = ['person', 'organization', 'service', 'agent'] as const;
 type PartyType = (typeof PARTY_TYPES)[number];
+const INITIAL = {
+  principal: '',
+  principal_type: 'person',
+  principal_name: '',
+  delegate: '',
+  delegate_type: 'agent',
+  actions: '',
+  resources: '',
+  limit: '',
+  currency: '',
+  valid_from: '',
+  expires_at: '',
+  metadata: '',
+};
+
+/** One field of the form: a text input, a select where `options` are given, or the currency. */
+type FieldSpec = {
+  name: keyof typeof INITIAL;
+  id: string;
+  label: string;
+  options?: readonly string[];
+  currency?: true;
+} & Pick<InputHTMLAttributes<HTMLInputElement>, 'placeholder' | 'required' | 'inputMode' | 'type'>;
+
+/** The form's fields (but the metadata) under their headings, a row of fields each. */
+const SECTIONS: { heading: string; rows: FieldSpec[][] }[] = [
+  {
+    heading: 'Who',
+    rows: [
+      [
+        {
+          name: 'principal',
+          id: 'm-principal',
+          label: 'Principal id',
+          placeholder: 'user_alice',
+          required: true,
+        },
+        { name: 'principal_type', id: 'm-principal-type', label: 'Principal type', options: PARTY_TYPES },
+        { name: 'principal_name', id: 'm-principal-name', label: 'Principal name (optional)' },
+      ],
+      [
+        {
+          name: 'delegate',
+          id: 'm-delegate',
+          label: 'Delegate id',
+          placeholder: 'agent_checkout',
+          required: true,
+        },
+        { name: 'delegate_type', id: 'm-delegate-type', label: 'Delegate type', options: PARTY_TYPES },
+      ],
+    ],
+  },
+  {
+    heading: 'What',
+    rows: [
+      [
+        {
+          name: 'actions',
+          id: 'm-actions',
+          label: 'Actions (comma-separated)',
+          placeholder: 'payments:create, refunds:*',
+          required: true,
+        },
+        {
+          name: 'resources',
+          id: 'm-resources',
+          label: 'Resources (optional, comma-separated)',
+          placeholder: 'merchant:acme',
+        },
+      ],
+      [
+        {
+          name: 'limit',
+          id: 'm-limit',
+          label: 'Amount limit per call (major units)',
+          inputMode: 'decimal',
+          placeholder: '500.00',
+        },
+        { name: 'currency', id: 'm-currency', label: 'Currency', currency: true },
+      ],
+    ],
+  },
+  {
+    heading: 'When (UTC)',
+    rows: [
+      [
+        { name: 'valid_from', id: 'm-valid-from', label: 'Valid from (optional)', type: 'datetime-local' },
+        { name: 'expires_at', id: 'm-expires', label: 'Expires (optional)', type: 'datetime-local' },
+      ],
+    ],
+  },
+];
+
 /** The wallet session is asked every two seconds: its answer lands within one poll. */
 const POLL_MS = 2000;
 
@@ -90,22 +185,9 @@ function requestOf(f: Record<string, string>, verificationId?: string): CreateMa
  * and waits for the wallet's answer; the mandate then carries principal.verified.
  */
 export function CreateMandatePage({ area }: { area: Area }) {
-  const { session, permissions } = useAuth();
+  const { session, canWrite } = useAreaAuth(area);
   const queryClient = useQueryClient();
-  const { values: f, field } = useFields({
-    principal: '',
-    principal_type: 'person',
-    principal_name: '',
-    delegate: '',
-    delegate_type: 'agent',
-    actions: '',
-    resources: '',
-    limit: '',
-    currency: '',
-    valid_from: '',
-    expires_at: '',
-    metadata: '',
-  });
+  const { values: f, field } = useFields(INITIAL);
   const [verify, setVerify] = useState(false);
   const [wallet, setWallet] = useState<CreatedIdentityVerification | null>(null);
   const [busy, setBusy] = useState(false);
@@ -174,97 +256,33 @@ export function CreateMandatePage({ area }: { area: Area }) {
     // create reads the form as it is when the wallet answers; the wait is for this session only.
   }, [wallet]);
 
-  if (!area.write || !permissions?.includes(area.write))
-    return <NoAccess area={{ ...area, read: area.write ?? area.read }} />;
+  if (!canWrite) return <NoAccess area={{ ...area, read: area.write ?? area.read }} />;
   if (created) return <Created m={created} onAnother={() => setCreated(null)} />;
   return (
     <>
-      <PageHeader
+      <MandatePageHeader
         title="Create mandate"
         description="A signed delegation: the principal lets the delegate do these actions, within these limits, in this window."
-      >
-        <Link to="/mandates">All mandates</Link>
-      </PageHeader>
+      />
       <form className="card" onSubmit={(e) => void submit(e)} aria-label="New mandate">
-        <h2>Who</h2>
-        <div className="row">
-          <TextField
-            id="m-principal"
-            label="Principal id"
-            {...field('principal')}
-            placeholder="user_alice"
-            required
-          />
-          <SelectField
-            id="m-principal-type"
-            label="Principal type"
-            {...field('principal_type')}
-            options={PARTY_TYPES}
-          />
-          <TextField id="m-principal-name" label="Principal name (optional)" {...field('principal_name')} />
-        </div>
-        <div className="row">
-          <TextField
-            id="m-delegate"
-            label="Delegate id"
-            {...field('delegate')}
-            placeholder="agent_checkout"
-            required
-          />
-          <SelectField
-            id="m-delegate-type"
-            label="Delegate type"
-            {...field('delegate_type')}
-            options={PARTY_TYPES}
-          />
-        </div>
-        <h2>What</h2>
-        <div className="row">
-          <TextField
-            id="m-actions"
-            label="Actions (comma-separated)"
-            {...field('actions')}
-            placeholder="payments:create, refunds:*"
-            required
-          />
-          <TextField
-            id="m-resources"
-            label="Resources (optional, comma-separated)"
-            {...field('resources')}
-            placeholder="merchant:acme"
-          />
-        </div>
-        <div className="row">
-          <TextField
-            id="m-limit"
-            label="Amount limit per call (major units)"
-            {...field('limit')}
-            inputMode="decimal"
-            placeholder="500.00"
-          />
-          <TextField
-            id="m-currency"
-            label="Currency"
-            {...field('currency')}
-            placeholder="EUR"
-            maxLength={3}
-          />
-        </div>
-        <h2>When (UTC)</h2>
-        <div className="row">
-          <TextField
-            id="m-valid-from"
-            label="Valid from (optional)"
-            type="datetime-local"
-            {...field('valid_from')}
-          />
-          <TextField
-            id="m-expires"
-            label="Expires (optional)"
-            type="datetime-local"
-            {...field('expires_at')}
-          />
-        </div>
+        {SECTIONS.map((section) => (
+          <Fragment key={section.heading}>
+            <h2>{section.heading}</h2>
+            {section.rows.map((row) => (
+              <div className="row" key={row[0]!.id}>
+                {row.map(({ name, options, currency, ...input }) =>
+                  options ? (
+                    <SelectField key={input.id} {...input} {...field(name)} options={options} />
+                  ) : currency ? (
+                    <CurrencyField key={input.id} id={input.id} {...field(name)} />
+                  ) : (
+                    <TextField key={input.id} {...input} {...field(name)} />
+                  ),
+                )}
+              </div>
+            ))}
+          </Fragment>
+        ))}
         <Textarea
           id="m-metadata"
           label="Metadata (optional, key=value a line)"
@@ -331,43 +349,35 @@ export function CreateMandatePage({ area }: { area: Area }) {
 function Created({ m, onAnother }: { m: Mandate; onAnother(): void }) {
   return (
     <>
-      <PageHeader
+      <MandatePageHeader
         title="Mandate created"
         description="Signed and in force: verifications of it are answered from now."
-      >
-        <Link to="/mandates">All mandates</Link>
-      </PageHeader>
+      />
       <Paper withBorder p="md" mb="lg" data-testid="created-mandate">
         <dl className="facts">
-          <dt>Mandate id</dt>
-          <dd>
+          <Fact term="Mandate id">
             <IdToken id={m.id} full />
-          </dd>
-          <dt>State</dt>
-          <dd>
+          </Fact>
+          <Fact term="State">
             <StateBadge state={m.state} testId="created-state" />
-          </dd>
-          <dt>Principal</dt>
-          <dd data-testid="created-principal">
+          </Fact>
+          <Fact term="Principal" testId="created-principal">
             {m.principal.id}
             {m.principal.name ? `, ${m.principal.name}` : ''}
             {m.principal.verified ? ` (identity verified, ${m.principal.verified.assurance})` : ''}
-          </dd>
-          <dt>Delegate</dt>
-          <dd>{m.delegate.id}</dd>
-          <dt>Actions</dt>
-          <dd>{m.scope.actions.join(', ')}</dd>
-          <dt>Limit</dt>
-          <dd data-testid="created-limit">{constraintsText(m.scope.constraints)}</dd>
-          <dt>Signature</dt>
-          <dd>
+          </Fact>
+          <Fact term="Delegate">{m.delegate.id}</Fact>
+          <Fact term="Actions">{m.scope.actions.join(', ')}</Fact>
+          <Fact term="Limit" testId="created-limit">
+            {constraintsText(m.scope.constraints)}
+          </Fact>
+          <Fact term="Signature">
             {m.signature.alg}, key <code>{m.signature.kid}</code>
             <pre className="snippet" data-testid="created-signature">
               {m.signature.jws}
             </pre>
-          </dd>
-          <dt>Status list slot</dt>
-          <dd data-testid="created-status-slot">
+          </Fact>
+          <Fact term="Status list slot" testId="created-status-slot">
             {m.status ? (
               <>
                 index {m.status.status_list.idx} of <code>{m.status.status_list.uri}</code>
@@ -375,7 +385,7 @@ function Created({ m, onAnother }: { m: Mandate; onAnother(): void }) {
             ) : (
               'None (verified online only)'
             )}
-          </dd>
+          </Fact>
         </dl>
       </Paper>
       <Group>

@@ -4,7 +4,7 @@ import { EVENT_TYPES } from '@mandate/shared';
 import type { AuditEvent } from '@mandate/client';
 import { allPages, apiOf } from '../api';
 import type { Area } from '../areas';
-import { useAuth } from '../auth';
+import { useAreaAuth } from '../auth';
 import type { Session } from '../session';
 import {
   accessDiff,
@@ -98,10 +98,7 @@ async function currentAccess(session: Session | null, tenantId: string): Promise
  * recorded since (only with events:read; without it the page says so and shows the comparison).
  */
 export function DriftPage({ area }: { area: Area }) {
-  const { session, permissions } = useAuth();
-  const tenantId = session?.kind === 'user' ? session.tenantId : '';
-  const canWrite = !!area.write && !!permissions?.includes(area.write);
-  const canEvents = !!permissions?.includes('events:read');
+  const { session, tenantId, canWrite, canReadEvents: canEvents } = useAreaAuth(area);
   const queryClient = useQueryClient();
   const baseline = useQuery({
     queryKey: ['access-baseline', tenantId],

@@ -6,7 +6,7 @@ import { BadgeCheck, Ban, CirclePause, CirclePlay, Plus } from 'lucide-react';
 import type { AuditEvent, Mandate } from '@mandate/client';
 import { apiOf, oneOf } from '../api';
 import type { Area } from '../areas';
-import { useAuth } from '../auth';
+import { useAreaAuth } from '../auth';
 import { constraintsText, shortId } from '../format';
 import {
   Dialog,
@@ -19,10 +19,12 @@ import {
   StateBadge,
   TextField,
   Time,
+  Fact,
 } from '../ui';
 import { column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
 import { Evidence } from './Evidence';
+import { MandatePageHeader } from './MandatePageHeader';
 
 const STATES: readonly Mandate['state'][] = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'];
 
@@ -55,8 +57,7 @@ const COLUMNS = [
 ];
 
 export function MandatesPage({ area }: { area: Area }) {
-  const { permissions } = useAuth();
-  const canWrite = !!area.write && !!permissions?.includes(area.write);
+  const { canWrite } = useAreaAuth(area);
   const mandates = usePagedList<Mandate, 'state' | 'principal_id' | 'delegate_id'>({
     key: ['mandates'],
     read: (api, query) => api.mandates.list({ ...query, state: oneOf(STATES, query.state) }),
@@ -134,9 +135,7 @@ const OP_TEXT: Record<Op, { title: string; confirm: string; says: string }> = {
 
 export function MandateDetail({ area }: { area: Area }) {
   const { id = '' } = useParams();
-  const { session, permissions } = useAuth();
-  const canWrite = !!area.write && !!permissions?.includes(area.write);
-  const canReadEvents = !!permissions?.includes('events:read');
+  const { session, canWrite, canReadEvents } = useAreaAuth(area);
   const queryClient = useQueryClient();
   const mandate = useQuery({
     queryKey: ['mandate', id],
@@ -176,26 +175,20 @@ export function MandateDetail({ area }: { area: Area }) {
   const ready = reason.trim().length > 0 && (asked !== 'revoke' || typed.trim() === short);
   return (
     <>
-      <PageHeader title={`Mandate ${m.id}`}>
-        <Link to="/mandates">All mandates</Link>
-      </PageHeader>
+      <MandatePageHeader title={`Mandate ${m.id}`} />
       <Paper withBorder p="md" mb="lg">
         <dl className="facts">
-          <dt>State</dt>
-          <dd>
+          <Fact term="State">
             <StateBadge state={m.state} testId="mandate-state" />
-          </dd>
-          <dt>Mandate id</dt>
-          <dd>
+          </Fact>
+          <Fact term="Mandate id">
             <IdToken id={m.id} full /> <span className="muted">short id {short}</span>
-          </dd>
-          <dt>Principal</dt>
-          <dd>
+          </Fact>
+          <Fact term="Principal">
             {m.principal.id} ({m.principal.type ?? 'no type'})
             {m.principal.name ? `, ${m.principal.name}` : ''}
-          </dd>
-          <dt>Identity</dt>
-          <dd data-testid="principal-verified">
+          </Fact>
+          <Fact term="Identity" testId="principal-verified">
             {m.principal.verified ? (
               <>
                 <StateBadge state="VERIFIED">Verified · {m.principal.verified.assurance}</StateBadge>{' '}
@@ -207,37 +200,31 @@ export function MandateDetail({ area }: { area: Area }) {
             ) : (
               'Not verified (no wallet verification when the mandate was created)'
             )}
-          </dd>
-          <dt>Delegate</dt>
-          <dd>
+          </Fact>
+          <Fact term="Delegate">
             {m.delegate.id} ({m.delegate.type ?? 'no type'})
-          </dd>
-          <dt>Actions</dt>
-          <dd>{m.scope.actions.join(', ')}</dd>
-          <dt>Resources</dt>
-          <dd>{m.scope.resources?.length ? m.scope.resources.join(', ') : 'Any resource'}</dd>
-          <dt>Limit</dt>
-          <dd data-testid="mandate-limit">{constraintsText(m.scope.constraints)}</dd>
-          <dt>Valid from</dt>
-          <dd>{m.valid_from ? <Time iso={m.valid_from} /> : 'Its creation'}</dd>
-          <dt>Expires</dt>
-          <dd>{m.expires_at ? <Time iso={m.expires_at} /> : 'Never (until revoked)'}</dd>
-          <dt>Metadata</dt>
-          <dd>
+          </Fact>
+          <Fact term="Actions">{m.scope.actions.join(', ')}</Fact>
+          <Fact term="Resources">
+            {m.scope.resources?.length ? m.scope.resources.join(', ') : 'Any resource'}
+          </Fact>
+          <Fact term="Limit" testId="mandate-limit">
+            {constraintsText(m.scope.constraints)}
+          </Fact>
+          <Fact term="Valid from">{m.valid_from ? <Time iso={m.valid_from} /> : 'Its creation'}</Fact>
+          <Fact term="Expires">{m.expires_at ? <Time iso={m.expires_at} /> : 'Never (until revoked)'}</Fact>
+          <Fact term="Metadata">
             {Object.keys(m.metadata ?? {}).length
               ? Object.entries(m.metadata)
                   .map(([k, v]) => `${k} = ${v}`)
                   .join(', ')
               : 'None'}
-          </dd>
-          <dt>Version</dt>
-          <dd>{m.version}</dd>
-          <dt>Signature</dt>
-          <dd>
+          </Fact>
+          <Fact term="Version">{m.version}</Fact>
+          <Fact term="Signature">
             ES256, key <code>{m.signature.kid}</code>
-          </dd>
-          <dt>Status list</dt>
-          <dd>
+          </Fact>
+          <Fact term="Status list">
             {m.status ? (
               <>
                 <a href={m.status.status_list.uri}>{m.status.status_list.uri.split('/').pop()}</a>, index{' '}
@@ -246,7 +233,7 @@ export function MandateDetail({ area }: { area: Area }) {
             ) : (
               'None (verified online only)'
             )}
-          </dd>
+          </Fact>
         </dl>
       </Paper>
       {canWrite && actions.length > 0 ? (

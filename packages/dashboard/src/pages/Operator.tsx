@@ -9,12 +9,14 @@ import {
   ErrorMessage,
   IdToken,
   PageHeader,
+  RowAction,
   SecretOnce,
   SelectField,
+  StatusFilter,
   StateBadge,
   TextField,
   Time,
-  useFormMutation,
+  useCreateForm,
 } from '../ui';
 import { column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
@@ -34,22 +36,18 @@ export function OperatorPage() {
 }
 
 function CreateTenant() {
-  const { session } = useAuth();
-  const [name, setName] = useState('');
-  const [plan, setPlan] = useState('beta');
-  const [admin, setAdmin] = useState('');
   const [created, setCreated] = useState<{ tenant: string; key: string } | null>(null);
   const queryClient = useQueryClient();
-  const [create, submit] = useFormMutation({
-    mutationFn: () =>
-      apiOf(session).platform.createTenant({
+  const { field, create, submit } = useCreateForm({
+    initial: { name: '', plan: 'beta', admin: '' },
+    clear: ['name', 'admin'],
+    send: (api, { name, plan, admin }) =>
+      api.platform.createTenant({
         name: name.trim(),
         plan: oneOf(PLANS, plan),
         ...(admin.trim() ? { admin_subject_id: admin.trim() } : {}),
       }),
-    onSuccess: (r) => {
-      setName('');
-      setAdmin('');
+    onCreated: (r) => {
       setCreated({ tenant: r.tenant.id, key: r.api_key.api_key });
       void queryClient.invalidateQueries({ queryKey: ['platform-tenants'] });
     },
@@ -59,14 +57,13 @@ function CreateTenant() {
       <form className="card" onSubmit={submit}>
         <h2 id="tenant-title">Create a tenant</h2>
         <div className="row">
-          <TextField id="tenant-name" label="Name" value={name} onChange={setName} required />
-          <SelectField id="tenant-plan" label="Plan" value={plan} onChange={setPlan} options={PLANS} />
+          <TextField id="tenant-name" label="Name" {...field('name')} required />
+          <SelectField id="tenant-plan" label="Plan" {...field('plan')} options={PLANS} />
           <TextField
             id="tenant-admin"
             label="Admin subject (optional)"
-            value={admin}
+            {...field('admin')}
             placeholder="dashboard:alice"
-            onChange={setAdmin}
           />
           <Button type="submit" loading={create.isPending}>
             Create tenant
@@ -150,13 +147,7 @@ function Onboarding() {
     <section aria-labelledby="onboarding-title">
       <h2 id="onboarding-title">Onboarding requests</h2>
       <div className="row">
-        <SelectField
-          id="onboarding-status"
-          label="Status"
-          {...requests.field('status')}
-          options={ONBOARDING_STATUSES}
-          text={(s) => s.toLowerCase()}
-        />
+        <StatusFilter id="onboarding-status" {...requests.field('status')} options={ONBOARDING_STATUSES} />
       </div>
       <ErrorMessage error={decide.error} />
       {approved ? (
@@ -185,14 +176,13 @@ function Onboarding() {
             (r) =>
               r.status === 'PENDING' ? (
                 <Group gap="xs">
-                  <Button
-                    size="xs"
-                    variant="light"
+                  <RowAction
+                    subject={r.organization_name}
                     disabled={decide.isPending}
                     onClick={() => decide.mutate({ r, op: 'approve' })}
                   >
-                    Approve <span className="sr-only">{r.organization_name}</span>
-                  </Button>
+                    Approve
+                  </RowAction>
                   <TextInput
                     id={`reason-${r.id}`}
                     size="xs"
@@ -204,15 +194,14 @@ function Onboarding() {
                       setReasons((s) => ({ ...s, [r.id]: value }));
                     }}
                   />
-                  <Button
-                    size="xs"
-                    variant="light"
-                    color="red"
+                  <RowAction
+                    subject={r.organization_name}
+                    danger
                     disabled={decide.isPending}
                     onClick={() => decide.mutate({ r, op: 'reject' })}
                   >
-                    Reject <span className="sr-only">{r.organization_name}</span>
-                  </Button>
+                    Reject
+                  </RowAction>
                 </Group>
               ) : r.status === 'APPROVED' ? (
                 `approved → ${r.tenant_id ?? ''}`

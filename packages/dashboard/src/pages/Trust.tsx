@@ -4,7 +4,17 @@ import { Input } from '@mantine/core';
 import type { IdentityVerificationSummary, JWKS } from '@mandate/client';
 import { apiOf, oneOf } from '../api';
 import { useAuth } from '../auth';
-import { Empty, ErrorMessage, IdToken, Loaded, PageHeader, SelectField, StateBadge, Time } from '../ui';
+import {
+  Empty,
+  ErrorMessage,
+  IdToken,
+  Loaded,
+  PageHeader,
+  SelectField,
+  StateBadge,
+  StatusFilter,
+  Time,
+} from '../ui';
 import { DataTable, column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
 import { BundleCheckResults, useBundleCheck } from './Evidence';
@@ -110,14 +120,7 @@ function WalletSessions() {
     <section className="card" aria-labelledby="sessions-title">
       <h2 id="sessions-title">Wallet verification sessions</h2>
       <div className="row">
-        <SelectField
-          id="session-status"
-          label="Status"
-          {...sessions.field('status')}
-          options={SESSION_STATUSES}
-          text={(s) => s.toLowerCase()}
-          any
-        />
+        <StatusFilter id="session-status" {...sessions.field('status')} options={SESSION_STATUSES} any />
         <SelectField
           id="session-purpose"
           label="Purpose"

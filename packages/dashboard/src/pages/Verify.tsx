@@ -10,6 +10,7 @@ import type { VerifyRequest } from '@mandate/client';
 import { VERIFY_REASONS } from '../errors';
 import { minorPerMajor } from '../format';
 import {
+  CurrencyField,
   Empty,
   ErrorMessage,
   formatMoney,
@@ -23,6 +24,7 @@ import {
   Time,
   useFields,
   useFormMutation,
+  Fact,
 } from '../ui';
 import { DataTable, column } from '../table';
 
@@ -67,55 +69,62 @@ function Reproduce({ body }: { body: VerifyRequest }) {
         With an API key holding the <code>verify</code> scope (as <code>tenantId:secret</code> in{' '}
         <code>MANDATE_API_KEY</code>):
       </Text>
-      <Group justify="space-between" mb={4}>
-        <Text fw={600} size="sm">
-          curl
-        </Text>
-        <CopyButton value={curl}>
-          {({ copied, copy }) => (
-            <Button
-              size="compact-xs"
-              variant="default"
-              onClick={copy}
-              leftSection={<Copy size={12} aria-hidden />}
-            >
-              {copied ? 'Copied' : 'Copy curl'}
-            </Button>
-          )}
-        </CopyButton>
-      </Group>
-      <pre className="snippet" data-testid="curl">
-        {curl}
-      </pre>
-      <Group justify="space-between" mt="sm" mb={4}>
-        <Text fw={600} size="sm">
-          @mandate/client (TypeScript)
-        </Text>
-        <CopyButton value={client}>
-          {({ copied, copy }) => (
-            <Button
-              size="compact-xs"
-              variant="default"
-              onClick={copy}
-              leftSection={<Copy size={12} aria-hidden />}
-            >
-              {copied ? 'Copied' : 'Copy code'}
-            </Button>
-          )}
-        </CopyButton>
-      </Group>
-      <pre className="snippet" data-testid="client-call">
-        {client}
-      </pre>
+      <Snippet title="curl" code={curl} copyLabel="Copy curl" testId="curl" />
+      <Snippet
+        title="@mandate/client (TypeScript)"
+        code={client}
+        copyLabel="Copy code"
+        testId="client-call"
+        mt="sm"
+      />
     </section>
+  );
+}
+
+/** A titled piece of code with a button that copies it. */
+function Snippet({
+  title,
+  code,
+  copyLabel,
+  testId,
+  mt,
+}: {
+  title: string;
+  code: string;
+  copyLabel: string;
+  testId: string;
+  mt?: string;
+}) {
+  return (
+    <>
+      <Group justify="space-between" mt={mt} mb={4}>
+        <Text fw={600} size="sm">
+          {title}
+        </Text>
+        <CopyButton value={code}>
+          {({ copied, copy }) => (
+            <Button
+              size="compact-xs"
+              variant="default"
+              onClick={copy}
+              leftSection={<Copy size={12} aria-hidden />}
+            >
+              {copied ? 'Copied' : copyLabel}
+            </Button>
+          )}
+        </CopyButton>
+      </Group>
+      <pre className="snippet" data-testid={testId}>
+        {code}
+      </pre>
+    </>
   );
 }
 
 /** POST /v1/verify from a form: the decision and its reason, exactly as an integrator would get them. */
 export function VerifyPage() {
-  const { session, permissions } = useAuth();
+  const { session, canReadEvents: canEvents } = useAuth();
   const queryClient = useQueryClient();
-  const canEvents = !!permissions?.includes('events:read');
   const { values: form, field } = useFields({
     mandate_id: '',
     action: '',
@@ -176,13 +185,7 @@ export function VerifyPage() {
             description={amountHint}
             {...field('amount')}
           />
-          <TextField
-            id="v-currency"
-            label="Currency"
-            {...field('currency')}
-            placeholder="EUR"
-            maxLength={3}
-          />
+          <CurrencyField id="v-currency" {...field('currency')} />
         </div>
         <div className="row">
           <TextField
@@ -212,20 +215,16 @@ export function VerifyPage() {
             {VERIFY_REASONS[d.reason] ?? d.reason}
           </Text>
           <dl className="facts">
-            <dt>Reason code</dt>
-            <dd>
+            <Fact term="Reason code">
               <code data-testid="reason">{d.reason}</code>
-            </dd>
-            <dt>Mandate state</dt>
-            <dd>
+            </Fact>
+            <Fact term="Mandate state">
               <StateBadge state={d.mandate_state} />
-            </dd>
-            <dt>Mandate version</dt>
-            <dd>{d.mandate_version}</dd>
-            <dt>Decision id</dt>
-            <dd>
+            </Fact>
+            <Fact term="Mandate version">{d.mandate_version}</Fact>
+            <Fact term="Decision id">
               <IdToken id={d.decision_id} full />
-            </dd>
+            </Fact>
           </dl>
         </section>
       ) : null}

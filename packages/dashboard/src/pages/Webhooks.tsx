@@ -6,6 +6,7 @@ import { apiOf } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
 import { PagedTable, usePagedList } from '../paged-list';
+import { useTenantCollection } from '../tenant-collection';
 import { column } from '../table';
 import {
   Empty,
@@ -14,12 +15,15 @@ import {
   FormCard,
   notifyDone,
   PageHeader,
-  SecretOnce,
+  RowAction,
+  RowActions,
+  type RowOp,
   SelectField,
   StateBadge,
   TextField,
   Time,
-  useFormMutation,
+  useCreateForm,
+  useSecretOnce,
 } from '../ui';
 
 type Endpoint = WebhookEndpoint;
@@ -43,27 +47,31 @@ const DONE = {
   delete: 'deleted',
 } as const;
 
+type EndpointOp = keyof typeof DONE;
+
+/** What an endpoint offers: a test event while enabled, a new secret, enable or disable, delete. */
+const endpointOps = (e: Endpoint): RowOp<EndpointOp>[] => [
+  ...(e.status === 'ENABLED' ? [{ op: 'test' as const, label: 'Send test' }] : []),
+  { op: 'rotate', label: 'Rotate secret' },
+  e.status === 'ENABLED' ? { op: 'disable', label: 'Disable' } : { op: 'enable', label: 'Enable' },
+  { op: 'delete', label: 'Delete', danger: true },
+];
+
 export function WebhooksPage({ area }: { area: Area }) {
-  const { session, permissions } = useAuth();
-  const tenantId = session?.kind === 'user' ? session.tenantId : '';
-  const canWrite = !!area.write && !!permissions?.includes(area.write);
-  const queryClient = useQueryClient();
-  const refresh = () => queryClient.invalidateQueries({ queryKey: ['webhook-endpoints'] });
-  const endpoints = usePagedList<Endpoint>({
-    key: ['webhook-endpoints', tenantId],
-    read: (api, query) => api.webhooks.listWebhookEndpoints(query),
-  });
-  const [secret, setSecret] = useState<{ label: string; value: string } | null>(null);
+  const {
+    session,
+    tenantId,
+    canWrite,
+    list: endpoints,
+    refresh,
+  } = useTenantCollection<Endpoint>('webhook-endpoints', area, (api, _tenantId, query) =>
+    api.webhooks.listWebhookEndpoints(query),
+  );
+  const secret = useSecretOnce(refresh);
   const [selected, setSelected] = useState<Endpoint | null>(null);
 
   const action = useMutation({
-    mutationFn: ({
-      endpoint,
-      op,
-    }: {
-      endpoint: Endpoint;
-      op: 'rotate' | 'test' | 'enable' | 'disable' | 'delete';
-    }): Promise<object> => {
+    mutationFn: ({ endpoint, op }: { endpoint: Endpoint; op: EndpointOp }): Promise<object> => {
       const webhooks = apiOf(session).webhooks;
       if (op === 'rotate') return webhooks.rotateWebhookSecret(endpoint.id);
       if (op === 'test') return webhooks.sendWebhookTest(endpoint.id);
@@ -73,29 +81,25 @@ export function WebhooksPage({ area }: { area: Area }) {
       });
     },
     onSuccess: (res, { endpoint, op }) => {
-      if (op === 'rotate' && 'secret' in res && typeof res.secret === 'string')
-        setSecret({
-          label: `New secret of ${endpoint.url} (the previous one keeps signing for 24 hours)`,
-          value: res.secret,
-        });
-      else notifyDone(`${endpoint.url}: ${DONE[op]}.`);
       if (op === 'delete' && selected?.id === endpoint.id) setSelected(null);
-      void refresh();
+      secret.done(
+        op === 'rotate' && 'secret' in res && typeof res.secret === 'string'
+          ? {
+              label: `New secret of ${endpoint.url} (the previous one keeps signing for 24 hours)`,
+              value: res.secret,
+            }
+          : `${endpoint.url}: ${DONE[op]}.`,
+      );
     },
   });
 
   return (
     <>
       <PageHeader title="Webhooks" />
-      {secret ? (
-        <SecretOnce label={secret.label} secret={secret.value} onDone={() => setSecret(null)} />
-      ) : null}
+      {secret.view}
       {canWrite ? (
         <CreateEndpoint
-          onCreated={(e) => {
-            setSecret({ label: `Signing secret of ${e.url}`, value: e.secret });
-            void refresh();
-          }}
+          onCreated={(e) => secret.done({ label: `Signing secret of ${e.url}`, value: e.secret })}
         />
       ) : null}
       <ErrorMessage error={action.error} />
@@ -129,43 +133,12 @@ export function WebhooksPage({ area }: { area: Area }) {
                 </Button>
                 {canWrite ? (
                   <>
-                    {e.status === 'ENABLED' ? (
-                      <Button
-                        size="xs"
-                        variant="light"
-                        disabled={action.isPending}
-                        onClick={() => action.mutate({ endpoint: e, op: 'test' })}
-                      >
-                        Send test <span className="sr-only">{e.url}</span>
-                      </Button>
-                    ) : null}
-                    <Button
-                      size="xs"
-                      variant="light"
-                      disabled={action.isPending}
-                      onClick={() => action.mutate({ endpoint: e, op: 'rotate' })}
-                    >
-                      Rotate secret <span className="sr-only">{e.url}</span>
-                    </Button>
-                    <Button
-                      size="xs"
-                      variant="light"
-                      disabled={action.isPending}
-                      onClick={() =>
-                        action.mutate({ endpoint: e, op: e.status === 'ENABLED' ? 'disable' : 'enable' })
-                      }
-                    >
-                      {e.status === 'ENABLED' ? 'Disable' : 'Enable'} <span className="sr-only">{e.url}</span>
-                    </Button>
-                    <Button
-                      size="xs"
-                      variant="light"
-                      color="red"
-                      disabled={action.isPending}
-                      onClick={() => action.mutate({ endpoint: e, op: 'delete' })}
-                    >
-                      Delete <span className="sr-only">{e.url}</span>
-                    </Button>
+                    <RowActions
+                      subject={e.url}
+                      ops={endpointOps(e)}
+                      busy={action.isPending}
+                      onAction={(op) => action.mutate({ endpoint: e, op })}
+                    />
                   </>
                 ) : null}
               </Group>
@@ -180,22 +153,18 @@ export function WebhooksPage({ area }: { area: Area }) {
 }
 
 function CreateEndpoint({ onCreated }: { onCreated(e: Endpoint & { secret: string }): void }) {
-  const { session } = useAuth();
-  const [url, setUrl] = useState('');
-  const [types, setTypes] = useState('*');
-  const [create, submit] = useFormMutation({
-    mutationFn: () =>
-      apiOf(session).webhooks.createWebhookEndpoint({
+  const { field, create, submit } = useCreateForm({
+    initial: { url: '', types: '*' },
+    clear: ['url'],
+    send: (api, { url, types }) =>
+      api.webhooks.createWebhookEndpoint({
         url: url.trim(),
         event_types: types
           .split(',')
           .map((t) => t.trim())
           .filter(Boolean),
       }),
-    onSuccess: (e) => {
-      setUrl('');
-      onCreated(e);
-    },
+    onCreated,
   });
   return (
     <FormCard id="create-webhook-title" title="Add an endpoint" onSubmit={submit}>
@@ -203,16 +172,14 @@ function CreateEndpoint({ onCreated }: { onCreated(e: Endpoint & { secret: strin
         <TextField
           id="webhook-url"
           label="URL (https)"
-          value={url}
-          onChange={setUrl}
+          {...field('url')}
           required
           placeholder="https://hooks.example.com/mandates"
         />
         <TextField
           id="webhook-types"
           label="Event types (comma-separated, * for all)"
-          value={types}
-          onChange={setTypes}
+          {...field('types')}
           required
         />
       </div>
@@ -287,14 +254,9 @@ function Deliveries({ endpoint, canWrite }: { endpoint: Endpoint; canWrite: bool
                 column<Delivery>(
                   'Actions',
                   (d) => (
-                    <Button
-                      size="xs"
-                      variant="light"
-                      loading={retry.isPending}
-                      onClick={() => retry.mutate(d)}
-                    >
-                      Retry <span className="sr-only">{d.event_id}</span>
-                    </Button>
+                    <RowAction subject={d.event_id} loading={retry.isPending} onClick={() => retry.mutate(d)}>
+                      Retry
+                    </RowAction>
                   ),
                   'actions',
                 ),

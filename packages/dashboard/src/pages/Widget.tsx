@@ -4,8 +4,8 @@ import { Button, Group, Textarea } from '@mantine/core';
 import type { WidgetConfig } from '@mandate/client';
 import { apiOf } from '../api';
 import type { Area } from '../areas';
-import { useAuth } from '../auth';
-import { ErrorMessage, Loading, notifyDone, PageHeader, TextField, fieldsOf, formatTime } from '../ui';
+import { useAreaAuth } from '../auth';
+import { ErrorMessage, Loading, notifyDone, PageHeader, TextField, fieldsOf, formatTime, Fact } from '../ui';
 
 interface Draft {
   origins: string;
@@ -35,9 +35,7 @@ const toBody = (d: Draft) => ({
 });
 
 export function WidgetPage({ area }: { area: Area }) {
-  const { session, permissions } = useAuth();
-  const tenantId = session?.kind === 'user' ? session.tenantId : '';
-  const canWrite = !!area.write && !!permissions?.includes(area.write);
+  const { session, tenantId, canWrite } = useAreaAuth(area);
   const queryClient = useQueryClient();
   const config = useQuery({
     queryKey: ['widget-config', tenantId],
@@ -67,18 +65,13 @@ export function WidgetPage({ area }: { area: Area }) {
             <section className="card" aria-labelledby="widget-current-title">
               <h2 id="widget-current-title">Current settings</h2>
               <dl className="facts">
-                <dt>Allowed origins</dt>
-                <dd data-testid="widget-origins">
+                <Fact term="Allowed origins" testId="widget-origins">
                   {config.data.allowed_origins.length ? config.data.allowed_origins.join(', ') : 'none'}
-                </dd>
-                <dt>Primary colour</dt>
-                <dd>{config.data.theme.primary_color ?? 'default'}</dd>
-                <dt>Logo URL</dt>
-                <dd>{config.data.theme.logo_url ?? 'none'}</dd>
-                <dt>Locale</dt>
-                <dd>{config.data.locale ?? 'default (en)'}</dd>
-                <dt>Last saved</dt>
-                <dd>{formatTime(config.data.updated_at)}</dd>
+                </Fact>
+                <Fact term="Primary colour">{config.data.theme.primary_color ?? 'default'}</Fact>
+                <Fact term="Logo URL">{config.data.theme.logo_url ?? 'none'}</Fact>
+                <Fact term="Locale">{config.data.locale ?? 'default (en)'}</Fact>
+                <Fact term="Last saved">{formatTime(config.data.updated_at)}</Fact>
               </dl>
               <p className="muted">Changes need the tenant:write permission.</p>
             </section>
