@@ -93,8 +93,8 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
       resource: null,
       data: {},
     });
-    expect(await getStore().deleteEndpoint(tenant, e.id, 2, [event])).toBe(false);
-    expect(await getStore().deleteEndpoint(tenant, e.id, 1, [event])).toBe(true);
+    expect(await getStore().deleteEndpoint({ ...e, version: 2 }, [event])).toBe(false);
+    expect(await getStore().deleteEndpoint(e, [event])).toBe(true);
     expect(await getStore().getEndpoint(tenant, e.id)).toBeNull();
     expect(await getStore().usedSlots(tenant)).toEqual([]);
     expect(await getStore().endpointsByIds([e.id])).toEqual([]);
@@ -110,12 +110,10 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
     await getStore().insertEndpoint(e, []);
     const later = at(60_000).toISOString();
     expect(
-      await getStore().updateEndpoint(tenant, e.id, 7, { url: 'https://x.example.com/' }, later, []),
+      await getStore().updateEndpoint({ ...e, version: 7 }, { url: 'https://x.example.com/' }, later, []),
     ).toBeNull();
     const updated = await getStore().updateEndpoint(
-      tenant,
-      e.id,
-      1,
+      e,
       {
         url: 'https://x.example.com/',
         failing_since: later,
@@ -140,7 +138,12 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
     });
     expect(await getStore().getEndpoint(tenant, e.id)).toEqual(updated);
     expect(
-      await getStore().updateEndpoint(newId('tnt'), e.id, 2, { url: 'https://y.example.com/' }, later, []),
+      await getStore().updateEndpoint(
+        { ...e, tenant_id: newId('tnt'), version: 2 },
+        { url: 'https://y.example.com/' },
+        later,
+        [],
+      ),
     ).toBeNull();
   });
 
@@ -251,11 +254,11 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
     await getStore().insertEndpoint(e, []);
     const d = delivery(e, { status: 'FAILED', next_attempt_at: null });
     await getStore().insertDeliveries([d]);
-    const first = await getStore().claimOne(tenant, e.id, d.id, at(0), at(30_000));
+    const first = await getStore().claimOne(d, at(0), at(30_000));
     expect(first).toMatchObject({ id: d.id, status: 'FAILED' });
-    expect(await getStore().claimOne(tenant, e.id, d.id, at(1_000), at(31_000))).toBeNull();
-    expect(await getStore().claimOne(newId('tnt'), e.id, d.id, at(40_000), at(70_000))).toBeNull();
-    expect(await getStore().claimOne(tenant, e.id, d.id, at(40_000), at(70_000))).not.toBeNull();
+    expect(await getStore().claimOne(d, at(1_000), at(31_000))).toBeNull();
+    expect(await getStore().claimOne({ ...d, tenant_id: newId('tnt') }, at(40_000), at(70_000))).toBeNull();
+    expect(await getStore().claimOne(d, at(40_000), at(70_000))).not.toBeNull();
   });
 
   it('when listing deliveries by status, then only those are listed, newest first', async () => {

@@ -184,14 +184,7 @@ async function change(
       data: { endpoint_id: id, ...data },
       caller,
     });
-    const updated = await deps.store.updateEndpoint(
-      tenantId,
-      id,
-      current.version,
-      changes,
-      now.toISOString(),
-      [event],
-    );
+    const updated = await deps.store.updateEndpoint(current, changes, now.toISOString(), [event]);
     if (updated) {
       await deps.relay.publishNow([event]);
       return updated;
@@ -254,7 +247,7 @@ export async function deleteEndpoint(
       data: { endpoint_id: id, url: current.url },
       caller,
     });
-    if (await deps.store.deleteEndpoint(tenantId, id, current.version, [event])) {
+    if (await deps.store.deleteEndpoint(current, [event])) {
       await deps.relay.publishNow([event]);
       return { id, deleted: true };
     }
@@ -342,13 +335,7 @@ export async function sendTest(
     updated_at: at,
   };
   await deps.store.insertDeliveries([delivery]);
-  const claimed = await deps.store.claimOne(
-    tenantId,
-    id,
-    delivery.id,
-    now,
-    new Date(now.getTime() + deps.worker.leaseMs),
-  );
+  const claimed = await deps.store.claimOne(delivery, now, new Date(now.getTime() + deps.worker.leaseMs));
   // A worker that claimed it first is attempting it already: answer what is stored.
   if (!claimed) return deliveryView((await deps.store.getDelivery(tenantId, id, delivery.id)) ?? delivery);
   // The first attempt of the schedule, made now: a failure is retried like any delivery's.
@@ -379,13 +366,7 @@ export async function retryDelivery(
   if (!delivery) throw notFound('Webhook delivery not found');
   if (endpoint.status !== 'ENABLED') throw conflict('Webhook endpoint is disabled; enable it first');
   const now = deps.clock.now();
-  const claimed = await deps.store.claimOne(
-    tenantId,
-    endpointId,
-    deliveryId,
-    now,
-    new Date(now.getTime() + deps.worker.leaseMs),
-  );
+  const claimed = await deps.store.claimOne(delivery, now, new Date(now.getTime() + deps.worker.leaseMs));
   if (!claimed) throw conflict('Webhook delivery is being attempted right now; try again shortly');
   const after = await within(deps.worker.attemptNow(claimed, endpoint), MANUAL_ATTEMPT_WAIT_MS);
   if (after === STILL_ATTEMPTING) return deliveryView(claimed);

@@ -5,7 +5,9 @@ import type { ClaimedDelivery, WebhookDelivery, WebhookEndpoint } from './webhoo
 import {
   MAX_STORED_ATTEMPTS,
   type AttemptOutcome,
+  type DeliveryKey,
   type EndpointChanges,
+  type EndpointRead,
   type WebhookStore,
 } from './webhook-store';
 
@@ -72,32 +74,31 @@ export class MemoryWebhookStore implements WebhookStore {
     });
   }
 
+  /** The stored endpoint if it is still as `read`. */
+  private unchanged(read: EndpointRead): WebhookEndpoint | undefined {
+    const e = this.endpoints.get(read.id);
+    return e && e.tenant_id === read.tenant_id && e.version === read.version ? e : undefined;
+  }
+
   async updateEndpoint(
-    tenantId: string,
-    id: string,
-    version: number,
+    read: EndpointRead,
     changes: EndpointChanges,
     updatedAt: string,
     events: AuditEvent[],
   ): Promise<WebhookEndpoint | null> {
-    const e = this.endpoints.get(id);
-    if (!e || e.tenant_id !== tenantId || e.version !== version) return null;
-    const next = { ...e, ...structuredClone(changes), version: version + 1, updated_at: updatedAt };
-    this.endpoints.set(id, next);
-    this.outbox.add(id, events);
+    const e = this.unchanged(read);
+    if (!e) return null;
+    const next = { ...e, ...structuredClone(changes), version: e.version + 1, updated_at: updatedAt };
+    this.endpoints.set(e.id, next);
+    this.outbox.add(e.id, events);
     return structuredClone(next);
   }
 
-  async deleteEndpoint(
-    tenantId: string,
-    id: string,
-    version: number,
-    events: AuditEvent[],
-  ): Promise<boolean> {
-    const e = this.endpoints.get(id);
-    if (!e || e.tenant_id !== tenantId || e.version !== version) return false;
-    this.endpoints.delete(id);
-    this.outbox.add(id, events);
+  async deleteEndpoint(read: EndpointRead, events: AuditEvent[]): Promise<boolean> {
+    const e = this.unchanged(read);
+    if (!e) return false;
+    this.endpoints.delete(e.id);
+    this.outbox.add(e.id, events);
     return true;
   }
 
@@ -157,15 +158,9 @@ export class MemoryWebhookStore implements WebhookStore {
     return claimed;
   }
 
-  async claimOne(
-    tenantId: string,
-    endpointId: string,
-    id: string,
-    now: Date,
-    leaseUntil: Date,
-  ): Promise<ClaimedDelivery | null> {
-    const d = this.deliveries.get(id);
-    if (!d || d.tenant_id !== tenantId || d.endpoint_id !== endpointId || this.leased(id, now)) return null;
+  async claimOne(key: DeliveryKey, now: Date, leaseUntil: Date): Promise<ClaimedDelivery | null> {
+    const d = await this.getDelivery(key.tenant_id, key.endpoint_id, key.id);
+    if (!d || this.leased(d.id, now)) return null;
     return this.lease(d, leaseUntil);
   }
 

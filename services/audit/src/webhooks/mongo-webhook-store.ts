@@ -19,7 +19,9 @@ import type { ClaimedDelivery, WebhookAttempt, WebhookDelivery, WebhookEndpoint 
 import {
   MAX_STORED_ATTEMPTS,
   type AttemptOutcome,
+  type DeliveryKey,
   type EndpointChanges,
+  type EndpointRead,
   type WebhookStore,
 } from './webhook-store';
 
@@ -242,6 +244,14 @@ function deliveryOut(doc: DeliveryDoc): WebhookDelivery {
   };
 }
 
+/** The filter of a write guarded by the endpoint as read (a tombstone is never as read). */
+const unchanged = (read: EndpointRead) => ({
+  _id: read.id,
+  tenant_id: read.tenant_id,
+  deleted: false,
+  version: read.version,
+});
+
 const claimed = (doc: DeliveryDoc): ClaimedDelivery => ({
   ...deliveryOut(doc),
   lease_token: doc.lease_token!,
@@ -329,18 +339,16 @@ export class MongoWebhookStore implements WebhookStore {
   }
 
   async updateEndpoint(
-    tenantId: string,
-    id: string,
-    version: number,
+    read: EndpointRead,
     changes: EndpointChanges,
     updatedAt: string,
     events: AuditEvent[],
   ): Promise<WebhookEndpoint | null> {
     const doc = await this.endpoints
       .findOneAndUpdate(
-        { _id: id, tenant_id: tenantId, deleted: false, version },
+        unchanged(read),
         {
-          $set: { ...changesIn(changes), version: version + 1, updated_at: new Date(updatedAt) },
+          $set: { ...changesIn(changes), version: read.version + 1, updated_at: new Date(updatedAt) },
           ...pushOutbox(events),
         },
         { new: true, projection: { outbox: 0 } },
@@ -349,20 +357,12 @@ export class MongoWebhookStore implements WebhookStore {
     return doc ? endpointOut(doc) : null;
   }
 
-  async deleteEndpoint(
-    tenantId: string,
-    id: string,
-    version: number,
-    events: AuditEvent[],
-  ): Promise<boolean> {
-    const result = await this.endpoints.updateOne(
-      { _id: id, tenant_id: tenantId, deleted: false, version },
-      {
-        // The secrets go at once; the tombstone keeps only what its events need to be relayed.
-        $set: { deleted: true, slot: null, secrets: [], status: 'DISABLED', version: version + 1 },
-        ...pushOutbox(events),
-      },
-    );
+  async deleteEndpoint(read: EndpointRead, events: AuditEvent[]): Promise<boolean> {
+    const result = await this.endpoints.updateOne(unchanged(read), {
+      // The secrets go at once; the tombstone keeps only what its events need to be relayed.
+      $set: { deleted: true, slot: null, secrets: [], status: 'DISABLED', version: read.version + 1 },
+      ...pushOutbox(events),
+    });
     return result.modifiedCount === 1;
   }
 
@@ -420,16 +420,10 @@ export class MongoWebhookStore implements WebhookStore {
     return docs.map(claimed);
   }
 
-  async claimOne(
-    tenantId: string,
-    endpointId: string,
-    id: string,
-    now: Date,
-    leaseUntil: Date,
-  ): Promise<ClaimedDelivery | null> {
+  async claimOne(key: DeliveryKey, now: Date, leaseUntil: Date): Promise<ClaimedDelivery | null> {
     const doc = await this.deliveries
       .findOneAndUpdate(
-        { _id: id, tenant_id: tenantId, endpoint_id: endpointId, lease_until: { $lte: now } },
+        { _id: key.id, tenant_id: key.tenant_id, endpoint_id: key.endpoint_id, lease_until: { $lte: now } },
         { $set: { lease_until: leaseUntil, lease_token: randomUUID() } },
         { new: true },
       )

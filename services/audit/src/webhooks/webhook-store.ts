@@ -10,6 +10,15 @@ export type EndpointChanges = Partial<
   >
 >;
 
+/**
+ * An endpoint as a caller read it: a change applies only while the stored one is still at this
+ * version, in this tenant (the guard every endpoint write holds in its filter).
+ */
+export type EndpointRead = Pick<WebhookEndpoint, 'tenant_id' | 'id' | 'version'>;
+
+/** Which delivery, named as the API names it: the tenant's, under that endpoint. */
+export type DeliveryKey = Pick<WebhookDelivery, 'tenant_id' | 'endpoint_id' | 'id'>;
+
 /** How an attempt ends for the delivery: its new status and next due time. */
 export interface AttemptOutcome {
   attempt: WebhookAttempt;
@@ -40,20 +49,18 @@ export interface WebhookStore extends OutboxStore {
   enabledEndpoints(tenantId: string): Promise<WebhookEndpoint[]>;
   /** Endpoints by id, any tenant (the worker's read for the deliveries it claimed). */
   endpointsByIds(ids: string[]): Promise<WebhookEndpoint[]>;
-  /** Applies the changes if the endpoint is still at `version` (+1, updated_at); null otherwise. */
+  /** Applies the changes if the endpoint is still as `read` (version +1, updated_at); null otherwise. */
   updateEndpoint(
-    tenantId: string,
-    id: string,
-    version: number,
+    read: EndpointRead,
     changes: EndpointChanges,
     updatedAt: string,
     events: AuditEvent[],
   ): Promise<WebhookEndpoint | null>;
   /**
-   * Removes the endpoint if still at `version` (its events stay in the outbox until relayed; its
+   * Removes the endpoint if still as `read` (its events stay in the outbox until relayed; its
    * slot is free at once); false otherwise.
    */
-  deleteEndpoint(tenantId: string, id: string, version: number, events: AuditEvent[]): Promise<boolean>;
+  deleteEndpoint(read: EndpointRead, events: AuditEvent[]): Promise<boolean>;
 
   /** Stores each (endpoint, event) delivery once: a redelivered event adds nothing. */
   insertDeliveries(deliveries: WebhookDelivery[]): Promise<void>;
@@ -70,13 +77,7 @@ export interface WebhookStore extends OutboxStore {
    */
   claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]>;
   /** Leases one delivery whatever its status and due time (a manual retry), unless another lease holds it. */
-  claimOne(
-    tenantId: string,
-    endpointId: string,
-    id: string,
-    now: Date,
-    leaseUntil: Date,
-  ): Promise<ClaimedDelivery | null>;
+  claimOne(delivery: DeliveryKey, now: Date, leaseUntil: Date): Promise<ClaimedDelivery | null>;
   /** Records the attempt and the outcome, and ends the lease, if `leaseToken` still holds it; false otherwise. */
   finishAttempt(
     id: string,

@@ -319,25 +319,11 @@ export class DeliveryWorker {
     const at = now.toISOString();
     if (ok) {
       if (endpoint.failing_since !== null)
-        await store.updateEndpoint(
-          endpoint.tenant_id,
-          endpoint.id,
-          endpoint.version,
-          { failing_since: null },
-          at,
-          [],
-        );
+        await store.updateEndpoint(endpoint, { failing_since: null }, at, []);
       return;
     }
     if (endpoint.failing_since === null) {
-      await store.updateEndpoint(
-        endpoint.tenant_id,
-        endpoint.id,
-        endpoint.version,
-        { failing_since: at },
-        at,
-        [],
-      );
+      await store.updateEndpoint(endpoint, { failing_since: at }, at, []);
       return;
     }
     if (endpoint.status !== 'ENABLED') return;
@@ -356,9 +342,7 @@ export class DeliveryWorker {
       occurredAt: now,
     });
     const disabled = await store.updateEndpoint(
-      endpoint.tenant_id,
-      endpoint.id,
-      endpoint.version,
+      endpoint,
       { status: 'DISABLED', disabled_reason: 'failing' },
       at,
       [event],
