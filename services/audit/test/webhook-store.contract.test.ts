@@ -209,15 +209,8 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
       next_attempt_at: null,
       scheduled: true,
     };
-    expect(
-      await getStore().finishAttempt(stale.id, stale.lease_token, outcome, at(41_000).toISOString()),
-    ).toBeNull();
-    const done = await getStore().finishAttempt(
-      again[0]!.id,
-      again[0]!.lease_token,
-      outcome,
-      at(41_000).toISOString(),
-    );
+    expect(await getStore().finishAttempt(stale, outcome, at(41_000).toISOString())).toBeNull();
+    const done = await getStore().finishAttempt(again[0]!, outcome, at(41_000).toISOString());
     expect(done).toMatchObject({
       status: 'SUCCEEDED',
       attempts: [attempt(true)],
@@ -235,8 +228,7 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
     const [c] = (await getStore().claimDue(at(0), at(30_000), 1000)).filter((x) => x.id === d.id);
     const next = at(5_000).toISOString();
     const after = await getStore().finishAttempt(
-      c!.id,
-      c!.lease_token,
+      c!,
       { attempt: attempt(false), status: 'PENDING', next_attempt_at: next, scheduled: true },
       at(10).toISOString(),
     );

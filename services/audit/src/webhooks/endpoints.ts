@@ -14,7 +14,6 @@ import {
   WEBHOOK_TEST_EVENT_TYPE,
   type CreateWebhookEndpointBody,
   type UpdateWebhookEndpointBody,
-  type WebhookDeliveryStatus,
   type WebhookDeliveryView,
   type WebhookEndpointView,
 } from '../contract';
@@ -23,11 +22,12 @@ import {
   checkWebhookUrl,
   endpointLimitReached,
   newWebhookSecret,
+  pendingDelivery,
   type StoredSecret,
   type WebhookDelivery,
   type WebhookEndpoint,
 } from './webhook';
-import type { EndpointChanges, WebhookStore } from './webhook-store';
+import type { DeliveryPageQuery, EndpointChanges, PageQuery, WebhookStore } from './webhook-store';
 import type { DeliveryWorker, WebhookSettings } from './worker';
 
 /** What the webhook use cases need. */
@@ -148,7 +148,7 @@ export async function createEndpoint(
 export async function listEndpoints(
   deps: WebhookDeps,
   tenantId: string,
-  page: { limit: number; afterId?: string },
+  page: PageQuery,
 ): Promise<Page<WebhookEndpointView>> {
   const items = await deps.store.listEndpoints(tenantId, page);
   return toPage(items.map(endpointView), page.limit, (e) => e.id);
@@ -320,20 +320,16 @@ export async function sendTest(
     resource: resourceOf(id),
     data: { endpoint_id: id, message: 'A test event sent from the webhook endpoints API' },
   };
-  const delivery: WebhookDelivery = {
-    id: newId('whd'),
-    tenant_id: tenantId,
-    endpoint_id: id,
-    event_id: eventId,
-    event_type: WEBHOOK_TEST_EVENT_TYPE,
-    payload: JSON.stringify({ type: WEBHOOK_TEST_EVENT_TYPE, timestamp: at, data }),
-    status: 'PENDING',
-    attempts: [],
-    scheduled_attempts: 0,
-    next_attempt_at: at,
-    created_at: at,
-    updated_at: at,
-  };
+  const delivery = pendingDelivery(
+    {
+      tenant_id: tenantId,
+      endpoint_id: id,
+      event_id: eventId,
+      event_type: WEBHOOK_TEST_EVENT_TYPE,
+      payload: JSON.stringify({ type: WEBHOOK_TEST_EVENT_TYPE, timestamp: at, data }),
+    },
+    at,
+  );
   await deps.store.insertDeliveries([delivery]);
   const claimed = await deps.store.claimOne(delivery, now, new Date(now.getTime() + deps.worker.leaseMs));
   // A worker that claimed it first is attempting it already: answer what is stored.
@@ -348,7 +344,7 @@ export async function listDeliveries(
   deps: WebhookDeps,
   tenantId: string,
   endpointId: string,
-  page: { limit: number; afterId?: string; status?: WebhookDeliveryStatus },
+  page: DeliveryPageQuery,
 ): Promise<Page<WebhookDeliveryView>> {
   await existing(deps, tenantId, endpointId);
   const items = await deps.store.listDeliveries(tenantId, endpointId, page);

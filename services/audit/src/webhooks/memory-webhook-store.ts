@@ -1,13 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryOutbox, type AuditEvent } from '@mandate/shared';
-import type { WebhookDeliveryStatus } from '../contract';
 import type { ClaimedDelivery, WebhookDelivery, WebhookEndpoint } from './webhook';
 import {
   MAX_STORED_ATTEMPTS,
   type AttemptOutcome,
   type DeliveryKey,
+  type DeliveryLease,
+  type DeliveryPageQuery,
   type EndpointChanges,
   type EndpointRead,
+  type PageQuery,
   type WebhookStore,
 } from './webhook-store';
 
@@ -50,10 +52,7 @@ export class MemoryWebhookStore implements WebhookStore {
     return e && e.tenant_id === tenantId ? structuredClone(e) : null;
   }
 
-  async listEndpoints(
-    tenantId: string,
-    page: { limit: number; afterId?: string },
-  ): Promise<WebhookEndpoint[]> {
+  async listEndpoints(tenantId: string, page: PageQuery): Promise<WebhookEndpoint[]> {
     return [...this.endpoints.values()]
       .filter((e) => e.tenant_id === tenantId && (page.afterId === undefined || e.id < page.afterId))
       .sort((a, b) => (a.id < b.id ? 1 : -1))
@@ -120,7 +119,7 @@ export class MemoryWebhookStore implements WebhookStore {
   async listDeliveries(
     tenantId: string,
     endpointId: string,
-    page: { limit: number; afterId?: string; status?: WebhookDeliveryStatus },
+    page: DeliveryPageQuery,
   ): Promise<WebhookDelivery[]> {
     return [...this.deliveries.values()]
       .filter(
@@ -165,13 +164,13 @@ export class MemoryWebhookStore implements WebhookStore {
   }
 
   async finishAttempt(
-    id: string,
-    leaseToken: string,
+    lease: DeliveryLease,
     outcome: AttemptOutcome,
     at: string,
   ): Promise<WebhookDelivery | null> {
+    const { id } = lease;
     const d = this.deliveries.get(id);
-    if (!d || this.leases.get(id)?.token !== leaseToken) return null;
+    if (!d || this.leases.get(id)?.token !== lease.lease_token) return null;
     this.leases.delete(id);
     const next: WebhookDelivery = {
       ...d,

@@ -5,6 +5,7 @@ import {
   OutboundRefused,
   addressRefusal,
   badRequest,
+  newId,
   type AuditEvent,
   type OutboundLookup,
 } from '@mandate/shared';
@@ -61,6 +62,24 @@ export interface WebhookDelivery {
   created_at: string;
   updated_at: string;
 }
+
+/**
+ * A new delivery of one event to one endpoint: PENDING, nothing attempted, due at `at` (the
+ * fan-out's, and the test event's of the API).
+ */
+export const pendingDelivery = (
+  to: Pick<WebhookDelivery, 'tenant_id' | 'endpoint_id' | 'event_id' | 'event_type' | 'payload'>,
+  at: string,
+): WebhookDelivery => ({
+  id: newId('whd'),
+  ...to,
+  status: 'PENDING',
+  attempts: [],
+  scheduled_attempts: 0,
+  next_attempt_at: at,
+  created_at: at,
+  updated_at: at,
+});
 
 /** A delivery claimed by one worker: its lease token guards the write of the attempt's outcome. */
 export interface ClaimedDelivery extends WebhookDelivery {

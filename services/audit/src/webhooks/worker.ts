@@ -179,8 +179,7 @@ export class DeliveryWorker {
       // Deleted or disabled since the fan-out: nothing is sent; a retry after re-enabling sends it.
       this.metrics.attempts.inc({ outcome: 'skipped' });
       return store.finishAttempt(
-        d.id,
-        d.lease_token,
+        d,
         {
           attempt: {
             attempted_at: startedAt.toISOString(),
@@ -247,7 +246,7 @@ export class DeliveryWorker {
     this.metrics.attempts.inc({
       outcome: ok ? 'succeeded' : outcome.status === 'FAILED' ? 'failed' : 'retrying',
     });
-    const recorded = await store.finishAttempt(d.id, d.lease_token, outcome, finishedAt.toISOString());
+    const recorded = await store.finishAttempt(d, outcome, finishedAt.toISOString());
     if (!recorded) {
       this.deps.logger.warn(
         { deliveryId: d.id },
