@@ -5,8 +5,7 @@ import path from 'node:path';
 import { ServiceClient, createLogger } from '@mandate/shared';
 import { testTokens } from '@mandate/shared/testing';
 import type { GatewayApp, GatewayDeps, Upstreams } from '../src/app';
-import { testGateway } from './helpers';
-import type { KeyResolver } from '../src/auth/key-resolver';
+import { keysOf, testGateway } from './helpers';
 import type { SubjectResolver } from '../src/auth/subject-resolver';
 import { DevSignIn } from '../src/dashboard/dev-sign-in';
 import { DASHBOARD_CSP, DASHBOARD_NOT_BUILT } from '../src/dashboard/static';
@@ -14,13 +13,9 @@ import { loadGatewayConfig } from '../src/config';
 import { dashboardOidc } from '../src/wiring';
 
 const TENANT = 'tnt_01jaaaaaaaaaaaaaaaaaaaaaaa';
-const keys: KeyResolver = {
-  resolve: async (s) =>
-    s === 'secret-verify'
-      ? { key_id: 'key_v', tenant_id: TENANT, scopes: ['verify'], status: 'active', plan: 'beta' }
-      : null,
-  evict: () => undefined,
-};
+const keys = keysOf({
+  'secret-verify': { key_id: 'key_v', tenant_id: TENANT, scopes: ['verify'], status: 'active', plan: 'beta' },
+});
 
 /** A built dashboard in a temporary directory: index.html and one hashed asset. */
 function fakeBuild(): string {

@@ -2,9 +2,9 @@ import { connect } from 'node:net';
 import { ServiceClient, listen, callerOf, type RunningServer } from '@mandate/shared';
 import { CapturingPublisher } from '@mandate/shared/testing';
 import { eventually } from '../../../test/support/eventually';
-import { closeUpstreams, standInService, testGateway, upstreamsAt } from './helpers';
+import { closeUpstreams, keysOf, standInService, testGateway, upstreamsAt } from './helpers';
 import type { GatewayApp, Upstreams } from '../src/app';
-import type { KeyResolver, ResolvedKey } from '../src/auth/key-resolver';
+import type { ResolvedKey } from '../src/auth/key-resolver';
 
 const TENANT_A = 'tnt_01jaaaaaaaaaaaaaaaaaaaaaaa';
 const TENANT_B = 'tnt_01jbbbbbbbbbbbbbbbbbbbbbbb';
@@ -26,7 +26,7 @@ const keys: Record<string, ResolvedKey> = {
     plan: 'beta',
   },
 };
-const stubKeys: KeyResolver = { resolve: async (s) => keys[s] ?? null, evict: () => undefined };
+const stubKeys = keysOf(keys);
 
 /** A stand-in service that echoes what reached it, behind the real internal-token check. */
 async function echoService(): Promise<RunningServer> {

@@ -2,6 +2,12 @@ import express, { type Express } from 'express';
 import { INTERNAL_SERVICES, ServiceClient, createLogger, requireInternalToken } from '@mandate/shared';
 import { CapturingPublisher, testTokens } from '@mandate/shared/testing';
 import { createApp, type GatewayApp, type GatewayDeps, type Upstreams } from '../src/app';
+import type { KeyResolver, ResolvedKey } from '../src/auth/key-resolver';
+
+/** A key resolver that knows exactly these API key secrets. */
+export function keysOf(keys: Record<string, ResolvedKey>): KeyResolver {
+  return { resolve: async (secret) => keys[secret] ?? null, evict: () => undefined };
+}
 
 /**
  * A gateway for a test: its upstreams and keys are the test's; the rest (test tokens, a silent

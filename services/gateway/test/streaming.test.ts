@@ -2,18 +2,19 @@ import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { listen, type RunningServer } from '@mandate/shared';
 import { CapturingPublisher } from '@mandate/shared/testing';
-import { closeUpstreams, standInService, testGateway, upstreamsAt } from './helpers';
+import { closeUpstreams, keysOf, standInService, testGateway, upstreamsAt } from './helpers';
 import type { GatewayApp, Upstreams } from '../src/app';
-import type { KeyResolver } from '../src/auth/key-resolver';
 
 const TENANT = 'tnt_01jaaaaaaaaaaaaaaaaaaaaaaa';
-const keys: KeyResolver = {
-  resolve: async (secret) =>
-    secret === 'secret'
-      ? { key_id: 'key_s', tenant_id: TENANT, scopes: ['events:read'], status: 'active', plan: 'enterprise' }
-      : null,
-  evict: () => undefined,
-};
+const keys = keysOf({
+  secret: {
+    key_id: 'key_s',
+    tenant_id: TENANT,
+    scopes: ['events:read'],
+    status: 'active',
+    plan: 'enterprise',
+  },
+});
 const auth = { authorization: `Bearer ${TENANT}:secret` };
 
 const CHUNK = Buffer.alloc(64 * 1024, 'x');
