@@ -144,7 +144,6 @@ export const webhookAttemptSchema = z.object({
   /** An attempt asked for through the API (retry, test) rather than by the schedule. */
   manual: z.boolean(),
 });
-export type WebhookAttemptView = z.infer<typeof webhookAttemptSchema>;
 
 export const webhookDeliverySchema = z
   .object({

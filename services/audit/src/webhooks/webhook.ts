@@ -9,7 +9,7 @@ import {
   type AuditEvent,
   type OutboundLookup,
 } from '@mandate/shared';
-import type { WebhookAttemptView, WebhookDeliveryView, WebhookEndpointStatus } from '../contract';
+import type { WebhookDeliveryView, WebhookEndpointStatus } from '../contract';
 
 /** A stored signing secret: sealed (secret-box), never in clear; `expires_at` set once a newer one replaced it. */
 export interface StoredSecret {
@@ -38,7 +38,7 @@ export interface WebhookEndpoint {
 }
 
 /** An attempt is stored as the API shows it. */
-export type WebhookAttempt = WebhookAttemptView;
+export type WebhookAttempt = WebhookDeliveryView['attempts'][number];
 
 /** A stored delivery: what the API shows of it, and what only the service needs. */
 export interface WebhookDelivery extends WebhookDeliveryView {
