@@ -64,6 +64,13 @@ const attempt = (ok: boolean) => ({
 });
 
 describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
+  /** A new tenant's endpoint, stored. */
+  const storedEndpoint = async (over: Partial<WebhookEndpoint> = {}) => {
+    const e = endpoint(newId('tnt'), over);
+    await getStore().insertEndpoint(e, []);
+    return e;
+  };
+
   it('when an endpoint is inserted, then get returns it equal, and another tenant gets null', async () => {
     const tenant = newId('tnt');
     const e = endpoint(tenant, {
@@ -84,9 +91,8 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
   });
 
   it('when an endpoint is deleted, then its slot is free, it is gone from reads, and its event waits in the outbox', async () => {
-    const tenant = newId('tnt');
-    const e = endpoint(tenant, { slot: 5 });
-    await getStore().insertEndpoint(e, []);
+    const e = await storedEndpoint({ slot: 5 });
+    const tenant = e.tenant_id;
     const event = buildEvent({
       type: 'WEBHOOK_ENDPOINT_DELETED',
       tenantId: tenant,
@@ -105,9 +111,8 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
   });
 
   it('when an update names a stale version, then nothing changes; at the current version it applies and bumps it', async () => {
-    const tenant = newId('tnt');
-    const e = endpoint(tenant);
-    await getStore().insertEndpoint(e, []);
+    const e = await storedEndpoint();
+    const tenant = e.tenant_id;
     const later = at(60_000).toISOString();
     expect(
       await getStore().updateEndpoint({ ...e, version: 7 }, { url: 'https://x.example.com/' }, later, []),
@@ -167,9 +172,8 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
   });
 
   it('when the same (endpoint, event) delivery is inserted twice, then it is stored once', async () => {
-    const tenant = newId('tnt');
-    const e = endpoint(tenant);
-    await getStore().insertEndpoint(e, []);
+    const e = await storedEndpoint();
+    const tenant = e.tenant_id;
     const d = delivery(e);
     await getStore().insertDeliveries([d]);
     await getStore().insertDeliveries([{ ...d, id: newId('whd') }, delivery(e)]);
@@ -181,9 +185,7 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
   });
 
   it('when two workers claim at once, then no delivery is leased twice, and a lease that ran out can be claimed again', async () => {
-    const tenant = newId('tnt');
-    const e = endpoint(tenant);
-    await getStore().insertEndpoint(e, []);
+    const e = await storedEndpoint();
     const mine = Array.from({ length: 6 }, () => delivery(e));
     await getStore().insertDeliveries(mine);
     const ids = new Set(mine.map((d) => d.id));
@@ -220,9 +222,7 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
   });
 
   it('when an attempt fails with a retry scheduled, then the delivery is due again only at that time', async () => {
-    const tenant = newId('tnt');
-    const e = endpoint(tenant);
-    await getStore().insertEndpoint(e, []);
+    const e = await storedEndpoint();
     const d = delivery(e);
     await getStore().insertDeliveries([d]);
     const [c] = (await getStore().claimDue(at(0), at(30_000), 1000)).filter((x) => x.id === d.id);
@@ -241,9 +241,7 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
   });
 
   it('when claimOne names a delivery leased by another, then null; else it leases it whatever its status', async () => {
-    const tenant = newId('tnt');
-    const e = endpoint(tenant);
-    await getStore().insertEndpoint(e, []);
+    const e = await storedEndpoint();
     const d = delivery(e, { status: 'FAILED', next_attempt_at: null });
     await getStore().insertDeliveries([d]);
     const first = await getStore().claimOne(d, at(0), at(30_000));
@@ -254,9 +252,8 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
   });
 
   it('when listing deliveries by status, then only those are listed, newest first', async () => {
-    const tenant = newId('tnt');
-    const e = endpoint(tenant);
-    await getStore().insertEndpoint(e, []);
+    const e = await storedEndpoint();
+    const tenant = e.tenant_id;
     const failed = [
       delivery(e, { status: 'FAILED', next_attempt_at: null }),
       delivery(e, { status: 'FAILED', next_attempt_at: null }),
