@@ -213,6 +213,28 @@ function expand(source: string, names: string[]): Map<string, string> {
   }
 }
 
+/** Below this length an object type stays inline: a name would not read better than its members. */
+const MIN_NAMED_OBJECT = 120;
+
+/**
+ * Each expanded type with the object types it contains that are themselves named (an event in the
+ * evidence bundle, a tenant in an approved onboarding) written as their names, so that every
+ * shape is spelled once in src/generated.ts. Longest first, so a name stands for the most it can.
+ */
+function referToNamed(types: Map<string, string>): Map<string, string> {
+  const named = [...types]
+    .filter(([, text]) => text.startsWith('{') && text.length >= MIN_NAMED_OBJECT)
+    .sort(([, a], [, b]) => b.length - a.length);
+  const out = new Map<string, string>();
+  for (const [name, text] of types) {
+    let referred = text;
+    for (const [other, shape] of named)
+      if (other !== name && referred !== shape) referred = referred.split(shape).join(other);
+    out.set(name, referred);
+  }
+  return out;
+}
+
 const literal = (value: unknown) => JSON.stringify(value).replace(/"/g, "'");
 const doc = (text: string) => `/** ${text.replace(/\*\//g, '*\\/')} */`;
 
@@ -230,7 +252,7 @@ function signature(op: Operation): string {
 export async function generate(): Promise<{ generated: string; checks: string }> {
   const { operations, table, named } = plan();
   const names = [...named.keys()];
-  const types = expand(probeSource(named), names);
+  const types = referToNamed(expand(probeSource(named), names));
   const namespaces = [...new Set(operations.flatMap((op) => (op.namespace ? [op.namespace] : [])))];
 
   const out: string[] = [

@@ -184,50 +184,7 @@ export type EvidenceBundle = {
     signature: { alg: 'ES256'; kid: string; jws: string };
   };
   exported_at: string;
-  events: {
-    id: string;
-    tenant_id: string | null;
-    type:
-      | 'MANDATE_SUSPENDED'
-      | 'MANDATE_REVOKED'
-      | 'MANDATE_EXPIRED'
-      | 'API_CALL'
-      | 'MANDATE_CREATED'
-      | 'MANDATE_REACTIVATED'
-      | 'VERIFICATION_PERFORMED'
-      | 'EVIDENCE_EXPORTED'
-      | 'API_KEY_CREATED'
-      | 'API_KEY_ROTATED'
-      | 'API_KEY_ACTIVATED'
-      | 'API_KEY_REVOKED'
-      | 'TENANT_CREATED'
-      | 'TENANT_ROLE_ASSIGNED'
-      | 'TENANT_ROLE_REVOKED'
-      | 'ONBOARDING_REQUESTED'
-      | 'ONBOARDING_APPROVED'
-      | 'ONBOARDING_REJECTED'
-      | 'WIDGET_CONFIG_UPDATED'
-      | 'ACCESS_BASELINE_SAVED'
-      | 'IDENTITY_VERIFICATION_STARTED'
-      | 'IDENTITY_VERIFIED'
-      | 'IDENTITY_VERIFICATION_FAILED'
-      | 'STATUS_LIST_PUBLISHED'
-      | 'WEBHOOK_ENDPOINT_CREATED'
-      | 'WEBHOOK_ENDPOINT_UPDATED'
-      | 'WEBHOOK_ENDPOINT_DELETED'
-      | 'WEBHOOK_ENDPOINT_DISABLED';
-    occurred_at: string;
-    actor: {
-      type: 'operator' | 'api_key' | 'user' | 'system';
-      key_id?: string | undefined;
-      subject_id?: string | undefined;
-    };
-    request_id: string | null;
-    resource: { type: string; id: string } | null;
-    data: Record<string, unknown>;
-    trace_id?: string | undefined;
-    span_id?: string | undefined;
-  }[];
+  events: AuditEvent[];
   evidence_exports: number;
   keys: {
     [x: string]: unknown;
@@ -318,14 +275,7 @@ export type ListWebhookDeliveriesQuery = {
 };
 export type CreatedTenant = {
   tenant: { id: string; name: string; plan: 'beta' | 'enterprise'; status: 'active'; created_at: string };
-  api_key: {
-    key_id: string;
-    api_key: string;
-    name: string;
-    scopes: ('mandates:write' | 'mandates:read' | 'verify' | 'events:read' | 'tenants:admin')[];
-    status: 'active' | 'staging' | 'revoked';
-    created_at: string;
-  };
+  api_key: CreatedApiKey;
 };
 export type CreateTenantRequest = {
   name: string;
@@ -429,37 +379,10 @@ export type ListOnboardingRequestsQuery = {
   cursor?: string | undefined;
 };
 export type ApprovedOnboarding = {
-  onboarding_request: {
-    id: string;
-    organization_name: string;
-    contact_email: string;
-    country: string | null;
-    use_case: string | null;
-    status: 'PENDING' | 'APPROVED' | 'REJECTED';
-    created_at: string;
-    decided_at: string | null;
-    tenant_id: string | null;
-    rejection_reason: string | null;
-  };
+  onboarding_request: OnboardingRequest;
   tenant: { id: string; name: string; plan: 'beta' | 'enterprise'; status: 'active'; created_at: string };
-  api_key: {
-    key_id: string;
-    api_key: string;
-    name: string;
-    scopes: ('mandates:write' | 'mandates:read' | 'verify' | 'events:read' | 'tenants:admin')[];
-    status: 'active' | 'staging' | 'revoked';
-    created_at: string;
-  };
-  role_assignment: {
-    id: string;
-    tenant_id: string;
-    subject_id: string;
-    roles: ('tenant_admin' | 'tenant_operator' | 'tenant_viewer' | 'tenant_auditor')[];
-    permissions: string[];
-    status: 'active' | 'revoked';
-    created_at: string;
-    updated_at: string;
-  } | null;
+  api_key: CreatedApiKey;
+  role_assignment: RoleAssignment | null;
 };
 export type ApproveOnboardingRequestRequest = {
   plan?: 'beta' | 'enterprise' | undefined;
@@ -513,66 +436,7 @@ export type ListIdentityVerificationsQuery = {
   purpose?: 'mandate' | 'sign_in' | undefined;
 };
 export type CreateSignInVerificationRequest = { tenant_id: string };
-export type GetIdentityVerificationResponse =
-  | {
-      id: string;
-      expires_at: string;
-      tenant_id: string;
-      assurance: 'HIGH' | null;
-      issuer: string | null;
-      verified_at: string | null;
-      created_at: string;
-      status: 'PENDING' | 'FAILED' | 'VERIFIED';
-      reason:
-        | 'SESSION_EXPIRED'
-        | 'STATE_MISMATCH'
-        | 'ALREADY_ANSWERED'
-        | 'UNTRUSTED_ISSUER'
-        | 'BAD_SIGNATURE'
-        | 'WRONG_CREDENTIAL_TYPE'
-        | 'DISCLOSURE_MISMATCH'
-        | 'CREDENTIAL_EXPIRED'
-        | 'CREDENTIAL_REVOKED'
-        | 'NONCE_MISMATCH'
-        | 'AUDIENCE_MISMATCH'
-        | 'KEY_BINDING_INVALID'
-        | 'WALLET_DECLINED'
-        | null;
-      purpose: 'mandate' | 'sign_in';
-      answered_at: string | null;
-      consumed_by: string | null;
-    }
-  | {
-      id: string;
-      tenant_id: string;
-      purpose: 'mandate' | 'sign_in';
-      status: 'PENDING' | 'FAILED' | 'VERIFIED';
-      created_at: string;
-      expires_at: string;
-      answered_at: string | null;
-      reason:
-        | 'SESSION_EXPIRED'
-        | 'STATE_MISMATCH'
-        | 'ALREADY_ANSWERED'
-        | 'UNTRUSTED_ISSUER'
-        | 'BAD_SIGNATURE'
-        | 'WRONG_CREDENTIAL_TYPE'
-        | 'DISCLOSURE_MISMATCH'
-        | 'CREDENTIAL_EXPIRED'
-        | 'CREDENTIAL_REVOKED'
-        | 'NONCE_MISMATCH'
-        | 'AUDIENCE_MISMATCH'
-        | 'KEY_BINDING_INVALID'
-        | 'WALLET_DECLINED'
-        | null;
-      assurance: 'HIGH' | null;
-      issuer: string | null;
-      subject_id: string | null;
-      claims_digest: string | null;
-      claims: { family_name: string; given_name: string; birth_date: string } | null;
-      verified_at: string | null;
-      consumed_by: string | null;
-    };
+export type GetIdentityVerificationResponse = IdentityVerificationSummary | IdentityVerification;
 export type GetIdentityVerificationRequestResponse = string;
 export type AnswerIdentityVerificationResponse = { [x: string]: never };
 export type AnswerIdentityVerificationRequest = {

@@ -179,6 +179,15 @@ export const listing = <const Q extends z.ZodType, const T extends z.ZodType>(
   responses: { 200: { description, schema: pageSchema(item) } },
 });
 
+/**
+ * A route that answers one resource (200, `item`) or 404: what the answer is and what "not found"
+ * means for this route (the read of one thing by its id, and the writes that answer it).
+ */
+export const oneOrNotFound = <const T extends z.ZodType>(description: string, item: T, notFound: string) => ({
+  responses: { 200: { description, schema: item } },
+  errors: { 404: notFound },
+});
+
 /** What a group of routes may state once for all of them: who owns and calls them, the scope, the tag. */
 export type SharedRouteProperties = Partial<
   Pick<RouteContract, 'service' | 'auth' | 'scope' | 'permissions' | 'limit' | 'tags'>

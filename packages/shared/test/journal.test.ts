@@ -1,7 +1,7 @@
-import { appendFile, mkdtemp, readFile, readdir, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile, readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { JournaledPublisher, buildEvent, createLogger, type AuditEvent } from '../src';
+import { tempDirEach } from '../src/testing';
 import { startScript } from '../../../test/support/script-process';
 
 const logger = createLogger('test', 'silent');
@@ -21,18 +21,12 @@ class Taking {
 }
 
 describe('JournaledPublisher', () => {
-  let dir: string;
-  beforeEach(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'journal-test-'));
-  });
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  const dir = tempDirEach('journal-test-');
 
   it('when the process is killed with SIGKILL while events wait for their publish, then the next start publishes exactly those again (a torn last line skipped), and a clean close leaves nothing', async () => {
     const holder = await startScript(
       'packages/shared/test/fixtures/journal-holder.ts',
-      { JOURNAL_DIR: dir },
+      { JOURNAL_DIR: dir() },
       (lines) => lines.some((l) => l.startsWith('{')),
       'the journal holder',
     );
@@ -43,16 +37,16 @@ describe('JournaledPublisher', () => {
     holder.child.kill('SIGKILL');
     await holder.exited;
     // A write torn by a crash: never returned, so no caller answered on it.
-    await appendFile(path.join(dir, 'journal.ndjson'), '{"e":{"id":"evt_torn","ty');
+    await appendFile(path.join(dir(), 'journal.ndjson'), '{"e":{"id":"evt_torn","ty');
 
     const inner = new Taking();
-    const journal = await JournaledPublisher.open(inner, { dir, logger });
+    const journal = await JournaledPublisher.open(inner, { dir: dir(), logger });
     expect(inner.taken.map((e) => e.id)).toEqual(ids.waiting);
     expect(inner.taken.every((e) => e.data.settle === false)).toBe(true);
     await journal.close();
     expect(inner.closed).toBe(true);
     // Everything settled and closed: the journal and its directory are gone.
-    await expect(readdir(dir)).rejects.toMatchObject({ code: 'ENOENT' });
+    await expect(readdir(dir())).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
   it('when events keep coming while one never settles, then the journal stays bounded and still holds the one waiting', async () => {
@@ -65,13 +59,13 @@ describe('JournaledPublisher', () => {
         events[0] === held ? new Promise<void>((r) => (release = r)) : inner.publish(events),
       close: () => inner.close(),
     };
-    const journal = await JournaledPublisher.open(holding, { dir, logger, compactBytes: 4_096 });
+    const journal = await JournaledPublisher.open(holding, { dir: dir(), logger, compactBytes: 4_096 });
     const first = journal.publish([held]);
     for (let i = 0; i < 300; i++) {
       await journal.publish([apiCall()]);
       await new Promise((r) => setImmediate(r));
     }
-    const file = path.join(dir, 'journal.ndjson');
+    const file = path.join(dir(), 'journal.ndjson');
     // 300 events of ~250 bytes and their acknowledgements went through a journal of at most ~4 KB.
     expect((await stat(file)).size).toBeLessThan(8_192);
     expect(await readFile(file, 'utf8')).toContain(held.id);

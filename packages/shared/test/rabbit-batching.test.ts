@@ -72,12 +72,8 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
       expect(second && JSON.parse(second.content.toString())).toEqual(revoked);
       expect(await ch.get(t.auditQueue, { noAck: true })).toBe(false);
     } finally {
-      await ch.deleteQueue(t.auditQueue);
-      await ch.deleteQueue(t.auditDeadLetterQueue);
-      await ch.deleteQueue(t.webhookQueue);
-      await ch.deleteExchange(t.exchange);
-      await ch.deleteExchange(t.deadLetterExchange);
       await c.close();
+      await deleteAmqpTopology(t, AMQP_URL);
     }
   });
 
@@ -185,14 +181,7 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
     while (got.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     await subscriber.stop();
     await publisher.close();
-    const c = await amqp.connect(AMQP_URL);
-    const ch = await c.createChannel();
-    await ch.deleteQueue(t.auditQueue);
-    await ch.deleteQueue(t.auditDeadLetterQueue);
-    await ch.deleteQueue(t.webhookQueue);
-    await ch.deleteExchange(t.exchange);
-    await ch.deleteExchange(t.deadLetterExchange);
-    await c.close();
+    await deleteAmqpTopology(t, AMQP_URL);
     expect(got).toEqual(revoked.map((e) => e.id));
   });
 });

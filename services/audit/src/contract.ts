@@ -5,6 +5,7 @@ import {
   EVENT_TYPES,
   type EventType,
   listing,
+  oneOrNotFound,
   listQueryShape,
   routeGroup,
 } from '@mandate/shared';
@@ -149,8 +150,7 @@ export const routes = defineRoutes({
   }),
   getEvent: events.get('/v1/events/:id', {
     summary: 'Get one audit event',
-    responses: { 200: { description: 'The event', schema: eventSchema } },
-    errors: { 404: 'Event not found' },
+    ...oneOrNotFound('The event', eventSchema, 'Event not found'),
   }),
   exportEvidence: events.get('/v1/mandates/:id/evidence', {
     summary: 'Export a verifiable evidence bundle for one mandate',

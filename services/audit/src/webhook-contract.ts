@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EVENT_TYPES, labelText, listing, listQueryShape, routeGroup } from '@mandate/shared';
+import { EVENT_TYPES, labelText, listing, listQueryShape, oneOrNotFound, routeGroup } from '@mandate/shared';
 
 /**
  * The webhook endpoints' part of the audit service's contract (re-exported by contract.ts, the
@@ -191,8 +191,7 @@ export const webhookRoutes = {
   }),
   getWebhookEndpoint: reads.get('/v1/webhook-endpoints/:id', {
     summary: 'Get a webhook endpoint',
-    responses: { 200: { description: 'The endpoint', schema: webhookEndpointSchema } },
-    errors: { 404: 'No such endpoint for this tenant' },
+    ...oneOrNotFound('The endpoint', webhookEndpointSchema, 'No such endpoint for this tenant'),
   }),
   updateWebhookEndpoint: writes.patch('/v1/webhook-endpoints/:id', {
     summary: 'Change the url, event types, description or status (ENABLED, DISABLED) of an endpoint',
@@ -208,8 +207,7 @@ export const webhookRoutes = {
   deleteWebhookEndpoint: writes.delete('/v1/webhook-endpoints/:id', {
     summary: 'Delete an endpoint; its pending deliveries are not attempted again',
     description: 'Emits WEBHOOK_ENDPOINT_DELETED.',
-    responses: { 200: { description: 'Deleted', schema: deletedWebhookEndpointSchema } },
-    errors: { 404: 'No such endpoint for this tenant' },
+    ...oneOrNotFound('Deleted', deletedWebhookEndpointSchema, 'No such endpoint for this tenant'),
   }),
   rotateWebhookSecret: writes.post('/v1/webhook-endpoints/:id/rotate-secret', {
     summary: 'Issue a new signing secret; the previous one keeps signing alongside it for 24 hours',

@@ -87,15 +87,18 @@ export async function wire(
         },
       });
 
+      // The audit consumer's queue, or the webhooks' own copy of every event.
+      const rabbitSource = (url: string, queue: 'audit' | 'webhooks') =>
+        new RabbitEventSource({
+          url,
+          logger: log,
+          topology: amqpTopology(config.AMQP_NAMESPACE),
+          prefetch: config.AUDIT_PREFETCH,
+          queue,
+        });
       const { adapter: source } = await compose<EventSource>({
         variable: config.AMQP_URL,
-        fromVariable: (url) =>
-          new RabbitEventSource({
-            url,
-            logger: log,
-            topology: amqpTopology(config.AMQP_NAMESPACE),
-            prefetch: config.AUDIT_PREFETCH,
-          }),
+        fromVariable: (url) => rabbitSource(url, 'audit'),
         override: overrides.source,
         local: () => {
           log.warn('no AMQP_URL and no shared bus: the audit consumer will receive nothing');
@@ -144,14 +147,7 @@ export async function wire(
       });
       const { adapter: webhookSource } = await compose<EventSource>({
         variable: config.AMQP_URL,
-        fromVariable: (url) =>
-          new RabbitEventSource({
-            url,
-            logger: log,
-            topology: amqpTopology(config.AMQP_NAMESPACE),
-            prefetch: config.AUDIT_PREFETCH,
-            queue: 'webhooks',
-          }),
+        fromVariable: (url) => rabbitSource(url, 'webhooks'),
         override: overrides.webhookSource,
         // The same in-process bus as the audit consumer's: it hands every event to each of its consumers.
         local: () => source,

@@ -1,23 +1,17 @@
-import { appendFile, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { appendFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createLogger, newId } from '@mandate/shared';
+import { tempDirEach } from '@mandate/shared/testing';
 import { FileEventStore } from '../src/store/file-event-store';
 import { buildAuditEvent } from './factories';
 
 const logger = createLogger('audit-test', 'silent');
 
 describe('audit journal file store', () => {
-  let dir: string;
-  beforeEach(async () => {
-    dir = await mkdtemp(path.join(tmpdir(), 'audit-journal-'));
-  });
-  afterEach(async () => {
-    await rm(dir, { recursive: true, force: true });
-  });
+  const dir = tempDirEach('audit-journal-');
 
   it('when the process restarts (even after a crash tore the last line), then every written event is read back once and a repeat is still ignored', async () => {
-    const file = path.join(dir, 'events.ndjson');
+    const file = path.join(dir(), 'events.ndjson');
     const tenant = newId('tnt');
     const first = await FileEventStore.open(file, logger);
     const events = Array.from({ length: 5 }, () => buildAuditEvent(tenant));

@@ -1,5 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import { closeServer, listenOn } from '@mandate/shared/testing';
+import { eventually as pollUntil } from '../../../test/support/eventually';
 
 export interface Received {
   path: string;
@@ -65,17 +66,23 @@ export async function startReceiver() {
 }
 export type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
-/** Polls `check` until it holds (no sleeps as synchronisation): throws naming `what` after `timeoutMs`. */
-export async function eventually<T>(
+/**
+ * Polls `check` until it holds (no sleeps as synchronisation): throws naming `what` after
+ * `timeoutMs`. The repository's one polling loop, with `false` also meaning "not yet" and a short
+ * interval (deliveries are quick).
+ */
+export function eventually<T>(
   check: () => Promise<T | undefined | false> | T | undefined | false,
   what: string,
   timeoutMs = 10_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  return pollUntil(
+    async () => {
+      const value = await check();
+      return value === false ? undefined : value;
+    },
+    timeoutMs,
+    what,
+    25,
+  );
 }

@@ -64,6 +64,13 @@ const attempt = (ok: boolean) => ({
 });
 
 describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
+  /** A new tenant's endpoint, stored. */
+  const storedEndpoint = async (over: Partial<WebhookEndpoint> = {}) => {
+    const e = endpoint(newId('tnt'), over);
+    await getStore().insertEndpoint(e, []);
+    return e;
+  };
+
   it('when an endpoint is inserted, then get returns it equal, and another tenant gets null', async () => {
     const tenant = newId('tnt');
     const e = endpoint(tenant, {
@@ -84,17 +91,16 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
   });
 
   it('when an endpoint is deleted, then its slot is free, it is gone from reads, and its event waits in the outbox', async () => {
-    const tenant = newId('tnt');
-    const e = endpoint(tenant, { slot: 5 });
-    await getStore().insertEndpoint(e, []);
+    const e = await storedEndpoint({ slot: 5 });
+    const tenant = e.tenant_id;
     const event = buildEvent({
       type: 'WEBHOOK_ENDPOINT_DELETED',
       tenantId: tenant,
       resource: null,
       data: {},
     });
-    expect(await getStore().deleteEndpoint(tenant, e.id, 2, [event])).toBe(false);
-    expect(await getStore().deleteEndpoint(tenant, e.id, 1, [event])).toBe(true);
+    expect(await getStore().deleteEndpoint({ ...e, version: 2 }, [event])).toBe(false);
+    expect(await getStore().deleteEndpoint(e, [event])).toBe(true);
     expect(await getStore().getEndpoint(tenant, e.id)).toBeNull();
     expect(await getStore().usedSlots(tenant)).toEqual([]);
     expect(await getStore().endpointsByIds([e.id])).toEqual([]);
@@ -105,17 +111,14 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
   });
 
   it('when an update names a stale version, then nothing changes; at the current version it applies and bumps it', async () => {
-    const tenant = newId('tnt');
-    const e = endpoint(tenant);
-    await getStore().insertEndpoint(e, []);
+    const e = await storedEndpoint();
+    const tenant = e.tenant_id;
     const later = at(60_000).toISOString();
     expect(
-      await getStore().updateEndpoint(tenant, e.id, 7, { url: 'https://x.example.com/' }, later, []),
+      await getStore().updateEndpoint({ ...e, version: 7 }, { url: 'https://x.example.com/' }, later, []),
     ).toBeNull();
     const updated = await getStore().updateEndpoint(
-      tenant,
-      e.id,
-      1,
+      e,
       {
         url: 'https://x.example.com/',
         failing_since: later,
@@ -140,7 +143,12 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
     });
     expect(await getStore().getEndpoint(tenant, e.id)).toEqual(updated);
     expect(
-      await getStore().updateEndpoint(newId('tnt'), e.id, 2, { url: 'https://y.example.com/' }, later, []),
+      await getStore().updateEndpoint(
+        { ...e, tenant_id: newId('tnt'), version: 2 },
+        { url: 'https://y.example.com/' },
+        later,
+        [],
+      ),
     ).toBeNull();
   });
 
@@ -164,9 +172,8 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
   });
 
   it('when the same (endpoint, event) delivery is inserted twice, then it is stored once', async () => {
-    const tenant = newId('tnt');
-    const e = endpoint(tenant);
-    await getStore().insertEndpoint(e, []);
+    const e = await storedEndpoint();
+    const tenant = e.tenant_id;
     const d = delivery(e);
     await getStore().insertDeliveries([d]);
     await getStore().insertDeliveries([{ ...d, id: newId('whd') }, delivery(e)]);
@@ -178,9 +185,7 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
   });
 
   it('when two workers claim at once, then no delivery is leased twice, and a lease that ran out can be claimed again', async () => {
-    const tenant = newId('tnt');
-    const e = endpoint(tenant);
-    await getStore().insertEndpoint(e, []);
+    const e = await storedEndpoint();
     const mine = Array.from({ length: 6 }, () => delivery(e));
     await getStore().insertDeliveries(mine);
     const ids = new Set(mine.map((d) => d.id));
@@ -206,15 +211,8 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
       next_attempt_at: null,
       scheduled: true,
     };
-    expect(
-      await getStore().finishAttempt(stale.id, stale.lease_token, outcome, at(41_000).toISOString()),
-    ).toBeNull();
-    const done = await getStore().finishAttempt(
-      again[0]!.id,
-      again[0]!.lease_token,
-      outcome,
-      at(41_000).toISOString(),
-    );
+    expect(await getStore().finishAttempt(stale, outcome, at(41_000).toISOString())).toBeNull();
+    const done = await getStore().finishAttempt(again[0]!, outcome, at(41_000).toISOString());
     expect(done).toMatchObject({
       status: 'SUCCEEDED',
       attempts: [attempt(true)],
@@ -224,16 +222,13 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
   });
 
   it('when an attempt fails with a retry scheduled, then the delivery is due again only at that time', async () => {
-    const tenant = newId('tnt');
-    const e = endpoint(tenant);
-    await getStore().insertEndpoint(e, []);
+    const e = await storedEndpoint();
     const d = delivery(e);
     await getStore().insertDeliveries([d]);
     const [c] = (await getStore().claimDue(at(0), at(30_000), 1000)).filter((x) => x.id === d.id);
     const next = at(5_000).toISOString();
     const after = await getStore().finishAttempt(
-      c!.id,
-      c!.lease_token,
+      c!,
       { attempt: attempt(false), status: 'PENDING', next_attempt_at: next, scheduled: true },
       at(10).toISOString(),
     );
@@ -246,22 +241,19 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
   });
 
   it('when claimOne names a delivery leased by another, then null; else it leases it whatever its status', async () => {
-    const tenant = newId('tnt');
-    const e = endpoint(tenant);
-    await getStore().insertEndpoint(e, []);
+    const e = await storedEndpoint();
     const d = delivery(e, { status: 'FAILED', next_attempt_at: null });
     await getStore().insertDeliveries([d]);
-    const first = await getStore().claimOne(tenant, e.id, d.id, at(0), at(30_000));
+    const first = await getStore().claimOne(d, at(0), at(30_000));
     expect(first).toMatchObject({ id: d.id, status: 'FAILED' });
-    expect(await getStore().claimOne(tenant, e.id, d.id, at(1_000), at(31_000))).toBeNull();
-    expect(await getStore().claimOne(newId('tnt'), e.id, d.id, at(40_000), at(70_000))).toBeNull();
-    expect(await getStore().claimOne(tenant, e.id, d.id, at(40_000), at(70_000))).not.toBeNull();
+    expect(await getStore().claimOne(d, at(1_000), at(31_000))).toBeNull();
+    expect(await getStore().claimOne({ ...d, tenant_id: newId('tnt') }, at(40_000), at(70_000))).toBeNull();
+    expect(await getStore().claimOne(d, at(40_000), at(70_000))).not.toBeNull();
   });
 
   it('when listing deliveries by status, then only those are listed, newest first', async () => {
-    const tenant = newId('tnt');
-    const e = endpoint(tenant);
-    await getStore().insertEndpoint(e, []);
+    const e = await storedEndpoint();
+    const tenant = e.tenant_id;
     const failed = [
       delivery(e, { status: 'FAILED', next_attempt_at: null }),
       delivery(e, { status: 'FAILED', next_attempt_at: null }),

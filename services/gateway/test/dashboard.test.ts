@@ -3,9 +3,9 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ServiceClient, createLogger } from '@mandate/shared';
-import { CapturingPublisher, testTokens } from '@mandate/shared/testing';
-import { createApp, type GatewayApp, type GatewayDeps, type Upstreams } from '../src/app';
-import type { KeyResolver } from '../src/auth/key-resolver';
+import { testTokens } from '@mandate/shared/testing';
+import type { GatewayApp, GatewayDeps, Upstreams } from '../src/app';
+import { keysOf, testGateway } from './helpers';
 import type { SubjectResolver } from '../src/auth/subject-resolver';
 import { DevSignIn } from '../src/dashboard/dev-sign-in';
 import { DASHBOARD_CSP, DASHBOARD_NOT_BUILT } from '../src/dashboard/static';
@@ -13,13 +13,9 @@ import { loadGatewayConfig } from '../src/config';
 import { dashboardOidc } from '../src/wiring';
 
 const TENANT = 'tnt_01jaaaaaaaaaaaaaaaaaaaaaaa';
-const keys: KeyResolver = {
-  resolve: async (s) =>
-    s === 'secret-verify'
-      ? { key_id: 'key_v', tenant_id: TENANT, scopes: ['verify'], status: 'active', plan: 'beta' }
-      : null,
-  evict: () => undefined,
-};
+const keys = keysOf({
+  'secret-verify': { key_id: 'key_v', tenant_id: TENANT, scopes: ['verify'], status: 'active', plan: 'beta' },
+});
 
 /** A built dashboard in a temporary directory: index.html and one hashed asset. */
 function fakeBuild(): string {
@@ -35,14 +31,10 @@ describe('gateway: the dashboard at /dashboard/ and GET /v1/me', () => {
   const client = new ServiceClient(['http://127.0.0.1:9']);
   const start = async (dir: string, options: Partial<NonNullable<GatewayDeps['dashboard']>> = {}) => {
     const upstreams: Upstreams = { mandates: client, verify: client, identity: client, audit: client };
-    const g = createApp({
-      tokens: testTokens,
-      logger: createLogger('gateway-test', 'silent'),
-      publisher: new CapturingPublisher(),
+    const g = testGateway({
       upstreams,
       keys,
       operatorToken: 'operator-secret',
-      openApiDocument: () => ({}),
       dashboard: { dir, ...options },
     });
     gateways.push(g);
@@ -175,14 +167,10 @@ describe('gateway: the dashboard at /dashboard/ and GET /v1/me', () => {
         logger: createLogger('gateway-test', 'silent'),
       });
       const upstreams: Upstreams = { mandates: client, verify: client, identity: client, audit: client };
-      const g = createApp({
-        tokens: testTokens,
-        logger: createLogger('gateway-test', 'silent'),
-        publisher: new CapturingPublisher(),
+      const g = testGateway({
         upstreams,
         keys,
         operatorToken: 'operator-secret',
-        openApiDocument: () => ({}),
         jwt: devSignIn.authenticator(undefined),
         dashboard: { dir: fakeBuild(), devSignIn },
       });

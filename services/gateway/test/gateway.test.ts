@@ -1,10 +1,10 @@
 import { connect } from 'node:net';
-import { ServiceClient, createLogger, listen, callerOf, type RunningServer } from '@mandate/shared';
-import { CapturingPublisher, testTokens } from '@mandate/shared/testing';
+import { ServiceClient, listen, callerOf, type RunningServer } from '@mandate/shared';
+import { CapturingPublisher } from '@mandate/shared/testing';
 import { eventually } from '../../../test/support/eventually';
-import { closeUpstreams, standInService, upstreamsAt } from './helpers';
-import { createApp, type GatewayApp, type Upstreams } from '../src/app';
-import type { KeyResolver, ResolvedKey } from '../src/auth/key-resolver';
+import { closeUpstreams, keysOf, standInService, testGateway, upstreamsAt } from './helpers';
+import type { GatewayApp, Upstreams } from '../src/app';
+import type { ResolvedKey } from '../src/auth/key-resolver';
 
 const TENANT_A = 'tnt_01jaaaaaaaaaaaaaaaaaaaaaaa';
 const TENANT_B = 'tnt_01jbbbbbbbbbbbbbbbbbbbbbbb';
@@ -26,7 +26,7 @@ const keys: Record<string, ResolvedKey> = {
     plan: 'beta',
   },
 };
-const stubKeys: KeyResolver = { resolve: async (s) => keys[s] ?? null, evict: () => undefined };
+const stubKeys = keysOf(keys);
 
 /** A stand-in service that echoes what reached it, behind the real internal-token check. */
 async function echoService(): Promise<RunningServer> {
@@ -56,9 +56,7 @@ describe('gateway', () => {
   beforeAll(async () => {
     upstream = await echoService();
     upstreams = upstreamsAt(upstream.url);
-    gateway = createApp({
-      tokens: testTokens,
-      logger: createLogger('gateway-test', 'silent'),
+    gateway = testGateway({
       publisher,
       upstreams,
       keys: stubKeys,
@@ -227,14 +225,11 @@ describe('gateway', () => {
 
   it('when an upstream is down, then 503 in the envelope', async () => {
     const dead = new ServiceClient(['http://127.0.0.1:1']);
-    const g = createApp({
-      tokens: testTokens,
-      logger: createLogger('gateway-test', 'silent'),
+    const g = testGateway({
       publisher,
       upstreams: { mandates: dead, verify: dead, identity: dead, audit: dead },
       keys: stubKeys,
       operatorToken: OPERATOR_TOKEN,
-      openApiDocument: () => ({}),
     });
     const s = await g.start(0);
     const res = await fetch(`${s.url}/v1/mandates`, { headers: asA });

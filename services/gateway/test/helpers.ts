@@ -1,7 +1,30 @@
 import express, { type Express } from 'express';
-import { INTERNAL_SERVICES, ServiceClient, requireInternalToken } from '@mandate/shared';
-import { testTokens } from '@mandate/shared/testing';
-import type { Upstreams } from '../src/app';
+import { INTERNAL_SERVICES, ServiceClient, createLogger, requireInternalToken } from '@mandate/shared';
+import { CapturingPublisher, testTokens } from '@mandate/shared/testing';
+import { createApp, type GatewayApp, type GatewayDeps, type Upstreams } from '../src/app';
+import type { KeyResolver, ResolvedKey } from '../src/auth/key-resolver';
+
+/** A key resolver that knows exactly these API key secrets. */
+export function keysOf(keys: Record<string, ResolvedKey>): KeyResolver {
+  return { resolve: async (secret) => keys[secret] ?? null, evict: () => undefined };
+}
+
+/**
+ * A gateway for a test: its upstreams and keys are the test's; the rest (test tokens, a silent
+ * logger, a capturing publisher, an operator token, an empty OpenAPI document) unless it says otherwise.
+ */
+export function testGateway(
+  deps: Partial<GatewayDeps> & Pick<GatewayDeps, 'upstreams' | 'keys'>,
+): GatewayApp {
+  return createApp({
+    tokens: testTokens,
+    logger: createLogger('gateway-test', 'silent'),
+    publisher: new CapturingPublisher(),
+    operatorToken: 'operator-secret-for-tests',
+    openApiDocument: () => ({}),
+    ...deps,
+  });
+}
 
 /** The four upstreams as clients of one stand-in server that plays every service. */
 export function upstreamsAt(url: string): Upstreams {

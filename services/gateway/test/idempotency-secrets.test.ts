@@ -6,9 +6,8 @@ import {
   type RunningServer,
 } from '@mandate/shared';
 import { testTokens } from '@mandate/shared/testing';
-import { closeUpstreams, standInService, upstreamsAt } from './helpers';
+import { closeUpstreams, keysOf, standInService, upstreamsAt } from './helpers';
 import { createApp, type GatewayApp, type Upstreams } from '../src/app';
-import type { KeyResolver } from '../src/auth/key-resolver';
 import { Idempotency, MemoryIdempotencyStore } from '../src/idempotency';
 import { withoutSecrets } from '../src/idempotency/idempotency';
 import { ROUTES } from '../src/routes/table';
@@ -21,19 +20,15 @@ import { ROUTES } from '../src/routes/table';
 
 const TENANT = 'tnt_01jaaaaaaaaaaaaaaaaaaaaaaa';
 const OPERATOR_TOKEN = 'operator-secret-for-tests';
-const keys: KeyResolver = {
-  resolve: async (s) =>
-    s === 'key-secret'
-      ? {
-          key_id: 'key_a',
-          tenant_id: TENANT,
-          scopes: ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'],
-          status: 'active',
-          plan: 'enterprise',
-        }
-      : null,
-  evict: () => undefined,
-};
+const keys = keysOf({
+  'key-secret': {
+    key_id: 'key_a',
+    tenant_id: TENANT,
+    scopes: ['mandates:read', 'mandates:write', 'verify', 'events:read', 'tenants:admin'],
+    status: 'active',
+    plan: 'enterprise',
+  },
+});
 
 /** A member path in an answer: the names from the top, e.g. ['api_key', 'api_key']. */
 type MemberPath = string[];

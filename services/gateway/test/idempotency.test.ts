@@ -1,9 +1,9 @@
 import { API_KEY_SCOPES, createLogger, listen, callerOf } from '@mandate/shared';
 import { testTokens } from '@mandate/shared/testing';
 import { eventually } from '../../../test/support/eventually';
-import { closeUpstreams, standInService, upstreamsAt } from './helpers';
+import { closeUpstreams, keysOf, standInService, upstreamsAt } from './helpers';
 import { createApp, type GatewayApp, type Upstreams } from '../src/app';
-import type { KeyResolver, ResolvedKey } from '../src/auth/key-resolver';
+import type { ResolvedKey } from '../src/auth/key-resolver';
 import {
   INVALID_KEY,
   Idempotency,
@@ -22,7 +22,7 @@ const keys: Record<string, ResolvedKey> = {
   'secret-b': { key_id: 'key_b', tenant_id: TENANT_B, scopes: all, status: 'active', plan: 'enterprise' },
   'secret-a2': { key_id: 'key_a2', tenant_id: TENANT_A, scopes: all, status: 'active', plan: 'enterprise' },
 };
-const stubKeys: KeyResolver = { resolve: async (s) => keys[s] ?? null, evict: () => undefined };
+const stubKeys = keysOf(keys);
 
 /** Counts every store call, so a test can show that a request without a key never reaches it. */
 class CountingStore implements IdempotencyStore {

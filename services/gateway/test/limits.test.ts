@@ -17,6 +17,7 @@ import {
   INTERNAL_SERVICES,
 } from '@mandate/shared';
 import { testTokens } from '@mandate/shared/testing';
+import { eventually } from '../../../test/support/eventually';
 import { closeUpstreams, upstreamsAt } from './helpers';
 import { createApp } from '../src/app';
 import type { KeyResolver, ResolvedKey } from '../src/auth/key-resolver';
@@ -95,20 +96,6 @@ interface TestGateway {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function eventually<T>(
-  check: () => Promise<T | undefined>,
-  what: string,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 /**
  * Sends concurrent batches until the limiter refuses one request (at most 10 batches): the bucket
@@ -790,11 +777,17 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       const caller = `${TENANT}:key_${auth.split('.')[1]}`;
       const redis = new Redis(REDIS_PORT, REDIS_HOST);
       try {
-        await eventually(async () => {
-          const found = await redis.keys(`${prefix}:quota:${caller}:*`);
-          const counted = found.length ? (await redis.mget(...found)).reduce((n, v) => n + Number(v), 0) : 0;
-          return counted === passed ? true : undefined;
-        }, `the shared counter to hold the ${passed} passes`);
+        await eventually(
+          async () => {
+            const found = await redis.keys(`${prefix}:quota:${caller}:*`);
+            const counted = found.length
+              ? (await redis.mget(...found)).reduce((n, v) => n + Number(v), 0)
+              : 0;
+            return counted === passed ? true : undefined;
+          },
+          10_000,
+          `the shared counter to hold the ${passed} passes`,
+        );
       } finally {
         await redis.quit();
       }
@@ -859,6 +852,7 @@ describe('gateway rate limits and quotas (real Redis)', () => {
         const first = passes(backend.consumeAll([part('k')]));
         await eventually(
           async () => (gate.chunksToTarget > sentBefore ? true : undefined),
+          10_000,
           'the first request at the proxy',
         );
         // ...and the next four, sent before its answer comes back. ioredis runs one auto-pipeline at a
@@ -910,10 +904,14 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       expect((await viaProxy.ready()).body.checks.rate_limiter).toBe('ok');
 
       proxy.cut();
-      const degraded = await eventually(async () => {
-        const r = await viaProxy.ready();
-        return r.body.checks.rate_limiter.startsWith('degraded') ? r : undefined;
-      }, 'degraded readiness');
+      const degraded = await eventually(
+        async () => {
+          const r = await viaProxy.ready();
+          return r.body.checks.rate_limiter.startsWith('degraded') ? r : undefined;
+        },
+        10_000,
+        'degraded readiness',
+      );
       expect(degraded).toMatchObject({
         status: 200,
         body: {
@@ -948,16 +946,21 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       proxy.restore();
       await eventually(
         async () => ((await viaProxy.ready()).body.checks.rate_limiter === 'ok' ? true : undefined),
+        10_000,
         'the limiter back on Redis',
       );
       expect(lines().filter((l) => l.msg.startsWith('Redis reachable again')).length).toBe(1);
       // 'ready' is the connection's; on a loaded machine a command right after it can still time out
       // (commandTimeout) and fall back. Redis is back for the budget check once a request is decided there.
-      await eventually(async () => {
-        const fallbacks = await counterValue('rate_limit_redis_fallbacks_total');
-        await viaProxy.call('GET', '/v1/mandates', freshKey());
-        return (await counterValue('rate_limit_redis_fallbacks_total')) === fallbacks ? true : undefined;
-      }, 'a request decided on Redis again');
+      await eventually(
+        async () => {
+          const fallbacks = await counterValue('rate_limit_redis_fallbacks_total');
+          await viaProxy.call('GET', '/v1/mandates', freshKey());
+          return (await counterValue('rate_limit_redis_fallbacks_total')) === fallbacks ? true : undefined;
+        },
+        10_000,
+        'a request decided on Redis again',
+      );
 
       const fallbacks = await counterValue('rate_limit_redis_fallbacks_total');
       await expectOneBudget(viaProxy, direct, freshKey(), prefix);

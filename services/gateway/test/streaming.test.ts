@@ -1,19 +1,20 @@
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { createLogger, listen, type RunningServer } from '@mandate/shared';
-import { CapturingPublisher, testTokens } from '@mandate/shared/testing';
-import { closeUpstreams, standInService, upstreamsAt } from './helpers';
-import { createApp, type GatewayApp, type Upstreams } from '../src/app';
-import type { KeyResolver } from '../src/auth/key-resolver';
+import { listen, type RunningServer } from '@mandate/shared';
+import { CapturingPublisher } from '@mandate/shared/testing';
+import { closeUpstreams, keysOf, standInService, testGateway, upstreamsAt } from './helpers';
+import type { GatewayApp, Upstreams } from '../src/app';
 
 const TENANT = 'tnt_01jaaaaaaaaaaaaaaaaaaaaaaa';
-const keys: KeyResolver = {
-  resolve: async (secret) =>
-    secret === 'secret'
-      ? { key_id: 'key_s', tenant_id: TENANT, scopes: ['events:read'], status: 'active', plan: 'enterprise' }
-      : null,
-  evict: () => undefined,
-};
+const keys = keysOf({
+  secret: {
+    key_id: 'key_s',
+    tenant_id: TENANT,
+    scopes: ['events:read'],
+    status: 'active',
+    plan: 'enterprise',
+  },
+});
 const auth = { authorization: `Bearer ${TENANT}:secret` };
 
 const CHUNK = Buffer.alloc(64 * 1024, 'x');
@@ -66,15 +67,7 @@ describe('gateway: forwarded answers are streamed', () => {
   beforeAll(async () => {
     upstream = await listen(bigAnswers(gate), 0);
     upstreams = upstreamsAt(upstream.url);
-    gateway = createApp({
-      tokens: testTokens,
-      logger: createLogger('gateway-test', 'silent'),
-      publisher,
-      upstreams,
-      keys,
-      operatorToken: 'operator-secret-for-tests',
-      openApiDocument: () => ({}),
-    });
+    gateway = testGateway({ publisher, upstreams, keys });
     base = new URL((await gateway.start(0)).url);
   });
   afterAll(async () => {

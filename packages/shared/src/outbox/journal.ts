@@ -184,18 +184,31 @@ function writeAll(fd: number, text: string): number {
 /** The events of a journal's text whose ids were never acknowledged, in the order they were written. */
 function unacknowledged(text: string, logger: Logger): AuditEvent[] {
   const events = new Map<string, AuditEvent>();
-  for (const raw of text.split('\n')) {
-    if (raw.length === 0) continue;
-    let line: Line;
-    try {
-      line = JSON.parse(raw) as Line;
-    } catch {
-      // A torn last line: its write never returned, so no caller answered on it.
-      logger.warn('unreadable line in the event journal skipped');
-      continue;
-    }
+  const { values, torn } = journalLines<Line>(text);
+  // A torn last line: its write never returned, so no caller answered on it.
+  if (torn > 0) logger.warn({ torn }, 'unreadable line in the event journal skipped');
+  for (const line of values) {
     if ('e' in line) events.set(line.e.id, line.e);
     else for (const id of line.a) events.delete(id);
   }
   return [...events.values()];
+}
+
+/**
+ * The values of an append-only newline-delimited JSON file's text, in the order written, and how
+ * many lines did not parse: a line a crash tore in the middle of its write (whose writer never saw
+ * it complete) is skipped, never thrown at the reader starting up.
+ */
+export function journalLines<T>(text: string): { values: T[]; torn: number } {
+  const values: T[] = [];
+  let torn = 0;
+  for (const raw of text.split('\n')) {
+    if (raw.length === 0) continue;
+    try {
+      values.push(JSON.parse(raw) as T);
+    } catch {
+      torn++;
+    }
+  }
+  return { values, torn };
 }

@@ -17,6 +17,7 @@ import type { AuditEvent } from '../events';
 import type { EventPublisher } from '../bus/types';
 import { processMetrics, type SpoolSizeSource } from '../metrics';
 import type { Logger } from '../logger';
+import { journalLines } from './journal';
 import { withTimeout } from './relay';
 
 export interface SpoolOptions {
@@ -217,15 +218,9 @@ export class SpoolingPublisher implements EventPublisher, SpoolSizeSource {
       let start = this.confirmed.file === file ? this.confirmed.lines : 0;
       while (start < lines.length) {
         const chunk = lines.slice(start, start + this.opts.replayBatch);
-        const events: AuditEvent[] = [];
-        for (const line of chunk) {
-          try {
-            events.push(JSON.parse(line) as AuditEvent);
-          } catch {
-            // A line torn by a crash mid-write: its batch was never acknowledged to anyone.
-            this.logger.warn({ file }, 'unreadable line in the event spool skipped');
-          }
-        }
+        const { values: events, torn } = journalLines<AuditEvent>(chunk.join('\n'));
+        // A line torn by a crash mid-write: its batch was never acknowledged to anyone.
+        if (torn > 0) this.logger.warn({ file, torn }, 'unreadable line in the event spool skipped');
         await withTimeout(this.inner.publish(events), this.opts.publishTimeoutMs, 'spool replay');
         start += chunk.length;
         this.confirmed = { file, lines: start };

@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 /**
  * Suites that need a tool the machine may lack (Debian's chromium, docker-compose, a MongoDB).
  * A developer's run without the tool reports the suite skipped, saying why; a CI run (`CI=true`)
@@ -39,3 +42,22 @@ const failMissing = (missing: string) => () => {
  * a hung child would hang the whole run.
  */
 export const SYNC_TIMEOUT_MS = 120_000;
+
+/**
+ * A fresh temporary directory for each test of the suite, removed after the test: call it once
+ * in the describe body, then `dir()` inside a test.
+ */
+export function tempDirEach(prefix: string): () => string {
+  let dir: string | undefined;
+  beforeEach(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), prefix));
+  });
+  afterEach(async () => {
+    if (dir) await rm(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+  return () => {
+    if (!dir) throw new Error('tempDirEach: dir() is only there inside a test');
+    return dir;
+  };
+}

@@ -1,6 +1,6 @@
 import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import type { AuditEvent, Logger } from '@mandate/shared';
+import { journalLines, type AuditEvent, type Logger } from '@mandate/shared';
 import type { DecisionCount, EventListQuery, EventStore, StatsBucket } from './event-store';
 import { MemoryEventStore } from './memory-event-store';
 
@@ -32,18 +32,8 @@ export class FileEventStore implements EventStore {
     // A torn last line must not swallow the next append: end it first.
     if (text.length > 0 && !text.endsWith('\n')) await handle.write('\n');
     const store = new FileEventStore(memory, handle);
-    let torn = 0;
-    for (const line of text.split('\n')) {
-      if (line.length === 0) continue;
-      let event: AuditEvent;
-      try {
-        event = JSON.parse(line) as AuditEvent;
-      } catch {
-        torn++;
-        continue;
-      }
-      await memory.insert(event);
-    }
+    const { values, torn } = journalLines<AuditEvent>(text);
+    for (const event of values) await memory.insert(event);
     logger.info({ file, events: memory.size, torn }, 'audit store: journal file read back');
     return store;
   }

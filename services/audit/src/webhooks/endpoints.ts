@@ -14,7 +14,6 @@ import {
   WEBHOOK_TEST_EVENT_TYPE,
   type CreateWebhookEndpointBody,
   type UpdateWebhookEndpointBody,
-  type WebhookDeliveryStatus,
   type WebhookDeliveryView,
   type WebhookEndpointView,
 } from '../contract';
@@ -23,11 +22,12 @@ import {
   checkWebhookUrl,
   endpointLimitReached,
   newWebhookSecret,
+  pendingDelivery,
   type StoredSecret,
   type WebhookDelivery,
   type WebhookEndpoint,
 } from './webhook';
-import type { EndpointChanges, WebhookStore } from './webhook-store';
+import type { DeliveryPageQuery, EndpointChanges, PageQuery, WebhookStore } from './webhook-store';
 import type { DeliveryWorker, WebhookSettings } from './worker';
 
 /** What the webhook use cases need. */
@@ -148,7 +148,7 @@ export async function createEndpoint(
 export async function listEndpoints(
   deps: WebhookDeps,
   tenantId: string,
-  page: { limit: number; afterId?: string },
+  page: PageQuery,
 ): Promise<Page<WebhookEndpointView>> {
   const items = await deps.store.listEndpoints(tenantId, page);
   return toPage(items.map(endpointView), page.limit, (e) => e.id);
@@ -184,14 +184,7 @@ async function change(
       data: { endpoint_id: id, ...data },
       caller,
     });
-    const updated = await deps.store.updateEndpoint(
-      tenantId,
-      id,
-      current.version,
-      changes,
-      now.toISOString(),
-      [event],
-    );
+    const updated = await deps.store.updateEndpoint(current, changes, now.toISOString(), [event]);
     if (updated) {
       await deps.relay.publishNow([event]);
       return updated;
@@ -254,7 +247,7 @@ export async function deleteEndpoint(
       data: { endpoint_id: id, url: current.url },
       caller,
     });
-    if (await deps.store.deleteEndpoint(tenantId, id, current.version, [event])) {
+    if (await deps.store.deleteEndpoint(current, [event])) {
       await deps.relay.publishNow([event]);
       return { id, deleted: true };
     }
@@ -327,28 +320,18 @@ export async function sendTest(
     resource: resourceOf(id),
     data: { endpoint_id: id, message: 'A test event sent from the webhook endpoints API' },
   };
-  const delivery: WebhookDelivery = {
-    id: newId('whd'),
-    tenant_id: tenantId,
-    endpoint_id: id,
-    event_id: eventId,
-    event_type: WEBHOOK_TEST_EVENT_TYPE,
-    payload: JSON.stringify({ type: WEBHOOK_TEST_EVENT_TYPE, timestamp: at, data }),
-    status: 'PENDING',
-    attempts: [],
-    scheduled_attempts: 0,
-    next_attempt_at: at,
-    created_at: at,
-    updated_at: at,
-  };
-  await deps.store.insertDeliveries([delivery]);
-  const claimed = await deps.store.claimOne(
-    tenantId,
-    id,
-    delivery.id,
-    now,
-    new Date(now.getTime() + deps.worker.leaseMs),
+  const delivery = pendingDelivery(
+    {
+      tenant_id: tenantId,
+      endpoint_id: id,
+      event_id: eventId,
+      event_type: WEBHOOK_TEST_EVENT_TYPE,
+      payload: JSON.stringify({ type: WEBHOOK_TEST_EVENT_TYPE, timestamp: at, data }),
+    },
+    at,
   );
+  await deps.store.insertDeliveries([delivery]);
+  const claimed = await deps.store.claimOne(delivery, now, new Date(now.getTime() + deps.worker.leaseMs));
   // A worker that claimed it first is attempting it already: answer what is stored.
   if (!claimed) return deliveryView((await deps.store.getDelivery(tenantId, id, delivery.id)) ?? delivery);
   // The first attempt of the schedule, made now: a failure is retried like any delivery's.
@@ -361,7 +344,7 @@ export async function listDeliveries(
   deps: WebhookDeps,
   tenantId: string,
   endpointId: string,
-  page: { limit: number; afterId?: string; status?: WebhookDeliveryStatus },
+  page: DeliveryPageQuery,
 ): Promise<Page<WebhookDeliveryView>> {
   await existing(deps, tenantId, endpointId);
   const items = await deps.store.listDeliveries(tenantId, endpointId, page);
@@ -379,13 +362,7 @@ export async function retryDelivery(
   if (!delivery) throw notFound('Webhook delivery not found');
   if (endpoint.status !== 'ENABLED') throw conflict('Webhook endpoint is disabled; enable it first');
   const now = deps.clock.now();
-  const claimed = await deps.store.claimOne(
-    tenantId,
-    endpointId,
-    deliveryId,
-    now,
-    new Date(now.getTime() + deps.worker.leaseMs),
-  );
+  const claimed = await deps.store.claimOne(delivery, now, new Date(now.getTime() + deps.worker.leaseMs));
   if (!claimed) throw conflict('Webhook delivery is being attempted right now; try again shortly');
   const after = await within(deps.worker.attemptNow(claimed, endpoint), MANUAL_ATTEMPT_WAIT_MS);
   if (after === STILL_ATTEMPTING) return deliveryView(claimed);

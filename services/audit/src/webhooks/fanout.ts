@@ -1,5 +1,5 @@
-import { newId, type AuditEvent, type Clock, type EventSource, type Logger } from '@mandate/shared';
-import { deliveryPayload, subscribes, type WebhookDelivery } from './webhook';
+import { type AuditEvent, type Clock, type EventSource, type Logger } from '@mandate/shared';
+import { deliveryPayload, pendingDelivery, subscribes, type WebhookDelivery } from './webhook';
 import type { WebhookStore } from './webhook-store';
 
 /**
@@ -22,20 +22,18 @@ export async function deliveriesFor(
       if (!subscribes(endpoint, event.type)) continue;
       // An endpoint receives what happens from its creation on, not the backlog before it.
       if (Date.parse(event.occurred_at) < Date.parse(endpoint.created_at)) continue;
-      out.push({
-        id: newId('whd'),
-        tenant_id: endpoint.tenant_id,
-        endpoint_id: endpoint.id,
-        event_id: event.id,
-        event_type: event.type,
-        payload: deliveryPayload(event),
-        status: 'PENDING',
-        attempts: [],
-        scheduled_attempts: 0,
-        next_attempt_at: at,
-        created_at: at,
-        updated_at: at,
-      });
+      out.push(
+        pendingDelivery(
+          {
+            tenant_id: endpoint.tenant_id,
+            endpoint_id: endpoint.id,
+            event_id: event.id,
+            event_type: event.type,
+            payload: deliveryPayload(event),
+          },
+          at,
+        ),
+      );
     }
   }
   return out;

@@ -1,11 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryOutbox, type AuditEvent } from '@mandate/shared';
-import type { WebhookDeliveryStatus } from '../contract';
 import type { ClaimedDelivery, WebhookDelivery, WebhookEndpoint } from './webhook';
 import {
   MAX_STORED_ATTEMPTS,
   type AttemptOutcome,
+  type DeliveryKey,
+  type DeliveryLease,
+  type DeliveryPageQuery,
   type EndpointChanges,
+  type EndpointRead,
+  type PageQuery,
   type WebhookStore,
 } from './webhook-store';
 
@@ -48,10 +52,7 @@ export class MemoryWebhookStore implements WebhookStore {
     return e && e.tenant_id === tenantId ? structuredClone(e) : null;
   }
 
-  async listEndpoints(
-    tenantId: string,
-    page: { limit: number; afterId?: string },
-  ): Promise<WebhookEndpoint[]> {
+  async listEndpoints(tenantId: string, page: PageQuery): Promise<WebhookEndpoint[]> {
     return [...this.endpoints.values()]
       .filter((e) => e.tenant_id === tenantId && (page.afterId === undefined || e.id < page.afterId))
       .sort((a, b) => (a.id < b.id ? 1 : -1))
@@ -72,32 +73,31 @@ export class MemoryWebhookStore implements WebhookStore {
     });
   }
 
+  /** The stored endpoint if it is still as `read`. */
+  private unchanged(read: EndpointRead): WebhookEndpoint | undefined {
+    const e = this.endpoints.get(read.id);
+    return e && e.tenant_id === read.tenant_id && e.version === read.version ? e : undefined;
+  }
+
   async updateEndpoint(
-    tenantId: string,
-    id: string,
-    version: number,
+    read: EndpointRead,
     changes: EndpointChanges,
     updatedAt: string,
     events: AuditEvent[],
   ): Promise<WebhookEndpoint | null> {
-    const e = this.endpoints.get(id);
-    if (!e || e.tenant_id !== tenantId || e.version !== version) return null;
-    const next = { ...e, ...structuredClone(changes), version: version + 1, updated_at: updatedAt };
-    this.endpoints.set(id, next);
-    this.outbox.add(id, events);
+    const e = this.unchanged(read);
+    if (!e) return null;
+    const next = { ...e, ...structuredClone(changes), version: e.version + 1, updated_at: updatedAt };
+    this.endpoints.set(e.id, next);
+    this.outbox.add(e.id, events);
     return structuredClone(next);
   }
 
-  async deleteEndpoint(
-    tenantId: string,
-    id: string,
-    version: number,
-    events: AuditEvent[],
-  ): Promise<boolean> {
-    const e = this.endpoints.get(id);
-    if (!e || e.tenant_id !== tenantId || e.version !== version) return false;
-    this.endpoints.delete(id);
-    this.outbox.add(id, events);
+  async deleteEndpoint(read: EndpointRead, events: AuditEvent[]): Promise<boolean> {
+    const e = this.unchanged(read);
+    if (!e) return false;
+    this.endpoints.delete(e.id);
+    this.outbox.add(e.id, events);
     return true;
   }
 
@@ -119,7 +119,7 @@ export class MemoryWebhookStore implements WebhookStore {
   async listDeliveries(
     tenantId: string,
     endpointId: string,
-    page: { limit: number; afterId?: string; status?: WebhookDeliveryStatus },
+    page: DeliveryPageQuery,
   ): Promise<WebhookDelivery[]> {
     return [...this.deliveries.values()]
       .filter(
@@ -157,26 +157,20 @@ export class MemoryWebhookStore implements WebhookStore {
     return claimed;
   }
 
-  async claimOne(
-    tenantId: string,
-    endpointId: string,
-    id: string,
-    now: Date,
-    leaseUntil: Date,
-  ): Promise<ClaimedDelivery | null> {
-    const d = this.deliveries.get(id);
-    if (!d || d.tenant_id !== tenantId || d.endpoint_id !== endpointId || this.leased(id, now)) return null;
+  async claimOne(key: DeliveryKey, now: Date, leaseUntil: Date): Promise<ClaimedDelivery | null> {
+    const d = await this.getDelivery(key.tenant_id, key.endpoint_id, key.id);
+    if (!d || this.leased(d.id, now)) return null;
     return this.lease(d, leaseUntil);
   }
 
   async finishAttempt(
-    id: string,
-    leaseToken: string,
+    lease: DeliveryLease,
     outcome: AttemptOutcome,
     at: string,
   ): Promise<WebhookDelivery | null> {
+    const { id } = lease;
     const d = this.deliveries.get(id);
-    if (!d || this.leases.get(id)?.token !== leaseToken) return null;
+    if (!d || this.leases.get(id)?.token !== lease.lease_token) return null;
     this.leases.delete(id);
     const next: WebhookDelivery = {
       ...d,

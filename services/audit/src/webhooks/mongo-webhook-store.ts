@@ -14,44 +14,42 @@ import {
   type MongoQueryShape,
   type OutboxDoc,
 } from '@mandate/shared';
-import type { WebhookDeliveryStatus } from '../contract';
 import type { ClaimedDelivery, WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './webhook';
 import {
   MAX_STORED_ATTEMPTS,
   type AttemptOutcome,
+  type DeliveryKey,
+  type DeliveryLease,
+  type DeliveryPageQuery,
   type EndpointChanges,
+  type EndpointRead,
+  type PageQuery,
   type WebhookStore,
 } from './webhook-store';
 
-interface EndpointDoc extends OutboxDoc {
+/** The endpoint as stored: its instants as dates, its outbox, and the tombstone's fields. */
+interface EndpointDoc
+  extends
+    OutboxDoc,
+    Omit<WebhookEndpoint, 'id' | 'failing_since' | 'secrets' | 'slot' | 'created_at' | 'updated_at'> {
   _id: string;
-  tenant_id: string;
-  url: string;
-  description: string | null;
-  event_types: string[];
-  status: WebhookEndpoint['status'];
-  disabled_reason: WebhookEndpoint['disabled_reason'];
   failing_since: Date | null;
   secrets: { sealed: string; expires_at: Date | null }[];
   /** null once deleted, which frees the slot. */
   slot: number | null;
   /** A deleted endpoint stays as a tombstone (no secrets) until the relay has published its last events. */
   deleted: boolean;
-  version: number;
   created_at: Date;
   updated_at: Date;
 }
 
-interface DeliveryDoc {
+/** The delivery as stored: its instants as dates, and the lease. */
+interface DeliveryDoc extends Omit<
+  WebhookDelivery,
+  'id' | 'attempts' | 'next_attempt_at' | 'created_at' | 'updated_at'
+> {
   _id: string;
-  tenant_id: string;
-  endpoint_id: string;
-  event_id: string;
-  event_type: string;
-  payload: string;
-  status: WebhookDeliveryStatus;
   attempts: (Omit<WebhookAttempt, 'attempted_at'> & { attempted_at: Date })[];
-  scheduled_attempts: number;
   next_attempt_at: Date | null;
   /** The end of the current lease; the epoch when none. */
   lease_until: Date;
@@ -199,17 +197,11 @@ function changesIn(changes: EndpointChanges): Partial<EndpointDoc> {
   return out;
 }
 
-function deliveryIn(d: WebhookDelivery): DeliveryDoc {
+function deliveryIn({ id, ...d }: WebhookDelivery): DeliveryDoc {
   return {
-    _id: d.id,
-    tenant_id: d.tenant_id,
-    endpoint_id: d.endpoint_id,
-    event_id: d.event_id,
-    event_type: d.event_type,
-    payload: d.payload,
-    status: d.status,
+    ...d,
+    _id: id,
     attempts: d.attempts.map((a) => ({ ...a, attempted_at: new Date(a.attempted_at) })),
-    scheduled_attempts: d.scheduled_attempts,
     next_attempt_at: d.next_attempt_at === null ? null : new Date(d.next_attempt_at),
     lease_until: EPOCH,
     lease_token: null,
@@ -241,6 +233,14 @@ function deliveryOut(doc: DeliveryDoc): WebhookDelivery {
     updated_at: iso(doc.updated_at)!,
   };
 }
+
+/** The filter of a write guarded by the endpoint as read (a tombstone is never as read). */
+const unchanged = (read: EndpointRead) => ({
+  _id: read.id,
+  tenant_id: read.tenant_id,
+  deleted: false,
+  version: read.version,
+});
 
 const claimed = (doc: DeliveryDoc): ClaimedDelivery => ({
   ...deliveryOut(doc),
@@ -299,10 +299,7 @@ export class MongoWebhookStore implements WebhookStore {
     return doc ? endpointOut(doc) : null;
   }
 
-  async listEndpoints(
-    tenantId: string,
-    page: { limit: number; afterId?: string },
-  ): Promise<WebhookEndpoint[]> {
+  async listEndpoints(tenantId: string, page: PageQuery): Promise<WebhookEndpoint[]> {
     const docs = await pageBefore(this.endpoints, {
       filter: { tenant_id: tenantId, deleted: false },
       key: '_id',
@@ -329,18 +326,16 @@ export class MongoWebhookStore implements WebhookStore {
   }
 
   async updateEndpoint(
-    tenantId: string,
-    id: string,
-    version: number,
+    read: EndpointRead,
     changes: EndpointChanges,
     updatedAt: string,
     events: AuditEvent[],
   ): Promise<WebhookEndpoint | null> {
     const doc = await this.endpoints
       .findOneAndUpdate(
-        { _id: id, tenant_id: tenantId, deleted: false, version },
+        unchanged(read),
         {
-          $set: { ...changesIn(changes), version: version + 1, updated_at: new Date(updatedAt) },
+          $set: { ...changesIn(changes), version: read.version + 1, updated_at: new Date(updatedAt) },
           ...pushOutbox(events),
         },
         { new: true, projection: { outbox: 0 } },
@@ -349,20 +344,12 @@ export class MongoWebhookStore implements WebhookStore {
     return doc ? endpointOut(doc) : null;
   }
 
-  async deleteEndpoint(
-    tenantId: string,
-    id: string,
-    version: number,
-    events: AuditEvent[],
-  ): Promise<boolean> {
-    const result = await this.endpoints.updateOne(
-      { _id: id, tenant_id: tenantId, deleted: false, version },
-      {
-        // The secrets go at once; the tombstone keeps only what its events need to be relayed.
-        $set: { deleted: true, slot: null, secrets: [], status: 'DISABLED', version: version + 1 },
-        ...pushOutbox(events),
-      },
-    );
+  async deleteEndpoint(read: EndpointRead, events: AuditEvent[]): Promise<boolean> {
+    const result = await this.endpoints.updateOne(unchanged(read), {
+      // The secrets go at once; the tombstone keeps only what its events need to be relayed.
+      $set: { deleted: true, slot: null, secrets: [], status: 'DISABLED', version: read.version + 1 },
+      ...pushOutbox(events),
+    });
     return result.modifiedCount === 1;
   }
 
@@ -389,7 +376,7 @@ export class MongoWebhookStore implements WebhookStore {
   async listDeliveries(
     tenantId: string,
     endpointId: string,
-    page: { limit: number; afterId?: string; status?: WebhookDeliveryStatus },
+    page: DeliveryPageQuery,
   ): Promise<WebhookDelivery[]> {
     const docs = await pageBefore(this.deliveries, {
       filter: {
@@ -420,16 +407,10 @@ export class MongoWebhookStore implements WebhookStore {
     return docs.map(claimed);
   }
 
-  async claimOne(
-    tenantId: string,
-    endpointId: string,
-    id: string,
-    now: Date,
-    leaseUntil: Date,
-  ): Promise<ClaimedDelivery | null> {
+  async claimOne(key: DeliveryKey, now: Date, leaseUntil: Date): Promise<ClaimedDelivery | null> {
     const doc = await this.deliveries
       .findOneAndUpdate(
-        { _id: id, tenant_id: tenantId, endpoint_id: endpointId, lease_until: { $lte: now } },
+        { _id: key.id, tenant_id: key.tenant_id, endpoint_id: key.endpoint_id, lease_until: { $lte: now } },
         { $set: { lease_until: leaseUntil, lease_token: randomUUID() } },
         { new: true },
       )
@@ -438,14 +419,13 @@ export class MongoWebhookStore implements WebhookStore {
   }
 
   async finishAttempt(
-    id: string,
-    leaseToken: string,
+    lease: DeliveryLease,
     outcome: AttemptOutcome,
     at: string,
   ): Promise<WebhookDelivery | null> {
     const doc = await this.deliveries
       .findOneAndUpdate(
-        { _id: id, lease_token: leaseToken },
+        { _id: lease.id, lease_token: lease.lease_token },
         {
           $push: {
             attempts: {

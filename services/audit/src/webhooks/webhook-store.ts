@@ -10,6 +10,29 @@ export type EndpointChanges = Partial<
   >
 >;
 
+/**
+ * An endpoint as a caller read it: a change applies only while the stored one is still at this
+ * version, in this tenant (the guard every endpoint write holds in its filter).
+ */
+export type EndpointRead = Pick<WebhookEndpoint, 'tenant_id' | 'id' | 'version'>;
+
+/** Which delivery, named as the API names it: the tenant's, under that endpoint. */
+export type DeliveryKey = Pick<WebhookDelivery, 'tenant_id' | 'endpoint_id' | 'id'>;
+
+/** The delivery as a worker claimed it: its lease token guards the write of the outcome. */
+export type DeliveryLease = Pick<ClaimedDelivery, 'id' | 'lease_token'>;
+
+/** A page of a list, newest first: up to limit + 1 after `afterId` (the one more says there is more). */
+export interface PageQuery {
+  limit: number;
+  afterId?: string;
+}
+
+/** A page of an endpoint's deliveries, optionally of one status. */
+export interface DeliveryPageQuery extends PageQuery {
+  status?: WebhookDeliveryStatus;
+}
+
 /** How an attempt ends for the delivery: its new status and next due time. */
 export interface AttemptOutcome {
   attempt: WebhookAttempt;
@@ -34,35 +57,28 @@ export interface WebhookStore extends OutboxStore {
   /** The slots in use by the tenant's endpoints. */
   usedSlots(tenantId: string): Promise<number[]>;
   getEndpoint(tenantId: string, id: string): Promise<WebhookEndpoint | null>;
-  /** Newest first, up to limit + 1 after `afterId`. */
-  listEndpoints(tenantId: string, page: { limit: number; afterId?: string }): Promise<WebhookEndpoint[]>;
+  listEndpoints(tenantId: string, page: PageQuery): Promise<WebhookEndpoint[]>;
   /** The tenant's ENABLED endpoints (the fan-out's question for each event). */
   enabledEndpoints(tenantId: string): Promise<WebhookEndpoint[]>;
   /** Endpoints by id, any tenant (the worker's read for the deliveries it claimed). */
   endpointsByIds(ids: string[]): Promise<WebhookEndpoint[]>;
-  /** Applies the changes if the endpoint is still at `version` (+1, updated_at); null otherwise. */
+  /** Applies the changes if the endpoint is still as `read` (version +1, updated_at); null otherwise. */
   updateEndpoint(
-    tenantId: string,
-    id: string,
-    version: number,
+    read: EndpointRead,
     changes: EndpointChanges,
     updatedAt: string,
     events: AuditEvent[],
   ): Promise<WebhookEndpoint | null>;
   /**
-   * Removes the endpoint if still at `version` (its events stay in the outbox until relayed; its
+   * Removes the endpoint if still as `read` (its events stay in the outbox until relayed; its
    * slot is free at once); false otherwise.
    */
-  deleteEndpoint(tenantId: string, id: string, version: number, events: AuditEvent[]): Promise<boolean>;
+  deleteEndpoint(read: EndpointRead, events: AuditEvent[]): Promise<boolean>;
 
   /** Stores each (endpoint, event) delivery once: a redelivered event adds nothing. */
   insertDeliveries(deliveries: WebhookDelivery[]): Promise<void>;
   getDelivery(tenantId: string, endpointId: string, id: string): Promise<WebhookDelivery | null>;
-  listDeliveries(
-    tenantId: string,
-    endpointId: string,
-    page: { limit: number; afterId?: string; status?: WebhookDeliveryStatus },
-  ): Promise<WebhookDelivery[]>;
+  listDeliveries(tenantId: string, endpointId: string, page: DeliveryPageQuery): Promise<WebhookDelivery[]>;
   /**
    * Leases up to `limit` PENDING deliveries due at `now` whose lease (if any) has run out, until
    * `leaseUntil`, under a fresh token: one guarded write per delivery, so two workers never hold
@@ -70,20 +86,9 @@ export interface WebhookStore extends OutboxStore {
    */
   claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]>;
   /** Leases one delivery whatever its status and due time (a manual retry), unless another lease holds it. */
-  claimOne(
-    tenantId: string,
-    endpointId: string,
-    id: string,
-    now: Date,
-    leaseUntil: Date,
-  ): Promise<ClaimedDelivery | null>;
-  /** Records the attempt and the outcome, and ends the lease, if `leaseToken` still holds it; false otherwise. */
-  finishAttempt(
-    id: string,
-    leaseToken: string,
-    outcome: AttemptOutcome,
-    at: string,
-  ): Promise<WebhookDelivery | null>;
+  claimOne(delivery: DeliveryKey, now: Date, leaseUntil: Date): Promise<ClaimedDelivery | null>;
+  /** Records the attempt and the outcome, and ends the lease, if `lease` still holds it; null otherwise. */
+  finishAttempt(lease: DeliveryLease, outcome: AttemptOutcome, at: string): Promise<WebhookDelivery | null>;
   /** PENDING deliveries and the created_at of the oldest (the backlog gauges). */
   backlog(): Promise<{ pending: number; oldestCreatedAt: string | null }>;
 }

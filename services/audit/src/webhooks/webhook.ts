@@ -5,10 +5,11 @@ import {
   OutboundRefused,
   addressRefusal,
   badRequest,
+  newId,
   type AuditEvent,
   type OutboundLookup,
 } from '@mandate/shared';
-import type { WebhookDeliveryStatus, WebhookEndpointStatus } from '../contract';
+import type { WebhookDeliveryView, WebhookEndpointStatus } from '../contract';
 
 /** A stored signing secret: sealed (secret-box), never in clear; `expires_at` set once a newer one replaced it. */
 export interface StoredSecret {
@@ -36,31 +37,35 @@ export interface WebhookEndpoint {
   updated_at: string;
 }
 
-export interface WebhookAttempt {
-  attempted_at: string;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-  response_body: string | null;
-  manual: boolean;
-}
+/** An attempt is stored as the API shows it. */
+export type WebhookAttempt = WebhookDeliveryView['attempts'][number];
 
-export interface WebhookDelivery {
-  id: string;
+/** A stored delivery: what the API shows of it, and what only the service needs. */
+export interface WebhookDelivery extends WebhookDeliveryView {
   tenant_id: string;
-  endpoint_id: string;
-  event_id: string;
-  event_type: string;
   /** The exact body sent on every attempt (JSON text), so each retry signs the same bytes. */
   payload: string;
-  status: WebhookDeliveryStatus;
-  attempts: WebhookAttempt[];
   /** Attempts made by the schedule (manual ones excluded): picks the next delay. */
   scheduled_attempts: number;
-  next_attempt_at: string | null;
-  created_at: string;
-  updated_at: string;
 }
+
+/**
+ * A new delivery of one event to one endpoint: PENDING, nothing attempted, due at `at` (the
+ * fan-out's, and the test event's of the API).
+ */
+export const pendingDelivery = (
+  to: Pick<WebhookDelivery, 'tenant_id' | 'endpoint_id' | 'event_id' | 'event_type' | 'payload'>,
+  at: string,
+): WebhookDelivery => ({
+  id: newId('whd'),
+  ...to,
+  status: 'PENDING',
+  attempts: [],
+  scheduled_attempts: 0,
+  next_attempt_at: at,
+  created_at: at,
+  updated_at: at,
+});
 
 /** A delivery claimed by one worker: its lease token guards the write of the attempt's outcome. */
 export interface ClaimedDelivery extends WebhookDelivery {

@@ -179,8 +179,7 @@ export class DeliveryWorker {
       // Deleted or disabled since the fan-out: nothing is sent; a retry after re-enabling sends it.
       this.metrics.attempts.inc({ outcome: 'skipped' });
       return store.finishAttempt(
-        d.id,
-        d.lease_token,
+        d,
         {
           attempt: {
             attempted_at: startedAt.toISOString(),
@@ -247,7 +246,7 @@ export class DeliveryWorker {
     this.metrics.attempts.inc({
       outcome: ok ? 'succeeded' : outcome.status === 'FAILED' ? 'failed' : 'retrying',
     });
-    const recorded = await store.finishAttempt(d.id, d.lease_token, outcome, finishedAt.toISOString());
+    const recorded = await store.finishAttempt(d, outcome, finishedAt.toISOString());
     if (!recorded) {
       this.deps.logger.warn(
         { deliveryId: d.id },
@@ -319,25 +318,11 @@ export class DeliveryWorker {
     const at = now.toISOString();
     if (ok) {
       if (endpoint.failing_since !== null)
-        await store.updateEndpoint(
-          endpoint.tenant_id,
-          endpoint.id,
-          endpoint.version,
-          { failing_since: null },
-          at,
-          [],
-        );
+        await store.updateEndpoint(endpoint, { failing_since: null }, at, []);
       return;
     }
     if (endpoint.failing_since === null) {
-      await store.updateEndpoint(
-        endpoint.tenant_id,
-        endpoint.id,
-        endpoint.version,
-        { failing_since: at },
-        at,
-        [],
-      );
+      await store.updateEndpoint(endpoint, { failing_since: at }, at, []);
       return;
     }
     if (endpoint.status !== 'ENABLED') return;
@@ -356,9 +341,7 @@ export class DeliveryWorker {
       occurredAt: now,
     });
     const disabled = await store.updateEndpoint(
-      endpoint.tenant_id,
-      endpoint.id,
-      endpoint.version,
+      endpoint,
       { status: 'DISABLED', disabled_reason: 'failing' },
       at,
       [event],
