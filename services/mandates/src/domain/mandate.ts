@@ -6,66 +6,29 @@ import {
   isPastExpiry,
 } from '@mandate/shared';
 
-import type { AssuranceLevel, MandateState, PartyType } from '../contract';
+import type { z } from 'zod';
+import type {
+  MandateState,
+  mandateSchema,
+  partySchema,
+  principalSchema,
+  principalVerificationSchema,
+  scopeSchema,
+} from '../contract';
 
 // The wire vocabulary is the contract's; the domain speaks it.
 export { MANDATE_STATES, PARTY_TYPES, type MandateState, type PartyType } from '../contract';
 
-export interface Party {
-  id: string;
-  type?: PartyType;
-  name?: string;
-}
-
+// The mandate's shape is the contract's schema (one declaration for the wire and the domain).
+export type Party = z.output<typeof partySchema>;
 /** The principal's wallet verification (signed with the principal). */
-export interface PrincipalVerification {
-  method: 'openid4vp';
-  assurance: AssuranceLevel;
-  verification_id: string;
-  issuer: string;
-  subject_id: string;
-  claims_digest: string;
-  verified_at: string;
-}
-
-export interface Principal extends Party {
-  verified?: PrincipalVerification;
-}
-
-export interface Scope {
-  actions: string[];
-  resources?: string[];
-  constraints?: { max_amount?: number; currency?: string };
-}
-
-export interface MandateSignature {
-  alg: 'ES256';
-  kid: string;
-  jws: string;
-}
-
-/** The mandate's entry in a status list (SPEC §12), signed with it. */
-export interface MandateStatus {
-  status_list: { idx: number; uri: string };
-}
-
-export interface Mandate {
-  id: string;
-  tenant_id: string;
-  principal: Principal;
-  delegate: Party;
-  scope: Scope;
-  state: MandateState;
-  valid_from: string | null;
-  expires_at: string | null;
-  metadata: Record<string, string>;
-  version: number;
-  created_at: string;
-  updated_at: string;
-  signature: MandateSignature;
-  /** Absent on mandates signed before status lists: those are verified online only. */
-  status?: MandateStatus;
-}
+export type PrincipalVerification = z.output<typeof principalVerificationSchema>;
+export type Principal = z.output<typeof principalSchema>;
+export type Scope = z.output<typeof scopeSchema>;
+export type MandateSignature = Mandate['signature'];
+/** The mandate's entry in a status list (SPEC §12), signed with it. Absent on mandates signed before status lists. */
+export type MandateStatus = NonNullable<Mandate['status']>;
+export type Mandate = z.output<typeof mandateSchema>;
 
 /** What a client may set at creation, already shape-validated and normalised (shorthands expanded, defaults applied). */
 export interface NewMandate {
