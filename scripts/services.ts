@@ -22,13 +22,42 @@ type Backend = Exclude<ServiceName, 'gateway'>;
 export const LOCAL_AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
 export const LOCAL_REDIS_URL = 'redis://127.0.0.1:6379';
 
+/** Below Linux's ephemeral range (32768–60999), so no outgoing connection takes one of these ports. */
+const WORKER_PORTS_BASE = 20_000;
+const PORTS_PER_WORKER = 700;
+let nextWorkerPort = 0;
+
+/**
+ * A port nothing listens on, for a service about to start. A port is only known free until someone
+ * binds it, and a service binds it seconds later (tsx compiles it first): under jest, parallel
+ * workers starting stacks at once were handed the same OS-chosen port, and the service that lost
+ * the race left the other stack's process answering its /healthz — the test then talked to another
+ * stack (a 401 "Missing internal token" from a service where it expected the gateway). So each jest
+ * worker takes ports from its own block, in turn, and no two workers can be handed the same one.
+ * Outside jest the OS chooses.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  const worker = Number(process.env.JEST_WORKER_ID);
+  if (Number.isInteger(worker) && worker > 0) {
+    const block = WORKER_PORTS_BASE + ((worker - 1) % 16) * PORTS_PER_WORKER;
+    for (let tries = 0; tries < PORTS_PER_WORKER; tries++) {
+      const port = block + (nextWorkerPort++ % PORTS_PER_WORKER);
+      if (await bindable(port)) return port;
+    }
+  }
+  const port = await bindable(0);
+  if (port === false) throw new Error('no free port on 127.0.0.1');
+  return port;
+}
+
+/** Binds `port` on loopback and lets it go: the port it got, or false when it is taken. */
+function bindable(port: number): Promise<number | false> {
+  return new Promise((resolve) => {
     const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
+    srv.once('error', () => resolve(false));
+    srv.listen(port, '127.0.0.1', () => {
+      const bound = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(bound));
     });
   });
 }
