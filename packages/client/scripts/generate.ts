@@ -106,6 +106,15 @@ const PRELUDE = [
   'type Query<K> = Req<K> extends { query: infer Q extends z.ZodType } ? QueryOf<z.input<Q>, z.output<Q>> : never;',
 ];
 
+/**
+ * Vocabularies several answers share, named so that each is spelled once in src/generated.ts and an
+ * integrator can name it too (a failed verification's reason; a mandate's state).
+ */
+const VOCABULARIES: Record<string, string> = {
+  IdentityVerificationReason: "NonNullable<Res<'pollSignInVerification', 200>['reason']>",
+  MandateState: "Res<'createMandate', 201>['state']",
+};
+
 /** Each named type and its expression in terms of the contracts (the probe's aliases), in order. */
 function namedTypes(operations: Operation[]): Map<string, string> {
   const named = new Map<string, string>();
@@ -120,6 +129,7 @@ function namedTypes(operations: Operation[]): Map<string, string> {
     if (op.types.body) declare(op.types.body, `Body<${id}>`);
     if (op.types.query) declare(op.types.query, `Query<${id}>`);
   }
+  for (const [name, type] of Object.entries(VOCABULARIES)) declare(name, type);
   return named;
 }
 
@@ -217,13 +227,16 @@ function expand(source: string, names: string[]): Map<string, string> {
 const MIN_NAMED_OBJECT = 120;
 
 /**
- * Each expanded type with the object types it contains that are themselves named (an event in the
- * evidence bundle, a tenant in an approved onboarding) written as their names, so that every
+ * Each expanded type with the object types and vocabularies it contains that are themselves named
+ * (an event in the evidence bundle, a tenant in an approved onboarding, a mandate's state) written
+ * as their names, so that every
  * shape is spelled once in src/generated.ts. Longest first, so a name stands for the most it can.
  */
 function referToNamed(types: Map<string, string>): Map<string, string> {
   const named = [...types]
-    .filter(([, text]) => text.startsWith('{') && text.length >= MIN_NAMED_OBJECT)
+    .filter(
+      ([name, text]) => (text.startsWith('{') && text.length >= MIN_NAMED_OBJECT) || name in VOCABULARIES,
+    )
     .sort(([, a], [, b]) => b.length - a.length);
   const out = new Map<string, string>();
   for (const [name, text] of types) {

@@ -31,7 +31,7 @@ export type Mandate = {
     resources?: string[] | undefined;
     constraints?: { max_amount?: number | undefined; currency?: string | undefined } | undefined;
   };
-  state: 'ACTIVE' | 'SUSPENDED' | 'REVOKED' | 'EXPIRED';
+  state: MandateState;
   valid_from: string | null;
   expires_at: string | null;
   metadata: Record<string, string>;
@@ -71,7 +71,7 @@ export type CreateMandateRequest = {
 };
 export type ListMandatesQuery = {
   limit?: number | undefined;
-  state?: 'ACTIVE' | 'SUSPENDED' | 'REVOKED' | 'EXPIRED' | undefined;
+  state?: MandateState | undefined;
   principal_id?: string | undefined;
   delegate_id?: string | undefined;
   cursor?: string | undefined;
@@ -98,7 +98,7 @@ export type VerifyResponse = {
     | 'CURRENCY_MISMATCH'
     | 'AMOUNT_EXCEEDS_LIMIT';
   mandate_id: string;
-  mandate_state: 'ACTIVE' | 'SUSPENDED' | 'REVOKED' | 'EXPIRED';
+  mandate_state: MandateState;
   mandate_version: number;
   decision_id: string;
 };
@@ -409,21 +409,7 @@ export type IdentityVerificationSummary = {
   verified_at: string | null;
   created_at: string;
   status: 'PENDING' | 'FAILED' | 'VERIFIED';
-  reason:
-    | 'SESSION_EXPIRED'
-    | 'STATE_MISMATCH'
-    | 'ALREADY_ANSWERED'
-    | 'UNTRUSTED_ISSUER'
-    | 'BAD_SIGNATURE'
-    | 'WRONG_CREDENTIAL_TYPE'
-    | 'DISCLOSURE_MISMATCH'
-    | 'CREDENTIAL_EXPIRED'
-    | 'CREDENTIAL_REVOKED'
-    | 'NONCE_MISMATCH'
-    | 'AUDIENCE_MISMATCH'
-    | 'KEY_BINDING_INVALID'
-    | 'WALLET_DECLINED'
-    | null;
+  reason: IdentityVerificationReason | null;
   purpose: 'mandate' | 'sign_in';
   answered_at: string | null;
   consumed_by: string | null;
@@ -453,21 +439,7 @@ export type IdentityVerification = {
   created_at: string;
   expires_at: string;
   answered_at: string | null;
-  reason:
-    | 'SESSION_EXPIRED'
-    | 'STATE_MISMATCH'
-    | 'ALREADY_ANSWERED'
-    | 'UNTRUSTED_ISSUER'
-    | 'BAD_SIGNATURE'
-    | 'WRONG_CREDENTIAL_TYPE'
-    | 'DISCLOSURE_MISMATCH'
-    | 'CREDENTIAL_EXPIRED'
-    | 'CREDENTIAL_REVOKED'
-    | 'NONCE_MISMATCH'
-    | 'AUDIENCE_MISMATCH'
-    | 'KEY_BINDING_INVALID'
-    | 'WALLET_DECLINED'
-    | null;
+  reason: IdentityVerificationReason | null;
   assurance: 'HIGH' | null;
   issuer: string | null;
   subject_id: string | null;
@@ -568,6 +540,21 @@ export type Usage = {
   usage: { used: number; remaining: number; key_id?: string | undefined; subject_id?: string | undefined }[];
   daily: { date: string; used: number }[];
 };
+export type IdentityVerificationReason =
+  | 'SESSION_EXPIRED'
+  | 'STATE_MISMATCH'
+  | 'ALREADY_ANSWERED'
+  | 'UNTRUSTED_ISSUER'
+  | 'BAD_SIGNATURE'
+  | 'WRONG_CREDENTIAL_TYPE'
+  | 'DISCLOSURE_MISMATCH'
+  | 'CREDENTIAL_EXPIRED'
+  | 'CREDENTIAL_REVOKED'
+  | 'NONCE_MISMATCH'
+  | 'AUDIENCE_MISMATCH'
+  | 'KEY_BINDING_INVALID'
+  | 'WALLET_DECLINED';
+export type MandateState = 'ACTIVE' | 'SUSPENDED' | 'REVOKED' | 'EXPIRED';
 
 /** How each operation travels: method, path, its parameters, body and answer. */
 export const OPERATIONS = {

@@ -94,4 +94,6 @@ export type Checks = [
   Expect<Equal<Client.GetOpenApiDocumentResponse, Res<'getOpenApiDocument', 200>>>,
   Expect<Equal<Client.Me, Res<'getMe', 200>>>,
   Expect<Equal<Client.Usage, Res<'getUsage', 200>>>,
+  Expect<Equal<Client.IdentityVerificationReason, NonNullable<Res<'pollSignInVerification', 200>['reason']>>>,
+  Expect<Equal<Client.MandateState, Res<'createMandate', 201>['state']>>,
 ];
