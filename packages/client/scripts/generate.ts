@@ -108,11 +108,13 @@ const PRELUDE = [
 
 /**
  * Vocabularies several answers share, named so that each is spelled once in src/generated.ts and an
- * integrator can name it too (a failed verification's reason; a mandate's state).
+ * integrator can name it too (a failed verification's reason, a mandate's state, who acted, a tenant's access snapshot).
  */
 const VOCABULARIES: Record<string, string> = {
   IdentityVerificationReason: "NonNullable<Res<'pollSignInVerification', 200>['reason']>",
   MandateState: "Res<'createMandate', 201>['state']",
+  AccessSnapshot: "Res<'putAccessBaseline', 200>['snapshot']",
+  Actor: "Res<'putAccessBaseline', 200>['saved_by']",
 };
 
 /** Each named type and its expression in terms of the contracts (the probe's aliases), in order. */

@@ -144,11 +144,7 @@ export type AuditEvent = {
     | 'WEBHOOK_ENDPOINT_DELETED'
     | 'WEBHOOK_ENDPOINT_DISABLED';
   occurred_at: string;
-  actor: {
-    type: 'operator' | 'api_key' | 'user' | 'system';
-    key_id?: string | undefined;
-    subject_id?: string | undefined;
-  };
+  actor: Actor;
   request_id: string | null;
   resource: { type: string; id: string } | null;
   data: Record<string, unknown>;
@@ -461,52 +457,14 @@ export type WalletJwks = { keys: Record<string, unknown>[] };
 export type AccessBaselineOrNone = {
   tenant_id: string;
   saved_at: string | null;
-  saved_by: {
-    type: 'operator' | 'api_key' | 'user' | 'system';
-    key_id?: string | undefined;
-    subject_id?: string | undefined;
-  } | null;
-  snapshot: {
-    api_keys: {
-      key_id: string;
-      name: string;
-      scopes: ('mandates:write' | 'mandates:read' | 'verify' | 'events:read' | 'tenants:admin')[];
-      status: 'active' | 'staging' | 'revoked';
-    }[];
-    role_assignments: {
-      id: string;
-      subject_id: string;
-      roles: ('tenant_admin' | 'tenant_operator' | 'tenant_viewer' | 'tenant_auditor')[];
-      status: 'active' | 'revoked';
-    }[];
-    widget_allowed_origins: string[];
-    truncated: boolean;
-  } | null;
+  saved_by: Actor | null;
+  snapshot: AccessSnapshot | null;
 };
 export type AccessBaseline = {
   tenant_id: string;
   saved_at: string;
-  saved_by: {
-    type: 'operator' | 'api_key' | 'user' | 'system';
-    key_id?: string | undefined;
-    subject_id?: string | undefined;
-  };
-  snapshot: {
-    api_keys: {
-      key_id: string;
-      name: string;
-      scopes: ('mandates:write' | 'mandates:read' | 'verify' | 'events:read' | 'tenants:admin')[];
-      status: 'active' | 'staging' | 'revoked';
-    }[];
-    role_assignments: {
-      id: string;
-      subject_id: string;
-      roles: ('tenant_admin' | 'tenant_operator' | 'tenant_viewer' | 'tenant_auditor')[];
-      status: 'active' | 'revoked';
-    }[];
-    widget_allowed_origins: string[];
-    truncated: boolean;
-  };
+  saved_by: Actor;
+  snapshot: AccessSnapshot;
 };
 export type PutAccessBaselineRequest = { [x: string]: never };
 export type GetOpenApiDocumentResponse = {
@@ -555,6 +513,27 @@ export type IdentityVerificationReason =
   | 'KEY_BINDING_INVALID'
   | 'WALLET_DECLINED';
 export type MandateState = 'ACTIVE' | 'SUSPENDED' | 'REVOKED' | 'EXPIRED';
+export type AccessSnapshot = {
+  api_keys: {
+    key_id: string;
+    name: string;
+    scopes: ('mandates:write' | 'mandates:read' | 'verify' | 'events:read' | 'tenants:admin')[];
+    status: 'active' | 'staging' | 'revoked';
+  }[];
+  role_assignments: {
+    id: string;
+    subject_id: string;
+    roles: ('tenant_admin' | 'tenant_operator' | 'tenant_viewer' | 'tenant_auditor')[];
+    status: 'active' | 'revoked';
+  }[];
+  widget_allowed_origins: string[];
+  truncated: boolean;
+};
+export type Actor = {
+  type: 'operator' | 'api_key' | 'user' | 'system';
+  key_id?: string | undefined;
+  subject_id?: string | undefined;
+};
 
 /** How each operation travels: method, path, its parameters, body and answer. */
 export const OPERATIONS = {

@@ -96,4 +96,6 @@ export type Checks = [
   Expect<Equal<Client.Usage, Res<'getUsage', 200>>>,
   Expect<Equal<Client.IdentityVerificationReason, NonNullable<Res<'pollSignInVerification', 200>['reason']>>>,
   Expect<Equal<Client.MandateState, Res<'createMandate', 201>['state']>>,
+  Expect<Equal<Client.AccessSnapshot, Res<'putAccessBaseline', 200>['snapshot']>>,
+  Expect<Equal<Client.Actor, Res<'putAccessBaseline', 200>['saved_by']>>,
 ];
