@@ -1,16 +1,10 @@
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { startProduct, type Product } from '../fuzz/product';
+import { installAlone, pack, runMain, typeCheck } from '../support/packed-package';
 
-const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../..');
-const PACKAGE = path.join(ROOT, 'packages/client');
-const TSC = path.join(ROOT, 'node_modules/typescript/bin/tsc');
-// npm itself, run by this node: the test does not depend on which npm PATH finds.
-const NPM = path.join(path.dirname(process.execPath), '../lib/node_modules/npm/bin/npm-cli.js');
+const PACKAGE = path.resolve(__dirname, '../../packages/client');
 
 /** An integrator's program, in a directory with nothing of this repository: only the installed tarball. */
 const PROGRAM = `
@@ -55,15 +49,7 @@ describe('the packed @mandate/client', () => {
   });
 
   it('when it is packed, installed alone and used by a TypeScript program, then it type-checks and runs against the product', async () => {
-    // npm pack runs prepack: the build into dist/.
-    const packed = await run(process.execPath, [NPM, 'pack', '--json', '--pack-destination', dir], {
-      cwd: PACKAGE,
-      timeout: 240_000,
-    });
-    const [{ filename, files }] = JSON.parse(packed.stdout) as [
-      { filename: string; files: { path: string }[] },
-    ];
-    const paths = files.map((f) => f.path);
+    const { filename, paths } = await pack(PACKAGE, dir);
     expect(paths).toEqual(
       expect.arrayContaining([
         'package.json',
@@ -77,20 +63,7 @@ describe('the packed @mandate/client', () => {
       [],
     );
 
-    const app = path.join(dir, 'app');
-    mkdirSync(app);
-    writeFileSync(
-      path.join(app, 'package.json'),
-      JSON.stringify({ name: 'integrator', private: true, type: 'module' }),
-    );
-    await run(
-      process.execPath,
-      [NPM, 'install', '--offline', '--no-audit', '--no-fund', path.join(dir, filename)],
-      {
-        cwd: app,
-        timeout: 120_000,
-      },
-    );
+    const app = await installAlone(dir, 'integrator', [filename]);
     // Nothing of the workspace and nothing of Node's own at runtime: the browser gets the same file.
     const installed = path.join(app, 'node_modules/@mandate/client/dist');
     for (const name of readdirSync(installed).filter((n) => n.endsWith('.js') || n.endsWith('.d.ts'))) {
@@ -104,43 +77,11 @@ describe('the packed @mandate/client', () => {
       });
     }
 
-    writeFileSync(path.join(app, 'program.ts'), PROGRAM);
-    writeFileSync(path.join(app, 'wrong.ts'), WRONG);
-    writeFileSync(
-      path.join(app, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'es2022',
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          lib: ['es2022', 'dom'],
-          types: [],
-          strict: true,
-          outDir: 'out',
-        },
-        files: ['program.ts', 'wrong.ts'],
-      }),
-    );
     // The program compiles; the one wrong line (a state that does not exist) is refused, and only it.
-    const tsc = await run(process.execPath, [TSC, '-p', '.'], { cwd: app, timeout: 120_000 }).then(
-      (r) => r.stdout,
-      (err: { stdout: string }) => err.stdout,
-    );
-    expect(tsc.split('\n').filter((line) => /error TS/.test(line))).toEqual([
-      expect.stringMatching(/^wrong\.ts\(3,.*"PAUSED"/),
-    ]);
+    const errors = await typeCheck(app, PROGRAM, WRONG);
+    expect(errors).toEqual([expect.stringMatching(/^wrong\.ts\(3,.*"PAUSED"/)]);
 
-    const answer = await run(
-      process.execPath,
-      [
-        '--input-type=module',
-        '-e',
-        "const { main } = await import('./out/program.js'); console.log(await main(process.argv[1], process.argv[2]));",
-        product.url,
-        product.operatorToken,
-      ],
-      { cwd: app, timeout: 60_000 },
-    );
-    expect(answer.stdout.trim()).toBe('ACTIVE ALLOW 1 404 NOT_FOUND id');
+    const answer = await runMain(app, [product.url, product.operatorToken]);
+    expect(answer).toBe('ACTIVE ALLOW 1 404 NOT_FOUND id');
   }, 300_000);
 });

@@ -1,13 +1,5 @@
 import { execFile } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -15,13 +7,11 @@ import { SYNC_TIMEOUT_MS } from '@mandate/shared/testing';
 import { MandateClient } from '../../packages/client/src';
 import { startProduct, type Product } from '../fuzz/product';
 import { eventually } from '../support/eventually';
+import { installAlone, pack, runMain, typeCheck } from '../support/packed-package';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
 const PACKAGE = path.join(ROOT, 'packages/verifier');
-const TSC = path.join(ROOT, 'node_modules/typescript/bin/tsc');
-// npm itself, run by this node: the test does not depend on which npm PATH finds.
-const NPM = path.join(path.dirname(process.execPath), '../lib/node_modules/npm/bin/npm-cli.js');
 
 /**
  * A relying party's program, in a directory with nothing of this repository: the installed tarball
@@ -69,15 +59,8 @@ describe('the packed @mandate/verifier', () => {
   });
 
   it('when it is packed and installed alone, then plain Node runs a program that decides offline against the served JWKS and list, as the service does after a revoke', async () => {
-    // npm pack runs prepack: the build into dist/.
-    const packed = await run(process.execPath, [NPM, 'pack', '--json', '--pack-destination', dir], {
-      cwd: PACKAGE,
-      timeout: SYNC_TIMEOUT_MS,
-    });
-    const [{ filename, files }] = JSON.parse(packed.stdout) as [
-      { filename: string; files: { path: string }[] },
-    ];
-    const paths = files.map((f) => f.path).sort();
+    const { filename, paths: packedPaths } = await pack(PACKAGE, dir);
+    const paths = [...packedPaths].sort();
     // The build and the manifest: no sources, no tests, no build script, nothing of the services.
     expect(paths).toEqual([
       'README.md',
@@ -91,40 +74,12 @@ describe('the packed @mandate/verifier', () => {
       'package.json',
     ]);
     // jose from this repository's install, packed as the registry would serve it: the install is offline.
-    const jose = await run(
-      process.execPath,
-      [
-        NPM,
-        'pack',
-        '--json',
-        '--ignore-scripts',
-        '--pack-destination',
-        dir,
-        path.join(ROOT, 'node_modules/jose'),
-      ],
-      { cwd: dir, timeout: SYNC_TIMEOUT_MS },
-    );
-    const [{ filename: joseFile }] = JSON.parse(jose.stdout) as [{ filename: string }];
+    const { filename: joseFile } = await pack(dir, dir, [
+      '--ignore-scripts',
+      path.join(ROOT, 'node_modules/jose'),
+    ]);
 
-    const app = path.join(dir, 'app');
-    mkdirSync(app);
-    writeFileSync(
-      path.join(app, 'package.json'),
-      JSON.stringify({ name: 'relying-party', private: true, type: 'module' }),
-    );
-    await run(
-      process.execPath,
-      [
-        NPM,
-        'install',
-        '--offline',
-        '--no-audit',
-        '--no-fund',
-        path.join(dir, joseFile),
-        path.join(dir, filename),
-      ],
-      { cwd: app, timeout: SYNC_TIMEOUT_MS },
-    );
+    const app = await installAlone(dir, 'relying-party', [joseFile, filename]);
     const installed = path.join(app, 'node_modules/@mandate/verifier');
     const manifest = JSON.parse(readFileSync(path.join(installed, 'package.json'), 'utf8')) as {
       dependencies: Record<string, string>;
@@ -147,31 +102,9 @@ describe('the packed @mandate/verifier', () => {
       }).toEqual({ name, imports: [] });
     }
 
-    writeFileSync(path.join(app, 'program.ts'), PROGRAM);
-    writeFileSync(path.join(app, 'wrong.ts'), WRONG);
-    writeFileSync(
-      path.join(app, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'es2022',
-          module: 'nodenext',
-          moduleResolution: 'nodenext',
-          lib: ['es2022', 'dom'],
-          types: [],
-          strict: true,
-          outDir: 'out',
-        },
-        files: ['program.ts', 'wrong.ts'],
-      }),
-    );
     // The program compiles (both entry points' declarations resolve); the one wrong line is refused, and only it.
-    const tsc = await run(process.execPath, [TSC, '-p', '.'], { cwd: app, timeout: SYNC_TIMEOUT_MS }).then(
-      (r) => r.stdout,
-      (err: { stdout: string }) => err.stdout,
-    );
-    expect(tsc.split('\n').filter((line) => /error TS/.test(line))).toEqual([
-      expect.stringMatching(/^wrong\.ts\(3,.*"MAYBE"/),
-    ]);
+    const errors = await typeCheck(app, PROGRAM, WRONG);
+    expect(errors).toEqual([expect.stringMatching(/^wrong\.ts\(3,.*"MAYBE"/)]);
     expect(existsSync(path.join(app, 'out/program.js'))).toBe(true);
 
     const client = new MandateClient({ baseUrl: product.url, token: product.operatorToken });
@@ -187,18 +120,7 @@ describe('the packed @mandate/verifier', () => {
     });
     const jws = mandate.signature!.jws;
     // Plain Node: no tsx, no loader, nothing of this repository on the module path.
-    const decide = () =>
-      run(
-        process.execPath,
-        [
-          '--input-type=module',
-          '-e',
-          "const { main } = await import('./out/program.js'); console.log(await main(process.argv[1], process.argv[2]));",
-          product.url,
-          jws,
-        ],
-        { cwd: app, timeout: SYNC_TIMEOUT_MS, env: { PATH: process.env.PATH } },
-      ).then((r) => r.stdout.trim());
+    const decide = () => runMain(app, [product.url, jws], { PATH: process.env.PATH });
 
     expect(await decide()).toBe(
       'ALLOW OK AMOUNT_EXCEEDS_LIMIT ALLOW OK MANDATE_SIGNATURE_INVALID ACTION_NOT_PERMITTED true',
