@@ -82,6 +82,12 @@ function send(
 const describeRequest = (r: FuzzRequest) =>
   `${r.method} ${r.path.length > 300 ? r.path.slice(0, 300) + '…' : r.path}\n  headers ${JSON.stringify(r.headers).slice(0, 500)}\n  body ${r.body ? JSON.stringify(r.body.toString('utf8').slice(0, 300)) + ` (${r.body.length} bytes)` : 'none'}`;
 
+/** The fixture pools a create of A adds to (webhook endpoints: at most 20 a tenant, later creates are 409s). */
+const CREATED_POOLS: Record<string, (fx: Fixtures) => string[]> = {
+  'POST /v1/mandates': (fx) => fx.mandatesA,
+  'POST /v1/webhook-endpoints': (fx) => fx.webhookEndpointsA,
+};
+
 const receiver = http.createServer((req, res) => {
   req.resume();
   req.on('end', () => res.writeHead(204).end());
@@ -365,24 +371,12 @@ describe('bad input: a property-based fuzz over every route', () => {
           throw new Error(`no X-Content-Type-Options: nosniff:\n${where}`);
         if (r.mustReject && res.status < 400)
           throw new Error(`accepted a body with ${r.mustReject}:\n${where}`);
-        // New mandates of A join the pool the paths draw from (a bounded pool: the oldest ones leave).
-        if (
-          res.status === 201 &&
-          r.route === 'POST /v1/mandates' &&
-          r.headers.authorization === `Bearer ${fx.authA}`
-        ) {
+        // What A creates joins the pool the paths draw from (bounded: the oldest ones leave).
+        const pool = CREATED_POOLS[r.route]?.(fx);
+        if (pool && res.status === 201 && r.headers.authorization === `Bearer ${fx.authA}`) {
           const id = (JSON.parse(res.text) as { id?: string }).id;
-          if (id && !fx.mandatesA.includes(id)) fx.mandatesA.push(id);
-          if (fx.mandatesA.length > 20) fx.mandatesA.splice(0, 1);
-        }
-        // Likewise A's new webhook endpoints (at most 20 a tenant: later creates are 409s).
-        if (
-          res.status === 201 &&
-          r.route === 'POST /v1/webhook-endpoints' &&
-          r.headers.authorization === `Bearer ${fx.authA}`
-        ) {
-          const id = (JSON.parse(res.text) as { id?: string }).id;
-          if (id && !fx.webhookEndpointsA.includes(id)) fx.webhookEndpointsA.push(id);
+          if (id && !pool.includes(id)) pool.push(id);
+          if (pool.length > 20) pool.splice(0, 1);
         }
         const requestId = res.headers['x-request-id'];
         if (typeof requestId !== 'string' || requestId.length === 0)
