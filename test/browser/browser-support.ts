@@ -343,3 +343,17 @@ export const truncatedBadges = (page: Page) =>
     }
     return found;
   });
+
+/**
+ * The wallet authorization request the page shows (as a QR code and as a link, the same request in
+ * both), once it is shown: what the test wallet is then given to answer.
+ */
+export async function shownAuthorizationRequest(page: Page): Promise<string> {
+  const shown = page.locator('[data-authorization-request]');
+  await shown.waitFor();
+  await page.getByRole('img', { name: 'QR code of the wallet authorization request' }).waitFor();
+  const request = (await shown.getAttribute('data-authorization-request'))!;
+  expect(request).toMatch(/^openid4vp:\/\/\?client_id=/);
+  expect(await page.getByRole('link', { name: 'open the wallet' }).getAttribute('href')).toBe(request);
+  return request;
+}

@@ -21,6 +21,7 @@ import {
   navAreas,
   openPage,
   startDashboardStack,
+  shownAuthorizationRequest,
 } from './browser-support';
 
 /**
@@ -286,13 +287,7 @@ describeIfChromium('dashboard sign-in (OIDC and wallet) in a real browser', () =
       await page.getByLabel('Tenant id').first().waitFor();
       await page.locator('#wallet-tenant').fill(tenantId);
       await page.getByRole('button', { name: /Show QR code|Start again/ }).click();
-      const shown = page.locator('[data-authorization-request]');
-      await shown.waitFor();
-      await page.getByRole('img', { name: 'QR code of the wallet authorization request' }).waitFor();
-      const request = (await shown.getAttribute('data-authorization-request'))!;
-      expect(request).toMatch(/^openid4vp:\/\/\?client_id=/);
-      expect(await page.getByRole('link', { name: 'open the wallet' }).getAttribute('href')).toBe(request);
-      return request;
+      return shownAuthorizationRequest(page);
     };
 
     await page.goto(`${stack.url}/dashboard/`);

@@ -13,6 +13,7 @@ import {
   describeIfChromium,
   devSignIn,
   openPage,
+  shownAuthorizationRequest,
 } from './browser-support';
 
 /**
@@ -49,12 +50,7 @@ describeIfChromium('dashboard: create a mandate with identity verification', () 
     await page.getByLabel(/Verify the principal's identity with a wallet first/).check();
     await page.getByRole('button', { name: 'Verify identity and create' }).click();
 
-    const shown = page.locator('[data-authorization-request]');
-    await shown.waitFor();
-    await page.getByRole('img', { name: 'QR code of the wallet authorization request' }).waitFor();
-    const request = (await shown.getAttribute('data-authorization-request'))!;
-    expect(request).toMatch(/^openid4vp:\/\/\?client_id=/);
-    expect(await page.getByRole('link', { name: 'open the wallet' }).getAttribute('href')).toBe(request);
+    const request = await shownAuthorizationRequest(page);
     await page.getByText(/^Waiting for the answer…/).waitFor();
     expect(await allAxeViolations(page)).toEqual([]);
     // Nothing is created while the wallet has not answered.
