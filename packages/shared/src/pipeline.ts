@@ -302,10 +302,20 @@ const DATABASE_UNREACHABLE = new Set([
   'MongoPoolClearedError',
 ]);
 
+/**
+ * Labels the driver puts on an error a lost connection caused (a transaction or a write cut off
+ * mid-way, whatever the error's own class): MongoDB's own word that retrying may succeed.
+ */
+const RETRY_LABELS = ['TransientTransactionError', 'RetryableWriteError'];
+
 function isDatabaseUnreachable(err: unknown): boolean {
-  const e = err as { name?: unknown; message?: unknown } | null | undefined;
+  const e = err as { name?: unknown; message?: unknown; hasErrorLabel?: unknown } | null | undefined;
   if (typeof e?.name !== 'string') return false;
   if (DATABASE_UNREACHABLE.has(e.name)) return true;
+  if (typeof e.hasErrorLabel === 'function') {
+    const hasLabel = e.hasErrorLabel as (label: string) => boolean;
+    if (RETRY_LABELS.some((label) => hasLabel.call(e, label))) return true;
+  }
   // mongoose while disconnected: "Operation `mandates.insertOne()` buffering timed out after 10000ms".
   return (
     e.name === 'MongooseError' && typeof e.message === 'string' && e.message.includes('buffering timed out')

@@ -233,6 +233,19 @@ describe('pipeline: error → envelope', () => {
         'r',
       ),
     ).toEqual(unreachable);
+    // A server error the driver labels transient (a transaction cut off by the lost connection).
+    const aborted = new mongoose.mongo.MongoServerError({
+      message: 'Transaction has been aborted',
+      code: 251,
+    });
+    aborted.addErrorLabel('TransientTransactionError');
+    expect(errorReply(aborted, 'r')).toEqual(unreachable);
+    expect(
+      errorReply(
+        new mongoose.mongo.MongoServerError({ message: 'Transaction has been aborted', code: 251 }),
+        'r',
+      ).status,
+    ).toBe(500);
     // Any other database error is still a 500: a duplicate key or a bad query is a bug, not an outage.
     expect(errorReply(new mongoose.Error('Cast to ObjectId failed'), 'r').status).toBe(500);
   });
