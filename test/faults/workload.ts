@@ -15,6 +15,8 @@ export class Produced {
   };
   readonly statuses = new Map<number, number>();
   readonly clientErrors: string[] = [];
+  /** Every 5xx answer: which request, which route, what it said (a 500 is then traced in the services' logs). */
+  readonly serverErrors: { id: string; path: string; status: number; body: unknown }[] = [];
   /** The status-list slot of every mandate whose revocation answered (its list must say 1, INVALID). */
   readonly revokedSlots: StatusSlot[] = [];
   done = 0;
@@ -204,6 +206,7 @@ export async function createVerifyRevokeRetrying(
       try {
         const res = await api('POST', path, { auth, body, headers: { 'x-request-id': id } });
         produced.statuses.set(res.status, (produced.statuses.get(res.status) ?? 0) + 1);
+        if (res.status >= 500) produced.serverErrors.push({ id, path, status: res.status, body: res.body });
         // An answer the client read: the gateway audited the call, whatever its status.
         if (res.status !== 401) produced.byType.API_CALL.add(id);
         if (res.status === expected) {

@@ -288,30 +288,49 @@ export interface ErrorReply {
 }
 
 /**
- * What any error thrown while answering a request is answered with: an AppError's own envelope, a
- * zod error as 400 naming the field, body-parser's failures as 413/400, anything else 500 naming
- * the request id (the only place the client learns of it).
+ * The MongoDB driver's (and mongoose's) errors for "no server to talk to, or none in time", by
+ * name: a dependency down, not a bug. A subclass means what its parent means, so every name in an
+ * error's class chain counts (the driver fails queued operations with `PoolClearedOnNetworkError`,
+ * a `MongoPoolClearedError`, when a cut connection's monitor times out).
  */
-/** The MongoDB driver's (and mongoose's) errors for "no server to talk to", by name: a dependency down, not a bug. */
 const DATABASE_UNREACHABLE = new Set([
   'MongoServerSelectionError',
+  'MongooseServerSelectionError',
   'MongoNetworkError',
   'MongoNetworkTimeoutError',
   'MongoNotConnectedError',
   'MongoTopologyClosedError',
+  'MongoServerClosedError',
   'MongoPoolClearedError',
+  'MongoWaitQueueTimeoutError',
+  'MongoOperationTimeoutError',
 ]);
 
 /**
  * Labels the driver puts on an error a lost connection caused (a transaction or a write cut off
  * mid-way, whatever the error's own class): MongoDB's own word that retrying may succeed.
  */
-const RETRY_LABELS = ['TransientTransactionError', 'RetryableWriteError'];
+const RETRY_LABELS = ['TransientTransactionError', 'RetryableWriteError', 'UnknownTransactionCommitResult'];
+
+/** The `name` each class in `err`'s prototype chain gives it, most derived first. */
+function classNames(err: object): string[] {
+  const names: string[] = [];
+  for (
+    let proto: object | null = err;
+    proto && proto !== Object.prototype;
+    proto = Object.getPrototypeOf(proto)
+  ) {
+    const own = Object.getOwnPropertyDescriptor(proto, 'name');
+    const name: unknown = own?.get ? own.get.call(err) : own?.value;
+    if (typeof name === 'string') names.push(name);
+  }
+  return names;
+}
 
 function isDatabaseUnreachable(err: unknown): boolean {
-  const e = err as { name?: unknown; message?: unknown; hasErrorLabel?: unknown } | null | undefined;
-  if (typeof e?.name !== 'string') return false;
-  if (DATABASE_UNREACHABLE.has(e.name)) return true;
+  if (typeof err !== 'object' || err === null) return false;
+  if (classNames(err).some((name) => DATABASE_UNREACHABLE.has(name))) return true;
+  const e = err as { name?: unknown; message?: unknown; hasErrorLabel?: unknown };
   if (typeof e.hasErrorLabel === 'function') {
     const hasLabel = e.hasErrorLabel as (label: string) => boolean;
     if (RETRY_LABELS.some((label) => hasLabel.call(e, label))) return true;
@@ -322,6 +341,12 @@ function isDatabaseUnreachable(err: unknown): boolean {
   );
 }
 
+/**
+ * What any error thrown while answering a request is answered with: an AppError's own envelope, a
+ * zod error as 400 naming the field, body-parser's failures as 413/400, a database that cannot be
+ * reached as 503 with Retry-After, anything else 500 naming the request id (the only place the
+ * client learns of it).
+ */
 export function errorReply(err: unknown, requestId: string | undefined): ErrorReply {
   if (err instanceof AppError)
     return { status: err.status, envelope: err.toEnvelope(), headers: err.headers };

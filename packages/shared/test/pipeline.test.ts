@@ -20,6 +20,19 @@ import {
 } from '../src';
 import { callerFor, testTokens } from '../src/testing';
 
+/**
+ * The driver's connection-pool errors, which its index does not export: the very classes it
+ * throws, loaded from the copy of the driver mongoose uses.
+ */
+function driverPoolErrors(): {
+  PoolClearedOnNetworkError: new (pool: { address: string; serverError: undefined }) => Error;
+  WaitQueueTimeoutError: new (message: string, address: string) => Error;
+} {
+  const driver = require.resolve('mongodb/lib/cmap/errors', { paths: [require.resolve('mongoose')] });
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require(driver);
+}
+
 const refusal = (fn: () => unknown) => {
   try {
     fn();
@@ -246,6 +259,16 @@ describe('pipeline: error → envelope', () => {
         'r',
       ).status,
     ).toBe(500);
+    // The driver's subclasses count as their parent: a queued operation failed when the pool was
+    // cleared because a cut connection's monitor timed out, and one that waited too long for a connection.
+    const { PoolClearedOnNetworkError, WaitQueueTimeoutError } = driverPoolErrors();
+    expect(
+      errorReply(new PoolClearedOnNetworkError({ address: 'db:27017', serverError: undefined }), 'r'),
+    ).toEqual(unreachable);
+    expect(errorReply(new WaitQueueTimeoutError('timed out', 'db:27017'), 'r')).toEqual(unreachable);
+    const commitUnknown = new mongoose.mongo.MongoServerError({ message: 'commit outcome unknown' });
+    commitUnknown.addErrorLabel('UnknownTransactionCommitResult');
+    expect(errorReply(commitUnknown, 'r')).toEqual(unreachable);
     // Any other database error is still a 500: a duplicate key or a bad query is a bug, not an outage.
     expect(errorReply(new mongoose.Error('Cast to ObjectId failed'), 'r').status).toBe(500);
   });
