@@ -195,18 +195,7 @@ export type EvidenceBundle = {
   digest: string;
   signature: string;
 };
-export type CreatedWebhookEndpoint = {
-  id: string;
-  url: string;
-  description: string | null;
-  event_types: string[];
-  status: 'ENABLED' | 'DISABLED';
-  disabled_reason: 'manual' | 'failing' | null;
-  failing_since: string | null;
-  created_at: string;
-  updated_at: string;
-  secret: string;
-};
+export type CreatedWebhookEndpoint = WebhookEndpoint & { secret: string };
 export type CreateWebhookEndpointRequest = {
   url: string;
   event_types: string[];
@@ -232,19 +221,7 @@ export type UpdateWebhookEndpointRequest = {
   status?: 'ENABLED' | 'DISABLED' | undefined;
 };
 export type DeletedWebhookEndpoint = { id: string; deleted: true };
-export type RotatedWebhookSecret = {
-  id: string;
-  url: string;
-  description: string | null;
-  event_types: string[];
-  status: 'ENABLED' | 'DISABLED';
-  disabled_reason: 'manual' | 'failing' | null;
-  failing_since: string | null;
-  created_at: string;
-  updated_at: string;
-  secret: string;
-  previous_secret_expires_at: string;
-};
+export type RotatedWebhookSecret = CreatedWebhookEndpoint & { previous_secret_expires_at: string };
 export type WebhookDelivery = {
   id: string;
   endpoint_id: string;
@@ -310,15 +287,7 @@ export type ApiKey = {
 };
 export type ApiKeyPage = Page<ApiKey>;
 export type ListApiKeysQuery = { limit?: number | undefined; cursor?: string | undefined };
-export type RotatedApiKey = {
-  key_id: string;
-  api_key: string;
-  name: string;
-  scopes: ('mandates:write' | 'mandates:read' | 'verify' | 'events:read' | 'tenants:admin')[];
-  status: 'active' | 'staging' | 'revoked';
-  created_at: string;
-  replaces_key_id: string;
-};
+export type RotatedApiKey = CreatedApiKey & { replaces_key_id: string };
 export type RoleAssignment = {
   id: string;
   tenant_id: string;

@@ -27,6 +27,8 @@ type QueryOf<I, O> = { [K in keyof I & keyof O]?: unknown extends I[K] ? O[K] : 
 type Query<K> =
   Req<K> extends { query: infer Q extends z.ZodType } ? QueryOf<z.input<Q>, z.output<Q>> : never;
 import type * as Client from '../src/generated';
+// A generated type written as `Base & { … }` is compared member by member, as one object.
+type Flat<T> = { [K in keyof T]: T[K] };
 type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false;
 type Expect<T extends true> = T;
 export type Checks = [
@@ -43,13 +45,13 @@ export type Checks = [
   Expect<Equal<Client.VerificationStats, Res<'getVerificationStats', 200>>>,
   Expect<Equal<Client.GetVerificationStatsQuery, Query<'getVerificationStats'>>>,
   Expect<Equal<Client.EvidenceBundle, Res<'exportEvidence', 200>>>,
-  Expect<Equal<Client.CreatedWebhookEndpoint, Res<'createWebhookEndpoint', 201>>>,
+  Expect<Equal<Flat<Client.CreatedWebhookEndpoint>, Res<'createWebhookEndpoint', 201>>>,
   Expect<Equal<Client.CreateWebhookEndpointRequest, Body<'createWebhookEndpoint'>>>,
   Expect<Equal<Client.WebhookEndpoint, Res<'listWebhookEndpoints', 200>['data'][number]>>,
   Expect<Equal<Client.ListWebhookEndpointsQuery, Query<'listWebhookEndpoints'>>>,
   Expect<Equal<Client.UpdateWebhookEndpointRequest, Body<'updateWebhookEndpoint'>>>,
   Expect<Equal<Client.DeletedWebhookEndpoint, Res<'deleteWebhookEndpoint', 200>>>,
-  Expect<Equal<Client.RotatedWebhookSecret, Res<'rotateWebhookSecret', 200>>>,
+  Expect<Equal<Flat<Client.RotatedWebhookSecret>, Res<'rotateWebhookSecret', 200>>>,
   Expect<Equal<Client.WebhookDelivery, Res<'sendWebhookTest', 201>>>,
   Expect<Equal<Client.ListWebhookDeliveriesQuery, Query<'listWebhookDeliveries'>>>,
   Expect<Equal<Client.CreatedTenant, Res<'createTenant', 201>>>,
@@ -60,7 +62,7 @@ export type Checks = [
   Expect<Equal<Client.CreateApiKeyRequest, Body<'createApiKey'>>>,
   Expect<Equal<Client.ApiKey, Res<'listApiKeys', 200>['data'][number]>>,
   Expect<Equal<Client.ListApiKeysQuery, Query<'listApiKeys'>>>,
-  Expect<Equal<Client.RotatedApiKey, Res<'rotateApiKey', 201>>>,
+  Expect<Equal<Flat<Client.RotatedApiKey>, Res<'rotateApiKey', 201>>>,
   Expect<Equal<Client.RoleAssignment, Res<'listRoleAssignments', 200>['data'][number]>>,
   Expect<Equal<Client.ListRoleAssignmentsQuery, Query<'listRoleAssignments'>>>,
   Expect<Equal<Client.CreateRoleAssignmentRequest, Body<'createRoleAssignment'>>>,
