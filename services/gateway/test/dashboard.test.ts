@@ -265,5 +265,23 @@ describe('gateway: the dashboard at /dashboard/ and GET /v1/me', () => {
       const charset = await signIn({ host: 'localhost', 'content-type': 'application/json; charset=utf-8' });
       expect(charset.status).toBe(200);
     });
+
+    it('when the sign-in body names a member __proto__, names one twice or is not UTF-8, then 400 like every JSON body, and no token', async () => {
+      const bodies: [string | Buffer, string][] = [
+        [
+          `{"tenant_id":"${TENANT}","subject_id":"dashboard:alice","__proto__":{"admin":true}}`,
+          '__proto__ is not allowed as a member name',
+        ],
+        [`{"tenant_id":"${TENANT}","subject_id":"dashboard:alice","subject_id":"dashboard:bob"}`, 'twice'],
+        [Buffer.from([0x7b, 0xff, 0x7d]), 'Request body is not valid UTF-8'],
+      ];
+      for (const [body, says] of bodies) {
+        const answer = await signIn({ host: 'localhost', ...JSON_TYPE }, body as string);
+        expect(answer.status).toBe(400);
+        expect(answer.body.error).toBe('BAD_REQUEST');
+        expect(answer.body.message).toContain(says);
+        expect(answer.body.token).toBeUndefined();
+      }
+    });
   });
 });

@@ -5,6 +5,7 @@ import {
   AppError,
   ContractClient,
   badRequest,
+  parseJsonBody,
   describeZodError,
   forbidden,
   notFound,
@@ -195,9 +196,6 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
     if (size > 16 * 1024) throw badRequest('Body too large');
     chunks.push(chunk as Buffer);
   }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null');
-  } catch {
-    throw badRequest('Malformed JSON body');
-  }
+  // The project's one body parser: UTF-8, no `__proto__`-style or repeated member names (SPEC §11).
+  return parseJsonBody(Buffer.concat(chunks)) ?? null;
 }
