@@ -52,6 +52,8 @@ export const auditConfigSchema = z.object({
   WEBHOOKS_CONCURRENCY: env.int(64).pipe(z.number().int().min(1).max(1000)),
   /** How often each process asks the store for due deliveries (retries, other processes' fan-out). */
   WEBHOOKS_POLL_MS: env.int(1_000).pipe(z.number().int().min(10).max(60_000)),
+  /** Days a finished delivery (SUCCEEDED or FAILED) is kept after its last attempt; PENDING ones stay. */
+  WEBHOOKS_DELIVERY_RETENTION_DAYS: env.int(30).pipe(z.number().int().min(1).max(3_650)),
 });
 export type AuditConfig = z.output<typeof auditConfigSchema>;
 

@@ -132,17 +132,18 @@ export async function wire(
 
       // Webhooks: the deliveries next to the events (MongoDB, else memory), the webhook queue (its own
       // copy of every event), and a publisher for the events of endpoint changes.
+      const deliveryRetentionMs = config.WEBHOOKS_DELIVERY_RETENTION_DAYS * 86_400_000;
       const { adapter: webhookStore } = await compose<WebhookStore>({
         variable: config.MONGO_URL,
         fromVariable: async () => {
-          const mongoStore = new MongoWebhookStore(connection!);
+          const mongoStore = new MongoWebhookStore(connection!, deliveryRetentionMs);
           await mongoStore.init();
           return mongoStore;
         },
         override: overrides.webhookStore,
         local: () => {
           log.warn('webhook deliveries are in memory: pending ones are lost on restart');
-          return new MemoryWebhookStore();
+          return new MemoryWebhookStore(deliveryRetentionMs);
         },
       });
       const { adapter: webhookSource } = await compose<EventSource>({

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { MemoryOutbox, type AuditEvent } from '@mandate/shared';
 import type { ClaimedDelivery, WebhookDelivery, WebhookEndpoint } from './webhook';
 import {
+  DEFAULT_DELIVERY_RETENTION_MS,
   MAX_STORED_ATTEMPTS,
+  deliveryExpiry,
   type AttemptOutcome,
   type DeliveryKey,
   type DeliveryLease,
@@ -32,6 +34,21 @@ export class MemoryWebhookStore implements WebhookStore {
   /** The PENDING deliveries' ids, so claiming never walks the delivered ones. */
   private readonly pending = new Set<string>();
   private readonly outbox = new MemoryOutbox();
+  /** Finished deliveries → when they may go, oldest finish first (a Map keeps insertion order). */
+  private readonly expiries = new Map<string, number>();
+
+  constructor(private readonly deliveryRetentionMs = DEFAULT_DELIVERY_RETENTION_MS) {}
+
+  /** Removes the finished deliveries whose retention ended by `nowMs` (MongoDB's TTL index, here). */
+  private expire(nowMs: number): void {
+    for (const [id, expiresAt] of this.expiries) {
+      if (expiresAt > nowMs) break;
+      const d = this.deliveries.get(id);
+      if (d) this.byEndpointEvent.delete(`${d.endpoint_id} ${d.event_id}`);
+      this.deliveries.delete(id);
+      this.expiries.delete(id);
+    }
+  }
 
   async ping(): Promise<void> {}
 
@@ -102,6 +119,7 @@ export class MemoryWebhookStore implements WebhookStore {
   }
 
   async insertDeliveries(deliveries: WebhookDelivery[]): Promise<void> {
+    for (const d of deliveries) this.expire(Date.parse(d.created_at));
     for (const d of deliveries) {
       const key = `${d.endpoint_id} ${d.event_id}`;
       if (this.byEndpointEvent.has(key)) continue;
@@ -183,6 +201,11 @@ export class MemoryWebhookStore implements WebhookStore {
     this.deliveries.set(id, next);
     if (next.status === 'PENDING') this.pending.add(id);
     else this.pending.delete(id);
+    // Re-set so the order stays that of finishing: a delivery retried by hand moves to the end.
+    this.expiries.delete(id);
+    const expiresAt = deliveryExpiry(next.status, at, this.deliveryRetentionMs);
+    if (expiresAt !== null) this.expiries.set(id, expiresAt);
+    this.expire(Date.parse(at));
     return structuredClone(next);
   }
 

@@ -16,7 +16,9 @@ import {
 } from '@mandate/shared';
 import type { ClaimedDelivery, WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './webhook';
 import {
+  DEFAULT_DELIVERY_RETENTION_MS,
   MAX_STORED_ATTEMPTS,
+  deliveryExpiry,
   type AttemptOutcome,
   type DeliveryKey,
   type DeliveryLease,
@@ -56,6 +58,8 @@ interface DeliveryDoc extends Omit<
   lease_token: string | null;
   created_at: Date;
   updated_at: Date;
+  /** Set when the delivery finishes: MongoDB's TTL monitor removes it after this instant. */
+  expires_at: Date | null;
 }
 
 const outboxField = { type: [Schema.Types.Mixed], default: undefined };
@@ -114,6 +118,7 @@ export const webhookDeliverySchema = new Schema<DeliveryDoc>(
     lease_token: { type: String, default: null },
     created_at: { type: Date, required: true },
     updated_at: { type: Date, required: true },
+    expires_at: { type: Date, default: null },
   },
   { collection: 'webhook_deliveries', versionKey: false, minimize: false },
 );
@@ -127,6 +132,8 @@ webhookDeliverySchema.index({ tenant_id: 1, endpoint_id: 1, status: 1, _id: -1 }
 webhookDeliverySchema.index({ status: 1, next_attempt_at: 1 });
 // backlog: the oldest PENDING delivery, { status: 'PENDING' } sorted { created_at: 1 }.
 webhookDeliverySchema.index({ status: 1, created_at: 1 });
+// Retention: the TTL monitor removes a finished delivery once expires_at has passed (PENDING ones hold null).
+webhookDeliverySchema.index({ expires_at: 1 }, { expireAfterSeconds: 0 });
 // claimDue's read-back of what its updateMany leased: { lease_token }.
 webhookDeliverySchema.index({ lease_token: 1 }, { sparse: true });
 
@@ -164,6 +171,7 @@ export const WEBHOOK_QUERY_SHAPES: MongoQueryShape[] = [
 
 const iso = (d: Date | null | undefined) => (d ? new Date(d).toISOString() : null);
 const EPOCH = new Date(0);
+const dateOrNull = (ms: number | null) => (ms === null ? null : new Date(ms));
 
 function endpointOut(doc: EndpointDoc): WebhookEndpoint {
   return {
@@ -207,6 +215,7 @@ function deliveryIn({ id, ...d }: WebhookDelivery): DeliveryDoc {
     lease_token: null,
     created_at: new Date(d.created_at),
     updated_at: new Date(d.updated_at),
+    expires_at: null, // deliveries are created PENDING
   };
 }
 
@@ -252,7 +261,10 @@ export class MongoWebhookStore implements WebhookStore {
   private readonly endpoints: Model<EndpointDoc>;
   private readonly deliveries: Model<DeliveryDoc>;
 
-  constructor(private readonly connection: Connection) {
+  constructor(
+    private readonly connection: Connection,
+    private readonly deliveryRetentionMs = DEFAULT_DELIVERY_RETENTION_MS,
+  ) {
     this.endpoints = connection.model<EndpointDoc>('WebhookEndpoint', webhookEndpointSchema);
     this.deliveries = connection.model<DeliveryDoc>('WebhookDelivery', webhookDeliverySchema);
   }
@@ -439,6 +451,7 @@ export class MongoWebhookStore implements WebhookStore {
             lease_until: EPOCH,
             lease_token: null,
             updated_at: new Date(at),
+            expires_at: dateOrNull(deliveryExpiry(outcome.status, at, this.deliveryRetentionMs)),
           },
           $inc: { scheduled_attempts: outcome.scheduled ? 1 : 0 },
         },

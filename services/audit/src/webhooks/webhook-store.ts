@@ -93,5 +93,22 @@ export interface WebhookStore extends OutboxStore {
   backlog(): Promise<{ pending: number; oldestCreatedAt: string | null }>;
 }
 
+/**
+ * How long a finished delivery (SUCCEEDED or FAILED) is kept after its last attempt, unless the
+ * store is told otherwise (`WEBHOOK_DELIVERY_RETENTION_DAYS`): long enough to look into any
+ * failure and retry it by hand, short enough that deliveries never pile up. A PENDING delivery is
+ * never removed.
+ */
+export const DEFAULT_DELIVERY_RETENTION_MS = 30 * 24 * 3_600_000;
+
+/** When a delivery that ended with `outcome` at `at` may be removed: null while it is still PENDING. */
+export function deliveryExpiry(
+  status: WebhookDeliveryStatus,
+  at: string,
+  retentionMs: number,
+): number | null {
+  return status === 'PENDING' ? null : Date.parse(at) + retentionMs;
+}
+
 /** Attempts kept per delivery (the schedule makes 8; manual retries add more): the newest. */
 export const MAX_STORED_ATTEMPTS = 50;
