@@ -147,14 +147,21 @@ export function addressRefusal(address: string, allowLoopback = false): string |
 
 const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
 
+/**
+ * A URL's host as compared: `[::1]` → `::1` (URL and undici keep an IPv6 host's brackets), no
+ * trailing dot, lower case.
+ */
+export const bareHost = (hostname: string) =>
+  hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
+    .toLowerCase();
+
 /** The URL names a loopback host itself (only these may use the allowLoopback exception). */
-function namesLoopback(hostname: string): boolean {
-  const host = hostname.replace(/\.$/, '').toLowerCase();
+export function namesLoopback(hostname: string): boolean {
+  const host = bareHost(hostname);
   return host === 'localhost' || (isIP(host) !== 0 && addressRefusal(host) === 'loopback');
 }
-
-/** `[::1]` → `::1`: URL and undici keep the brackets of an IPv6 host. */
-const bare = (hostname: string) => hostname.replace(/^\[(.*)\]$/, '$1');
 
 /**
  * Fetches `url` under the outbound rules. Resolves to the answer (any status but 3xx); throws
@@ -169,7 +176,7 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
     throw new OutboundRefused('INVALID_URL', 'not a URL');
   }
   if (target.username || target.password) throw new OutboundRefused('INVALID_URL', 'URL carries credentials');
-  const hostname = bare(target.hostname);
+  const hostname = bareHost(target.hostname);
   const loopbackOk = options.allowLoopback === true && namesLoopback(hostname);
   if (target.protocol !== 'https:' && !(target.protocol === 'http:' && loopbackOk)) {
     throw new OutboundRefused('SCHEME', `${target.protocol} is not allowed`);
@@ -195,7 +202,7 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
         callback(null, socket!);
       });
     };
-    checkedAddresses(bare(connectOptions.hostname), resolve, loopbackOk).then(
+    checkedAddresses(bareHost(connectOptions.hostname), resolve, loopbackOk).then(
       (addresses) => tryEach(addresses, 0),
       (error: unknown) => {
         refused =

@@ -4,6 +4,8 @@ import {
   AppError,
   OutboundRefused,
   addressRefusal,
+  bareHost,
+  namesLoopback,
   badRequest,
   newId,
   type AuditEvent,
@@ -148,12 +150,8 @@ export async function checkWebhookUrl(
   options: { allowLoopback: boolean; lookup: OutboundLookup },
 ): Promise<void> {
   const url = new URL(raw);
-  const host = url.hostname
-    .replace(/^\[(.*)\]$/, '$1')
-    .replace(/\.$/, '')
-    .toLowerCase();
-  const namesLoopback = host === 'localhost' || (isIP(host) !== 0 && addressRefusal(host) === 'loopback');
-  const loopbackOk = options.allowLoopback && namesLoopback;
+  const host = bareHost(url.hostname);
+  const loopbackOk = options.allowLoopback && namesLoopback(host);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopbackOk)) {
     throw badRequest(
       options.allowLoopback
