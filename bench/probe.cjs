@@ -3,8 +3,8 @@
 // Preloaded into gateway and verify by bench/verify.ts (`--cpu-prof` is not allowed in
 // NODE_OPTIONS on Node 20). Each SIGUSR2 toggles a measurement window, so the figures cover the
 // measured load only:
-// - always: event-loop delay (perf_hooks.monitorEventLoopDelay, 1 ms resolution... 10 ms default
-//   is too coarse, so 1 ms) and event-loop utilisation, written as
+// - always: event-loop delay (perf_hooks.monitorEventLoopDelay, sampled every
+//   BENCH_LOOP_RESOLUTION_MS, default 10) and event-loop utilisation, written as
 //   <BENCH_PROBE_DIR>/<service>-<pid>-<n>.loop.json at the end of window n;
 // - with BENCH_PROFILE_DIR: a V8 CPU profile of the first window, <dir>/<service>-<pid>.cpuprofile;
 // - with BENCH_TIMING=1: the per-request marks of the window (markRequest, packages/shared
@@ -24,7 +24,12 @@ const service = (/(?:services|dist)\/([^/]+)\//.exec(process.argv[1] ?? '') ?? [
 if (probeDir || profileDir) {
   const session = profileDir ? new Session() : undefined;
   session?.connect();
-  const histogram = monitorEventLoopDelay({ resolution: 1 });
+  // The histogram's timer wakes the loop once per `resolution` ms while a window is open: at 1 ms
+  // that is 1,000 wake-ups a second in each of the stack's six processes, work bare express is not
+  // given. BENCH_LOOP_RESOLUTION_MS sets it (default 10, node's own default).
+  const histogram = monitorEventLoopDelay({
+    resolution: Number(process.env.BENCH_LOOP_RESOLUTION_MS ?? 10),
+  });
   let running = false;
   let windows = 0;
   let elu;

@@ -14,7 +14,8 @@
  * stack round there; read them with `tsx bench/profile-top.ts <file>`), BENCH_NODE_OPTIONS (passed to
  * gateway and verify, e.g. `--perf-basic-prof` for `perf record -p <pid>`).
  * Gateway and verify also report their event-loop delay and utilisation during each stack round
- * (bench/probe.cjs, perf_hooks.monitorEventLoopDelay).
+ * (bench/probe.cjs, perf_hooks.monitorEventLoopDelay sampled every BENCH_LOOP_RESOLUTION_MS, default
+ * 10: at 1 ms the sampling itself cost the stack ~5 % of its CPU at 500/s, docs/PERFORMANCE.md round 9).
  *
  * `BENCH_MODE=open` measures latency open-loop instead (bench/open-loop.ts): at each offered rate of
  * BENCH_RATES (default 50,200,500 verify/s) requests leave on a uniform schedule and latency counts
@@ -129,6 +130,9 @@ async function main() {
   const probeEnv: Record<string, string> = {
     NODE_OPTIONS: nodeOptions,
     BENCH_PROBE_DIR: probeDir,
+    ...(process.env.BENCH_LOOP_RESOLUTION_MS
+      ? { BENCH_LOOP_RESOLUTION_MS: process.env.BENCH_LOOP_RESOLUTION_MS }
+      : {}),
     ...(BREAKDOWN ? { BENCH_TIMING: '1' } : {}),
     ...(PROFILE_DIR ? { BENCH_PROFILE_DIR: PROFILE_DIR } : {}),
   };
