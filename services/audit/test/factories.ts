@@ -1,4 +1,5 @@
 import { buildEvent, newId, type AuditEvent, type EventInput } from '@mandate/shared';
+import type { WebhookDelivery } from '../src/webhooks/webhook';
 
 /** A valid event for `tenantId`; every field can be overridden. Ids are monotonic, so later = newer. */
 export function buildAuditEvent(
@@ -19,4 +20,28 @@ export function buildAuditEvent(
     },
     ...input,
   });
+}
+
+/** A PENDING delivery of a new event to endpoint `endpointId` of `tenantId`, created at `createdAt`. */
+export function buildDelivery(
+  tenantId: string,
+  endpointId: string,
+  createdAt: string,
+  over: Partial<WebhookDelivery> = {},
+): WebhookDelivery {
+  return {
+    id: newId('whd'),
+    tenant_id: tenantId,
+    endpoint_id: endpointId,
+    event_id: newId('evt'),
+    event_type: 'MANDATE_CREATED',
+    payload: '{"type":"MANDATE_CREATED"}',
+    status: 'PENDING',
+    attempts: [],
+    scheduled_attempts: 0,
+    next_attempt_at: createdAt,
+    created_at: createdAt,
+    updated_at: createdAt,
+    ...over,
+  };
 }

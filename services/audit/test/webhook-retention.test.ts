@@ -5,6 +5,7 @@ import { MemoryWebhookStore } from '../src/webhooks/memory-webhook-store';
 import { MongoWebhookStore } from '../src/webhooks/mongo-webhook-store';
 import type { WebhookDelivery } from '../src/webhooks/webhook';
 import type { AttemptOutcome, WebhookStore } from '../src/webhooks/webhook-store';
+import { buildDelivery } from './factories';
 
 /**
  * A finished delivery is kept for the retention after its last attempt, then removed; a PENDING
@@ -16,22 +17,7 @@ const RETENTION_MS = 60_000;
 const T0 = Math.floor(Date.now() / 1_000) * 1_000;
 const at = (ms: number) => new Date(T0 + ms).toISOString();
 
-function delivery(endpointId: string, tenantId: string): WebhookDelivery {
-  return {
-    id: newId('whd'),
-    tenant_id: tenantId,
-    endpoint_id: endpointId,
-    event_id: newId('evt'),
-    event_type: 'MANDATE_CREATED',
-    payload: '{"type":"MANDATE_CREATED"}',
-    status: 'PENDING',
-    attempts: [],
-    scheduled_attempts: 0,
-    next_attempt_at: at(0),
-    created_at: at(0),
-    updated_at: at(0),
-  };
-}
+const delivery = (endpointId: string, tenantId: string) => buildDelivery(tenantId, endpointId, at(0));
 
 const outcome = (status: AttemptOutcome['status'], attemptedAt: string): AttemptOutcome => ({
   attempt: {

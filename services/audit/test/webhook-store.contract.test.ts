@@ -4,6 +4,7 @@ import { MemoryWebhookStore } from '../src/webhooks/memory-webhook-store';
 import { MongoWebhookStore } from '../src/webhooks/mongo-webhook-store';
 import type { WebhookDelivery, WebhookEndpoint } from '../src/webhooks/webhook';
 import type { WebhookStore } from '../src/webhooks/webhook-store';
+import { buildDelivery } from './factories';
 
 const adapters = [
   memoryAdapter<WebhookStore>(() => new MemoryWebhookStore()),
@@ -36,23 +37,8 @@ function endpoint(tenantId: string, over: Partial<WebhookEndpoint> = {}): Webhoo
   };
 }
 
-function delivery(e: WebhookEndpoint, over: Partial<WebhookDelivery> = {}): WebhookDelivery {
-  return {
-    id: newId('whd'),
-    tenant_id: e.tenant_id,
-    endpoint_id: e.id,
-    event_id: newId('evt'),
-    event_type: 'MANDATE_CREATED',
-    payload: '{"type":"MANDATE_CREATED"}',
-    status: 'PENDING',
-    attempts: [],
-    scheduled_attempts: 0,
-    next_attempt_at: T0.toISOString(),
-    created_at: T0.toISOString(),
-    updated_at: T0.toISOString(),
-    ...over,
-  };
-}
+const delivery = (e: WebhookEndpoint, over: Partial<WebhookDelivery> = {}) =>
+  buildDelivery(e.tenant_id, e.id, T0.toISOString(), over);
 
 const attempt = (ok: boolean) => ({
   attempted_at: T0.toISOString(),
