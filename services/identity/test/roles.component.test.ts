@@ -252,6 +252,37 @@ describe.each(identityStoreAdapters())('identity: role assignments (component, $
     expect((await svc.call('GET', `${base}/${created.body.id}`, { caller })).body.roles).toEqual(roles);
   });
 
+  it('when a change that made an admin has not counted it yet, then demoting that admin again waits for the count instead of answering 409', async () => {
+    const { caller, base, tenantId } = await tenantWithAdmin();
+    const created = await svc.call('POST', base, {
+      caller,
+      body: { subject_id: 'dashboard:promoted', roles: ['tenant_viewer'] },
+    });
+    const store = svc.deps.store.roleAssignments as { joinAdmin(tenantId: string): Promise<void> };
+    const joinAdmin = store.joinAdmin;
+    let reached!: () => void;
+    let release!: () => void;
+    const promotionWritten = new Promise<void>((resolve) => (reached = resolve));
+    const countHeld = new Promise<void>((resolve) => (release = resolve));
+    // The promotion's write has landed; its count is held back, as a slow process would.
+    store.joinAdmin = async function (this: unknown, id: string) {
+      reached();
+      await countHeld;
+      return joinAdmin.call(this, id);
+    };
+    try {
+      const id = created.body.id as string;
+      const promoting = updateRoleAssignment(svc.deps, tenantId, id, { roles: ['tenant_admin'] }, caller);
+      await promotionWritten;
+      const demoting = updateRoleAssignment(svc.deps, tenantId, id, { roles: ['tenant_operator'] }, caller);
+      setTimeout(release, 20);
+      await promoting;
+      expect((await demoting).roles).toEqual(['tenant_operator']);
+    } finally {
+      store.joinAdmin = joinAdmin;
+    }
+  });
+
   describe('a tenant always keeps an administrator', () => {
     const keyCaller = (tenantId: string) =>
       callerFor(tenantId, { actor: { type: 'api_key', key_id: newId('key') } });

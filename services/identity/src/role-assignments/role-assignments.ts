@@ -58,6 +58,10 @@ function assignmentEvent(deps: IdentityDeps, change: AssignmentChange, caller?: 
  * one after its write. So the count is never above the real number of admins, and of two admins
  * revoking each other at once exactly one passes the count's conditional update.
  */
+/** The first pause before the admin count is asked again (doubling; 10 + 20 + 40 + 80 ms in all). */
+const LAST_ADMIN_RECHECK_MS = 10;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 async function changeAssignment(
   deps: IdentityDeps,
   tenantId: string,
@@ -72,7 +76,14 @@ async function changeAssignment(
     const leaves = isAdministrator(current) && !isAdministrator(change.next);
     const joins = !isAdministrator(current) && isAdministrator(change.next);
     if (leaves || joins) await admins.ensureAdminCount(tenantId);
-    if (leaves && !(await admins.leaveAdmin(tenantId))) throw new LastAdministrator();
+    if (leaves && !(await admins.leaveAdmin(tenantId))) {
+      // The count may be one short for a moment: a concurrent change that made an admin counts it
+      // only after its own write (so the count is never above the truth). Read again after a
+      // pause, in case that is what this change is seeing; refuse only when it holds every time.
+      if (attempt + 1 >= MAX_WRITE_ATTEMPTS) throw new LastAdministrator();
+      await sleep(LAST_ADMIN_RECHECK_MS * 2 ** attempt);
+      continue;
+    }
     const events = [assignmentEvent(deps, change, caller)];
     const written = await admins.replace(tenantId, current, change.next, events);
     if (written) {
