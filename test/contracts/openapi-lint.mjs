@@ -10,7 +10,7 @@ for await (const chunk of process.stdin) chunks.push(chunk);
 const config = await createConfig({
   extends: ['recommended'],
   rules: {
-    // The public reads without input (the two JWKS, this document) have no 4xx of their own: an
+    // The public reads without input and limit (the wallet's JWKS, this document) have no 4xx of their own: an
     // unknown path (404) or method (405) is documented once in info.description, as OpenAPI has
     // no operation for it. contract.test.ts checks that every other operation lists its 4xx.
     'operation-4xx-response': 'off',

@@ -72,6 +72,7 @@ describe('end to end: every Redis key of every service under REDIS_PREFIX', () =
       body: { organization_name: 'Namespaced Ltd', contact_email: 'ops@namespaced.example.com' },
     });
     expect(onboarding.status).toBe(202);
+    expect((await api('GET', '/v1/.well-known/jwks.json')).status).toBe(200);
     expect((await api('GET', '/v1/mandates', { auth: `${tenant.tenant.id}:msk_wrong` })).status).toBe(401);
 
     const { keys, patterns } = await keysOf(REDIS_URL, tap.commands);
@@ -84,6 +85,7 @@ describe('end to end: every Redis key of every service under REDIS_PREFIX', () =
       'rl:day:',
       'rl:authfail:',
       'rl:onboarding:',
+      'rl:public_reads:',
       'idem:',
       'snapshot:',
     ])

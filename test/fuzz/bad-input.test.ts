@@ -42,6 +42,7 @@ const PLAN_OVERRIDES = JSON.stringify({
   },
   enterprise: { global: big, monthly_quota: 100_000_000 },
   onboarding: big,
+  public_reads: big,
 });
 
 interface Reply {

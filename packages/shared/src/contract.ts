@@ -20,15 +20,23 @@ export type ServiceName = 'mandates' | 'verify' | 'identity' | 'audit' | 'gatewa
 export type AuthMode = 'tenant' | 'operator' | 'public';
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** The named per-endpoint rate-limit buckets (each plan sizes them; onboarding is per client IP). */
+/**
+ * The named per-endpoint rate-limit buckets: each plan sizes the first four; the public routes'
+ * buckets are per client IP (`onboarding` for sign-ups and the wallet, `public_reads` for the
+ * JWKS and the status lists relying parties fetch).
+ */
 export const LIMIT_BUCKETS = [
   'mandates.create',
   'mandates.lifecycle',
   'apikeys.create',
   'evidence.export',
   'onboarding',
+  'public_reads',
 ] as const;
 export type LimitBucket = (typeof LIMIT_BUCKETS)[number];
+/** The buckets counted per client IP (public routes), not per caller. */
+export const CLIENT_IP_BUCKETS = ['onboarding', 'public_reads'] as const satisfies readonly LimitBucket[];
+export type ClientIpBucket = (typeof CLIENT_IP_BUCKETS)[number];
 
 /** What the gateway needs of a route: the part of a contract its table is made of. */
 export interface RouteRule {

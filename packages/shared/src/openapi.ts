@@ -66,8 +66,9 @@ const DESCRIPTION = [
   'Every error answer is an ErrorEnvelope `{error, message}`.',
   'A known path called with another method answers 405 METHOD_NOT_ALLOWED with an Allow header;',
   'an unknown path answers 404 NOT_FOUND (neither can be listed per operation, so they are said here).',
-  'Every response carries X-Request-Id. Rate-limited routes (every tenant route, and onboarding per',
-  'client IP) send RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset, and on a 429 Retry-After.',
+  'Every response carries X-Request-Id. Rate-limited routes (every tenant route; onboarding, the JWKS and',
+  'the status lists per client IP) send RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset, and on a',
+  '429 Retry-After.',
   'Every POST accepts Idempotency-Key (1–255 printable ASCII): a retry with the same key and request',
   'within 24 h gets the stored answer with Idempotent-Replayed: true.',
 ].join(' ');

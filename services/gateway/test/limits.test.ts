@@ -732,6 +732,43 @@ describe('gateway rate limits and quotas (real Redis)', () => {
     });
   });
 
+  describe('the JWKS and the status lists, one bucket per client IP (SPEC §12)', () => {
+    // Slowed so no token refills while the requests are sent: counts are exact.
+    const exact: PlanOverrides = {
+      public_reads: { rate: 0.01, burst: 4 },
+      onboarding: { rate: 0.01, burst: 5 },
+    };
+    const jwks = '/v1/.well-known/jwks.json';
+    const list = '/v1/status-lists/sl_01jaaaaaaaaaaaaaaaaaaaaaaa';
+
+    it('when one address fetches the keys and a list past the burst, then 429 with Retry-After; its onboarding budget is its own', async () => {
+      const g = await startGateway({ routes: ROUTES_WITH_ONBOARDING, overrides: exact });
+      const first = [await g.call('GET', jwks), await g.call('GET', list), await g.call('GET', jwks)];
+      expect(statuses(first)).toEqual([200, 200, 200]);
+      expect(first[0]!.headers.get('ratelimit-limit')).toBe('4');
+      expect(first.map((r) => r.headers.get('ratelimit-remaining'))).toEqual(['3', '2', '1']);
+      expect((await g.call('GET', list)).status).toBe(200);
+      for (const path of [list, jwks]) {
+        const refused = await g.call('GET', path);
+        expect(refused.status).toBe(429);
+        expect(refused.body).toEqual({ error: 'TOO_MANY_REQUESTS', message: 'Rate limit exceeded' });
+        expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      }
+      expect((await g.call('POST', '/v1/onboarding/request')).status).toBe(200);
+    });
+
+    it('when TRUST_PROXY is on, then each client behind the proxy has its own budget; the OpenAPI document has none', async () => {
+      const g = await startGateway({ routes: ROUTES_WITH_ONBOARDING, trustProxy: true, overrides: exact });
+      const from = (ip: string) => g.call('GET', jwks, undefined, { 'x-forwarded-for': `10.9.9.9, ${ip}` });
+      const a = await Promise.all(Array.from({ length: 5 }, () => from('203.0.113.1')));
+      expect(count(a, 200)).toBe(4);
+      expect(count(a, 429)).toBe(1);
+      expect((await from('203.0.113.2')).status).toBe(200);
+      const open = await g.call('GET', '/v1/openapi.json', undefined, { 'x-forwarded-for': '203.0.113.1' });
+      expect(open.status).toBe(200);
+    });
+  });
+
   describe('embedded mode (in-memory limiter, same numbers)', () => {
     it('when a fresh key sends 100 at once, then all pass and more are 429; /readyz is ok', async () => {
       const g = await startGateway({ redisPort: null });

@@ -234,6 +234,7 @@ export const routes = defineRoutes({
     path: '/v1/.well-known/jwks.json',
     service: 'mandates',
     auth: 'public',
+    limit: 'public_reads',
     responses: {
       200: {
         description: 'JWK set',
@@ -252,6 +253,7 @@ export const routes = defineRoutes({
     path: '/v1/status-lists/:list_id',
     service: 'mandates',
     auth: 'public',
+    limit: 'public_reads',
     request: { params: z.object({ list_id: z.string().meta({ description: 'Status list id (sl_…)' }) }) },
     responses: {
       200: {

@@ -1,5 +1,5 @@
 import { RateLimiterRes, type RateLimiterLike } from 'rate-limiter-flexible';
-import { processMetrics, systemClock, type Clock, type Logger } from '@mandate/shared';
+import { processMetrics, systemClock, type ClientIpBucket, type Clock, type Logger } from '@mandate/shared';
 import {
   ENDPOINT_LIMITS,
   PLANS,
@@ -63,7 +63,9 @@ export function memoryBackend(now: () => number = Date.now): LimiterBackend {
 /** Whom a request is counted against. */
 export type LimitSubject =
   /** `id` is one API key or one JWT subject within a tenant. */
-  { kind: 'caller'; id: string; plan: Plan } | { kind: 'client_ip'; ip: string };
+  | { kind: 'caller'; id: string; plan: Plan }
+  /** A public route's request, counted against the client's address in that route's bucket. */
+  | { kind: 'client_ip'; ip: string; bucket: ClientIpBucket };
 
 export interface LimitDecision {
   allowed: boolean;
@@ -120,7 +122,7 @@ export class PlanLimiter implements RequestLimiter {
   private readonly quotas: Record<Plan, RateLimiterLike>;
   /** Each caller's requests per UTC day (not a limit: counted with the quota, for GET /v1/usage). */
   private readonly daily: RateLimiterLike;
-  private readonly onboarding: RateLimiterLike;
+  private readonly perIp: Record<ClientIpBucket, RateLimiterLike>;
   /** Failed authentications per client IP in a one-minute window (SPEC §11), in the backend's store. */
   private readonly authFailures: RateLimiterLike;
   /** IPs this process saw go over that limit, and until when (ms); bounded, dropped once passed. */
@@ -151,7 +153,10 @@ export class PlanLimiter implements RequestLimiter {
     );
     this.quotas = perPlan((plan) => backend.quota(`${p}:quota`, limits.plans[plan].monthlyQuota));
     this.daily = backend.quota(`${p}:day`, UNLIMITED);
-    this.onboarding = backend.bucket(`${p}:onboarding`, limits.onboarding);
+    this.perIp = {
+      onboarding: backend.bucket(`${p}:onboarding`, limits.onboarding),
+      public_reads: backend.bucket(`${p}:public_reads`, limits.publicReads),
+    };
     this.authFailures = backend.quota(`${p}:authfail`, options.authFailuresPerMinute ?? 20);
   }
 
@@ -199,16 +204,13 @@ export class PlanLimiter implements RequestLimiter {
     const { month, msToNextMonth } = monthWindow(now);
     const applied: Applied[] = [];
     if (subject.kind === 'client_ip') {
+      const bucket = subject.bucket === 'onboarding' ? this.limits.onboarding : this.limits.publicReads;
       applied.push({
-        limiter: this.onboarding,
+        limiter: this.perIp[subject.bucket],
         key: subject.ip,
         kind: 'rate',
-        limit: this.limits.onboarding.burst,
-        part: {
-          kind: 'rate',
-          rlKey: `${this.options.prefix}:onboarding:${subject.ip}`,
-          bucket: this.limits.onboarding,
-        },
+        limit: bucket.burst,
+        part: { kind: 'rate', rlKey: `${this.options.prefix}:${subject.bucket}:${subject.ip}`, bucket },
       });
     } else {
       const plan = this.limits.plans[subject.plan];
@@ -219,7 +221,7 @@ export class PlanLimiter implements RequestLimiter {
         limit: plan.global.burst,
         part: { kind: 'rate', rlKey: `${this.options.prefix}:global:${subject.id}`, bucket: plan.global },
       });
-      if (endpoint && endpoint !== 'onboarding') {
+      if (endpoint && endpoint !== 'onboarding' && endpoint !== 'public_reads') {
         applied.push({
           limiter: this.endpoints[subject.plan][endpoint],
           key: subject.id,
@@ -294,12 +296,12 @@ export class PlanLimiter implements RequestLimiter {
       if (refundable) this.refund(applied, outcomes);
       const a = applied[blocking]!;
       const quota = a.kind === 'quota';
-      // applied is [onboarding] or [global, endpoint?, quota]: the blocking index names the bucket.
+      // applied is [a per-IP bucket] or [global, endpoint?, quota]: the blocking index names the bucket.
       this.metrics.rateLimitRejections.inc({
         bucket: quota
           ? 'quota'
           : subject.kind === 'client_ip'
-            ? 'onboarding'
+            ? subject.bucket
             : blocking === 0
               ? 'global'
               : `endpoint:${endpoint}`,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Plan } from '@mandate/identity';
-import type { LimitBucket } from '@mandate/shared';
+import type { ClientIpBucket, LimitBucket } from '@mandate/shared';
 
 /** "Burst B, rate R": a fresh client may send `burst` requests at once; sustained, `rate` per second pass. */
 export interface Bucket {
@@ -11,8 +11,8 @@ export interface Bucket {
 // The plans are identity's (a tenant's plan is its record's); the limits of each are the gateway's.
 export { PLANS, type Plan } from '@mandate/identity';
 export type LimitName = LimitBucket;
-/** The per-endpoint buckets that follow the caller's plan (onboarding is per client IP, plan-less). */
-export type EndpointLimit = Exclude<LimitName, 'onboarding'>;
+/** The per-endpoint buckets that follow the caller's plan (the public routes' are per client IP, plan-less). */
+export type EndpointLimit = Exclude<LimitName, ClientIpBucket>;
 export const ENDPOINT_LIMITS: readonly EndpointLimit[] = [
   'mandates.create',
   'mandates.lifecycle',
@@ -29,7 +29,13 @@ export interface PlanLimits {
 
 export interface LimitsConfig {
   plans: Record<Plan, PlanLimits>;
+  /** Per client IP: sign-up requests and the wallet's sign-in steps. */
   onboarding: Bucket;
+  /**
+   * Per client IP: the JWKS and the status lists (SPEC §12). Sized for a relying party's fleet
+   * behind one address refreshing its lists every `ttl` (60 s by default), not for a scraper.
+   */
+  publicReads: Bucket;
 }
 
 /** SPEC §6. */
@@ -57,6 +63,7 @@ export const DEFAULT_LIMITS: LimitsConfig = {
     },
   },
   onboarding: { rate: 2, burst: 5 },
+  publicReads: { rate: 50, burst: 200 },
 };
 
 const bucketSchema = z.strictObject({ rate: z.number().positive(), burst: z.number().int().min(1) });
@@ -81,6 +88,7 @@ export const planOverridesSchema = z.strictObject({
   beta: planOverrideSchema.optional(),
   enterprise: planOverrideSchema.optional(),
   onboarding: bucketSchema.optional(),
+  public_reads: bucketSchema.optional(),
 });
 export type PlanOverrides = z.infer<typeof planOverridesSchema>;
 
@@ -105,6 +113,7 @@ export function resolveLimits(
   return {
     plans: { beta: plan('beta'), enterprise: plan('enterprise') },
     onboarding: overrides.onboarding ?? base.onboarding,
+    publicReads: overrides.public_reads ?? base.publicReads,
   };
 }
 

@@ -24,15 +24,18 @@ export function clientIp(
 const normalise = (ip: string) => (ip.startsWith('::ffff:') && isIP(ip.slice(7)) === 4 ? ip.slice(7) : ip);
 
 /**
- * Whom a matched request counts against, or null when it is not limited: public routes other than
- * onboarding, and the platform operator.
+ * Whom a matched request counts against, or null when it is not limited: public routes without a
+ * per-IP bucket (health, the OpenAPI document), and the platform operator.
  */
 export function limitSubject(
   rule: RouteRule,
   principal: Principal | null,
   ip: () => string,
 ): LimitSubject | null {
-  if (rule.auth === 'public') return rule.limit === 'onboarding' ? { kind: 'client_ip', ip: ip() } : null;
+  if (rule.auth === 'public')
+    return rule.limit === 'onboarding' || rule.limit === 'public_reads'
+      ? { kind: 'client_ip', ip: ip(), bucket: rule.limit }
+      : null;
   if (!principal || !principal.tenantId) return null;
   const who = principal.actor.key_id ?? principal.actor.subject_id;
   if (!who) return null;
