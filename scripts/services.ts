@@ -25,7 +25,12 @@ export const LOCAL_REDIS_URL = 'redis://127.0.0.1:6379';
 /** Below Linux's ephemeral range (32768–60999), so no outgoing connection takes one of these ports. */
 const WORKER_PORTS_BASE = 20_000;
 const PORTS_PER_WORKER = 700;
-let nextWorkerPort = 0;
+/**
+ * Where this run starts in its worker's block: taken from the jest parent's pid, so two runs on
+ * one machine at once (a developer's and a helper's) probe different ports of the same block
+ * instead of the same ones in the same order.
+ */
+let nextWorkerPort = (process.ppid * 7_919) % PORTS_PER_WORKER;
 
 /**
  * A port nothing listens on, for a service about to start. A port is only known free until someone
