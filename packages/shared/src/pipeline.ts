@@ -312,6 +312,22 @@ const DATABASE_UNREACHABLE = new Set([
  */
 const RETRY_LABELS = ['TransientTransactionError', 'RetryableWriteError', 'UnknownTransactionCommitResult'];
 
+/**
+ * Socket errors by errno code: a connection to a dependency that broke under the request (seen:
+ * the MongoDB driver letting through node's own EPIPE "This socket has been ended by the other
+ * party" when a cut connection is written to). A dependency down, not a bug.
+ */
+const SOCKET_ERROR_CODES = new Set([
+  'EPIPE',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ECONNABORTED',
+  'ENOTCONN',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+]);
+
 /** The `name` each class in `err`'s prototype chain gives it, most derived first. */
 function classNames(err: object): string[] {
   const names: string[] = [];
@@ -325,6 +341,11 @@ function classNames(err: object): string[] {
     if (typeof name === 'string') names.push(name);
   }
   return names;
+}
+
+function isSocketError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null | undefined)?.code;
+  return typeof code === 'string' && SOCKET_ERROR_CODES.has(code);
 }
 
 function isDatabaseUnreachable(err: unknown): boolean {
@@ -362,6 +383,13 @@ export function errorReply(err: unknown, requestId: string | undefined): ErrorRe
     return { status: 400, envelope: { error: 'BAD_REQUEST', message: 'Malformed JSON body' } };
   if (bodyError?.type && bodyError.status && bodyError.status < 500)
     return { status: 400, envelope: { error: 'BAD_REQUEST', message: 'Unreadable request body' } };
+  if (isSocketError(err))
+    return {
+      status: 503,
+      envelope: { error: 'SERVICE_UNAVAILABLE', message: 'A dependency is unreachable; retry later' },
+      headers: { 'Retry-After': '1' },
+      unexpected: true,
+    };
   if (isDatabaseUnreachable(err))
     return {
       status: 503,

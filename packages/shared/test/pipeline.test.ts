@@ -269,6 +269,15 @@ describe('pipeline: error → envelope', () => {
     const commitUnknown = new mongoose.mongo.MongoServerError({ message: 'commit outcome unknown' });
     commitUnknown.addErrorLabel('UnknownTransactionCommitResult');
     expect(errorReply(commitUnknown, 'r')).toEqual(unreachable);
+    // node's own socket error, let through by the driver when a cut connection is written to.
+    const epipe = Object.assign(new Error('This socket has been ended by the other party'), {
+      code: 'EPIPE',
+    });
+    expect(errorReply(epipe, 'r')).toEqual({
+      ...unreachable,
+      envelope: { error: 'SERVICE_UNAVAILABLE', message: 'A dependency is unreachable; retry later' },
+    });
+    expect(errorReply(Object.assign(new Error('reset'), { code: 'ECONNRESET' }), 'r').status).toBe(503);
     // Any other database error is still a 500: a duplicate key or a bad query is a bug, not an outage.
     expect(errorReply(new mongoose.Error('Cast to ObjectId failed'), 'r').status).toBe(500);
   });
