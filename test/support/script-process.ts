@@ -38,11 +38,20 @@ export async function startScript(
   child.stdout!.on('data', onData);
   child.stderr!.on('data', onData);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 120_000;
+  const started = Date.now();
+  const deadline = started + 120_000;
   while (!ready(lines)) {
-    if (child.exitCode !== null || Date.now() > deadline) {
+    if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
+      // How it ended says which: an exit (its code or signal) or the deadline, and whether it printed at all.
+      const ended =
+        child.exitCode !== null || child.signalCode !== null
+          ? `exited (code ${child.exitCode}, signal ${child.signalCode})`
+          : 'still running at the deadline';
       child.kill('SIGKILL');
-      throw new Error(`${what} did not start:\n${lines.join('\n')}`);
+      throw new Error(
+        `${what} did not start: ${ended} after ${Math.round((Date.now() - started) / 1000)} s, ` +
+          `${lines.length} line(s) printed${partial ? ' and a partial one' : ''}:\n${[...lines, partial].join('\n')}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 100));
   }
