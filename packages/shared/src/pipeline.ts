@@ -362,6 +362,14 @@ function isDatabaseUnreachable(err: unknown): boolean {
   );
 }
 
+/** A dependency down: 503 with Retry-After, and logged (it is not a failure the envelope foresees). */
+const dependencyDown = (message: string): ErrorReply => ({
+  status: 503,
+  envelope: { error: 'SERVICE_UNAVAILABLE', message },
+  headers: { 'Retry-After': '1' },
+  unexpected: true,
+});
+
 /**
  * What any error thrown while answering a request is answered with: an AppError's own envelope, a
  * zod error as 400 naming the field, body-parser's failures as 413/400, a database that cannot be
@@ -383,20 +391,8 @@ export function errorReply(err: unknown, requestId: string | undefined): ErrorRe
     return { status: 400, envelope: { error: 'BAD_REQUEST', message: 'Malformed JSON body' } };
   if (bodyError?.type && bodyError.status && bodyError.status < 500)
     return { status: 400, envelope: { error: 'BAD_REQUEST', message: 'Unreadable request body' } };
-  if (isSocketError(err))
-    return {
-      status: 503,
-      envelope: { error: 'SERVICE_UNAVAILABLE', message: 'A dependency is unreachable; retry later' },
-      headers: { 'Retry-After': '1' },
-      unexpected: true,
-    };
-  if (isDatabaseUnreachable(err))
-    return {
-      status: 503,
-      envelope: { error: 'SERVICE_UNAVAILABLE', message: 'The database is unreachable; retry later' },
-      headers: { 'Retry-After': '1' },
-      unexpected: true,
-    };
+  if (isSocketError(err)) return dependencyDown('A dependency is unreachable; retry later');
+  if (isDatabaseUnreachable(err)) return dependencyDown('The database is unreachable; retry later');
   return {
     status: 500,
     envelope: { error: 'INTERNAL_ERROR', message: `Internal error (request ${requestId ?? 'unknown'})` },
