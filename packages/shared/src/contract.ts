@@ -37,6 +37,8 @@ export type LimitBucket = (typeof LIMIT_BUCKETS)[number];
 /** The buckets counted per client IP (public routes), not per caller. */
 export const CLIENT_IP_BUCKETS = ['onboarding', 'public_reads'] as const satisfies readonly LimitBucket[];
 export type ClientIpBucket = (typeof CLIENT_IP_BUCKETS)[number];
+export const isClientIpBucket = (bucket: LimitBucket | undefined): bucket is ClientIpBucket =>
+  (CLIENT_IP_BUCKETS as readonly (LimitBucket | undefined)[]).includes(bucket);
 
 /** What the gateway needs of a route: the part of a contract its table is made of. */
 export interface RouteRule {

@@ -1,5 +1,13 @@
 import { RateLimiterRes, type RateLimiterLike } from 'rate-limiter-flexible';
-import { processMetrics, systemClock, type ClientIpBucket, type Clock, type Logger } from '@mandate/shared';
+import {
+  CLIENT_IP_BUCKETS,
+  isClientIpBucket,
+  processMetrics,
+  systemClock,
+  type ClientIpBucket,
+  type Clock,
+  type Logger,
+} from '@mandate/shared';
 import {
   ENDPOINT_LIMITS,
   PLANS,
@@ -123,6 +131,7 @@ export class PlanLimiter implements RequestLimiter {
   /** Each caller's requests per UTC day (not a limit: counted with the quota, for GET /v1/usage). */
   private readonly daily: RateLimiterLike;
   private readonly perIp: Record<ClientIpBucket, RateLimiterLike>;
+  private readonly perIpLimits: Record<ClientIpBucket, Bucket>;
   /** Failed authentications per client IP in a one-minute window (SPEC §11), in the backend's store. */
   private readonly authFailures: RateLimiterLike;
   /** IPs this process saw go over that limit, and until when (ms); bounded, dropped once passed. */
@@ -153,10 +162,10 @@ export class PlanLimiter implements RequestLimiter {
     );
     this.quotas = perPlan((plan) => backend.quota(`${p}:quota`, limits.plans[plan].monthlyQuota));
     this.daily = backend.quota(`${p}:day`, UNLIMITED);
-    this.perIp = {
-      onboarding: backend.bucket(`${p}:onboarding`, limits.onboarding),
-      public_reads: backend.bucket(`${p}:public_reads`, limits.publicReads),
-    };
+    this.perIpLimits = { onboarding: limits.onboarding, public_reads: limits.publicReads };
+    this.perIp = Object.fromEntries(
+      CLIENT_IP_BUCKETS.map((b) => [b, backend.bucket(`${p}:${b}`, this.perIpLimits[b])]),
+    ) as Record<ClientIpBucket, RateLimiterLike>;
     this.authFailures = backend.quota(`${p}:authfail`, options.authFailuresPerMinute ?? 20);
   }
 
@@ -204,7 +213,7 @@ export class PlanLimiter implements RequestLimiter {
     const { month, msToNextMonth } = monthWindow(now);
     const applied: Applied[] = [];
     if (subject.kind === 'client_ip') {
-      const bucket = subject.bucket === 'onboarding' ? this.limits.onboarding : this.limits.publicReads;
+      const bucket = this.perIpLimits[subject.bucket];
       applied.push({
         limiter: this.perIp[subject.bucket],
         key: subject.ip,
@@ -221,7 +230,7 @@ export class PlanLimiter implements RequestLimiter {
         limit: plan.global.burst,
         part: { kind: 'rate', rlKey: `${this.options.prefix}:global:${subject.id}`, bucket: plan.global },
       });
-      if (endpoint && endpoint !== 'onboarding' && endpoint !== 'public_reads') {
+      if (endpoint && !isClientIpBucket(endpoint)) {
         applied.push({
           limiter: this.endpoints[subject.plan][endpoint],
           key: subject.id,

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { isClientIpBucket } from '@mandate/shared';
 import type { Principal } from '../auth/authenticate';
 import type { RouteRule } from '../routes/table';
 import type { LimitSubject } from './limiter';
@@ -33,9 +34,7 @@ export function limitSubject(
   ip: () => string,
 ): LimitSubject | null {
   if (rule.auth === 'public')
-    return rule.limit === 'onboarding' || rule.limit === 'public_reads'
-      ? { kind: 'client_ip', ip: ip(), bucket: rule.limit }
-      : null;
+    return isClientIpBucket(rule.limit) ? { kind: 'client_ip', ip: ip(), bucket: rule.limit } : null;
   if (!principal || !principal.tenantId) return null;
   const who = principal.actor.key_id ?? principal.actor.subject_id;
   if (!who) return null;
