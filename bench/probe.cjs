@@ -10,12 +10,14 @@
 // - with BENCH_TIMING=1: the per-request marks of the window (markRequest, packages/shared
 //   request-timing.ts), <BENCH_PROBE_DIR>/<service>-<pid>-<n>.timing.json, for the breakdown.
 const { Session } = require('node:inspector');
-const { monitorEventLoopDelay, performance } = require('node:perf_hooks');
+const { monitorEventLoopDelay, performance, PerformanceObserver } = require('node:perf_hooks');
 const { writeFileSync } = require('node:fs');
 const path = require('node:path');
 
 const probeDir = process.env.BENCH_PROBE_DIR;
 const profileDir = process.env.BENCH_PROFILE_DIR;
+// BENCH_PROFILE_KIND=heap: a V8 sampling heap profile of the first window instead of a CPU profile.
+const heapProfile = process.env.BENCH_PROFILE_KIND === 'heap';
 // Installed before any module loads: request-timing.ts looks for it once, at import.
 const timing = probeDir && process.env.BENCH_TIMING === '1' ? { on: false, marks: [] } : undefined;
 if (timing) globalThis.__mandateRequestTiming = timing;
@@ -33,18 +35,43 @@ if (probeDir || profileDir) {
   let running = false;
   let windows = 0;
   let elu;
+  // GC pauses of the window: a stall of the event loop is either GC or being descheduled.
+  // Per kind (perf_hooks constants): 1 minor (scavenge), 2 major (mark-compact), 4 incremental, 8 weak callbacks.
+  const newGc = () => ({ count: 0, total: 0, max: 0, kinds: {} });
+  let gc = newGc();
+  const gcObserver = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      gc.count++;
+      gc.total += entry.duration;
+      gc.max = Math.max(gc.max, entry.duration);
+      const kind = { 1: 'minor', 2: 'major', 4: 'incremental', 8: 'weak' }[entry.detail?.kind] ?? 'other';
+      const k = (gc.kinds[kind] ??= { count: 0, total: 0, max: 0 });
+      k.count++;
+      k.total += entry.duration;
+      k.max = Math.max(k.max, entry.duration);
+    }
+  });
   process.on('SIGUSR2', () => {
     if (!running) {
       running = true;
       windows++;
       histogram.reset();
       histogram.enable();
+      gc = newGc();
+      gcObserver.observe({ entryTypes: ['gc'] });
       elu = performance.eventLoopUtilization();
       if (timing) {
         timing.marks = [];
         timing.on = true;
       }
-      if (session && windows === 1) {
+      if (session && windows === 1 && heapProfile) {
+        session.post('HeapProfiler.enable');
+        session.post('HeapProfiler.startSampling', {
+          samplingInterval: 4096,
+          // Kept: what survived a scavenge (the costly kind), though a later mark-compact freed it.
+          includeObjectsCollectedByMajorGC: true,
+        });
+      } else if (session && windows === 1) {
         session.post('Profiler.enable');
         session.post('Profiler.setSamplingInterval', { interval: 250 });
         session.post('Profiler.start');
@@ -53,6 +80,7 @@ if (probeDir || profileDir) {
     }
     running = false;
     histogram.disable();
+    gcObserver.disconnect();
     if (timing) {
       timing.on = false;
       writeFileSync(
@@ -77,9 +105,30 @@ if (probeDir || profileDir) {
             mean: ms(histogram.mean),
           },
           heap_mb: Math.round(process.memoryUsage().heapUsed / 1e6),
+          gc: {
+            count: gc.count,
+            total_ms: Math.round(gc.total * 10) / 10,
+            max_ms: Math.round(gc.max * 10) / 10,
+            kinds: Object.fromEntries(
+              Object.entries(gc.kinds).map(([kind, k]) => [
+                kind,
+                { count: k.count, total_ms: Math.round(k.total * 10) / 10, max_ms: Math.round(k.max * 10) / 10 },
+              ]),
+            ),
+          },
         }),
       );
-    if (session && windows === 1)
+    if (session && windows === 1 && heapProfile)
+      // What the window allocated that no GC has reclaimed yet: garbage promoted to the old
+      // generation (medium-lived objects) shows here until the next mark-compact.
+      session.post('HeapProfiler.stopSampling', (err, result) => {
+        if (!err)
+          writeFileSync(
+            path.join(profileDir, `${service}-${process.pid}.heapprofile`),
+            JSON.stringify(result.profile),
+          );
+      });
+    else if (session && windows === 1)
       session.post('Profiler.stop', (err, result) => {
         if (!err)
           writeFileSync(

@@ -15,7 +15,11 @@
  * gateway and verify, e.g. `--perf-basic-prof` for `perf record -p <pid>`).
  * Gateway and verify also report their event-loop delay and utilisation during each stack round
  * (bench/probe.cjs, perf_hooks.monitorEventLoopDelay sampled every BENCH_LOOP_RESOLUTION_MS, default
- * 10: at 1 ms the sampling itself cost the stack ~5 % of its CPU at 500/s, docs/PERFORMANCE.md round 9).
+ * 10: at 1 ms the sampling itself cost the stack ~5 % of its CPU at 500/s, docs/PERFORMANCE.md round 9),
+ * and their GC pauses by kind; every process's CPU line carries the time its main thread spent
+ * runnable but waiting for a CPU (/proc/<pid>/schedstat). BENCH_PROFILE_KIND=heap makes
+ * BENCH_PROFILE write sampling heap profiles instead (what survived a scavenge); BENCH_OUTPUT_DIR=<dir>
+ * keeps what each service printed (with SERVICE_NODE_FLAGS=--trace-gc-nvp, its GC trace).
  *
  * `BENCH_MODE=open` measures latency open-loop instead (bench/open-loop.ts): at each offered rate of
  * BENCH_RATES (default 50,200,500 verify/s) requests leave on a uniform schedule and latency counts
@@ -25,7 +29,7 @@
  * p50 ≤ express p50 + 1 ms and stack p99 ≤ 2 × express p99 + 1 ms.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -135,6 +139,7 @@ async function main() {
       : {}),
     ...(BREAKDOWN ? { BENCH_TIMING: '1' } : {}),
     ...(PROFILE_DIR ? { BENCH_PROFILE_DIR: PROFILE_DIR } : {}),
+    ...(process.env.BENCH_PROFILE_KIND ? { BENCH_PROFILE_KIND: process.env.BENCH_PROFILE_KIND } : {}),
   };
   // On a loaded machine a service can miss the launcher's start deadline (tsx compiling): try again.
   const stack = await retry(3, () =>
@@ -251,6 +256,12 @@ async function main() {
   } finally {
     if (express) await stopChild(express.child);
     if (http) await stopChild(http.child);
+    // BENCH_OUTPUT_DIR=<dir>: what each service process printed (e.g. --trace-gc-nvp through SERVICE_NODE_FLAGS).
+    if (process.env.BENCH_OUTPUT_DIR)
+      for (const [name, processes] of Object.entries({ gateway: [stack.gateway], ...stack.replicas }))
+        processes.forEach((p, i) =>
+          writeFileSync(path.join(process.env.BENCH_OUTPUT_DIR!, `${name}-${i}.log`), p.output.join('')),
+        );
     await stack.stop();
     rmSync(probeDir, { recursive: true, force: true });
   }
@@ -446,8 +457,14 @@ function loopReport(dir: string, round: number): string {
         utilisation: number;
         delay_ms: { p50: number; p99: number; max: number; mean: number };
         heap_mb: number;
+        gc?: { kinds: Record<string, { count: number; total_ms: number; max_ms: number }> };
       };
-      return `${r.service} busy ${(r.utilisation * 100).toFixed(0)}%, delay p50 ${r.delay_ms.p50} ms p99 ${r.delay_ms.p99} ms max ${r.delay_ms.max} ms`;
+      const gc = r.gc
+        ? `, GC ${Object.entries(r.gc.kinds)
+            .map(([kind, k]) => `${kind} ${k.count}× ${k.total_ms} ms (max ${k.max_ms})`)
+            .join(' ')}`
+        : '';
+      return `${r.service} busy ${(r.utilisation * 100).toFixed(0)}%, delay p50 ${r.delay_ms.p50} ms p99 ${r.delay_ms.p99} ms max ${r.delay_ms.max} ms${gc}`;
     })
     .join('; ');
 }
@@ -479,8 +496,18 @@ function cpuSampler(pids: Record<string, number>) {
       return [NaN, NaN];
     }
   };
+  // Nanoseconds the main thread spent runnable but waiting for a CPU (/proc/<pid>/schedstat, field 2):
+  // a request in that thread's socket waits as long, so this names "descheduled" as a cause.
+  const runQueueWait = (pid: number): number => {
+    try {
+      return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]);
+    } catch {
+      return NaN;
+    }
+  };
   const started = performance.now();
   const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, ticks(pid)]));
+  const waitedBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, runQueueWait(pid)]));
   return {
     stop: (rps: number) => {
       const seconds = (performance.now() - started) / 1000;
@@ -488,7 +515,8 @@ function cpuSampler(pids: Record<string, number>) {
         .map(([name, pid]) => {
           const [user, sys] = ticks(pid).map((t, i) => (t - before[name]![i]!) / 100 / seconds);
           const perReq = (share: number) => ((share / rps) * 1e6).toFixed(0);
-          return `${name} ${((user! + sys!) * 100).toFixed(0)}% ${perReq(user! + sys!)} µs/req (user ${perReq(user!)}, sys ${perReq(sys!)})`;
+          const waited = (runQueueWait(pid) - waitedBefore[name]!) / 1e6 / seconds;
+          return `${name} ${((user! + sys!) * 100).toFixed(0)}% ${perReq(user! + sys!)} µs/req (user ${perReq(user!)}, sys ${perReq(sys!)}, run-queue wait ${waited.toFixed(0)} ms/s)`;
         })
         .join(', ');
     },
