@@ -152,7 +152,11 @@ export class ProcessMetrics {
     // A counter in this process's registry, by the given labels.
     const counter = <L extends string = never>(name: string, help: string, labelNames: readonly L[] = []) =>
       new Counter<L>({ name, help, labelNames, registers });
-    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 10 });
+    // The event-loop delay histogram samples with a timer: at prom-client's 10 ms every process woke
+    // ~100 times a second for it, idle or not, half of an idle service's CPU (bench/idle-cost.ts,
+    // docs/PERFORMANCE.md round 10). At 100 ms a stall of 100 ms or more is always seen, a shorter
+    // one with a chance of its length in 100 ms.
+    collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: 100 });
     this.http = new FastHistogram(
       LATENCY_BUCKETS,
       this.registry,
