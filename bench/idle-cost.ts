@@ -32,7 +32,9 @@ async function main() {
     processes.forEach(([name, pid], i) => {
       const cpuMsPerSecond = ((ticks(pid) - before[i]![0]) * 10) / SECONDS;
       const wakeUpsPerSecond = (wakeUps(pid) - before[i]![1]) / SECONDS;
-      process.stdout.write(`${name}: ${cpuMsPerSecond.toFixed(1)} ms CPU/s, ${wakeUpsPerSecond} wake-ups/s\n`);
+      process.stdout.write(
+        `${name}: ${cpuMsPerSecond.toFixed(1)} ms CPU/s, ${wakeUpsPerSecond} wake-ups/s\n`,
+      );
     });
   } finally {
     await stack.stop();

@@ -112,7 +112,11 @@ if (probeDir || profileDir) {
             kinds: Object.fromEntries(
               Object.entries(gc.kinds).map(([kind, k]) => [
                 kind,
-                { count: k.count, total_ms: Math.round(k.total * 10) / 10, max_ms: Math.round(k.max * 10) / 10 },
+                {
+                  count: k.count,
+                  total_ms: Math.round(k.total * 10) / 10,
+                  max_ms: Math.round(k.max * 10) / 10,
+                },
               ]),
             ),
           },

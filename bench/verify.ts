@@ -507,7 +507,9 @@ function cpuSampler(pids: Record<string, number>) {
   };
   const started = performance.now();
   const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, ticks(pid)]));
-  const waitedBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, runQueueWait(pid)]));
+  const waitedBefore = Object.fromEntries(
+    Object.entries(pids).map(([name, pid]) => [name, runQueueWait(pid)]),
+  );
   return {
     stop: (rps: number) => {
       const seconds = (performance.now() - started) / 1000;
