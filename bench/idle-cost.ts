@@ -4,18 +4,12 @@
  * switches), over 10 s after 15 s of rest. Work a process does beside its requests competes with
  * them for the same cores (docs/PERFORMANCE.md, round 10).
  */
-import { readFileSync } from 'node:fs';
 import { startStack } from '../test/support/stack';
+import { cpuTicks, wakeUps } from './proc-stats';
 
 const SECONDS = 10;
-
-/** utime + stime in clock ticks (USER_HZ, 100 on Linux). */
-const ticks = (pid: number) => {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return Number(fields[11]) + Number(fields[12]);
-};
-const wakeUps = (pid: number) =>
-  Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+/** CPU ticks, user and system together. */
+const ticks = (pid: number) => cpuTicks(pid).reduce((a, b) => a + b, 0);
 
 async function main() {
   const stack = await startStack({ all: { LOG_LEVEL: 'warn' } }, { replicas: { verify: 2 } });

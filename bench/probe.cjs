@@ -37,15 +37,11 @@ if (probeDir || profileDir) {
   let elu;
   // GC pauses of the window: a stall of the event loop is either GC or being descheduled.
   // Per kind (perf_hooks constants): 1 minor (scavenge), 2 major (mark-compact), 4 incremental, 8 weak callbacks.
-  const newGc = () => ({ count: 0, total: 0, max: 0, kinds: {} });
-  let gc = newGc();
+  let gcKinds = {};
   const gcObserver = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
-      gc.count++;
-      gc.total += entry.duration;
-      gc.max = Math.max(gc.max, entry.duration);
       const kind = { 1: 'minor', 2: 'major', 4: 'incremental', 8: 'weak' }[entry.detail?.kind] ?? 'other';
-      const k = (gc.kinds[kind] ??= { count: 0, total: 0, max: 0 });
+      const k = (gcKinds[kind] ??= { count: 0, total: 0, max: 0 });
       k.count++;
       k.total += entry.duration;
       k.max = Math.max(k.max, entry.duration);
@@ -57,7 +53,7 @@ if (probeDir || profileDir) {
       windows++;
       histogram.reset();
       histogram.enable();
-      gc = newGc();
+      gcKinds = {};
       gcObserver.observe({ entryTypes: ['gc'] });
       elu = performance.eventLoopUtilization();
       if (timing) {
@@ -91,6 +87,7 @@ if (probeDir || profileDir) {
     }
     const used = performance.eventLoopUtilization(elu);
     const ms = (ns) => Math.round(ns / 1e4) / 100;
+    const tenths = (x) => Math.round(x * 10) / 10;
     if (probeDir)
       writeFileSync(
         path.join(probeDir, `${service}-${process.pid}-${windows}.loop.json`),
@@ -106,17 +103,10 @@ if (probeDir || profileDir) {
           },
           heap_mb: Math.round(process.memoryUsage().heapUsed / 1e6),
           gc: {
-            count: gc.count,
-            total_ms: Math.round(gc.total * 10) / 10,
-            max_ms: Math.round(gc.max * 10) / 10,
             kinds: Object.fromEntries(
-              Object.entries(gc.kinds).map(([kind, k]) => [
+              Object.entries(gcKinds).map(([kind, k]) => [
                 kind,
-                {
-                  count: k.count,
-                  total_ms: Math.round(k.total * 10) / 10,
-                  max_ms: Math.round(k.max * 10) / 10,
-                },
+                { count: k.count, total_ms: tenths(k.total), max_ms: tenths(k.max) },
               ]),
             ),
           },

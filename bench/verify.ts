@@ -34,6 +34,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { apiClient, startStack, verifyCounters } from '../test/support/stack';
+import { cpuTicks, runQueueWaitNs } from './proc-stats';
 import { openLoop, type OpenLoopRequest, type OpenLoopResult, type OpenLoopSample } from './open-loop';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 10);
@@ -459,11 +460,12 @@ function loopReport(dir: string, round: number): string {
         heap_mb: number;
         gc?: { kinds: Record<string, { count: number; total_ms: number; max_ms: number }> };
       };
-      const gc = r.gc
-        ? `, GC ${Object.entries(r.gc.kinds)
-            .map(([kind, k]) => `${kind} ${k.count}× ${k.total_ms} ms (max ${k.max_ms})`)
-            .join(' ')}`
-        : '';
+      const kinds = Object.entries(r.gc?.kinds ?? {});
+      const gc = !r.gc
+        ? ''
+        : kinds.length === 0
+          ? ', no GC'
+          : `, GC ${kinds.map(([kind, k]) => `${kind} ${k.count}× ${k.total_ms} ms (max ${k.max_ms})`).join(' ')}`;
       return `${r.service} busy ${(r.utilisation * 100).toFixed(0)}%, delay p50 ${r.delay_ms.p50} ms p99 ${r.delay_ms.p99} ms max ${r.delay_ms.max} ms${gc}`;
     })
     .join('; ');
@@ -487,37 +489,19 @@ function brokerPids(): Record<string, number> {
 }
 
 function cpuSampler(pids: Record<string, number>) {
-  // utime and stime in clock ticks (USER_HZ, 100 on Linux).
-  const ticks = (pid: number): [number, number] => {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-      return [Number(fields[11]), Number(fields[12])];
-    } catch {
-      return [NaN, NaN];
-    }
-  };
-  // Nanoseconds the main thread spent runnable but waiting for a CPU (/proc/<pid>/schedstat, field 2):
-  // a request in that thread's socket waits as long, so this names "descheduled" as a cause.
-  const runQueueWait = (pid: number): number => {
-    try {
-      return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[1]);
-    } catch {
-      return NaN;
-    }
-  };
   const started = performance.now();
-  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, ticks(pid)]));
+  const before = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuTicks(pid)]));
   const waitedBefore = Object.fromEntries(
-    Object.entries(pids).map(([name, pid]) => [name, runQueueWait(pid)]),
+    Object.entries(pids).map(([name, pid]) => [name, runQueueWaitNs(pid)]),
   );
   return {
     stop: (rps: number) => {
       const seconds = (performance.now() - started) / 1000;
       return Object.entries(pids)
         .map(([name, pid]) => {
-          const [user, sys] = ticks(pid).map((t, i) => (t - before[name]![i]!) / 100 / seconds);
+          const [user, sys] = cpuTicks(pid).map((t, i) => (t - before[name]![i]!) / 100 / seconds);
           const perReq = (share: number) => ((share / rps) * 1e6).toFixed(0);
-          const waited = (runQueueWait(pid) - waitedBefore[name]!) / 1e6 / seconds;
+          const waited = (runQueueWaitNs(pid) - waitedBefore[name]!) / 1e6 / seconds;
           return `${name} ${((user! + sys!) * 100).toFixed(0)}% ${perReq(user! + sys!)} µs/req (user ${perReq(user!)}, sys ${perReq(sys!)}, run-queue wait ${waited.toFixed(0)} ms/s)`;
         })
         .join(', ');

@@ -1,0 +1,27 @@
+import { serviceArgs } from '../scripts/services';
+
+describe('serviceArgs (the launcher)', () => {
+  const saved = process.env.SERVICE_NODE_FLAGS;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.SERVICE_NODE_FLAGS;
+    else process.env.SERVICE_NODE_FLAGS = saved;
+  });
+
+  it('when SERVICE_NODE_FLAGS is set, then its flags come before the service entry, which NODE_OPTIONS could not carry', () => {
+    process.env.SERVICE_NODE_FLAGS = ' --single-threaded-gc  --trace-gc-nvp ';
+    expect(serviceArgs('verify', { kind: 'dist', distDir: '/d' })).toEqual([
+      '--single-threaded-gc',
+      '--trace-gc-nvp',
+      '--enable-source-maps',
+      '/d/verify/main.js',
+    ]);
+  });
+
+  it('when SERVICE_NODE_FLAGS is unset, then only the entry is passed', () => {
+    delete process.env.SERVICE_NODE_FLAGS;
+    expect(serviceArgs('gateway', { kind: 'dist', distDir: '/d' })).toEqual([
+      '--enable-source-maps',
+      '/d/gateway/main.js',
+    ]);
+  });
+});
