@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonConfigShape, env, parseConfig } from '@mandate/shared';
+import { DEFAULT_PUBLISH_BATCH_DELAY_MS, commonConfigShape, env, parseConfig } from '@mandate/shared';
 import { planOverridesSchema } from './limits/plans';
 
 export const gatewayConfigSchema = z.object({
@@ -39,13 +39,11 @@ export const gatewayConfigSchema = z.object({
   /** Bound of that spool; past it new events are refused (and logged). */
   EVENT_SPOOL_MAX_MB: env.int(256).pipe(z.number().int().min(1)),
   /**
-   * API_CALL events per broker message at most, and how long one waits for its batch to fill. The
-   * broker's CPU goes per message (two quorum queues each): 50 ms cut RabbitMQ's CPU per verify
-   * ~70 % against 5 ms (docs/PERFORMANCE.md, round 8), 200 ms about half again against 50 (round
-   * 10), at 200 ms more before an event reaches audit; it is journaled before the answer either way.
+   * API_CALL events per broker message at most, and how long one waits for its batch to fill (see
+   * DEFAULT_PUBLISH_BATCH_DELAY_MS).
    */
   PUBLISH_BATCH_MAX: env.int(200).pipe(z.number().int().min(1)),
-  PUBLISH_BATCH_DELAY_MS: env.int(200).pipe(z.number().int().min(0)),
+  PUBLISH_BATCH_DELAY_MS: env.int(DEFAULT_PUBLISH_BATCH_DELAY_MS).pipe(z.number().int().min(0)),
   /** JSON replacing some of the plans' numbers (SPEC §6), e.g. a small quota for tests; see limits/plans.ts. */
   PLAN_OVERRIDES: z.preprocess((v) => {
     if (v === '' || v === undefined) return undefined;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonConfigShape, env, parseConfig } from '@mandate/shared';
+import { DEFAULT_PUBLISH_BATCH_DELAY_MS, commonConfigShape, env, parseConfig } from '@mandate/shared';
 
 export const configSchema = z.object({
   ...commonConfigShape,
@@ -13,10 +13,10 @@ export const configSchema = z.object({
   SNAPSHOT_PREFIX: env.removed('REDIS_PREFIX'),
   /**
    * Verification events are confirmed by the broker in batches of at most this many, or after this
-   * delay (200 ms: the broker's CPU goes per message; see the gateway's PUBLISH_BATCH_DELAY_MS).
+   * delay (see DEFAULT_PUBLISH_BATCH_DELAY_MS).
    */
   PUBLISH_BATCH_MAX: env.int(500).pipe(z.number().int().min(1)),
-  PUBLISH_BATCH_DELAY_MS: env.int(200).pipe(z.number().int().min(0)),
+  PUBLISH_BATCH_DELAY_MS: env.int(DEFAULT_PUBLISH_BATCH_DELAY_MS).pipe(z.number().int().min(0)),
   /** Where verification events wait (fsync'd) while RabbitMQ is unreachable; one directory per process. Unset → a directory under the OS temp dir. */
   EVENT_SPOOL_DIR: env.optionalString(),
   /** Bound of that spool; past it new events are refused (and logged). */
