@@ -75,7 +75,7 @@ export function firstFailure(
   // since v2) matches nothing rather than anything.
   const resources = mandate.scope.resources;
   if (resources !== undefined && resources !== null) {
-    if (input.resource === undefined || !anyMatches(resources, input.resource, resourceMatches)) {
+    if (input.resource === undefined || !anyMatches(resources, asDecided(input.resource), resourceMatches)) {
       return 'RESOURCE_NOT_PERMITTED';
     }
   }
@@ -87,6 +87,16 @@ export function firstFailure(
     return 'AMOUNT_EXCEEDS_LIMIT';
   return null;
 }
+
+/**
+ * The requested resource as it is matched: NFC, the form a mandate's resource patterns are stored
+ * in (SPEC §11), so one resource spelt with composed or decomposed characters ("é" as one code
+ * point or as "e" and a combining accent) is decided one way — never denied in one spelling and
+ * allowed by a prefix pattern in the other. Printable ASCII, nearly every resource, is NFC already.
+ */
+const asDecided = (resource: string): string =>
+  NOT_ASCII.test(resource) ? resource.normalize('NFC') : resource;
+const NOT_ASCII = /[^ -~]/;
 
 const rank = (level: string): number => (ASSURANCE_LEVELS as readonly string[]).indexOf(level);
 

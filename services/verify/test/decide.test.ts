@@ -164,6 +164,19 @@ const cases: Case[] = [
   ...against({ scope: { actions: ['*'] } }, [
     ['the mandate lists no resources', { resource: 'anything/at/all' }, 'OK'],
   ]),
+  // Mandates store resource patterns in NFC; a request may spell the same characters decomposed.
+  ...against({ scope: { actions: ['*'], resources: ['caf\u00e9/*'] } }, [
+    ['the resource is the composed form of a listed prefix', { resource: 'caf\u00e9/1' }, 'OK'],
+    ['the resource is the decomposed form of a listed prefix', { resource: 'cafe\u0301/1' }, 'OK'],
+  ]),
+  ...against({ scope: { actions: ['*'], resources: ['cafe*'] } }, [
+    [
+      'a decomposed "é" would start with a listed ASCII prefix (decided as its composed form)',
+      { resource: 'cafe\u0301s' },
+      'RESOURCE_NOT_PERMITTED',
+    ],
+    ['the composed form of that resource', { resource: 'caf\u00e9s' }, 'RESOURCE_NOT_PERMITTED'],
+  ]),
   ...against({ scope: { actions: ['*'], resources: [] } }, [
     [
       'a stored mandate has an empty resource list (fail closed)',
