@@ -252,6 +252,9 @@ export const WIDTHS = [
   { width: 390, height: 844 },
 ] as const;
 
+/** A small laptop, or a tablet held sideways: the navigation beside the content leaves ~750 px for it. */
+export const SMALL_LAPTOP = { width: 1024, height: 768 } as const;
+
 /** A tablet in portrait: the width between, just at the shell's 768 px breakpoint (the navigation shows). */
 export const TABLET = { width: 768, height: 1024 } as const;
 
@@ -325,6 +328,22 @@ export const insideScroll = (page: Page, options: { tablesMayScroll?: boolean } 
     }
     return found;
   }, options.tablesMayScroll === true);
+
+/**
+ * Every button whose label is cut (a flex row that squeezes a Mantine button clips its label:
+ * "Sign ou"), as "<its whole label>".
+ */
+export const truncatedButtons = (page: Page) =>
+  page.evaluate(() => {
+    const g = globalThis as unknown as Dom;
+    const found: string[] = [];
+    for (const el of g.document.querySelectorAll('.mantine-Button-label')) {
+      if (el.scrollWidth <= el.clientWidth) continue;
+      const text = (el.textContent ?? '').trim();
+      if (!found.includes(text)) found.push(text);
+    }
+    return found;
+  });
 
 /**
  * Every badge whose text is cut (Mantine's badge ends a text wider than itself with an ellipsis:

@@ -178,7 +178,13 @@ function Shell({ children }: { children: ReactNode }) {
             </Badge>
           ) : null}
         </span>
-        <Button variant="default" size="xs" leftSection={<LogOut size={14} aria-hidden />} onClick={signOut}>
+        <Button
+          className="sign-out"
+          variant="default"
+          size="xs"
+          leftSection={<LogOut size={14} aria-hidden />}
+          onClick={signOut}
+        >
           Sign out
         </Button>
       </header>

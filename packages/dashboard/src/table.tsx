@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { useLayoutEffect, useRef, type ReactNode } from 'react';
 import {
   flexRender,
   getCoreRowModel,
@@ -60,8 +60,9 @@ export interface DataTableProps<T> {
 /**
  * A list as an accessible table (Mantine's): a caption, a header cell (scope="col") per column, a
  * row per item; `empty` instead where there are no items, and the pager only where there is
- * another page. Each cell carries its column's name (data-label): below 768 px a row shows as a
- * card of labelled lines instead of overflowing the screen.
+ * another page. Each cell carries its column's name (data-label): where the table is wider than
+ * its place (a tablet, a narrow window, a phone), each row shows as a card of labelled lines
+ * instead of hiding its last columns behind a scroll bar.
  */
 export function DataTable<T>({
   caption,
@@ -79,6 +80,7 @@ export function DataTable<T>({
     getCoreRowModel: getCoreRowModel(),
     getRowId: (row) => rowKey(row),
   });
+  const wrap = useCardsWhenTooWide(rows);
   if (rows.length === 0 && empty) {
     return (
       <>
@@ -88,7 +90,7 @@ export function DataTable<T>({
     );
   }
   return (
-    <div className="table-wrap">
+    <div className="table-wrap" ref={wrap}>
       <Table data-testid={testId} striped highlightOnHover verticalSpacing={6} captionSide="top">
         {caption ? <Table.Caption>{caption}</Table.Caption> : null}
         <Table.Thead>
@@ -132,4 +134,34 @@ export function DataTable<T>({
       {pager ? <Pager {...pager} /> : null}
     </div>
   );
+}
+
+/**
+ * Lays the table in its wrapper out as cards (data-layout="cards", styles.css) whenever it would be
+ * wider than the wrapper as a table, measured before the browser paints: when the rows change and
+ * whenever the wrapper's width does. The width a table needs depends on its rows (ids, names), so
+ * no fixed breakpoint fits every table: one that fits stays a table, at any width.
+ */
+function useCardsWhenTooWide(rows: unknown[]) {
+  const ref = useRef<HTMLDivElement>(null);
+  useLayoutEffect(() => {
+    const wrap = ref.current;
+    if (!wrap) return;
+    const choose = () => {
+      // Measured as a table, then set: both before the next paint, so the table never flashes.
+      wrap.dataset.layout = 'table';
+      wrap.dataset.layout = wrap.scrollWidth > wrap.clientWidth + 1 ? 'cards' : 'table';
+    };
+    choose();
+    let width = wrap.clientWidth;
+    const observer = new ResizeObserver(() => {
+      // A change of layout changes the height only; a new width is what asks again.
+      if (wrap.clientWidth === width) return;
+      width = wrap.clientWidth;
+      choose();
+    });
+    observer.observe(wrap);
+    return () => observer.disconnect();
+  }, [rows]);
+  return ref;
 }
