@@ -330,38 +330,36 @@ export const insideScroll = (page: Page, options: { tablesMayScroll?: boolean } 
   }, options.tablesMayScroll === true);
 
 /**
- * Every button whose label is cut (a flex row that squeezes a Mantine button clips its label:
- * "Sign ou"), as "<its whole label>".
+ * Every element matching `selector` whose text is cut (wider than its box: clipped or ended with an
+ * ellipsis), as "<the whole text of its closest `whole`> in <the table's caption or the page>".
  */
-export const truncatedButtons = (page: Page) =>
-  page.evaluate(() => {
-    const g = globalThis as unknown as Dom;
-    const found: string[] = [];
-    for (const el of g.document.querySelectorAll('.mantine-Button-label')) {
-      if (el.scrollWidth <= el.clientWidth) continue;
-      const text = (el.textContent ?? '').trim();
-      if (!found.includes(text)) found.push(text);
-    }
-    return found;
-  });
+const truncated = (page: Page, selector: string, whole: string) =>
+  page.evaluate(
+    ([selector, whole]) => {
+      const g = globalThis as unknown as Dom;
+      const found: string[] = [];
+      for (const el of g.document.querySelectorAll(selector)) {
+        if (el.scrollWidth <= el.clientWidth) continue;
+        const shown = el.closest(whole) ?? el;
+        const caption = el.closest('table')?.querySelector('caption')?.textContent;
+        const text = `${(shown.textContent ?? '').trim()} in ${caption ? `table "${caption}"` : 'the page'}`;
+        if (!found.includes(text)) found.push(text);
+      }
+      return found;
+    },
+    [selector, whole] as const,
+  );
 
 /**
- * Every badge whose text is cut (Mantine's badge ends a text wider than itself with an ellipsis:
- * "A…" for ACTIVE), as "<its whole text> in <the table's caption or the page>".
+ * Every badge whose text is cut: Mantine's badge ends a text wider than itself with an ellipsis
+ * ("A…" for ACTIVE).
  */
 export const truncatedBadges = (page: Page) =>
-  page.evaluate(() => {
-    const g = globalThis as unknown as Dom;
-    const found: string[] = [];
-    for (const el of g.document.querySelectorAll('.mantine-Badge-root, .mantine-Badge-label')) {
-      if (el.scrollWidth <= el.clientWidth) continue;
-      const badge = el.closest('.mantine-Badge-root') ?? el;
-      const caption = el.closest('table')?.querySelector('caption')?.textContent;
-      const text = `${(badge.textContent ?? '').trim()} in ${caption ? `table "${caption}"` : 'the page'}`;
-      if (!found.includes(text)) found.push(text);
-    }
-    return found;
-  });
+  truncated(page, '.mantine-Badge-root, .mantine-Badge-label', '.mantine-Badge-root');
+
+/** Every button whose label is cut: a flex row that squeezes a Mantine button clips its label ("Sign ou"). */
+export const truncatedButtons = (page: Page) =>
+  truncated(page, '.mantine-Button-label', '.mantine-Button-root');
 
 /**
  * The wallet authorization request the page shows (as a QR code and as a link, the same request in
