@@ -114,11 +114,7 @@ describe(`the mandates outbox under a SIGKILL and a cut MongoDB connection (five
     expect(await expectRevokedInTheirLists(stack.gateway.url, run.produced)).toBe(run.count);
   }, 210_000);
 
-  // Known issue (docs/TROUBLESHOOTING.md, "mandates keeps answering 503 after MongoDB is back"): in
-  // about half of the runs the MongoDB driver's server monitor never checks the server again after
-  // the cut, so mandates answers 503 until the load's deadline. It is skipped until that is fixed,
-  // not loosened: the body below is what must hold again.
-  it.skip('skipped: the MongoDB driver in mandates sometimes never recovers from the cut (known issue, TROUBLESHOOTING.md) — when the connection to MongoDB is cut for 6 s while mandates writes, then every event answered 2xx is stored once and every revocation is in its status list', async () => {
+  it('when the connection to MongoDB is cut for 6 s while mandates writes, then every event answered 2xx is stored once and every revocation is in its status list', async () => {
     const run = await loadUnderWay('mongo-cut', 60, 15);
     mongoProxy.cut();
     const doneAtCut = run.produced.done;

@@ -12,14 +12,23 @@ Prints "listening <port>" on stdout once it accepts connections; exits when stdi
 test run that dies cannot leave it behind.
 """
 import datetime
+import itertools
+import select
+import socket
+import struct
 import sys
 import threading
+import time
+import weakref
 from collections import OrderedDict
 
+import bson
 import mongomock
 import mongomock.collection
 from bson.int64 import Int64
-from mockupdb import MockupDB, Request
+from bson.objectid import ObjectId
+import mockupdb
+from mockupdb import OP_MSG, MockupDB, OpMsg, Request
 from pymongo.errors import DuplicateKeyError, OperationFailure
 
 # The Node driver 6 needs at least wire version 7 (MongoDB 4.0); 17 is MongoDB 6.0.
@@ -41,6 +50,12 @@ def _client_port(self):
 
 
 Request.client_port = property(_client_port)
+
+# OP_MSG flag bits (the wire protocol's): mockupdb has exhaustAllowed as bit 4 where MongoDB has it
+# as bit 16, so it refused the driver's streaming heartbeats as "reserved bits set".
+MORE_TO_COME = 1 << 1
+EXHAUST_ALLOWED = 1 << 16
+mockupdb._ALL_OP_MSG_FLAGS |= EXHAUST_ALLOWED
 
 
 def _ensure_uniques(self, new_data):
@@ -226,12 +241,108 @@ def cursor_reply(ns, docs):
     return {'cursor': {'id': Int64(0), 'ns': ns, 'firstBatch': list(docs)}, 'ok': 1}
 
 
-def hello(_db, _cmd):
-    return {'ismaster': True, 'isWritablePrimary': True, 'helloOk': True,
-            'maxBsonObjectSize': 16 * 1024 * 1024, 'maxMessageSizeBytes': 48000000,
-            'maxWriteBatchSize': 100000, 'localTime': datetime.datetime.utcnow(),
-            'logicalSessionTimeoutMinutes': 30, 'connectionId': 1,
-            'minWireVersion': 0, 'maxWireVersion': MAX_WIRE_VERSION, 'readOnly': False, 'ok': 1}
+# What MongoDB >= 4.4 sends in every hello: this process's id and a counter that only a topology
+# change would raise (a standalone server never changes). The driver streams its heartbeats when it
+# sees it (an awaitable hello, below), and resets its server monitor after a network error only when
+# the server it lost had one: without it, a monitor check stuck on a dead socket stays stuck.
+TOPOLOGY_VERSION = OrderedDict([('processId', ObjectId()), ('counter', Int64(0))])
+# Per connection, as MongoDB numbers them; the driver reports it in its heartbeat events.
+_connection_ids = weakref.WeakKeyDictionary()
+_next_connection_id = itertools.count(1)
+_stopping = threading.Event()
+
+
+def connection_id(request):
+    client = request._client
+    if client not in _connection_ids:
+        _connection_ids[client] = next(_next_connection_id)
+    return _connection_ids[client]
+
+
+def hello_reply(request, name):
+    """A standalone MongoDB 6.0's answer: `hello` says isWritablePrimary, the legacy isMaster says
+    ismaster (and helloOk when the client asked, so it says `hello` from then on)."""
+    reply = OrderedDict()
+    if name == 'hello':
+        reply['isWritablePrimary'] = True
+    else:
+        reply['ismaster'] = True
+        if request.doc.get('helloOk'):
+            reply['helloOk'] = True
+    reply.update([
+        ('topologyVersion', TOPOLOGY_VERSION),
+        ('maxBsonObjectSize', 16 * 1024 * 1024), ('maxMessageSizeBytes', 48000000),
+        ('maxWriteBatchSize', 100000), ('localTime', datetime.datetime.utcnow()),
+        ('logicalSessionTimeoutMinutes', 30), ('connectionId', connection_id(request)),
+        ('minWireVersion', 0), ('maxWireVersion', MAX_WIRE_VERSION), ('readOnly', False), ('ok', 1.0),
+    ])
+    return reply
+
+
+def is_current(topology_version):
+    return (isinstance(topology_version, dict)
+            and topology_version.get('processId') == TOPOLOGY_VERSION['processId']
+            and int(topology_version.get('counter', -1)) >= int(TOPOLOGY_VERSION['counter']))
+
+
+def client_gone(sock, seconds):
+    """Waits up to `seconds` for the client to hang up (True) or the stand-in to stop (True);
+    False when the time ran out with the connection still open."""
+    deadline = time.monotonic() + seconds
+    while not _stopping.is_set():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return False
+        try:
+            readable, _, _ = select.select([sock], [], [], min(left, 0.5))
+            if readable and sock.recv(1, socket.MSG_PEEK) == b'':
+                return True
+        except (OSError, ValueError):
+            return True
+    return True
+
+
+def send_op_msg(sock, response_to, doc, flags):
+    """One OP_MSG reply; returns its requestID, which the next reply of a stream answers to."""
+    request_id = next(_next_request_id)
+    body = struct.pack('<Ib', flags, 0) + bson.BSON.encode(doc)
+    sock.sendall(struct.pack('<iiii', 16 + len(body), request_id, response_to, OP_MSG) + body)
+    return request_id
+
+
+_next_request_id = itertools.count(1 << 20)
+
+
+def awaitable_hello(request, name):
+    """The streaming protocol of MongoDB 4.4+: a hello carrying the client's topologyVersion and
+    maxAwaitTimeMS is answered at once when that version is not the current one, otherwise when the
+    topology changes or maxAwaitTimeMS has passed. With the exhaustAllowed flag each reply sets
+    moreToCome (answering the previous one) and the server goes on answering every maxAwaitTimeMS,
+    with no further request, until the client hangs up. The wait releases mockupdb's server lock, so
+    the other connections are served meanwhile."""
+    wait_s = max(0, int(request.doc['maxAwaitTimeMS'])) / 1000.0
+    exhaust = isinstance(request, OpMsg) and bool(request.flags & EXHAUST_ALLOWED)
+    if not exhaust:
+        if is_current(request.doc['topologyVersion']):
+            with request._server._unlock():
+                client_gone(request._client, wait_s)
+        request.replies(hello_reply(request, name))
+        return
+    sock, response_to = request._client, request.request_id
+    with request._server._unlock():
+        immediate = not is_current(request.doc['topologyVersion'])
+        try:
+            while immediate or not client_gone(sock, wait_s):
+                immediate = False
+                response_to = send_op_msg(sock, response_to, hello_reply(request, name),
+                                          MORE_TO_COME)
+        except OSError:
+            pass
+    # The client hung up: closed here, so the server loop's next read ends this connection.
+    try:
+        sock.close()
+    except OSError:
+        pass
 
 
 def is_update_document(update):
@@ -430,7 +541,6 @@ def ok(_db, _cmd):
 
 
 COMMANDS = {
-    'hello': hello, 'ismaster': hello, 'isMaster': hello,
     'ping': ok, 'endSessions': ok, 'killCursors': ok,
     'buildInfo': lambda _db, _cmd: {'version': '6.0.0-stand-in', 'versionArray': [6, 0, 0, 0], 'ok': 1},
     'buildinfo': lambda _db, _cmd: {'version': '6.0.0-stand-in', 'versionArray': [6, 0, 0, 0], 'ok': 1},
@@ -443,11 +553,20 @@ COMMANDS = {
 }
 
 
+HELLO_COMMANDS = {'hello', 'ismaster', 'isMaster'}
+
+
 def handle(request):
     """mockupdb calls this for every request, one at a time (its server lock is held)."""
     name = request.command_name
     command = OrderedDict((k, v) for k, v in request.doc.items() if k not in ENVELOPE)
     db_name = request.doc.get('$db') or (request.namespace or 'admin').split('.')[0]
+    if name in HELLO_COMMANDS:
+        if 'topologyVersion' in request.doc and 'maxAwaitTimeMS' in request.doc:
+            awaitable_hello(request, name)
+        else:
+            request.replies(hello_reply(request, name))
+        return True
     handler = COMMANDS.get(name)
     if handler is None:
         reply = {'ok': 0, 'code': 59, 'codeName': 'CommandNotFound',
@@ -469,7 +588,7 @@ def main():
     bound = server.run()
     print('listening %d' % bound, flush=True)
     # The parent holds our stdin: when it exits (even killed), stdin reaches EOF and we stop.
-    threading.Thread(target=lambda: (sys.stdin.read(), server.stop()), daemon=True).start()
+    threading.Thread(target=lambda: (sys.stdin.read(), _stopping.set(), server.stop()), daemon=True).start()
     try:
         while server.running:
             threading.Event().wait(0.5)
