@@ -85,6 +85,8 @@ export default tseslint.config(
         },
       ],
       'jest/no-conditional-expect': 'error',
+      // No skipped test (docs/TESTING.md, "Nothing skipped"): a test runs and passes or is removed.
+      'jest/no-disabled-tests': 'error',
       'jest/no-focused-tests': 'error',
       'jest/valid-title': 'error',
     },

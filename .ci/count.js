@@ -3,7 +3,9 @@
 // - a suite that failed without a failed test (it did not load, a hook threw) counts as one failure;
 // - a run jest marks unsuccessful counts as at least one failure;
 // - a command that failed without results (type check, lint, install) counts as one failure;
-// - a non-zero exit always shows a non-zero failed count, and any failure exits non-zero.
+// - a non-zero exit always shows a non-zero failed count, and any failure exits non-zero;
+// - a skipped or todo test fails the run (exit non-zero, the failed count unchanged): a skip hides
+//   a test that no longer runs, and a green line must mean every test ran.
 const fs = require('node:fs');
 
 const [file, statusArg] = process.argv.slice(2);
@@ -26,6 +28,8 @@ if (file && fs.existsSync(file)) {
 }
 if (status !== 0 && failed === 0) failed = 1;
 if (failed > 0 && status === 0) status = 1;
+if (skipped > 0 && status === 0) status = 1;
 
+if (skipped > 0) console.error(`${skipped} skipped: a skipped test fails the run; make it run or remove it`);
 console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(status);
