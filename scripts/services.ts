@@ -69,6 +69,8 @@ function bindable(port: number): Promise<number | false> {
 
 export interface ServiceProcess {
   name: string;
+  /** Which service it runs (`name` is its label: `verify-2`, `mandates (restarted)`). */
+  service?: ServiceName;
   url: string;
   child: ChildProcess;
   /** The environment it was started with (PORT included): a restart on the same port takes it again. */
@@ -207,6 +209,7 @@ export function spawnService(
   });
   const proc: ServiceProcess = {
     name: label,
+    service: name,
     url: `http://127.0.0.1:${env.PORT}`,
     child,
     env,
@@ -276,6 +279,112 @@ export async function startService(
     throw err;
   }
   return proc;
+}
+
+/** How the launcher watches /livez (docs/DEPLOYMENT.md, "Liveness"), as a Kubernetes probe would. */
+export interface LivenessWatch {
+  /** Between two probes of one process (default 10 s). */
+  intervalMs?: number;
+  /** An answer slower than this counts as a failure (default 6 s: /livez bounds its checks at 5 s). */
+  timeoutMs?: number;
+  /** Failures in a row that restart the process (default 3). */
+  failures?: number;
+  /** Told one line per restart. */
+  say?: (line: string) => void;
+}
+
+export interface LivenessSupervisor {
+  /** The processes as they are now: a restarted one replaces its predecessor at the same index. */
+  readonly processes: ServiceProcess[];
+  /** Restarts done so far, oldest first. */
+  readonly restarts: { name: string; oldPid?: number; newPid?: number }[];
+  /** True while `proc` is being replaced (its exit is expected). */
+  isRestarting(proc: ServiceProcess): boolean;
+  stop(): void;
+}
+
+/**
+ * Probes each process's /livez and restarts one that failed `failures` times in a row: stopped
+ * (SIGTERM, then SIGKILL after 5 s: a stuck process may not flush), then spawned again with the
+ * same environment (so the same port: the gateway's URLs stay right) and waited for until healthy.
+ * `onRestart` is told the new process (the launcher watches its exit).
+ */
+export function superviseLiveness(
+  processes: ServiceProcess[],
+  spawnOptions: SpawnOptions,
+  watch: LivenessWatch & { onRestart?: (fresh: ServiceProcess) => void } = {},
+): LivenessSupervisor {
+  const intervalMs = watch.intervalMs ?? 10_000;
+  const timeoutMs = watch.timeoutMs ?? 6_000;
+  const threshold = watch.failures ?? 3;
+  const list = [...processes];
+  const failed = new Map<ServiceProcess, number>();
+  const restarting = new Set<ServiceProcess>();
+  const restarts: LivenessSupervisor['restarts'] = [];
+  let stopped = false;
+
+  const live = async (proc: ServiceProcess) => {
+    try {
+      const res = await fetch(`${proc.url}/livez`, { signal: AbortSignal.timeout(timeoutMs) });
+      await res.arrayBuffer();
+      return res.ok;
+    } catch {
+      return false;
+    }
+  };
+  const restart = async (index: number, old: ServiceProcess) => {
+    restarting.add(old);
+    try {
+      watch.say?.(`${old.name} restarted: /livez failed ${threshold} times`);
+      await old.stop('SIGTERM', 5_000);
+      if (stopped || !old.service) return;
+      const fresh = spawnService(
+        old.service,
+        old.env as Record<string, string> & { PORT: string },
+        old.name,
+        spawnOptions,
+      );
+      list[index] = fresh;
+      watch.onRestart?.(fresh);
+      await waitHealthy(fresh);
+      restarts.push({ name: old.name, oldPid: old.child.pid, newPid: fresh.child.pid });
+    } catch (err) {
+      watch.say?.(`${old.name} did not restart: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      restarting.delete(old);
+    }
+  };
+  const probe = async () => {
+    await Promise.all(
+      list.map(async (proc, index) => {
+        if (restarting.has(proc) || exitedAlready(proc.child)) return;
+        const count = (await live(proc)) ? 0 : (failed.get(proc) ?? 0) + 1;
+        failed.set(proc, count);
+        if (count >= threshold && !stopped) await restart(index, proc);
+      }),
+    );
+  };
+  let timer: NodeJS.Timeout | undefined;
+  const loop = () => {
+    timer = setTimeout(() => {
+      void probe().finally(() => {
+        if (!stopped) loop();
+      });
+    }, intervalMs);
+    timer.unref();
+  };
+  loop();
+  return {
+    get processes() {
+      return list;
+    },
+    restarts,
+    isRestarting: (proc) => restarting.has(proc),
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
 }
 
 export interface ServicesOptions extends SpawnOptions {
@@ -404,11 +513,37 @@ export async function startServices(options: ServicesOptions): Promise<Services>
   }
 }
 
+/**
+ * The launcher's liveness watch: LIVENESS_WATCH_INTERVAL_MS between probes (default 10000) and
+ * LIVENESS_WATCH_FAILURES failures in a row before a restart (default 3).
+ */
+function livenessWatchFromEnv(env = process.env): LivenessWatch {
+  const number = (name: string) => {
+    const value = env[name];
+    if (value === undefined || value === '') return undefined;
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`${name}: must be a whole number of at least 1`);
+    return n;
+  };
+  return { intervalMs: number('LIVENESS_WATCH_INTERVAL_MS'), failures: number('LIVENESS_WATCH_FAILURES') };
+}
+
 /** Only what a service reads: the launcher's own settings and the gateway's PORT/HOST stay out of the others. */
 function inheritedEnv(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (v !== undefined && !['PORT', 'HOST', 'VERIFY_REPLICAS', 'SERVICES_RUNTIME'].includes(k)) out[k] = v;
+    if (
+      v !== undefined &&
+      ![
+        'PORT',
+        'HOST',
+        'VERIFY_REPLICAS',
+        'SERVICES_RUNTIME',
+        'LIVENESS_WATCH_INTERVAL_MS',
+        'LIVENESS_WATCH_FAILURES',
+      ].includes(k)
+    )
+      out[k] = v;
   }
   return out;
 }
@@ -460,12 +595,16 @@ async function main(): Promise<void> {
   const spawned: ServiceProcess[] = [];
   let running: Services | undefined;
   let stopping = false;
+  let supervisorStop = () => {};
   const stopAll = async (code: number) => {
     if (stopping) return;
     stopping = true;
     say('stopping every service');
+    supervisorStop();
     // Started: gateway first (no new work), then the others; during the start: all at once.
     await (running ? running.stop() : Promise.all(spawned.map((p) => p.stop())));
+    // A process the liveness watch restarted is not in `running`: stopped gracefully too.
+    await Promise.all(spawned.map((p) => p.stop()));
     // Whatever is left (a process spawned while stopping) is killed, never left behind.
     await Promise.all(spawned.map((p) => p.stop('SIGKILL')));
     say(`stopped (exit ${code})`);
@@ -494,8 +633,20 @@ async function main(): Promise<void> {
       }
   });
 
+  const spawnOptions: SpawnOptions = {
+    runtime,
+    detached: true,
+    onLine: (label, line) => process.stdout.write(`[${label}] ${line}\n`),
+    onSpawn: (p) => {
+      spawned.push(p);
+      // Tests and operators read the pids here, one line per process as it starts.
+      say(`${p.name} pid ${p.child.pid} ${p.url} starting`);
+      if (stopping) void p.stop('SIGKILL');
+    },
+  };
   try {
     running = await startServices({
+      ...spawnOptions,
       env,
       extra: {
         mandates: {
@@ -512,17 +663,8 @@ async function main(): Promise<void> {
         },
       },
       verifyReplicas: replicas,
-      runtime,
-      detached: true,
       localWallet: true,
       say,
-      onLine: (label, line) => process.stdout.write(`[${label}] ${line}\n`),
-      onSpawn: (p) => {
-        spawned.push(p);
-        // Tests and operators read the pids here, one line per process as it starts.
-        say(`${p.name} pid ${p.child.pid} ${p.url} starting`);
-        if (stopping) void p.stop('SIGKILL');
-      },
     });
   } catch (err) {
     if (stopping) return; // a signal arrived during the start: stopAll exits
@@ -538,14 +680,21 @@ async function main(): Promise<void> {
     return;
   }
   const services = running;
-  // One process gone means the product is broken: stop the others and say so in the exit code.
-  for (const p of services.all) {
+  // One process gone means the product is broken: stop the others and say so in the exit code. A
+  // process the liveness watch is restarting is the exception (docs/DEPLOYMENT.md, "Liveness").
+  const watchExit = (p: ServiceProcess) =>
     p.child.once('exit', (code, signal) => {
-      if (stopping) return;
+      if (stopping || supervisor.isRestarting(p)) return;
       say(`${p.name} exited (${signal ?? `code ${code}`}); stopping the others`);
       void stopAll(1);
     });
-  }
+  for (const p of services.all) watchExit(p);
+  const supervisor: LivenessSupervisor = superviseLiveness(services.all, spawnOptions, {
+    ...livenessWatchFromEnv(),
+    say,
+    onRestart: watchExit,
+  });
+  supervisorStop = () => supervisor.stop();
   say(
     `API: ${services.gateway.url}   (walk-through: README.md, "API walk-through"; OpenAPI: ${services.gateway.url}/v1/openapi.json)`,
   );

@@ -147,7 +147,7 @@ describe.each(RENDERS)('%s, rendered', (_label, render) => {
   });
 
   it.each(NAMES)(
-    'when the %s workload is read, then it probes /healthz (liveness) and /readyz (readiness) on its port and sets CPU and memory requests and limits',
+    'when the %s workload is read, then it probes /livez (liveness) and /readyz (readiness) on its port and sets CPU and memory requests and limits',
     (name) => {
       const o = workload(objects, name);
       const c = containerOf(o);
@@ -158,7 +158,7 @@ describe.each(RENDERS)('%s, rendered', (_label, render) => {
         path: c.livenessProbe?.httpGet?.path,
         port: probePort(c.livenessProbe?.httpGet?.port),
       }).toEqual({
-        path: '/healthz',
+        path: '/livez',
         port: SERVICES[name].port,
       });
       expect({

@@ -14,8 +14,20 @@ export interface TcpProxy {
   holdToTarget(): void;
   /** Forwards the oldest `chunks` held chunks and keeps holding; without `chunks`, all of them, and stops holding. */
   releaseToTarget(chunks?: number): void;
+  /**
+   * A hung dependency: every connection, open or new, stays open but nothing passes either way (it
+   * waits in the proxy, in order) until `restore()` lets it through. New connections are accepted.
+   */
+  hang(): void;
+  /**
+   * A silent partition of the connections open now only: they stay open and silent for good (until
+   * closed), while new connections pass as usual. What a client stuck on an old socket meets.
+   */
+  freezeExisting(): void;
   /** Client→target data events (one per write burst that reached the proxy) since start or the last reset. */
   readonly chunksToTarget: number;
+  /** Connections refused while cut (each a client's connection attempt), since start. */
+  readonly refusedConnections: number;
   resetCounters(): void;
   /** Stops listening and destroys every connection. */
   close(): Promise<void>;
@@ -38,11 +50,22 @@ export async function startTcpProxy(
   let holding = false;
   const held: { upstream: Socket; chunk: Buffer }[] = [];
   let refusing = false;
+  let hanging = false;
   let chunksToTarget = 0;
   let connections = 0;
+  let refusedConnections = 0;
+  /** Per open connection: whether it is silenced, and what waits to pass each way. */
+  interface Pair {
+    client: Socket;
+    upstream: Socket;
+    silent: 'no' | 'hung' | 'frozen';
+    waiting: { to: Socket; from: Socket; chunk: Buffer }[];
+  }
+  const pairs = new Set<Pair>();
 
   const server = createServer((client) => {
     if (refusing) {
+      refusedConnections += 1;
       client.destroy();
       return;
     }
@@ -50,20 +73,28 @@ export async function startTcpProxy(
     const connection = ++connections;
     live.add(client);
     live.add(upstream);
+    const pair: Pair = { client, upstream, silent: hanging ? 'hung' : 'no', waiting: [] };
+    pairs.add(pair);
     const drop = () => {
       client.destroy();
       upstream.destroy();
       live.delete(client);
       live.delete(upstream);
+      pairs.delete(pair);
     };
     client.on('data', (chunk: Buffer) => {
       chunksToTarget += 1;
       options.tap?.(connection, chunk);
-      if (holding) held.push({ upstream, chunk });
+      if (pair.silent !== 'no') pair.waiting.push({ to: upstream, from: client, chunk });
+      else if (holding) held.push({ upstream, chunk });
       else forward(client, upstream, chunk);
     });
     client.on('end', () => upstream.end());
-    upstream.pipe(client);
+    upstream.on('data', (chunk: Buffer) => {
+      if (pair.silent !== 'no') pair.waiting.push({ to: client, from: upstream, chunk });
+      else forward(upstream, client, chunk);
+    });
+    upstream.on('end', () => client.end());
     client.on('error', drop);
     upstream.on('error', drop);
     client.on('close', drop);
@@ -76,18 +107,19 @@ export async function startTcpProxy(
   });
   const port = (server.address() as { port: number }).port;
 
-  /** What pipe() would do, by hand so chunks can be held: a slow target slows the client down. */
-  function forward(client: Socket | undefined, upstream: Socket, chunk: Buffer) {
-    if (upstream.destroyed) return;
-    if (!upstream.write(chunk) && client) {
-      client.pause();
-      upstream.once('drain', () => client.resume());
+  /** What pipe() would do, by hand so chunks can be held: a slow receiver slows the sender down. */
+  function forward(from: Socket | undefined, to: Socket, chunk: Buffer) {
+    if (to.destroyed) return;
+    if (!to.write(chunk) && from) {
+      from.pause();
+      to.once('drain', () => from.resume());
     }
   }
 
   const destroyAll = () => {
     for (const s of live) s.destroy();
     live.clear();
+    pairs.clear();
     held.length = 0;
   };
 
@@ -99,6 +131,19 @@ export async function startTcpProxy(
     },
     restore() {
       refusing = false;
+      hanging = false;
+      for (const pair of pairs) {
+        if (pair.silent !== 'hung') continue;
+        pair.silent = 'no';
+        for (const { from, to, chunk } of pair.waiting.splice(0)) forward(from, to, chunk);
+      }
+    },
+    hang() {
+      hanging = true;
+      for (const pair of pairs) if (pair.silent === 'no') pair.silent = 'hung';
+    },
+    freezeExisting() {
+      for (const pair of pairs) pair.silent = 'frozen';
     },
     holdToTarget() {
       holding = true;
@@ -110,6 +155,9 @@ export async function startTcpProxy(
     },
     get chunksToTarget() {
       return chunksToTarget;
+    },
+    get refusedConnections() {
+      return refusedConnections;
     },
     resetCounters() {
       chunksToTarget = 0;

@@ -119,4 +119,9 @@ export const commonConfigShape = {
   OTEL_SERVICE_NAME: env.optionalString(),
   /** How long finished spans wait to be exported together (ms). */
   OTEL_BSP_SCHEDULE_DELAY: env.int(5000),
+  /** /livez fails once a dependency has been down this long (ms; liveness.ts). */
+  LIVENESS_FAIL_AFTER_MS: z.preprocess(
+    emptyToUndefined,
+    z.coerce.number('must be a whole number').int('must be a whole number').min(1000).default(60_000),
+  ),
 };

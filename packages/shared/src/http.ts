@@ -10,6 +10,7 @@ import express, {
 import { unauthorized, type ErrorEnvelope } from './errors';
 import type { CallerContext, InternalService, InternalTokens } from './internal-token';
 import type { Logger } from './logger';
+import { boundedChecks, LivenessTracker } from './liveness';
 import { processMetrics, serveMetrics } from './metrics';
 import { traceRequest, tracingEnabled } from './tracing';
 import {
@@ -158,18 +159,25 @@ export function route(router: Router, path: string, handlers: Partial<Record<Met
 export type ReadinessCheck = () => Promise<Record<string, string>>;
 
 /**
- * /healthz says the process is alive; /readyz runs the service's dependency checks; /metrics is
- * the process's Prometheus text. All three are on the service's own port only (the gateway routes
+ * /healthz says the process is alive; /readyz runs the service's dependency checks; /livez fails
+ * only when one of them has been down longer than LIVENESS_FAIL_AFTER_MS (liveness.ts); /metrics is
+ * the process's Prometheus text. All four are on the service's own port only (the gateway routes
  * none of them) and need no token, like the probes that read them.
  */
 export function healthRoutes(app: Express, readiness: ReadinessCheck) {
+  const liveness = new LivenessTracker();
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
+  });
+  app.get('/livez', async (_req, res) => {
+    const { status, body } = liveness.answer(await boundedChecks(readiness));
+    res.status(status).json(body);
   });
   app.get('/metrics', (_req, res) => serveMetrics(res));
   app.get('/readyz', async (_req, res) => {
     try {
       const checks = await readiness();
+      liveness.observe(checks);
       const ready = Object.values(checks).every((v) => v === 'ok' || v.startsWith('degraded'));
       res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
     } catch (err) {

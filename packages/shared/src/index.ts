@@ -15,6 +15,7 @@ export * from './openapi';
 export * from './bus';
 export * from './outbox';
 export * from './periodic';
+export * from './liveness';
 export * from './time';
 export * from './mongo';
 export * from './main';

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { ConfigError, parseConfig } from './config';
+import { configureLiveness } from './liveness';
 import { createLogger, type Logger } from './logger';
 import { separateProcessConfig } from './secrets';
 import type { AppLifecycle, RunningServer } from './server';
@@ -14,6 +15,8 @@ export interface BaseConfig extends TracingConfig {
   AMQP_URL?: string;
   REDIS_URL?: string;
   MONGO_URL?: string;
+  /** commonConfigShape's; absent in a test's own schema. */
+  LIVENESS_FAIL_AFTER_MS?: number;
 }
 
 export interface ServiceMain<C extends BaseConfig, D, O = Partial<D>> {
@@ -62,6 +65,7 @@ export async function startService<C extends BaseConfig, D, O>(
   const config: C = options.separateProcess
     ? parseConfig(separateProcessConfig(main.separateProcessConfigSchema ?? main.configSchema), env)
     : parseConfig(main.configSchema, env);
+  configureLiveness({ failAfterMs: config.LIVENESS_FAIL_AFTER_MS });
   // Before anything that creates spans or logs (a no-op without OTEL_EXPORTER_OTLP_ENDPOINT).
   const tracing = startTracing(config, main.name);
   const logger = createLogger(main.name, options.logLevel ?? config.LOG_LEVEL);

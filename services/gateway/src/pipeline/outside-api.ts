@@ -1,5 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { answerError, sendJson, serveMetrics, unauthorized } from '@mandate/shared';
+import {
+  answerError,
+  boundedChecks,
+  LivenessTracker,
+  sendJson,
+  serveMetrics,
+  unauthorized,
+} from '@mandate/shared';
 import { sameSecret } from '../auth/authenticate';
 import { DEV_PREFIX } from '../dashboard/dev-sign-in';
 import { dashboardHandler, isDashboardPath } from '../dashboard/static';
@@ -7,12 +14,13 @@ import type { GatewayDeps } from '../deps';
 import { presentedCredential, tooManyAuthFailures, type AuthGuard } from './auth-guard';
 import type { Call } from './call';
 
-/** /healthz and /readyz as express routed them: any case, an optional trailing slash, GET or HEAD. */
-function healthRoute(method: string | undefined, path: string): 'healthz' | 'readyz' | undefined {
+/** /healthz, /readyz and /livez as express routed them: any case, an optional trailing slash, GET or HEAD. */
+function healthRoute(method: string | undefined, path: string): 'healthz' | 'readyz' | 'livez' | undefined {
   if ((method !== 'GET' && method !== 'HEAD') || path.length > 8) return undefined;
   const p = path.toLowerCase();
   if (p === '/healthz' || p === '/healthz/') return 'healthz';
   if (p === '/readyz' || p === '/readyz/') return 'readyz';
+  if (p === '/livez' || p === '/livez/') return 'livez';
   return undefined;
 }
 
@@ -32,12 +40,13 @@ function isOperatorBearer(req: IncomingMessage, operatorToken: string): boolean 
   return typeof auth === 'string' && auth.startsWith('Bearer ') && sameSecret(auth.slice(7), operatorToken);
 }
 
-/** /readyz: the gateway's dependencies and its limiter's. */
-function readinessAnswer(deps: GatewayDeps) {
+/** /readyz: the gateway's dependencies and its limiter's; /livez: the same, down past the bound (liveness.ts). */
+function readinessAnswer(deps: GatewayDeps, liveness: LivenessTracker) {
   const readiness = deps.readiness ?? (async () => ({ gateway: 'ok' }));
   return async (res: ServerResponse) => {
     try {
       const checks = { ...(await readiness()), ...deps.limiter?.readiness() };
+      liveness.observe(checks);
       const ok = Object.values(checks).every((v) => v === 'ok' || v.startsWith('degraded'));
       sendJson(res, ok ? 200 : 503, JSON.stringify({ status: ok ? 'ready' : 'not_ready', checks }));
     } catch (err) {
@@ -74,7 +83,17 @@ function metricsScrape(deps: GatewayDeps, guard: AuthGuard) {
  * Its answer, or undefined when the request is the API's.
  */
 export function outsideApiStep(deps: GatewayDeps, guard: AuthGuard) {
-  const ready = readinessAnswer(deps);
+  const liveness = new LivenessTracker();
+  const ready = readinessAnswer(deps, liveness);
+  const live = async (res: ServerResponse) => {
+    const readiness = deps.readiness ?? (async () => ({ gateway: 'ok' }));
+    const checks = await boundedChecks(async () => ({
+      ...(await readiness()),
+      ...deps.limiter?.readiness(),
+    }));
+    const { status, body } = liveness.answer(checks);
+    sendJson(res, status, JSON.stringify(body));
+  };
   const scrape = metricsScrape(deps, guard);
   const dashboard =
     deps.dashboard &&
@@ -89,6 +108,7 @@ export function outsideApiStep(deps: GatewayDeps, guard: AuthGuard) {
     const health = healthRoute(req.method, rawPath);
     if (health === 'healthz') return Promise.resolve(sendJson(res, 200, '{"status":"ok"}'));
     if (health === 'readyz') return ready(res);
+    if (health === 'livez') return live(res);
     if (isMetricsScrape(req, rawPath) && presentedCredential(req) !== undefined) return scrape(call);
     if (dashboard && isDashboardPath(rawPath)) return Promise.resolve(dashboard(req, res));
     if (devSignIn && rawPath.startsWith(`${DEV_PREFIX}/`)) {
