@@ -62,6 +62,7 @@ describe('end to end: /metrics of every service after a walk-through', () => {
   const scrapeGateway = () => scrape(stack.gateway.url, { authorization: `Bearer ${stack.operatorToken}` });
 
   it('when a tenant walks through mandates, verify, limits and events, then the counters of every service moved', async () => {
+    const walkStartedAt = Date.now();
     const tenant = await createTenant(stack, { name: 'Metrics' });
     const created = await createPaymentsMandate(api, tenant.auth);
     expect(created.status).toBe(201);
@@ -162,7 +163,11 @@ describe('end to end: /metrics of every service after a walk-through', () => {
     const audit = await scrape(stack.services.audit.url);
     expect(total(audit, 'audit_batch_size_count')).toBeGreaterThan(0);
     expect(total(audit, 'audit_batch_size_sum')).toBeGreaterThanOrEqual(2);
-    expect(total(audit, 'audit_consumer_lag_seconds')).toBeGreaterThanOrEqual(0);
+    // The newest stored event occurred during this test: its lag is positive, in seconds, and no
+    // older than the test itself (milliseconds, or a lag never set, fail here).
+    const lag = total(audit, 'audit_consumer_lag_seconds');
+    expect(lag).toBeGreaterThan(0);
+    expect(lag).toBeLessThanOrEqual((Date.now() - walkStartedAt) / 1000 + 1);
     expect(audit.some((s) => s.name === 'audit_consumer_lag_seconds')).toBe(true);
     expect(audit.some((s) => s.name === 'audit_queue_messages')).toBe(true);
     expect(total(audit, 'http_requests_total', { service: 'audit', route: '/v1/events' })).toBeGreaterThan(0);

@@ -31,24 +31,37 @@ describe('PeriodicTask', () => {
   });
 
   it('when stopped during a run, then stop() resolves only after that run and no run follows', async () => {
-    let finished = 0;
-    let started = 0;
-    const task = new PeriodicTask(
-      5,
-      async () => {
-        started++;
-        // A run long enough for stop() to be called while it is under way.
-        await sleep(30);
-        finished++;
-      },
-      () => undefined,
-    );
-    task.start();
-    await eventually(() => (started > 0 ? true : undefined), 10_000, 'the first run to start', 2);
-    await task.stop();
-    expect(finished).toBe(1);
-    // What is under test is that nothing happens: six periods of a running task pass, and no run starts.
-    await sleep(30);
-    expect(started).toBe(1);
+    // Fake timers: "no run follows" is checked over 200 periods and by the timers left, not by a sleep.
+    jest.useFakeTimers();
+    try {
+      let finished = 0;
+      let started = 0;
+      const task = new PeriodicTask(
+        5,
+        async () => {
+          started++;
+          // A run long enough for stop() to be called while it is under way.
+          await sleep(30);
+          finished++;
+        },
+        () => undefined,
+      );
+      task.start();
+      await jest.advanceTimersByTimeAsync(5);
+      expect(started).toBe(1);
+      let stopped = false;
+      const stopping = task.stop().then(() => (stopped = true));
+      await jest.advanceTimersByTimeAsync(29);
+      // Still under way: stop() waits for it.
+      expect({ finished, stopped }).toEqual({ finished: 0, stopped: false });
+      await jest.advanceTimersByTimeAsync(1);
+      await stopping;
+      expect(finished).toBe(1);
+      await jest.advanceTimersByTimeAsync(1_000);
+      expect(started).toBe(1);
+      expect(jest.getTimerCount()).toBe(0);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });
