@@ -1,5 +1,5 @@
 /**
- * The liveness probe (`/livez`, docs/API.md#health-readiness-and-liveness): it fails only when a
+ * The liveness probe (`/livez`, docs/DEPLOYMENT.md#liveness): it fails only when a
  * dependency the service cannot work without has been unreachable for longer than
  * `LIVENESS_FAIL_AFTER_MS` (default 60 s), never for a shorter outage. A process whose driver got
  * stuck after an outage (the dependency is back, this process still cannot reach it) is then
