@@ -18,6 +18,7 @@ export * from './periodic';
 export * from './time';
 export * from './mongo';
 export * from './main';
+export * from './deployment';
 export * from './composition';
 export * from './mandate-signature';
 export * from './sorted-by-id';
