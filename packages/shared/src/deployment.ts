@@ -13,6 +13,12 @@ export interface DeploymentNeeds {
    * it such as JWT_ISSUERS), each with what it is; unset ones are not checked here.
    */
   publicUrls: Readonly<Record<string, string>>;
+  /**
+   * Variables of its configuration that make it call out of the cluster over HTTPS (webhooks,
+   * issuers' JWKS, KMS), each with what it calls: the network policies must let it out
+   * (test/deploy/network-needs.test.ts derives its egress from these and the service URLs).
+   */
+  outbound?: Readonly<Record<string, string>>;
 }
 
 /** Whether a listen address stays on this machine (127.x, localhost, ::1). */

@@ -74,4 +74,7 @@ export const auditDeploymentNeeds: DeploymentNeeds = {
     MANDATES_URL: 'the evidence export reads the mandate there',
   },
   publicUrls: {},
+  outbound: {
+    WEBHOOKS_TIMEOUT_MS: 'webhook deliveries to the HTTPS URLs tenants register',
+  },
 };

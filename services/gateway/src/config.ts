@@ -85,4 +85,7 @@ export const gatewayDeploymentNeeds: DeploymentNeeds = {
     DASHBOARD_OIDC_ISSUER: "the dashboard's sign-in, opened by the browser",
     JWT_ISSUERS: 'the issuers and JWKS of JWT callers',
   },
+  outbound: {
+    JWT_ISSUERS: 'the JWKS of the JWT issuers',
+  },
 };

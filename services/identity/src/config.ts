@@ -52,4 +52,7 @@ export const deploymentNeeds: DeploymentNeeds = {
     WALLET_PUBLIC_URL: 'where wallets post their responses',
     WALLET_TRUSTED_ISSUERS: 'the PID issuers wallets present credentials of',
   },
+  outbound: {
+    WALLET_TRUSTED_ISSUERS: "the PID issuers' status lists and keys",
+  },
 };

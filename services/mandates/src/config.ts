@@ -79,4 +79,8 @@ export const deploymentNeeds: DeploymentNeeds = {
   publicUrls: {
     PUBLIC_BASE_URL: "every mandate's status-list uri, fetched by relying parties",
   },
+  outbound: {
+    KMS_KEY_ID: 'AWS KMS signs there',
+    KMS_ENDPOINT: 'a KMS-compatible endpoint',
+  },
 };
