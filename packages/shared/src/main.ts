@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { ConfigError, parseConfig } from './config';
 import { deploymentProblems, type DeploymentNeeds } from './deployment';
+import { InfrastructureError, infrastructureProblem } from './infrastructure-errors';
 import { createLogger, type Logger } from './logger';
 import { separateProcessConfig } from './secrets';
 import type { AppLifecycle, RunningServer } from './server';
@@ -110,7 +111,9 @@ export async function startService<C extends BaseConfig, D, O>(
     await service?.stop().catch(() => undefined);
     await wired?.close().catch(() => undefined);
     await tracing.shutdown().catch(() => undefined);
-    throw err;
+    // Unreachable infrastructure, a refused password, an unknown vhost: one line naming the URL.
+    const problem = infrastructureProblem(err, config);
+    throw problem ? new InfrastructureError(problem, { cause: err }) : err;
   }
   const adapters = wired;
   const started = service;
@@ -209,5 +212,6 @@ export function reportStartFailure(
   write: (line: string) => void = (l) => console.error(l),
 ): void {
   if (err instanceof ConfigError) for (const problem of err.problems) write(`config error: ${problem}`);
+  else if (err instanceof InfrastructureError) write(`infrastructure error: ${err.line}`);
   else write(err instanceof Error ? (err.stack ?? err.message) : String(err));
 }
