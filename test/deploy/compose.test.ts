@@ -49,7 +49,11 @@ describe('docker-compose.yml', () => {
     'docker-compose is not installed (.ci/run installs it)',
     async () => {
       await expect(
-        promisify(execFile)('docker-compose', ['-f', COMPOSE_FILE, 'config', '-q'], { cwd: ROOT }),
+        // PUBLIC_BASE_URL is the one variable the operator exports first (docs/DEPLOYMENT.md).
+        promisify(execFile)('docker-compose', ['-f', COMPOSE_FILE, 'config', '-q'], {
+          cwd: ROOT,
+          env: { ...process.env, PUBLIC_BASE_URL: 'https://api.example.com' },
+        }),
       ).resolves.toBeDefined();
     },
   );

@@ -322,7 +322,7 @@ describe.each(RENDERS)('%s, rendered', (_label, render) => {
       }
     });
 
-    it('when a service opens anything else, then only DNS, the infrastructure, its callees and (gateway, mandates, identity) outside HTTPS are allowed', () => {
+    it('when a service opens anything else, then only DNS, the infrastructure, its callees and (gateway, mandates, identity, audit) outside HTTPS are allowed', () => {
       for (const n of NAMES) {
         expect([n, connectionAllowed(policies, pod(n), dns, 53, 'UDP')]).toEqual([n, true]);
         expect([n, connectionAllowed(policies, pod(n), dns, 53, 'TCP')]).toEqual([n, true]);
@@ -330,7 +330,11 @@ describe.each(RENDERS)('%s, rendered', (_label, render) => {
         expect([n, connectionAllowed(policies, pod(n), elsewhere, 8080)]).toEqual([n, false]);
         expect([n, connectionAllowed(policies, pod(n), internet, 80)]).toEqual([n, false]);
         const https = connectionAllowed(policies, pod(n), internet, 443);
-        expect([n, https]).toEqual([n, n === 'gateway' || n === 'mandates' || n === 'identity']);
+        // audit: webhook deliveries (network-needs.test.ts derives each from the configuration).
+        expect([n, https]).toEqual([
+          n,
+          n === 'gateway' || n === 'mandates' || n === 'identity' || n === 'audit',
+        ]);
       }
     });
   });

@@ -19,6 +19,8 @@ export * from './liveness';
 export * from './time';
 export * from './mongo';
 export * from './main';
+export * from './deployment';
+export * from './infrastructure-errors';
 export * from './composition';
 export * from './mandate-signature';
 export * from './sorted-by-id';

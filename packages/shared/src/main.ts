@@ -1,5 +1,7 @@
 import type { z } from 'zod';
 import { ConfigError, parseConfig } from './config';
+import { deploymentProblems, type DeploymentNeeds } from './deployment';
+import { InfrastructureError, infrastructureProblem } from './infrastructure-errors';
 import { configureLiveness } from './liveness';
 import { createLogger, type Logger } from './logger';
 import { separateProcessConfig } from './secrets';
@@ -32,6 +34,11 @@ export interface ServiceMain<C extends BaseConfig, D, O = Partial<D>> {
   createApp(deps: D): AppLifecycle;
   /** Whether it keeps data (MongoDB, else memory); its startup line says which. */
   hasStore?: boolean;
+  /**
+   * What it needs once it listens beyond loopback as its own process (a container, a pod):
+   * variables that must be set, URLs that must not be loopback (deployment.ts).
+   */
+  deployment?: DeploymentNeeds;
 }
 
 export interface StartOptions<O> {
@@ -54,6 +61,35 @@ export interface StartedService<C, D = unknown> {
 }
 
 /**
+ * A service's configuration as it starts: the environment parsed by its schema and, as a process
+ * of its own, by the stricter rules of one (secrets, `<NAME>_FILE`) and, listening beyond
+ * loopback, its deployment needs. Every problem is one `NAME: …` line of one ConfigError. The
+ * deployment tests (test/deploy) load the rendered manifests' environments through this.
+ */
+export function serviceConfig<C extends BaseConfig>(
+  main: Pick<ServiceMain<C, unknown>, 'configSchema' | 'separateProcessConfigSchema' | 'deployment'>,
+  env: NodeJS.ProcessEnv,
+  separateProcess: boolean,
+): C {
+  if (!separateProcess) return parseConfig(main.configSchema, env);
+  let config: C | undefined;
+  let problems: string[] = [];
+  try {
+    config = parseConfig(separateProcessConfig(main.separateProcessConfigSchema ?? main.configSchema), env);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    problems = err.problems;
+  }
+  // HOST as the schema would read it, also when another variable failed: every problem at once.
+  const host = config?.HOST ?? (env.HOST || '127.0.0.1');
+  const needs = main.deployment ? deploymentProblems(env, host, main.deployment) : [];
+  const named = new Set(problems.map((p) => p.slice(0, p.indexOf(':'))));
+  problems.push(...needs.filter((p) => !named.has(p.slice(0, p.indexOf(':')))));
+  if (problems.length > 0 || !config) throw new ConfigError(problems);
+  return config;
+}
+
+/**
  * The steps of every service's start, for its own process (runService) and for the embedded
  * launcher alike: parse the environment, wire the adapters, create the app, listen on PORT/HOST.
  */
@@ -62,9 +98,7 @@ export async function startService<C extends BaseConfig, D, O>(
   env: NodeJS.ProcessEnv = process.env,
   options: StartOptions<O> = {},
 ): Promise<StartedService<C, D>> {
-  const config: C = options.separateProcess
-    ? parseConfig(separateProcessConfig(main.separateProcessConfigSchema ?? main.configSchema), env)
-    : parseConfig(main.configSchema, env);
+  const config = serviceConfig(main, env, options.separateProcess === true);
   configureLiveness({ failAfterMs: config.LIVENESS_FAIL_AFTER_MS });
   // Before anything that creates spans or logs (a no-op without OTEL_EXPORTER_OTLP_ENDPOINT).
   const tracing = startTracing(config, main.name);
@@ -81,7 +115,9 @@ export async function startService<C extends BaseConfig, D, O>(
     await service?.stop().catch(() => undefined);
     await wired?.close().catch(() => undefined);
     await tracing.shutdown().catch(() => undefined);
-    throw err;
+    // Unreachable infrastructure, a refused password, an unknown vhost: one line naming the URL.
+    const problem = infrastructureProblem(err, config);
+    throw problem ? new InfrastructureError(problem, { cause: err }) : err;
   }
   const adapters = wired;
   const started = service;
@@ -180,5 +216,6 @@ export function reportStartFailure(
   write: (line: string) => void = (l) => console.error(l),
 ): void {
   if (err instanceof ConfigError) for (const problem of err.problems) write(`config error: ${problem}`);
+  else if (err instanceof InfrastructureError) write(`infrastructure error: ${err.line}`);
   else write(err instanceof Error ? (err.stack ?? err.message) : String(err));
 }

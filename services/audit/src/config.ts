@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonConfigShape, env } from '@mandate/shared';
+import { commonConfigShape, env, type DeploymentNeeds } from '@mandate/shared';
 
 export const auditConfigSchema = z.object({
   ...commonConfigShape,
@@ -61,3 +61,20 @@ export type AuditConfig = z.output<typeof auditConfigSchema>;
 export function auditConfig(overrides: Partial<Record<keyof AuditConfig, string>> = {}): AuditConfig {
   return auditConfigSchema.parse(overrides);
 }
+
+/**
+ * What audit needs as its own process listening beyond loopback (a container, a pod): refused at
+ * start without it, and checked against the manifests by test/deploy/production-config.test.ts.
+ */
+export const auditDeploymentNeeds: DeploymentNeeds = {
+  required: {
+    INTERNAL_TOKEN_SECRET: 'signs and checks the internal tokens; the same value in every service',
+    AMQP_URL: 'without it the events stay in this process and never reach audit',
+    MONGO_URL: 'the audit trail and webhook deliveries must survive a restart',
+    MANDATES_URL: 'the evidence export reads the mandate there',
+  },
+  publicUrls: {},
+  outbound: {
+    WEBHOOKS_TIMEOUT_MS: 'webhook deliveries to the HTTPS URLs tenants register',
+  },
+};

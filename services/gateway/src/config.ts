@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { DEFAULT_PUBLISH_BATCH_DELAY_MS, commonConfigShape, env, parseConfig } from '@mandate/shared';
+import {
+  DEFAULT_PUBLISH_BATCH_DELAY_MS,
+  commonConfigShape,
+  env,
+  parseConfig,
+  type DeploymentNeeds,
+} from '@mandate/shared';
 import { planOverridesSchema } from './limits/plans';
 
 export const gatewayConfigSchema = z.object({
@@ -59,3 +65,27 @@ export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
 
 export const loadGatewayConfig = (source: NodeJS.ProcessEnv = process.env) =>
   parseConfig(gatewayConfigSchema, source);
+
+/**
+ * What gateway needs as its own process listening beyond loopback (a container, a pod): refused at
+ * start without it, and checked against the manifests by test/deploy/production-config.test.ts.
+ */
+export const gatewayDeploymentNeeds: DeploymentNeeds = {
+  required: {
+    INTERNAL_TOKEN_SECRET: 'signs and checks the internal tokens; the same value in every service',
+    AMQP_URL: 'without it the events stay in this process and never reach audit',
+    OPERATOR_TOKEN: "the platform operator's bearer secret",
+    REDIS_URL: 'rate limits, quotas and Idempotency-Key records shared by every replica',
+    MANDATES_URL: 'the mandates service',
+    VERIFY_URL: 'the verify service',
+    IDENTITY_URL: 'the identity service',
+    AUDIT_URL: 'the audit service',
+  },
+  publicUrls: {
+    DASHBOARD_OIDC_ISSUER: "the dashboard's sign-in, opened by the browser",
+    JWT_ISSUERS: 'the issuers and JWKS of JWT callers',
+  },
+  outbound: {
+    JWT_ISSUERS: 'the JWKS of the JWT issuers',
+  },
+};

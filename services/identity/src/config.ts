@@ -1,4 +1,4 @@
-import { commonConfigShape, env, parseConfig } from '@mandate/shared';
+import { commonConfigShape, env, type DeploymentNeeds, parseConfig } from '@mandate/shared';
 import { z } from 'zod';
 import { DEFAULT_STAGING_KEY_TTL_HOURS } from './api-keys/api-key';
 
@@ -37,3 +37,22 @@ export type IdentityConfig = z.output<typeof configSchema>;
 export function loadConfig(source: NodeJS.ProcessEnv = process.env): IdentityConfig {
   return parseConfig(configSchema, source);
 }
+
+/**
+ * What identity needs as its own process listening beyond loopback (a container, a pod): refused at
+ * start without it, and checked against the manifests by test/deploy/production-config.test.ts.
+ */
+export const deploymentNeeds: DeploymentNeeds = {
+  required: {
+    INTERNAL_TOKEN_SECRET: 'signs and checks the internal tokens; the same value in every service',
+    AMQP_URL: 'without it the events stay in this process and never reach audit',
+    MONGO_URL: 'tenants, API keys and role assignments must survive a restart',
+  },
+  publicUrls: {
+    WALLET_PUBLIC_URL: 'where wallets post their responses',
+    WALLET_TRUSTED_ISSUERS: 'the PID issuers wallets present credentials of',
+  },
+  outbound: {
+    WALLET_TRUSTED_ISSUERS: "the PID issuers' status lists and keys",
+  },
+};

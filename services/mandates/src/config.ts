@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { commonConfigShape, env } from '@mandate/shared';
+import { commonConfigShape, env, type DeploymentNeeds } from '@mandate/shared';
 
 /** The only reader of process.env for this service (via parseConfig in main.ts). */
 export const configSchema = z.object({
@@ -61,3 +61,26 @@ export const separateProcessConfigSchema = configSchema.superRefine((config, ctx
         'is required when mandates runs as its own process (every replica must sign with the same key): set LOCAL_SIGNING_KEY (a private EC P-256 JWK) or LOCAL_SIGNING_KEY_FILE, or KMS_KEY_ID / SIGNING_KEY_IDS with AWS_REGION',
     });
 });
+
+/**
+ * What mandates needs as its own process listening beyond loopback (a container, a pod): refused at
+ * start without it, and checked against the manifests by test/deploy/production-config.test.ts.
+ */
+export const deploymentNeeds: DeploymentNeeds = {
+  required: {
+    INTERNAL_TOKEN_SECRET: 'signs and checks the internal tokens; the same value in every service',
+    AMQP_URL: 'without it the events stay in this process and never reach audit',
+    MONGO_URL: 'mandates and status lists must survive a restart',
+    REDIS_URL: 'the snapshots verify answers from',
+    IDENTITY_URL: 'binds identity verifications to mandates',
+    PUBLIC_BASE_URL:
+      "signed into every mandate's status-list uri for good; the gateway's public URL, e.g. https://api.example.com",
+  },
+  publicUrls: {
+    PUBLIC_BASE_URL: "every mandate's status-list uri, fetched by relying parties",
+  },
+  outbound: {
+    KMS_KEY_ID: 'AWS KMS signs there',
+    KMS_ENDPOINT: 'a KMS-compatible endpoint',
+  },
+};

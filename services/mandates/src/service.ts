@@ -1,5 +1,5 @@
 import { createApp } from './app';
-import { configSchema, separateProcessConfigSchema } from './config';
+import { configSchema, separateProcessConfigSchema, deploymentNeeds } from './config';
 import { wire } from './wiring';
 
 /** What starts mandates: its own process (main.ts) and the embedded launcher (`npm start`) alike. */
@@ -10,4 +10,5 @@ export const service = {
   wire,
   createApp,
   hasStore: true,
+  deployment: deploymentNeeds,
 };

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { DEFAULT_PUBLISH_BATCH_DELAY_MS, commonConfigShape, env, parseConfig } from '@mandate/shared';
+import {
+  DEFAULT_PUBLISH_BATCH_DELAY_MS,
+  commonConfigShape,
+  env,
+  parseConfig,
+  type DeploymentNeeds,
+} from '@mandate/shared';
 
 export const configSchema = z.object({
   ...commonConfigShape,
@@ -26,3 +32,17 @@ export type Config = z.output<typeof configSchema>;
 
 export const loadConfig = (source: NodeJS.ProcessEnv = process.env): Config =>
   parseConfig(configSchema, source);
+
+/**
+ * What verify needs as its own process listening beyond loopback (a container, a pod): refused at
+ * start without it, and checked against the manifests by test/deploy/production-config.test.ts.
+ */
+export const deploymentNeeds: DeploymentNeeds = {
+  required: {
+    INTERNAL_TOKEN_SECRET: 'signs and checks the internal tokens; the same value in every service',
+    AMQP_URL: 'without it the events stay in this process and never reach audit',
+    REDIS_URL: 'the snapshots mandates writes; without it every verification asks mandates',
+    MANDATES_URL: 'the mandates service',
+  },
+  publicUrls: {},
+};

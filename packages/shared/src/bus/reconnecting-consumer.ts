@@ -1,4 +1,5 @@
 import type { Channel, ChannelModel } from 'amqplib';
+import { isBrokerRefusal } from '../infrastructure-errors';
 import type { Logger } from '../logger';
 import { amqpTopology, type AmqpTopology } from './topology';
 
@@ -51,6 +52,9 @@ export abstract class ReconnectingConsumer<Handler> {
     try {
       await this.connect(handler);
     } catch (err) {
+      // A refused login or vhost is a configuration to fix, not an outage to wait out: the start
+      // fails, with one line naming AMQP_URL (docs/TROUBLESHOOTING.md), instead of retrying forever.
+      if (isBrokerRefusal(err)) throw err;
       this.logger.warn(
         { err, ...this.names.context },
         `${this.names.who} cannot reach RabbitMQ yet; retrying`,

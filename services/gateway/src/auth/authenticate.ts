@@ -113,6 +113,23 @@ export async function authenticate(
   params: Record<string, string>,
   deps: AuthDeps,
 ): Promise<Principal | null> {
+  const principal = await identify(req, rule, params, deps);
+  if (principal) checkAccess(principal, rule, params);
+  return principal;
+}
+
+/**
+ * Who the caller is, without deciding whether it may call the route: throws 401 for missing or
+ * bad credentials (and 400/404 for a JWT caller's malformed tenant). The pipeline sets the
+ * principal before checkAccess, so a call refused for its scope is audited with its key id
+ * (docs/API.md#audit-of-every-call).
+ */
+export async function identify(
+  req: IncomingMessage,
+  rule: RouteRule,
+  params: Record<string, string>,
+  deps: AuthDeps,
+): Promise<Principal | null> {
   if (rule.auth === 'public') return null;
   const credential = readCredential(req);
 
@@ -160,11 +177,16 @@ export async function authenticate(
     }
   }
 
+  return principal;
+}
+
+/** An identified caller's right to the route: 403 for a missing scope, 404 for another tenant's path. */
+export function checkAccess(principal: Principal, rule: RouteRule, params: Record<string, string>): void {
+  if (principal.actor.type === 'operator') return;
   authorize(principal, rule);
   // A path naming another tenant is answered as if it did not exist.
   if (params.tenantId !== undefined && params.tenantId !== principal.tenantId)
     throw notFound('Tenant not found');
-  return principal;
 }
 
 export function authorize(principal: Principal, rule: RouteRule): void {

@@ -1,5 +1,5 @@
 import { AppError, markRequest, setSpanAttributes } from '@mandate/shared';
-import { authenticate } from '../auth/authenticate';
+import { checkAccess, identify } from '../auth/authenticate';
 import type { GatewayDeps } from '../deps';
 import { limitSubject } from '../limits';
 import type { RouteRule } from '../routes/table';
@@ -27,9 +27,7 @@ export function admissionStep(deps: GatewayDeps, guard: AuthGuard) {
       if (wait > 0) throw tooManyAuthFailures(wait);
     }
     try {
-      call.principal = await authenticate(req, rule, params, deps);
-      markRequest(requestId, 'gw.auth');
-      if (call.principal?.tenantId) setSpanAttributes({ 'mandate.tenant_id': call.principal.tenantId });
+      call.principal = await identify(req, rule, params, deps);
     } catch (err) {
       if (err instanceof AppError && err.status === 401) {
         // A remembered credential that fails now (revoked, expired) loses its pass at once.
@@ -38,6 +36,11 @@ export function admissionStep(deps: GatewayDeps, guard: AuthGuard) {
       }
       throw err;
     }
+    // Identified before its access is checked: a call refused for its scope (403) or for another
+    // tenant's path (404) is audited with its key id too (docs/API.md#audit-of-every-call).
+    if (call.principal) checkAccess(call.principal, rule, params);
+    markRequest(requestId, 'gw.auth');
+    if (call.principal?.tenantId) setSpanAttributes({ 'mandate.tenant_id': call.principal.tenantId });
     // The operator token is chosen by a person and may be guessable: it never skips the limit.
     if (credential !== undefined && call.principal !== null && call.principal.actor.type !== 'operator')
       recent.remember(credential);

@@ -43,7 +43,10 @@ export class RouteMatcher {
     for (const route of this.compiled) {
       const m = route.regex.exec(path);
       if (!m) continue;
-      if (route.rule.method !== method) {
+      // HEAD of a public GET (a status list, the JWKS) is that GET without its body: caches and
+      // CDNs send it (docs/API.md#paths-and-versions); node's server drops the body itself.
+      const head = method === 'HEAD' && route.rule.method === 'GET' && route.rule.auth === 'public';
+      if (route.rule.method !== method && !head) {
         allowed.push(route.rule.method);
         continue;
       }
