@@ -1,6 +1,9 @@
 import { inflateSync } from 'node:zlib';
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose';
 import {
+  ASSURANCE_LEVELS,
+  RequestInvalid,
+  checkRequest,
   firstFailure,
   type DecisionInput,
   type DecisionMandate,
@@ -9,6 +12,7 @@ import {
 } from './decide';
 
 export { DENY_REASONS, type DenyReason, type DecisionInput } from './decide';
+export { RequestInvalid } from './decide';
 
 /**
  * Offline verification of a mandate (SPEC §12): its JWS checked against the service's JWKS, its state
@@ -23,8 +27,13 @@ export class OfflineVerificationError extends Error {
       | 'STATUS_LIST_INVALID'
       | 'STATUS_LIST_EXPIRED'
       | 'STATUS_LIST_SUBJECT_MISMATCH'
-      | 'STATUS_LIST_UNAVAILABLE',
+      | 'STATUS_LIST_UNAVAILABLE'
+      | 'REQUEST_INVALID'
+      | 'MANDATE_TENANT_MISMATCH'
+      | 'MANDATE_PRINCIPAL_MISMATCH',
     message: string,
+    /** With REQUEST_INVALID: the request member refused, as the online 400 names it. */
+    readonly field?: string,
   ) {
     super(message);
     this.name = 'OfflineVerificationError';
@@ -39,6 +48,18 @@ export interface OfflineDecision {
 /** The request as for POST /v1/verify, without mandate_id (the JWS names the mandate). */
 export type OfflineRequest = DecisionInput;
 
+/** What `OfflineVerifier.verify` takes: the mandate's JWS, the request, and who the relying party is. */
+export interface VerifyInput {
+  jws: string;
+  request: OfflineRequest;
+  /** The relying party's own tenant: a mandate of any other tenant throws MANDATE_TENANT_MISMATCH. */
+  tenant_id: string;
+  /** The principal the relying party expects, when it knows one: another throws MANDATE_PRINCIPAL_MISMATCH. */
+  principal_id?: string;
+  statusList?: string;
+  now?: Date;
+}
+
 type Fetch = (
   url: string,
   init?: { headers?: Record<string, string> },
@@ -51,6 +72,8 @@ type Fetch = (
 
 interface SignedMandate extends DecisionMandate {
   id: string;
+  tenant_id?: unknown;
+  principal?: DecisionMandate['principal'] & { id?: unknown };
   expires_at?: string | null;
   status?: { status_list?: { idx?: unknown; uri?: unknown } };
 }
@@ -225,17 +248,34 @@ export class OfflineVerifier {
     return token;
   }
 
-  /** The decision for `request` against the mandate signed as `jws`; `statusList` given → that token, else fetched. */
-  async verify(input: {
-    jws: string;
-    request: OfflineRequest;
-    statusList?: string;
-    now?: Date;
-  }): Promise<OfflineDecision> {
+  /**
+   * The decision for `request` against the mandate signed as `jws`; `statusList` given → that token,
+   * else fetched. `tenant_id` is the relying party's own tenant (and `principal_id`, when given, the
+   * principal it expects): a mandate of another tenant or principal throws, as online verify
+   * answers another tenant's mandate 404 (docs/VERIFY-AT-THE-EDGE.md#what-the-verifier-refuses).
+   */
+  async verify(input: VerifyInput): Promise<OfflineDecision> {
     const now = input.now ?? new Date();
+    // Validated by the rules of POST /v1/verify's request (one module): what online answers 400 throws here.
+    try {
+      checkRequest(input.request, ASSURANCE_LEVELS);
+    } catch (err) {
+      if (!(err instanceof RequestInvalid)) throw err;
+      throw new OfflineVerificationError('REQUEST_INVALID', err.message, err.field);
+    }
     // A key set past its max-age is asked for again first: a changed one drops what it verified.
     if (this.keysStale(now.getTime())) await this.keySet(now.getTime());
     const mandate = await this.mandate(input.jws, now);
+    if (typeof input.tenant_id !== 'string' || mandate.tenant_id !== input.tenant_id)
+      throw new OfflineVerificationError(
+        'MANDATE_TENANT_MISMATCH',
+        `the mandate is not one of tenant ${String(input.tenant_id)}`,
+      );
+    if (input.principal_id !== undefined && mandate.principal?.id !== input.principal_id)
+      throw new OfflineVerificationError(
+        'MANDATE_PRINCIPAL_MISMATCH',
+        `the mandate's principal is not ${input.principal_id}`,
+      );
     const ref = mandate.status?.status_list;
     if (!ref || typeof ref.uri !== 'string' || !Number.isSafeInteger(ref.idx) || (ref.idx as number) < 0)
       throw new OfflineVerificationError(
@@ -269,14 +309,9 @@ const verifiers = new WeakMap<object, OfflineVerifier>();
  * already fetched, else it is fetched with `fetch` (default: global fetch). Verifications are cached
  * per `jwks` object, so reusing the same object makes repeated decisions cheap.
  */
-export async function verifyOffline(options: {
-  jws: string;
-  request: OfflineRequest;
-  jwks: JSONWebKeySet;
-  statusList?: string;
-  fetch?: Fetch;
-  now?: Date;
-}): Promise<OfflineDecision> {
+export async function verifyOffline(
+  options: VerifyInput & { jwks: JSONWebKeySet; fetch?: Fetch },
+): Promise<OfflineDecision> {
   let verifier = verifiers.get(options.jwks);
   if (!verifier) {
     verifier = new OfflineVerifier({ jwks: options.jwks, fetch: options.fetch });
