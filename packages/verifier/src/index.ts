@@ -26,6 +26,7 @@ export class OfflineVerificationError extends Error {
       | 'NO_STATUS_CLAIM'
       | 'STATUS_LIST_INVALID'
       | 'STATUS_LIST_EXPIRED'
+      | 'STATUS_LIST_STALE'
       | 'STATUS_LIST_SUBJECT_MISMATCH'
       | 'STATUS_LIST_UNAVAILABLE'
       | 'REQUEST_INVALID'
@@ -81,12 +82,17 @@ interface SignedMandate extends DecisionMandate {
 interface VerifiedList {
   sub: string;
   exp: number;
+  /** Issued at (s) and the list's own ttl (s): a list older than ttl is stale. */
+  iat: number;
+  ttl: number;
   bytes: Uint8Array;
 }
 
 const STATUS_VALID = 0;
 const STATUS_INVALID = 1;
 const STATUS_SUSPENDED = 2;
+/** Clock skew allowed between the service that signed a list and this verifier. */
+const STALENESS_SKEW_SECONDS = 5;
 /** Verified JWS are kept by their text: a signature is checked once, a decision costs a lookup. */
 const MAX_CACHED = 10_000;
 
@@ -195,18 +201,31 @@ export class OfflineVerifier {
   async list(token: string, uri: string, now: Date): Promise<VerifiedList> {
     let list = this.lists.get(token);
     if (!list) {
-      let claims: { sub?: unknown; exp?: unknown; status_list?: { bits?: unknown; lst?: unknown } };
+      let claims: {
+        sub?: unknown;
+        exp?: unknown;
+        iat?: unknown;
+        ttl?: unknown;
+        status_list?: { bits?: unknown; lst?: unknown };
+      };
       try {
         if (decodeProtectedHeader(token).typ !== 'statuslist+jwt')
           throw new Error('typ is not statuslist+jwt');
         claims = JSON.parse(new TextDecoder().decode(await this.verifyJws(token, now.getTime())));
         if (claims.status_list?.bits !== 2 || typeof claims.status_list.lst !== 'string')
           throw new Error('status_list must have bits 2 and lst');
-        if (typeof claims.sub !== 'string' || typeof claims.exp !== 'number')
-          throw new Error('sub and exp are required');
+        if (
+          typeof claims.sub !== 'string' ||
+          typeof claims.exp !== 'number' ||
+          typeof claims.iat !== 'number' ||
+          typeof claims.ttl !== 'number'
+        )
+          throw new Error('sub, iat, exp and ttl are required');
         list = {
           sub: claims.sub,
           exp: claims.exp,
+          iat: claims.iat,
+          ttl: claims.ttl,
           bytes: inflateSync(Buffer.from(claims.status_list.lst, 'base64url')),
         };
       } catch (err) {
@@ -224,7 +243,26 @@ export class OfflineVerifier {
       );
     if (list.exp * 1000 <= now.getTime())
       throw new OfflineVerificationError('STATUS_LIST_EXPIRED', 'the status list has expired');
+    // Staleness at most ttl (docs/VERIFY-AT-THE-EDGE.md#online-or-offline), whatever its exp says.
+    if ((list.iat + list.ttl + STALENESS_SKEW_SECONDS) * 1000 < now.getTime())
+      throw new OfflineVerificationError(
+        'STATUS_LIST_STALE',
+        `the status list is older than its ttl (${list.ttl} s)`,
+      );
     return list;
+  }
+
+  /** The list at `uri`, verified; one kept in the cache that went stale or expired is fetched again, once. */
+  private async fetchedList(uri: string, now: Date): Promise<VerifiedList> {
+    try {
+      return await this.list(await this.fetchList(uri, now), uri, now);
+    } catch (err) {
+      const code = (err as OfflineVerificationError).code;
+      if (!this.fetched.has(uri) || (code !== 'STATUS_LIST_STALE' && code !== 'STATUS_LIST_EXPIRED'))
+        throw err;
+      this.fetched.delete(uri);
+      return this.list(await this.fetchList(uri, now), uri, now);
+    }
   }
 
   /** The list at `uri`: cached for its Cache-Control max-age, then revalidated (If-None-Match → 304). */
@@ -283,7 +321,9 @@ export class OfflineVerifier {
         'this mandate was signed without a status list: verify it online (POST /v1/verify)',
       );
     const idx = ref.idx as number;
-    const list = await this.list(input.statusList ?? (await this.fetchList(ref.uri, now)), ref.uri, now);
+    const list = input.statusList
+      ? await this.list(input.statusList, ref.uri, now)
+      : await this.fetchedList(ref.uri, now);
     if (idx >> 2 >= list.bytes.length)
       throw new OfflineVerificationError('STATUS_LIST_INVALID', 'the mandate index is outside the list');
     const status = (list.bytes[idx >> 2]! >> ((idx & 3) * 2)) & 0b11;

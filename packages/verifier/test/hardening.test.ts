@@ -155,3 +155,85 @@ describe('@mandate/verifier refuses what online verify refuses', () => {
     await expect(oneCall).rejects.toMatchObject({ code: 'MANDATE_TENANT_MISMATCH' });
   });
 });
+
+describe('@mandate/verifier: offline staleness is at most ttl (docs/VERIFY-AT-THE-EDGE.md#online-or-offline)', () => {
+  let key: CryptoKey;
+  let jwk: JWK;
+  let jws: string;
+  beforeAll(async () => {
+    const pair = await generateKeyPair('ES256', { extractable: true });
+    key = pair.privateKey;
+    jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
+    jws = await sign(key, {
+      id: 'mdt_1',
+      tenant_id: TENANT,
+      delegate: { id: 'bot' },
+      scope: { actions: ['payments:*'] },
+      status: { status_list: { idx: 0, uri: URI } },
+    });
+  });
+  const listIssued = (iat: number, exp: number) =>
+    sign(
+      key,
+      {
+        sub: URI,
+        iat,
+        exp,
+        ttl: 60,
+        status_list: { bits: 2, lst: deflateSync(Buffer.alloc(1)).toString('base64url') },
+      },
+      'statuslist+jwt',
+    );
+  const decideWith = (statusList: string) =>
+    new OfflineVerifier({ jwks: { keys: [jwk] } }).verify({
+      jws,
+      request: { action: 'payments:create' },
+      statusList,
+      now: NOW,
+      tenant_id: TENANT,
+    });
+
+  it('when a list is older than its ttl (by iat, 5 s skew allowed), then it throws STATUS_LIST_STALE even before its exp', async () => {
+    // The review's case: a list of exp = iat + 2 × ttl, 61 s and 90 s after it was issued.
+    for (const age of [66, 90, 119]) {
+      await expect(
+        decideWith(await listIssued(nowSeconds - age, nowSeconds - age + 120)),
+      ).rejects.toMatchObject({
+        code: 'STATUS_LIST_STALE',
+      });
+    }
+    for (const age of [0, 60, 65]) {
+      await expect(decideWith(await listIssued(nowSeconds - age, nowSeconds - age + 120))).resolves.toEqual({
+        decision: 'ALLOW',
+        reason: 'OK',
+      });
+    }
+  });
+
+  it('when a fetched list goes stale in the cache, then it is fetched again rather than refused', async () => {
+    let served = 0;
+    const fetch = async () => {
+      served++;
+      const token = await listIssued(
+        nowSeconds + (served === 1 ? 0 : 100),
+        nowSeconds + (served === 1 ? 60 : 160),
+      );
+      return {
+        status: 200,
+        headers: { get: (name: string) => (name.toLowerCase() === 'cache-control' ? 'max-age=600' : null) },
+        text: async () => token,
+        json: async () => token,
+      };
+    };
+    const v = new OfflineVerifier({ jwks: { keys: [jwk] }, fetch });
+    const at = (s: number) => new Date(NOW.getTime() + s * 1000);
+    const request = { action: 'payments:create' };
+    await expect(v.verify({ jws, request, now: at(0), tenant_id: TENANT })).resolves.toMatchObject({
+      decision: 'ALLOW',
+    });
+    await expect(v.verify({ jws, request, now: at(100), tenant_id: TENANT })).resolves.toMatchObject({
+      decision: 'ALLOW',
+    });
+    expect(served).toBe(2);
+  });
+});

@@ -238,7 +238,7 @@ describe('@mandate/verifier', () => {
     }
     const at = (s: number) => new Date(NOW.getTime() + s * 1000);
     /** A list valid for an hour, so that only the key set's age is under test. */
-    const longList = () => list([0], { exp: nowSeconds + 3600 });
+    const longList = () => list([0], { exp: nowSeconds + 3600, ttl: 3600 });
 
     it('when the key set is fetched, then it is kept for its max-age, then revalidated with If-None-Match', async () => {
       const endpoint = jwksEndpoint([good.jwk]);
