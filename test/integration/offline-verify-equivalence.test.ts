@@ -149,6 +149,7 @@ describe('offline verification ≡ POST /v1/verify (property)', () => {
             request,
             statusList: list.body as string,
             now: clock.now(),
+            tenant_id: tenantId,
           });
           // The one case the list cannot tell apart (SPEC §12): REVOKED and EXPIRED are both 1, and a 1
           // past expires_at reads MANDATE_EXPIRED; online, a revoked mandate stays MANDATE_REVOKED.

@@ -23,17 +23,17 @@ const PROGRAM = `
 import { DENY_REASONS, OfflineVerificationError, OfflineVerifier, verifyOffline, type OfflineDecision } from '@mandate/verifier';
 import { DENY_REASONS as DECISION_REASONS, firstFailure } from '@mandate/verifier/decide';
 
-export async function main(baseUrl: string, jws: string): Promise<string> {
+export async function main(baseUrl: string, jws: string, tenant_id: string): Promise<string> {
   const here = (url: string, init?: { headers?: Record<string, string> }) => fetch(baseUrl + new URL(url).pathname, init);
   const jwksUri = baseUrl + '/v1/.well-known/jwks.json';
   const verifier = new OfflineVerifier({ jwksUri, fetch: here });
   const request = { action: 'payments:create', amount: 1200, currency: 'EUR', delegate_id: 'agent-7' };
-  const decided: OfflineDecision = await verifier.verify({ jws, request });
-  const over = await verifier.verify({ jws, request: { ...request, amount: 9000 } });
-  const oneShot = await verifyOffline({ jws, request, jwks: await (await fetch(jwksUri)).json(), fetch: here });
+  const decided: OfflineDecision = await verifier.verify({ jws, request, tenant_id });
+  const over = await verifier.verify({ jws, request: { ...request, amount: 9000 }, tenant_id });
+  const oneShot = await verifyOffline({ jws, request, tenant_id, jwks: await (await fetch(jwksUri)).json(), fetch: here });
   const [header, payload, signature] = jws.split('.') as [string, string, string];
   const forged = [header, payload, signature.slice(0, 10) + (signature[10] === 'A' ? 'B' : 'A') + signature.slice(11)].join('.');
-  const refused = await verifier.verify({ jws: forged, request }).then(
+  const refused = await verifier.verify({ jws: forged, request, tenant_id }).then(
     (d) => d.decision,
     (err: unknown) => (err instanceof OfflineVerificationError ? err.code : String(err)),
   );
@@ -120,7 +120,7 @@ describe('the packed @mandate/verifier', () => {
     });
     const jws = mandate.signature!.jws;
     // Plain Node: no tsx, no loader, nothing of this repository on the module path.
-    const decide = () => runMain(app, [product.url, jws], { PATH: process.env.PATH });
+    const decide = () => runMain(app, [product.url, jws, tenant.id], { PATH: process.env.PATH });
 
     expect(await decide()).toBe(
       'ALLOW OK AMOUNT_EXCEEDS_LIMIT ALLOW OK MANDATE_SIGNATURE_INVALID ACTION_NOT_PERMITTED true',

@@ -2,13 +2,13 @@ import type { z } from 'zod';
 
 /**
  * A validator for a hot path, derived from the zod schema it mirrors (so the schema stays the one
- * source of truth): for a strict object of plain fields — strings with min/max length and regex
- * checks, integers or numbers with bounds, booleans, any of them optional — it answers exactly the
+ * source of truth): for a strict object of plain fields — strings with min/max length, regex and
+ * `.refine(predicate)` checks (the predicate is called as zod calls it), integers or numbers with bounds, booleans, any of them optional — it answers exactly the
  * object zod would (the schema's key order, only the keys given) for an input that plainly passes
  * every rule, and undefined for anything else, valid or not, which the caller hands to zod
  * (`parseOrThrow`) to answer and word the error. It accepts a subset of what zod accepts, never more.
- * A schema with anything else in it (a refinement, another check, a non-strict object, another
- * type) throws here, when the service starts, rather than letting the two drift apart.
+ * A schema with anything else in it (an object-level refinement, another check, a non-strict
+ * object, another type) throws here, when the service starts, rather than letting the two drift apart.
  */
 export function plainObjectParser<S extends z.ZodObject>(
   schema: S,
@@ -62,10 +62,14 @@ function fieldTest(key: string, d: Def): (value: unknown) => boolean {
     let min = 0;
     let max = Infinity;
     const patterns: RegExp[] = [];
+    const predicates: ((v: string) => unknown)[] = [];
     for (const c of checksOf(d)) {
       if (c.check === 'min_length') min = Math.max(min, c.minimum as number);
       else if (c.check === 'max_length') max = Math.min(max, c.maximum as number);
       else if (c.check === 'string_format' && c.format === 'regex') patterns.push(c.pattern as RegExp);
+      // `.refine(fn)`: zod calls fn(value) and refuses a falsy answer; so does this (a promise is zod's to await).
+      else if (c.check === 'custom' && typeof c.fn === 'function')
+        predicates.push(c.fn as (v: string) => unknown);
       else throw unsupported(`the string check ${String(c.check)}/${String(c.format)}`);
     }
     // zod counts a minimum in code points (a surrogate pair is one): n ≥ 2·min UTF-16 units always
@@ -75,12 +79,16 @@ function fieldTest(key: string, d: Def): (value: unknown) => boolean {
       typeof v === 'string' &&
       v.length <= max &&
       (v.length >= 2 * min || (v.length >= min && codePoints(v) >= min));
-    if (patterns.length === 0) return length;
+    if (patterns.length === 0 && predicates.length === 0) return length;
     return (v) =>
       length(v) &&
       patterns.every((p) => {
         p.lastIndex = 0; // as zod does, for a global or sticky pattern
         return p.test(v);
+      }) &&
+      predicates.every((fn) => {
+        const passed = fn(v);
+        return passed === true || (Boolean(passed) && !(passed instanceof Promise));
       });
   }
   if (d.type === 'number') {

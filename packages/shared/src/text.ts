@@ -27,20 +27,3 @@ export function labelText(): z.ZodString {
     .overwrite((value) => value.normalize('NFC'))
     .refine(isPrintableText, { message: PRINTABLE_TEXT_MESSAGE });
 }
-
-/**
- * A resource, or a resource pattern of a mandate's scope (SPEC §15): no `.` or `..` path segment
- * (between `/` or `\` or the ends) and no percent-encoded separator or dot (`%2F`, `%5C`, `%2E`,
- * any case). Patterns match by prefix, so `acct:123/../999` would match `acct:123/*` while a
- * relying party that resolves it acts on `acct:999`. A plain pattern check, so verify's hot path
- * (plainObjectParser) mirrors it.
- */
-export const RESOURCE_PATH = /^(?![\s\S]*(?:(?:^|[/\\])\.\.?(?:[/\\]|$)|%(?:2[EeFf]|5[Cc])))/;
-
-export const RESOURCE_PATH_MESSAGE =
-  'must not contain "." or ".." path segments or percent-encoded separators (%2F, %5C, %2E)';
-
-/** A resource string: RESOURCE_PATH, 400 naming the field otherwise. Chain bounds as usual. */
-export function resourceText(): z.ZodString {
-  return z.string().regex(RESOURCE_PATH, { error: RESOURCE_PATH_MESSAGE });
-}

@@ -124,6 +124,24 @@ describe('plainObjectParser', () => {
     expect(fast({ id: '😀' })).toBeUndefined();
   });
 
+  it('when a string field has a refinement, then the fast way calls its predicate as zod does and steps aside when it refuses', () => {
+    const refined = plainObjectParser(
+      z.strictObject({
+        a: z
+          .string()
+          .max(5)
+          .refine((v) => !v.includes('!'), { error: 'no !' }),
+      }),
+    );
+    expect(refined({ a: 'ok' })).toStrictEqual({ a: 'ok' });
+    expect(refined({ a: 'no!' })).toBeUndefined();
+    expect(refined({ a: 'toolong' })).toBeUndefined();
+    // A superRefine reports through its context, not its answer: not mirrored.
+    expect(() => plainObjectParser(z.strictObject({ a: z.string().superRefine(() => undefined) }))).toThrow(
+      /a: the string check custom/,
+    );
+  });
+
   it('when a schema holds what it does not mirror, then it refuses to build', () => {
     expect(() => plainObjectParser(z.object({ a: z.string() }))).toThrow(/strict object/);
     expect(() => plainObjectParser(z.strictObject({ a: z.string() }).refine(() => true) as never)).toThrow();

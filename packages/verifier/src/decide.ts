@@ -127,3 +127,6 @@ export const anyMatches = (
   value: string,
   matches: (p: string, v: string) => boolean,
 ) => patterns.some((p) => matches(p, value));
+
+// The request's input rules ship with the decision: verify's contract and the offline verifier read them here.
+export * from './request';

@@ -1,6 +1,9 @@
 import { inflateSync } from 'node:zlib';
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet } from 'jose';
 import {
+  ASSURANCE_LEVELS,
+  RequestInvalid,
+  checkRequest,
   firstFailure,
   type DecisionInput,
   type DecisionMandate,
@@ -9,6 +12,7 @@ import {
 } from './decide';
 
 export { DENY_REASONS, type DenyReason, type DecisionInput } from './decide';
+export { RequestInvalid } from './decide';
 
 /**
  * Offline verification of a mandate (SPEC §12): its JWS checked against the service's JWKS, its state
@@ -22,9 +26,15 @@ export class OfflineVerificationError extends Error {
       | 'NO_STATUS_CLAIM'
       | 'STATUS_LIST_INVALID'
       | 'STATUS_LIST_EXPIRED'
+      | 'STATUS_LIST_STALE'
       | 'STATUS_LIST_SUBJECT_MISMATCH'
-      | 'STATUS_LIST_UNAVAILABLE',
+      | 'STATUS_LIST_UNAVAILABLE'
+      | 'REQUEST_INVALID'
+      | 'MANDATE_TENANT_MISMATCH'
+      | 'MANDATE_PRINCIPAL_MISMATCH',
     message: string,
+    /** With REQUEST_INVALID: the request member refused, as the online 400 names it. */
+    readonly field?: string,
   ) {
     super(message);
     this.name = 'OfflineVerificationError';
@@ -39,6 +49,18 @@ export interface OfflineDecision {
 /** The request as for POST /v1/verify, without mandate_id (the JWS names the mandate). */
 export type OfflineRequest = DecisionInput;
 
+/** What `OfflineVerifier.verify` takes: the mandate's JWS, the request, and who the relying party is. */
+export interface VerifyInput {
+  jws: string;
+  request: OfflineRequest;
+  /** The relying party's own tenant: a mandate of any other tenant throws MANDATE_TENANT_MISMATCH. */
+  tenant_id: string;
+  /** The principal the relying party expects, when it knows one: another throws MANDATE_PRINCIPAL_MISMATCH. */
+  principal_id?: string;
+  statusList?: string;
+  now?: Date;
+}
+
 type Fetch = (
   url: string,
   init?: { headers?: Record<string, string> },
@@ -51,6 +73,8 @@ type Fetch = (
 
 interface SignedMandate extends DecisionMandate {
   id: string;
+  tenant_id?: unknown;
+  principal?: DecisionMandate['principal'] & { id?: unknown };
   expires_at?: string | null;
   status?: { status_list?: { idx?: unknown; uri?: unknown } };
 }
@@ -58,12 +82,17 @@ interface SignedMandate extends DecisionMandate {
 interface VerifiedList {
   sub: string;
   exp: number;
+  /** Issued at (s) and the list's own ttl (s): a list older than ttl is stale. */
+  iat: number;
+  ttl: number;
   bytes: Uint8Array;
 }
 
 const STATUS_VALID = 0;
 const STATUS_INVALID = 1;
 const STATUS_SUSPENDED = 2;
+/** Clock skew allowed between the service that signed a list and this verifier. */
+const STALENESS_SKEW_SECONDS = 5;
 /** Verified JWS are kept by their text: a signature is checked once, a decision costs a lookup. */
 const MAX_CACHED = 10_000;
 
@@ -172,18 +201,31 @@ export class OfflineVerifier {
   async list(token: string, uri: string, now: Date): Promise<VerifiedList> {
     let list = this.lists.get(token);
     if (!list) {
-      let claims: { sub?: unknown; exp?: unknown; status_list?: { bits?: unknown; lst?: unknown } };
+      let claims: {
+        sub?: unknown;
+        exp?: unknown;
+        iat?: unknown;
+        ttl?: unknown;
+        status_list?: { bits?: unknown; lst?: unknown };
+      };
       try {
         if (decodeProtectedHeader(token).typ !== 'statuslist+jwt')
           throw new Error('typ is not statuslist+jwt');
         claims = JSON.parse(new TextDecoder().decode(await this.verifyJws(token, now.getTime())));
         if (claims.status_list?.bits !== 2 || typeof claims.status_list.lst !== 'string')
           throw new Error('status_list must have bits 2 and lst');
-        if (typeof claims.sub !== 'string' || typeof claims.exp !== 'number')
-          throw new Error('sub and exp are required');
+        if (
+          typeof claims.sub !== 'string' ||
+          typeof claims.exp !== 'number' ||
+          typeof claims.iat !== 'number' ||
+          typeof claims.ttl !== 'number'
+        )
+          throw new Error('sub, iat, exp and ttl are required');
         list = {
           sub: claims.sub,
           exp: claims.exp,
+          iat: claims.iat,
+          ttl: claims.ttl,
           bytes: inflateSync(Buffer.from(claims.status_list.lst, 'base64url')),
         };
       } catch (err) {
@@ -201,7 +243,26 @@ export class OfflineVerifier {
       );
     if (list.exp * 1000 <= now.getTime())
       throw new OfflineVerificationError('STATUS_LIST_EXPIRED', 'the status list has expired');
+    // Staleness at most ttl (docs/VERIFY-AT-THE-EDGE.md#online-or-offline), whatever its exp says.
+    if ((list.iat + list.ttl + STALENESS_SKEW_SECONDS) * 1000 < now.getTime())
+      throw new OfflineVerificationError(
+        'STATUS_LIST_STALE',
+        `the status list is older than its ttl (${list.ttl} s)`,
+      );
     return list;
+  }
+
+  /** The list at `uri`, verified; one kept in the cache that went stale or expired is fetched again, once. */
+  private async fetchedList(uri: string, now: Date): Promise<VerifiedList> {
+    try {
+      return await this.list(await this.fetchList(uri, now), uri, now);
+    } catch (err) {
+      const code = (err as OfflineVerificationError).code;
+      if (!this.fetched.has(uri) || (code !== 'STATUS_LIST_STALE' && code !== 'STATUS_LIST_EXPIRED'))
+        throw err;
+      this.fetched.delete(uri);
+      return this.list(await this.fetchList(uri, now), uri, now);
+    }
   }
 
   /** The list at `uri`: cached for its Cache-Control max-age, then revalidated (If-None-Match → 304). */
@@ -225,17 +286,34 @@ export class OfflineVerifier {
     return token;
   }
 
-  /** The decision for `request` against the mandate signed as `jws`; `statusList` given → that token, else fetched. */
-  async verify(input: {
-    jws: string;
-    request: OfflineRequest;
-    statusList?: string;
-    now?: Date;
-  }): Promise<OfflineDecision> {
+  /**
+   * The decision for `request` against the mandate signed as `jws`; `statusList` given → that token,
+   * else fetched. `tenant_id` is the relying party's own tenant (and `principal_id`, when given, the
+   * principal it expects): a mandate of another tenant or principal throws, as online verify
+   * answers another tenant's mandate 404 (docs/VERIFY-AT-THE-EDGE.md#what-the-verifier-refuses).
+   */
+  async verify(input: VerifyInput): Promise<OfflineDecision> {
     const now = input.now ?? new Date();
+    // Validated by the rules of POST /v1/verify's request (one module): what online answers 400 throws here.
+    try {
+      checkRequest(input.request, ASSURANCE_LEVELS);
+    } catch (err) {
+      if (!(err instanceof RequestInvalid)) throw err;
+      throw new OfflineVerificationError('REQUEST_INVALID', err.message, err.field);
+    }
     // A key set past its max-age is asked for again first: a changed one drops what it verified.
     if (this.keysStale(now.getTime())) await this.keySet(now.getTime());
     const mandate = await this.mandate(input.jws, now);
+    if (typeof input.tenant_id !== 'string' || mandate.tenant_id !== input.tenant_id)
+      throw new OfflineVerificationError(
+        'MANDATE_TENANT_MISMATCH',
+        `the mandate is not one of tenant ${String(input.tenant_id)}`,
+      );
+    if (input.principal_id !== undefined && mandate.principal?.id !== input.principal_id)
+      throw new OfflineVerificationError(
+        'MANDATE_PRINCIPAL_MISMATCH',
+        `the mandate's principal is not ${input.principal_id}`,
+      );
     const ref = mandate.status?.status_list;
     if (!ref || typeof ref.uri !== 'string' || !Number.isSafeInteger(ref.idx) || (ref.idx as number) < 0)
       throw new OfflineVerificationError(
@@ -243,7 +321,9 @@ export class OfflineVerifier {
         'this mandate was signed without a status list: verify it online (POST /v1/verify)',
       );
     const idx = ref.idx as number;
-    const list = await this.list(input.statusList ?? (await this.fetchList(ref.uri, now)), ref.uri, now);
+    const list = input.statusList
+      ? await this.list(input.statusList, ref.uri, now)
+      : await this.fetchedList(ref.uri, now);
     if (idx >> 2 >= list.bytes.length)
       throw new OfflineVerificationError('STATUS_LIST_INVALID', 'the mandate index is outside the list');
     const status = (list.bytes[idx >> 2]! >> ((idx & 3) * 2)) & 0b11;
@@ -269,14 +349,9 @@ const verifiers = new WeakMap<object, OfflineVerifier>();
  * already fetched, else it is fetched with `fetch` (default: global fetch). Verifications are cached
  * per `jwks` object, so reusing the same object makes repeated decisions cheap.
  */
-export async function verifyOffline(options: {
-  jws: string;
-  request: OfflineRequest;
-  jwks: JSONWebKeySet;
-  statusList?: string;
-  fetch?: Fetch;
-  now?: Date;
-}): Promise<OfflineDecision> {
+export async function verifyOffline(
+  options: VerifyInput & { jwks: JSONWebKeySet; fetch?: Fetch },
+): Promise<OfflineDecision> {
   let verifier = verifiers.get(options.jwks);
   if (!verifier) {
     verifier = new OfflineVerifier({ jwks: options.jwks, fetch: options.fetch });

@@ -5,6 +5,7 @@ import { OfflineVerifier, verifyOffline } from '../src';
 const URI = 'https://mandates.example/v1/status-lists/sl_1';
 const NOW = new Date('2031-01-01T00:00:00.000Z');
 const nowSeconds = Math.floor(NOW.getTime() / 1000);
+const TENANT = 'tnt_1';
 
 async function keyPair(kid: string): Promise<{ key: CryptoKey; jwk: JWK }> {
   const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
@@ -28,6 +29,7 @@ describe('@mandate/verifier', () => {
   let other: { key: CryptoKey; jwk: JWK };
   const mandate = (idx: number, extra: Record<string, unknown> = {}) => ({
     id: 'mdt_1',
+    tenant_id: TENANT,
     delegate: { id: 'bot' },
     scope: { actions: ['payments:*'] },
     valid_from: null,
@@ -64,7 +66,13 @@ describe('@mandate/verifier', () => {
     const answers = [];
     for (const idx of [0, 1, 2]) {
       answers.push(
-        await v.verify({ jws: await sign(good.key, 'k1', mandate(idx)), request, statusList, now: NOW }),
+        await v.verify({
+          tenant_id: TENANT,
+          jws: await sign(good.key, 'k1', mandate(idx)),
+          request,
+          statusList,
+          now: NOW,
+        }),
       );
     }
     expect(answers).toEqual([
@@ -77,7 +85,7 @@ describe('@mandate/verifier', () => {
   it('when the mandate is past expires_at, then MANDATE_EXPIRED whatever the list says', async () => {
     const jws = await sign(good.key, 'k1', mandate(1, { expires_at: '2030-12-31T00:00:00.000Z' }));
     await expect(
-      verifier().verify({ jws, request, statusList: await list([0, 1]), now: NOW }),
+      verifier().verify({ tenant_id: TENANT, jws, request, statusList: await list([0, 1]), now: NOW }),
     ).resolves.toEqual({
       decision: 'DENY',
       reason: 'MANDATE_EXPIRED',
@@ -91,12 +99,19 @@ describe('@mandate/verifier', () => {
       [
         'MANDATE_SIGNATURE_INVALID',
         async () =>
-          verifier().verify({ jws: await sign(other.key, 'k1', mandate(0)), request, statusList, now: NOW }),
+          verifier().verify({
+            tenant_id: TENANT,
+            jws: await sign(other.key, 'k1', mandate(0)),
+            request,
+            statusList,
+            now: NOW,
+          }),
       ],
       [
         'MANDATE_SIGNATURE_INVALID',
         async () =>
           verifier().verify({
+            tenant_id: TENANT,
             jws: await sign(good.key, 'unknown', mandate(0)),
             request,
             statusList,
@@ -107,6 +122,7 @@ describe('@mandate/verifier', () => {
         'NO_STATUS_CLAIM',
         async () =>
           verifier().verify({
+            tenant_id: TENANT,
             jws: await sign(good.key, 'k1', mandate(0, { status: undefined })),
             request,
             statusList,
@@ -117,6 +133,7 @@ describe('@mandate/verifier', () => {
         'STATUS_LIST_INVALID',
         async () =>
           verifier().verify({
+            tenant_id: TENANT,
             jws,
             request,
             statusList: await sign(other.key, 'k1', { sub: URI }, 'statuslist+jwt'),
@@ -125,22 +142,41 @@ describe('@mandate/verifier', () => {
       ],
       [
         'STATUS_LIST_INVALID',
-        async () => verifier().verify({ jws, request, statusList: await list([0], {}, 'JWT'), now: NOW }),
+        async () =>
+          verifier().verify({
+            tenant_id: TENANT,
+            jws,
+            request,
+            statusList: await list([0], {}, 'JWT'),
+            now: NOW,
+          }),
       ],
       [
         'STATUS_LIST_SUBJECT_MISMATCH',
         async () =>
-          verifier().verify({ jws, request, statusList: await list([0], { sub: `${URI}0` }), now: NOW }),
+          verifier().verify({
+            tenant_id: TENANT,
+            jws,
+            request,
+            statusList: await list([0], { sub: `${URI}0` }),
+            now: NOW,
+          }),
       ],
       [
         'STATUS_LIST_EXPIRED',
         async () =>
-          verifier().verify({ jws, request, statusList: await list([0], { exp: nowSeconds }), now: NOW }),
+          verifier().verify({
+            tenant_id: TENANT,
+            jws,
+            request,
+            statusList: await list([0], { exp: nowSeconds }),
+            now: NOW,
+          }),
       ],
       // A list passed off as a mandate.
       [
         'MANDATE_SIGNATURE_INVALID',
-        async () => verifier().verify({ jws: statusList, request, statusList, now: NOW }),
+        async () => verifier().verify({ tenant_id: TENANT, jws: statusList, request, statusList, now: NOW }),
       ],
     ];
     for (const [code, answer] of cases) await expect(answer()).rejects.toMatchObject({ code });
@@ -166,7 +202,9 @@ describe('@mandate/verifier', () => {
     const jws = await sign(good.key, 'k1', mandate(0));
     const at = (s: number) => new Date(NOW.getTime() + s * 1000);
     for (const s of [0, 30, 61]) {
-      await expect(verifyOffline({ jws, request, jwks, fetch, now: at(s) })).resolves.toEqual({
+      await expect(
+        verifyOffline({ tenant_id: TENANT, jws, request, jwks, fetch, now: at(s) }),
+      ).resolves.toEqual({
         decision: 'DENY',
         reason: 'MANDATE_SUSPENDED',
       });
@@ -200,7 +238,7 @@ describe('@mandate/verifier', () => {
     }
     const at = (s: number) => new Date(NOW.getTime() + s * 1000);
     /** A list valid for an hour, so that only the key set's age is under test. */
-    const longList = () => list([0], { exp: nowSeconds + 3600 });
+    const longList = () => list([0], { exp: nowSeconds + 3600, ttl: 3600 });
 
     it('when the key set is fetched, then it is kept for its max-age, then revalidated with If-None-Match', async () => {
       const endpoint = jwksEndpoint([good.jwk]);
@@ -208,7 +246,7 @@ describe('@mandate/verifier', () => {
       const jws = await sign(good.key, 'k1', mandate(0));
       const statusList = await longList();
       for (const s of [0, 100, 299, 301])
-        await expect(v.verify({ jws, request, statusList, now: at(s) })).resolves.toEqual({
+        await expect(v.verify({ tenant_id: TENANT, jws, request, statusList, now: at(s) })).resolves.toEqual({
           decision: 'ALLOW',
           reason: 'OK',
         });
@@ -220,16 +258,22 @@ describe('@mandate/verifier', () => {
       const v = new OfflineVerifier({ jwksUri: JWKS_URI, fetch: endpoint.fetch });
       const jws = await sign(good.key, 'k1', mandate(0));
       const statusList = await longList();
-      await expect(v.verify({ jws, request, statusList, now: at(0) })).resolves.toMatchObject({
+      await expect(
+        v.verify({ tenant_id: TENANT, jws, request, statusList, now: at(0) }),
+      ).resolves.toMatchObject({
         decision: 'ALLOW',
       });
       const successor = await keyPair('k2');
       endpoint.setKeys([successor.jwk]);
       // Within the max-age the cached set still holds: staleness is bounded, not zero.
-      await expect(v.verify({ jws, request, statusList, now: at(200) })).resolves.toMatchObject({
+      await expect(
+        v.verify({ tenant_id: TENANT, jws, request, statusList, now: at(200) }),
+      ).resolves.toMatchObject({
         decision: 'ALLOW',
       });
-      await expect(v.verify({ jws, request, statusList, now: at(301) })).rejects.toMatchObject({
+      await expect(
+        v.verify({ tenant_id: TENANT, jws, request, statusList, now: at(301) }),
+      ).rejects.toMatchObject({
         code: 'MANDATE_SIGNATURE_INVALID',
       });
     });
@@ -239,10 +283,18 @@ describe('@mandate/verifier', () => {
       const endpoint = jwksEndpoint([good.jwk]);
       const v = new OfflineVerifier({ jwksUri: JWKS_URI, fetch: endpoint.fetch });
       const statusList = await longList();
-      await v.verify({ jws: await sign(good.key, 'k1', mandate(0)), request, statusList, now: at(0) });
+      await v.verify({
+        tenant_id: TENANT,
+        jws: await sign(good.key, 'k1', mandate(0)),
+        request,
+        statusList,
+        now: at(0),
+      });
       endpoint.setKeys([good.jwk, successor.jwk]);
       const rotated = await sign(successor.key, 'k2', mandate(0));
-      await expect(v.verify({ jws: rotated, request, statusList, now: at(1) })).resolves.toEqual({
+      await expect(
+        v.verify({ tenant_id: TENANT, jws: rotated, request, statusList, now: at(1) }),
+      ).resolves.toEqual({
         decision: 'ALLOW',
         reason: 'OK',
       });
@@ -258,6 +310,7 @@ describe('@mandate/verifier', () => {
       });
       await expect(
         v.verify({
+          tenant_id: TENANT,
           jws: await sign(good.key, 'k1', mandate(0)),
           request,
           statusList: await longList(),

@@ -3,6 +3,8 @@ import { callerFor, testTokens } from '@mandate/shared/testing';
 import type { WalletVerifier } from '../src/identity-verifications/identity-verification';
 import { createVerifierIdentity } from '../src/identity-verifications/request';
 import { createSignInIssuer } from '../src/identity-verifications/sign-in-tokens';
+import { legacySubjectId } from '../src/identity-verifications/check-presentation';
+import { assignRoles } from '../src/role-assignments/role-assignments';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import {
   createTestPidIssuer,
@@ -605,6 +607,36 @@ describe.each(identityStoreAdapters())(
         body: { tenant_id: newId('tnt') },
       });
       expect(unknown.status).toBe(404);
+    });
+
+    // docs/DECISIONS.md#pairwise-wallet-subjects: ids are per tenant; a role held under the id of
+    // before (one for every tenant) still signs its holder in, so no one is locked out.
+    it('when a person signs in to two tenants, then the subject ids differ; a role held under the old shared id keeps that id', async () => {
+      const person = randomPerson();
+      const signIn = async (tenantId: string) => {
+        const res = await svc.call('POST', '/v1/identity-verifications/sign-in', {
+          caller: system,
+          body: { tenant_id: tenantId },
+        });
+        await walletAnswer(res.body.request_uri, undefined, person);
+        const token = await svc.call('POST', `/v1/identity-verifications/${res.body.id}/token`, {
+          caller: system,
+          body: { poll_token: res.body.poll_token },
+        });
+        expect(token.status).toBe(200);
+        return token.body.subject_id as string;
+      };
+      const a = await tenant();
+      const b = await tenant();
+      const inA = await signIn(a.tenantId);
+      const inB = await signIn(b.tenantId);
+      expect(inA).toMatch(/^wallet:/);
+      expect(inB).not.toBe(inA);
+
+      const c = await tenant();
+      const shared = legacySubjectId(issuer.issuer, person, wallet.subjectSecret);
+      await assignRoles(svc.deps, c.tenantId, { subjectId: shared, roles: ['tenant_viewer'] });
+      expect(await signIn(c.tenantId)).toBe(shared);
     });
   },
 );

@@ -1,8 +1,11 @@
 import { z } from 'zod';
-import { ASSURANCE_LEVELS, type AssuranceLevel } from '@mandate/verifier/decide';
 import {
-  RESOURCE_PATH,
+  ASSURANCE_LEVELS,
   RESOURCE_PATH_MESSAGE,
+  isSafeResourcePath,
+  type AssuranceLevel,
+} from '@mandate/verifier/decide';
+import {
   defineInternalRoutes,
   defineRoutes,
   labelText,
@@ -92,9 +95,10 @@ export const scopeSchema = z
       .max(100)
       .default(['*']),
     // An empty list must not read as "anything" (SPEC §5 v2, fail closed): omit it instead.
-    // Printable, NFC, and no dot segment or encoded separator (SPEC §11, §15).
+    // Printable, NFC, and no dot segment or encoded separator, as written or NFKC-normalised
+    // (docs/API.md#verify-input-rules): the rule verify applies to the resource it decides on.
     resources: z
-      .array(labelText().min(1).max(512).regex(RESOURCE_PATH, { error: RESOURCE_PATH_MESSAGE }))
+      .array(labelText().min(1).max(512).refine(isSafeResourcePath, { error: RESOURCE_PATH_MESSAGE }))
       .min(1)
       .max(100)
       .optional(),

@@ -27,6 +27,21 @@ describe('mandate contract: resource patterns and free text', () => {
     },
   );
 
+  it.each([
+    'acct:123/．．/999',
+    'acct:123/\u2025/*',
+    'acct:123/\uFE52/*',
+    'acct:123/..／*',
+    'acct:123/％2e％2e/*',
+  ])(
+    'when a resources pattern holds %j (a dot segment once NFKC-normalised), then 400 naming the field',
+    (bad) => {
+      expect(validationMessage(createMandateBody, withResources([bad]))).toMatch(
+        /^scope\.resources\.0: must not contain/,
+      );
+    },
+  );
+
   it.each(['acct:123/*', 'acct:123/invoices/2026.11', 'files/a..b/c.txt', '.well-known/x', '*', 'acct:100%'])(
     'when a resources pattern is %j, then it is accepted',
     (good) => {

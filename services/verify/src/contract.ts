@@ -1,7 +1,16 @@
 import { z } from 'zod';
-import { defineRoutes, resourceText } from '@mandate/shared';
+import { defineRoutes } from '@mandate/shared';
 import { ASSURANCE_LEVELS, MANDATE_STATES } from '@mandate/mandates';
-import { DENY_REASONS } from '@mandate/verifier/decide';
+import {
+  CURRENCY_MESSAGE,
+  CURRENCY_PATTERN,
+  DENY_REASONS,
+  PRINTABLE_MESSAGE,
+  REQUEST_LIMITS as LIMITS,
+  RESOURCE_PATH_MESSAGE,
+  isPrintable,
+  isSafeResourcePath,
+} from '@mandate/verifier/decide';
 
 /**
  * The verify service's public contract: the wire vocabulary, the request and response schemas and
@@ -18,17 +27,25 @@ export { DENY_REASONS, type DenyReason } from '@mandate/verifier/decide';
 
 const ASSURANCE_PATTERN = new RegExp(`^(?:${ASSURANCE_LEVELS.join('|')})$`);
 
+// The members' rules are the decision module's (docs/API.md#verify-input-rules), which the offline
+// verifier checks its requests with: what this schema answers 400, the verifier refuses.
 export const verifyRequestSchema = z
   .strictObject({
-    mandate_id: z.string().min(1).max(256),
-    action: z.string().min(1).max(200),
-    resource: resourceText().max(1024).optional(),
-    amount: z.int().min(0).optional().describe('Minor units'),
-    currency: z
+    mandate_id: z.string().min(LIMITS.mandate_id.min).max(LIMITS.mandate_id.max),
+    action: z
       .string()
-      .regex(/^[A-Z]{3}$/, { error: 'must be a 3-letter uppercase ISO 4217 code' })
+      .min(LIMITS.action.min)
+      .max(LIMITS.action.max)
+      .refine(isPrintable, { error: PRINTABLE_MESSAGE }),
+    resource: z
+      .string()
+      .max(LIMITS.resource.max)
+      .refine(isPrintable, { error: PRINTABLE_MESSAGE })
+      .refine(isSafeResourcePath, { error: RESOURCE_PATH_MESSAGE })
       .optional(),
-    delegate_id: z.string().max(256).optional(),
+    amount: z.int().min(0).optional().describe('Minor units'),
+    currency: z.string().regex(CURRENCY_PATTERN, { error: CURRENCY_MESSAGE }).optional(),
+    delegate_id: z.string().max(LIMITS.delegate_id.max).optional(),
     // A pattern rather than an enum: the hot path's plainObjectParser mirrors string patterns.
     min_assurance: z
       .string()

@@ -5,7 +5,7 @@
 export { createApp, type VerifyApp } from '../src/app';
 export { decide, type VerifyInput } from '../src/domain/decide';
 export type { Mandate } from '../src/domain/mandate';
-export { fastVerifyRequest } from '../src/http/schemas';
+export { fastVerifyRequest, parseVerifyRequest } from '../src/http/schemas';
 export { CountingPublisher } from '../src/events/counting-publisher';
 export { HttpMandateReader } from '../src/mandates/http-mandate-reader';
 export { RedisSnapshotSource } from '../src/mandates/snapshot-source';

@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { canonicalJson, sha256Hex } from '@mandate/shared';
+import { canonicalJson } from '@mandate/shared';
 import { digest } from '@sd-jwt/crypto-nodejs';
 import { decodeSdJwt, getClaims, type DecodedSDJwt } from '@sd-jwt/decode';
 import { getListFromStatusListJWT } from '@sd-jwt/jwt-status-list';
@@ -38,8 +38,10 @@ export interface DirectPostResponse {
 
 export interface CheckOptions {
   trustedIssuers: readonly TrustedIssuerEntry[];
-  /** Keys the subject_id pseudonym: without it, names and a birth date could be guessed back. */
+  /** Keys the subject_id pseudonym and the claims digest: without it, names and a birth date could be guessed back. */
   subjectSecret: string;
+  /** The session's tenant: subject ids and claims digests are pairwise, another in each tenant. */
+  tenantId: string;
   now?: Date;
   /** Fetches a status list token (compact JWT) by its uri; without it a status reference fails closed. */
   fetchStatusList?: (uri: string) => Promise<string>;
@@ -170,8 +172,8 @@ async function check(
     assurance: 'HIGH',
     issuer,
     claims: pidClaims,
-    subject_id: subjectId(issuer, pidClaims, options.subjectSecret),
-    claims_digest: claimsDigest(pidClaims),
+    subject_id: subjectId(issuer, pidClaims, options.subjectSecret, options.tenantId),
+    claims_digest: claimsDigest(pidClaims, options.subjectSecret, options.tenantId),
     verified_at: now.toISOString(),
   };
 }
@@ -370,16 +372,36 @@ export function sameSecret(a: string, b: string): boolean {
 }
 
 /**
- * `wallet:` + base64url(HMAC-SHA256(secret, canonical [issuer, family_name, given_name, birth_date])).
- * The PID carries no stable subject identifier, so the person is the three claims at one issuer;
- * keyed, so the pseudonym cannot be reversed by guessing names and birth dates.
+ * `wallet:` + base64url(HMAC-SHA256(secret, canonical [tenant, issuer, family_name, given_name,
+ * birth_date])). The PID carries no stable subject identifier, so the person is the three claims
+ * at one issuer; keyed, so the pseudonym cannot be reversed by guessing names and birth dates; and
+ * pairwise (docs/WALLET.md#checking-an-answer): the tenant is in the input, so two tenants
+ * cannot link one person by the id.
  */
-export function subjectId(issuer: string, claims: PidClaims, secret: string): string {
+export function subjectId(issuer: string, claims: PidClaims, secret: string, tenantId: string): string {
+  const input = canonicalJson([tenantId, issuer, claims.family_name, claims.given_name, claims.birth_date]);
+  return 'wallet:' + createHmac('sha256', secret).update(input).digest('base64url');
+}
+
+/**
+ * The subject id of before v4, the same in every tenant: kept only so that a role assigned under it
+ * still signs its holder in (docs/DECISIONS.md#pairwise-wallet-subjects). Never handed out otherwise.
+ */
+export function legacySubjectId(issuer: string, claims: PidClaims, secret: string): string {
   const input = canonicalJson([issuer, claims.family_name, claims.given_name, claims.birth_date]);
   return 'wallet:' + createHmac('sha256', secret).update(input).digest('base64url');
 }
 
-/** sha256 hex of the RFC 8785 canonical JSON of the three claims: events carry this, never the claims. */
-export function claimsDigest(claims: PidClaims): string {
-  return sha256Hex(canonicalJson(claims));
+/**
+ * hex HMAC-SHA256 of the RFC 8785 canonical JSON of the three claims, keyed per tenant with a key
+ * derived from the subject secret, which only identity holds (docs/WALLET.md#checking-an-answer).
+ * Mandates, events and evidence carry this, never the claims; an unkeyed hash of a known name
+ * and a birth date would give the date back in a fraction of a second. Mandates signed before
+ * carry an unkeyed SHA-256 (docs/DECISIONS.md#claims-digests-signed-before-v4).
+ */
+export function claimsDigest(claims: PidClaims, secret: string, tenantId: string): string {
+  const key = createHmac('sha256', secret)
+    .update(canonicalJson(['claims_digest', tenantId]))
+    .digest();
+  return createHmac('sha256', key).update(canonicalJson(claims)).digest('hex');
 }

@@ -1,7 +1,12 @@
 import { newId, readPage, type AuditEvent, type CallerContext, type Page } from '@mandate/shared';
 import { nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
 import { TenantNotFound } from '../tenants/tenant';
-import { checkPresentation, sameSecret, type DirectPostResponse } from './check-presentation';
+import {
+  checkPresentation,
+  legacySubjectId,
+  sameSecret,
+  type DirectPostResponse,
+} from './check-presentation';
 import {
   IDENTITY_VERIFICATION_BIND_WINDOW_MS,
   IDENTITY_VERIFICATION_TTL_MS,
@@ -216,6 +221,7 @@ export async function answerIdentityVerification(
       {
         trustedIssuers: wallet.trustedIssuers,
         subjectSecret: wallet.subjectSecret,
+        tenantId: session.tenant_id,
         fetchStatusList: wallet.fetchStatusList,
         now,
       },
@@ -335,9 +341,22 @@ export async function exchangeSignInToken(
   const wallet = verifierOf(deps);
   if (!wallet.signIn) throw new WalletNotConfigured();
   const v = await consumeForSignIn(deps, id, pollToken);
-  const subjectId = v.result!.subject_id;
+  const subjectId = await signInSubject(deps, wallet.subjectSecret, v);
   const token = await signSignInToken(wallet.signIn, subjectId, v.tenant_id, deps.clock.now());
   return { token, subjectId, tenantId: v.tenant_id };
+}
+
+/**
+ * The pairwise subject id (docs/API.md#identity-verification-with-a-wallet), unless the person holds
+ * no role under it and an active one under the shared id of before v4: then that one, so a role
+ * assigned before keeps signing its holder in (docs/DECISIONS.md#pairwise-wallet-subjects).
+ */
+async function signInSubject(deps: IdentityDeps, secret: string, v: IdentityVerification): Promise<string> {
+  const result = v.result!;
+  const roles = deps.store.roleAssignments;
+  if (await roles.findActive(v.tenant_id, result.subject_id)) return result.subject_id;
+  const legacy = legacySubjectId(result.issuer, result.claims, secret);
+  return (await roles.findActive(v.tenant_id, legacy)) ? legacy : result.subject_id;
 }
 
 /** The sign-in issuer's keys; none when wallet verification is off (an empty set, not an error). */

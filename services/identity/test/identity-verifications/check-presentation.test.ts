@@ -41,8 +41,8 @@ describe('checkPresentation', () => {
       assurance: 'HIGH',
       issuer: fixture.issuer.issuer,
       claims,
-      subject_id: subjectId(fixture.issuer.issuer, claims, 'test-subject-secret'),
-      claims_digest: claimsDigest(claims),
+      subject_id: subjectId(fixture.issuer.issuer, claims, 'test-subject-secret', 'tnt_test'),
+      claims_digest: claimsDigest(claims, 'test-subject-secret', 'tnt_test'),
       verified_at: expect.any(String),
     });
     if (result.status !== 'VERIFIED') throw new Error('unreachable');
@@ -73,7 +73,7 @@ describe('checkPresentation', () => {
     const b = await answerAndCheck(fixture);
     expect(a.status === 'VERIFIED' && b.status === 'VERIFIED' && a.subject_id === b.subject_id).toBe(true);
     if (a.status !== 'VERIFIED') throw new Error('unreachable');
-    expect(subjectId(a.issuer, a.claims, 'other')).not.toBe(a.subject_id);
+    expect(subjectId(a.issuer, a.claims, 'other', 'tnt_test')).not.toBe(a.subject_id);
   });
 
   it('when the credential has a status list entry that is valid, then VERIFIED', async () => {

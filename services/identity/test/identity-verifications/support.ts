@@ -34,6 +34,7 @@ export async function buildFixture(): Promise<Fixture> {
     options: {
       trustedIssuers: [issuer.trustEntry],
       subjectSecret: 'test-subject-secret',
+      tenantId: 'tnt_test',
       fetchStatusList: async (uri) => {
         if (uri !== issuer.statusListUri) throw new Error(`unknown status list ${uri}`);
         return issuer.statusListJwt();

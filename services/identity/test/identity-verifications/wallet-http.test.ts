@@ -54,6 +54,7 @@ describe('the test wallet over HTTP (loopback)', () => {
         const result = await checkPresentation(session, req.body as Record<string, unknown>, {
           trustedIssuers: [issuer.trustEntry],
           subjectSecret: 'secret',
+          tenantId: 'tnt_test',
           fetchStatusList: () => issuer.statusListJwt(),
         });
         if (!session.answered) {

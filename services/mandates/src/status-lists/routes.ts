@@ -11,7 +11,7 @@ export function statusListRoutes(statusLists: StatusLists): Router {
     implementRaw(routes.getStatusList)(async ({ params }, req, res) => {
       const list = await statusLists.current(params.list_id);
       res.setHeader('ETag', list.etag);
-      res.setHeader('Cache-Control', `public, max-age=${statusLists.ttlSeconds}`);
+      res.setHeader('Cache-Control', `public, max-age=${statusLists.maxAgeOf(list)}`);
       if (matchesEtag(req.headers['if-none-match'], list.etag)) {
         res.status(304).end();
         return;

@@ -1,5 +1,5 @@
 import { deflateSync } from 'node:zlib';
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { effectiveState, type MandateState } from '../domain/mandate';
 
 /**
@@ -44,6 +44,11 @@ export interface StatusListRecord {
   next_idx: number;
   capacity: number;
   published: PublishedStatusList | null;
+  /**
+   * Keys the order slots are handed out in (slotAt), never served. Absent on lists opened before
+   * v4, which keep handing out slots in sequence (their first slots were taken that way).
+   */
+  slot_key?: string;
 }
 
 export const listIdOf = (seq: number) => `sl_${seq}`;
@@ -54,7 +59,40 @@ export function nextStatusList(
   capacity: number = STATUS_LIST_CAPACITY,
 ): StatusListRecord {
   const seq = (open?.seq ?? 0) + 1;
-  return { list_id: listIdOf(seq), seq, next_idx: 0, capacity, published: null };
+  return {
+    list_id: listIdOf(seq),
+    seq,
+    next_idx: 0,
+    capacity,
+    published: null,
+    slot_key: randomBytes(16).toString('hex'),
+  };
+}
+
+/**
+ * The slot of the `n`-th mandate of a list (docs/DECISIONS.md#status-lists-v3): a keyed permutation
+ * of [0, capacity), so slots are never reused and never in sequence, and without the list's key the
+ * indexes of one tenant say nothing about how many mandates others created in between. A
+ * four-round Feistel network over the smallest even power of two that holds `capacity`, walked
+ * again while it lands outside (fewer than four steps on average). A list without a key
+ * (opened before v4) hands out `n`.
+ */
+export function slotAt(key: string | undefined, n: number, capacity: number): number {
+  if (!key) return n;
+  let half = 1;
+  while (2 ** (2 * half) < capacity) half++;
+  const mask = 2 ** half - 1;
+  let x = n;
+  do {
+    let left = Math.floor(x / 2 ** half);
+    let right = x & mask;
+    for (let round = 0; round < 4; round++) {
+      const f = createHmac('sha256', key).update(`${round}:${right}`).digest().readUInt32BE(0) & mask;
+      [left, right] = [right, left ^ f];
+    }
+    x = left * 2 ** half + right;
+  } while (x >= capacity);
+  return x;
 }
 export const LIST_ID_PATTERN = /^sl_[1-9][0-9]{0,8}$/;
 

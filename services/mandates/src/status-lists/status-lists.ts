@@ -59,6 +59,12 @@ export class StatusLists {
     return this.deps.ttlSeconds;
   }
 
+  /** Seconds a cache may keep `list` (Cache-Control max-age): at most ttl, never past its exp. */
+  maxAgeOf(list: PublishedStatusList): number {
+    const left = list.exp - Math.floor(this.deps.clock.now().getTime() / 1000);
+    return Math.max(0, Math.min(this.deps.ttlSeconds, left));
+  }
+
   uriOf(listId: string): string {
     return statusListUri(this.deps.publicBaseUrl, listId);
   }
@@ -86,8 +92,13 @@ export class StatusLists {
       const digest = digestOf(bytes);
       const nowSeconds = Math.floor(startedAt.getTime() / 1000);
       const published = record.published;
-      // Unchanged, and still valid for a whole ttl in a cache: serve what is published.
-      if (published && published.digest === digest && published.exp - nowSeconds >= this.deps.ttlSeconds) {
+      // Unchanged, and valid for at least half a ttl more: serve what is published (a cache keeps it
+      // no longer than it has left, see maxAgeOf).
+      if (
+        published &&
+        published.digest === digest &&
+        2 * (published.exp - nowSeconds) >= this.deps.ttlSeconds
+      ) {
         this.rendered.set(listId, { at: startedAt.getTime(), list: published });
         return published;
       }
@@ -121,9 +132,9 @@ export class StatusLists {
     iat: number,
   ): Promise<PublishedStatusList> {
     const ttl = this.deps.ttlSeconds;
-    // Valid for two ttl: a copy a cache kept for a whole ttl is still valid when served, and an old
-    // list cannot be replayed for longer than that.
-    const exp = iat + 2 * ttl;
+    // Valid for one ttl (docs/VERIFY-AT-THE-EDGE.md#online-or-offline): an offline decision is stale by
+    // at most ttl, and an old list cannot be replayed for longer than that.
+    const exp = iat + ttl;
     const payload = {
       sub: this.uriOf(listId),
       iat,

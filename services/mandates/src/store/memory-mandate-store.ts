@@ -19,6 +19,7 @@ import {
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
 import {
   nextStatusList,
+  slotAt,
   type PublishedStatusList,
   type StatusEntry,
   type StatusListRecord,
@@ -167,12 +168,15 @@ export class MemoryMandateStore implements MandateStore {
       open = nextStatusList(open, this.options.statusListCapacity);
       this.statusLists.set(open.list_id, open);
     }
-    return { list_id: open.list_id, idx: open.next_idx++ };
+    return { list_id: open.list_id, idx: slotAt(open.slot_key, open.next_idx++, open.capacity) };
   }
 
   async getStatusList(listId: string): Promise<StatusListRecord | null> {
     const found = this.statusLists.get(listId);
-    return found ? structuredClone(found) : null;
+    if (!found) return null;
+    // The slot key stays in the store, as the MongoDB adapter's read leaves it out.
+    const { slot_key: _key, ...list } = structuredClone(found);
+    return list;
   }
 
   async statusEntries(listId: string): Promise<StatusEntry[]> {

@@ -20,6 +20,7 @@ import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate
 import {
   STATUS_LIST_CAPACITY,
   nextStatusList,
+  slotAt,
   type PublishedStatusList,
   type StatusEntry,
   type StatusListRecord,
@@ -95,6 +96,8 @@ export const statusListSchema = new Schema<StatusListDoc>(
     next_idx: { type: Number, required: true },
     capacity: { type: Number, required: true },
     published: { type: Schema.Types.Mixed, default: null },
+    // Keys the order of slots (slotAt); absent on lists opened before v4.
+    slot_key: { type: String },
     outbox: { type: [Schema.Types.Mixed], default: undefined },
   },
   { collection: 'mandate_status_lists', versionKey: false, minimize: false, id: false },
@@ -190,10 +193,14 @@ export class MongoMandateStore extends MongoOutboxSource implements MandateStore
           .findOneAndUpdate(
             { list_id: open.list_id, next_idx: { $lt: open.capacity } },
             { $inc: { next_idx: 1 } },
-            { returnDocument: 'after', projection: { _id: 0, list_id: 1, next_idx: 1 } },
+            {
+              returnDocument: 'after',
+              projection: { _id: 0, list_id: 1, next_idx: 1, capacity: 1, slot_key: 1 },
+            },
           )
-          .lean<Pick<StatusListDoc, 'list_id' | 'next_idx'>>();
-        if (taken) return { list_id: taken.list_id, idx: taken.next_idx - 1 };
+          .lean<Pick<StatusListDoc, 'list_id' | 'next_idx' | 'capacity' | 'slot_key'>>();
+        if (taken)
+          return { list_id: taken.list_id, idx: slotAt(taken.slot_key, taken.next_idx - 1, taken.capacity) };
       }
       try {
         await this.lists.create(nextStatusList(open, this.statusListCapacity));
