@@ -1,4 +1,5 @@
 import { dashboardIssuers, startJwksServer, type JwksServer } from '../support/jwks-server';
+import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import {
   AMQP_URL,
   REDIS_URL,
@@ -10,7 +11,7 @@ import {
 } from '../support/stack';
 
 const AUDIENCE = 'mandate-api';
-/** Long enough that only the RabbitMQ eviction, not the cache expiry, can explain a refusal within 1 s. */
+/** Long enough that only the push or the epoch check, not the cache expiry, can explain a refusal within 1 s. */
 const CACHE_TTL_MS = '60000';
 const BUDGET_MS = 1000;
 
@@ -18,27 +19,33 @@ const BUDGET_MS = 1000;
  * SPEC §4: "a revoked key is refused within 1 s of the revoke response" — on every replica.
  * Two gateway processes share the services, RabbitMQ and Redis; each caches resolved keys for a
  * minute and evicts on API_KEY_REVOKED from its own exclusive queue. The key is revoked through
- * one gateway and both are polled until they refuse it.
+ * one gateway and both are polled until they refuse it. The gateways reach RabbitMQ through a
+ * proxy the last case cuts: then only the credential epoch check (docs/DECISIONS.md, "Credential
+ * changes") can explain a refusal within 1 s.
  */
 describe('revocation on two gateway replicas (processes, real RabbitMQ and Redis)', () => {
   let stack: Stack;
   let second: ServiceProcess;
   let jwks: JwksServer;
   let gateways: { name: string; api: ReturnType<typeof apiClient> }[];
+  let broker: TcpProxy;
   const measured: string[] = [];
 
   beforeAll(async () => {
     jwks = await startJwksServer();
+    const amqp = new URL(AMQP_URL);
+    broker = await startTcpProxy(amqp.hostname, Number(amqp.port || 5672));
+    amqp.port = String(broker.port);
     const gatewayEnv = {
       KEY_CACHE_TTL_MS: CACHE_TTL_MS,
       JWT_ISSUERS: dashboardIssuers(jwks, AUDIENCE),
+      AMQP_URL: amqp.toString(),
     };
     stack = await startStack({ gateway: gatewayEnv });
     second = await startService(
       'gateway',
       {
         INTERNAL_TOKEN_SECRET: stack.internalSecret,
-        AMQP_URL,
         AMQP_NAMESPACE: stack.namespace,
         REDIS_URL,
         OPERATOR_TOKEN: stack.operatorToken,
@@ -59,6 +66,7 @@ describe('revocation on two gateway replicas (processes, real RabbitMQ and Redis
   afterAll(async () => {
     await second?.stop();
     await stack?.stop();
+    await broker?.close();
     await jwks?.close();
     // The figures the report quotes.
     if (measured.length)
@@ -175,4 +183,49 @@ describe('revocation on two gateway replicas (processes, real RabbitMQ and Redis
     expect(a).toBeLessThan(BUDGET_MS);
     expect(b).toBeLessThan(BUDGET_MS);
   }, 30_000);
+
+  it('when RabbitMQ is cut from both gateways, then a revoked key and a revoked role are still refused on both within 1 s (the epoch check)', async () => {
+    const { tenantId, auth } = await admin();
+    const keys = `/v1/tenants/${tenantId}/api-keys`;
+    const created = await gateways[0]!.api('POST', keys, {
+      auth,
+      body: { name: 'cut', scopes: ['mandates:read'] },
+    });
+    expect(created.status).toBe(201);
+    const keyRequest = { path: '/v1/mandates?limit=1', auth: `${tenantId}:${created.body.api_key}` };
+    const assigned = await gateways[0]!.api('POST', `/v1/tenants/${tenantId}/role-assignments`, {
+      auth,
+      body: { subject_id: 'dashboard:cut-user', roles: ['tenant_viewer'] },
+    });
+    expect(assigned.status).toBe(201);
+    const token = await jwks.sign({ sub: 'cut-user', aud: AUDIENCE });
+    const roleRequest = { path: '/v1/mandates?limit=1', auth: token, headers: { 'x-tenant-id': tenantId } };
+    await warm(keyRequest);
+    await warm(roleRequest);
+
+    broker.cut();
+    try {
+      const revoked = await gateways[0]!.api('POST', `${keys}/${created.body.key_id}/revoke`, { auth });
+      const since = performance.now();
+      expect(revoked.status).toBe(200);
+      const [a, b] = await Promise.all(gateways.map((g) => refusedAfter(g.api, keyRequest, 401, since)));
+      measured.push(`key, broker cut: gateway-1 ${a!.toFixed(1)}, gateway-2 ${b!.toFixed(1)}`);
+      expect(a).toBeLessThan(BUDGET_MS);
+      expect(b).toBeLessThan(BUDGET_MS);
+
+      const roleRevoked = await gateways[1]!.api(
+        'POST',
+        `/v1/tenants/${tenantId}/role-assignments/${assigned.body.id}/revoke`,
+        { auth },
+      );
+      const roleSince = performance.now();
+      expect(roleRevoked.status).toBe(200);
+      const [c, d] = await Promise.all(gateways.map((g) => refusedAfter(g.api, roleRequest, 404, roleSince)));
+      measured.push(`role assignment, broker cut: gateway-1 ${c!.toFixed(1)}, gateway-2 ${d!.toFixed(1)}`);
+      expect(c).toBeLessThan(BUDGET_MS);
+      expect(d).toBeLessThan(BUDGET_MS);
+    } finally {
+      broker.restore();
+    }
+  }, 60_000);
 });

@@ -19,6 +19,8 @@ export const gatewayConfigSchema = z.object({
   AUDIT_URL: env.urlList(),
   /** How long a resolved API key is trusted without asking identity again. */
   KEY_CACHE_TTL_MS: env.int(500),
+  /** How often the gateway checks identity's credential epoch (the safety net under the push); capped at half KEY_CACHE_TTL_MS. */
+  CREDENTIAL_CHECK_INTERVAL_MS: env.int(250),
   /** JSON list of {name, issuer, jwks_uri, audience, subject_scheme} (SPEC §4). */
   JWT_ISSUERS: env.optionalString(),
   /** The dashboard's build, served at /dashboard/; unset → packages/dashboard/dist of this repository. */

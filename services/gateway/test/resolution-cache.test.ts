@@ -42,10 +42,10 @@ describe('ResolutionCache', () => {
     expect(load).toHaveBeenCalledTimes(1);
   });
 
-  it('when a hot entry is in the second half of its TTL, then it is refreshed in the background and never served past its TTL', async () => {
+  it('when no check vouches for a hot entry, then in the last quarter of its TTL it is refreshed in the background and never served past its TTL', async () => {
     const cache = new ResolutionCache<string>(500, clock);
     await cache.get('k', async () => 'old');
-    now += 300;
+    now += 400;
     const load = jest.fn(async () => 'new');
     expect(await cache.get('k', load)).toBe('old');
     await new Promise((r) => setImmediate(r));
@@ -53,95 +53,79 @@ describe('ResolutionCache', () => {
     expect(await cache.get('k', load)).toBe('new');
   });
 
-  it('when a key is used less often than its TTL, then keepWarm refreshes it before it expires so no request waits; a key no request used for two TTLs is forgotten', async () => {
-    const cache = new ResolutionCache<{ n: number }>(500, clock);
-    // Every answer is a new object numbered by the call that loaded it.
-    let loads = 0;
-    const load = jest.fn(async (): Promise<{ n: number }> => ({ n: ++loads }));
-    await cache.get('k', load);
-    // A request every 800 ms (the TTL is 500 ms), keepWarm every 125 ms, as the gateway runs it.
-    for (let i = 0; i < 8; i++) {
-      for (let step = 0; step < 6; step++) {
-        now += 125;
-        cache.keepWarm();
-        await new Promise((r) => setImmediate(r));
-      }
-      now += 50;
-      const loadedBefore = load.mock.calls.length;
-      // Served what was loaded before the request came: it did not wait for a load of its own.
-      expect((await cache.get('k', load))!.n).toBeLessThanOrEqual(loadedBefore);
+  it('when epoch checks keep vouching for the cache, then the keys in use are never loaded again, however long they are used', async () => {
+    const cache = new ResolutionCache<string>(500, clock);
+    const load = jest.fn(async () => 'v');
+    for (let n = 0; n < 2_000; n++) await cache.get(`k${n}`, load);
+    expect(load).toHaveBeenCalledTimes(2_000);
+    // A minute of checks every 250 ms, every key used in between.
+    for (let tick = 0; tick < 240; tick++) {
+      cache.vouch(now);
+      now += 250;
+      for (let n = 0; n < 2_000; n += 97) expect(await cache.get(`k${n}`, load)).toBe('v');
     }
-    // Idle: refreshed no more once two TTLs have passed since the last use, then forgotten.
-    const refreshes = load.mock.calls.length;
-    for (let step = 0; step < 20; step++) {
-      now += 125;
-      cache.keepWarm();
-      await new Promise((r) => setImmediate(r));
-    }
-    expect(load.mock.calls.length - refreshes).toBeLessThanOrEqual(3);
-    const loadedBefore = load.mock.calls.length;
-    expect((await cache.get('k', load))!.n).toBe(loadedBefore + 1);
+    expect(load).toHaveBeenCalledTimes(2_000);
+    expect(cache.size).toBe(2_000);
   });
 
-  it('when many keys are in use and loadMany is given, then keepWarm refreshes them all in one call per tick, never one call per key, and requests never wait', async () => {
-    let refreshes = 0;
-    const loadMany = jest.fn(async (items: number[]): Promise<string[]> => {
-      refreshes++;
-      return items.map((n) => `v${n}:${refreshes}`);
-    });
-    const cache = new ResolutionCache<string, number>(500, clock, undefined, 125, loadMany);
-    const single = jest.fn(async () => 'loaded alone');
-    const keys = Array.from({ length: 40 }, (_, n) => n);
-    for (const n of keys) await cache.get(`k${n}`, single, n);
-    expect(single).toHaveBeenCalledTimes(40);
-    for (let tick = 0; tick < 16; tick++) {
-      now += 125;
-      cache.keepWarm();
-      await new Promise((r) => setImmediate(r));
-      // Each key keeps being used, so each stays warm.
-      for (const n of keys)
-        expect(await cache.get(`k${n}`, single, n)).toMatch(new RegExp(`^(loaded alone|v${n}:\\d+)$`));
-    }
-    expect(single).toHaveBeenCalledTimes(40);
-    // Over 2 s with a 500 ms TTL, each key was refreshed about every 250–375 ms, all in the same calls.
-    expect(loadMany.mock.calls.length).toBeGreaterThanOrEqual(5);
-    expect(loadMany.mock.calls.length).toBeLessThanOrEqual(9);
-    for (const [items] of loadMany.mock.calls) expect([...items].sort((a, b) => a - b)).toEqual(keys);
-    expect(await cache.get('k7', single, 7)).toBe(`v7:${loadMany.mock.calls.length}`);
-  });
-
-  it('when an eviction lands during a many-key refresh, then none of its answers is cached', async () => {
-    let release!: (v: string[]) => void;
-    const loadMany = jest.fn((items: number[]) =>
-      new Promise<string[]>((r) => (release = r)).then((v) => v.slice(0, items.length)),
-    );
-    const cache = new ResolutionCache<string, number>(500, clock, undefined, 125, loadMany);
-    await cache.get('a', async () => 'a-old', 1);
-    await cache.get('b', async () => 'b-old', 2);
+  it('when the checks stop, then vouched entries run out one TTL after the last check began; misses are never vouched for', async () => {
+    const cache = new ResolutionCache<string>(500, clock);
+    await cache.get('hit', async () => 'v');
+    await cache.get('miss', async () => null);
+    now += 400;
+    cache.vouch(now);
     now += 300;
-    cache.keepWarm();
-    expect(loadMany).toHaveBeenCalledTimes(1);
-    cache.evictWhere((key) => key === 'a');
-    release(['a-revoked', 'b-new']);
-    await new Promise((r) => setImmediate(r));
-    const load = jest.fn(async () => null);
-    expect(await cache.get('a', load, 1)).toBeNull();
+    const load = jest.fn(async () => 'fresh');
+    expect(await cache.get('hit', load)).toBe('v');
+    // 700 ms after its load: the miss ran out at 500.
+    expect(await cache.get('miss', load)).toBe('fresh');
     expect(load).toHaveBeenCalledTimes(1);
-    // b was not refreshed either (its answer came from the same call): still the old one within its TTL.
-    expect(await cache.get('b', load, 2)).toBe('b-old');
+    now += 201;
+    expect(await cache.get('hit', load)).toBe('fresh');
   });
 
-  it('when a many-key refresh fails, then the entries are served until their TTL and then loaded alone', async () => {
-    const loadMany = jest.fn(async (): Promise<string[]> => {
-      throw new Error('identity down');
-    });
-    const cache = new ResolutionCache<string, number>(500, clock, undefined, 125, loadMany);
-    await cache.get('a', async () => 'a-old', 1);
-    now += 300;
-    cache.keepWarm();
-    await new Promise((r) => setImmediate(r));
-    expect(await cache.get('a', async () => 'never', 1)).toBe('a-old');
-    now += 250;
-    expect(await cache.get('a', async () => 'a-new', 1)).toBe('a-new');
+  it('when a check began before a load, then it does not vouch for that load beyond its own TTL', async () => {
+    const cache = new ResolutionCache<string>(500, clock);
+    cache.vouch(now);
+    now += 100;
+    await cache.get('k', async () => 'v');
+    now += 499;
+    expect(await cache.get('k', async () => 'again')).toBe('v');
+    now += 2;
+    expect(await cache.get('k', async () => 'again')).toBe('again');
+  });
+
+  it("when an answer has a time after which it must not be used (a staging key's window), then it is loaded again from then on, even while vouched for", async () => {
+    const cache = new ResolutionCache<{ until: number }>(500, clock, undefined, (v) => v.until);
+    await cache.get('k', async () => ({ until: now + 1_000 }));
+    const load = jest.fn(async () => null);
+    for (let tick = 0; tick < 3; tick++) {
+      now += 300;
+      cache.vouch(now);
+      expect(await cache.get('k', load)).not.toBeNull();
+    }
+    now += 100;
+    cache.vouch(now);
+    expect(await cache.get('k', load)).toBeNull();
+    expect(load).toHaveBeenCalledTimes(1);
+  });
+
+  it('when the cache is full, then the oldest entry makes room, not the whole cache', async () => {
+    const cache = new ResolutionCache<string>(500, clock, 3);
+    for (const k of ['a', 'b', 'c', 'd']) await cache.get(k, async () => k);
+    expect(cache.size).toBe(3);
+    const load = jest.fn(async () => 'again');
+    expect(await cache.get('d', load)).toBe('d');
+    expect(await cache.get('b', load)).toBe('b');
+    expect(await cache.get('a', load)).toBe('again');
+  });
+
+  it('when an entry was not used for the idle time, then forgetUnused drops it and keeps the others', async () => {
+    const cache = new ResolutionCache<string>(500, clock);
+    await cache.get('idle', async () => 'i');
+    now += 1_000;
+    await cache.get('busy', async () => 'b');
+    cache.forgetUnused(500);
+    expect(cache.size).toBe(1);
   });
 });

@@ -8,3 +8,4 @@ export { CachedSubjectResolver } from '../src/auth/subject-resolver';
 export { JoseJwtAuthenticator, parseJwtIssuers, type JwtIssuer } from '../src/auth/jwt';
 export { credentialEventHandler } from '../src/auth/credential-events';
 export { RouteMatcher } from '../src/routes/match';
+export { CredentialEpochCheck } from '../src/auth/credential-epoch';

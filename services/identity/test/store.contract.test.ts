@@ -3,6 +3,7 @@ import { describeStoreContract } from '@mandate/shared/testing';
 import type { AccessBaseline } from '../src/access-baselines/access-baseline';
 import { PendingSuccessorExists } from '../src/api-keys/api-key';
 import { DuplicateRecord } from '../src/common/errors';
+import { RECENT_CHANGES_MAX } from '../src/credential-changes/credential-change-store';
 import { DuplicateRoleAssignment, permissionsOf, type RoleAssignment } from '../src/role-assignments/roles';
 import type { IdentityStore } from '../src/store/identity-store';
 import { buildAssignment, buildKeyRecord, buildOnboardingRequest, buildTenant, recordOf } from './factories';
@@ -163,6 +164,67 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
       await getStore().apiKeys.touch(tenantId, built.key_id, '2026-01-01T00:01:00.000Z', 60_000);
       expect((await getStore().apiKeys.get(tenantId, built.key_id))?.last_used_at).toBe(
         '2026-01-01T00:01:00.000Z',
+      );
+    });
+  });
+
+  describe("API keys used (the gateways' report)", () => {
+    it('when many keys are touched at once, then each gets last_used_at like touch, and one touched within the interval keeps its time', async () => {
+      const tenantId = newId('tnt');
+      const [a, b] = [buildKeyRecord(tenantId), buildKeyRecord(tenantId)];
+      for (const k of [a, b]) await getStore().apiKeys.insert(tenantId, recordOf(k));
+      await getStore().apiKeys.touch(tenantId, a.key_id, '2026-01-01T00:00:30.000Z', 60_000);
+      const keys = [a, b].map((k) => ({ tenant_id: tenantId, key_id: k.key_id }));
+      await getStore().apiKeys.touchMany(keys, '2026-01-01T00:01:00.000Z', 60_000);
+      expect((await getStore().apiKeys.get(tenantId, a.key_id))?.last_used_at).toBe(
+        '2026-01-01T00:00:30.000Z',
+      );
+      expect((await getStore().apiKeys.get(tenantId, b.key_id))?.last_used_at).toBe(
+        '2026-01-01T00:01:00.000Z',
+      );
+    });
+  });
+
+  describe('credential epoch', () => {
+    const key = (id: string) => ({ kind: 'api_key' as const, tenant_id: 'tnt_epoch', id });
+
+    it('when changes are recorded, then the epoch moves by one each and a gateway behind is told exactly what changed since', async () => {
+      const store = getStore().credentialChanges;
+      const before = (await store.since()).epoch;
+      expect(await store.record([key('key_a')])).toBe(before + 1);
+      expect(await store.record([key('key_b'), { kind: 'tenant', tenant_id: 'tnt_epoch' }])).toBe(before + 3);
+      expect(await store.since(before + 3)).toEqual({ epoch: before + 3, changes: [] });
+      expect(await store.since(before + 1)).toEqual({
+        epoch: before + 3,
+        changes: [key('key_b'), { kind: 'tenant', tenant_id: 'tnt_epoch' }],
+      });
+      expect((await store.since(before)).changes).toEqual([
+        key('key_a'),
+        key('key_b'),
+        { kind: 'tenant', tenant_id: 'tnt_epoch' },
+      ]);
+    });
+
+    it('when a gateway gives no epoch, one ahead of the store, or one older than the changes kept, then the changes are null (drop everything)', async () => {
+      const store = getStore().credentialChanges;
+      const base = await store.record([key('key_c')]);
+      expect(await store.since()).toEqual({ epoch: base, changes: null });
+      expect(await store.since(base + 5)).toEqual({ epoch: base, changes: null });
+      await store.record(Array.from({ length: RECENT_CHANGES_MAX }, (_, i) => key(`key_${i}`)));
+      expect((await store.since(base)).changes).toHaveLength(RECENT_CHANGES_MAX);
+      expect(await store.since(base - 1)).toEqual({ epoch: base + RECENT_CHANGES_MAX, changes: null });
+    });
+
+    it('when changes are recorded concurrently, then every one is listed once, each at its own epoch', async () => {
+      const store = getStore().credentialChanges;
+      const before = (await store.since()).epoch;
+      const epochs = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => store.record([key(`key_p${i}`)])),
+      );
+      expect([...epochs].sort((a, b) => a - b)).toEqual(Array.from({ length: 10 }, (_, i) => before + i + 1));
+      const { changes } = await store.since(before);
+      expect(changes!.map((c) => c.id).sort()).toEqual(
+        Array.from({ length: 10 }, (_, i) => `key_p${i}`).sort(),
       );
     });
   });

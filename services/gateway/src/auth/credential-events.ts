@@ -1,35 +1,23 @@
+import { CREDENTIAL_CHANGE_EVENT_TYPES, credentialChangesOf } from '@mandate/identity';
 import type { AuditEvent, EventHandler } from '@mandate/shared';
+import { isCredentialCache } from './credential-epoch';
 import type { KeyResolver } from './key-resolver';
 import type { SubjectResolver } from './subject-resolver';
 
-/** The events after which a cached credential may be wrong; the gateway subscribes to exactly these. */
-export const CREDENTIAL_EVENT_TYPES = [
-  'API_KEY_REVOKED',
-  'API_KEY_ACTIVATED',
-  'TENANT_ROLE_ASSIGNED',
-  'TENANT_ROLE_REVOKED',
-] as const;
+/** The events after which a cached credential may be wrong (identity's list); the gateway subscribes to exactly these. */
+export const CREDENTIAL_EVENT_TYPES = CREDENTIAL_CHANGE_EVENT_TYPES;
 
 /**
- * Evicts what an event invalidates, so a revocation takes effect on every replica as soon as
- * the event arrives instead of when the cache entry expires.
+ * The push (docs/DECISIONS.md, "Credential changes"): evicts what an event changed, so a
+ * revocation takes effect on every replica as soon as the event arrives. The credential epoch
+ * check (credential-epoch.ts) catches what a replica missed.
  */
 export function credentialEventHandler(keys: KeyResolver, subjects?: SubjectResolver): EventHandler {
   return async (event: AuditEvent) => {
-    switch (event.type) {
-      case 'API_KEY_REVOKED':
-      case 'API_KEY_ACTIVATED':
-        if (event.resource?.id) keys.evict(event.resource.id);
-        return;
-      case 'TENANT_ROLE_ASSIGNED':
-      case 'TENANT_ROLE_REVOKED': {
-        const subjectId = event.data.subject_id;
-        if (subjects && event.tenant_id && typeof subjectId === 'string')
-          subjects.evict(event.tenant_id, subjectId);
-        return;
-      }
-      default:
-        return;
+    for (const change of credentialChangesOf([event])) {
+      if (change.kind === 'api_key') keys.evict(change.id!);
+      else if (change.kind === 'subject') subjects?.evict(change.tenant_id, change.id!);
+      else for (const cache of [keys, subjects]) if (isCredentialCache(cache)) cache.drop([change]);
     }
   };
 }

@@ -1,6 +1,7 @@
-import { internalRoutes, type ResolvedSubject } from '@mandate/identity';
+import { internalRoutes, type CredentialChange, type ResolvedSubject } from '@mandate/identity';
 import type { CallContext } from '@mandate/shared';
-import { CachedIdentityLookup, resultsOf } from './resolution-cache';
+import type { CredentialCache } from './credential-epoch';
+import { CachedIdentityLookup } from './resolution-cache';
 
 type SubjectItem = { tenant_id: string; subject_id: string };
 
@@ -17,7 +18,7 @@ export interface SubjectResolver {
 /** Asks identity's internal API for a subject's assignment, cached like API keys (see ResolutionCache). */
 export class CachedSubjectResolver
   extends CachedIdentityLookup<ResolvedSubject, SubjectItem>
-  implements SubjectResolver
+  implements SubjectResolver, CredentialCache
 {
   resolve(tenantId: string, subjectId: string): Promise<ResolvedSubject | null> {
     return this.lookup(
@@ -32,13 +33,19 @@ export class CachedSubjectResolver
     return answer.ok ? answer.body : null;
   }
 
-  protected async resolveMany(items: SubjectItem[], ctx: CallContext): Promise<(ResolvedSubject | null)[]> {
-    return resultsOf(await this.identity.call(internalRoutes.resolveSubjects, { body: { items } }, ctx));
-  }
-
   evict(tenantId: string, subjectId: string): void {
     const key = cacheKey(tenantId, subjectId);
     this.cache.evictWhere((k) => k === key);
+  }
+
+  drop(changes: CredentialChange[] | null): void {
+    if (changes === null) return this.cache.evictWhere(() => true);
+    const keys = new Set(
+      changes.filter((c) => c.kind === 'subject').map((c) => cacheKey(c.tenant_id, c.id ?? '')),
+    );
+    const tenants = new Set(changes.filter((c) => c.kind === 'tenant').map((c) => c.tenant_id));
+    if (keys.size === 0 && tenants.size === 0) return;
+    this.cache.evictWhere((k) => keys.has(k) || tenants.has(k.slice(0, k.indexOf('\n'))));
   }
 }
 

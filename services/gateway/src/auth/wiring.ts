@@ -7,15 +7,20 @@ import {
   type ServiceClient,
 } from '@mandate/shared';
 import type { JwtAuthenticator } from './authenticate';
+import { CredentialEpochCheck, isCredentialCache } from './credential-epoch';
 import { CREDENTIAL_EVENT_TYPES, credentialEventHandler } from './credential-events';
 import { JoseJwtAuthenticator, parseJwtIssuers } from './jwt';
 import { CachedKeyResolver, type KeyResolver } from './key-resolver';
 import { CachedSubjectResolver } from './subject-resolver';
 
+/** How often the keys served from the cache are reported to identity (last_used_at has a one-minute resolution). */
+const KEY_USE_REPORT_MS = 60_000;
+
 export interface CredentialConfig {
   AMQP_URL?: string;
   AMQP_NAMESPACE: string;
   KEY_CACHE_TTL_MS: number;
+  CREDENTIAL_CHECK_INTERVAL_MS?: number;
   JWT_ISSUERS?: string;
 }
 
@@ -26,10 +31,12 @@ export interface CredentialEventSource {
 
 /**
  * The gateway's credential checks: the cached key resolver, the JWT authenticator when
- * JWT_ISSUERS names issuers, and a per-process subscription to key and role events that evicts
+ * JWT_ISSUERS names issuers, a per-process subscription to key and role events that evicts
  * cached resolutions at once on every replica — over RabbitMQ, or in embedded mode over the
- * in-process bus. With neither, KEY_CACHE_TTL_MS alone bounds how long a revoked key or role
- * still works.
+ * in-process bus — and the credential epoch check every CREDENTIAL_CHECK_INTERVAL_MS, which
+ * catches what the subscription missed and keeps the rest trusted (docs/DECISIONS.md,
+ * "Credential changes"). While the check fails, KEY_CACHE_TTL_MS bounds how long a revoked key or
+ * role still works.
  */
 export async function wireCredentials(
   config: CredentialConfig,
@@ -44,6 +51,8 @@ export async function wireCredentials(
   keys: KeyResolver;
   jwt?: JwtAuthenticator;
   subjects: CachedSubjectResolver;
+  /** The credential epoch check (started here; stopped by close). */
+  check: CredentialEpochCheck;
   close(): Promise<void>;
 }> {
   const { identity, tokens, logger } = deps;
@@ -81,11 +90,30 @@ export async function wireCredentials(
     );
   }
 
+  // An overriding KeyResolver (tests) may keep no cache: only the caches are checked.
+  const caches = ([keys, subjects] as unknown[]).filter(isCredentialCache);
+  const interval = Math.max(
+    10,
+    Math.min(config.CREDENTIAL_CHECK_INTERVAL_MS ?? 250, Math.floor(config.KEY_CACHE_TTL_MS / 2)),
+  );
+  const check = new CredentialEpochCheck(identity, tokens, caches, interval, logger);
+  check.start();
+  const reportUse =
+    keys instanceof CachedKeyResolver
+      ? setInterval(() => {
+          keys.reportUse().catch((err) => logger.warn({ err }, 'reporting key use failed'));
+        }, KEY_USE_REPORT_MS)
+      : undefined;
+  reportUse?.unref();
+
   return {
     keys,
     jwt,
     subjects,
+    check,
     async close() {
+      check.stop();
+      clearInterval(reportUse);
       await subscriber?.stop();
     },
   };

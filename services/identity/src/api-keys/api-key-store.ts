@@ -37,6 +37,8 @@ export interface ApiKeyStore {
   listStagingCreatedBefore(createdAtOrBefore: string, limit: number): Promise<ApiKey[]>;
   /** Records a use, unless one was recorded less than minIntervalMs before `at`. */
   touch(tenantId: string, keyId: string, at: string, minIntervalMs: number): Promise<void>;
+  /** touch for many keys in one write (the gateways' report of the keys they served). */
+  touchMany(keys: { tenant_id: string; key_id: string }[], at: string, minIntervalMs: number): Promise<void>;
   /** Resolves a presented secret's hash to its key. */
   findByHash(secretHash: string): Promise<ApiKeyRecord | null>;
 }

@@ -40,6 +40,8 @@ export interface IssuedKey {
 export interface ResolvedKey {
   key: ApiKey & { status: UsableKeyStatus };
   plan: Plan;
+  /** A staging key's end of its activation window (ISO): a cached answer is not used past it. */
+  usableUntil?: string;
 }
 
 /** A status change as the domain decided it, with what its event records beyond the key. */
@@ -330,7 +332,21 @@ export async function resolveApiKey(
   const tenant = await deps.store.tenants.get(record.tenant_id);
   if (!tenant) throw new ApiKeyNotFound();
   // Its status was checked usable above.
-  return { key: key as ResolvedKey['key'], plan: tenant.plan };
+  const resolved: ResolvedKey = { key: key as ResolvedKey['key'], plan: tenant.plan };
+  if (key.status === 'staging')
+    resolved.usableUntil = new Date(Date.parse(key.created_at) + stagingTtlMs(deps)).toISOString();
+  return resolved;
+}
+
+/**
+ * Records the keys a gateway served since its last report (docs/DECISIONS.md, "Credential
+ * changes"): a key held in a gateway's cache is not resolved again, so its use is reported instead.
+ */
+export async function recordKeysUsed(
+  deps: IdentityDeps,
+  keys: { tenant_id: string; key_id: string }[],
+): Promise<void> {
+  await deps.store.apiKeys.touchMany(keys, nowIso(deps), LAST_USED_RESOLUTION_MS);
 }
 
 /** Records that a key was used; callers treat it as best effort. */

@@ -12,6 +12,7 @@ import {
   getApiKey,
   listApiKeys,
   recordKeyUse,
+  recordKeysUsed,
   resolveApiKey,
   revokeApiKey,
   rotateApiKey,
@@ -68,18 +69,29 @@ export const apiKeyHandlers = (deps: Deps): Implementation[] => [
 /** For the gateway: an API key resolved to its tenant, scopes and plan. */
 export const apiKeyInternalHandlers = (deps: Deps): Implementation[] => {
   const keyAnswer = async (item: { api_key: string; tenant_id?: string }, requestId?: string) => {
-    const { key, plan } = await resolveApiKey(deps, item.api_key, item.tenant_id);
+    const { key, plan, usableUntil } = await resolveApiKey(deps, item.api_key, item.tenant_id);
     // last_used_at is bookkeeping: it must neither slow down nor fail authentication.
     recordKeyUse(deps, key.tenant_id, key.key_id).catch((err) => {
       deps.logger.warn({ err, requestId, keyId: key.key_id }, 'recording key use failed');
     });
-    return { key_id: key.key_id, tenant_id: key.tenant_id, scopes: key.scopes, status: key.status, plan };
+    return {
+      key_id: key.key_id,
+      tenant_id: key.tenant_id,
+      scopes: key.scopes,
+      status: key.status,
+      plan,
+      ...(usableUntil ? { usable_until: usableUntil } : {}),
+    };
   };
   return [
     implement(internalRoutes.resolveApiKey)(async ({ body }, req) => ({
       status: 200,
       body: await keyAnswer(body, req.requestId),
     })),
+    implement(internalRoutes.recordKeysUsed)(async ({ body }) => {
+      await recordKeysUsed(deps, body.items);
+      return { status: 200, body: { recorded: body.items.length } };
+    }),
     implement(internalRoutes.resolveApiKeys)(async ({ body }, req) => ({
       status: 200,
       body: { results: await Promise.all(body.items.map((item) => orNull(keyAnswer(item, req.requestId)))) },

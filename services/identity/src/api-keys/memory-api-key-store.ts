@@ -82,6 +82,14 @@ export class MemoryApiKeyStore implements ApiKeyStore {
       r.last_used_at = at;
   }
 
+  async touchMany(
+    keys: { tenant_id: string; key_id: string }[],
+    at: string,
+    minIntervalMs: number,
+  ): Promise<void> {
+    for (const k of keys) await this.touch(k.tenant_id, k.key_id, at, minIntervalMs);
+  }
+
   async findByHash(secretHash: string): Promise<ApiKeyRecord | null> {
     const ref = this.keysByHash.get(secretHash);
     const r = ref && this.keys.get(ref.tenantId)?.get(ref.keyId);

@@ -55,7 +55,7 @@ export const API_KEY_QUERY_SHAPES: MongoQueryShape[] = [
     sort: { created_at: 1 },
     range: ['created_at'],
   }),
-  shapes.find('apiKeys.get / setStatus / touch', ['tenant_id', 'key_id'], {
+  shapes.find('apiKeys.get / setStatus / touch / touchMany', ['tenant_id', 'key_id'], {
     residual: ['status', 'last_used_at'],
   }),
   shapes.page('apiKeys.list', ['tenant_id']),
@@ -137,6 +137,29 @@ export class MongoApiKeyStore extends CollectionStore<ApiKeyDoc, ApiKey> impleme
         $or: [{ last_used_at: null }, { last_used_at: { $lte: new Date(now.getTime() - minIntervalMs) } }],
       },
       { $set: { last_used_at: now } },
+    );
+  }
+
+  async touchMany(
+    keys: { tenant_id: string; key_id: string }[],
+    at: string,
+    minIntervalMs: number,
+  ): Promise<void> {
+    if (keys.length === 0) return;
+    const now = new Date(at);
+    const stale = [
+      { last_used_at: null },
+      { last_used_at: { $lte: new Date(now.getTime() - minIntervalMs) } },
+    ];
+    // One command for all of them, each the same conditional update as touch.
+    await this.model.bulkWrite(
+      keys.map((k) => ({
+        updateOne: {
+          filter: { tenant_id: k.tenant_id, key_id: k.key_id, $or: stale },
+          update: { $set: { last_used_at: now } },
+        },
+      })),
+      { ordered: false },
     );
   }
 

@@ -7,6 +7,7 @@ import {
   type EventRelay,
   type Logger,
 } from '@mandate/shared';
+import { recordCredentialChanges } from '../credential-changes/credential-changes';
 import type { WalletVerifier } from '../identity-verifications/identity-verification';
 import type { IdentityStore } from '../store/identity-store';
 
@@ -37,7 +38,11 @@ export function recordedEvent(deps: IdentityDeps, e: DomainEvent, caller?: Calle
   return buildEvent({ ...e, caller, occurredAt: deps.clock.now() });
 }
 
-/** After the write: hand its stored events to the relay (if that fails they wait in the outbox). */
+/**
+ * After the write: move the credential epoch for a credential change (the gateways' safety net),
+ * then hand its stored events to the relay (if that fails they wait in the outbox).
+ */
 export async function relay(deps: IdentityDeps, events: AuditEvent[]): Promise<void> {
+  await recordCredentialChanges(deps, events);
   if (events.length > 0) await deps.relay?.publishNow(events);
 }

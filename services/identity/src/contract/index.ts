@@ -34,3 +34,4 @@ export const routes = {
 };
 
 export const contract = Object.values(routes);
+export * from './credential-changes';

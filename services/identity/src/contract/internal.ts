@@ -29,6 +29,8 @@ export const resolvedKeySchema = z.object({
   scopes: z.array(z.enum(API_KEY_SCOPES)),
   status: z.enum(USABLE_KEY_STATUSES),
   plan: z.enum(PLANS),
+  /** A staging key's end of its activation window: the gateway asks again from then on (docs/DECISIONS.md#keys). */
+  usable_until: z.string().optional(),
 });
 export type ResolvedKey = z.output<typeof resolvedKeySchema>;
 
@@ -66,6 +68,30 @@ export const consumedVerificationSchema = z.object({
   subject_id: z.string(),
   claims_digest: z.string(),
   verified_at: z.string(),
+});
+
+/** The gateway's safety-net check: the epoch it knows (none on its first check). */
+export const credentialChangesBody = z.strictObject({
+  since: z.number().int().min(0).optional(),
+});
+export const credentialChangeSchema = z.object({
+  kind: z.enum(['api_key', 'subject', 'tenant']),
+  tenant_id: z.string(),
+  id: z.string().optional(),
+});
+/** `changes` null: not all changes after `since` are known any more (or none was given): drop every cached credential. */
+export const credentialChangesSchema = z.object({
+  epoch: z.number().int().min(0),
+  changes: z.array(credentialChangeSchema).nullable(),
+});
+
+/** The gateway's report of the keys it served (last_used_at), at most this many per call. */
+export const KEYS_USED_MAX = 1000;
+export const keysUsedBody = z.strictObject({
+  items: z
+    .array(z.strictObject({ tenant_id: z.string().max(200), key_id: z.string().max(200) }))
+    .min(1)
+    .max(KEYS_USED_MAX),
 });
 
 type InternalPath = `/internal/v1/${string}`;
@@ -124,6 +150,26 @@ export const internalRoutes = defineInternalRoutes({
     'Many subjects’ active role assignments, each in its place or null (the gateway’s cache refresh)',
     [resolveSubjectsBody, resolvedSubjectsSchema],
   ),
+  /** The gateway's credential epoch check (docs/DECISIONS.md, "Credential changes"): a POST that changes nothing. */
+  credentialChanges: {
+    summary: 'The credential epoch and the credential changes after the one given (the gateway’s safety net)',
+    method: 'POST',
+    path: '/internal/v1/credentials/changes',
+    service: 'identity',
+    idempotent: true,
+    request: { body: credentialChangesBody },
+    responses: { 200: { description: 'The epoch and what changed since', schema: credentialChangesSchema } },
+  },
+  /** The gateway's report of the keys it served since its last one: their last_used_at, at most once a minute each. */
+  recordKeysUsed: {
+    summary: 'Records the use of keys a gateway served from its cache (last_used_at)',
+    method: 'POST',
+    path: '/internal/v1/keys/used',
+    service: 'identity',
+    idempotent: true,
+    request: { body: keysUsedBody },
+    responses: { 200: { description: 'Recorded', schema: z.object({ recorded: z.number().int() }) } },
+  },
   /** For mandates: binds a VERIFIED mandate-purpose session of the caller's tenant to one mandate. */
   consumeIdentityVerification: {
     summary: 'Binds a VERIFIED mandate-purpose verification of the caller’s tenant to one mandate',

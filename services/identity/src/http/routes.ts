@@ -2,6 +2,7 @@ import { mountContracts } from '@mandate/shared';
 import { Router } from 'express';
 import { accessBaselineHandlers } from '../access-baselines/http';
 import { apiKeyHandlers, apiKeyInternalHandlers } from '../api-keys/http';
+import { credentialChangeInternalHandlers } from '../credential-changes/http';
 import type { Deps } from '../deps';
 import { onboardingHandlers } from '../onboarding/http';
 import { roleAssignmentHandlers, roleAssignmentInternalHandlers } from '../role-assignments/http';
@@ -28,6 +29,10 @@ export function publicRoutes(deps: Deps): Router {
 /** The internal routes (/internal/v1) the gateway resolves its callers with. */
 export function gatewayInternalRoutes(deps: Deps): Router {
   const r = Router();
-  mountContracts(r, [...apiKeyInternalHandlers(deps), ...roleAssignmentInternalHandlers(deps)]);
+  mountContracts(r, [
+    ...apiKeyInternalHandlers(deps),
+    ...roleAssignmentInternalHandlers(deps),
+    ...credentialChangeInternalHandlers(deps),
+  ]);
   return r;
 }

@@ -1,4 +1,5 @@
 import type { OutboxStore } from '@mandate/shared';
+import type { CredentialChangeStore } from '../credential-changes/credential-change-store';
 import type { AccessBaselineStore } from '../access-baselines/access-baseline-store';
 import type { ApiKeyStore } from '../api-keys/api-key-store';
 import type { IdentityVerificationStore } from '../identity-verifications/identity-verification-store';
@@ -26,6 +27,8 @@ export interface IdentityStore extends OutboxStore {
   readonly widgetConfigs: WidgetConfigStore;
   readonly identityVerifications: IdentityVerificationStore;
   readonly accessBaselines: AccessBaselineStore;
+  /** The credential epoch the gateways check (docs/DECISIONS.md, "Credential changes"). */
+  readonly credentialChanges: CredentialChangeStore;
   /** Throws when the backing database is unreachable (readiness). */
   ping(): Promise<void>;
 }

@@ -1,6 +1,7 @@
 import { MemoryOutbox, type AuditEvent } from '@mandate/shared';
 import { MemoryAccessBaselineStore } from '../access-baselines/memory-access-baseline-store';
 import { MemoryApiKeyStore } from '../api-keys/memory-api-key-store';
+import { MemoryCredentialChangeStore } from '../credential-changes/memory-credential-change-store';
 import { MemoryIdentityVerificationStore } from '../identity-verifications/memory-identity-verification-store';
 import { MemoryOnboardingStore } from '../onboarding/memory-onboarding-store';
 import { MemoryRoleAssignmentStore } from '../role-assignments/memory-role-assignment-store';
@@ -23,6 +24,7 @@ export class MemoryIdentityStore implements IdentityStore {
   readonly widgetConfigs = new MemoryWidgetConfigStore(this.outbox);
   readonly identityVerifications = new MemoryIdentityVerificationStore(this.outbox);
   readonly accessBaselines = new MemoryAccessBaselineStore(this.outbox);
+  readonly credentialChanges = new MemoryCredentialChangeStore();
 
   async pendingEvents(limit: number): Promise<AuditEvent[]> {
     return this.outbox.events(limit);

@@ -15,6 +15,12 @@ import {
 } from '../api-keys/mongo-api-key-store';
 import type { WithOutbox } from '../common/mongo';
 import {
+  CREDENTIAL_EPOCH_QUERY_SHAPES,
+  MongoCredentialChangeStore,
+  credentialEpochSchema,
+  type CredentialEpochDoc,
+} from '../credential-changes/mongo-credential-change-store';
+import {
   IDENTITY_VERIFICATION_QUERY_SHAPES,
   MongoIdentityVerificationStore,
   identityVerificationSchema,
@@ -60,7 +66,10 @@ export const IDENTITY_SCHEMAS = {
 } as const;
 
 /** Collections without an outbox (they record no audited change), for the index-coverage test. */
-export const IDENTITY_GUARD_SCHEMAS = { tenant_admin_counts: adminCountSchema } as const;
+export const IDENTITY_GUARD_SCHEMAS = {
+  tenant_admin_counts: adminCountSchema,
+  credential_epoch: credentialEpochSchema,
+} as const;
 
 /** Every query the aggregates' Mongo stores and the outbox below run, for the index-coverage test. */
 export const IDENTITY_QUERY_SHAPES: MongoQueryShape[] = [
@@ -71,6 +80,7 @@ export const IDENTITY_QUERY_SHAPES: MongoQueryShape[] = [
   ...WIDGET_CONFIG_QUERY_SHAPES,
   ...IDENTITY_VERIFICATION_QUERY_SHAPES,
   ...ACCESS_BASELINE_QUERY_SHAPES,
+  ...CREDENTIAL_EPOCH_QUERY_SHAPES,
   ...Object.keys(IDENTITY_SCHEMAS).flatMap(outboxQueryShapes),
 ];
 
@@ -83,10 +93,12 @@ export class MongoIdentityStore extends MongoOutboxSource implements IdentitySto
   readonly widgetConfigs: MongoWidgetConfigStore;
   readonly identityVerifications: MongoIdentityVerificationStore;
   readonly accessBaselines: MongoAccessBaselineStore;
+  readonly credentialChanges: MongoCredentialChangeStore;
 
   private constructor(
     connection: Connection,
     adminCounts: Model<AdminCountDoc>,
+    epoch: Model<CredentialEpochDoc>,
     models: {
       tenants: Model<TenantDoc>;
       keys: Model<ApiKeyDoc>;
@@ -106,6 +118,7 @@ export class MongoIdentityStore extends MongoOutboxSource implements IdentitySto
     this.widgetConfigs = new MongoWidgetConfigStore(models.widgets);
     this.identityVerifications = new MongoIdentityVerificationStore(models.verifications);
     this.accessBaselines = new MongoAccessBaselineStore(models.baselines);
+    this.credentialChanges = new MongoCredentialChangeStore(epoch);
   }
 
   /** Builds the models and waits for every index, so uniqueness holds before the first request. */
@@ -123,7 +136,8 @@ export class MongoIdentityStore extends MongoOutboxSource implements IdentitySto
       baselines: connection.model<AccessBaselineDoc>('AccessBaseline', accessBaselineSchema),
     };
     const adminCounts = connection.model<AdminCountDoc>('TenantAdminCount', adminCountSchema);
+    const epoch = connection.model<CredentialEpochDoc>('CredentialEpoch', credentialEpochSchema);
     await Promise.all([...Object.values(models), adminCounts].map((model) => model.createIndexes()));
-    return new MongoIdentityStore(connection, adminCounts, models);
+    return new MongoIdentityStore(connection, adminCounts, epoch, models);
   }
 }

@@ -1,0 +1,107 @@
+import { internalRoutes, type CredentialChange } from '@mandate/identity';
+import { ContractClient, type InternalTokens, type Logger, type ServiceClient } from '@mandate/shared';
+
+/** A credential cache the epoch check keeps: drops what changed, then is vouched for as of the check. */
+export interface CredentialCache {
+  /** Drops the answers these changes may have made wrong; null: all of them. */
+  drop(changes: CredentialChange[] | null): void;
+  /** Every answer still cached is identity's word as of `at` (the start of the check). */
+  vouch(at: number): void;
+  /** Forgets answers no request used for `idleMs`. */
+  forgetUnused(idleMs: number): void;
+}
+
+export const isCredentialCache = (x: unknown): x is CredentialCache =>
+  typeof (x as Partial<CredentialCache> | undefined)?.drop === 'function';
+
+/** Answers no request used for this long are forgotten (memory only; a request loads one again). */
+const FORGET_UNUSED_MS = 10 * 60_000;
+/** A failing check is logged at most this often. */
+const LOG_FAILURE_EVERY_MS = 10_000;
+
+/**
+ * The safety net under the credential push (docs/DECISIONS.md, "Credential changes"): one call to
+ * identity per interval per gateway, whatever the number of keys in use. Identity answers its
+ * credential epoch and what changed since the epoch this gateway saw last; the caches drop that
+ * (everything when the list is no longer complete, as on the first check) and are vouched for as
+ * of the moment the check began. So a change this gateway's subscription missed — the broker cut,
+ * the queue gone — takes effect here one interval after the call that made it returned, and
+ * while the checks fail, cached answers run out after KEY_CACHE_TTL_MS as before.
+ */
+export class CredentialEpochCheck {
+  private readonly identity: ContractClient;
+  private epoch: number | undefined;
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<boolean>;
+  private lastForget: number;
+  private lastFailureLog = -Infinity;
+
+  constructor(
+    identity: ServiceClient,
+    private readonly tokens: InternalTokens,
+    private readonly caches: CredentialCache[],
+    private readonly intervalMs: number,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {
+    // Its own failures are its own to log (throttled below), not one line per failed call.
+    this.identity = new ContractClient(identity, { name: 'identity', logger });
+    this.lastForget = now();
+  }
+
+  /** The epoch last seen (undefined before the first check succeeded). */
+  get seenEpoch(): number | undefined {
+    return this.epoch;
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.check(), this.intervalMs);
+    this.timer.unref();
+    void this.check();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** One check (a check under way is joined); true when it succeeded. */
+  check(): Promise<boolean> {
+    this.running ??= this.run().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async run(): Promise<boolean> {
+    const startedAt = this.now();
+    try {
+      const requestId = 'credential-check';
+      const token = await this.tokens.mint(
+        { tenantId: null, actor: { type: 'system' }, permissions: [], requestId },
+        'identity',
+      );
+      const body = this.epoch === undefined ? {} : { since: this.epoch };
+      const answer = await this.identity.call(
+        internalRoutes.credentialChanges,
+        { body },
+        { token, requestId },
+      );
+      if (!answer.ok) throw new Error(`identity refused the credential check (${answer.status})`);
+      const { epoch, changes } = answer.body;
+      for (const cache of this.caches) cache.drop(changes);
+      this.epoch = epoch;
+      for (const cache of this.caches) cache.vouch(startedAt);
+    } catch (err) {
+      if (startedAt - this.lastFailureLog >= LOG_FAILURE_EVERY_MS) {
+        this.lastFailureLog = startedAt;
+        this.logger.warn({ err }, 'credential check failed: cached credentials expire by KEY_CACHE_TTL_MS');
+      }
+      return false;
+    }
+    if (startedAt - this.lastForget >= 60_000) {
+      this.lastForget = startedAt;
+      for (const cache of this.caches) cache.forgetUnused(FORGET_UNUSED_MS);
+    }
+    return true;
+  }
+}

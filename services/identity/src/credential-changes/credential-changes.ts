@@ -1,0 +1,19 @@
+import type { AuditEvent } from '@mandate/shared';
+import type { IdentityDeps } from '../common/deps';
+import { credentialChangesOf } from '../contract/credential-changes';
+import type { ChangesSince } from './credential-change-store';
+
+/**
+ * Moves the epoch for the changes these stored events record, before the call that made them
+ * returns: a gateway that missed the push sees them on its next check. A failure fails the call
+ * (its change is stored, and its event still reaches the gateways from the outbox).
+ */
+export async function recordCredentialChanges(deps: IdentityDeps, events: AuditEvent[]): Promise<void> {
+  const changes = credentialChangesOf(events);
+  if (changes.length > 0) await deps.store.credentialChanges.record(changes);
+}
+
+/** The gateway's safety-net check: the epoch, and what changed after `since`. */
+export function credentialChangesSince(deps: IdentityDeps, since?: number): Promise<ChangesSince> {
+  return deps.store.credentialChanges.since(since);
+}
