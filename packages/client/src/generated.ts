@@ -150,6 +150,7 @@ export type AuditEvent = {
   data: Record<string, unknown>;
   trace_id?: string | undefined;
   span_id?: string | undefined;
+  seq?: number | undefined;
 };
 export type AuditEventPage = Page<AuditEvent>;
 export type ListEventsQuery = {
