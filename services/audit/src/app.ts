@@ -1,6 +1,7 @@
 import type { Express } from 'express';
 import {
   OutboxRelay,
+  PeriodicTask,
   baseApp,
   systemClock,
   errorMiddleware,
@@ -15,10 +16,13 @@ import {
   type RunningServer,
 } from '@mandate/shared';
 import { startAuditConsumer, type AuditConsumer } from './consumers/audit-consumer';
+import { checkpointRound, type CheckpointSigner } from './domain/log';
 import { evidenceRoutes } from './http/evidence-routes';
+import { logRoutes } from './http/log-routes';
 import { eventRoutes } from './http/routes';
 import { webhookRoutes } from './http/webhook-routes';
 import type { Deps, WebhookParts } from './deps';
+import type { MandatesSource } from './evidence/mandates-source';
 import type { WebhookDeps } from './webhooks/endpoints';
 import { startWebhookFanout, type WebhookFanout } from './webhooks/fanout';
 import { DeliveryWorker } from './webhooks/worker';
@@ -52,6 +56,17 @@ export function createApp(deps: Deps): AuditService {
   app.use('/v1', requireInternalToken(tokens, 'audit'));
   app.use(eventRoutes(store));
   app.use(evidenceRoutes({ store, tokens, mandates: deps.mandates, logger, clock: deps.clock }));
+  app.use(logRoutes(store));
+  // Signed checkpoints of every grown tenant log (docs/API.md#proving-the-log), by the mandates
+  // service's signer: none without it.
+  const signerFor = deps.mandates && checkpointSigner(deps.mandates, tokens);
+  const checkpoints =
+    signerFor &&
+    new PeriodicTask(
+      (deps.checkpointSeconds ?? 60) * 1000,
+      () => checkpointRound(store, signerFor, deps.clock ?? systemClock, logger),
+      (err) => logger.warn({ err }, 'audit checkpoint round failed'),
+    );
   const webhooks = deps.webhooks && webhookDeps(deps.webhooks, deps.clock ?? systemClock, logger);
   if (webhooks) app.use(jsonBody(), webhookRoutes(webhooks));
   let fanout: WebhookFanout | undefined;
@@ -65,6 +80,7 @@ export function createApp(deps: Deps): AuditService {
       const running = await listen(app, port, host);
       try {
         consumer = await startAuditConsumer(source, store, logger);
+        checkpoints?.start();
         if (webhooks && deps.webhooks) {
           webhooks.relay.start();
           webhooks.worker.start();
@@ -85,6 +101,7 @@ export function createApp(deps: Deps): AuditService {
     },
     async stop() {
       await consumer?.stop();
+      await checkpoints?.stop();
       // The fan-out stores what it was handed, the worker finishes its attempts, the relay publishes last.
       await fanout?.stop();
       await webhooks?.worker.stop();
@@ -111,4 +128,20 @@ function webhookDeps(
     random: parts.random,
   });
   return { store: parts.store, box: parts.box, relay, clock, settings: parts.settings, worker };
+}
+
+/** Signs a tenant's checkpoints through the mandates service, as that tenant's own system call. */
+export function checkpointSigner(
+  mandates: MandatesSource,
+  tokens: Deps['tokens'],
+): ((tenantId: string) => CheckpointSigner) | undefined {
+  if (!mandates.signCheckpoint) return undefined;
+  return (tenantId) => async (claims) => {
+    const internalToken = await tokens.mint(
+      { tenantId, actor: { type: 'system' }, permissions: [], requestId: 'audit-checkpoint' },
+      'mandates',
+    );
+    const { jws } = await mandates.signCheckpoint!({ tenantId, internalToken }, claims);
+    return jws;
+  };
 }
