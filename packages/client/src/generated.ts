@@ -195,6 +195,9 @@ export type EvidenceBundle = {
   }[];
   digest: string;
   signature: string;
+  checkpoint?:
+    { tenant_id: string; tree_size: number; root_hash: string; issued_at: string; jws: string } | undefined;
+  proofs?: ({ seq: number; path: string[] } | null)[] | undefined;
 };
 export type AuditCheckpoint = {
   tenant_id: string;

@@ -16,13 +16,13 @@ import {
   type RunningServer,
 } from '@mandate/shared';
 import { startAuditConsumer, type AuditConsumer } from './consumers/audit-consumer';
-import { checkpointRound, type CheckpointSigner } from './domain/log';
+import { checkpointRound } from './domain/log';
+import { checkpointSigner } from './evidence/checkpoint-signer';
 import { evidenceRoutes } from './http/evidence-routes';
 import { logRoutes } from './http/log-routes';
 import { eventRoutes } from './http/routes';
 import { webhookRoutes } from './http/webhook-routes';
 import type { Deps, WebhookParts } from './deps';
-import type { MandatesSource } from './evidence/mandates-source';
 import type { WebhookDeps } from './webhooks/endpoints';
 import { startWebhookFanout, type WebhookFanout } from './webhooks/fanout';
 import { DeliveryWorker } from './webhooks/worker';
@@ -128,20 +128,4 @@ function webhookDeps(
     random: parts.random,
   });
   return { store: parts.store, box: parts.box, relay, clock, settings: parts.settings, worker };
-}
-
-/** Signs a tenant's checkpoints through the mandates service, as that tenant's own system call. */
-export function checkpointSigner(
-  mandates: MandatesSource,
-  tokens: Deps['tokens'],
-): ((tenantId: string) => CheckpointSigner) | undefined {
-  if (!mandates.signCheckpoint) return undefined;
-  return (tenantId) => async (claims) => {
-    const internalToken = await tokens.mint(
-      { tenantId, actor: { type: 'system' }, permissions: [], requestId: 'audit-checkpoint' },
-      'mandates',
-    );
-    const { jws } = await mandates.signCheckpoint!({ tenantId, internalToken }, claims);
-    return jws;
-  };
 }

@@ -90,37 +90,6 @@ export type VerificationStats = z.infer<typeof verificationStatsSchema>;
 
 export const eventSchema = auditEventSchema.meta({ id: 'AuditEvent' });
 
-const jwkSchema = z.looseObject({
-  kty: z.string(),
-  crv: z.string().optional(),
-  x: z.string().optional(),
-  y: z.string().optional(),
-  kid: z.string(),
-  alg: z.string().optional(),
-  use: z.string().optional(),
-});
-
-export const evidenceBundleSchema = z
-  .object({
-    mandate: z.looseObject({
-      id: z.string(),
-      tenant_id: z.string(),
-      signature: z.object({ alg: z.literal('ES256'), kid: z.string(), jws: z.string() }),
-    }),
-    exported_at: z.string(),
-    events: z
-      .array(auditEventSchema)
-      .describe('Every event about the mandate but EVIDENCE_EXPORTED, oldest first'),
-    evidence_exports: z
-      .int()
-      .min(0)
-      .describe('How many EVIDENCE_EXPORTED events there are (counted, not listed)'),
-    keys: z.array(jwkSchema),
-    digest: z.string().regex(/^[0-9a-f]{64}$/),
-    signature: z.string(),
-  })
-  .meta({ id: 'EvidenceBundle' });
-
 // ── the tamper-evident log (docs/API.md#proving-the-log) ──
 
 const base64urlHash = z.string().describe('A 32-byte SHA-256 hash, base64url without padding');
@@ -166,6 +135,51 @@ export const consistencyProofSchema = z
   .meta({ id: 'ConsistencyProof' });
 
 export const listCheckpointsQuerySchema = z.strictObject({ ...listQueryShape });
+
+const jwkSchema = z.looseObject({
+  kty: z.string(),
+  crv: z.string().optional(),
+  x: z.string().optional(),
+  y: z.string().optional(),
+  kid: z.string(),
+  alg: z.string().optional(),
+  use: z.string().optional(),
+});
+
+export const evidenceBundleSchema = z
+  .object({
+    mandate: z.looseObject({
+      id: z.string(),
+      tenant_id: z.string(),
+      signature: z.object({ alg: z.literal('ES256'), kid: z.string(), jws: z.string() }),
+    }),
+    exported_at: z.string(),
+    events: z
+      .array(auditEventSchema)
+      .describe('Every event about the mandate but EVIDENCE_EXPORTED, oldest first'),
+    evidence_exports: z
+      .int()
+      .min(0)
+      .describe('How many EVIDENCE_EXPORTED events there are (counted, not listed)'),
+    keys: z.array(jwkSchema),
+    digest: z.string().regex(/^[0-9a-f]{64}$/),
+    signature: z.string(),
+    checkpoint: auditCheckpointSchema
+      .optional()
+      .describe("The signed checkpoint of the tenant's log that every event's proof leads to"),
+    proofs: z
+      .array(
+        z
+          .object({ seq: z.int().min(1), path: z.array(base64urlHash) })
+          .nullable()
+          .describe('null: the event has no seq (stored before the log)'),
+      )
+      .optional()
+      .describe(
+        "One per listed event, in the same order: its seq and RFC 9162 inclusion path in the checkpoint's tree",
+      ),
+  })
+  .meta({ id: 'EvidenceBundle' });
 
 /** Every audit route: a tenant's own events, read with an API key scoped events:read. */
 const events = routeGroup({ service: 'audit', auth: 'tenant', scope: 'events:read', tags: ['events'] });
