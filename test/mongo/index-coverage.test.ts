@@ -3,7 +3,11 @@ import type { MongoQueryShape } from '@mandate/shared';
 import { declaredIndexes, uncoveredQueries } from '@mandate/shared/testing';
 import {
   EVENT_QUERY_SHAPES,
+  LOG_QUERY_SHAPES,
+  checkpointSchema,
   eventSchema,
+  logHeadSchema,
+  logNodeSchema,
   WEBHOOK_QUERY_SHAPES,
   webhookDeliverySchema,
   webhookEndpointSchema,
@@ -20,6 +24,11 @@ describe('MongoDB index coverage', () => {
   const adapters: [string, Record<string, Schema>, MongoQueryShape[]][] = [
     ['mandates', { mandates: mandateSchema, mandate_status_lists: statusListSchema }, MANDATE_QUERY_SHAPES],
     ['audit', { events: eventSchema }, EVENT_QUERY_SHAPES],
+    [
+      'audit log',
+      { audit_log_nodes: logNodeSchema, audit_log_heads: logHeadSchema, audit_checkpoints: checkpointSchema },
+      LOG_QUERY_SHAPES,
+    ],
     [
       'audit webhooks',
       { webhook_endpoints: webhookEndpointSchema, webhook_deliveries: webhookDeliverySchema },

@@ -150,6 +150,7 @@ export type AuditEvent = {
   data: Record<string, unknown>;
   trace_id?: string | undefined;
   span_id?: string | undefined;
+  seq?: number | undefined;
 };
 export type AuditEventPage = Page<AuditEvent>;
 export type ListEventsQuery = {
@@ -194,7 +195,23 @@ export type EvidenceBundle = {
   }[];
   digest: string;
   signature: string;
+  checkpoint?:
+    { tenant_id: string; tree_size: number; root_hash: string; issued_at: string; jws: string } | undefined;
+  proofs?: ({ seq: number; path: string[] } | null)[] | undefined;
 };
+export type AuditCheckpoint = {
+  tenant_id: string;
+  tree_size: number;
+  root_hash: string;
+  issued_at: string;
+  jws: string;
+};
+export type AuditCheckpointPage = Page<AuditCheckpoint>;
+export type ListAuditCheckpointsQuery = { limit?: number | undefined; cursor?: string | undefined };
+export type InclusionProof = { seq: number; tree_size: number; leaf_hash: string; path: string[] };
+export type GetInclusionProofQuery = { tree_size?: number | undefined };
+export type ConsistencyProof = { from: number; to: number; path: string[] };
+export type GetConsistencyProofQuery = { from?: number | undefined; to?: number | undefined };
 export type CreatedWebhookEndpoint = WebhookEndpoint & { secret: string };
 export type CreateWebhookEndpointRequest = {
   url: string;
@@ -634,6 +651,46 @@ export const OPERATIONS = {
     list: false,
     namespace: 'events',
     name: 'exportEvidence',
+  },
+  listAuditCheckpoints: {
+    method: 'GET',
+    path: '/v1/audit/checkpoints',
+    params: [],
+    body: 'none',
+    query: true,
+    list: true,
+    namespace: 'events',
+    name: 'listAuditCheckpoints',
+  },
+  getLatestAuditCheckpoint: {
+    method: 'GET',
+    path: '/v1/audit/checkpoints/latest',
+    params: [],
+    body: 'none',
+    query: false,
+    list: false,
+    namespace: 'events',
+    name: 'getLatestAuditCheckpoint',
+  },
+  getInclusionProof: {
+    method: 'GET',
+    path: '/v1/events/:id/inclusion-proof',
+    params: ['id'],
+    body: 'none',
+    query: true,
+    list: false,
+    namespace: 'events',
+    name: 'getInclusionProof',
+  },
+  getConsistencyProof: {
+    method: 'GET',
+    path: '/v1/audit/consistency-proof',
+    params: [],
+    body: 'none',
+    query: true,
+    list: false,
+    namespace: 'events',
+    name: 'getConsistencyProof',
   },
   createWebhookEndpoint: {
     method: 'POST',
@@ -1097,6 +1154,18 @@ export interface EventsOperations {
   get(id: string, options?: RequestOptions): Promise<AuditEvent>;
   /** Export a verifiable evidence bundle for one mandate (`GET /v1/mandates/:id/evidence`) */
   exportEvidence(id: string, options?: RequestOptions): Promise<EvidenceBundle>;
+  /** List the signed checkpoints of the tenant's log, largest tree_size first (`GET /v1/audit/checkpoints`) */
+  listAuditCheckpoints(query?: ListAuditCheckpointsQuery, options?: RequestOptions): Paged<AuditCheckpoint>;
+  /** The latest signed checkpoint of the tenant's log (`GET /v1/audit/checkpoints/latest`) */
+  getLatestAuditCheckpoint(options?: RequestOptions): Promise<AuditCheckpoint>;
+  /** Prove an event is in the tenant's log (RFC 9162 §2.1.3) (`GET /v1/events/:id/inclusion-proof`) */
+  getInclusionProof(
+    id: string,
+    query?: GetInclusionProofQuery,
+    options?: RequestOptions,
+  ): Promise<InclusionProof>;
+  /** Prove the tenant's log of size to extends the log of size from (RFC 9162 §2.1.4) (`GET /v1/audit/consistency-proof`) */
+  getConsistencyProof(query?: GetConsistencyProofQuery, options?: RequestOptions): Promise<ConsistencyProof>;
 }
 /** The webhooks operations. */
 export interface WebhooksOperations {

@@ -1,8 +1,10 @@
 import { readFileSync } from 'node:fs';
 import type { JWK } from 'jose';
+import type { ConsistencyProofFile } from './log-proof';
 import { BundleFormatError, verifyBundleText } from './verify';
 
 const USAGE = `usage: mandate-evidence verify <bundle.json | -> --jwks <jwks.json>
+         [--checkpoint <kept-checkpoint.json> [--consistency <proof.json>]]
 
 Checks a mandate evidence bundle offline:
   duplicate members  no JSON object names a member twice
@@ -13,6 +15,12 @@ Checks a mandate evidence bundle offline:
   mandate signature  the mandate's JWS over its immutable fields
   pinned keys        every key used is in --jwks: the JWKS saved from the service's
                      GET /v1/.well-known/jwks.json. Without it the bundle's own keys prove nothing.
+  log checkpoint     the checkpoint's JWS (typ audit-checkpoint+jwt) over its claims, of the tenant
+  log proofs         every event is leaf seq-1 of the checkpoint's tree (RFC 9162 inclusion);
+                     a bundle from before the log has none, and the checker says so
+  log consistency    with --checkpoint (one kept earlier, from GET /v1/audit/checkpoints/latest):
+                     the bundle's log extends it; --consistency is the proof between the two
+                     sizes from GET /v1/audit/consistency-proof?from=M&to=N (unneeded if equal)
 
 exit 0: verified against the pinned keys; 1: a check failed (named in the output);
      2: usage or unreadable input; 3: every check passed but the keys are unpinned (no --jwks)`;
@@ -39,10 +47,16 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
   const [command, ...rest] = argv;
   let file: string | undefined;
   let jwksFile: string | undefined;
+  let checkpointFile: string | undefined;
+  let consistencyFile: string | undefined;
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i]!;
     if (arg === '--jwks') jwksFile = rest[++i];
     else if (arg.startsWith('--jwks=')) jwksFile = arg.slice('--jwks='.length);
+    else if (arg === '--checkpoint') checkpointFile = rest[++i];
+    else if (arg.startsWith('--checkpoint=')) checkpointFile = arg.slice('--checkpoint='.length);
+    else if (arg === '--consistency') consistencyFile = rest[++i];
+    else if (arg.startsWith('--consistency=')) consistencyFile = arg.slice('--consistency='.length);
     else if (arg.startsWith('-') && arg !== '-') return usage(io, `unknown option ${arg}`);
     else if (file === undefined) file = arg;
     else return usage(io, `unexpected argument ${arg}`);
@@ -50,6 +64,9 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
   if (command !== 'verify') return usage(io, command ? `unknown command ${command}` : 'missing command');
   if (!file) return usage(io, 'missing bundle file');
   if (rest.includes('--jwks') && !jwksFile) return usage(io, '--jwks needs a file');
+  if (rest.includes('--checkpoint') && !checkpointFile) return usage(io, '--checkpoint needs a file');
+  if (rest.includes('--consistency') && !consistencyFile) return usage(io, '--consistency needs a file');
+  if (consistencyFile && !checkpointFile) return usage(io, '--consistency goes with --checkpoint');
 
   const bundleText = readText(io, file, 'bundle');
   if (bundleText === undefined) return 2;
@@ -64,9 +81,33 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
     trustedKeys = jwks.keys as JWK[];
   }
 
+  let keptCheckpoint: unknown;
+  if (checkpointFile) {
+    keptCheckpoint = readJson(io, checkpointFile, 'checkpoint');
+    if (keptCheckpoint === undefined) return 2;
+  }
+  let consistency: ConsistencyProofFile | undefined;
+  if (consistencyFile) {
+    const proof = readJson(io, consistencyFile, 'consistency proof') as
+      Partial<ConsistencyProofFile> | undefined;
+    if (proof === undefined) return 2;
+    if (
+      !Number.isSafeInteger(proof?.from) ||
+      !Number.isSafeInteger(proof?.to) ||
+      !Array.isArray(proof?.path) ||
+      !proof.path.every((p) => typeof p === 'string')
+    ) {
+      io.err(
+        `mandate-evidence: ${consistencyFile} is not a consistency proof ({"from", "to", "path": [...]})`,
+      );
+      return 2;
+    }
+    consistency = proof as ConsistencyProofFile;
+  }
+
   let results;
   try {
-    results = await verifyBundleText(bundleText, { trustedKeys });
+    results = await verifyBundleText(bundleText, { trustedKeys, keptCheckpoint, consistency });
   } catch (err) {
     if (err instanceof BundleFormatError) {
       io.err(`mandate-evidence: ${file}: ${err.message}`);

@@ -1,2 +1,3 @@
 export * from './verify';
 export { main, run } from './cli';
+export * from './log-proof';

@@ -5,6 +5,15 @@ import {
   evidenceDigestOf,
   mandateSigningPayload,
 } from '@mandate/shared';
+import {
+  AUDIT_CHECKPOINT_TYP,
+  checkpointPayload,
+  checkpointProblem,
+  consistencyProblem,
+  firstFailingEvent,
+  type Checkpoint,
+  type ConsistencyProofFile,
+} from './log-proof';
 
 /** The JWS `typ` of a bundle signature (the mandate's own signature carries none). */
 export const EVIDENCE_JWS_TYP = 'mandate-evidence+jws';
@@ -16,7 +25,10 @@ export type CheckName =
   | 'digest'
   | 'bundle signature'
   | 'mandate signature'
-  | 'pinned keys';
+  | 'pinned keys'
+  | 'log checkpoint'
+  | 'log proofs'
+  | 'log consistency';
 
 export interface CheckResult {
   check: CheckName;
@@ -31,6 +43,10 @@ export interface VerifyOptions {
    * still runs, but the bundle's own keys prove nothing (anyone can make a key and sign).
    */
   trustedKeys?: JWK[];
+  /** A checkpoint of the tenant's log kept earlier (docs/API.md#proving-the-log): the bundle's must extend it. */
+  keptCheckpoint?: unknown;
+  /** The consistency proof between the kept checkpoint's size and the bundle's (GET /v1/audit/consistency-proof). */
+  consistency?: ConsistencyProofFile;
 }
 
 /** The bundle is not shaped like an evidence export at all (as opposed to failing a check). */
@@ -44,6 +60,8 @@ interface Bundle {
   keys: JWK[];
   digest: string;
   signature: string;
+  checkpoint?: unknown;
+  proofs?: unknown;
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
@@ -205,8 +223,104 @@ export async function verifyBundle(input: unknown, options: VerifyOptions = {}):
     }),
   );
 
+  results.push(...(await checkLog(bundle, options)));
   if (options.trustedKeys) results.push(await checkPinned(bundle, options.trustedKeys));
   return results;
+}
+
+/** Whether the bundle carries the log's proofs (a bundle exported before the log carries none). */
+export function hasLogProof(bundle: unknown): boolean {
+  return isObject(bundle) && ('checkpoint' in bundle || 'proofs' in bundle);
+}
+
+/**
+ * docs/API.md#proving-the-log: the checkpoint's signature, every event's inclusion in its tree,
+ * and given a kept checkpoint, consistency with it. A bundle without any of it says so and passes
+ * (it was exported before the log), unless the auditor asked for consistency.
+ */
+async function checkLog(bundle: Bundle, options: VerifyOptions): Promise<CheckResult[]> {
+  if (!hasLogProof(bundle)) {
+    const absent: CheckResult = {
+      check: 'log proofs',
+      ok: true,
+      detail:
+        'no log proof present (a bundle exported before the tamper-evident log): the events are not proven against a checkpoint',
+    };
+    if (options.keptCheckpoint === undefined) return [absent];
+    return [
+      {
+        ...absent,
+        ok: false,
+        detail: 'no log proof present, so nothing can be checked against the kept checkpoint',
+      },
+    ];
+  }
+  const results: CheckResult[] = [];
+  const shape = checkpointProblem(bundle.checkpoint);
+  if (shape) return [{ check: 'log checkpoint', ok: false, detail: `the bundle's checkpoint: ${shape}` }];
+  const cp = bundle.checkpoint as Checkpoint;
+  const tenant = (bundle.mandate as { tenant_id?: unknown }).tenant_id;
+  const signed = await checkJws('log checkpoint', cp.jws, bundle, (header, payload) =>
+    checkpointJwsProblem(header, payload, cp),
+  );
+  results.push(
+    signed.ok && cp.tenant_id !== tenant
+      ? {
+          check: 'log checkpoint',
+          ok: false,
+          detail: `the checkpoint is of tenant ${cp.tenant_id}, not the mandate's`,
+        }
+      : signed.ok
+        ? { ...signed, detail: `${signed.detail}; tree_size ${cp.tree_size}, root ${cp.root_hash}` }
+        : signed,
+  );
+  const failing = Array.isArray(bundle.proofs)
+    ? firstFailingEvent(bundle.events, bundle.proofs, cp)
+    : 'proofs must be an array, one entry per event';
+  results.push(
+    failing
+      ? { check: 'log proofs', ok: false, detail: failing }
+      : {
+          check: 'log proofs',
+          ok: true,
+          detail: `every event (${bundle.events.length}) is in the log of the checkpoint (RFC 9162 inclusion)`,
+        },
+  );
+  if (options.keptCheckpoint !== undefined) results.push(await checkKept(bundle, cp, options));
+  return results;
+}
+
+function checkpointJwsProblem(
+  header: Record<string, unknown>,
+  payload: string,
+  cp: Checkpoint,
+): string | undefined {
+  if (header.typ !== AUDIT_CHECKPOINT_TYP)
+    return `typ is ${String(header.typ)}, expected ${AUDIT_CHECKPOINT_TYP}`;
+  if (payload !== checkpointPayload(cp))
+    return 'it signs other claims than the checkpoint states (tenant_id, tree_size, root_hash, issued_at)';
+  return undefined;
+}
+
+async function checkKept(bundle: Bundle, cp: Checkpoint, options: VerifyOptions): Promise<CheckResult> {
+  const fail = (detail: string): CheckResult => ({ check: 'log consistency', ok: false, detail });
+  const shape = checkpointProblem(options.keptCheckpoint);
+  if (shape) return fail(`the kept checkpoint: ${shape}`);
+  const kept = options.keptCheckpoint as Checkpoint;
+  // The kept checkpoint may be signed by a key since retired: the pinned keys count too.
+  const keys = { ...bundle, keys: [...bundle.keys, ...(options.trustedKeys ?? [])] };
+  const signed = await checkJws('log consistency', kept.jws, keys, (header, payload) =>
+    checkpointJwsProblem(header, payload, kept),
+  );
+  if (!signed.ok) return fail(`the kept checkpoint (size ${kept.tree_size}): ${signed.detail}`);
+  const problem = consistencyProblem(kept, cp, options.consistency);
+  return problem
+    ? fail(problem)
+    : {
+        check: 'log consistency',
+        ok: true,
+        detail: `the bundle's log (size ${cp.tree_size}) extends the kept checkpoint (size ${kept.tree_size})`,
+      };
 }
 
 async function thumbprintOf(key: JWK): Promise<string | undefined> {
@@ -227,7 +341,12 @@ function usedKids(bundle: Bundle): (string | undefined)[] {
       return undefined;
     }
   };
-  return [kidOf(bundle.signature), kidOf(bundle.mandate.signature.jws)];
+  const checkpointJws = isObject(bundle.checkpoint) ? bundle.checkpoint.jws : undefined;
+  return [
+    kidOf(bundle.signature),
+    kidOf(bundle.mandate.signature.jws),
+    ...(typeof checkpointJws === 'string' ? [kidOf(checkpointJws)] : []),
+  ];
 }
 
 /** Every key a signature uses must be a pinned key: the same RFC 7638 thumbprint, i.e. the same public key. */

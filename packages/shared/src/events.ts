@@ -29,6 +29,12 @@ export const auditEventSchema = z.object({
     .string()
     .regex(/^[0-9a-f]{16}$/)
     .optional(),
+  /**
+   * The event's place in its tenant's tamper-evident log (1, 2, … gap-free, in the order stored;
+   * docs/API.md#proving-the-log): set by audit when it stores the event, absent before that and
+   * on platform events.
+   */
+  seq: z.int().min(1).optional(),
 });
 export type AuditEvent = z.infer<typeof auditEventSchema>;
 

@@ -10,6 +10,9 @@ export const EVIDENCE_BUNDLE_MEMBERS = [
   'keys',
   'digest',
   'signature',
+  // The tamper-evident log (docs/API.md#proving-the-log): signed apart, not covered by the digest.
+  'checkpoint',
+  'proofs',
 ] as const;
 
 /**

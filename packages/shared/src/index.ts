@@ -42,3 +42,6 @@ export * from './request-timing';
 export * from './filter-indexes';
 export * from './json-variable';
 export * from './mongo-outbox-source';
+export * from './merkle';
+export * from './merkle-node';
+export * from './audit-log';

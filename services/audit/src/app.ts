@@ -1,6 +1,7 @@
 import type { Express } from 'express';
 import {
   OutboxRelay,
+  PeriodicTask,
   baseApp,
   systemClock,
   errorMiddleware,
@@ -15,7 +16,10 @@ import {
   type RunningServer,
 } from '@mandate/shared';
 import { startAuditConsumer, type AuditConsumer } from './consumers/audit-consumer';
+import { checkpointRound } from './domain/log';
+import { checkpointSigner } from './evidence/checkpoint-signer';
 import { evidenceRoutes } from './http/evidence-routes';
+import { logRoutes } from './http/log-routes';
 import { eventRoutes } from './http/routes';
 import { webhookRoutes } from './http/webhook-routes';
 import type { Deps, WebhookParts } from './deps';
@@ -52,6 +56,17 @@ export function createApp(deps: Deps): AuditService {
   app.use('/v1', requireInternalToken(tokens, 'audit'));
   app.use(eventRoutes(store));
   app.use(evidenceRoutes({ store, tokens, mandates: deps.mandates, logger, clock: deps.clock }));
+  app.use(logRoutes(store));
+  // Signed checkpoints of every grown tenant log (docs/API.md#proving-the-log), by the mandates
+  // service's signer: none without it.
+  const signerFor = deps.mandates && checkpointSigner(deps.mandates, tokens);
+  const checkpoints =
+    signerFor &&
+    new PeriodicTask(
+      (deps.checkpointSeconds ?? 60) * 1000,
+      () => checkpointRound(store, signerFor, deps.clock ?? systemClock, logger),
+      (err) => logger.warn({ err }, 'audit checkpoint round failed'),
+    );
   const webhooks = deps.webhooks && webhookDeps(deps.webhooks, deps.clock ?? systemClock, logger);
   if (webhooks) app.use(jsonBody(), webhookRoutes(webhooks));
   let fanout: WebhookFanout | undefined;
@@ -65,6 +80,7 @@ export function createApp(deps: Deps): AuditService {
       const running = await listen(app, port, host);
       try {
         consumer = await startAuditConsumer(source, store, logger);
+        checkpoints?.start();
         if (webhooks && deps.webhooks) {
           webhooks.relay.start();
           webhooks.worker.start();
@@ -85,6 +101,7 @@ export function createApp(deps: Deps): AuditService {
     },
     async stop() {
       await consumer?.stop();
+      await checkpoints?.stop();
       // The fan-out stores what it was handed, the worker finishes its attempts, the relay publishes last.
       await fanout?.stop();
       await webhooks?.worker.stop();

@@ -13,6 +13,11 @@ export const auditConfigSchema = z.object({
   AUDIT_STORE_FILE: env.optionalString(),
   /** The mandates service's replicas, comma-separated: the evidence export reads the mandate, the keys and the signature there. */
   MANDATES_URL: env.urlList(),
+  /**
+   * Seconds between two rounds of signed checkpoints of the tenant logs (docs/API.md#proving-the-log):
+   * each tenant whose log has grown gets one, signed by the mandates service (MANDATES_URL).
+   */
+  AUDIT_CHECKPOINT_SECONDS: env.int(60).refine((n) => n >= 1 && n <= 3600, 'must be between 1 and 3600'),
   /** Upper bound for one call to the mandates service, retries included. */
   MANDATES_TIMEOUT_MS: env.int(5_000).pipe(z.number().int().min(1)),
   /**

@@ -90,6 +90,52 @@ export type VerificationStats = z.infer<typeof verificationStatsSchema>;
 
 export const eventSchema = auditEventSchema.meta({ id: 'AuditEvent' });
 
+// ── the tamper-evident log (docs/API.md#proving-the-log) ──
+
+const base64urlHash = z.string().describe('A 32-byte SHA-256 hash, base64url without padding');
+
+export const auditCheckpointSchema = z
+  .object({
+    tenant_id: z.string(),
+    tree_size: z.int().min(1).describe('How many events (leaves) the tree holds: seq 1 … tree_size'),
+    root_hash: base64urlHash.describe("The RFC 9162 root hash of the tenant's tree of that size"),
+    issued_at: z.string().describe('When it was signed'),
+    jws: z
+      .string()
+      .describe(
+        'Compact JWS (ES256, typ audit-checkpoint+jwt, a kid of the JWKS) whose payload is the RFC 8785 JSON of {tenant_id, tree_size, root_hash, issued_at}',
+      ),
+  })
+  .meta({ id: 'AuditCheckpoint' });
+
+export const inclusionProofQuerySchema = z.strictObject({
+  tree_size: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+});
+
+export const inclusionProofSchema = z
+  .object({
+    seq: z.int().min(1),
+    tree_size: z.int().min(1),
+    leaf_hash: base64urlHash.describe('SHA-256(0x00 || RFC 8785 JSON of the event, seq included)'),
+    path: z.array(base64urlHash).describe('RFC 9162 §2.1.3 inclusion path, the leaf’s sibling first'),
+  })
+  .meta({ id: 'InclusionProof' });
+
+export const consistencyProofQuerySchema = z.strictObject({
+  from: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+  to: z.coerce.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+});
+
+export const consistencyProofSchema = z
+  .object({
+    from: z.int().min(1),
+    to: z.int().min(1),
+    path: z.array(base64urlHash).describe('RFC 9162 §2.1.4 consistency proof'),
+  })
+  .meta({ id: 'ConsistencyProof' });
+
+export const listCheckpointsQuerySchema = z.strictObject({ ...listQueryShape });
+
 const jwkSchema = z.looseObject({
   kty: z.string(),
   crv: z.string().optional(),
@@ -118,6 +164,20 @@ export const evidenceBundleSchema = z
     keys: z.array(jwkSchema),
     digest: z.string().regex(/^[0-9a-f]{64}$/),
     signature: z.string(),
+    checkpoint: auditCheckpointSchema
+      .optional()
+      .describe("The signed checkpoint of the tenant's log that every event's proof leads to"),
+    proofs: z
+      .array(
+        z
+          .object({ seq: z.int().min(1), path: z.array(base64urlHash) })
+          .nullable()
+          .describe('null: the event has no seq (stored before the log)'),
+      )
+      .optional()
+      .describe(
+        "One per listed event, in the same order: its seq and RFC 9162 inclusion path in the checkpoint's tree",
+      ),
   })
   .meta({ id: 'EvidenceBundle' });
 
@@ -174,6 +234,40 @@ export const routes = defineRoutes({
     errors: {
       404: 'No such mandate for this tenant',
       503: 'The mandates service or the signing key is unavailable',
+    },
+  }),
+  listAuditCheckpoints: events.get('/v1/audit/checkpoints', {
+    summary: "List the signed checkpoints of the tenant's log, largest tree_size first",
+    description:
+      "Scope events:read. Audit signs a checkpoint of each tenant's log at most every AUDIT_CHECKPOINT_SECONDS when it has grown " +
+      '(and when an evidence export needs one). docs/API.md, "Proving the log".',
+    ...listing(listCheckpointsQuerySchema, 'A page of checkpoints', auditCheckpointSchema),
+    errors: { 400: 'Invalid limit or cursor, or an unknown query parameter' },
+  }),
+  getLatestAuditCheckpoint: events.get('/v1/audit/checkpoints/latest', {
+    summary: "The latest signed checkpoint of the tenant's log",
+    description: 'Scope events:read. Keep it: a later consistency proof shows the log has only grown since.',
+    ...oneOrNotFound('The checkpoint of the largest tree_size', auditCheckpointSchema, 'No checkpoint yet'),
+  }),
+  getInclusionProof: events.get('/v1/events/:id/inclusion-proof', {
+    summary: "Prove an event is in the tenant's log (RFC 9162 §2.1.3)",
+    description:
+      'Scope events:read. tree_size must be that of a signed checkpoint at or above the event’s seq. ' +
+      'Verify: leaf_hash = SHA-256(0x00 || RFC 8785 JSON of the event as served), path against the checkpoint’s root_hash.',
+    request: { query: inclusionProofQuerySchema },
+    responses: { 200: { description: 'The inclusion proof', schema: inclusionProofSchema } },
+    errors: {
+      400: 'tree_size is not a signed checkpoint’s, the event is not in that tree or has no seq, or an unknown query parameter',
+      404: 'Event not found',
+    },
+  }),
+  getConsistencyProof: events.get('/v1/audit/consistency-proof', {
+    summary: "Prove the tenant's log of size to extends the log of size from (RFC 9162 §2.1.4)",
+    description: 'Scope events:read. from and to must be tree sizes of signed checkpoints, from ≤ to.',
+    request: { query: consistencyProofQuerySchema },
+    responses: { 200: { description: 'The consistency proof', schema: consistencyProofSchema } },
+    errors: {
+      400: 'from or to is not a signed checkpoint’s tree_size, from above to, or an unknown query parameter',
     },
   }),
   ...webhookRoutes,

@@ -1,6 +1,6 @@
 import type { Clock, EventPublisher, EventSource, InternalTokens, Logger } from '@mandate/shared';
 import type { MandatesSource } from './evidence/mandates-source';
-import type { EventStore } from './store/event-store';
+import type { AuditStore } from './store/event-store';
 import type { SecretBox } from './webhooks/secret-box';
 import type { WebhookStore } from './webhooks/webhook-store';
 import type { WebhookSettings } from './webhooks/worker';
@@ -20,7 +20,9 @@ export interface WebhookParts {
 
 /** What the audit service runs on; wire() builds it, createApp() serves it (src/http takes it from here, never from app.ts). */
 export interface Deps {
-  store: EventStore;
+  store: AuditStore;
+  /** Seconds between two rounds of signed checkpoints (AUDIT_CHECKPOINT_SECONDS, docs/API.md#proving-the-log); default 60. */
+  checkpointSeconds?: number;
   /** Where audit events come from: RabbitMQ, or the embedded mode's InProcessBus. */
   source: EventSource;
   tokens: InternalTokens;

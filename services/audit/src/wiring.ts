@@ -17,7 +17,7 @@ import {
 import type { Deps } from './deps';
 import type { AuditConfig } from './config';
 import { HttpMandatesSource, type MandatesSource } from './evidence/mandates-source';
-import type { EventStore } from './store/event-store';
+import type { AuditStore } from './store/event-store';
 import { FileEventStore } from './store/file-event-store';
 import { MemoryEventStore } from './store/memory-event-store';
 import { MongoEventStore } from './store/mongo-event-store';
@@ -61,7 +61,7 @@ export async function wire(
     async (closers) => {
       let connection: Connection | undefined;
       // Each adapter by the one composition rule (compose): the variable, else the override, else the local default.
-      const { adapter: store } = await compose<EventStore>({
+      const { adapter: store } = await compose<AuditStore>({
         variable: config.MONGO_URL,
         fromVariable: async (url) => {
           const opened = await connectMongo(url, config.MONGO_DB, log);
@@ -174,6 +174,7 @@ export async function wire(
         logger: log,
         mandates,
         clock: overrides.clock,
+        checkpointSeconds: config.AUDIT_CHECKPOINT_SECONDS,
         webhooks: {
           store: webhookStore,
           source: webhookSource,

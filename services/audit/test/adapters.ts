@@ -3,7 +3,7 @@ import { memoryAdapter, mongoAdapter, type AdapterFactory } from '@mandate/share
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { EventStore } from '../src/store/event-store';
+import type { AuditStore } from '../src/store/event-store';
 import { FileEventStore } from '../src/store/file-event-store';
 import { MemoryEventStore } from '../src/store/memory-event-store';
 import { MongoEventStore } from '../src/store/mongo-event-store';
@@ -11,7 +11,7 @@ import { MongoEventStore } from '../src/store/mongo-event-store';
 const logger = createLogger('audit-test', 'silent');
 
 /** Every EventStore adapter, for the contract suites (MongoDB reported skipped without MONGO_URL). */
-export function eventStoreAdapters(): AdapterFactory<EventStore>[] {
+export function eventStoreAdapters(): AdapterFactory<AuditStore>[] {
   return [
     memoryAdapter(() => new MemoryEventStore()),
     {

@@ -13,6 +13,7 @@ export { HttpMandatesSource, type MandatesSource } from '../src/evidence/mandate
 export { exportEvidence, type EvidenceSink } from '../src/evidence/export-evidence';
 // The Mongo schemas and the queries they serve, for the index-coverage test.
 export { EVENT_QUERY_SHAPES, eventSchema } from '../src/store/mongo-event-store';
+export { LOG_QUERY_SHAPES, checkpointSchema, logHeadSchema, logNodeSchema } from '../src/store/mongo-log';
 export {
   WEBHOOK_QUERY_SHAPES,
   webhookDeliverySchema,

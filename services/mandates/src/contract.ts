@@ -289,6 +289,18 @@ export const evidenceSignatureBody = z.strictObject({
 
 export const evidenceSignatureSchema = z.object({ alg: z.string(), kid: z.string(), jws: z.string() });
 
+/**
+ * A tenant log's checkpoint claims (docs/API.md#proving-the-log), exactly these members: the JWS
+ * payload is their canonical JSON, typ "audit-checkpoint+jwt", so it can never read as a mandate
+ * or an evidence digest.
+ */
+export const checkpointSignatureBody = z.strictObject({
+  tenant_id: z.string().min(1).max(256),
+  tree_size: z.int().min(1).max(Number.MAX_SAFE_INTEGER),
+  root_hash: z.string().regex(/^[A-Za-z0-9_-]{43}$/, { error: 'must be a 32-byte hash in base64url' }),
+  issued_at: z.iso.datetime({ error: 'must be an ISO 8601 instant (UTC)' }),
+});
+
 export const internalRoutes = defineInternalRoutes({
   /** The same read as getMandate, the tenant taken from the caller's token; it also refills the snapshot verify missed. */
   readMandate: {
@@ -314,5 +326,17 @@ export const internalRoutes = defineInternalRoutes({
     request: { body: evidenceSignatureBody },
     responses: { 200: { description: 'The signature', schema: evidenceSignatureSchema } },
     errors: { 503: 'Signing service unavailable' },
+  },
+  /** The audit service's signed checkpoints of a tenant's log, by the same Signer and JWKS. */
+  signAuditCheckpoint: {
+    summary: 'A JWS (typ audit-checkpoint+jwt) over a tenant log checkpoint, for the audit service',
+    method: 'POST',
+    path: '/internal/v1/checkpoint-signatures',
+    service: 'mandates',
+    // Signing changes nothing, so a retry is safe.
+    idempotent: true,
+    request: { body: checkpointSignatureBody },
+    responses: { 200: { description: 'The signature', schema: evidenceSignatureSchema } },
+    errors: { 400: 'Invalid claims, or another tenant’s', 503: 'Signing service unavailable' },
   },
 });

@@ -197,6 +197,52 @@ describe('mandates signed with AWS KMS (KMS client mocked)', () => {
       expect((await callService(service.url, 'GET', '/internal/v1/signatures', { caller })).status).toBe(405);
     });
   });
+
+  describe('POST /internal/v1/checkpoint-signatures (audit log checkpoints, docs/API.md#proving-the-log)', () => {
+    const claims = (tenant: string) => ({
+      tenant_id: tenant,
+      tree_size: 12,
+      root_hash: 'A'.repeat(43),
+      issued_at: '2026-11-27T12:00:00.000Z',
+    });
+
+    it('when a tenant’s checkpoint is posted, then the answer is a JWS over its canonical claims, typ audit-checkpoint+jwt, by the JWKS key', async () => {
+      const key = makeKmsKey('checkpoint');
+      const { service, signer } = await serviceWith([key], [key.keyId]);
+      const tenant = newId('tnt');
+      const res = await callService(service.url, 'POST', '/internal/v1/checkpoint-signatures', {
+        caller: callerFor(tenant),
+        body: claims(tenant),
+      });
+      expect(res.status).toBe(200);
+      const jwks = await callService(service.url, 'GET', '/v1/.well-known/jwks.json');
+      const { payload, protectedHeader } = await compactVerify(res.body.jws, createLocalJWKSet(jwks.body), {
+        algorithms: ['ES256'],
+      });
+      expect(new TextDecoder().decode(payload)).toBe(canonicalJson(claims(tenant)));
+      expect(protectedHeader).toEqual({ alg: 'ES256', kid: signer.kid, typ: 'audit-checkpoint+jwt' });
+    });
+
+    it('when the claims are another tenant’s or malformed, then 400 and nothing is signed', async () => {
+      const key = makeKmsKey('checkpoint-400');
+      const { service } = await serviceWith([key], [key.keyId]);
+      const tenant = newId('tnt');
+      for (const body of [
+        claims(newId('tnt')),
+        { ...claims(tenant), extra: 1 },
+        { ...claims(tenant), root_hash: 'short' },
+        { ...claims(tenant), tree_size: 0 },
+        { digest: 'ab'.repeat(32) },
+      ]) {
+        const res = await callService(service.url, 'POST', '/internal/v1/checkpoint-signatures', {
+          caller: callerFor(tenant),
+          body,
+        });
+        expect(res.status).toBe(400);
+        expect(Object.keys(res.body).sort()).toEqual(['error', 'message']);
+      }
+    });
+  });
 });
 
 describe('KMS configuration and wiring', () => {

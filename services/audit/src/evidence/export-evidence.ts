@@ -1,6 +1,7 @@
 import { decodeProtectedHeader } from 'jose';
 import { AppError, EvidenceDigest, serviceUnavailable, type AuditEvent, type Clock } from '@mandate/shared';
-import type { EventStore } from '../store/event-store';
+import { checkpointNow, inclusionPaths, type CheckpointSigner } from '../domain/log';
+import type { AuditStore, StoredCheckpoint } from '../store/event-store';
 import type { EvidenceMandate, PublicJwk } from './bundle';
 import type { CallContext, MandatesSource } from './mandates-source';
 
@@ -14,10 +15,15 @@ export class EvidenceMandateNotFound extends AppError {
 export class EvidenceChangedDuringExport extends Error {}
 
 export interface EvidenceDeps {
-  store: EventStore;
+  store: AuditStore;
   mandates: MandatesSource;
   clock: Clock;
+  /** Signs a checkpoint when none covers the bundle's events yet (docs/API.md#proving-the-log). */
+  signCheckpoint?: CheckpointSigner;
 }
+
+/** Inclusion paths computed at once while the proofs are written. */
+const PROOF_BATCH = 256;
 
 /** Where the bundle goes: the first write starts the 200 response; a write resolves once the bytes are taken (back-pressure). */
 export interface EvidenceSink {
@@ -61,13 +67,17 @@ export async function exportEvidence(
   const kid = decodeProtectedHeader(jws).kid;
   const keys = await keysFor(deps.mandates, ctx, [mandate.signature.kid, kid]);
 
+  const checkpoint = await checkpointFor(deps, ctx.tenantId, first.maxSeq);
+
   // No event in the first pass: '' keeps every later arrival out of the second.
   const second = await hashPass(deps.store, ctx.tenantId, mandate, exported_at, first.lastId ?? '', sink);
   if (second.digest !== first.digest) throw new EvidenceChangedDuringExport(`mandate ${mandate.id}`);
   await sink.write(
     `],"evidence_exports":${second.evidenceExports},"keys":${JSON.stringify(keys)},` +
-      `"digest":${JSON.stringify(second.digest)},"signature":${JSON.stringify(jws)}}`,
+      `"digest":${JSON.stringify(second.digest)},"signature":${JSON.stringify(jws)}`,
   );
+  if (checkpoint) await writeProofs(deps.store, ctx.tenantId, checkpoint, second.seqs, sink);
+  await sink.write('}');
   return {
     mandateId: mandate.id,
     digest: second.digest,
@@ -79,21 +89,72 @@ export async function exportEvidence(
 }
 
 /**
+ * The checkpoint the bundle's proofs lead to (docs/API.md#proving-the-log): the latest, or a new
+ * one when the latest does not cover every listed event yet. None when the tenant has no log or
+ * no checkpoint can be signed: the bundle then carries no proofs, and the checker says so.
+ */
+async function checkpointFor(
+  deps: EvidenceDeps,
+  tenantId: string,
+  maxSeq: number,
+): Promise<StoredCheckpoint | null> {
+  const latest = await deps.store.latestCheckpoint(tenantId);
+  if (latest && latest.tree_size >= maxSeq) return latest;
+  if (!deps.signCheckpoint) return null;
+  const made = await checkpointNow(deps.store, deps.signCheckpoint, tenantId, deps.clock);
+  return made && made.tree_size >= maxSeq ? made : null;
+}
+
+/** `,"checkpoint":{…},"proofs":[…]`: one entry per listed event, in order, null for one without seq. */
+async function writeProofs(
+  store: AuditStore,
+  tenantId: string,
+  checkpoint: StoredCheckpoint,
+  seqs: (number | undefined)[],
+  sink: EvidenceSink,
+): Promise<void> {
+  await sink.write(`,"checkpoint":${JSON.stringify(checkpoint)},"proofs":[`);
+  for (let at = 0; at < seqs.length; at += PROOF_BATCH) {
+    const batch = seqs.slice(at, at + PROOF_BATCH);
+    const proven = batch.filter((seq): seq is number => seq !== undefined && seq <= checkpoint.tree_size);
+    const paths = await inclusionPaths(store, tenantId, proven, checkpoint.tree_size);
+    let next = 0;
+    const entries = batch.map((seq) =>
+      seq !== undefined && seq <= checkpoint.tree_size
+        ? JSON.stringify({ seq, path: paths[next++] })
+        : 'null',
+    );
+    await sink.write((at === 0 ? '' : ',') + entries.join(','));
+  }
+  await sink.write(']');
+}
+
+/**
  * One walk over the mandate's events, oldest first: hashes them and, given a sink, writes the
  * bundle up to its events array. With `upTo`, events with a later id (arrived since the first
  * pass) are left out.
  */
 async function hashPass(
-  store: EventStore,
+  store: AuditStore,
   tenantId: string,
   mandate: EvidenceMandate,
   exported_at: string,
   upTo: string | undefined,
   sink?: EvidenceSink,
-): Promise<{ digest: string; lastId: string | undefined; listed: number; evidenceExports: number }> {
+): Promise<{
+  digest: string;
+  lastId: string | undefined;
+  listed: number;
+  evidenceExports: number;
+  maxSeq: number;
+  seqs: (number | undefined)[];
+}> {
   const digest = new EvidenceDigest({ mandate, exported_at });
   let evidenceExports = 0;
   let lastId: string | undefined;
+  let maxSeq = 0;
+  // The listed events' seqs, for the proofs written after them (numbers only, not the events).
+  const seqs: (number | undefined)[] = [];
   let pending = sink
     ? `{"mandate":${JSON.stringify(mandate)},"exported_at":${JSON.stringify(exported_at)},"events":[`
     : '';
@@ -105,7 +166,9 @@ async function hashPass(
       continue;
     }
     const line = digest.addEvent(event);
+    if (event.seq !== undefined && event.seq > maxSeq) maxSeq = event.seq;
     if (!sink) continue;
+    seqs.push(event.seq);
     pending += digest.eventCount === 1 ? line : ',' + line;
     if (pending.length >= CHUNK_CHARS) {
       await sink.write(pending);
@@ -113,7 +176,14 @@ async function hashPass(
     }
   }
   if (sink && pending.length > 0) await sink.write(pending);
-  return { digest: digest.finish(evidenceExports), lastId, listed: digest.eventCount, evidenceExports };
+  return {
+    digest: digest.finish(evidenceExports),
+    lastId,
+    listed: digest.eventCount,
+    evidenceExports,
+    maxSeq,
+    seqs,
+  };
 }
 
 /** The JWKS entries with these kids; the signing kid must be published (a rotation under way: asked once more). */

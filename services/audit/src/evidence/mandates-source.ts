@@ -3,6 +3,7 @@ import {
   AppError,
   ContractClient,
   serviceUnavailable,
+  type CheckpointClaims,
   type Logger,
   type RefusedAnswer,
 } from '@mandate/shared';
@@ -23,6 +24,11 @@ export interface MandatesSource {
   publicKeys(ctx: CallContext): Promise<PublicJwk[]>;
   /** A JWS over `digest` by the mandates service's signer (local key or KMS). */
   signDigest(ctx: CallContext, digest: string): Promise<{ kid: string; jws: string }>;
+  /**
+   * A JWS (typ audit-checkpoint+jwt) over a tenant log's checkpoint claims, by the same signer
+   * (docs/API.md#proving-the-log). Absent: no checkpoints are signed.
+   */
+  signCheckpoint?(ctx: CallContext, claims: CheckpointClaims): Promise<{ kid: string; jws: string }>;
   close(): Promise<void>;
 }
 
@@ -67,6 +73,14 @@ export class HttpMandatesSource implements MandatesSource {
       this.mandates.call(internalRoutes.signEvidenceDigest, { body: { digest } }, context(ctx)),
     );
     if (!answer.ok) throw this.refused(ctx, 'signature', answer);
+    return answer.body;
+  }
+
+  async signCheckpoint(ctx: CallContext, claims: CheckpointClaims): Promise<{ kid: string; jws: string }> {
+    const answer = await fetching('checkpoint signature', () =>
+      this.mandates.call(internalRoutes.signAuditCheckpoint, { body: claims }, context(ctx)),
+    );
+    if (!answer.ok) throw this.refused(ctx, 'checkpoint signature', answer);
     return answer.body;
   }
 

@@ -15,10 +15,11 @@ import { routes } from '../contract';
 import { recordEvent } from '../domain/events';
 import { exportEvidence, type EvidenceSink } from '../evidence/export-evidence';
 import type { MandatesSource } from '../evidence/mandates-source';
-import type { EventStore } from '../store/event-store';
+import type { AuditStore } from '../store/event-store';
+import { checkpointSigner } from '../evidence/checkpoint-signer';
 
 export interface EvidenceRouteDeps {
-  store: EventStore;
+  store: AuditStore;
   /** Mints the caller's token for the mandates service (the caller's own names audit as its audience). */
   tokens: InternalTokens;
   /** Absent when MANDATES_URL is not configured: the export then answers 503. */
@@ -41,7 +42,12 @@ export function evidenceRoutes(deps: EvidenceRouteDeps): Router {
       let summary;
       try {
         summary = await exportEvidence(
-          { store: deps.store, mandates: deps.mandates, clock },
+          {
+            store: deps.store,
+            mandates: deps.mandates,
+            clock,
+            signCheckpoint: checkpointSigner(deps.mandates, deps.tokens)?.(tenantId),
+          },
           ctx,
           params.id,
           responseSink(res),

@@ -1,4 +1,4 @@
-import type { AuditEvent, EventType } from '@mandate/shared';
+import type { AuditEvent, CheckpointClaims, EventType, LeafRange } from '@mandate/shared';
 
 export interface EventListQuery {
   /** Any of these types. */
@@ -65,4 +65,39 @@ export interface EventStore {
   ): Promise<DecisionCount[]>;
   /** Throws when the store cannot be reached (readiness). */
   ping(): Promise<void>;
+}
+
+/**
+ * The tenants' tamper-evident logs (docs/API.md#proving-the-log), kept by every EventStore adapter
+ * next to the events: insert/insertMany give each tenant event the next `seq` (atomically in the
+ * store, so several audit replicas never share or skip one; a redelivered event keeps its first)
+ * and append its leaf hash to the tenant's RFC 9162 tree, whose perfect subtrees are kept so that
+ * appending and proving are O(log n).
+ */
+export interface LogStore {
+  /** How many leaves the tenant's tree has (its highest seq; 0 when none). */
+  logSize(tenantId: string): Promise<number>;
+  /** The RFC 9162 tree hash (MTH) of each range of leaves, in order; a range past logSize throws. */
+  logHashes(tenantId: string, ranges: readonly LeafRange[]): Promise<Uint8Array[]>;
+  /** Every tenant with a log and its size, for the periodic checkpoints. */
+  logHeads(): Promise<{ tenantId: string; size: number }[]>;
+  /** Stores a signed checkpoint; a second one of the same tenant and tree_size changes nothing. */
+  saveCheckpoint(checkpoint: StoredCheckpoint): Promise<void>;
+  /** The checkpoint of the largest tree_size, or null. */
+  latestCheckpoint(tenantId: string): Promise<StoredCheckpoint | null>;
+  /** The checkpoint of exactly this tree_size, or null. */
+  getCheckpoint(tenantId: string, treeSize: number): Promise<StoredCheckpoint | null>;
+  /** Largest tree_size first, only those below `beforeSize` when given, up to limit+1 items. */
+  listCheckpoints(
+    tenantId: string,
+    query: { limit: number; beforeSize?: number },
+  ): Promise<StoredCheckpoint[]>;
+}
+
+/** What audit runs on: the events and their logs, in one store. */
+export type AuditStore = EventStore & LogStore;
+
+/** A signed checkpoint as stored and served: its claims and the compact JWS over them. */
+export interface StoredCheckpoint extends CheckpointClaims {
+  jws: string;
 }

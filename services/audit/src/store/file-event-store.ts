@@ -1,7 +1,14 @@
 import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { journalLines, type AuditEvent, type Logger } from '@mandate/shared';
-import type { DecisionCount, EventListQuery, EventStore, StatsBucket } from './event-store';
+import { journalLines, type AuditEvent, type LeafRange, type Logger } from '@mandate/shared';
+import type {
+  DecisionCount,
+  EventListQuery,
+  EventStore,
+  LogStore,
+  StatsBucket,
+  StoredCheckpoint,
+} from './event-store';
 import { MemoryEventStore } from './memory-event-store';
 
 /**
@@ -12,7 +19,7 @@ import { MemoryEventStore } from './memory-event-store';
  * delivers it again). Idempotent by event id like every store: an id already journaled is not
  * written twice.
  */
-export class FileEventStore implements EventStore {
+export class FileEventStore implements EventStore, LogStore {
   readonly kind = 'memory' as const;
   private writing: Promise<unknown> = Promise.resolve();
 
@@ -83,6 +90,40 @@ export class FileEventStore implements EventStore {
   }
 
   async ping(): Promise<void> {}
+
+  // The log is rebuilt from the journal at start, in journal order: the same seqs, the same tree.
+  // Checkpoints live in memory only; after a restart new ones are signed over the same tree, so a
+  // checkpoint kept from before stays consistent with them (docs/API.md#proving-the-log).
+  logSize(tenantId: string): Promise<number> {
+    return this.memory.logSize(tenantId);
+  }
+
+  logHashes(tenantId: string, ranges: readonly LeafRange[]): Promise<Uint8Array[]> {
+    return this.memory.logHashes(tenantId, ranges);
+  }
+
+  logHeads(): Promise<{ tenantId: string; size: number }[]> {
+    return this.memory.logHeads();
+  }
+
+  saveCheckpoint(checkpoint: StoredCheckpoint): Promise<void> {
+    return this.memory.saveCheckpoint(checkpoint);
+  }
+
+  latestCheckpoint(tenantId: string): Promise<StoredCheckpoint | null> {
+    return this.memory.latestCheckpoint(tenantId);
+  }
+
+  getCheckpoint(tenantId: string, treeSize: number): Promise<StoredCheckpoint | null> {
+    return this.memory.getCheckpoint(tenantId, treeSize);
+  }
+
+  listCheckpoints(
+    tenantId: string,
+    query: { limit: number; beforeSize?: number },
+  ): Promise<StoredCheckpoint[]> {
+    return this.memory.listCheckpoints(tenantId, query);
+  }
 
   async close(): Promise<void> {
     await this.writing;

@@ -1,10 +1,22 @@
-import { SortedById, newestFirstOf, takeMatching, valueFor, type AuditEvent } from '@mandate/shared';
+import {
+  MemoryMerkleTree,
+  SortedById,
+  auditLeafHash,
+  merkleHasher,
+  newestFirstOf,
+  takeMatching,
+  valueFor,
+  type AuditEvent,
+  type LeafRange,
+} from '@mandate/shared';
 import {
   bucketKey,
   type DecisionCount,
   type EventListQuery,
   type EventStore,
+  type LogStore,
   type StatsBucket,
+  type StoredCheckpoint,
 } from './event-store';
 
 const NOT_PLAIN = Symbol('not plain');
@@ -156,7 +168,7 @@ function addTo(indexes: Map<string, SortedById<AuditEvent>>, value: string, even
  * Memory: the events themselves plus five references per event in the indexes; see
  * `npm run bench:memory-stores` for the measured cost per 1M events.
  */
-export class MemoryEventStore implements EventStore {
+export class MemoryEventStore implements EventStore, LogStore {
   readonly kind = 'memory' as const;
   /** Every event once, platform events included: the idempotency key and get. */
   private readonly byId = new Map<string, AuditEvent>();
@@ -168,12 +180,23 @@ export class MemoryEventStore implements EventStore {
   private readonly common = new Map<string, string>();
   /** How many stored events the last list or listByResource looked at (tests assert the bound). */
   scanned = 0;
+  /** Each tenant's RFC 9162 tree: every perfect subtree's hash (docs/API.md#proving-the-log). */
+  private readonly logs = new Map<string, MemoryMerkleTree>();
+  /** Each tenant's signed checkpoints, smallest tree_size first. */
+  private readonly checkpoints = new Map<string, StoredCheckpoint[]>();
 
   async insert(event: AuditEvent): Promise<void> {
     // The first write wins, as with a unique _id: a redelivery never overwrites.
     if (this.byId.has(event.id)) return;
     const stored = cloneEvent(event);
     this.shareCommonStrings(stored);
+    delete stored.seq;
+    if (stored.tenant_id !== null) {
+      // One process, one writer: the next seq is the tree's size + 1 (docs/API.md#proving-the-log).
+      const log = valueFor(this.logs, stored.tenant_id, () => new MemoryMerkleTree(merkleHasher));
+      stored.seq = log.size + 1;
+      log.append(auditLeafHash(stored));
+    }
     this.byId.set(stored.id, stored);
     if (stored.tenant_id === null) return;
     const tenant = valueFor(this.tenants, stored.tenant_id, () => ({
@@ -316,4 +339,48 @@ export class MemoryEventStore implements EventStore {
   }
 
   async ping(): Promise<void> {}
+
+  async logSize(tenantId: string): Promise<number> {
+    return this.logs.get(tenantId)?.size ?? 0;
+  }
+
+  async logHashes(tenantId: string, ranges: readonly LeafRange[]): Promise<Uint8Array[]> {
+    const log = this.logs.get(tenantId) ?? new MemoryMerkleTree(merkleHasher);
+    return ranges.map(([start, end]) => Uint8Array.from(log.rangeHash(start, end)));
+  }
+
+  async logHeads(): Promise<{ tenantId: string; size: number }[]> {
+    return [...this.logs].map(([tenantId, log]) => ({ tenantId, size: log.size }));
+  }
+
+  async saveCheckpoint(checkpoint: StoredCheckpoint): Promise<void> {
+    const list = valueFor(this.checkpoints, checkpoint.tenant_id, () => []);
+    if (list.some((c) => c.tree_size === checkpoint.tree_size)) return;
+    list.push({ ...checkpoint });
+    list.sort((a, b) => a.tree_size - b.tree_size);
+  }
+
+  async latestCheckpoint(tenantId: string): Promise<StoredCheckpoint | null> {
+    const list = this.checkpoints.get(tenantId);
+    const last = list?.[list.length - 1];
+    return last ? { ...last } : null;
+  }
+
+  async getCheckpoint(tenantId: string, treeSize: number): Promise<StoredCheckpoint | null> {
+    const found = this.checkpoints.get(tenantId)?.find((c) => c.tree_size === treeSize);
+    return found ? { ...found } : null;
+  }
+
+  async listCheckpoints(
+    tenantId: string,
+    q: { limit: number; beforeSize?: number },
+  ): Promise<StoredCheckpoint[]> {
+    const list = this.checkpoints.get(tenantId) ?? [];
+    const out: StoredCheckpoint[] = [];
+    for (let i = list.length - 1; i >= 0 && out.length <= q.limit; i--) {
+      const c = list[i]!;
+      if (q.beforeSize === undefined || c.tree_size < q.beforeSize) out.push({ ...c });
+    }
+    return out;
+  }
 }

@@ -1,13 +1,24 @@
+import type { Document } from 'mongodb';
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
 import {
+  auditLeafHash,
   isDuplicateKeyError,
   pageBefore,
   pingMongo,
   queryShapesOf,
   type AuditEvent,
+  type LeafRange,
   type MongoQueryShape,
 } from '@mandate/shared';
-import type { DecisionCount, EventListQuery, EventStore, StatsBucket } from './event-store';
+import type {
+  DecisionCount,
+  EventListQuery,
+  EventStore,
+  LogStore,
+  StatsBucket,
+  StoredCheckpoint,
+} from './event-store';
+import { MongoLog } from './mongo-log';
 
 interface EventDoc {
   /** The event id: the unique key that makes redeliveries idempotent. */
@@ -23,6 +34,8 @@ interface EventDoc {
   /** Only on events built while tracing was on. */
   trace_id?: string;
   span_id?: string;
+  /** The event's place in its tenant's log (docs/API.md#proving-the-log); absent on platform events. */
+  seq?: number;
 }
 
 export const eventSchema = new Schema<EventDoc>(
@@ -49,6 +62,7 @@ export const eventSchema = new Schema<EventDoc>(
     data: { type: Schema.Types.Mixed, default: {} },
     trace_id: { type: String },
     span_id: { type: String },
+    seq: { type: Number },
   },
   // minimize:false keeps an empty `data: {}` instead of dropping the field.
   { collection: 'events', versionKey: false, minimize: false },
@@ -67,6 +81,13 @@ eventSchema.index({ tenant_id: 1, 'actor.key_id': 1, _id: -1 });
 // list?since=&until= over a narrow window long ago: the planner may prefer reading just that window
 // { tenant_id, occurred_at ∈ [since, until) } and sorting it, to walking every newer key.
 eventSchema.index({ tenant_id: 1, occurred_at: 1 });
+// The log (docs/API.md#proving-the-log): (tenant_id, seq) unique is what makes seq assignment
+// atomic across replicas (the insert that takes a seq fails if another took it first); also the
+// tenant's highest seq and the events by seq (leaves a node is computed from).
+eventSchema.index(
+  { tenant_id: 1, seq: 1 },
+  { unique: true, partialFilterExpression: { seq: { $exists: true } } },
+);
 
 const shapes = queryShapesOf('events', '_id');
 
@@ -89,6 +110,8 @@ export const EVENT_QUERY_SHAPES: MongoQueryShape[] = [
   }),
   shapes.find('listByResource', ['tenant_id', 'resource.id'], { sort: { _id: 1 } }),
   shapes.find('readByResource (evidence export cursor)', ['tenant_id', 'resource.id'], { sort: { _id: 1 } }),
+  shapes.find('logSize (highest seq)', ['tenant_id', 'seq'], { sort: { seq: -1 } }),
+  shapes.find('leaves by seq ($in)', ['tenant_id', 'seq']),
 ];
 
 function toDoc(event: AuditEvent): EventDoc {
@@ -103,6 +126,7 @@ function toDoc(event: AuditEvent): EventDoc {
     data: event.data,
     ...(event.trace_id !== undefined ? { trace_id: event.trace_id } : {}),
     ...(event.span_id !== undefined ? { span_id: event.span_id } : {}),
+    ...(event.seq !== undefined ? { seq: event.seq } : {}),
   };
 }
 
@@ -121,6 +145,7 @@ function fromDoc(doc: EventDoc): AuditEvent {
     data: doc.data ?? {},
     ...(doc.trace_id != null ? { trace_id: doc.trace_id } : {}),
     ...(doc.span_id != null ? { span_id: doc.span_id } : {}),
+    ...(doc.seq != null ? { seq: doc.seq } : {}),
   };
 }
 
@@ -137,37 +162,155 @@ function onlyDuplicateKeys(err: unknown): boolean {
   );
 }
 
-export class MongoEventStore implements EventStore {
+/** The index of the first failed write of an ordered insertMany: how many were inserted before it. */
+function firstFailedIndex(err: unknown): number | undefined {
+  const writeErrors = (err as { writeErrors?: unknown }).writeErrors;
+  if (writeErrors === undefined) return undefined;
+  const list = (Array.isArray(writeErrors) ? writeErrors : [writeErrors]) as { index?: number }[];
+  const indexes = list.map((e) => e.index).filter((i): i is number => typeof i === 'number');
+  return indexes.length > 0 ? Math.min(...indexes) : undefined;
+}
+
+export class MongoEventStore implements EventStore, LogStore {
   readonly kind = 'mongo' as const;
   private readonly model: Model<EventDoc>;
+  private readonly log: MongoLog;
+  /**
+   * The seq this process would try next per tenant: a guess that is never too high (seqs only
+   * grow); when another replica took it, the insert says so and the highest seq is read again.
+   */
+  private readonly nextSeq = new Map<string, number>();
 
   constructor(private readonly connection: Connection) {
     this.model =
       (connection.models.AuditEvent as Model<EventDoc> | undefined) ??
       connection.model<EventDoc>('AuditEvent', eventSchema);
+    this.log = new MongoLog(connection, (tenantId, seqs) => this.bySeq(tenantId, seqs));
   }
 
   /** Builds the indexes now, so the first queries (and the unique _id) do not race index creation. */
   async init(): Promise<void> {
     await this.model.init();
+    await this.log.init();
+  }
+
+  private async bySeq(tenantId: string, seqs: number[]): Promise<AuditEvent[]> {
+    const docs = await this.model
+      .find({ tenant_id: tenantId, seq: { $in: seqs } })
+      .lean<EventDoc[]>()
+      .exec();
+    return docs.map(fromDoc);
+  }
+
+  async logSize(tenantId: string): Promise<number> {
+    const doc = await this.model
+      .findOne({ tenant_id: tenantId, seq: { $exists: true } }, { seq: 1 })
+      .sort({ seq: -1 })
+      .lean<{ seq?: number }>()
+      .exec();
+    return doc?.seq ?? 0;
+  }
+
+  async logHashes(tenantId: string, ranges: readonly LeafRange[]): Promise<Uint8Array[]> {
+    const size = Math.max(0, ...ranges.map(([, end]) => end));
+    if (size > 0 && size > (await this.logSize(tenantId)))
+      throw new RangeError(`the log of tenant ${tenantId} has fewer than ${size} leaves`);
+    return this.log.rangeHashes(tenantId, ranges);
+  }
+
+  logHeads(): Promise<{ tenantId: string; size: number }[]> {
+    return this.log.logHeads();
+  }
+
+  saveCheckpoint(checkpoint: StoredCheckpoint): Promise<void> {
+    return this.log.saveCheckpoint(checkpoint);
+  }
+
+  latestCheckpoint(tenantId: string): Promise<StoredCheckpoint | null> {
+    return this.log.latestCheckpoint(tenantId);
+  }
+
+  getCheckpoint(tenantId: string, treeSize: number): Promise<StoredCheckpoint | null> {
+    return this.log.getCheckpoint(tenantId, treeSize);
+  }
+
+  listCheckpoints(
+    tenantId: string,
+    query: { limit: number; beforeSize?: number },
+  ): Promise<StoredCheckpoint[]> {
+    return this.log.listCheckpoints(tenantId, query);
   }
 
   async insert(event: AuditEvent): Promise<void> {
-    try {
-      await this.model.create(toDoc(event));
-    } catch (err) {
-      if (!isDuplicateKeyError(err)) throw err;
-    }
+    await this.insertMany([event]);
   }
 
   async insertMany(events: AuditEvent[]): Promise<void> {
     if (events.length === 0) return;
-    try {
-      // Unordered: one duplicate does not stop the rest of the batch.
-      await this.model.insertMany(events.map(toDoc), { ordered: false, throwOnValidationError: true });
-    } catch (err) {
-      if (!onlyDuplicateKeys(err)) throw err;
+    const platform: AuditEvent[] = [];
+    const byTenant = new Map<string, AuditEvent[]>();
+    const seen = new Set<string>();
+    for (const event of events) {
+      if (seen.has(event.id)) continue;
+      seen.add(event.id);
+      if (event.tenant_id === null) platform.push(event);
+      else {
+        const list = byTenant.get(event.tenant_id);
+        if (list) list.push(event);
+        else byTenant.set(event.tenant_id, [event]);
+      }
     }
+    if (platform.length > 0) {
+      try {
+        // Unordered: one duplicate does not stop the rest of the batch.
+        await this.model.insertMany(
+          platform.map((e) => toDoc({ ...e, seq: undefined })),
+          { ordered: false, throwOnValidationError: true },
+        );
+      } catch (err) {
+        if (!onlyDuplicateKeys(err)) throw err;
+      }
+    }
+    await Promise.all([...byTenant].map(([tenantId, list]) => this.append(tenantId, list)));
+  }
+
+  /**
+   * Stores a tenant's new events with the next seqs, in order (docs/API.md#proving-the-log). The
+   * insert is the claim: ordered, it stops at the first event whose _id is stored already (a
+   * redelivery: it keeps its first seq and is dropped) or whose seq another writer took first
+   * (the rest are numbered again after the tenant's highest seq). The events inserted are then
+   * appended to the tree.
+   */
+  private async append(tenantId: string, events: AuditEvent[]): Promise<void> {
+    const stored = await this.model
+      .find({ _id: { $in: events.map((e) => e.id) } }, { _id: 1 })
+      .lean<{ _id: string }[]>()
+      .exec();
+    const storedIds = new Set(stored.map((d) => d._id));
+    let pending = events.filter((e) => !storedIds.has(e.id));
+    const leaves: { index: number; hash: Uint8Array }[] = [];
+    let next = this.nextSeq.get(tenantId) ?? (await this.logSize(tenantId)) + 1;
+    while (pending.length > 0) {
+      const docs = pending.map((e, i) => toDoc({ ...e, seq: next + i }));
+      let inserted = docs.length;
+      try {
+        await this.model.collection.insertMany(docs as unknown as Document[], { ordered: true });
+      } catch (err) {
+        if (!onlyDuplicateKeys(err)) throw err;
+        inserted = firstFailedIndex(err) ?? 0;
+      }
+      for (const doc of docs.slice(0, inserted))
+        leaves.push({ index: doc.seq! - 1, hash: auditLeafHash(fromDoc(doc)) });
+      next += inserted;
+      if (inserted < docs.length) {
+        const failed = pending[inserted]!;
+        const redelivered = (await this.model.exists({ _id: failed.id }).exec()) !== null;
+        pending = pending.slice(redelivered ? inserted + 1 : inserted);
+        if (!redelivered) next = (await this.logSize(tenantId)) + 1;
+      } else pending = [];
+    }
+    this.nextSeq.set(tenantId, next);
+    await this.log.appended(tenantId, leaves);
   }
 
   async get(tenantId: string, id: string): Promise<AuditEvent | null> {

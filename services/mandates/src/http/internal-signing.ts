@@ -1,6 +1,13 @@
 import { Router } from 'express';
 import { decodeProtectedHeader } from 'jose';
-import { implement, mountContracts, tenantOf } from '@mandate/shared';
+import {
+  AUDIT_CHECKPOINT_TYP,
+  badRequest,
+  canonicalJson,
+  implement,
+  mountContracts,
+  tenantOf,
+} from '@mandate/shared';
 import type { Deps } from '../deps';
 import { internalRoutes } from '../contract';
 import { SigningUnavailable } from '../domain/errors';
@@ -24,6 +31,23 @@ export function internalSigningRoutes(deps: Pick<Deps, 'signer' | 'logger'>): Ro
       }
       const { kid } = decodeProtectedHeader(jws);
       deps.logger.info({ requestId: req.requestId, tenantId, kid }, 'evidence digest signed');
+      return { status: 200, body: { alg: deps.signer.alg, kid: kid!, jws } };
+    }),
+    // docs/API.md#proving-the-log: the payload is the canonical JSON of exactly the four claims.
+    implement(internalRoutes.signAuditCheckpoint)(async ({ body }, req) => {
+      const tenantId = tenantOf(req);
+      if (body.tenant_id !== tenantId) throw badRequest('tenant_id must be the caller’s tenant');
+      let jws: string;
+      try {
+        jws = await deps.signer.sign(canonicalJson(body), { typ: AUDIT_CHECKPOINT_TYP });
+      } catch (err) {
+        throw new SigningUnavailable(err);
+      }
+      const { kid } = decodeProtectedHeader(jws);
+      deps.logger.info(
+        { requestId: req.requestId, tenantId, kid, treeSize: body.tree_size },
+        'audit checkpoint signed',
+      );
       return { status: 200, body: { alg: deps.signer.alg, kid: kid!, jws } };
     }),
   ]);

@@ -1,0 +1,186 @@
+import {
+  AppError,
+  auditLeafHash,
+  badRequest,
+  consistencyRanges,
+  encodeCursor,
+  inclusionRanges,
+  toBase64Url,
+  type CheckpointClaims,
+  type Clock,
+  type Logger,
+  type Page,
+} from '@mandate/shared';
+import type { AuditStore, StoredCheckpoint } from '../store/event-store';
+import { EventNotFound } from './events';
+
+/**
+ * The tenant's tamper-evident log (docs/API.md#proving-the-log): signed checkpoints, inclusion
+ * and consistency proofs (RFC 9162 §2.1.3–2.1.4), hashes as base64url.
+ */
+
+/** Signs a tenant's checkpoint claims (the mandates service's Signer, the keys of the JWKS). */
+export type CheckpointSigner = (claims: CheckpointClaims) => Promise<string>;
+
+export class CheckpointNotFound extends AppError {
+  constructor() {
+    super('NOT_FOUND', 'No checkpoint yet: the log is empty or not signed yet');
+  }
+}
+
+export interface InclusionProof {
+  seq: number;
+  tree_size: number;
+  leaf_hash: string;
+  path: string[];
+}
+
+export interface ConsistencyProof {
+  from: number;
+  to: number;
+  path: string[];
+}
+
+/**
+ * A checkpoint of the tenant's whole log now, unless the latest already covers it (then that one).
+ * Whichever replica stores a size first wins; the other's signature is dropped.
+ */
+export async function checkpointNow(
+  store: AuditStore,
+  sign: CheckpointSigner,
+  tenantId: string,
+  clock: Clock,
+): Promise<StoredCheckpoint | null> {
+  const [size, latest] = await Promise.all([store.logSize(tenantId), store.latestCheckpoint(tenantId)]);
+  if (size === 0 || (latest && latest.tree_size >= size)) return latest;
+  const [root] = await store.logHashes(tenantId, [[0, size]]);
+  const claims: CheckpointClaims = {
+    tenant_id: tenantId,
+    tree_size: size,
+    root_hash: toBase64Url(root!),
+    issued_at: clock.now().toISOString(),
+  };
+  const jws = await sign(claims);
+  await store.saveCheckpoint({ ...claims, jws });
+  return store.getCheckpoint(tenantId, size);
+}
+
+/**
+ * One periodic round (AUDIT_CHECKPOINT_SECONDS): a checkpoint for every tenant whose log has grown
+ * since its latest. A tenant that fails is logged and the round goes on.
+ */
+export async function checkpointRound(
+  store: AuditStore,
+  signerFor: (tenantId: string) => CheckpointSigner,
+  clock: Clock,
+  logger: Logger,
+): Promise<number> {
+  let signed = 0;
+  for (const { tenantId, size } of await store.logHeads()) {
+    try {
+      const latest = await store.latestCheckpoint(tenantId);
+      if (latest && latest.tree_size >= size) continue;
+      await checkpointNow(store, signerFor(tenantId), tenantId, clock);
+      signed++;
+    } catch (err) {
+      logger.warn({ err, tenantId }, 'audit checkpoint not signed; next round tries again');
+    }
+  }
+  return signed;
+}
+
+export async function latestCheckpoint(store: AuditStore, tenantId: string): Promise<StoredCheckpoint> {
+  const latest = await store.latestCheckpoint(tenantId);
+  if (!latest) throw new CheckpointNotFound();
+  return latest;
+}
+
+/** Largest tree_size first; the cursor is the last size of the previous page. */
+export async function listCheckpoints(
+  store: AuditStore,
+  tenantId: string,
+  q: { limit: number; cursor?: string },
+): Promise<Page<StoredCheckpoint>> {
+  const beforeSize = q.cursor === undefined ? undefined : sizeCursor(q.cursor);
+  const items = await store.listCheckpoints(tenantId, { limit: q.limit, beforeSize });
+  const data = items.slice(0, q.limit);
+  const last = data[data.length - 1];
+  const hasMore = items.length > q.limit;
+  return {
+    data,
+    has_more: hasMore,
+    next_cursor: hasMore && last ? encodeCursor(String(last.tree_size)) : null,
+  };
+}
+
+function sizeCursor(cursor: string): number {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { after?: unknown };
+    if (typeof parsed.after === 'string' && /^[1-9][0-9]{0,15}$/.test(parsed.after))
+      return Number(parsed.after);
+  } catch {
+    // fall through
+  }
+  throw badRequest('cursor is invalid');
+}
+
+/** tree_size must be that of a signed checkpoint: a proof is only worth one against a signed root. */
+async function signedSize(store: AuditStore, tenantId: string, size: number, name: string): Promise<void> {
+  if (!(await store.getCheckpoint(tenantId, size)))
+    throw badRequest(`${name}=${size} is not the tree_size of a signed checkpoint`);
+}
+
+export async function inclusionProof(
+  store: AuditStore,
+  tenantId: string,
+  eventId: string,
+  treeSize: number,
+): Promise<InclusionProof> {
+  const event = await store.get(tenantId, eventId);
+  if (!event) throw new EventNotFound();
+  if (event.seq === undefined)
+    throw badRequest(
+      'the event has no seq: it was stored before the log (see the backfill in docs/OPERATIONS.md)',
+    );
+  await signedSize(store, tenantId, treeSize, 'tree_size');
+  if (event.seq > treeSize)
+    throw badRequest(`the event (seq ${event.seq}) is not in the tree of size ${treeSize}`);
+  const path = await store.logHashes(tenantId, inclusionRanges(event.seq - 1, treeSize));
+  return {
+    seq: event.seq,
+    tree_size: treeSize,
+    leaf_hash: toBase64Url(auditLeafHash(event)),
+    path: path.map(toBase64Url),
+  };
+}
+
+/** Inclusion paths of many seqs in one tree, in order (the evidence export, a batch at a time). */
+export async function inclusionPaths(
+  store: AuditStore,
+  tenantId: string,
+  seqs: number[],
+  treeSize: number,
+): Promise<string[][]> {
+  const ranges = seqs.map((seq) => inclusionRanges(seq - 1, treeSize));
+  const hashes = await store.logHashes(tenantId, ranges.flat());
+  const out: string[][] = [];
+  let at = 0;
+  for (const r of ranges) {
+    out.push(hashes.slice(at, at + r.length).map(toBase64Url));
+    at += r.length;
+  }
+  return out;
+}
+
+export async function consistencyProof(
+  store: AuditStore,
+  tenantId: string,
+  from: number,
+  to: number,
+): Promise<ConsistencyProof> {
+  if (from > to) throw badRequest('from must not be above to');
+  await signedSize(store, tenantId, from, 'from');
+  await signedSize(store, tenantId, to, 'to');
+  const path = await store.logHashes(tenantId, consistencyRanges(from, to));
+  return { from, to, path: path.map(toBase64Url) };
+}
