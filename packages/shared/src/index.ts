@@ -39,3 +39,4 @@ export * from './request-timing';
 export * from './filter-indexes';
 export * from './json-variable';
 export * from './mongo-outbox-source';
+export * from './budget-period';
