@@ -18,6 +18,8 @@ export const DENY_REASONS = [
   'AMOUNT_REQUIRED',
   'CURRENCY_MISMATCH',
   'AMOUNT_EXCEEDS_LIMIT',
+  // Only where the amount available now is known (verify, authorizations); never offline.
+  'BUDGET_EXCEEDED',
 ] as const;
 export type DenyReason = (typeof DENY_REASONS)[number];
 
