@@ -12,7 +12,7 @@ import {
   listQueryShape,
   routeGroup,
 } from '@mandate/shared';
-import { budgetRoutes } from './budget-contract';
+import { budgetRoutes, budgetStateSchema } from './budget-contract';
 
 /**
  * The mandates service's public contract: its wire vocabulary, request and response schemas and
@@ -326,6 +326,16 @@ export const internalRoutes = defineInternalRoutes({
     request: { params: z.object({ id: z.string() }) },
     responses: { 200: { description: 'The mandate', schema: mandateSchema } },
     errors: { 404: 'Mandate not found, or another tenant’s' },
+  },
+  /** A mandate's budget now, for verify's BUDGET_EXCEEDED (docs/API.md#budgets); 404 without a budget. */
+  readBudget: {
+    summary: 'A mandate’s budget in the current period, for verify',
+    method: 'GET',
+    path: '/internal/v1/mandates/:id/budget',
+    service: 'mandates',
+    request: { params: z.object({ id: z.string() }) },
+    responses: { 200: { description: 'The budget now', schema: budgetStateSchema } },
+    errors: { 404: 'Mandate not found, another tenant’s, or without a budget' },
   },
   /**
    * The audit service signs evidence bundles with the same Signer (local key or KMS) as mandates,

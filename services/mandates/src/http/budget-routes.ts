@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { callerOf, decodeCursor, implement, mountContracts, tenantOf, toPage } from '@mandate/shared';
 import type { Deps } from '../deps';
-import { routes } from '../contract';
+import { internalRoutes, routes } from '../contract';
 import {
   captureAuthorization,
   getAuthorization,
@@ -43,6 +43,13 @@ export function budgetRoutes(deps: Deps): Router {
       return { status: 200, body: toPage(items, query.limit, (a) => a.id) };
     }),
     implement(routes.getBudget)(async ({ params }, req) => ({
+      status: 200,
+      body: await getBudget(deps, tenantOf(req), params.id),
+    })),
+  ]);
+  // For verify's BUDGET_EXCEEDED: the same read, the tenant taken from the internal token.
+  mountContracts(router, [
+    implement(internalRoutes.readBudget)(async ({ params }, req) => ({
       status: 200,
       body: await getBudget(deps, tenantOf(req), params.id),
     })),
