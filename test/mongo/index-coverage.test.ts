@@ -13,7 +13,14 @@ import {
   webhookEndpointSchema,
 } from '@mandate/audit/testing';
 import { IDENTITY_GUARD_SCHEMAS, IDENTITY_QUERY_SHAPES, IDENTITY_SCHEMAS } from '@mandate/identity/testing';
-import { MANDATE_QUERY_SHAPES, mandateSchema, statusListSchema } from '@mandate/mandates/testing';
+import {
+  AUTHORIZATION_QUERY_SHAPES,
+  MANDATE_QUERY_SHAPES,
+  authorizationSchema,
+  budgetPeriodSchema,
+  mandateSchema,
+  statusListSchema,
+} from '@mandate/mandates/testing';
 
 /**
  * Every query the Mongo adapters declare is served by a declared index, read from the schemas
@@ -23,6 +30,11 @@ import { MANDATE_QUERY_SHAPES, mandateSchema, statusListSchema } from '@mandate/
 describe('MongoDB index coverage', () => {
   const adapters: [string, Record<string, Schema>, MongoQueryShape[]][] = [
     ['mandates', { mandates: mandateSchema, mandate_status_lists: statusListSchema }, MANDATE_QUERY_SHAPES],
+    [
+      'mandates authorizations',
+      { authorizations: authorizationSchema, budget_periods: budgetPeriodSchema },
+      AUTHORIZATION_QUERY_SHAPES,
+    ],
     ['audit', { events: eventSchema }, EVENT_QUERY_SHAPES],
     [
       'audit log',

@@ -30,6 +30,7 @@ export type Mandate = {
     actions: string[];
     resources?: string[] | undefined;
     constraints?: { max_amount?: number | undefined; currency?: string | undefined } | undefined;
+    budget?: { amount: number; period: 'total' | 'day' | 'week' | 'month'; timezone: string } | undefined;
   };
   state: MandateState;
   valid_from: string | null;
@@ -63,6 +64,9 @@ export type CreateMandateRequest = {
         actions?: string[] | undefined;
         resources?: string[] | undefined;
         constraints?: { max_amount?: number | undefined; currency?: string | undefined } | undefined;
+        budget?:
+          | { amount: number; period: 'total' | 'day' | 'week' | 'month'; timezone?: string | undefined }
+          | undefined;
       }
     | undefined;
   valid_from?: string | null | undefined;
@@ -77,6 +81,78 @@ export type ListMandatesQuery = {
   cursor?: string | undefined;
 };
 export type LifecycleRequest = { reason?: string | undefined };
+export type HoldAuthorizationResponse =
+  | {
+      authorization: Authorization;
+      mandate_id: string;
+      mandate_version: number;
+      decision_id: string;
+      budget: BudgetState | null;
+      decision: 'ALLOW';
+      reason: 'OK';
+    }
+  | {
+      mandate_id: string;
+      mandate_version: number;
+      decision_id: string;
+      budget: BudgetState | null;
+      decision: 'DENY';
+      reason:
+        | 'MANDATE_SUSPENDED'
+        | 'MANDATE_REVOKED'
+        | 'MANDATE_EXPIRED'
+        | 'MANDATE_NOT_YET_VALID'
+        | 'DELEGATE_MISMATCH'
+        | 'PRINCIPAL_NOT_VERIFIED'
+        | 'ASSURANCE_TOO_LOW'
+        | 'ACTION_NOT_PERMITTED'
+        | 'RESOURCE_NOT_PERMITTED'
+        | 'AMOUNT_REQUIRED'
+        | 'CURRENCY_MISMATCH'
+        | 'AMOUNT_EXCEEDS_LIMIT'
+        | 'BUDGET_EXCEEDED';
+    };
+export type AuthorizationRequest = {
+  action: string;
+  amount: number;
+  currency: string;
+  resource?: string | undefined;
+  delegate_id?: string | undefined;
+  hold_seconds?: number | undefined;
+};
+export type Authorization = {
+  id: string;
+  mandate_id: string;
+  action: string;
+  resource: string | null;
+  amount: number;
+  currency: string;
+  status: 'EXPIRED' | 'HELD' | 'CAPTURED' | 'VOIDED';
+  captured_amount: number;
+  period_start: string;
+  expires_at: string;
+  created_at: string;
+  updated_at: string;
+};
+export type AuthorizationPage = Page<Authorization>;
+export type CaptureRequest = { amount?: number | undefined };
+export type VoidRequest = { [x: string]: never };
+export type ListAuthorizationsQuery = {
+  limit?: number | undefined;
+  status?: 'EXPIRED' | 'HELD' | 'CAPTURED' | 'VOIDED' | undefined;
+  cursor?: string | undefined;
+};
+export type BudgetState = {
+  amount: number;
+  currency: string;
+  period: 'total' | 'day' | 'week' | 'month';
+  timezone: string;
+  period_start: string;
+  period_end: string | null;
+  captured: number;
+  held: number;
+  available: number;
+};
 export type JWKS = {
   keys: { kty: string; crv: string; x: string; y: string; kid: string; alg: string; use: string }[];
 };
@@ -96,7 +172,8 @@ export type VerifyResponse = {
     | 'RESOURCE_NOT_PERMITTED'
     | 'AMOUNT_REQUIRED'
     | 'CURRENCY_MISMATCH'
-    | 'AMOUNT_EXCEEDS_LIMIT';
+    | 'AMOUNT_EXCEEDS_LIMIT'
+    | 'BUDGET_EXCEEDED';
   mandate_id: string;
   mandate_state: MandateState;
   mandate_version: number;
@@ -142,7 +219,11 @@ export type AuditEvent = {
     | 'WEBHOOK_ENDPOINT_CREATED'
     | 'WEBHOOK_ENDPOINT_UPDATED'
     | 'WEBHOOK_ENDPOINT_DELETED'
-    | 'WEBHOOK_ENDPOINT_DISABLED';
+    | 'WEBHOOK_ENDPOINT_DISABLED'
+    | 'AUTHORIZATION_HELD'
+    | 'AUTHORIZATION_CAPTURED'
+    | 'AUTHORIZATION_VOIDED'
+    | 'AUTHORIZATION_EXPIRED';
   occurred_at: string;
   actor: Actor;
   request_id: string | null;
@@ -163,7 +244,7 @@ export type ListEventsQuery = {
   until?: string | undefined;
 };
 export type VerificationStats = {
-  bucket: 'hour' | 'day';
+  bucket: 'day' | 'hour';
   since: string;
   until: string;
   buckets: { start: string; allow: number; deny: number }[];
@@ -171,7 +252,7 @@ export type VerificationStats = {
 export type GetVerificationStatsQuery = {
   since?: string | undefined;
   until?: string | undefined;
-  bucket?: 'hour' | 'day' | undefined;
+  bucket?: 'day' | 'hour' | undefined;
 };
 export type EvidenceBundle = {
   mandate: {
@@ -582,6 +663,66 @@ export const OPERATIONS = {
     list: false,
     namespace: 'mandates',
     name: 'revoke',
+  },
+  holdAuthorization: {
+    method: 'POST',
+    path: '/v1/mandates/:id/authorizations',
+    params: ['id'],
+    body: 'required',
+    query: false,
+    list: false,
+    namespace: 'budgets',
+    name: 'holdAuthorization',
+  },
+  captureAuthorization: {
+    method: 'POST',
+    path: '/v1/authorizations/:id/capture',
+    params: ['id'],
+    body: 'optional',
+    query: false,
+    list: false,
+    namespace: 'budgets',
+    name: 'captureAuthorization',
+  },
+  voidAuthorization: {
+    method: 'POST',
+    path: '/v1/authorizations/:id/void',
+    params: ['id'],
+    body: 'optional',
+    query: false,
+    list: false,
+    namespace: 'budgets',
+    name: 'voidAuthorization',
+  },
+  getAuthorization: {
+    method: 'GET',
+    path: '/v1/authorizations/:id',
+    params: ['id'],
+    body: 'none',
+    query: false,
+    list: false,
+    namespace: 'budgets',
+    name: 'getAuthorization',
+  },
+  listAuthorizations: {
+    method: 'GET',
+    path: '/v1/mandates/:id/authorizations',
+    params: ['id'],
+    body: 'none',
+    query: true,
+    list: true,
+    namespace: 'budgets',
+    name: 'listAuthorizations',
+  },
+  getBudget: {
+    method: 'GET',
+    path: '/v1/mandates/:id/budget',
+    params: ['id'],
+    body: 'none',
+    query: false,
+    list: false,
+    namespace: 'budgets',
+    name: 'get',
   },
   getJwks: {
     method: 'GET',
@@ -1141,6 +1282,29 @@ export interface MandatesOperations {
   /** A mandate status list: a statuslist+jwt (application/statuslist+jwt, not JSON), 2 bits per mandate (`GET /v1/status-lists/:list_id`) */
   getStatusList(list_id: string, options?: RequestOptions): Promise<GetStatusListResponse>;
 }
+/** The budgets operations. */
+export interface BudgetsOperations {
+  /** Authorize spending: run every verify check, then hold the amount against the budget (`POST /v1/mandates/:id/authorizations`) */
+  holdAuthorization(
+    id: string,
+    body: AuthorizationRequest,
+    options?: RequestOptions,
+  ): Promise<HoldAuthorizationResponse>;
+  /** Capture a held authorization (all or part of it); the rest is released (`POST /v1/authorizations/:id/capture`) */
+  captureAuthorization(id: string, body?: CaptureRequest, options?: RequestOptions): Promise<Authorization>;
+  /** Void a held authorization: the whole amount is released (`POST /v1/authorizations/:id/void`) */
+  voidAuthorization(id: string, body?: VoidRequest, options?: RequestOptions): Promise<Authorization>;
+  /** Get an authorization (`GET /v1/authorizations/:id`) */
+  getAuthorization(id: string, options?: RequestOptions): Promise<Authorization>;
+  /** List a mandate’s authorizations, newest first (`GET /v1/mandates/:id/authorizations`) */
+  listAuthorizations(
+    id: string,
+    query?: ListAuthorizationsQuery,
+    options?: RequestOptions,
+  ): Paged<Authorization>;
+  /** A mandate’s budget in the current period: captured, held, available (`GET /v1/mandates/:id/budget`) */
+  get(id: string, options?: RequestOptions): Promise<BudgetState>;
+}
 /** The events operations. */
 export interface EventsOperations {
   /** List audit events, newest first (`GET /v1/events`) */
@@ -1331,6 +1495,7 @@ export interface IdentityVerificationsOperations {
 /** Every operation of the public API, as a method. */
 export interface Operations {
   readonly mandates: MandatesOperations;
+  readonly budgets: BudgetsOperations;
   readonly events: EventsOperations;
   readonly webhooks: WebhooksOperations;
   readonly platform: PlatformOperations;

@@ -36,6 +36,15 @@ export type Checks = [
   Expect<Equal<Client.CreateMandateRequest, Body<'createMandate'>>>,
   Expect<Equal<Client.ListMandatesQuery, Query<'listMandates'>>>,
   Expect<Equal<Client.LifecycleRequest, Body<'suspendMandate'>>>,
+  Expect<
+    Equal<Client.HoldAuthorizationResponse, Res<'holdAuthorization', 200> | Res<'holdAuthorization', 201>>
+  >,
+  Expect<Equal<Client.AuthorizationRequest, Body<'holdAuthorization'>>>,
+  Expect<Equal<Client.Authorization, Res<'captureAuthorization', 200>>>,
+  Expect<Equal<Client.CaptureRequest, Body<'captureAuthorization'>>>,
+  Expect<Equal<Client.VoidRequest, Body<'voidAuthorization'>>>,
+  Expect<Equal<Client.ListAuthorizationsQuery, Query<'listAuthorizations'>>>,
+  Expect<Equal<Client.BudgetState, Res<'getBudget', 200>>>,
   Expect<Equal<Client.JWKS, Res<'getJwks', 200>>>,
   Expect<Equal<Client.GetStatusListResponse, Res<'getStatusList', 200>>>,
   Expect<Equal<Client.VerifyResponse, Res<'verify', 200>>>,

@@ -49,6 +49,8 @@ export interface RouteRule {
   auth: AuthMode;
   /** Scope an API key needs. */
   scope?: Scope;
+  /** Scopes an API key may hold instead of `scope` (any one suffices); defaults to the scope. */
+  scopes?: readonly Scope[];
   /** Alternatives a JWT caller may hold instead (any one suffices); defaults to the scope. */
   permissions?: readonly string[];
   /** Named per-endpoint rate limit bucket, if any. */
@@ -200,7 +202,7 @@ export const oneOrNotFound = <const T extends z.ZodType>(description: string, it
 
 /** What a group of routes may state once for all of them: who owns and calls them, the scope, the tag. */
 export type SharedRouteProperties = Partial<
-  Pick<RouteContract, 'service' | 'auth' | 'scope' | 'permissions' | 'limit' | 'tags'>
+  Pick<RouteContract, 'service' | 'auth' | 'scope' | 'scopes' | 'permissions' | 'limit' | 'tags'>
 >;
 
 /** A route of a group: what the group leaves open (it may override the rest), its method and path aside. */
@@ -274,7 +276,10 @@ export function errorStatusesOf(route: RouteContract): Map<number, string> {
       route.auth === 'operator' ? 'Missing or invalid operator token' : 'Missing or invalid credentials',
     );
   if (route.scope)
-    out.set(403, `The API key lacks scope ${route.scope}, or the JWT subject lacks the permission`);
+    out.set(
+      403,
+      `The API key lacks scope ${(route.scopes ?? [route.scope]).join(' or ')}, or the JWT subject lacks the permission`,
+    );
   if (route.auth === 'tenant' || route.path.includes('/:'))
     out.set(404, 'Not found, or another tenant’s (indistinguishable)');
   if (route.method === 'POST')

@@ -34,4 +34,10 @@ export const EVENT_TYPES = [
   'WEBHOOK_ENDPOINT_UPDATED',
   'WEBHOOK_ENDPOINT_DELETED',
   'WEBHOOK_ENDPOINT_DISABLED',
+  // Spend authorizations against a mandate's budget (docs/API.md#budgets): the authorization and
+  // the budget after the change.
+  'AUTHORIZATION_HELD',
+  'AUTHORIZATION_CAPTURED',
+  'AUTHORIZATION_VOIDED',
+  'AUTHORIZATION_EXPIRED',
 ] as const;

@@ -1,7 +1,8 @@
 import { randomFillSync } from 'node:crypto';
 
-/** `whe` a webhook endpoint, `whd` one delivery of an event to an endpoint. */
-export type IdPrefix = 'mdt' | 'key' | 'tnt' | 'evt' | 'ras' | 'onb' | 'dec' | 'req' | 'idv' | 'whe' | 'whd';
+/** `whe` a webhook endpoint, `whd` one delivery of an event to an endpoint, `sau` a spend authorization. */
+export type IdPrefix =
+  'mdt' | 'key' | 'tnt' | 'evt' | 'ras' | 'onb' | 'dec' | 'req' | 'idv' | 'whe' | 'whd' | 'sau';
 
 /** Crockford base32, lowercase (ids are lowercase). */
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';

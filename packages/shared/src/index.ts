@@ -45,3 +45,4 @@ export * from './mongo-outbox-source';
 export * from './merkle';
 export * from './merkle-node';
 export * from './audit-log';
+export * from './budget-period';

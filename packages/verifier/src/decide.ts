@@ -18,6 +18,8 @@ export const DENY_REASONS = [
   'AMOUNT_REQUIRED',
   'CURRENCY_MISMATCH',
   'AMOUNT_EXCEEDS_LIMIT',
+  // Only where the amount available now is known (verify, authorizations); never offline.
+  'BUDGET_EXCEEDED',
 ] as const;
 export type DenyReason = (typeof DENY_REASONS)[number];
 
@@ -36,6 +38,8 @@ export interface DecisionMandate {
     actions: readonly string[];
     resources?: readonly string[] | null;
     constraints?: { max_amount?: number | null; currency?: string | null } | null;
+    /** What the delegate may spend over time (docs/API.md#budgets): decided only where `available` is known. */
+    budget?: { amount: number } | null;
   };
   valid_from?: string | null;
 }
@@ -55,6 +59,8 @@ export function firstFailure(
   state: DecisionState,
   input: DecisionInput,
   now: Date,
+  /** The budget's amount available now, where it is known (verify); absent offline: unchecked. */
+  budgetAvailable?: number,
 ): DenyReason | null {
   if (state === 'SUSPENDED') return 'MANDATE_SUSPENDED';
   if (state === 'REVOKED') return 'MANDATE_REVOKED';
@@ -85,6 +91,8 @@ export function firstFailure(
   if (constraints.currency != null && input.currency !== constraints.currency) return 'CURRENCY_MISMATCH';
   if (constraints.max_amount != null && input.amount !== undefined && input.amount > constraints.max_amount)
     return 'AMOUNT_EXCEEDS_LIMIT';
+  if (mandate.scope.budget != null && budgetAvailable !== undefined && input.amount !== undefined)
+    if (input.amount > budgetAvailable) return 'BUDGET_EXCEEDED';
   return null;
 }
 

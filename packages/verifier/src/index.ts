@@ -44,6 +44,11 @@ export class OfflineVerificationError extends Error {
 export interface OfflineDecision {
   decision: 'ALLOW' | 'DENY';
   reason: 'OK' | DenyReason;
+  /**
+   * Present for a mandate with a budget: what is spent is known online only (POST
+   * /v1/mandates/{id}/authorizations holds it), so every other check is decided and this one is not.
+   */
+  budget?: 'unchecked';
 }
 
 /** The request as for POST /v1/verify, without mandate_id (the JWS names the mandate). */
@@ -329,7 +334,8 @@ export class OfflineVerifier {
     const status = (list.bytes[idx >> 2]! >> ((idx & 3) * 2)) & 0b11;
     const state = stateOf(status, mandate, now);
     const failure = firstFailure(mandate, state, input.request, now);
-    return { decision: failure ? 'DENY' : 'ALLOW', reason: failure ?? 'OK' };
+    const budget = mandate.scope?.budget != null ? { budget: 'unchecked' as const } : {};
+    return { decision: failure ? 'DENY' : 'ALLOW', reason: failure ?? 'OK', ...budget };
   }
 }
 

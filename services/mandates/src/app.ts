@@ -2,7 +2,9 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppError, internalServiceApp, outboxAppLifecycle, ownRelayUnlessGiven } from '@mandate/shared';
 import { internalSigningRoutes } from './http/internal-signing';
 import { mandateRoutes } from './http/routes';
+import { budgetRoutes } from './http/budget-routes';
 import { ExpirySweeper } from './sweeper/expiry-sweeper';
+import { AuthorizationSweeper } from './sweeper/authorization-sweeper';
 import { StatusLists } from './status-lists/status-lists';
 import { statusListRoutes } from './status-lists/routes';
 
@@ -49,6 +51,7 @@ export function createApp(given: Deps) {
     logger: deps.logger,
     handlers: [
       mandateRoutes(deps),
+      budgetRoutes(deps),
       statusListRoutes(deps.statusLists),
       internalSigningRoutes(deps),
       // errorMiddleware logs only unknown errors; a 5xx AppError (signing down) deserves a log line with its cause too.
@@ -64,7 +67,14 @@ export function createApp(given: Deps) {
   const sweeper = deps.sweepIntervalMs
     ? new ExpirySweeper(deps, { intervalMs: deps.sweepIntervalMs })
     : undefined;
-  return { sweeper, ...outboxAppLifecycle(app, ownRelay, [sweeper]) };
+  const authorizationSweeper = deps.sweepIntervalMs
+    ? new AuthorizationSweeper(deps, { intervalMs: deps.sweepIntervalMs })
+    : undefined;
+  return {
+    sweeper,
+    authorizationSweeper,
+    ...outboxAppLifecycle(app, ownRelay, [sweeper, authorizationSweeper]),
+  };
 }
 
 export type MandatesApp = ReturnType<typeof createApp>;

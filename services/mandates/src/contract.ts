@@ -6,13 +6,16 @@ import {
   type AssuranceLevel,
 } from '@mandate/verifier/decide';
 import {
+  BUDGET_PERIODS,
   defineInternalRoutes,
   defineRoutes,
+  isKnownTimeZone,
   labelText,
   listing,
   listQueryShape,
   routeGroup,
 } from '@mandate/shared';
+import { budgetRoutes, budgetStateSchema } from './budget-contract';
 
 /**
  * The mandates service's public contract: its wire vocabulary, request and response schemas and
@@ -82,6 +85,24 @@ const partyInputDoc = z.union([z.string().min(1).max(256), partySchema]);
 
 const ACTION = /^(\*|[A-Za-z0-9_.-]+(:[A-Za-z0-9_.-]+)*(:\*)?)$/;
 
+/**
+ * What the delegate may spend over time (docs/API.md#budgets): signed with the rest of the scope,
+ * immutable. Periods are calendar day, ISO week and calendar month in `timezone`; `total` never resets.
+ */
+export const budgetSchema = z
+  .strictObject({
+    amount: z
+      .number()
+      .refine((n) => Number.isSafeInteger(n) && n > 0, { error: 'must be a positive integer (minor units)' }),
+    period: z.enum(BUDGET_PERIODS),
+    timezone: z
+      .string()
+      .max(64)
+      .refine(isKnownTimeZone, { error: 'must be an IANA timezone name, e.g. Europe/Berlin or UTC' })
+      .default('UTC'),
+  })
+  .meta({ id: 'Budget' });
+
 export const scopeSchema = z
   .strictObject({
     actions: z
@@ -116,6 +137,12 @@ export const scopeSchema = z
           .optional(),
       })
       .optional(),
+    budget: budgetSchema.optional(),
+  })
+  // A budget's amounts are in the scope's currency, so it needs one (docs/API.md#budgets).
+  .refine((scope) => scope.budget === undefined || scope.constraints?.currency !== undefined, {
+    error: 'budget requires constraints.currency (its amounts are in that currency)',
+    path: ['budget'],
   })
   .meta({ id: 'Scope' });
 
@@ -231,6 +258,8 @@ export const routes = defineRoutes({
   suspendMandate: lifecycle('suspend', 'Suspend a mandate'),
   reactivateMandate: lifecycle('reactivate', 'Reactivate a mandate'),
   revokeMandate: lifecycle('revoke', 'Revoke a mandate'),
+  // Budgets and spend authorizations (docs/API.md#budgets).
+  ...budgetRoutes,
   getJwks: {
     summary: 'Public keys that check mandate signatures',
     tags: ['mandates'],
@@ -270,6 +299,8 @@ export const routes = defineRoutes({
     errors: { 404: 'Status list not found', 503: 'Signing service unavailable' },
   },
 });
+
+export * from './budget-contract';
 
 /** Every public route of the service, in the order the gateway lists them. */
 export const contract = Object.values(routes);
@@ -311,6 +342,16 @@ export const internalRoutes = defineInternalRoutes({
     request: { params: z.object({ id: z.string() }) },
     responses: { 200: { description: 'The mandate', schema: mandateSchema } },
     errors: { 404: 'Mandate not found, or another tenant’s' },
+  },
+  /** A mandate's budget now, for verify's BUDGET_EXCEEDED (docs/API.md#budgets); 404 without a budget. */
+  readBudget: {
+    summary: 'A mandate’s budget in the current period, for verify',
+    method: 'GET',
+    path: '/internal/v1/mandates/:id/budget',
+    service: 'mandates',
+    request: { params: z.object({ id: z.string() }) },
+    responses: { 200: { description: 'The budget now', schema: budgetStateSchema } },
+    errors: { 404: 'Mandate not found, another tenant’s, or without a budget' },
   },
   /**
    * The audit service signs evidence bundles with the same Signer (local key or KMS) as mandates,

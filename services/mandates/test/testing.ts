@@ -12,5 +12,10 @@ export type { Signer } from '../src/signing/signer';
 export { RedisSnapshots } from '../src/snapshots/redis-snapshots';
 // The Mongo schemas and the queries they serve, for the index-coverage test.
 export { MANDATE_QUERY_SHAPES, mandateSchema, statusListSchema } from '../src/store/mongo-mandate-store';
+export {
+  AUTHORIZATION_QUERY_SHAPES,
+  authorizationSchema,
+  budgetPeriodSchema,
+} from '../src/store/mongo-authorizations';
 export { buildMandate } from './support';
 export { makeKmsKey, startFakeKms } from './kms-support';

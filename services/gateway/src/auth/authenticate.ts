@@ -192,8 +192,9 @@ export function checkAccess(principal: Principal, rule: RouteRule, params: Recor
 export function authorize(principal: Principal, rule: RouteRule): void {
   if (!rule.scope) return;
   if (principal.actor.type === 'api_key') {
-    if (!principal.permissions.includes(rule.scope))
-      throw forbidden(`API key lacks required scope: ${rule.scope}`);
+    const scopes = rule.scopes ?? [rule.scope];
+    if (!scopes.some((s) => principal.permissions.includes(s)))
+      throw forbidden(`API key lacks required scope: ${scopes.join(' or ')}`);
     return;
   }
   const accepted = rule.permissions ?? [rule.scope];

@@ -3,6 +3,7 @@ import { callerOf, decodeCursor, implement, mountContracts, tenantOf, toPage } f
 import type { Deps } from '../deps';
 import { applyOperation, createMandate, getMandate, listMandates, readForVerify } from '../domain/mandates';
 import type { LifecycleOperation } from '../domain/state-machine';
+import { voidHoldsOfRevoked } from '../domain/authorizations';
 import { internalRoutes, routes, type PublicJwk } from '../contract';
 
 export function mandateRoutes(deps: Deps): Router {
@@ -48,6 +49,8 @@ export function mandateRoutes(deps: Deps): Router {
           caller: callerOf(req),
           reason: body.reason,
         });
+        // Revoking a mandate voids its holds (docs/API.md#budgets); suspension leaves them.
+        if (operation === 'revoke') await voidHoldsOfRevoked(deps, tenantOf(req), params.id, callerOf(req));
         return { status: 200, body: mandate };
       }),
     ),

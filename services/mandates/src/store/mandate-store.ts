@@ -1,5 +1,6 @@
 import type { AuditEvent, OutboxStore } from '@mandate/shared';
 import type { Mandate, MandateState } from '../domain/mandate';
+import type { AuthorizationStore } from './authorization-store';
 import type {
   PublishedStatusList,
   StatusEntry,
@@ -31,6 +32,8 @@ export interface TransitionPatch {
  */
 export interface MandateStore extends OutboxStore {
   readonly kind: 'memory' | 'mongo';
+  /** Spend authorizations and budget periods (docs/API.md#budgets); their events share this outbox. */
+  readonly authorizations: AuthorizationStore;
   /**
    * Stores the mandate and, in the same write, the events that record its creation; with `slot`,
    * its status-list entry (refused, like a duplicate id, if that slot is somehow taken).

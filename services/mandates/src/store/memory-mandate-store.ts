@@ -17,6 +17,7 @@ import {
   type MandateState,
 } from '../domain/mandate';
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
+import { MemoryAuthorizations } from './memory-authorizations';
 import {
   nextStatusList,
   slotAt,
@@ -43,6 +44,7 @@ export class MemoryMandateStore implements MandateStore {
   private readonly indexes = new Map<string, TenantIndexes>();
   /** Unsent events by mandate (tenant + id), changed in the same synchronous step as the mandate. */
   private readonly outbox = new MemoryOutbox();
+  readonly authorizations = new MemoryAuthorizations(this.outbox);
   /** Status lists by id, the newest (open) one last; and per list, its slots' mandates (tenant, id). */
   private readonly statusLists = new Map<string, StatusListRecord>();
   private readonly slots = new Map<string, Map<number, [string, string]>>();

@@ -17,6 +17,7 @@ import {
 } from '@mandate/shared';
 import { EXPIRABLE_STATES, MANDATE_STATES, type Mandate } from '../domain/mandate';
 import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
+import { MongoAuthorizations } from './mongo-authorizations';
 import {
   STATUS_LIST_CAPACITY,
   nextStatusList,
@@ -141,8 +142,9 @@ export class MongoMandateStore extends MongoOutboxSource implements MandateStore
     private readonly model: Model<MandateDoc>,
     private readonly lists: Model<StatusListDoc>,
     private readonly statusListCapacity: number,
+    readonly authorizations: MongoAuthorizations,
   ) {
-    super(connection, [model, lists] as never);
+    super(connection, [model, lists, authorizations.model] as never);
   }
 
   /**
@@ -162,6 +164,7 @@ export class MongoMandateStore extends MongoOutboxSource implements MandateStore
       model,
       lists,
       options.statusListCapacity ?? STATUS_LIST_CAPACITY,
+      await MongoAuthorizations.create(connection),
     );
   }
 

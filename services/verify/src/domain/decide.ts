@@ -27,9 +27,9 @@ export interface Decision {
  * version always yields the same decision_id. Only the reason may change with time (expiry,
  * valid_from), which is inherent to the question "may this delegate do this now?".
  */
-export function decide(mandate: Mandate, input: VerifyInput, now: Date): Decision {
+export function decide(mandate: Mandate, input: VerifyInput, now: Date, budgetAvailable?: number): Decision {
   const state = effectiveState(mandate, now);
-  const failure = firstFailure(mandate, state, input, now);
+  const failure = firstFailure(mandate, state, input, now, budgetAvailable);
   return {
     decision: failure ? 'DENY' : 'ALLOW',
     reason: failure ?? 'OK',

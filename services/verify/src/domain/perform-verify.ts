@@ -26,7 +26,13 @@ export async function performVerify(deps: Deps, metrics: VerifyMetrics, call: Ve
   if (!mandate) throw notFound('Mandate not found');
 
   const now = deps.clock.now();
-  const decision = decide(mandate, input, now);
+  // A budget is checked against what is available now (docs/API.md#budgets), read-only: only for a
+  // mandate that has one and a request with an amount.
+  const available =
+    mandate.scope.budget && input.amount !== undefined && deps.reader.budgetAvailable
+      ? await deps.reader.budgetAvailable({ tenantId, internalToken, requestId: call.requestId }, mandate.id)
+      : undefined;
+  const decision = decide(mandate, input, now, available);
   markRequest(call.requestId, 'v.decide');
 
   // Handed to the publisher before answering, not awaited: it journals the event at once (a

@@ -1,5 +1,5 @@
 import { internalRoutes } from '@mandate/mandates';
-import { ContractClient, type Logger, type RetryPolicy } from '@mandate/shared';
+import { ContractClient, serviceUnavailable, type Logger, type RetryPolicy } from '@mandate/shared';
 import type { Mandate } from '../domain/mandate';
 import type { VerifyMetrics } from '../metrics';
 import type { MandateReader, ReadContext } from './mandate-reader';
@@ -43,6 +43,16 @@ export class HttpMandateReader implements MandateReader {
     if (!answer.ok) return null;
     // Belt and braces: the token already scopes the read, but another tenant's mandate must never be decided on.
     return answer.body.tenant_id === ctx.tenantId ? answer.body : null;
+  }
+
+  async budgetAvailable(ctx: ReadContext, mandateId: string): Promise<number> {
+    const answer = await this.mandates.call(
+      internalRoutes.readBudget,
+      { params: { id: mandateId } },
+      { token: ctx.internalToken, requestId: ctx.requestId },
+    );
+    if (!answer.ok) throw serviceUnavailable('Budget could not be read; retry later');
+    return answer.body.available;
   }
 
   check(): Promise<string> {

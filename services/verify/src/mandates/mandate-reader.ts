@@ -16,6 +16,12 @@ export interface ReadContext {
 export interface MandateReader {
   /** The mandate, or null when it is absent or another tenant's. */
   get(ctx: ReadContext, mandateId: string): Promise<Mandate | null>;
+  /**
+   * The amount of the mandate's budget available now (docs/API.md#budgets), read from the mandates
+   * service (totals change with every authorization, not with the mandate's version); absent:
+   * budgets are not checked. Throws (503) when it cannot be read.
+   */
+  budgetAvailable?(ctx: ReadContext, mandateId: string): Promise<number>;
   /** For /readyz: 'ok' or a short description of what is wrong. */
   check(): Promise<string>;
   close(): Promise<void>;

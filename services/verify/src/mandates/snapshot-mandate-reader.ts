@@ -34,6 +34,12 @@ export class SnapshotMandateReader implements MandateReader {
     return this.origin.get(ctx, mandateId);
   }
 
+  /** Budget totals are not in the snapshot (they change without a new version): the mandates service answers. */
+  async budgetAvailable(ctx: ReadContext, mandateId: string): Promise<number> {
+    if (!this.origin.budgetAvailable) throw new Error('budget reads are not available');
+    return this.origin.budgetAvailable(ctx, mandateId);
+  }
+
   private async readSnapshot(ctx: ReadContext, mandateId: string): Promise<Mandate | null> {
     let snapshot: StoredSnapshot | null;
     try {
