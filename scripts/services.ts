@@ -656,6 +656,10 @@ async function main(): Promise<void> {
             ? {}
             : { PUBLIC_BASE_URL: `http://127.0.0.1:${process.env.PORT ?? '8080'}` }),
         },
+        // The AuthZEN metadata (docs/API.md#authzen) names the same gateway.
+        verify: process.env.PUBLIC_BASE_URL
+          ? {}
+          : { PUBLIC_BASE_URL: `http://127.0.0.1:${process.env.PORT ?? '8080'}` },
         gateway: {
           PORT: process.env.PORT ?? '8080',
           HOST: process.env.HOST ?? '127.0.0.1',

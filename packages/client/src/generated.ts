@@ -188,6 +188,103 @@ export type VerifyRequest = {
   delegate_id?: string | undefined;
   min_assurance?: string | undefined;
 };
+export type AuthzenEvaluationResponse = {
+  decision: boolean;
+  context:
+    | {
+        reason:
+          | 'OK'
+          | 'MANDATE_SUSPENDED'
+          | 'MANDATE_REVOKED'
+          | 'MANDATE_EXPIRED'
+          | 'MANDATE_NOT_YET_VALID'
+          | 'DELEGATE_MISMATCH'
+          | 'PRINCIPAL_NOT_VERIFIED'
+          | 'ASSURANCE_TOO_LOW'
+          | 'ACTION_NOT_PERMITTED'
+          | 'RESOURCE_NOT_PERMITTED'
+          | 'AMOUNT_REQUIRED'
+          | 'CURRENCY_MISMATCH'
+          | 'AMOUNT_EXCEEDS_LIMIT'
+          | 'BUDGET_EXCEEDED';
+        decision_id: string;
+        mandate_id: string;
+        mandate_state: MandateState;
+        mandate_version: number;
+      }
+    | { reason: 'MANDATE_NOT_FOUND'; mandate_id: string }
+    | { error: { status: number; message: string } };
+};
+export type AuthzenEvaluationRequest = {
+  subject: { type: string; id: string; properties?: { [x: string]: unknown } | undefined };
+  action: { name: string; properties?: { [x: string]: unknown } | undefined };
+  resource: {
+    type: 'mandate';
+    id: string;
+    properties?: { [x: string]: unknown; resource?: string | undefined } | undefined;
+  };
+  context?:
+    | {
+        [x: string]: unknown;
+        amount?: number | undefined;
+        currency?: string | undefined;
+        min_assurance?: string | undefined;
+      }
+    | undefined;
+};
+export type AccessEvaluationsResponse =
+  AuthzenEvaluationResponse | { evaluations: AuthzenEvaluationResponse[] };
+export type AuthzenEvaluationsRequest = {
+  evaluations?:
+    | {
+        subject?: { type: string; id: string; properties?: { [x: string]: unknown } | undefined } | undefined;
+        action?: { name: string; properties?: { [x: string]: unknown } | undefined } | undefined;
+        resource?:
+          | {
+              type: 'mandate';
+              id: string;
+              properties?: { [x: string]: unknown; resource?: string | undefined } | undefined;
+            }
+          | undefined;
+        context?:
+          | {
+              [x: string]: unknown;
+              amount?: number | undefined;
+              currency?: string | undefined;
+              min_assurance?: string | undefined;
+            }
+          | undefined;
+      }[]
+    | undefined;
+  subject?: { type: string; id: string; properties?: { [x: string]: unknown } | undefined } | undefined;
+  action?: { name: string; properties?: { [x: string]: unknown } | undefined } | undefined;
+  resource?:
+    | {
+        type: 'mandate';
+        id: string;
+        properties?: { [x: string]: unknown; resource?: string | undefined } | undefined;
+      }
+    | undefined;
+  context?:
+    | {
+        [x: string]: unknown;
+        amount?: number | undefined;
+        currency?: string | undefined;
+        min_assurance?: string | undefined;
+      }
+    | undefined;
+  options?:
+    | {
+        [x: string]: unknown;
+        evaluations_semantic?: 'execute_all' | 'deny_on_first_deny' | 'permit_on_first_permit' | undefined;
+      }
+    | undefined;
+};
+export type AuthzenConfiguration = {
+  policy_decision_point: string;
+  access_evaluation_endpoint: string;
+  access_evaluations_endpoint: string;
+};
 export type AuditEvent = {
   id: string;
   tenant_id: string | null;
@@ -753,6 +850,36 @@ export const OPERATIONS = {
     list: false,
     name: 'verify',
   },
+  accessEvaluation: {
+    method: 'POST',
+    path: '/v1/access/v1/evaluation',
+    params: [],
+    body: 'required',
+    query: false,
+    list: false,
+    namespace: 'authzen',
+    name: 'accessEvaluation',
+  },
+  accessEvaluations: {
+    method: 'POST',
+    path: '/v1/access/v1/evaluations',
+    params: [],
+    body: 'required',
+    query: false,
+    list: false,
+    namespace: 'authzen',
+    name: 'accessEvaluations',
+  },
+  getAuthzenConfiguration: {
+    method: 'GET',
+    path: '/v1/.well-known/authzen-configuration',
+    params: [],
+    body: 'none',
+    query: false,
+    list: false,
+    namespace: 'authzen',
+    name: 'getAuthzenConfiguration',
+  },
   listEvents: {
     method: 'GET',
     path: '/v1/events',
@@ -1305,6 +1432,21 @@ export interface BudgetsOperations {
   /** A mandate’s budget in the current period: captured, held, available (`GET /v1/mandates/:id/budget`) */
   get(id: string, options?: RequestOptions): Promise<BudgetState>;
 }
+/** The authzen operations. */
+export interface AuthzenOperations {
+  /** AuthZEN: may this subject do this action on this mandate now? (`POST /v1/access/v1/evaluation`) */
+  accessEvaluation(
+    body: AuthzenEvaluationRequest,
+    options?: RequestOptions,
+  ): Promise<AuthzenEvaluationResponse>;
+  /** AuthZEN: up to 100 evaluations in one call (`POST /v1/access/v1/evaluations`) */
+  accessEvaluations(
+    body: AuthzenEvaluationsRequest,
+    options?: RequestOptions,
+  ): Promise<AccessEvaluationsResponse>;
+  /** AuthZEN: the policy decision point’s metadata (`GET /v1/.well-known/authzen-configuration`) */
+  getAuthzenConfiguration(options?: RequestOptions): Promise<AuthzenConfiguration>;
+}
 /** The events operations. */
 export interface EventsOperations {
   /** List audit events, newest first (`GET /v1/events`) */
@@ -1496,6 +1638,7 @@ export interface IdentityVerificationsOperations {
 export interface Operations {
   readonly mandates: MandatesOperations;
   readonly budgets: BudgetsOperations;
+  readonly authzen: AuthzenOperations;
   readonly events: EventsOperations;
   readonly webhooks: WebhooksOperations;
   readonly platform: PlatformOperations;

@@ -56,6 +56,11 @@ export interface RouteRule {
   /** Named per-endpoint rate limit bucket, if any. */
   limit?: LimitBucket;
   /**
+   * How many requests one call counts as in the limits (buckets and quota); absent: one.
+   * `evaluations`: one per item of an AuthZEN batch (docs/API.md#authzen), read from the body.
+   */
+  limitCost?: 'evaluations';
+  /**
    * The members of this route's answers that hold a secret (shown once), beyond
    * SECRET_MEMBER_NAMES: an Idempotency-Key replay never carries them (the gateway stores the
    * answer without them). Name every secret the route returns, so the document says it.

@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import { DENY_REASONS } from '@mandate/verifier/decide';
 import {
-  BUDGET_PERIODS,
-  labelText,
-  listing,
-  listQueryShape,
-  resourceText,
-  routeGroup,
-} from '@mandate/shared';
+  DENY_REASONS,
+  PRINTABLE_MESSAGE,
+  REQUEST_LIMITS,
+  RESOURCE_PATH_MESSAGE,
+  isPrintable,
+  isSafeResourcePath,
+} from '@mandate/verifier/decide';
+import { BUDGET_PERIODS, listing, listQueryShape, routeGroup } from '@mandate/shared';
 
 /**
  * Budgets and spend authorizations (docs/API.md#budgets): the wire vocabulary, schemas and routes,
@@ -29,8 +29,18 @@ const minorUnits = (min: number) =>
 
 export const holdBody = z
   .strictObject({
-    action: labelText().min(1).max(200),
-    resource: resourceText().max(1024).optional(),
+    // A hold runs every check of verify, its input rules included (docs/API.md#verify-input-rules).
+    action: z
+      .string()
+      .min(REQUEST_LIMITS.action.min)
+      .max(REQUEST_LIMITS.action.max)
+      .refine(isPrintable, { error: PRINTABLE_MESSAGE }),
+    resource: z
+      .string()
+      .max(REQUEST_LIMITS.resource.max)
+      .refine(isPrintable, { error: PRINTABLE_MESSAGE })
+      .refine(isSafeResourcePath, { error: RESOURCE_PATH_MESSAGE })
+      .optional(),
     amount: minorUnits(1).describe('Minor units of `currency`'),
     currency,
     delegate_id: z.string().max(256).optional(),

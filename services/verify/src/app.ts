@@ -3,6 +3,7 @@ import type { Express } from 'express';
 import { VerifyMetrics } from './metrics';
 import { verifyRoutes } from './http/routes';
 import { verifyHotPath } from './http/hot-path';
+import { authzenRoutes } from './http/authzen-routes';
 
 export interface VerifyApp extends AppLifecycle {
   app: Express;
@@ -23,7 +24,7 @@ export function createApp(given: Deps): VerifyApp {
     readiness: async () => ({ mandates: await deps.reader.check() }),
     tokens: deps.tokens,
     logger: deps.logger,
-    handlers: [verifyRoutes(deps)],
+    handlers: [verifyRoutes(deps), authzenRoutes(deps)],
   });
   // POST /v1/verify is answered without express; everything else (and anything unusual) goes to the app.
   const handler = verifyHotPath(deps, deps.metrics!, app);

@@ -27,6 +27,10 @@ export const configSchema = z.object({
   EVENT_SPOOL_DIR: env.optionalString(),
   /** Bound of that spool; past it new events are refused (and logged). */
   EVENT_SPOOL_MAX_MB: env.int(256).pipe(z.number().int().min(1)),
+  /** Where clients reach the gateway (no trailing path): the AuthZEN metadata's URLs start with it (docs/API.md#authzen). */
+  PUBLIC_BASE_URL: env
+    .string('http://127.0.0.1:8080')
+    .pipe(z.url({ protocol: /^https?$/, error: 'PUBLIC_BASE_URL must be an http(s) URL' })),
 });
 export type Config = z.output<typeof configSchema>;
 

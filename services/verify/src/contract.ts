@@ -11,6 +11,7 @@ import {
   isPrintable,
   isSafeResourcePath,
 } from '@mandate/verifier/decide';
+import { authzenSchemas } from './authzen-contract';
 
 /**
  * The verify service's public contract: the wire vocabulary, the request and response schemas and
@@ -70,6 +71,13 @@ export const verifyResponseSchema = z
   })
   .meta({ id: 'VerifyResponse' });
 
+// AuthZEN Authorization API 1.0 (docs/API.md#authzen): each member takes the rule of the verify field it maps to.
+export const authzen = authzenSchemas(verifyRequestSchema.shape);
+export type AuthzenEvaluation = z.infer<typeof authzen.authzenEvaluationSchema>;
+export type AuthzenEvaluationsRequest = z.infer<typeof authzen.authzenEvaluationsRequestSchema>;
+export type AuthzenEvaluationResponse = z.infer<typeof authzen.authzenEvaluationResponseSchema>;
+export { EVALUATIONS_SEMANTICS, MAX_EVALUATIONS, type EvaluationsSemantic } from './authzen-contract';
+
 export const routes = defineRoutes({
   verify: {
     summary: 'May this delegate do this action now?',
@@ -84,6 +92,56 @@ export const routes = defineRoutes({
     request: { body: verifyRequestSchema },
     responses: { 200: { description: 'The decision', schema: verifyResponseSchema } },
     errors: { 404: 'Mandate not found (or another tenant’s)', 503: 'Mandates service unavailable' },
+  },
+  // AuthZEN's paths: served under /v1 like every route, and so also at the standard's own unversioned
+  // paths (/access/v1/evaluation…), which AuthZEN clients call (docs/DECISIONS.md).
+  accessEvaluation: {
+    summary: 'AuthZEN: may this subject do this action on this mandate now?',
+    description:
+      'OpenID AuthZEN Authorization API 1.0 access evaluation, also served at /access/v1/evaluation. The same decision as POST /v1/verify (same reason, same decision_id); an unknown mandate is decision false with reason MANDATE_NOT_FOUND.',
+    tags: ['authzen'],
+    method: 'POST',
+    path: '/v1/access/v1/evaluation',
+    service: 'verify',
+    auth: 'tenant',
+    scope: 'verify',
+    request: { body: authzen.authzenEvaluationSchema },
+    responses: { 200: { description: 'The decision', schema: authzen.authzenEvaluationResponseSchema } },
+    errors: { 503: 'Mandates service unavailable' },
+  },
+  accessEvaluations: {
+    summary: 'AuthZEN: up to 100 evaluations in one call',
+    description:
+      'OpenID AuthZEN Authorization API 1.0 access evaluations, also served at /access/v1/evaluations. Top-level subject, action, resource and context are defaults an item replaces member by member; answers in request order, stopping at the first deny or permit under deny_on_first_deny or permit_on_first_permit. An item that cannot be evaluated is decision false with context.error. Each item counts one request of the rate limits. Without evaluations the body is one evaluation, answered as by /access/v1/evaluation.',
+    tags: ['authzen'],
+    method: 'POST',
+    path: '/v1/access/v1/evaluations',
+    service: 'verify',
+    auth: 'tenant',
+    scope: 'verify',
+    limitCost: 'evaluations',
+    request: { body: authzen.authzenEvaluationsRequestSchema, bodyDoc: authzen.authzenEvaluationsRequestDoc },
+    responses: {
+      200: {
+        description: 'The decisions in request order (or one decision, for a body without evaluations)',
+        schema: z.union([authzen.authzenEvaluationsResponseSchema, authzen.authzenEvaluationResponseSchema]),
+      },
+    },
+    errors: { 503: 'Mandates service unavailable (a single evaluation)' },
+  },
+  getAuthzenConfiguration: {
+    summary: 'AuthZEN: the policy decision point’s metadata',
+    description:
+      'Public, also served at /.well-known/authzen-configuration: where the evaluation endpoints are, as absolute URLs under PUBLIC_BASE_URL.',
+    tags: ['authzen'],
+    method: 'GET',
+    path: '/v1/.well-known/authzen-configuration',
+    service: 'verify',
+    auth: 'public',
+    limit: 'public_reads',
+    responses: {
+      200: { description: 'The PDP metadata', schema: authzen.authzenConfigurationSchema },
+    },
   },
 });
 

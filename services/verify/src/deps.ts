@@ -11,6 +11,8 @@ export interface Deps {
   clock: Clock;
   /** Hot-path counters, served at GET /internal/v1/metrics; absent → a fresh set. */
   metrics?: VerifyMetrics;
+  /** Where clients reach the gateway (PUBLIC_BASE_URL), for the AuthZEN metadata; absent → the default. */
+  publicBaseUrl?: string;
   /** Tokens for the mandates service on behalf of the caller; absent → minted with `tokens`. */
   mandatesTokens?: CachedTokenMinter;
 }

@@ -129,6 +129,7 @@ export const wire: Wire<Config, Deps> = async (config, logger, overrides = {}) =
       tokens,
       ...loggerAndClock(overrides, logger),
       metrics,
+      publicBaseUrl: overrides.publicBaseUrl ?? config.PUBLIC_BASE_URL,
     };
     return deps;
   });

@@ -32,7 +32,7 @@ export interface LimiterBackend {
    * part would reject, nothing is taken (so a 429 needs no refund). Rejects when the store cannot
    * answer; the limiter then runs the parts one by one on `insurance(limiter)`.
    */
-  consumeAll?(parts: AtomicPart[]): Promise<RateLimiterRes[]>;
+  consumeAll?(parts: AtomicPart[], points?: number): Promise<RateLimiterRes[]>;
   /**
    * The quota counters under `keyPrefix` whose key starts with `start` and ends with `end`, by the
    * part between (GET /v1/usage: one tenant's callers in one month).
@@ -83,7 +83,8 @@ export interface LimitDecision {
 }
 
 export interface RequestLimiter {
-  check(subject: LimitSubject, endpoint?: LimitName): Promise<LimitDecision>;
+  /** `cost`: how many requests this one counts as (an AuthZEN batch: its items); default 1. */
+  check(subject: LimitSubject, endpoint?: LimitName, cost?: number): Promise<LimitDecision>;
   /** Seconds a client IP must still wait after too many failed authentications; 0 when it may try. */
   authBlocked?(ip: string): number;
   /** Counts one failed authentication of a client IP; the seconds it must now wait, 0 while under the limit. */
@@ -208,7 +209,7 @@ export class PlanLimiter implements RequestLimiter {
     return Math.max(1, seconds(res.msBeforeNext));
   }
 
-  async check(subject: LimitSubject, endpoint?: LimitName): Promise<LimitDecision> {
+  async check(subject: LimitSubject, endpoint?: LimitName, cost = 1): Promise<LimitDecision> {
     const now = (this.options.clock ?? systemClock).now();
     const { month, msToNextMonth } = monthWindow(now);
     const applied: Applied[] = [];
@@ -283,15 +284,18 @@ export class PlanLimiter implements RequestLimiter {
       if (backend.consumeAll) {
         // One script call for every limit of the request (global, endpoint, quota).
         try {
-          const results = await backend.consumeAll(applied.map((a) => a.part));
+          const results = await backend.consumeAll(
+            applied.map((a) => a.part),
+            cost,
+          );
           outcomes = results.map((res, i) => ({ ok: res.consumedPoints <= applied[i]!.limit, res }));
           refundable = false;
         } catch {
           // The store did not answer: the per-process limiters decide, as each store limiter's insurance would.
           this.metrics.rateLimitRedisFallbacks.inc();
-          outcomes = await this.consumeEach(applied, (l) => backend.insurance?.(l) ?? l);
+          outcomes = await this.consumeEach(applied, (l) => backend.insurance?.(l) ?? l, cost);
         }
-      } else outcomes = await this.consumeEach(applied, (l) => l);
+      } else outcomes = await this.consumeEach(applied, (l) => l, cost);
     } catch (err) {
       // Both Redis and the insurance limiter failed: serving unlimited beats refusing everyone.
       this.options.logger?.error({ err }, 'rate limiter failed; request not limited');
@@ -302,7 +306,7 @@ export class PlanLimiter implements RequestLimiter {
     const rateRejected = rejected >= 0 ? -1 : this.longestWait(outcomes);
     const blocking = rejected >= 0 ? rejected : rateRejected;
     if (blocking >= 0) {
-      if (refundable) this.refund(applied, outcomes);
+      if (refundable) this.refund(applied, outcomes, cost);
       const a = applied[blocking]!;
       const quota = a.kind === 'quota';
       // applied is [a per-IP bucket] or [global, endpoint?, quota]: the blocking index names the bucket.
@@ -351,11 +355,12 @@ export class PlanLimiter implements RequestLimiter {
   private consumeEach(
     applied: Applied[],
     on: (limiter: RateLimiterLike) => RateLimiterLike,
+    cost: number,
   ): Promise<Outcome[]> {
     return Promise.all(
       applied.map((a) =>
         on(a.limiter)
-          .consume(a.key, 1, a.options)
+          .consume(a.key, cost, a.options)
           .then(
             (res): Outcome => ({ ok: true, res }),
             (err: unknown): Outcome => {
@@ -379,11 +384,11 @@ export class PlanLimiter implements RequestLimiter {
    * Gives back what a rejected request took: the buckets that let it through, the quota (a
    * counter keeps counting past its limit) and the day's tally. Fire-and-forget, off the request's path.
    */
-  private refund(applied: Applied[], outcomes: Outcome[]) {
+  private refund(applied: Applied[], outcomes: Outcome[], cost: number) {
     applied.forEach((a, i) => {
       if (outcomes[i]!.ok || a.kind === 'quota') {
         (this.backend.insurance?.(a.limiter) ?? a.limiter)
-          .reward(a.key, 1, a.options)
+          .reward(a.key, cost, a.options)
           .catch((err: unknown) => this.options.logger?.warn({ err }, 'rate limit refund failed'));
       }
     });

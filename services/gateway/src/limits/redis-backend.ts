@@ -23,8 +23,9 @@ type GcraClient = Redis & {
  * nothing, so it needs no refund. Returns, per part, [consumed, msBeforeNext] in the shape of
  * those scripts.
  *
- * ARGV[1] is 1 to take the request's point, 0 only to report; each part's fourth number is the
- * count of requests this replica already let through on its own (see `RedisLimiterBackend`),
+ * ARGV[1] is the request's points to take (1, or an AuthZEN batch's items), 0 only to report;
+ * each part's fourth number is the count of requests this replica already let through on its own
+ * (see `RedisLimiterBackend`),
  * added first and unconditionally: they were answered, so a bucket may go into debt (its tat
  * beyond the burst), which later requests then wait out.
  * KEYS of one call belong to one caller and must live on one node (a Redis Cluster would need a
@@ -51,9 +52,9 @@ for i = 1, #KEYS do
     tat = tat + pending * interval
     tats[i] = tat
     local nxt = tat + take * interval
-    if take == 1 and nxt - now > capacity + 0.001 then
+    if take > 0 and nxt - now > capacity + 0.001 then
       allowed = false
-      out[2 * i - 1] = a + 1
+      out[2 * i - 1] = a + take
       out[2 * i] = math.ceil(nxt - now - capacity)
     else
       out[2 * i - 1] = a - math.floor((capacity - (nxt - now)) / interval + 0.001)
@@ -174,9 +175,9 @@ const limitOf = (p: AtomicPart) => (p.kind === 'rate' ? p.bucket.burst : p.point
  * over is owed: the bucket's tat goes beyond its burst, so later requests wait until it is paid.
  * Refill since the view is ignored (it only makes the estimate stricter).
  */
-function decidesLocally(v: PartView, p: AtomicPart, now: number): boolean {
+function decidesLocally(v: PartView, p: AtomicPart, now: number, points: number): boolean {
   if (now - v.at > VIEW_MAX_AGE_MS || limitOf(v.part) !== limitOf(p)) return false;
-  const left = v.remaining - v.inflight - v.unsent - v.asking - 1;
+  const left = v.remaining - v.inflight - v.unsent - v.asking - points;
   const margin = p.kind === 'rate' ? p.bucket.burst / 2 : Math.min(p.points / 2, QUOTA_MARGIN);
   return left >= margin;
 }
@@ -321,19 +322,19 @@ export class RedisLimiterBackend implements LimiterBackend {
    * recent view, one script call decides (see LIMITS_LUA) and refreshes the view; it rejects at
    * once while Redis is not connected (the insurance limiters then decide).
    */
-  async consumeAll(parts: AtomicPart[]): Promise<RateLimiterRes[]> {
+  async consumeAll(parts: AtomicPart[], points = 1): Promise<RateLimiterRes[]> {
     const now = this.now();
     this.sweep(now);
     const views = parts.map((p) => this.views.get(p.rlKey));
-    if (views.every((v, i) => v !== undefined && decidesLocally(v, parts[i]!, now))) {
+    if (views.every((v, i) => v !== undefined && decidesLocally(v, parts[i]!, now, points))) {
       this.scheduleFlush();
       return views.map((v) => {
-        v!.unsent++;
+        v!.unsent += points;
         return localResult(v!);
       });
     }
     if (this.client.status !== 'ready') throw new Error('Redis connection is not ready');
-    const out = await this.call(parts[0]!.rlKey, parts, 1);
+    const out = await this.call(parts[0]!.rlKey, parts, points);
     const results: RateLimiterRes[] = [];
     for (let i = 0; i < parts.length; i++) {
       const p = parts[i]!;
@@ -345,11 +346,11 @@ export class RedisLimiterBackend implements LimiterBackend {
   }
 
   /**
-   * One LIMITS_LUA call for `parts` of one caller (take: 1 = the request's point, 0 = only add what
+   * One LIMITS_LUA call for `parts` of one caller (take: the request's points, 0 = only add what
    * was let through here), carrying each part's unsent count; every part's view is then what
    * Redis answered. A failed call gives the counts back to the next call and marks the views stale.
    */
-  private async call(group: string, parts: AtomicPart[], take: 0 | 1): Promise<number[]> {
+  private async call(group: string, parts: AtomicPart[], take: number): Promise<number[]> {
     const views = parts.map((p) => {
       let v = this.views.get(p.rlKey);
       if (!v) {
@@ -398,7 +399,7 @@ export class RedisLimiterBackend implements LimiterBackend {
       v.inflight -= sent[i]!;
       v.asking -= take;
       const limit = limitOf(v.part);
-      // A rejection reports limit + 1 (nothing taken): nothing remains either way.
+      // A rejection reports limit + the points asked (nothing taken): nothing remains either way.
       v.remaining = limit - out[2 * i]!;
       v.msBeforeNext = out[2 * i + 1]!;
       v.at = at;

@@ -4,7 +4,9 @@ import type { GatewayDeps } from '../deps';
 import { limitSubject } from '../limits';
 import type { RouteRule } from '../routes/table';
 import { credentialDigest, tooManyAuthFailures, type AuthGuard } from './auth-guard';
+import { bodyReader } from './body';
 import type { Call } from './call';
+import { limitCostStep } from './limit-cost';
 
 /**
  * Step 5, who calls (sets `call.principal`), then their budget: an address over its failed-
@@ -14,6 +16,7 @@ import type { Call } from './call';
 export function admissionStep(deps: GatewayDeps, guard: AuthGuard) {
   const { recent } = guard;
   const ip = (call: Call) => () => guard.clientIpOf(call.req);
+  const limitCost = limitCostStep(bodyReader());
 
   async function authenticateCall(call: Call, rule: RouteRule, params: Record<string, string>) {
     const { req, requestId } = call;
@@ -51,7 +54,7 @@ export function admissionStep(deps: GatewayDeps, guard: AuthGuard) {
     // One limiter call per request, after authentication (rejected credentials cost no budget).
     const subject = deps.limiter && limitSubject(rule, call.principal, ip(call));
     if (subject) {
-      const decision = await deps.limiter!.check(subject, rule.limit);
+      const decision = await deps.limiter!.check(subject, rule.limit, await limitCost(call, rule));
       for (const name in decision.headers) call.res.setHeader(name, decision.headers[name]!);
       if (!decision.allowed) throw new AppError('TOO_MANY_REQUESTS', decision.message!);
       markRequest(call.requestId, 'gw.limit');

@@ -17,6 +17,8 @@ export interface Call {
   routePattern: string | null;
   /** Who called, once authenticated (null: a public route, or not yet). */
   principal: Principal | null;
+  /** The body, when a step before forwarding had to read it (an AuthZEN batch's cost: limit-cost.ts). */
+  body?: { raw: Buffer | undefined };
 }
 
 /**

@@ -17,11 +17,12 @@ export function forwardStep(deps: GatewayDeps) {
   const readBody = bodyReader();
   const minter = new CachedTokenMinter(deps.tokens);
   return async (
-    { req, res, requestId, principal }: Call,
+    { req, res, requestId, principal, body: read }: Call,
     rule: ServiceRoute,
     path: string,
   ): Promise<void> => {
-    const body = await readBody(req, res);
+    // Read already when the limits needed it (an AuthZEN batch's items: limit-cost.ts).
+    const body = read ? read.raw : await readBody(req, res);
     markRequest(requestId, 'gw.body');
     // An Idempotency-Key POST is answered in one piece: the capture stores the body it ends with.
     const buffered =
