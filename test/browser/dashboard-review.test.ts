@@ -1,10 +1,13 @@
 import type { Page } from 'playwright-core';
-import { eventually } from '../support/stack';
+import { README_MANDATE, eventually } from '../support/stack';
 import { TENANT_AREAS } from '../../packages/dashboard/src/areas';
 import {
   SUBJECT,
+  allAxeViolations,
   closeClean,
   dashboardForSuite,
+  horizontalOverflow,
+  laidOut,
   describeIfChromium,
   devSignIn,
   openPage,
@@ -229,4 +232,106 @@ describeIfChromium('dashboard: what the product review found', () => {
     expect(errors).toEqual([]);
     await context.close();
   }, 180_000);
+
+  /** A 91-character delegate id, as the review's seeded data had. */
+  const LONG_DELEGATE = `agent_${'x'.repeat(40)}_${'y'.repeat(44)}`;
+
+  it('when a mandate has a 91-character delegate id, then at 1280 px the list stays a table, the id cut in its cell with the whole id on hover and copy, and the names shown beside the ids', async () => {
+    expect(LONG_DELEGATE).toHaveLength(91);
+    const created = await suite.api()('POST', '/v1/mandates', {
+      auth: suite.auth,
+      body: {
+        ...README_MANDATE,
+        principal: { ...README_MANDATE.principal, name: 'Acme Travel' },
+        delegate: { id: LONG_DELEGATE, type: 'agent', name: 'Booking agent' },
+      },
+    });
+    expect(created.status).toBe(201);
+    const tab = await openAs('tenant_admin', 'mandates');
+    const { page } = tab;
+    const row = page.locator(`tr[data-mandate="${created.body.id}"]`);
+    await row.waitFor();
+    await laidOut(page);
+    expect(await page.locator('.table-wrap').first().getAttribute('data-layout')).toBe('table');
+    expect(await horizontalOverflow(page)).toBe(0);
+    const cut = row.locator(`code[title="${LONG_DELEGATE}"]`);
+    expect(
+      await cut.evaluate(
+        (el) =>
+          (el as unknown as { scrollWidth: number; clientWidth: number }).scrollWidth >
+          (el as unknown as { clientWidth: number }).clientWidth,
+      ),
+    ).toBe(true);
+    expect(await row.getByRole('button', { name: `Copy ${LONG_DELEGATE}` }).count()).toBe(1);
+    expect(await row.getByText('Booking agent').count()).toBe(1);
+    expect(await row.getByText('Acme Travel').count()).toBe(1);
+    await closeClean(tab);
+  }, 120_000);
+
+  it('when a mandate with a long id is opened at 390 px, then its title wraps and the page does not scroll sideways', async () => {
+    const created = await suite.api()('POST', '/v1/mandates', { auth: suite.auth, body: README_MANDATE });
+    const tab = await openAs('tenant_admin', `mandates/${created.body.id}`);
+    const { page } = tab;
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('heading', { level: 1, name: `Mandate ${created.body.id}` }).waitFor();
+    await laidOut(page);
+    expect(await horizontalOverflow(page)).toBe(0);
+    await closeClean(tab);
+  }, 120_000);
+
+  it('when a mandate starts in 3 days, then its badge says "Starts in 3 days", not ACTIVE, in the list and on its page', async () => {
+    const validFrom = new Date(Date.now() + 3 * 86_400_000 + 3_600_000).toISOString();
+    const created = await suite.api()('POST', '/v1/mandates', {
+      auth: suite.auth,
+      body: {
+        ...README_MANDATE,
+        delegate: { id: 'agent_later', type: 'agent' },
+        valid_from: validFrom,
+        expires_at: new Date(Date.now() + 30 * 86_400_000).toISOString(),
+      },
+    });
+    expect(created.status).toBe(201);
+    const tab = await openAs('tenant_admin', 'mandates');
+    const { page } = tab;
+    const row = page.locator(`tr[data-mandate="${created.body.id}"]`);
+    await row.waitFor();
+    expect(await row.locator('.mantine-Badge-root').textContent()).toBe('Starts in 3 days');
+    await page.goto(`${suite.stack.url}/dashboard/mandates/${created.body.id}`);
+    await page.getByTestId('mandate-state').waitFor();
+    expect(await page.getByTestId('mandate-state').textContent()).toBe('Starts in 3 days');
+    await closeClean(tab);
+  }, 120_000);
+
+  it('when a mandate is not found, then the page has its level-one heading and no axe violation', async () => {
+    const tab = await openPage(suite.browser, (url) => !url.includes('mdt_'));
+    const { page } = tab;
+    await devSignIn(page, suite.stack.url, suite.tenantId, SUBJECT('tenant_admin'));
+    await page.goto(`${suite.stack.url}/dashboard/mandates/mdt_00000000000000000000000000`);
+    await page.getByRole('heading', { level: 1, name: 'Mandate not found' }).waitFor();
+    expect(await allAxeViolations(page)).toEqual([]);
+    await closeClean(tab);
+  }, 120_000);
+
+  it('when the mandates list fails to load, then the error is shown alone, without the empty state', async () => {
+    const tab = await openPage(suite.browser, (url) => !url.includes('/mandates'));
+    const { page } = tab;
+    await devSignIn(page, suite.stack.url, suite.tenantId, SUBJECT('tenant_admin'));
+    await page.goto(`${suite.stack.url}/dashboard/mandates`);
+    // A filter nothing matches: the empty state. Then the API fails, and the same filter is asked again.
+    await page.getByLabel('Delegate id').fill('agent_nobody');
+    await page.getByText('No mandates.').waitFor();
+    await page.route('**/v1/mandates?**', (route) =>
+      route.fulfill({
+        status: 503,
+        contentType: 'application/json',
+        body: JSON.stringify({ error: 'SERVICE_UNAVAILABLE', message: 'mandates is down' }),
+      }),
+    );
+    await page.getByLabel('Delegate id').fill('');
+    await page.getByLabel('Delegate id').fill('agent_nobody');
+    await page.getByText('mandates is down').waitFor({ timeout: 30_000 });
+    expect(await page.getByText('No mandates.').count()).toBe(0);
+    expect(await page.getByTestId('mandates').count()).toBe(0);
+    await closeClean(tab);
+  }, 120_000);
 });

@@ -77,7 +77,8 @@ export function Loaded<D>({ query, children }: { query: UseQueryResult<D>; child
     <>
       {query.isPending ? <Loading /> : null}
       <ErrorMessage error={query.error} />
-      {query.data ? children(query.data) : null}
+      {/* An error stands alone: never beside an empty state ("No mandates…") that it contradicts. */}
+      {query.data && !query.isError ? children(query.data) : null}
     </>
   );
 }
