@@ -88,9 +88,10 @@ describe('identity end to end: keys, roles, JWT callers, onboarding, widget conf
     });
     const staging = `${tenantId}:${rotated.body.api_key}`;
     expect((await api('GET', '/v1/mandates', { auth: staging })).status).toBe(200);
-    expect((await api('POST', `${keys}/${rotated.body.key_id}/activate`, { auth })).body.status).toBe(
-      'active',
-    );
+    expect(
+      (await api('POST', `${keys}/${rotated.body.key_id}/activate`, { auth, body: { grace_seconds: 0 } }))
+        .body.status,
+    ).toBe('active');
     expect((await api('GET', `${keys}/${created.body.key_id}`, { auth })).body.status).toBe('revoked');
     await eventually(
       async () => ((await api('GET', '/v1/mandates', { auth: key })).status === 401 ? true : undefined),

@@ -151,7 +151,10 @@ describe('revocation on two gateway replicas (processes, real RabbitMQ and Redis
     // Staging keys work at once, on every gateway.
     await warm({ path: '/v1/mandates?limit=1', auth: `${tenantId}:${rotated.body.api_key}` });
 
-    const activated = await gateways[0]!.api('POST', `${keys}/${rotated.body.key_id}/activate`, { auth });
+    const activated = await gateways[0]!.api('POST', `${keys}/${rotated.body.key_id}/activate`, {
+      auth,
+      body: { grace_seconds: 0 },
+    });
     const since = performance.now();
     expect(activated).toMatchObject({ status: 200, body: { status: 'active' } });
     const [a, b] = await Promise.all(gateways.map((g) => refusedAfter(g.api, oldRequest, 401, since)));

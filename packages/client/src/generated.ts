@@ -479,10 +479,13 @@ export type ApiKey = {
   created_at: string;
   last_used_at: string | null;
   replaces_key_id: string | null;
+  replaced_by_key_id: string | null;
+  grace_ends_at: string | null;
 };
 export type ApiKeyPage = Page<ApiKey>;
 export type ListApiKeysQuery = { limit?: number | undefined; cursor?: string | undefined };
 export type RotatedApiKey = CreatedApiKey & { replaces_key_id: string };
+export type ActivateApiKeyRequest = { grace_seconds?: number | undefined };
 export type RoleAssignment = {
   id: string;
   tenant_id: string;
@@ -1124,7 +1127,7 @@ export const OPERATIONS = {
     method: 'POST',
     path: '/v1/tenants/:tenantId/api-keys/:keyId/activate',
     params: ['tenantId', 'keyId'],
-    body: 'none',
+    body: 'optional',
     query: false,
     list: false,
     namespace: 'apiKeys',
@@ -1552,8 +1555,13 @@ export interface ApiKeysOperations {
   get(tenantId: string, keyId: string, options?: RequestOptions): Promise<ApiKey>;
   /** Rotate an active key: issues a staging key (usable at once) with the same name and scopes (`POST /v1/tenants/:tenantId/api-keys/:keyId/rotate`) */
   rotate(tenantId: string, keyId: string, options?: RequestOptions): Promise<RotatedApiKey>;
-  /** Activate a staging key; the key it replaces is revoked (`POST /v1/tenants/:tenantId/api-keys/:keyId/activate`) */
-  activate(tenantId: string, keyId: string, options?: RequestOptions): Promise<ApiKey>;
+  /** Activate a staging key; the key it replaces is revoked, at once or after a grace period (`POST /v1/tenants/:tenantId/api-keys/:keyId/activate`) */
+  activate(
+    tenantId: string,
+    keyId: string,
+    body?: ActivateApiKeyRequest,
+    options?: RequestOptions,
+  ): Promise<ApiKey>;
   /** Revoke a key (`POST /v1/tenants/:tenantId/api-keys/:keyId/revoke`) */
   revoke(tenantId: string, keyId: string, options?: RequestOptions): Promise<ApiKey>;
 }

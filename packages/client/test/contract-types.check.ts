@@ -83,6 +83,7 @@ export type Checks = [
   Expect<Equal<Client.ApiKey, Res<'listApiKeys', 200>['data'][number]>>,
   Expect<Equal<Client.ListApiKeysQuery, Query<'listApiKeys'>>>,
   Expect<Equal<Flat<Client.RotatedApiKey>, Res<'rotateApiKey', 201>>>,
+  Expect<Equal<Client.ActivateApiKeyRequest, Body<'activateApiKey'>>>,
   Expect<Equal<Client.RoleAssignment, Res<'listRoleAssignments', 200>['data'][number]>>,
   Expect<Equal<Client.ListRoleAssignmentsQuery, Query<'listRoleAssignments'>>>,
   Expect<Equal<Client.CreateRoleAssignmentRequest, Body<'createRoleAssignment'>>>,

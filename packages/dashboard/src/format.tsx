@@ -114,6 +114,35 @@ export function IdToken({ id, to, full = false }: { id: string; to?: string; ful
   );
 }
 
+/**
+ * A long value (an id, a URL) in a dense table: cut with an ellipsis (at most 14rem), its whole value the title (shown on hover) and copied by its copy button, so a 91-character
+ * id never widens a table into cards (docs/DASHBOARD.md, "Design system").
+ */
+export function Cut({ value, copy = true }: { value: string; copy?: boolean }) {
+  return (
+    <span className="cut-wrap">
+      <code className="cut" title={value}>
+        {value}
+      </code>
+      {copy ? (
+        <CopyButton value={value} timeout={1500}>
+          {({ copied, copy: run }) => (
+            <ActionIcon
+              variant="subtle"
+              color={copied ? 'green' : 'gray'}
+              size="sm"
+              onClick={run}
+              aria-label={copied ? `Copied ${value}` : `Copy ${value}`}
+            >
+              {copied ? <Check size={14} aria-hidden /> : <Copy size={14} aria-hidden />}
+            </ActionIcon>
+          )}
+        </CopyButton>
+      ) : null}
+    </span>
+  );
+}
+
 const GREEN = ['ACTIVE', 'VERIFIED', 'SUCCEEDED', 'ALLOW', 'APPROVED', 'ENABLED', 'OK'];
 const AMBER = ['SUSPENDED', 'STAGING', 'PENDING', 'RETRYING', 'SCHEDULED'];
 const RED = ['FAILED', 'DENY', 'REJECTED', 'DEAD'];

@@ -116,7 +116,12 @@ export function DataTable<T>({
                   'data-label':
                     typeof c.column.columnDef.header === 'string' ? c.column.columnDef.header : undefined,
                 };
-                const content = flexRender(c.column.columnDef.cell, c.getContext());
+                // Called, not rendered as a component (flexRender would): the cell function is new on every
+                // render, so as a component type it would remount the cell, and a focused button in it
+                // (a dialog's opener) would be lost.
+                const cell = c.column.columnDef.cell;
+                const content =
+                  typeof cell === 'function' ? cell(c.getContext()) : flexRender(cell, c.getContext());
                 return meta.rowHeader ? (
                   <Table.Th key={c.id} scope="row" {...props}>
                     {content}

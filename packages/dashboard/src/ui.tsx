@@ -1,4 +1,4 @@
-import { useState, type FormEvent, type InputHTMLAttributes, type ReactNode } from 'react';
+import { useEffect, useRef, useState, type FormEvent, type InputHTMLAttributes, type ReactNode } from 'react';
 import { useMutation, type UseMutationOptions, type UseQueryResult } from '@tanstack/react-query';
 import {
   Alert,
@@ -77,7 +77,8 @@ export function Loaded<D>({ query, children }: { query: UseQueryResult<D>; child
     <>
       {query.isPending ? <Loading /> : null}
       <ErrorMessage error={query.error} />
-      {query.data ? children(query.data) : null}
+      {/* An error stands alone: never beside an empty state ("No mandates…") that it contradicts. */}
+      {query.data && !query.isError ? children(query.data) : null}
     </>
   );
 }
@@ -503,6 +504,9 @@ export function FormCard({
 /**
  * Mantine's dialog (a Modal, or a Drawer from the right) with its title and close button. Its
  * header is a <div>: Mantine's <header> would be a second banner landmark beside the page's own.
+ * Closing returns the focus to the element that had it when the dialog opened (its opener): Mantine's
+ * own return reads the focus after its autofocus moved it inside. The page's scroll is locked by a
+ * class on <body>, not Mantine's lock, whose injected <style> the CSP (style-src 'self') refuses.
  */
 export function Dialog({
   opened,
@@ -519,12 +523,39 @@ export function Dialog({
   drawer?: boolean;
   size?: string;
 }) {
+  const opener = useRef<HTMLElement | null>(null);
+  const wasOpened = useRef(false);
+  // Read while rendering the opening, before any effect or autofocus moves the focus.
+  if (opened && !wasOpened.current && typeof document !== 'undefined')
+    opener.current = document.activeElement as HTMLElement | null;
+  wasOpened.current = opened;
+  useEffect(() => {
+    if (!opened) return;
+    document.body.classList.add('dialog-open');
+    return () => {
+      document.body.classList.remove('dialog-open');
+      const back = opener.current;
+      // Only when the focus was lost: on the body, or still in the closing dialog (its exit transition).
+      window.setTimeout(() => {
+        const now = document.activeElement;
+        const lost = !now || now === document.body || !now.isConnected || !!now.closest('[role="dialog"]');
+        if (back?.isConnected && lost) back.focus();
+      }, 20);
+    };
+  }, [opened]);
   const header = { component: 'div' } as object;
   // The two share their parts' names and props; only the Drawer takes a side.
   const Parts = (drawer ? Drawer : Modal) as typeof Modal;
   const side = (drawer ? { position: 'right' } : {}) as object;
   return (
-    <Parts.Root opened={opened} onClose={onClose} size={size} {...side}>
+    <Parts.Root
+      opened={opened}
+      onClose={onClose}
+      size={size}
+      lockScroll={false}
+      returnFocus={false}
+      {...side}
+    >
       <Parts.Overlay />
       <Parts.Content>
         <Parts.Header {...header}>

@@ -1,5 +1,5 @@
 import { internalServiceApp, outboxAppLifecycle, ownRelayUnlessGiven, PeriodicTask } from '@mandate/shared';
-import { expireStagingKeys } from './api-keys/api-keys';
+import { endRotationGraces, expireStagingKeys } from './api-keys/api-keys';
 import {
   identityVerificationInternalRoutes,
   identityVerificationRoutes,
@@ -18,7 +18,11 @@ export function createApp(given: Deps) {
   const stagingSweeper = deps.stagingSweepIntervalMs
     ? new PeriodicTask(
         deps.stagingSweepIntervalMs,
-        () => expireStagingKeys(deps),
+        // The same pass ends rotation grace periods (docs/API.md#api-key-rotation-grace).
+        async () => {
+          await expireStagingKeys(deps);
+          await endRotationGraces(deps);
+        },
         (err) => deps.logger.warn({ err }, 'staging key sweep failed; retrying on the next tick'),
       )
     : undefined;

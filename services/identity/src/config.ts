@@ -1,6 +1,10 @@
 import { commonConfigShape, env, type DeploymentNeeds, parseConfig } from '@mandate/shared';
 import { z } from 'zod';
-import { DEFAULT_STAGING_KEY_TTL_HOURS } from './api-keys/api-key';
+import {
+  DEFAULT_ROTATION_GRACE_SECONDS,
+  DEFAULT_STAGING_KEY_TTL_HOURS,
+  MAX_ROTATION_GRACE_SECONDS,
+} from './api-keys/api-key';
 
 export const configSchema = z.object({
   ...commonConfigShape,
@@ -10,6 +14,13 @@ export const configSchema = z.object({
   MONGO_DB: env.string('mandate_identity'),
   /** How long a rotation's staging key may wait for activation before it is revoked (SPEC §5). */
   STAGING_KEY_TTL_HOURS: env.int(DEFAULT_STAGING_KEY_TTL_HOURS).pipe(z.number().int().min(1)),
+  /**
+   * How long a rotated key keeps working after its successor is activated without `grace_seconds`
+   * (docs/API.md#api-key-rotation-grace); 0 revokes it at once.
+   */
+  KEY_ROTATION_GRACE_SECONDS: env
+    .int(DEFAULT_ROTATION_GRACE_SECONDS)
+    .pipe(z.number().int().min(0).max(MAX_ROTATION_GRACE_SECONDS)),
   /** How often expired staging keys are revoked (and announced); 0 turns the sweeper off. */
   STAGING_KEY_SWEEP_INTERVAL_MS: env.int(60_000).pipe(z.number().int().min(0)),
   /**

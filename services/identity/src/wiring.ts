@@ -32,6 +32,7 @@ export const wire: Wire<IdentityConfig, Deps> = (config, logger, overrides = {})
         ...loggerAndClock(overrides, logger),
         stagingKeyTtlMs: overrides.stagingKeyTtlMs ?? config.STAGING_KEY_TTL_HOURS * 3_600_000,
         stagingSweepIntervalMs: overrides.stagingSweepIntervalMs ?? config.STAGING_KEY_SWEEP_INTERVAL_MS,
+        rotationGraceSeconds: overrides.rotationGraceSeconds ?? config.KEY_ROTATION_GRACE_SECONDS,
         wallet: overrides.wallet ?? (await walletVerifierFromConfig(config)),
       };
       return deps;

@@ -131,6 +131,8 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
         created_at: created.body.created_at,
         last_used_at: null,
         replaces_key_id: null,
+        replaced_by_key_id: null,
+        grace_ends_at: null,
       });
       const text = JSON.stringify(res.body);
       expect(text).not.toContain(secret);
@@ -193,9 +195,11 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
       });
       expect(Object.keys(res.body).sort()).toEqual([
         'created_at',
+        'grace_ends_at',
         'key_id',
         'last_used_at',
         'name',
+        'replaced_by_key_id',
         'replaces_key_id',
         'scopes',
         'status',
@@ -223,7 +227,7 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
   });
 
   describe('rotate, activate, revoke', () => {
-    it('when a key is rotated and the new key activated, then the new key is active and the old one no longer resolves', async () => {
+    it('when a key is rotated and the new key activated without grace, then the new key is active and the old one no longer resolves', async () => {
       const { caller, keys, keyId, secret, tenantId } = await tenantWithCaller(svc);
 
       const rotated = await svc.call('POST', `${keys}/${keyId}/rotate`, { caller });
@@ -251,7 +255,10 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
         body: { key_id: keyId, status: 'active' },
       });
 
-      const activated = await svc.call('POST', `${keys}/${newId_}/activate`, { caller });
+      const activated = await svc.call('POST', `${keys}/${newId_}/activate`, {
+        caller,
+        body: { grace_seconds: 0 },
+      });
       expect(activated).toMatchObject({
         status: 200,
         body: { key_id: newId_, status: 'active', replaces_key_id: keyId },
@@ -260,7 +267,7 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
 
       expect(await svc.call('GET', `${keys}/${keyId}`, { caller })).toMatchObject({
         status: 200,
-        body: { status: 'revoked' },
+        body: { status: 'revoked', replaced_by_key_id: newId_, grace_ends_at: null },
       });
       expect(await resolve(secret)).toMatchObject({ status: 404 });
       expect(await resolve(newSecret)).toMatchObject({ status: 200, body: { status: 'active' } });
@@ -408,7 +415,10 @@ describe.each(identityStoreAdapters())('identity: API keys (component, $name sto
       const { caller, keys, keyId, secret, tenantId } = await tenantWithCaller(svc);
       const created = await svc.call('POST', keys, { caller, body: { name: 'ci', scopes: ['verify'] } });
       const rotated = await svc.call('POST', `${keys}/${created.body.key_id}/rotate`, { caller });
-      await svc.call('POST', `${keys}/${rotated.body.key_id}/activate`, { caller });
+      await svc.call('POST', `${keys}/${rotated.body.key_id}/activate`, {
+        caller,
+        body: { grace_seconds: 0 },
+      });
       await svc.call('POST', `${keys}/${keyId}/revoke`, { caller });
       const secrets = [secret, created.body.api_key, rotated.body.api_key] as string[];
 

@@ -24,6 +24,8 @@ export function buildKeyRecord(
     created_at: now(),
     last_used_at: null,
     replaces_key_id: null,
+    replaced_by_key_id: null,
+    grace_ends_at: null,
     secret_hash: hashSecret(secret),
     secret,
     ...overrides,

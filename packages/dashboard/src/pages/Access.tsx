@@ -19,6 +19,7 @@ import {
   useCreateForm,
 } from '../ui';
 import { column } from '../table';
+import { ConfirmDialog } from '../confirm';
 import { PagedTable } from '../paged-list';
 
 const ROLES = ['tenant_admin', 'tenant_operator', 'tenant_viewer', 'tenant_auditor'] as const;
@@ -32,12 +33,14 @@ export function AccessPage({ area }: { area: Area }) {
     area,
     (api, tenantId, query) => api.roleAssignments.list(tenantId, query),
   );
+  const [asked, setAsked] = useState<Assignment | null>(null);
   const change = useMutation({
     mutationFn: ({ a, roles }: { a: Assignment; roles?: string[] }) =>
       roles
         ? apiOf(session).roleAssignments.update(tenantId, a.id, { roles })
         : apiOf(session).roleAssignments.revoke(tenantId, a.id),
     onSuccess: (_, { a, roles }) => {
+      setAsked(null);
       notifyDone(roles ? `${a.subject_id} is now ${roles.join(', ')}.` : `${a.subject_id}'s role revoked.`);
       void refresh();
     },
@@ -48,7 +51,25 @@ export function AccessPage({ area }: { area: Area }) {
     <>
       <PageHeader title="Access management" />
       {canWrite ? <Assign tenantId={tenantId} onDone={() => void refresh()} /> : null}
-      <ErrorMessage error={change.error} />
+      {asked ? null : <ErrorMessage error={change.error} />}
+      <ConfirmDialog
+        opened={!!asked}
+        title="Revoke role"
+        confirm="Revoke role"
+        pending={change.isPending}
+        error={asked ? change.error : null}
+        onClose={() => setAsked(null)}
+        onConfirm={() => asked && change.mutate({ a: asked })}
+        impact={
+          asked ? (
+            <>
+              {asked.subject_id} loses {asked.roles.join(', ')} in tenant {tenantId} immediately: their next
+              request is refused (403), signed in or not. This cannot be undone: assign a role again to give
+              access back.
+            </>
+          ) : null
+        }
+      />
       <PagedTable
         list={list}
         caption={`Role assignments of tenant ${tenantId}`}
@@ -77,7 +98,10 @@ export function AccessPage({ area }: { area: Area }) {
                         own={own(a)}
                         busy={change.isPending}
                         onRoles={(roles) => change.mutate({ a, roles })}
-                        onRevoke={() => change.mutate({ a })}
+                        onRevoke={() => {
+                          change.reset();
+                          setAsked(a);
+                        }}
                       />
                     ) : null,
                   'actions',

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
-import { Button, Checkbox, Group } from '@mantine/core';
+import { Button, Checkbox, Group, NativeSelect, Text } from '@mantine/core';
 import type { ApiKey } from '@mandate/client';
 import { apiOf } from '../api';
 import type { Area } from '../areas';
@@ -19,6 +19,8 @@ import {
   useSecretOnce,
 } from '../ui';
 import { column } from '../table';
+import { ConfirmDialog } from '../confirm';
+import { formatTime, relativeTime, shortId } from '../format';
 import { PagedTable } from '../paged-list';
 
 type Scope = ApiKey['scopes'][number];
@@ -32,6 +34,23 @@ const SCOPES: readonly Scope[] = [
 ];
 
 type KeyOp = 'rotate' | 'activate' | 'revoke';
+
+/** The grace periods the activation offers the key it replaces (docs/API.md#api-key-rotation-grace). */
+const GRACE_CHOICES = [
+  { value: '0', label: 'None: revoke the old key now' },
+  { value: '3600', label: '1 hour' },
+  { value: '86400', label: '24 hours (default)' },
+  { value: '604800', label: '7 days' },
+] as const;
+
+/** A key as a confirmation names it: its name and its shortened id. */
+const keyLabel = (k: ApiKey) => `${k.name} (key_…${shortId(k.key_id)})`;
+
+/** When the key was last used, as the confirmation says it: who still depends on it. */
+const lastUse = (k: ApiKey) =>
+  k.last_used_at
+    ? `It was last used ${relativeTime(k.last_used_at)} (${formatTime(k.last_used_at)}): whatever uses it will get 401.`
+    : 'It has never been used.';
 
 /** What a key offers in its status: an active one is rotated, a staging one activated, any not revoked revoked. */
 const keyOps = (k: ApiKey): RowOp<KeyOp>[] => [
@@ -49,6 +68,9 @@ export function ApiKeysPage({ area }: { area: Area }) {
     refresh: done,
   } = useTenantCollection('api-keys', area, (api, tenantId, query) => api.apiKeys.list(tenantId, query));
   const secret = useSecretOnce(done);
+  const [asked, setAsked] = useState<{ key: ApiKey; op: 'activate' | 'revoke' } | null>(null);
+  const [grace, setGrace] = useState('86400');
+  const replaced = (k: ApiKey) => keys.query.data?.data.find((o) => o.key_id === k.replaces_key_id);
 
   const action = useMutation({
     mutationFn: async ({
@@ -57,8 +79,12 @@ export function ApiKeysPage({ area }: { area: Area }) {
     }: {
       key: ApiKey;
       op: KeyOp;
-    }): Promise<{ api_key?: string; key_id: string }> => apiOf(session).apiKeys[op](tenantId, key.key_id),
+    }): Promise<{ api_key?: string; key_id: string }> =>
+      op === 'activate'
+        ? apiOf(session).apiKeys.activate(tenantId, key.key_id, { grace_seconds: Number(grace) })
+        : apiOf(session).apiKeys[op](tenantId, key.key_id),
     onSuccess: (res, { key, op }) => {
+      setAsked(null);
       secret.done(
         op === 'rotate' && res.api_key
           ? { label: `New secret of ${res.key_id} (replaces ${key.key_id})`, value: res.api_key }
@@ -77,7 +103,37 @@ export function ApiKeysPage({ area }: { area: Area }) {
           onCreated={(k) => secret.done({ label: `Secret of the new key ${k.key_id}`, value: k.api_key })}
         />
       ) : null}
-      <ErrorMessage error={action.error} />
+      {asked ? null : <ErrorMessage error={action.error} />}
+      <ConfirmDialog
+        opened={!!asked}
+        title={asked?.op === 'activate' ? 'Activate key' : 'Revoke key'}
+        confirm={asked?.op === 'activate' ? 'Activate key' : 'Revoke key'}
+        danger={asked?.op === 'revoke'}
+        pending={action.isPending}
+        error={asked ? action.error : null}
+        onClose={() => setAsked(null)}
+        onConfirm={() => asked && action.mutate(asked)}
+        impact={
+          !asked ? null : asked.op === 'revoke' ? (
+            <>
+              {keyLabel(asked.key)} stops working immediately. {lastUse(asked.key)} This cannot be undone.
+            </>
+          ) : (
+            <ActivateImpact key_={asked.key} old={replaced(asked.key)} grace={Number(grace)} />
+          )
+        }
+      >
+        {asked?.op === 'activate' ? (
+          <NativeSelect
+            id="activate-grace"
+            label="Grace period for the old key"
+            description="The old key keeps working this long, so integrations can switch; then it is revoked."
+            value={grace}
+            onChange={(e) => setGrace(e.currentTarget.value)}
+            data={GRACE_CHOICES.map((c) => ({ value: c.value, label: c.label }))}
+          />
+        ) : null}
+      </ConfirmDialog>
       <PagedTable
         list={keys}
         caption={`Keys of tenant ${tenantId}`}
@@ -85,7 +141,12 @@ export function ApiKeysPage({ area }: { area: Area }) {
           column<ApiKey>('Name', (k) => k.name),
           column<ApiKey>('Key id', (k) => <IdToken id={k.key_id} />),
           column<ApiKey>('Scopes', (k) => k.scopes.join(', ')),
-          column<ApiKey>('Status', (k) => <StateBadge state={k.status} />),
+          column<ApiKey>('Status', (k) => (
+            <>
+              <StateBadge state={k.status} />
+              <KeyLinks k={k} />
+            </>
+          )),
           column<ApiKey>('Created', (k) => <Time iso={k.created_at} hint={false} />),
           column<ApiKey>('Last used', (k) => (k.last_used_at ? <Time iso={k.last_used_at} /> : 'Never')),
           ...(canWrite
@@ -98,7 +159,11 @@ export function ApiKeysPage({ area }: { area: Area }) {
                         subject={k.name}
                         ops={keyOps(k)}
                         busy={action.isPending}
-                        onAction={(op) => action.mutate({ key: k, op })}
+                        onAction={(op) => {
+                          action.reset();
+                          if (op === 'rotate') action.mutate({ key: k, op });
+                          else setAsked({ key: k, op });
+                        }}
                       />
                     </Group>
                   ),
@@ -110,6 +175,43 @@ export function ApiKeysPage({ area }: { area: Area }) {
         rowKey={(k) => k.key_id}
       />
     </>
+  );
+}
+
+/** What activating a staging key does to the key it replaces, with the grace period chosen. */
+function ActivateImpact({ key_, old, grace }: { key_: ApiKey; old: ApiKey | undefined; grace: number }) {
+  const oldLabel = old
+    ? keyLabel(old)
+    : key_.replaces_key_id
+      ? `key_…${shortId(key_.replaces_key_id)}`
+      : null;
+  if (!oldLabel) return <>{keyLabel(key_)} becomes the active key.</>;
+  const until = new Date(Date.now() + grace * 1000).toISOString();
+  return grace === 0 ? (
+    <>
+      {keyLabel(key_)} becomes active and {oldLabel} stops working immediately. {old ? lastUse(old) : null}{' '}
+      This cannot be undone.
+    </>
+  ) : (
+    <>
+      {keyLabel(key_)} becomes active. {oldLabel} keeps working until {formatTime(until)}, then is revoked:
+      switch every integration to the new secret before then.
+    </>
+  );
+}
+
+/** A key's rotation links, both ways: the key it replaces, the key that replaced it, and its grace period. */
+function KeyLinks({ k }: { k: ApiKey }) {
+  const parts = [
+    k.replaces_key_id ? `replaces key_…${shortId(k.replaces_key_id)}` : null,
+    k.replaced_by_key_id ? `replaced by key_…${shortId(k.replaced_by_key_id)}` : null,
+    k.status === 'active' && k.grace_ends_at ? `works until ${formatTime(k.grace_ends_at)}` : null,
+  ].filter(Boolean);
+  if (parts.length === 0) return null;
+  return (
+    <Text size="xs" c="dimmed" data-testid="key-links">
+      {parts.join('; ')}
+    </Text>
   );
 }
 

@@ -7,7 +7,7 @@ import type { AuditEvent, Mandate } from '@mandate/client';
 import { apiOf, oneOf } from '../api';
 import type { Area } from '../areas';
 import { useAreaAuth } from '../auth';
-import { constraintsText, shortId } from '../format';
+import { constraintsText, Cut, relativeTime, shortId } from '../format';
 import {
   Dialog,
   Empty,
@@ -26,14 +26,32 @@ import { PagedTable, usePagedList } from '../paged-list';
 import { Evidence } from './Evidence';
 import { MandatePageHeader } from './MandatePageHeader';
 
+/** Whether the API answered 404 (the client's error carries the status). */
+const isNotFound = (error: unknown) => (error as { status?: number } | null)?.status === 404;
+
+/**
+ * A mandate's state as a badge; an ACTIVE one whose validity starts later says when it starts
+ * ("Starts in 3 days", amber): verify denies it until then, so it is not shown as active.
+ */
+function MandateState({ m, testId }: { m: Mandate; testId?: string }) {
+  if (m.state === 'ACTIVE' && m.valid_from && Date.parse(m.valid_from) > Date.now())
+    return (
+      <StateBadge state="SCHEDULED" testId={testId}>
+        Starts {relativeTime(m.valid_from)}
+      </StateBadge>
+    );
+  return <StateBadge state={m.state} testId={testId} />;
+}
+
 const STATES: readonly Mandate['state'][] = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'];
 
-/** A party (principal or delegate): its id, and a mark where the principal's identity was verified. */
+/** A party (principal or delegate): its name beside its id (cut when long), and a mark where the principal's identity was verified. */
 function Party({ party }: { party: Mandate['principal'] | Mandate['delegate'] }) {
   const verified = 'verified' in party && party.verified;
   return (
-    <span className="nowrap">
-      {party.id}
+    <span className="party">
+      {party.name ? <span className="party-name">{party.name}</span> : null}
+      <Cut value={party.id} />
       {verified ? (
         <BadgeCheck
           size={16}
@@ -51,9 +69,10 @@ const COLUMNS = [
   column<Mandate>('Principal', (m) => <Party party={m.principal} />),
   column<Mandate>('Delegate', (m) => <Party party={m.delegate} />),
   column<Mandate>('Actions', (m) => m.scope.actions.join(', ')),
-  column<Mandate>('Limit', (m) => constraintsText(m.scope.constraints), 'nowrap'),
-  column<Mandate>('State', (m) => <StateBadge state={m.state} />),
-  column<Mandate>('Created', (m) => <Time iso={m.created_at} />),
+  column<Mandate>('Limit', (m) => constraintsText(m.scope.constraints)),
+  column<Mandate>('State', (m) => <MandateState m={m} />),
+  // The time alone (its relative hint on hover): a dense list keeps its columns narrow.
+  column<Mandate>('Created', (m) => <Time iso={m.created_at} hint={false} />),
 ];
 
 export function MandatesPage({ area }: { area: Area }) {
@@ -168,7 +187,13 @@ export function MandateDetail({ area }: { area: Area }) {
   });
 
   if (mandate.isPending) return <Loading />;
-  if (mandate.error) return <ErrorMessage error={mandate.error} />;
+  if (mandate.error)
+    return (
+      <>
+        <MandatePageHeader title={isNotFound(mandate.error) ? 'Mandate not found' : 'Mandate'} />
+        <ErrorMessage error={mandate.error} />
+      </>
+    );
   const m = mandate.data;
   const actions = TRANSITIONS[m.state] ?? [];
   const short = shortId(m.id);
@@ -179,7 +204,7 @@ export function MandateDetail({ area }: { area: Area }) {
       <Paper withBorder p="md" mb="lg">
         <dl className="facts">
           <Fact term="State">
-            <StateBadge state={m.state} testId="mandate-state" />
+            <MandateState m={m} testId="mandate-state" />
           </Fact>
           <Fact term="Mandate id">
             <IdToken id={m.id} full /> <span className="muted">short id {short}</span>

@@ -8,6 +8,7 @@ import { useAuth } from '../auth';
 import { PagedTable, usePagedList } from '../paged-list';
 import { useTenantCollection } from '../tenant-collection';
 import { column } from '../table';
+import { ConfirmDialog } from '../confirm';
 import {
   Empty,
   ErrorMessage,
@@ -69,6 +70,7 @@ export function WebhooksPage({ area }: { area: Area }) {
   );
   const secret = useSecretOnce(refresh);
   const [selected, setSelected] = useState<Endpoint | null>(null);
+  const [asked, setAsked] = useState<{ endpoint: Endpoint; op: 'delete' | 'disable' } | null>(null);
 
   const action = useMutation({
     mutationFn: ({ endpoint, op }: { endpoint: Endpoint; op: EndpointOp }): Promise<object> => {
@@ -81,6 +83,7 @@ export function WebhooksPage({ area }: { area: Area }) {
       });
     },
     onSuccess: (res, { endpoint, op }) => {
+      setAsked(null);
       if (op === 'delete' && selected?.id === endpoint.id) setSelected(null);
       secret.done(
         op === 'rotate' && 'secret' in res && typeof res.secret === 'string'
@@ -102,7 +105,30 @@ export function WebhooksPage({ area }: { area: Area }) {
           onCreated={(e) => secret.done({ label: `Signing secret of ${e.url}`, value: e.secret })}
         />
       ) : null}
-      <ErrorMessage error={action.error} />
+      {asked ? null : <ErrorMessage error={action.error} />}
+      <ConfirmDialog
+        opened={!!asked}
+        title={asked?.op === 'delete' ? 'Delete endpoint' : 'Disable endpoint'}
+        confirm={asked?.op === 'delete' ? 'Delete endpoint' : 'Disable endpoint'}
+        pending={action.isPending}
+        error={asked ? action.error : null}
+        onClose={() => setAsked(null)}
+        onConfirm={() => asked && action.mutate(asked)}
+        impact={
+          !asked ? null : asked.op === 'delete' ? (
+            <>
+              {asked.endpoint.url} stops receiving events immediately ({asked.endpoint.event_types.join(', ')}
+              ); its pending deliveries are never attempted again. This cannot be undone: adding the URL again
+              gives it a new secret.
+            </>
+          ) : (
+            <>
+              {asked.endpoint.url} stops receiving events immediately: no new deliveries, and its pending ones
+              end FAILED (ENDPOINT_DISABLED). Enabling it later does not send what it missed.
+            </>
+          )
+        }
+      />
       <PagedTable
         list={endpoints}
         caption={`Webhook endpoints of tenant ${tenantId}`}
@@ -137,7 +163,11 @@ export function WebhooksPage({ area }: { area: Area }) {
                       subject={e.url}
                       ops={endpointOps(e)}
                       busy={action.isPending}
-                      onAction={(op) => action.mutate({ endpoint: e, op })}
+                      onAction={(op) => {
+                        action.reset();
+                        if (op === 'delete' || op === 'disable') setAsked({ endpoint: e, op });
+                        else action.mutate({ endpoint: e, op });
+                      }}
                     />
                   </>
                 ) : null}

@@ -6,6 +6,8 @@ import type { ApiKey, ApiKeyRecord, ApiKeyStatus } from './api-key';
 export interface KeyStatusChange {
   from: ApiKeyStatus;
   to: ApiKeyStatus;
+  /** The rotation links written with the status (docs/API.md#api-key-rotation-grace). */
+  set?: { grace_ends_at?: string; replaced_by_key_id?: string };
 }
 
 /**
@@ -35,6 +37,8 @@ export interface ApiKeyStore {
   ): Promise<ApiKey | null>;
   /** Staging keys created at or before `createdAtOrBefore`, oldest first, across tenants. */
   listStagingCreatedBefore(createdAtOrBefore: string, limit: number): Promise<ApiKey[]>;
+  /** Active keys whose rotation grace period ended at or before `at`, soonest first, across tenants. */
+  listGraceEndedBefore(at: string, limit: number): Promise<ApiKey[]>;
   /** Records a use, unless one was recorded less than minIntervalMs before `at`. */
   touch(tenantId: string, keyId: string, at: string, minIntervalMs: number): Promise<void>;
   /** touch for many keys in one write (the gateways' report of the keys they served). */

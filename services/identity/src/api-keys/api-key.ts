@@ -13,6 +13,7 @@ export const isUsableStatus = (status: ApiKeyStatus): status is UsableKeyStatus 
   (USABLE_KEY_STATUSES as readonly ApiKeyStatus[]).includes(status);
 // Wire vocabulary: the contract's (a staging key's secret authenticates at once, SPEC §5).
 export {
+  MAX_ROTATION_GRACE_SECONDS,
   API_KEY_NAME_MAX,
   API_KEY_SCOPES,
   API_KEY_STATUSES,
@@ -33,6 +34,13 @@ export interface ApiKey {
   last_used_at: string | null;
   /** The key this one replaces (set by rotation); activation revokes that key. */
   replaces_key_id: string | null;
+  /** The key that replaced this one (set when its successor is activated): the link back. */
+  replaced_by_key_id: string | null;
+  /**
+   * Set on an active key when its successor was activated with a grace period: the key keeps
+   * working until then and is revoked at that moment (docs/API.md#api-key-rotation-grace).
+   */
+  grace_ends_at: string | null;
 }
 
 /** The stored form: the key plus the SHA-256 of its secret (hex). */
@@ -87,6 +95,16 @@ export const STAGING_EXPIRED_REASON = 'staging_expired';
 /** Whether a staging key has outlived its activation window at `now`. */
 export function isStagingExpired(key: ApiKey, now: Date, ttlMs: number): boolean {
   return key.status === 'staging' && Date.parse(key.created_at) + ttlMs <= now.getTime();
+}
+
+/** How long a replaced key keeps working after its successor's activation by default: 24 h (docs/API.md#api-key-rotation-grace). */
+export const DEFAULT_ROTATION_GRACE_SECONDS = 86_400;
+/** The reason API_KEY_REVOKED carries when a replaced key's grace period ended. */
+export const GRACE_ENDED_REASON = 'rotation_grace_ended';
+
+/** Whether a replaced key's grace period is over at `now`. */
+export function isGraceOver(key: ApiKey, now: Date): boolean {
+  return key.status === 'active' && !!key.grace_ends_at && Date.parse(key.grace_ends_at) <= now.getTime();
 }
 
 /** How often last_used_at is written at most: a resolve per request must not mean a write per request. */

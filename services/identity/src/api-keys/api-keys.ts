@@ -12,7 +12,10 @@ import { ConcurrentModification } from '../common/errors';
 import type { Plan } from '../tenants/tenant';
 import {
   ApiKeyNotFound,
+  DEFAULT_ROTATION_GRACE_SECONDS,
   DEFAULT_STAGING_KEY_TTL_HOURS,
+  GRACE_ENDED_REASON,
+  isGraceOver,
   KeyTransitionNotAllowed,
   LAST_USED_RESOLUTION_MS,
   PendingSuccessorExists,
@@ -47,8 +50,11 @@ export interface ResolvedKey {
 /** A status change as the domain decided it, with what its event records beyond the key. */
 interface KeyChange {
   to: ApiKeyStatus;
-  type: EventType;
+  /** The event it records; absent for a change the successor's event already tells (a grace period). */
+  type?: EventType;
   data?: Record<string, unknown>;
+  /** The rotation links written with the status. */
+  set?: { grace_ends_at?: string; replaced_by_key_id?: string };
 }
 
 const stagingTtlMs = (deps: IdentityDeps) =>
@@ -58,7 +64,7 @@ const stagingTtlMs = (deps: IdentityDeps) =>
 function keyEvent(
   deps: IdentityDeps,
   key: ApiKey,
-  change: Omit<KeyChange, 'to'>,
+  change: Omit<KeyChange, 'to'> & { type: EventType },
   caller?: CallerContext,
 ): AuditEvent {
   const data = {
@@ -67,6 +73,7 @@ function keyEvent(
     scopes: key.scopes,
     status: key.status,
     replaces_key_id: key.replaces_key_id,
+    ...(change.set ?? {}),
     ...change.data,
   };
   return recordedEvent(
@@ -94,6 +101,8 @@ async function issueKey(
     created_at: nowIso(deps),
     last_used_at: null,
     replaces_key_id: input.replacesKeyId ?? null,
+    replaced_by_key_id: null,
+    grace_ends_at: null,
     secret_hash: hashSecret(secret),
   };
   const key = toApiKey(record);
@@ -113,11 +122,12 @@ async function writeStatus(
   change: KeyChange,
   caller?: CallerContext,
 ): Promise<ApiKey | null> {
-  const events = [keyEvent(deps, { ...key, status: change.to }, change, caller)];
+  const { type } = change;
+  const events = type ? [keyEvent(deps, { ...key, status: change.to }, { ...change, type }, caller)] : [];
   const written = await deps.store.apiKeys.setStatus(
     key.tenant_id,
     key.key_id,
-    { from: key.status, to: change.to },
+    { from: key.status, to: change.to, ...(change.set ? { set: change.set } : {}) },
     events,
   );
   if (written) await relay(deps, events);
@@ -185,6 +195,8 @@ export async function rotateApiKey(
   const old = await getApiKey(deps, tenantId, keyId);
   if (old.status === 'revoked') throw new KeyTransitionNotAllowed('API key is revoked');
   if (old.status !== 'active') throw new KeyTransitionNotAllowed('API key is not active');
+  if (old.replaced_by_key_id)
+    throw new KeyTransitionNotAllowed('API key was replaced: it is in its rotation grace period');
   const rotate = () =>
     issueKey(
       deps,
@@ -235,12 +247,18 @@ async function refuseSuccessorOfRevokedKey(
 /** Why a rotation's successor was revoked at once: its key was revoked while it was being issued. */
 const REPLACED_KEY_REVOKED_REASON = 'replaced_key_revoked';
 
-/** staging → active, then the key it replaces → revoked (activating first keeps a usable key at every moment). */
+/**
+ * staging → active, then the key it replaces → revoked (activating first keeps a usable key at every
+ * moment). With a grace period (`graceSeconds` > 0, by default the deployment's, 24 h) the replaced
+ * key is not revoked now: it stays active with `grace_ends_at` set, and is revoked when that moment
+ * passes (docs/API.md#api-key-rotation-grace). Either way it is linked to its successor.
+ */
 export async function activateApiKey(
   deps: IdentityDeps,
   tenantId: string,
   keyId: string,
   caller?: CallerContext,
+  graceSeconds: number = deps.rotationGraceSeconds ?? DEFAULT_ROTATION_GRACE_SECONDS,
 ): Promise<ApiKey> {
   const current = await getApiKey(deps, tenantId, keyId);
   if (isStagingExpired(current, deps.clock.now(), stagingTtlMs(deps))) {
@@ -248,19 +266,59 @@ export async function activateApiKey(
     throw new KeyTransitionNotAllowed('API key is not staging: its activation window expired');
   }
   if (current.status !== 'staging') throw new KeyTransitionNotAllowed('API key is not staging');
+  const graceEndsAt = new Date(deps.clock.now().getTime() + graceSeconds * 1000).toISOString();
+  // The activation's event tells the grace given to the key it replaces (that key's change has none).
+  const grace = current.replaces_key_id
+    ? {
+        grace_seconds: graceSeconds,
+        ...(graceSeconds > 0 ? { replaced_key_grace_ends_at: graceEndsAt } : {}),
+      }
+    : {};
   // A key leaves staging once and never returns: losing this write means it is no longer staging.
-  const key = await writeStatus(deps, current, { to: 'active', type: 'API_KEY_ACTIVATED' }, caller);
+  const key = await writeStatus(
+    deps,
+    current,
+    { to: 'active', type: 'API_KEY_ACTIVATED', data: grace },
+    caller,
+  );
   if (!key) throw new KeyTransitionNotAllowed('API key is not staging');
   const replacedKeyId = key.replaces_key_id;
   if (replacedKeyId) {
+    const replacedBy = { replaced_by_key_id: key.key_id };
     // Already revoked by hand meanwhile: nothing left to do, nothing to report.
-    await changeStatus(deps, tenantId, replacedKeyId, caller, (replaced) =>
-      replaced && isUsableStatus(replaced.status)
-        ? { to: 'revoked', type: 'API_KEY_REVOKED', data: { replaced_by_key_id: key.key_id } }
-        : null,
-    );
+    await changeStatus(deps, tenantId, replacedKeyId, caller, (replaced) => {
+      if (!replaced || !isUsableStatus(replaced.status)) return null;
+      if (graceSeconds > 0 && replaced.status === 'active')
+        return { to: 'active', set: { ...replacedBy, grace_ends_at: graceEndsAt } };
+      return { to: 'revoked', type: 'API_KEY_REVOKED', data: replacedBy, set: replacedBy };
+    });
   }
   return key;
+}
+
+/**
+ * active → revoked for a replaced key whose grace period is over, with API_KEY_REVOKED (reason
+ * rotation_grace_ended); guarded by the status like every change, so one caller wins.
+ */
+async function endGrace(deps: IdentityDeps, key: ApiKey, caller?: CallerContext): Promise<boolean> {
+  const change: KeyChange = {
+    to: 'revoked',
+    type: 'API_KEY_REVOKED',
+    data: { reason: GRACE_ENDED_REASON, replaced_by_key_id: key.replaced_by_key_id },
+  };
+  return (await writeStatus(deps, key, change, caller)) !== null;
+}
+
+/** The sweeper's pass over replaced keys: revokes every one whose grace period is over; how many this call revoked. */
+export async function endRotationGraces(deps: IdentityDeps, batchSize = 100): Promise<number> {
+  let ended = 0;
+  for (;;) {
+    const due = await deps.store.apiKeys.listGraceEndedBefore(nowIso(deps), batchSize);
+    let won = 0;
+    for (const key of due) if (await endGrace(deps, key)) won++;
+    ended += won;
+    if (due.length < batchSize || won === 0) return ended;
+  }
 }
 
 export async function revokeApiKey(
@@ -327,6 +385,11 @@ export async function resolveApiKey(
   // Refused the moment its window closes, before any sweep; the revocation is persisted here too.
   if (isStagingExpired(key, deps.clock.now(), stagingTtlMs(deps))) {
     await expireStagingKey(deps, key);
+    throw new ApiKeyNotFound();
+  }
+  // Likewise a replaced key the moment its grace period ends (docs/API.md#api-key-rotation-grace).
+  if (isGraceOver(key, deps.clock.now())) {
+    await endGrace(deps, key);
     throw new ApiKeyNotFound();
   }
   const tenant = await deps.store.tenants.get(record.tenant_id);

@@ -21,7 +21,17 @@ import {
 
 /** The one place a stored key becomes a response body: never its secret or hash. */
 export const apiKeyView = (k: ApiKey) =>
-  pick(k, ['key_id', 'name', 'scopes', 'status', 'created_at', 'last_used_at', 'replaces_key_id']);
+  pick(k, [
+    'key_id',
+    'name',
+    'scopes',
+    'status',
+    'created_at',
+    'last_used_at',
+    'replaces_key_id',
+    'replaced_by_key_id',
+    'grace_ends_at',
+  ]);
 
 /** SPEC §5's creation shape; the secret appears here and nowhere else. */
 export const createdApiKeyView = ({ key, secret }: IssuedKey) => ({
@@ -55,8 +65,14 @@ export const apiKeyHandlers = (deps: Deps): Implementation[] => [
     };
   }),
 
-  implement(routes.activateApiKey)(async ({ params }, req) => {
-    const value = await activateApiKey(deps, pathTenant(req), params.keyId, callerOf(req));
+  implement(routes.activateApiKey)(async ({ params, body }, req) => {
+    const value = await activateApiKey(
+      deps,
+      pathTenant(req),
+      params.keyId,
+      callerOf(req),
+      body.grace_seconds,
+    );
     return { status: 200, body: apiKeyView(value) };
   }),
 

@@ -55,12 +55,13 @@ export class MemoryApiKeyStore implements ApiKeyStore {
   async setStatus(
     tenantId: string,
     keyId: string,
-    { from, to }: KeyStatusChange,
+    { from, to, set }: KeyStatusChange,
     outbox?: AuditEvent[],
   ): Promise<ApiKey | null> {
     const r = this.keys.get(tenantId)?.get(keyId);
     if (!r || r.status !== from) return null;
     r.status = to;
+    if (set) Object.assign(r, set);
     this.outbox.add(`api_key:${tenantId}:${keyId}`, outbox);
     return toApiKey(structuredClone(r));
   }
@@ -71,6 +72,18 @@ export class MemoryApiKeyStore implements ApiKeyStore {
       .flatMap((m) => [...m.values()])
       .filter((k) => k.status === 'staging' && Date.parse(k.created_at) <= cutoff)
       .sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0))
+      .slice(0, limit)
+      .map((r) => toApiKey(structuredClone(r)));
+  }
+
+  async listGraceEndedBefore(at: string, limit: number): Promise<ApiKey[]> {
+    const cutoff = Date.parse(at);
+    return [...this.keys.values()]
+      .flatMap((m) => [...m.values()])
+      .filter((k) => k.status === 'active' && !!k.grace_ends_at && Date.parse(k.grace_ends_at) <= cutoff)
+      .sort((a, b) =>
+        a.grace_ends_at! < b.grace_ends_at! ? -1 : a.grace_ends_at! > b.grace_ends_at! ? 1 : 0,
+      )
       .slice(0, limit)
       .map((r) => toApiKey(structuredClone(r)));
   }

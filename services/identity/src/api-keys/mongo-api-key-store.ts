@@ -11,7 +11,7 @@ import type { ListOptions } from '../common/store';
 import { PendingSuccessorExists, toApiKey, type ApiKey, type ApiKeyRecord } from './api-key';
 import type { ApiKeyStore, KeyStatusChange } from './api-key-store';
 
-export type ApiKeyDoc = StoredAs<ApiKeyRecord, 'created_at' | 'last_used_at'>;
+export type ApiKeyDoc = StoredAs<ApiKeyRecord, 'created_at' | 'last_used_at' | 'grace_ends_at'>;
 
 export const apiKeySchema = identitySchema<ApiKeyDoc>('api_keys', {
   tenant_id: { type: String, required: true },
@@ -23,6 +23,8 @@ export const apiKeySchema = identitySchema<ApiKeyDoc>('api_keys', {
   created_at: { type: Date, required: true },
   last_used_at: { type: Date, default: null },
   replaces_key_id: { type: String, default: null },
+  replaced_by_key_id: { type: String, default: null },
+  grace_ends_at: { type: Date, default: null },
 });
 // findByHash: { secret_hash }, resolving every authenticated request; unique so one secret names one key.
 apiKeySchema.index({ secret_hash: 1 }, { unique: true });
@@ -44,6 +46,9 @@ apiKeySchema.index(
 );
 // listStagingCreatedBefore(cutoff): the staging-key sweeper, {status: staging, created_at ≤ cutoff} oldest first.
 apiKeySchema.index({ status: 1, created_at: 1 });
+// listGraceEndedBefore(at): the grace sweeper, {status: active, grace_ends_at ≤ at} soonest first
+// (docs/API.md#api-key-rotation-grace); keys without a grace period sit under null, before the range.
+apiKeySchema.index({ status: 1, grace_ends_at: 1 });
 indexOutbox(apiKeySchema);
 
 const shapes = queryShapesOf('api_keys', 'key_id');
@@ -54,6 +59,10 @@ export const API_KEY_QUERY_SHAPES: MongoQueryShape[] = [
   shapes.find('apiKeys.listStagingCreatedBefore (staging-key sweeper, across tenants)', ['status'], {
     sort: { created_at: 1 },
     range: ['created_at'],
+  }),
+  shapes.find('apiKeys.listGraceEndedBefore (rotation grace sweeper, across tenants)', ['status'], {
+    sort: { grace_ends_at: 1 },
+    range: ['grace_ends_at'],
   }),
   shapes.find('apiKeys.get / setStatus / touch / touchMany', ['tenant_id', 'key_id'], {
     residual: ['status', 'last_used_at'],
@@ -74,6 +83,8 @@ function apiKeyRecordOut(d: ApiKeyDoc): ApiKeyRecord {
     created_at: iso(d.created_at),
     last_used_at: isoOrNull(d.last_used_at),
     replaces_key_id: d.replaces_key_id ?? null,
+    replaced_by_key_id: d.replaced_by_key_id ?? null,
+    grace_ends_at: d.grace_ends_at ? iso(d.grace_ends_at) : null,
     secret_hash: d.secret_hash,
   };
 }
@@ -90,6 +101,8 @@ export class MongoApiKeyStore extends CollectionStore<ApiKeyDoc, ApiKey> impleme
       created_at: new Date(record.created_at),
       last_used_at: record.last_used_at ? new Date(record.last_used_at) : null,
       replaces_key_id: record.replaces_key_id,
+      replaced_by_key_id: record.replaced_by_key_id,
+      grace_ends_at: record.grace_ends_at ? new Date(record.grace_ends_at) : null,
     };
     await this.insertWithEvents(doc, outbox, (keyPattern) =>
       'replaces_key_id' in keyPattern ? new PendingSuccessorExists() : new DuplicateRecord('API key'),
@@ -107,13 +120,17 @@ export class MongoApiKeyStore extends CollectionStore<ApiKeyDoc, ApiKey> impleme
   setStatus(
     tenantId: string,
     keyId: string,
-    { from, to }: KeyStatusChange,
+    { from, to, set }: KeyStatusChange,
     outbox?: AuditEvent[],
   ): Promise<ApiKey | null> {
+    const links = {
+      ...(set?.replaced_by_key_id ? { replaced_by_key_id: set.replaced_by_key_id } : {}),
+      ...(set?.grace_ends_at ? { grace_ends_at: new Date(set.grace_ends_at) } : {}),
+    };
     // `from` in the filter is the guard: the change and its events land together, or not at all.
     return this.updateOut(
       { tenant_id: tenantId, key_id: keyId, status: from },
-      { status: to },
+      { status: to, ...links },
       outbox,
       WITHOUT_HASH,
     );
@@ -123,6 +140,15 @@ export class MongoApiKeyStore extends CollectionStore<ApiKeyDoc, ApiKey> impleme
     const docs = await this.model
       .find({ status: 'staging', created_at: { $lte: new Date(createdAtOrBefore) } }, WITHOUT_HASH)
       .sort({ created_at: 1 })
+      .limit(limit)
+      .lean<ApiKeyDoc[]>();
+    return docs.map((d) => this.out(d));
+  }
+
+  async listGraceEndedBefore(at: string, limit: number): Promise<ApiKey[]> {
+    const docs = await this.model
+      .find({ status: 'active', grace_ends_at: { $lte: new Date(at) } }, WITHOUT_HASH)
+      .sort({ grace_ends_at: 1 })
       .limit(limit)
       .lean<ApiKeyDoc[]>();
     return docs.map((d) => this.out(d));

@@ -19,6 +19,8 @@ export interface IdentityDeps {
   relay?: EventRelay;
   /** How long a rotation's staging key may wait for activation (STAGING_KEY_TTL_HOURS); default 168 h. */
   stagingKeyTtlMs?: number;
+  /** How long a replaced key keeps working after an activation that names no grace (KEY_ROTATION_GRACE_SECONDS); default 24 h. */
+  rotationGraceSeconds?: number;
   /** The OpenID4VP verifier (key, public URL, trust list); absent → identity verification answers 503. */
   wallet?: WalletVerifier;
   /** For what a use case logs (a failed wallet answer's reason); never a claim value. */

@@ -1,6 +1,6 @@
 import { defineRoutes, labelText, listing, listQueryShape } from '@mandate/shared';
 import { z } from 'zod';
-import { API_KEY_NAME_MAX, API_KEY_SCOPES, API_KEY_STATUSES } from './wire';
+import { API_KEY_NAME_MAX, API_KEY_SCOPES, API_KEY_STATUSES, MAX_ROTATION_GRACE_SECONDS } from './wire';
 import { tenantConfigRoutes, timestamp } from './common';
 
 // API keys: schemas and routes.
@@ -13,6 +13,19 @@ export const scopesSchema = z
 export const createApiKeyBody = z.strictObject({
   name: labelText().trim().min(1).max(API_KEY_NAME_MAX),
   scopes: scopesSchema,
+});
+
+/** docs/API.md#api-key-rotation-grace: how long the replaced key keeps working; absent = the deployment's default (24 h). */
+export const activateApiKeyBody = z.strictObject({
+  grace_seconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(MAX_ROTATION_GRACE_SECONDS)
+    .optional()
+    .describe(
+      'How long the replaced key keeps working, in seconds (0: revoked at once; at most 604800, 7 days). Default KEY_ROTATION_GRACE_SECONDS, 86400 (24 h).',
+    ),
 });
 
 export const listApiKeysQuery = z.strictObject(listQueryShape);
@@ -44,6 +57,15 @@ export const apiKeySchema = z
     created_at: timestamp,
     last_used_at: timestamp.nullable(),
     replaces_key_id: z.string().nullable(),
+    replaced_by_key_id: z
+      .string()
+      .nullable()
+      .describe("The key that replaced this one (its successor's activation): the link back."),
+    grace_ends_at: timestamp
+      .nullable()
+      .describe(
+        'A replaced key in its rotation grace period: it keeps working until then, and is revoked at that moment.',
+      ),
   })
   .meta({ id: 'ApiKey' });
 
@@ -75,7 +97,10 @@ export const apiKeyRoutes = defineRoutes({
     errors: { 409: 'The key is not active, or already has a staging successor' },
   }),
   activateApiKey: keys.writes.post('/v1/tenants/:tenantId/api-keys/:keyId/activate', {
-    summary: 'Activate a staging key; the key it replaces is revoked',
+    summary: 'Activate a staging key; the key it replaces is revoked, at once or after a grace period',
+    description:
+      'With grace_seconds > 0 (default KEY_ROTATION_GRACE_SECONDS, 24 h) the replaced key keeps working until its grace_ends_at, then is revoked; 0 revokes it at once. Both keys are linked (replaces_key_id, replaced_by_key_id).',
+    request: { body: activateApiKeyBody, bodyRequired: false },
     responses: { 200: { description: 'The activated key', schema: apiKeySchema } },
     errors: { 409: 'The key is not staging' },
   }),

@@ -26,6 +26,8 @@ export const USABLE_KEY_STATUSES = ['active', 'staging'] as const satisfies read
 export type UsableKeyStatus = (typeof USABLE_KEY_STATUSES)[number];
 
 export const API_KEY_NAME_MAX = 100;
+/** The longest rotation grace period an activation may give, 7 days (docs/API.md#api-key-rotation-grace). */
+export const MAX_ROTATION_GRACE_SECONDS = 604_800;
 
 // ── onboarding ──
 export const ONBOARDING_STATUSES = ['PENDING', 'APPROVED', 'REJECTED'] as const;
