@@ -14,7 +14,8 @@ describe('end to end: expiry and valid_from', () => {
   beforeAll(async () => {
     stack = await startStack({ mandates: { EXPIRY_SWEEP_INTERVAL_MS: '300' } });
     api = apiClient(stack.gateway.url);
-  }, 90_000);
+    // Generous: five processes starting on a loaded 2-core machine have taken over 90 s.
+  }, 240_000);
   afterAll(async () => {
     await stack?.stop();
   }, 30_000);
