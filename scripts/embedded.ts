@@ -214,6 +214,8 @@ function printBanner(
     lines.push(
       '',
       `  Operator token (shown once): ${operatorToken}`,
+      '  Into your shell, for the walk-through (README.md):',
+      `  export API=${url}`,
       `  export OPERATOR_TOKEN=${operatorToken}`,
     );
   }

@@ -702,8 +702,11 @@ async function main(): Promise<void> {
   say(
     `API: ${services.gateway.url}   (walk-through: README.md, "API walk-through"; OpenAPI: ${services.gateway.url}/v1/openapi.json)`,
   );
-  if (generatedOperatorToken)
+  if (generatedOperatorToken) {
     say(`operator token (shown once): export OPERATOR_TOKEN=${generatedOperatorToken}`);
+    // Both exports together, as the walk-through starts with them (README.md).
+    say(`into your shell: export API=${services.gateway.url} OPERATOR_TOKEN=${generatedOperatorToken}`);
+  }
   if (generatedSigningKey)
     say(
       'mandates signs with a key generated for this run (set LOCAL_SIGNING_KEY_FILE to keep one across runs)',
