@@ -63,6 +63,15 @@ describe('route security, end to end (every route in the table)', () => {
       201,
       'mandate',
     );
+    // A spend authorization of the mandate (docs/API.md#budgets), for the /v1/authorizations/:id routes.
+    const authorization = ok(
+      await api('POST', `/v1/mandates/${mandate.id}/authorizations`, {
+        auth: authA,
+        body: { action: 'payments:create', amount: 100, currency: 'EUR' },
+      }),
+      201,
+      'authorization',
+    ).authorization;
     const keyWithout: Record<string, string> = {};
     for (const scope of ALL_SCOPES) {
       const created = ok(
@@ -142,6 +151,7 @@ describe('route security, end to end (every route in the table)', () => {
       resources: {
         tenants: tenantId,
         mandates: mandate.id,
+        authorizations: authorization.id,
         // Public: the mandate's own status list (SPEC §12).
         'status-lists': String(new URL(mandate.status.status_list.uri).pathname.split('/').pop()),
         events: event,
@@ -172,6 +182,11 @@ describe('route security, end to end (every route in the table)', () => {
     jwt: true,
     bodies: {
       'POST /v1/verify': (c) => ({ mandate_id: c.resources.mandates, action: 'payments:create' }),
+      'POST /v1/mandates/:id/authorizations': () => ({
+        action: 'payments:create',
+        amount: 1,
+        currency: 'EUR',
+      }),
       'PATCH /v1/tenants/:tenantId/role-assignments/:id': () => ({ roles: ['tenant_viewer'] }),
       'PUT /v1/tenants/:tenantId/widget-config': () => ({ allowed_origins: ['https://shop.example.com'] }),
       'PATCH /v1/webhook-endpoints/:id': () => ({ description: 'route security' }),

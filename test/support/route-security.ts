@@ -220,13 +220,30 @@ export function describeRouteSecurity(
         return;
       }
       const scope = rule.scope;
-      it(`when the key lacks ${scope}, then 403 naming the scope`, async () => {
-        const res = await send(getContext(), rule, path(), bearer(getContext().keyWithout(scope)), bodies);
-        expect(res).toMatchObject({
-          status: 403,
-          body: { error: 'FORBIDDEN', message: `API key lacks required scope: ${scope}` },
+      const scopes = rule.scopes ?? [scope];
+      if (scopes.length === 1) {
+        it(`when the key lacks ${scope}, then 403 naming the scope`, async () => {
+          const res = await send(getContext(), rule, path(), bearer(getContext().keyWithout(scope)), bodies);
+          expect(res).toMatchObject({
+            status: 403,
+            body: { error: 'FORBIDDEN', message: `API key lacks required scope: ${scope}` },
+          });
         });
-      });
+      } else {
+        // Any one of several scopes opens it: a key lacking one but holding the others passes.
+        it(`when the key lacks one of ${scopes.join(', ')} but holds another, then it is not refused`, async () => {
+          for (const lacking of scopes) {
+            const res = await send(
+              getContext(),
+              rule,
+              path(),
+              bearer(getContext().keyWithout(lacking)),
+              bodies,
+            );
+            expect([lacking, res.status]).not.toEqual([lacking, 403]);
+          }
+        });
+      }
 
       const names = rule.path.split('/').filter((s) => s.startsWith(':'));
       if (names.length > 0 || bodies[routeKey(rule)]) {
