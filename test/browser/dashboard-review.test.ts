@@ -334,4 +334,33 @@ describeIfChromium('dashboard: what the product review found', () => {
     expect(await page.getByTestId('mandates').count()).toBe(0);
     await closeClean(tab);
   }, 120_000);
+
+  it('when the mandates list is filtered, then the filters are in the URL and survive a reload and Back from a mandate', async () => {
+    const created = await suite.api()('POST', '/v1/mandates', {
+      auth: suite.auth,
+      body: { ...README_MANDATE, delegate: { id: 'agent_filtered', type: 'agent' } },
+    });
+    expect(created.status).toBe(201);
+    const tab = await openAs('tenant_admin', 'mandates');
+    const { page } = tab;
+    await page.getByLabel('Delegate id').fill('agent_filtered');
+    await page.getByLabel('State').selectOption('ACTIVE');
+    const row = page.locator(`tr[data-mandate="${created.body.id}"]`);
+    await row.waitFor();
+    await eventually(async () => (page.url().includes('delegate_id=agent_filtered') ? true : undefined));
+    expect(new URL(page.url()).searchParams.get('state')).toBe('ACTIVE');
+
+    await page.reload();
+    await row.waitFor();
+    expect(await page.getByLabel('Delegate id').inputValue()).toBe('agent_filtered');
+    expect(await page.getByLabel('State').inputValue()).toBe('ACTIVE');
+    expect(await page.locator('tr[data-mandate]').count()).toBe(1);
+
+    await row.getByRole('link').first().click();
+    await page.getByRole('heading', { level: 1, name: `Mandate ${created.body.id}` }).waitFor();
+    await page.goBack();
+    await row.waitFor();
+    expect(await page.getByLabel('Delegate id').inputValue()).toBe('agent_filtered');
+    await closeClean(tab);
+  }, 120_000);
 });

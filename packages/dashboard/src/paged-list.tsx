@@ -1,9 +1,11 @@
+import { useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
+import { useSearchParams } from 'react-router';
 import type { MandateClient, Paged } from '@mandate/client';
 import { apiOf } from './api';
 import { useAuth } from './auth';
 import { DataTable, type DataTableProps } from './table';
-import { Loaded, useFields, usePager } from './ui';
+import { fieldsOf, Loaded, usePager } from './ui';
 
 /** What a list's `read` is given: the filters' values (trimmed, empty ones too), the cursor and the page size. */
 export type PageQuery<F extends string> = Partial<Record<F, string>> & { cursor?: string; limit: number };
@@ -29,7 +31,7 @@ export function usePagedList<T, F extends string = never>({
 }) {
   const { session } = useAuth();
   const pager = usePager();
-  const { values, field } = useFields(filters, pager.reset);
+  const { values, field } = useUrlFields(filters, pager.reset);
   const params = toParams(trimmed(values));
   const query = useQuery({
     queryKey: [...key, params, pager.cursor],
@@ -37,6 +39,37 @@ export function usePagedList<T, F extends string = never>({
       read(apiOf(session), { ...params, ...(pager.cursor ? { cursor: pager.cursor } : {}), limit }).page(),
   });
   return { query, pager, values, field };
+}
+
+/**
+ * A list's filters kept in the page's URL (`?state=ACTIVE&delegate_id=agent_4`), so a reload, Back
+ * from an item, or a shared link shows the same filtered list; a filter at its first value is left
+ * out. Each change replaces the history entry (typing does not fill Back with keystrokes).
+ */
+function useUrlFields<F extends string>(initial: Record<F, string>, onChange: () => void) {
+  const [params, setParams] = useSearchParams();
+  // Read from the URL once, when the list opens; typed into local state (a controlled field must not
+  // wait for a navigation), and each change written back to the URL.
+  const [values, setValues] = useState(
+    () =>
+      Object.fromEntries(
+        Object.entries<string>(initial).map(([name, first]) => [name, params.get(name) ?? first]),
+      ) as Record<F, string>,
+  );
+  const field = fieldsOf(values, (name, value) => {
+    setValues((v) => ({ ...v, [name]: value }));
+    setParams(
+      (now) => {
+        const next = new URLSearchParams(now);
+        if (value === initial[name]) next.delete(name);
+        else next.set(name, value);
+        return next;
+      },
+      { replace: true },
+    );
+    onChange();
+  });
+  return { values, field };
 }
 
 export type PagedList<T> = ReturnType<typeof usePagedList<T>>;
