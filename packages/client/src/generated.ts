@@ -216,68 +216,34 @@ export type AuthzenEvaluationResponse = {
     | { error: { status: number; message: string } };
 };
 export type AuthzenEvaluationRequest = {
-  subject: { type: string; id: string; properties?: { [x: string]: unknown } | undefined };
-  action: { name: string; properties?: { [x: string]: unknown } | undefined };
-  resource: {
-    type: 'mandate';
-    id: string;
-    properties?: { [x: string]: unknown; resource?: string | undefined } | undefined;
-  };
+  subject: { type: string; id: string; properties?: Record<string, unknown> | undefined };
+  action: { name: string; properties?: Record<string, unknown> | undefined };
+  resource: { type: 'mandate'; id: string; properties?: { resource?: string | undefined } | undefined };
   context?:
-    | {
-        [x: string]: unknown;
-        amount?: number | undefined;
-        currency?: string | undefined;
-        min_assurance?: string | undefined;
-      }
-    | undefined;
+    { amount?: unknown; currency?: string | undefined; min_assurance?: string | undefined } | undefined;
 };
 export type AccessEvaluationsResponse =
   AuthzenEvaluationResponse | { evaluations: AuthzenEvaluationResponse[] };
 export type AuthzenEvaluationsRequest = {
   evaluations?:
     | {
-        subject?: { type: string; id: string; properties?: { [x: string]: unknown } | undefined } | undefined;
-        action?: { name: string; properties?: { [x: string]: unknown } | undefined } | undefined;
+        subject?: { type: string; id: string; properties?: Record<string, unknown> | undefined } | undefined;
+        action?: { name: string; properties?: Record<string, unknown> | undefined } | undefined;
         resource?:
-          | {
-              type: 'mandate';
-              id: string;
-              properties?: { [x: string]: unknown; resource?: string | undefined } | undefined;
-            }
+          | { type: 'mandate'; id: string; properties?: { resource?: string | undefined } | undefined }
           | undefined;
         context?:
-          | {
-              [x: string]: unknown;
-              amount?: number | undefined;
-              currency?: string | undefined;
-              min_assurance?: string | undefined;
-            }
-          | undefined;
+          { amount?: unknown; currency?: string | undefined; min_assurance?: string | undefined } | undefined;
       }[]
     | undefined;
-  subject?: { type: string; id: string; properties?: { [x: string]: unknown } | undefined } | undefined;
-  action?: { name: string; properties?: { [x: string]: unknown } | undefined } | undefined;
+  subject?: { type: string; id: string; properties?: Record<string, unknown> | undefined } | undefined;
+  action?: { name: string; properties?: Record<string, unknown> | undefined } | undefined;
   resource?:
-    | {
-        type: 'mandate';
-        id: string;
-        properties?: { [x: string]: unknown; resource?: string | undefined } | undefined;
-      }
-    | undefined;
+    { type: 'mandate'; id: string; properties?: { resource?: string | undefined } | undefined } | undefined;
   context?:
-    | {
-        [x: string]: unknown;
-        amount?: number | undefined;
-        currency?: string | undefined;
-        min_assurance?: string | undefined;
-      }
-    | undefined;
+    { amount?: unknown; currency?: string | undefined; min_assurance?: string | undefined } | undefined;
   options?:
-    | {
-        [x: string]: unknown;
-        evaluations_semantic?: 'execute_all' | 'deny_on_first_deny' | 'permit_on_first_permit' | undefined;
-      }
+    | { evaluations_semantic?: 'execute_all' | 'deny_on_first_deny' | 'permit_on_first_permit' | undefined }
     | undefined;
 };
 export type AuthzenConfiguration = {

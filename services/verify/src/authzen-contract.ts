@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { DENY_REASONS } from '@mandate/verifier/decide';
 import { MANDATE_STATES } from '@mandate/mandates';
-import type { verifyRequestSchema } from './contract';
 
 /**
  * The AuthZEN Authorization API 1.0 wire shapes (docs/API.md#authzen): an evaluation names the
@@ -17,23 +16,36 @@ export const MAX_EVALUATIONS = 100;
 export const EVALUATIONS_SEMANTICS = ['execute_all', 'deny_on_first_deny', 'permit_on_first_permit'] as const;
 export type EvaluationsSemantic = (typeof EVALUATIONS_SEMANTICS)[number];
 
+/** The fields of verify's request schema the AuthZEN members take their rules from. */
+export interface VerifyFields {
+  mandate_id: z.ZodString;
+  action: z.ZodString;
+  resource: z.ZodOptional<z.ZodString>;
+  amount: z.ZodOptional<z.ZodType<number>>;
+  currency: z.ZodOptional<z.ZodString>;
+  min_assurance: z.ZodOptional<z.ZodString>;
+}
+
+/** Free-form `properties` (AuthZEN's subject and action attributes): any members, none read. */
+const ignoredProperties = () => z.record(z.string(), z.unknown()).optional().describe('Accepted and ignored');
+
 /**
  * The schemas, built from verify's request schema (its field rules) by the contract, which owns both:
- * a function, so this module imports nothing of the contract at run time.
+ * a function of those fields, so this module imports nothing of the contract.
  */
-export function authzenSchemas(verify: (typeof verifyRequestSchema)['shape']) {
+export function authzenSchemas(verify: VerifyFields) {
   const authzenSubjectSchema = z
     .strictObject({
       type: z.string().min(1).max(256).describe('Free text (the delegate’s kind); not checked'),
       id: z.string().min(1).max(256).describe('Checked as verify’s delegate_id'),
-      properties: z.looseObject({}).optional().describe('Accepted and ignored'),
+      properties: ignoredProperties(),
     })
     .meta({ id: 'AuthzenSubject' });
 
   const authzenActionSchema = z
     .strictObject({
       name: verify.action.describe('Verify’s action'),
-      properties: z.looseObject({}).optional().describe('Accepted and ignored'),
+      properties: ignoredProperties(),
     })
     .meta({ id: 'AuthzenAction' });
 
@@ -41,20 +53,17 @@ export function authzenSchemas(verify: (typeof verifyRequestSchema)['shape']) {
     .strictObject({
       type: z.literal('mandate'),
       id: verify.mandate_id.describe('The mandate id'),
-      properties: z
-        .looseObject({ resource: verify.resource.describe('Verify’s resource') })
-        .optional()
-        .describe('`resource` is verify’s resource; other members are ignored'),
+      properties: z.strictObject({ resource: verify.resource.describe('Verify’s resource') }).optional(),
     })
     .meta({ id: 'AuthzenResource' });
 
   const authzenContextSchema = z
-    .looseObject({
+    .strictObject({
       amount: verify.amount,
       currency: verify.currency,
       min_assurance: verify.min_assurance,
     })
-    .describe('Verify’s amount, currency and min_assurance; other members are ignored')
+    .describe('Verify’s amount, currency and min_assurance')
     .meta({ id: 'AuthzenContext' });
 
   const authzenEvaluationSchema = z
@@ -76,7 +85,7 @@ export function authzenSchemas(verify: (typeof verifyRequestSchema)['shape']) {
     })
     .meta({ id: 'AuthzenEvaluationItem' });
 
-  const evaluationsOptionsSchema = z.looseObject({
+  const evaluationsOptionsSchema = z.strictObject({
     evaluations_semantic: z
       .enum(EVALUATIONS_SEMANTICS)
       .optional()
