@@ -5,7 +5,6 @@ import {
   OutboundRefused,
   addressRefusal,
   bareHost,
-  namesLoopback,
   badRequest,
   newId,
   type AuditEvent,
@@ -142,6 +141,10 @@ export function signingSecrets(secrets: readonly StoredSecret[], now: Date): Sto
  * resolves to, a loopback, private, link-local, CGNAT, multicast or unspecified address is
  * refused. A name that does not resolve now is accepted (its deliveries fail until it does).
  */
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '::1']);
+const ADDRESS_REFUSED =
+  'url must point to a public address (not loopback, private, link-local, CGNAT, multicast or unspecified)';
+
 /** How long a create or update waits for the URL's name to resolve (the API answers well within the gateway's timeout). */
 const CHECK_LOOKUP_MS = 2_000;
 
@@ -151,15 +154,16 @@ export async function checkWebhookUrl(
 ): Promise<void> {
   const url = new URL(raw);
   const host = bareHost(url.hostname);
-  const loopbackOk = options.allowLoopback && namesLoopback(host);
+  // Exactly these names (docs/WEBHOOKS.md#endpoint-urls): 127.0.0.2, 0.0.0.0, … stay refused.
+  const loopbackOk = options.allowLoopback && LOOPBACK_HOSTS.has(host);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopbackOk)) {
     throw badRequest(
       options.allowLoopback
-        ? 'url must be https (http only to 127.0.0.1 or localhost)'
+        ? 'url must be https (http only to 127.0.0.1, localhost or [::1])'
         : 'url must be an https URL',
     );
   }
-  if (loopbackOk && host === 'localhost') return;
+  if (loopbackOk) return;
   let addresses: readonly string[] | undefined;
   if (isIP(host)) addresses = [host];
   else {
@@ -174,8 +178,8 @@ export async function checkWebhookUrl(
     if (!addresses) return;
   }
   for (const address of addresses) {
-    const refusal = addressRefusal(address, loopbackOk);
-    if (refusal) throw badRequest(`url must not point to this address (${host}: ${refusal})`);
+    // One message whatever the range: naming it would tell the caller what the name resolved to.
+    if (addressRefusal(address)) throw badRequest(ADDRESS_REFUSED);
   }
 }
 
