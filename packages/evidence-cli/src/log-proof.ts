@@ -1,11 +1,15 @@
 import {
   AUDIT_CHECKPOINT_TYP,
-  auditLeafHash,
+  MerkleHasher,
+  auditLeafBytes,
   canonicalJson,
   fromBase64Url,
-  merkleHasher,
+  sha256,
   type CheckpointClaims,
 } from '@mandate/shared';
+
+// The plain-TypeScript SHA-256, so the dashboard runs this very checker in the browser.
+const merkleHasher = new MerkleHasher(sha256);
 
 /**
  * The tamper-evident log's checks (docs/API.md#proving-the-log): the bundle's checkpoint is a JWS
@@ -89,7 +93,7 @@ export function firstFailingEvent(
     const ok = merkleHasher.verifyInclusion(
       (seq as number) - 1,
       checkpoint.tree_size,
-      auditLeafHash(event),
+      merkleHasher.leafHash(auditLeafBytes(event)),
       path as Uint8Array[],
       root,
     );

@@ -1,10 +1,10 @@
 import { canonicalJson } from './canonical';
 import { utf8 } from './merkle';
-import { merkleHasher } from './merkle-node';
 
 /**
  * The tamper-evident audit log's wire forms (docs/API.md#proving-the-log), shared by the audit
- * service that appends, proves and signs, and the offline checker that verifies.
+ * service that appends, proves and signs, and the offline checker that verifies. Browser-safe: the
+ * dashboard checks bundles with it (the leaf hash over node's SHA-256 is in merkle-node.ts).
  */
 
 /** The JWS `typ` of a signed checkpoint. */
@@ -25,9 +25,4 @@ export interface CheckpointClaims {
  */
 export function auditLeafBytes(event: { seq?: number }): Uint8Array {
   return utf8(canonicalJson(event));
-}
-
-/** SHA-256(0x00 || canonical JSON of the event with its seq). */
-export function auditLeafHash(event: { seq?: number }): Uint8Array {
-  return merkleHasher.leafHash(auditLeafBytes(event));
 }

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { auditLeafBytes } from './audit-log';
 import { MerkleHasher, type Sha256 } from './merkle';
 
 // crypto.hash (node ≥ 20.12): one call, no Hash object per digest.
@@ -12,3 +13,8 @@ export const nodeSha256: Sha256 = (data) =>
 
 /** RFC 9162 hashing over Node's SHA-256. */
 export const merkleHasher = new MerkleHasher(nodeSha256);
+
+/** SHA-256(0x00 || canonical JSON of the event with its seq): an audit event's leaf hash. */
+export function auditLeafHash(event: { seq?: number }): Uint8Array {
+  return merkleHasher.leafHash(auditLeafBytes(event));
+}
