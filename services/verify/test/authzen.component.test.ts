@@ -23,6 +23,10 @@ class ObservedReader implements MandateReader {
     await this.afterRead?.(id);
     return found;
   }
+  /** What each budgeted mandate has left (docs/API.md#budgets): 50 minor units. */
+  async budgetAvailable(): Promise<number> {
+    return 50;
+  }
   check = async () => 'ok';
   close = async () => undefined;
 }
@@ -209,6 +213,14 @@ describe('AuthZEN on verify (POST /v1/access/v1/evaluation, /evaluations, the me
         given(tenant, { scope: { actions: ['payments:*'], resources: ['acct:1', 'files/*'] } }),
         given(tenant, {
           scope: { actions: ['payments:*'], constraints: { max_amount: 100, currency: 'EUR' } },
+        }),
+        // 50 left of its budget (the reader's budgetAvailable): 100 passes the limit, not the budget.
+        given(tenant, {
+          scope: {
+            actions: ['payments:*'],
+            constraints: { max_amount: 100, currency: 'EUR' },
+            budget: { amount: 1_000, period: 'month', timezone: 'UTC' },
+          },
         }),
       ];
     }

@@ -83,11 +83,26 @@ export async function performEvaluations(
   return outcomes;
 }
 
-/** Each distinct mandate of the valid items, read once and concurrently: the mandate, null (absent) or the read's error. */
-async function readOnce(deps: Deps, call: EvaluationsCall): Promise<Map<string, Mandate | null | AppError>> {
+/** A mandate as read for a batch: with the budget available now when an item needs it (docs/API.md#budgets). */
+interface Reading {
+  mandate: Mandate;
+  budgetAvailable?: number;
+}
+
+/**
+ * Each distinct mandate of the valid items, read once and concurrently: its reading, null (absent)
+ * or the read's error. A mandate with a budget that an item asks about with an amount also has its
+ * available budget read once, as verify reads it for one request.
+ */
+async function readOnce(deps: Deps, call: EvaluationsCall): Promise<Map<string, Reading | null | AppError>> {
   const ids = new Set<string>();
-  for (const item of call.items) if ('input' in item) ids.add(item.input.mandate_id);
-  const read = new Map<string, Mandate | null | AppError>();
+  const withAmount = new Set<string>();
+  for (const item of call.items) {
+    if (!('input' in item)) continue;
+    ids.add(item.input.mandate_id);
+    if (item.input.amount !== undefined) withAmount.add(item.input.mandate_id);
+  }
+  const read = new Map<string, Reading | null | AppError>();
   if (ids.size === 0) return read;
   // One token for the mandates service on the caller's behalf, as verify reads with.
   const internalToken = await deps.mandatesTokens!.mint(call.caller, 'mandates');
@@ -95,7 +110,13 @@ async function readOnce(deps: Deps, call: EvaluationsCall): Promise<Map<string, 
   await Promise.all(
     [...ids].map(async (id) => {
       try {
-        read.set(id, await deps.reader.get(ctx, id));
+        const mandate = await deps.reader.get(ctx, id);
+        if (!mandate) return read.set(id, null);
+        const budgetAvailable =
+          mandate.scope.budget && withAmount.has(id) && deps.reader.budgetAvailable
+            ? await deps.reader.budgetAvailable(ctx, mandate.id)
+            : undefined;
+        read.set(id, { mandate, budgetAvailable });
       } catch (err) {
         if (!(err instanceof AppError)) throw err;
         read.set(id, err);
@@ -107,14 +128,18 @@ async function readOnce(deps: Deps, call: EvaluationsCall): Promise<Map<string, 
 
 function evaluate(
   item: BatchItem,
-  mandates: Map<string, Mandate | null | AppError>,
+  mandates: Map<string, Reading | null | AppError>,
   now: Date,
 ): EvaluationOutcome {
   if ('error' in item) return { kind: 'error', error: item.error };
-  const mandate = mandates.get(item.input.mandate_id)!;
-  if (mandate instanceof AppError) return { kind: 'error', error: mandate };
-  if (mandate === null) return { kind: 'not_found', mandateId: item.input.mandate_id };
-  return { kind: 'decided', decision: decide(mandate, item.input, now), input: item.input };
+  const reading = mandates.get(item.input.mandate_id)!;
+  if (reading instanceof AppError) return { kind: 'error', error: reading };
+  if (reading === null) return { kind: 'not_found', mandateId: item.input.mandate_id };
+  return {
+    kind: 'decided',
+    decision: decide(reading.mandate, item.input, now, reading.budgetAvailable),
+    input: item.input,
+  };
 }
 
 /** An outcome in AuthZEN's terms (docs/API.md#authzen). */
