@@ -503,6 +503,32 @@ async function seed(base: URL, operatorToken: string, webhookReceiverUrl: string
     await mandate(a.auth),
     await mandate(a.auth),
   ];
+  // One with a budget (docs/API.md#budgets): its budget reads answer 200.
+  mandatesA.push(
+    (
+      await call('POST', '/v1/mandates', a.auth, {
+        principal: 'user_alice',
+        delegate: { id: 'agent_42', type: 'agent' },
+        scope: {
+          actions: ['payments:*'],
+          constraints: { currency: 'EUR' },
+          budget: { amount: 1_000_000, period: 'month', timezone: 'Europe/Berlin' },
+        },
+      })
+    ).id as string,
+  );
+  const authorizationsA: string[] = [];
+  for (const m of [mandatesA[0], mandatesA[4]])
+    for (let i = 0; i < 5; i++)
+      authorizationsA.push(
+        (
+          await call('POST', `/v1/mandates/${m}/authorizations`, a.auth, {
+            action: 'payments:create',
+            amount: 100,
+            currency: 'EUR',
+          })
+        ).authorization.id as string,
+      );
   await call('POST', `/v1/mandates/${mandatesA[1]}/suspend`, a.auth, { reason: 'fuzz' });
   await call('POST', `/v1/mandates/${mandatesA[2]}/revoke`, a.auth);
   const mandatesB = [await mandate(b.auth)];
@@ -559,6 +585,9 @@ async function seed(base: URL, operatorToken: string, webhookReceiverUrl: string
       })
     ).id as string;
   const webhookEndpointsA = [await endpoint(), await endpoint(), await endpoint()];
+  // An evidence export signs a checkpoint covering its events (docs/API.md#proving-the-log).
+  await call('GET', `/v1/mandates/${mandatesA[0]}/evidence`, a.auth);
+  const checkpointSizeA = (await call('GET', '/v1/audit/checkpoints/latest', a.auth)).tree_size as number;
   const webhookDeliveryEndpointA = await endpoint();
   const delivery = await call('POST', `/v1/webhook-endpoints/${webhookDeliveryEndpointA}/test`, a.auth);
   return {
@@ -583,6 +612,8 @@ async function seed(base: URL, operatorToken: string, webhookReceiverUrl: string
     webhookEndpointsA,
     webhookDeliveryEndpointA,
     webhookDeliveriesA: [delivery.id as string],
+    authorizationsA,
+    checkpointSizeA,
   };
 }
 

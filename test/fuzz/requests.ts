@@ -35,6 +35,10 @@ export interface Fixtures {
   /** An endpoint of A kept out of that pool (so never deleted by the fuzz), with a delivery to retry. */
   webhookDeliveryEndpointA: string;
   webhookDeliveriesA: string[];
+  /** Holds on A's mandates (docs/API.md#budgets) the fuzz may capture and void. */
+  authorizationsA: string[];
+  /** The tree size of a signed checkpoint of A's log (docs/API.md#proving-the-log). */
+  checkpointSizeA: number;
 }
 
 export interface FuzzRequest {
@@ -529,10 +533,52 @@ function template(rule: RouteRule, fx: Fixtures): fc.Arbitrary<unknown> {
       );
     case 'POST /v1/platform/onboarding-requests/:id/reject':
       return fc.record({ reason: fc.string({ maxLength: 30 }) }, { requiredKeys: [] });
+    case 'POST /v1/mandates/:id/authorizations':
+      return fc.record(
+        {
+          action: pick(['payments:create', 'payments:refund'], ['']),
+          amount: fc.oneof(
+            { weight: 5, arbitrary: fc.integer({ min: 1, max: 10_000 }) },
+            { weight: 1, arbitrary: fc.constantFrom(0, -1, 1.5) },
+          ),
+          currency: pick(['EUR', 'USD'], ['eur']),
+          hold_seconds: pick([60, 900], [5, 10_000_000]),
+        },
+        { requiredKeys: ['action', 'amount', 'currency'] },
+      );
+    case 'POST /v1/authorizations/:id/capture':
+      return fc.record({ amount: fc.oneof(fc.nat(200), fc.constantFrom(-1, 1.5)) }, { requiredKeys: [] });
+    case 'POST /v1/access/v1/evaluation':
+      return authzenEvaluation(fx);
+    case 'POST /v1/access/v1/evaluations':
+      return fc.record(
+        {
+          evaluations: fc.array(authzenEvaluation(fx), { minLength: 1, maxLength: 3 }),
+          options: fc.record({
+            evaluations_semantic: pick(
+              ['execute_all', 'deny_on_first_deny', 'permit_on_first_permit'],
+              ['all'],
+            ),
+          }),
+        },
+        { requiredKeys: ['evaluations'] },
+      );
     default:
       return fc.constantFrom({}, { unexpected: true });
   }
 }
+
+/** An AuthZEN evaluation (docs/API.md#authzen) of one of the tenants' mandates. */
+const authzenEvaluation = (fx: Fixtures) =>
+  fc.record(
+    {
+      subject: fc.record({ type: fc.constantFrom('agent', 'user'), id: pick(['agent_42'], ['']) }),
+      action: fc.record({ name: pick(['payments:create', 'transfers:create'], ['']) }),
+      resource: fc.record({ type: pick(['mandate'], ['account']), id: live(fx.mandatesA, fx.mandatesB) }),
+      context: fc.record({ amount: fc.nat(1_000), currency: pick(['EUR'], ['eur']) }, { requiredKeys: [] }),
+    },
+    { requiredKeys: ['subject', 'action', 'resource'] },
+  );
 
 /**
  * One of the ids in these pools, read when the value is generated: the test adds the mandates the
@@ -570,7 +616,9 @@ function paramValue(name: string, routePattern: string, fx: Fixtures): fc.Arbitr
                   : fc.constant(fx.webhookDeliveryEndpointA)
                 : routePattern.startsWith('/v1/webhook-endpoints')
                   ? live(fx.webhookEndpointsA)
-                  : anyId;
+                  : routePattern.startsWith('/v1/authorizations')
+                    ? live(fx.authorizationsA)
+                    : anyId;
   const real =
     name === 'tenantId'
       ? fc.constantFrom(fx.tenantA, fx.tenantA, fx.tenantA, fx.tenantB)
@@ -882,6 +930,7 @@ function cleanRequest(rule: RouteRule, fx: Fixtures): fc.Arbitrary<FuzzRequest> 
       ),
     })
     .map(({ path, auth: a, body, idempotencyKey }) => {
+      path += cleanQuery(rule, fx);
       const headers: Record<string, string> = { ...a, 'x-request-id': uniqueRequestId() };
       if (body) headers['content-type'] = 'application/json';
       if (idempotencyKey !== undefined)
@@ -895,6 +944,14 @@ function cleanRequest(rule: RouteRule, fx: Fixtures): fc.Arbitrary<FuzzRequest> 
         ...(body?.reason ? { mustReject: body.reason } : {}),
       };
     });
+}
+
+/** The query a route cannot answer below 400 without: the proofs name a signed checkpoint's size. */
+function cleanQuery(rule: RouteRule, fx: Fixtures): string {
+  if (rule.path === '/v1/events/:id/inclusion-proof') return `?tree_size=${fx.checkpointSizeA}`;
+  if (rule.path === '/v1/audit/consistency-proof')
+    return `?from=${fx.checkpointSizeA}&to=${fx.checkpointSizeA}`;
+  return '';
 }
 
 /** One request: a route of the table (mostly) or a random path, clean or with everything around it generated. */
