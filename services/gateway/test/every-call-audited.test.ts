@@ -27,11 +27,17 @@ const key = (key_id: string, scopes: readonly Scope[]): ResolvedKey => ({
   plan: 'beta',
 });
 const keys: Record<string, ResolvedKey> = { 'secret-all': key('key_all', API_KEY_SCOPES) };
-for (const scope of API_KEY_SCOPES)
-  keys[`secret-without-${scope}`] = key(
-    `key_without_${scope.replace(':', '_')}`,
-    API_KEY_SCOPES.filter((s) => s !== scope),
+/** A key holding every scope but those the route accepts (its `scopes`, else its `scope`): its secret and key id. */
+const keyLacking = (rule: RouteRule): { secret: string; keyId: string } => {
+  const accepted: readonly Scope[] = rule.scopes ?? [rule.scope!];
+  const name = accepted.map((s) => s.replace(':', '_')).join('_');
+  const secret = `secret-without-${name}`;
+  keys[secret] ??= key(
+    `key_without_${name}`,
+    API_KEY_SCOPES.filter((s) => !accepted.includes(s)),
   );
+  return { secret, keyId: `key_without_${name}` };
+};
 
 const routeName = (rule: RouteRule) => `${rule.method} ${rule.path}`;
 const concrete = (rule: RouteRule, tenantId = TENANT_A) =>
@@ -157,9 +163,9 @@ describe('every authenticated call is one API_CALL (docs/API.md#audit-of-every-c
     });
 
     if (rule.scope) {
-      it(`when the key lacks ${rule.scope}, then 403 and one API_CALL with that key id`, async () => {
-        const outcome = await send(rule, concrete(rule), `Bearer ${TENANT_A}:secret-without-${rule.scope}`);
-        const keyId = `key_without_${rule.scope!.replace(':', '_')}`;
+      it(`when the key lacks ${(rule.scopes ?? [rule.scope]).join(' and ')}, then 403 and one API_CALL with that key id`, async () => {
+        const { secret, keyId } = keyLacking(rule);
+        const outcome = await send(rule, concrete(rule), `Bearer ${TENANT_A}:${secret}`);
         expectAudited(outcome, 403, rule, { type: 'api_key', key_id: keyId });
         expect(outcome.events[0]!.data).toMatchObject({ key_id: keyId });
       });
