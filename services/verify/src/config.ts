@@ -48,5 +48,7 @@ export const deploymentNeeds: DeploymentNeeds = {
     REDIS_URL: 'the snapshots mandates writes; without it every verification asks mandates',
     MANDATES_URL: 'the mandates service',
   },
-  publicUrls: {},
+  publicUrls: {
+    PUBLIC_BASE_URL: 'the AuthZEN metadata names its endpoints under it (docs/API.md#authzen)',
+  },
 };
