@@ -165,13 +165,19 @@ describe('offline verification ≡ POST /v1/verify (property)', () => {
           );
         },
       ),
-      { numRuns: 1_000 },
+      // A fixed seed: the coverage below is a property of these cases, not of luck (FUZZ_SEED-style
+      // variation would make it flaky: AMOUNT_EXCEEDS_LIMIT needs five checks to pass first).
+      { numRuns: 1_000, seed: 7 },
     );
     // Most cases are the exact agreement above, not the documented exception.
     expect(revokedThenExpired).toBeLessThan(100);
-    // ALLOW and every deny reason were reached, but ASSURANCE_TOO_LOW: it needs a principal verified
-    // below the asked level, and no case here verifies one.
-    const expected = ['ALLOW', ...DENY_REASONS.filter((r) => r !== 'ASSURANCE_TOO_LOW')];
+    // ALLOW and every deny reason were reached, but ASSURANCE_TOO_LOW (it needs a principal verified
+    // below the asked level, and no case here verifies one) and BUDGET_EXCEEDED (no case has a
+    // budget: offline, a budget is never decided, docs/API.md#budgets).
+    const expected = [
+      'ALLOW',
+      ...DENY_REASONS.filter((r) => r !== 'ASSURANCE_TOO_LOW' && r !== 'BUDGET_EXCEEDED'),
+    ];
     expect(expected.filter((outcome) => !reached.has(outcome))).toEqual([]);
   }, 300_000);
 });
