@@ -116,8 +116,13 @@ describe('OpenAPI contribution', () => {
     const doc = buildOpenApiDocument(contract);
     expect(Object.keys(doc.paths ?? {}).sort()).toEqual([
       '/v1/.well-known/jwks.json',
+      '/v1/authorizations/{id}',
+      '/v1/authorizations/{id}/capture',
+      '/v1/authorizations/{id}/void',
       '/v1/mandates',
       '/v1/mandates/{id}',
+      '/v1/mandates/{id}/authorizations',
+      '/v1/mandates/{id}/budget',
       '/v1/mandates/{id}/reactivate',
       '/v1/mandates/{id}/revoke',
       '/v1/mandates/{id}/suspend',
