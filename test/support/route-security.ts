@@ -50,8 +50,17 @@ export function concretePath(rule: RouteRule, ctx: RouteSecurityContext, tenantI
       }
       return encodeURIComponent(id);
     })
-    .join('/');
+    .join('/')
+    .concat(REQUIRED_QUERIES[routeKey(rule)] ?? '');
 }
+
+/**
+ * Queries a route validates before it looks its resource up: without them every caller gets the
+ * same 400, and the 404 of another tenant's resource is never reached (docs/API.md#proving-the-log).
+ */
+const REQUIRED_QUERIES: Record<string, string> = {
+  'GET /v1/events/:id/inclusion-proof': '?tree_size=1',
+};
 
 export interface RouteSecurityOptions {
   routes?: RouteRule[];

@@ -119,5 +119,8 @@ export function infrastructureProblem(err: unknown, urls: InfrastructureUrls): s
   const code = (err as { code?: string }).code ?? /\b(E[A-Z]+)\b/.exec(message)?.[1];
   const reason =
     (code && REASONS[code]) ?? (/Server selection timed out/i.test(message) ? 'timed out' : undefined);
+  // Reached, but it refused what the service asked at start (an index, a command): say what it said.
+  if (!reason && /^Mongo(Server|Bulkwrite|Write)Error$/i.test(err instanceof Error ? err.name : ''))
+    return `${variable}: ${at} refused a command at start: ${message.split('\n')[0]}`;
   return `${variable}: cannot reach ${at}${reason ? ` (${reason})` : ''}: check that ${what} runs there and that this host can reach it (host, port, firewall, TLS)`;
 }
