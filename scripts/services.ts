@@ -703,9 +703,10 @@ async function main(): Promise<void> {
     `API: ${services.gateway.url}   (walk-through: README.md, "API walk-through"; OpenAPI: ${services.gateway.url}/v1/openapi.json)`,
   );
   if (generatedOperatorToken) {
-    say(`operator token (shown once): export OPERATOR_TOKEN=${generatedOperatorToken}`);
-    // Both exports together, as the walk-through starts with them (README.md).
-    say(`into your shell: export API=${services.gateway.url} OPERATOR_TOKEN=${generatedOperatorToken}`);
+    // Both exports on the one line that shows the token, as the walk-through starts with them (README.md).
+    say(
+      `operator token (shown once), into your shell: export API=${services.gateway.url}; export OPERATOR_TOKEN=${generatedOperatorToken}`,
+    );
   }
   if (generatedSigningKey)
     say(
