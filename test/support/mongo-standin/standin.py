@@ -72,11 +72,13 @@ def _ensure_uniques(self, new_data):
                 values[key] = None
         if index.get('sparse') and set(values.values()) == {None}:
             continue
-        query = dict(values)
+        # The key's values as the filter, so the lookup acceleration below narrows it (a top-level
+        # $and would make every insert scan the whole collection); the partial filter after.
+        matches = self._iter_documents(dict(values))
         partial = index.get('partialFilterExpression')
         if partial is not None:
-            query = {'$and': [partial, query]}
-        if len(list(self._iter_documents(query))) > 1:
+            matches = (doc for doc in matches if mongomock.filtering.filter_applies(partial, doc))
+        if len(list(matches)) > 1:
             raise DuplicateKeyError(
                 'E11000 duplicate key error collection: %s index: %s dup key: %r'
                 % (self.full_name, name, dict(values)), 11000,
