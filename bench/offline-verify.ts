@@ -1,5 +1,5 @@
 /**
- * `npm run bench:offline-verify` (tsx bench/offline-verify.ts) — SPEC §12 offline verification.
+ * `npm run bench:offline-verify` (tsx bench/offline-verify.ts) — offline verification (docs/VERIFY-AT-THE-EDGE.md).
  *
  * 1. Decisions per second on one core: `OfflineVerifier.verify` in this process, with the JWKS and the
  *    status list already cached (a real mandates app in-process signed the mandates and the list), over

@@ -290,7 +290,7 @@ describeIfChromium('dashboard in a real browser', () => {
     const id = created.body.id as string;
     const { page, errors } = await openAs('tenant_operator', `mandates/${id}`);
     await page.getByRole('heading', { level: 1, name: `Mandate ${id}` }).waitFor();
-    // The detail names the mandate's status list, linked, and its index there (SPEC §12).
+    // The detail names the mandate's status list, linked, and its index there (docs/DECISIONS.md, "Status lists (v3)").
     const { uri, idx } = created.body.status.status_list as { uri: string; idx: number };
     const listEntry = page.locator('dt:text-is("Status list") + dd');
     expect(await listEntry.textContent()).toBe(`${uri.split('/').pop()}, index ${idx}`);

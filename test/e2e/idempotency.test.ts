@@ -2,7 +2,7 @@ import { newId } from '@mandate/shared';
 import { apiClient, createTenant, eventually, startStack, type Stack } from '../support/stack';
 
 /**
- * SPEC §7 through the real gateway process, with its records in the real Redis and the audit
+ * docs/API.md, "Idempotency" through the real gateway process, with its records in the real Redis and the audit
  * trail through the real RabbitMQ: concurrent retries of one create execute once.
  */
 describe('end to end: Idempotency-Key on the real Redis and RabbitMQ', () => {

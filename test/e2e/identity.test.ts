@@ -52,7 +52,7 @@ describe('identity end to end: keys, roles, JWT callers, onboarding, widget conf
       `events ${query}`,
     );
 
-  it('when a key walks create → use → rotate → activate → revoke, then statuses, last_used_at, 409 and 404 follow the SPEC and no secret leaks', async () => {
+  it('when a key walks create → use → rotate → activate → revoke, then statuses, last_used_at, 409 and 404 follow docs/API.md and no secret leaks', async () => {
     const { tenantId, auth } = await tenant();
     const keys = `/v1/tenants/${tenantId}/api-keys`;
     const created = await api('POST', keys, {

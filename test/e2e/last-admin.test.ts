@@ -5,7 +5,7 @@ const AUDIENCE = 'mandate-api';
 const LAST_ADMIN = 'Cannot revoke or downgrade the last active tenant_admin assignment: assign another first';
 
 /**
- * SPEC: a tenant always keeps an administrator. Two dashboard admins (JWT subjects) of one tenant
+ * docs/API.md: a tenant always keeps an administrator. Two dashboard admins (JWT subjects) of one tenant
  * revoke each other at the same moment through the gateway of the five-process stack (identity on
  * its memory store, the stack's default): exactly one revocation succeeds, the other is 409, and the
  * tenant keeps one active tenant_admin, who can still act.

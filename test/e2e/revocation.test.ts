@@ -16,7 +16,7 @@ const CACHE_TTL_MS = '60000';
 const BUDGET_MS = 1000;
 
 /**
- * SPEC §4: "a revoked key is refused within 1 s of the revoke response" — on every replica.
+ * docs/API.md, "Authentication": "a revoked key is refused within 1 s of the revoke response" — on every replica.
  * Two gateway processes share the services, RabbitMQ and Redis; each caches resolved keys for a
  * minute and evicts on API_KEY_REVOKED from its own exclusive queue. The key is revoked through
  * one gateway and both are polled until they refuse it. The gateways reach RabbitMQ through a

@@ -152,7 +152,7 @@ describe('route security, end to end (every route in the table)', () => {
         tenants: tenantId,
         mandates: mandate.id,
         authorizations: authorization.id,
-        // Public: the mandate's own status list (SPEC §12).
+        // Public: the mandate's own status list (docs/DECISIONS.md, "Status lists (v3)").
         'status-lists': String(new URL(mandate.status.status_list.uri).pathname.split('/').pop()),
         events: event,
         'api-keys': a.api_key.key_id,

@@ -48,12 +48,12 @@ export interface FuzzRequest {
   body?: Buffer;
   /** The route the request was generated from (for coverage), or 'random'. */
   route: string;
-  /** Why this request must be refused (≥ 400) whatever else it holds: a poisoned body (SPEC §11). */
+  /** Why this request must be refused (≥ 400) whatever else it holds: a poisoned body (docs/API.md, "Hardening"). */
   mustReject?: string;
 }
 
 const FORBIDDEN_MEMBERS = ['__proto__', 'constructor', 'prototype'];
-/** Dot segments and encoded separators a resource must never hold (SPEC §15), each placed in front of a resource. */
+/** Dot segments and encoded separators a resource must never hold (docs/API.md, "Hardening"), each placed in front of a resource. */
 const RESOURCE_TRAVERSALS = ['../', './', 'a/../', 'a\\..\\', '%2F', '%2f', '%5C', '%2E%2E/', '/./'];
 type Poison =
   | { kind: 'none' }
@@ -311,7 +311,7 @@ const pick = <T>(valid: T[], invalid: T[]) =>
     { weight: 1, arbitrary: fc.constantFrom(...invalid) },
   );
 
-/** Characters no label may hold (SPEC §11): control, zero-width, bidi, terminal escapes, separators. */
+/** Characters no label may hold (docs/API.md, "Hardening"): control, zero-width, bidi, terminal escapes, separators. */
 export const UNPRINTABLE = [
   '\u200b',
   '\u0000',

@@ -10,7 +10,7 @@ import {
 } from '@mandate/verify/testing';
 
 /**
- * Verify fails closed (issue 11, item 14; SPEC §5 v2) and allows only what the mandate grants:
+ * Verify fails closed (issue 11, item 14; docs/API.md, "Verify") and allows only what the mandate grants:
  * generated mandates (every state, time window, delegate, verified principal, actions, resources,
  * limit and currency) against generated requests, each field either fitted to the mandate or not.
  * Every decision is held against an oracle written here from the documented rules (docs/API.md

@@ -14,7 +14,7 @@ import { NullPublisher, startInProcessUpstreams, type InProcessUpstreams } from 
 const silent = createLogger('gateway-credential-shape-test', 'silent');
 
 /**
- * SPEC §11: a credential that cannot be valid is 401, a malformed X-Tenant-Id 400, never the 503
+ * docs/API.md, "Hardening": a credential that cannot be valid is 401, a malformed X-Tenant-Id 400, never the 503
  * the gateway used to make of identity's 400 — against the real identity service in-process.
  */
 describe('gateway: credentials that cannot be valid (real identity in-process)', () => {

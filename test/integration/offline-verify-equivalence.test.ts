@@ -19,7 +19,7 @@ const logger = createLogger('offline-equivalence-test', 'silent');
 const MINUTE = 60_000;
 
 /**
- * SPEC §12: `verifyOffline` against a freshly fetched list answers as POST /v1/verify, for random
+ * docs/DECISIONS.md, "Status lists (v3)": `verifyOffline` against a freshly fetched list answers as POST /v1/verify, for random
  * mandates, lifecycle histories (time passing included) and requests. Both services run in-process
  * on one controlled clock; the online answer goes through verify's HTTP route.
  */
@@ -151,7 +151,7 @@ describe('offline verification ≡ POST /v1/verify (property)', () => {
             now: clock.now(),
             tenant_id: tenantId,
           });
-          // The one case the list cannot tell apart (SPEC §12): REVOKED and EXPIRED are both 1, and a 1
+          // The one case the list cannot tell apart (docs/DECISIONS.md, "Status lists (v3)"): REVOKED and EXPIRED are both 1, and a 1
           // past expires_at reads MANDATE_EXPIRED; online, a revoked mandate stays MANDATE_REVOKED.
           const listCannotTell =
             online.body.reason === 'MANDATE_REVOKED' &&

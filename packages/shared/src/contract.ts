@@ -71,7 +71,7 @@ export interface RouteRule {
 /**
  * Member names that hold a secret in any answer (API key and webhook secrets, the sign-in
  * poll_token and access_token): whatever a route's contract says, an idempotent replay never
- * carries them (SPEC §15), so a new route cannot forget the rule for these.
+ * carries them (docs/API.md, "Hardening"), so a new route cannot forget the rule for these.
  */
 export const SECRET_MEMBER_NAMES = ['api_key', 'secret', 'poll_token', 'access_token'] as const;
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** The closed set of error codes (SPEC §3) and the one place that maps them to HTTP statuses. */
+/** The closed set of error codes (docs/API.md, "Errors") and the one place that maps them to HTTP statuses. */
 export const ERROR_STATUS = {
   BAD_REQUEST: 400,
   UNAUTHORIZED: 401,
@@ -69,7 +69,7 @@ export function describeZodError(error: z.ZodError, root = 'body'): string {
 function describeIssue(issue: z.core.$ZodIssue, field: string, root: string): string {
   switch (issue.code) {
     case 'invalid_key': {
-      // Names the record, never the offending key itself: it is raw input (SPEC §11).
+      // Names the record, never the offending key itself: it is raw input (docs/API.md, "Hardening").
       const record = issue.path.slice(0, -1).map(String).join('.') || root;
       const inner = issue.issues[0];
       return inner

@@ -1,5 +1,5 @@
 // No imports: the dashboard's browser bundle reads this list too (packages/dashboard/src/evidence/shared.ts).
-/** Every audit event type the product emits (SPEC §5 Events). */
+/** Every audit event type the product emits (docs/API.md, "Events"). */
 export const EVENT_TYPES = [
   'API_CALL',
   'MANDATE_CREATED',
@@ -26,9 +26,9 @@ export const EVENT_TYPES = [
   'IDENTITY_VERIFICATION_STARTED',
   'IDENTITY_VERIFIED',
   'IDENTITY_VERIFICATION_FAILED',
-  // A mandate status list changed and was signed anew (SPEC §12); a platform event (no tenant).
+  // A mandate status list changed and was signed anew (docs/DECISIONS.md, "Status lists (v3)"); a platform event (no tenant).
   'STATUS_LIST_PUBLISHED',
-  // Webhook endpoints (SPEC §13): created, updated (secret rotation included), deleted, and disabled
+  // Webhook endpoints (docs/WEBHOOKS.md): created, updated (secret rotation included), deleted, and disabled
   // by the delivery worker after failing for days. Ids, url and states only, never a secret.
   'WEBHOOK_ENDPOINT_CREATED',
   'WEBHOOK_ENDPOINT_UPDATED',

@@ -16,7 +16,7 @@ export const EVIDENCE_BUNDLE_MEMBERS = [
 ] as const;
 
 /**
- * The wire contract of an evidence bundle's digest (SPEC §5 Evidence export, v2), shared by the
+ * The wire contract of an evidence bundle's digest (docs/API.md, "Evidence export"), shared by the
  * audit service that streams and signs a bundle and the offline checker that recomputes it.
  *
  * digest = sha256 hex of the UTF-8 bytes of

@@ -23,7 +23,7 @@ export interface UpstreamRequest {
   path: string;
   headers?: Record<string, string>;
   body?: string | Buffer;
-  /** Only idempotent requests are retried (SPEC §8). GET and HEAD are idempotent by default. */
+  /** Only idempotent requests are retried (docs/API.md, "Retries"). GET and HEAD are idempotent by default. */
   idempotent?: boolean;
   signal?: AbortSignal;
 }
@@ -42,7 +42,7 @@ export interface RetryPolicy {
   maxRetryAfterMs: number;
 }
 
-/** SPEC §8's policy (3 retries, factor 2, 0–50 % jitter, Retry-After honoured) with delays sized for internal hops. */
+/** The retry policy of docs/API.md, "Retries" (3 retries, factor 2, 0–50 % jitter, Retry-After honoured) with delays sized for internal hops. */
 export const INTERNAL_RETRY_POLICY: RetryPolicy = {
   retries: 3,
   baseDelayMs: 50,

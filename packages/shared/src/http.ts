@@ -250,5 +250,5 @@ function routeLabel(req: Request): string {
   return typeof path === 'string' ? req.baseUrl + path : '(unmatched)';
 }
 
-/** SPEC §11: on every response, so no browser sniffs a JSON error into something executable. */
+/** docs/API.md, "Hardening": on every response, so no browser sniffs a JSON error into something executable. */
 export const NOSNIFF = ['X-Content-Type-Options', 'nosniff'] as const;

@@ -29,7 +29,7 @@ const claimsSchema = z.object({
 
 export const INTERNAL_TOKEN_HEADER = 'x-internal-token';
 const ISSUER = 'mandate-gateway';
-/** The services a token can be minted for; each accepts only tokens naming it (SPEC §11). */
+/** The services a token can be minted for; each accepts only tokens naming it (docs/API.md, "Hardening"). */
 export const INTERNAL_SERVICES = ['mandates', 'verify', 'identity', 'audit'] as const;
 export type InternalService = (typeof INTERNAL_SERVICES)[number];
 /** `aud` of a token for `service`; prefixed so no other JWT of the platform can carry the same audience. */

@@ -1,7 +1,7 @@
 import { canonicalJson } from './canonical';
 
 /**
- * The wire contract of a mandate's signature (SPEC §5): a compact ES256 JWS over the RFC 8785
+ * The wire contract of a mandate's signature (docs/API.md, "Mandates"): a compact ES256 JWS over the RFC 8785
  * canonical JSON of these fields, everything that never changes after creation. The mandates
  * service signs with it and the offline evidence checker verifies with it, so both read one list.
  */
@@ -17,7 +17,7 @@ export const MANDATE_SIGNED_FIELDS = [
 ] as const;
 
 /**
- * Signed when present (SPEC §12): `status: {status_list: {idx, uri}}`, the mandate's entry in a
+ * Signed when present (docs/DECISIONS.md, "Status lists (v3)"): `status: {status_list: {idx, uri}}`, the mandate's entry in a
  * status list. Mandates signed before status lists have none, and their payload is unchanged.
  */
 export const MANDATE_OPTIONAL_SIGNED_FIELDS = ['status'] as const;

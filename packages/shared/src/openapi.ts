@@ -151,7 +151,7 @@ function operationFor(route: RouteContract, schemaOf: (schema: z.ZodType) => z.Z
       .meta({ description: 'JWT callers: the tenant the call is for (API keys name their own tenant)' });
   }
   if (route.method === 'POST') {
-    // A secret is shown once (SPEC §15): the document names what a replay leaves out.
+    // A secret is shown once (docs/API.md, "Hardening"): the document names what a replay leaves out.
     const omitted = route.secrets?.length
       ? `, without ${route.secrets.map((name) => `\`${name}\``).join(', ')} (a secret is shown once)`
       : '';

@@ -146,7 +146,7 @@ export function readPlainBody(req: IncomingMessage): Promise<Buffer> {
 }
 
 export const INVALID_UTF8 = 'Request body is not valid UTF-8';
-/** Member names that reach an object's prototype when copied or merged (SPEC §11): refused anywhere in a body. */
+/** Member names that reach an object's prototype when copied or merged (docs/API.md, "Hardening"): refused anywhere in a body. */
 const FORBIDDEN_MEMBER_NAMES = new Set(['__proto__', 'constructor', 'prototype']);
 // fatal: a byte sequence that is not UTF-8 throws instead of becoming U+FFFD (and being signed as such).
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -172,7 +172,7 @@ export function assertNoForbiddenMembers(value: unknown): void {
 
 /**
  * Throws 400 when a parsed JSON value has a forbidden member name (above), or when its text `raw`
- * names a member twice in one object (SPEC §15: JSON.parse would keep the last one, so what one
+ * names a member twice in one object (docs/API.md, "Hardening": JSON.parse would keep the last one, so what one
  * reader checks and another acts on could differ). Every member of the text has its colon, and a
  * duplicate is one member fewer once parsed: counting both is one pass over the bytes and one
  * over the value, the hot path's cost; only a refused body is read again to name the member.

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 
-/** The shared secrets SPEC §11 holds to a minimum: shorter ones, or documented ones, refuse to start. */
+/** The shared secrets held to a minimum (docs/API.md, "Hardening"): shorter ones, or documented ones, refuse to start. */
 export const SECRET_VARIABLES = ['INTERNAL_TOKEN_SECRET', 'OPERATOR_TOKEN'] as const;
 export const MIN_SECRET_LENGTH = 32;
 

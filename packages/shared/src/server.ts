@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { NOSNIFF } from './http';
 
-/** How long a request's headers and body may take to arrive (SPEC §11). */
+/** How long a request's headers and body may take to arrive (docs/API.md, "Hardening"). */
 export const REQUEST_TIMEOUT_MS = 30_000;
 
 export interface RunningServer {
@@ -32,12 +32,12 @@ export function listen(
   });
   // Upstream keep-alive sockets (the gateway's pools) must outlive the client side's idle timeout.
   server.keepAliveTimeout = 65_000;
-  // SPEC §11: headers and body must arrive within 30 s, so a Content-Length larger than the body
+  // docs/API.md, "Hardening": headers and body must arrive within 30 s, so a Content-Length larger than the body
   // (or a trickle of headers) holds a socket 30 s, not node's 300 s.
   server.headersTimeout = REQUEST_TIMEOUT_MS;
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   // HTTP that node cannot parse (raw non-ASCII in the path, a broken header) never reaches express:
-  // answer it with the envelope and a request id too (SPEC §3), instead of node's bare 400.
+  // answer it with the envelope and a request id too (docs/API.md, "Errors"), instead of node's bare 400.
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
     const pending = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
     if (

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * The MAC of a mandate snapshot in Redis (SPEC §11): the mandates service signs the exact JSON it
+ * The MAC of a mandate snapshot in Redis (docs/API.md, "Hardening"): the mandates service signs the exact JSON it
  * stores, verify checks those bytes before deciding on them, so a write to Redis alone cannot
  * forge an ALLOW. One HMAC-SHA256 over the stored string, no re-canonicalisation: it is on
  * verify's hot path.

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * What a label may not contain (SPEC §11): control characters (Cc), format characters (Cf: the
+ * What a label may not contain (docs/API.md, "Hardening"): control characters (Cc), format characters (Cf: the
  * zero-width characters and every bidi control such as U+202E), lone surrogates (Cs), private-use
  * code points (Co) and the line/paragraph separators (Zl, Zp). They render as nothing, reorder
  * what follows or drive terminals, so a name holding them can pass for another name.

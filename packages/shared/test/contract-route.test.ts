@@ -109,7 +109,7 @@ describe('implement / mountContracts', () => {
     });
   });
 
-  it('when a body names a member twice, then 400 before the handler runs (SPEC §15)', async () => {
+  it('when a body names a member twice, then 400 before the handler runs (docs/API.md, "Hardening")', async () => {
     expect(await call('POST', '/v1/items/a', '{"note":"a","note":"b"}')).toEqual({
       status: 400,
       headers: expect.anything(),

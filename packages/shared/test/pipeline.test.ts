@@ -143,7 +143,7 @@ describe('pipeline: body', () => {
     );
   });
 
-  it('when a member name appears twice in one object, at any depth, then 400 (SPEC §15: the last one must not silently win)', () => {
+  it('when a member name appears twice in one object, at any depth, then 400 (docs/API.md, "Hardening": the last one must not silently win)', () => {
     expect(refusal(() => parseJsonBody(bytes('{"delegate":"d","delegate":"evil"}')))).toBe(
       '400 delegate appears twice in one JSON object',
     );
@@ -154,7 +154,7 @@ describe('pipeline: body', () => {
     expect(refusal(() => parseJsonBody(bytes('{"ab":1,"a\\u0062":2}')))).toBe(
       '400 ab appears twice in one JSON object',
     );
-    // A name that is not a plain field name is not echoed (SPEC §11).
+    // A name that is not a plain field name is not echoed (docs/API.md, "Hardening").
     expect(refusal(() => parseJsonBody(bytes('{"<b>":1,"<b>":2}')))).toBe(
       '400 A member name appears twice in one JSON object',
     );

@@ -18,7 +18,7 @@ const strong = 'a1'.repeat(16);
 const parse = (vars: Record<string, string>, read?: (p: string) => string) =>
   parseConfig(separateProcessConfig(schema, read), vars);
 
-describe('secrets of a service run as its own process (SPEC §11)', () => {
+describe('secrets of a service run as its own process (docs/API.md, "Hardening")', () => {
   it('when INTERNAL_TOKEN_SECRET is shorter than 32 characters, then configuration fails naming it, without its value', () => {
     const secret = 'short-but-secret-value';
     let message = '';

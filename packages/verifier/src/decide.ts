@@ -1,5 +1,5 @@
 /**
- * The verify decision (SPEC §5 Verify): one module, imported by the verify service and by
+ * The verify decision (docs/API.md, "Verify"): one module, imported by the verify service and by
  * `verifyOffline`, so both answer with the same reason for the same mandate, state and request.
  * Dependency-free on purpose: it ships in the standalone package.
  */
@@ -76,7 +76,7 @@ export function firstFailure(
   }
   if (!anyMatches(mandate.scope.actions, input.action, actionMatches)) return 'ACTION_NOT_PERMITTED';
 
-  // Fail closed (SPEC §5 v2): a scope that names resources, amounts or a currency is never
+  // Fail closed (docs/API.md, "Verify"): a scope that names resources, amounts or a currency is never
   // satisfied by a request that leaves them out. A stored `resources: []` (refused at create
   // since v2) matches nothing rather than anything.
   const resources = mandate.scope.resources;
@@ -98,7 +98,7 @@ export function firstFailure(
 
 /**
  * The requested resource as it is matched: NFC, the form a mandate's resource patterns are stored
- * in (SPEC §11), so one resource spelt with composed or decomposed characters ("é" as one code
+ * in (docs/API.md, "Hardening"), so one resource spelt with composed or decomposed characters ("é" as one code
  * point or as "e" and a combining accent) is decided one way — never denied in one spelling and
  * allowed by a prefix pattern in the other. Printable ASCII, nearly every resource, is NFC already.
  */
@@ -109,7 +109,7 @@ const NOT_ASCII = /[^ -~]/;
 const rank = (level: string): number => (ASSURANCE_LEVELS as readonly string[]).indexOf(level);
 
 /**
- * Scope pattern matching (SPEC §5 Mandates: "a trailing `*` segment matches any suffix").
+ * Scope pattern matching (docs/API.md, "Mandates": "a trailing `*` segment matches any suffix").
  * Matching is exact and case-sensitive otherwise; a `*` anywhere but at the end is literal.
  */
 

@@ -15,7 +15,7 @@ export { DENY_REASONS, type DenyReason, type DecisionInput } from './decide';
 export { RequestInvalid } from './decide';
 
 /**
- * Offline verification of a mandate (SPEC §12): its JWS checked against the service's JWKS, its state
+ * Offline verification of a mandate (docs/DECISIONS.md, "Status lists (v3)"): its JWS checked against the service's JWKS, its state
  * read from its signed status list, and the decision taken by the same module as POST /v1/verify.
  * Anything in doubt throws an OfflineVerificationError: it never answers ALLOW on a doubt.
  */
@@ -351,7 +351,7 @@ function stateOf(status: number, mandate: SignedMandate, now: Date): DecisionSta
 const verifiers = new WeakMap<object, OfflineVerifier>();
 
 /**
- * One-shot form (SPEC §12): `jwks` is the JWK set (GET /v1/.well-known/jwks.json); `statusList` a list
+ * One-shot form (docs/DECISIONS.md, "Status lists (v3)"): `jwks` is the JWK set (GET /v1/.well-known/jwks.json); `statusList` a list
  * already fetched, else it is fetched with `fetch` (default: global fetch). Verifications are cached
  * per `jwks` object, so reusing the same object makes repeated decisions cheap.
  */

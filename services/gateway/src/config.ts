@@ -21,7 +21,7 @@ export const gatewayConfigSchema = z.object({
   KEY_CACHE_TTL_MS: env.int(500),
   /** How often the gateway checks identity's credential epoch (the safety net under the push); capped at half KEY_CACHE_TTL_MS. */
   CREDENTIAL_CHECK_INTERVAL_MS: env.int(250),
-  /** JSON list of {name, issuer, jwks_uri, audience, subject_scheme} (SPEC §4). */
+  /** JSON list of {name, issuer, jwks_uri, audience, subject_scheme} (docs/API.md, "Authentication"). */
   JWT_ISSUERS: env.optionalString(),
   /** The dashboard's build, served at /dashboard/; unset → packages/dashboard/dist of this repository. */
   DASHBOARD_DIR: env.optionalString(),
@@ -52,7 +52,7 @@ export const gatewayConfigSchema = z.object({
    */
   PUBLISH_BATCH_MAX: env.int(200).pipe(z.number().int().min(1)),
   PUBLISH_BATCH_DELAY_MS: env.int(DEFAULT_PUBLISH_BATCH_DELAY_MS).pipe(z.number().int().min(0)),
-  /** JSON replacing some of the plans' numbers (SPEC §6), e.g. a small quota for tests; see limits/plans.ts. */
+  /** JSON replacing some of the plans' numbers (docs/API.md, "Rate limits and quotas"), e.g. a small quota for tests; see limits/plans.ts. */
   PLAN_OVERRIDES: z.preprocess((v) => {
     if (v === '' || v === undefined) return undefined;
     try {

@@ -22,11 +22,11 @@ export interface GatewayDeps {
   openApiDocument: () => unknown;
   readiness?: ReadinessCheck;
   routes?: RouteRule[];
-  /** Rate limits and quotas (SPEC §6); absent = unlimited (unit tests that are not about limits). */
+  /** Rate limits and quotas (docs/API.md, "Rate limits and quotas"); absent = unlimited (unit tests that are not about limits). */
   limiter?: RequestLimiter;
   /** Whether X-Forwarded-For names the client (a proxy of ours in front), for per-IP limits. */
   trustProxy?: boolean;
-  /** Idempotency-Key on POSTs (SPEC §7); absent = keys are ignored (unit tests that are not about it). */
+  /** Idempotency-Key on POSTs (docs/API.md, "Idempotency"); absent = keys are ignored (unit tests that are not about it). */
   idempotency?: Idempotency;
   /** One `info` line per request (ACCESS_LOG); absent = none. */
   accessLog?: boolean;

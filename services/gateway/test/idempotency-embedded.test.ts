@@ -1,7 +1,7 @@
 import { startEmbedded, type EmbeddedStack } from '../../../scripts/embedded';
 import { apiClient, eventually } from '../../../test/support/stack';
 
-/** SPEC §7 on the whole product in one process (`npm start`): the memory idempotency store. */
+/** docs/API.md, "Idempotency" on the whole product in one process (`npm start`): the memory idempotency store. */
 describe('Idempotency-Key in embedded mode (memory store)', () => {
   let stack: EmbeddedStack;
   let api: ReturnType<typeof apiClient>;

@@ -13,7 +13,7 @@ import { withoutSecrets } from '../src/idempotency/idempotency';
 import { ROUTES } from '../src/routes/table';
 
 /**
- * SPEC §15: idempotent replays never carry a secret. Walks every POST of the route table, finds
+ * docs/API.md, "Hardening": idempotent replays never carry a secret. Walks every POST of the route table, finds
  * each member of its answers that the defaults or the route's contract name as secret, answers
  * with all of them from a stand-in service and replays: a new route is covered without a new test.
  */
@@ -126,7 +126,7 @@ const ROUTES_WITH_SECRETS = POSTS.map((route) => ({ route, paths: secretPathsOf(
   (r) => r.paths.length > 0,
 );
 
-describe('idempotent replays carry no secret (SPEC §15), route by route', () => {
+describe('idempotent replays carry no secret (docs/API.md, "Hardening"), route by route', () => {
   it('when any route answers a member that reads as a credential, then its contract or the defaults name it secret', () => {
     const unnamed = ROUTES.flatMap((route) =>
       Object.values(route.responses)

@@ -34,7 +34,7 @@ import { startRedisTap, type RedisTap } from '../../../test/support/redis-tap';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy';
 
 /**
- * Rate limits and quotas (SPEC §6) against the real Redis on 127.0.0.1:6379, with the gateway
+ * Rate limits and quotas (docs/API.md, "Rate limits and quotas") against the real Redis on 127.0.0.1:6379, with the gateway
  * in-process in front of an echo upstream. Every gateway here has its own random key prefix.
  */
 const REDIS_HOST = '127.0.0.1';
@@ -250,7 +250,7 @@ describe('gateway rate limits and quotas (real Redis)', () => {
     return Promise.all(pending);
   }
 
-  describe('the SPEC numbers (beta: global 50/s, burst 100)', () => {
+  describe('the documented numbers (beta: global 50/s, burst 100)', () => {
     let g: TestGateway;
     beforeAll(async () => {
       g = await startGateway();
@@ -538,7 +538,7 @@ describe('gateway rate limits and quotas (real Redis)', () => {
     });
   });
 
-  describe('failed authentications, per client IP (SPEC §11)', () => {
+  describe('failed authentications, per client IP (docs/API.md, "Hardening")', () => {
     const WRONG = `${TENANT}:nokey.${'s3cr3t'.repeat(6)}`;
     const from = (ip: string) => ({ 'x-forwarded-for': ip });
 
@@ -734,7 +734,7 @@ describe('gateway rate limits and quotas (real Redis)', () => {
     });
   });
 
-  describe('the JWKS and the status lists, one bucket per client IP (SPEC §12)', () => {
+  describe('the JWKS and the status lists, one bucket per client IP (docs/DECISIONS.md, "Status lists (v3)")', () => {
     // Slowed so no token refills while the requests are sent: counts are exact.
     const exact: PlanOverrides = {
       public_reads: { rate: 0.01, burst: 4 },

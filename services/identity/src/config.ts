@@ -12,7 +12,7 @@ export const configSchema = z.object({
   HOST: env.string('127.0.0.1'),
   /** Database name used when MONGO_URL is set. */
   MONGO_DB: env.string('mandate_identity'),
-  /** How long a rotation's staging key may wait for activation before it is revoked (SPEC §5). */
+  /** How long a rotation's staging key may wait for activation before it is revoked (docs/API.md, "API keys"). */
   STAGING_KEY_TTL_HOURS: env.int(DEFAULT_STAGING_KEY_TTL_HOURS).pipe(z.number().int().min(1)),
   /**
    * How long a rotated key keeps working after its successor is activated without `grace_seconds`

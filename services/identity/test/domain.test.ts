@@ -27,7 +27,7 @@ describe('API key secrets', () => {
 });
 
 describe('roles', () => {
-  it('when roles are combined, then the permissions are the sorted union of SPEC §4', () => {
+  it('when roles are combined, then the permissions are the sorted union of docs/API.md, "Scopes, permissions and roles"', () => {
     expect(permissionsOf(['tenant_viewer', 'tenant_auditor'])).toEqual([
       'events:read',
       'mandates:read',

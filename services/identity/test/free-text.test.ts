@@ -8,7 +8,7 @@ const request = (use_case: string) => ({
 });
 const UNPRINTABLE = 'must contain printable characters only (no control, format or bidi characters)';
 
-describe('onboarding free text (SPEC §11)', () => {
+describe('onboarding free text (docs/API.md, "Hardening")', () => {
   it.each(['pay\u202eroll', 'agents\u0000', 'zero\u200bwidth', '\u001b[31mred'])(
     'when use_case holds %j, then 400 naming it',
     (bad) => {

@@ -115,7 +115,7 @@ export const scopeSchema = z
       .min(1)
       .max(100)
       .default(['*']),
-    // An empty list must not read as "anything" (SPEC §5 v2, fail closed): omit it instead.
+    // An empty list must not read as "anything" (docs/API.md, "Verify", fail closed): omit it instead.
     // Printable, NFC, and no dot segment or encoded separator, as written or NFKC-normalised
     // (docs/API.md#verify-input-rules): the rule verify applies to the resource it decides on.
     resources: z

@@ -14,7 +14,7 @@ describe.each(mandateStoreAdapters())('mandates service (in-process, $name store
     call(tenantId, 'POST', '/v1/mandates', { principal: 'alice', delegate: 'agent-7', ...overrides });
   const inAnHour = () => new Date(Date.now() + 3_600_000).toISOString();
 
-  describe('internal token audience (SPEC §11)', () => {
+  describe('internal token audience (docs/API.md, "Hardening")', () => {
     const digest = 'ab'.repeat(32);
 
     it('when a token minted for verify is shown, then /internal/v1/signatures and the public routes answer 401', async () => {
@@ -248,7 +248,7 @@ describe.each(mandateStoreAdapters())('mandates service (in-process, $name store
         kid: mandate.signature.kid,
       });
       const { payload } = await compactVerify(mandate.signature.jws, createLocalJWKSet(jwks.body));
-      // The immutable fields and, signed with them, the status-list entry (SPEC §12).
+      // The immutable fields and, signed with them, the status-list entry (docs/DECISIONS.md, "Status lists (v3)").
       const immutable = Object.fromEntries([...IMMUTABLE_FIELDS, 'status'].map((f) => [f, mandate[f]]));
       expect(new TextDecoder().decode(payload)).toBe(canonicalJson(immutable));
     });

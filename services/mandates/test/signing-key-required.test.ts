@@ -6,7 +6,7 @@ import { service } from '../src/service';
 /**
  * Two replicas of mandates started as their own processes must never sign with keys of their own
  * (a mandate signed by one would not verify against the other's JWKS): outside embedded mode a
- * signing key is required, as weak secrets are refused there (SPEC §11).
+ * signing key is required, as weak secrets are refused there (docs/API.md, "Hardening").
  */
 describe('mandates signing key outside embedded mode', () => {
   const strong = 'a-strong-internal-secret-of-at-least-32-characters';

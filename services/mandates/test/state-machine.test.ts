@@ -12,7 +12,7 @@ const next = (state: MandateState): Expected => ({ next: state });
 const conflict = (message: string): Expected => ({ conflict: message });
 
 /**
- * Seed §3 plus SPEC §5's messages, written out as a matrix so the table cannot drift unnoticed: its
+ * The lifecycle and messages of docs/API.md, "Mandates", written out as a matrix so the table cannot drift unnoticed: its
  * type makes the compiler require every state × operation pair.
  */
 const MATRIX: Record<MandateState, Record<LifecycleOperation, Expected>> = {

@@ -66,7 +66,7 @@ describe('parseVerifyRequest', () => {
   });
 });
 
-describe('resource: no dot segments, no encoded separators (SPEC §15)', () => {
+describe('resource: no dot segments, no encoded separators (docs/API.md, "Hardening")', () => {
   it.each([
     'acct:123/../999',
     'acct:123/./999',

@@ -17,7 +17,7 @@ import { ErrorMessage, formatTime, IdToken, Loaded, Loading, notifyDone, PageHea
 import { DataTable, column } from '../table';
 
 /**
- * The audit trail's access-configuration changes (SPEC §10): keys and their scopes, role
+ * The audit trail's access-configuration changes (docs/DASHBOARD.md): keys and their scopes, role
  * assignments, widget origins.
  */
 export const ACCESS_EVENT_TYPES = EVENT_TYPES.filter(

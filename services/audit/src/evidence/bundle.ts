@@ -11,7 +11,7 @@ export type EvidenceMandate = Record<string, unknown> & {
 };
 
 /**
- * SPEC §5 Evidence export (v2); the README ("Signing keys and evidence") defines it byte for byte
+ * docs/API.md, "Evidence export"; the README ("Signing keys and evidence") defines it byte for byte
  * and packages/shared/src/evidence-digest.ts computes its digest.
  */
 export interface EvidenceBundle {

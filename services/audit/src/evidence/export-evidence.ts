@@ -45,7 +45,7 @@ const EXPORTED: AuditEvent['type'] = 'EVIDENCE_EXPORTED';
 const CHUNK_CHARS = 64 * 1024;
 
 /**
- * Streams SPEC §5's evidence bundle (v2) in bounded memory, whatever the number of events:
+ * Streams the evidence bundle (v2, docs/API.md, "Evidence export") in bounded memory, whatever the number of events:
  * `{mandate, exported_at, events, evidence_exports, keys, digest, signature}` (the digest is
  * defined in packages/shared/src/evidence-digest.ts). Two passes over the store's cursor: the
  * first only hashes, so the signature (and any 404/503) is settled before the first byte; the

@@ -76,7 +76,7 @@ export interface ClaimedDelivery extends WebhookDelivery {
 export const endpointLimitReached = (max: number) =>
   new AppError('CONFLICT', `A tenant has at most ${max} webhook endpoints; delete one first`);
 
-/** The retry delays after each failed attempt (SPEC: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), in seconds. */
+/** The retry delays after each failed attempt (docs/WEBHOOKS.md: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), in seconds. */
 export const DEFAULT_RETRY_SCHEDULE_SECONDS = [5, 300, 1800, 7200, 18000, 36000, 36000] as const;
 /** Each delay varies by up to this fraction either way, so a receiver that comes back is not hit by every retry at once. */
 export const RETRY_JITTER = 0.2;

@@ -1,7 +1,7 @@
 import { buildEvent, type AuditEvent } from '@mandate/shared';
 import type { Principal } from '../auth/authenticate';
 
-/** The audit record of one authenticated API call (SPEC §5: method, route, status, duration_ms, key_id). */
+/** The audit record of one authenticated API call (docs/API.md, "Audit of every call": method, route, status, duration_ms, key_id). */
 export function apiCallEvent(args: {
   principal: Principal;
   requestId: string;

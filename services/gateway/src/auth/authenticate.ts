@@ -42,7 +42,7 @@ export function header(req: IncomingMessage, name: string): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-/** Reads the credential from Authorization or X-Api-Key (SPEC §4), without deciding whether it is valid. */
+/** Reads the credential from Authorization or X-Api-Key (docs/API.md, "Authentication"), without deciding whether it is valid. */
 export function readCredential(req: IncomingMessage): Credential {
   const authorization = header(req, 'authorization');
   if (authorization !== undefined) {
@@ -147,7 +147,7 @@ export async function identify(
     case 'none':
       throw unauthorized(INVALID_KEY);
     case 'opaque':
-      // Say what was recognised and what to send instead; anything else keeps SPEC §3's text.
+      // Say what was recognised and what to send instead; anything else keeps the text of docs/API.md, "Errors".
       if (sameSecret(credential.token, deps.operatorToken)) throw unauthorized(OPERATOR_TOKEN_ELSEWHERE);
       if (API_KEY_SHAPE.test(credential.token)) throw unauthorized(KEY_WITHOUT_TENANT);
       throw unauthorized(MALFORMED_BEARER);

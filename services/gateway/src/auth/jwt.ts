@@ -5,7 +5,7 @@ import { TENANT_ID, type JwtAuthenticator, type Principal } from './authenticate
 import type { SubjectResolver } from './subject-resolver';
 import { isLoopbackName } from '../http/loopback';
 
-/** SPEC §4: one configured issuer of JWT callers. */
+/** docs/API.md, "Authentication": one configured issuer of JWT callers. */
 export const jwtIssuerSchema = z.strictObject({
   /** Names the provider in `oidc:<name>:<sub>` subjects. */
   name: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, { message: 'must be 1-64 of A-Z a-z 0-9 . _ -' }),
@@ -185,7 +185,7 @@ export async function principalOfSubject(
   if (tenantId === null) throw badRequest('X-Tenant-Id is required for a JWT caller on this route');
   if (issuedFor !== undefined && tenantId !== issuedFor) throw unauthorized(TOKEN_OF_ANOTHER_TENANT);
   const subject = await subjects.resolve(tenantId, subjectId);
-  // No assignment: the tenant does not exist for this subject (SPEC §4), rather than 403.
+  // No assignment: the tenant does not exist for this subject (docs/API.md, "Authentication"), rather than 403.
   if (!subject) throw notFound('Tenant not found');
   return {
     tenantId: subject.tenant_id,

@@ -196,6 +196,6 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
     if (size > 16 * 1024) throw badRequest('Body too large');
     chunks.push(chunk as Buffer);
   }
-  // The project's one body parser: UTF-8, no `__proto__`-style or repeated member names (SPEC §11).
+  // The project's one body parser: UTF-8, no `__proto__`-style or repeated member names (docs/API.md, "Hardening").
   return parseJsonBody(Buffer.concat(chunks)) ?? null;
 }

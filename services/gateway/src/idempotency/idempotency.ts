@@ -29,7 +29,7 @@ export const KEY_REUSED = 'This Idempotency-Key was already used with a differen
 export const INVALID_KEY = 'Idempotency-Key must be 1 to 255 printable ASCII characters';
 
 export interface IdempotencySettings {
-  /** How long a response is kept (SPEC §7: 24 h). */
+  /** How long a response is kept (docs/API.md, "Idempotency": 24 h). */
   ttlMs: number;
   /** How long a duplicate waits for the first request in flight before 409. */
   waitMs: number;
@@ -52,7 +52,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sha256 = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 
 /**
- * SPEC §7 on the gateway, for every POST that carries an Idempotency-Key, after authentication and
+ * docs/API.md, "Idempotency" on the gateway, for every POST that carries an Idempotency-Key, after authentication and
  * rate limiting and before forwarding. The first request takes a lock on (scope, key) and runs;
  * its answer is stored when it finishes; retries with the same request replay it, and duplicates
  * that arrive while it runs wait for it.
@@ -113,7 +113,7 @@ export class Idempotency {
   }
 
   /**
-   * Per caller (SPEC §7): an API key, or a JWT subject in one tenant; the operator has its own
+   * Per caller (docs/API.md, "Idempotency"): an API key, or a JWT subject in one tenant; the operator has its own
    * scope, public routes (onboarding) one per client IP. Another caller's identical key is another
    * record, so a replay never hands one caller what another caller was answered.
    */
@@ -150,7 +150,7 @@ export class Idempotency {
       settled = true;
       const status = res.statusCode;
       const sent = typeof chunk === 'function' || chunk == null ? Buffer.alloc(0) : toBuffer(chunk, encoding);
-      // A secret is shown once (SPEC §4, §15): never kept, so a replay comes without it.
+      // A secret is shown once (docs/API.md, "Authentication"; docs/API.md, "Hardening"): never kept, so a replay comes without it.
       const body = withoutSecrets(sent, secrets);
       const write =
         status >= 500

@@ -1,5 +1,5 @@
 /**
- * Where Idempotency-Key records live (SPEC §7). One record per scope (caller) and key: first a
+ * Where Idempotency-Key records live (docs/API.md, "Idempotency"). One record per scope (caller) and key: first a
  * pending lock, then the stored response. Adapters only store; the rules are in idempotency.ts.
  */
 

@@ -20,7 +20,7 @@ export interface LimiterSettings {
   prefix: string;
   overrides?: PlanOverrides;
   clock?: Clock;
-  /** Failed authentications per client IP per minute before 429 (SPEC §11). */
+  /** Failed authentications per client IP per minute before 429 (docs/API.md, "Hardening"). */
   authFailuresPerMinute?: number;
 }
 

@@ -133,7 +133,7 @@ export class PlanLimiter implements RequestLimiter {
   private readonly daily: RateLimiterLike;
   private readonly perIp: Record<ClientIpBucket, RateLimiterLike>;
   private readonly perIpLimits: Record<ClientIpBucket, Bucket>;
-  /** Failed authentications per client IP in a one-minute window (SPEC §11), in the backend's store. */
+  /** Failed authentications per client IP in a one-minute window (docs/API.md, "Hardening"), in the backend's store. */
   private readonly authFailures: RateLimiterLike;
   /** IPs this process saw go over that limit, and until when (ms); bounded, dropped once passed. */
   private readonly blockedUntil = new Map<string, number>();

@@ -32,13 +32,13 @@ export interface LimitsConfig {
   /** Per client IP: sign-up requests and the wallet's sign-in steps. */
   onboarding: Bucket;
   /**
-   * Per client IP: the JWKS and the status lists (SPEC §12). Sized for a relying party's fleet
+   * Per client IP: the JWKS and the status lists (docs/DECISIONS.md, "Status lists (v3)"). Sized for a relying party's fleet
    * behind one address refreshing its lists every `ttl` (60 s by default), not for a scraper.
    */
   publicReads: Bucket;
 }
 
-/** SPEC §6. */
+/** docs/API.md, "Rate limits and quotas". */
 export const DEFAULT_LIMITS: LimitsConfig = {
   plans: {
     beta: {
@@ -81,7 +81,7 @@ const planOverrideSchema = z.strictObject({
 });
 
 /**
- * `PLAN_OVERRIDES`: JSON that replaces some of the SPEC's numbers, e.g. a small quota for a test or
+ * `PLAN_OVERRIDES`: JSON that replaces some of the documented plan numbers, e.g. a small quota for a test or
  * a staging deployment: `{"beta": {"monthly_quota": 5, "global": {"rate": 5, "burst": 10}}, "onboarding": {...}}`.
  */
 export const planOverridesSchema = z.strictObject({

@@ -27,7 +27,7 @@ export function credentialDigest(req: IncomingMessage): string | undefined {
 export interface AuthGuard {
   clientIpOf(req: IncomingMessage): string;
   /**
-   * Logs a failed authentication (SPEC §11: client IP, request id, the kind of credential and the
+   * Logs a failed authentication (docs/API.md, "Hardening": client IP, request id, the kind of credential and the
    * reason, never the credential) and counts it against the client IP; over the limit the answer
    * is 429 instead of the 401.
    */

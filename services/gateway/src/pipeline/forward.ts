@@ -28,7 +28,7 @@ export function forwardStep(deps: GatewayDeps) {
     const buffered =
       deps.idempotency !== undefined && req.method === 'POST' && req.headers['idempotency-key'] !== undefined;
     const call = { path, body, requestId, secrets: secretMembersOf(rule), buffered };
-    // SPEC §7: only a POST carrying Idempotency-Key reaches the store; true = answered (a replay).
+    // docs/API.md, "Idempotency": only a POST carrying Idempotency-Key reaches the store; true = answered (a replay).
     if (
       deps.idempotency &&
       req.headers['idempotency-key'] !== undefined &&

@@ -32,7 +32,7 @@ export class RouteMatcher {
     });
   }
 
-  /** The canonical /v1 path: unversioned paths are aliases of v1 (SPEC §2). */
+  /** The canonical /v1 path: unversioned paths are aliases of v1 (docs/API.md, "Paths and versions"). */
   static canonicalPath(path: string): string {
     return path === '/v1' || path.startsWith('/v1/') ? path : `/v1${path === '/' ? '' : path}`;
   }

@@ -3,7 +3,7 @@ import type { ApiKeyScope, ApiKeyStatus } from '../api-keys/api-key';
 import type { Role, RoleAssignmentStatus } from '../role-assignments/roles';
 
 /**
- * Drift monitoring (SPEC §10): the tenant's access configuration as it was when an admin saved
+ * Drift monitoring (docs/DASHBOARD.md): the tenant's access configuration as it was when an admin saved
  * it, to compare later states and the audit trail against. One per tenant; saving replaces it.
  */
 export interface AccessSnapshot {

@@ -11,7 +11,7 @@ import {
 /** Whether a key of this status authenticates. */
 export const isUsableStatus = (status: ApiKeyStatus): status is UsableKeyStatus =>
   (USABLE_KEY_STATUSES as readonly ApiKeyStatus[]).includes(status);
-// Wire vocabulary: the contract's (a staging key's secret authenticates at once, SPEC §5).
+// Wire vocabulary: the contract's (a staging key's secret authenticates at once, docs/API.md, "API keys").
 export {
   MAX_ROTATION_GRACE_SECONDS,
   API_KEY_NAME_MAX,
@@ -87,7 +87,7 @@ export function toApiKey(record: ApiKeyRecord): ApiKey {
   return key;
 }
 
-/** How long a staging key (a rotation's successor) may wait for activation by default: SPEC §5. */
+/** How long a staging key (a rotation's successor) may wait for activation by default: docs/API.md, "API keys". */
 export const DEFAULT_STAGING_KEY_TTL_HOURS = 168;
 /** The reason API_KEY_REVOKED carries when a staging key was not activated in time. */
 export const STAGING_EXPIRED_REASON = 'staging_expired';
@@ -123,7 +123,7 @@ export class KeyTransitionNotAllowed extends AppError {
   }
 }
 
-/** A rotation while the key's previous successor is still staging (SPEC §5: at most one). */
+/** A rotation while the key's previous successor is still staging (docs/API.md, "API keys": at most one). */
 export class PendingSuccessorExists extends AppError {
   constructor() {
     super('CONFLICT', 'API key already has a staging successor; activate or revoke it first');

@@ -33,7 +33,7 @@ export const apiKeyView = (k: ApiKey) =>
     'grace_ends_at',
   ]);
 
-/** SPEC §5's creation shape; the secret appears here and nowhere else. */
+/** The creation shape of docs/API.md, "API keys"; the secret appears here and nowhere else. */
 export const createdApiKeyView = ({ key, secret }: IssuedKey) => ({
   key_id: key.key_id,
   api_key: secret,

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { API_KEY_SCOPES, API_KEY_STATUSES, ROLES, ROLE_ASSIGNMENT_STATUSES } from './wire';
 import { tenantConfigRoutes, timestamp } from './common';
 
-// Access baselines (drift monitoring, SPEC §10): schemas and routes.
+// Access baselines (drift monitoring, docs/DASHBOARD.md): schemas and routes.
 
 /** Nothing to send: the server snapshots the tenant's access configuration as it is now. */
 export const putAccessBaselineBody = z.strictObject({});

@@ -6,7 +6,7 @@ import { subjectIdSchema, timestamp, TENANT_ADMIN_ROUTE } from './common';
 // Role assignments: schemas and routes.
 
 /**
- * Role names are checked by the domain, not here: a platform role must answer 403 (SPEC §4),
+ * Role names are checked by the domain, not here: a platform role must answer 403 (docs/API.md, "Authentication"),
  * which an enum check would turn into a 400.
  */
 const rolesInput = z

@@ -60,7 +60,7 @@ export type Role = (typeof ROLES)[number];
 export const PERMISSIONS = [...API_KEY_SCOPES, 'tenant:read', 'tenant:write'] as const;
 export type Permission = (typeof PERMISSIONS)[number];
 
-/** SPEC §4: the permissions each role grants. */
+/** The permissions each role grants (docs/API.md, "Scopes, permissions and roles"). */
 export const ROLE_PERMISSIONS = {
   tenant_admin: [
     'tenant:read',
@@ -79,7 +79,7 @@ export const ROLE_PERMISSIONS = {
 export const ROLE_ASSIGNMENT_STATUSES = ['active', 'revoked'] as const;
 export type RoleAssignmentStatus = (typeof ROLE_ASSIGNMENT_STATUSES)[number];
 /**
- * Canonical subjects (SPEC §4): `wallet:<id>`, `dashboard:<id>`, `oidc:<provider>:<id>`.
+ * Canonical subjects (docs/API.md, "Authentication"): `wallet:<id>`, `dashboard:<id>`, `oidc:<provider>:<id>`.
  * Identifiers may contain colons themselves (a wallet DID), but never whitespace.
  */
 export const SUBJECT_ID_PATTERN = /^(?:wallet:\S+|dashboard:\S+|oidc:[A-Za-z0-9._-]+:\S+)$/;

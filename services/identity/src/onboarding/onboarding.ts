@@ -1,6 +1,6 @@
 import { AppError } from '@mandate/shared';
 
-/** SPEC §5 "Tenants, roles, onboarding": a public request for a tenant, decided by the operator. */
+/** docs/API.md, "Tenants, role assignments, onboarding, widget": a public request for a tenant, decided by the operator. */
 import type { OnboardingStatus } from '../contract/wire';
 // Wire vocabulary and checks: the contract's.
 export {

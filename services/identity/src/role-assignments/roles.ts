@@ -32,7 +32,7 @@ export function isAdministrator(a: Pick<RoleAssignment, 'status' | 'permissions'
   return a.status === 'active' && a.permissions.includes(ADMIN_PERMISSION);
 }
 
-/** Revoking or downgrading the tenant's last administrator (SPEC: a tenant always keeps one). */
+/** Revoking or downgrading the tenant's last administrator (docs/API.md: a tenant always keeps one). */
 export class LastAdministrator extends AppError {
   constructor() {
     super(
@@ -75,7 +75,7 @@ export class DuplicateRoleAssignment extends AppError {
   }
 }
 
-/** platform_admin and platform:* exist only outside the tenant surface (SPEC §4). */
+/** platform_admin and platform:* exist only outside the tenant surface (docs/API.md, "Authentication"). */
 export class RoleNotAssignable extends AppError {
   constructor(role: string) {
     super('FORBIDDEN', `Role cannot be assigned through the tenant API: ${role}`);
@@ -90,7 +90,7 @@ export class RoleAssignmentConflict extends AppError {
 }
 
 /**
- * Roles as a tenant may grant them: platform roles are refused outright (403, SPEC §4) before
+ * Roles as a tenant may grant them: platform roles are refused outright (403, docs/API.md, "Authentication") before
  * unknown names (400), so probing for platform roles never looks like a typo.
  */
 export function assignableRoles(requested: readonly string[]): Role[] {
@@ -104,7 +104,7 @@ export function assignableRoles(requested: readonly string[]): Role[] {
 
 /**
  * The assignment with new roles (its permissions follow), or the refusal. A caller cannot drop
- * tenant:write from its own active assignment (SPEC §11), for the same reason it cannot revoke
+ * tenant:write from its own active assignment (docs/API.md, "Hardening"), for the same reason it cannot revoke
  * it: a tenant must not lose its last admin by accident.
  */
 export function withRoles(
@@ -130,7 +130,7 @@ export function withRoles(
   return { ...current, roles, permissions, updated_at: at };
 }
 
-/** active → revoked, or the refusal: a caller cannot revoke its own active assignment (SPEC §5). */
+/** active → revoked, or the refusal: a caller cannot revoke its own active assignment (docs/API.md, "Tenants, role assignments, onboarding, widget"). */
 export function revoked(current: RoleAssignment, at: string, callerSubjectId?: string): RoleAssignment {
   if (current.status !== 'active') throw new RoleAssignmentConflict('Role assignment is already revoked');
   if (callerSubjectId !== undefined && current.subject_id === callerSubjectId) {

@@ -1,4 +1,4 @@
-/** SPEC §5: how a tenant's embeddable widget may be used and how it looks. */
+/** docs/API.md, "Tenants, role assignments, onboarding, widget": how a tenant's embeddable widget may be used and how it looks. */
 export interface WidgetConfig {
   allowed_origins: string[];
   theme: { primary_color?: string; logo_url?: string };

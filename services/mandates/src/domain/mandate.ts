@@ -1,4 +1,4 @@
-/** The mandate as stored and as served (SPEC §5 "Mandates"); JSON field names are the wire names. */
+/** The mandate as stored and as served (docs/API.md, "Mandates"); JSON field names are the wire names. */
 import {
   EXPIRABLE_STATES as CONTRACT_EXPIRABLE_STATES,
   MANDATE_SIGNED_FIELDS,
@@ -26,7 +26,7 @@ export type PrincipalVerification = z.output<typeof principalVerificationSchema>
 export type Principal = z.output<typeof principalSchema>;
 export type Scope = z.output<typeof scopeSchema>;
 export type MandateSignature = Mandate['signature'];
-/** The mandate's entry in a status list (SPEC §12), signed with it. Absent on mandates signed before status lists. */
+/** The mandate's entry in a status list (docs/DECISIONS.md, "Status lists (v3)"), signed with it. Absent on mandates signed before status lists. */
 export type MandateStatus = NonNullable<Mandate['status']>;
 export type Mandate = z.output<typeof mandateSchema>;
 

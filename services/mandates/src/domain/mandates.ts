@@ -56,7 +56,7 @@ export interface MandateDeps {
   relay?: EventRelay;
   /** Binds identity verifications (IDENTITY_URL); absent → principal.verification_id answers 503. */
   identityVerifications?: IdentityVerifications;
-  /** Status lists (SPEC §12): each new mandate gets a slot, signed as its `status` claim; absent → none. */
+  /** Status lists (docs/DECISIONS.md, "Status lists (v3)"): each new mandate gets a slot, signed as its `status` claim; absent → none. */
   statusLists?: Pick<StatusLists, 'uriOf'>;
 }
 

@@ -27,5 +27,5 @@ export interface Signer {
   publicJwks(): Promise<JWK[]>;
 }
 
-/** The `typ` of the JWS over an evidence bundle's digest (SPEC §5 Evidence export). */
+/** The `typ` of the JWS over an evidence bundle's digest (docs/API.md, "Evidence export"). */
 export const EVIDENCE_JWS_TYP = 'mandate-evidence+jws';

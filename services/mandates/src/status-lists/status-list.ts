@@ -3,7 +3,7 @@ import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { effectiveState, type MandateState } from '../domain/mandate';
 
 /**
- * Mandate status lists (SPEC §12, IETF Token Status List, JWT form): 2 bits per mandate, entry `i`
+ * Mandate status lists (docs/DECISIONS.md, "Status lists (v3)", IETF Token Status List, JWT form): 2 bits per mandate, entry `i`
  * in byte floor(i / 4) at bit offset 2 * (i % 4), least significant first, zlib-deflated.
  */
 export const STATUS_LIST_CAPACITY = 100_000;

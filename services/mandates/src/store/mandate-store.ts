@@ -61,7 +61,7 @@ export interface MandateStore extends OutboxStore {
    */
   findDue(now: Date, limit: number): Promise<Mandate[]>;
   /**
-   * Status lists (SPEC §12) span tenants, like the sweeper's query: a list's entries are whichever
+   * Status lists (docs/DECISIONS.md, "Status lists (v3)") span tenants, like the sweeper's query: a list's entries are whichever
    * mandates were created while it was open. The next free slot of the open list, from an atomic
    * counter (never check-then-insert); a full list closes and the next one opens. Never reused.
    */
