@@ -1,7 +1,7 @@
 /**
  * `npm run bench:identity-idle` — identity's CPU while 10,000 API keys are in use across two
- * gateway replicas and none of them changes (docs/PERFORMANCE.md, "Credential checks follow
- * changes, not keys"). Each key is used on one gateway, half on each (BENCH_BOTH=1: on both); then, for BENCH_SECONDS (60: one key-use report of each gateway falls in it), a trickle of
+ * gateway replicas and none of them changes (docs/PERFORMANCE.md, "Round 12: the floor as the
+ * yardstick, and credential checks that follow changes (issue 35)"). Each key is used on one gateway, half on each (BENCH_BOTH=1: on both); then, for BENCH_SECONDS (60: one key-use report of each gateway falls in it), a trickle of
  * requests keeps using random keys on both gateways while identity's CPU and its requests by
  * route are measured, beside the same measure before any key was in use.
  *

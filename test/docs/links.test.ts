@@ -54,7 +54,62 @@ function problemsIn(doc: string, text: string): string[] {
   return problems;
 }
 
+/** The repository's own source files (TypeScript and JavaScript), outside node_modules and builds. */
+function sourceFiles(dir = ROOT): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    if (entry.name.startsWith('.') || ['node_modules', 'dist', 'coverage'].includes(entry.name)) return [];
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(full);
+    return /\.(ts|tsx|mjs|js)$/.test(entry.name) ? [path.relative(ROOT, full)] : [];
+  });
+}
+
+/**
+ * What is wrong with the references in one source file's comments and test names: a rule the code
+ * enforces must be findable in the repository's own docs, so a citation names a doc that exists
+ * (`docs/API.md`, `docs/API.md#anchor`, `docs/API.md, "Heading"`), never the spec it came from.
+ */
+function referenceProblemsIn(file: string, text: string): string[] {
+  const problems: string[] = [];
+  const at = (index: number) => `${file}:${text.slice(0, index).split('\n').length}`;
+  for (const m of text.matchAll(/\bSPEC §/g)) problems.push(`${at(m.index)}: cites the spec, not a doc`);
+  for (const m of text.matchAll(/\b(docs\/[A-Z][A-Z0-9-]*\.md)(?:#([a-z0-9-]+)|, "([^"]+)")?/g)) {
+    const [, doc, anchor, wrapped] = m as unknown as [string, string, string?, string?];
+    // A heading may wrap onto the comment's next line.
+    const heading = wrapped?.replace(/\s*\n\s*(\*|\/\/)?\s*/g, ' ');
+    const resolved = path.join(ROOT, doc);
+    if (!existsSync(resolved)) problems.push(`${at(m.index)}: ${doc} does not exist`);
+    else if (anchor && !anchorsOf(resolved).has(anchor))
+      problems.push(`${at(m.index)}: ${doc}#${anchor} names no heading`);
+    else if (heading && !anchorsOf(resolved).has(slug(heading)))
+      problems.push(`${at(m.index)}: ${doc} has no heading "${heading}"`);
+  }
+  return problems;
+}
+
 describe('documentation links', () => {
+  it('when a source comment cites a rule, then it names a doc of the repository that exists, with its heading, never the spec', () => {
+    const problems = sourceFiles()
+      .filter((f) => f !== path.join('test', 'docs', 'links.test.ts'))
+      .flatMap((f) => referenceProblemsIn(f, readFileSync(path.join(ROOT, f), 'utf8')));
+    expect(problems).toEqual([]);
+  });
+
+  it('when a source comment cites the spec, a missing doc or a missing heading, then the check reports each', () => {
+    const text = [
+      '// The closed set of codes (SPEC §3).',
+      '// See docs/NOPE.md and docs/API.md#no-such-heading.',
+      '/** Per caller (docs/API.md, "No such heading"). */',
+      '/** Fine: docs/API.md, "Errors"; docs/API.md#idempotency; docs/DECISIONS.md. */',
+    ].join('\n');
+    expect(referenceProblemsIn('x.ts', text)).toEqual([
+      'x.ts:1: cites the spec, not a doc',
+      'x.ts:2: docs/NOPE.md does not exist',
+      'x.ts:2: docs/API.md#no-such-heading names no heading',
+      'x.ts:3: docs/API.md has no heading "No such heading"',
+    ]);
+  });
+
   it('when README.md, docs/ or a package README links or refers to a file, then it is inside the repository and exists, anchors included', () => {
     const problems = documents().flatMap((doc) =>
       problemsIn(doc, readFileSync(path.join(ROOT, doc), 'utf8')),

@@ -1,7 +1,7 @@
 import { redactUrl } from './redact-url';
 
 /**
- * A start that failed on its infrastructure (docs/TROUBLESHOOTING.md, "At start"): one line that
+ * A start that failed on its infrastructure (docs/TROUBLESHOOTING.md, "At start: infrastructure"): one line that
  * names the variable, the URL without its password, and what to check. runService prints it as
  * `infrastructure error: …` and exits 1, with no stack trace.
  */

@@ -1,7 +1,7 @@
 import { checkWebhookUrl } from '../src/webhooks/webhook';
 
 /**
- * docs/WEBHOOKS.md#endpoint-urls: with WEBHOOKS_ALLOW_LOOPBACK exactly 127.0.0.1, localhost and
+ * docs/WEBHOOKS.md#endpoints: with WEBHOOKS_ALLOW_LOOPBACK exactly 127.0.0.1, localhost and
  * [::1] are allowed (http or https, any port); a refused URL's message never says what the host
  * resolved to.
  */

@@ -154,7 +154,7 @@ export async function checkWebhookUrl(
 ): Promise<void> {
   const url = new URL(raw);
   const host = bareHost(url.hostname);
-  // Exactly these names (docs/WEBHOOKS.md#endpoint-urls): 127.0.0.2, 0.0.0.0, … stay refused.
+  // Exactly these names (docs/WEBHOOKS.md#endpoints): 127.0.0.2, 0.0.0.0, … stay refused.
   const loopbackOk = options.allowLoopback && LOOPBACK_HOSTS.has(host);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopbackOk)) {
     throw badRequest(
