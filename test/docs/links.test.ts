@@ -73,7 +73,9 @@ function referenceProblemsIn(file: string, text: string): string[] {
   const problems: string[] = [];
   const at = (index: number) => `${file}:${text.slice(0, index).split('\n').length}`;
   for (const m of text.matchAll(/\bSPEC §/g)) problems.push(`${at(m.index)}: cites the spec, not a doc`);
-  for (const m of text.matchAll(/\b(docs\/[A-Z][A-Z0-9-]*\.md)(?:#([a-z0-9-]+)|, "([^"]+)")?/g)) {
+  for (const m of text.matchAll(
+    /\b((?:docs|services\/[a-z-]+|packages\/[a-z-]+)\/[A-Z][A-Z0-9-]*\.md)(?:#([a-z0-9-]+)|, "([^"]+)")?/g,
+  )) {
     const [, doc, anchor, wrapped] = m as unknown as [string, string, string?, string?];
     // A heading may wrap onto the comment's next line.
     const heading = wrapped?.replace(/\s*\n\s*(\*|\/\/)?\s*/g, ' ');
@@ -101,12 +103,14 @@ describe('documentation links', () => {
       '// See docs/NOPE.md and docs/API.md#no-such-heading.',
       '/** Per caller (docs/API.md, "No such heading"). */',
       '/** Fine: docs/API.md, "Errors"; docs/API.md#idempotency; docs/DECISIONS.md. */',
+      '// services/verify/README.md, "No such heading" either.',
     ].join('\n');
     expect(referenceProblemsIn('x.ts', text)).toEqual([
       'x.ts:1: cites the spec, not a doc',
       'x.ts:2: docs/NOPE.md does not exist',
       'x.ts:2: docs/API.md#no-such-heading names no heading',
       'x.ts:3: docs/API.md has no heading "No such heading"',
+      'x.ts:5: services/verify/README.md has no heading "No such heading"',
     ]);
   });
 

@@ -2,7 +2,7 @@ import { useQuery } from '@tanstack/react-query';
 import { apiOf } from './api';
 
 /**
- * GET /dashboard/config.json: which sign-ins this gateway offers (README, "Dashboard"). The
+ * GET /dashboard/config.json: which sign-ins this gateway offers (docs/DASHBOARD.md). The
  * gateway's own page configuration, not an operation of the public API: read by path, its shape
  * declared here.
  */

@@ -6,7 +6,7 @@ export type Session =
   | { kind: 'user'; token: string; tenantId: string; subjectId: string; method: SignInMethod }
   | { kind: 'operator'; token: string };
 
-/** How a tenant member signed in: README, "Dashboard". */
+/** How a tenant member signed in: docs/DASHBOARD.md. */
 export type SignInMethod = 'development' | 'oidc' | 'wallet';
 
 const KEY = 'mandate-dashboard-session';

@@ -34,7 +34,7 @@ const sign = (key: TestKey, payload: string, typ?: string) =>
     .setProtectedHeader({ alg: 'ES256', kid: key.kid, ...(typ ? { typ } : {}) })
     .sign(key.privateKey);
 
-/** A bundle built the way the audit service builds one (README "Signing keys and evidence"). */
+/** A bundle built the way the audit service builds one (docs/VERIFY-AND-IDENTITY.md, "Signing keys and evidence"). */
 async function buildBundle(mandateKey: TestKey, bundleKey: TestKey = mandateKey) {
   const tenant = newId('tnt');
   const fields = {

@@ -2,7 +2,7 @@ import { DEFAULT_REDIS_PREFIX, redisKeySpaces } from './redis-keys';
 
 /**
  * The snapshot contract between the mandates service (the writer) and verify (the reader),
- * README "Consistency": a Redis hash at `snapshotKey(prefix, tenantId, mandateId)` with fields
+ * docs/DEPLOYMENT.md, "Consistency and expiry": a Redis hash at `snapshotKey(prefix, tenantId, mandateId)` with fields
  * `v` (the snapshot's version), `m` (the mandate as JSON), `s` (its MAC, see snapshotMac) and
  * `min` (the fence). A reader may use `m` only when `v >= min` and `s` checks. Both services must
  * agree on it byte for byte, so it is written once, here.

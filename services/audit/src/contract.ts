@@ -221,7 +221,7 @@ export const routes = defineRoutes({
       'per event, then canonical({evidence_exports}) (RFC 8785), and signature = compact JWS (ES256, typ ' +
       'mandate-evidence+jws) whose payload is the digest. Check it offline with ' +
       'the checker in the repository, `node packages/evidence-cli/bin/mandate-evidence.js verify bundle.json --jwks jwks.json` ' +
-      '(README, "Checking a bundle offline"; never `npx`, which would ask the public registry). Emits EVIDENCE_EXPORTED.',
+      '(docs/VERIFY-AND-IDENTITY.md, "Checking a bundle offline"; never `npx`, which would ask the public registry). Emits EVIDENCE_EXPORTED.',
     // An export reads every event of a mandate: its own bucket, far below the global one.
     limit: 'evidence.export',
     responses: {

@@ -39,7 +39,7 @@ export async function wire(
   logger: Logger,
   overrides: Partial<GatewayDeps> & {
     credentialEvents?: CredentialEventSource;
-    /** The embedded launcher's development sign-in (README, "Dashboard"); never from a variable. */
+    /** The embedded launcher's development sign-in (docs/DASHBOARD.md); never from a variable. */
     devSignIn?: boolean;
   } = {},
 ): Promise<{ deps: GatewayDeps; close(): Promise<void> }> {
@@ -232,7 +232,7 @@ async function build(
 }
 
 /**
- * The dashboard's OIDC sign-in from DASHBOARD_OIDC_* (README, "Dashboard"): the issuer and the
+ * The dashboard's OIDC sign-in from DASHBOARD_OIDC_* (docs/DASHBOARD.md): the issuer and the
  * client id both or neither. Its tokens are accepted only through a JWT_ISSUERS entry for that
  * issuer: without one, a warning (every sign-in would end in 401).
  */

@@ -11,7 +11,7 @@ export type EvidenceMandate = Record<string, unknown> & {
 };
 
 /**
- * docs/API.md, "Evidence export"; the README ("Signing keys and evidence") defines it byte for byte
+ * docs/API.md, "Evidence export"; docs/VERIFY-AND-IDENTITY.md, "Signing keys and evidence", defines it byte for byte
  * and packages/shared/src/evidence-digest.ts computes its digest.
  */
 export interface EvidenceBundle {

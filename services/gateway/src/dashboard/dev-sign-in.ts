@@ -22,7 +22,7 @@ import type { SubjectResolver } from '../auth/subject-resolver';
 import { isLoopbackHost } from '../http/loopback';
 
 /**
- * The embedded mode's development sign-in (README, "Dashboard"): a person picks a subject of a
+ * The embedded mode's development sign-in (docs/DASHBOARD.md): a person picks a subject of a
  * tenant and gets a short-lived JWT for it, signed by a key that exists only in this process.
  * Only `npm start`'s launcher turns it on (a start override, never a variable), so no deployed
  * gateway can have it. The tokens are ordinary JWT callers afterwards: the subject's active role

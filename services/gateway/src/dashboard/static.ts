@@ -30,7 +30,7 @@ export function dashboardCsp(connectOrigins: readonly string[] = []): string {
 }
 export const DASHBOARD_CSP = dashboardCsp();
 
-/** The OIDC sign-in the dashboard offers (authorization code + PKCE, a public client): README, "Dashboard". */
+/** The OIDC sign-in the dashboard offers (authorization code + PKCE, a public client): docs/DASHBOARD.md. */
 export interface DashboardOidc {
   issuer: string;
   client_id: string;

@@ -79,7 +79,7 @@ function metricsScrape(deps: GatewayDeps, guard: AuthGuard) {
 
 /**
  * Step 1, what is answered outside the API, without the route table: health, readiness, /metrics
- * with a credential, the dashboard's static files (README, "Dashboard"), the development sign-in.
+ * with a credential, the dashboard's static files (docs/DASHBOARD.md), the development sign-in.
  * Its answer, or undefined when the request is the API's.
  */
 export function outsideApiStep(deps: GatewayDeps, guard: AuthGuard) {

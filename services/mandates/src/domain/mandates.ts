@@ -49,7 +49,7 @@ export interface MandateDeps {
   store: MandateStore;
   signer: Signer;
   clock: Clock;
-  /** Versioned copies verify reads (README "Consistency"); absent → none are kept. */
+  /** Versioned copies verify reads (docs/DEPLOYMENT.md, "Consistency and expiry"); absent → none are kept. */
   snapshots?: MandateSnapshots;
   logger?: Logger;
   /** Publishes the events each write stored with it; absent → they wait in the outbox for a relay. */

@@ -2,7 +2,7 @@ import type { Mandate } from '../domain/mandate';
 
 /**
  * Versioned copies of mandates that the verify service reads instead of asking this service
- * (README "Consistency"). Two rules make a stale decision impossible after a lifecycle call:
+ * (docs/DEPLOYMENT.md, "Consistency and expiry"). Two rules make a stale decision impossible after a lifecycle call:
  *
  * - `write` only ever moves a snapshot forward: a slow writer never replaces a newer version.
  * - `fence` raises the lowest version readers may trust *before* a change is committed; a

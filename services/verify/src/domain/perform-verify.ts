@@ -37,7 +37,7 @@ export async function performVerify(deps: Deps, metrics: VerifyMetrics, call: Ve
 
   // Handed to the publisher before answering, not awaited: it journals the event at once (a
   // SIGKILL after the answer loses nothing), the broker confirms batches, and a verify never
-  // waits for a round trip of its own (README "Decisions").
+  // waits for a round trip of its own (services/verify/README.md, "Decisions").
   metrics.eventsPublished++;
   deps.publisher
     .publish([

@@ -3,7 +3,7 @@ import { DEFAULT_SNAPSHOT_PREFIX, snapshotKey, type Logger } from '@mandate/shar
 
 /**
  * Where verify finds mandate snapshots. The mandates service writes them (forward-only, fenced
- * before every lifecycle change; see its README "Consistency"); verify only reads.
+ * before every lifecycle change; see docs/DEPLOYMENT.md, "Consistency and expiry"); verify only reads.
  */
 /** A snapshot as stored: the mandate's JSON and the MAC the mandates service wrote with it (null when absent). */
 export interface StoredSnapshot {
