@@ -22,7 +22,7 @@ export class Produced {
   done = 0;
 }
 
-/** A mandate's place in its status list, as signed into it (SPEC §12). */
+/** A mandate's place in its status list, as signed into it (docs/DECISIONS.md, "Status lists (v3)"). */
 export interface StatusSlot {
   idx: number;
   uri: string;
@@ -45,6 +45,8 @@ export async function createAndVerify(
     try {
       const res = await api('POST', path, { auth, body, headers: { 'x-request-id': rid } });
       produced.statuses.set(res.status, (produced.statuses.get(res.status) ?? 0) + 1);
+      if (res.status >= 500)
+        produced.serverErrors.push({ id: rid, path, status: res.status, body: res.body });
       // Every authenticated call is audited whatever its status (docs/DECISIONS.md).
       if (res.status !== 401) produced.byType.API_CALL.add(rid);
       return res;

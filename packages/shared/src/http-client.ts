@@ -77,6 +77,8 @@ export class ServiceClient {
     readonly baseUrls: string[],
     private readonly policy: RetryPolicy = INTERNAL_RETRY_POLICY,
     connections = 64,
+    /** How long a hop may say nothing (headers, then between body chunks) before it counts as down. */
+    silenceTimeoutMs = 10_000,
   ) {
     if (baseUrls.length === 0) throw new Error('ServiceClient needs at least one base URL');
     this.pools = baseUrls.map(
@@ -86,9 +88,9 @@ export class ServiceClient {
           pipelining: 1,
           keepAliveTimeout: 30_000,
           keepAliveMaxTimeout: 60_000,
-          // An internal hop that has said nothing for 10 s is treated as down, not waited on.
-          headersTimeout: 10_000,
-          bodyTimeout: 10_000,
+          // An internal hop that has said nothing for this long is treated as down, not waited on.
+          headersTimeout: silenceTimeoutMs,
+          bodyTimeout: silenceTimeoutMs,
         }),
     );
   }

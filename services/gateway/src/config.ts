@@ -42,6 +42,8 @@ export const gatewayConfigSchema = z.object({
   /** Idempotency-Key records: how long a response is kept; how long a duplicate waits for the first. */
   IDEMPOTENCY_TTL_SECONDS: env.int(24 * 60 * 60),
   IDEMPOTENCY_WAIT_MS: env.int(10_000),
+  /** How long a service behind the gateway may stay silent before the call answers 503 (docs/CONFIGURATION.md). */
+  UPSTREAM_TIMEOUT_MS: env.int(10_000).pipe(z.number().int().min(100).max(120_000)),
   /** Where API_CALL events wait (fsync'd) while RabbitMQ is unreachable; one directory per process. Unset → a directory under the OS temp dir. */
   EVENT_SPOOL_DIR: env.optionalString(),
   /** Bound of that spool; past it new events are refused (and logged). */

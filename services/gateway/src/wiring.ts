@@ -86,7 +86,7 @@ async function build(
     variable: urls,
     fromVariable: (c) => {
       const client = (replicas: string[] | undefined) => {
-        const built = new ServiceClient(replicas!);
+        const built = new ServiceClient(replicas!, undefined, undefined, c.UPSTREAM_TIMEOUT_MS);
         closers.add(() => built.close());
         return built;
       };

@@ -1,0 +1,30 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ServiceClient, UpstreamUnavailable } from '../src';
+
+/** A service that accepts the request and never answers: a hop that has gone silent. */
+async function silentServer(): Promise<{ url: string; server: Server }> {
+  const server = createServer(() => undefined);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+describe('ServiceClient: a silent hop', () => {
+  it('when the service says nothing for the configured time, then the call fails as unavailable then, not at the 10 s default', async () => {
+    const { url, server } = await silentServer();
+    const client = new ServiceClient([url], undefined, undefined, 300);
+    const started = Date.now();
+    try {
+      await expect(
+        client.request({ method: 'POST', path: '/v1/mandates', headers: {} }),
+      ).rejects.toBeInstanceOf(UpstreamUnavailable);
+      const waited = Date.now() - started;
+      expect(waited).toBeGreaterThanOrEqual(250);
+      expect(waited).toBeLessThan(5_000);
+    } finally {
+      await client.close().catch(() => undefined);
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+});
