@@ -168,6 +168,55 @@ describe('AuthZEN through the gateway (npm run start:services)', () => {
     }
   }, 60_000);
 
+  it('when a request is not an evaluation, a batch has 101 items, an item is bad or a mandate unknown, then it is AuthZEN’s answer for each', async () => {
+    const malformed = await api('POST', '/access/v1/evaluation', {
+      auth: pep,
+      body: { ...evaluation(ALLOWED), action: { name: '' } },
+      headers: { 'x-request-id': 'req-authzen-services' },
+    });
+    expect({
+      status: malformed.status,
+      error: malformed.body.error,
+      keys: Object.keys(malformed.body).sort(),
+      requestId: malformed.headers.get('x-request-id'),
+    }).toEqual({
+      status: 400,
+      error: 'BAD_REQUEST',
+      keys: ['error', 'message'],
+      requestId: 'req-authzen-services',
+    });
+
+    const tooMany = await api('POST', '/access/v1/evaluations', {
+      auth: pep,
+      body: { ...evaluation(ALLOWED), evaluations: Array.from({ length: 101 }, () => ({})) },
+    });
+    expect({ status: tooMany.status, keys: Object.keys(tooMany.body).sort() }).toEqual({
+      status: 400,
+      keys: ['error', 'message'],
+    });
+
+    const mixed = await api('POST', '/access/v1/evaluations', {
+      auth: pep,
+      body: {
+        ...evaluation(ALLOWED),
+        evaluations: [{ action: { name: '' } }, {}, { resource: { type: 'mandate', id: 'mdt_unknown' } }],
+      },
+    });
+    expect({ status: mixed.status, body: mixed.body }).toEqual({
+      status: 200,
+      body: {
+        evaluations: [
+          {
+            decision: false,
+            context: { error: { status: 400, message: expect.stringContaining('action.name') } },
+          },
+          { decision: true, context: expect.objectContaining({ reason: 'OK', mandate_id: mandateId }) },
+          { decision: false, context: { reason: 'MANDATE_NOT_FOUND', mandate_id: 'mdt_unknown' } },
+        ],
+      },
+    });
+  });
+
   it('when the well-known configuration is asked without a credential, then it names the endpoints under PUBLIC_BASE_URL', async () => {
     const metadata = await api('GET', '/.well-known/authzen-configuration');
     expect({ status: metadata.status, body: metadata.body }).toEqual({
