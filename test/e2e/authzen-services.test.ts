@@ -1,4 +1,5 @@
 import { newId } from '@mandate/shared';
+import { MandateClient } from '../../packages/client/src';
 import { startScript, type ScriptProcess } from '../support/script-process';
 import {
   apiClient,
@@ -93,7 +94,7 @@ describe('AuthZEN through the gateway (npm run start:services)', () => {
   const evaluation = (amount: number) => ({
     subject: { type: 'agent', id: 'agent_42' },
     action: { name: 'payments:create' },
-    resource: { type: 'mandate', id: mandateId },
+    resource: { type: 'mandate' as const, id: mandateId },
     context: { amount, currency: 'EUR' },
   });
   const verifyBody = (amount: number) => ({
@@ -215,6 +216,26 @@ describe('AuthZEN through the gateway (npm run start:services)', () => {
         ],
       },
     });
+  });
+
+  it('when @mandate/client asks, then its three AuthZEN methods answer, and the OpenAPI document lists the three paths', async () => {
+    const client = new MandateClient({ baseUrl: launcher!.url, apiKey: pep });
+    const one = await client.authzen.accessEvaluation(evaluation(ALLOWED));
+    const many = await client.authzen.accessEvaluations({ ...evaluation(DENIED), evaluations: [{}, {}] });
+    const metadata = await client.authzen.getAuthzenConfiguration();
+    expect({
+      one: [one.decision, 'reason' in one.context && one.context.reason],
+      many: 'evaluations' in many ? many.evaluations.map((e) => e.decision) : many,
+      pdp: metadata.policy_decision_point,
+    }).toEqual({ one: [true, 'OK'], many: [false, false], pdp: PDP });
+
+    const openapi = await api('GET', '/v1/openapi.json');
+    const paths = openapi.body.paths as Record<string, Record<string, { operationId: string }>>;
+    expect([
+      paths['/v1/access/v1/evaluation']?.post?.operationId,
+      paths['/v1/access/v1/evaluations']?.post?.operationId,
+      paths['/v1/.well-known/authzen-configuration']?.get?.operationId,
+    ]).toEqual(['accessEvaluation', 'accessEvaluations', 'getAuthzenConfiguration']);
   });
 
   it('when the well-known configuration is asked without a credential, then it names the endpoints under PUBLIC_BASE_URL', async () => {
