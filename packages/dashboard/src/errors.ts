@@ -37,7 +37,7 @@ export function errorInWords(error: unknown): ErrorInWords {
   return { sentence: error instanceof Error ? error.message : String(error) };
 }
 
-/** POST /v1/verify's reasons in words. */
+/** POST /v1/verify's (and AuthZEN's) reasons in words. */
 export const VERIFY_REASONS: Record<string, string> = {
   OK: 'The mandate allows this action now.',
   MANDATE_SUSPENDED: 'The mandate is suspended: it allows nothing until it is reactivated.',
@@ -52,4 +52,7 @@ export const VERIFY_REASONS: Record<string, string> = {
   AMOUNT_REQUIRED: 'The mandate limits the amount: the request must name one (with its currency).',
   CURRENCY_MISMATCH: "The currency differs from the mandate's.",
   AMOUNT_EXCEEDS_LIMIT: "The amount is above the mandate's limit.",
+  BUDGET_EXCEEDED: "The amount would take the mandate's budget for the period past its limit.",
+  // AuthZEN's answer for a mandate the tenant does not have (docs/API.md#authzen): verify's 404.
+  MANDATE_NOT_FOUND: 'No such mandate in this tenant.',
 };

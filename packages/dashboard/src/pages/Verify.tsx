@@ -1,18 +1,24 @@
 import { useState } from 'react';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import type { AuditEvent, VerificationStats } from '@mandate/client';
+import type {
+  AuditEvent,
+  AuthzenEvaluationRequest,
+  VerificationStats,
+  VerifyRequest,
+  VerifyResponse,
+} from '@mandate/client';
 import { apiOf } from '../api';
 import { useAuth } from '../auth';
 import { BarChart } from '../chart';
-import { Button, CopyButton, Group, Text } from '@mantine/core';
-import { Copy } from 'lucide-react';
-import type { VerifyRequest } from '@mandate/client';
+import { Button, Group, Text } from '@mantine/core';
 import { VERIFY_REASONS } from '../errors';
 import { minorPerMajor } from '../format';
+import { Reproduce } from '../snippet';
 import {
   CurrencyField,
   Empty,
   ErrorMessage,
+  fieldsOf,
   formatMoney,
   FormCard,
   IdToken,
@@ -27,12 +33,24 @@ import {
   Fact,
 } from '../ui';
 import { DataTable, column } from '../table';
+import { AuthzenBatch, AuthzenDecision, authzenEvaluation, type PlaygroundForm } from './VerifyAuthzen';
 
 const ASSURANCES = ['LOW', 'SUBSTANTIAL', 'HIGH'] as const;
 
+/** Which API the playground asks: verify's own, or the same decision in AuthZEN's words (docs/API.md#authzen). */
+type PlaygroundApi = 'verify' | 'authzen';
+const API_CHOICES: Record<PlaygroundApi, string> = {
+  verify: 'Mandate API',
+  authzen: 'AuthZEN API',
+};
+const API_ENDPOINTS: Record<PlaygroundApi, string> = {
+  verify: 'POST /v1/verify',
+  authzen: 'POST /access/v1/evaluation',
+};
+
 /** The request body as the API takes it: empty fields left out, the currency in capitals. */
-function verifyBody(form: Record<string, string>): VerifyRequest {
-  const t = (k: string) => form[k]!.trim();
+function verifyBody(form: PlaygroundForm): VerifyRequest {
+  const t = (k: keyof PlaygroundForm) => form[k].trim();
   return {
     mandate_id: t('mandate_id'),
     action: t('action'),
@@ -44,109 +62,13 @@ function verifyBody(form: Record<string, string>): VerifyRequest {
   };
 }
 
-/** The same call as curl and as @mandate/client code, for the caller's own credentials. */
-function Reproduce({ body }: { body: VerifyRequest }) {
-  const origin = window.location.origin;
-  const json = JSON.stringify(body);
-  const curl = [
-    `curl -X POST ${origin}/v1/verify \\`,
-    `  -H "Authorization: Bearer $MANDATE_API_KEY" \\`,
-    `  -H 'Content-Type: application/json' \\`,
-    `  -d '${json.replace(/'/g, "'\\''")}'`,
-  ].join('\n');
-  const client = [
-    `import { MandateClient } from '@mandate/client';`,
-    ``,
-    `const client = new MandateClient({ baseUrl: '${origin}', apiKey: process.env.MANDATE_API_KEY });`,
-    `const answer = await client.verify(${JSON.stringify(body, null, 2)
-      .replace(/\n/g, '\n  ')
-      .replace(/\n {2}\}$/, '\n}')});`,
-  ].join('\n');
-  return (
-    <section className="card" aria-labelledby="reproduce-title">
-      <h2 id="reproduce-title">Reproduce this call</h2>
-      <Text size="sm" mb="xs">
-        With an API key holding the <code>verify</code> scope (as <code>tenantId:secret</code> in{' '}
-        <code>MANDATE_API_KEY</code>):
-      </Text>
-      <Snippet title="curl" code={curl} copyLabel="Copy curl" testId="curl" />
-      <Snippet
-        title="@mandate/client (TypeScript)"
-        code={client}
-        copyLabel="Copy code"
-        testId="client-call"
-        mt="sm"
-      />
-    </section>
-  );
-}
+type Field = ReturnType<typeof fieldsOf<keyof PlaygroundForm>>;
 
-/** A titled piece of code with a button that copies it. */
-function Snippet({
-  title,
-  code,
-  copyLabel,
-  testId,
-  mt,
-}: {
-  title: string;
-  code: string;
-  copyLabel: string;
-  testId: string;
-  mt?: string;
-}) {
-  return (
-    <>
-      <Group justify="space-between" mt={mt} mb={4}>
-        <Text fw={600} size="sm">
-          {title}
-        </Text>
-        <CopyButton value={code}>
-          {({ copied, copy }) => (
-            <Button
-              size="compact-xs"
-              variant="default"
-              onClick={copy}
-              leftSection={<Copy size={12} aria-hidden />}
-            >
-              {copied ? 'Copied' : copyLabel}
-            </Button>
-          )}
-        </CopyButton>
-      </Group>
-      <pre className="snippet" data-testid={testId}>
-        {code}
-      </pre>
-    </>
-  );
-}
-
-/** POST /v1/verify from a form: the decision and its reason, exactly as an integrator would get them. */
-export function VerifyPage() {
-  const { session, canReadEvents: canEvents } = useAuth();
-  const queryClient = useQueryClient();
-  const { values: form, field } = useFields({
-    mandate_id: '',
-    action: '',
-    amount: '',
-    currency: '',
-    resource: '',
-    delegate_id: '',
-    min_assurance: '',
-  });
-  const [sent, setSent] = useState<VerifyRequest | null>(null);
-  const [verify, submit] = useFormMutation({
-    mutationFn: () => {
-      const body = verifyBody(form);
-      setSent(body);
-      return apiOf(session).verify(body);
-    },
-    // The audit event follows the answer through the bus: ask again shortly after.
-    onSuccess: () => {
-      setTimeout(() => void queryClient.invalidateQueries({ queryKey: ['verifications'] }), 500);
-    },
-  });
-  const d = verify.data;
+/**
+ * The request's fields, shared by both APIs: AuthZEN always sends a subject (its id checked as the
+ * delegate), so there the delegate id is required and the subject's type is asked too.
+ */
+function RequestFields({ form, field, api }: { form: PlaygroundForm; field: Field; api: PlaygroundApi }) {
   const amount = Number(form.amount.trim());
   const currency = form.currency.trim().toUpperCase();
   const amountHint =
@@ -155,80 +77,137 @@ export function VerifyPage() {
       : "In the currency's smallest unit, as the API takes it (1200 EUR cents = €12.00).";
   return (
     <>
+      <div className="row">
+        <TextField id="v-mandate" label="Mandate id" {...field('mandate_id')} required />
+        <TextField id="v-action" label="Action" {...field('action')} placeholder="payments:create" required />
+        <TextField id="v-resource" label="Resource" {...field('resource')} />
+      </div>
+      <div className="row">
+        <TextField
+          id="v-amount"
+          label="Amount (minor units)"
+          inputMode="numeric"
+          pattern="[0-9]*"
+          description={amountHint}
+          {...field('amount')}
+        />
+        <CurrencyField id="v-currency" {...field('currency')} />
+      </div>
+      <div className="row">
+        {api === 'authzen' ? (
+          <TextField id="v-subject-type" label="Subject type" {...field('subject_type')} required />
+        ) : null}
+        <TextField
+          id="v-delegate"
+          label={
+            api === 'authzen'
+              ? "Subject id (the delegate id, checked against the mandate's)"
+              : "Delegate id (checked against the mandate's)"
+          }
+          {...field('delegate_id')}
+          required={api === 'authzen'}
+        />
+        <SelectField
+          id="v-assurance"
+          label="Minimum identity assurance"
+          {...field('min_assurance')}
+          options={['', ...ASSURANCES]}
+          text={(a) => (a ? a : 'None asked')}
+        />
+      </div>
+    </>
+  );
+}
+
+/** Either API's answer, once sent: the decision and the same call to copy. */
+type Asked = { api: 'verify'; body: VerifyRequest } | { api: 'authzen'; body: AuthzenEvaluationRequest };
+
+/** POST /v1/verify (or its AuthZEN form) from a form: the decision and its reason, exactly as an integrator would get them. */
+export function VerifyPage() {
+  const { session, canReadEvents: canEvents } = useAuth();
+  const queryClient = useQueryClient();
+  const [api, setApi] = useState<PlaygroundApi>('verify');
+  const { values: form, field } = useFields<keyof PlaygroundForm>({
+    mandate_id: '',
+    action: '',
+    amount: '',
+    currency: '',
+    resource: '',
+    delegate_id: '',
+    subject_type: 'agent',
+    min_assurance: '',
+  });
+  const [sent, setSent] = useState<Asked | null>(null);
+  const [ask, submit] = useFormMutation({
+    mutationFn: async () => {
+      if (api === 'verify') {
+        const body = verifyBody(form);
+        setSent({ api, body });
+        return { api, answer: await apiOf(session).verify(body) } as const;
+      }
+      const body = authzenEvaluation(form);
+      setSent({ api, body });
+      return { api, answer: await apiOf(session).authzen.accessEvaluation(body) } as const;
+    },
+    // The audit event follows the answer through the bus: ask again shortly after.
+    onSuccess: () => {
+      setTimeout(() => void queryClient.invalidateQueries({ queryKey: ['verifications'] }), 500);
+    },
+  });
+  const choose = (a: PlaygroundApi) => {
+    setApi(a);
+    setSent(null);
+    ask.reset();
+  };
+  return (
+    <>
       <PageHeader
         title="Verification playground"
         description={
           <>
-            Asks <code>POST /v1/verify</code> whether a delegate may do an action now, as your integration
-            would. Each call is recorded in the audit log (VERIFICATION_PERFORMED).
+            Asks <code>POST /v1/verify</code> — or the same decision in the words of the OpenID AuthZEN
+            Authorization API, as an API gateway would — whether a delegate may do an action now, as your
+            integration would. Each decision is recorded in the audit log (VERIFICATION_PERFORMED).
           </>
         }
       />
       <FormCard id="verify-title" title="Request" onSubmit={submit}>
-        <div className="row">
-          <TextField id="v-mandate" label="Mandate id" {...field('mandate_id')} required />
-          <TextField
-            id="v-action"
-            label="Action"
-            {...field('action')}
-            placeholder="payments:create"
-            required
-          />
-          <TextField id="v-resource" label="Resource" {...field('resource')} />
-        </div>
-        <div className="row">
-          <TextField
-            id="v-amount"
-            label="Amount (minor units)"
-            inputMode="numeric"
-            pattern="[0-9]*"
-            description={amountHint}
-            {...field('amount')}
-          />
-          <CurrencyField id="v-currency" {...field('currency')} />
-        </div>
-        <div className="row">
-          <TextField
-            id="v-delegate"
-            label="Delegate id (checked against the mandate's)"
-            {...field('delegate_id')}
-          />
-          <SelectField
-            id="v-assurance"
-            label="Minimum identity assurance"
-            {...field('min_assurance')}
-            options={['', ...ASSURANCES]}
-            text={(a) => (a ? a : 'None asked')}
-          />
-        </div>
-        <Button type="submit" loading={verify.isPending}>
-          Verify
+        <Group gap={4} role="group" aria-label="API to ask" mb="sm">
+          {(['verify', 'authzen'] as const).map((a) => (
+            <Button
+              key={a}
+              type="button"
+              variant={a === api ? 'filled' : 'default'}
+              aria-pressed={a === api}
+              onClick={() => choose(a)}
+            >
+              {API_CHOICES[a]}
+            </Button>
+          ))}
+        </Group>
+        <Text size="sm" mb="xs" data-testid="playground-endpoint">
+          Sends <code>{API_ENDPOINTS[api]}</code>.
+        </Text>
+        <RequestFields form={form} field={field} api={api} />
+        <Button type="submit" loading={ask.isPending}>
+          {api === 'verify' ? 'Verify' : 'Evaluate'}
         </Button>
-        <ErrorMessage error={verify.error} />
+        <ErrorMessage error={ask.error} />
       </FormCard>
-      {d ? (
-        <section className="card" aria-labelledby="decision-title" aria-live="polite">
-          <h2 id="decision-title">
-            Decision: <StateBadge state={d.decision} testId="decision" />
-          </h2>
-          <Text fw={600} mb="xs" data-testid="reason-words">
-            {VERIFY_REASONS[d.reason] ?? d.reason}
-          </Text>
-          <dl className="facts">
-            <Fact term="Reason code">
-              <code data-testid="reason">{d.reason}</code>
-            </Fact>
-            <Fact term="Mandate state">
-              <StateBadge state={d.mandate_state} />
-            </Fact>
-            <Fact term="Mandate version">{d.mandate_version}</Fact>
-            <Fact term="Decision id">
-              <IdToken id={d.decision_id} full />
-            </Fact>
-          </dl>
-        </section>
+      {ask.data?.api === 'verify' ? <VerifyDecision answer={ask.data.answer} /> : null}
+      {ask.data?.api === 'authzen' ? <AuthzenDecision answer={ask.data.answer} /> : null}
+      {sent?.api === 'verify' ? (
+        <Reproduce id="reproduce-title" path="/v1/verify" method="verify" body={sent.body} />
       ) : null}
-      {sent ? <Reproduce body={sent} /> : null}
+      {sent?.api === 'authzen' ? (
+        <Reproduce
+          id="reproduce-title"
+          path="/access/v1/evaluation"
+          method="authzen.accessEvaluation"
+          body={sent.body}
+        />
+      ) : null}
+      {api === 'authzen' ? <AuthzenBatch form={form} /> : null}
       {canEvents ? (
         <RecentVerifications />
       ) : (
@@ -241,6 +220,32 @@ export function VerifyPage() {
         </section>
       )}
     </>
+  );
+}
+
+/** POST /v1/verify's answer: the decision, its reason in words and as code, the mandate's state. */
+function VerifyDecision({ answer: d }: { answer: VerifyResponse }) {
+  return (
+    <section className="card" aria-labelledby="decision-title" aria-live="polite">
+      <h2 id="decision-title">
+        Decision: <StateBadge state={d.decision} testId="decision" />
+      </h2>
+      <Text fw={600} mb="xs" data-testid="reason-words">
+        {VERIFY_REASONS[d.reason] ?? d.reason}
+      </Text>
+      <dl className="facts">
+        <Fact term="Reason code">
+          <code data-testid="reason">{d.reason}</code>
+        </Fact>
+        <Fact term="Mandate state">
+          <StateBadge state={d.mandate_state} />
+        </Fact>
+        <Fact term="Mandate version">{d.mandate_version}</Fact>
+        <Fact term="Decision id">
+          <IdToken id={d.decision_id} full />
+        </Fact>
+      </dl>
+    </section>
   );
 }
 
