@@ -537,6 +537,28 @@ describeIfChromium('dashboard in a real browser', () => {
     await closeClean({ page, errors });
   }, 120_000);
 
+  it('when a viewer opens the webhooks, then each URL shows without its query string and the page says why; the admin sees it whole', async () => {
+    const url = 'https://127.0.0.1:9/viewer-hook?token=capability-s3cr3t';
+    const created = await api()('POST', '/v1/webhook-endpoints', {
+      auth: firstKey.auth,
+      body: { url, event_types: ['MANDATE_REVOKED'] },
+    });
+    expect(created.status).toBe(201);
+    const viewer = await openAs('tenant_viewer', 'webhooks');
+    await viewer.page.getByRole('cell', { name: 'https://127.0.0.1:9/viewer-hook', exact: true }).waitFor();
+    await viewer.page.getByTestId('url-redacted').waitFor();
+    expect(await viewer.page.content()).not.toContain('capability-s3cr3t');
+    await closeClean(viewer);
+    const admin = await openAs('tenant_admin', 'webhooks');
+    await admin.page.getByRole('cell', { name: url, exact: true }).waitFor();
+    expect(await admin.page.getByTestId('url-redacted').count()).toBe(0);
+    await closeClean(admin);
+    const deleted = await api()('DELETE', `/v1/webhook-endpoints/${created.body.id}`, {
+      auth: firstKey.auth,
+    });
+    expect(deleted.status).toBe(200);
+  }, 120_000);
+
   it('when an admin adds a webhook endpoint, then its secret is shown once, a test event reaches the receiver and is listed with its attempt, and retry adds one', async () => {
     const received: string[] = [];
     const receiver = createServer((req, res) => {

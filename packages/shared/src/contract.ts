@@ -66,6 +66,12 @@ export interface RouteRule {
    * answer without them). Name every secret the route returns, so the document says it.
    */
   secrets?: readonly string[];
+  /**
+   * false: an Idempotency-Key never replays this route's answer, every call runs (an
+   * unauthenticated route that hands out a capability, such as a sign-in session's link: callers
+   * behind one address would share one record, docs/API.md#idempotency).
+   */
+  replay?: false;
 }
 
 /**
@@ -207,7 +213,7 @@ export const oneOrNotFound = <const T extends z.ZodType>(description: string, it
 
 /** What a group of routes may state once for all of them: who owns and calls them, the scope, the tag. */
 export type SharedRouteProperties = Partial<
-  Pick<RouteContract, 'service' | 'auth' | 'scope' | 'scopes' | 'permissions' | 'limit' | 'tags'>
+  Pick<RouteContract, 'service' | 'auth' | 'scope' | 'scopes' | 'permissions' | 'limit' | 'tags' | 'replay'>
 >;
 
 /** A route of a group: what the group leaves open (it may override the rest), its method and path aside. */

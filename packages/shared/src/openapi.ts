@@ -161,7 +161,10 @@ function operationFor(route: RouteContract, schemaOf: (schema: z.ZodType) => z.Z
       .max(255)
       .optional()
       .meta({
-        description: `Makes a retry safe: the same key and request within 24 h replays the first answer${omitted}`,
+        description:
+          route.replay === false
+            ? 'Accepted, never replayed: this route hands a capability to callers without credentials, so every call runs'
+            : `Makes a retry safe: the same key and request within 24 h replays the first answer${omitted}`,
       });
   }
 

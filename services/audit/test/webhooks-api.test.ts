@@ -338,6 +338,62 @@ describe('webhook endpoints and delivery (audit service in process, memory store
     ).toBe(404);
   });
 
+  it('when a caller may only read webhooks (tenant:read), then endpoint URLs come without their query string, in reads and in the trail; one that manages them sees them whole (docs/WEBHOOKS.md)', async () => {
+    const tenant = newId('tnt');
+    const url = 'https://hooks.example.com/in/path?token=capability-s3cr3t&x=1';
+    const endpoint = await create(tenant, { url, event_types: ['MANDATE_CREATED'] });
+    expect(endpoint.url).toBe(url);
+    const viewer = (actor: 'user' | 'api_key', permissions: string[]) =>
+      callerFor(tenant, { actor: { type: actor, subject_id: 'dashboard:viewer' }, permissions });
+    const as = (caller: ReturnType<typeof callerFor>, path: string) =>
+      callService(server.url, 'GET', path, { caller });
+    for (const reader of [viewer('user', ['tenant:read', 'mandates:read', 'events:read'])]) {
+      const one = await as(reader, `/v1/webhook-endpoints/${endpoint.id}`);
+      expect(one.status).toBe(200);
+      expect(one.body.url).toBe('https://hooks.example.com/in/path');
+      const listed = await as(reader, '/v1/webhook-endpoints');
+      expect(listed.body.data[0].url).toBe('https://hooks.example.com/in/path');
+    }
+    for (const manager of [viewer('user', ['tenant:read', 'tenant:write']), callerFor(tenant)]) {
+      expect((await as(manager, `/v1/webhook-endpoints/${endpoint.id}`)).body.url).toBe(url);
+      expect((await as(manager, '/v1/webhook-endpoints')).body.data[0].url).toBe(url);
+    }
+    const patched = await call(tenant, 'PATCH', `/v1/webhook-endpoints/${endpoint.id}`, {
+      url: `${url}&y=2`,
+    });
+    expect(patched.body.url).toBe(`${url}&y=2`);
+    const trail = await eventually(async () => {
+      const page = await call(tenant, 'GET', '/v1/events?resource_id=' + endpoint.id);
+      return page.body.data?.length === 2 ? page.body.data : undefined;
+    }, 'both endpoint events in the trail');
+    expect(JSON.stringify(trail)).not.toContain('capability-s3cr3t');
+    expect(trail.map((e: { data: { url: string } }) => e.data.url)).toEqual([
+      'https://hooks.example.com/in/path',
+      'https://hooks.example.com/in/path',
+    ]);
+  });
+
+  it('when manual retries of one delivery arrive at once, then they run one at a time: one attempt, the others 409', async () => {
+    const tenant = newId('tnt');
+    const endpoint = await create(tenant, { url: hook('/one-at-a-time'), event_types: ['MANDATE_CREATED'] });
+    const sent = await call(tenant, 'POST', `/v1/webhook-endpoints/${endpoint.id}/test`);
+    expect(sent.status).toBe(201);
+    receiver.answerWith((_req, res) => void setTimeout(() => res.end('ok'), 400));
+    try {
+      const retry = `/v1/webhook-endpoints/${endpoint.id}/deliveries/${sent.body.id}/retry`;
+      const answers = await Promise.all(Array.from({ length: 8 }, () => call(tenant, 'POST', retry)));
+      const statuses = answers.map((a) => a.status).sort();
+      expect(statuses).toEqual([200, 409, 409, 409, 409, 409, 409, 409]);
+      expect(answers.find((a) => a.status === 409)!.body).toEqual({
+        error: 'CONFLICT',
+        message: 'Webhook delivery is being attempted right now; try again shortly',
+      });
+      expect(receiver.withId(sent.body.event_id)).toHaveLength(2);
+    } finally {
+      receiver.answerWith((_req, res) => res.end('ok'));
+    }
+  });
+
   it('when a test event meets a receiver slower than the answer may wait (5 s), then 201 with the delivery PENDING, and the attempt is recorded once it ends', async () => {
     // A service whose attempts may take 8 s: longer than a manual attempt is waited for.
     const patient = await wire(

@@ -126,6 +126,14 @@ const ROUTES_WITH_SECRETS = POSTS.map((route) => ({ route, paths: secretPathsOf(
   (r) => r.paths.length > 0,
 );
 
+/** The unauthenticated routes that hand out a capability: never replayed (docs/API.md#idempotency). */
+const CAPABILITY_ROUTES = [
+  'createSignInVerification',
+  'answerIdentityVerification',
+  'pollSignInVerification',
+  'exchangeSignInToken',
+];
+
 describe('idempotent replays carry no secret (docs/API.md, "Hardening"), route by route', () => {
   it('when any route answers a member that reads as a credential, then its contract or the defaults name it secret', () => {
     const unnamed = ROUTES.flatMap((route) =>
@@ -164,6 +172,8 @@ describe('idempotent replays carry no secret (docs/API.md, "Hardening"), route b
 
   describe('through the gateway', () => {
     const answers = new Map<string, { status: number; body: Record<string, unknown> }>();
+    /** How many times the stand-in service was called on each path. */
+    const served = new Map<string, number>();
     let upstream: RunningServer;
     let upstreams: Upstreams;
     let gateway: GatewayApp;
@@ -172,6 +182,7 @@ describe('idempotent replays carry no secret (docs/API.md, "Hardening"), route b
     beforeAll(async () => {
       const app = standInService();
       app.all('/{*rest}', (req, res) => {
+        served.set(req.path, (served.get(req.path) ?? 0) + 1);
         const answer = answers.get(req.path);
         if (!answer) res.status(500).json({ error: 'INTERNAL_ERROR', message: `no answer for ${req.path}` });
         else res.status(answer.status).json(answer.body);
@@ -197,7 +208,60 @@ describe('idempotent replays carry no secret (docs/API.md, "Hardening"), route b
       await upstream.close();
     });
 
-    it.each(ROUTES_WITH_SECRETS.map((r) => [r.route.operationId, r]))(
+    it('when the table is walked, then the routes never replayed are exactly those unauthenticated ones', () => {
+      expect(POSTS.filter((r) => r.replay === false).map((r) => r.operationId)).toEqual(CAPABILITY_ROUTES);
+    });
+
+    it.each(CAPABILITY_ROUTES)(
+      'when two callers behind one address send %s with the same Idempotency-Key, then each call runs and none is replayed (docs/API.md#idempotency)',
+      async (operationId) => {
+        const route = POSTS.find((r) => r.operationId === operationId)!;
+        expect(route.auth).toBe('public');
+        const path = concretePath(route);
+        const status = Number(Object.keys(route.responses)[0]);
+        const send = async (link: string) => {
+          answers.set(path, { status, body: { id: 'ivr_x', link } });
+          const res = await fetch(base + path, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'idempotency-key': `same-${operationId}` },
+            body: '{}',
+          });
+          return {
+            status: res.status,
+            replayed: res.headers.get('idempotent-replayed'),
+            body: await res.json(),
+          };
+        };
+        const before = served.get(path) ?? 0;
+        const first = await send('openid4vp://first-caller');
+        const second = await send('openid4vp://second-caller');
+        expect(first).toEqual({
+          status,
+          replayed: null,
+          body: { id: 'ivr_x', link: 'openid4vp://first-caller' },
+        });
+        expect(second).toEqual({
+          status,
+          replayed: null,
+          body: { id: 'ivr_x', link: 'openid4vp://second-caller' },
+        });
+        expect(served.get(path)! - before).toBe(2);
+        // The key is still checked: a malformed one is bad input.
+        const bad = await fetch(base + path, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'idempotency-key': 'k'.repeat(256) },
+          body: '{}',
+        });
+        expect(bad.status).toBe(400);
+      },
+    );
+
+    it.each(
+      ROUTES_WITH_SECRETS.filter((r) => !CAPABILITY_ROUTES.includes(r.route.operationId!)).map((r) => [
+        r.route.operationId,
+        r,
+      ]),
+    )(
       'when %s is replayed, then the replay is its answer without any secret member',
       async (_id, { route, paths }) => {
         const path = concretePath(route);

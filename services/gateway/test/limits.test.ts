@@ -29,6 +29,7 @@ import {
   type PlanOverrides,
 } from '../src/limits';
 import type { AtomicPart } from '../src/limits/limiter';
+import { BLOCKED_LOOKUPS } from '../src/auth/blocked-lookups';
 import { ROUTES, type RouteRule } from '../src/routes/table';
 import { startRedisTap, type RedisTap } from '../../../test/support/redis-tap';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy';
@@ -542,7 +543,7 @@ describe('gateway rate limits and quotas (real Redis)', () => {
     const WRONG = `${TENANT}:nokey.${'s3cr3t'.repeat(6)}`;
     const from = (ip: string) => ({ 'x-forwarded-for': ip });
 
-    it('when an address fails more often than the limit, then each failure is logged without the secret and the next is 429 with Retry-After, a now-correct key included, while another address still gets in', async () => {
+    it('when an address fails more often than the limit, then each failure is logged without the secret and the next is 429 with Retry-After, while a valid key still passes there and another address gets in', async () => {
       const { logger, lines } = capturingLogger();
       const g = await startGateway({ authFailuresPerMinute: 3, trustProxy: true, logger });
       const ip = '203.0.113.7';
@@ -560,7 +561,7 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       });
       expect(Number(over.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       expect(Number(over.headers.get('retry-after'))).toBeLessThanOrEqual(60);
-      expect((await g.call('GET', '/v1/mandates', freshKey(), from(ip))).status).toBe(429);
+      expect((await g.call('GET', '/v1/mandates', freshKey(), from(ip))).status).toBe(200);
       expect((await g.call('GET', '/v1/mandates', freshKey(), from('203.0.113.8'))).status).toBe(200);
 
       const failures = lines().filter((l) => l.msg === 'authentication failed');
@@ -586,7 +587,8 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       expect((await a.call('GET', '/v1/mandates', 'operator-secret-for-tests', from(ip))).status).toBe(401);
       expect((await a.call('GET', '/v1/mandates', WRONG, from(ip))).status).toBe(401);
       expect((await b.call('GET', '/v1/mandates', WRONG, from(ip))).status).toBe(429);
-      expect((await b.call('GET', '/v1/mandates', freshKey(), from(ip))).status).toBe(429);
+      expect((await b.call('GET', '/v1/mandates', `${TENANT}:nokey.other`, from(ip))).status).toBe(429);
+      expect((await b.call('GET', '/v1/mandates', freshKey(), from(ip))).status).toBe(200);
     });
 
     it('when the minute since the first failure has passed, then the address may authenticate again', async () => {
@@ -600,9 +602,9 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       expect((await g.call('GET', '/v1/mandates', WRONG)).status).toBe(401);
       expect((await g.call('GET', '/v1/mandates', WRONG)).status).toBe(429);
       t += 30_000;
-      expect((await g.call('GET', '/v1/mandates', freshKey())).status).toBe(429);
+      expect((await g.call('GET', '/v1/mandates', WRONG)).status).toBe(429);
       t += 31_000;
-      expect((await g.call('GET', '/v1/mandates', freshKey())).status).toBe(200);
+      expect((await g.call('GET', '/v1/mandates', WRONG)).status).toBe(401);
     });
   });
 
@@ -637,15 +639,14 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       return { g, good, ...counted };
     }
 
-    it('when an address is over its failed-authentication limit, then a key that authenticated in the last 10 minutes still passes, and an unknown key is 429 without a lookup', async () => {
+    it('when an address is over its failed-authentication limit, then a key that authenticated in the last 10 minutes still passes, and a key that failed there is 429 without another lookup', async () => {
       const ip = '203.0.113.20';
       const { g, good, lookups } = await blockedGateway(ip);
       expect((await g.call('GET', '/v1/mandates', good, from(ip))).status).toBe(200);
       const before = lookups();
-      const stranger = await g.call('GET', '/v1/mandates', freshKey(), from(ip));
+      const stranger = await g.call('GET', '/v1/mandates', WRONG, from(ip));
       expect(stranger.status).toBe(429);
       expect(Number(stranger.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-      expect((await g.call('GET', '/v1/mandates', WRONG, from(ip))).status).toBe(429);
       expect(lookups()).toBe(before);
     });
 
@@ -663,6 +664,79 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       const { g } = await blockedGateway(ip);
       const platform = await g.call('GET', '/v1/platform/tenants', 'operator-secret-for-tests', from(ip));
       expect(platform.status).toBe(429);
+    });
+  });
+
+  describe('a blocked address lets every valid credential through (docs/API.md#authentication)', () => {
+    const from = (ip: string) => ({ 'x-forwarded-for': ip });
+    /** The test keys, each lookup counted. */
+    function countingKeys() {
+      let lookups = 0;
+      const resolver: KeyResolver = {
+        resolve: async (secret) => {
+          lookups++;
+          return keys.resolve(secret);
+        },
+        evict: () => undefined,
+      };
+      return { resolver, lookups: () => lookups };
+    }
+    async function blocked(ip: string) {
+      const counted = countingKeys();
+      const g = await startGateway({
+        authFailuresPerMinute: 20,
+        trustProxy: true,
+        redisPort: null,
+        keys: counted.resolver,
+      });
+      const good = freshKey();
+      expect((await g.call('GET', '/v1/mandates', good, from(ip))).status).toBe(200);
+      for (let i = 0; i < 20; i++) {
+        const wrong = `${TENANT}:nokey.${randomUUID()}`;
+        expect((await g.call('GET', '/v1/mandates', wrong, from(ip))).status).toBe(401);
+      }
+      expect((await g.call('GET', '/v1/mandates', `${TENANT}:nokey.x`, from(ip))).status).toBe(429);
+      return { g, good, ...counted };
+    }
+
+    it('when an address has failed 20 times, then a freshly created key passes, and a recent key passes in every header form the API accepts', async () => {
+      const ip = '203.0.113.40';
+      const { g, good } = await blocked(ip);
+      const secret = good.split(':')[1]!;
+      const forms: Record<string, string>[] = [
+        { authorization: `bearer ${good}` },
+        { authorization: `BEARER  ${good} ` },
+        { 'x-api-key': good },
+        { 'x-api-key': secret },
+      ];
+      for (const headers of forms) {
+        const r = await g.call('GET', '/v1/mandates', undefined, { ...from(ip), ...headers });
+        expect({ form: Object.keys(headers)[0], status: r.status }).toEqual({
+          form: Object.keys(headers)[0],
+          status: 200,
+        });
+      }
+      expect((await g.call('GET', '/v1/mandates', freshKey(), from(ip))).status).toBe(200);
+      const fresh = freshKey().split(':')[1]!;
+      const xApiKey = await g.call('GET', '/v1/mandates', undefined, { ...from(ip), 'x-api-key': fresh });
+      expect(xApiKey.status).toBe(200);
+    });
+
+    it('when a blocked address keeps guessing, then failing credentials are 429, a repeated one is looked up once, and distinct ones are looked up at most BLOCKED_LOOKUPS times a minute', async () => {
+      const ip = '203.0.113.41';
+      const { g, lookups } = await blocked(ip);
+      const before = lookups();
+      const stale = `${TENANT}:nokey.stale`;
+      for (let i = 0; i < 5; i++)
+        expect((await g.call('GET', '/v1/mandates', stale, from(ip))).status).toBe(429);
+      expect(lookups()).toBe(before + 1);
+      for (let i = 0; i < 3 * BLOCKED_LOOKUPS; i++) {
+        const guess = `${TENANT}:nokey.${randomUUID()}`;
+        expect((await g.call('GET', '/v1/mandates', guess, from(ip))).status).toBe(429);
+      }
+      expect(lookups()).toBe(before + BLOCKED_LOOKUPS);
+      // Another address is not concerned.
+      expect((await g.call('GET', '/v1/mandates', freshKey(), from('203.0.113.42'))).status).toBe(200);
     });
   });
 

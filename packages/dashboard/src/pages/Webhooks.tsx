@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { Button, Group } from '@mantine/core';
+import { Button, Group, Text } from '@mantine/core';
 import type { WebhookDelivery, WebhookEndpoint } from '@mandate/client';
 import { apiOf } from '../api';
 import type { Area } from '../areas';
@@ -104,7 +104,12 @@ export function WebhooksPage({ area }: { area: Area }) {
         <CreateEndpoint
           onCreated={(e) => secret.done({ label: `Signing secret of ${e.url}`, value: e.secret })}
         />
-      ) : null}
+      ) : (
+        // The API leaves the query string out for read-only roles (docs/WEBHOOKS.md#who-sees-the-url).
+        <Text size="sm" c="dimmed" data-testid="url-redacted">
+          URLs are shown without their query string, which may hold a secret.
+        </Text>
+      )}
       {asked ? null : <ErrorMessage error={action.error} />}
       <ConfirmDialog
         opened={!!asked}

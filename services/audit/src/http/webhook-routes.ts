@@ -24,14 +24,14 @@ export function webhookRoutes(deps: WebhookDeps): Router {
     })),
     implement(routes.listWebhookEndpoints)(async ({ query }, req) => ({
       status: 200,
-      body: await listEndpoints(deps, tenantOf(req), {
+      body: await listEndpoints(deps, callerOf(req), tenantOf(req), {
         limit: query.limit,
         afterId: decodeCursor(query.cursor),
       }),
     })),
     implement(routes.getWebhookEndpoint)(async ({ params }, req) => ({
       status: 200,
-      body: await getEndpoint(deps, tenantOf(req), params.id),
+      body: await getEndpoint(deps, callerOf(req), tenantOf(req), params.id),
     })),
     implement(routes.updateWebhookEndpoint)(async ({ params, body }, req) => ({
       status: 200,

@@ -50,10 +50,26 @@ const systemLookup = async (hostname: string) => {
   return (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
 };
 
-export function endpointView(e: WebhookEndpoint): WebhookEndpointView {
+/**
+ * An endpoint URL as a caller that may only read webhooks sees it, and as the trail keeps it: without
+ * its query string, where receivers often put a capability (docs/WEBHOOKS.md#who-sees-the-url). A URL
+ * has no fragment (refused at creation), so everything from the first `?` is the query.
+ */
+export function urlWithoutQuery(url: string): string {
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
+/** Who sees endpoint URLs whole: those who may change them (tenants:admin, a JWT's tenant:write). */
+export function managesWebhooks(caller: CallerContext): boolean {
+  return caller.permissions.includes('tenants:admin') || caller.permissions.includes('tenant:write');
+}
+
+/** `whole`: the URL with its query string, for a caller that manages webhooks; else without. */
+export function endpointView(e: WebhookEndpoint, whole = true): WebhookEndpointView {
   return {
     id: e.id,
-    url: e.url,
+    url: whole ? e.url : urlWithoutQuery(e.url),
     description: e.description,
     event_types: e.event_types,
     status: e.status,
@@ -130,7 +146,7 @@ export async function createEndpoint(
       resource: resourceOf(id),
       data: {
         endpoint_id: id,
-        url: endpoint.url,
+        url: urlWithoutQuery(endpoint.url),
         event_types: endpoint.event_types,
         status: endpoint.status,
       },
@@ -147,19 +163,26 @@ export async function createEndpoint(
 
 export async function listEndpoints(
   deps: WebhookDeps,
+  caller: CallerContext,
   tenantId: string,
   page: PageQuery,
 ): Promise<Page<WebhookEndpointView>> {
   const items = await deps.store.listEndpoints(tenantId, page);
-  return toPage(items.map(endpointView), page.limit, (e) => e.id);
+  const whole = managesWebhooks(caller);
+  return toPage(
+    items.map((e) => endpointView(e, whole)),
+    page.limit,
+    (e) => e.id,
+  );
 }
 
 export async function getEndpoint(
   deps: WebhookDeps,
+  caller: CallerContext,
   tenantId: string,
   id: string,
 ): Promise<WebhookEndpointView> {
-  return endpointView(await existing(deps, tenantId, id));
+  return endpointView(await existing(deps, tenantId, id), managesWebhooks(caller));
 }
 
 /** Reads, decides and writes guarded by the version read; a lost race is decided again. */
@@ -221,7 +244,7 @@ export async function updateEndpoint(
         changes,
         data: {
           changed: Object.keys(body).sort(),
-          url: changes.url ?? current.url,
+          url: urlWithoutQuery(changes.url ?? current.url),
           event_types: changes.event_types ?? current.event_types,
           status: changes.status ?? current.status,
         },
@@ -244,7 +267,7 @@ export async function deleteEndpoint(
       type: 'WEBHOOK_ENDPOINT_DELETED',
       tenantId,
       resource: resourceOf(id),
-      data: { endpoint_id: id, url: current.url },
+      data: { endpoint_id: id, url: urlWithoutQuery(current.url) },
       caller,
     });
     if (await deps.store.deleteEndpoint(current, [event])) {

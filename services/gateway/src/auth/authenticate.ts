@@ -4,6 +4,7 @@ import type { IncomingMessage } from 'node:http';
 import { AppError, badRequest, forbidden, notFound, unauthorized, type Actor } from '@mandate/shared';
 import type { RouteRule } from '../routes/table';
 import type { KeyResolver } from './key-resolver';
+import { RecentCredentials } from './recent-credentials';
 
 export const MALFORMED_BEARER = 'Malformed Bearer value (expected Bearer tenantId:apiKey)';
 const INVALID_KEY = 'Invalid or missing API key';
@@ -74,6 +75,24 @@ export function readCredential(req: IncomingMessage): Credential {
     return { kind: 'api_key', secret: value };
   }
   return { kind: 'none' };
+}
+
+/**
+ * What the gateway knows a request's credential by, whatever header form carried it (Bearer in any
+ * case, X-Api-Key with or without the tenant): an API key by its secret, a JWT by its token, as a
+ * SHA-256 (never the value). Undefined for none, the operator token and anything malformed: those
+ * never pass a blocked address (docs/DECISIONS.md, "Failed authentications").
+ */
+export function credentialIdentity(req: IncomingMessage): string | undefined {
+  let credential: Credential;
+  try {
+    credential = readCredential(req);
+  } catch {
+    return undefined;
+  }
+  if (credential.kind === 'api_key') return RecentCredentials.digest(`api_key ${credential.secret}`);
+  if (credential.kind === 'jwt') return RecentCredentials.digest(`jwt ${credential.token}`);
+  return undefined;
 }
 
 /** The kind of credential a request carried, for the failed-authentication log: never any part of it. */

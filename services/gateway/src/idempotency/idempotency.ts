@@ -16,6 +16,11 @@ export interface IdempotentCall {
   requestId: string;
   /** Member names never stored with the answer (secretMembersOf the route); absent = the defaults. */
   secrets?: ReadonlySet<string>;
+  /**
+   * false: the key is checked but nothing is stored or replayed, the call runs (a route that hands a
+   * capability to callers without credentials, docs/API.md#idempotency).
+   */
+  replay?: false;
 }
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
@@ -84,6 +89,7 @@ export class Idempotency {
     const key = req.headers[IDEMPOTENCY_HEADER];
     if (req.method !== 'POST' || key === undefined) return false;
     if (typeof key !== 'string' || !VALID_KEY.test(key)) throw badRequest(INVALID_KEY);
+    if (call.replay === false) return false;
 
     const scope = this.scopeOf(req, principal);
     const pending: PendingLock = { fingerprint: fingerprint(req, call), token: randomUUID() };

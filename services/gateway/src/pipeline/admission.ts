@@ -1,52 +1,64 @@
 import { AppError, markRequest, setSpanAttributes } from '@mandate/shared';
-import { checkAccess, identify } from '../auth/authenticate';
+import { checkAccess, credentialIdentity, identify } from '../auth/authenticate';
 import type { GatewayDeps } from '../deps';
 import { limitSubject } from '../limits';
 import type { RouteRule } from '../routes/table';
-import { credentialDigest, tooManyAuthFailures, type AuthGuard } from './auth-guard';
+import { tooManyAuthFailures, type AuthGuard } from './auth-guard';
 import { bodyReader } from './body';
 import type { Call } from './call';
 import { limitCostStep } from './limit-cost';
 
 /**
+ * An address over its failed-authentication limit is refused on every authenticated route until
+ * its minute passes, except for a valid credential, in whatever header form it comes
+ * (docs/DECISIONS.md, "Failed authentications"): one that authenticated here in the last 10
+ * minutes goes on to authentication, and so does one unknown here while the address has lookups
+ * left (BlockedLookups). True when the call took one of those lookups.
+ */
+function admitBlocked(deps: GatewayDeps, guard: AuthGuard, address: string, identity?: string): boolean {
+  if (identity !== undefined && guard.recent.has(identity)) return false;
+  const wait = deps.limiter?.authBlocked?.(address) ?? 0;
+  if (wait === 0) return false;
+  if (identity === undefined || !guard.lookups.take(address, identity)) throw tooManyAuthFailures(wait);
+  return true;
+}
+
+/**
  * Step 5, who calls (sets `call.principal`), then their budget: an address over its failed-
- * authentication limit is refused, the credential authenticated (a failure logged and counted),
- * and one limiter call made. Throws the answer's error.
+ * authentication limit is refused any credential that is not valid, the credential authenticated
+ * (a failure logged and counted), and one limiter call made. Throws the answer's error.
  */
 export function admissionStep(deps: GatewayDeps, guard: AuthGuard) {
-  const { recent } = guard;
+  const { recent, lookups } = guard;
   const ip = (call: Call) => () => guard.clientIpOf(call.req);
   const limitCost = limitCostStep(bodyReader());
 
   async function authenticateCall(call: Call, rule: RouteRule, params: Record<string, string>) {
     const { req, requestId } = call;
-    const credential = rule.auth === 'public' ? undefined : credentialDigest(req);
-    // An address over its failed-authentication limit is refused on every authenticated route
-    // until its minute passes, before any lookup: only a credential that authenticated in the
-    // last 10 minutes still goes on to authentication, so one stale key behind a shared address
-    // (a NAT) does not lock out the others (docs/DECISIONS.md).
-    if (rule.auth !== 'public' && !(credential !== undefined && recent.has(credential))) {
-      const wait = deps.limiter?.authBlocked?.(ip(call)()) ?? 0;
-      if (wait > 0) throw tooManyAuthFailures(wait);
-    }
+    const identity = rule.auth === 'public' ? undefined : credentialIdentity(req);
+    const took = rule.auth !== 'public' && admitBlocked(deps, guard, ip(call)(), identity);
     try {
       call.principal = await identify(req, rule, params, deps);
     } catch (err) {
       if (err instanceof AppError && err.status === 401) {
         // A remembered credential that fails now (revoked, expired) loses its pass at once.
-        if (credential !== undefined) recent.forget(credential);
-        throw await guard.authFailed(req, rule.path, requestId, ip(call)(), err);
+        if (identity !== undefined) recent.forget(identity);
+        const answer = await guard.authFailed(req, rule.path, requestId, ip(call)(), err);
+        if (identity !== undefined && answer.status === 429) lookups.failed(ip(call)(), identity);
+        throw answer;
       }
+      if (took) lookups.giveBack(ip(call)());
       throw err;
     }
+    if (took) lookups.giveBack(ip(call)());
     // Identified before its access is checked: a call refused for its scope (403) or for another
     // tenant's path (404) is audited with its key id too (docs/API.md#audit-of-every-call).
     if (call.principal) checkAccess(call.principal, rule, params);
     markRequest(requestId, 'gw.auth');
     if (call.principal?.tenantId) setSpanAttributes({ 'mandate.tenant_id': call.principal.tenantId });
-    // The operator token is chosen by a person and may be guessable: it never skips the limit.
-    if (credential !== undefined && call.principal !== null && call.principal.actor.type !== 'operator')
-      recent.remember(credential);
+    // The operator token is chosen by a person and may be guessable: it never skips the limit
+    // (credentialIdentity has none for it).
+    if (identity !== undefined && call.principal !== null) recent.remember(identity);
   }
 
   return async (call: Call, rule: RouteRule, params: Record<string, string>): Promise<void> => {

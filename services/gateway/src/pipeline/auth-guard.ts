@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { AppError } from '@mandate/shared';
 import { credentialKind, header } from '../auth/authenticate';
+import { BlockedLookups } from '../auth/blocked-lookups';
 import { RecentCredentials } from '../auth/recent-credentials';
 import type { GatewayDeps } from '../deps';
 import { clientIp } from '../limits';
@@ -15,12 +16,6 @@ export function presentedCredential(req: IncomingMessage): string | undefined {
   if (authorization !== undefined) return `authorization ${authorization}`;
   const apiKey = header(req, 'x-api-key');
   return apiKey === undefined ? undefined : `x-api-key ${apiKey}`;
-}
-
-/** The digest RecentCredentials knows a request's credential by, computed once per request. */
-export function credentialDigest(req: IncomingMessage): string | undefined {
-  const credential = presentedCredential(req);
-  return credential === undefined ? undefined : RecentCredentials.digest(credential);
 }
 
 /** What the steps that authenticate share: the client's address, failure counting, recent credentials. */
@@ -40,6 +35,8 @@ export interface AuthGuard {
   ): Promise<AppError>;
   /** Credentials that authenticated in the last 10 minutes (they pass a blocked address). */
   recent: RecentCredentials;
+  /** The lookups of unknown credentials a blocked address still gets. */
+  lookups: BlockedLookups;
 }
 
 export function authGuard(deps: GatewayDeps): AuthGuard {
@@ -62,5 +59,6 @@ export function authGuard(deps: GatewayDeps): AuthGuard {
       return wait > 0 ? tooManyAuthFailures(wait) : err;
     },
     recent: new RecentCredentials(),
+    lookups: new BlockedLookups(),
   };
 }

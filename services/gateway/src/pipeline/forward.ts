@@ -25,16 +25,21 @@ export function forwardStep(deps: GatewayDeps) {
     const body = read ? read.raw : await readBody(req, res);
     markRequest(requestId, 'gw.body');
     // An Idempotency-Key POST is answered in one piece: the capture stores the body it ends with.
-    const buffered =
+    // A route that hands a capability to callers without credentials is never stored nor replayed:
+    // they have no caller of their own to scope a record by (docs/API.md#idempotency).
+    const keyed =
       deps.idempotency !== undefined && req.method === 'POST' && req.headers['idempotency-key'] !== undefined;
-    const call = { path, body, requestId, secrets: secretMembersOf(rule), buffered };
-    // docs/API.md, "Idempotency": only a POST carrying Idempotency-Key reaches the store; true = answered (a replay).
-    if (
-      deps.idempotency &&
-      req.headers['idempotency-key'] !== undefined &&
-      (await deps.idempotency.apply(req, res, call, principal))
-    )
-      return;
+    const { replay } = rule;
+    const call = {
+      path,
+      body,
+      requestId,
+      secrets: secretMembersOf(rule),
+      buffered: keyed && replay !== false,
+      replay,
+    };
+    // Only a POST carrying Idempotency-Key reaches the store (docs/API.md#idempotency); true = a replay.
+    if (keyed && (await deps.idempotency!.apply(req, res, call, principal))) return;
     // One token per caller, reused for a few seconds; the request id travels in X-Request-Id.
     const token = await minter.mint(
       {

@@ -121,8 +121,12 @@ const verifications = { service: 'identity', tags: ['identity-verifications'] } 
 const tenantVerifications = routeGroup({ ...verifications, auth: 'tenant' });
 /** Called by a wallet or a signing-in browser, without credentials. */
 const walletVerifications = routeGroup({ ...verifications, auth: 'public' });
-/** Those that start or answer a session, limited per client IP (the onboarding bucket). */
-const walletActions = routeGroup({ ...verifications, auth: 'public', limit: 'onboarding' });
+/**
+ * Those that start or answer a session, limited per client IP (the onboarding bucket). They hand a
+ * caller without credentials a capability (a session's link, its token), so an Idempotency-Key
+ * never replays them (docs/API.md#idempotency).
+ */
+const walletActions = routeGroup({ ...verifications, auth: 'public', limit: 'onboarding', replay: false });
 
 export const identityVerificationRoutes = defineRoutes({
   createIdentityVerification: tenantVerifications.post('/v1/identity-verifications', {
