@@ -110,6 +110,12 @@ export const commonConfigShape = {
   AMQP_URL: env.optionalUrl(),
   AMQP_NAMESPACE: env.string('mandate'),
   REDIS_URL: env.optionalUrl(),
+  /** Sentinel deployment (redis-target.ts): the sentinels as host:port,…; REDIS_URL then carries only the password and database. */
+  REDIS_SENTINELS: env.optionalString(),
+  /** The master's name the sentinels watch; required with REDIS_SENTINELS. */
+  REDIS_SENTINEL_NAME: env.optionalString(),
+  /** The sentinels' own password, when they have one. */
+  REDIS_SENTINEL_PASSWORD: env.optionalString(),
   /** Prefix of every key any service writes to Redis (redisKeySpaces); one namespace per deployment, as AMQP_NAMESPACE is. */
   REDIS_PREFIX: env.string(DEFAULT_REDIS_PREFIX),
   MONGO_URL: env.optionalString(),

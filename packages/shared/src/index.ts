@@ -28,6 +28,7 @@ export * from './evidence-digest';
 export * from './snapshot-mac';
 export * from './mandate-snapshot';
 export * from './redis-keys';
+export * from './redis-target';
 export * from './secrets';
 export * from './text';
 export * from './redact-url';

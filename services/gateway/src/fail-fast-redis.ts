@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { newRedis, type RedisTarget } from '@mandate/shared';
 
 /**
  * An ioredis connection for work on the request path (limits, Idempotency-Key records): while
@@ -6,8 +7,8 @@ import { Redis } from 'ioredis';
  * each caller can answer promptly (the insurance limiter, or a 503). Auto-pipelining sends the
  * commands issued in one tick in one write.
  */
-export function failFastRedis(url: string): Redis {
-  return new Redis(url, {
+export function failFastRedis(target: string | RedisTarget): Redis {
+  return newRedis(target, {
     enableAutoPipelining: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,

@@ -11,11 +11,14 @@ import {
   configError,
   ConfigError,
   internalTokens,
+  describeRedis,
   redisKeySpaces,
+  redisTarget,
   wireWith,
   type Closers,
   type EventPublisher,
   type Logger,
+  type RedisTarget,
 } from '@mandate/shared';
 import type { GatewayDeps, Upstreams } from './deps';
 import { wireCredentials, type CredentialEventSource } from './auth/wiring';
@@ -162,25 +165,28 @@ async function build(
     );
   const jwt = devSignIn ? devSignIn.authenticator(credentials.jwt) : credentials.jwt;
 
-  // compose's rule for the Redis-backed adapters: REDIS_URL, else the override, else the same adapter in memory.
+  // compose's rule for the Redis-backed adapters: REDIS_URL (one server or a Sentinel deployment),
+  // else the override, else the same adapter in memory.
+  const redis = redisTarget(config);
+  if (redis) logger.info({ redis: describeRedis(redis) }, 'Redis topology');
   const byRedisUrl = async <A>(
     override: A | undefined,
-    create: (redisUrl: string | undefined) => Promise<A>,
+    create: (redis: RedisTarget | undefined) => Promise<A>,
   ) =>
     (
       await compose({
         variable: config.REDIS_URL,
-        fromVariable: create,
+        fromVariable: () => create(redis),
         override,
         local: () => create(undefined),
       })
     ).adapter;
 
   // Redis when REDIS_URL is set (shared by replicas, per-process insurance when it is down), else in memory.
-  const limiter = await byRedisUrl(overrides.limiter, async (redisUrl) => {
+  const limiter = await byRedisUrl(overrides.limiter, async (target) => {
     const owned = await createLimiter(
       {
-        redisUrl,
+        redisUrl: target,
         prefix: redisKeySpaces(config.REDIS_PREFIX).rateLimits,
         overrides: config.PLAN_OVERRIDES,
         authFailuresPerMinute: config.AUTH_FAILURE_LIMIT_PER_MINUTE,
@@ -192,10 +198,10 @@ async function build(
   });
 
   // Idempotency-Key records: Redis when REDIS_URL is set (shared by replicas), else in memory.
-  const idempotency = await byRedisUrl(overrides.idempotency, async (redisUrl) => {
+  const idempotency = await byRedisUrl(overrides.idempotency, async (target) => {
     const owned = await createIdempotency(
       {
-        redisUrl,
+        redisUrl: target,
         prefix: redisKeySpaces(config.REDIS_PREFIX).idempotency,
         ttlMs: config.IDEMPOTENCY_TTL_SECONDS * 1000,
         waitMs: config.IDEMPOTENCY_WAIT_MS,

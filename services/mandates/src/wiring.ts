@@ -8,6 +8,7 @@ import {
   tokensFor,
   wireWith,
   type Wire,
+  redisTarget,
 } from '@mandate/shared';
 import type { Deps } from './deps';
 import type { IdentityVerifications } from './domain/mandates';
@@ -61,14 +62,14 @@ export const wire: Wire<Config, Deps> = (config, logger, overrides = {}) =>
 
     const { adapter: snapshots } = await compose<MandateSnapshots>({
       variable: config.REDIS_URL,
-      fromVariable: async (url) => {
+      fromVariable: async () => {
         // Verify trusts a snapshot only with its MAC, so one keyed like verify's is needed to write any.
         if (!config.INTERNAL_TOKEN_SECRET)
           throw configError(
             'INTERNAL_TOKEN_SECRET',
             "is required with REDIS_URL (it keys the snapshot MAC); set verify's value",
           );
-        const redis = await RedisSnapshots.connect(url, logger, {
+        const redis = await RedisSnapshots.connect(redisTarget(config)!, logger, {
           mac: snapshotMac(config.INTERNAL_TOKEN_SECRET),
           prefix: redisKeySpaces(config.REDIS_PREFIX).snapshots,
           ttlSeconds: config.SNAPSHOT_TTL_SECONDS,

@@ -15,6 +15,7 @@ import {
   type EventPublisher,
   wireWith,
   type Wire,
+  redisTarget,
 } from '@mandate/shared';
 import type { Deps } from './deps';
 import type { Config } from './config';
@@ -53,7 +54,7 @@ export const wire: Wire<Config, Deps> = async (config, logger, overrides = {}) =
           return http;
         }
         const source = await RedisSnapshotSource.connect(
-          config.REDIS_URL,
+          redisTarget(config)!,
           logger,
           redisKeySpaces(config.REDIS_PREFIX).snapshots,
         ).catch(async (err) => {

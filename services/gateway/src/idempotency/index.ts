@@ -1,4 +1,4 @@
-import type { Logger } from '@mandate/shared';
+import type { Logger, RedisTarget } from '@mandate/shared';
 import { Idempotency, type IdempotencySettings } from './idempotency';
 import { MemoryIdempotencyStore } from './memory-store';
 import { RedisIdempotencyStore } from './redis-store';
@@ -20,7 +20,7 @@ export type { IdempotencyRecord, IdempotencyStore, PendingLock, StoredResponse }
 
 /** Redis when a URL is given (shared by every replica), else in this process (embedded mode). */
 export async function createIdempotency(
-  options: { redisUrl?: string; prefix: string } & Partial<IdempotencySettings>,
+  options: { redisUrl?: string | RedisTarget; prefix: string } & Partial<IdempotencySettings>,
   logger: Logger,
 ): Promise<Idempotency> {
   const { redisUrl, prefix, ...settings } = options;

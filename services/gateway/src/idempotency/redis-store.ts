@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Logger } from '@mandate/shared';
+import type { Logger, RedisTarget } from '@mandate/shared';
 import { failFastRedis, waitUntilReady } from '../fail-fast-redis';
 import type { IdempotencyRecord, IdempotencyStore, PendingLock, StoredResponse } from './store';
 
@@ -36,7 +36,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   private readonly client: IdemClient;
 
   constructor(
-    url: string,
+    url: string | RedisTarget,
     private readonly prefix: string,
     private readonly logger: Logger,
   ) {

@@ -1,4 +1,4 @@
-import type { Clock, Logger } from '@mandate/shared';
+import type { Clock, Logger, RedisTarget } from '@mandate/shared';
 import { PlanLimiter, memoryBackend, type RequestLimiter } from './limiter';
 import { resolveLimits, type PlanOverrides } from './plans';
 import { RedisLimiterBackend } from './redis-backend';
@@ -16,7 +16,7 @@ export { RedisLimiterBackend } from './redis-backend';
 export { clientIp, limitSubject } from './subject';
 
 export interface LimiterSettings {
-  redisUrl?: string;
+  redisUrl?: string | RedisTarget;
   prefix: string;
   overrides?: PlanOverrides;
   clock?: Clock;

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes, type RateLimiterLike } from 'rate-limiter-flexible';
-import { redactUrl, serviceUnavailable, type Logger } from '@mandate/shared';
+import { describeRedis, redactUrl, serviceUnavailable, type Logger, type RedisTarget } from '@mandate/shared';
 import { failFastRedis, waitUntilReady } from '../fail-fast-redis';
 import type { Bucket } from './plans';
 import { MemoryQuota } from './memory-quota';
@@ -194,7 +194,8 @@ function localResult(v: PartView): RateLimiterRes {
 }
 
 /** redis://user:secret@host:6379/0 → redis://user:***@host:6379/0, for logs. */
-const redactRedisUrl = (url: string) => redactUrl(url, 'REDIS_URL');
+const redactRedisUrl = (target: string | RedisTarget) =>
+  typeof target === 'string' ? redactUrl(target, 'REDIS_URL') : describeRedis(target);
 
 const DEGRADED = 'degraded: per-process limiter (Redis unreachable)';
 
@@ -211,7 +212,7 @@ export class RedisLimiterBackend implements LimiterBackend {
   private sweepAt = 0;
 
   constructor(
-    private readonly url: string,
+    private readonly url: string | RedisTarget,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
   ) {

@@ -1,5 +1,13 @@
-import { Redis } from 'ioredis';
-import { DEFAULT_SNAPSHOT_PREFIX, snapshotKey, type Logger, type SnapshotMac } from '@mandate/shared';
+import type { Redis } from 'ioredis';
+import {
+  DEFAULT_SNAPSHOT_PREFIX,
+  describeRedis,
+  newRedis,
+  snapshotKey,
+  type Logger,
+  type RedisTarget,
+  type SnapshotMac,
+} from '@mandate/shared';
 import type { Mandate } from '../domain/mandate';
 import { DEFAULT_SNAPSHOT_TTL_SECONDS, type MandateSnapshots } from './mandate-snapshots';
 
@@ -57,9 +65,13 @@ export class RedisSnapshots implements MandateSnapshots {
     this.mac = options.mac;
   }
 
-  /** Connects to `url` (fails fast when Redis is unreachable at start) and logs where. */
-  static async connect(url: string, logger: Logger, options: RedisSnapshotsOptions): Promise<RedisSnapshots> {
-    const redis = new Redis(url, {
+  /** Connects to `target` (fails fast when Redis is unreachable at start) and logs where. */
+  static async connect(
+    target: string | RedisTarget,
+    logger: Logger,
+    options: RedisSnapshotsOptions,
+  ): Promise<RedisSnapshots> {
+    const redis = newRedis(target, {
       lazyConnect: true,
       // A lifecycle call waits for the fence; it must fail (503) rather than queue while Redis is away.
       maxRetriesPerRequest: 1,
@@ -70,11 +82,7 @@ export class RedisSnapshots implements MandateSnapshots {
     redis.on('error', (err) => logger.warn({ err: err.message }, 'mandate snapshots: redis error'));
     await redis.connect();
     const snapshots = RedisSnapshots.over(redis, options, true);
-    const { host, port, db } = redis.options;
-    logger.info(
-      { redis: `${host}:${port}/${db ?? 0}`, prefix: snapshots.prefix },
-      'mandate snapshots in Redis',
-    );
+    logger.info({ redis: describeRedis(target), prefix: snapshots.prefix }, 'mandate snapshots in Redis');
     return snapshots;
   }
 

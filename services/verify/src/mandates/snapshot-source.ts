@@ -1,5 +1,12 @@
-import { Redis } from 'ioredis';
-import { DEFAULT_SNAPSHOT_PREFIX, snapshotKey, type Logger } from '@mandate/shared';
+import type { Redis } from 'ioredis';
+import {
+  DEFAULT_SNAPSHOT_PREFIX,
+  describeRedis,
+  newRedis,
+  snapshotKey,
+  type Logger,
+  type RedisTarget,
+} from '@mandate/shared';
 
 /**
  * Where verify finds mandate snapshots. The mandates service writes them (forward-only, fenced
@@ -36,11 +43,11 @@ export class RedisSnapshotSource implements SnapshotSource {
   ) {}
 
   static async connect(
-    url: string,
+    target: string | RedisTarget,
     logger: Logger,
     prefix = DEFAULT_SNAPSHOT_PREFIX,
   ): Promise<RedisSnapshotSource> {
-    const redis = new Redis(url, {
+    const redis = newRedis(target, {
       lazyConnect: true,
       // Concurrent verifies share one round trip per event-loop tick.
       enableAutoPipelining: true,
@@ -52,8 +59,7 @@ export class RedisSnapshotSource implements SnapshotSource {
     });
     redis.on('error', (err) => logger.warn({ err: err.message }, 'snapshot source: redis error'));
     await redis.connect();
-    const { host, port, db } = redis.options;
-    logger.info({ redis: `${host}:${port}/${db ?? 0}`, prefix }, 'verify reads mandate snapshots from Redis');
+    logger.info({ redis: describeRedis(target), prefix }, 'verify reads mandate snapshots from Redis');
     return new RedisSnapshotSource(redis, prefix, true);
   }
 

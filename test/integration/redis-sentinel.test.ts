@@ -1,0 +1,126 @@
+import { Redis } from 'ioredis';
+import { describeRedis, redisTarget, type RedisTarget } from '@mandate/shared';
+import { failFastRedis, waitUntilReady } from '../../services/gateway/src/fail-fast-redis';
+import { startSentinelDeployment, type SentinelDeployment } from '../support/redis-sentinel';
+import { apiClient, createTenant, startStack } from '../support/stack';
+
+/**
+ * Redis through Sentinel (docs/CONFIGURATION.md, "Every service"): the services' own client
+ * options over a real master, replica and three sentinels on private ports. After the master is
+ * SIGKILLed, commands fail at once (never hang) while no master is known, and succeed against the
+ * promoted replica within 10 s of the promotion.
+ */
+describe('Redis through Sentinel (real redis-server nodes and sentinels)', () => {
+  let deployment: SentinelDeployment;
+  let target: RedisTarget;
+
+  beforeAll(async () => {
+    deployment = await startSentinelDeployment();
+    target = redisTarget({
+      REDIS_URL: 'redis://sentinel-ignored/0',
+      REDIS_SENTINELS: deployment.sentinelList,
+      REDIS_SENTINEL_NAME: deployment.name,
+    })!;
+  }, 60_000);
+
+  afterAll(async () => {
+    await deployment?.stop();
+  });
+
+  it('when REDIS_SENTINELS is set, then the start line names the topology and a Sentinel setting without its name is one config error', () => {
+    expect(describeRedis(target)).toBe(
+      `Sentinel master "${deployment.name}" via ${deployment.sentinelList}, database 0`,
+    );
+    expect(describeRedis('redis://:secret@127.0.0.1:6379/2')).toBe('single node 127.0.0.1:6379/2');
+    expect(() => redisTarget({ REDIS_URL: 'redis://x/0', REDIS_SENTINELS: deployment.sentinelList })).toThrow(
+      "REDIS_SENTINEL_NAME: is required with REDIS_SENTINELS: the master's name the sentinels watch",
+    );
+    expect(() => redisTarget({ REDIS_SENTINELS: deployment.sentinelList, REDIS_SENTINEL_NAME: 'm' })).toThrow(
+      'REDIS_URL: is required with REDIS_SENTINELS',
+    );
+    expect(() =>
+      redisTarget({ REDIS_URL: 'redis://x/0', REDIS_SENTINELS: 'a:1,b', REDIS_SENTINEL_NAME: 'm' }),
+    ).toThrow('REDIS_SENTINELS: "b" is not host:port');
+  });
+
+  it('when the five processes run on the Sentinel deployment, then the snapshots live in its master and a revoke is seen by the next verify', async () => {
+    const stack = await startStack({
+      all: {
+        REDIS_URL: 'redis://sentinel-ignored/0',
+        REDIS_SENTINELS: deployment.sentinelList,
+        REDIS_SENTINEL_NAME: deployment.name,
+      },
+    });
+    try {
+      const { auth } = await createTenant(stack, { name: 'Sentinel', plan: 'enterprise' });
+      const api = apiClient(stack.gateway.url);
+      const created = await api('POST', '/v1/mandates', {
+        auth,
+        body: {
+          principal: { id: 'user_1', type: 'person' },
+          delegate: { id: 'agent_1', type: 'agent' },
+          scope: { actions: ['payments:*'] },
+        },
+      });
+      expect(created.status).toBe(201);
+      const ask = () =>
+        api('POST', '/v1/verify', { auth, body: { mandate_id: created.body.id, action: 'payments:create' } });
+      expect((await ask()).body.decision).toBe('ALLOW');
+      expect((await api('POST', `/v1/mandates/${created.body.id}/revoke`, { auth, body: {} })).status).toBe(
+        200,
+      );
+      expect((await ask()).body).toMatchObject({ decision: 'DENY', reason: 'MANDATE_REVOKED' });
+      // The snapshot verify answered from is in the Sentinel's master, not in the shared Redis.
+      const master = new Redis({ port: await deployment.currentMasterPort(), host: '127.0.0.1' });
+      try {
+        expect(await master.keys(`${stack.redisPrefix}snapshot:*`)).toHaveLength(1);
+      } finally {
+        master.disconnect();
+      }
+    } finally {
+      await stack.stop();
+    }
+  }, 180_000);
+
+  it('when the master is SIGKILLed, then commands fail fast during the failover and succeed on the promoted replica within 10 s of the promotion', async () => {
+    const client = failFastRedis(target);
+    client.on('error', () => undefined);
+    try {
+      expect(await waitUntilReady(client, 10_000)).toBe(true);
+      await client.set('sentinel-test:k', 'before');
+      expect(await client.get('sentinel-test:k')).toBe('before');
+
+      const oldMaster = await deployment.currentMasterPort();
+      await deployment.kill(oldMaster);
+      let slowest = 0;
+      let promotedAt: number | undefined;
+      const deadline = Date.now() + 45_000;
+      let wroteAfter: number | undefined;
+      while (Date.now() < deadline && wroteAfter === undefined) {
+        if (
+          promotedAt === undefined &&
+          (await deployment.currentMasterPort().catch(() => oldMaster)) !== oldMaster
+        )
+          promotedAt = Date.now();
+        const sent = Date.now();
+        try {
+          await client.set('sentinel-test:k', 'after');
+          if (promotedAt !== undefined) wroteAfter = Date.now();
+        } catch {
+          // No master yet: refused at once, never queued behind the reconnect.
+        }
+        slowest = Math.max(slowest, Date.now() - sent);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(promotedAt).toBeDefined();
+      expect(wroteAfter).toBeDefined();
+      expect(wroteAfter! - promotedAt!).toBeLessThan(10_000);
+      // commandTimeout (1 s) bounds every command, with room for a loaded machine.
+      expect(slowest).toBeLessThan(3_000);
+      expect(await deployment.currentMasterPort()).toBe(deployment.replicaPort);
+      expect(await client.get('sentinel-test:k')).toBe('after');
+    } finally {
+      client.disconnect();
+    }
+  }, 90_000);
+});
