@@ -11,7 +11,7 @@ import { contract as auditContract } from '@mandate/audit';
 import { contract as identityContract, internalRoutes as identityInternal } from '@mandate/identity';
 import { contract as mandatesContract, internalRoutes as mandatesInternal } from '@mandate/mandates';
 import { contract as verifyContract } from '@mandate/verify';
-import { gatewayContract } from '../services/gateway/src/contract';
+import { gatewayContract } from '@mandate/gateway';
 
 export const TABLE_START = '<!-- route table: generated from the contracts by `npm run docs:routes` -->';
 export const TABLE_END = '<!-- end of route table -->';

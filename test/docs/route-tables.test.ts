@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { ROUTES } from '../../services/gateway/src/routes/table';
+import { ROUTES } from '@mandate/gateway';
 import {
   SERVICES,
   TABLE_END,

@@ -1,6 +1,5 @@
 import { Redis } from 'ioredis';
-import { describeRedis, redisTarget, type RedisTarget } from '@mandate/shared';
-import { failFastRedis, waitUntilReady } from '../../services/gateway/src/fail-fast-redis';
+import { describeRedis, failFastRedis, redisTarget, waitUntilReady, type RedisTarget } from '@mandate/shared';
 import { startSentinelDeployment, type SentinelDeployment } from '../support/redis-sentinel';
 import { apiClient, createTenant, startStack } from '../support/stack';
 

@@ -1,6 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Logger, RedisTarget } from '@mandate/shared';
-import { failFastRedis, waitUntilReady } from '../fail-fast-redis';
+import { failFastRedis, waitUntilReady, type Logger, type RedisTarget } from '@mandate/shared';
 import type { IdempotencyRecord, IdempotencyStore, PendingLock, StoredResponse } from './store';
 
 // GET, and SET NX PX only if absent, in one atomic round trip: the lock and the read of a record already there.

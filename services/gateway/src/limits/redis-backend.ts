@@ -1,7 +1,14 @@
 import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes, type RateLimiterLike } from 'rate-limiter-flexible';
-import { describeRedis, redactUrl, serviceUnavailable, type Logger, type RedisTarget } from '@mandate/shared';
-import { failFastRedis, waitUntilReady } from '../fail-fast-redis';
+import {
+  describeRedis,
+  failFastRedis,
+  redactUrl,
+  serviceUnavailable,
+  waitUntilReady,
+  type Logger,
+  type RedisTarget,
+} from '@mandate/shared';
 import type { Bucket } from './plans';
 import { MemoryQuota } from './memory-quota';
 import { GCRA_LUA, MemoryTokenBucket } from './token-bucket';
