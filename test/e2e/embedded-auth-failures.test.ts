@@ -6,7 +6,7 @@ import { apiClient, createTenant, eventually } from '../support/stack';
  * `npm start` (real identity, the revocation event on its bus): a client with a stale key gets the
  * address blocked, every valid key keeps working there in every header form (one created since
  * included), and a revocation (its event evicting the gateway's cache) still wins.
- * (docs/DECISIONS.md, "Failed authentications")
+ * (docs/DECISIONS.md, "Authentication")
  * TRUST_PROXY names the client by X-Forwarded-For, so the NAT is one address of the test's choosing.
  */
 describe('end to end: a blocked shared address and the valid keys behind it', () => {

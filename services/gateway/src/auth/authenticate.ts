@@ -81,7 +81,7 @@ export function readCredential(req: IncomingMessage): Credential {
  * What the gateway knows a request's credential by, whatever header form carried it (Bearer in any
  * case, X-Api-Key with or without the tenant): an API key by its secret, a JWT by its token, as a
  * SHA-256 (never the value). Undefined for none, the operator token and anything malformed: those
- * never pass a blocked address (docs/DECISIONS.md, "Failed authentications").
+ * never pass a blocked address (docs/DECISIONS.md, "Authentication").
  */
 export function credentialIdentity(req: IncomingMessage): string | undefined {
   let credential: Credential;

@@ -1,6 +1,6 @@
 /**
  * How many credentials unknown to this gateway a blocked address may have looked up in a minute
- * (docs/DECISIONS.md, "Failed authentications"): enough for the clients behind a shared address to
+ * (docs/DECISIONS.md, "Authentication"): enough for the clients behind a shared address to
  * bring fresh keys, too few to guess with.
  */
 export const BLOCKED_LOOKUPS = 10;

@@ -11,7 +11,7 @@ import { limitCostStep } from './limit-cost';
 /**
  * An address over its failed-authentication limit is refused on every authenticated route until
  * its minute passes, except for a valid credential, in whatever header form it comes
- * (docs/DECISIONS.md, "Failed authentications"): one that authenticated here in the last 10
+ * (docs/DECISIONS.md, "Authentication"): one that authenticated here in the last 10
  * minutes goes on to authentication, and so does one unknown here while the address has lookups
  * left (BlockedLookups). True when the call took one of those lookups.
  */
