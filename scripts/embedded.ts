@@ -5,10 +5,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import {
+  ConfigError,
   InProcessBus,
   createLogger,
   parseConfig,
+  readableLogStream,
   reportStartFailure,
+  serviceConfig,
+  setLogDestination,
   startService,
   type BaseConfig,
   type RunningServer,
@@ -64,6 +68,7 @@ export interface InProcessOptions {
  */
 export async function startInProcess(options: InProcessOptions): Promise<InProcessServices> {
   const { bus, logLevel, internal } = options;
+  checkInProcessConfig(options);
   const stops: (() => Promise<void>)[] = [];
   const servers: Record<string, RunningServer> = {};
   const run = async <C extends BaseConfig, D, O>(
@@ -126,6 +131,36 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
     for (const s of stops.reverse()) await s().catch(() => undefined);
     throw err;
   }
+}
+
+/** Where a service's URL of another goes before that one listens: only the configuration check sees it. */
+const NOT_YET = 'http://127.0.0.1:1';
+
+/**
+ * Every service's configuration, each from the environment startInProcess gives it (the URLs of
+ * the others as placeholders), before the first one starts: a bad variable is reported, every
+ * problem once, before four services start for nothing (docs/CONFIGURATION.md, "The launchers").
+ */
+function checkInProcessConfig(options: InProcessOptions): void {
+  const { internal } = options;
+  const upstreams = { MANDATES_URL: NOT_YET, VERIFY_URL: NOT_YET, IDENTITY_URL: NOT_YET, AUDIT_URL: NOT_YET };
+  const planned: [Pick<ServiceMain<BaseConfig, unknown>, 'configSchema'>, NodeJS.ProcessEnv][] = [
+    [identity, internal],
+    [mandates, { ...internal, IDENTITY_URL: NOT_YET, ...options.mandates }],
+    [verify, { ...internal, MANDATES_URL: NOT_YET }],
+    [audit, { WEBHOOKS_ALLOW_LOOPBACK: 'true', ...internal, MANDATES_URL: NOT_YET }],
+    [gateway, { ...options.gateway, ...upstreams }],
+  ] as never;
+  const problems = new Set<string>();
+  for (const [main, env] of planned) {
+    try {
+      serviceConfig(main, env, false);
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      for (const problem of err.problems) problems.add(problem);
+    }
+  }
+  if (problems.size > 0) throw new ConfigError([...problems]);
 }
 
 export async function startEmbedded(
@@ -224,6 +259,8 @@ function printBanner(
 }
 
 if (require.main === module) {
+  // A person at a terminal reads lines; anything else (a log collector, the tests) gets the JSON.
+  if (process.stdout.isTTY) setLogDestination(readableLogStream());
   startEmbedded()
     .then((stack) => {
       const shutdown = () => {

@@ -8,9 +8,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { redactUrl } from '@mandate/shared';
+import { ConfigError, defaultSpoolDir, readableLogLine, redactUrl } from '@mandate/shared';
 import { localWallet } from './local-wallet';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -245,7 +246,9 @@ export async function waitHealthy(proc: ServiceProcess, timeoutMs = 120_000): Pr
       throw new ServiceStartError(proc.name, `exited during start (${how})`, proc.output.join(''));
     }
     try {
-      const res = await fetch(`${proc.url}/healthz`);
+      // Bounded: something else on the port that accepts and never answers must not stall the start.
+      const res = await fetch(`${proc.url}/healthz`, { signal: AbortSignal.timeout(5_000) });
+      await res.arrayBuffer();
       if (res.ok) return;
     } catch {
       // not listening yet
@@ -387,7 +390,19 @@ export function superviseLiveness(
   };
 }
 
+/** One process the launcher is about to spawn: which service, its label, the environment it gets. */
+export interface PlannedProcess {
+  service: ServiceName;
+  label: string;
+  env: Record<string, string> & { PORT: string };
+}
+
 export interface ServicesOptions extends SpawnOptions {
+  /**
+   * Told every process's environment before any is spawned; throwing (a ConfigError) ends the
+   * start with nothing spawned. The launcher checks each service's configuration here.
+   */
+  checkConfig?: (planned: PlannedProcess[]) => void | Promise<void>;
   /** Every service's environment (AMQP_URL, REDIS_URL, INTERNAL_TOKEN_SECRET, …). */
   env: Record<string, string>;
   /** Per service, on top of `env` (the gateway's PORT, OPERATOR_TOKEN, …). */
@@ -416,6 +431,25 @@ export interface Services {
 }
 
 /**
+ * After a failed start, the event spool of a gateway or verify process it killed (its default
+ * directory: EVENT_SPOOL_DIR unset) is removed when it holds nothing to replay — a lock and an
+ * empty journal — as that process's graceful stop would have done. One holding events is kept
+ * for the next start (docs/DEPLOYMENT.md, "Delivery guarantees").
+ */
+async function removeIdleSpool(proc: ServiceProcess): Promise<void> {
+  const { env, service } = proc;
+  if ((service !== 'gateway' && service !== 'verify') || !env.AMQP_URL || env.EVENT_SPOOL_DIR) return;
+  const dir = defaultSpoolDir(service, env.AMQP_NAMESPACE || 'mandate', Number(env.PORT));
+  const entries = await readdir(dir).catch(() => undefined);
+  if (!entries) return;
+  for (const entry of entries) {
+    if (entry === 'LOCK') continue;
+    if (entry !== 'journal.ndjson' || (await stat(path.join(dir, entry))).size > 0) return;
+  }
+  await rm(dir, { recursive: true, force: true });
+}
+
+/**
  * Starts identity, mandates and audit at once, then the verify replicas, then the gateway in front
  * of them. Should any of them fail to start, every process spawned so far is stopped (and has
  * exited) before the error is thrown: a failed start leaves nothing behind.
@@ -441,13 +475,10 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     const port = extra[name]?.PORT;
     return port && port !== '0' ? port : String(await freePort());
   };
-  const start = async (name: ServiceName, own: Record<string, string>, label: string = name) => {
-    const proc = spawnService(
-      name,
-      { ...env, ...extra[name], ...own } as Record<string, string> & { PORT: string },
-      label,
-      spawnOptions,
-    );
+  const envOf = (name: ServiceName, own: Record<string, string>) =>
+    ({ ...env, ...extra[name], ...own }) as Record<string, string> & { PORT: string };
+  const start = async (planned: PlannedProcess) => {
+    const proc = spawnService(planned.service, planned.env, planned.label, spawnOptions);
     await waitHealthy(proc);
     return proc;
   };
@@ -466,28 +497,46 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     );
     const count = options.verifyReplicas ?? 1;
     const verifyPorts = await Promise.all(Array.from({ length: count }, () => portOf('verify')));
-    const mandatesUrl = `http://127.0.0.1:${mandatesPort}`;
+    const urlOf = (port: string) => `http://127.0.0.1:${port}`;
+    const mandatesUrl = urlOf(mandatesPort!);
+    // Every process's environment is known before the first one is spawned, so checkConfig sees them all.
+    const plan = {
+      identity: { service: 'identity', label: 'identity', env: envOf('identity', { PORT: identityPort! }) },
+      mandates: {
+        service: 'mandates',
+        label: 'mandates',
+        env: envOf('mandates', { PORT: mandatesPort!, IDENTITY_URL: urlOf(identityPort!) }),
+      },
+      audit: {
+        service: 'audit',
+        label: 'audit',
+        env: envOf('audit', { PORT: auditPort!, MANDATES_URL: mandatesUrl }),
+      },
+      verify: verifyPorts.map((port, i) => ({
+        service: 'verify',
+        label: count === 1 ? 'verify' : `verify-${i + 1}`,
+        env: envOf('verify', { PORT: port, MANDATES_URL: mandatesUrl }),
+      })),
+      gateway: {
+        service: 'gateway',
+        label: 'gateway',
+        env: envOf('gateway', {
+          PORT: gatewayPort,
+          MANDATES_URL: mandatesUrl,
+          VERIFY_URL: verifyPorts.map(urlOf).join(','),
+          IDENTITY_URL: urlOf(identityPort!),
+          AUDIT_URL: urlOf(auditPort!),
+        }),
+      },
+    } satisfies Record<string, PlannedProcess | PlannedProcess[]>;
+    await options.checkConfig?.([plan.identity, plan.mandates, plan.audit, ...plan.verify, plan.gateway]);
     const [identity, mandates, audit] = await Promise.all([
-      start('identity', { PORT: identityPort! }),
-      start('mandates', { PORT: mandatesPort!, IDENTITY_URL: `http://127.0.0.1:${identityPort}` }),
-      start('audit', { PORT: auditPort!, MANDATES_URL: mandatesUrl }),
+      start(plan.identity),
+      start(plan.mandates),
+      start(plan.audit),
     ]);
-    const verifyReplicas = await Promise.all(
-      verifyPorts.map((port, i) =>
-        start(
-          'verify',
-          { PORT: port, MANDATES_URL: mandatesUrl },
-          count === 1 ? 'verify' : `verify-${i + 1}`,
-        ),
-      ),
-    );
-    const gateway = await start('gateway', {
-      PORT: gatewayPort,
-      MANDATES_URL: mandates.url,
-      VERIFY_URL: verifyReplicas.map((v) => v.url).join(','),
-      IDENTITY_URL: identity.url,
-      AUDIT_URL: audit.url,
-    });
+    const verifyReplicas = await Promise.all(plan.verify.map(start));
+    const gateway = await start(plan.gateway);
     const replicas = { identity: [identity], mandates: [mandates], audit: [audit], verify: verifyReplicas };
     return {
       gateway,
@@ -507,6 +556,7 @@ export async function startServices(options: ServicesOptions): Promise<Services>
     failed = true;
     // The others may be half-way through their start: no graceful stop to wait for.
     await Promise.all(spawned.map((s) => s.stop('SIGKILL')));
+    await Promise.all(spawned.map(removeIdleSpool));
     if (err instanceof ServiceStartError && !options.onLine)
       throw new Error(`${err.message}:\n${err.output}`);
     throw err;
@@ -633,10 +683,13 @@ async function main(): Promise<void> {
       }
   });
 
+  const readable = process.stdout.isTTY === true;
   const spawnOptions: SpawnOptions = {
     runtime,
     detached: true,
-    onLine: (label, line) => process.stdout.write(`[${label}] ${line}\n`),
+    // A person at a terminal reads lines; anything else (a log collector, the tests) gets the JSON.
+    onLine: (label, line) =>
+      process.stdout.write(`[${label}] ${readable ? readableLogLine(line, { name: false }) : line}\n`),
     onSpawn: (p) => {
       spawned.push(p);
       // Tests and operators read the pids here, one line per process as it starts.
@@ -647,6 +700,8 @@ async function main(): Promise<void> {
   try {
     running = await startServices({
       ...spawnOptions,
+      // Loaded here only: the five services' code is what the check needs, and tests that start stacks do not.
+      checkConfig: async (planned) => (await import('./launch-config')).checkLaunchConfig(planned),
       env,
       extra: {
         mandates: {
@@ -672,6 +727,11 @@ async function main(): Promise<void> {
     });
   } catch (err) {
     if (stopping) return; // a signal arrived during the start: stopAll exits
+    if (err instanceof ConfigError && spawned.length === 0) {
+      // Nothing was spawned: one line per problem, naming the variable, and nothing to stop.
+      for (const problem of err.problems) process.stderr.write(`config error: ${problem}\n`);
+      process.exit(1);
+    }
     // The service's own lines (its config errors) are above, prefixed with its name: one line here.
     const reason =
       err instanceof ServiceStartError

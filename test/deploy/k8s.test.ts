@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Deployment, StatefulSet } from 'kubernetes-models/apps/v1';
 import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
-import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
+import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Namespace, Service } from 'kubernetes-models/v1';
 import { connectionAllowed, selects, type Peer } from './network-policy';
@@ -71,6 +71,7 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'apps/v1/Deployment': Deployment,
   'apps/v1/StatefulSet': StatefulSet,
   'autoscaling/v2/HorizontalPodAutoscaler': HorizontalPodAutoscaler,
+  'networking.k8s.io/v1/Ingress': Ingress,
   'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
   'v1/ConfigMap': ConfigMap,
@@ -116,6 +117,10 @@ const containerOf = (o: K8sObject) => spec<WorkloadSpec>(o).template.spec.contai
 const RENDERS: [string, () => K8sObject[]][] = [
   ['the base', () => renderKustomization(path.join(K8S, 'base'))],
   ['the production overlay', () => renderKustomization(path.join(K8S, 'overlays', 'production'))],
+  [
+    'the production overlay with an Ingress',
+    () => renderKustomization(path.join(K8S, 'overlays', 'production-ingress')),
+  ],
 ];
 
 describe.each(RENDERS)('%s, rendered', (_label, render) => {
@@ -362,6 +367,68 @@ describe('the production overlay', () => {
         : spec<WorkloadSpec>(workload(objects, name)).replicas;
       expect([name, count! >= 3]).toEqual([name, true]);
     }
+  });
+});
+
+describe('the production overlay with an Ingress and TLS (docs/KUBERNETES.md, "Ingress and TLS")', () => {
+  const production = renderKustomization(path.join(K8S, 'overlays', 'production'));
+  const objects = renderKustomization(path.join(K8S, 'overlays', 'production-ingress'));
+  const ingresses = byKind(objects, 'Ingress');
+  type IngressSpec = {
+    tls?: { hosts?: string[]; secretName?: string }[];
+    rules?: {
+      host?: string;
+      http?: {
+        paths: { backend: { service?: { name: string; port: { name?: string; number?: number } } } }[];
+      };
+    }[];
+  };
+
+  it('when rendered, then it is the production overlay plus one Ingress in the same namespace, and the gateway trusts the proxy', () => {
+    const data = (o: K8sObject) => (o as { data?: Record<string, string> }).data;
+    const withoutConfig = (list: K8sObject[]) =>
+      list.filter((o) => o.kind !== 'Ingress' && o.kind !== 'ConfigMap');
+    expect(withoutConfig(objects)).toEqual(withoutConfig(production));
+    const config = byKind(objects, 'ConfigMap');
+    expect(config.map(data)).toEqual(
+      byKind(production, 'ConfigMap').map((c) => ({ ...data(c), TRUST_PROXY: 'true' })),
+    );
+    expect(ingresses.map((i) => [i.metadata.name, i.metadata.namespace])).toEqual([
+      ['mandate-service', 'mandate-service'],
+    ]);
+  });
+
+  it('when its backends are read, then every path goes to the gateway Service, on a port that Service exposes', () => {
+    const gatewayService = byKind(objects, 'Service').find((s) => s.metadata.name === 'gateway')!;
+    const ports = spec<{ ports: { name?: string; port: number }[] }>(gatewayService).ports;
+    const backends = (spec<IngressSpec>(ingresses[0]!).rules ?? []).flatMap((r) =>
+      (r.http?.paths ?? []).map((p) => p.backend.service),
+    );
+    expect(backends.length).toBeGreaterThan(0);
+    for (const backend of backends) {
+      expect(backend?.name).toBe('gateway');
+      const port = ports.find((p) => p.name === backend!.port.name || p.port === backend!.port.number);
+      expect(port?.port).toBe(8080);
+    }
+    expect(spec<{ defaultBackend?: unknown }>(ingresses[0]!).defaultBackend).toBeUndefined();
+  });
+
+  it('when TLS is read, then cert-manager issues a certificate for every host, and the host is the one PUBLIC_BASE_URL names', () => {
+    const ingress = ingresses[0]!;
+    const { tls = [], rules = [] } = spec<IngressSpec>(ingress);
+    const annotations = (ingress.metadata as { annotations?: Record<string, string> }).annotations ?? {};
+    expect(
+      annotations['cert-manager.io/cluster-issuer'] ?? annotations['cert-manager.io/issuer'],
+    ).toBeTruthy();
+    const hosts = rules.map((r) => r.host);
+    expect(tls.flatMap((t) => t.hosts ?? []).sort()).toEqual([...hosts].sort());
+    expect(tls.every((t) => t.secretName)).toBe(true);
+    const config = byKind(objects, 'ConfigMap').map(
+      (c) => (c as { data?: Record<string, string> }).data ?? {},
+    );
+    const publicUrl = config.map((d) => d.PUBLIC_BASE_URL).find(Boolean)!;
+    expect(new URL(publicUrl).protocol).toBe('https:');
+    expect(hosts).toEqual([new URL(publicUrl).hostname]);
   });
 });
 

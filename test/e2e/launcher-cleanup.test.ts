@@ -1,12 +1,16 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { newId } from '@mandate/shared';
 import { startScript, type ScriptProcess } from '../support/script-process';
 import { deleteRedisKeys, deleteTopology, eventually, freePort } from '../support/stack';
 
 const ROOT = path.resolve(__dirname, '../..');
+/** Where a service's default event spool lives (defaultSpoolDir): `<service>-<namespace>-<port>`. */
+const SPOOL_ROOT = path.join(tmpdir(), 'mandate-event-spool');
 
 /** label → pid and port of every process the launcher spawned, from its `<label> pid <pid> <url> starting` lines. */
 function spawnedBy(lines: string[]): Map<string, { pid: number; port: number }> {
@@ -102,40 +106,85 @@ describe('npm run start:services leaves no process behind', () => {
     }
   }, 30_000);
 
-  // A variable only that service reads, with a value its configuration refuses.
+  // A variable only that service reads, with a value its configuration refuses: the launcher's own
+  // check (scripts/launch-config.ts) finds it before anything is spawned.
   it.each([
-    // identity's is found in wiring, once its store and bus are up (the launcher sets WALLET_PUBLIC_URL).
-    ['identity', 'WALLET_SUBJECT_SECRET'],
     ['mandates', 'SNAPSHOT_TTL_SECONDS'],
     ['audit', 'AUDIT_PREFETCH'],
     ['verify', 'PUBLISH_BATCH_MAX'],
     ['gateway', 'AUTH_FAILURE_LIMIT_PER_MINUTE'],
   ])(
-    'when %s fails at start (%s=0), then the launcher says so in one line, exits 1, and no process it spawned is alive nor any port it handed out bound',
+    'when %s would get a bad %s, then the launcher prints one config error line naming it and the service, exits 1, and spawns nothing',
     async (service, variable) => {
       const namespace = `test-${newId('req')}`;
-      namespaces.push(namespace);
       const result = await launchToExit(launcherEnv(namespace, await freePort(), { [variable]: '0' }));
-      const spawned = spawnedBy(result.lines);
-      spawnedInTest.push(...[...spawned.values()].map((s) => s.pid));
-
       expect(result.code).toBe(1);
-      // The failing service was among them, and so were the ones started before or beside it.
-      expect(spawned.has(service)).toBe(true);
-      expect(spawned.size).toBeGreaterThan(service === 'identity' ? 0 : 2);
-      expect(await leftovers(spawned)).toEqual([]);
-      // The service's own line, once; the launcher's one line; no stack trace anywhere.
-      expect(
-        result.lines.filter((l) => l.startsWith(`[${service}] config error: ${variable}: `)),
-      ).toHaveLength(1);
-      expect(result.lines).toContain(
-        `[launcher] ${service} exited during start (code 1); its output is above`,
-      );
+      expect(spawnedBy(result.lines).size).toBe(0);
+      const errors = result.lines.filter((l) => l.startsWith('config error: '));
+      expect(errors).toEqual([
+        // The services that would get it, this one among them (PUBLISH_BATCH_MAX: verify and gateway).
+        expect.stringMatching(new RegExp(`^config error: ${variable}: .* \\((.+, )?${service}(, .+)?\\)$`)),
+      ]);
       expect(result.lines.filter((l) => /^(\[\S+\] )?\s+at /.test(l))).toEqual([]);
-      expect(result.lines.at(-1)).toBe('[launcher] stopped (exit 1)');
     },
     150_000,
   );
+
+  it('when a weak INTERNAL_TOKEN_SECRET would reach every service, then the launcher says so in one line naming all five and spawns nothing', async () => {
+    const namespace = `test-${newId('req')}`;
+    const result = await launchToExit(
+      launcherEnv(namespace, await freePort(), { INTERNAL_TOKEN_SECRET: 'short' }),
+    );
+    expect(result.code).toBe(1);
+    expect(spawnedBy(result.lines).size).toBe(0);
+    expect(result.lines.filter((l) => l.startsWith('config error: '))).toEqual([
+      'config error: INTERNAL_TOKEN_SECRET: must be at least 32 characters (e.g. openssl rand -hex 32) (identity, mandates, audit, verify, gateway)',
+    ]);
+  }, 150_000);
+
+  // Found in identity's wiring, once its store and bus are up (the launcher sets WALLET_PUBLIC_URL):
+  // the process was spawned and fails its start.
+  it('when identity fails at start (WALLET_SUBJECT_SECRET=0), then the launcher says so in one line, exits 1, and no process it spawned is alive nor any port it handed out bound', async () => {
+    const [service, variable] = ['identity', 'WALLET_SUBJECT_SECRET'];
+    const namespace = `test-${newId('req')}`;
+    namespaces.push(namespace);
+    const result = await launchToExit(launcherEnv(namespace, await freePort(), { [variable]: '0' }));
+    const spawned = spawnedBy(result.lines);
+    spawnedInTest.push(...[...spawned.values()].map((s) => s.pid));
+
+    expect(result.code).toBe(1);
+    expect(spawned.has(service)).toBe(true);
+    expect(await leftovers(spawned)).toEqual([]);
+    // The service's own line, once; the launcher's one line; no stack trace anywhere.
+    expect(result.lines.filter((l) => l.startsWith(`[${service}] config error: ${variable}: `))).toHaveLength(
+      1,
+    );
+    expect(result.lines).toContain(`[launcher] ${service} exited during start (code 1); its output is above`);
+    expect(result.lines.filter((l) => /^(\[\S+\] )?\s+at /.test(l))).toEqual([]);
+    expect(result.lines.at(-1)).toBe('[launcher] stopped (exit 1)');
+  }, 150_000);
+
+  it('when the gateway fails at start after two verify replicas opened their event spools, then no spool directory of the run is left', async () => {
+    const namespace = `test-${newId('req')}`;
+    namespaces.push(namespace);
+    // Something else answers on the gateway's port (503), so the gateway cannot listen and exits.
+    const holder = createServer((_req, res) => res.writeHead(503).end());
+    const port = await freePort();
+    await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
+    try {
+      const result = await launchToExit(launcherEnv(namespace, port, { VERIFY_REPLICAS: '2' }));
+      const spawned = spawnedBy(result.lines);
+      spawnedInTest.push(...[...spawned.values()].map((s) => s.pid));
+      expect(result.code).toBe(1);
+      // The replicas had started (each with a spool) before the gateway failed.
+      expect([...spawned.keys()].filter((l) => l.startsWith('verify-'))).toHaveLength(2);
+      expect(result.lines).toContain('[launcher] gateway exited during start (code 1); its output is above');
+      const spools = readdirSync(SPOOL_ROOT).filter((d) => d.includes(`-${namespace}-`));
+      expect(spools).toEqual([]);
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+  }, 150_000);
 
   describe('when the launcher itself is killed', () => {
     let launcher: ScriptProcess | undefined;

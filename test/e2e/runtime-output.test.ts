@@ -1,5 +1,5 @@
 import { runToExit } from '../support/script-process';
-import { apiClient, createTenant, startStack, type Stack } from '../support/stack';
+import { apiClient, createTenant, freePort, startStack, type Stack } from '../support/stack';
 
 /** The JSON log lines of a process's output. */
 const logLines = (output: string[]) =>
@@ -27,6 +27,17 @@ describe('what the services print', () => {
       code: 1,
       lines: ['config error: PORT: must be a whole number between 0 and 65535 (0: any free port)'],
     });
+  }, 30_000);
+
+  // docs/CONFIGURATION.md, "The launchers": every service's configuration is checked before the first starts.
+  it('when npm start gets a bad variable of the last service it starts (audit), then it prints that one line and exits 1 before any service logs', async () => {
+    const port = String(await freePort());
+    const result = await runToExit('scripts/embedded.ts', {
+      PORT: port,
+      AUDIT_PREFETCH: '0',
+      LOG_LEVEL: 'info',
+    });
+    expect(result).toEqual({ code: 1, lines: ['config error: AUDIT_PREFETCH: must be between 1 and 65535'] });
   }, 30_000);
 
   describe('five processes on RabbitMQ and Redis, logging at info', () => {

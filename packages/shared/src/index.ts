@@ -2,6 +2,7 @@ export * from './errors';
 export * from './config';
 export * from './ids';
 export * from './logger';
+export * from './log-format';
 export * from './canonical';
 export * from './internal-token';
 export * from './http';
