@@ -186,13 +186,19 @@ export class MemoryEventStore implements EventStore, LogStore {
   /** Each tenant's signed checkpoints, smallest tree_size first. */
   private readonly checkpoints = new Map<string, StoredCheckpoint[]>();
 
+  /**
+   * `log: false` is the store as it was before the tamper-evident log (no seq, no leaf): the
+   * baseline of the ingest benchmark (bench/audit-log.ts) only; audit always keeps the log.
+   */
+  constructor(private readonly options: { log?: boolean } = {}) {}
+
   async insert(event: AuditEvent): Promise<void> {
     // The first write wins, as with a unique _id: a redelivery never overwrites.
     if (this.byId.has(event.id)) return;
     const stored = cloneEvent(event);
     this.shareCommonStrings(stored);
     delete stored.seq;
-    if (stored.tenant_id !== null) {
+    if (stored.tenant_id !== null && this.options.log !== false) {
       // One process, one writer: the next seq is the tree's size + 1 (docs/API.md#proving-the-log).
       const log = valueFor(this.logs, stored.tenant_id, () => new MemoryMerkleTree(merkleHasher));
       stored.seq = log.size + 1;
