@@ -11,6 +11,9 @@ export type { EventListQuery } from '../src/store/event-store';
 export { EVIDENCE_JWS_TYP, type EvidenceMandate } from '../src/evidence/bundle';
 export { HttpMandatesSource, type MandatesSource } from '../src/evidence/mandates-source';
 export { exportEvidence, type EvidenceSink } from '../src/evidence/export-evidence';
+// The log's proofs and the consumer's write, for the log benchmark (bench/audit-log.ts).
+export { checkpointNow, consistencyProof, inclusionProof } from '../src/domain/log';
+export { recordEvents } from '../src/domain/events';
 // The Mongo schemas and the queries they serve, for the index-coverage test.
 export { EVENT_QUERY_SHAPES, eventSchema } from '../src/store/mongo-event-store';
 export { LOG_QUERY_SHAPES, checkpointSchema, logHeadSchema, logNodeSchema } from '../src/store/mongo-log';

@@ -17,6 +17,7 @@ import {
 } from '../ui';
 import { column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
+import { AuditCheckpoints } from './AuditCheckpoints';
 
 /** A string or number member of an event's data (no contract types `data` per event type). */
 const text = (value: unknown): string | undefined =>
@@ -123,6 +124,7 @@ export function AuditPage() {
           </Empty>
         }
       />
+      <AuditCheckpoints />
       <Dialog drawer opened={!!open} onClose={() => setOpen(null)} size="lg" title={open ? open.type : ''}>
         {open ? <EventDetail e={open} /> : null}
       </Dialog>

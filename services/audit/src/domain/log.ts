@@ -8,6 +8,7 @@ import {
   toBase64Url,
   type CheckpointClaims,
   type Clock,
+  type LeafRange,
   type Logger,
   type Page,
 } from '@mandate/shared';
@@ -154,22 +155,37 @@ export async function inclusionProof(
   };
 }
 
-/** Inclusion paths of many seqs in one tree, in order (the evidence export, a batch at a time). */
+/**
+ * Inclusion paths of many seqs in one tree, in order (the evidence export, a batch at a time). The
+ * paths of nearby seqs share their upper hashes: each distinct range is read and encoded once, and
+ * `shared` keeps the encoded hashes of ranges of 64 leaves or more from one batch to the next (at
+ * most ~n/32 of them for a tree of n leaves, whatever the number of events).
+ */
 export async function inclusionPaths(
   store: AuditStore,
   tenantId: string,
   seqs: number[],
   treeSize: number,
+  shared: Map<string, string> = new Map(),
 ): Promise<string[][]> {
   const ranges = seqs.map((seq) => inclusionRanges(seq - 1, treeSize));
-  const hashes = await store.logHashes(tenantId, ranges.flat());
-  const out: string[][] = [];
+  const encoded = new Map<string, string>();
+  const wanted = new Map<string, LeafRange>();
+  for (const path of ranges)
+    for (const r of path) {
+      const key = `${r[0]}:${r[1]}`;
+      const known = shared.get(key);
+      if (known !== undefined) encoded.set(key, known);
+      else wanted.set(key, r);
+    }
+  const hashes = await store.logHashes(tenantId, [...wanted.values()]);
   let at = 0;
-  for (const r of ranges) {
-    out.push(hashes.slice(at, at + r.length).map(toBase64Url));
-    at += r.length;
+  for (const [key, [start, end]] of wanted) {
+    const text = toBase64Url(hashes[at++]!);
+    encoded.set(key, text);
+    if (end - start >= 64) shared.set(key, text);
   }
-  return out;
+  return ranges.map((path) => path.map((r) => encoded.get(`${r[0]}:${r[1]}`)!));
 }
 
 export async function consistencyProof(

@@ -114,14 +114,16 @@ async function writeProofs(
   sink: EvidenceSink,
 ): Promise<void> {
   await sink.write(`,"checkpoint":${JSON.stringify(checkpoint)},"proofs":[`);
+  const shared = new Map<string, string>();
   for (let at = 0; at < seqs.length; at += PROOF_BATCH) {
     const batch = seqs.slice(at, at + PROOF_BATCH);
     const proven = batch.filter((seq): seq is number => seq !== undefined && seq <= checkpoint.tree_size);
-    const paths = await inclusionPaths(store, tenantId, proven, checkpoint.tree_size);
+    const paths = await inclusionPaths(store, tenantId, proven, checkpoint.tree_size, shared);
     let next = 0;
+    // base64url needs no JSON escape: the entry is written as JSON.stringify({seq, path}) would.
     const entries = batch.map((seq) =>
       seq !== undefined && seq <= checkpoint.tree_size
-        ? JSON.stringify({ seq, path: paths[next++] })
+        ? `{"seq":${seq},"path":[${paths[next++]!.map((h) => `"${h}"`).join(',')}]}`
         : 'null',
     );
     await sink.write((at === 0 ? '' : ',') + entries.join(','));

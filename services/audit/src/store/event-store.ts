@@ -92,6 +92,26 @@ export interface LogStore {
     tenantId: string,
     query: { limit: number; beforeSize?: number },
   ): Promise<StoredCheckpoint[]>;
+  /**
+   * The one-time backfill of events stored before the log (docs/OPERATIONS.md, "Events stored
+   * before the tamper-evident log"): every tenant event without `seq` gets the tenant's next one,
+   * oldest id first, and its leaf. Idempotent and resumable: an event with a `seq` is skipped.
+   */
+  backfillLog(options?: BackfillOptions): Promise<BackfillReport[]>;
+}
+
+export interface BackfillOptions {
+  /** Events read and numbered at a time (default 500). */
+  batchSize?: number;
+  /** Called after each batch, for the operator's progress line. */
+  onBatch?: (progress: { tenantId: string; assigned: number; size: number }) => void;
+}
+
+/** One tenant after the backfill: how many events got a seq now, and the log's size. */
+export interface BackfillReport {
+  tenantId: string;
+  assigned: number;
+  size: number;
 }
 
 /** What audit runs on: the events and their logs, in one store. */

@@ -2,6 +2,7 @@ import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { journalLines, type AuditEvent, type LeafRange, type Logger } from '@mandate/shared';
 import type {
+  BackfillReport,
   DecisionCount,
   EventListQuery,
   EventStore,
@@ -104,6 +105,10 @@ export class FileEventStore implements EventStore, LogStore {
 
   logHeads(): Promise<{ tenantId: string; size: number }[]> {
     return this.memory.logHeads();
+  }
+
+  backfillLog(): Promise<BackfillReport[]> {
+    return this.memory.backfillLog();
   }
 
   saveCheckpoint(checkpoint: StoredCheckpoint): Promise<void> {

@@ -11,6 +11,8 @@ import {
   type MongoQueryShape,
 } from '@mandate/shared';
 import type {
+  BackfillOptions,
+  BackfillReport,
   DecisionCount,
   EventListQuery,
   EventStore,
@@ -112,6 +114,12 @@ export const EVENT_QUERY_SHAPES: MongoQueryShape[] = [
   shapes.find('readByResource (evidence export cursor)', ['tenant_id', 'resource.id'], { sort: { _id: 1 } }),
   shapes.find('logSize (highest seq)', ['tenant_id', 'seq'], { sort: { seq: -1 } }),
   shapes.find('leaves by seq ($in)', ['tenant_id', 'seq']),
+  shapes.find('backfill: the tenants (distinct tenant_id)', ['tenant_id']),
+  shapes.find('backfill: events without seq, oldest first', ['tenant_id'], {
+    sort: { _id: 1 },
+    residual: ['seq'],
+  }),
+  shapes.find('backfill: set seq where absent', ['_id'], { residual: ['seq'] }),
 ];
 
 function toDoc(event: AuditEvent): EventDoc {
@@ -311,6 +319,73 @@ export class MongoEventStore implements EventStore, LogStore {
     }
     this.nextSeq.set(tenantId, next);
     await this.log.appended(tenantId, leaves);
+  }
+
+  /**
+   * The one-time backfill (docs/OPERATIONS.md, "Events stored before the tamper-evident log"): per
+   * tenant, the events without seq, oldest _id first, a batch at a time, each given the next seq by
+   * an update that only applies while it has none. The unique (tenant_id, seq) index still decides:
+   * a seq another writer took first is taken again after the tenant's highest, so no seq is shared
+   * or skipped. A run stopped anywhere resumes where it stopped; nodes not written are computed
+   * from the events on demand (mongo-log.ts), and the head is raised at the end of every tenant.
+   */
+  async backfillLog(options: BackfillOptions = {}): Promise<BackfillReport[]> {
+    const batchSize = options.batchSize ?? 500;
+    const tenants = (await this.model.distinct('tenant_id', { tenant_id: { $ne: null } }).exec()) as string[];
+    const reports: BackfillReport[] = [];
+    for (const tenantId of tenants.sort()) {
+      let assigned = 0;
+      let after: string | undefined;
+      for (;;) {
+        const docs = await this.model
+          .find({ tenant_id: tenantId, seq: { $exists: false }, ...(after ? { _id: { $gt: after } } : {}) })
+          .sort({ _id: 1 })
+          .limit(batchSize)
+          .lean<EventDoc[]>()
+          .exec();
+        if (docs.length === 0) break;
+        const leaves = await this.numberInOrder(tenantId, docs);
+        await this.log.appended(tenantId, leaves);
+        assigned += leaves.length;
+        after = docs[docs.length - 1]!._id;
+        options.onBatch?.({ tenantId, assigned, size: await this.logSize(tenantId) });
+      }
+      const size = await this.logSize(tenantId);
+      await this.log.raiseHead(tenantId, size);
+      // This process's guess of the next seq is stale now.
+      this.nextSeq.delete(tenantId);
+      reports.push({ tenantId, assigned, size });
+    }
+    return reports;
+  }
+
+  /** Gives each of these events (one tenant's, oldest first) the next seq, one at a time. */
+  private async numberInOrder(
+    tenantId: string,
+    docs: EventDoc[],
+  ): Promise<{ index: number; hash: Uint8Array }[]> {
+    const leaves: { index: number; hash: Uint8Array }[] = [];
+    let next = (await this.logSize(tenantId)) + 1;
+    for (const doc of docs) {
+      for (;;) {
+        try {
+          const result = await this.model.collection.updateOne(
+            { _id: doc._id, seq: { $exists: false } } as Document,
+            { $set: { seq: next } },
+          );
+          // Matched nothing: another backfill numbered it first; its seq is that one's.
+          if (result.matchedCount === 1) {
+            leaves.push({ index: next - 1, hash: auditLeafHash(fromDoc({ ...doc, seq: next })) });
+            next++;
+          }
+          break;
+        } catch (err) {
+          if (!isDuplicateKeyError(err)) throw err;
+          next = (await this.logSize(tenantId)) + 1;
+        }
+      }
+    }
+    return leaves;
   }
 
   async get(tenantId: string, id: string): Promise<AuditEvent | null> {

@@ -155,7 +155,12 @@ export class MongoLog {
       }
     }
     await this.write(docs);
-    const size = Math.max(...leaves.map((l) => l.index)) + 1;
+    await this.raiseHead(tenantId, Math.max(...leaves.map((l) => l.index)) + 1);
+  }
+
+  /** Raises the tenant's head to `size` (never lowers it): what a run that stopped half-way missed. */
+  async raiseHead(tenantId: string, size: number): Promise<void> {
+    if (size === 0) return;
     await this.heads.updateOne({ _id: tenantId }, { $max: { size } }, { upsert: true }).exec();
   }
 

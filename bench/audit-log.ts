@@ -1,0 +1,336 @@
+/**
+ * `npm run bench:audit-log` — what the tamper-evident log (docs/API.md#proving-the-log) costs, in
+ * one process, each comparison interleaved round by round so that both sides see the same machine:
+ *
+ * 1. Ingest: BENCH_INGEST_EVENTS (default 20,000) events stored by the memory store in batches of
+ *    200 (the consumer's batches), with the log (seq, leaf hash, tree append) and without it (the
+ *    store as it was before: `new MemoryEventStore({ log: false })`), BENCH_ROUNDS rounds (default
+ *    5), alternating which goes first. The ratio is events/s with ÷ without.
+ * 2. Proofs at BENCH_LEAVES leaves (default 1,000,000) in one tenant: the memory store's tree is
+ *    filled with leaf hashes directly (what insert appends; a million events held in memory would
+ *    cost ~700 MiB and prove nothing more), and BENCH_EXPORT_EVENTS real events (default 12,000)
+ *    about one mandate are stored through insert, spread evenly over the million. Then
+ *    BENCH_PROOFS (default 500) inclusion proofs of those events against the signed checkpoint of
+ *    the whole tree, and consistency proofs from four earlier checkpoints to it, each through the
+ *    routes' own functions (domain/log.ts: the event read, the checkpoint check, the hashes), ms
+ *    per proof; every proof is verified once (RFC 9162 §2.1.3.2, §2.1.4.2).
+ * 3. Export: the mandate's bundle (BENCH_EXPORT_EVENTS events) in that tenant, with proofs (the
+ *    checkpoint and one inclusion proof per event) and without (no checkpoint), BENCH_ROUNDS rounds
+ *    each, alternating; the bundle with proofs is checked once with the offline checker.
+ *
+ * Run with --expose-gc (the npm script does): a collection before each timed part.
+ */
+import { CompactSign, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
+import {
+  AUDIT_CHECKPOINT_TYP,
+  parseEventMessage,
+  MemoryMerkleTree,
+  buildEvent,
+  canonicalJson,
+  fromBase64Url,
+  merkleHasher,
+  newId,
+  toBase64Url,
+  type AuditEvent,
+  type CallerContext,
+  type CheckpointClaims,
+} from '@mandate/shared';
+import {
+  MemoryEventStore,
+  checkpointNow,
+  consistencyProof,
+  exportEvidence,
+  inclusionProof,
+  recordEvents,
+  type EvidenceMandate,
+  type MandatesSource,
+} from '@mandate/audit/testing';
+import { verifyBundleText } from '../packages/evidence-cli/src/verify';
+
+const INGEST_EVENTS = Number(process.env.BENCH_INGEST_EVENTS ?? 20_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const LEAVES = Number(process.env.BENCH_LEAVES ?? 1_000_000);
+const EXPORT_EVENTS = Number(process.env.BENCH_EXPORT_EVENTS ?? 12_000);
+const PROOFS = Number(process.env.BENCH_PROOFS ?? 500);
+const BATCH = 200;
+
+const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
+const out = (line: string) => process.stdout.write(`${line}\n`);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const quantile = (xs: number[], q: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))]!;
+const ms = (x: number) => (x < 1 ? x.toFixed(3) : x.toFixed(2));
+
+function caller(tenantId: string): CallerContext {
+  return {
+    tenantId,
+    actor: { type: 'api_key', key_id: 'key_bench' },
+    permissions: ['events:read'],
+    requestId: newId('req'),
+  };
+}
+
+/** A verification about the mandate, as bench:evidence writes them. */
+function verification(tenantId: string, mandateId: string, i: number): AuditEvent {
+  return buildEvent({
+    type: 'VERIFICATION_PERFORMED',
+    tenantId,
+    resource: { type: 'mandate', id: mandateId },
+    data: {
+      input: { mandate_id: mandateId, action: 'payments:create', amount: i % 50_000, currency: 'EUR' },
+      decision: 'ALLOW',
+      reason: 'OK',
+      decision_id: `dec_${i.toString(16).padStart(26, '0')}`,
+    },
+    caller: caller(tenantId),
+  });
+}
+
+/**
+ * One side of the ingest: `consumer` is the audit consumer's work per message (a JSON array of
+ * 100 events, as producers publish them: parsed, each event validated, then recordEvents), the
+ * broker aside; `store` is the store's insertMany alone, in batches of 200, on events already parsed.
+ */
+async function ingestOnce(messages: Buffer[], log: boolean, path: 'consumer' | 'store'): Promise<number> {
+  const store = new MemoryEventStore({ log });
+  const parsed = path === 'store' ? messages.map((m) => JSON.parse(m.toString('utf8')) as AuditEvent[]) : [];
+  let count = 0;
+  gc();
+  const started = performance.now();
+  if (path === 'consumer') {
+    for (const message of messages) {
+      const events = parseEventMessage(message)!.events;
+      await recordEvents(store, events);
+      count += events.length;
+    }
+  } else {
+    const events = parsed.flat();
+    for (let at = 0; at < events.length; at += BATCH) await store.insertMany(events.slice(at, at + BATCH));
+    count = events.length;
+  }
+  return count / ((performance.now() - started) / 1000);
+}
+
+async function ingest(): Promise<void> {
+  const tenants = Array.from({ length: 10 }, () => newId('tnt'));
+  const messages: Buffer[] = [];
+  for (let at = 0; at < INGEST_EVENTS; at += 100) {
+    const events = Array.from({ length: Math.min(100, INGEST_EVENTS - at) }, (_, i) =>
+      verification(tenants[(at + i) % tenants.length]!, newId('mdt'), at + i),
+    );
+    messages.push(Buffer.from(JSON.stringify(events)));
+  }
+  for (const path of ['consumer', 'store'] as const) {
+    await ingestOnce(messages, true, path); // warm-up, both sides
+    await ingestOnce(messages, false, path);
+    const ratios: number[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const withFirst = round % 2 === 1;
+      const a = await ingestOnce(messages, withFirst, path);
+      const b = await ingestOnce(messages, !withFirst, path);
+      const [withLog, without] = withFirst ? [a, b] : [b, a];
+      ratios.push(withLog / without);
+      out(
+        `ingest (${path}) round ${round}: with the log ${Math.round(withLog).toLocaleString('en')}/s, ` +
+          `without ${Math.round(without).toLocaleString('en')}/s, ratio ${(withLog / without).toFixed(2)}`,
+      );
+    }
+    out(`ingest (${path}): median ratio ${median(ratios).toFixed(2)}`);
+  }
+}
+
+/** A signer of checkpoints and evidence, and the mandates service as the export reads it. */
+async function signing(): Promise<{
+  sign: (claims: CheckpointClaims) => Promise<string>;
+  mandates: MandatesSource;
+  jwks: { keys: never[] };
+}> {
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  const publicJwk = await exportJWK(publicKey);
+  // The kid is the key's RFC 7638 thumbprint, as the checker requires.
+  const kid = await calculateJwkThumbprint(publicJwk);
+  const jwk = { ...publicJwk, kid, alg: 'ES256', use: 'sig' };
+  const jws = (payload: string, typ: string) =>
+    new CompactSign(new TextEncoder().encode(payload))
+      .setProtectedHeader({ alg: 'ES256', kid, typ })
+      .sign(privateKey);
+  // Shaped as a mandate's signature (its kid), over no mandate: the stand-in is not checked.
+  const mandateJws = await new CompactSign(new TextEncoder().encode('{}'))
+    .setProtectedHeader({ alg: 'ES256', kid })
+    .sign(privateKey);
+  const mandates: MandatesSource = {
+    getMandate: async (ctx, id) =>
+      ({
+        id,
+        tenant_id: ctx.tenantId,
+        principal: { id: 'user_alice' },
+        delegate: { id: 'agent_bob' },
+        scope: { actions: ['payments:*'] },
+        valid_from: '2026-01-01T00:00:00.000Z',
+        expires_at: '2027-01-01T00:00:00.000Z',
+        created_at: '2026-01-01T00:00:00.000Z',
+        signature: { alg: 'ES256', kid, jws: mandateJws },
+      }) as EvidenceMandate,
+    publicKeys: async () => [jwk],
+    signDigest: async (_ctx, digest) => ({ kid, jws: await jws(digest, 'mandate-evidence+jws') }),
+    close: async () => undefined,
+  };
+  return {
+    sign: (claims) => jws(canonicalJson(claims), AUDIT_CHECKPOINT_TYP),
+    mandates,
+    jwks: { keys: [jwk] as never[] },
+  };
+}
+
+/** The tenant's tree filled to LEAVES leaves, the mandate's events spread over it; their ids. */
+async function fill(store: MemoryEventStore, tenantId: string, mandateId: string): Promise<string[]> {
+  const tree = new MemoryMerkleTree(merkleHasher);
+  // The store's own tree of the tenant (a private field): leaves appended here as insert would.
+  (store as unknown as { logs: Map<string, MemoryMerkleTree> }).logs.set(tenantId, tree);
+  const ids: string[] = [];
+  const stride = LEAVES / EXPORT_EVENTS;
+  const index = new DataView(new ArrayBuffer(8));
+  let next = 0;
+  for (let i = 0; i < LEAVES; i++) {
+    if (next < EXPORT_EVENTS && i === Math.floor((next + 0.5) * stride)) {
+      const event = verification(tenantId, mandateId, next++);
+      await store.insert(event);
+      ids.push(event.id);
+    } else {
+      index.setFloat64(0, i);
+      tree.append(merkleHasher.leafHash(new Uint8Array(index.buffer)));
+    }
+  }
+  if (tree.size !== LEAVES) throw new Error(`the tree has ${tree.size} leaves`);
+  return ids;
+}
+
+async function proofs(
+  store: MemoryEventStore,
+  tenantId: string,
+  ids: string[],
+  sign: (claims: CheckpointClaims) => Promise<string>,
+): Promise<void> {
+  const clock = { now: () => new Date() };
+  const sizes = [1_000, Math.floor(LEAVES / 8) + 7, Math.floor(LEAVES / 2) + 3, LEAVES - 1];
+  for (const size of sizes) {
+    const [root] = await store.logHashes(tenantId, [[0, size]]);
+    const claims = {
+      tenant_id: tenantId,
+      tree_size: size,
+      root_hash: toBase64Url(root!),
+      issued_at: clock.now().toISOString(),
+    };
+    await store.saveCheckpoint({ ...claims, jws: await sign(claims) });
+  }
+  const whole = (await checkpointNow(store, sign, tenantId, clock))!;
+  const root = fromBase64Url(whole.root_hash)!;
+  gc();
+  const inclusion: number[] = [];
+  for (let i = 0; i < PROOFS; i++) {
+    const id = ids[Math.floor((i * ids.length) / PROOFS)]!;
+    const started = performance.now();
+    const proof = await inclusionProof(store, tenantId, id, LEAVES);
+    inclusion.push(performance.now() - started);
+    if (i % 50 === 0) {
+      const path = proof.path.map((p) => fromBase64Url(p)!);
+      if (!merkleHasher.verifyInclusion(proof.seq - 1, LEAVES, fromBase64Url(proof.leaf_hash)!, path, root))
+        throw new Error(`inclusion proof of ${id} does not verify`);
+    }
+  }
+  out(
+    `inclusion proof at ${LEAVES.toLocaleString('en')} leaves (${PROOFS} proofs, ${ids.length.toLocaleString('en')} events spread over the tree): ` +
+      `median ${ms(median(inclusion))} ms, p99 ${ms(quantile(inclusion, 0.99))} ms, max ${ms(Math.max(...inclusion))} ms (goal < 5 ms)`,
+  );
+  const consistency: number[] = [];
+  for (let i = 0; i < PROOFS; i++) {
+    const from = sizes[i % sizes.length]!;
+    const started = performance.now();
+    const proof = await consistencyProof(store, tenantId, from, LEAVES);
+    consistency.push(performance.now() - started);
+    if (i < sizes.length) {
+      const old = (await store.getCheckpoint(tenantId, from))!;
+      const path = proof.path.map((p) => fromBase64Url(p)!);
+      if (!merkleHasher.verifyConsistency(from, LEAVES, fromBase64Url(old.root_hash)!, root, path))
+        throw new Error(`consistency proof ${from} → ${LEAVES} does not verify`);
+    }
+  }
+  out(
+    `consistency proof ${sizes.map((s) => s.toLocaleString('en')).join(' | ')} → ${LEAVES.toLocaleString('en')}: ` +
+      `median ${ms(median(consistency))} ms, p99 ${ms(quantile(consistency, 0.99))} ms, max ${ms(Math.max(...consistency))} ms (goal < 5 ms)`,
+  );
+}
+
+async function exports(
+  store: MemoryEventStore,
+  tenantId: string,
+  mandateId: string,
+  signer: Awaited<ReturnType<typeof signing>>,
+): Promise<void> {
+  const clock = { now: () => new Date() };
+  // Without proofs: the bundle as before the log (no checkpoint to prove against, none signed).
+  const noLog = Object.create(store, {
+    latestCheckpoint: { value: async () => null },
+  }) as MemoryEventStore;
+  const run = async (withProofs: boolean): Promise<{ seconds: number; text: string }> => {
+    const chunks: string[] = [];
+    gc();
+    const started = performance.now();
+    await exportEvidence(
+      { store: withProofs ? store : noLog, mandates: signer.mandates, clock },
+      { tenantId, internalToken: 'bench' },
+      mandateId,
+      { write: async (chunk) => void chunks.push(chunk) },
+    );
+    return { seconds: (performance.now() - started) / 1000, text: chunks.join('') };
+  };
+  const checked = await run(true);
+  const results = await verifyBundleText(checked.text, { trustedKeys: signer.jwks.keys });
+  // The mandate is a stand-in here (no mandates service): its own signature is not the point.
+  const failed = results
+    .filter((r) => !r.ok && r.check !== 'mandate signature')
+    .map((r) => `${r.check}: ${r.detail}`);
+  const plain = await run(false);
+  out(
+    `export of ${EXPORT_EVENTS.toLocaleString('en')} events: ${(plain.text.length / 1024 / 1024).toFixed(1)} MiB without proofs, ` +
+      `${(checked.text.length / 1024 / 1024).toFixed(1)} MiB with; checker: ${failed.length === 0 ? 'every check but the stand-in mandate’s signature OK' : `FAILED ${failed.join('; ')}`}`,
+  );
+  const ratios: number[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    const withFirst = round % 2 === 1;
+    const a = await run(withFirst);
+    const b = await run(!withFirst);
+    const [withProofs, without] = withFirst ? [a.seconds, b.seconds] : [b.seconds, a.seconds];
+    ratios.push(withProofs / without);
+    out(
+      `export round ${round}: with proofs ${withProofs.toFixed(3)} s, without ${without.toFixed(3)} s, ratio ${(withProofs / without).toFixed(2)}`,
+    );
+  }
+  out(`export: median ratio ${median(ratios).toFixed(2)} (goal ≤ 1.5)`);
+}
+
+async function main(): Promise<void> {
+  out(
+    `bench:audit-log — ${INGEST_EVENTS.toLocaleString('en')} events ingested per side, ${LEAVES.toLocaleString('en')} leaves, ` +
+      `${EXPORT_EVENTS.toLocaleString('en')} events in the bundle, ${ROUNDS} rounds, Node ${process.version}`,
+  );
+  await ingest();
+  const signer = await signing();
+  const store = new MemoryEventStore();
+  const tenantId = newId('tnt');
+  const mandateId = newId('mdt');
+  const started = performance.now();
+  const ids = await fill(store, tenantId, mandateId);
+  gc();
+  out(
+    `tree of ${LEAVES.toLocaleString('en')} leaves filled in ${((performance.now() - started) / 1000).toFixed(1)} s; ` +
+      `heap ${(process.memoryUsage().heapUsed / 1024 / 1024).toFixed(0)} MiB, RSS ${(process.memoryUsage().rss / 1024 / 1024).toFixed(0)} MiB`,
+  );
+  await proofs(store, tenantId, ids, signer.sign);
+  await exports(store, tenantId, mandateId, signer);
+}
+
+main().catch((err) => {
+  process.stderr.write(`bench:audit-log failed: ${(err as Error).stack ?? String(err)}\n`);
+  process.exitCode = 1;
+});
