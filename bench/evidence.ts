@@ -17,13 +17,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import {
-  INTERNAL_TOKEN_HEADER,
-  buildEvent,
-  internalTokens,
-  newId,
-  type CallerContext,
-} from '@mandate/shared';
+import { INTERNAL_TOKEN_HEADER, internalTokens, newId, type CallerContext } from '@mandate/shared';
+import { anyEvent } from '@mandate/shared/testing';
 import { verifyBundleText } from '../packages/evidence-cli/src/verify';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 100_000);
@@ -131,7 +126,7 @@ async function main() {
     const about = { type: 'mandate', id: mandate.id };
     const event = (type: 'VERIFICATION_PERFORMED' | 'EVIDENCE_EXPORTED' | 'API_CALL', i: number) =>
       JSON.stringify(
-        buildEvent({
+        anyEvent({
           type,
           tenantId,
           resource: type === 'API_CALL' ? null : about,

@@ -16,7 +16,8 @@
  * store (see `mandates` below).
  */
 import { PerformanceObserver, performance } from 'node:perf_hooks';
-import { buildEvent, newId, type AuditEvent, type EventType } from '@mandate/shared';
+import { newId, type AuditEvent, type EventType } from '@mandate/shared';
+import { anyEvent } from '@mandate/shared/testing';
 import { MemoryEventStore, type EventListQuery } from '@mandate/audit/testing';
 import {
   type Mandate,
@@ -72,7 +73,7 @@ function realisticEvent(t: TenantShape, at: number): AuditEvent {
   };
   const roll = random();
   if (roll < 0.6) {
-    return buildEvent({
+    return anyEvent({
       type: 'API_CALL',
       tenantId: t.id,
       resource: null,
@@ -91,7 +92,7 @@ function realisticEvent(t: TenantShape, at: number): AuditEvent {
   }
   const mandate = pick(t.mandates);
   if (roll < 0.9) {
-    return buildEvent({
+    return anyEvent({
       type: 'VERIFICATION_PERFORMED',
       tenantId: t.id,
       resource: { type: 'mandate', id: mandate },
@@ -109,7 +110,7 @@ function realisticEvent(t: TenantShape, at: number): AuditEvent {
       },
     });
   }
-  return buildEvent({
+  return anyEvent({
     type: pick(LIFECYCLE),
     tenantId: t.id,
     resource: { type: 'mandate', id: mandate },

@@ -17,7 +17,8 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { RabbitPublisher, amqpTopology, buildEvent, createLogger, type AuditEvent } from '@mandate/shared';
+import { RabbitPublisher, amqpTopology, createLogger, type AuditEvent } from '@mandate/shared';
+import { anyEvent } from '@mandate/shared/testing';
 import { AMQP_URL, apiClient, createTenant, startStack } from '../test/support/stack';
 
 const RATE = Number(process.env.BENCH_RATE ?? 500);
@@ -74,7 +75,7 @@ async function main(): Promise<void> {
     const tenantId: string = tenant.tenant.id;
     const makeEvents = (n: number): AuditEvent[] =>
       Array.from({ length: n }, (_, i) =>
-        buildEvent({
+        anyEvent({
           type: 'MANDATE_CREATED',
           tenantId,
           resource: { type: 'mandate', id: `mdt_bench_${i}` },

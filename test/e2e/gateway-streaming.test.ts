@@ -2,7 +2,8 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { buildEvent, newId } from '@mandate/shared';
+import { newId } from '@mandate/shared';
+import { anyEvent } from '@mandate/shared/testing';
 import { verifyBundleText } from '../../packages/evidence-cli/src/verify';
 import { EVERY_CHECK_PASSED } from '../../packages/evidence-cli/test/checks';
 import {
@@ -74,7 +75,7 @@ describe('end to end: the gateway streams a large evidence bundle in bounded mem
     };
     const lines: string[] = [];
     for (let i = 0; i < EVENTS; i++) {
-      const event = buildEvent({
+      const event = anyEvent({
         type: 'VERIFICATION_PERFORMED',
         tenantId: tenant.tenant.id,
         resource: { type: 'mandate', id: mandateId },

@@ -1,3 +1,4 @@
+import { eventDataIssues, type EventType } from '@mandate/shared';
 import { MONGO_TARGET } from '@mandate/shared/testing';
 import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
 import { contractViolations, startRecordingProxy, type RecordingProxy } from '../support/contract-recorder';
@@ -104,6 +105,11 @@ describe.each([
       actor: { type: 'api_key', key_id: a.api_key.key_id },
       data: { key_id: a.api_key.key_id },
     });
+    // Each event the services produced holds to its type's data schema (docs/API.md, "Events").
+    const offSchema = (types as { type: EventType; data: unknown }[])
+      .map((e) => [e.type, eventDataIssues(e.type, e.data)] as const)
+      .filter(([, issues]) => issues.length > 0);
+    expect(offSchema).toEqual([]);
 
     const byResource = await api(
       'GET',

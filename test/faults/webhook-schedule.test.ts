@@ -1,12 +1,5 @@
-import {
-  InProcessBus,
-  buildEvent,
-  createLogger,
-  fixedClock,
-  newId,
-  type RunningServer,
-} from '@mandate/shared';
-import { TEST_INTERNAL_SECRET, callService, callerFor, testTokens } from '@mandate/shared/testing';
+import { InProcessBus, createLogger, fixedClock, newId, type RunningServer } from '@mandate/shared';
+import { anyEvent, TEST_INTERNAL_SECRET, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import {
   createApp,
   type AuditService,
@@ -73,7 +66,7 @@ describe('webhook retry schedule and endpoint disabling (injected clock, receive
   const call = (method: string, path: string, body?: unknown) =>
     callService(server.url, method, path, { caller: callerFor(tenant), body });
   const publish = async () => {
-    const event = buildEvent({
+    const event = anyEvent({
       type: 'MANDATE_REVOKED',
       tenantId: tenant,
       resource: { type: 'mandate', id: 'mdt_1' },

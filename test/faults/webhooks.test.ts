@@ -3,13 +3,12 @@ import amqp from 'amqplib';
 import {
   RabbitPublisher,
   amqpTopology,
-  buildEvent,
   createLogger,
   internalTokens,
   newId,
   type AuditEvent,
 } from '@mandate/shared';
-import { MONGO_TARGET, callerFor, deleteAmqpTopology } from '@mandate/shared/testing';
+import { anyEvent, MONGO_TARGET, callerFor, deleteAmqpTopology } from '@mandate/shared/testing';
 import { startReceiver, eventually, type Receiver } from '@mandate/audit/testing';
 import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
 import { AMQP_URL, startService, type ServiceProcess } from '../support/stack';
@@ -93,7 +92,7 @@ describe(`webhook delivery under faults (audit processes, real RabbitMQ through 
 
   async function publish(count: number): Promise<AuditEvent[]> {
     const events = Array.from({ length: count }, (_, i) =>
-      buildEvent({
+      anyEvent({
         type: 'MANDATE_CREATED',
         tenantId: tenant,
         resource: { type: 'mandate', id: `mdt_${i}` },

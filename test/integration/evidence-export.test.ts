@@ -1,7 +1,6 @@
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JWK } from 'jose';
 import {
   InProcessBus,
-  buildEvent,
   buildOpenApiDocument,
   canonicalJson,
   createLogger,
@@ -13,7 +12,7 @@ import {
   type AuditEvent,
   type RunningServer,
 } from '@mandate/shared';
-import { callService, callerFor, testTokens } from '@mandate/shared/testing';
+import { anyEvent, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import {
   createApp as createMandates,
   LocalSigner,
@@ -146,7 +145,7 @@ describe('GET /v1/mandates/:id/evidence', () => {
   /** What verify publishes for a decision; verify itself is not running here. */
   async function verification(tenant: string, mandateId: string, decision = 'ALLOW') {
     await bus.publish([
-      buildEvent({
+      anyEvent({
         type: 'VERIFICATION_PERFORMED',
         tenantId: tenant,
         resource: { type: 'mandate', id: mandateId },

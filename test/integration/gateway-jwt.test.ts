@@ -1,6 +1,6 @@
 import { SignJWT } from 'jose';
-import { ServiceClient, buildEvent, createLogger, newId } from '@mandate/shared';
-import { callService, testTokens } from '@mandate/shared/testing';
+import { ServiceClient, createLogger, newId } from '@mandate/shared';
+import { anyEvent, callService, testTokens } from '@mandate/shared/testing';
 import {
   createApp,
   type GatewayApp,
@@ -417,7 +417,7 @@ describe('gateway: credential caches and eviction', () => {
       type: 'API_KEY_REVOKED' | 'API_KEY_ACTIVATED' | 'TENANT_ROLE_REVOKED' | 'API_CALL',
       resource: string,
       data = {},
-    ) => buildEvent({ type, tenantId: 'tnt_a', resource: { type: 'x', id: resource }, data });
+    ) => anyEvent({ type, tenantId: 'tnt_a', resource: { type: 'x', id: resource }, data });
     await handler(ev('API_KEY_REVOKED', 'key_1'));
     await handler(ev('API_KEY_ACTIVATED', 'key_2'));
     await handler(ev('TENANT_ROLE_REVOKED', 'ras_1', { subject_id: 'dashboard:alice' }));

@@ -3,8 +3,16 @@ import { actorSchema, type CallerContext } from './internal-token';
 import { newId } from './ids';
 import { currentTraceIds } from './tracing';
 import { EVENT_TYPES } from './event-types';
+import type { EventData } from './event-data';
 
 export { EVENT_TYPES };
+export {
+  EVENT_DATA_SCHEMAS,
+  EVENT_OWNERS,
+  eventDataIssues,
+  parseEventData,
+  type EventData,
+} from './event-data';
 
 export const eventTypeSchema = z.enum(EVENT_TYPES);
 export type EventType = z.infer<typeof eventTypeSchema>;
@@ -38,15 +46,21 @@ export const auditEventSchema = z.object({
 });
 export type AuditEvent = z.infer<typeof auditEventSchema>;
 
-export interface EventInput {
-  type: EventType;
-  tenantId: string | null;
-  resource: { type: string; id: string } | null;
-  data: Record<string, unknown>;
-  /** The caller that caused it; omitted for system work such as the expiry sweeper. */
-  caller?: CallerContext;
-  occurredAt?: Date;
-}
+/**
+ * What a producer gives buildEvent: its data typed by its type's schema (event-data.ts), so data
+ * off the schema fails to compile. Over a union of types it is a union of inputs, one per type.
+ */
+export type EventInput<T extends EventType = EventType> = T extends EventType
+  ? {
+      type: T;
+      tenantId: string | null;
+      resource: { type: string; id: string } | null;
+      data: EventData<T>;
+      /** The caller that caused it; omitted for system work such as the expiry sweeper. */
+      caller?: CallerContext;
+      occurredAt?: Date;
+    }
+  : never;
 
 // The ISO form of the last millisecond an event was stamped with: a busy process stamps several
 // events per millisecond, and Date→ISO is most of what building an event costs.
@@ -61,8 +75,12 @@ function isoAt(ms: number): string {
   return lastStampIso;
 }
 
-/** Builds a complete, valid event; the caller's actor and request id are carried over. */
-export function buildEvent(input: EventInput): AuditEvent {
+/**
+ * Builds a complete event; the caller's actor and request id are carried over. The data is typed,
+ * not parsed: a parse per event would cost every verify call CPU, so the schemas are checked in
+ * tests and by audit off the request path (docs/DECISIONS.md, "Event data schemas").
+ */
+export function buildEvent<T extends EventType>(input: EventInput<T>): AuditEvent {
   const event: AuditEvent = {
     id: newId('evt'),
     tenant_id: input.tenantId,

@@ -1,4 +1,5 @@
-import { BatchingPublisher, buildEvent, type AuditEvent, type EventPublisher } from '../src';
+import { BatchingPublisher, type AuditEvent, type EventPublisher } from '../src';
+import { anyEvent } from '../src/testing';
 
 class CountingPublisher implements EventPublisher {
   readonly kind = 'in-process' as const;
@@ -14,7 +15,7 @@ class CountingPublisher implements EventPublisher {
   async close() {}
 }
 
-const event = () => buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} });
+const event = () => anyEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} });
 
 describe('BatchingPublisher', () => {
   it('when many events are published within the window, then they reach the broker in one call', async () => {

@@ -1,11 +1,11 @@
 import { appendFile, readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { JournaledPublisher, buildEvent, createLogger, type AuditEvent } from '../src';
-import { tempDirEach } from '../src/testing';
+import { JournaledPublisher, createLogger, type AuditEvent } from '../src';
+import { anyEvent, tempDirEach } from '../src/testing';
 import { startScript } from '../../../test/support/script-process';
 
 const logger = createLogger('test', 'silent');
-const apiCall = () => buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} });
+const apiCall = () => anyEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} });
 
 /** Takes every batch and resolves it at once, remembering what it took. */
 class Taking {

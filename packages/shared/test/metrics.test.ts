@@ -7,18 +7,17 @@ import {
   ProcessMetrics,
   SpoolingPublisher,
   baseApp,
-  buildEvent,
   createLogger,
   healthRoutes,
   listen,
   processMetrics,
   route,
 } from '../src';
-import { FlakyPublisher, MapOutbox } from '../src/testing';
+import { anyEvent, FlakyPublisher, MapOutbox } from '../src/testing';
 
 const logger = createLogger('test', 'silent');
 const apiCall = (occurredAt?: Date) =>
-  buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {}, occurredAt });
+  anyEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {}, occurredAt });
 
 /** The value of one gauge of the process registry, as a scrape would read it. */
 async function gauge(name: string): Promise<number> {

@@ -7,15 +7,20 @@ import {
   RabbitPublisher,
   SpoolingPublisher,
   amqpTopology,
-  buildEvent,
   createLogger,
   newId,
 } from '../src';
-import { deleteAmqpTopology, FlakyPublisher, MapOutbox, TEST_AMQP_URL as AMQP_URL } from '../src/testing';
+import {
+  anyEvent,
+  deleteAmqpTopology,
+  FlakyPublisher,
+  MapOutbox,
+  TEST_AMQP_URL as AMQP_URL,
+} from '../src/testing';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy';
 
 const logger = createLogger('test', 'silent');
-const apiCall = () => buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} });
+const apiCall = () => anyEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} });
 
 async function until(
   check: () => boolean | Promise<boolean>,

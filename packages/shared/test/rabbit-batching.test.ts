@@ -4,19 +4,18 @@ import {
   RabbitPublisher,
   RabbitSubscriber,
   amqpTopology,
-  buildEvent,
   createLogger,
   groupForMessages,
   newId,
   parseEventMessage,
   type AuditEvent,
 } from '../src';
-import { auditQueueDepth, deleteAmqpTopology, TEST_AMQP_URL as AMQP_URL } from '../src/testing';
+import { anyEvent, auditQueueDepth, deleteAmqpTopology, TEST_AMQP_URL as AMQP_URL } from '../src/testing';
 
 const logger = createLogger('test', 'silent');
 const apiCalls = (count: number) =>
   Array.from({ length: count }, () =>
-    buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} }),
+    anyEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} }),
   );
 
 describe('RabbitEventSource.startBatched (real broker)', () => {
@@ -49,7 +48,7 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
     const t = amqpTopology(`test-${newId('req')}`);
     const publisher = new RabbitPublisher(AMQP_URL, logger, t);
     const calls = apiCalls(30);
-    const revoked = buildEvent({
+    const revoked = anyEvent({
       type: 'API_KEY_REVOKED',
       tenantId: 'tnt_x',
       resource: { type: 'api_key', id: 'key_x' },
@@ -168,14 +167,14 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
     await subscriber.start(async (e) => void got.push(e.id));
     const publisher = new RabbitPublisher(AMQP_URL, logger, t);
     const revoked = Array.from({ length: 3 }, (_, i) =>
-      buildEvent({
+      anyEvent({
         type: 'API_KEY_REVOKED',
         tenantId: 'tnt_x',
         resource: { type: 'api_key', id: `key_${i}` },
         data: {},
       }),
     );
-    const other = buildEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} });
+    const other = anyEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} });
     await publisher.publish([revoked[0]!, other, revoked[1]!, revoked[2]!]);
     const deadline = Date.now() + 20_000;
     while (got.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
@@ -187,8 +186,7 @@ describe('RabbitEventSource.startBatched (real broker)', () => {
 });
 
 describe('the message contract', () => {
-  const event = (type: AuditEvent['type']) =>
-    buildEvent({ type, tenantId: 'tnt_x', resource: null, data: {} });
+  const event = (type: AuditEvent['type']) => anyEvent({ type, tenantId: 'tnt_x', resource: null, data: {} });
 
   it('when a batch mixes types, then each type is one group, in order of first appearance, keeping order within a type', () => {
     const [a1, b1, a2, c1, b2] = [

@@ -5,7 +5,6 @@ import {
   RabbitEventSource,
   RabbitPublisher,
   amqpTopology,
-  buildEvent,
   canonicalJson,
   createLogger,
   decodeCursor,
@@ -21,7 +20,7 @@ import {
   INTERNAL_RETRY_POLICY,
   type AuditEvent,
 } from '../src';
-import { deleteAmqpTopology, TEST_AMQP_URL as AMQP_URL } from '../src/testing';
+import { anyEvent, deleteAmqpTopology, TEST_AMQP_URL as AMQP_URL } from '../src/testing';
 import amqp from 'amqplib';
 
 const logger = createLogger('test', 'silent');
@@ -184,7 +183,7 @@ describe('snapshot MAC', () => {
 });
 
 const sampleEvent = (): AuditEvent =>
-  buildEvent({
+  anyEvent({
     type: 'MANDATE_CREATED',
     tenantId: 'tnt_x',
     resource: { type: 'mandate', id: 'mdt_x' },

@@ -1,13 +1,18 @@
-import { buildEvent, newId, type AuditEvent, type EventInput } from '@mandate/shared';
+import { newId, type AuditEvent, type EventInput, type EventType } from '@mandate/shared';
+import { anyEvent } from '@mandate/shared/testing';
 import type { WebhookDelivery } from '../src/webhooks/webhook';
 
 /** A valid event for `tenantId`; every field can be overridden. Ids are monotonic, so later = newer. */
 export function buildAuditEvent(
   tenantId: string | null,
-  overrides: Partial<EventInput> & { keyId?: string } = {},
+  overrides: Partial<Omit<EventInput, 'type' | 'data'>> & {
+    type?: EventType;
+    data?: Record<string, unknown>;
+    keyId?: string;
+  } = {},
 ): AuditEvent {
   const { keyId, ...input } = overrides;
-  return buildEvent({
+  return anyEvent({
     type: 'MANDATE_CREATED',
     tenantId,
     resource: { type: 'mandate', id: newId('mdt') },

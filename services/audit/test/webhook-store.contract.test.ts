@@ -1,5 +1,11 @@
-import { buildEvent, newId } from '@mandate/shared';
-import { describeStoreContract, memoryAdapter, mongoAdapter, walkPages } from '@mandate/shared/testing';
+import { newId } from '@mandate/shared';
+import {
+  anyEvent,
+  describeStoreContract,
+  memoryAdapter,
+  mongoAdapter,
+  walkPages,
+} from '@mandate/shared/testing';
 import { MemoryWebhookStore } from '../src/webhooks/memory-webhook-store';
 import { MongoWebhookStore } from '../src/webhooks/mongo-webhook-store';
 import type { WebhookDelivery, WebhookEndpoint } from '../src/webhooks/webhook';
@@ -79,7 +85,7 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
   it('when an endpoint is deleted, then its slot is free, it is gone from reads, and its event waits in the outbox', async () => {
     const e = await storedEndpoint({ slot: 5 });
     const tenant = e.tenant_id;
-    const event = buildEvent({
+    const event = anyEvent({
       type: 'WEBHOOK_ENDPOINT_DELETED',
       tenantId: tenant,
       resource: null,

@@ -1,6 +1,6 @@
 import { Webhook } from 'standardwebhooks';
-import { InProcessBus, buildEvent, createLogger, newId, type RunningServer } from '@mandate/shared';
-import { TEST_INTERNAL_SECRET, callService, callerFor, testTokens } from '@mandate/shared/testing';
+import { InProcessBus, createLogger, newId, type RunningServer } from '@mandate/shared';
+import { anyEvent, TEST_INTERNAL_SECRET, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import { createApp, type AuditService } from '../src/app';
 import { auditConfig } from '../src/config';
 import { MAX_WEBHOOK_ENDPOINTS } from '../src/contract';
@@ -63,7 +63,7 @@ describe('webhook endpoints and delivery (audit service in process, memory store
   const deliveriesOf = async (tenant: string, endpoint: string) =>
     (await call(tenant, 'GET', `/v1/webhook-endpoints/${endpoint}/deliveries`)).body.data as any[];
   const publish = async (tenant: string, type: 'MANDATE_CREATED' | 'MANDATE_REVOKED' = 'MANDATE_CREATED') => {
-    const event = buildEvent({
+    const event = anyEvent({
       type,
       tenantId: tenant,
       resource: { type: 'mandate', id: 'mdt_x' },

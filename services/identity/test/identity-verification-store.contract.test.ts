@@ -1,5 +1,5 @@
-import { buildEvent, newId } from '@mandate/shared';
-import { describeStoreContract } from '@mandate/shared/testing';
+import { newId } from '@mandate/shared';
+import { anyEvent, describeStoreContract } from '@mandate/shared/testing';
 import type { Answer, IdentityVerification } from '../src/identity-verifications/identity-verification';
 import type { IdentityStore } from '../src/store/identity-store';
 import { identityStoreAdapters } from './helpers';
@@ -42,7 +42,7 @@ const verified = (at = new Date()): Answer => ({
 });
 
 const failedEvent = (s: IdentityVerification) =>
-  buildEvent({
+  anyEvent({
     type: 'IDENTITY_VERIFICATION_FAILED',
     tenantId: s.tenant_id,
     resource: { type: 'identity_verification', id: s.id },

@@ -1,5 +1,5 @@
-import { buildEvent, newId, type AuditEvent } from '@mandate/shared';
-import { describeStoreContract } from '@mandate/shared/testing';
+import { newId, type AuditEvent } from '@mandate/shared';
+import { anyEvent, describeStoreContract } from '@mandate/shared/testing';
 import type { AccessBaseline } from '../src/access-baselines/access-baseline';
 import { PendingSuccessorExists } from '../src/api-keys/api-key';
 import { DuplicateRecord } from '../src/common/errors';
@@ -488,7 +488,7 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
       expect(await getStore().accessBaselines.put(baseline(tenantId, '2026-01-01T00:00:00.000Z'))).toBe(true);
       expect(await getStore().accessBaselines.put(later)).toBe(true);
       expect(await getStore().accessBaselines.get(tenantId)).toEqual(later);
-      const stale = buildEvent({
+      const stale = anyEvent({
         type: 'ACCESS_BASELINE_SAVED',
         tenantId,
         resource: { type: 'access_baseline', id: tenantId },
@@ -514,7 +514,7 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
 
     it('when a baseline carries events, then they are pending with it until marked sent, never on a read', async () => {
       const tenantId = newId('tnt');
-      const saved = buildEvent({
+      const saved = anyEvent({
         type: 'ACCESS_BASELINE_SAVED',
         tenantId,
         resource: { type: 'access_baseline', id: tenantId },
@@ -534,7 +534,7 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
       tenantId: string | null,
       id: string,
       data: Record<string, unknown> = {},
-    ) => buildEvent({ type, tenantId, resource: { type: 'test', id }, data });
+    ) => anyEvent({ type, tenantId, resource: { type: 'test', id }, data });
     /** The store is shared by the suite: look only at this test's events. */
     const pendingOf = async (ids: string[]) =>
       (await getStore().pendingEvents(10_000)).filter((e) => ids.includes(e.id));

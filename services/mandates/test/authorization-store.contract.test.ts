@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { buildEvent, newId, type AuditEvent } from '@mandate/shared';
-import { describeStoreContract } from '@mandate/shared/testing';
+import { newId, type AuditEvent } from '@mandate/shared';
+import { anyEvent, describeStoreContract } from '@mandate/shared/testing';
 import type { Authorization } from '../src/budget-contract';
 import type { EventsOf, PeriodRef } from '../src/store/authorization-store';
 import type { MandateStore } from '../src/store/mandate-store';
@@ -37,7 +37,7 @@ type Op =
 const eventsFor =
   (tenantId: string, type: AuditEvent['type']): EventsOf =>
   (authorization, totals) => [
-    buildEvent({
+    anyEvent({
       type,
       tenantId,
       resource: { type: 'mandate', id: authorization.mandate_id },

@@ -1,5 +1,5 @@
-import { buildEvent, newId, type AuditEvent } from '@mandate/shared';
-import { describeStoreContract, walkPages } from '@mandate/shared/testing';
+import { newId, type AuditEvent } from '@mandate/shared';
+import { anyEvent, describeStoreContract, walkPages } from '@mandate/shared/testing';
 import type { Mandate } from '../src/domain/mandate';
 import type { MandateStore } from '../src/store/mandate-store';
 import { buildMandate, mandateStoreAdapters } from './support';
@@ -67,7 +67,7 @@ describeStoreContract<MandateStore>('MandateStore', mandateStoreAdapters(), (get
   it('when a mandate id is created twice, then the second create is a CONFLICT and changes nothing', async () => {
     const tenantId = newId('tnt');
     const first = await seed(tenantId, { metadata: { ref: 'first' } });
-    const event = buildEvent({
+    const event = anyEvent({
       type: 'MANDATE_CREATED',
       tenantId,
       resource: { type: 'mandate', id: first.id },
@@ -224,7 +224,7 @@ describeStoreContract<MandateStore>('MandateStore', mandateStoreAdapters(), (get
   // ── outbox: events stored in the same write as the change, removed once the broker confirmed ──
 
   const eventFor = (tenantId: string, mandateId: string, type: AuditEvent['type']) =>
-    buildEvent({ type, tenantId, resource: { type: 'mandate', id: mandateId }, data: { n: 1 } });
+    anyEvent({ type, tenantId, resource: { type: 'mandate', id: mandateId }, data: { n: 1 } });
   /** The store is shared by the suite: look only at this test's events. */
   const pendingOf = async (ids: string[]) =>
     (await getStore().pendingEvents(10_000)).filter((e) => ids.includes(e.id));

@@ -8,3 +8,4 @@ export * from './tools';
 export * from './index-coverage';
 export * from './zod';
 export * from './service';
+export * from './events';

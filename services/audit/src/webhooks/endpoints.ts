@@ -6,6 +6,7 @@ import {
   toPage,
   type CallerContext,
   type Clock,
+  type EventData,
   type EventRelay,
   type Page,
 } from '@mandate/shared';
@@ -193,7 +194,7 @@ async function change(
   decide: (
     current: WebhookEndpoint,
     now: Date,
-  ) => { changes: EndpointChanges; data: Record<string, unknown> },
+  ) => { changes: EndpointChanges; data: Omit<EventData<'WEBHOOK_ENDPOINT_UPDATED'>, 'endpoint_id'> },
   caller: CallerContext | undefined,
 ): Promise<WebhookEndpoint> {
   for (let i = 0; i < ATTEMPTS; i++) {

@@ -4,7 +4,7 @@ import {
   readPage,
   type AuditEvent,
   type CallerContext,
-  type EventType,
+  type EventData,
   type Page,
 } from '@mandate/shared';
 import { MAX_WRITE_ATTEMPTS, nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
@@ -48,11 +48,13 @@ export interface ResolvedKey {
 }
 
 /** A status change as the domain decided it, with what its event records beyond the key. */
+type KeyEventType = 'API_KEY_CREATED' | 'API_KEY_ROTATED' | 'API_KEY_ACTIVATED' | 'API_KEY_REVOKED';
+
 interface KeyChange {
   to: ApiKeyStatus;
   /** The event it records; absent for a change the successor's event already tells (a grace period). */
-  type?: EventType;
-  data?: Record<string, unknown>;
+  type?: KeyEventType;
+  data?: Omit<EventData<'API_KEY_ACTIVATED'>, 'key_id' | 'name' | 'scopes' | 'status' | 'replaces_key_id'>;
   /** The rotation links written with the status. */
   set?: { grace_ends_at?: string; replaced_by_key_id?: string };
 }
@@ -64,7 +66,7 @@ const stagingTtlMs = (deps: IdentityDeps) =>
 function keyEvent(
   deps: IdentityDeps,
   key: ApiKey,
-  change: Omit<KeyChange, 'to'> & { type: EventType },
+  change: Omit<KeyChange, 'to'> & { type: KeyEventType },
   caller?: CallerContext,
 ): AuditEvent {
   const data = {

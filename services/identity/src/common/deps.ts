@@ -5,6 +5,7 @@ import {
   type Clock,
   type EventInput,
   type EventRelay,
+  type EventType,
   type Logger,
 } from '@mandate/shared';
 import { recordCredentialChanges } from '../credential-changes/credential-changes';
@@ -27,8 +28,10 @@ export interface IdentityDeps {
   logger?: Logger;
 }
 
-/** What a change records; the caller and the time are added by `recordedEvent`. */
-export type DomainEvent = Omit<EventInput, 'caller' | 'occurredAt'>;
+/** What a change records, its data typed by its type; the caller and the time are added by `recordedEvent`. */
+export type DomainEvent<T extends EventType = EventType> = T extends EventType
+  ? Omit<EventInput<T>, 'caller' | 'occurredAt'>
+  : never;
 
 /** A guarded write that lost to a concurrent one re-reads and decides again; this bounds how often. */
 export const MAX_WRITE_ATTEMPTS = 5;

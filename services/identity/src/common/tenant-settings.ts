@@ -1,13 +1,16 @@
-import type { AuditEvent, CallerContext, EventType } from '@mandate/shared';
+import type { AuditEvent, CallerContext, EventData } from '@mandate/shared';
 import { recordedEvent, relay, type IdentityDeps } from './deps';
 
 /** A change to one of a tenant's settings documents (one per tenant: its resource id is the tenant's). */
-export interface SettingChange {
-  type: EventType;
-  /** The resource type its event names. */
-  resource: string;
-  data: Record<string, unknown>;
-}
+export type SettingChange<T extends SettingEventType = SettingEventType> = T extends SettingEventType
+  ? {
+      type: T;
+      /** The resource type its event names. */
+      resource: string;
+      data: EventData<T>;
+    }
+  : never;
+type SettingEventType = 'WIDGET_CONFIG_UPDATED' | 'ACCESS_BASELINE_SAVED';
 
 /**
  * Saves a change to a tenant's settings with its event: `write` stores both in one write, then the
@@ -21,9 +24,8 @@ export async function saveTenantSetting(
   write: (events: AuditEvent[]) => Promise<boolean | void>,
   caller?: CallerContext,
 ): Promise<boolean> {
-  const { type, resource, data } = change;
   const events = [
-    recordedEvent(deps, { type, tenantId, resource: { type: resource, id: tenantId }, data }, caller),
+    recordedEvent(deps, { ...change, tenantId, resource: { type: change.resource, id: tenantId } }, caller),
   ];
   if ((await write(events)) === false) return false;
   await relay(deps, events);

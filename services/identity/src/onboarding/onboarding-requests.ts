@@ -22,19 +22,20 @@ function onboardingEvent(
   type: 'ONBOARDING_REQUESTED' | 'ONBOARDING_APPROVED' | 'ONBOARDING_REJECTED',
   caller?: CallerContext,
 ): AuditEvent {
-  const data: Record<string, unknown> = {
+  const data = {
     id: r.id,
     organization_name: r.organization_name,
     country: r.country,
     status: r.status,
     tenant_id: r.tenant_id,
   };
-  if (type === 'ONBOARDING_REJECTED') data.reason = r.rejection_reason;
+  const event =
+    type === 'ONBOARDING_REJECTED' ? { type, data: { ...data, reason: r.rejection_reason } } : { type, data };
   // An approval belongs to the tenant it creates; a request and a rejection to no tenant.
   const tenantId = type === 'ONBOARDING_APPROVED' ? r.tenant_id : null;
   return recordedEvent(
     deps,
-    { type, tenantId, resource: { type: 'onboarding_request', id: r.id }, data },
+    { ...event, tenantId, resource: { type: 'onboarding_request', id: r.id } },
     caller,
   );
 }

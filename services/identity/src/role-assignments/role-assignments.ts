@@ -1,4 +1,4 @@
-import { foundOr, newId, readPage, type CallerContext, type EventType, type Page } from '@mandate/shared';
+import { foundOr, newId, readPage, type CallerContext, type Page } from '@mandate/shared';
 import { MAX_WRITE_ATTEMPTS, nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
 import { ConcurrentModification } from '../common/errors';
 import type { Plan } from '../tenants/tenant';
@@ -22,8 +22,8 @@ export interface ResolvedSubject {
 /** A change as the domain decided it, with what its event records beyond the assignment. */
 interface AssignmentChange {
   next: RoleAssignment;
-  type: EventType;
-  data?: Record<string, unknown>;
+  type: 'TENANT_ROLE_ASSIGNED' | 'TENANT_ROLE_REVOKED';
+  data?: { previous_roles?: string[] };
 }
 
 function assignmentEvent(deps: IdentityDeps, change: AssignmentChange, caller?: CallerContext) {

@@ -118,12 +118,12 @@ function decisionIdOf(mandate: Mandate, input: Record<string, unknown>): string 
   return `dec_${sha256Hex(canonical).slice(0, 26)}`;
 }
 
-const EVENT_OF: Record<Exclude<AuthorizationStatus, never>, EventType> = {
+const EVENT_OF = {
   HELD: 'AUTHORIZATION_HELD',
   CAPTURED: 'AUTHORIZATION_CAPTURED',
   VOIDED: 'AUTHORIZATION_VOIDED',
   EXPIRED: 'AUTHORIZATION_EXPIRED',
-};
+} as const satisfies Record<AuthorizationStatus, EventType>;
 
 /** The events of a change: the authorization and the budget after it (about the mandate, so in its evidence). */
 function eventsOf(

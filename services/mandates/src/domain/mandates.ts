@@ -8,6 +8,8 @@ import {
   type CallerContext,
   type Clock,
   type EventRelay,
+  type EventData,
+  type EventInput,
   type EventType,
   type Logger,
 } from '@mandate/shared';
@@ -85,22 +87,17 @@ export function signingPayload(m: Mandate | Parameters<typeof signedFieldsOf>[0]
 }
 
 /** The audit event of a mandate change, built before the write so it is stored in the same write. */
-function mandateEvent(
+function mandateEvent<T extends EventType>(
   deps: TransitionDeps,
-  type: EventType,
+  type: T,
   tenantId: string,
   mandateId: string,
-  data: Record<string, unknown>,
+  data: EventData<T>,
   caller?: CallerContext,
 ): AuditEvent {
-  return buildEvent({
-    type,
-    tenantId,
-    resource: { type: 'mandate', id: mandateId },
-    data,
-    caller,
-    occurredAt: deps.clock.now(),
-  });
+  // The signature ties data to its type; TypeScript cannot see that through the generic T.
+  const input = { type, tenantId, resource: { type: 'mandate', id: mandateId }, data, caller };
+  return buildEvent({ ...input, occurredAt: deps.clock.now() } as EventInput<T>);
 }
 
 /** After the write: hand the stored events to the relay (a failure leaves them in the outbox). */
@@ -214,7 +211,11 @@ async function commitTransition(
   stored: Mandate,
   state: MandateState,
   now: Date,
-  event: { type: EventType; data?: Record<string, unknown>; caller?: CallerContext },
+  event: {
+    type: (typeof OPERATION_EVENT)[LifecycleOperation] | 'MANDATE_EXPIRED';
+    data?: { reason?: string; previous_state?: MandateState; expires_at?: string | null };
+    caller?: CallerContext;
+  },
 ): Promise<Mandate | null> {
   const version = stored.version + 1;
   if (deps.snapshots) {

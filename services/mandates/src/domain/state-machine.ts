@@ -32,11 +32,11 @@ export const TRANSITIONS: Record<MandateState, Record<LifecycleOperation, Outcom
   EXPIRED: terminal('Mandate is expired'),
 };
 
-export const OPERATION_EVENT: Record<LifecycleOperation, EventType> = {
+export const OPERATION_EVENT = {
   suspend: 'MANDATE_SUSPENDED',
   reactivate: 'MANDATE_REACTIVATED',
   revoke: 'MANDATE_REVOKED',
-};
+} as const satisfies Record<LifecycleOperation, EventType>;
 
 /** The next state, or TransitionNotAllowed (409) with the table's message. */
 export function nextState(current: MandateState, operation: LifecycleOperation): MandateState {
