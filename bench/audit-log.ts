@@ -81,6 +81,7 @@ function verification(tenantId: string, mandateId: string, i: number): AuditEven
       decision: 'ALLOW',
       reason: 'OK',
       decision_id: `dec_${i.toString(16).padStart(26, '0')}`,
+      mandate_version: 1,
     },
     caller: caller(tenantId),
   });

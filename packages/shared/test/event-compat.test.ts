@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildEvent, EVENT_TYPES, parseEventMessage } from '../src';
+import { EVENT_TYPES, parseEventMessage } from '../src';
+import { anyEvent } from '../src/testing';
 import { PREVIOUS_EVENT_TYPES, previousAuditEventSchema } from './fixtures/previous-release/events';
 
 /**
@@ -21,7 +22,7 @@ describe('events across consecutive releases', () => {
   });
 
   it("when the previous release's consumer reads an event the current producer built, then it takes it, losing only fields it does not know", () => {
-    const event = buildEvent({
+    const event = anyEvent({
       type: 'MANDATE_CREATED',
       tenantId: 'ten_01m8f3a2b4c6d8e0f2g4h6j8k1',
       resource: { type: 'mandate', id: 'mdt_01m8f3a2b4c6d8e0f2g4h6j8k4' },
