@@ -8,7 +8,8 @@ import { restart, sigkill, waitFor, withPort } from './producers';
  * docs/API.md "Budgets", "Never over budget": a retried hold with the same Idempotency-Key, after
  * a crash at any point, gets the first hold back and is counted once. The mandates process (which
  * owns authorizations, on its Mongo adapter) is killed with SIGKILL between accepting a hold and
- * answering it, at each of its writes (docs/DECISIONS.md "Budgets: one conditional write"); it reaches MongoDB through a TCP proxy whose tap sees each
+ * answering it, at each of its writes (docs/DECISIONS.md "Budgets: one conditional write"), and
+ * mid-stream of holds and captures; it reaches MongoDB through a TCP proxy whose tap sees each
  * command, so the kill lands exactly before the write named.
  */
 const BUDGET = { amount: 10_000_000, period: 'month', timezone: 'Europe/Berlin' };
@@ -174,4 +175,53 @@ describe(`budgets: the mandates process killed with SIGKILL while it holds (five
     },
     240_000,
   );
+
+  it('when mandates is killed mid-stream of holds and captures and restarted, then no hold is lost or counted twice and the budget agrees with the authorizations', async () => {
+    const mandateId = await budgetedMandate();
+    const COUNT = 40;
+    const amountOf = (i: number) => 1_000 + i * 37;
+    const results: { i: number; id: string; captured: number; attempts: number }[] = [];
+    const captures: [number, string][] = [];
+    let next = 0;
+    const worker = async () => {
+      for (let i = next++; i < COUNT; i = next++) {
+        const held = await untilAnswered(`/v1/mandates/${mandateId}/authorizations`, `s-${mandateId}-${i}`, {
+          action: 'payments:create',
+          amount: amountOf(i),
+          currency: 'EUR',
+        });
+        expect([held.status, held.body.decision, held.body.reason]).toEqual([201, 'ALLOW', 'OK']);
+        const id: string = held.body.authorization.id;
+        // Even ones captured (80 %), odd ones left HELD.
+        let captured = 0;
+        if (i % 2 === 0) {
+          const cap = await untilAnswered(`/v1/authorizations/${id}/capture`, `c-${mandateId}-${i}`, {
+            amount: Math.floor(amountOf(i) * 0.8),
+          });
+          captures.push([cap.status, cap.body.status]);
+          captured = cap.body.captured_amount;
+        }
+        results.push({ i, id, captured, attempts: held.attempts });
+      }
+    };
+    const load = Promise.all(Array.from({ length: 6 }, worker));
+    await waitFor(() => results.length >= 10, 'the first 10 holds');
+    const doneAtKill = results.length;
+    await sigkill(mandates());
+    alive.push(await restart('mandates', mandates()));
+    await load;
+
+    expect(captures).toEqual(Array.from({ length: COUNT / 2 }, () => [200, 'CAPTURED']));
+    expect(doneAtKill).toBeLessThan(COUNT);
+    expect(results.length).toBe(COUNT);
+    // The kill hit requests on their way: some were answered only on a retry.
+    expect(results.some((r) => r.attempts > 1)).toBe(true);
+    expect(new Set(results.map((r) => r.id)).size).toBe(COUNT);
+    const { listed, budget } = await expectBudgetAgrees(mandateId);
+    expect(listed.map((a) => a.id).sort()).toEqual(results.map((r) => r.id).sort());
+    expect(budget).toMatchObject({
+      held: results.filter((r) => r.i % 2 === 1).reduce((s, r) => s + amountOf(r.i), 0),
+      captured: results.reduce((s, r) => s + r.captured, 0),
+    });
+  }, 330_000);
 });
