@@ -78,6 +78,18 @@ export function constraintsText(c: { max_amount?: number; currency?: string } | 
   return `Up to ${formatMoney(c.max_amount, c.currency)} per call`;
 }
 
+/** A scope's budget in words: "€2,000.00 a month (Europe/Berlin)", "No budget". */
+export function budgetText(scope: {
+  budget?: { amount: number; period: string; timezone: string };
+  constraints?: { currency?: string };
+}): string {
+  const b = scope.budget;
+  if (!b) return 'No budget';
+  const money = formatMoney(b.amount, scope.constraints?.currency);
+  if (b.period === 'total') return `${money} in total`;
+  return `${money} a ${b.period} (${b.timezone})`;
+}
+
 /** The short form of an id: its last 8 characters (the random part, unique enough to tell ids apart). */
 export const shortId = (id: string) => id.slice(-8);
 const prefixOf = (id: string) => /^[a-z]{2,4}_/.exec(id)?.[0] ?? '';
@@ -143,8 +155,8 @@ export function Cut({ value, copy = true }: { value: string; copy?: boolean }) {
   );
 }
 
-const GREEN = ['ACTIVE', 'VERIFIED', 'SUCCEEDED', 'ALLOW', 'APPROVED', 'ENABLED', 'OK'];
-const AMBER = ['SUSPENDED', 'STAGING', 'PENDING', 'RETRYING', 'SCHEDULED'];
+const GREEN = ['CAPTURED', 'ACTIVE', 'VERIFIED', 'SUCCEEDED', 'ALLOW', 'APPROVED', 'ENABLED', 'OK'];
+const AMBER = ['HELD', 'SUSPENDED', 'STAGING', 'PENDING', 'RETRYING', 'SCHEDULED'];
 const RED = ['FAILED', 'DENY', 'REJECTED', 'DEAD'];
 
 /** A state as a badge: active green, paused amber, ended grey, failed red. */

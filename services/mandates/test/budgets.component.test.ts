@@ -136,6 +136,20 @@ describe.each(mandateStoreAdapters())('budgets and authorizations (in-process, $
         status: 409,
         body: { error: 'CONFLICT', message: expect.stringContaining('CAPTURED') },
       });
+    // A retry with an Idempotency-Key (its first answer lost to a crash) gets the first answer
+    // when it asks what was done; a void, or another amount, still names the state.
+    const retry = (op: string, body?: unknown) =>
+      callService(svc.url, 'POST', `/v1/authorizations/${id}/${op}`, {
+        caller: callerFor(tenantId),
+        body,
+        headers: { 'idempotency-key': 'retried' },
+      });
+    expect(await retry('capture', { amount: 10_000 })).toMatchObject({ status: 200, body: captured.body });
+    expect((await retry('capture', { amount: 9_000 })).status).toBe(409);
+    expect((await retry('void')).status).toBe(409);
+    expect(
+      svc.publisher.ofResource(mandate.id).filter((e) => e.type.startsWith('AUTHORIZATION_')),
+    ).toHaveLength(2);
   });
 
   it('when a hold does not fit what is left, then DENY BUDGET_EXCEEDED and nothing is held', async () => {

@@ -7,7 +7,7 @@ import type { CreateMandateRequest, CreatedIdentityVerification, Mandate } from 
 import { MandateApiError, apiOf } from '../api';
 import type { Area } from '../areas';
 import { useAreaAuth } from '../auth';
-import { constraintsText, minorPerMajor, relativeTime } from '../format';
+import { budgetText, constraintsText, minorPerMajor, relativeTime } from '../format';
 import { QrCode } from '../qr';
 import {
   CurrencyField,
@@ -36,9 +36,23 @@ const INITIAL = {
   resources: '',
   limit: '',
   currency: '',
+  budget_amount: '',
+  budget_period: 'none',
+  budget_timezone: 'UTC',
   valid_from: '',
   expires_at: '',
   metadata: '',
+};
+
+/** A budget's periods (docs/API.md#budgets); "none" leaves the scope without one. */
+const BUDGET_PERIODS = ['none', 'month', 'week', 'day', 'total'] as const;
+type BudgetPeriod = Exclude<(typeof BUDGET_PERIODS)[number], 'none'>;
+const PERIOD_TEXT: Record<string, string> = {
+  none: 'No budget',
+  month: 'Calendar month',
+  week: 'ISO week (from Monday)',
+  day: 'Calendar day',
+  total: 'In total (never resets)',
 };
 
 /** One field of the form: a text input, a select where `options` are given, or the currency. */
@@ -47,6 +61,8 @@ type FieldSpec = {
   id: string;
   label: string;
   options?: readonly string[];
+  /** An option's text (its value by default). */
+  text?: (option: string) => string;
   currency?: true;
 } & Pick<InputHTMLAttributes<HTMLInputElement>, 'placeholder' | 'required' | 'inputMode' | 'type'>;
 
@@ -109,6 +125,33 @@ const SECTIONS: { heading: string; rows: FieldSpec[][] }[] = [
     ],
   },
   {
+    heading: 'Budget (optional)',
+    rows: [
+      [
+        {
+          name: 'budget_amount',
+          id: 'm-budget-amount',
+          label: 'Budget per period (major units, in the currency above)',
+          inputMode: 'decimal',
+          placeholder: '2000.00',
+        },
+        {
+          name: 'budget_period',
+          id: 'm-budget-period',
+          label: 'Budget period',
+          options: BUDGET_PERIODS,
+          text: (p) => PERIOD_TEXT[p] ?? p,
+        },
+        {
+          name: 'budget_timezone',
+          id: 'm-budget-timezone',
+          label: 'Timezone of the periods (IANA)',
+          placeholder: 'Europe/Berlin',
+        },
+      ],
+    ],
+  },
+  {
     heading: 'When (UTC)',
     rows: [
       [
@@ -139,6 +182,45 @@ function metadataOf(text: string): Record<string, string> {
   return out;
 }
 
+/** Whether the runtime knows `zone` as an IANA timezone (the API refuses an unknown one with a 400). */
+function knownTimezone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** An amount typed in major units ("500.00", "500,5") in minor units; null when it is not one. */
+function minorOf(text: string, per: number): number | null {
+  const major = Number(text.trim().replace(',', '.'));
+  return Number.isFinite(major) && major >= 0 ? Math.round(major * per) : null;
+}
+
+/**
+ * The form's budget as scope.budget (docs/API.md#budgets): an amount above zero in the mandate's
+ * currency, a period and a known timezone; nothing when the period is "none" and no amount is typed.
+ */
+function budgetOf(
+  f: Record<string, string>,
+  currency: string,
+): { amount: number; period: BudgetPeriod; timezone: string } | undefined {
+  const amount = f.budget_amount!.trim();
+  if (f.budget_period === 'none') {
+    if (amount) throw new Error('A budget amount needs its period (a month, a week, a day or in total).');
+    return undefined;
+  }
+  const per = minorPerMajor(currency);
+  if (!per) throw new Error('A budget needs its currency (a three-letter ISO code such as EUR).');
+  const minor = amount ? minorOf(amount, per) : null;
+  if (minor === null || minor <= 0) throw new Error('The budget amount must be a number above zero.');
+  const timezone = f.budget_timezone!.trim() || 'UTC';
+  if (!knownTimezone(timezone))
+    throw new Error(`The budget's timezone "${timezone}" is not an IANA timezone (such as Europe/Berlin).`);
+  return { amount: minor, period: f.budget_period as BudgetPeriod, timezone };
+}
+
 /** The form's values as POST /v1/mandates' body; `verificationId` names the wallet verification of the principal. */
 function requestOf(f: Record<string, string>, verificationId?: string): CreateMandateRequest {
   const currency = f.currency!.trim().toUpperCase();
@@ -150,6 +232,7 @@ function requestOf(f: Record<string, string>, verificationId?: string): CreateMa
     if (!Number.isFinite(major) || major < 0) throw new Error('The amount limit is not a number.');
     maxAmount = Math.round(major * per);
   }
+  const budget = budgetOf(f, currency);
   const resources = list(f.resources!);
   const metadata = metadataOf(f.metadata!);
   return {
@@ -163,6 +246,7 @@ function requestOf(f: Record<string, string>, verificationId?: string): CreateMa
     scope: {
       actions: list(f.actions!),
       ...(resources.length ? { resources } : {}),
+      ...(budget ? { budget } : {}),
       ...(maxAmount !== undefined || currency
         ? {
             constraints: {
@@ -270,9 +354,9 @@ export function CreateMandatePage({ area }: { area: Area }) {
             <h2>{section.heading}</h2>
             {section.rows.map((row) => (
               <div className="row" key={row[0]!.id}>
-                {row.map(({ name, options, currency, ...input }) =>
+                {row.map(({ name, options, text, currency, ...input }) =>
                   options ? (
-                    <SelectField key={input.id} {...input} {...field(name)} options={options} />
+                    <SelectField key={input.id} {...input} {...field(name)} options={options} text={text} />
                   ) : currency ? (
                     <CurrencyField key={input.id} id={input.id} {...field(name)} />
                   ) : (
@@ -370,6 +454,9 @@ function Created({ m, onAnother }: { m: Mandate; onAnother(): void }) {
           <Fact term="Actions">{m.scope.actions.join(', ')}</Fact>
           <Fact term="Limit" testId="created-limit">
             {constraintsText(m.scope.constraints)}
+          </Fact>
+          <Fact term="Budget" testId="created-budget">
+            {budgetText(m.scope)}
           </Fact>
           <Fact term="Signature">
             {m.signature.alg}, key <code>{m.signature.kid}</code>

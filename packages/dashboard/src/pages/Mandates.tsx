@@ -7,7 +7,7 @@ import type { AuditEvent, Mandate } from '@mandate/client';
 import { apiOf, oneOf } from '../api';
 import type { Area } from '../areas';
 import { useAreaAuth } from '../auth';
-import { constraintsText, Cut, relativeTime, shortId } from '../format';
+import { budgetText, constraintsText, Cut, relativeTime, shortId } from '../format';
 import {
   Dialog,
   Empty,
@@ -23,6 +23,7 @@ import {
 } from '../ui';
 import { column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
+import { BudgetSection } from './Budget';
 import { Evidence } from './Evidence';
 import { MandatePageHeader } from './MandatePageHeader';
 
@@ -236,6 +237,9 @@ export function MandateDetail({ area }: { area: Area }) {
           <Fact term="Limit" testId="mandate-limit">
             {constraintsText(m.scope.constraints)}
           </Fact>
+          <Fact term="Budget" testId="mandate-budget">
+            {budgetText(m.scope)}
+          </Fact>
           <Fact term="Valid from">{m.valid_from ? <Time iso={m.valid_from} /> : 'Its creation'}</Fact>
           <Fact term="Expires">{m.expires_at ? <Time iso={m.expires_at} /> : 'Never (until revoked)'}</Fact>
           <Fact term="Metadata">
@@ -337,6 +341,7 @@ export function MandateDetail({ area }: { area: Area }) {
           </form>
         ) : null}
       </Dialog>
+      <BudgetSection mandate={m} canChange={canWrite} />
       {canReadEvents ? <Evidence mandateId={m.id} /> : null}
       {canReadEvents ? (
         <section aria-labelledby="timeline-title">

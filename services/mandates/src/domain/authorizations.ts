@@ -264,26 +264,46 @@ async function expireDueHolds(deps: TransitionDeps, mandate: Mandate): Promise<n
   return expired;
 }
 
+/**
+ * Whether `a` is already what `settlement` would make of it: a capture or void retried with its
+ * Idempotency-Key after its first attempt was done but not answered (a crash, a timeout) is
+ * answered as that first attempt was (docs/API.md#budgets), not with a 409.
+ */
+function alreadyDone(a: Authorization, settlement: (a: Authorization) => Settlement): boolean {
+  if (a.status !== 'CAPTURED' && a.status !== 'VOIDED') return false;
+  const change = settlement({ ...a, status: 'HELD' });
+  return (
+    change.status === a.status &&
+    (change.status !== 'CAPTURED' || change.captured_amount === a.captured_amount)
+  );
+}
+
 async function settle(
   deps: TransitionDeps,
   tenantId: string,
   id: string,
   settlement: (a: Authorization) => Settlement,
   caller: CallerContext | undefined,
-  extra?: Record<string, unknown>,
+  options: { extra?: Record<string, unknown>; retry?: boolean } = {},
 ): Promise<Authorization> {
+  const { extra, retry = false } = options;
   const stored = await deps.store.authorizations.getAuthorization(tenantId, id);
   if (!stored) throw new AuthorizationNotFound();
   const now = deps.clock.now();
   const current = effectiveAuthorization(stored, now);
-  if (current.status !== 'HELD') throw notHeld(current.status);
+  if (current.status !== 'HELD') {
+    if (retry && alreadyDone(current, settlement)) return current;
+    throw notHeld(current.status);
+  }
   const change = settlement(current);
   const mandate = await mandateOf(deps, tenantId, stored.mandate_id);
   const events = capturing(eventsOf(deps, mandate, caller, extra));
   const outcome = await deps.store.authorizations.settle(tenantId, id, change, now, events.build);
   if (!outcome.settled) {
     if (!outcome.authorization) throw new AuthorizationNotFound();
-    throw notHeld(effectiveAuthorization(outcome.authorization, now).status);
+    const found = effectiveAuthorization(outcome.authorization, now);
+    if (retry && alreadyDone(found, settlement)) return found;
+    throw notHeld(found.status);
   }
   await relay(deps, events.built);
   return outcome.authorization;
@@ -298,6 +318,7 @@ export function captureAuthorization(
   id: string,
   amount: number | undefined,
   caller?: CallerContext,
+  retry = false,
 ): Promise<Authorization> {
   return settle(
     deps,
@@ -309,6 +330,7 @@ export function captureAuthorization(
       return { status: 'CAPTURED', captured_amount: amount ?? a.amount };
     },
     caller,
+    { retry },
   );
 }
 
@@ -318,8 +340,12 @@ export function voidAuthorization(
   id: string,
   caller?: CallerContext,
   reason?: string,
+  retry = false,
 ): Promise<Authorization> {
-  return settle(deps, tenantId, id, () => ({ status: 'VOIDED' }), caller, reason ? { reason } : undefined);
+  return settle(deps, tenantId, id, () => ({ status: 'VOIDED' }), caller, {
+    extra: reason ? { reason } : undefined,
+    retry,
+  });
 }
 
 /** The sweeper's (and a refused hold's) expiry: true when this call expired it, emitting AUTHORIZATION_EXPIRED once. */

@@ -22,13 +22,28 @@ export function budgetRoutes(deps: Deps): Router {
       const key = req.header('idempotency-key');
       return holdAuthorization(deps, tenantOf(req), params.id, body, caller, requestKeyOf(caller, key));
     }),
+    // With Idempotency-Key, a retry finding its own change done is answered as the first attempt.
     implement(routes.captureAuthorization)(async ({ params, body }, req) => ({
       status: 200,
-      body: await captureAuthorization(deps, tenantOf(req), params.id, body.amount, callerOf(req)),
+      body: await captureAuthorization(
+        deps,
+        tenantOf(req),
+        params.id,
+        body.amount,
+        callerOf(req),
+        req.header('idempotency-key') !== undefined,
+      ),
     })),
     implement(routes.voidAuthorization)(async ({ params }, req) => ({
       status: 200,
-      body: await voidAuthorization(deps, tenantOf(req), params.id, callerOf(req)),
+      body: await voidAuthorization(
+        deps,
+        tenantOf(req),
+        params.id,
+        callerOf(req),
+        undefined,
+        req.header('idempotency-key') !== undefined,
+      ),
     })),
     implement(routes.getAuthorization)(async ({ params }, req) => ({
       status: 200,

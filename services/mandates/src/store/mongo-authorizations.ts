@@ -234,7 +234,7 @@ export class MongoAuthorizations implements AuthorizationStore {
   ): Promise<PeriodTotals | null> {
     const where = { tenant_id: tenantId, mandate_id: a.mandate_id, period_start: a.period_start };
     const slot = `holds.${a.id}`;
-    for (let attempt = 0; attempt < 3; attempt++) {
+    for (let attempt = 0; attempt < 5; attempt++) {
       const after = await this.periods
         .findOneAndUpdate(
           {
@@ -248,11 +248,15 @@ export class MongoAuthorizations implements AuthorizationStore {
         .lean<PeriodDoc>();
       if (after) return totalsOf(after);
       const current = await this.periods
-        .findOne(where, { _id: 0, held: 1, captured: 1, [slot]: 1 })
+        .findOne(where, { _id: 0, held: 1, captured: 1, available: 1, [slot]: 1 })
         .lean<PeriodDoc>();
       if (current) {
-        // Already counted (a retry after a crash between the two writes), or it does not fit.
-        return current.holds?.[a.id] !== undefined ? totalsOf(current) : null;
+        // Already counted (a retry after a crash between the two writes).
+        if (current.holds?.[a.id] !== undefined) return totalsOf(current);
+        // The update missed because the hold did not fit, or because the period was opened by a
+        // concurrent hold after the update looked: only the first refuses, the second tries again.
+        if (period.limit !== null && current.available < a.amount) return null;
+        continue;
       }
       try {
         await this.periods.create({
