@@ -130,8 +130,11 @@ mongomock.collection.Collection.create_index = _create_index
 # --- Lookup acceleration -------------------------------------------------------------------------
 # mongomock evaluates every filter against every document (about 8 µs each): with the thousands of
 # events and mandates of the end-to-end and fault suites, one command at a time, that queues
-# requests into timeouts. So: a hash of top-level string fields the filters compare by equality
-# ({tenant_id: 't'}, {_id: {$in: [...]}}), kept as documents are stored and deleted. It only narrows
+# requests into timeouts. So: a hash of top-level string and number fields the filters compare by
+# equality ({tenant_id: 't'}, {_id: {$in: [...]}}, the unique check's {tenant_id: 't', seq: 7}),
+# kept as documents are stored and deleted. Numbers matter as MongoDB's index does: without them,
+# each insert's unique (tenant_id, seq) check scanned every event of the tenant, so storing a
+# tenant's events cost O(n) each and a backlog of a few thousand took minutes. It only narrows
 # which documents the real filter is evaluated on, so it changes speed, never results; updates
 # change documents in place, so the commands that update re-store what they touched (`touch`).
 CollectionStore = mongomock.store.CollectionStore
@@ -154,12 +157,32 @@ def _unhash(store, key):
         hashes[field].get(value, set()).discard(key)
 
 
+def _hashable(value):
+    """A value equality can find by hash: strings and numbers (1 and 1.0 hash alike, as MongoDB
+    compares them); never booleans (True == 1 in Python, not in MongoDB) nor NaN."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, float):
+        return value == value
+    return isinstance(value, (str, int))
+
+
+def _mixed(store):
+    """Fields some document holds as an array or object: {field: v} matches inside an array in
+    MongoDB, which no hash of whole values finds, so those fields are never narrowed."""
+    if not hasattr(store, '_standin_mixed'):
+        store._standin_mixed = set()
+    return store._standin_mixed
+
+
 def _hash(store, key, doc):
     hashes, keys = _hash_state(store)
     entry = {}
     for field, by_value in hashes.items():
         value = doc.get(field)
-        if isinstance(value, str):
+        if isinstance(value, (list, dict)):
+            _mixed(store).add(field)
+        if _hashable(value):
             by_value.setdefault(value, set()).add(key)
             entry[field] = value
     keys[key] = entry
@@ -186,6 +209,7 @@ def _delitem(self, key):
 def _drop(self):
     _original_drop(self)
     self._standin_hash, self._standin_keys, self._standin_positions = {}, {}, {}
+    self._standin_mixed = set()
 
 
 CollectionStore.__setitem__ = _setitem
@@ -205,10 +229,10 @@ def _candidate_keys(store, filter):
     for field, condition in filter.items():
         if field.startswith('$') or '.' in field:
             continue
-        if isinstance(condition, str):
+        if _hashable(condition):
             values = [condition]
         elif (isinstance(condition, dict) and list(condition) == ['$in']
-              and all(isinstance(v, str) for v in condition['$in'])):
+              and all(_hashable(v) for v in condition['$in'])):
             values = condition['$in']
         else:
             continue
@@ -217,10 +241,14 @@ def _candidate_keys(store, filter):
             hashes[field] = {}
             for key, doc in store._documents.items():
                 value = doc.get(field)
-                if isinstance(value, str):
+                if isinstance(value, (list, dict)):
+                    _mixed(store).add(field)
+                if _hashable(value):
                     hashes[field].setdefault(value, set()).add(key)
                     keys.setdefault(key, {})[field] = value
         # _id values are the store's keys themselves.
+        if field in _mixed(store):
+            continue
         found = set()
         for v in values:
             found |= hashes[field].get(v, set())
