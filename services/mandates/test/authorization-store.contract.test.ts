@@ -91,6 +91,15 @@ describeStoreContract<MandateStore>('AuthorizationStore', mandateStoreAdapters()
     expect(outcome).toMatchObject({ held: true, totals: { held: 10 ** 12, captured: 0 } });
   });
 
+  it('when holds race to open a fresh period, then every one that fits is held (none refused for the opening)', async () => {
+    const tenantId = newId('tnt');
+    const mandateId = newId('mdt');
+    const racing = Array.from({ length: 20 }, () => buildAuthorization(mandateId, { amount: 10 }));
+    const outcomes = await Promise.all(racing.map((a) => hold(tenantId, a)));
+    expect(outcomes.filter((o) => !o.held)).toEqual([]);
+    expect(await store().periodTotals(tenantId, mandateId, PERIOD)).toEqual({ held: 200, captured: 0 });
+  });
+
   it('when a hold is retried with its request key, then the first is answered and nothing counts twice', async () => {
     const tenantId = newId('tnt');
     const mandateId = newId('mdt');
