@@ -505,10 +505,12 @@ describeIfChromium('dashboard in a real browser', () => {
   it('when an auditor filters the audit log by resource, then by key, then by a time window, then only the matching events show', async () => {
     const { page, errors } = await openAs('tenant_auditor', 'audit');
     await page.getByRole('heading', { level: 1, name: 'Audit log' }).waitFor();
-    const rows = () => page.locator('tbody tr');
+    // The events' table, not the log's checkpoints below it.
+    const events = 'table:not([data-testid="checkpoints"] table) tbody tr';
+    const rows = () => page.locator(events);
     // A cell's text, or the whole id where it shows an id shortened (its title).
     const column = (n: number) =>
-      page.$$eval(`tbody tr td:nth-child(${n})`, (cells) =>
+      page.$$eval(`${events} td:nth-child(${n})`, (cells) =>
         cells.map((c) => c.querySelector('[title]')?.getAttribute('title') ?? c.textContent ?? ''),
       );
 
