@@ -60,6 +60,10 @@ mockupdb._ALL_OP_MSG_FLAGS |= EXHAUST_ALLOWED
 
 def _ensure_uniques(self, new_data):
     """mongomock's check, raising with the keyPattern/keyValue MongoDB puts on its error."""
+    # An update changed the stored document in place: hash it anew first, or the lookup below
+    # would not find it under its new values and would count one match too few.
+    if '_id' in new_data:
+        touch(self, [new_data['_id']])
     for name, index in self._store.indexes.items():
         if not index.get('unique'):
             continue
