@@ -166,7 +166,7 @@ describeIfChromium('dashboard layout and accessibility at 1280, 1024, 768 and 39
     await page.getByLabel('Actions (comma-separated)').fill('payments:create, refunds:create');
     await page.getByLabel('Resources (optional, comma-separated)').fill('merchant:acme');
     await page.getByLabel('Amount limit per call (major units)').fill('500');
-    await page.getByLabel('Currency').fill('eur');
+    await page.getByLabel('Currency', { exact: true }).fill('eur');
     // Typed as UTC (the dashboard's one time zone), to the minute.
     const expires = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 16);
     await page.getByLabel('Expires (optional)').fill(expires);
