@@ -21,7 +21,7 @@
  */
 import { newId } from '@mandate/shared';
 import { callerFor, testTokens } from '@mandate/shared/testing';
-import { startService } from '../services/mandates/test/support';
+import { startService } from '@mandate/mandates/testing';
 import { apiClient, startStack, type Stack } from '../test/support/stack';
 import { openLoop, type OpenLoopRequest, type OpenLoopResult } from './open-loop';
 import { cpuTicks } from './proc-stats';

@@ -17,8 +17,9 @@ const codeOf = (file: string) =>
     .replace(/^\s*\/\/.*$/gm, '');
 
 // The dashboard calls the API through @mandate/client only: typed methods, the client's errors.
-// The one path it names is the evidence bundle, read as text through the client (its digest is
-// checked over its own bytes); the OIDC provider is reached through oauth4webapi.
+// The one path it calls by name is the evidence bundle, read as text through the client (its digest
+// is checked over its own bytes); the playground names verify's path only in the curl it shows. The
+// OIDC provider is reached through oauth4webapi.
 describe('the dashboard and the API', () => {
   const files = sourcesUnder(SRC);
 
@@ -32,6 +33,10 @@ describe('the dashboard and the API', () => {
     const spelled = files.flatMap((file) =>
       [...codeOf(file).matchAll(/['"`]\/v1\/[^'"`]*/g)].map((m) => `${path.relative(SRC, file)}: ${m[0]}`),
     );
-    expect(spelled).toEqual(['pages/Evidence.tsx: `/v1/mandates/${encodeURIComponent(mandateId)}/evidence']);
+    expect(spelled).toEqual([
+      'pages/Evidence.tsx: `/v1/mandates/${encodeURIComponent(mandateId)}/evidence',
+      // Shown, not called: the path of the curl the playground gives to copy.
+      'pages/Verify.tsx: "/v1/verify',
+    ]);
   });
 });

@@ -77,8 +77,8 @@ function isoAt(ms: number): string {
 
 /**
  * Builds a complete event; the caller's actor and request id are carried over. The data is typed,
- * not parsed: a parse per event would cost every verify call CPU, so the schemas are checked in
- * tests and by audit off the request path (docs/DECISIONS.md, "Event data schemas").
+ * not parsed: a parse per event would cost every verify call CPU, so the schemas are checked at
+ * compile time here and in tests (docs/DECISIONS.md, "Event data schemas").
  */
 export function buildEvent<T extends EventType>(input: EventInput<T>): AuditEvent {
   const event: AuditEvent = {

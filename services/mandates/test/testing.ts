@@ -17,5 +17,5 @@ export {
   authorizationSchema,
   budgetPeriodSchema,
 } from '../src/store/mongo-authorizations';
-export { buildMandate } from './support';
+export { buildMandate, startService } from './support';
 export { makeKmsKey, startFakeKms } from './kms-support';
