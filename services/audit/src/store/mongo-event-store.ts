@@ -188,6 +188,12 @@ export class MongoEventStore implements EventStore, LogStore {
    * grow); when another replica took it, the insert says so and the highest seq is read again.
    */
   private readonly nextSeq = new Map<string, number>();
+  /**
+   * Per tenant, the append in progress: this process's batches of one tenant take their seqs in
+   * turn. Run at once, they would claim the same seqs, and every batch but one would fail its
+   * insert, read the highest seq again and retry (the consumer writes batches concurrently).
+   */
+  private readonly appending = new Map<string, Promise<void>>();
 
   constructor(private readonly connection: Connection) {
     this.model =
@@ -279,7 +285,21 @@ export class MongoEventStore implements EventStore, LogStore {
         if (!onlyDuplicateKeys(err)) throw err;
       }
     }
-    await Promise.all([...byTenant].map(([tenantId, list]) => this.append(tenantId, list)));
+    await Promise.all([...byTenant].map(([tenantId, list]) => this.appendInTurn(tenantId, list)));
+  }
+
+  private appendInTurn(tenantId: string, events: AuditEvent[]): Promise<void> {
+    const before = this.appending.get(tenantId);
+    // A failed batch is its caller's to retry; the next one still takes its turn.
+    const mine = (before ? before.catch(() => undefined) : Promise.resolve()).then(() =>
+      this.append(tenantId, events),
+    );
+    this.appending.set(tenantId, mine);
+    const forget = () => {
+      if (this.appending.get(tenantId) === mine) this.appending.delete(tenantId);
+    };
+    mine.then(forget, forget);
+    return mine;
   }
 
   /**
