@@ -21,6 +21,7 @@ module.exports = {
   // The MongoDB stand-in (or a real MongoDB via MONGO_URL) for every Mongo adapter suite.
   globalSetup: '<rootDir>/test/support/mongo-standin/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/mongo-standin/global-teardown.ts',
+  setupFiles: ['<rootDir>/test/support/mongo-standin/worker-setup.ts'],
   maxWorkers: 2,
   // The default output, and the names of test files still running after 10 minutes (a worker that
   // blocks is never ended by jest's timeouts, and the run would otherwise hang in silence).

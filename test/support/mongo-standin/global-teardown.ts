@@ -1,8 +1,8 @@
 import type { MongoStandin } from './index';
 
-/** jest globalTeardown: stops the stand-in globalSetup started, if it started one. */
+/** jest globalTeardown: stops the stand-ins globalSetup started, if it started any. */
 export default async function globalTeardown(): Promise<void> {
-  const holder = globalThis as { mongoStandin?: MongoStandin };
-  await holder.mongoStandin?.stop();
-  holder.mongoStandin = undefined;
+  const holder = globalThis as { mongoStandins?: MongoStandin[] };
+  await Promise.all((holder.mongoStandins ?? []).map((s) => s.stop()));
+  holder.mongoStandins = undefined;
 }

@@ -13,6 +13,7 @@ test run that dies cannot leave it behind.
 """
 import datetime
 import itertools
+import os
 import select
 import socket
 import struct
@@ -646,14 +647,66 @@ def handle(request):
                  'errmsg': 'no such command on the stand-in: %s' % name}
     else:
         try:
-            reply = handler(engine[db_name], command)
+            reply = timed(name, command, lambda: handler(engine[db_name], command))
         except Exception as err:  # noqa: BLE001 — every failure goes back to the client
             reply = error_reply(err)
     request.replies(reply)
     return True
 
 
+_timings = None
+
+
+def shape_of(value):
+    if isinstance(value, dict):
+        return '{%s}' % ','.join('%s:%s' % (k, shape_of(v)) if k.startswith('$') or isinstance(v, dict) else k
+                                 for k, v in value.items())
+    return '?'
+
+
+def timed(name, command, run):
+    """STANDIN_PROFILE=<file>: the time spent per command, collection and filter shape, written to
+    <file> every 5 s (a debugging aid; off by default)."""
+    if _timings is None:
+        return run()
+    started = time.perf_counter()
+    try:
+        return run()
+    finally:
+        spent = time.perf_counter() - started
+        coll = command.get(name)
+        what = command.get('filter') or command.get('query') or command.get('updates') or command.get('pipeline')
+        if isinstance(what, list):
+            what = what[0] if what else None
+            if isinstance(what, dict) and 'q' in what:
+                what = what['q']
+        key = '%s %s %s%s' % (name, coll, shape_of(what) if what is not None else '',
+                              ' sort=%s' % shape_of(command['sort']) if command.get('sort') else '')
+        entry = _timings.setdefault(key, [0, 0.0])
+        entry[0] += 1
+        entry[1] += spent
+
+
+def profile_to(path):
+    global _timings
+    _timings = {}
+
+    def dump():
+        while not _stopping.wait(5):
+            # The other worker's stand-in, idle when one suite runs, must not blank the file.
+            if not _timings:
+                continue
+            rows = sorted(_timings.items(), key=lambda kv: -kv[1][1])
+            with open(path, 'w') as out:
+                out.write('total %.1fs\n' % sum(v[1] for v in _timings.values()))
+                for key, (n, spent) in rows[:40]:
+                    out.write('%8.2fs %7d %8.2fms  %s\n' % (spent, n, 1000 * spent / n, key))
+    threading.Thread(target=dump, daemon=True).start()
+
+
 def main():
+    if os.environ.get('STANDIN_PROFILE'):
+        profile_to(os.environ['STANDIN_PROFILE'])
     port = int(sys.argv[1]) if len(sys.argv) > 1 else 0
     server = MockupDB(port=port or None, request_timeout=int(1e6))
     server._address = ('127.0.0.1', port or None)  # IPv4 only, whatever 'localhost' resolves to
