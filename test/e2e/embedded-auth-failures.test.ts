@@ -5,7 +5,8 @@ import { apiClient, createTenant, eventually } from '../support/stack';
  * The failed-authentication limit behind a shared address (a company NAT), through the gateway of
  * `npm start` (real identity, the revocation event on its bus): a client with a stale key gets the
  * address blocked, every valid key keeps working there in every header form (one created since
- * included), and a revocation (its event evicting the gateway's cache) still wins.
+ * included, also once the address has spent its lookups on guesses), and a revocation (its event
+ * evicting the gateway's cache and its list of usable keys) still wins.
  * (docs/DECISIONS.md, "Authentication")
  * TRUST_PROXY names the client by X-Forwarded-For, so the NAT is one address of the test's choosing.
  */
@@ -72,6 +73,15 @@ describe('end to end: a blocked shared address and the valid keys behind it', ()
     const created = await newKey('created while blocked');
     expect((await fromNat(created.auth)).status).toBe(200);
     expect((await fromNat(stale)).status).toBe(429);
+    // Ten distinct failing guesses spend the address's lookups of this minute; a key created after
+    // that, never seen by the gateway, still passes by identity's list of usable keys.
+    for (let i = 0; i < 10; i++) {
+      const guess = `${tenant.id}:msk_${String.fromCharCode(65 + i).repeat(43)}`;
+      expect((await fromNat(guess)).status).toBe(429);
+    }
+    const afterGuesses = await newKey('created after the guesses');
+    expect((await fromNat(afterGuesses.auth)).status).toBe(200);
+    expect((await fromNat(`${tenant.id}:msk_${'K'.repeat(43)}`)).status).toBe(429);
 
     const revoked = await api('POST', `/v1/tenants/${tenant.id}/api-keys/${good.id}/revoke`, { auth: admin });
     expect(revoked.status).toBe(200);

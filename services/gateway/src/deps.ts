@@ -1,6 +1,7 @@
 import type { EventPublisher, InternalTokens, Logger, ReadinessCheck, ServiceClient } from '@mandate/shared';
 import type { JwtAuthenticator } from './auth/authenticate';
 import type { KeyResolver } from './auth/key-resolver';
+import type { UsableKeys } from './auth/usable-keys';
 import type { DevSignIn } from './dashboard/dev-sign-in';
 import type { DashboardOidc } from './dashboard/static';
 import type { Idempotency } from './idempotency';
@@ -16,6 +17,8 @@ export interface GatewayDeps {
   publisher: EventPublisher;
   upstreams: Upstreams;
   keys: KeyResolver;
+  /** Every usable key by its hash prefix: a blocked address's valid keys pass by it (docs/DECISIONS.md, "Authentication"); absent = lookups only. */
+  usableKeys?: UsableKeys;
   operatorToken: string;
   jwt?: JwtAuthenticator;
   /** The OpenAPI document, built once from the services' zod schemas. */

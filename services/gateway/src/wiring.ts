@@ -148,7 +148,7 @@ async function build(
     overrides,
   );
   closers.add(() => credentials.close());
-  const { keys, subjects } = credentials;
+  const { keys, subjects, usableKeys } = credentials;
   // Embedded mode only: tokens of the in-process development issuer, before the configured issuers.
   // Only on a loopback listen address: on any other, every machine that reaches the port could sign in.
   const devSignInOn = overrides.devSignIn === true && isLoopbackHost(config.HOST);
@@ -219,6 +219,7 @@ async function build(
     publisher,
     upstreams,
     keys,
+    usableKeys,
     operatorToken,
     openApiDocument: overrides.openApiDocument ?? buildPublicOpenApi,
     readiness: overrides.readiness,

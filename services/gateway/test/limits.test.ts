@@ -30,6 +30,7 @@ import {
 } from '../src/limits';
 import type { AtomicPart } from '../src/limits/limiter';
 import { BLOCKED_LOOKUPS } from '../src/auth/blocked-lookups';
+import { UsableKeys, hashPrefixOf } from '../src/auth/usable-keys';
 import { ROUTES, type RouteRule } from '../src/routes/table';
 import { startRedisTap, type RedisTap } from '../../../test/support/redis-tap';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy';
@@ -159,6 +160,7 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       redisPort?: number | null;
       routes?: RouteRule[];
       keys?: KeyResolver;
+      usableKeys?: UsableKeys;
       trustProxy?: boolean;
       logger?: Logger;
       authFailuresPerMinute?: number;
@@ -192,6 +194,7 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       publisher: silentPublisher,
       upstreams,
       keys: options.keys ?? keys,
+      usableKeys: options.usableKeys,
       operatorToken: 'operator-secret-for-tests',
       openApiDocument: () => ({ openapi: '3.1.0' }),
       routes: options.routes,
@@ -737,6 +740,58 @@ describe('gateway rate limits and quotas (real Redis)', () => {
       expect(lookups()).toBe(before + BLOCKED_LOOKUPS);
       // Another address is not concerned.
       expect((await g.call('GET', '/v1/mandates', freshKey(), from('203.0.113.42'))).status).toBe(200);
+    });
+
+    it('when a blocked address has spent its lookups, then a key created after that still passes by the list of usable keys, and guesses stay 429 without a lookup', async () => {
+      const ip = '203.0.113.43';
+      // Identity's list: the keys "created" below, each by its hash prefix, listed from when it was created.
+      const created: { tenant_id: string; key_id: string; created_at: string; hash_prefix: string }[] = [];
+      let reads = 0;
+      const usableKeys = new UsableKeys(
+        async (query) => {
+          reads++;
+          const since = 'created_since' in query && query.created_since ? query.created_since : '';
+          return { as_of: new Date().toISOString(), keys: created.filter((k) => k.created_at >= since) };
+        },
+        pino({ level: 'silent' }),
+        Date.now,
+        // A catch-up per guess: short here, so that the test does not wait a second for each.
+        50,
+      );
+      const counted = countingKeys();
+      const g = await startGateway({
+        authFailuresPerMinute: 20,
+        trustProxy: true,
+        redisPort: null,
+        keys: counted.resolver,
+        usableKeys,
+      });
+      for (let i = 0; i < 20; i++)
+        await g.call('GET', '/v1/mandates', `${TENANT}:nokey.${randomUUID()}`, from(ip));
+      // The 21st failure blocks the address; then its lookups are spent.
+      for (let i = 0; i < 1 + BLOCKED_LOOKUPS; i++) {
+        const guess = `${TENANT}:nokey.${randomUUID()}`;
+        expect((await g.call('GET', '/v1/mandates', guess, from(ip))).status).toBe(429);
+      }
+      const lookupsSpent = counted.lookups();
+      const guess = await g.call('GET', '/v1/mandates', `${TENANT}:nokey.${randomUUID()}`, from(ip));
+      expect(guess.status).toBe(429);
+      expect(counted.lookups()).toBe(lookupsSpent);
+      // A key created now, never seen by this gateway: listed by the catch-up its first request waits for.
+      const fresh = freshKey();
+      const secret = fresh.split(':')[1]!;
+      created.push({
+        tenant_id: TENANT,
+        key_id: `key_${secret.split('.')[1]}`,
+        created_at: new Date().toISOString(),
+        hash_prefix: hashPrefixOf(secret),
+      });
+      const readsBefore = reads;
+      expect((await g.call('GET', '/v1/mandates', fresh, from(ip))).status).toBe(200);
+      expect(reads).toBe(readsBefore + 1);
+      expect(
+        (await g.call('GET', '/v1/mandates', undefined, { ...from(ip), 'x-api-key': secret })).status,
+      ).toBe(200);
     });
   });
 

@@ -113,6 +113,42 @@ describeStoreContract<IdentityStore>('IdentityStore', identityStoreAdapters(), (
       expect(listed.every((k) => !('secret_hash' in k))).toBe(true);
     });
 
+    it('when usable keys are listed by creation time or by id, then only active and staging keys come, oldest first, across tenants, with their hash', async () => {
+      const since = '2031-01-01T00:00:00.000Z';
+      const tenantA = newId('tnt');
+      const tenantB = newId('tnt');
+      const before = buildKeyRecord(tenantA, { status: 'active', created_at: '2030-12-31T23:59:59.999Z' });
+      const atSince = buildKeyRecord(tenantB, { status: 'staging', created_at: since });
+      const later = buildKeyRecord(tenantA, { status: 'active', created_at: '2031-01-02T00:00:00.000Z' });
+      const revoked = buildKeyRecord(tenantB, { status: 'revoked', created_at: '2031-01-01T12:00:00.000Z' });
+      for (const k of [later, revoked, before, atSince])
+        await getStore().apiKeys.insert(k.tenant_id, recordOf(k));
+      const ours = (rows: { tenant_id: string; key_id: string }[]) =>
+        rows.filter((k) => [tenantA, tenantB].includes(k.tenant_id)).map((k) => k.key_id);
+      const listed = await getStore().apiKeys.listUsableHashes(since, 1000);
+      expect(ours(listed)).toEqual([atSince.key_id, later.key_id]);
+      expect(listed.find((k) => k.key_id === later.key_id)).toMatchObject({
+        tenant_id: tenantA,
+        status: 'active',
+        created_at: later.created_at,
+        grace_ends_at: null,
+        secret_hash: later.secret_hash,
+      });
+      expect(ours(await getStore().apiKeys.listUsableHashes(undefined, 100_000))).toEqual([
+        before.key_id,
+        atSince.key_id,
+        later.key_id,
+      ]);
+      const named = await getStore().apiKeys.usableHashesOf(
+        [before, revoked, later].map((k) => ({ tenant_id: k.tenant_id, key_id: k.key_id })),
+      );
+      expect(ours(named).sort()).toEqual([before.key_id, later.key_id].sort());
+      // Another tenant's id is another key.
+      expect(
+        await getStore().apiKeys.usableHashesOf([{ tenant_id: tenantB, key_id: before.key_id }]),
+      ).toEqual([]);
+    });
+
     it('when an unknown hash is looked up, then it answers null', async () => {
       expect(await getStore().apiKeys.findByHash('0'.repeat(64))).toBeNull();
     });

@@ -96,6 +96,16 @@ export function credentialIdentity(req: IncomingMessage): string | undefined {
 }
 
 /** The kind of credential a request carried, for the failed-authentication log: never any part of it. */
+/** The API-key secret a request carries, if it carries one (for the list of usable keys). */
+export function presentedApiKey(req: IncomingMessage): string | undefined {
+  try {
+    const credential = readCredential(req);
+    return credential.kind === 'api_key' ? credential.secret : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export function credentialKind(
   req: IncomingMessage,
 ): 'none' | 'api_key' | 'jwt' | 'opaque_bearer' | 'malformed' {

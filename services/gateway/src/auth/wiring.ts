@@ -12,6 +12,7 @@ import { CREDENTIAL_EVENT_TYPES, credentialEventHandler } from './credential-eve
 import { JoseJwtAuthenticator, parseJwtIssuers } from './jwt';
 import { CachedKeyResolver, type KeyResolver } from './key-resolver';
 import { CachedSubjectResolver } from './subject-resolver';
+import { UsableKeys, identityUsableKeys } from './usable-keys';
 
 /** How often the keys served from the cache are reported to identity (last_used_at has a one-minute resolution). */
 const KEY_USE_REPORT_MS = 60_000;
@@ -49,6 +50,8 @@ export async function wireCredentials(
   overrides: { keys?: KeyResolver; jwt?: JwtAuthenticator } = {},
 ): Promise<{
   keys: KeyResolver;
+  /** Identity's usable keys, kept by the same push and check (absent with an overriding KeyResolver). */
+  usableKeys?: UsableKeys;
   jwt?: JwtAuthenticator;
   subjects: CachedSubjectResolver;
   /** The credential epoch check (started here; stopped by close). */
@@ -58,6 +61,9 @@ export async function wireCredentials(
   const { identity, tokens, logger } = deps;
   const keys = overrides.keys ?? new CachedKeyResolver(identity, tokens, config.KEY_CACHE_TTL_MS, logger);
   const subjects = new CachedSubjectResolver(identity, tokens, config.KEY_CACHE_TTL_MS, logger);
+  const usableKeys = overrides.keys
+    ? undefined
+    : new UsableKeys(identityUsableKeys(identity, tokens, logger), logger);
 
   let jwt = overrides.jwt;
   if (!jwt) {
@@ -80,9 +86,9 @@ export async function wireCredentials(
       eventTypes: CREDENTIAL_EVENT_TYPES,
       name: 'gateway-credential-cache',
     });
-    await subscriber.start(credentialEventHandler(keys, subjects));
+    await subscriber.start(credentialEventHandler(keys, subjects, usableKeys));
   } else if (deps.events) {
-    await deps.events.subscribe(CREDENTIAL_EVENT_TYPES, credentialEventHandler(keys, subjects));
+    await deps.events.subscribe(CREDENTIAL_EVENT_TYPES, credentialEventHandler(keys, subjects, usableKeys));
   } else {
     logger.warn(
       { ttlMs: config.KEY_CACHE_TTL_MS },
@@ -91,13 +97,15 @@ export async function wireCredentials(
   }
 
   // An overriding KeyResolver (tests) may keep no cache: only the caches are checked.
-  const caches = ([keys, subjects] as unknown[]).filter(isCredentialCache);
+  const caches = ([keys, subjects, usableKeys] as unknown[]).filter(isCredentialCache);
   const interval = Math.max(
     10,
     Math.min(config.CREDENTIAL_CHECK_INTERVAL_MS ?? 250, Math.floor(config.KEY_CACHE_TTL_MS / 2)),
   );
   const check = new CredentialEpochCheck(identity, tokens, caches, interval, logger);
   check.start();
+  // Read before the first blocked address needs it; a failure is logged and the next need reads again.
+  void usableKeys?.refresh();
   const reportUse =
     keys instanceof CachedKeyResolver
       ? setInterval(() => {
@@ -108,6 +116,7 @@ export async function wireCredentials(
 
   return {
     keys,
+    usableKeys,
     jwt,
     subjects,
     check,

@@ -1,5 +1,5 @@
 import { AppError, markRequest, setSpanAttributes } from '@mandate/shared';
-import { checkAccess, credentialIdentity, identify } from '../auth/authenticate';
+import { checkAccess, credentialIdentity, identify, presentedApiKey } from '../auth/authenticate';
 import type { GatewayDeps } from '../deps';
 import { limitSubject } from '../limits';
 import type { RouteRule } from '../routes/table';
@@ -12,13 +12,22 @@ import { limitCostStep } from './limit-cost';
  * An address over its failed-authentication limit is refused on every authenticated route until
  * its minute passes, except for a valid credential, in whatever header form it comes
  * (docs/DECISIONS.md, "Authentication"): one that authenticated here in the last 10
- * minutes goes on to authentication, and so does one unknown here while the address has lookups
- * left (BlockedLookups). True when the call took one of those lookups.
+ * minutes goes on to authentication, so does an API key in identity's list of usable keys
+ * (UsableKeys), and so does one unknown here while the address has lookups left
+ * (BlockedLookups). True when the call took one of those lookups.
  */
-function admitBlocked(deps: GatewayDeps, guard: AuthGuard, address: string, identity?: string): boolean {
+async function admitBlocked(
+  deps: GatewayDeps,
+  guard: AuthGuard,
+  call: Call,
+  address: string,
+  identity?: string,
+): Promise<boolean> {
   if (identity !== undefined && guard.recent.has(identity)) return false;
   const wait = deps.limiter?.authBlocked?.(address) ?? 0;
   if (wait === 0) return false;
+  const apiKey = presentedApiKey(call.req);
+  if (apiKey !== undefined && deps.usableKeys && (await deps.usableKeys.admits(apiKey))) return false;
   if (identity === undefined || !guard.lookups.take(address, identity)) throw tooManyAuthFailures(wait);
   return true;
 }
@@ -36,7 +45,7 @@ export function admissionStep(deps: GatewayDeps, guard: AuthGuard) {
   async function authenticateCall(call: Call, rule: RouteRule, params: Record<string, string>) {
     const { req, requestId } = call;
     const identity = rule.auth === 'public' ? undefined : credentialIdentity(req);
-    const took = rule.auth !== 'public' && admitBlocked(deps, guard, ip(call)(), identity);
+    const took = rule.auth !== 'public' && (await admitBlocked(deps, guard, call, ip(call)(), identity));
     try {
       call.principal = await identify(req, rule, params, deps);
     } catch (err) {

@@ -10,6 +10,16 @@ export interface KeyStatusChange {
   set?: { grace_ends_at?: string; replaced_by_key_id?: string };
 }
 
+/** A usable key and its secret's hash: what the gateway's list of usable keys is built from. */
+export interface UsableKeyHash {
+  tenant_id: string;
+  key_id: string;
+  status: ApiKeyStatus;
+  created_at: string;
+  grace_ends_at: string | null;
+  secret_hash: string;
+}
+
 /**
  * API keys, tenant first; the cross-tenant reads are findByHash (how a request's tenant is found)
  * and listStagingCreatedBefore (the sweeper). Reads never return the hash, except findByHash.
@@ -43,6 +53,10 @@ export interface ApiKeyStore {
   touch(tenantId: string, keyId: string, at: string, minIntervalMs: number): Promise<void>;
   /** touch for many keys in one write (the gateways' report of the keys they served). */
   touchMany(keys: { tenant_id: string; key_id: string }[], at: string, minIntervalMs: number): Promise<void>;
+  /** Usable (active or staging) keys created at or after `createdSince` (every one without it), oldest first, across tenants. */
+  listUsableHashes(createdSince: string | undefined, limit: number): Promise<UsableKeyHash[]>;
+  /** Those of these keys that are usable (active or staging). */
+  usableHashesOf(keys: { tenant_id: string; key_id: string }[]): Promise<UsableKeyHash[]>;
   /** Resolves a presented secret's hash to its key. */
   findByHash(secretHash: string): Promise<ApiKeyRecord | null>;
 }

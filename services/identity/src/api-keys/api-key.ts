@@ -93,7 +93,11 @@ export const DEFAULT_STAGING_KEY_TTL_HOURS = 168;
 export const STAGING_EXPIRED_REASON = 'staging_expired';
 
 /** Whether a staging key has outlived its activation window at `now`. */
-export function isStagingExpired(key: ApiKey, now: Date, ttlMs: number): boolean {
+export function isStagingExpired(
+  key: Pick<ApiKey, 'status' | 'created_at'>,
+  now: Date,
+  ttlMs: number,
+): boolean {
   return key.status === 'staging' && Date.parse(key.created_at) + ttlMs <= now.getTime();
 }
 
@@ -103,7 +107,7 @@ export const DEFAULT_ROTATION_GRACE_SECONDS = 86_400;
 export const GRACE_ENDED_REASON = 'rotation_grace_ended';
 
 /** Whether a replaced key's grace period is over at `now`. */
-export function isGraceOver(key: ApiKey, now: Date): boolean {
+export function isGraceOver(key: Pick<ApiKey, 'status' | 'grace_ends_at'>, now: Date): boolean {
   return key.status === 'active' && !!key.grace_ends_at && Date.parse(key.grace_ends_at) <= now.getTime();
 }
 

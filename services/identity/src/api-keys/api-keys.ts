@@ -10,6 +10,8 @@ import {
 import { MAX_WRITE_ATTEMPTS, nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
 import { ConcurrentModification } from '../common/errors';
 import type { Plan } from '../tenants/tenant';
+import { KEY_HASH_PREFIX_CHARS, USABLE_KEYS_PAGE_MAX, type UsableKey } from '../contract';
+import type { UsableKeyHash } from './api-key-store';
 import {
   ApiKeyNotFound,
   DEFAULT_ROTATION_GRACE_SECONDS,
@@ -417,4 +419,39 @@ export async function recordKeysUsed(
 /** Records that a key was used; callers treat it as best effort. */
 export async function recordKeyUse(deps: IdentityDeps, tenantId: string, keyId: string): Promise<void> {
   await deps.store.apiKeys.touch(tenantId, keyId, nowIso(deps), LAST_USED_RESOLUTION_MS);
+}
+
+/**
+ * How far `as_of` trails the clock: a key whose insert was under way while the list was read, or
+ * stamped by another replica whose clock is behind, is still at or after the next call's
+ * `created_since`. The overlap is returned twice, which the gateway's set absorbs.
+ */
+export const USABLE_KEYS_OVERLAP_MS = 5_000;
+
+/**
+ * The gateway's list of usable keys (docs/DECISIONS.md, "Authentication"): each by its secret
+ * hash's prefix, never more. Keys past their staging window or grace period are left out, as
+ * resolving them would refuse them.
+ */
+export async function listUsableKeys(
+  deps: IdentityDeps,
+  query: { created_since?: string; limit?: number } | { keys: { tenant_id: string; key_id: string }[] },
+): Promise<{ as_of: string; keys: UsableKey[] }> {
+  const now = deps.clock.now();
+  const asOf = new Date(now.getTime() - USABLE_KEYS_OVERLAP_MS).toISOString();
+  const rows =
+    'keys' in query
+      ? await deps.store.apiKeys.usableHashesOf(query.keys)
+      : await deps.store.apiKeys.listUsableHashes(query.created_since, query.limit ?? USABLE_KEYS_PAGE_MAX);
+  const ttlMs = stagingTtlMs(deps);
+  const stillUsable = (row: UsableKeyHash) => !isStagingExpired(row, now, ttlMs) && !isGraceOver(row, now);
+  return {
+    as_of: asOf,
+    keys: rows.filter(stillUsable).map((r) => ({
+      tenant_id: r.tenant_id,
+      key_id: r.key_id,
+      created_at: r.created_at,
+      hash_prefix: r.secret_hash.slice(0, KEY_HASH_PREFIX_CHARS),
+    })),
+  };
 }

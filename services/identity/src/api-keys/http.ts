@@ -11,6 +11,7 @@ import {
   createApiKey,
   getApiKey,
   listApiKeys,
+  listUsableKeys,
   recordKeyUse,
   recordKeysUsed,
   resolveApiKey,
@@ -108,6 +109,10 @@ export const apiKeyInternalHandlers = (deps: Deps): Implementation[] => {
       await recordKeysUsed(deps, body.items);
       return { status: 200, body: { recorded: body.items.length } };
     }),
+    implement(internalRoutes.usableKeys)(async ({ body }) => ({
+      status: 200,
+      body: await listUsableKeys(deps, body),
+    })),
     implement(internalRoutes.resolveApiKeys)(async ({ body }, req) => ({
       status: 200,
       body: { results: await Promise.all(body.items.map((item) => orNull(keyAnswer(item, req.requestId)))) },

@@ -1,8 +1,17 @@
 import { SortedById, takeMatching, type AuditEvent, type MemoryOutbox } from '@mandate/shared';
 import { DuplicateRecord } from '../common/errors';
 import type { ListOptions } from '../common/store';
-import { PendingSuccessorExists, toApiKey, type ApiKey, type ApiKeyRecord } from './api-key';
-import type { ApiKeyStore, KeyStatusChange } from './api-key-store';
+import { PendingSuccessorExists, isUsableStatus, toApiKey, type ApiKey, type ApiKeyRecord } from './api-key';
+import type { ApiKeyStore, KeyStatusChange, UsableKeyHash } from './api-key-store';
+
+const usableHashOf = (r: ApiKeyRecord): UsableKeyHash => ({
+  tenant_id: r.tenant_id,
+  key_id: r.key_id,
+  status: r.status,
+  created_at: r.created_at,
+  grace_ends_at: r.grace_ends_at,
+  secret_hash: r.secret_hash,
+});
 
 /** Maps keyed the way the Mongo unique indexes are, so the same writes are refused. */
 export class MemoryApiKeyStore implements ApiKeyStore {
@@ -64,6 +73,23 @@ export class MemoryApiKeyStore implements ApiKeyStore {
     if (set) Object.assign(r, set);
     this.outbox.add(`api_key:${tenantId}:${keyId}`, outbox);
     return toApiKey(structuredClone(r));
+  }
+
+  async listUsableHashes(createdSince: string | undefined, limit: number): Promise<UsableKeyHash[]> {
+    const since = createdSince === undefined ? -Infinity : Date.parse(createdSince);
+    return [...this.keys.values()]
+      .flatMap((m) => [...m.values()])
+      .filter((k) => isUsableStatus(k.status) && Date.parse(k.created_at) >= since)
+      .sort((a, b) => Date.parse(a.created_at) - Date.parse(b.created_at))
+      .slice(0, limit)
+      .map(usableHashOf);
+  }
+
+  async usableHashesOf(keys: { tenant_id: string; key_id: string }[]): Promise<UsableKeyHash[]> {
+    return keys
+      .map((k) => this.keys.get(k.tenant_id)?.get(k.key_id))
+      .filter((r): r is ApiKeyRecord => r !== undefined && isUsableStatus(r.status))
+      .map(usableHashOf);
   }
 
   async listStagingCreatedBefore(createdAtOrBefore: string, limit: number): Promise<ApiKey[]> {

@@ -8,8 +8,14 @@ import {
 import { DuplicateRecord } from '../common/errors';
 import { CollectionStore, identitySchema, indexOutbox, iso, isoOrNull } from '../common/mongo';
 import type { ListOptions } from '../common/store';
-import { PendingSuccessorExists, toApiKey, type ApiKey, type ApiKeyRecord } from './api-key';
-import type { ApiKeyStore, KeyStatusChange } from './api-key-store';
+import {
+  PendingSuccessorExists,
+  USABLE_KEY_STATUSES,
+  toApiKey,
+  type ApiKey,
+  type ApiKeyRecord,
+} from './api-key';
+import type { ApiKeyStore, KeyStatusChange, UsableKeyHash } from './api-key-store';
 
 export type ApiKeyDoc = StoredAs<ApiKeyRecord, 'created_at' | 'last_used_at' | 'grace_ends_at'>;
 
@@ -44,7 +50,8 @@ apiKeySchema.index(
     name: 'one_staging_successor_per_key',
   },
 );
-// listStagingCreatedBefore(cutoff): the staging-key sweeper, {status: staging, created_at ≤ cutoff} oldest first.
+// listStagingCreatedBefore(cutoff): the staging-key sweeper, {status: staging, created_at ≤ cutoff} oldest first;
+// listUsableHashes(since): {status ∈ usable, created_at ≥ since} oldest first (the gateway's usable keys).
 apiKeySchema.index({ status: 1, created_at: 1 });
 // listGraceEndedBefore(at): the grace sweeper, {status: active, grace_ends_at ≤ at} soonest first
 // (docs/API.md#api-key-rotation-grace); keys without a grace period sit under null, before the range.
@@ -59,6 +66,13 @@ export const API_KEY_QUERY_SHAPES: MongoQueryShape[] = [
   shapes.find('apiKeys.listStagingCreatedBefore (staging-key sweeper, across tenants)', ['status'], {
     sort: { created_at: 1 },
     range: ['created_at'],
+  }),
+  shapes.find('apiKeys.listUsableHashes (the gateway’s usable keys, across tenants)', ['status'], {
+    sort: { created_at: 1 },
+    range: ['created_at'],
+  }),
+  shapes.find('apiKeys.usableHashesOf (each key of the $or)', ['tenant_id', 'key_id'], {
+    residual: ['status'],
   }),
   shapes.find('apiKeys.listGraceEndedBefore (rotation grace sweeper, across tenants)', ['status'], {
     sort: { grace_ends_at: 1 },
@@ -88,6 +102,24 @@ function apiKeyRecordOut(d: ApiKeyDoc): ApiKeyRecord {
     secret_hash: d.secret_hash,
   };
 }
+
+const USABLE_HASH_FIELDS = {
+  _id: 0,
+  tenant_id: 1,
+  key_id: 1,
+  status: 1,
+  created_at: 1,
+  grace_ends_at: 1,
+  secret_hash: 1,
+} as const;
+const usableHashOut = (d: ApiKeyDoc): UsableKeyHash => ({
+  tenant_id: d.tenant_id,
+  key_id: d.key_id,
+  status: d.status,
+  created_at: iso(d.created_at),
+  grace_ends_at: d.grace_ends_at ? iso(d.grace_ends_at) : null,
+  secret_hash: d.secret_hash,
+});
 
 export class MongoApiKeyStore extends CollectionStore<ApiKeyDoc, ApiKey> implements ApiKeyStore {
   async insert(tenantId: string, record: ApiKeyRecord, outbox?: AuditEvent[]): Promise<void> {
@@ -187,6 +219,35 @@ export class MongoApiKeyStore extends CollectionStore<ApiKeyDoc, ApiKey> impleme
       })),
       { ordered: false },
     );
+  }
+
+  async listUsableHashes(createdSince: string | undefined, limit: number): Promise<UsableKeyHash[]> {
+    const docs = await this.model
+      .find(
+        {
+          status: { $in: [...USABLE_KEY_STATUSES] },
+          ...(createdSince !== undefined ? { created_at: { $gte: new Date(createdSince) } } : {}),
+        },
+        USABLE_HASH_FIELDS,
+      )
+      .sort({ created_at: 1 })
+      .limit(limit)
+      .lean<ApiKeyDoc[]>();
+    return docs.map(usableHashOut);
+  }
+
+  async usableHashesOf(keys: { tenant_id: string; key_id: string }[]): Promise<UsableKeyHash[]> {
+    if (keys.length === 0) return [];
+    const docs = await this.model
+      .find(
+        {
+          $or: keys.map((k) => ({ tenant_id: k.tenant_id, key_id: k.key_id })),
+          status: { $in: [...USABLE_KEY_STATUSES] },
+        },
+        USABLE_HASH_FIELDS,
+      )
+      .lean<ApiKeyDoc[]>();
+    return docs.map(usableHashOut);
   }
 
   async findByHash(secretHash: string): Promise<ApiKeyRecord | null> {

@@ -85,6 +85,36 @@ export const credentialChangesSchema = z.object({
   changes: z.array(credentialChangeSchema).nullable(),
 });
 
+/**
+ * The gateway's list of usable keys (docs/DECISIONS.md, "Authentication"): by creation time
+ * (`created_since`, oldest first, a page at a time), or the given keys again after a change. Each
+ * key is known there by the first KEY_HASH_PREFIX_CHARS hex characters of its secret's SHA-256:
+ * enough to tell a valid key from a guess, never enough to authenticate.
+ */
+export const USABLE_KEYS_PAGE_MAX = 10_000;
+export const KEY_HASH_PREFIX_CHARS = 16;
+export const usableKeysBody = z.union([
+  z.strictObject({
+    created_since: z.string().datetime().optional(),
+    limit: z.number().int().min(1).max(USABLE_KEYS_PAGE_MAX).optional(),
+  }),
+  z.strictObject({
+    keys: z
+      .array(z.strictObject({ tenant_id: z.string().max(200), key_id: z.string().max(200) }))
+      .min(1)
+      .max(RESOLVE_MANY_MAX),
+  }),
+]);
+export const usableKeySchema = z.object({
+  tenant_id: z.string(),
+  key_id: z.string(),
+  created_at: z.string(),
+  hash_prefix: z.string(),
+});
+/** `as_of`: the `created_since` of the next call, so that no key created meanwhile is missed. */
+export const usableKeysSchema = z.object({ as_of: z.string(), keys: z.array(usableKeySchema) });
+export type UsableKey = z.output<typeof usableKeySchema>;
+
 /** The gateway's report of the keys it served (last_used_at), at most this many per call. */
 export const KEYS_USED_MAX = 1000;
 export const keysUsedBody = z.strictObject({
@@ -159,6 +189,18 @@ export const internalRoutes = defineInternalRoutes({
     idempotent: true,
     request: { body: credentialChangesBody },
     responses: { 200: { description: 'The epoch and what changed since', schema: credentialChangesSchema } },
+  },
+  /** The gateway's list of usable keys, which a blocked address's valid keys pass by (docs/DECISIONS.md, "Authentication"). */
+  usableKeys: {
+    summary: 'Usable API keys by their secret hash’s prefix, created since a time or named (the gateway)',
+    method: 'POST',
+    path: '/internal/v1/keys/usable',
+    service: 'identity',
+    idempotent: true,
+    request: { body: usableKeysBody },
+    responses: {
+      200: { description: 'The keys, oldest first, and the time to ask from next', schema: usableKeysSchema },
+    },
   },
   /** The gateway's report of the keys it served since its last one: their last_used_at, at most once a minute each. */
   recordKeysUsed: {
