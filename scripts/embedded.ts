@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import {
   ConfigError,
   InProcessBus,
+  assertCanListen,
   createLogger,
   parseConfig,
   readableLogStream,
@@ -176,6 +177,8 @@ export async function startEmbedded(
   };
   // A bad gateway setting (PORT, …) is reported before four services start for nothing.
   const gatewayConfig = parseConfig(gateway.configSchema, shared);
+  // A taken or forbidden PORT: one line (`listen error: …`) before four services start for nothing.
+  await assertCanListen(gatewayConfig.PORT, gatewayConfig.HOST);
   // The wallet reaches the gateway on loopback, so a fixed PORT is needed: the request object names the URL before the gateway listens.
   const wallet = localWalletEnv(env, gatewayConfig.PORT);
   const services = await startInProcess({

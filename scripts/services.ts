@@ -11,7 +11,14 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { ConfigError, defaultSpoolDir, readableLogLine, redactUrl } from '@mandate/shared';
+import {
+  ConfigError,
+  ListenError,
+  assertCanListen,
+  defaultSpoolDir,
+  readableLogLine,
+  redactUrl,
+} from '@mandate/shared';
 import { localWallet } from './local-wallet';
 
 const ROOT = path.resolve(__dirname, '..');
@@ -701,7 +708,11 @@ async function main(): Promise<void> {
     running = await startServices({
       ...spawnOptions,
       // Loaded here only: the five services' code is what the check needs, and tests that start stacks do not.
-      checkConfig: async (planned) => (await import('./launch-config')).checkLaunchConfig(planned),
+      checkConfig: async (planned) => {
+        (await import('./launch-config')).checkLaunchConfig(planned);
+        // The gateway's port, valid by now: taken or forbidden, one line before anything is spawned.
+        await assertCanListen(Number(process.env.PORT ?? '8080'), process.env.HOST ?? '127.0.0.1');
+      },
       env,
       extra: {
         mandates: {
@@ -730,6 +741,10 @@ async function main(): Promise<void> {
     if (err instanceof ConfigError && spawned.length === 0) {
       // Nothing was spawned: one line per problem, naming the variable, and nothing to stop.
       for (const problem of err.problems) process.stderr.write(`config error: ${problem}\n`);
+      process.exit(1);
+    }
+    if (err instanceof ListenError && spawned.length === 0) {
+      process.stderr.write(`listen error: ${err.line}\n`);
       process.exit(1);
     }
     // The service's own lines (its config errors) are above, prefixed with its name: one line here.

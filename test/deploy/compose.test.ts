@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { DOCUMENTED_SECRET_VALUES, secretProblem } from '@mandate/shared';
 import { itIfAvailable, SYNC_TIMEOUT_MS } from '@mandate/shared/testing';
+import { MONGO_SERVICES, composeMongoProblems } from './mongo-credentials';
 
 /**
  * docker-compose.yml ships no secret and no open infrastructure (issue 11 item 5): there is no
@@ -96,7 +97,7 @@ describe('docker-compose.yml', () => {
     for (const name of APPS) {
       const s = services[name]!;
       const dir = mountOf(s, 'secrets-services');
-      for (const key of ['INTERNAL_TOKEN_SECRET_FILE', 'AMQP_URL_FILE', 'REDIS_URL_FILE', 'MONGO_URL_FILE']) {
+      for (const key of ['INTERNAL_TOKEN_SECRET_FILE', 'AMQP_URL_FILE', 'REDIS_URL_FILE']) {
         if (!dir || !s.environment?.[key]?.startsWith(`${dir}/`))
           problems.push(`${name}.${key} not on its secrets volume`);
       }
@@ -128,6 +129,25 @@ describe('docker-compose.yml', () => {
     expect(problems).toEqual([]);
   });
 
+  it('when read, then mandates, identity and audit each read MONGO_URL from a volume of their own, and gateway and verify none', () => {
+    expect(composeMongoProblems(services)).toEqual([]);
+  });
+
+  it("when a service reads another service's MongoDB URL, or none, then the check names it", () => {
+    const doctored = structuredClone(services);
+    doctored.identity!.volumes = [...(doctored.identity!.volumes ?? []), 'secrets-mongo-audit:/run/other:ro'];
+    doctored.identity!.environment = {
+      ...doctored.identity!.environment!,
+      MONGO_URL_FILE: '/run/other/mongo-url',
+    };
+    delete doctored.audit!.environment!.MONGO_URL_FILE;
+    expect(composeMongoProblems(doctored)).toEqual([
+      'identity: MONGO_URL_FILE from secrets-mongo-audit, expected secrets-mongo-identity',
+      'audit: MONGO_URL_FILE from nothing, expected secrets-mongo-audit',
+      'identity mounts secrets-mongo-audit',
+    ]);
+  });
+
   describe('the secrets service script', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'compose-secrets-'));
     afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -135,7 +155,14 @@ describe('docker-compose.yml', () => {
     const script = (services.secrets!.command as string[])[0]!
       .replaceAll('$$', '$')
       .replaceAll('/secrets/', `${dir}/`);
-    for (const volume of ['services', 'gateway', 'redis', 'rabbitmq', 'mongo'])
+    for (const volume of [
+      'services',
+      'gateway',
+      'redis',
+      'rabbitmq',
+      'mongo',
+      ...MONGO_SERVICES.map((s) => `mongo-${s}`),
+    ])
       mkdirSync(path.join(dir, volume));
     const run = () => execFileSync('sh', ['-c', script], { encoding: 'utf8', timeout: SYNC_TIMEOUT_MS });
     const read = (file: string) => readFileSync(path.join(dir, file), 'utf8').trim();
@@ -153,6 +180,7 @@ describe('docker-compose.yml', () => {
         'redis/password',
         'rabbitmq/password',
         'mongo/password',
+        ...MONGO_SERVICES.map((s) => `mongo/${s}-password`),
       ])
         expect(first).not.toContain(read(f));
 
@@ -166,9 +194,19 @@ describe('docker-compose.yml', () => {
       expect(read('redis/redis.conf')).toBe(`requirepass ${read('redis/password')}`);
       expect(read('services/redis-url')).toBe(`redis://:${read('redis/password')}@redis:6379`);
       expect(read('services/amqp-url')).toBe(`amqp://mandate:${read('rabbitmq/password')}@rabbitmq:5672`);
-      expect(read('services/mongo-url')).toBe(
-        `mongodb://mandate:${read('mongo/password')}@mongo:27017/?authSource=admin`,
-      );
+      // Each service its own user and password, granted readWrite on its own database only.
+      const databases = { mandates: 'mandates', identity: 'mandate_identity', audit: 'mandate_audit' };
+      const users = read('mongo/create-users.js');
+      for (const s of MONGO_SERVICES) {
+        const password = read(`mongo/${s}-password`);
+        expect(secretProblem(password)).toBeUndefined();
+        expect(read(`mongo-${s}/mongo-url`)).toBe(`mongodb://${s}:${password}@mongo:27017/?authSource=admin`);
+        expect(users).toContain(
+          `db.getSiblingDB('admin').createUser({ user: '${s}', pwd: '${password}', roles: [{ role: 'readWrite', db: '${databases[s]}' }] });`,
+        );
+      }
+      expect(users.match(/createUser/g)).toHaveLength(3);
+      expect(new Set(MONGO_SERVICES.map((s) => read(`mongo/${s}-password`))).size).toBe(3);
       expect(readdirSync(path.join(dir, 'services')).filter((f) => f.endsWith('.tmp'))).toEqual([]);
     });
   });

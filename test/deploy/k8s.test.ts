@@ -5,6 +5,7 @@ import { HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2';
 import { Ingress, NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import { ConfigMap, Namespace, Service } from 'kubernetes-models/v1';
+import { k8sMongoProblems, mongoSecretKey } from './mongo-credentials';
 import { connectionAllowed, selects, type Peer } from './network-policy';
 import { mergePatch, podContainers, renderKustomization, type K8sObject } from './render';
 
@@ -51,13 +52,24 @@ const SERVICES = {
 } as const;
 type ServiceName = keyof typeof SERVICES;
 const NAMES = Object.keys(SERVICES) as ServiceName[];
-const SECRET_KEYS = [
+/** The variables a workload reads from the Secret. */
+const SECRET_ENV = [
   'OPERATOR_TOKEN',
   'INTERNAL_TOKEN_SECRET',
   'AMQP_URL',
   'REDIS_URL',
   'MONGO_URL',
   'LOCAL_SIGNING_KEY',
+];
+/**
+ * The Secret's key a service's variable comes from: the variable's own name, except MONGO_URL, which
+ * each service reads from a key of its own (its own MongoDB user, docs/OPERATIONS.md, "MongoDB:
+ * databases and users").
+ */
+const secretKeyOf = (service: ServiceName, variable: string) =>
+  variable === 'MONGO_URL' ? mongoSecretKey(service) : variable;
+const SECRET_KEYS = [
+  ...new Set(NAMES.flatMap((name) => SERVICES[name].secrets.map((v) => secretKeyOf(name, v)))),
 ];
 const URL_KEYS = {
   MANDATES_URL: 'mandates',
@@ -180,12 +192,12 @@ describe.each(RENDERS)('%s, rendered', (_label, render) => {
     'when the %s workload reads a secret, then it comes from a secretKeyRef of the Secret and never from a literal value',
     (name) => {
       const c = containerOf(workload(objects, name));
-      const secretEnv = (c.env ?? []).filter((e) => SECRET_KEYS.includes(e.name));
+      const secretEnv = (c.env ?? []).filter((e) => SECRET_ENV.includes(e.name));
       expect(secretEnv.map((e) => e.name).sort()).toEqual([...SERVICES[name].secrets].sort());
       for (const e of secretEnv) {
         expect(e.value).toBeUndefined();
         expect(e.valueFrom?.secretKeyRef).toEqual(
-          expect.objectContaining({ name: 'mandate-service-secrets', key: e.name }),
+          expect.objectContaining({ name: 'mandate-service-secrets', key: secretKeyOf(name, e.name) }),
         );
       }
       // Nothing else smuggles a secret in: no secretRef wholesale, no secret-looking literal.
@@ -196,6 +208,10 @@ describe.each(RENDERS)('%s, rendered', (_label, render) => {
       expect(literals).toEqual([]);
     },
   );
+
+  it("when each service's MONGO_URL is read, then mandates, identity and audit each read their own Secret key, and gateway and verify none", () => {
+    expect(k8sMongoProblems(objects)).toEqual([]);
+  });
 
   it('when the service URLs are read, then they come from the ConfigMap every service loads, and each names its Service and port', () => {
     const [config] = byKind(objects, 'ConfigMap').filter((o) => o.metadata.name === 'mandate-service-config');
@@ -442,6 +458,34 @@ describe('the test renderer', () => {
     ).toEqual({
       spec: { replicas: 3, x: { a: 1, b: 2 } },
     });
+  });
+});
+
+describe('the MongoDB credentials check itself', () => {
+  const base = renderKustomization(path.join(K8S, 'base'));
+  /** `base` with `service`'s MONGO_URL read from `key`, or removed when `key` is undefined. */
+  const withMongoKey = (service: string, key: string | undefined) =>
+    base.map((o) => {
+      if (o.kind !== 'Deployment' || o.metadata.name !== service) return o;
+      const copy = structuredClone(o);
+      const c = containerOf(copy);
+      c.env = (c.env ?? []).flatMap((e) =>
+        e.name !== 'MONGO_URL'
+          ? [e]
+          : key
+            ? [{ ...e, valueFrom: { secretKeyRef: { ...e.valueFrom!.secretKeyRef!, key } } }]
+            : [],
+      );
+      return copy;
+    });
+
+  it("when a service reads another service's MongoDB key, or none, then the check names it", () => {
+    expect(k8sMongoProblems(withMongoKey('mandates', 'IDENTITY_MONGO_URL'))).toEqual([
+      'mandates: MONGO_URL from IDENTITY_MONGO_URL, expected MANDATES_MONGO_URL',
+    ]);
+    expect(k8sMongoProblems(withMongoKey('audit', undefined))).toEqual([
+      'audit: MONGO_URL from nothing, expected AUDIT_MONGO_URL',
+    ]);
   });
 });
 

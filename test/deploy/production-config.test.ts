@@ -37,6 +37,11 @@ const placeholder = (name: string): string => {
   const examples: Record<string, string> = {
     AMQP_URL: 'amqp://mandate:placeholder@rabbitmq:5672',
     MONGO_URL: 'mongodb://mandate:placeholder@mongodb-0.mongodb:27017/?replicaSet=rs0&authSource=admin',
+    MANDATES_MONGO_URL:
+      'mongodb://mandates:placeholder@mongodb-0.mongodb:27017/?replicaSet=rs0&authSource=admin',
+    IDENTITY_MONGO_URL:
+      'mongodb://identity:placeholder@mongodb-0.mongodb:27017/?replicaSet=rs0&authSource=admin',
+    AUDIT_MONGO_URL: 'mongodb://audit:placeholder@mongodb-0.mongodb:27017/?replicaSet=rs0&authSource=admin',
     REDIS_URL: 'redis://:placeholder@redis:6379',
     LOCAL_SIGNING_KEY: '{"kty":"EC","crv":"P-256","placeholder":true}',
   };

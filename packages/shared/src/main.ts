@@ -5,7 +5,7 @@ import { InfrastructureError, infrastructureProblem } from './infrastructure-err
 import { configureLiveness } from './liveness';
 import { createLogger, type Logger } from './logger';
 import { separateProcessConfig } from './secrets';
-import type { AppLifecycle, RunningServer } from './server';
+import { ListenError, type AppLifecycle, type RunningServer } from './server';
 import { startTracing, type TracingConfig } from './tracing';
 import type { Wire } from './wiring';
 
@@ -115,6 +115,8 @@ export async function startService<C extends BaseConfig, D, O>(
     await service?.stop().catch(() => undefined);
     await wired?.close().catch(() => undefined);
     await tracing.shutdown().catch(() => undefined);
+    // A taken or forbidden port is its own one line (ListenError), never mistaken for a URL's.
+    if (err instanceof ListenError) throw err;
     // Unreachable infrastructure, a refused password, an unknown vhost: one line naming the URL.
     const problem = infrastructureProblem(err, config);
     throw problem ? new InfrastructureError(problem, { cause: err }) : err;
@@ -208,7 +210,8 @@ function exitWithLauncher(stop: (reason: string) => unknown): void {
 
 /**
  * What a process that could not start prints: for a bad configuration one line per variable
- * (`config error: PORT must be …`) and no stack trace, which would only hide the line that matters;
+ * (`config error: PORT must be …`), for unusable infrastructure or a port it cannot listen on one
+ * line (`infrastructure error: …`, `listen error: …`), and no stack trace, which would only hide the line that matters;
  * anything else in full.
  */
 export function reportStartFailure(
@@ -217,5 +220,6 @@ export function reportStartFailure(
 ): void {
   if (err instanceof ConfigError) for (const problem of err.problems) write(`config error: ${problem}`);
   else if (err instanceof InfrastructureError) write(`infrastructure error: ${err.line}`);
+  else if (err instanceof ListenError) write(`listen error: ${err.line}`);
   else write(err instanceof Error ? (err.stack ?? err.message) : String(err));
 }

@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import { createServer, type RequestListener, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { NOSNIFF } from './http';
@@ -13,6 +13,56 @@ export interface RunningServer {
   url: string;
   server: Server;
   close(): Promise<void>;
+}
+
+/**
+ * A port or address the process cannot listen on (docs/TROUBLESHOOTING.md, "The service does not
+ * start"): one line naming PORT or HOST and what to check, which `reportStartFailure` prints as
+ * `listen error: …` with no stack trace. It is a setting to fix, not an outage: the start fails.
+ */
+export class ListenError extends Error {
+  constructor(
+    readonly line: string,
+    options?: { cause?: unknown },
+  ) {
+    super(line, options);
+    this.name = 'ListenError';
+  }
+}
+
+/** The one line for a listen that failed on the port or the address; undefined for any other error. */
+export function listenProblem(err: unknown, port: number, host: string): string | undefined {
+  switch ((err as NodeJS.ErrnoException | undefined)?.code) {
+    case 'EADDRINUSE':
+      return `PORT ${port} is in use by another process on ${host}: stop that process, or set PORT to a free port`;
+    case 'EACCES':
+      return port < 1024
+        ? `PORT ${port} is not permitted on ${host}: ports below 1024 need privileges (CAP_NET_BIND_SERVICE); set PORT to 1024 or above`
+        : `PORT ${port} is not permitted on ${host}: check the security policy (SELinux, AppArmor, a sandbox), or set PORT`;
+    case 'EADDRNOTAVAIL':
+      return `HOST ${host} is not an address of this machine: set HOST to one of its addresses, 0.0.0.0 (all) or 127.0.0.1`;
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * Throws the ListenError a service would meet on `port`/`host`, by listening there a moment and
+ * closing again: the launchers check the gateway's port before they start anything, so a taken
+ * port is one line and no half-started stack. (Another process may still take the port in
+ * between; the service's own listen then reports it the same way.)
+ */
+export async function assertCanListen(port: number, host: string): Promise<void> {
+  if (port === 0) return;
+  const probe = createNetServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', (err) => {
+      const problem = listenProblem(err, port, host);
+      reject(problem ? new ListenError(problem, { cause: err }) : err);
+    });
+    probe.listen(port, host, () => resolve());
+  });
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
 }
 
 /**
@@ -60,9 +110,13 @@ export function listen(
     );
   });
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (err: Error) => {
+      const problem = listenProblem(err, port, host);
+      reject(problem ? new ListenError(problem, { cause: err }) : err);
+    };
+    server.once('error', failed);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', failed);
       const actual = (server.address() as AddressInfo).port;
       resolve({
         port: actual,
