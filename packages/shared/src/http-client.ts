@@ -23,7 +23,7 @@ export interface UpstreamRequest {
   path: string;
   headers?: Record<string, string>;
   body?: string | Buffer;
-  /** Only idempotent requests are retried (docs/API.md, "Retries"). GET and HEAD are idempotent by default. */
+  /** Only idempotent requests are retried (docs/API.md, "Retries"), any request after a refused connection. GET and HEAD are idempotent by default. */
   idempotent?: boolean;
   signal?: AbortSignal;
 }
@@ -66,8 +66,18 @@ export function retryDelayMs(
 }
 
 /**
+ * Whether the request surely never reached the service: its connection was refused (a replica
+ * stopping or restarting, docs/DEPLOYMENT.md, "Consistency and expiry"). Then even a request that is not
+ * idempotent goes to the next replica; after any other failure it may have run, so it is not resent.
+ */
+function neverSent(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'ECONNREFUSED';
+}
+
+/**
  * A keep-alive client for one service, balancing round-robin across its replicas. Connection
- * errors and 429/500/503 are retried for idempotent requests only, on the next replica.
+ * errors and 429/500/503 are retried for idempotent requests only, on the next replica; a refused
+ * connection (nothing was sent) is retried for every request.
  */
 export class ServiceClient {
   private readonly pools: Pool[];
@@ -95,7 +105,12 @@ export class ServiceClient {
     );
   }
 
-  private pickPool(): Pool {
+  /**
+   * The next replica in turn; a retry takes the replica after the one that failed it, so with two
+   * replicas a retry never lands on the one that just refused, whatever other calls picked meanwhile.
+   */
+  private pickPool(after?: Pool): Pool {
+    if (after !== undefined) return this.pools[(this.pools.indexOf(after) + 1) % this.pools.length]!;
     const pool = this.pools[this.next % this.pools.length]!;
     this.next = (this.next + 1) % this.pools.length;
     return pool;
@@ -105,12 +120,14 @@ export class ServiceClient {
     // The callee's server span becomes a child of the caller's current span.
     if (tracingEnabled()) req = { ...req, headers: injectTraceHeaders({ ...req.headers }) };
     const idempotent = req.idempotent ?? (req.method === 'GET' || req.method === 'HEAD');
-    const attempts = idempotent ? this.policy.retries + 1 : 1;
+    const attempts = this.policy.retries + 1;
     let lastError: unknown;
+    let pool: Pool | undefined;
     for (let attempt = 0; attempt < attempts; attempt++) {
+      pool = this.pickPool(pool);
       try {
-        const response = await exchange(this.pickPool(), req);
-        if (attempt + 1 < attempts && RETRYABLE_STATUS.has(response.status)) {
+        const response = await exchange(pool, req);
+        if (idempotent && attempt + 1 < attempts && RETRYABLE_STATUS.has(response.status)) {
           await sleep(retryDelayMs(attempt, this.policy, response.headers['retry-after']));
           continue;
         }
@@ -118,6 +135,7 @@ export class ServiceClient {
       } catch (err) {
         lastError = err;
         if (err instanceof undiciErrors.RequestAbortedError || req.signal?.aborted) throw err;
+        if (!idempotent && !neverSent(err)) break;
         if (attempt + 1 < attempts) await sleep(retryDelayMs(attempt, this.policy));
       }
     }
@@ -141,12 +159,14 @@ export class ServiceClient {
   ): Promise<void> {
     if (tracingEnabled()) req = { ...req, headers: injectTraceHeaders({ ...req.headers }) };
     const idempotent = req.idempotent ?? (req.method === 'GET' || req.method === 'HEAD');
-    const attempts = idempotent ? this.policy.retries + 1 : 1;
+    const attempts = this.policy.retries + 1;
     let lastError: unknown;
+    let pool: Pool | undefined;
     for (let attempt = 0; attempt < attempts; attempt++) {
       const mayRetry = attempt + 1 < attempts;
+      pool = this.pickPool(pool);
       try {
-        const retry = await streamExchange(this.pickPool(), req, target, head, mayRetry);
+        const retry = await streamExchange(pool, req, target, head, idempotent && mayRetry);
         if (!retry) return;
         await sleep(retryDelayMs(attempt, this.policy, retry.retryAfter));
         continue;
@@ -154,6 +174,7 @@ export class ServiceClient {
         if (err instanceof AnswerInterrupted) throw err;
         lastError = err;
         if (err instanceof undiciErrors.RequestAbortedError || req.signal?.aborted) throw err;
+        if (!idempotent && !neverSent(err)) break;
         if (mayRetry) await sleep(retryDelayMs(attempt, this.policy));
       }
     }

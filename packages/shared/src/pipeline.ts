@@ -378,7 +378,12 @@ const dependencyDown = (message: string): ErrorReply => ({
  */
 export function errorReply(err: unknown, requestId: string | undefined): ErrorReply {
   if (err instanceof AppError)
-    return { status: err.status, envelope: err.toEnvelope(), headers: err.headers };
+    return {
+      status: err.status,
+      envelope: err.toEnvelope(),
+      // A 503 says "retry later" (docs/API.md, "Retries"): every one says when, as dependencyDown's do.
+      headers: err.status === 503 ? { 'Retry-After': '1', ...err.headers } : err.headers,
+    };
   if (err instanceof z.ZodError)
     return { status: 400, envelope: { error: 'BAD_REQUEST', message: describeZodError(err) } };
   const bodyError = err as { type?: string; status?: number } | null | undefined;

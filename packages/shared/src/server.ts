@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
@@ -7,6 +7,13 @@ import { NOSNIFF } from './http';
 
 /** How long a request's headers and body may take to arrive (docs/API.md, "Hardening"). */
 export const REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * How long a stopping server lets the requests it took finish before it cuts them: as long as the
+ * gateway waits for a service (UPSTREAM_TIMEOUT_MS' default, docs/CONFIGURATION.md, "gateway"), so a request
+ * whose caller still waits is never cut off by a rollout (docs/KUBERNETES.md, "What each component needs").
+ */
+export const DRAIN_TIMEOUT_MS = 10_000;
 
 export interface RunningServer {
   port: number;
@@ -75,9 +82,17 @@ export function listen(
   host = '127.0.0.1',
 ): Promise<RunningServer> {
   const handler = app as RequestListener;
+  /** Answers not yet finished: a stop lets them finish, and tells their clients not to reuse the connection. */
+  const inFlight = new Set<ServerResponse>();
+  let draining = false;
   // noDelay: answers and forwarded requests are written whole; never hold them back for Nagle.
   const server = createServer({ noDelay: true }, (req, res) => {
     res.setHeader(NOSNIFF[0], NOSNIFF[1]);
+    // Stopping: this answer is the connection's last, so a keep-alive client (the gateway's pools)
+    // opens its next request elsewhere instead of sending it on a socket about to close.
+    if (draining) res.setHeader('Connection', 'close');
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
     handler(req, res);
   });
   // Upstream keep-alive sockets (the gateway's pools) must outlive the client side's idle timeout.
@@ -124,10 +139,17 @@ export function listen(
         server,
         close: () =>
           new Promise<void>((done) => {
-            server.close(() => done());
+            // No new connections; idle keep-alive ones close now, and each request in flight ends its
+            // connection once answered. A request taken is answered, not cut (docs/KUBERNETES.md, "What each component needs").
+            draining = true;
+            for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
+            const cut = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
+            cut.unref();
+            server.close(() => {
+              clearTimeout(cut);
+              done();
+            });
             server.closeIdleConnections();
-            // In-flight requests get a moment to finish; then the rest are cut.
-            setTimeout(() => server.closeAllConnections(), 2_000).unref();
           }),
       });
     });

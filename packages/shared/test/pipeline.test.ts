@@ -15,6 +15,7 @@ import {
   parseJsonBody,
   rememberAuthentication,
   requestIdFor,
+  serviceUnavailable,
   tenantOfCaller,
   type InternalTokens,
 } from '../src';
@@ -229,6 +230,19 @@ describe('pipeline: error → envelope', () => {
       unexpected: true,
     });
     expect(errorReply(null, undefined).envelope.message).toBe('Internal error (request unknown)');
+  });
+
+  it('when a 503 is thrown as an AppError (an upstream service down), then it carries Retry-After too, unless it names its own', () => {
+    expect(errorReply(serviceUnavailable('Identity service unavailable'), 'r')).toEqual({
+      status: 503,
+      envelope: { error: 'SERVICE_UNAVAILABLE', message: 'Identity service unavailable' },
+      headers: { 'Retry-After': '1' },
+    });
+    expect(
+      errorReply(new AppError('SERVICE_UNAVAILABLE', 'later', { 'Retry-After': '30' }), 'r').headers,
+    ).toEqual({
+      'Retry-After': '30',
+    });
   });
 
   it('when the database cannot be reached (driver or mongoose buffering), then 503 with Retry-After, logged', () => {

@@ -82,6 +82,26 @@ describe.each(mandateStoreAdapters())('mandates service (in-process, $name store
       );
     });
 
+    it('when a create is sent again under its Idempotency-Key (the gateway lost its record in a crash), then the first mandate is the answer and nothing is created twice; another key creates another', async () => {
+      const tenantId = newId('tnt');
+      const send = (key: string) =>
+        callService(svc.url, 'POST', '/v1/mandates', {
+          caller: callerFor(tenantId),
+          body: { principal: 'alice', delegate: 'agent-7' },
+          headers: { 'idempotency-key': key },
+        });
+      const first = await send('create-1');
+      expect(first.status).toBe(201);
+      expect(await send('create-1')).toMatchObject({ status: 201, body: first.body });
+      const other = await send('create-2');
+      expect(other.status).toBe(201);
+      expect(other.body.id).not.toBe(first.body.id);
+      const listed = await call(tenantId, 'GET', '/v1/mandates');
+      expect(listed.body.data.map((m: { id: string }) => m.id).sort()).toEqual(
+        [first.body.id, other.body.id].sort(),
+      );
+    });
+
     it('when created with every field, then they are kept and timestamps are normalised to UTC with milliseconds', async () => {
       const tenantId = newId('tnt');
       const validFrom = '2020-01-01T01:00:00+01:00';

@@ -110,7 +110,17 @@ export async function createMandate(
   tenantId: string,
   input: NewMandate,
   caller?: CallerContext,
+  /**
+   * The request's Idempotency-Key hashed with its caller (requestKeyOf): the gateway's record of an
+   * answer is lost when the gateway dies mid-request, so a retry under the same key is answered here
+   * with the mandate the first attempt created, and nothing is created twice (docs/API.md, "Idempotency").
+   */
+  requestKey?: string,
 ): Promise<Mandate> {
+  if (requestKey !== undefined) {
+    const earlier = await deps.store.findByRequestKey(tenantId, requestKey);
+    if (earlier) return earlier;
+  }
   const now = deps.clock.now();
   const validFrom = input.valid_from === null ? null : new Date(input.valid_from);
   const expiresAt = input.expires_at === null ? null : new Date(input.expires_at);
@@ -155,7 +165,15 @@ export async function createMandate(
   const events = [
     mandateEvent(deps, 'MANDATE_CREATED', tenantId, mandate.id, { ...mandate, tenant_id: tenantId }, caller),
   ];
-  const created = await deps.store.create(tenantId, mandate, events, slot);
+  let created: Mandate;
+  try {
+    created = await deps.store.create(tenantId, mandate, events, slot, requestKey);
+  } catch (err) {
+    // A concurrent attempt under the same key stored its mandate first: that one is the answer.
+    const earlier = requestKey === undefined ? null : await deps.store.findByRequestKey(tenantId, requestKey);
+    if (earlier) return earlier;
+    throw err;
+  }
   // A new id has no older snapshot anywhere: if this write fails, verify simply reads it from here.
   await writeSnapshot(deps, created);
   await relay(deps, events);

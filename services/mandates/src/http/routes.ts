@@ -3,7 +3,7 @@ import { callerOf, decodeCursor, implement, mountContracts, tenantOf, toPage } f
 import type { Deps } from '../deps';
 import { applyOperation, createMandate, getMandate, listMandates, readForVerify } from '../domain/mandates';
 import type { LifecycleOperation } from '../domain/state-machine';
-import { voidHoldsOfRevoked } from '../domain/authorizations';
+import { requestKeyOf, voidHoldsOfRevoked } from '../domain/authorizations';
 import { internalRoutes, routes, type PublicJwk } from '../contract';
 
 export function mandateRoutes(deps: Deps): Router {
@@ -33,6 +33,8 @@ export function mandateRoutes(deps: Deps): Router {
           metadata: body.metadata ?? {},
         },
         callerOf(req),
+        // The gateway forwards Idempotency-Key: a retry after the gateway lost its record finds the first mandate.
+        requestKeyOf(callerOf(req), req.header('idempotency-key')),
       );
       // MANDATE_CREATED was stored with the mandate (outbox) and handed to the relay.
       return { status: 201, body: mandate };

@@ -36,9 +36,21 @@ export interface MandateStore extends OutboxStore {
   readonly authorizations: AuthorizationStore;
   /**
    * Stores the mandate and, in the same write, the events that record its creation; with `slot`,
-   * its status-list entry (refused, like a duplicate id, if that slot is somehow taken).
+   * its status-list entry (refused, like a duplicate id, if that slot is somehow taken); with
+   * `requestKey`, the key a retry finds it by (docs/API.md, "Idempotency").
    */
-  create(tenantId: string, mandate: Mandate, outbox?: AuditEvent[], slot?: StatusSlot): Promise<Mandate>;
+  create(
+    tenantId: string,
+    mandate: Mandate,
+    outbox?: AuditEvent[],
+    slot?: StatusSlot,
+    requestKey?: string,
+  ): Promise<Mandate>;
+  /**
+   * The mandate created with `requestKey` (the caller's Idempotency-Key, hashed: requestKeyOf), null
+   * when none was. With a request key, `create` refuses a second mandate for it (a conflict).
+   */
+  findByRequestKey(tenantId: string, requestKey: string): Promise<Mandate | null>;
   /** null when absent or another tenant's. */
   get(tenantId: string, id: string): Promise<Mandate | null>;
   /** Newest first by id, up to `limit + 1` items so the caller can tell whether there is more. */

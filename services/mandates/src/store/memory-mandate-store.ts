@@ -48,6 +48,8 @@ export class MemoryMandateStore implements MandateStore {
   /** Status lists by id, the newest (open) one last; and per list, its slots' mandates (tenant, id). */
   private readonly statusLists = new Map<string, StatusListRecord>();
   private readonly slots = new Map<string, Map<number, [string, string]>>();
+  /** The mandate each request key (tenant + key) created: one per key, as the Mongo adapter's unique index. */
+  private readonly byRequestKey = new Map<string, string>();
 
   /** `statusListCapacity`: entries per list (100,000; tests close lists sooner). */
   constructor(private readonly options: { statusListCapacity?: number } = {}) {}
@@ -61,19 +63,28 @@ export class MemoryMandateStore implements MandateStore {
     mandate: Mandate,
     outbox: AuditEvent[] = [],
     slot?: StatusSlot,
+    requestKey?: string,
   ): Promise<Mandate> {
     const records = this.tenant(tenantId);
     // The same refusal as the Mongo adapter's unique index: a conflict (409), not a bare Error (500).
     if (records.has(mandate.id)) throw conflict('Mandate already exists');
+    const byKey = requestKey === undefined ? undefined : `${tenantId}\u0000${requestKey}`;
+    if (byKey !== undefined && this.byRequestKey.has(byKey)) throw conflict('Mandate already exists');
     if (slot) {
       const taken = valueFor(this.slots, slot.list_id, () => new Map());
       if (taken.has(slot.idx)) throw conflict('Status list slot already taken');
       taken.set(slot.idx, [tenantId, mandate.id]);
     }
     records.set(mandate.id, structuredClone({ ...mandate, tenant_id: tenantId }));
+    if (byKey !== undefined) this.byRequestKey.set(byKey, mandate.id);
     this.index(tenantId, mandate);
     this.addToOutbox(tenantId, mandate.id, outbox);
     return structuredClone(records.get(mandate.id)!);
+  }
+
+  async findByRequestKey(tenantId: string, requestKey: string): Promise<Mandate | null> {
+    const id = this.byRequestKey.get(`${tenantId}\u0000${requestKey}`);
+    return id === undefined ? null : this.get(tenantId, id);
   }
 
   async get(tenantId: string, id: string): Promise<Mandate | null> {

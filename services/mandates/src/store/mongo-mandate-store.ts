@@ -35,6 +35,7 @@ import {
 type MandateDoc = StoredAs<Mandate, 'valid_from' | 'expires_at' | 'created_at' | 'updated_at'> & {
   status_list_id?: string;
   status_idx?: number;
+  request_key?: string;
 };
 
 type StatusListDoc = StatusListRecord & { outbox?: AuditEvent[] };
@@ -59,6 +60,8 @@ export const mandateSchema = new Schema<MandateDoc>(
     status: { type: Schema.Types.Mixed, default: undefined },
     status_list_id: { type: String, default: undefined },
     status_idx: { type: Number, default: undefined },
+    // The creating request's Idempotency-Key, hashed with its caller (requestKeyOf); never served.
+    request_key: { type: String, default: undefined },
     // Written in the same document write as the change it records; the relay $pulls what the broker confirmed.
     outbox: { type: [Schema.Types.Mixed], default: undefined },
   },
@@ -87,6 +90,13 @@ mandateSchema.index({ 'outbox.id': 1 });
 mandateSchema.index(
   { status_list_id: 1, status_idx: 1 },
   { unique: true, partialFilterExpression: { status_list_id: { $type: 'string' } } },
+);
+
+// One mandate per Idempotency-Key (docs/API.md, "Idempotency"): a create retried after the gateway lost
+// its record finds the first one. Also findByRequestKey: { tenant_id, request_key }.
+mandateSchema.index(
+  { tenant_id: 1, request_key: 1 },
+  { unique: true, partialFilterExpression: { request_key: { $type: 'string' } } },
 );
 
 /** One document per status list: its slot counter and the token last published. */
@@ -127,6 +137,7 @@ export const MANDATE_QUERY_SHAPES: MongoQueryShape[] = [
   shapes.find('findDue', ['state'], { sort: { expires_at: 1 } }),
   ...outboxQueryShapes('mandates'),
   shapes.find('statusEntries', ['status_list_id']),
+  shapes.find('findByRequestKey', ['tenant_id', 'request_key']),
   listShapes.find('allocateStatusSlot: the open list', [], { sort: { seq: -1 } }),
   listShapes.find('allocateStatusSlot: $inc', ['list_id'], { residual: ['next_idx'] }),
   listShapes.find('getStatusList', ['list_id']),
@@ -173,11 +184,14 @@ export class MongoMandateStore extends MongoOutboxSource implements MandateStore
     mandate: Mandate,
     outbox: AuditEvent[] = [],
     slot?: StatusSlot,
+    requestKey?: string,
   ): Promise<Mandate> {
     const doc = toDoc({ ...mandate, tenant_id: tenantId });
     const slotFields = slot ? { status_list_id: slot.list_id, status_idx: slot.idx } : {};
-    // One insert holds the mandate, its slot and its MANDATE_CREATED: all are stored or none is.
-    await insertOrRefuse(this.model, { ...doc, ...slotFields, ...withOutbox(outbox) }, (keyPattern) =>
+    const keyField = requestKey === undefined ? {} : { request_key: requestKey };
+    // One insert holds the mandate, its slot, its request key and its MANDATE_CREATED: all are stored or none is.
+    const stored = { ...doc, ...slotFields, ...keyField, ...withOutbox(outbox) };
+    await insertOrRefuse(this.model, stored, (keyPattern) =>
       conflict('status_list_id' in keyPattern ? 'Status list slot already taken' : 'Mandate already exists'),
     );
     return fromDoc(doc);
@@ -253,6 +267,13 @@ export class MongoMandateStore extends MongoOutboxSource implements MandateStore
       { $set: { published }, ...pushOutbox(outbox) },
     );
     return result.matchedCount === 1;
+  }
+
+  async findByRequestKey(tenantId: string, requestKey: string): Promise<Mandate | null> {
+    const doc = await this.model
+      .findOne({ tenant_id: tenantId, request_key: requestKey }, WITHOUT_OUTBOX)
+      .lean<MandateDoc>();
+    return doc ? fromDoc(doc) : null;
   }
 
   async get(tenantId: string, id: string): Promise<Mandate | null> {

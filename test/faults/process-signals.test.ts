@@ -1,0 +1,481 @@
+import { internalTokens } from '@mandate/shared';
+import { MONGO_TARGET } from '@mandate/shared/testing';
+import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
+import { createTenant, eventually, startStack, type ServiceProcess, type Stack } from '../support/stack';
+import { expectStoredOnce, restart, sigkill, waitFor } from './producers';
+import { Produced, type CountedType } from './workload';
+
+/**
+ * Process faults of docs/TESTING.md, "Fault matrix": identity killed with SIGKILL under load, the
+ * gateway killed mid-request while clients retry under their Idempotency-Key, and SIGTERM under
+ * load (the drain of docs/KUBERNETES.md, "What each component needs": what was taken is answered). The five services run
+ * as processes on the real RabbitMQ and Redis, identity and mandates on their Mongo adapters so a
+ * restarted process finds its tenants, keys and mandates; two verify replicas. Every answer the
+ * clients read is recorded with when it was sent and when it ended.
+ */
+const NO_LIMITS = JSON.stringify({
+  enterprise: {
+    monthly_quota: 100_000_000,
+    global: { rate: 100_000, burst: 100_000 },
+    endpoints: { 'mandates.create': { rate: 100_000, burst: 100_000 } },
+  },
+});
+const TYPES: CountedType[] = ['MANDATE_CREATED', 'VERIFICATION_PERFORMED', 'API_CALL'];
+/** docs/TESTING.md, "Fault matrix": whole again within 10 s of the fault's end. */
+const RECOVERY_BOUND_MS = 10_000;
+/** A request still unanswered after this is a hang (the gateway's hops give up after 10 s). */
+const CLIENT_TIMEOUT_MS = 30_000;
+
+/** One request as the client saw it. */
+interface Call {
+  rid: string;
+  path: string;
+  sentAt: number;
+  endedAt: number;
+  status?: number;
+  retryAfter?: string | null;
+  replayed?: boolean;
+  body?: any;
+  /** The error envelope's message, if any. */
+  message?: string;
+  /** No answer: a reset, a refused connection, a timeout. */
+  error?: string;
+}
+
+/** POSTs `body` to the gateway as `auth`, records the call in `calls`, and never throws. */
+async function post(
+  gatewayUrl: string,
+  auth: string,
+  path: string,
+  rid: string,
+  body: unknown,
+  calls: Call[],
+  headers: Record<string, string> = {},
+): Promise<Call> {
+  const call: Call = { rid, path, sentAt: Date.now(), endedAt: 0 };
+  try {
+    const res = await fetch(gatewayUrl + path, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${auth}`,
+        'content-type': 'application/json',
+        'x-request-id': rid,
+        ...headers,
+      },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(CLIENT_TIMEOUT_MS),
+    });
+    const text = await res.text();
+    call.status = res.status;
+    call.retryAfter = res.headers.get('retry-after');
+    call.replayed = res.headers.get('idempotent-replayed') === 'true';
+    call.body = text ? JSON.parse(text) : undefined;
+    call.message = typeof call.body?.message === 'string' ? call.body.message : undefined;
+  } catch (err) {
+    call.error =
+      err instanceof Error
+        ? `${err.message} ${String((err as { cause?: unknown }).cause ?? '')}`
+        : String(err);
+  }
+  call.endedAt = Date.now();
+  calls.push(call);
+  return call;
+}
+
+const mandateBody = (i: number, label: string) => ({
+  principal: { id: `user_${label}_${i}`, type: 'person' },
+  delegate: { id: `agent_${i}`, type: 'agent' },
+  scope: { actions: ['payments:*'], constraints: { max_amount: 50_000, currency: 'EUR' } },
+});
+
+/**
+ * Mandates created then verified through the gateway by `concurrency` workers until `stop()` says
+ * so (then each worker finishes the mandate it is on). A failed step is tried again under a new
+ * request id after a short back-off; what answered its 2xx goes into `produced`, every call into
+ * `calls`. Resolves with how many mandates went through both steps.
+ */
+function runLoad(
+  gatewayUrl: string,
+  auth: string,
+  label: string,
+  produced: Produced,
+  calls: Call[],
+  stop: () => boolean,
+  concurrency = 8,
+): Promise<void> {
+  let next = 0;
+  const step = async (rid: string, path: string, body: unknown, expected: number, type: CountedType) => {
+    for (let attempt = 0; ; attempt++) {
+      const id = attempt === 0 ? rid : `${rid}-a${attempt}`;
+      const call = await post(gatewayUrl, auth, path, id, body, calls);
+      if (call.status !== undefined) {
+        produced.statuses.set(call.status, (produced.statuses.get(call.status) ?? 0) + 1);
+        if (audited(call)) produced.byType.API_CALL.add(id);
+      } else produced.clientErrors.push(`${id}: ${call.error}`);
+      if (call.status === expected) {
+        produced.byType[type].add(id);
+        return call.body as { id: string };
+      }
+      // A back-off while the fault lasts, not a synchronisation: the step is retried until it succeeds.
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  const worker = async () => {
+    while (!stop()) {
+      const i = next++;
+      const created = await step(
+        `${label}-c-${i}`,
+        '/v1/mandates',
+        mandateBody(i, label),
+        201,
+        'MANDATE_CREATED',
+      );
+      const verify = { mandate_id: created.id, action: 'payments:create', amount: 1_200, currency: 'EUR' };
+      await step(`${label}-v-${i}`, '/v1/verify', verify, 200, 'VERIFICATION_PERFORMED');
+      produced.done++;
+    }
+  };
+  return Promise.all(Array.from({ length: concurrency }, worker)).then(() => undefined);
+}
+
+/**
+ * The gateway's answer while it cannot reach identity to check a key it has not cached (its
+ * credential cache keeps an answer KEY_CACHE_TTL_MS, 0.5 s, docs/DECISIONS.md, "Credential changes").
+ */
+const IDENTITY_DOWN = 'Identity service unavailable';
+
+/**
+ * Every authenticated call the client read an answer to is audited, whatever its status
+ * (docs/API.md, "Audit of every call"); a 401, and a 503 because identity could not say who the
+ * caller is, have no caller to audit.
+ */
+const audited = (call: Call) =>
+  call.status !== undefined &&
+  call.status !== 401 &&
+  !(call.status === 503 && call.message === IDENTITY_DOWN);
+
+/** The 5xx answers among `calls`, as {status, retry-after}: each must be 503 with Retry-After. */
+const serverErrors = (calls: Call[]) =>
+  calls
+    .filter((c) => (c.status ?? 0) >= 500)
+    .map((c) => ({ rid: c.rid, status: c.status, retryAfter: c.retryAfter }));
+
+describe(`process faults under load: SIGKILL, SIGKILL mid-request with Idempotency-Key, SIGTERM (five processes, ${MONGO_TARGET})`, () => {
+  let databases: MongoStackEnv;
+  let stack: Stack;
+  /** The processes now serving in place of the stack's (a restarted one replaces the killed one). */
+  const current = new Map<string, ServiceProcess>();
+  const restarted: ServiceProcess[] = [];
+
+  beforeAll(async () => {
+    databases = mongoStackEnv('signals');
+    stack = await startStack(
+      {
+        identity: databases.env.identity,
+        mandates: databases.env.mandates,
+        gateway: { PLAN_OVERRIDES: NO_LIMITS },
+      },
+      { replicas: { verify: 2 } },
+    );
+    for (const p of [stack.gateway, ...Object.values(stack.replicas).flat()]) current.set(p.name, p);
+  }, 240_000);
+
+  afterAll(async () => {
+    // The gateway first (no new work), then the rest.
+    for (const p of restarted.reverse()) await p.stop();
+    await stack?.stop();
+    await databases?.drop();
+  }, 90_000);
+
+  /** Replaces the process named `name` by a new one with its environment (its port too), once healthy. */
+  async function replace(name: string): Promise<{ proc: ServiceProcess; readyAt: number }> {
+    const old = current.get(name)!;
+    const proc = await restart(old.service!, old);
+    restarted.push(proc);
+    current.set(name, proc);
+    return { proc, readyAt: Date.now() };
+  }
+
+  const audit = () => ({ url: stack.services.audit.url, internalSecret: stack.internalSecret });
+
+  it('when identity is killed with SIGKILL under load and restarted, then requests answer 503 with Retry-After (never 500, never hang) while it is down, the stack serves again within 10 s of identity being ready, and every event answered 2xx is stored once', async () => {
+    const created = await createTenant(stack, { name: 'identity-kill', plan: 'enterprise' });
+    const produced = new Produced();
+    const calls: Call[] = [];
+    let stopping = false;
+    const load = runLoad(stack.gateway.url, created.auth, 'idk', produced, calls, () => stopping);
+    await waitFor(() => produced.done >= 10, 'the first 10 mandates');
+
+    const killedAt = Date.now();
+    await sigkill(current.get('identity')!);
+    // The outage's length is the scenario: past the gateway's key cache (KEY_CACHE_TTL_MS, 0.5 s),
+    // so every request needs identity again while it is down.
+    await new Promise((r) => setTimeout(r, 3_000));
+    const { readyAt } = await replace('identity');
+    // Recovered: a create sent after identity was ready has answered 201.
+    const recovered = await waitFor(
+      () => calls.some((c) => c.sentAt >= readyAt && c.path === '/v1/mandates' && c.status === 201),
+      'a create answered 201 after identity restarted',
+      60_000,
+    ).then(() =>
+      Math.min(...calls.filter((c) => c.sentAt >= readyAt && c.status === 201).map((c) => c.endedAt)),
+    );
+    const recoveryMs = recovered - readyAt;
+    const doneAtRecovery = produced.done;
+    await waitFor(() => produced.done >= doneAtRecovery + 10, '10 more mandates after the restart');
+    stopping = true;
+    await load;
+
+    const down = calls.filter((c) => c.sentAt >= killedAt + 1_000 && c.sentAt < readyAt);
+    const downStatuses = [...new Set(down.map((c) => c.status ?? c.error))];
+    process.stdout.write(
+      `[fault] identity SIGKILL: statuses while down ${JSON.stringify(downStatuses)}, 503 messages ${JSON.stringify([...new Set(down.map((c) => c.message))])}\n`,
+    );
+    await expectStoredOnce(
+      audit(),
+      { tenantId: created.tenant.id, produced, count: produced.done },
+      TYPES,
+      'identity SIGKILL under load + restart',
+      {
+        outage_ms: readyAt - killedAt,
+        recovery_ms_after_identity_ready: recoveryMs,
+        calls_during_outage: down.length,
+      },
+    );
+    // While identity was down, requests failed (the fault bit) and each failure was a 503 with
+    // Retry-After (docs/API.md, "Retries"): never a 500, never an answer the client waited out.
+    expect(down.filter((c) => c.status === 503).length).toBeGreaterThan(0);
+    expect(calls.filter((c) => c.error !== undefined).map((c) => `${c.rid}: ${c.error}`)).toEqual([]);
+    expect(serverErrors(calls).filter((e) => e.status !== 503 || !e.retryAfter)).toEqual([]);
+    // Whole again within the bound of docs/TESTING.md, "Fault matrix", counted from identity's readiness.
+    expect(recoveryMs).toBeLessThanOrEqual(RECOVERY_BOUND_MS);
+    // Nothing failed once recovered.
+    expect(calls.filter((c) => c.sentAt >= recovered && (c.status ?? 0) >= 500)).toEqual([]);
+  }, 180_000);
+  /** The request ids of the tenant's stored events of `type`, read from audit directly (no API_CALL added). */
+  async function storedEvents(tenantId: string, type: CountedType) {
+    const tokens = internalTokens(stack.internalSecret);
+    const found: { request_id: string | null; resource: { id: string } | null }[] = [];
+    let cursor: string | undefined;
+    do {
+      const token = await tokens.mint(
+        { tenantId, actor: { type: 'system' }, permissions: ['events:read'], requestId: 'fault-test-read' },
+        'audit',
+      );
+      const qs = new URLSearchParams({ type, limit: '100', ...(cursor ? { cursor } : {}) });
+      const res = await fetch(`${stack.services.audit.url}/v1/events?${qs}`, {
+        headers: { 'x-internal-token': token },
+      });
+      expect(res.status).toBe(200);
+      const page = (await res.json()) as {
+        data: typeof found;
+        next_cursor: string | null;
+        has_more: boolean;
+      };
+      found.push(...page.data);
+      cursor = page.has_more && page.next_cursor ? page.next_cursor : undefined;
+    } while (cursor);
+    return found;
+  }
+
+  /** Every mandate of the tenant, read through the gateway (every page). */
+  async function listMandates(gatewayUrl: string, auth: string) {
+    const all: { id: string; principal: { id: string } }[] = [];
+    let cursor: string | undefined;
+    do {
+      const qs = new URLSearchParams({ limit: '100', ...(cursor ? { cursor } : {}) });
+      const res = await fetch(`${gatewayUrl}/v1/mandates?${qs}`, {
+        headers: { authorization: `Bearer ${auth}` },
+      });
+      expect(res.status).toBe(200);
+      const page = (await res.json()) as { data: typeof all; next_cursor: string | null; has_more: boolean };
+      all.push(...page.data);
+      cursor = page.has_more && page.next_cursor ? page.next_cursor : undefined;
+    } while (cursor);
+    return all;
+  }
+
+  it('when the gateway is killed with SIGKILL while creates carrying an Idempotency-Key are in flight, and each is retried under its key after the restart, then every key has exactly one mandate and one MANDATE_CREATED, and a create answered before the kill is replayed as it was answered', async () => {
+    const created = await createTenant(stack, { name: 'gateway-kill-idempotency', plan: 'enterprise' });
+    const COUNT = 40;
+    const label = 'gwk';
+    const calls: Call[] = [];
+    const first = new Map<number, Call>();
+    const gateway = current.get('gateway')!;
+    const keyOf = (i: number) => ({ 'idempotency-key': `${label}-key-${i}` });
+    let killedAt = 0;
+    let next = 0;
+    // 20 at a time; the gateway is killed the moment the 10th create was answered, with the others in flight.
+    const worker = async () => {
+      for (let i = next++; i < COUNT; i = next++) {
+        const call = await post(
+          gateway.url,
+          created.auth,
+          '/v1/mandates',
+          `${label}-c-${i}`,
+          mandateBody(i, label),
+          calls,
+          keyOf(i),
+        );
+        first.set(i, call);
+        if (killedAt === 0 && [...first.values()].filter((c) => c.status === 201).length >= 10) {
+          killedAt = Date.now();
+          gateway.child.kill('SIGKILL');
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 20 }, worker));
+    await gateway.exited;
+    const { proc, readyAt } = await replace('gateway');
+
+    // Each create again under its key and with its body, as docs/API.md, "Retries" says, until it is
+    // answered for good: past a 503, a refused connection, and the 409 of a first attempt whose lock
+    // the killed gateway still holds (it lapses after 60 s, docs/API.md, "Idempotency").
+    const retried = new Map<number, Call>();
+    let inProgress = 0;
+    await Promise.all(
+      Array.from({ length: COUNT }, async (_, i) => {
+        for (let attempt = 1; ; attempt++) {
+          const call = await post(
+            proc.url,
+            created.auth,
+            '/v1/mandates',
+            `${label}-c-${i}-r${attempt}`,
+            mandateBody(i, label),
+            calls,
+            keyOf(i),
+          );
+          if (call.status === 409) inProgress++;
+          const again = call.error !== undefined || (call.status ?? 0) >= 500 || call.status === 409;
+          if (!again || Date.now() - readyAt > 120_000) return void retried.set(i, call);
+          // A back-off between retries, as a client's: the lock's lapse is what it waits for.
+          await new Promise((r) => setTimeout(r, 1_000));
+        }
+      }),
+    );
+    const settledMs = Date.now() - readyAt;
+    const answered = [...first].filter(([, c]) => c.status === 201).map(([i]) => i);
+    const unanswered = [...first].filter(([, c]) => c.status === undefined).map(([i]) => i);
+    const mandates = await listMandates(proc.url, created.auth);
+    const perPrincipal = new Map<string, string[]>();
+    for (const m of mandates)
+      perPrincipal.set(m.principal.id, [...(perPrincipal.get(m.principal.id) ?? []), m.id]);
+    const events = await eventually(
+      async () => {
+        const found = await storedEvents(created.tenant.id, 'MANDATE_CREATED');
+        return found.length >= COUNT ? found : undefined;
+      },
+      30_000,
+      `${COUNT} MANDATE_CREATED`,
+      500,
+    );
+    process.stdout.write(
+      `[fault] gateway SIGKILL mid-request, retried under Idempotency-Key ${JSON.stringify({
+        answered_before_kill: answered.length,
+        unanswered: unanswered.length,
+        other_first_answers: COUNT - answered.length - unanswered.length,
+        restart_ms: readyAt - killedAt,
+        retries_answered_409_in_progress: inProgress,
+        all_retries_answered_ms_after_restart: settledMs,
+        mandates: mandates.length,
+      })}\n`,
+    );
+    // The kill landed mid-request: some creates were never answered.
+    expect(unanswered.length).toBeGreaterThan(0);
+    // Every retry was answered 201 with one mandate per key: no key left with none, none with two.
+    expect([...retried.values()].map((c) => c.status)).toEqual(Array(COUNT).fill(201));
+    const ids = Array.from({ length: COUNT }, (_, i) => perPrincipal.get(`user_${label}_${i}`) ?? []);
+    expect(ids.filter((list) => list.length !== 1)).toEqual([]);
+    expect(mandates.length).toBe(COUNT);
+    // Each retry answered the key's one mandate; an answered create is replayed as it was answered.
+    expect(Array.from({ length: COUNT }, (_, i) => retried.get(i)!.body?.id)).toEqual(
+      ids.map((list) => list[0]),
+    );
+    for (const i of answered) {
+      expect({ i, replayed: retried.get(i)!.replayed, body: retried.get(i)!.body }).toEqual({
+        i,
+        replayed: true,
+        body: first.get(i)!.body,
+      });
+    }
+    // Created once, recorded once: one MANDATE_CREATED per mandate, none for a retry.
+    expect(events.map((e) => e.resource?.id).sort()).toEqual(mandates.map((m) => m.id).sort());
+  }, 240_000);
+
+  it('when a verify replica, then mandates, then the gateway get SIGTERM under load (the last two started again), then every request sent before the signal is answered and none with a 5xx, no stored create went unanswered, any later 5xx is a 503 with Retry-After, and every event answered 2xx is stored once', async () => {
+    const created = await createTenant(stack, { name: 'sigterm-drain', plan: 'enterprise' });
+    const produced = new Produced();
+    const calls: Call[] = [];
+    let stopping = false;
+    const load = runLoad(current.get('gateway')!.url, created.auth, 'term', produced, calls, () => stopping);
+    await waitFor(() => produced.done >= 10, 'the first 10 mandates');
+    const signals: { name: string; at: number; code: number | null; inFlight: Call[]; restartMs: number }[] =
+      [];
+    // A verify replica stops for good (its twin serves on); mandates, a single process, and the
+    // gateway are started again on their ports, as a rollout replaces a pod.
+    for (const name of [stack.replicas.verify[0]!.name, 'mandates', 'gateway']) {
+      const proc = current.get(name)!;
+      const at = Date.now();
+      // 30 s, as terminationGracePeriodSeconds gives it (docs/KUBERNETES.md, "What each component needs"): SIGKILL only after.
+      const code = await proc.stop('SIGTERM', 30_000);
+      const readyAt = name === 'mandates' || name === 'gateway' ? (await replace(name)).readyAt : Date.now();
+      signals.push({ name, at, code, inFlight: [], restartMs: readyAt - at });
+      const done = produced.done;
+      await waitFor(() => produced.done >= done + 5, `5 mandates after ${name} got SIGTERM`);
+    }
+    stopping = true;
+    await load;
+    for (const s of signals) s.inFlight = calls.filter((c) => c.sentAt < s.at && c.endedAt > s.at);
+
+    const createdEvents = await eventually(
+      async () => {
+        const found = await storedEvents(created.tenant.id, 'MANDATE_CREATED');
+        return found.length >= produced.byType.MANDATE_CREATED.size ? found : undefined;
+      },
+      30_000,
+      'every MANDATE_CREATED',
+      500,
+    );
+    await expectStoredOnce(
+      audit(),
+      { tenantId: created.tenant.id, produced, count: produced.done },
+      TYPES,
+      'SIGTERM under load: a verify replica (not restarted), mandates and the gateway (restarted)',
+      {
+        ...Object.fromEntries(signals.map((s) => [`${s.name}_in_flight_at_sigterm`, s.inFlight.length])),
+        ...Object.fromEntries(signals.map((s) => [`${s.name}_back_ms`, s.restartMs])),
+      },
+    );
+    // Each stopped by itself, cleanly, within the grace: the drain ended, nobody had to SIGKILL it.
+    expect(signals.map((s) => [s.name, s.code])).toEqual(signals.map((s) => [s.name, 0]));
+    // What was in flight when the signal came was answered: no reset, no timeout. A request the
+    // gateway took is answered, and not with a server error (it has drained, not cut them).
+    const failedInFlight = signals.flatMap((s) =>
+      s.inFlight
+        .filter((c) => c.status === undefined || (s.name === 'gateway' && c.status >= 500))
+        .map((c) => `${s.name}: ${c.rid} ${c.status ?? c.error} ${c.message ?? ''}`),
+    );
+    expect(failedInFlight).toEqual([]);
+    // A verify replica going away costs nothing: until mandates got its signal, no verify failed,
+    // the gateway sent each to the replica left (docs/DEPLOYMENT.md, "Consistency and expiry").
+    const verifyFailed = calls.filter(
+      (c) =>
+        c.path === '/v1/verify' &&
+        c.endedAt > signals[0]!.at &&
+        c.sentAt < signals[1]!.at &&
+        (c.status ?? 0) >= 500,
+    );
+    expect(verifyFailed.map((c) => `${c.rid} ${c.status} ${c.message ?? ''}`)).toEqual([]);
+    // No create or verification was done without its answer reaching the client (a drain that cut
+    // a request off): a service that took a request answered it.
+    const verifications = await storedEvents(created.tenant.id, 'VERIFICATION_PERFORMED');
+    const doneUnanswered = [
+      ...createdEvents.filter((e) => !produced.byType.MANDATE_CREATED.has(e.request_id ?? '')),
+      ...verifications.filter((e) => !produced.byType.VERIFICATION_PERFORMED.has(e.request_id ?? '')),
+    ].map((e) => e.request_id);
+    expect(doneUnanswered).toEqual([]);
+    // Later requests may find a service gone (the single mandates process while it restarts): a 503
+    // with Retry-After (docs/API.md, "Retries"), never another 5xx.
+    expect(serverErrors(calls).filter((e) => e.status !== 503 || !e.retryAfter)).toEqual([]);
+  }, 240_000);
+});
