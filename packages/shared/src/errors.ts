@@ -25,15 +25,22 @@ export type ErrorEnvelope = z.infer<typeof errorEnvelopeSchema>;
 /** A failure that maps onto the public envelope. Domain errors extend it so the middleware can map them. */
 export class AppError extends Error {
   readonly status: number;
+  /** Extra response headers, e.g. Retry-After on 429. */
+  readonly headers: Record<string, string>;
   constructor(
     readonly code: ErrorCode,
     message: string,
-    /** Extra response headers, e.g. Retry-After on 429. */
-    readonly headers: Record<string, string> = {},
+    headers: Record<string, string> = {},
   ) {
     super(message);
     this.name = new.target.name;
     this.status = ERROR_STATUS[code];
+    // Every 503 says when to come back (docs/API.md, "Errors"): a client that honours Retry-After
+    // never has to guess, and one second is what a dependency's reconnect takes.
+    this.headers =
+      code === 'SERVICE_UNAVAILABLE' && !('Retry-After' in headers)
+        ? { 'Retry-After': '1', ...headers }
+        : headers;
   }
 
   toEnvelope(): ErrorEnvelope {
@@ -48,6 +55,16 @@ export const notFound = (message = 'Resource not found') => new AppError('NOT_FO
 export const conflict = (message: string) => new AppError('CONFLICT', message);
 export const serviceUnavailable = (message = 'Service temporarily unavailable') =>
   new AppError('SERVICE_UNAVAILABLE', message);
+
+/**
+ * The call's audit event could not be kept (the event spool is full while the broker is away):
+ * refused before anything runs, with Retry-After, rather than answered 2xx with its event lost
+ * (docs/DECISIONS.md, "Event spool full").
+ */
+export const eventsNotRecordable = (what: string) =>
+  new AppError('SERVICE_UNAVAILABLE', `${what} cannot be recorded now (event spool full); retry later`, {
+    'Retry-After': '5',
+  });
 
 /**
  * The record a read found, else `absent()` thrown: every get-by-id answers a missing record (and

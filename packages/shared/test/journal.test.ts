@@ -74,4 +74,29 @@ describe('JournaledPublisher', () => {
     await journal.close();
     expect(inner.taken).toHaveLength(300);
   });
+
+  it('when the publisher behind refuses a batch (the spool full), then its events stay in the journal unacknowledged and are handed over again until taken, once', async () => {
+    const inner = new Taking();
+    let refusals = 2;
+    const refusing = {
+      kind: 'rabbitmq' as const,
+      publish: (events: AuditEvent[]) =>
+        refusals-- > 0 ? Promise.reject(new Error('event spool full')) : inner.publish(events),
+      close: () => inner.close(),
+    };
+    const journal = await JournaledPublisher.open(refusing, { dir: dir(), logger });
+    const event = apiCall();
+    await expect(journal.publish([event])).rejects.toThrow('event spool full');
+    // Still waiting: a SIGKILL now would hand it over again at the next start.
+    await new Promise((r) => setImmediate(r));
+    const journaled = await readFile(path.join(dir(), 'journal.ndjson'), 'utf8');
+    expect(journaled).toContain(event.id);
+    expect(journaled).not.toContain('"a":');
+    // Handed over again (once a second) until the publisher takes it.
+    const deadline = Date.now() + 10_000;
+    while (inner.taken.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(inner.taken.map((e) => e.id)).toEqual([event.id]);
+    await journal.close();
+    expect(inner.taken).toHaveLength(1);
+  });
 });

@@ -77,6 +77,18 @@ describe('Redis idempotency store', () => {
     expect(await store.acquire(TENANT, 'c', { fingerprint: 'f3', token: 'next' }, 60_000)).toBeNull();
   });
 
+  it('when the holder lock vanished while its request ran (Redis restarted empty), then its answer is stored all the same and the retry replays it', async () => {
+    const lock = { fingerprint: 'f6', token: 'holder' };
+    await store.acquire(TENANT, 'lost', lock, 60_000);
+    await redis.del(`${prefix}:${TENANT}:lost`);
+    await store.complete(TENANT, 'lost', lock, response, 60_000);
+    expect(await store.acquire(TENANT, 'lost', { fingerprint: 'f6', token: 'retry' }, 60_000)).toEqual({
+      state: 'done',
+      fingerprint: 'f6',
+      response,
+    });
+  });
+
   it('when the holder never answers, then the lock lapses after lockMs and the key can be taken again', async () => {
     await store.acquire(TENANT, 'd', { fingerprint: 'f4', token: 't1' }, 100);
     const deadline = Date.now() + 20_000;

@@ -1,7 +1,10 @@
 import { Redis } from 'ioredis';
-import { newId, snapshotKey } from '@mandate/shared';
+import { fixedClock, newId, snapshotKey } from '@mandate/shared';
 import { testSnapshotMac } from '@mandate/shared/testing';
 import type { MandateSnapshots } from '../src/snapshots/mandate-snapshots';
+import type { Mandate } from '../src/domain/mandate';
+import { applyOperation, readForVerify } from '../src/domain/mandates';
+import { MemoryMandateStore } from '../src/store/memory-mandate-store';
 import { MemorySnapshots } from './memory-snapshots';
 import { RedisSnapshots } from '../src/snapshots/redis-snapshots';
 import { buildMandate } from './support';
@@ -115,5 +118,39 @@ describe('mandate snapshots in Redis — MAC (real server)', () => {
     expect(testSnapshotMac.check(JSON.stringify(m), await redis.hget(key, 's'))).toBe(true);
     // With its MAC in place, the same version is not written again.
     expect(await snapshots.write(m)).toBe(false);
+  });
+});
+
+describe('a verify refill when Redis lost its data', () => {
+  it('when a revocation commits while a refill is on its way and Redis comes back empty before the refill writes, then the snapshot ends at the revoked version, never the older one', async () => {
+    const store = new MemoryMandateStore();
+    const tenantId = newId('tnt');
+    const mandate = await store.create(tenantId, buildMandate({ tenant_id: tenantId }));
+    let redis = new MemorySnapshots();
+    let raced = false;
+    const deps = {
+      store,
+      clock: fixedClock(new Date()),
+      snapshots: {
+        kind: 'memory' as const,
+        fence: (t: string, m: string, v: number) => redis.fence(t, m, v),
+        write: async (m: Mandate) => {
+          if (!raced) {
+            raced = true;
+            // Between the refill's read and its write: a revocation (fence, commit, snapshot), then
+            // Redis restarted empty, its fence gone with it.
+            await applyOperation({ ...deps, snapshots: redis }, tenantId, mandate.id, 'revoke');
+            redis = new MemorySnapshots();
+          }
+          return redis.write(m);
+        },
+        ping: async () => undefined,
+        close: async () => undefined,
+      },
+    };
+    // The read in flight answers what it read (it began before the revocation)...
+    expect((await readForVerify(deps, tenantId, mandate.id)).state).toBe('ACTIVE');
+    // ...but what the next verify reads is the revoked version.
+    expect(redis.read(tenantId, mandate.id)).toMatchObject({ state: 'REVOKED', version: 2 });
   });
 });

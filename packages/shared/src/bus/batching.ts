@@ -53,6 +53,10 @@ export class BatchingPublisher implements EventPublisher {
     return this.inner.kind;
   }
 
+  accepting(): boolean {
+    return this.inner.accepting?.() ?? true;
+  }
+
   publish(events: AuditEvent[]): Promise<void> {
     if (events.length === 0) return Promise.resolve();
     const batch = (this.batch ??= newBatch());

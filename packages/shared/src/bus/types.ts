@@ -5,6 +5,12 @@ export interface EventPublisher {
   readonly kind: 'rabbitmq' | 'in-process';
   /** Resolves once the broker has confirmed every event (or the in-process bus has taken them). */
   publish(events: AuditEvent[]): Promise<void>;
+  /**
+   * False while events handed over now could not be kept (the local event spool is full, the broker
+   * away): a caller answers 503 with Retry-After instead of a 2xx whose event would be lost
+   * (docs/DECISIONS.md, "Event spool full"). Absent: always accepting.
+   */
+  accepting?(): boolean;
   close(): Promise<void>;
 }
 

@@ -14,6 +14,8 @@ export interface JournalOptions {
 }
 
 const JOURNAL = 'journal.ndjson';
+/** Pause before a refused batch is handed over again (the spool's own replay retries every second). */
+const RETRY_DELAY_MS = 1_000;
 
 /** One journal line: the events handed over (`e`), or the ids whose publish has settled (`a`). */
 type Line = { e: AuditEvent } | { a: string[] };
@@ -23,8 +25,8 @@ type Line = { e: AuditEvent } | { a: string[] };
  * broker's confirm): publish() appends its events to a file with one synchronous write before it
  * returns, so an event a caller handed over before answering its client survives a SIGKILL of
  * the process (a completed write is the kernel's; only a machine crash can lose it). Once the
- * inner publisher has settled an event (confirmed by the broker, fsync'd into the spool, or
- * refused and logged), its id is appended as acknowledged. open() hands whatever an earlier run
+ * inner publisher has settled an event (confirmed by the broker or fsync'd into the spool), its
+ * id is appended as acknowledged; an event it refused (the spool full) is handed over again. open() hands whatever an earlier run
  * left unacknowledged to the inner publisher again: at least once, and audit keeps each id once.
  */
 export class JournaledPublisher implements EventPublisher {
@@ -35,7 +37,11 @@ export class JournaledPublisher implements EventPublisher {
   private settled: string[] = [];
   private ackTimer?: NodeJS.Immediate;
   private closed = false;
+  /** Set as close() begins: no refused batch is handed over again from then on (it stays in the journal). */
+  private stopping = false;
   private lastFailureLog = 0;
+  private lastRetryLog = 0;
+  private readonly retries = new Set<NodeJS.Timeout>();
 
   private constructor(
     private readonly inner: EventPublisher,
@@ -81,12 +87,43 @@ export class JournaledPublisher implements EventPublisher {
     return this.forward(events);
   }
 
+  accepting(): boolean {
+    return this.inner.accepting?.() ?? true;
+  }
+
   private forward(events: AuditEvent[]): Promise<void> {
-    return this.inner.publish(events).finally(() => {
-      for (const e of events) this.settled.push(e.id);
-      // One acknowledgement line for everything settled in this turn, not one per caller.
-      this.ackTimer ??= setImmediate(() => this.acknowledge());
-    });
+    return this.inner.publish(events).then(
+      () => {
+        for (const e of events) this.settled.push(e.id);
+        // One acknowledgement line for everything settled in this turn, not one per caller.
+        this.ackTimer ??= setImmediate(() => this.acknowledge());
+      },
+      (err: unknown) => {
+        // Refused (the spool full, its disk failing): the caller may have answered its client
+        // already, so the events stay waiting, here and in the journal, and are handed over again
+        // until something keeps them (docs/DECISIONS.md, "Event spool full"); never acknowledged as if published.
+        this.retryLater(events, err);
+        throw err;
+      },
+    );
+  }
+
+  private retryLater(events: AuditEvent[], err: unknown): void {
+    if (this.stopping) return;
+    const now = Date.now();
+    if (now - this.lastRetryLog >= 10_000) {
+      this.lastRetryLog = now;
+      this.logger.warn(
+        { err, events: events.length },
+        'events refused by the publisher; kept in the journal and handed over again',
+      );
+    }
+    const timer = setTimeout(() => {
+      this.retries.delete(timer);
+      this.forward(events).catch(() => undefined);
+    }, RETRY_DELAY_MS);
+    timer.unref();
+    this.retries.add(timer);
   }
 
   private acknowledge(): void {
@@ -139,6 +176,9 @@ export class JournaledPublisher implements EventPublisher {
    */
   async close(): Promise<void> {
     if (this.closed) return;
+    this.stopping = true;
+    for (const timer of this.retries) clearTimeout(timer);
+    this.retries.clear();
     await this.inner.close();
     if (this.ackTimer) clearImmediate(this.ackTimer);
     this.acknowledge();

@@ -128,6 +128,16 @@ export class SpoolingPublisher implements EventPublisher, SpoolSizeSource {
     return this.spooling;
   }
 
+  /**
+   * False once the spool holds more than seven eighths of EVENT_SPOOL_MAX_MB: new calls are refused
+   * (503) from then on, and the last eighth takes the events of calls answered before the gate
+   * closed (docs/DECISIONS.md, "Event spool full"). A batch that still does not fit is refused
+   * here and kept by the journal in front, which hands it over again once replay made room.
+   */
+  accepting(): boolean {
+    return this.bytesOnDisk + this.opts.maxBytes / 8 <= this.opts.maxBytes;
+  }
+
   async publish(events: AuditEvent[]): Promise<void> {
     if (events.length === 0) return;
     if (!this.spooling && !this.closed) {

@@ -8,9 +8,13 @@ local current = redis.call('GET', KEYS[1])
 if current then return current end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2], 'NX')
 return false`;
-// Only the holder of the pending lock (the exact value it wrote) may replace or drop it.
+// Only the holder of the pending lock (the exact value it wrote) may replace it, or the first to
+// answer once the key is gone (its lock lapsed, or Redis restarted empty while the request ran): the
+// work was done, so the retry the client sends next must get this answer, not run it again
+// (docs/API.md, "Idempotency"). Another request's lock or record is left alone.
 const COMPLETE_LUA = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end
+local current = redis.call('GET', KEYS[1])
+if current == ARGV[1] or not current then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end
 return 0`;
 const RELEASE_LUA = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end

@@ -1,4 +1,4 @@
-import { AppError, markRequest, setSpanAttributes } from '@mandate/shared';
+import { AppError, eventsNotRecordable, markRequest, setSpanAttributes } from '@mandate/shared';
 import { checkAccess, credentialIdentity, identify, presentedApiKey } from '../auth/authenticate';
 import type { GatewayDeps } from '../deps';
 import { limitSubject } from '../limits';
@@ -72,6 +72,12 @@ export function admissionStep(deps: GatewayDeps, guard: AuthGuard) {
 
   return async (call: Call, rule: RouteRule, params: Record<string, string>): Promise<void> => {
     await authenticateCall(call, rule, params);
+    // A call whose API_CALL could not be kept is refused before it runs or counts, and its 503 is
+    // not audited either: that event would only fill the spool further (docs/DECISIONS.md, "Event spool full").
+    if (call.principal && deps.publisher.accepting?.() === false) {
+      call.unaudited = true;
+      throw eventsNotRecordable('API call events');
+    }
     // One limiter call per request, after authentication (rejected credentials cost no budget).
     const subject = deps.limiter && limitSubject(rule, call.principal, ip(call));
     if (subject) {

@@ -13,7 +13,7 @@ export function auditStep(deps: GatewayDeps) {
     const { req, res } = call;
     let audited = false;
     const audit = (status: number) => {
-      if (audited || !call.principal) return;
+      if (audited || !call.principal || call.unaudited) return;
       audited = true;
       const event = apiCallEvent({
         principal: call.principal,

@@ -19,6 +19,8 @@ export interface Call {
   principal: Principal | null;
   /** The body, when a step before forwarding had to read it (an AuthZEN batch's cost: limit-cost.ts). */
   body?: { raw: Buffer | undefined };
+  /** Refused because its API_CALL could not be kept (the event spool full): no event, it would fill the spool further. */
+  unaudited?: boolean;
 }
 
 /**

@@ -206,16 +206,17 @@ async function principalOf(
   return { ...party, name, verified: { method: 'openid4vp', ...result } };
 }
 
-/** Forward-only; a failure is logged, never fatal: a fence or a miss already keeps readers correct. */
-async function writeSnapshot(deps: TransitionDeps, mandate: Mandate): Promise<void> {
-  if (!deps.snapshots) return;
+/** Forward-only; a failure is logged, never fatal: a fence or a miss already keeps readers correct. True when written. */
+async function writeSnapshot(deps: TransitionDeps, mandate: Mandate): Promise<boolean> {
+  if (!deps.snapshots) return false;
   try {
-    await deps.snapshots.write(mandate);
+    return await deps.snapshots.write(mandate);
   } catch (err) {
     deps.logger?.warn(
       { err, mandateId: mandate.id, version: mandate.version },
       'mandate snapshot not written',
     );
+    return false;
   }
 }
 
@@ -275,7 +276,14 @@ async function commitTransition(
 export async function readForVerify(deps: TransitionDeps, tenantId: string, id: string): Promise<Mandate> {
   const stored = await deps.store.get(tenantId, id);
   if (!stored) throw new MandateNotFound();
-  await writeSnapshot(deps, stored);
+  if (await writeSnapshot(deps, stored)) {
+    // A refill writes what it read a moment ago. Had a change committed in between and Redis lost
+    // its fence meanwhile (restarted empty), this copy would be older than the store with nothing
+    // to fence it, an ALLOW for a revoked mandate until its next change (docs/OPERATIONS.md,
+    // "Backup and restore": never a different answer). Reading again after the write moves it on.
+    const after = await deps.store.get(tenantId, id);
+    if (after && after.version > stored.version) await writeSnapshot(deps, after);
+  }
   return withEffectiveState(stored, deps.clock.now());
 }
 

@@ -1,4 +1,10 @@
-import { AppError, buildEvent, processMetrics, type CallerContext } from '@mandate/shared';
+import {
+  AppError,
+  buildEvent,
+  eventsNotRecordable,
+  processMetrics,
+  type CallerContext,
+} from '@mandate/shared';
 import type { AuthzenEvaluationResponse, EvaluationsSemantic } from '../contract';
 import type { Deps } from '../deps';
 import type { VerifyMetrics } from '../metrics';
@@ -37,6 +43,8 @@ export async function performEvaluations(
   call: EvaluationsCall,
 ): Promise<EvaluationOutcome[]> {
   const { tenantId, caller } = call;
+  // As a verify: no decisions whose events could not be kept (docs/DECISIONS.md, "Event spool full").
+  if (deps.publisher.accepting?.() === false) throw eventsNotRecordable('Verification events');
   const mandates = await readOnce(deps, call);
   const now = deps.clock.now();
 

@@ -1,4 +1,11 @@
-import { buildEvent, markRequest, notFound, processMetrics, type CallerContext } from '@mandate/shared';
+import {
+  buildEvent,
+  eventsNotRecordable,
+  markRequest,
+  notFound,
+  processMetrics,
+  type CallerContext,
+} from '@mandate/shared';
 import type { Deps } from '../deps';
 import type { VerifyMetrics } from '../metrics';
 import { decide, serialiseDecision, type VerifyInput } from './decide';
@@ -16,6 +23,8 @@ const decisions = processMetrics();
 /** One verify: read the mandate, decide, hand the event over; answers the response body. */
 export async function performVerify(deps: Deps, metrics: VerifyMetrics, call: VerifyCall): Promise<string> {
   const { tenantId, caller, input } = call;
+  // No decision whose VERIFICATION_PERFORMED could not be kept (docs/DECISIONS.md, "Event spool full").
+  if (deps.publisher.accepting?.() === false) throw eventsNotRecordable('Verification events');
   // The caller's token names verify as its audience; mandates only takes one minted for it, for the same caller.
   const internalToken = await deps.mandatesTokens!.mint(caller, 'mandates');
   const mandate = await deps.reader.get(

@@ -11,6 +11,10 @@ export class CountingPublisher implements EventPublisher {
     return this.inner.kind;
   }
 
+  accepting(): boolean {
+    return this.inner.accepting?.() ?? true;
+  }
+
   publish(events: AuditEvent[]): Promise<void> {
     this.count(events.length);
     return this.inner.publish(events);
