@@ -230,11 +230,13 @@ describe.each([
     const created: { id: string; status: { status_list: { idx: number; uri: string } } }[] = [];
     // Four to suspend, four to revoke, two left alone, and two that expire during the cut (the
     // sweeper persists EXPIRED while the broker is away; the list must show it all the same).
-    const expiresAt = new Date(Date.now() + 8_000).toISOString();
+    // Each expiry counted from its own create: on a loaded machine the loop can take longer than 8 s,
+    // and one computed before it was in the past by then (a 400 in CI).
+    const expiresAt = () => new Date(Date.now() + 8_000).toISOString();
     for (let i = 0; i < 14; i++) {
       const res = await api('POST', '/v1/mandates', {
         auth,
-        body: { principal: `p${i}`, delegate: `d${i}`, ...(i >= 12 ? { expires_at: expiresAt } : {}) },
+        body: { principal: `p${i}`, delegate: `d${i}`, ...(i >= 12 ? { expires_at: expiresAt() } : {}) },
       });
       expect(res.status).toBe(201);
       created.push(res.body);
