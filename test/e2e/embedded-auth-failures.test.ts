@@ -5,8 +5,8 @@ import { apiClient, createTenant, eventually } from '../support/stack';
  * The failed-authentication limit behind a shared address (a company NAT), through the gateway of
  * `npm start` (real identity, the revocation event on its bus): a client with a stale key gets the
  * address blocked, every valid key keeps working there in every header form (one created since
- * included, also once the address has spent its lookups on guesses), and a revocation (its event
- * evicting the gateway's cache and its list of usable keys) still wins.
+ * included, also once the address has spent its lookups on guesses, and a JWT never seen before),
+ * and a revocation (its event evicting the gateway's cache and its list of usable keys) still wins.
  * (docs/DECISIONS.md, "Authentication")
  * TRUST_PROXY names the client by X-Forwarded-For, so the NAT is one address of the test's choosing.
  */
@@ -82,6 +82,23 @@ describe('end to end: a blocked shared address and the valid keys behind it', ()
     const afterGuesses = await newKey('created after the guesses');
     expect((await fromNat(afterGuesses.auth)).status).toBe(200);
     expect((await fromNat(`${tenant.id}:msk_${'K'.repeat(43)}`)).status).toBe(429);
+    // So does a JWT this gateway has never seen, signed by a trusted issuer (here the development
+    // sign-in), while a forged one stays 429.
+    const assigned = await api('POST', `/v1/tenants/${tenant.id}/role-assignments`, {
+      auth: admin,
+      body: { subject_id: 'dashboard:nat-user', roles: ['tenant_viewer'] },
+    });
+    expect(assigned.status).toBe(201);
+    const signedIn = await api('POST', '/dashboard-dev/sign-in', {
+      body: { tenant_id: tenant.id, subject_id: 'dashboard:nat-user' },
+    });
+    expect(signedIn.status).toBe(200);
+    const token: string = signedIn.body.token;
+    const asSubject = (jwt: string) =>
+      api('GET', '/v1/me', { auth: jwt, headers: { ...NAT, 'x-tenant-id': tenant.id } });
+    expect((await asSubject(token)).status).toBe(200);
+    const [header, payload] = token.split('.');
+    expect((await asSubject(`${header}.${payload}.${'A'.repeat(86)}`)).status).toBe(429);
 
     const revoked = await api('POST', `/v1/tenants/${tenant.id}/api-keys/${good.id}/revoke`, { auth: admin });
     expect(revoked.status).toBe(200);

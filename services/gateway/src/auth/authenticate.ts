@@ -96,11 +96,10 @@ export function credentialIdentity(req: IncomingMessage): string | undefined {
 }
 
 /** The kind of credential a request carried, for the failed-authentication log: never any part of it. */
-/** The API-key secret a request carries, if it carries one (for the list of usable keys). */
-export function presentedApiKey(req: IncomingMessage): string | undefined {
+/** The credential a request carries, or undefined when it carries none or a malformed one. */
+export function presentedCredential(req: IncomingMessage): Credential | undefined {
   try {
-    const credential = readCredential(req);
-    return credential.kind === 'api_key' ? credential.secret : undefined;
+    return readCredential(req);
   } catch {
     return undefined;
   }
@@ -124,6 +123,12 @@ export function sameSecret(a: string, b: string): boolean {
 
 export interface JwtAuthenticator {
   authenticate(token: string, tenantId: string | null): Promise<Principal>;
+  /**
+   * Whether the token is a trusted issuer's and valid now (signature, issuer, audience, expiry),
+   * without looking its subject up: what lets a JWT pass a blocked address (docs/DECISIONS.md,
+   * "Authentication"), since no one guesses a signature.
+   */
+  verifies?(token: string): Promise<boolean>;
 }
 
 export interface AuthDeps {

@@ -123,6 +123,13 @@ export class JoseJwtAuthenticator implements JwtAuthenticator {
     return principalOfSubject(this.subjects, subjectId, tenantId, issuedFor);
   }
 
+  async verifies(token: string): Promise<boolean> {
+    return this.verify(token).then(
+      () => true,
+      () => false,
+    );
+  }
+
   /** The canonical subject id of a valid token, and the tenant it was issued for; 401 for anything else. */
   async verify(token: string): Promise<VerifiedToken> {
     let iss: unknown;

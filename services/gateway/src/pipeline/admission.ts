@@ -1,5 +1,5 @@
 import { AppError, eventsNotRecordable, markRequest, setSpanAttributes } from '@mandate/shared';
-import { checkAccess, credentialIdentity, identify, presentedApiKey } from '../auth/authenticate';
+import { checkAccess, credentialIdentity, identify, presentedCredential } from '../auth/authenticate';
 import type { GatewayDeps } from '../deps';
 import { limitSubject } from '../limits';
 import type { RouteRule } from '../routes/table';
@@ -13,8 +13,8 @@ import { limitCostStep } from './limit-cost';
  * its minute passes, except for a valid credential, in whatever header form it comes
  * (docs/DECISIONS.md, "Authentication"): one that authenticated here in the last 10
  * minutes goes on to authentication, so does an API key in identity's list of usable keys
- * (UsableKeys), and so does one unknown here while the address has lookups left
- * (BlockedLookups). True when the call took one of those lookups.
+ * (UsableKeys) and a JWT whose signature verifies, and so does any other while the address has
+ * lookups left (BlockedLookups). True when the call took one of those lookups.
  */
 async function admitBlocked(
   deps: GatewayDeps,
@@ -26,10 +26,17 @@ async function admitBlocked(
   if (identity !== undefined && guard.recent.has(identity)) return false;
   const wait = deps.limiter?.authBlocked?.(address) ?? 0;
   if (wait === 0) return false;
-  const apiKey = presentedApiKey(call.req);
-  if (apiKey !== undefined && deps.usableKeys && (await deps.usableKeys.admits(apiKey))) return false;
+  if (await provablyValid(deps, call)) return false;
   if (identity === undefined || !guard.lookups.take(address, identity)) throw tooManyAuthFailures(wait);
   return true;
+}
+
+/** A credential shown valid without a lookup: a listed API key, or a JWT a trusted issuer signed. */
+async function provablyValid(deps: GatewayDeps, call: Call): Promise<boolean> {
+  const credential = presentedCredential(call.req);
+  if (credential?.kind === 'api_key') return (await deps.usableKeys?.admits(credential.secret)) ?? false;
+  if (credential?.kind === 'jwt') return (await deps.jwt?.verifies?.(credential.token)) ?? false;
+  return false;
 }
 
 /**
