@@ -71,7 +71,11 @@ function launcherEnv(namespace: string, port: number, extra: Record<string, stri
 }
 
 /** `npm run start:services` (node --import tsx scripts/services.ts) to its exit; what it printed, in lines. */
-function launchToExit(env: Record<string, string>): Promise<{ code: number | null; lines: string[] }> {
+function launchToExit(
+  env: Record<string, string>,
+  /** Called with everything printed so far, each time more is printed. */
+  onOutput?: (lines: string[]) => void,
+): Promise<{ code: number | null; lines: string[] }> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/services.ts')], {
       cwd: ROOT,
@@ -79,8 +83,12 @@ function launchToExit(env: Record<string, string>): Promise<{ code: number | nul
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const printed = (d: Buffer) => {
+      out += d.toString();
+      onOutput?.(out.split('\n').filter(Boolean));
+    };
+    child.stdout.on('data', printed);
+    child.stderr.on('data', printed);
     // Should the launcher hang, the test fails on its timeout; it must not outlive the test.
     const timer = setTimeout(() => child.kill('SIGKILL'), 140_000);
     child.once('close', (code) => {
@@ -167,12 +175,19 @@ describe('npm run start:services leaves no process behind', () => {
   it('when the gateway fails at start after two verify replicas opened their event spools, then no spool directory of the run is left', async () => {
     const namespace = `test-${newId('req')}`;
     namespaces.push(namespace);
-    // Something else answers on the gateway's port (503), so the gateway cannot listen and exits.
+    // Something else takes the gateway's port once both replicas are starting (the launcher checks
+    // the port before it starts anything, and starts the gateway only once the replicas are ready),
+    // so the gateway cannot listen and exits.
     const holder = createServer((_req, res) => res.writeHead(503).end());
     const port = await freePort();
-    await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
+    let taken: Promise<void> | undefined;
     try {
-      const result = await launchToExit(launcherEnv(namespace, port, { VERIFY_REPLICAS: '2' }));
+      const result = await launchToExit(launcherEnv(namespace, port, { VERIFY_REPLICAS: '2' }), (lines) => {
+        const replicas = [...spawnedBy(lines).keys()].filter((l) => l.startsWith('verify-'));
+        if (replicas.length === 2)
+          taken ??= new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
+      });
+      await taken;
       const spawned = spawnedBy(result.lines);
       spawnedInTest.push(...[...spawned.values()].map((s) => s.pid));
       expect(result.code).toBe(1);
@@ -182,7 +197,7 @@ describe('npm run start:services leaves no process behind', () => {
       const spools = readdirSync(SPOOL_ROOT).filter((d) => d.includes(`-${namespace}-`));
       expect(spools).toEqual([]);
     } finally {
-      await new Promise((resolve) => holder.close(resolve));
+      if (holder.listening) await new Promise((resolve) => holder.close(resolve));
     }
   }, 150_000);
 
