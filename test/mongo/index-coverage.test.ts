@@ -1,26 +1,7 @@
 import { Schema } from 'mongoose';
 import type { MongoQueryShape } from '@mandate/shared';
 import { declaredIndexes, uncoveredQueries } from '@mandate/shared/testing';
-import {
-  EVENT_QUERY_SHAPES,
-  LOG_QUERY_SHAPES,
-  checkpointSchema,
-  eventSchema,
-  logHeadSchema,
-  logNodeSchema,
-  WEBHOOK_QUERY_SHAPES,
-  webhookDeliverySchema,
-  webhookEndpointSchema,
-} from '@mandate/audit/testing';
-import { IDENTITY_GUARD_SCHEMAS, IDENTITY_QUERY_SHAPES, IDENTITY_SCHEMAS } from '@mandate/identity/testing';
-import {
-  AUTHORIZATION_QUERY_SHAPES,
-  MANDATE_QUERY_SHAPES,
-  authorizationSchema,
-  budgetPeriodSchema,
-  mandateSchema,
-  statusListSchema,
-} from '@mandate/mandates/testing';
+import { MONGO_SERVICES, collectionOf } from '../../scripts/mongo-indexes';
 
 /**
  * Every query the Mongo adapters declare is served by a declared index, read from the schemas
@@ -28,26 +9,13 @@ import {
  * so this is where a missing index shows up before production.
  */
 describe('MongoDB index coverage', () => {
-  const adapters: [string, Record<string, Schema>, MongoQueryShape[]][] = [
-    ['mandates', { mandates: mandateSchema, mandate_status_lists: statusListSchema }, MANDATE_QUERY_SHAPES],
-    [
-      'mandates authorizations',
-      { authorizations: authorizationSchema, budget_periods: budgetPeriodSchema },
-      AUTHORIZATION_QUERY_SHAPES,
-    ],
-    ['audit', { events: eventSchema }, EVENT_QUERY_SHAPES],
-    [
-      'audit log',
-      { audit_log_nodes: logNodeSchema, audit_log_heads: logHeadSchema, audit_checkpoints: checkpointSchema },
-      LOG_QUERY_SHAPES,
-    ],
-    [
-      'audit webhooks',
-      { webhook_endpoints: webhookEndpointSchema, webhook_deliveries: webhookDeliverySchema },
-      WEBHOOK_QUERY_SHAPES,
-    ],
-    ['identity', { ...IDENTITY_SCHEMAS, ...IDENTITY_GUARD_SCHEMAS }, IDENTITY_QUERY_SHAPES],
-  ];
+  // Each service's schemas by collection, and the queries its adapters declare (the same list
+  // `npm run docs:indexes` writes into OPERATIONS.md).
+  const adapters: [string, Record<string, Schema>, MongoQueryShape[]][] = MONGO_SERVICES.map((m) => [
+    m.service,
+    Object.fromEntries(m.schemas.map((schema) => [collectionOf(schema), schema])),
+    m.shapes,
+  ]);
 
   it.each(adapters)(
     'when the %s adapter declares its queries, then every one has an index whose prefix serves it',
