@@ -1,5 +1,12 @@
-import { createLogger } from '@mandate/shared';
-import { memoryAdapter, mongoAdapter, type AdapterFactory } from '@mandate/shared/testing';
+import type { Connection } from 'mongoose';
+import { connectMongo, createLogger } from '@mandate/shared';
+import {
+  MONGO_URL,
+  memoryAdapter,
+  mongoAdapter,
+  testDatabaseName,
+  type AdapterFactory,
+} from '@mandate/shared/testing';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -34,4 +41,36 @@ export function eventStoreAdapters(): AdapterFactory<AuditStore>[] {
       return store;
     }),
   ];
+}
+
+/**
+ * For a suite about the Mongo store alone (inside describeIfAvailable on MONGO_URL): a
+ * MongoEventStore on a database of its own, opened before the suite and dropped after it.
+ */
+export function mongoEventStoreOfSuite(prefix: string): {
+  database: string;
+  connection: Connection;
+  store: MongoEventStore;
+} {
+  const database = testDatabaseName(prefix);
+  let connection: Connection | undefined;
+  let store: MongoEventStore | undefined;
+  beforeAll(async () => {
+    connection = await connectMongo(MONGO_URL!, database, logger);
+    store = new MongoEventStore(connection);
+    await store.init();
+  });
+  afterAll(async () => {
+    await connection?.dropDatabase();
+    await connection?.close();
+  });
+  return {
+    database,
+    get connection() {
+      return connection!;
+    },
+    get store() {
+      return store!;
+    },
+  };
 }

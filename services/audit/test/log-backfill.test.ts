@@ -3,7 +3,6 @@ import { CompactSign, exportJWK, generateKeyPair } from 'jose';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Connection } from 'mongoose';
 import {
   AUDIT_CHECKPOINT_TYP,
   auditLeafHash,
@@ -16,13 +15,7 @@ import {
   type AuditEvent,
   type CheckpointClaims,
 } from '@mandate/shared';
-import {
-  MONGO_TARGET,
-  MONGO_URL,
-  describeIfAvailable,
-  mongoSkipReason,
-  testDatabaseName,
-} from '@mandate/shared/testing';
+import { MONGO_TARGET, MONGO_URL, describeIfAvailable, mongoSkipReason } from '@mandate/shared/testing';
 import { verifyBundle } from '../../../packages/evidence-cli/src';
 import { runBackfill } from '../src/backfill';
 import { auditConfig } from '../src/config';
@@ -31,6 +24,7 @@ import type { EvidenceMandate } from '../src/evidence/bundle';
 import { exportEvidence } from '../src/evidence/export-evidence';
 import type { MandatesSource } from '../src/evidence/mandates-source';
 import { MongoEventStore } from '../src/store/mongo-event-store';
+import { mongoEventStoreOfSuite } from './adapters';
 import { buildAuditEvent } from './factories';
 
 /**
@@ -91,22 +85,11 @@ describeIfAvailable(
   `backfill of events stored before the log (${MONGO_TARGET})`,
   mongoSkipReason ?? '',
   () => {
-    let connection: Connection;
-    let store: MongoEventStore;
-    const db = testDatabaseName('auditbackfill');
-
-    beforeAll(async () => {
-      connection = await connectMongo(MONGO_URL!, db, logger);
-      store = new MongoEventStore(connection);
-      await store.init();
-    });
-    afterAll(async () => {
-      await connection.dropDatabase();
-      await connection.close();
-    });
+    const suite = mongoEventStoreOfSuite('auditbackfill');
+    const db = suite.database;
 
     const events = () =>
-      connection.collection<{ _id: string; seq?: number; tenant_id: string | null }>('events');
+      suite.connection.collection<{ _id: string; seq?: number; tenant_id: string | null }>('events');
 
     it('when events predate the log, then a stopped backfill resumes, numbers them in stored order gap-free, runs again as a no-op, and every proof verifies', async () => {
       const tenant = newId('tnt');
@@ -128,11 +111,11 @@ describeIfAvailable(
       await events().insertMany(
         [...old.slice(3), ...others, platform, ...old.slice(0, 3)].map(preLogDoc) as never,
       );
-      expect(await store.logSize(tenant)).toBe(0);
+      expect(await suite.store.logSize(tenant)).toBe(0);
 
       // A run stopped after its first batch of 2 (a crash, ^C): those 2 have their seqs, the rest not.
       await expect(
-        store.backfillLog({
+        suite.store.backfillLog({
           batchSize: 2,
           onBatch: () => {
             throw new Error('stopped');
@@ -156,7 +139,7 @@ describeIfAvailable(
       expect(await byId(tenant)).toEqual(old.map((e, i) => [e.id, i + 1]));
       expect(await byId(other)).toEqual(others.map((e, i) => [e.id, i + 1]));
       expect((await events().findOne({ _id: platform.id }))?.seq).toBeUndefined();
-      expect(await store.logHeads()).toEqual(
+      expect(await suite.store.logHeads()).toEqual(
         expect.arrayContaining([
           { tenantId: tenant, size: 7 },
           { tenantId: other, size: 3 },
@@ -165,16 +148,16 @@ describeIfAvailable(
       expect(lines.join('\n')).toContain(`${tenant}:`);
 
       // Idempotent: a second run numbers nothing.
-      const again = await store.backfillLog();
+      const again = await suite.store.backfillLog();
       expect(again.find((r) => r.tenantId === tenant)).toEqual({ tenantId: tenant, assigned: 0, size: 7 });
 
       // The first checkpoint over the backfilled log; every inclusion proof verifies against it.
       const { sign, mandates } = await signing();
-      const first = (await checkpointNow(store, sign, tenant, clock))!;
+      const first = (await checkpointNow(suite.store, sign, tenant, clock))!;
       expect(first.tree_size).toBe(7);
       const root = fromBase64Url(first.root_hash)!;
       for (const event of old) {
-        const proof = await inclusionProof(store, tenant, event.id, 7);
+        const proof = await inclusionProof(suite.store, tenant, event.id, 7);
         const ok = merkleHasher.verifyInclusion(
           proof.seq - 1,
           proof.tree_size,
@@ -187,15 +170,15 @@ describeIfAvailable(
 
       // New events after the backfill follow it; the later checkpoint is consistent with the first.
       const later = [about(), buildAuditEvent(tenant)];
-      await store.insertMany(later);
-      expect((await store.get(tenant, later[1]!.id))?.seq).toBe(9);
-      const second = (await checkpointNow(store, sign, tenant, clock))!;
-      const proof = await consistencyProof(store, tenant, 7, second.tree_size);
+      await suite.store.insertMany(later);
+      expect((await suite.store.get(tenant, later[1]!.id))?.seq).toBe(9);
+      const second = (await checkpointNow(suite.store, sign, tenant, clock))!;
+      const proof = await consistencyProof(suite.store, tenant, 7, second.tree_size);
 
       // The mandate's bundle: its checkpoint, every event's proof, and consistency with the first.
       let text = '';
       await exportEvidence(
-        { store, mandates, clock, signCheckpoint: sign },
+        { store: suite.store, mandates, clock, signCheckpoint: sign },
         { tenantId: tenant, internalToken: 't' },
         mandateId,
         { write: async (chunk) => void (text += chunk) },
@@ -221,7 +204,7 @@ describeIfAvailable(
         const racer = new MongoEventStore(second);
         const fresh = Array.from({ length: 5 }, () => buildAuditEvent(tenant));
         await Promise.all([
-          store.backfillLog({ batchSize: 3 }),
+          suite.store.backfillLog({ batchSize: 3 }),
           twin.backfillLog({ batchSize: 4 }),
           (async () => {
             for (const e of fresh) await racer.insert(e);
@@ -231,7 +214,7 @@ describeIfAvailable(
         expect(docs.map((d) => d.seq).sort((a, b) => a! - b!)).toEqual(
           Array.from({ length: 35 }, (_, i) => i + 1),
         );
-        const leaves = (await Promise.all(docs.map((d) => store.get(tenant, d._id))))
+        const leaves = (await Promise.all(docs.map((d) => suite.store.get(tenant, d._id))))
           .sort((a, b) => a!.seq! - b!.seq!)
           .map((e) => auditLeafHash(e!));
         const [root] = await twin.logHashes(tenant, [[0, 35]]);

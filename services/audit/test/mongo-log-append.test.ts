@@ -1,13 +1,6 @@
-import type { Connection } from 'mongoose';
-import { connectMongo, createLogger, newId } from '@mandate/shared';
-import {
-  MONGO_TARGET,
-  MONGO_URL,
-  describeIfAvailable,
-  mongoSkipReason,
-  testDatabaseName,
-} from '@mandate/shared/testing';
-import { MongoEventStore } from '../src/store/mongo-event-store';
+import { newId } from '@mandate/shared';
+import { MONGO_TARGET, MONGO_URL, describeIfAvailable, mongoSkipReason } from '@mandate/shared/testing';
+import { mongoEventStoreOfSuite } from './adapters';
 import { buildAuditEvent } from './factories';
 
 /**
@@ -16,32 +9,19 @@ import { buildAuditEvent } from './factories';
  * seqs another of the same process took would fail its insert, read the tenant's highest seq again
  * and retry, which under a backlog is most of the work.
  */
-const logger = createLogger('audit-append-test', 'silent');
-
 describeIfAvailable(
   !!MONGO_URL,
   `one process appending a tenant's batches at once (${MONGO_TARGET})`,
   mongoSkipReason ?? '',
   () => {
-    let connection: Connection;
-    let store: MongoEventStore;
-    const db = testDatabaseName('auditappend');
-
-    beforeAll(async () => {
-      connection = await connectMongo(MONGO_URL!, db, logger);
-      store = new MongoEventStore(connection);
-      await store.init();
-    });
-    afterAll(async () => {
-      await connection.dropDatabase();
-      await connection.close();
-    });
+    const suite = mongoEventStoreOfSuite('auditappend');
 
     it('when eight batches of one tenant are stored at once, then the highest seq is read once, no insert collides, and seqs are 1…n', async () => {
       const tenant = newId('tnt');
       const batches = Array.from({ length: 8 }, (_, b) =>
         Array.from({ length: 25 }, (_, i) => buildAuditEvent(tenant, { data: { b, i } })),
       );
+      const { store, connection } = suite;
       const logSize = jest.spyOn(store, 'logSize');
       const inserts = jest.spyOn(
         (store as unknown as { model: { collection: { insertMany: () => unknown } } }).model.collection,
