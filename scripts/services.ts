@@ -10,6 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { readdir, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import {
   ConfigError,
@@ -397,6 +398,26 @@ export function superviseLiveness(
   };
 }
 
+/**
+ * What `npm run start:services` gives a service on top of the environment, unless the environment
+ * sets it: audit (the event consumer and webhook deliveries, work no request waits for) runs at a
+ * lower CPU priority, so on a shared machine its batches yield to the request path
+ * (docs/DEPLOYMENT.md, "CPU priority").
+ */
+export const LAUNCHER_SERVICE_ENV: Partial<Record<ServiceName, Record<string, string>>> = {
+  audit: { PROCESS_NICE: '10' },
+};
+
+/**
+ * `VERIFY_REPLICAS` when unset: one verify process per two CPUs, at least one. Every request crosses
+ * the gateway and one replica, so on two CPUs a second replica only adds its own idle work and
+ * wake-ups to the CPUs the request path shares (docs/PERFORMANCE.md, round 13); on more CPUs
+ * replicas add capacity.
+ */
+export function defaultVerifyReplicas(cpus = availableParallelism()): number {
+  return Math.max(1, Math.min(16, Math.floor(cpus / 2)));
+}
+
 /** One process the launcher is about to spawn: which service, its label, the environment it gets. */
 export interface PlannedProcess {
   service: ServiceName;
@@ -607,10 +628,12 @@ function inheritedEnv(): Record<string, string> {
 
 async function main(): Promise<void> {
   const say = (line: string) => process.stdout.write(`[launcher] ${line}\n`);
-  const replicas = Number(process.env.VERIFY_REPLICAS ?? 2);
+  const replicas = process.env.VERIFY_REPLICAS
+    ? Number(process.env.VERIFY_REPLICAS)
+    : defaultVerifyReplicas();
   if (!Number.isInteger(replicas) || replicas < 1 || replicas > 16) {
     process.stderr.write(
-      'config error: VERIFY_REPLICAS: must be a whole number between 1 and 16 (default 2)\n',
+      'config error: VERIFY_REPLICAS: must be a whole number between 1 and 16 (default: one per two CPUs)\n',
     );
     process.exit(1);
   }
@@ -715,6 +738,7 @@ async function main(): Promise<void> {
       },
       env,
       extra: {
+        audit: process.env.PROCESS_NICE ? {} : LAUNCHER_SERVICE_ENV.audit,
         mandates: {
           ...(generatedSigningKey ? { LOCAL_SIGNING_KEY: generatedSigningKey } : {}),
           // Status-list uris signed into mandates name the gateway this launcher starts.

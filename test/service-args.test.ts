@@ -1,4 +1,4 @@
-import { serviceArgs } from '../scripts/services';
+import { defaultVerifyReplicas, serviceArgs } from '../scripts/services';
 
 describe('serviceArgs (the launcher)', () => {
   const saved = process.env.SERVICE_NODE_FLAGS;
@@ -22,6 +22,14 @@ describe('serviceArgs (the launcher)', () => {
     expect(serviceArgs('gateway', { kind: 'dist', distDir: '/d' })).toEqual([
       '--enable-source-maps',
       '/d/gateway/main.js',
+    ]);
+  });
+});
+
+describe('defaultVerifyReplicas (VERIFY_REPLICAS unset)', () => {
+  it('when the machine has 1 to 40 CPUs, then it is one replica per two CPUs, at least 1 and at most 16', () => {
+    expect([1, 2, 3, 4, 8, 32, 40].map((cpus) => defaultVerifyReplicas(cpus))).toEqual([
+      1, 1, 1, 2, 4, 16, 16,
     ]);
   });
 });

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import path from 'node:path';
 import { newId } from '@mandate/shared';
 import { startScript, type ScriptProcess } from '../support/script-process';
@@ -46,6 +46,11 @@ function bound(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
+}
+
+/** The nice value of a live process (/proc/<pid>/stat, field 19). */
+function niceOf(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
 }
 
 /** What is still there of what the launcher spawned: live pids and bound ports, by label. */
@@ -220,6 +225,16 @@ describe('npm run start:services leaves no process behind', () => {
       spawnedInTest.push(...[...spawned.values()].map((s) => s.pid));
       expect([...spawned.keys()].sort()).toEqual(['audit', 'gateway', 'identity', 'mandates', 'verify']);
       expect(await leftovers(spawned)).toHaveLength(10);
+      // Audit's background work yields the CPU to the request path (docs/DEPLOYMENT.md, "CPU priority");
+      // the others keep the priority they were started with (this test's, which a runner may have lowered).
+      const own = getPriority();
+      expect(Object.fromEntries([...spawned].map(([label, { pid }]) => [label, niceOf(pid)]))).toEqual({
+        audit: Math.max(own, 10),
+        gateway: own,
+        identity: own,
+        mandates: own,
+        verify: own,
+      });
 
       launcher.child.kill('SIGKILL');
       await launcher.exited;

@@ -19,6 +19,8 @@ async function launch(namespace: string): Promise<Launcher> {
       LOG_LEVEL: 'info',
       AMQP_NAMESPACE: namespace,
       REDIS_PREFIX: `${namespace}:`,
+      // Two replicas whatever the machine's CPUs (the default is one per two CPUs): the gateway balances.
+      VERIFY_REPLICAS: '2',
     },
     (lines) => lines.some((l) => l.includes('Ctrl-C stops every service')),
     'the launcher',

@@ -125,6 +125,15 @@ export const commonConfigShape = {
   OTEL_SERVICE_NAME: env.optionalString(),
   /** How long finished spans wait to be exported together (ms). */
   OTEL_BSP_SCHEDULE_DELAY: env.int(5000),
+  /**
+   * The process lowers its own CPU priority to this nice value at start (0–19; 0 leaves it): a
+   * background service sharing a machine with the request path yields the CPU to it
+   * (docs/DEPLOYMENT.md, "CPU priority").
+   */
+  PROCESS_NICE: z.preprocess(
+    emptyToUndefined,
+    z.coerce.number('must be a whole number').int('must be a whole number').min(0).max(19).default(0),
+  ),
   /** /livez fails once a dependency has been down this long (ms; liveness.ts). */
   LIVENESS_FAIL_AFTER_MS: z.preprocess(
     emptyToUndefined,

@@ -1,3 +1,4 @@
+import { getPriority, setPriority } from 'node:os';
 import type { z } from 'zod';
 import { ConfigError, parseConfig } from './config';
 import { deploymentProblems, type DeploymentNeeds } from './deployment';
@@ -19,6 +20,8 @@ export interface BaseConfig extends TracingConfig {
   MONGO_URL?: string;
   /** commonConfigShape's; absent in a test's own schema. */
   LIVENESS_FAIL_AFTER_MS?: number;
+  /** commonConfigShape's; absent in a test's own schema. */
+  PROCESS_NICE?: number;
 }
 
 export interface ServiceMain<C extends BaseConfig, D, O = Partial<D>> {
@@ -151,6 +154,7 @@ export function runService<C extends BaseConfig, D, O>(main: ServiceMain<C, D, O
   const run = async () => {
     // Outside embedded mode: secrets may come from *_FILE, and weak or documented ones refuse to start.
     const { config, logger, server, stop } = await startService(main, process.env, { separateProcess: true });
+    lowerPriority(config.PROCESS_NICE, logger);
     // Honest about how it runs: this is one process of five, and which infrastructure it was given.
     logger.info(
       {
@@ -184,6 +188,21 @@ export function runService<C extends BaseConfig, D, O>(main: ServiceMain<C, D, O
     reportStartFailure(err);
     process.exit(1);
   });
+}
+
+/**
+ * PROCESS_NICE (docs/DEPLOYMENT.md, "CPU priority"): a background process (audit's consumer and
+ * webhook deliveries) gives way to the request path's processes whenever they share a CPU, so its
+ * batches no longer hold a core a verify is waiting for. Raising one's own nice value needs no
+ * privilege; a refusal (a sandbox) is logged and the process runs at its priority.
+ */
+function lowerPriority(nice: number | undefined, logger: Logger): void {
+  if (!nice) return;
+  try {
+    setPriority(Math.max(getPriority(), nice));
+  } catch (err) {
+    logger.warn({ err, nice }, 'PROCESS_NICE not applied: the process keeps its priority');
+  }
 }
 
 /** How long a service whose launcher has gone may take to stop before it exits anyway. */
