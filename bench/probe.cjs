@@ -17,7 +17,8 @@ const path = require('node:path');
 const probeDir = process.env.BENCH_PROBE_DIR;
 const profileDir = process.env.BENCH_PROFILE_DIR;
 // BENCH_PROFILE_KIND=heap: a V8 sampling heap profile of the first window instead of a CPU profile.
-const heapProfile = process.env.BENCH_PROFILE_KIND === 'heap';
+const heapProfile =
+  process.env.BENCH_PROFILE_KIND === 'heap' || process.env.BENCH_PROFILE_KIND === 'heap-all';
 // Installed before any module loads: request-timing.ts looks for it once, at import.
 const timing = probeDir && process.env.BENCH_TIMING === '1' ? { on: false, marks: [] } : undefined;
 if (timing) globalThis.__mandateRequestTiming = timing;
@@ -66,6 +67,8 @@ if (probeDir || profileDir) {
           samplingInterval: 4096,
           // Kept: what survived a scavenge (the costly kind), though a later mark-compact freed it.
           includeObjectsCollectedByMajorGC: true,
+          // BENCH_PROFILE_KIND=heap-all: every allocation, also what a scavenge freed (where the churn comes from).
+          includeObjectsCollectedByMinorGC: process.env.BENCH_PROFILE_KIND === 'heap-all',
         });
       } else if (session && windows === 1) {
         session.post('Profiler.enable');

@@ -18,7 +18,8 @@
  * 10: at 1 ms the sampling itself cost the stack ~5 % of its CPU at 500/s, docs/PERFORMANCE.md round 9),
  * and their GC pauses by kind; every process's CPU line carries the time its main thread spent
  * runnable but waiting for a CPU (/proc/<pid>/schedstat). BENCH_PROFILE_KIND=heap makes
- * BENCH_PROFILE write sampling heap profiles instead (what survived a scavenge); BENCH_OUTPUT_DIR=<dir>
+ * BENCH_PROFILE write sampling heap profiles instead (what survived a scavenge; `heap-all`: every
+ * allocation, what a scavenge freed too); BENCH_OUTPUT_DIR=<dir>
  * keeps what each service printed (with SERVICE_NODE_FLAGS=--trace-gc-nvp, its GC trace).
  *
  * **The floor** (bench/floor-server.ts) is the baseline the goals compare with: the stack's shape
@@ -43,6 +44,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import Redis from 'ioredis';
 import { REDIS_URL, apiClient, startStack, verifyCounters } from '../test/support/stack';
+import { LAUNCHER_SERVICE_ENV, defaultVerifyReplicas } from '../scripts/services';
 import { cpuTicks, runQueueWaitNs } from './proc-stats';
 import { openLoop, type OpenLoopRequest, type OpenLoopResult, type OpenLoopSample } from './open-loop';
 
@@ -57,8 +59,10 @@ const OPEN_LOOP = process.env.BENCH_MODE === 'open';
 // Open loop only: per-request timestamps in gateway and verify (markRequest), joined into a breakdown.
 const BREAKDOWN = OPEN_LOOP && process.env.BENCH_BREAKDOWN === '1';
 const RATES = (process.env.BENCH_RATES ?? '50,200,500').split(',').map(Number);
-// As `npm run start:services` runs them (VERIFY_REPLICAS, default 2).
-const VERIFY_REPLICAS = Number(process.env.VERIFY_REPLICAS ?? 2);
+// As `npm run start:services` runs them (VERIFY_REPLICAS, default one per two CPUs).
+const VERIFY_REPLICAS = process.env.VERIFY_REPLICAS
+  ? Number(process.env.VERIFY_REPLICAS)
+  : defaultVerifyReplicas();
 const CONTENTION = process.env.BENCH_CONTENTION === '1';
 
 interface Result {
@@ -167,7 +171,12 @@ async function main() {
         all: { LOG_LEVEL: 'warn', ...passedEnv() },
         gateway: probeEnv,
         verify: probeEnv,
-        audit: probeEnv,
+        // As the launcher runs it (LAUNCHER_SERVICE_ENV); BENCH_AUDIT_NICE=0 for an A/B run without it.
+        audit: {
+          ...probeEnv,
+          ...LAUNCHER_SERVICE_ENV.audit,
+          ...(process.env.BENCH_AUDIT_NICE ? { PROCESS_NICE: process.env.BENCH_AUDIT_NICE } : {}),
+        },
         // They get SIGUSR2 too (the probe window), which would end a process without the probe.
         identity: probeEnv,
         mandates: probeEnv,
@@ -178,6 +187,9 @@ async function main() {
   const stackRounds: Result[] = [];
   const expressRounds: Result[] = [];
   const floorRounds: Result[] = [];
+  // CPU per verify at saturation, every process of the target (Redis and RabbitMQ included) but autocannon.
+  const stackCpu: number[] = [];
+  const floorCpu: number[] = [];
   let raw: Result | undefined;
   let express: { url: string; child: ChildProcess } | undefined;
   let http: { url: string; child: ChildProcess } | undefined;
@@ -269,6 +281,7 @@ async function main() {
         const sampler = cpuSampler({ ...floorPids(floor), autocannon: process.pid, ...background });
         const r = await load(`floor, round ${round}`, floor.url, requests);
         floorRounds.push(r);
+        floorCpu.push(sampler.totalUsPerRequest(r.rps, ['autocannon']));
         process.stdout.write(
           `round ${round} floor   ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms — CPU: ${sampler.stop(r.rps)}\n`,
         );
@@ -277,6 +290,7 @@ async function main() {
       probes();
       const cpu = cpuSampler({ ...pids, ...background, autocannon: process.pid });
       const full = await load(`full stack, round ${round}`, stack.gateway.url, requests);
+      stackCpu.push(cpu.totalUsPerRequest(full.rps, ['autocannon']));
       const usage = cpu.stop(full.rps);
       probes();
       stackRounds.push(full);
@@ -351,6 +365,8 @@ async function main() {
             )}`,
             `goal "saturation (closed loop) ≥ 1.0× the floor's in the same run": ${(m(stackRounds, 'rps') / m(floorRounds, 'rps')).toFixed(2)}× ${m(stackRounds, 'rps') >= m(floorRounds, 'rps') ? 'met' : 'not met'}` +
               (CONTENTION ? ' (under contention)' : ''),
+            `goal "CPU per verify, summed over all processes, ≤ 250 µs" (at saturation): ${Math.round(median(stackCpu))} µs (spread ${spread(stackCpu, 0)}) ${median(stackCpu) <= 250 ? 'met' : 'not met'}; ` +
+              `the floor's in the same run ${Math.round(median(floorCpu))} µs (spread ${spread(floorCpu, 0)}), stack / floor ${(median(stackCpu) / median(floorCpu)).toFixed(2)}×`,
           ]
         : []),
       '',
@@ -460,9 +476,10 @@ async function openLoopRounds(
         `goal "${CONTENTION ? 'under contention' : 'quiet machine'}, ${rate}/s: stack p99 ≤ ${p99Factor} × floor p99 + 1 ms": ${verdict(p99Met)}`,
       );
   }
-  const cpuPerVerify = median(cpuAll);
+  // At a fixed rate far below saturation a process's idle wake-ups (timers, heartbeats) are shared
+  // by few requests, so the figure above is mostly idle cost; the goal is judged at saturation.
   goals.push(
-    `goal "CPU per verify, summed over all processes, ≤ 250 µs": ${Math.round(cpuPerVerify)} µs (median of every rate and round) ${verdict(cpuPerVerify <= 250)}`,
+    `goal "CPU per verify, summed over all processes, ≤ 250 µs": judged at saturation (closed loop: npm run bench:verify); at the rates above ${Math.round(Math.min(...cpuAll))}–${Math.round(Math.max(...cpuAll))} µs`,
     `goal "0 non-2xx in the benchmark": ${verdict(failuresAll === 0)} (${failuresAll})`,
   );
   out.push(
@@ -602,16 +619,17 @@ function cpuSampler(pids: Record<string, number>) {
   const waitedBefore = Object.fromEntries(
     Object.entries(pids).map(([name, pid]) => [name, runQueueWaitNs(pid)]),
   );
-  const total = () =>
+  const total = (leaveOut: string[]) =>
     Object.entries(pids).reduce((sum, [name, pid]) => {
+      if (leaveOut.includes(name)) return sum;
       const [user, sys] = cpuTicks(pid).map((t, i) => t - before[name]![i]!);
       return sum + user! + sys!;
     }, 0);
   return {
-    /** CPU of every process sampled, summed, per request (µs), from the start until now. */
-    totalUsPerRequest: (rps: number) => {
+    /** CPU of every process sampled but `leaveOut` (the load generator), summed, per request (µs), from the start until now. */
+    totalUsPerRequest: (rps: number, leaveOut: string[] = []) => {
       const seconds = (performance.now() - started) / 1000;
-      return (total() / 100 / seconds / rps) * 1e6;
+      return (total(leaveOut) / 100 / seconds / rps) * 1e6;
     },
     stop: (rps: number) => {
       const seconds = (performance.now() - started) / 1000;
