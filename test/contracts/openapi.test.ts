@@ -116,9 +116,15 @@ describe('the public OpenAPI document', () => {
       expect(has4xx).toBe(!['GET /v1/openapi.json', 'GET /v1/wallet/jwks'].includes(key));
       for (const status of Object.keys(op.responses))
         expect(op.responses[status]!.headers).toHaveProperty('X-Request-Id');
-      // A 429, where there is one, says when to retry.
-      const tooMany = op.responses['429'];
-      expect(tooMany === undefined || 'Retry-After' in (tooMany.headers ?? {})).toBe(true);
+      // A 429 or a 503, where there is one, says when to retry.
+      for (const status of ['429', '503']) {
+        const answer = op.responses[status];
+        expect({
+          key,
+          status,
+          retryAfter: answer === undefined || 'Retry-After' in (answer.headers ?? {}),
+        }).toEqual({ key, status, retryAfter: true });
+      }
     },
   );
 

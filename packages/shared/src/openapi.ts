@@ -68,7 +68,7 @@ const DESCRIPTION = [
   'an unknown path answers 404 NOT_FOUND (neither can be listed per operation, so they are said here).',
   'Every response carries X-Request-Id. Rate-limited routes (every tenant route; onboarding, the JWKS and',
   'the status lists per client IP) send RateLimit-Limit, RateLimit-Remaining and RateLimit-Reset, and on a',
-  '429 Retry-After.',
+  '429 Retry-After; every 503 carries Retry-After too.',
   'Every POST accepts Idempotency-Key (1–255 printable ASCII): a retry with the same key and request',
   'within 24 h gets the stored answer with Idempotent-Replayed: true.',
 ].join(' ');
@@ -123,8 +123,9 @@ function operationFor(route: RouteContract, schemaOf: (schema: z.ZodType) => z.Z
   }
   for (const [status, description] of errorStatusesOf(route)) {
     const headers: Record<string, unknown> = { 'X-Request-Id': headerRef('X-Request-Id') };
+    // Every 429 and every 503 says when to retry (docs/API.md, "Errors").
+    if (status === 429 || status === 503) headers['Retry-After'] = headerRef('Retry-After');
     if (status === 429) {
-      headers['Retry-After'] = headerRef('Retry-After');
       if (limited) {
         headers['RateLimit-Limit'] = headerRef('RateLimit-Limit');
         headers['RateLimit-Remaining'] = headerRef('RateLimit-Remaining');
