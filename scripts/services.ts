@@ -14,6 +14,7 @@ import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import {
   ConfigError,
+  DRAIN_TIMEOUT_MS,
   ListenError,
   assertCanListen,
   defaultSpoolDir,
@@ -136,8 +137,12 @@ export interface SpawnOptions {
 
 /** Output kept for a long-running process, enough to say why it failed to start. */
 const OUTPUT_TAIL = 200;
-/** How long a stopping service may take (flushing its events) before it is killed. */
-export const STOP_GRACE_MS = 10_000;
+/**
+ * How long a stopping service may take before it is killed: its drain (DRAIN_TIMEOUT_MS, requests in
+ * flight finish) and then its flush (events, adapters), as Kubernetes' 30 s grace period allows
+ * (docs/KUBERNETES.md, "What each component needs").
+ */
+export const STOP_GRACE_MS = DRAIN_TIMEOUT_MS + 10_000;
 
 /** A process that started but did not become healthy; its message is one line. */
 export class ServiceStartError extends Error {
