@@ -82,12 +82,16 @@ describeStoreContract<MandateStore>('MandateStore', mandateStoreAdapters(), (get
     expect((await getStore().pendingEvents(1000)).map((e) => e.id)).not.toContain(event.id);
   });
 
-  it('when a mandate is created with a request key, then that key finds it (in its tenant only), and a second mandate under the key is a CONFLICT that stores nothing', async () => {
+  it('when a mandate is created with a request key, then that key finds it and its request digest (in its tenant only), and a second mandate under the key is a CONFLICT that stores nothing', async () => {
     const tenantId = newId('tnt');
     const key = `key-${newId('req')}`;
+    const request = { key, digest: 'digest-of-the-first-request' };
     const first = buildMandate({ tenant_id: tenantId });
-    expect(await getStore().create(tenantId, first, [], undefined, key)).toEqual(first);
-    expect(await getStore().findByRequestKey(tenantId, key)).toEqual(first);
+    expect(await getStore().create(tenantId, first, [], undefined, request)).toEqual(first);
+    expect(await getStore().findByRequestKey(tenantId, key)).toEqual({
+      mandate: first,
+      digest: request.digest,
+    });
     expect(await getStore().findByRequestKey(newId('tnt'), key)).toBeNull();
     expect(await getStore().findByRequestKey(tenantId, `${key}-other`)).toBeNull();
     const second = buildMandate({ tenant_id: tenantId });
@@ -97,16 +101,19 @@ describeStoreContract<MandateStore>('MandateStore', mandateStoreAdapters(), (get
       resource: { type: 'mandate', id: second.id },
       data: {},
     });
-    await expect(getStore().create(tenantId, second, [event], undefined, key)).rejects.toMatchObject({
-      status: 409,
-    });
+    await expect(
+      getStore().create(tenantId, second, [event], undefined, { key, digest: 'another-request' }),
+    ).rejects.toMatchObject({ status: 409 });
     expect(await getStore().get(tenantId, second.id)).toBeNull();
     expect((await getStore().pendingEvents(1000)).map((e) => e.id)).not.toContain(event.id);
     // Another tenant's identical key is another key; mandates without one are never found by one.
     const elsewhere = newId('tnt');
-    await getStore().create(elsewhere, buildMandate({ tenant_id: elsewhere }), [], undefined, key);
+    await getStore().create(elsewhere, buildMandate({ tenant_id: elsewhere }), [], undefined, request);
     await seed(tenantId);
-    expect(await getStore().findByRequestKey(tenantId, key)).toEqual(first);
+    expect(await getStore().findByRequestKey(tenantId, key)).toEqual({
+      mandate: first,
+      digest: request.digest,
+    });
   });
 
   it('when an id does not exist, then get is null', async () => {

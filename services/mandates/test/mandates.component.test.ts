@@ -102,6 +102,29 @@ describe.each(mandateStoreAdapters())('mandates service (in-process, $name store
       );
     });
 
+    it('when another create is sent under an Idempotency-Key that already made a mandate (the gateway lost its record), then it is a CONFLICT that creates nothing', async () => {
+      const tenantId = newId('tnt');
+      const send = (delegate: string) =>
+        callService(svc.url, 'POST', '/v1/mandates', {
+          caller: callerFor(tenantId),
+          body: { principal: 'alice', delegate },
+          headers: { 'idempotency-key': 'create-once' },
+        });
+      const first = await send('agent-7');
+      expect(first.status).toBe(201);
+      expect(await send('agent-8')).toMatchObject({
+        status: 409,
+        body: {
+          error: 'CONFLICT',
+          message: 'This Idempotency-Key was already used with a different request',
+        },
+      });
+      // The first request is still answered with its mandate.
+      expect(await send('agent-7')).toMatchObject({ status: 201, body: first.body });
+      const listed = await call(tenantId, 'GET', '/v1/mandates');
+      expect(listed.body.data.map((m: { id: string }) => m.id)).toEqual([first.body.id]);
+    });
+
     it('when created with every field, then they are kept and timestamps are normalised to UTC with milliseconds', async () => {
       const tenantId = newId('tnt');
       const validFrom = '2020-01-01T01:00:00+01:00';

@@ -1,6 +1,9 @@
+import { createHash } from 'node:crypto';
 import {
   badRequest,
   buildEvent,
+  canonicalJson,
+  conflict,
   mandateSigningPayload,
   newId,
   serviceUnavailable,
@@ -15,7 +18,7 @@ import {
 } from '@mandate/shared';
 import type { MandateSnapshots } from '../snapshots/mandate-snapshots';
 import type { Signer } from '../signing/signer';
-import type { MandateStore } from '../store/mandate-store';
+import type { CreateRequest, MandateStore } from '../store/mandate-store';
 import type { StatusLists } from '../status-lists/status-lists';
 import { ConcurrentModification, MandateNotFound, SigningUnavailable, SnapshotsUnavailable } from './errors';
 import {
@@ -117,9 +120,13 @@ export async function createMandate(
    */
   requestKey?: string,
 ): Promise<Mandate> {
-  if (requestKey !== undefined) {
-    const earlier = await deps.store.findByRequestKey(tenantId, requestKey);
-    if (earlier) return earlier;
+  const request =
+    requestKey === undefined
+      ? undefined
+      : { key: requestKey, digest: createHash('sha256').update(canonicalJson(input)).digest('hex') };
+  if (request) {
+    const earlier = await deps.store.findByRequestKey(tenantId, request.key);
+    if (earlier) return retriedCreate(earlier, request);
   }
   const now = deps.clock.now();
   const validFrom = input.valid_from === null ? null : new Date(input.valid_from);
@@ -167,17 +174,32 @@ export async function createMandate(
   ];
   let created: Mandate;
   try {
-    created = await deps.store.create(tenantId, mandate, events, slot, requestKey);
+    created = await deps.store.create(tenantId, mandate, events, slot, request);
   } catch (err) {
     // A concurrent attempt under the same key stored its mandate first: that one is the answer.
-    const earlier = requestKey === undefined ? null : await deps.store.findByRequestKey(tenantId, requestKey);
-    if (earlier) return earlier;
+    const earlier = request && (await deps.store.findByRequestKey(tenantId, request.key));
+    if (earlier) return retriedCreate(earlier, request!);
     throw err;
   }
   // A new id has no older snapshot anywhere: if this write fails, verify simply reads it from here.
   await writeSnapshot(deps, created);
   await relay(deps, events);
   return created;
+}
+
+/**
+ * A create retried under an Idempotency-Key that already made a mandate: the same request gets that
+ * mandate; another request under the key is the conflict the gateway answers while it holds the
+ * key's record (docs/API.md, "Idempotency"), also once that record is gone. A mandate stored before
+ * requests had digests (null) is answered as the same request.
+ */
+function retriedCreate(
+  earlier: { mandate: Mandate; digest: string | null },
+  request: CreateRequest,
+): Mandate {
+  if (earlier.digest !== null && earlier.digest !== request.digest)
+    throw conflict('This Idempotency-Key was already used with a different request');
+  return earlier.mandate;
 }
 
 /**

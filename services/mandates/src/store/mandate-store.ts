@@ -30,6 +30,12 @@ export interface TransitionPatch {
  * (OutboxStore) holds the audit events of each change, written in the same atomic write as the
  * change itself and published by the relay; the one cross-tenant pair of queries is the relay's.
  */
+/** A create's Idempotency-Key, hashed with its caller (requestKeyOf), and the digest of what it asked for. */
+export interface CreateRequest {
+  key: string;
+  digest: string;
+}
+
 export interface MandateStore extends OutboxStore {
   readonly kind: 'memory' | 'mongo';
   /** Spend authorizations and budget periods (docs/API.md#budgets); their events share this outbox. */
@@ -37,20 +43,24 @@ export interface MandateStore extends OutboxStore {
   /**
    * Stores the mandate and, in the same write, the events that record its creation; with `slot`,
    * its status-list entry (refused, like a duplicate id, if that slot is somehow taken); with
-   * `requestKey`, the key a retry finds it by (docs/API.md, "Idempotency").
+   * `request`, the key a retry finds it by and what that request asked for (docs/API.md, "Idempotency").
    */
   create(
     tenantId: string,
     mandate: Mandate,
     outbox?: AuditEvent[],
     slot?: StatusSlot,
-    requestKey?: string,
+    request?: CreateRequest,
   ): Promise<Mandate>;
   /**
-   * The mandate created with `requestKey` (the caller's Idempotency-Key, hashed: requestKeyOf), null
-   * when none was. With a request key, `create` refuses a second mandate for it (a conflict).
+   * The mandate created under `key` (the caller's Idempotency-Key, hashed: requestKeyOf) and the
+   * digest of the request that created it (null for one stored without), null when none was. With
+   * a request key, `create` refuses a second mandate for it (a conflict).
    */
-  findByRequestKey(tenantId: string, requestKey: string): Promise<Mandate | null>;
+  findByRequestKey(
+    tenantId: string,
+    key: string,
+  ): Promise<{ mandate: Mandate; digest: string | null } | null>;
   /** null when absent or another tenant's. */
   get(tenantId: string, id: string): Promise<Mandate | null>;
   /** Newest first by id, up to `limit + 1` items so the caller can tell whether there is more. */

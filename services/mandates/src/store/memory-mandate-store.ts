@@ -16,7 +16,7 @@ import {
   type Mandate,
   type MandateState,
 } from '../domain/mandate';
-import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
+import type { CreateRequest, ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
 import { MemoryAuthorizations } from './memory-authorizations';
 import {
   nextStatusList,
@@ -49,7 +49,7 @@ export class MemoryMandateStore implements MandateStore {
   private readonly statusLists = new Map<string, StatusListRecord>();
   private readonly slots = new Map<string, Map<number, [string, string]>>();
   /** The mandate each request key (tenant + key) created: one per key, as the Mongo adapter's unique index. */
-  private readonly byRequestKey = new Map<string, string>();
+  private readonly byRequestKey = new Map<string, { id: string; digest: string }>();
 
   /** `statusListCapacity`: entries per list (100,000; tests close lists sooner). */
   constructor(private readonly options: { statusListCapacity?: number } = {}) {}
@@ -63,12 +63,12 @@ export class MemoryMandateStore implements MandateStore {
     mandate: Mandate,
     outbox: AuditEvent[] = [],
     slot?: StatusSlot,
-    requestKey?: string,
+    request?: CreateRequest,
   ): Promise<Mandate> {
     const records = this.tenant(tenantId);
     // The same refusal as the Mongo adapter's unique index: a conflict (409), not a bare Error (500).
     if (records.has(mandate.id)) throw conflict('Mandate already exists');
-    const byKey = requestKey === undefined ? undefined : `${tenantId}\u0000${requestKey}`;
+    const byKey = request === undefined ? undefined : `${tenantId}\u0000${request.key}`;
     if (byKey !== undefined && this.byRequestKey.has(byKey)) throw conflict('Mandate already exists');
     if (slot) {
       const taken = valueFor(this.slots, slot.list_id, () => new Map());
@@ -76,15 +76,19 @@ export class MemoryMandateStore implements MandateStore {
       taken.set(slot.idx, [tenantId, mandate.id]);
     }
     records.set(mandate.id, structuredClone({ ...mandate, tenant_id: tenantId }));
-    if (byKey !== undefined) this.byRequestKey.set(byKey, mandate.id);
+    if (byKey !== undefined) this.byRequestKey.set(byKey, { id: mandate.id, digest: request!.digest });
     this.index(tenantId, mandate);
     this.addToOutbox(tenantId, mandate.id, outbox);
     return structuredClone(records.get(mandate.id)!);
   }
 
-  async findByRequestKey(tenantId: string, requestKey: string): Promise<Mandate | null> {
-    const id = this.byRequestKey.get(`${tenantId}\u0000${requestKey}`);
-    return id === undefined ? null : this.get(tenantId, id);
+  async findByRequestKey(
+    tenantId: string,
+    key: string,
+  ): Promise<{ mandate: Mandate; digest: string | null } | null> {
+    const found = this.byRequestKey.get(`${tenantId}\u0000${key}`);
+    const mandate = found && (await this.get(tenantId, found.id));
+    return mandate ? { mandate, digest: found.digest } : null;
   }
 
   async get(tenantId: string, id: string): Promise<Mandate | null> {

@@ -16,7 +16,7 @@ import {
   type StoredAs,
 } from '@mandate/shared';
 import { EXPIRABLE_STATES, MANDATE_STATES, type Mandate } from '../domain/mandate';
-import type { ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
+import type { CreateRequest, ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
 import { MongoAuthorizations } from './mongo-authorizations';
 import {
   STATUS_LIST_CAPACITY,
@@ -36,6 +36,8 @@ type MandateDoc = StoredAs<Mandate, 'valid_from' | 'expires_at' | 'created_at' |
   status_list_id?: string;
   status_idx?: number;
   request_key?: string;
+  /** The digest of the create request stored under request_key: the same key with another request is a conflict. */
+  request_digest?: string;
 };
 
 type StatusListDoc = StatusListRecord & { outbox?: AuditEvent[] };
@@ -62,6 +64,7 @@ export const mandateSchema = new Schema<MandateDoc>(
     status_idx: { type: Number, default: undefined },
     // The creating request's Idempotency-Key, hashed with its caller (requestKeyOf); never served.
     request_key: { type: String, default: undefined },
+    request_digest: { type: String, default: undefined },
     // Written in the same document write as the change it records; the relay $pulls what the broker confirmed.
     outbox: { type: [Schema.Types.Mixed], default: undefined },
   },
@@ -184,11 +187,12 @@ export class MongoMandateStore extends MongoOutboxSource implements MandateStore
     mandate: Mandate,
     outbox: AuditEvent[] = [],
     slot?: StatusSlot,
-    requestKey?: string,
+    request?: CreateRequest,
   ): Promise<Mandate> {
     const doc = toDoc({ ...mandate, tenant_id: tenantId });
     const slotFields = slot ? { status_list_id: slot.list_id, status_idx: slot.idx } : {};
-    const keyField = requestKey === undefined ? {} : { request_key: requestKey };
+    const keyField =
+      request === undefined ? {} : { request_key: request.key, request_digest: request.digest };
     // One insert holds the mandate, its slot, its request key and its MANDATE_CREATED: all are stored or none is.
     const stored = { ...doc, ...slotFields, ...keyField, ...withOutbox(outbox) };
     await insertOrRefuse(this.model, stored, (keyPattern) =>
@@ -269,11 +273,14 @@ export class MongoMandateStore extends MongoOutboxSource implements MandateStore
     return result.matchedCount === 1;
   }
 
-  async findByRequestKey(tenantId: string, requestKey: string): Promise<Mandate | null> {
+  async findByRequestKey(
+    tenantId: string,
+    key: string,
+  ): Promise<{ mandate: Mandate; digest: string | null } | null> {
     const doc = await this.model
-      .findOne({ tenant_id: tenantId, request_key: requestKey }, WITHOUT_OUTBOX)
+      .findOne({ tenant_id: tenantId, request_key: key }, WITHOUT_OUTBOX)
       .lean<MandateDoc>();
-    return doc ? fromDoc(doc) : null;
+    return doc ? { mandate: fromDoc(doc), digest: doc.request_digest ?? null } : null;
   }
 
   async get(tenantId: string, id: string): Promise<Mandate | null> {
