@@ -146,6 +146,26 @@ describeIfChromium('dashboard: what the product review found', () => {
     await closeClean(tab);
   }, 120_000);
 
+  it('when an admin chooses a role to assign, then the form says what that role grants in words, before anything is assigned', async () => {
+    const tab = await openAs('tenant_admin', 'access');
+    const { page } = tab;
+    const grants = page.getByTestId('role-grants');
+    await page.locator('#assign-role').selectOption('tenant_auditor');
+    await eventually(async () =>
+      (await grants.textContent())?.includes('read the audit log and export evidence') ? true : undefined,
+    );
+    expect(await grants.textContent()).toBe(
+      "tenant_auditor may: see the tenant's API keys, roles, webhooks and settings; " +
+        'read mandates and their budgets; read the audit log and export evidence.',
+    );
+    await page.locator('#assign-role').selectOption('tenant_viewer');
+    await eventually(async () =>
+      (await grants.textContent())?.startsWith('tenant_viewer') ? true : undefined,
+    );
+    expect(await grants.textContent()).not.toContain('audit log');
+    await closeClean(tab);
+  }, 120_000);
+
   it('when an admin disables or deletes a webhook endpoint, then each asks first, saying what stops; only the confirmation changes it', async () => {
     const url = 'https://hooks.example.com/review';
     const created = await suite.api()('POST', '/v1/webhook-endpoints', {

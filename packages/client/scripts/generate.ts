@@ -17,6 +17,7 @@ import ts from 'typescript';
 import { z } from 'zod';
 import type { RouteContract } from '@mandate/shared';
 import { CONTRACTS } from '@mandate/gateway';
+import { PERMISSION_DESCRIPTIONS, ROLE_PERMISSIONS } from '@mandate/identity';
 
 const PACKAGE = path.resolve(__dirname, '..');
 const ROOT = path.resolve(PACKAGE, '../..');
@@ -307,6 +308,11 @@ export async function generate(): Promise<{ generated: string; checks: string }>
     ...Object.entries(table).map(([operationId, spec]) => `${operationId}: ${literal(spec)},`),
     '} as const;',
     'export type OperationId = keyof typeof OPERATIONS;',
+    '',
+    '/** The permissions each role grants (docs/API.md, "Scopes, permissions and roles"). */',
+    `export const ROLE_PERMISSIONS = ${JSON.stringify(ROLE_PERMISSIONS)} as const;`,
+    '/** Each permission in words, for a person choosing a role. */',
+    `export const PERMISSION_DESCRIPTIONS = ${JSON.stringify(PERMISSION_DESCRIPTIONS)} as const;`,
     '',
     ...namespaces.map((ns) =>
       [

@@ -1359,6 +1359,32 @@ export const OPERATIONS = {
 } as const;
 export type OperationId = keyof typeof OPERATIONS;
 
+/** The permissions each role grants (docs/API.md, "Scopes, permissions and roles"). */
+export const ROLE_PERMISSIONS = {
+  tenant_admin: [
+    'tenant:read',
+    'tenant:write',
+    'tenants:admin',
+    'mandates:read',
+    'mandates:write',
+    'verify',
+    'events:read',
+  ],
+  tenant_operator: ['mandates:read', 'mandates:write', 'verify', 'events:read'],
+  tenant_viewer: ['tenant:read', 'mandates:read'],
+  tenant_auditor: ['tenant:read', 'mandates:read', 'events:read'],
+} as const;
+/** Each permission in words, for a person choosing a role. */
+export const PERMISSION_DESCRIPTIONS = {
+  'tenant:read': "see the tenant's API keys, roles, webhooks and settings",
+  'tenant:write': "change the tenant's API keys, roles, webhooks and settings",
+  'tenants:admin': 'everything an API key with tenants:admin may do',
+  'mandates:read': 'read mandates and their budgets',
+  'mandates:write': 'create, suspend, reactivate and revoke mandates, and hold budget',
+  verify: 'ask whether a delegate may act now (verify, AuthZEN)',
+  'events:read': 'read the audit log and export evidence',
+} as const;
+
 /** The mandates operations. */
 export interface MandatesOperations {
   /** Create a signed mandate (`POST /v1/mandates`) */

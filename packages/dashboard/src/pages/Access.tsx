@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import { Badge, Button, Group, NativeSelect, Text } from '@mantine/core';
-import type { RoleAssignment } from '@mandate/client';
+import { PERMISSION_DESCRIPTIONS, ROLE_PERMISSIONS, type RoleAssignment } from '@mandate/client';
 import { apiOf } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
@@ -22,7 +22,13 @@ import { column } from '../table';
 import { ConfirmDialog } from '../confirm';
 import { PagedTable } from '../paged-list';
 
-const ROLES = ['tenant_admin', 'tenant_operator', 'tenant_viewer', 'tenant_auditor'] as const;
+const ROLES = Object.keys(ROLE_PERMISSIONS) as (keyof typeof ROLE_PERMISSIONS)[];
+
+/** What a role lets its holder do, in words: the API's own table of roles and permissions. */
+function grantsOf(role: string): string {
+  const permissions = ROLE_PERMISSIONS[role as keyof typeof ROLE_PERMISSIONS] ?? [];
+  return permissions.map((p) => PERMISSION_DESCRIPTIONS[p]).join('; ');
+}
 
 type Assignment = RoleAssignment;
 
@@ -142,6 +148,7 @@ function RoleControls({
         disabled={own || busy}
         onChange={(e) => setRole(e.currentTarget.value)}
         data={[...ROLES]}
+        title={`${role} may: ${grantsOf(role)}`}
       />
       <RowAction
         subject={`of ${a.subject_id}`}
@@ -188,6 +195,9 @@ function Assign({ tenantId, onDone }: { tenantId: string; onDone(): void }) {
           Assign
         </Button>
       </div>
+      <Text size="sm" id="assign-role-grants" data-testid="role-grants" aria-live="polite">
+        {field('role').value} may: {grantsOf(field('role').value)}.
+      </Text>
       <ErrorMessage error={create.error} />
     </FormCard>
   );

@@ -76,6 +76,17 @@ export const ROLE_PERMISSIONS = {
   tenant_auditor: ['tenant:read', 'mandates:read', 'events:read'],
 } as const satisfies Record<Role, readonly Permission[]>;
 
+/** Each permission in words, for a person choosing a role (docs/API.md, "Scopes, permissions and roles"). */
+export const PERMISSION_DESCRIPTIONS = {
+  'tenant:read': "see the tenant's API keys, roles, webhooks and settings",
+  'tenant:write': "change the tenant's API keys, roles, webhooks and settings",
+  'tenants:admin': 'everything an API key with tenants:admin may do',
+  'mandates:read': 'read mandates and their budgets',
+  'mandates:write': 'create, suspend, reactivate and revoke mandates, and hold budget',
+  verify: 'ask whether a delegate may act now (verify, AuthZEN)',
+  'events:read': 'read the audit log and export evidence',
+} as const satisfies Record<Permission, string>;
+
 export const ROLE_ASSIGNMENT_STATUSES = ['active', 'revoked'] as const;
 export type RoleAssignmentStatus = (typeof ROLE_ASSIGNMENT_STATUSES)[number];
 /**
