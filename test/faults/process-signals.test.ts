@@ -1,9 +1,8 @@
-import { internalTokens } from '@mandate/shared';
 import { MONGO_TARGET } from '@mandate/shared/testing';
 import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
 import { createTenant, eventually, startStack, type ServiceProcess, type Stack } from '../support/stack';
 import { expectStoredOnce, restart, sigkill, waitFor } from './producers';
-import { Produced, type CountedType } from './workload';
+import { Produced, storedEvents as storedEventsOf, type CountedType } from './workload';
 
 /**
  * Process faults of docs/TESTING.md, "Fault matrix": identity killed with SIGKILL under load, the
@@ -252,31 +251,9 @@ describe(`process faults under load: SIGKILL, SIGKILL mid-request with Idempoten
     // Nothing failed once recovered.
     expect(calls.filter((c) => c.sentAt >= recovered && (c.status ?? 0) >= 500)).toEqual([]);
   }, 180_000);
-  /** The request ids of the tenant's stored events of `type`, read from audit directly (no API_CALL added). */
-  async function storedEvents(tenantId: string, type: CountedType) {
-    const tokens = internalTokens(stack.internalSecret);
-    const found: { request_id: string | null; resource: { id: string } | null }[] = [];
-    let cursor: string | undefined;
-    do {
-      const token = await tokens.mint(
-        { tenantId, actor: { type: 'system' }, permissions: ['events:read'], requestId: 'fault-test-read' },
-        'audit',
-      );
-      const qs = new URLSearchParams({ type, limit: '100', ...(cursor ? { cursor } : {}) });
-      const res = await fetch(`${stack.services.audit.url}/v1/events?${qs}`, {
-        headers: { 'x-internal-token': token },
-      });
-      expect(res.status).toBe(200);
-      const page = (await res.json()) as {
-        data: typeof found;
-        next_cursor: string | null;
-        has_more: boolean;
-      };
-      found.push(...page.data);
-      cursor = page.has_more && page.next_cursor ? page.next_cursor : undefined;
-    } while (cursor);
-    return found;
-  }
+  /** The tenant's stored events of `type`, read from audit directly (no API_CALL added). */
+  const storedEvents = (tenantId: string, type: CountedType) =>
+    storedEventsOf(stack.services.audit.url, stack.internalSecret, tenantId, type);
 
   /** Every mandate of the tenant, read through the gateway (every page). */
   async function listMandates(gatewayUrl: string, auth: string) {

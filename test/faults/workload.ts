@@ -87,10 +87,45 @@ export interface Counts {
   duplicates: number;
 }
 
+/** An event as audit's GET /v1/events lists it: the fields the fault tests look at. */
+export interface StoredEvent {
+  id: string;
+  request_id: string | null;
+  occurred_at: string;
+  resource: { type: string; id: string } | null;
+}
+
 /**
- * Reads the tenant's events of the counted types from the audit service's GET /v1/events
- * (called directly with an internal token, so that reading does not add API_CALL events),
- * every page, and compares them with what the clients saw succeed.
+ * The tenant's stored events of `type`, every page, read from the audit service's GET /v1/events
+ * directly with an internal token (so that reading does not add API_CALL events).
+ */
+export async function storedEvents(
+  auditUrl: string,
+  internalSecret: string,
+  tenantId: string,
+  type: string,
+): Promise<StoredEvent[]> {
+  const tokens = internalTokens(internalSecret);
+  const found: StoredEvent[] = [];
+  let cursor: string | undefined;
+  do {
+    const token = await tokens.mint(
+      { tenantId, actor: { type: 'system' }, permissions: ['events:read'], requestId: 'fault-test-read' },
+      'audit',
+    );
+    const qs = new URLSearchParams({ type, limit: '100', ...(cursor ? { cursor } : {}) });
+    const res = await fetch(`${auditUrl}/v1/events?${qs}`, { headers: { 'x-internal-token': token } });
+    if (res.status !== 200) throw new Error(`GET /v1/events answered ${res.status}: ${await res.text()}`);
+    const page = (await res.json()) as { data: StoredEvent[]; next_cursor: string | null; has_more: boolean };
+    found.push(...page.data);
+    cursor = page.has_more && page.next_cursor ? page.next_cursor : undefined;
+  } while (cursor);
+  return found;
+}
+
+/**
+ * Reads the tenant's events of the counted types (storedEvents) and compares them with what the
+ * clients saw succeed.
  */
 export async function countEvents(
   auditUrl: string,
@@ -99,39 +134,17 @@ export async function countEvents(
   produced: Produced,
   types: readonly CountedType[] = COUNTED_TYPES,
 ): Promise<Counts[]> {
-  const tokens = internalTokens(internalSecret);
   const result: Counts[] = [];
   for (const type of types) {
     const seen = new Map<string, number>();
     const ids = new Set<string>();
     let idRepeats = 0;
-    let cursor: string | undefined;
-    do {
-      const token = await tokens.mint(
-        {
-          tenantId,
-          actor: { type: 'system' },
-          permissions: ['events:read'],
-          requestId: 'fault-test-count',
-        },
-        'audit',
-      );
-      const qs = new URLSearchParams({ type, limit: '100', ...(cursor ? { cursor } : {}) });
-      const res = await fetch(`${auditUrl}/v1/events?${qs}`, { headers: { 'x-internal-token': token } });
-      if (res.status !== 200) throw new Error(`GET /v1/events answered ${res.status}: ${await res.text()}`);
-      const page = (await res.json()) as {
-        data: { id: string; request_id: string | null }[];
-        next_cursor: string | null;
-        has_more: boolean;
-      };
-      for (const e of page.data) {
-        if (ids.has(e.id)) idRepeats++;
-        ids.add(e.id);
-        const rid = e.request_id ?? '(none)';
-        seen.set(rid, (seen.get(rid) ?? 0) + 1);
-      }
-      cursor = page.has_more && page.next_cursor ? page.next_cursor : undefined;
-    } while (cursor);
+    for (const e of await storedEvents(auditUrl, internalSecret, tenantId, type)) {
+      if (ids.has(e.id)) idRepeats++;
+      ids.add(e.id);
+      const rid = e.request_id ?? '(none)';
+      seen.set(rid, (seen.get(rid) ?? 0) + 1);
+    }
     const expected = produced.byType[type];
     let stored = 0;
     let duplicates = idRepeats;

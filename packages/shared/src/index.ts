@@ -18,6 +18,7 @@ export * from './outbox';
 export * from './periodic';
 export * from './liveness';
 export * from './time';
+export * from './synced-clock';
 export * from './mongo';
 export * from './main';
 export * from './deployment';

@@ -8,6 +8,7 @@ import type { Logger } from './logger';
 import { connectMongo } from './mongo';
 import type { OutboxRelay } from './outbox';
 import { appLifecycle, type AppLifecycle, type BackgroundTask } from './server';
+import { SyncedClock, type TimeSource } from './synced-clock';
 import { systemClock, type Clock } from './time';
 
 /**
@@ -74,6 +75,25 @@ export function loggerAndClock(
   logger: Logger,
 ): { logger: Logger; clock: Clock } {
   return { logger: overrides.logger ?? logger, clock: overrides.clock ?? systemClock };
+}
+
+/**
+ * The clock a service decides time on: the override's (a test's fixed clock), else Redis's when the
+ * service reads Redis (`source`: its own connection's `TIME`), synced now and every 10 s and
+ * stopped on close, so that replicas on hosts whose clocks differ decide expiry and validity alike
+ * (docs/DECISIONS.md, "Time"); else the system clock.
+ */
+export async function decisionClock(
+  override: Clock | undefined,
+  source: TimeSource | undefined,
+  c: { logger: Logger; closers: Closers; what: string },
+): Promise<Clock> {
+  if (override) return override;
+  if (!source) return systemClock;
+  const clock = new SyncedClock(source, c.logger);
+  await clock.start(c.what);
+  c.closers.add(() => clock.stop());
+  return clock;
 }
 
 /** The store by the composition rule: MongoDB when MONGO_URL is set, else the override, else `local`. */

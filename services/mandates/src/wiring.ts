@@ -5,7 +5,9 @@ import {
   redisKeySpaces,
   snapshotMac,
   loggerAndClock,
+  decisionClock,
   tokensFor,
+  type TimeSource,
   wireWith,
   type Wire,
   redisTarget,
@@ -60,6 +62,8 @@ export const wire: Wire<Config, Deps> = (config, logger, overrides = {}) =>
 
     const tokens = tokensFor(config.INTERNAL_TOKEN_SECRET, overrides.tokens);
 
+    // Redis's clock when there are snapshots in Redis (docs/DECISIONS.md, "Time").
+    let redisClock: TimeSource | undefined;
     const { adapter: snapshots } = await compose<MandateSnapshots>({
       variable: config.REDIS_URL,
       fromVariable: async () => {
@@ -75,6 +79,7 @@ export const wire: Wire<Config, Deps> = (config, logger, overrides = {}) =>
           ttlSeconds: config.SNAPSHOT_TTL_SECONDS,
         });
         closers.add(() => redis.close());
+        redisClock = () => redis.time();
         return redis;
       },
       override: overrides.snapshots,
@@ -92,6 +97,11 @@ export const wire: Wire<Config, Deps> = (config, logger, overrides = {}) =>
       signer,
       tokens,
       ...loggerAndClock(overrides, logger),
+      clock: await decisionClock(overrides.clock, redisClock, {
+        logger,
+        closers,
+        what: 'mandates decides expiry and validity',
+      }),
       snapshots,
       sweepIntervalMs: overrides.sweepIntervalMs ?? config.EXPIRY_SWEEP_INTERVAL_MS,
       publicBaseUrl: overrides.publicBaseUrl ?? config.PUBLIC_BASE_URL,

@@ -1,5 +1,13 @@
 import { compactVerify, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK } from 'jose';
-import { InProcessBus, buildOpenApiDocument, connectMongo, createLogger, parseConfig } from '@mandate/shared';
+import {
+  InProcessBus,
+  SyncedClock,
+  buildOpenApiDocument,
+  connectMongo,
+  createLogger,
+  fixedClock,
+  parseConfig,
+} from '@mandate/shared';
 import { MONGO_TARGET, MONGO_URL, testDatabaseName } from '@mandate/shared/testing';
 import { configSchema } from '../src/config';
 import { contract } from '../src/contract';
@@ -67,6 +75,27 @@ describe('config and wiring', () => {
       expect(deps.signer.alg).toBe('ES256');
     } finally {
       await close();
+    }
+  });
+
+  it("when REDIS_URL is set, then time is decided on Redis's clock (synced at start), unless a clock is injected", async () => {
+    const config = parseConfig(configSchema, {
+      INTERNAL_TOKEN_SECRET: 's'.repeat(32),
+      REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    });
+    const synced = await wire(config, logger);
+    const injected = fixedClock('2030-01-01T00:00:00Z');
+    const overridden = await wire(config, logger, { clock: injected });
+    try {
+      // docs/DECISIONS.md, "Time".
+      expect(synced.deps.clock).toBeInstanceOf(SyncedClock);
+      expect((synced.deps.clock as SyncedClock).synced).toEqual({
+        offsetMs: expect.any(Number),
+        rttMs: expect.any(Number),
+      });
+      expect(overridden.deps.clock).toBe(injected);
+    } finally {
+      await Promise.all([synced.close(), overridden.close()]);
     }
   });
 

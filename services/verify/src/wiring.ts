@@ -12,7 +12,9 @@ import {
   redisKeySpaces,
   snapshotMac,
   loggerAndClock,
+  decisionClock,
   type EventPublisher,
+  type TimeSource,
   wireWith,
   type Wire,
   redisTarget,
@@ -35,6 +37,8 @@ export const wire: Wire<Config, Deps> = async (config, logger, overrides = {}) =
   const metrics = overrides.metrics ?? new VerifyMetrics();
 
   return wireWith(async (closers) => {
+    // Redis's clock when verify reads its snapshots (docs/DECISIONS.md, "Time").
+    let redisClock: TimeSource | undefined;
     // Each adapter by the one composition rule (compose): the variable, else the override, else the local default.
     const { adapter: reader } = await compose<MandateReader, string[]>({
       variable: config.MANDATES_URL,
@@ -76,6 +80,7 @@ export const wire: Wire<Config, Deps> = async (config, logger, overrides = {}) =
           snapshotMac(config.INTERNAL_TOKEN_SECRET),
         );
         closers.add(() => snapshots.close());
+        redisClock = () => source.time();
         return snapshots;
       },
       override: overrides.reader,
@@ -129,6 +134,7 @@ export const wire: Wire<Config, Deps> = async (config, logger, overrides = {}) =
       publisher,
       tokens,
       ...loggerAndClock(overrides, logger),
+      clock: await decisionClock(overrides.clock, redisClock, { logger, closers, what: 'verify decides' }),
       metrics,
       publicBaseUrl: overrides.publicBaseUrl ?? config.PUBLIC_BASE_URL,
     };

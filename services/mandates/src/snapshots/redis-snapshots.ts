@@ -3,6 +3,7 @@ import {
   DEFAULT_SNAPSHOT_PREFIX,
   describeRedis,
   newRedis,
+  redisTime,
   snapshotKey,
   type Logger,
   type RedisTarget,
@@ -105,6 +106,11 @@ export class RedisSnapshots implements MandateSnapshots {
 
   async ping(): Promise<void> {
     await this.redis.ping();
+  }
+
+  /** Redis's clock, epoch milliseconds: the one mandates decides time on (docs/DECISIONS.md, "Time"). */
+  time(): Promise<number> {
+    return redisTime(this.redis);
   }
 
   async close(): Promise<void> {

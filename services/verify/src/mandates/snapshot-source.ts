@@ -3,6 +3,7 @@ import {
   DEFAULT_SNAPSHOT_PREFIX,
   describeRedis,
   newRedis,
+  redisTime,
   snapshotKey,
   type Logger,
   type RedisTarget,
@@ -71,6 +72,11 @@ export class RedisSnapshotSource implements SnapshotSource {
 
   async ping(): Promise<void> {
     await this.redis.ping();
+  }
+
+  /** Redis's clock, epoch milliseconds: the one verify decides time on (docs/DECISIONS.md, "Time"). */
+  time(): Promise<number> {
+    return redisTime(this.redis);
   }
 
   async close(): Promise<void> {
