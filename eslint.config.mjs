@@ -81,6 +81,7 @@ export default tseslint.config(
             'expect401',
             'expectAllReceived',
             'expectAreasFit',
+            'expectWholeAfterCut',
           ],
         },
       ],

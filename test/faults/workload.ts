@@ -3,7 +3,7 @@ import { apiClient } from '../support/stack';
 
 export const COUNTED_TYPES = ['MANDATE_CREATED', 'VERIFICATION_PERFORMED', 'API_CALL'] as const;
 /** Every type a workload may count; COUNTED_TYPES are the ones createAndVerify produces. */
-export type CountedType = (typeof COUNTED_TYPES)[number] | 'MANDATE_REVOKED';
+export type CountedType = (typeof COUNTED_TYPES)[number] | 'MANDATE_REVOKED' | 'API_KEY_CREATED';
 
 /** What the clients saw succeed, by event type: the request ids that must each show up exactly once. */
 export class Produced {
@@ -12,6 +12,7 @@ export class Produced {
     VERIFICATION_PERFORMED: new Set(),
     API_CALL: new Set(),
     MANDATE_REVOKED: new Set(),
+    API_KEY_CREATED: new Set(),
   };
   readonly statuses = new Map<number, number>();
   readonly clientErrors: string[] = [];
