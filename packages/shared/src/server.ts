@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import { createServer as createNetServer, type AddressInfo } from 'node:net';
+import { Server as NetServer, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
 import { NOSNIFF } from './http';
@@ -14,6 +14,9 @@ export const REQUEST_TIMEOUT_MS = 30_000;
  * whose caller still waits is never cut off by a rollout (docs/KUBERNETES.md, "What each component needs").
  */
 export const DRAIN_TIMEOUT_MS = 10_000;
+
+/** How long a stopping server keeps serving the keep-alive connections callers hold, answering each with Connection: close. */
+export const KEEP_ALIVE_HANDOFF_MS = 500;
 
 export interface RunningServer {
   port: number;
@@ -145,11 +148,17 @@ export function listen(
             for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
             const cut = setTimeout(() => server.closeAllConnections(), DRAIN_TIMEOUT_MS);
             cut.unref();
-            server.close(() => {
+            // A keep-alive connection closed while idle races a request its caller has just written
+            // to it: the caller sees a reset it cannot tell from a request that ran, so it may not
+            // resend it. For KEEP_ALIVE_HANDOFF_MS the connections callers hold keep being served,
+            // each answer saying Connection: close, so callers drop them first; then what is still
+            // idle is closed. New connections are refused at once.
+            // net's close, not http's: http's would close the idle connections at once.
+            NetServer.prototype.close.call(server, () => {
               clearTimeout(cut);
               done();
             });
-            server.closeIdleConnections();
+            setTimeout(() => server.closeIdleConnections(), KEEP_ALIVE_HANDOFF_MS);
           }),
       });
     });

@@ -45,6 +45,25 @@ describe('graceful stop', () => {
     await closed;
   }, 15_000);
 
+  it('when the server is closed, then a request a caller sends on the keep-alive connection it holds is answered (told the connection closes), not reset', async () => {
+    const running = await listen((_req: IncomingMessage, res: ServerResponse) => res.end('{}'), 0);
+    const client = new ServiceClient([running.url]);
+    try {
+      // The caller's pool now holds an idle keep-alive connection to the server.
+      expect((await client.request({ method: 'POST', path: '/v1/verify', headers: {} })).status).toBe(200);
+      const closed = running.close();
+      // Sent the moment the stop begins: a POST is never resent after a reset, so a reset is a failure.
+      const answer = await client.request({ method: 'POST', path: '/v1/verify', headers: {} });
+      expect({ status: answer.status, connection: answer.headers.connection }).toEqual({
+        status: 200,
+        connection: 'close',
+      });
+      await closed;
+    } finally {
+      await client.close();
+    }
+  }, 15_000);
+
   it('when a replica refuses the connection, then even a POST goes to the next replica; when one resets it after taking the request, then the POST is not sent again', async () => {
     const answered: string[] = [];
     const live = await listen((_req: IncomingMessage, res: ServerResponse) => {
