@@ -106,6 +106,8 @@ describe(`fault matrix: RabbitMQ and upstream services hung, audit's broker gone
   let stack: Stack;
   let gateway: ServiceProcess;
   let probe: { tenantId: string; auth: string };
+  /** Set once the file is over: a load a failed test left running stops, so jest can exit. */
+  let halted = false;
 
   beforeAll(async () => {
     databases = mongoStackEnv('hangs');
@@ -150,6 +152,7 @@ describe(`fault matrix: RabbitMQ and upstream services hung, audit's broker gone
   }, 240_000);
 
   afterAll(async () => {
+    halted = true;
     await gateway?.stop();
     await stack?.stop();
     for (const proxy of [amqpProxy, auditAmqpProxy, auditMongoProxy, ...upstreamProxies.values()])
@@ -214,7 +217,7 @@ describe(`fault matrix: RabbitMQ and upstream services hung, audit's broker gone
   function load(auth: string, label: string, traffic: Traffic, stop: () => boolean, concurrency = 8) {
     let next = 0;
     const worker = async () => {
-      while (!stop()) {
+      while (!stop() && !halted) {
         const i = next++;
         const created = await send(traffic, auth, `${label}-c-${i}`, 'POST', '/v1/mandates', MANDATE);
         if (created?.status !== 201) {
