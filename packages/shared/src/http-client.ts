@@ -75,9 +75,18 @@ function neverSent(err: unknown): boolean {
 }
 
 /**
+ * Whether the service said nothing for the whole silence bound (a hung replica). Such a call is
+ * not retried, idempotent or not: each retry would wait the bound again, and the caller's answer
+ * is due once one bound has passed (`UPSTREAM_TIMEOUT_MS`, docs/CONFIGURATION.md).
+ */
+function wentSilent(err: unknown): boolean {
+  return err instanceof undiciErrors.HeadersTimeoutError || err instanceof undiciErrors.BodyTimeoutError;
+}
+
+/**
  * A keep-alive client for one service, balancing round-robin across its replicas. Connection
  * errors and 429/500/503 are retried for idempotent requests only, on the next replica; a refused
- * connection (nothing was sent) is retried for every request.
+ * connection (nothing was sent) is retried for every request, a silent one (see `wentSilent`) for none.
  */
 export class ServiceClient {
   private readonly pools: Pool[];
@@ -135,7 +144,7 @@ export class ServiceClient {
       } catch (err) {
         lastError = err;
         if (err instanceof undiciErrors.RequestAbortedError || req.signal?.aborted) throw err;
-        if (!idempotent && !neverSent(err)) break;
+        if ((!idempotent && !neverSent(err)) || wentSilent(err)) break;
         if (attempt + 1 < attempts) await sleep(retryDelayMs(attempt, this.policy));
       }
     }
@@ -174,7 +183,7 @@ export class ServiceClient {
         if (err instanceof AnswerInterrupted) throw err;
         lastError = err;
         if (err instanceof undiciErrors.RequestAbortedError || req.signal?.aborted) throw err;
-        if (!idempotent && !neverSent(err)) break;
+        if ((!idempotent && !neverSent(err)) || wentSilent(err)) break;
         if (mayRetry) await sleep(retryDelayMs(attempt, this.policy));
       }
     }

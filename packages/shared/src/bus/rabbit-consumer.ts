@@ -3,12 +3,16 @@ import amqp, { type Channel, type ConfirmChannel, type ConsumeMessage } from 'am
 import type { AuditEvent } from '../events';
 import type { Logger } from '../logger';
 import { processMetrics, type QueueDepthSource } from '../metrics';
+import { withTimeout } from '../outbox/relay';
 import { redactUrl } from '../redact-url';
 import { endSpan, startConsumeSpan } from '../tracing';
 import { parseEventMessage } from './encoding';
 import { ReconnectingConsumer } from './reconnecting-consumer';
 import { assertTopology, type AmqpTopology } from './topology';
 import type { BatchHandler, BatchOptions, EventHandler, EventSource } from './types';
+
+/** How long a scrape waits for the audit queue's depth (docs/DEPLOYMENT.md, "Metrics"). */
+const QUEUE_DEPTH_TIMEOUT_MS = 1_000;
 
 export interface RabbitSourceOptions {
   url: string;
@@ -254,18 +258,23 @@ export class RabbitEventSource
 
   /**
    * Messages ready in the audit queue (the `audit_queue_messages` gauge): a passive check on a
-   * channel of its own, so a failed check never closes the consuming channel.
+   * channel of its own, so a failed check never closes the consuming channel. Bounded
+   * (docs/DEPLOYMENT.md, "Metrics"): a broker that accepts and never answers would otherwise hold
+   * the whole scrape for as long as it hangs; the gauge then has no sample.
    */
   async queueDepth(): Promise<number | null> {
     const connection = this.connection;
     if (!connection || !this.channel) return null;
-    const ch = await connection.createChannel();
-    ch.on('error', () => undefined);
-    try {
-      return (await ch.checkQueue(this.queue)).messageCount;
-    } finally {
-      await ch.close().catch(() => undefined);
-    }
+    const check = async () => {
+      const ch = await connection.createChannel();
+      ch.on('error', () => undefined);
+      try {
+        return (await ch.checkQueue(this.queue)).messageCount;
+      } finally {
+        await ch.close().catch(() => undefined);
+      }
+    };
+    return withTimeout(check(), QUEUE_DEPTH_TIMEOUT_MS, 'audit queue depth');
   }
 
   async stop(): Promise<void> {
