@@ -401,7 +401,8 @@ describe(`fault matrix: RabbitMQ and upstream services hung, audit's broker gone
           refused_503: refused.length,
           slowest_answer_ms: slowest(traffic.answers),
           slowest_503_ms: slowest(refused),
-          read_while_hung: `${read?.status} in ${traffic.answers.find((a) => a.rid === `${service}-hang-read`)?.ms} ms`,
+          read_while_hung_status: read?.status ?? 0,
+          read_while_hung_ms: traffic.answers.find((a) => a.rid === `${service}-hang-read`)?.ms ?? NaN,
           whole_ms_after_hang_end: recoveryMs,
         },
       );
