@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import {
   ListenError,
   listenProblem,
@@ -39,10 +39,24 @@ describe('a port the process cannot listen on: one line, exit 1', () => {
   let occupier: Server;
   beforeAll(async () => {
     taken = await freePort();
-    occupier = createServer();
+    // It only holds the port and answers nothing: a client that connects to it (anything on the
+    // machine still trying an address this port had before) would wait forever, and close() would
+    // wait for that client. Once it closed its hook outlived 30 s in a full run; its connections
+    // are now ended with it.
+    occupier = createServer((socket) => {
+      held.add(socket);
+      socket.once('close', () => held.delete(socket));
+    });
     await new Promise<void>((resolve) => occupier.listen(taken, '127.0.0.1', resolve));
   });
-  afterAll(() => new Promise<void>((resolve) => occupier.close(() => resolve())));
+  const held = new Set<Socket>();
+  afterAll(
+    () =>
+      new Promise<void>((resolve) => {
+        occupier.close(() => resolve());
+        for (const socket of held) socket.destroy();
+      }),
+  );
 
   it('when a service starts on a taken port (the steps of its main.ts, in-process), then it reports exactly one line', async () => {
     expect(await startFailureLines({ ...BASE, PORT: String(taken) }, true)).toEqual([inUse(taken)]);

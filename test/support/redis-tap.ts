@@ -69,6 +69,8 @@ const KEYLESS = new Set([
   'quit',
   'command',
   'scan',
+  // The clock sync of mandates and verify (docs/DECISIONS.md, "Time").
+  'time',
 ]);
 
 /**
