@@ -12,7 +12,7 @@ import {
   type Stack,
 } from '../support/stack';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
-import { expectStoredOnce, waitFor, withPort } from './producers';
+import { expectStoredOnce, waitFor, withPort, noLimits, WHOLE_WITHIN_MS } from './producers';
 import { Produced, countEvents, type CountedType } from './workload';
 
 /**
@@ -26,7 +26,6 @@ import { Produced, countEvents, type CountedType } from './workload';
  * service whole again within 10 s of the fault's end (asserted and printed).
  */
 const TYPES: CountedType[] = ['MANDATE_CREATED', 'VERIFICATION_PERFORMED', 'API_CALL'];
-const WHOLE_WITHIN_MS = 10_000;
 /** The gateway's UPSTREAM_TIMEOUT_MS here: an upstream silent this long is answered 503 (docs/CONFIGURATION.md). */
 const UPSTREAM_BOUND_MS = 4_000;
 /** Past two bounds, so that a call retried after its bound would still meet the hang. */
@@ -45,13 +44,7 @@ const CLIENT_TIMEOUT_MS = 60_000;
 /** The gateway's answer while identity cannot say who the caller is: no caller, so no API_CALL. */
 const IDENTITY_DOWN = 'Identity service unavailable';
 
-const NO_LIMITS = JSON.stringify({
-  enterprise: {
-    monthly_quota: 100_000_000,
-    global: { rate: 100_000, burst: 100_000 },
-    endpoints: { 'mandates.create': { rate: 100_000, burst: 100_000 } },
-  },
-});
+const NO_LIMITS = noLimits('mandates.create');
 
 const MANDATE = {
   principal: { id: 'user_h', type: 'person' },

@@ -17,6 +17,7 @@ import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
 import { inflateSync } from 'node:zlib';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { Produced, countEvents, createAndVerify, report, settle, type Counts } from './workload';
+import { noLimits, withPort } from './producers';
 
 /**
  * Delivery guarantees under faults (docs/DEPLOYMENT.md, "Delivery guarantees"): the five services as
@@ -24,20 +25,7 @@ import { Produced, countEvents, createAndVerify, report, settle, type Counts } f
  * test cuts. Each scenario counts, per event type, what the clients saw succeed (produced),
  * what GET /v1/events holds (stored) and how many are doubled (duplicates), and prints them.
  */
-const NO_LIMITS = JSON.stringify({
-  enterprise: {
-    monthly_quota: 100_000_000,
-    global: { rate: 100_000, burst: 100_000 },
-    endpoints: { 'mandates.create': { rate: 100_000, burst: 100_000 } },
-  },
-});
-
-const withPort = (url: string, port: number) => {
-  const u = new URL(url);
-  u.hostname = '127.0.0.1';
-  u.port = String(port);
-  return u.toString().replace(/\/$/, '');
-};
+const NO_LIMITS = noLimits('mandates.create');
 
 async function waitFor(check: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -18,7 +18,7 @@ import {
   stepUntil,
   type Call,
 } from './calls';
-import { expectStoredOnce, waitFor, withPort } from './producers';
+import { expectStoredOnce, waitFor, withPort, noLimits, WHOLE_WITHIN_MS } from './producers';
 import { Produced, type CountedType } from './workload';
 
 /**
@@ -45,19 +45,8 @@ import { Produced, type CountedType } from './workload';
  * fail /livez at the cut's end, and a supervisor would restart a process that was about to recover.
  */
 const LIVENESS_FAIL_AFTER_MS = 90_000;
-/** docs/TESTING.md, "Fault matrix": whole again within 10 s of the fault's end. */
-const WHOLE_WITHIN_MS = 10_000;
 
-const NO_LIMITS = JSON.stringify({
-  enterprise: {
-    monthly_quota: 100_000_000,
-    global: { rate: 100_000, burst: 100_000 },
-    endpoints: {
-      'mandates.create': { rate: 100_000, burst: 100_000 },
-      'apikeys.create': { rate: 100_000, burst: 100_000 },
-    },
-  },
-});
+const NO_LIMITS = noLimits('mandates.create', 'apikeys.create');
 
 const TYPES: CountedType[] = ['MANDATE_CREATED', 'VERIFICATION_PERFORMED', 'API_KEY_CREATED', 'API_CALL'];
 

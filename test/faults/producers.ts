@@ -8,6 +8,24 @@ import { countEvents, report, settle, type Counts, type CountedType, type Produc
  * environment (so the same database, spool directory and AMQP namespace), and the accounting.
  */
 
+/** docs/TESTING.md, "Fault matrix": every fault's service is whole again within 10 s of the fault's end. */
+export const WHOLE_WITHIN_MS = 10_000;
+
+/**
+ * PLAN_OVERRIDES for the gateway: the enterprise plan with limits no fault load reaches (global
+ * and the named endpoints), so a fault test measures the fault, never a 429.
+ */
+export function noLimits(...endpoints: string[]): string {
+  const open = { rate: 100_000, burst: 100_000 };
+  return JSON.stringify({
+    enterprise: {
+      monthly_quota: 100_000_000,
+      global: open,
+      endpoints: Object.fromEntries(endpoints.map((name) => [name, open])),
+    },
+  });
+}
+
 /** `url` with its host and port replaced: a client of `url` sent through a proxy on `port`. */
 export const withPort = (url: string, port: number) => {
   const u = new URL(url);

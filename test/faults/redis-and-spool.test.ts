@@ -6,6 +6,7 @@ import { Redis } from 'ioredis';
 import { AMQP_URL, apiClient, createTenant, verifyCounters, type Stack, startStack } from '../support/stack';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { Produced, countEvents, report, settle, type Counts } from './workload';
+import { WHOLE_WITHIN_MS } from './producers';
 
 /**
  * Rows of the fault matrix (docs/TESTING.md, "Fault matrix") that need a Redis of their own or a
@@ -16,7 +17,6 @@ import { Produced, countEvents, report, settle, type Counts } from './workload';
  * Retry-After, and the service whole again within 10 s of the fault's end (asserted and printed).
  */
 const REDIS_PORT = 16321;
-const WHOLE_WITHIN_MS = 10_000;
 
 const PLANS = JSON.stringify({
   enterprise: {

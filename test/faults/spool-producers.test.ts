@@ -1,5 +1,5 @@
 import { createTenant, startStack, type ServiceProcess, type Stack } from '../support/stack';
-import { expectStoredOnce, restart, waitFor } from './producers';
+import { expectStoredOnce, restart, waitFor, noLimits } from './producers';
 import { Produced, createVerifyRevokeRetrying, type CountedType } from './workload';
 
 /**
@@ -12,13 +12,7 @@ import { Produced, createVerifyRevokeRetrying, type CountedType } from './worklo
  * its events stored exactly once: its API_CALL whatever the status, its VERIFICATION_PERFORMED
  * when 200.
  */
-const NO_LIMITS = JSON.stringify({
-  enterprise: {
-    monthly_quota: 100_000_000,
-    global: { rate: 100_000, burst: 100_000 },
-    endpoints: { 'mandates.create': { rate: 100_000, burst: 100_000 } },
-  },
-});
+const NO_LIMITS = noLimits('mandates.create');
 
 const TYPES: CountedType[] = ['MANDATE_CREATED', 'VERIFICATION_PERFORMED', 'API_CALL'];
 /**
