@@ -89,7 +89,20 @@ describe('Redis idempotency store', () => {
     });
   });
 
-  it('when the holder never answers, then the lock lapses after lockMs and the key can be taken again', async () => {
+  it('when the holder renews its lock, then it outlives its first lease; another token cannot renew it', async () => {
+    const holder = { fingerprint: 'f7', token: 'holder' };
+    await store.acquire(TENANT, 'leased', holder, 300);
+    await store.renew(TENANT, 'leased', { fingerprint: 'f7', token: 'stranger' }, 60_000);
+    expect(await redis.pttl(`${prefix}:${TENANT}:leased`)).toBeLessThanOrEqual(300);
+    await store.renew(TENANT, 'leased', holder, 60_000);
+    expect(await redis.pttl(`${prefix}:${TENANT}:leased`)).toBeGreaterThan(30_000);
+    expect(await store.acquire(TENANT, 'leased', { fingerprint: 'f7', token: 'retry' }, 300)).toEqual({
+      state: 'pending',
+      ...holder,
+    });
+  });
+
+  it('when the holder never answers, then the lock lapses after its lease and the key can be taken again', async () => {
     await store.acquire(TENANT, 'd', { fingerprint: 'f4', token: 't1' }, 100);
     const deadline = Date.now() + 20_000;
     let taken = false;

@@ -10,6 +10,7 @@ import {
   KEY_IN_PROGRESS,
   KEY_REUSED,
   MemoryIdempotencyStore,
+  type IdempotencySettings,
   type IdempotencyStore,
 } from '../src/idempotency';
 
@@ -40,6 +41,10 @@ class CountingStore implements IdempotencyStore {
   release(...args: Parameters<IdempotencyStore['release']>) {
     this.calls++;
     return this.inner.release(...args);
+  }
+  renew(...args: Parameters<IdempotencyStore['renew']>) {
+    this.calls++;
+    return this.inner.renew(...args);
   }
   close() {
     return this.inner.close();
@@ -98,7 +103,12 @@ async function countingService() {
 }
 
 /** A gateway in front of the stand-in upstreams whose Idempotency-Key duplicates wait up to waitMs. */
-function gatewayWith(upstreams: Upstreams, store: IdempotencyStore, waitMs: number): GatewayApp {
+function gatewayWith(
+  upstreams: Upstreams,
+  store: IdempotencyStore,
+  waitMs: number,
+  settings: Partial<IdempotencySettings> = {},
+): GatewayApp {
   const logger = createLogger('idempotency-test', 'silent');
   return createApp({
     tokens: testTokens,
@@ -108,7 +118,7 @@ function gatewayWith(upstreams: Upstreams, store: IdempotencyStore, waitMs: numb
     keys: stubKeys,
     operatorToken: OPERATOR_TOKEN,
     openApiDocument: () => ({}),
-    idempotency: new Idempotency(store, logger, { waitMs }),
+    idempotency: new Idempotency(store, logger, { ...settings, waitMs }),
   });
 }
 
@@ -288,6 +298,31 @@ describe('gateway Idempotency-Key (memory store)', () => {
       expect(upstream.executed.get(path)).toBe(1);
     } finally {
       await impatient.stop();
+    }
+  });
+
+  it('when the first request runs for many leases, then its gateway keeps renewing the lock and a duplicate never runs it twice', async () => {
+    // A lease of 200 ms: unrenewed, the lock would lapse long before the first request ends.
+    const leased = gatewayWith(upstreams, new MemoryIdempotencyStore(), 100, { leaseMs: 200 });
+    const url = (await leased.start(0)).url;
+    try {
+      const path = fresh('-held');
+      const send = () =>
+        fetch(url + path, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TENANT_A}:secret-a`, 'idempotency-key': 'k-lease' },
+        });
+      const first = send();
+      await eventually(() => upstream.executed.get(path), 10_000, 'the first to reach the upstream', 5);
+      await new Promise((r) => setTimeout(r, 1_000));
+      const dup = await send();
+      expect(dup.status).toBe(409);
+      expect(await dup.json()).toEqual({ error: 'CONFLICT', message: KEY_IN_PROGRESS });
+      upstream.release(path);
+      expect((await first).status).toBe(201);
+      expect(upstream.executed.get(path)).toBe(1);
+    } finally {
+      await leased.stop();
     }
   });
 

@@ -39,17 +39,21 @@ export interface IdempotencySettings {
   /** How long a duplicate waits for the first request in flight before 409. */
   waitMs: number;
   /**
-   * How long the first request's lock lives if it never answers (gateway crash). Longer than any
-   * request can take (upstream timeouts are 10 s), so a slow first request is never run twice.
+   * The first request's lock is a lease: it lives `leaseMs` and its gateway renews it every quarter
+   * of that while the request runs, so a slow request keeps it however long it takes, and a
+   * gateway that died mid-request lets it go within `leaseMs` (docs/DECISIONS.md#idempotency).
    */
-  lockMs: number;
+  leaseMs: number;
+  /** How long a request may keep renewing: past any request's upstream bounds, so a leak ends too. */
+  holdMaxMs: number;
   trustProxy: boolean;
 }
 
 export const DEFAULT_IDEMPOTENCY_SETTINGS: IdempotencySettings = {
   ttlMs: 24 * 60 * 60 * 1000,
   waitMs: 10_000,
-  lockMs: 60_000,
+  leaseMs: 6_000,
+  holdMaxMs: 60_000,
   trustProxy: false,
 };
 
@@ -97,7 +101,7 @@ export class Idempotency {
     for (let attempt = 0; ; attempt++) {
       let existing: IdempotencyRecord | null;
       try {
-        existing = await this.store.acquire(scope, key, pending, this.settings.lockMs);
+        existing = await this.store.acquire(scope, key, pending, this.settings.leaseMs);
       } catch (err) {
         this.logger.error({ err, requestId: call.requestId }, 'idempotency store unavailable');
         throw serviceUnavailable('Idempotency store unavailable; retry later');
@@ -151,9 +155,11 @@ export class Idempotency {
     const end = res.end;
     const { store, settings, logger } = this;
     const onFail = (err: unknown) => logger.error({ err, requestId }, 'idempotency record not written');
+    const stopRenewing = this.keepLease(scope, key, pending, requestId);
     res.end = function (this: ServerResponse, chunk?: unknown, encoding?: unknown, cb?: unknown) {
       if (settled) return end.call(this, chunk as never, encoding as never, cb as never);
       settled = true;
+      stopRenewing();
       const status = res.statusCode;
       const sent = typeof chunk === 'function' || chunk == null ? Buffer.alloc(0) : toBuffer(chunk, encoding);
       // A secret is shown once (docs/API.md, "Authentication"; docs/API.md, "Hardening"): never kept, so a replay comes without it.
@@ -165,6 +171,21 @@ export class Idempotency {
       write.catch(onFail).finally(() => end.call(this, chunk as never, encoding as never, cb as never));
       return this;
     } as ServerResponse['end'];
+  }
+
+  /** Renews the lock every quarter lease until the request ends (the returned stop) or holdMaxMs. */
+  private keepLease(scope: string, key: string, pending: PendingLock, requestId: string): () => void {
+    const { store, settings, logger } = this;
+    const until = Date.now() + settings.holdMaxMs;
+    const timer = setInterval(() => {
+      if (Date.now() >= until) return clearInterval(timer);
+      // A renewal lost to a Redis blip is retried at the next tick; only a lease of silence lets go.
+      store
+        .renew(scope, key, pending, settings.leaseMs)
+        .catch((err: unknown) => logger.warn({ err, requestId }, 'idempotency lock not renewed'));
+    }, settings.leaseMs / 4);
+    timer.unref();
+    return () => clearInterval(timer);
   }
 }
 

@@ -29,13 +29,19 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
     for (const [id, entry] of this.entries) if (entry.expiresAt <= now) this.entries.delete(id);
   }
 
-  async acquire(scope: string, key: string, pending: PendingLock, lockMs: number) {
+  async acquire(scope: string, key: string, pending: PendingLock, leaseMs: number) {
     const id = `${scope}\n${key}`;
     const entry = this.live(id);
     if (entry) return entry.record;
     this.sweep();
-    this.entries.set(id, { record: { state: 'pending', ...pending }, expiresAt: this.now() + lockMs });
+    this.entries.set(id, { record: { state: 'pending', ...pending }, expiresAt: this.now() + leaseMs });
     return null;
+  }
+
+  async renew(scope: string, key: string, pending: PendingLock, leaseMs: number) {
+    const id = `${scope}\n${key}`;
+    const entry = this.live(id);
+    if (entry && this.holds(id, pending)) entry.expiresAt = this.now() + leaseMs;
   }
 
   async complete(scope: string, key: string, pending: PendingLock, response: StoredResponse, ttlMs: number) {

@@ -16,12 +16,16 @@ const COMPLETE_LUA = `
 local current = redis.call('GET', KEYS[1])
 if current == ARGV[1] or not current then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 end
 return 0`;
+const RENEW_LUA = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0`;
 const RELEASE_LUA = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
 return 0`;
 
 type IdemClient = Redis & {
-  idemAcquire(key: string, pending: string, lockMs: string): Promise<string | null>;
+  idemAcquire(key: string, pending: string, leaseMs: string): Promise<string | null>;
+  idemRenew(key: string, pending: string, leaseMs: string): Promise<number>;
   idemComplete(key: string, pending: string, done: string, ttlMs: string): Promise<number>;
   idemRelease(key: string, pending: string): Promise<number>;
 };
@@ -45,6 +49,7 @@ export class RedisIdempotencyStore implements IdempotencyStore {
   ) {
     this.client = failFastRedis(url) as IdemClient;
     this.client.defineCommand('idemAcquire', { numberOfKeys: 1, lua: ACQUIRE_LUA });
+    this.client.defineCommand('idemRenew', { numberOfKeys: 1, lua: RENEW_LUA });
     this.client.defineCommand('idemComplete', { numberOfKeys: 1, lua: COMPLETE_LUA });
     this.client.defineCommand('idemRelease', { numberOfKeys: 1, lua: RELEASE_LUA });
     this.client.on('ready', () => this.logger.info('idempotency store connected to Redis'));
@@ -63,13 +68,17 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     return `${this.prefix}:${scope}:${key}`;
   }
 
-  async acquire(scope: string, key: string, pending: PendingLock, lockMs: number) {
+  async acquire(scope: string, key: string, pending: PendingLock, leaseMs: number) {
     const current = await this.client.idemAcquire(
       this.name(scope, key),
       pendingValue(pending),
-      String(lockMs),
+      String(leaseMs),
     );
     return current === null ? null : (JSON.parse(current) as IdempotencyRecord);
+  }
+
+  async renew(scope: string, key: string, pending: PendingLock, leaseMs: number) {
+    await this.client.idemRenew(this.name(scope, key), pendingValue(pending), String(leaseMs));
   }
 
   async complete(scope: string, key: string, pending: PendingLock, response: StoredResponse, ttlMs: number) {

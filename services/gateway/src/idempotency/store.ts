@@ -27,14 +27,17 @@ export interface IdempotencyStore {
   readonly kind: 'redis' | 'memory';
   /**
    * Takes the key for this request if nobody has it (returns null: go ahead), atomically;
-   * otherwise returns what is there. The lock lapses after `lockMs` if never completed or released.
+   * otherwise returns what is there. The lock lapses after `leaseMs` unless renewed, completed or
+   * released.
    */
   acquire(
     scope: string,
     key: string,
     pending: PendingLock,
-    lockMs: number,
+    leaseMs: number,
   ): Promise<IdempotencyRecord | null>;
+  /** Extends the holder's lock to `leaseMs` from now; a lapsed or foreign lock is left alone. */
+  renew(scope: string, key: string, pending: PendingLock, leaseMs: number): Promise<void>;
   /** Replaces the holder's pending lock with the response, kept `ttlMs`; a lapsed or foreign lock is left alone. */
   complete(
     scope: string,
