@@ -3,6 +3,9 @@ import { isBrokerRefusal } from '../infrastructure-errors';
 import type { Logger } from '../logger';
 import { amqpTopology, type AmqpTopology } from './topology';
 
+/** The longest pause between two reconnect attempts (docs/DECISIONS.md#recovery). */
+const RECONNECT_MAX_DELAY_MS = 2_000;
+
 /** How a consumer names itself in its log lines. */
 export interface ConsumerLogNames {
   /** Starts the lines about reaching the broker: 'audit consumer cannot reach RabbitMQ yet; retrying'. */
@@ -84,7 +87,9 @@ export abstract class ReconnectingConsumer<Handler> {
 
   private async reconnect(handler: Handler): Promise<void> {
     for (let attempt = 0; !this.stopped; attempt++) {
-      await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** attempt, 5_000)));
+      // At most 2 s apart: a consumer is back within 2 s of its broker, well inside the 10 s in
+      // which a service is whole again after a fault (docs/DECISIONS.md#recovery).
+      await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** attempt, RECONNECT_MAX_DELAY_MS)));
       if (this.stopped) return;
       try {
         await this.connect(handler);
