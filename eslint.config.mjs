@@ -32,6 +32,20 @@ export default tseslint.config(
     },
   },
   {
+    // What a service may run without is checked, never asserted: createApp fills in the defaults
+    // and its type says so (verify's AppDeps), so no `deps.x!` hides a missing dependency.
+    files: ['services/*/src/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "TSNonNullExpression > MemberExpression[object.name='deps']",
+          message: 'Type the filled-in deps (or check the optional one) instead of asserting it with !',
+        },
+      ],
+    },
+  },
+  {
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
     },

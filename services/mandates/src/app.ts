@@ -30,21 +30,16 @@ export function createApp(given: Deps) {
   const app = internalServiceApp('mandates', {
     readiness: async () => {
       const checks: Record<string, string> = {};
-      await deps.store.ping().then(
-        () => (checks[`store:${deps.store.kind}`] = 'ok'),
-        (err) => (checks[`store:${deps.store.kind}`] = `down: ${String((err as Error)?.message ?? err)}`),
-      );
-      await deps.signer.publicJwks().then(
-        () => (checks.signer = 'ok'),
-        (err) => (checks.signer = `down: ${String((err as Error)?.message ?? err)}`),
-      );
-      if (deps.snapshots && deps.snapshots.kind !== 'none') {
-        await deps.snapshots.ping().then(
-          () => (checks[`snapshots:${deps.snapshots!.kind}`] = 'ok'),
-          (err) =>
-            (checks[`snapshots:${deps.snapshots!.kind}`] = `down: ${String((err as Error)?.message ?? err)}`),
+      const probe = (name: string, ping: () => Promise<unknown>) =>
+        ping().then(
+          () => (checks[name] = 'ok'),
+          (err) => (checks[name] = `down: ${String((err as Error)?.message ?? err)}`),
         );
-      }
+      const { store, signer, snapshots } = deps;
+      await probe(`store:${store.kind}`, () => store.ping());
+      await probe('signer', () => signer.publicJwks());
+      if (snapshots && snapshots.kind !== 'none')
+        await probe(`snapshots:${snapshots.kind}`, () => snapshots.ping());
       return checks;
     },
     tokens: deps.tokens,

@@ -9,13 +9,13 @@ export interface VerifyApp extends AppLifecycle {
   app: Express;
 }
 
-import type { Deps } from './deps';
+import type { AppDeps, Deps } from './deps';
 export type { Deps };
 
 /** Builds the express app; nothing listens until start(). Closing deps is the wiring's job. */
 export function createApp(given: Deps): VerifyApp {
   // One set of counters for the express routes and the hot path.
-  const deps: Deps = {
+  const deps: AppDeps = {
     ...given,
     metrics: given.metrics ?? new VerifyMetrics(),
     mandatesTokens: given.mandatesTokens ?? new CachedTokenMinter(given.tokens),
@@ -27,7 +27,7 @@ export function createApp(given: Deps): VerifyApp {
     handlers: [verifyRoutes(deps), authzenRoutes(deps)],
   });
   // POST /v1/verify is answered without express; everything else (and anything unusual) goes to the app.
-  const handler = verifyHotPath(deps, deps.metrics!, app);
+  const handler = verifyHotPath(deps, deps.metrics, app);
 
   return { app, ...appLifecycle(handler) };
 }

@@ -16,3 +16,6 @@ export interface Deps {
   /** Tokens for the mandates service on behalf of the caller; absent → minted with `tokens`. */
   mandatesTokens?: CachedTokenMinter;
 }
+
+/** Deps as createApp fills them in: what the routes run on, every default given. */
+export type AppDeps = Deps & Required<Pick<Deps, 'metrics' | 'mandatesTokens'>>;

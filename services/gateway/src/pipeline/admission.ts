@@ -86,9 +86,10 @@ export function admissionStep(deps: GatewayDeps, guard: AuthGuard) {
       throw eventsNotRecordable('API call events');
     }
     // One limiter call per request, after authentication (rejected credentials cost no budget).
-    const subject = deps.limiter && limitSubject(rule, call.principal, ip(call));
-    if (subject) {
-      const decision = await deps.limiter!.check(subject, rule.limit, await limitCost(call, rule));
+    const { limiter } = deps;
+    const subject = limiter && limitSubject(rule, call.principal, ip(call));
+    if (limiter && subject) {
+      const decision = await limiter.check(subject, rule.limit, await limitCost(call, rule));
       for (const name in decision.headers) call.res.setHeader(name, decision.headers[name]!);
       if (!decision.allowed) throw new AppError('TOO_MANY_REQUESTS', decision.message!);
       markRequest(call.requestId, 'gw.limit');

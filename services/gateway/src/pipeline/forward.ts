@@ -27,8 +27,9 @@ export function forwardStep(deps: GatewayDeps) {
     // An Idempotency-Key POST is answered in one piece: the capture stores the body it ends with.
     // A route that hands a capability to callers without credentials is never stored nor replayed:
     // they have no caller of their own to scope a record by (docs/API.md#idempotency).
+    const { idempotency } = deps;
     const keyed =
-      deps.idempotency !== undefined && req.method === 'POST' && req.headers['idempotency-key'] !== undefined;
+      idempotency !== undefined && req.method === 'POST' && req.headers['idempotency-key'] !== undefined;
     const { replay } = rule;
     const call = {
       path,
@@ -39,7 +40,7 @@ export function forwardStep(deps: GatewayDeps) {
       replay,
     };
     // Only a POST carrying Idempotency-Key reaches the store (docs/API.md#idempotency); true = a replay.
-    if (keyed && (await deps.idempotency!.apply(req, res, call, principal))) return;
+    if (keyed && (await idempotency.apply(req, res, call, principal))) return;
     // One token per caller, reused for a few seconds; the request id travels in X-Request-Id.
     const token = await minter.mint(
       {

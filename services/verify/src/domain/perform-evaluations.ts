@@ -6,7 +6,7 @@ import {
   type CallerContext,
 } from '@mandate/shared';
 import type { AuthzenEvaluationResponse, EvaluationsSemantic } from '../contract';
-import type { Deps } from '../deps';
+import type { AppDeps } from '../deps';
 import type { VerifyMetrics } from '../metrics';
 import { stopsAfter, type BatchItem } from './authzen';
 import { decide, type Decision, type VerifyInput } from './decide';
@@ -38,7 +38,7 @@ const decisions = processMetrics();
  * round trip per item), before answering and not awaited, as verify's are.
  */
 export async function performEvaluations(
-  deps: Deps,
+  deps: AppDeps,
   metrics: VerifyMetrics,
   call: EvaluationsCall,
 ): Promise<EvaluationOutcome[]> {
@@ -102,7 +102,10 @@ interface Reading {
  * or the read's error. A mandate with a budget that an item asks about with an amount also has its
  * available budget read once, as verify reads it for one request.
  */
-async function readOnce(deps: Deps, call: EvaluationsCall): Promise<Map<string, Reading | null | AppError>> {
+async function readOnce(
+  deps: AppDeps,
+  call: EvaluationsCall,
+): Promise<Map<string, Reading | null | AppError>> {
   const ids = new Set<string>();
   const withAmount = new Set<string>();
   for (const item of call.items) {
@@ -113,7 +116,7 @@ async function readOnce(deps: Deps, call: EvaluationsCall): Promise<Map<string, 
   const read = new Map<string, Reading | null | AppError>();
   if (ids.size === 0) return read;
   // One token for the mandates service on the caller's behalf, as verify reads with.
-  const internalToken = await deps.mandatesTokens!.mint(call.caller, 'mandates');
+  const internalToken = await deps.mandatesTokens.mint(call.caller, 'mandates');
   const ctx = { tenantId: call.tenantId, internalToken, requestId: call.requestId };
   await Promise.all(
     [...ids].map(async (id) => {

@@ -6,7 +6,7 @@ import {
   processMetrics,
   type CallerContext,
 } from '@mandate/shared';
-import type { Deps } from '../deps';
+import type { AppDeps } from '../deps';
 import type { VerifyMetrics } from '../metrics';
 import { decide, serialiseDecision, type VerifyInput } from './decide';
 
@@ -21,12 +21,16 @@ export interface VerifyCall {
 const decisions = processMetrics();
 
 /** One verify: read the mandate, decide, hand the event over; answers the response body. */
-export async function performVerify(deps: Deps, metrics: VerifyMetrics, call: VerifyCall): Promise<string> {
+export async function performVerify(
+  deps: AppDeps,
+  metrics: VerifyMetrics,
+  call: VerifyCall,
+): Promise<string> {
   const { tenantId, caller, input } = call;
   // No decision whose VERIFICATION_PERFORMED could not be kept (docs/DECISIONS.md, "Event spool full").
   if (deps.publisher.accepting?.() === false) throw eventsNotRecordable('Verification events');
   // The caller's token names verify as its audience; mandates only takes one minted for it, for the same caller.
-  const internalToken = await deps.mandatesTokens!.mint(caller, 'mandates');
+  const internalToken = await deps.mandatesTokens.mint(caller, 'mandates');
   const mandate = await deps.reader.get(
     { tenantId, internalToken, requestId: call.requestId },
     input.mandate_id,

@@ -1,7 +1,7 @@
 import { Router, type Request } from 'express';
 import { callerOf, implement, mountContracts, parseOrThrow, tenantOf } from '@mandate/shared';
 import { authzen, routes, type AuthzenEvaluation, type EvaluationsSemantic } from '../contract';
-import type { Deps } from '../deps';
+import type { AppDeps } from '../deps';
 import { batchItems, toVerifyInput, type BatchItem } from '../domain/authzen';
 import { authzenAnswer, performEvaluations, type EvaluationOutcome } from '../domain/perform-evaluations';
 import { VerifyMetrics } from '../metrics';
@@ -13,7 +13,7 @@ export const DEFAULT_PUBLIC_BASE_URL = 'http://127.0.0.1:8080';
  * The AuthZEN routes (docs/API.md#authzen): thin entry points into the same evaluation as every
  * item takes, itself the decision of POST /v1/verify.
  */
-export function authzenRoutes(deps: Deps): Router {
+export function authzenRoutes(deps: AppDeps): Router {
   const router = Router();
   const metrics = deps.metrics ?? new VerifyMetrics();
   const base = (deps.publicBaseUrl ?? DEFAULT_PUBLIC_BASE_URL).replace(/\/+$/, '');

@@ -14,7 +14,7 @@ import {
   traceRequest,
   type CallerContext,
 } from '@mandate/shared';
-import type { Deps } from '../deps';
+import type { AppDeps } from '../deps';
 import { performVerify } from '../domain/perform-verify';
 import type { VerifyMetrics } from '../metrics';
 import { parseVerifyRequest } from './schemas';
@@ -30,7 +30,7 @@ const verifyRoute = () => '/v1/verify';
  * (a token refused here is not checked again there: its outcome travels with the request).
  */
 export function verifyHotPath(
-  deps: Deps,
+  deps: AppDeps,
   metrics: VerifyMetrics,
   fallback: RequestListener,
 ): RequestListener {

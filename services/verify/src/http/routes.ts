@@ -1,12 +1,12 @@
 import { Router, type Request, type Response } from 'express';
 import { callerOf, implementRaw, mountContracts, route, tenantOf } from '@mandate/shared';
-import type { Deps } from '../deps';
+import type { AppDeps } from '../deps';
 import { performVerify } from '../domain/perform-verify';
 import { VerifyMetrics } from '../metrics';
 import { routes } from '../contract';
 import { parseVerifyRequest } from './schemas';
 
-export function verifyRoutes(deps: Deps): Router {
+export function verifyRoutes(deps: AppDeps): Router {
   const router = Router();
   const metrics = deps.metrics ?? new VerifyMetrics();
 
