@@ -305,6 +305,7 @@ export type ListEventsQuery = {
   key_id?: string | undefined;
   since?: string | undefined;
   until?: string | undefined;
+  exclude_dashboard_reads?: 'true' | 'false' | undefined;
 };
 export type VerificationStats = {
   bucket: 'day' | 'hour';

@@ -1,4 +1,5 @@
 import { MandateApiError, MandateClient, type Page, type Paged } from '@mandate/client';
+import { CLIENT_HEADER } from '@mandate/shared';
 import type { Session } from './session';
 
 export { MandateApiError };
@@ -7,7 +8,11 @@ const clients = new WeakMap<Session, MandateClient>();
 // Each call is sent once: react-query decides what is asked again (main.tsx), and the wallet sign-in's poll handles its own 429.
 const anonymous = new MandateClient({ retry: false });
 
-/** The API client of the signed-in caller (a JWT caller names its tenant in X-Tenant-Id), one per session. */
+/**
+ * The API client of the signed-in caller (a JWT caller names its tenant in X-Tenant-Id), one per
+ * session. Each call says it is the dashboard's, so its API_CALL records `via: "dashboard"` and the
+ * audit log can leave the dashboard's own reads out (docs/API.md#audit-of-every-call).
+ */
 export function apiOf(session: Session | null): MandateClient {
   if (!session) return anonymous;
   let client = clients.get(session);
@@ -15,6 +20,7 @@ export function apiOf(session: Session | null): MandateClient {
     client = new MandateClient({
       token: session.token,
       ...(session.kind === 'user' ? { tenantId: session.tenantId } : {}),
+      headers: { [CLIENT_HEADER]: 'dashboard' },
       retry: false,
     });
     clients.set(session, client);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { EVENT_TYPES } from './event-types';
+import { API_CALL_VIA, EVENT_TYPES } from './event-types';
 
 /**
  * The `data` of every event type (docs/API.md, "Events"): the contract of the webhooks integrators
@@ -29,6 +29,11 @@ const gatewayEvents = {
       .nullable()
       .meta({ description: 'The API key that called; null for a person or the operator' }),
     subject_id: z.string().nullable().meta({ description: 'The signed-in person that called, if one did' }),
+    // Optional: events recorded before it existed lack it, and read as `api` (docs/API.md#audit-of-every-call).
+    via: z.enum(API_CALL_VIA).optional().meta({
+      description:
+        'dashboard: a person signed in to the dashboard made the call (X-Mandate-Client: dashboard with a sign-in token, never an API key); api: any other call. Absent on calls recorded before it was added',
+    }),
   }),
 };
 

@@ -41,3 +41,16 @@ export const EVENT_TYPES = [
   'AUTHORIZATION_VOIDED',
   'AUTHORIZATION_EXPIRED',
 ] as const;
+
+/**
+ * How an API call reached the API, as its API_CALL records it (`data.via`, docs/API.md#audit-of-every-call):
+ * `dashboard` when a person signed in to the dashboard made it, `api` otherwise.
+ */
+export const API_CALL_VIA = ['api', 'dashboard'] as const;
+
+/**
+ * The header the dashboard sends with every call (`X-Mandate-Client: dashboard`). With a sign-in
+ * token (a person's JWT, the operator token) it makes the call's API_CALL `via: "dashboard"`; an
+ * API key's call is `api` whatever it sends, so a program's reads never hide among the dashboard's.
+ */
+export const CLIENT_HEADER = 'X-Mandate-Client';

@@ -53,6 +53,11 @@ export const listEventsQuerySchema = z.strictObject({
   key_id: z.string().min(1).max(256).optional(),
   since: isoInstant.optional(),
   until: isoInstant.optional(),
+  // A flag, spelled out: anything but true or false is a 400, never read as one of them.
+  exclude_dashboard_reads: z.enum(['true', 'false']).optional().meta({
+    description:
+      "true: leave out the dashboard's own reads, API_CALL events of a GET or HEAD with data.via dashboard (docs/API.md#events). Default false",
+  }),
   ...listQueryShape,
 });
 export type ListEventsQuery = z.output<typeof listEventsQuerySchema>;
@@ -189,7 +194,8 @@ export const routes = defineRoutes({
     summary: 'List audit events, newest first',
     description:
       `Scope events:read. type is a comma list of: ${EVENT_TYPES.join(', ')}. ` +
-      'since is inclusive, until exclusive (occurred_at). key_id matches actor.key_id.',
+      'since is inclusive, until exclusive (occurred_at). key_id matches actor.key_id. ' +
+      "exclude_dashboard_reads=true leaves out the dashboard's own reads: API_CALL events of a GET or HEAD whose data.via is dashboard.",
     ...listing(listEventsQuerySchema, 'A page of events', eventSchema),
     errors: { 400: 'Invalid filter, limit or cursor, or an unknown query parameter' },
   }),

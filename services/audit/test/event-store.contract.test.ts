@@ -302,4 +302,94 @@ describeStoreContract<EventStore>('EventStore', eventStoreAdapters(), (getStore)
         expect(seen).toEqual(ids(newestFirst(wanted)));
       }
   });
+
+  describe('exclude_dashboard_reads (docs/API.md#events)', () => {
+    /** An API_CALL as the gateway records it; `via` left out: one recorded before the field existed. */
+    const call = (tenant: string, method: string, via?: 'api' | 'dashboard', occurredAt?: Date) =>
+      buildAuditEvent(tenant, {
+        type: 'API_CALL',
+        resource: null,
+        ...(occurredAt ? { occurredAt } : {}),
+        data: { method, route: '/v1/mandates', path: '/v1/mandates', status: 200, ...(via ? { via } : {}) },
+      });
+
+    it("when asked, then the dashboard's own GET and HEAD calls are left out; its writes, other calls, other events and calls stored without via stay", async () => {
+      const tenant = newId('tnt');
+      const dashboardGet = call(tenant, 'GET', 'dashboard');
+      const dashboardHead = call(tenant, 'HEAD', 'dashboard');
+      const dashboardPost = call(tenant, 'POST', 'dashboard');
+      const apiGet = call(tenant, 'GET', 'api');
+      const before = call(tenant, 'GET');
+      const created = buildAuditEvent(tenant, {
+        type: 'MANDATE_CREATED',
+        data: { via: 'dashboard', method: 'GET' },
+      });
+      const all = [dashboardGet, dashboardHead, dashboardPost, apiGet, before, created];
+      await getStore().insertMany(all);
+      const kept = [dashboardPost, apiGet, before, created];
+      expect(ids(await getStore().list(tenant, { limit: 10, exclude_dashboard_reads: true }))).toEqual(
+        ids(newestFirst(kept)),
+      );
+      // Not asked (or false): every event, as before.
+      expect(ids(await getStore().list(tenant, { limit: 10 }))).toEqual(ids(newestFirst(all)));
+      expect(ids(await getStore().list(tenant, { limit: 10, exclude_dashboard_reads: false }))).toEqual(
+        ids(newestFirst(all)),
+      );
+      // With a filter narrower than the exclusion itself (one key's two calls): still left out.
+      const key = 'key_01jnarrowkey0000000000000000';
+      const [keyRead, keyWrite] = [call(tenant, 'GET', 'dashboard'), call(tenant, 'PUT', 'dashboard')].map(
+        (e) => ({ ...e, actor: { type: 'user' as const, key_id: key } }),
+      );
+      await getStore().insertMany([keyRead!, keyWrite!]);
+      expect(
+        ids(await getStore().list(tenant, { limit: 10, key_id: key, exclude_dashboard_reads: true })),
+      ).toEqual([keyWrite!.id]);
+      // Served as stored: the store's own bookkeeping never shows in an event.
+      expect(await getStore().get(tenant, dashboardGet.id)).toEqual({ ...dashboardGet, seq: 1 });
+    });
+
+    it('when combined with the other filters and paged with a cursor, then each kept event comes once, newest first', async () => {
+      const tenant = newId('tnt');
+      const key = 'key_01jdashboardreadskey000000';
+      const events = Array.from({ length: 12 }, (_, i) =>
+        i % 3 === 2
+          ? buildAuditEvent(tenant, { keyId: key, occurredAt: new Date(Date.UTC(2026, 0, 1, i)) })
+          : {
+              ...call(tenant, i % 4 === 0 ? 'POST' : 'GET', 'dashboard', new Date(Date.UTC(2026, 0, 1, i))),
+              ...(i % 2 === 0 ? { actor: { type: 'api_key' as const, key_id: key } } : {}),
+            },
+      );
+      await getStore().insertMany(events);
+      const window = { since: '2026-01-01T01:00:00.000Z', until: '2026-01-01T10:00:00.000Z' };
+      const queries = [
+        {},
+        { types: ['API_CALL' as const] },
+        { key_id: key },
+        window,
+        { ...window, key_id: key },
+      ];
+      for (const q of queries) {
+        const seen = await walkPages(2, (page) =>
+          getStore().list(tenant, { ...page, ...q, exclude_dashboard_reads: true }),
+        );
+        const everything = await walkPages(100, (page) => getStore().list(tenant, { ...page, ...q }));
+        const wanted = everything.filter((id) => {
+          const e = events.find((x) => x.id === id)!;
+          return !(e.type === 'API_CALL' && e.data.method === 'GET');
+        });
+        expect({ q, seen }).toEqual({ q, seen: wanted });
+        expect(wanted.length).toBeLessThan(everything.length);
+      }
+    });
+
+    it("when another tenant holds the same calls, then excluding the dashboard's reads shows none of its events", async () => {
+      const mine = newId('tnt');
+      const theirs = newId('tnt');
+      const own = call(mine, 'POST', 'dashboard');
+      await getStore().insertMany([call(theirs, 'POST', 'dashboard'), call(theirs, 'GET', 'api'), own]);
+      expect(ids(await getStore().list(mine, { limit: 10, exclude_dashboard_reads: true }))).toEqual([
+        own.id,
+      ]);
+    });
+  });
 });

@@ -138,7 +138,55 @@ describe.each(eventStoreAdapters())('audit events API (in-process bus, $name sto
     ).toEqual([e2!.id]);
   });
 
+  it("when exclude_dashboard_reads=true, then the dashboard's own reads are left out; false or no parameter lists every event", async () => {
+    const tenant = newId('tnt');
+    const call = (method: string, via?: string) =>
+      buildAuditEvent(tenant, {
+        type: 'API_CALL',
+        resource: null,
+        data: { method, route: '/v1/events', path: '/v1/events', status: 200, ...(via ? { via } : {}) },
+      });
+    const [read, write, program, before, change] = await publish(
+      call('GET', 'dashboard'),
+      call('DELETE', 'dashboard'),
+      call('GET', 'api'),
+      call('GET'),
+      buildAuditEvent(tenant),
+    );
+    expect(idsOf(await get(tenant, '/v1/events?exclude_dashboard_reads=true'))).toEqual(
+      [change, before, program, write].map((e) => e!.id),
+    );
+    const every = [change, before, program, write, read].map((e) => e!.id);
+    expect(idsOf(await get(tenant, '/v1/events?exclude_dashboard_reads=false'))).toEqual(every);
+    expect(idsOf(await get(tenant, '/v1/events'))).toEqual(every);
+    // With the other filters; and another tenant's reads never show up in either answer.
+    expect(idsOf(await get(tenant, '/v1/events?type=API_CALL&exclude_dashboard_reads=true&limit=2'))).toEqual(
+      [before, program].map((e) => e!.id),
+    );
+    expect(idsOf(await get(newId('tnt'), '/v1/events?exclude_dashboard_reads=false'))).toEqual([]);
+  });
+
   it.each([
+    [
+      'exclude_dashboard_reads neither true nor false',
+      '/v1/events?exclude_dashboard_reads=yes',
+      'exclude_dashboard_reads',
+    ],
+    [
+      'exclude_dashboard_reads in capitals',
+      '/v1/events?exclude_dashboard_reads=TRUE',
+      'exclude_dashboard_reads',
+    ],
+    [
+      'an empty exclude_dashboard_reads',
+      '/v1/events?exclude_dashboard_reads=',
+      'exclude_dashboard_reads must be one of: true, false',
+    ],
+    [
+      'a repeated exclude_dashboard_reads',
+      '/v1/events?exclude_dashboard_reads=true&exclude_dashboard_reads=true',
+      'exclude_dashboard_reads',
+    ],
     [
       'an unknown event type',
       '/v1/events?type=MANDATE_CREATED,NOT_A_TYPE',

@@ -15,6 +15,7 @@ export function eventRoutes(store: EventStore): Router {
         key_id: q.key_id,
         since: q.since,
         until: q.until,
+        exclude_dashboard_reads: q.exclude_dashboard_reads === 'true',
         limit: q.limit,
         afterId: decodeCursor(q.cursor),
       });

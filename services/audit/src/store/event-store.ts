@@ -11,10 +11,22 @@ export interface EventListQuery {
   since?: string;
   /** occurred_at < until (exclusive), an ISO 8601 instant. */
   until?: string;
+  /** Leave out the dashboard's own reads (isDashboardRead). */
+  exclude_dashboard_reads?: boolean;
   limit: number;
   /** Only events with an id below this one (the cursor), so pages never repeat or skip. */
   afterId?: string;
 }
+
+const READ_METHODS: ReadonlySet<unknown> = new Set(['GET', 'HEAD']);
+
+/**
+ * One of the dashboard's own reads (docs/API.md#events): an API_CALL of a GET or HEAD that its data
+ * says came `via: "dashboard"`. An API_CALL without `via` (recorded before it existed) is none: the
+ * filter hides only what the gateway marked as it recorded it (docs/DECISIONS.md#the-dashboards-own-reads).
+ */
+export const isDashboardRead = (event: Pick<AuditEvent, 'type' | 'data'>): boolean =>
+  event.type === 'API_CALL' && event.data.via === 'dashboard' && READ_METHODS.has(event.data.method);
 
 /** A UTC hour (`YYYY-MM-DDTHH`) or day (`YYYY-MM-DD`), the key an event's occurred_at falls in. */
 export type StatsBucket = 'hour' | 'day';

@@ -11,6 +11,7 @@ import {
 } from '@mandate/shared';
 import {
   bucketKey,
+  isDashboardRead,
   type DecisionCount,
   type EventListQuery,
   type EventStore,
@@ -149,6 +150,8 @@ interface TenantEvents {
   byType: Map<string, SortedById<AuditEvent>>;
   byResource: Map<string, SortedById<AuditEvent>>;
   byKey: Map<string, SortedById<AuditEvent>>;
+  /** Every event but the dashboard's own reads (exclude_dashboard_reads), which may be most of them. */
+  notDashboardReads: SortedById<AuditEvent>;
 }
 
 function addTo(indexes: Map<string, SortedById<AuditEvent>>, value: string, event: AuditEvent): void {
@@ -166,7 +169,9 @@ function addTo(indexes: Map<string, SortedById<AuditEvent>>, value: string, even
  * since/until: the tenant's events are also sorted by occurred_at, so the window's size is known
  * in O(log n); when the window holds fewer events than the walk would read before reaching it,
  * they are read and sorted instead (O(w log w) for w events in the window), else the walk runs.
- * Memory: the events themselves plus five references per event in the indexes; see
+ * exclude_dashboard_reads has its index too, every event but the dashboard's own reads: a page
+ * costs the same however many of those the log holds.
+ * Memory: the events themselves plus five or six references per event in the indexes; see
  * `npm run bench:memory-stores` for the measured cost per 1M events.
  */
 export class MemoryEventStore implements EventStore, LogStore {
@@ -212,12 +217,14 @@ export class MemoryEventStore implements EventStore, LogStore {
       byType: new Map(),
       byResource: new Map(),
       byKey: new Map(),
+      notDashboardReads: new SortedById(idOf),
     }));
     tenant.all.insert(stored);
     tenant.byTime.insert(stored);
     addTo(tenant.byType, stored.type, stored);
     if (stored.resource) addTo(tenant.byResource, stored.resource.id, stored);
     if (stored.actor.key_id !== undefined) addTo(tenant.byKey, stored.actor.key_id, stored);
+    if (!isDashboardRead(stored)) tenant.notDashboardReads.insert(stored);
   }
 
   private shareCommonStrings(event: AuditEvent): void {
@@ -266,6 +273,7 @@ export class MemoryEventStore implements EventStore, LogStore {
     if (q.resource_id !== undefined)
       candidates.push([tenant.byResource.get(q.resource_id)].flatMap((i) => i ?? []));
     if (q.key_id !== undefined) candidates.push([tenant.byKey.get(q.key_id)].flatMap((i) => i ?? []));
+    if (q.exclude_dashboard_reads) candidates.push([tenant.notDashboardReads]);
     const total = (indexes: SortedById<AuditEvent>[]) => indexes.reduce((n, i) => n + i.size, 0);
     const walk = candidates.reduce((best, c) => (total(c) < total(best) ? c : best));
     if (walk.length === 0) return [];
@@ -284,6 +292,7 @@ export class MemoryEventStore implements EventStore, LogStore {
       if (types && !types.has(event.type)) return false;
       if (q.resource_id !== undefined && event.resource?.id !== q.resource_id) return false;
       if (q.key_id !== undefined && event.actor.key_id !== q.key_id) return false;
+      if (q.exclude_dashboard_reads && isDashboardRead(event)) return false;
       return inTime === undefined || inTime(event);
     };
     if (since !== undefined || until !== undefined) {

@@ -10,15 +10,16 @@ import {
   type LeafRange,
   type MongoQueryShape,
 } from '@mandate/shared';
-import type {
-  BackfillOptions,
+import {
+  isDashboardRead,
+  type BackfillOptions,
   BackfillReport,
-  DecisionCount,
-  EventListQuery,
-  EventStore,
-  LogStore,
-  StatsBucket,
-  StoredCheckpoint,
+  type DecisionCount,
+  type EventListQuery,
+  type EventStore,
+  type LogStore,
+  type StatsBucket,
+  type StoredCheckpoint,
 } from './event-store';
 import { MongoLog } from './mongo-log';
 
@@ -38,6 +39,12 @@ interface EventDoc {
   span_id?: string;
   /** The event's place in its tenant's log (docs/API.md#proving-the-log); absent on platform events. */
   seq?: number;
+  /**
+   * true on the dashboard's own reads (isDashboardRead), absent on every other event, those stored
+   * before it existed included: list?exclude_dashboard_reads=true is then an equality on null that
+   * an index serves. Derived from the event, never served (fromDoc leaves it out).
+   */
+  dashboard_read?: true;
 }
 
 export const eventSchema = new Schema<EventDoc>(
@@ -65,6 +72,7 @@ export const eventSchema = new Schema<EventDoc>(
     trace_id: { type: String },
     span_id: { type: String },
     seq: { type: Number },
+    dashboard_read: { type: Boolean },
   },
   // minimize:false keeps an empty `data: {}` instead of dropping the field.
   { collection: 'events', versionKey: false, minimize: false },
@@ -80,6 +88,10 @@ eventSchema.index({ tenant_id: 1, type: 1, _id: -1 });
 eventSchema.index({ tenant_id: 1, 'resource.id': 1, _id: -1 });
 // list?key_id=: { tenant_id, 'actor.key_id', _id < cursor } sorted { _id: -1 }.
 eventSchema.index({ tenant_id: 1, 'actor.key_id': 1, _id: -1 });
+// list?exclude_dashboard_reads=true: { tenant_id, dashboard_read: null, _id < cursor } sorted { _id: -1 },
+// since/until on the keys as above. Without it a log mostly of the dashboard's reads would be read
+// through to find a page of the rest.
+eventSchema.index({ tenant_id: 1, dashboard_read: 1, _id: -1, occurred_at: 1 });
 // list?since=&until= over a narrow window long ago: the planner may prefer reading just that window
 // { tenant_id, occurred_at ∈ [since, until) } and sorting it, to walking every newer key.
 eventSchema.index({ tenant_id: 1, occurred_at: 1 });
@@ -99,13 +111,16 @@ export const EVENT_QUERY_SHAPES: MongoQueryShape[] = [
   shapes.find('get', ['_id'], { residual: ['tenant_id'] }),
   shapes.page('list', ['tenant_id']),
   shapes.page('list?since=&until=', ['tenant_id'], { range: ['occurred_at'] }),
+  shapes.page('list?exclude_dashboard_reads=true', ['tenant_id', 'dashboard_read'], {
+    range: ['occurred_at'],
+  }),
   shapes.page('list?type=', ['tenant_id', 'type'], {
-    residual: ['resource.id', 'actor.key_id', 'occurred_at'],
+    residual: ['resource.id', 'actor.key_id', 'occurred_at', 'dashboard_read'],
   }),
   shapes.page('list?resource_id=', ['tenant_id', 'resource.id'], {
-    residual: ['actor.key_id', 'occurred_at'],
+    residual: ['actor.key_id', 'occurred_at', 'dashboard_read'],
   }),
-  shapes.page('list?key_id=', ['tenant_id', 'actor.key_id'], { residual: ['occurred_at'] }),
+  shapes.page('list?key_id=', ['tenant_id', 'actor.key_id'], { residual: ['occurred_at', 'dashboard_read'] }),
   shapes.find('countVerifications (aggregate: $match, then $group per bucket and decision)', ['tenant_id'], {
     range: ['occurred_at'],
     residual: ['type'],
@@ -135,6 +150,7 @@ function toDoc(event: AuditEvent): EventDoc {
     ...(event.trace_id !== undefined ? { trace_id: event.trace_id } : {}),
     ...(event.span_id !== undefined ? { span_id: event.span_id } : {}),
     ...(event.seq !== undefined ? { seq: event.seq } : {}),
+    ...(isDashboardRead(event) ? { dashboard_read: true as const } : {}),
   };
 }
 
@@ -418,6 +434,8 @@ export class MongoEventStore implements EventStore, LogStore {
     if (q.types && q.types.length > 0) filter.type = { $in: q.types };
     if (q.resource_id !== undefined) filter['resource.id'] = q.resource_id;
     if (q.key_id !== undefined) filter['actor.key_id'] = q.key_id;
+    // null matches the field's absence, one key of the index: events stored before it are kept.
+    if (q.exclude_dashboard_reads) filter.dashboard_read = null;
     if (q.since !== undefined || q.until !== undefined) {
       const range: Record<string, Date> = {};
       if (q.since !== undefined) range.$gte = new Date(q.since);

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { apiCallEvent } from '../audit/api-call';
+import { apiCallEvent, viaOf } from '../audit/api-call';
 import type { GatewayDeps } from '../deps';
 import type { RouteRule } from '../routes/table';
 import { endedStatus, type Call } from './call';
@@ -23,6 +23,7 @@ export function auditStep(deps: GatewayDeps) {
         path,
         status,
         durationMs: performance.now() - call.started,
+        via: viaOf(req, call.principal),
       });
       deps.publisher
         .publish([event])
