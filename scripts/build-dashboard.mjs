@@ -18,10 +18,12 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = path.join(root, 'packages/dashboard');
 const built = path.join(pkg, 'dist/index.html');
-// The API client is bundled from its sources (packages/client/src): a change there is a change of the dashboard.
+// The API client and the decision module (the reasons in words) are bundled from their sources
+// (packages/client/src, packages/verifier/src): a change there is a change of the dashboard.
 const sources = [
   ...['src', 'index.html', 'vite.config.ts', 'package.json'].map((p) => path.join(pkg, p)),
   path.join(root, 'packages/client/src'),
+  path.join(root, 'packages/verifier/src'),
 ];
 
 function newest(p) {

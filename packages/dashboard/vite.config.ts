@@ -10,11 +10,13 @@ export default defineConfig({
   base: '/dashboard/',
   oxc: { jsx: { runtime: 'automatic' } },
   // The evidence check runs packages/evidence-cli's checker in the browser (src/evidence); the API
-  // client is built from its sources (its package.json names the published build).
+  // client and the decision module (the reasons in words) are built from their sources (their
+  // package.json names the published build).
   resolve: {
     alias: {
       '@mandate/client': fileURLToPath(new URL('../client/src/index.ts', import.meta.url)),
       '@mandate/shared': fileURLToPath(new URL('./src/evidence/shared.ts', import.meta.url)),
+      '@mandate/verifier/decide': fileURLToPath(new URL('../verifier/src/decide.ts', import.meta.url)),
       'node:crypto': fileURLToPath(new URL('./src/evidence/node-crypto.ts', import.meta.url)),
     },
   },

@@ -293,6 +293,8 @@ type Box = {
   getAttribute(name: string): string | null;
   closest(selector: string): Box | null;
   querySelector(selector: string): Box | null;
+  matches(selector: string): boolean;
+  parentElement: Box | null;
 };
 type Dom = {
   document: { querySelectorAll(selector: string): Iterable<Box> };
@@ -356,6 +358,28 @@ const truncated = (page: Page, selector: string, whole: string) =>
  */
 export const truncatedBadges = (page: Page) =>
   truncated(page, '.mantine-Badge-root, .mantine-Badge-label', '.mantine-Badge-root');
+
+/**
+ * Every decision reason (`[data-reason]`, its words) that is cut: it, or a box around it up to its
+ * table cell or card, is narrower than its text and hides the rest (an ellipsis, a clip), as
+ * "<CODE>: <the words shown>". A reason wraps instead, whole (docs/DASHBOARD.md, "Design system").
+ */
+export const truncatedReasons = (page: Page) =>
+  page.evaluate(() => {
+    const g = globalThis as unknown as Dom;
+    const found: string[] = [];
+    for (const reason of g.document.querySelectorAll('[data-reason]')) {
+      for (let el: Box | null = reason; el && el.tagName !== 'BODY'; el = el.parentElement) {
+        const { overflowX } = g.getComputedStyle(el);
+        if (overflowX !== 'visible' && el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1) {
+          found.push(`${reason.getAttribute('data-reason')}: ${(reason.textContent ?? '').trim()}`);
+          break;
+        }
+        if (el.matches('td, th, section, [role="dialog"]')) break;
+      }
+    }
+    return found;
+  });
 
 /** Every button whose label is cut: a flex row that squeezes a Mantine button clips its label ("Sign ou"). */
 export const truncatedButtons = (page: Page) =>

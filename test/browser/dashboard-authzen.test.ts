@@ -68,6 +68,10 @@ describeIfChromium('dashboard: the verification playground speaks AuthZEN', () =
     await page.getByRole('button', { name: 'Evaluate' }).click();
     await page.getByTestId('authzen-decision').getByText('false').waitFor();
     expect(await page.getByTestId('reason').textContent()).toBe('AMOUNT_EXCEEDS_LIMIT');
+    // The same words as the Mandate API's answer (docs/API.md#reasons-in-words), from the evaluation's context.
+    const said = "Amount 9,999.99 EUR exceeds the mandate's limit of 500.00 EUR per call.";
+    await page.getByTestId('reason-words').filter({ hasText: said }).waitFor();
+    expect(await page.getByTestId('reason-words').textContent()).toBe(said);
 
     // The batch: the form's fields are the defaults, one item per action; the second is denied and stops it.
     await page.getByLabel('Amount (minor units)').fill('1200');

@@ -18,6 +18,7 @@ import {
   operatorSignIn,
   truncatedBadges,
   truncatedButtons,
+  truncatedReasons,
   type AreaId,
 } from './browser-support';
 
@@ -44,7 +45,8 @@ describeIfChromium('dashboard layout and accessibility at 1280, 1024, 768 and 39
   });
 
   beforeAll(async () => {
-    // Something in the lists: a limited mandate, a suspended one, a verification of each.
+    // Something in the lists: a limited mandate, a suspended one, a verification of each, and one
+    // over the limit (its reason compared in words: AMOUNT_EXCEEDS_LIMIT).
     const api = suite.api();
     const limited = await api('POST', '/v1/mandates', { auth: suite.auth, body: README_MANDATE });
     expect(limited.status).toBe(201);
@@ -61,12 +63,16 @@ describeIfChromium('dashboard layout and accessibility at 1280, 1024, 768 and 39
         })
       ).status,
     ).toBe(200);
-    for (const id of [limited.body.id, paused.body.id])
+    for (const [id, amount] of [
+      [limited.body.id, 1200],
+      [paused.body.id, 1200],
+      [limited.body.id, 120000],
+    ])
       expect(
         (
           await api('POST', '/v1/verify', {
             auth: suite.auth,
-            body: { mandate_id: id, action: 'payments:create', amount: 1200, currency: 'EUR' },
+            body: { mandate_id: id, action: 'payments:create', amount, currency: 'EUR' },
           })
         ).status,
       ).toBe(200);
@@ -100,6 +106,7 @@ describeIfChromium('dashboard layout and accessibility at 1280, 1024, 768 and 39
           scrollsInside: await insideScroll(page, { tablesMayScroll: viewport === phone }),
           truncatedBadges: await truncatedBadges(page),
           truncatedButtons: await truncatedButtons(page),
+          truncatedReasons: await truncatedReasons(page),
           violations: viewport === laptop || viewport === phone ? await allAxeViolations(page) : [],
           // The tab bypasses the CSP (for axe), so a <style> Mantine would inject (which style-src
           // 'self' refuses in a real browser) is looked for here.
@@ -113,6 +120,7 @@ describeIfChromium('dashboard layout and accessibility at 1280, 1024, 768 and 39
           scrollsInside: [],
           truncatedBadges: [],
           truncatedButtons: [],
+          truncatedReasons: [],
           violations: [],
           styleTags: 0,
         });
@@ -137,6 +145,43 @@ describeIfChromium('dashboard layout and accessibility at 1280, 1024, 768 and 39
     await expectAreasFit(opened.page, 'operator', ['operator']);
     await closeClean(opened);
   }, 120_000);
+
+  it.each([
+    { width: 1440, height: 900 },
+    { width: 390, height: 844 },
+  ])(
+    'when a denial is listed in the audit log and the playground at $width px, then its reason is shown whole, in words, with the comparison',
+    async (viewport) => {
+      const opened = await openPage(suite.browser);
+      const { page } = opened;
+      await page.setViewportSize(viewport);
+      await devSignIn(page, suite.stack.url, suite.tenantId, SUBJECT('tenant_operator'));
+      const said = "Amount 1,200.00 EUR exceeds the mandate's limit of 500.00 EUR per call.";
+      for (const [area, where] of [
+        ['audit', 'table'],
+        ['verify', '[data-testid="recent-verification"]'],
+      ] as const) {
+        await page.goto(`${suite.stack.url}/dashboard${PATHS[area]}`);
+        // The other tests' API calls would push the verifications past the log's first page.
+        if (area === 'audit') await page.getByLabel('Event type').selectOption('VERIFICATION_PERFORMED');
+        const reason = page.locator(`${where} [data-reason="AMOUNT_EXCEEDS_LIMIT"]`).first();
+        await reason.filter({ hasText: said }).waitFor();
+        expect(await reason.textContent()).toBe(said);
+        await laidOut(page);
+        expect({
+          area,
+          truncatedReasons: await truncatedReasons(page),
+          overflow: await horizontalOverflow(page),
+        }).toEqual({
+          area,
+          truncatedReasons: [],
+          overflow: 0,
+        });
+      }
+      await closeClean(opened);
+    },
+    120_000,
+  );
 
   it('when the sign-in page is shown at 390 px, then it fits and the signed-in navigation opens from the menu button', async () => {
     const opened = await openPage(suite.browser);

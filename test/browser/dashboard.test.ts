@@ -455,7 +455,7 @@ describeIfChromium('dashboard in a real browser', () => {
     await closeClean({ page, errors });
   }, 120_000);
 
-  it('when an operator-role subject asks the verification playground, then it shows the decision and its reason', async () => {
+  it('when an operator-role subject asks the verification playground, then it shows the decision and its reason, a denial compared in words', async () => {
     const { page, errors } = await openAs('tenant_operator', 'verify');
     await page.getByLabel('Mandate id').fill(mandateId);
     await page.getByLabel('Action').fill('payments:create');
@@ -468,6 +468,11 @@ describeIfChromium('dashboard in a real browser', () => {
     await page.getByLabel('Amount (minor units)').fill('999999');
     await page.getByRole('button', { name: 'Verify' }).click();
     await page.getByTestId('decision').getByText('DENY').waitFor();
+    expect(await page.getByTestId('reason').textContent()).toBe('AMOUNT_EXCEEDS_LIMIT');
+    // The request's amount against the mandate's limit, from the catalogue (docs/API.md#reasons-in-words).
+    const said = "Amount 9,999.99 EUR exceeds the mandate's limit of 500.00 EUR per call.";
+    await page.getByTestId('reason-words').filter({ hasText: said }).waitFor();
+    expect(await page.getByTestId('reason-words').textContent()).toBe(said);
     await expectAccessible(page, 'tenant_operator-verify-decision');
     await closeClean({ page, errors });
   }, 120_000);

@@ -71,7 +71,9 @@ describe('the packed @mandate/verifier', () => {
       'dist/index.js',
       'dist/index.js.map',
       'dist/package.json',
-      // The request rules' types, which decide.d.ts re-exports (its code is bundled into decide.js).
+      // The reasons in words' and the request rules' types, which decide.d.ts re-exports (their code
+      // is bundled into decide.js).
+      'dist/reasons.d.ts',
       'dist/request.d.ts',
       'package.json',
     ]);
@@ -100,7 +102,9 @@ describe('the packed @mandate/verifier', () => {
       );
       expect({
         name,
-        imports: imports.filter((spec) => !/^(jose|node:zlib|\.\/(decide|index|request)\.js)$/.test(spec!)),
+        imports: imports.filter(
+          (spec) => !/^(jose|node:zlib|\.\/(decide|index|reasons|request)\.js)$/.test(spec!),
+        ),
       }).toEqual({ name, imports: [] });
     }
 

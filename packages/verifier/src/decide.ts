@@ -138,3 +138,6 @@ export const anyMatches = (
 
 // The request's input rules ship with the decision: verify's contract and the offline verifier read them here.
 export * from './request';
+
+// The reasons in words ship with the decision too: the dashboard and docs/API.md read them here.
+export * from './reasons';

@@ -18,6 +18,7 @@ import {
 import { column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
 import { AuditCheckpoints } from './AuditCheckpoints';
+import { ReasonWords, requestOfInput } from '../reasons';
 
 /** A string or number member of an event's data (no contract types `data` per event type). */
 const text = (value: unknown): string | undefined =>
@@ -34,7 +35,7 @@ function HttpStatus({ status }: { status: unknown }) {
   );
 }
 
-/** What an event says, in one short line: an API call's method, route and status; a decision; a reason. */
+/** What an event says: an API call's method, route and status on one line; a decision and its reason in words; a reason. */
 function Summary({ e }: { e: AuditEvent }) {
   const d = e.data;
   if (e.type === 'API_CALL')
@@ -48,19 +49,32 @@ function Summary({ e }: { e: AuditEvent }) {
       </Group>
     );
   if (e.type === 'VERIFICATION_PERFORMED') {
-    const input = (d.input ?? {}) as Record<string, unknown>;
+    const reason = text(d.reason);
+    const request = requestOfInput(d.input);
+    // The reason whole, in words (docs/API.md#reasons-in-words): it wraps, never cut to "A…".
     return (
-      <Group gap={6} wrap="nowrap">
+      <Group gap={6} wrap="nowrap" align="flex-start">
         <StateBadge state={text(d.decision) ?? '—'} />
-        <span className="ellipsis">
-          {text(input.action)} · {text(d.reason)}
+        <span className="summary-text">
+          {request?.action}
+          {reason ? (
+            <>
+              {' · '}
+              <ReasonWords reason={reason} request={request} mandateId={e.resource?.id} />
+            </>
+          ) : null}
         </span>
       </Group>
     );
   }
   const reason = text(d.reason);
+  // A lifecycle's reason is someone's words: shown whole, wrapped; a name or URL is cut, its whole the title.
+  if (reason) return <span className="summary-text">Reason: {reason}</span>;
+  const named = text(d.name) ?? text(d.url) ?? '';
   return (
-    <span className="ellipsis">{reason ? `Reason: ${reason}` : (text(d.name) ?? text(d.url) ?? '')}</span>
+    <span className="ellipsis" title={named}>
+      {named}
+    </span>
   );
 }
 

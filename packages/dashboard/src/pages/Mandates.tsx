@@ -26,6 +26,7 @@ import { PagedTable, usePagedList } from '../paged-list';
 import { BudgetSection } from './Budget';
 import { Evidence } from './Evidence';
 import { MandatePageHeader } from './MandatePageHeader';
+import { ReasonWords, requestOfInput } from '../reasons';
 
 /** Whether the API answered 404 (the client's error carries the status). */
 const isNotFound = (error: unknown) => (error as { status?: number } | null)?.status === 404;
@@ -356,7 +357,24 @@ export function MandateDetail({ area }: { area: Area }) {
                 <Time iso={e.occurred_at} /> <strong>{e.type}</strong>{' '}
                 <span className="muted">
                   by {e.actor.subject_id ?? e.actor.key_id ?? e.actor.type}
-                  {typeof e.data.reason === 'string' && e.data.reason ? ` — ${e.data.reason}` : ''}
+                  {typeof e.data.reason === 'string' && e.data.reason ? (
+                    e.type === 'VERIFICATION_PERFORMED' ? (
+                      // A decision's reason in words, compared with this mandate (docs/API.md#reasons-in-words).
+                      <>
+                        {' — '}
+                        {typeof e.data.decision === 'string' ? `${e.data.decision}: ` : ''}
+                        <ReasonWords
+                          reason={e.data.reason}
+                          request={requestOfInput(e.data.input)}
+                          mandate={m}
+                        />
+                      </>
+                    ) : (
+                      ` — ${e.data.reason}`
+                    )
+                  ) : (
+                    ''
+                  )}
                 </span>
               </li>
             ))}

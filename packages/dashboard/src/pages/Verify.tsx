@@ -11,8 +11,8 @@ import { apiOf } from '../api';
 import { useAuth } from '../auth';
 import { BarChart } from '../chart';
 import { Button, Group, Text } from '@mantine/core';
-import { VERIFY_REASONS } from '../errors';
 import { minorPerMajor } from '../format';
+import { ReasonWords, requestOfInput, useReasonInWords } from '../reasons';
 import { Reproduce } from '../snippet';
 import {
   CurrencyField,
@@ -143,11 +143,11 @@ export function VerifyPage() {
       if (api === 'verify') {
         const body = verifyBody(form);
         setSent({ api, body });
-        return { api, answer: await apiOf(session).verify(body) } as const;
+        return { api, body, answer: await apiOf(session).verify(body) } as const;
       }
       const body = authzenEvaluation(form);
       setSent({ api, body });
-      return { api, answer: await apiOf(session).authzen.accessEvaluation(body) } as const;
+      return { api, body, answer: await apiOf(session).authzen.accessEvaluation(body) } as const;
     },
     // The audit event follows the answer through the bus: ask again shortly after.
     onSuccess: () => {
@@ -194,8 +194,10 @@ export function VerifyPage() {
         </Button>
         <ErrorMessage error={ask.error} />
       </FormCard>
-      {ask.data?.api === 'verify' ? <VerifyDecision answer={ask.data.answer} /> : null}
-      {ask.data?.api === 'authzen' ? <AuthzenDecision answer={ask.data.answer} /> : null}
+      {ask.data?.api === 'verify' ? <VerifyDecision answer={ask.data.answer} asked={ask.data.body} /> : null}
+      {ask.data?.api === 'authzen' ? (
+        <AuthzenDecision answer={ask.data.answer} asked={ask.data.body} />
+      ) : null}
       {sent?.api === 'verify' ? (
         <Reproduce id="reproduce-title" path="/v1/verify" method="verify" body={sent.body} />
       ) : null}
@@ -223,15 +225,19 @@ export function VerifyPage() {
   );
 }
 
-/** POST /v1/verify's answer: the decision, its reason in words and as code, the mandate's state. */
-function VerifyDecision({ answer: d }: { answer: VerifyResponse }) {
+/**
+ * POST /v1/verify's answer: the decision, its reason in words (the comparison that failed, from the
+ * request asked and the mandate: docs/API.md#reasons-in-words) and as code, the mandate's state.
+ */
+function VerifyDecision({ answer: d, asked }: { answer: VerifyResponse; asked: VerifyRequest }) {
+  const words = useReasonInWords(d.reason, { request: asked, mandateId: d.mandate_id, live: true });
   return (
     <section className="card" aria-labelledby="decision-title" aria-live="polite">
       <h2 id="decision-title">
         Decision: <StateBadge state={d.decision} testId="decision" />
       </h2>
-      <Text fw={600} mb="xs" data-testid="reason-words">
-        {VERIFY_REASONS[d.reason] ?? d.reason}
+      <Text fw={600} mb="xs" data-testid="reason-words" data-reason={d.reason}>
+        {words}
       </Text>
       <dl className="facts">
         <Fact term="Reason code">
@@ -266,7 +272,14 @@ const RECENT_COLUMNS = [
   ),
   column<AuditEvent>('Action', (e) => actionOf(e) ?? '—'),
   column<AuditEvent>('Decision', (e) => <StateBadge state={textOf(e.data.decision) ?? '—'} />),
-  column<AuditEvent>('Reason', (e) => textOf(e.data.reason)),
+  column<AuditEvent>('Reason', (e) => {
+    const reason = textOf(e.data.reason);
+    return reason ? (
+      <ReasonWords reason={reason} request={requestOfInput(e.data.input)} mandateId={e.resource?.id} />
+    ) : (
+      '—'
+    );
+  }),
 ];
 
 function chartData(range: ChartWindow, stats: VerificationStats) {

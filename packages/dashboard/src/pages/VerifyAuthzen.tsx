@@ -7,7 +7,7 @@ import type {
 } from '@mandate/client';
 import { apiOf } from '../api';
 import { useAuth } from '../auth';
-import { VERIFY_REASONS } from '../errors';
+import { requestOfEvaluation, useReasonInWords, type AskedRequest } from '../reasons';
 import { Reproduce } from '../snippet';
 import { DataTable, column } from '../table';
 import { ErrorMessage, Fact, FormCard, IdToken, SelectField, StateBadge, useFormMutation } from '../ui';
@@ -75,19 +75,37 @@ function batchBody(form: PlaygroundForm, actions: string, semantic: Semantic): A
 /** An answer's reason code, or its error's status for an item that could not be evaluated. */
 const reasonOf = (e: AuthzenEvaluationResponse) =>
   'reason' in e.context ? e.context.reason : `error ${e.context.error.status}`;
-const wordsOf = (e: AuthzenEvaluationResponse) =>
-  'reason' in e.context ? (VERIFY_REASONS[e.context.reason] ?? e.context.reason) : e.context.error.message;
+/**
+ * An answer in words: its reason told with the request and the mandate (docs/API.md#reasons-in-words),
+ * or its error's message for an item that could not be evaluated.
+ */
+function useWordsOf(e: AuthzenEvaluationResponse, request: AskedRequest): string {
+  const reason = 'reason' in e.context ? e.context.reason : '';
+  const words = useReasonInWords(reason, { request, live: true });
+  return 'reason' in e.context ? words : e.context.error.message;
+}
+
+function WordsOf({ answer, request }: { answer: AuthzenEvaluationResponse; request: AskedRequest }) {
+  return <span className="reason-words">{useWordsOf(answer, request)}</span>;
+}
 
 /** One evaluation's answer: the decision as ALLOW/DENY and as AuthZEN's boolean, the reason, the context. */
-export function AuthzenDecision({ answer }: { answer: AuthzenEvaluationResponse }) {
+export function AuthzenDecision({
+  answer,
+  asked,
+}: {
+  answer: AuthzenEvaluationResponse;
+  asked: AuthzenEvaluationRequest;
+}) {
   const c = answer.context;
+  const words = useWordsOf(answer, requestOfEvaluation(asked));
   return (
     <section className="card" aria-labelledby="decision-title" aria-live="polite">
       <h2 id="decision-title">
         Decision: <StateBadge state={answer.decision ? 'ALLOW' : 'DENY'} testId="decision" />
       </h2>
-      <Text fw={600} mb="xs" data-testid="reason-words">
-        {wordsOf(answer)}
+      <Text fw={600} mb="xs" data-testid="reason-words" data-reason={reasonOf(answer)}>
+        {words}
       </Text>
       <dl className="facts">
         <Fact term="AuthZEN decision">
@@ -112,7 +130,7 @@ export function AuthzenDecision({ answer }: { answer: AuthzenEvaluationResponse 
   );
 }
 
-type Row = { index: number; action: string; answer: AuthzenEvaluationResponse };
+type Row = { index: number; action: string; request: AskedRequest; answer: AuthzenEvaluationResponse };
 const BATCH_COLUMNS = [
   column<Row>('Item', (r) => r.index + 1),
   column<Row>('Action', (r) => <code>{r.action}</code>),
@@ -120,8 +138,20 @@ const BATCH_COLUMNS = [
     testId: (_r, i) => `batch-decision-${i}`,
   }),
   column<Row>('Reason', (r) => <code>{reasonOf(r.answer)}</code>, { testId: (_r, i) => `batch-reason-${i}` }),
-  column<Row>('In words', (r) => wordsOf(r.answer)),
+  column<Row>('In words', (r) => <WordsOf answer={r.answer} request={r.request} />),
 ];
+
+/** A batch item as the verify request it maps to: its own members, else the batch's defaults (docs/API.md#authzen). */
+function itemRequest(body: AuthzenEvaluationsRequest | null, i: number): AskedRequest {
+  const item = body?.evaluations?.[i] ?? {};
+  const subject = item.subject ?? body?.subject;
+  const action = item.action ?? body?.action;
+  const resource = item.resource ?? body?.resource;
+  const context = item.context ?? body?.context;
+  return subject && action && resource
+    ? requestOfEvaluation({ subject, action, resource, ...(context ? { context } : {}) })
+    : {};
+}
 
 /** POST /access/v1/evaluations over the form's fields: one item per action listed, in the chosen semantic. */
 export function AuthzenBatch({ form }: { form: PlaygroundForm }) {
@@ -141,6 +171,7 @@ export function AuthzenBatch({ form }: { form: PlaygroundForm }) {
   const rows: Row[] = (batch.data ?? []).map((answer, i) => ({
     index: i,
     action: sent?.evaluations?.[i]?.action?.name ?? '',
+    request: itemRequest(sent, i),
     answer,
   }));
   return (
