@@ -12,8 +12,8 @@ import {
   type Stack,
 } from '../support/stack';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
-import { expectStoredOnce, waitFor, withPort, noLimits, WHOLE_WITHIN_MS } from './producers';
-import { Produced, countEvents, type CountedType } from './workload';
+import { expectStoredOnce, waitFor, withPort, noLimits, wholeAgain, WHOLE_WITHIN_MS } from './producers';
+import { Produced, type CountedType } from './workload';
 
 /**
  * Rows of the fault matrix (docs/TESTING.md, "Fault matrix") where something hangs (accepts
@@ -235,50 +235,17 @@ describe(`fault matrix: RabbitMQ and upstream services hung, audit's broker gone
     return Promise.all(Array.from({ length: concurrency }, worker));
   }
 
-  /**
-   * Whole again: a create and its verify through the gateway answered 201 and 200, and their
-   * events (MANDATE_CREATED, VERIFICATION_PERFORMED, both API_CALLs) stored by audit. Tried from
-   * `since` on (the probe tenant's own calls); answers the milliseconds it took.
-   */
-  async function wholeAgain(since: number, label: string): Promise<number> {
-    const deadline = since + 60_000;
-    for (let attempt = 0; ; attempt++) {
-      const [c, v] = [`${label}-whole-${attempt}-c`, `${label}-whole-${attempt}-v`];
-      const created = await api('POST', '/v1/mandates', {
-        auth: probe.auth,
-        body: MANDATE,
-        headers: { 'x-request-id': c },
-      });
-      const verified =
-        created.status === 201
-          ? await api('POST', '/v1/verify', {
-              auth: probe.auth,
-              body: verifyBody(created.body.id),
-              headers: { 'x-request-id': v },
-            })
-          : undefined;
-      if (verified?.status === 200) {
-        const owed = new Produced();
-        owed.byType.MANDATE_CREATED.add(c);
-        owed.byType.VERIFICATION_PERFORMED.add(v);
-        owed.byType.API_CALL.add(c).add(v);
-        while (Date.now() < deadline) {
-          const counts = await countEvents(
-            stack.services.audit.url,
-            stack.internalSecret,
-            probe.tenantId,
-            owed,
-            TYPES,
-          );
-          if (counts.every((n) => n.missing === 0)) return Date.now() - since;
-          await sleep(200);
-        }
-      }
-      if (Date.now() > deadline)
-        throw new Error(`not whole 60 s after ${label}: ${created.status} ${verified?.status}`);
-      await sleep(100);
-    }
-  }
+  /** Whole again (producers.ts): the probe tenant's create and verify answered, their events stored. */
+  const whole = async (since: number, label: string) =>
+    (
+      await wholeAgain(
+        gateway.url,
+        { url: stack.services.audit.url, internalSecret: stack.internalSecret },
+        probe,
+        since,
+        label,
+      )
+    ).storedMs;
 
   /** Every process's /readyz and /metrics (the gateway's with the operator token), each timed. */
   function probeOperations(): Promise<{ what: string; status: number | string; ms: number }[]> {
@@ -323,7 +290,7 @@ describe(`fault matrix: RabbitMQ and upstream services hung, audit's broker gone
     const doneDuringHang = traffic.done - doneAtHang;
     for (const proxy of brokers) proxy.restore();
     const endedAt = Date.now();
-    const recoveryMs = await wholeAgain(endedAt, 'broker-hang');
+    const recoveryMs = await whole(endedAt, 'broker-hang');
     stopped = true;
     await running;
     const probes = await operations;
@@ -380,7 +347,7 @@ describe(`fault matrix: RabbitMQ and upstream services hung, audit's broker gone
       await sleep(Math.max(0, UPSTREAM_HANG_MS - (Date.now() - hungAt)));
       proxy.restore();
       const endedAt = Date.now();
-      const recoveryMs = await wholeAgain(endedAt, `${service}-hang`);
+      const recoveryMs = await whole(endedAt, `${service}-hang`);
       stopped = true;
       await running;
 
@@ -448,7 +415,7 @@ describe(`fault matrix: RabbitMQ and upstream services hung, audit's broker gone
     );
     auditAmqpProxy.restore();
     const reconnectAt = Date.now();
-    const recoveryMs = await wholeAgain(reconnectAt, 'audit-reconnect');
+    const recoveryMs = await whole(reconnectAt, 'audit-reconnect');
     stopped = true;
     await running;
 

@@ -17,7 +17,7 @@ import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
 import { inflateSync } from 'node:zlib';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 import { Produced, countEvents, createAndVerify, report, settle, type Counts } from './workload';
-import { noLimits, withPort } from './producers';
+import { noLimits, wholeAgain, withPort, WHOLE_WITHIN_MS, type Whole } from './producers';
 
 /**
  * Delivery guarantees under faults (docs/DEPLOYMENT.md, "Delivery guarantees"): the five services as
@@ -112,6 +112,26 @@ describe.each([
     return { tenantId, produced, load, count };
   }
 
+  /**
+   * Whole again after a fault of `outageMs` that ended at `since` (docs/TESTING.md, "Fault
+   * matrix"): a fresh tenant's create and verify answered within 10 s, beside the load still
+   * running, and their events stored behind the backlog within the outage's length plus 10 s
+   * (docs/DECISIONS.md#recovery); 0 for a fault the events never waited on.
+   */
+  async function expectWholeSince(since: number, outageMs: number, label: string): Promise<Whole> {
+    const probe = await newTenant(`${label} probe`);
+    const whole = await wholeAgain(
+      stack.gateway.url,
+      { url: auditUrl, internalSecret: stack.internalSecret },
+      probe,
+      since,
+      label,
+    );
+    expect(whole.answeredMs).toBeLessThanOrEqual(WHOLE_WITHIN_MS);
+    expect(whole.storedMs).toBeLessThanOrEqual(outageMs + WHOLE_WITHIN_MS);
+    return whole;
+  }
+
   /** Cuts `proxy` for `ms`, then restores it; answers how many mandates were done meanwhile. */
   async function doneWhileCut(proxy: TcpProxy, ms: number, produced: Produced): Promise<number> {
     proxy.cut();
@@ -178,10 +198,13 @@ describe.each([
     const started = Date.now();
     const run = await loadUnderWay('broker-cut', 'cut', 1_000, 100);
     const doneDuringCut = await doneWhileCut(amqpProxy, 10_000, run.produced);
+    const whole = await expectWholeSince(Date.now(), 10_000, 'broker-cut');
     await run.load;
     const loadMs = Date.now() - started;
     await expectLoadDelivered(run, 'broker cut 10 s, 1,000 mandates created + verified', () => ({
       mandates_done_during_cut: doneDuringCut,
+      answered_ms_after_cut: whole.answeredMs,
+      stored_ms_after_cut: whole.storedMs,
       load_ms: loadMs,
       delivered_ms_after_load: Date.now() - started - loadMs,
     }));
@@ -192,6 +215,7 @@ describe.each([
   it('when the audit process is killed with SIGKILL mid-stream and restarted, then the same count arrives, no duplicates', async () => {
     const run = await loadUnderWay('audit-kill', 'kill', 400, 100);
     const killed = stack.services.audit.child;
+    const killedAt = Date.now();
     killed.kill('SIGKILL');
     await new Promise<void>((resolve) =>
       killed.exitCode !== null || killed.signalCode !== null
@@ -202,11 +226,14 @@ describe.each([
     // The outage's length is the scenario: audit stays down for 2 s while the load goes on.
     await new Promise((r) => setTimeout(r, 2_000));
     restartedAudit = await startService('audit', auditEnv, 'audit (restarted)');
+    const whole = await expectWholeSince(Date.now(), Date.now() - killedAt, 'audit-kill');
     await expectLoadDelivered(
       run,
       'audit SIGKILL mid-stream + restart, 400 mandates created + verified',
       () => ({
         mandates_done_at_kill: doneAtKill,
+        answered_ms_after_restart: whole.answeredMs,
+        stored_ms_after_restart: whole.storedMs,
       }),
     );
     expect(doneAtKill).toBeLessThan(400);
@@ -245,6 +272,7 @@ describe.each([
     const expected = created.map((_, i) => (i < 4 ? 2 : i < 8 || i >= 12 ? 1 : 0));
     const ttlMs = 60_000;
     amqpProxy.cut();
+    const cutAt = Date.now();
     try {
       for (const [i, m] of created.entries()) {
         if (i >= 8) continue;
@@ -264,6 +292,10 @@ describe.each([
     } finally {
       amqpProxy.restore();
     }
+    const whole = await expectWholeSince(Date.now(), Date.now() - cutAt, 'status-list-cut');
+    process.stdout.write(
+      `[fault] broker cut during lifecycle changes: whole ${JSON.stringify(whole)} after the cut\n`,
+    );
     expect(await statuses()).toEqual(expected);
   }, 180_000);
 
@@ -291,8 +323,12 @@ describe.each([
     const before = await fallbackCounters();
     const doneDuringCut = await doneWhileCut(redisProxy, 5_000, run.produced);
     const after = await fallbackCounters();
+    // Redis is not on the events' path: they are held to the 10 s alone.
+    const whole = await expectWholeSince(Date.now(), 0, 'redis-cut');
     await expectLoadDelivered(run, 'Redis cut 5 s, 400 mandates created + verified', () => ({
       mandates_done_during_cut: doneDuringCut,
+      answered_ms_after_cut: whole.answeredMs,
+      stored_ms_after_cut: whole.storedMs,
       limiter_fallbacks: after.limiterFallbacks - before.limiterFallbacks,
       snapshot_read_throughs: after.snapshotErrors - before.snapshotErrors,
     }));

@@ -1,7 +1,7 @@
 import { inflateSync } from 'node:zlib';
 import { eventually } from '../support/eventually';
-import { startService, type ServiceName, type ServiceProcess } from '../support/stack';
-import { countEvents, report, settle, type Counts, type CountedType, type Produced } from './workload';
+import { apiClient, startService, type ServiceName, type ServiceProcess } from '../support/stack';
+import { Produced, countEvents, report, settle, type Counts, type CountedType } from './workload';
 
 /**
  * What the producer fault tests share: a SIGKILL and a restart on the same port, with the same
@@ -24,6 +24,70 @@ export function noLimits(...endpoints: string[]): string {
       endpoints: Object.fromEntries(endpoints.map((name) => [name, open])),
     },
   });
+}
+
+const PROBE_MANDATE = {
+  principal: { id: 'user_whole', type: 'person' },
+  delegate: { id: 'agent_whole', type: 'agent' },
+  scope: { actions: ['payments:*'], constraints: { max_amount: 50_000, currency: 'EUR' } },
+};
+const PROBE_TYPES: CountedType[] = ['MANDATE_CREATED', 'VERIFICATION_PERFORMED', 'API_CALL'];
+
+/** When a probe passed, in ms from the fault's end: its calls answered, then their events stored. */
+export interface Whole {
+  answeredMs: number;
+  storedMs: number;
+}
+
+/**
+ * Whole again: a create and its verify through `gatewayUrl` answered 201 and 200, and their events
+ * (MANDATE_CREATED, VERIFICATION_PERFORMED, both API_CALLs) stored by audit. Tried from `since` on
+ * with the probe tenant's own calls, for at most 60 s. The events queue behind any backlog the
+ * fault left (first in, first out), so a fault of the event path bounds `storedMs` by its own
+ * length too (docs/DECISIONS.md#recovery).
+ */
+export async function wholeAgain(
+  gatewayUrl: string,
+  audit: { url: string; internalSecret: string },
+  probe: { tenantId: string; auth: string },
+  since: number,
+  label: string,
+): Promise<Whole> {
+  const api = apiClient(gatewayUrl);
+  const deadline = since + 60_000;
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  for (let attempt = 0; ; attempt++) {
+    const [c, v] = [`${label}-whole-${attempt}-c`, `${label}-whole-${attempt}-v`];
+    const created = await api('POST', '/v1/mandates', {
+      auth: probe.auth,
+      body: PROBE_MANDATE,
+      headers: { 'x-request-id': c },
+    }).catch(() => undefined);
+    const verified =
+      created?.status === 201
+        ? await api('POST', '/v1/verify', {
+            auth: probe.auth,
+            body: { mandate_id: created.body.id, action: 'payments:create', amount: 1, currency: 'EUR' },
+            headers: { 'x-request-id': v },
+          }).catch(() => undefined)
+        : undefined;
+    if (verified?.status === 200) {
+      const answeredMs = Date.now() - since;
+      const owed = new Produced();
+      owed.byType.MANDATE_CREATED.add(c);
+      owed.byType.VERIFICATION_PERFORMED.add(v);
+      owed.byType.API_CALL.add(c).add(v);
+      while (Date.now() < deadline) {
+        const counts = await countEvents(audit.url, audit.internalSecret, probe.tenantId, owed, PROBE_TYPES);
+        if (counts.every((n) => n.missing === 0)) return { answeredMs, storedMs: Date.now() - since };
+        await sleep(200);
+      }
+    }
+    if (Date.now() > deadline)
+      throw new Error(`not whole 60 s after ${label}: ${created?.status} ${verified?.status}`);
+    // A back-off while the service comes back, not a synchronisation: the probe is retried.
+    await sleep(100);
+  }
 }
 
 /** `url` with its host and port replaced: a client of `url` sent through a proxy on `port`. */
