@@ -10,6 +10,7 @@ export {
   EVENT_DATA_SCHEMAS,
   EVENT_OWNERS,
   eventDataIssues,
+  eventDataOrNull,
   parseEventData,
   type EventData,
 } from './event-data';
