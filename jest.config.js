@@ -22,6 +22,8 @@ module.exports = {
   globalSetup: '<rootDir>/test/support/mongo-standin/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/mongo-standin/global-teardown.ts',
   setupFiles: ['<rootDir>/test/support/mongo-standin/worker-setup.ts'],
+  // Every event a test's producers build holds to its type's data schema, or that test fails.
+  setupFilesAfterEnv: ['<rootDir>/test/support/event-contract.ts'],
   maxWorkers: 2,
   // The default output, and the names of test files still running after 10 minutes (a worker that
   // blocks is never ended by jest's timeouts, and the run would otherwise hang in silence).

@@ -1,6 +1,15 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { ServiceClient, createLogger, errorStatusesOf, type RouteContract } from '@mandate/shared';
+import { z } from 'zod';
+import {
+  EVENT_DATA_SCHEMAS,
+  EVENT_TYPES,
+  ServiceClient,
+  auditEventSchema,
+  createLogger,
+  errorStatusesOf,
+  type RouteContract,
+} from '@mandate/shared';
 import { CapturingPublisher, testTokens } from '@mandate/shared/testing';
 import { createApp, type GatewayApp } from '@mandate/gateway/testing';
 import { buildPublicOpenApi, CONTRACTS, ROUTES } from '@mandate/gateway';
@@ -42,6 +51,7 @@ type Operation = {
 describe('the public OpenAPI document', () => {
   const document = buildPublicOpenApi() as unknown as {
     paths: Record<string, Record<string, Operation>>;
+    webhooks: Record<string, Record<string, Operation>>;
     components: Record<string, Record<string, unknown>>;
     servers: { url: string; description?: string; variables?: Record<string, { default: string }> }[];
   };
@@ -201,6 +211,46 @@ describe('the public OpenAPI document', () => {
     },
   );
 
+  describe('webhooks', () => {
+    const componentOf = (schema: unknown) =>
+      document.components.schemas![(schema as { $ref: string }).$ref.split('/').pop()!] as JsonSchema;
+
+    it('when the webhooks are listed, then there is one per event type and nothing else', () => {
+      expect(Object.keys(document.webhooks).sort()).toEqual([...EVENT_TYPES].sort());
+      for (const [type, item] of Object.entries(document.webhooks))
+        expect({ type, methods: Object.keys(item) }).toEqual({ type, methods: ['post'] });
+    });
+
+    it.each([...EVENT_TYPES])(
+      'when the %s webhook is read, then its body is {type, timestamp, data: the event} with the type’s data schema, an example that parses, and the delivery headers',
+      (type) => {
+        const op = document.webhooks[type]!.post!;
+        const media = op.requestBody!.content['application/json']!;
+        const body = media.schema as JsonSchema;
+        expect(body.required).toEqual(['type', 'timestamp', 'data']);
+        expect(body.properties!.type!.enum).toEqual([type]);
+        const event = componentOf(body.properties!.data);
+        expect(event.properties!.type!.enum).toEqual([type]);
+        // The documented data is the schema producers are held to (event-data.ts), member by member.
+        expect(skeleton(event.properties!.data!)).toEqual(
+          skeleton(z.toJSONSchema(EVENT_DATA_SCHEMAS[type], { io: 'output' }) as JsonSchema),
+        );
+        const example = media.example as { type: string; data: { type: string; data: unknown } };
+        expect(example.type).toBe(type);
+        expect(auditEventSchema.parse(example.data).type).toBe(type);
+        expect(EVENT_DATA_SCHEMAS[type].safeParse(example.data.data).error).toBeUndefined();
+        // As services/audit/src/webhooks/worker.ts sends them (services/audit/test/webhooks-api.test.ts holds it to them).
+        expect((op.parameters ?? []).map((p) => `${p.in} ${p.name}`)).toEqual([
+          'header webhook-id',
+          'header webhook-timestamp',
+          'header webhook-signature',
+          'header user-agent',
+        ]);
+        expect(Object.keys(op.responses)).toEqual(['2XX']);
+      },
+    );
+  });
+
   it('when the servers are read, then each is described and a variable one names its default origin', () => {
     expect(document.servers.length).toBeGreaterThan(0);
     for (const server of document.servers) {
@@ -210,3 +260,40 @@ describe('the public OpenAPI document', () => {
     }
   });
 });
+
+type JsonSchema = {
+  type?: string | string[];
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  items?: JsonSchema;
+  enum?: unknown[];
+  const?: unknown;
+};
+
+/**
+ * What two JSON Schema writers (zod-to-openapi's, zod's own) agree on: each member's type, whether
+ * it may be null, its values, the required members and the items, recursively; not descriptions,
+ * integer bounds or how nullability is spelled.
+ */
+function skeleton(schema: JsonSchema): unknown {
+  const branches = schema.anyOf ?? schema.oneOf;
+  const base = branches?.find((b) => b.type !== 'null') ?? schema;
+  const types = [schema.type, ...(branches ?? []).map((b) => b.type)].flat();
+  const values = base.enum ?? (base.const !== undefined ? [base.const] : undefined);
+  return {
+    type: [base.type].flat().find((t) => t !== 'null'),
+    nullable: types.includes('null'),
+    ...(values ? { values } : {}),
+    ...(base.properties
+      ? {
+          properties: Object.fromEntries(
+            Object.entries(base.properties).map(([name, member]) => [name, skeleton(member)]),
+          ),
+          required: [...(base.required ?? [])].sort(),
+        }
+      : {}),
+    ...(base.items ? { items: skeleton(base.items) } : {}),
+  };
+}

@@ -420,7 +420,16 @@ describe('gateway: credential caches and eviction', () => {
     ) => anyEvent({ type, tenantId: 'tnt_a', resource: { type: 'x', id: resource }, data });
     await handler(ev('API_KEY_REVOKED', 'key_1'));
     await handler(ev('API_KEY_ACTIVATED', 'key_2'));
-    await handler(ev('TENANT_ROLE_REVOKED', 'ras_1', { subject_id: 'dashboard:alice' }));
+    const revoked = {
+      id: 'ras_1',
+      subject_id: 'dashboard:alice',
+      roles: [],
+      permissions: [],
+      status: 'REVOKED',
+    };
+    await handler(ev('TENANT_ROLE_REVOKED', 'ras_1', revoked));
+    // Data off its type's schema changes nothing: the push reads by the schema, never by hand.
+    await handler(ev('TENANT_ROLE_REVOKED', 'ras_2', { subject_id: 'dashboard:bob' }));
     await handler(ev('API_CALL', 'key_3'));
     expect(evictedKeys).toEqual(['key_1', 'key_2']);
     expect(evictedSubjects).toEqual(['tnt_a dashboard:alice']);

@@ -15,7 +15,7 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { z } from 'zod';
-import type { RouteContract } from '@mandate/shared';
+import { EVENT_TYPES, type RouteContract } from '@mandate/shared';
 import { CONTRACTS } from '@mandate/gateway';
 import { PERMISSION_DESCRIPTIONS, ROLE_PERMISSIONS } from '@mandate/identity';
 
@@ -96,6 +96,8 @@ const PRELUDE = [
   "import type { routes as audit } from '@mandate/audit';",
   "import type { routes as identity } from '@mandate/identity';",
   "import type { gatewayContract } from '@mandate/gateway';",
+  "import type { EVENT_DATA_SCHEMAS } from '@mandate/shared';",
+  'type EventData<T extends keyof typeof EVENT_DATA_SCHEMAS> = z.output<(typeof EVENT_DATA_SCHEMAS)[T]>;',
   'type All = (typeof mandates)[keyof typeof mandates] | (typeof verify)[keyof typeof verify] |',
   '  (typeof audit)[keyof typeof audit] | (typeof identity)[keyof typeof identity] | (typeof gatewayContract)[number];',
   'type Op<K> = Extract<All, { operationId: K }>;',
@@ -118,6 +120,10 @@ const VOCABULARIES: Record<string, string> = {
   Actor: "Res<'putAccessBaseline', 200>['saved_by']",
 };
 
+/** `MANDATE_REVOKED` → `MandateRevokedEventData`: the name of an event type's `data`. */
+const eventDataName = (type: string) =>
+  `${type.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _sep, c: string) => c.toUpperCase())}EventData`;
+
 /** Each named type and its expression in terms of the contracts (the probe's aliases), in order. */
 function namedTypes(operations: Operation[]): Map<string, string> {
   const named = new Map<string, string>();
@@ -133,6 +139,8 @@ function namedTypes(operations: Operation[]): Map<string, string> {
     if (op.types.query) declare(op.types.query, `Query<${id}>`);
   }
   for (const [name, type] of Object.entries(VOCABULARIES)) declare(name, type);
+  // Each event type's data (packages/shared/src/event-data.ts), for the typed event union below.
+  for (const type of EVENT_TYPES) declare(eventDataName(type), `EventData<'${type}'>`);
   return named;
 }
 
@@ -271,6 +279,29 @@ function extending(text: string, name: string, named: [string, string][]): strin
 }
 
 const literal = (value: unknown) => JSON.stringify(value).replace(/"/g, "'");
+
+/**
+ * The events as a union discriminated on `type`, each with its own data (docs/CLIENT.md,
+ * "Webhooks"): what GET /v1/events/{id} answers and a webhook delivers, so an integrator's handler
+ * narrows on `type`. AuditEvent (the contracts' answer) types every data alike.
+ */
+function eventTypes(): string[] {
+  return [
+    '/** Every event type (docs/API.md, "Events"). */',
+    `export const EVENT_TYPES = ${literal(EVENT_TYPES)} as const;`,
+    'export type EventType = (typeof EVENT_TYPES)[number];',
+    "/** Each event type's `data`. */",
+    'export interface EventDataByType {',
+    ...EVENT_TYPES.map((type) => `${type}: ${eventDataName(type)};`),
+    '}',
+    '/** An event of one type, its `data` typed by it. */',
+    "export type EventOf<T extends EventType> = Omit<AuditEvent, 'type' | 'data'> & { type: T; data: EventDataByType[T] };",
+    '/** Any event: narrow it on `type` (`switch (event.type)`) to read its `data`. */',
+    'export type MandateEvent = { [T in EventType]: EventOf<T> }[EventType];',
+    '/** The body of a webhook delivery (docs/WEBHOOKS.md): the event, its type and its time; narrows on `type`. */',
+    'export type WebhookPayload = { [T in EventType]: { type: T; timestamp: string; data: EventOf<T> } }[EventType];',
+  ];
+}
 const doc = (text: string) => `/** ${text.replace(/\*\//g, '*\\/')} */`;
 
 function signature(op: Operation): string {
@@ -322,6 +353,8 @@ export async function generate(): Promise<{ generated: string; checks: string }>
         '}',
       ].join('\n'),
     ),
+    '',
+    ...eventTypes(),
     '',
     '/** Every operation of the public API, as a method. */',
     'export interface Operations {',

@@ -74,10 +74,10 @@ export type CreateMandateRequest = {
   metadata?: Record<string, string> | undefined;
 };
 export type ListMandatesQuery = {
-  limit?: number | undefined;
   state?: MandateState | undefined;
-  principal_id?: string | undefined;
   delegate_id?: string | undefined;
+  limit?: number | undefined;
+  principal_id?: string | undefined;
   cursor?: string | undefined;
 };
 export type LifecycleRequest = { reason?: string | undefined };
@@ -138,8 +138,8 @@ export type AuthorizationPage = Page<Authorization>;
 export type CaptureRequest = { amount?: number | undefined };
 export type VoidRequest = { [x: string]: never };
 export type ListAuthorizationsQuery = {
-  limit?: number | undefined;
   status?: 'EXPIRED' | 'HELD' | 'CAPTURED' | 'VOIDED' | undefined;
+  limit?: number | undefined;
   cursor?: string | undefined;
 };
 export type BudgetState = {
@@ -160,10 +160,10 @@ export type GetStatusListResponse = string;
 export type VerifyResponse = {
   decision: 'ALLOW' | 'DENY';
   reason:
-    | 'OK'
     | 'MANDATE_SUSPENDED'
     | 'MANDATE_REVOKED'
     | 'MANDATE_EXPIRED'
+    | 'OK'
     | 'MANDATE_NOT_YET_VALID'
     | 'DELEGATE_MISMATCH'
     | 'PRINCIPAL_NOT_VERIFIED'
@@ -193,10 +193,10 @@ export type AuthzenEvaluationResponse = {
   context:
     | {
         reason:
-          | 'OK'
           | 'MANDATE_SUSPENDED'
           | 'MANDATE_REVOKED'
           | 'MANDATE_EXPIRED'
+          | 'OK'
           | 'MANDATE_NOT_YET_VALID'
           | 'DELEGATE_MISMATCH'
           | 'PRINCIPAL_NOT_VERIFIED'
@@ -255,12 +255,12 @@ export type AuditEvent = {
   id: string;
   tenant_id: string | null;
   type:
-    | 'MANDATE_SUSPENDED'
-    | 'MANDATE_REVOKED'
-    | 'MANDATE_EXPIRED'
     | 'API_CALL'
     | 'MANDATE_CREATED'
+    | 'MANDATE_SUSPENDED'
     | 'MANDATE_REACTIVATED'
+    | 'MANDATE_REVOKED'
+    | 'MANDATE_EXPIRED'
     | 'VERIFICATION_PERFORMED'
     | 'EVIDENCE_EXPORTED'
     | 'API_KEY_CREATED'
@@ -298,11 +298,11 @@ export type AuditEvent = {
 };
 export type AuditEventPage = Page<AuditEvent>;
 export type ListEventsQuery = {
-  limit?: number | undefined;
+  key_id?: string | undefined;
   type?: string | undefined;
+  limit?: number | undefined;
   cursor?: string | undefined;
   resource_id?: string | undefined;
-  key_id?: string | undefined;
   since?: string | undefined;
   until?: string | undefined;
   exclude_dashboard_reads?: 'true' | 'false' | undefined;
@@ -369,7 +369,7 @@ export type WebhookEndpoint = {
   description: string | null;
   event_types: string[];
   status: 'ENABLED' | 'DISABLED';
-  disabled_reason: 'manual' | 'failing' | null;
+  disabled_reason: 'failing' | 'manual' | null;
   failing_since: string | null;
   created_at: string;
   updated_at: string;
@@ -404,8 +404,8 @@ export type WebhookDelivery = {
 };
 export type WebhookDeliveryPage = Page<WebhookDelivery>;
 export type ListWebhookDeliveriesQuery = {
-  limit?: number | undefined;
   status?: 'PENDING' | 'SUCCEEDED' | 'FAILED' | undefined;
+  limit?: number | undefined;
   cursor?: string | undefined;
 };
 export type CreatedTenant = {
@@ -465,9 +465,9 @@ export type RoleAssignment = {
 };
 export type RoleAssignmentPage = Page<RoleAssignment>;
 export type ListRoleAssignmentsQuery = {
-  limit?: number | undefined;
-  subject_id?: string | undefined;
   status?: 'active' | 'revoked' | undefined;
+  subject_id?: string | undefined;
+  limit?: number | undefined;
   cursor?: string | undefined;
 };
 export type CreateRoleAssignmentRequest = { subject_id: string; roles: string[] };
@@ -504,8 +504,8 @@ export type OnboardingRequest = {
 };
 export type OnboardingRequestPage = Page<OnboardingRequest>;
 export type ListOnboardingRequestsQuery = {
-  limit?: number | undefined;
   status?: 'PENDING' | 'APPROVED' | 'REJECTED' | undefined;
+  limit?: number | undefined;
   cursor?: string | undefined;
 };
 export type ApprovedOnboarding = {
@@ -532,24 +532,24 @@ export type CreatedIdentityVerification = {
 export type CreateIdentityVerificationRequest = { purpose: 'mandate' | 'sign_in' };
 export type IdentityVerificationSummary = {
   id: string;
-  expires_at: string;
+  status: 'PENDING' | 'FAILED' | 'VERIFIED';
   tenant_id: string;
+  expires_at: string;
+  created_at: string;
+  reason: IdentityVerificationReason | null;
+  purpose: 'mandate' | 'sign_in';
   assurance: 'HIGH' | null;
   issuer: string | null;
   verified_at: string | null;
-  created_at: string;
-  status: 'PENDING' | 'FAILED' | 'VERIFIED';
-  reason: IdentityVerificationReason | null;
-  purpose: 'mandate' | 'sign_in';
   answered_at: string | null;
   consumed_by: string | null;
 };
 export type IdentityVerificationSummaryPage = Page<IdentityVerificationSummary>;
 export type ListIdentityVerificationsQuery = {
-  limit?: number | undefined;
   status?: 'PENDING' | 'FAILED' | 'VERIFIED' | undefined;
-  cursor?: string | undefined;
   purpose?: 'mandate' | 'sign_in' | undefined;
+  limit?: number | undefined;
+  cursor?: string | undefined;
 };
 export type CreateSignInVerificationRequest = { tenant_id: string };
 export type GetIdentityVerificationResponse = IdentityVerificationSummary | IdentityVerification;
@@ -667,6 +667,258 @@ export type Actor = {
   type: 'operator' | 'api_key' | 'user' | 'system';
   key_id?: string | undefined;
   subject_id?: string | undefined;
+};
+export type ApiCallEventData = {
+  method: string;
+  route: string;
+  path: string;
+  status: number;
+  duration_ms: number;
+  key_id: string | null;
+  subject_id: string | null;
+};
+export type MandateCreatedEventData = {
+  [x: string]: unknown;
+  id: string;
+  tenant_id: string;
+  principal: { id: string };
+  delegate: { id: string };
+  scope: Record<string, unknown>;
+  state: MandateState;
+  valid_from: string | null;
+  expires_at: string | null;
+  metadata: Record<string, string>;
+  version: number;
+  created_at: string;
+  updated_at: string;
+  signature: { alg: string; kid: string; jws: string };
+};
+export type MandateSuspendedEventData = {
+  previous_state: MandateState;
+  state: MandateState;
+  version: number;
+  reason?: string | undefined;
+};
+export type MandateReactivatedEventData = {
+  previous_state: MandateState;
+  state: MandateState;
+  version: number;
+  reason?: string | undefined;
+};
+export type MandateRevokedEventData = {
+  previous_state: MandateState;
+  state: MandateState;
+  version: number;
+  reason?: string | undefined;
+};
+export type MandateExpiredEventData = {
+  previous_state: MandateState;
+  state: MandateState;
+  version: number;
+  expires_at: string | null;
+  reason?: string | undefined;
+};
+export type VerificationPerformedEventData = {
+  input: VerifyRequest;
+  decision: 'ALLOW' | 'DENY';
+  reason: string;
+  decision_id: string;
+  mandate_version: number;
+};
+export type EvidenceExportedEventData = {
+  digest: string;
+  exported_at: string;
+  event_count: number;
+  evidence_exports: number;
+  kids: string[];
+};
+export type ApiKeyCreatedEventData = {
+  key_id: string;
+  name: string;
+  scopes: string[];
+  status: string;
+  replaces_key_id: string | null;
+  reason?: string | undefined;
+  replaced_by_key_id?: string | null | undefined;
+};
+export type ApiKeyRotatedEventData = {
+  key_id: string;
+  name: string;
+  scopes: string[];
+  status: string;
+  replaces_key_id: string | null;
+  reason?: string | undefined;
+  replaced_by_key_id?: string | null | undefined;
+};
+export type ApiKeyActivatedEventData = ApiKeyCreatedEventData & {
+  grace_seconds?: number | undefined;
+  replaced_key_grace_ends_at?: string | undefined;
+};
+export type ApiKeyRevokedEventData = {
+  key_id: string;
+  name: string;
+  scopes: string[];
+  status: string;
+  replaces_key_id: string | null;
+  reason?: string | undefined;
+  replaced_by_key_id?: string | null | undefined;
+};
+export type TenantCreatedEventData = {
+  id: string;
+  name: string;
+  plan: string;
+  status: string;
+  created_at: string;
+};
+export type TenantRoleAssignedEventData = {
+  id: string;
+  subject_id: string;
+  roles: string[];
+  permissions: string[];
+  status: string;
+  previous_roles?: string[] | undefined;
+};
+export type TenantRoleRevokedEventData = {
+  id: string;
+  subject_id: string;
+  roles: string[];
+  permissions: string[];
+  status: string;
+  previous_roles?: string[] | undefined;
+};
+export type OnboardingRequestedEventData = {
+  id: string;
+  organization_name: string;
+  country: string | null;
+  status: 'PENDING' | 'APPROVED' | 'REJECTED';
+  tenant_id: string | null;
+};
+export type OnboardingApprovedEventData = {
+  id: string;
+  organization_name: string;
+  country: string | null;
+  status: 'PENDING' | 'APPROVED' | 'REJECTED';
+  tenant_id: string | null;
+};
+export type OnboardingRejectedEventData = OnboardingRequestedEventData & { reason: string | null };
+export type WidgetConfigUpdatedEventData = {
+  allowed_origins: string[];
+  theme: { primary_color?: string | undefined; logo_url?: string | undefined };
+  locale: string | null;
+  updated_at: string | null;
+};
+export type AccessBaselineSavedEventData = {
+  saved_at: string;
+  api_keys: number;
+  role_assignments: number;
+  widget_allowed_origins: number;
+  truncated: boolean;
+};
+export type IdentityVerificationStartedEventData = {
+  verification_id: string;
+  purpose: string;
+  expires_at: string;
+};
+export type IdentityVerifiedEventData = {
+  verification_id: string;
+  purpose: string;
+  assurance: string;
+  issuer: string;
+  subject_id: string;
+  claims_digest: string;
+};
+export type IdentityVerificationFailedEventData = {
+  verification_id: string;
+  purpose: string;
+  reason: string;
+};
+export type StatusListPublishedEventData = {
+  list_id: string;
+  uri: string;
+  digest: string;
+  iat: number;
+  exp: number;
+};
+export type WebhookEndpointCreatedEventData = {
+  url: string;
+  event_types: string[];
+  status: 'ENABLED' | 'DISABLED';
+  endpoint_id: string;
+};
+export type WebhookEndpointUpdatedEventData = {
+  endpoint_id: string;
+  changed: string[];
+  url?: string | undefined;
+  event_types?: string[] | undefined;
+  status?: 'ENABLED' | 'DISABLED' | undefined;
+  previous_secret_expires_at?: string | null | undefined;
+};
+export type WebhookEndpointDeletedEventData = { endpoint_id: string; url: string };
+export type WebhookEndpointDisabledEventData = {
+  endpoint_id: string;
+  url: string;
+  reason: 'failing';
+  failing_since: string;
+};
+export type AuthorizationHeldEventData = {
+  authorization: Authorization;
+  budget: {
+    [x: string]: unknown;
+    amount: number;
+    currency: string;
+    period: string;
+    timezone: string;
+    period_start: string;
+    period_end: string | null;
+    captured: number;
+    held: number;
+    available: number;
+  } | null;
+};
+export type AuthorizationCapturedEventData = {
+  authorization: Authorization;
+  budget: {
+    [x: string]: unknown;
+    amount: number;
+    currency: string;
+    period: string;
+    timezone: string;
+    period_start: string;
+    period_end: string | null;
+    captured: number;
+    held: number;
+    available: number;
+  } | null;
+};
+export type AuthorizationVoidedEventData = {
+  authorization: Authorization;
+  budget: {
+    [x: string]: unknown;
+    amount: number;
+    currency: string;
+    period: string;
+    timezone: string;
+    period_start: string;
+    period_end: string | null;
+    captured: number;
+    held: number;
+    available: number;
+  } | null;
+};
+export type AuthorizationExpiredEventData = {
+  authorization: Authorization;
+  budget: {
+    [x: string]: unknown;
+    amount: number;
+    currency: string;
+    period: string;
+    timezone: string;
+    period_start: string;
+    period_end: string | null;
+    captured: number;
+    held: number;
+    available: number;
+  } | null;
 };
 
 /** How each operation travels: method, path, its parameters, body and answer. */
@@ -1634,6 +1886,89 @@ export interface IdentityVerificationsOperations {
   /** The public keys of the wallet sign-in tokens (a JWT issuer the gateway trusts) (`GET /v1/wallet/jwks`) */
   getWalletJwks(options?: RequestOptions): Promise<WalletJwks>;
 }
+
+/** Every event type (docs/API.md, "Events"). */
+export const EVENT_TYPES = [
+  'API_CALL',
+  'MANDATE_CREATED',
+  'MANDATE_SUSPENDED',
+  'MANDATE_REACTIVATED',
+  'MANDATE_REVOKED',
+  'MANDATE_EXPIRED',
+  'VERIFICATION_PERFORMED',
+  'EVIDENCE_EXPORTED',
+  'API_KEY_CREATED',
+  'API_KEY_ROTATED',
+  'API_KEY_ACTIVATED',
+  'API_KEY_REVOKED',
+  'TENANT_CREATED',
+  'TENANT_ROLE_ASSIGNED',
+  'TENANT_ROLE_REVOKED',
+  'ONBOARDING_REQUESTED',
+  'ONBOARDING_APPROVED',
+  'ONBOARDING_REJECTED',
+  'WIDGET_CONFIG_UPDATED',
+  'ACCESS_BASELINE_SAVED',
+  'IDENTITY_VERIFICATION_STARTED',
+  'IDENTITY_VERIFIED',
+  'IDENTITY_VERIFICATION_FAILED',
+  'STATUS_LIST_PUBLISHED',
+  'WEBHOOK_ENDPOINT_CREATED',
+  'WEBHOOK_ENDPOINT_UPDATED',
+  'WEBHOOK_ENDPOINT_DELETED',
+  'WEBHOOK_ENDPOINT_DISABLED',
+  'AUTHORIZATION_HELD',
+  'AUTHORIZATION_CAPTURED',
+  'AUTHORIZATION_VOIDED',
+  'AUTHORIZATION_EXPIRED',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+/** Each event type's `data`. */
+export interface EventDataByType {
+  API_CALL: ApiCallEventData;
+  MANDATE_CREATED: MandateCreatedEventData;
+  MANDATE_SUSPENDED: MandateSuspendedEventData;
+  MANDATE_REACTIVATED: MandateReactivatedEventData;
+  MANDATE_REVOKED: MandateRevokedEventData;
+  MANDATE_EXPIRED: MandateExpiredEventData;
+  VERIFICATION_PERFORMED: VerificationPerformedEventData;
+  EVIDENCE_EXPORTED: EvidenceExportedEventData;
+  API_KEY_CREATED: ApiKeyCreatedEventData;
+  API_KEY_ROTATED: ApiKeyRotatedEventData;
+  API_KEY_ACTIVATED: ApiKeyActivatedEventData;
+  API_KEY_REVOKED: ApiKeyRevokedEventData;
+  TENANT_CREATED: TenantCreatedEventData;
+  TENANT_ROLE_ASSIGNED: TenantRoleAssignedEventData;
+  TENANT_ROLE_REVOKED: TenantRoleRevokedEventData;
+  ONBOARDING_REQUESTED: OnboardingRequestedEventData;
+  ONBOARDING_APPROVED: OnboardingApprovedEventData;
+  ONBOARDING_REJECTED: OnboardingRejectedEventData;
+  WIDGET_CONFIG_UPDATED: WidgetConfigUpdatedEventData;
+  ACCESS_BASELINE_SAVED: AccessBaselineSavedEventData;
+  IDENTITY_VERIFICATION_STARTED: IdentityVerificationStartedEventData;
+  IDENTITY_VERIFIED: IdentityVerifiedEventData;
+  IDENTITY_VERIFICATION_FAILED: IdentityVerificationFailedEventData;
+  STATUS_LIST_PUBLISHED: StatusListPublishedEventData;
+  WEBHOOK_ENDPOINT_CREATED: WebhookEndpointCreatedEventData;
+  WEBHOOK_ENDPOINT_UPDATED: WebhookEndpointUpdatedEventData;
+  WEBHOOK_ENDPOINT_DELETED: WebhookEndpointDeletedEventData;
+  WEBHOOK_ENDPOINT_DISABLED: WebhookEndpointDisabledEventData;
+  AUTHORIZATION_HELD: AuthorizationHeldEventData;
+  AUTHORIZATION_CAPTURED: AuthorizationCapturedEventData;
+  AUTHORIZATION_VOIDED: AuthorizationVoidedEventData;
+  AUTHORIZATION_EXPIRED: AuthorizationExpiredEventData;
+}
+/** An event of one type, its `data` typed by it. */
+export type EventOf<T extends EventType> = Omit<AuditEvent, 'type' | 'data'> & {
+  type: T;
+  data: EventDataByType[T];
+};
+/** Any event: narrow it on `type` (`switch (event.type)`) to read its `data`. */
+export type MandateEvent = { [T in EventType]: EventOf<T> }[EventType];
+/** The body of a webhook delivery (docs/WEBHOOKS.md): the event, its type and its time; narrows on `type`. */
+export type WebhookPayload = {
+  [T in EventType]: { type: T; timestamp: string; data: EventOf<T> };
+}[EventType];
 
 /** Every operation of the public API, as a method. */
 export interface Operations {

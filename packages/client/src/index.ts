@@ -9,3 +9,4 @@ export {
   type RetryPolicy,
 } from './core';
 export * from './generated';
+export { isEventOf, isEventType, parseWebhookPayload } from './events';

@@ -6,6 +6,8 @@ import type { routes as verify } from '@mandate/verify';
 import type { routes as audit } from '@mandate/audit';
 import type { routes as identity } from '@mandate/identity';
 import type { gatewayContract } from '@mandate/gateway';
+import type { EVENT_DATA_SCHEMAS } from '@mandate/shared';
+type EventData<T extends keyof typeof EVENT_DATA_SCHEMAS> = z.output<(typeof EVENT_DATA_SCHEMAS)[T]>;
 type All =
   | (typeof mandates)[keyof typeof mandates]
   | (typeof verify)[keyof typeof verify]
@@ -121,4 +123,36 @@ export type Checks = [
   Expect<Equal<Client.MandateState, Res<'createMandate', 201>['state']>>,
   Expect<Equal<Client.AccessSnapshot, Res<'putAccessBaseline', 200>['snapshot']>>,
   Expect<Equal<Client.Actor, Res<'putAccessBaseline', 200>['saved_by']>>,
+  Expect<Equal<Client.ApiCallEventData, EventData<'API_CALL'>>>,
+  Expect<Equal<Client.MandateCreatedEventData, EventData<'MANDATE_CREATED'>>>,
+  Expect<Equal<Client.MandateSuspendedEventData, EventData<'MANDATE_SUSPENDED'>>>,
+  Expect<Equal<Client.MandateReactivatedEventData, EventData<'MANDATE_REACTIVATED'>>>,
+  Expect<Equal<Client.MandateRevokedEventData, EventData<'MANDATE_REVOKED'>>>,
+  Expect<Equal<Client.MandateExpiredEventData, EventData<'MANDATE_EXPIRED'>>>,
+  Expect<Equal<Client.VerificationPerformedEventData, EventData<'VERIFICATION_PERFORMED'>>>,
+  Expect<Equal<Client.EvidenceExportedEventData, EventData<'EVIDENCE_EXPORTED'>>>,
+  Expect<Equal<Client.ApiKeyCreatedEventData, EventData<'API_KEY_CREATED'>>>,
+  Expect<Equal<Client.ApiKeyRotatedEventData, EventData<'API_KEY_ROTATED'>>>,
+  Expect<Equal<Flat<Client.ApiKeyActivatedEventData>, EventData<'API_KEY_ACTIVATED'>>>,
+  Expect<Equal<Client.ApiKeyRevokedEventData, EventData<'API_KEY_REVOKED'>>>,
+  Expect<Equal<Client.TenantCreatedEventData, EventData<'TENANT_CREATED'>>>,
+  Expect<Equal<Client.TenantRoleAssignedEventData, EventData<'TENANT_ROLE_ASSIGNED'>>>,
+  Expect<Equal<Client.TenantRoleRevokedEventData, EventData<'TENANT_ROLE_REVOKED'>>>,
+  Expect<Equal<Client.OnboardingRequestedEventData, EventData<'ONBOARDING_REQUESTED'>>>,
+  Expect<Equal<Client.OnboardingApprovedEventData, EventData<'ONBOARDING_APPROVED'>>>,
+  Expect<Equal<Flat<Client.OnboardingRejectedEventData>, EventData<'ONBOARDING_REJECTED'>>>,
+  Expect<Equal<Client.WidgetConfigUpdatedEventData, EventData<'WIDGET_CONFIG_UPDATED'>>>,
+  Expect<Equal<Client.AccessBaselineSavedEventData, EventData<'ACCESS_BASELINE_SAVED'>>>,
+  Expect<Equal<Client.IdentityVerificationStartedEventData, EventData<'IDENTITY_VERIFICATION_STARTED'>>>,
+  Expect<Equal<Client.IdentityVerifiedEventData, EventData<'IDENTITY_VERIFIED'>>>,
+  Expect<Equal<Client.IdentityVerificationFailedEventData, EventData<'IDENTITY_VERIFICATION_FAILED'>>>,
+  Expect<Equal<Client.StatusListPublishedEventData, EventData<'STATUS_LIST_PUBLISHED'>>>,
+  Expect<Equal<Client.WebhookEndpointCreatedEventData, EventData<'WEBHOOK_ENDPOINT_CREATED'>>>,
+  Expect<Equal<Client.WebhookEndpointUpdatedEventData, EventData<'WEBHOOK_ENDPOINT_UPDATED'>>>,
+  Expect<Equal<Client.WebhookEndpointDeletedEventData, EventData<'WEBHOOK_ENDPOINT_DELETED'>>>,
+  Expect<Equal<Client.WebhookEndpointDisabledEventData, EventData<'WEBHOOK_ENDPOINT_DISABLED'>>>,
+  Expect<Equal<Client.AuthorizationHeldEventData, EventData<'AUTHORIZATION_HELD'>>>,
+  Expect<Equal<Client.AuthorizationCapturedEventData, EventData<'AUTHORIZATION_CAPTURED'>>>,
+  Expect<Equal<Client.AuthorizationVoidedEventData, EventData<'AUTHORIZATION_VOIDED'>>>,
+  Expect<Equal<Client.AuthorizationExpiredEventData, EventData<'AUTHORIZATION_EXPIRED'>>>,
 ];

@@ -275,6 +275,19 @@ export function parseEventData<T extends keyof Schemas>(type: T, data: unknown):
   return EVENT_DATA_SCHEMAS[type].parse(data) as z.output<Schemas[T]>;
 }
 
+/**
+ * An event's data read by its type's schema, or null when it is off it: for a consumer that goes on
+ * past such an event rather than stop on it (the gateway's credential push: its epoch check
+ * catches what a skipped event would have dropped).
+ */
+export function eventDataOrNull<T extends keyof Schemas>(
+  type: T,
+  data: unknown,
+): z.output<Schemas[T]> | null {
+  const r = EVENT_DATA_SCHEMAS[type].safeParse(data);
+  return r.success ? (r.data as z.output<Schemas[T]>) : null;
+}
+
 /** The same check without throwing: the issues of data off its type's schema, none when it holds. */
 export function eventDataIssues(type: keyof Schemas, data: unknown): string[] {
   const r = EVENT_DATA_SCHEMAS[type].safeParse(data);

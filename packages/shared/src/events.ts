@@ -10,6 +10,7 @@ export {
   EVENT_DATA_SCHEMAS,
   EVENT_OWNERS,
   eventDataIssues,
+  eventDataOrNull,
   parseEventData,
   type EventData,
 } from './event-data';
@@ -75,12 +76,37 @@ function isoAt(ms: number): string {
   return lastStampIso;
 }
 
+/** Sees every event buildEvent makes; set by the tests only (watchBuiltEvents). */
+let builtEventWatcher: ((event: AuditEvent) => void) | undefined;
+
+/**
+ * Has `watcher` see every event buildEvent makes from now on (none: `undefined`). The tests hold
+ * each to its type's data schema with it (test/support/event-contract.ts), so a producer emitting
+ * data off its schema fails the test that ran it; production sets none and parses nothing
+ * (docs/DECISIONS.md, "Event data schemas").
+ */
+export function watchBuiltEvents(watcher: ((event: AuditEvent) => void) | undefined): void {
+  builtEventWatcher = watcher;
+}
+
 /**
  * Builds a complete event; the caller's actor and request id are carried over. The data is typed,
  * not parsed: a parse per event would cost every verify call CPU, so the schemas are checked at
  * compile time here and in tests (docs/DECISIONS.md, "Event data schemas").
  */
 export function buildEvent<T extends EventType>(input: EventInput<T>): AuditEvent {
+  const event = assembleEvent(input);
+  builtEventWatcher?.(event);
+  return event;
+}
+
+/**
+ * The event around data of any shape, unwatched: buildEvent's work, and how a test of the
+ * envelope's path (bus, outbox, stores) makes one whose data no type allows (testing's anyEvent).
+ */
+export function assembleEvent(
+  input: Omit<EventInput, 'type' | 'data'> & { type: EventType; data: Record<string, unknown> },
+): AuditEvent {
   const event: AuditEvent = {
     id: newId('evt'),
     tenant_id: input.tenantId,

@@ -1,9 +1,10 @@
 /**
- * Examples for the OpenAPI document, derived from its own schemas: every JSON request body and
- * success answer gets one (generators and API explorers show them), so no operation is without an
- * example and none can drift from its schema. A schema's own `example`/`examples` (zod
- * `.meta({ examples })`) win; otherwise the value follows the schema (enum, const, default,
- * format, bounds) and, for strings, the member's name; Redocly checks each against its schema.
+ * Examples for the OpenAPI document, derived from its own schemas: every JSON request body (a
+ * webhook's too) and success answer gets one (generators and API explorers show them), so no
+ * operation is without an example and none can drift from its schema. A schema's own
+ * `example`/`examples` (zod `.meta({ examples })`) win; otherwise the value follows the schema
+ * (enum, const, default, format, bounds) and, for strings, the member's name; Redocly checks each
+ * against its schema.
  */
 type Schema = {
   $ref?: string;
@@ -35,6 +36,7 @@ type Operation = {
 };
 interface Document {
   paths?: Record<string, Record<string, unknown>>;
+  webhooks?: Record<string, Record<string, unknown>>;
   components?: { schemas?: Record<string, Schema> };
 }
 
@@ -129,7 +131,7 @@ export function withExamples<D>(document: D): D {
     }
   };
 
-  for (const item of Object.values(doc.paths ?? {})) {
+  for (const item of [...Object.values(doc.paths ?? {}), ...Object.values(doc.webhooks ?? {})]) {
     for (const operation of Object.values(item) as Operation[]) {
       const media = [
         ...Object.values(operation.requestBody?.content ?? {}),

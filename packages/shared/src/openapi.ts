@@ -8,6 +8,8 @@ import {
 import { z } from 'zod';
 import { errorStatusesOf, isRateLimited, type RouteContract } from './contract';
 import { errorEnvelopeSchema } from './errors';
+import { EVENT_DATA_SCHEMAS, EVENT_OWNERS } from './event-data';
+import { auditEventSchema, EVENT_TYPES, type EventType } from './events';
 import { withExamples } from './openapi-examples';
 
 // Gives every zod schema `.openapi()`, which the registry relies on for named components.
@@ -194,6 +196,81 @@ function operationFor(route: RouteContract, schemaOf: (schema: z.ZodType) => z.Z
   };
 }
 
+/** `MANDATE_REVOKED` → `MandateRevoked`. */
+const pascalType = (type: string) =>
+  type.toLowerCase().replace(/(^|_)([a-z])/g, (_m, _sep, c: string) => c.toUpperCase());
+
+/** The tag of the webhooks (the events delivered); `webhooks` is the endpoints' routes. */
+const WEBHOOK_TAG = 'webhook-events';
+
+/**
+ * The headers every webhook delivery sends (docs/WEBHOOKS.md, "What a delivery looks like"), as
+ * services/audit/src/webhooks/worker.ts sets them.
+ */
+const WEBHOOK_HEADERS = z.object({
+  'webhook-id': z
+    .string()
+    .regex(/^evt_[0-9a-z]{26}$/)
+    .meta({ description: 'The event id, the same on every attempt: de-duplicate on it' }),
+  'webhook-timestamp': z
+    .string()
+    .regex(/^[0-9]+$/)
+    .meta({ description: 'The attempt’s time in unix seconds; refuse attempts far from your clock' }),
+  'webhook-signature': z.string().meta({
+    description:
+      '`v1,<base64 HMAC-SHA256(key, "{webhook-id}.{webhook-timestamp}.{body}")>` per signing secret, ' +
+      'space-separated; key is the base64-decoded part of the secret after `whsec_`',
+  }),
+  'user-agent': z.literal('mandate-webhooks/1'),
+});
+
+/**
+ * One webhook per event type (docs/API.md, "Webhooks"): the POST body a subscribed endpoint
+ * receives, `{type, timestamp, data}` with data the event as GET /v1/events/{id} returns it, its
+ * `data` by the type's schema (docs/DECISIONS.md, "Event data schemas"). The event is a named
+ * component (`MandateRevokedEvent`), so a generator gives each type its own.
+ */
+function registerWebhooks(registry: OpenAPIRegistry) {
+  for (const type of EVENT_TYPES) {
+    const event = registry.register(
+      `${pascalType(type)}Event`,
+      auditEventSchema.extend({ type: z.literal(type), data: EVENT_DATA_SCHEMAS[type] as z.ZodType }).meta({
+        description: `A ${type} event, as GET /v1/events/{id} returns it`,
+      }),
+    );
+    registry.registerWebhook({
+      method: 'post',
+      path: type,
+      operationId: `${pascalType(type).replace(/^./, (c) => c.toLowerCase())}Webhook`,
+      summary: `${type}, from ${EVENT_OWNERS[type as EventType]}`,
+      description:
+        'Posted to each enabled webhook endpoint subscribed to this type (or to `*`), signed per the ' +
+        'Standard Webhooks specification and retried for about 28 hours (docs/WEBHOOKS.md).',
+      tags: [WEBHOOK_TAG],
+      security: [],
+      request: {
+        headers: WEBHOOK_HEADERS,
+        body: {
+          required: true,
+          ...json(
+            z.object({
+              type: z.literal(type),
+              timestamp: z.iso.datetime().meta({ description: 'The event’s occurred_at' }),
+              data: event,
+            }),
+          ),
+        },
+      },
+      responses: {
+        '2XX': {
+          description:
+            'Acknowledged: any 2xx within 10 seconds. Anything else (another status, a redirect, a timeout) is a failed attempt, retried later.',
+        },
+      },
+    });
+  }
+}
+
 /** The public document, built from the route contracts of every service (and the gateway's own). */
 export function buildOpenApiDocument(routes: readonly RouteContract[]) {
   const registry = new OpenAPIRegistry();
@@ -212,6 +289,7 @@ export function buildOpenApiDocument(routes: readonly RouteContract[]) {
     } as never);
   registry.register('ErrorEnvelope', ErrorEnvelope);
   for (const route of routes) registry.registerPath(operationFor(route, (schema) => named(route, schema)));
+  registerWebhooks(registry);
   const tags = [...new Set(routes.flatMap((r) => r.tags ?? [r.service]))].sort();
   const document = new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
@@ -237,7 +315,10 @@ export function buildOpenApiDocument(routes: readonly RouteContract[]) {
         },
       },
     ],
-    tags: tags.map((name) => ({ name, description: `The ${name} operations` })),
+    tags: [
+      ...tags.map((name) => ({ name, description: `The ${name} operations` })),
+      { name: WEBHOOK_TAG, description: 'The events the service posts to your webhook endpoints' },
+    ],
   });
   return withExamples(document);
 }

@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { InProcessBus, createLogger, newId, type RunningServer } from '@mandate/shared';
+import { InProcessBus, buildOpenApiDocument, createLogger, newId, type RunningServer } from '@mandate/shared';
 import { anyEvent, TEST_INTERNAL_SECRET, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import { createApp, type AuditService } from '../src/app';
 import { auditConfig } from '../src/config';
@@ -116,6 +116,26 @@ describe('webhook endpoints and delivery (audit service in process, memory store
     }, 'the delivery');
     expect(request!.path).toBe('/signed');
     expect(request!.headers['content-type']).toBe('application/json');
+    // The headers the OpenAPI document's webhooks name are the ones sent, each as it says.
+    const documented = (
+      buildOpenApiDocument([]).webhooks!.MANDATE_CREATED!.post!.parameters as {
+        name: string;
+        schema: { pattern?: string; enum?: string[] };
+      }[]
+    ).map(({ name, schema }) => {
+      const value = request!.headers[name];
+      const fits =
+        typeof value === 'string' &&
+        (schema.pattern === undefined || new RegExp(schema.pattern).test(value)) &&
+        (schema.enum === undefined || schema.enum.includes(value));
+      return { name, fits };
+    });
+    expect(documented).toEqual(
+      ['webhook-id', 'webhook-timestamp', 'webhook-signature', 'user-agent'].map((name) => ({
+        name,
+        fits: true,
+      })),
+    );
     const payload = new Webhook(endpoint.secret).verify(
       request!.body,
       request!.headers as Record<string, string>,

@@ -1,4 +1,4 @@
-import type { AuditEvent } from '@mandate/shared';
+import { eventDataOrNull, type AuditEvent } from '@mandate/shared';
 
 /**
  * One change that may make a credential the gateway holds wrong: an API key's status (revoke,
@@ -18,16 +18,18 @@ function keyChange(e: AuditEvent): CredentialChange | null {
     : null;
 }
 
-function subjectChange(e: AuditEvent): CredentialChange | null {
-  const subject = e.data.subject_id;
-  return e.tenant_id && typeof subject === 'string'
-    ? { kind: 'subject', tenant_id: e.tenant_id, id: subject }
-    : null;
-}
+/** The subject whose role assignment changed, read by the event type's data schema. */
+const subjectChange =
+  (type: 'TENANT_ROLE_ASSIGNED' | 'TENANT_ROLE_REVOKED') =>
+  (e: AuditEvent): CredentialChange | null => {
+    const data = eventDataOrNull(type, e.data);
+    return e.tenant_id && data ? { kind: 'subject', tenant_id: e.tenant_id, id: data.subject_id } : null;
+  };
 
 /**
  * The events after which a credential the gateway holds may be wrong, and what each changed
- * (docs/DECISIONS.md, "Credential changes"). Identity moves the credential epoch for them before
+ * (docs/DECISIONS.md, "Credential changes"); data is read by its type's schema, an event off it
+ * changes nothing here. Identity moves the credential epoch for them before
  * the call returns; the gateway receives the same events over RabbitMQ (the push) and drops what
  * they changed at once. A tenant-wide change (kind `tenant`) drops every credential of the tenant.
  */
@@ -37,13 +39,11 @@ const CHANGE_OF: Record<string, (e: AuditEvent) => CredentialChange | null> = {
   // The key rotated stays active; its cached answer is dropped anyway, so no gateway keeps an
   // answer from before the rotation.
   API_KEY_ROTATED: (e) => {
-    const replaced = e.data.replaces_key_id;
-    return e.tenant_id && typeof replaced === 'string'
-      ? { kind: 'api_key', tenant_id: e.tenant_id, id: replaced }
-      : null;
+    const replaced = eventDataOrNull('API_KEY_ROTATED', e.data)?.replaces_key_id;
+    return e.tenant_id && replaced ? { kind: 'api_key', tenant_id: e.tenant_id, id: replaced } : null;
   },
-  TENANT_ROLE_ASSIGNED: subjectChange,
-  TENANT_ROLE_REVOKED: subjectChange,
+  TENANT_ROLE_ASSIGNED: subjectChange('TENANT_ROLE_ASSIGNED'),
+  TENANT_ROLE_REVOKED: subjectChange('TENANT_ROLE_REVOKED'),
 };
 
 /** The event types that record a credential change: what the gateway subscribes to. */
