@@ -676,6 +676,7 @@ export type ApiCallEventData = {
   duration_ms: number;
   key_id: string | null;
   subject_id: string | null;
+  via?: 'api' | 'dashboard' | undefined;
 };
 export type MandateCreatedEventData = {
   [x: string]: unknown;
