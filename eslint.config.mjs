@@ -105,6 +105,7 @@ export default tseslint.config(
             'expectAllReceived',
             'expectAreasFit',
             'expectWholeAfterCut',
+            'expectDuplicateInProgress',
           ],
         },
       ],

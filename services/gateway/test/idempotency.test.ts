@@ -277,19 +277,23 @@ describe('gateway Idempotency-Key (memory store)', () => {
     expect(upstream.executed.get(path)).toBe(1);
   });
 
-  it('when a duplicate outwaits the bound while the first is still running, then 409 in progress', async () => {
-    const impatient = gatewayWith(upstreams, new MemoryIdempotencyStore(), 50);
-    const url = (await impatient.start(0)).url;
+  /**
+   * The first request, held at the upstream until released, and a duplicate sent `afterMs` after it
+   * got there, through `gateway`: the duplicate is 409 in progress, and the first runs once.
+   */
+  async function expectDuplicateInProgress(gateway: GatewayApp, key: string, afterMs = 0) {
+    const url = (await gateway.start(0)).url;
     try {
       const path = fresh('-held');
       const send = () =>
         fetch(url + path, {
           method: 'POST',
-          headers: { authorization: `Bearer ${TENANT_A}:secret-a`, 'idempotency-key': 'k-wait' },
+          headers: { authorization: `Bearer ${TENANT_A}:secret-a`, 'idempotency-key': key },
         });
       const first = send();
       // The first holds the key once it reaches the upstream, which keeps it running until released.
       await eventually(() => upstream.executed.get(path), 10_000, 'the first to reach the upstream', 5);
+      await new Promise((r) => setTimeout(r, afterMs));
       const dup = await send();
       expect(dup.status).toBe(409);
       expect(await dup.json()).toEqual({ error: 'CONFLICT', message: KEY_IN_PROGRESS });
@@ -297,33 +301,18 @@ describe('gateway Idempotency-Key (memory store)', () => {
       expect((await first).status).toBe(201);
       expect(upstream.executed.get(path)).toBe(1);
     } finally {
-      await impatient.stop();
+      await gateway.stop();
     }
+  }
+
+  it('when a duplicate outwaits the bound while the first is still running, then 409 in progress', async () => {
+    await expectDuplicateInProgress(gatewayWith(upstreams, new MemoryIdempotencyStore(), 50), 'k-wait');
   });
 
   it('when the first request runs for many leases, then its gateway keeps renewing the lock and a duplicate never runs it twice', async () => {
-    // A lease of 200 ms: unrenewed, the lock would lapse long before the first request ends.
+    // A lease of 200 ms: unrenewed, the lock would lapse long before the duplicate, sent 1 s later.
     const leased = gatewayWith(upstreams, new MemoryIdempotencyStore(), 100, { leaseMs: 200 });
-    const url = (await leased.start(0)).url;
-    try {
-      const path = fresh('-held');
-      const send = () =>
-        fetch(url + path, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${TENANT_A}:secret-a`, 'idempotency-key': 'k-lease' },
-        });
-      const first = send();
-      await eventually(() => upstream.executed.get(path), 10_000, 'the first to reach the upstream', 5);
-      await new Promise((r) => setTimeout(r, 1_000));
-      const dup = await send();
-      expect(dup.status).toBe(409);
-      expect(await dup.json()).toEqual({ error: 'CONFLICT', message: KEY_IN_PROGRESS });
-      upstream.release(path);
-      expect((await first).status).toBe(201);
-      expect(upstream.executed.get(path)).toBe(1);
-    } finally {
-      await leased.stop();
-    }
+    await expectDuplicateInProgress(leased, 'k-lease', 1_000);
   });
 
   it('when the client hangs up before the answer, then the work is still kept and its retry replays it', async () => {
