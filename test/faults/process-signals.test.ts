@@ -1,4 +1,5 @@
 import { MONGO_TARGET } from '@mandate/shared/testing';
+import { DEFAULT_IDEMPOTENCY_SETTINGS } from '@mandate/gateway/testing';
 import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
 import { createTenant, eventually, startStack, type ServiceProcess, type Stack } from '../support/stack';
 import {
@@ -23,9 +24,6 @@ import { Produced, storedEvents as storedEventsOf, type CountedType } from './wo
  */
 const NO_LIMITS = noLimits('mandates.create');
 const TYPES: CountedType[] = ['MANDATE_CREATED', 'VERIFICATION_PERFORMED', 'API_CALL'];
-
-/** The gateway's idempotency lease (docs/DECISIONS.md#idempotency). */
-const IDEMPOTENCY_LEASE_MS = 6_000;
 
 describe(`process faults under load: SIGKILL, SIGKILL mid-request with Idempotency-Key, SIGTERM (five processes, ${MONGO_TARGET})`, () => {
   let databases: MongoStackEnv;
@@ -235,7 +233,7 @@ describe(`process faults under load: SIGKILL, SIGKILL mid-request with Idempoten
     // time 40 concurrent retries take on a loaded machine.
     expect(firstAnsweredMs).toBeGreaterThanOrEqual(0);
     expect(firstAnsweredMs).toBeLessThanOrEqual(WHOLE_WITHIN_MS);
-    expect(settledMs).toBeLessThanOrEqual(IDEMPOTENCY_LEASE_MS + WHOLE_WITHIN_MS);
+    expect(settledMs).toBeLessThanOrEqual(DEFAULT_IDEMPOTENCY_SETTINGS.leaseMs + WHOLE_WITHIN_MS);
     // Every retry was answered 201 with one mandate per key: no key left with none, none with two.
     expect([...retried.values()].map((c) => c.status)).toEqual(Array(COUNT).fill(201));
     const ids = Array.from({ length: COUNT }, (_, i) => perPrincipal.get(`user_${label}_${i}`) ?? []);

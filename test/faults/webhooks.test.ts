@@ -24,8 +24,11 @@ import { WHOLE_WITHIN_MS } from './producers';
  * a lease of 7 s), so each outage lasts seconds rather than the minutes of production.
  */
 const logger = createLogger('webhook-faults', 'silent');
-/** The longest gap of WEBHOOKS_RETRY_SCHEDULE below. */
-const MAX_RETRY_GAP_MS = 8_000;
+// Seconds, not the production minutes and hours: quick retries that still outlast the 60 s
+// receiver outage below (about 110 s in all), each at most 8 s after the one before.
+const RETRY_SCHEDULE = '0.5,1,2,4,8,8,8,8,8,8,8,8,8,8,8,8,8';
+/** The schedule's longest gap: how long a retried backlog may wait for its next attempt. */
+const MAX_RETRY_GAP_MS = Math.max(...RETRY_SCHEDULE.split(',').map(Number)) * 1000;
 const secret = randomBytes(32).toString('hex');
 const tokens = internalTokens(secret);
 
@@ -55,9 +58,7 @@ describe(`webhook delivery under faults (audit processes, real RabbitMQ through 
       AMQP_NAMESPACE: namespace,
       INTERNAL_TOKEN_SECRET: secret,
       WEBHOOKS_ALLOW_LOOPBACK: 'true',
-      // Seconds, not the production minutes and hours: quick retries that still outlast the 60 s
-      // receiver outage below (about 110 s in all), each at most 8 s after the one before.
-      WEBHOOKS_RETRY_SCHEDULE: '0.5,1,2,4,8,8,8,8,8,8,8,8,8,8,8,8,8',
+      WEBHOOKS_RETRY_SCHEDULE: RETRY_SCHEDULE,
       WEBHOOKS_TIMEOUT_MS: '2000',
       WEBHOOKS_POLL_MS: '200',
       LOG_LEVEL: 'warn',

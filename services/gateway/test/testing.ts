@@ -9,3 +9,4 @@ export { JoseJwtAuthenticator, parseJwtIssuers, type JwtIssuer } from '../src/au
 export { credentialEventHandler } from '../src/auth/credential-events';
 export { RouteMatcher } from '../src/routes/match';
 export { CredentialEpochCheck } from '../src/auth/credential-epoch';
+export { DEFAULT_IDEMPOTENCY_SETTINGS } from '../src/idempotency';

@@ -39,9 +39,8 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   async renew(scope: string, key: string, pending: PendingLock, leaseMs: number) {
-    const id = `${scope}\n${key}`;
-    const entry = this.live(id);
-    if (entry && this.holds(id, pending)) entry.expiresAt = this.now() + leaseMs;
+    const entry = this.held(`${scope}\n${key}`, pending);
+    if (entry) entry.expiresAt = this.now() + leaseMs;
   }
 
   async complete(scope: string, key: string, pending: PendingLock, response: StoredResponse, ttlMs: number) {
@@ -59,8 +58,13 @@ export class MemoryIdempotencyStore implements IdempotencyStore {
   }
 
   private holds(id: string, pending: PendingLock): boolean {
-    const record = this.live(id)?.record;
-    return record?.state === 'pending' && record.token === pending.token;
+    return this.held(id, pending) !== undefined;
+  }
+
+  /** The entry of the holder's pending lock, if it still holds it. */
+  private held(id: string, pending: PendingLock): Entry | undefined {
+    const entry = this.live(id);
+    return entry?.record.state === 'pending' && entry.record.token === pending.token ? entry : undefined;
   }
 
   async close() {
