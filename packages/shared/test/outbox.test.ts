@@ -69,6 +69,27 @@ describe('OutboxRelay', () => {
     expect(outbox.pending.size).toBe(0);
   });
 
+  it('when the relay stops while a publishNow waits for its confirm, then stop waits for it and nothing stays in the outbox', async () => {
+    // Writers do not wait for the confirm (docs/DEPLOYMENT.md, "Outbox"): shutdown must.
+    class SlowConfirmPublisher extends FlakyPublisher {
+      override async publish(events: Parameters<FlakyPublisher['publish']>[0]) {
+        await new Promise((r) => setTimeout(r, 300));
+        await super.publish(events);
+      }
+    }
+    const outbox = new MapOutbox();
+    const publisher = new SlowConfirmPublisher();
+    const relay = new OutboxRelay(outbox, publisher, logger, { pollIntervalMs: 60_000 });
+    relay.start();
+    await relay.drain();
+    const e = apiCall();
+    outbox.add([e]);
+    void relay.publishNow([e]);
+    await relay.stop();
+    expect(publisher.confirmed).toEqual([e]);
+    expect(outbox.pending.size).toBe(0);
+  });
+
   it('when publishNow publishes and marks sent while a poll is reading the outbox, then the poll does not publish it again', async () => {
     // A database read takes a round trip: it answers with what was pending when it ran.
     class SlowReadOutbox extends MapOutbox {

@@ -61,6 +61,8 @@ export class OutboxRelay implements EventRelay, OutboxBacklogSource {
   private failing = false;
   /** Events a publishNow is publishing right now; the poll leaves them alone. */
   private readonly inFlight = new Set<string>();
+  /** The publishNow attempts still running: stop and drain wait for them, so none is cut off by an exit. */
+  private readonly attempts = new Set<Promise<void>>();
   /**
    * One set per outbox read in progress, collecting every event a publishNow finished meanwhile:
    * such an event can be in what the read returns (read before its markSent) yet no longer in
@@ -124,6 +126,8 @@ export class OutboxRelay implements EventRelay, OutboxBacklogSource {
         for (const finished of this.finishedDuringRead) for (const id of ids) finished.add(id);
       }
     })();
+    this.attempts.add(attempt);
+    void attempt.finally(() => this.attempts.delete(attempt));
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([attempt, new Promise<void>((r) => (timer = setTimeout(r, waitMs)))]);
     clearTimeout(timer);
@@ -203,6 +207,7 @@ export class OutboxRelay implements EventRelay, OutboxBacklogSource {
   /** Tests and shutdown: waits for the pass in progress, then relays what is left (throws if the broker refuses). */
   async drain(): Promise<number> {
     await this.running;
+    await Promise.all(this.attempts);
     return this.relayAll();
   }
 
@@ -214,7 +219,11 @@ export class OutboxRelay implements EventRelay, OutboxBacklogSource {
     this.timer = undefined;
     await this.running;
     try {
-      await withTimeout(this.relayAll(), timeoutMs, 'outbox drain');
+      await withTimeout(
+        Promise.all(this.attempts).then(() => this.relayAll()),
+        timeoutMs,
+        'outbox drain',
+      );
     } catch (err) {
       this.logger.warn(
         { err },

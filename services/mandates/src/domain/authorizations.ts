@@ -17,7 +17,7 @@ import type { Authorization, AuthorizationStatus, BudgetState, HoldBody } from '
 import type { EventsOf, PeriodRef, PeriodTotals, Settlement } from '../store/authorization-store';
 import { MandateNotFound } from './errors';
 import type { Mandate } from './mandate';
-import type { TransitionDeps } from './mandates';
+import { relay, type TransitionDeps } from './mandates';
 
 /**
  * Spend authorizations against a mandate's budget (docs/API.md#budgets): hold, capture, void,
@@ -148,10 +148,6 @@ function eventsOf(
   ];
 }
 
-async function relay(deps: TransitionDeps, events: AuditEvent[]): Promise<void> {
-  await deps.relay?.publishNow(events);
-}
-
 /** Relays whatever a store call stored (the builder is called inside it). */
 function capturing(build: EventsOf): { build: EventsOf; built: AuditEvent[] } {
   const built: AuditEvent[] = [];
@@ -240,7 +236,7 @@ export async function holdAuthorization(
     outcome = await deps.store.authorizations.hold(tenantId, authorization, ref, requestKey, events.build);
   }
   if (!outcome.held) return deny('BUDGET_EXCEEDED', outcome.totals);
-  await relay(deps, events.built);
+  relay(deps, events.built);
   return {
     status: 201,
     body: {
@@ -305,7 +301,7 @@ async function settle(
     if (retry && alreadyDone(found, settlement)) return found;
     throw notHeld(found.status);
   }
-  await relay(deps, events.built);
+  relay(deps, events.built);
   return outcome.authorization;
 }
 
@@ -367,7 +363,7 @@ export async function expireAuthorization(
     events.build,
   );
   if (!outcome.settled) return false;
-  await relay(deps, events.built);
+  relay(deps, events.built);
   return true;
 }
 
