@@ -1,4 +1,4 @@
-import { isKnownTimeZone, periodBounds, startOfLocalDay } from '../src/budget-period';
+import { computePeriodBounds, isKnownTimeZone, periodBounds, startOfLocalDay } from '../src/budget-period';
 
 const at = (iso: string) => new Date(iso);
 const bounds = (period: 'day' | 'week' | 'month' | 'total', tz: string, iso: string) => {
@@ -99,5 +99,46 @@ describe('periodBounds (docs/API.md#budgets)', () => {
     expect(isKnownTimeZone('Europe/Berlin')).toBe(true);
     expect(isKnownTimeZone('UTC')).toBe(true);
     expect(isKnownTimeZone('Mars/Olympus')).toBe(false);
+  });
+});
+
+describe('periodBounds reuses the last period of each zone', () => {
+  it('when instants come in any order, near every boundary too, then each answer is the uncached one', () => {
+    const zones = [
+      'Europe/Berlin',
+      'America/New_York',
+      'Pacific/Auckland',
+      'Australia/Lord_Howe',
+      'Asia/Kolkata',
+    ];
+    let seed = 42;
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
+    const from = Date.parse('2026-01-01T00:00:00Z');
+    const span = 400 * 86_400_000;
+    let checked = 0;
+    for (let i = 0; i < 600; i++) {
+      const tz = zones[i % zones.length]!;
+      const period = (['day', 'week', 'month'] as const)[i % 3]!;
+      const t = from + Math.floor(random() * span);
+      const fresh = computePeriodBounds(period, tz, new Date(t));
+      // The instant itself, then each side of both bounds: the cache is filled by one and read by the next.
+      for (const probe of [
+        t,
+        fresh.start.getTime() - 1,
+        fresh.start.getTime(),
+        fresh.end.getTime() - 1,
+        fresh.end.getTime(),
+      ]) {
+        const expected = computePeriodBounds(period, tz, new Date(probe));
+        expect({ tz, period, probe, ...periodBounds(period, tz, new Date(probe)) }).toEqual({
+          tz,
+          period,
+          probe,
+          ...expected,
+        });
+        checked++;
+      }
+    }
+    expect(checked).toBe(3_000);
   });
 });
