@@ -48,15 +48,21 @@ const fmt = (x: number) => x.toFixed(2);
 
 interface Measured extends OpenLoopResult {
   cpuMsPerRequest: number;
+  /** The stack's CPU per request by process (part 1 only): where a ratio's difference lies. */
+  byProcess?: Map<string, number>;
 }
 
-/** The stack's processes' CPU, in clock ticks, all together. */
-function stackTicks(stack: Stack): number {
-  const procs = [stack.gateway, ...Object.values(stack.replicas).flat()];
-  return procs.reduce((sum, p) => {
-    const [user, sys] = cpuTicks(p.child.pid!);
-    return sum + user + sys;
-  }, 0);
+/** The stack's processes' CPU, in clock ticks, by process (gateway, mandates, verify#1, …). */
+function stackTicks(stack: Stack): Map<string, number> {
+  const procs: [string, number][] = [['gateway', stack.gateway.child.pid!]];
+  for (const [name, list] of Object.entries(stack.replicas))
+    list.forEach((p, i) => procs.push([list.length > 1 ? `${name}#${i + 1}` : name, p.child.pid!]));
+  return new Map(
+    procs.map(([name, pid]) => {
+      const [user, sys] = cpuTicks(pid);
+      return [name, user + sys];
+    }),
+  );
 }
 
 async function measure(
@@ -66,15 +72,22 @@ async function measure(
   rate: number,
   seconds: number,
 ): Promise<Measured> {
-  const before = stack ? stackTicks(stack) : process.cpuUsage();
+  if (!stack) {
+    const before = process.cpuUsage();
+    const result = await openLoop(origin, requests, rate, seconds, { connections: 32 });
+    const used = process.cpuUsage(before);
+    return { ...result, cpuMsPerRequest: (used.user + used.system) / 1000 / result.sent };
+  }
+  const before = stackTicks(stack);
   const result = await openLoop(origin, requests, rate, seconds, { connections: 32 });
-  const cpuMs = stack
-    ? (stackTicks(stack) - (before as number)) * TICK_MS
-    : (() => {
-        const used = process.cpuUsage(before as NodeJS.CpuUsage);
-        return (used.user + used.system) / 1000;
-      })();
-  return { ...result, cpuMsPerRequest: cpuMs / result.sent };
+  const byProcess = new Map(
+    [...stackTicks(stack)].map(([name, ticks]) => [
+      name,
+      ((ticks - (before.get(name) ?? 0)) * TICK_MS) / result.sent,
+    ]),
+  );
+  const cpuMsPerRequest = [...byProcess.values()].reduce((a, b) => a + b, 0);
+  return { ...result, cpuMsPerRequest, byProcess };
 }
 
 /** Interleaved rounds of each target; prints every round and the medians. */
@@ -95,6 +108,10 @@ async function rounds(
           `p99 ${fmt(r.p99).padStart(7)}  cpu ${fmt(r.cpuMsPerRequest)} ms/req  non-2xx ${r.non2xx}  errors ${r.errors}  ` +
           `send lag ${fmt(r.maxSendLagMs)} ms`,
       );
+      if (r.byProcess)
+        console.log(
+          `  cpu ms/req by process: ${[...r.byProcess].map(([p, ms]) => `${p} ${fmt(ms)}`).join(', ')}`,
+        );
     }
   }
   return out;
