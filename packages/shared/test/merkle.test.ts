@@ -195,5 +195,9 @@ describe('RFC 9162 Merkle tree', () => {
     const event = { seq: 7, id: 'evt_1', data: { b: 1, a: 'é' } };
     const bytes = Buffer.from('{"data":{"a":"é","b":1},"id":"evt_1","seq":7}', 'utf8');
     expect(hex(auditLeafHash(event))).toBe(hex(H(Buffer.from([0]), bytes)));
+    // Astral characters and a lone surrogate (escaped by the canonical JSON) hash as their UTF-8.
+    const odd = { seq: 8, data: { smile: '\u{1F600}', lone: '\ud800' } };
+    const oddBytes = Buffer.from('{"data":{"lone":"\\ud800","smile":"\u{1F600}"},"seq":8}', 'utf8');
+    expect(hex(auditLeafHash(odd))).toBe(hex(H(Buffer.from([0]), oddBytes)));
   });
 });
