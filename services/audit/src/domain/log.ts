@@ -166,18 +166,32 @@ export async function inclusionPaths(
   tenantId: string,
   seqs: number[],
   treeSize: number,
-  shared: Map<string, string> = new Map(),
+  shared: Map<number, string> = new Map(),
 ): Promise<string[][]> {
-  const ranges = seqs.map((seq) => inclusionRanges(seq - 1, treeSize));
-  const encoded = new Map<string, string>();
-  const wanted = new Map<string, LeafRange>();
-  for (const path of ranges)
+  // Each range of a path is a perfect subtree or runs to the tree's end (RFC 9162's recursion
+  // splits off a power of two on the left), so (start, its size's log2 or "to the end") names it
+  // as one number: no string key per range, a dozen of which per event were most of the export.
+  const keyOf = (r: LeafRange) => {
+    const size = r[1] - r[0];
+    const log2 = size < 2 ** 31 ? 31 - Math.clz32(size) : Math.round(Math.log2(size));
+    return r[0] * 64 + (r[1] === treeSize ? 63 : log2);
+  };
+  const keys: number[][] = [];
+  const encoded = new Map<number, string>();
+  const wanted = new Map<number, LeafRange>();
+  for (const seq of seqs) {
+    const path = inclusionRanges(seq - 1, treeSize);
+    const pathKeys: number[] = [];
     for (const r of path) {
-      const key = `${r[0]}:${r[1]}`;
+      const key = keyOf(r);
+      pathKeys.push(key);
+      if (encoded.has(key) || wanted.has(key)) continue;
       const known = shared.get(key);
       if (known !== undefined) encoded.set(key, known);
       else wanted.set(key, r);
     }
+    keys.push(pathKeys);
+  }
   const hashes = await store.logHashes(tenantId, [...wanted.values()]);
   let at = 0;
   for (const [key, [start, end]] of wanted) {
@@ -185,7 +199,7 @@ export async function inclusionPaths(
     encoded.set(key, text);
     if (end - start >= 64) shared.set(key, text);
   }
-  return ranges.map((path) => path.map((r) => encoded.get(`${r[0]}:${r[1]}`)!));
+  return keys.map((path) => path.map((key) => encoded.get(key)!));
 }
 
 export async function consistencyProof(

@@ -114,7 +114,7 @@ async function writeProofs(
   sink: EvidenceSink,
 ): Promise<void> {
   await sink.write(`,"checkpoint":${JSON.stringify(checkpoint)},"proofs":[`);
-  const shared = new Map<string, string>();
+  const shared = new Map<number, string>();
   for (let at = 0; at < seqs.length; at += PROOF_BATCH) {
     const batch = seqs.slice(at, at + PROOF_BATCH);
     const proven = batch.filter((seq): seq is number => seq !== undefined && seq <= checkpoint.tree_size);
@@ -123,7 +123,7 @@ async function writeProofs(
     // base64url needs no JSON escape: the entry is written as JSON.stringify({seq, path}) would.
     const entries = batch.map((seq) =>
       seq !== undefined && seq <= checkpoint.tree_size
-        ? `{"seq":${seq},"path":[${paths[next++]!.map((h) => `"${h}"`).join(',')}]}`
+        ? `{"seq":${seq},"path":["${paths[next++]!.join('","')}"]}`
         : 'null',
     );
     await sink.write((at === 0 ? '' : ',') + entries.join(','));

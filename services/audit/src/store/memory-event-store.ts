@@ -362,7 +362,8 @@ export class MemoryEventStore implements EventStore, LogStore {
 
   async logHashes(tenantId: string, ranges: readonly LeafRange[]): Promise<Uint8Array[]> {
     const log = this.logs.get(tenantId) ?? new MemoryMerkleTree(merkleHasher);
-    return ranges.map(([start, end]) => Uint8Array.from(log.rangeHash(start, end)));
+    // A copy (slice, not Uint8Array.from's element-by-element walk): the tree's buffers grow and move.
+    return ranges.map(([start, end]) => log.rangeHash(start, end).slice());
   }
 
   async logHeads(): Promise<{ tenantId: string; size: number }[]> {
