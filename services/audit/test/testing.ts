@@ -14,6 +14,7 @@ export { exportEvidence, type EvidenceSink } from '../src/evidence/export-eviden
 // The log's proofs and the consumer's write, for the log benchmark (bench/audit-log.ts).
 export { checkpointNow, consistencyProof, inclusionProof } from '../src/domain/log';
 export { recordEvents } from '../src/domain/events';
+export { startAuditConsumer } from '../src/consumers/audit-consumer';
 // The Mongo schemas and the queries they serve, for the index-coverage test.
 export { EVENT_QUERY_SHAPES, eventSchema } from '../src/store/mongo-event-store';
 export { LOG_QUERY_SHAPES, checkpointSchema, logHeadSchema, logNodeSchema } from '../src/store/mongo-log';
