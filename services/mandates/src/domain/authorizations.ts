@@ -167,6 +167,36 @@ async function mandateOf(deps: TransitionDeps, tenantId: string, id: string): Pr
   return mandate;
 }
 
+/** The HELD authorization a hold request asks for, counted in `period`. */
+function heldAuthorization(mandate: Mandate, body: HoldBody, now: Date, periodStart: string): Authorization {
+  const iso = now.toISOString();
+  return {
+    id: newId('sau'),
+    mandate_id: mandate.id,
+    action: body.action,
+    resource: body.resource ?? null,
+    amount: body.amount,
+    currency: body.currency,
+    status: 'HELD',
+    captured_amount: 0,
+    period_start: periodStart,
+    expires_at: new Date(now.getTime() + body.hold_seconds * 1000).toISOString(),
+    created_at: iso,
+    updated_at: iso,
+  };
+}
+
+/** Every check of verify, in verify's order (the one decision module); the budget is the store's. */
+function holdFailure(mandate: Mandate, body: HoldBody, now: Date): DenyReason | null {
+  const { action, resource, amount, currency, delegate_id } = body;
+  return firstFailure(
+    mandate,
+    effectiveState(mandate, now),
+    { action, resource, amount, currency, delegate_id },
+    now,
+  );
+}
+
 export async function holdAuthorization(
   deps: TransitionDeps,
   tenantId: string,
@@ -183,69 +213,31 @@ export async function holdAuthorization(
     mandate_version: mandate.version,
     decision_id: decisionIdOf(mandate, { ...body }),
   };
-  const deny = async (reason: DenyReason, totals?: PeriodTotals): Promise<HoldAnswer> => ({
-    status: 200,
-    body: {
-      decision: 'DENY',
-      reason,
-      ...decided,
-      budget: budgetState(
-        mandate,
-        period,
-        totals ?? (await deps.store.authorizations.periodTotals(tenantId, mandate.id, period.start)),
-      ),
-    },
-  });
-
-  // Every check of verify, in verify's order (the one decision module).
-  const failure = firstFailure(
-    mandate,
-    effectiveState(mandate, now),
-    {
-      action: body.action,
-      resource: body.resource,
-      amount: body.amount,
-      currency: body.currency,
-      delegate_id: body.delegate_id,
-    },
-    now,
-  );
+  const deny = async (reason: DenyReason, totals?: PeriodTotals): Promise<HoldAnswer> => {
+    const known =
+      totals ?? (await deps.store.authorizations.periodTotals(tenantId, mandate.id, period.start));
+    return {
+      status: 200,
+      body: { decision: 'DENY', reason, ...decided, budget: budgetState(mandate, period, known) },
+    };
+  };
+  const failure = holdFailure(mandate, body, now);
   if (failure) return deny(failure);
 
   const ref: PeriodRef = { start: period.start, limit: mandate.scope.budget?.amount ?? null };
-  const iso = now.toISOString();
-  const authorization: Authorization = {
-    id: newId('sau'),
-    mandate_id: mandate.id,
-    action: body.action,
-    resource: body.resource ?? null,
-    amount: body.amount,
-    currency: body.currency,
-    status: 'HELD',
-    captured_amount: 0,
-    period_start: period.start,
-    expires_at: new Date(now.getTime() + body.hold_seconds * 1000).toISOString(),
-    created_at: iso,
-    updated_at: iso,
-  };
+  const authorization = heldAuthorization(mandate, body, now, period.start);
   const events = capturing(eventsOf(deps, mandate, caller));
-  let outcome = await deps.store.authorizations.hold(tenantId, authorization, ref, requestKey, events.build);
+  const hold = () => deps.store.authorizations.hold(tenantId, authorization, ref, requestKey, events.build);
+  let outcome = await hold();
   // Holds past their expiry still count until the sweeper releases them; before refusing, release
   // this mandate's (as the sweeper would), then decide once more.
-  if (!outcome.held && (await expireDueHolds(deps, mandate)) > 0) {
-    outcome = await deps.store.authorizations.hold(tenantId, authorization, ref, requestKey, events.build);
-  }
+  if (!outcome.held && (await expireDueHolds(deps, mandate)) > 0) outcome = await hold();
   if (!outcome.held) return deny('BUDGET_EXCEEDED', outcome.totals);
   relay(deps, events.built);
+  const budget = budgetState(mandate, periodOf(mandate, outcome.authorization), outcome.totals);
   return {
     status: 201,
-    body: {
-      decision: 'ALLOW',
-      reason: 'OK',
-      ...decided,
-      authorization: outcome.authorization,
-      budget: budgetState(mandate, periodOf(mandate, outcome.authorization), outcome.totals),
-    },
+    body: { decision: 'ALLOW', reason: 'OK', ...decided, authorization: outcome.authorization, budget },
   };
 }
 
