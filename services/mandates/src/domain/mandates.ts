@@ -133,13 +133,7 @@ export async function createMandate(
     if (earlier) return retriedCreate(earlier, request);
   }
   const now = deps.clock.now();
-  const validFrom = input.valid_from === null ? null : new Date(input.valid_from);
-  const expiresAt = input.expires_at === null ? null : new Date(input.expires_at);
-  if (expiresAt && validFrom && expiresAt.getTime() <= validFrom.getTime()) {
-    throw badRequest('expires_at must be after valid_from');
-  }
-  if (expiresAt && expiresAt.getTime() <= now.getTime()) throw badRequest('expires_at must be in the future');
-
+  const validity = validityOf(input, now);
   const createdAt = now.toISOString();
   const id = newId('mdt');
   const principal = await principalOf(deps, id, input.principal, caller);
@@ -154,23 +148,16 @@ export async function createMandate(
     principal,
     delegate: input.delegate,
     scope: input.scope,
-    valid_from: validFrom ? validFrom.toISOString() : null,
-    expires_at: expiresAt ? expiresAt.toISOString() : null,
+    ...validity,
     created_at: createdAt,
   };
-  let jws: string;
-  try {
-    jws = await deps.signer.sign(signingPayload(unsigned));
-  } catch (err) {
-    throw new SigningUnavailable(err);
-  }
   const mandate: Mandate = {
     ...unsigned,
     state: 'ACTIVE',
     metadata: input.metadata,
     version: 1,
     updated_at: createdAt,
-    signature: { alg: deps.signer.alg, kid: deps.signer.kid, jws },
+    signature: await signatureOf(deps.signer, unsigned),
   };
   // The mandate and its MANDATE_CREATED are one write: an accepted mandate always has its event.
   const events = [
@@ -189,6 +176,35 @@ export async function createMandate(
   await writeSnapshot(deps, created);
   relay(deps, events);
   return created;
+}
+
+/** A new mandate's validity window, normalised: it must end after it starts, and in the future. */
+function validityOf(input: NewMandate, now: Date): { valid_from: string | null; expires_at: string | null } {
+  const validFrom = input.valid_from === null ? null : new Date(input.valid_from);
+  const expiresAt = input.expires_at === null ? null : new Date(input.expires_at);
+  if (expiresAt && validFrom && expiresAt.getTime() <= validFrom.getTime()) {
+    throw badRequest('expires_at must be after valid_from');
+  }
+  if (expiresAt && expiresAt.getTime() <= now.getTime()) throw badRequest('expires_at must be in the future');
+  return {
+    valid_from: validFrom ? validFrom.toISOString() : null,
+    expires_at: expiresAt ? expiresAt.toISOString() : null,
+  };
+}
+
+/** The mandate's signature over its signed members; a signer that fails is SigningUnavailable (503). */
+async function signatureOf(
+  signer: Signer,
+  unsigned: Parameters<typeof signingPayload>[0],
+): Promise<Mandate['signature']> {
+  let jws: string;
+  try {
+    jws = await signer.sign(signingPayload(unsigned));
+  } catch (err) {
+    throw new SigningUnavailable(err);
+  }
+  // Read after signing: a KMS signer learns its kid from the key it first signs with.
+  return { alg: signer.alg, kid: signer.kid, jws };
 }
 
 /**
