@@ -83,12 +83,6 @@ export function internalTokens(secret: string, now: () => number = Date.now): In
       aud: payload.aud,
     };
   };
-  const addressedTo = (aud: unknown, audience: InternalService | readonly InternalService[]) =>
-    (typeof audience === 'string' ? [audience] : audience).some((service) => {
-      const expected = audienceOf(service);
-      return aud === expected || (Array.isArray(aud) && aud.includes(expected));
-    });
-
   return {
     mint: async (ctx, audience) => {
       const iat = Math.floor(now() / 1000);
@@ -119,6 +113,13 @@ export function internalTokens(secret: string, now: () => number = Date.now): In
     },
   };
 }
+
+/** Whether a token's `aud` names (one of) these services. */
+const addressedTo = (aud: unknown, audience: InternalService | readonly InternalService[]) =>
+  (typeof audience === 'string' ? [audience] : audience).some((service) => {
+    const expected = audienceOf(service);
+    return aud === expected || (Array.isArray(aud) && aud.includes(expected));
+  });
 
 // Callers may decorate what they get back; the cached original stays untouched.
 const copy = (ctx: CallerContext): CallerContext => ({
