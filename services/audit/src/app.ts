@@ -57,16 +57,7 @@ export function createApp(deps: Deps): AuditService {
   app.use(eventRoutes(store));
   app.use(evidenceRoutes({ store, tokens, mandates: deps.mandates, logger, clock: deps.clock }));
   app.use(logRoutes(store));
-  // Signed checkpoints of every grown tenant log (docs/API.md#proving-the-log), by the mandates
-  // service's signer: none without it.
-  const signerFor = deps.mandates && checkpointSigner(deps.mandates, tokens);
-  const checkpoints =
-    signerFor &&
-    new PeriodicTask(
-      (deps.checkpointSeconds ?? 60) * 1000,
-      () => checkpointRound(store, signerFor, deps.clock ?? systemClock, logger),
-      (err) => logger.warn({ err }, 'audit checkpoint round failed'),
-    );
+  const checkpoints = checkpointTask(deps);
   const webhooks = deps.webhooks && webhookDeps(deps.webhooks, deps.clock ?? systemClock, logger);
   if (webhooks) app.use(jsonBody(), webhookRoutes(webhooks));
   let fanout: WebhookFanout | undefined;
@@ -110,6 +101,21 @@ export function createApp(deps: Deps): AuditService {
       server = undefined;
     },
   };
+}
+
+/**
+ * Signed checkpoints of every grown tenant log (docs/API.md#proving-the-log), by the mandates
+ * service's signer: none without it.
+ */
+function checkpointTask(deps: Deps): PeriodicTask | undefined {
+  const { store, tokens, logger } = deps;
+  const signerFor = deps.mandates && checkpointSigner(deps.mandates, tokens);
+  if (!signerFor) return undefined;
+  return new PeriodicTask(
+    (deps.checkpointSeconds ?? 60) * 1000,
+    () => checkpointRound(store, signerFor, deps.clock ?? systemClock, logger),
+    (err) => logger.warn({ err }, 'audit checkpoint round failed'),
+  );
 }
 
 function webhookDeps(
