@@ -58,66 +58,72 @@ function fieldTest(key: string, d: Def): (value: unknown) => boolean {
     if (checksOf(d).length) throw unsupported('a boolean check');
     return (v) => typeof v === 'boolean';
   }
-  if (d.type === 'string') {
-    let min = 0;
-    let max = Infinity;
-    const patterns: RegExp[] = [];
-    const predicates: ((v: string) => unknown)[] = [];
-    for (const c of checksOf(d)) {
-      if (c.check === 'min_length') min = Math.max(min, c.minimum as number);
-      else if (c.check === 'max_length') max = Math.min(max, c.maximum as number);
-      else if (c.check === 'string_format' && c.format === 'regex') patterns.push(c.pattern as RegExp);
-      // `.refine(fn)`: zod calls fn(value) and refuses a falsy answer; so does this (a promise is zod's to await).
-      else if (c.check === 'custom' && typeof c.fn === 'function')
-        predicates.push(c.fn as (v: string) => unknown);
-      else throw unsupported(`the string check ${String(c.check)}/${String(c.format)}`);
-    }
-    // zod counts a minimum in code points (a surrogate pair is one): n ≥ 2·min UTF-16 units always
-    // hold enough of them, fewer are counted. A maximum counted in UTF-16 units is stricter than
-    // zod's count in code points: a subset.
-    const length = (v: unknown): v is string =>
-      typeof v === 'string' &&
-      v.length <= max &&
-      (v.length >= 2 * min || (v.length >= min && codePoints(v) >= min));
-    if (patterns.length === 0 && predicates.length === 0) return length;
-    return (v) =>
-      length(v) &&
-      patterns.every((p) => {
-        p.lastIndex = 0; // as zod does, for a global or sticky pattern
-        return p.test(v);
-      }) &&
-      predicates.every((fn) => {
-        const passed = fn(v);
-        return passed === true || (Boolean(passed) && !(passed instanceof Promise));
-      });
-  }
-  if (d.type === 'number') {
-    let integer = false;
-    if (d.check !== undefined || d.format !== undefined) {
-      if (d.check !== 'number_format' || d.format !== 'safeint')
-        throw unsupported(`the number format ${String(d.format)}`);
-      integer = true;
-    }
-    let low = -Infinity;
-    let lowInclusive = true;
-    let high = Infinity;
-    let highInclusive = true;
-    for (const c of checksOf(d)) {
-      if (c.check === 'number_format' && c.format === 'safeint') integer = true;
-      else if (c.check === 'greater_than' && low === -Infinity)
-        [low, lowInclusive] = [c.value as number, c.inclusive as boolean];
-      else if (c.check === 'less_than' && high === Infinity)
-        [high, highInclusive] = [c.value as number, c.inclusive as boolean];
-      // A second bound of one side (or any other check) is not mirrored.
-      else throw unsupported(`the number check ${String(c.check)}`);
-    }
-    return (v) =>
-      typeof v === 'number' &&
-      (integer ? Number.isSafeInteger(v) : Number.isFinite(v)) &&
-      (lowInclusive ? v >= low : v > low) &&
-      (highInclusive ? v <= high : v < high);
-  }
+  if (d.type === 'string') return stringTest(d, unsupported);
+  if (d.type === 'number') return numberTest(d, unsupported);
   throw unsupported(`the type ${d.type}`);
+}
+
+type Unsupported = (what: string) => Error;
+
+function stringTest(d: Def, unsupported: Unsupported): (value: unknown) => boolean {
+  let min = 0;
+  let max = Infinity;
+  const patterns: RegExp[] = [];
+  const predicates: ((v: string) => unknown)[] = [];
+  for (const c of checksOf(d)) {
+    if (c.check === 'min_length') min = Math.max(min, c.minimum as number);
+    else if (c.check === 'max_length') max = Math.min(max, c.maximum as number);
+    else if (c.check === 'string_format' && c.format === 'regex') patterns.push(c.pattern as RegExp);
+    // `.refine(fn)`: zod calls fn(value) and refuses a falsy answer; so does this (a promise is zod's to await).
+    else if (c.check === 'custom' && typeof c.fn === 'function')
+      predicates.push(c.fn as (v: string) => unknown);
+    else throw unsupported(`the string check ${String(c.check)}/${String(c.format)}`);
+  }
+  // zod counts a minimum in code points (a surrogate pair is one): n ≥ 2·min UTF-16 units always
+  // hold enough of them, fewer are counted. A maximum counted in UTF-16 units is stricter than
+  // zod's count in code points: a subset.
+  const length = (v: unknown): v is string =>
+    typeof v === 'string' &&
+    v.length <= max &&
+    (v.length >= 2 * min || (v.length >= min && codePoints(v) >= min));
+  if (patterns.length === 0 && predicates.length === 0) return length;
+  return (v) =>
+    length(v) &&
+    patterns.every((p) => {
+      p.lastIndex = 0; // as zod does, for a global or sticky pattern
+      return p.test(v);
+    }) &&
+    predicates.every((fn) => {
+      const passed = fn(v);
+      return passed === true || (Boolean(passed) && !(passed instanceof Promise));
+    });
+}
+
+function numberTest(d: Def, unsupported: Unsupported): (value: unknown) => boolean {
+  let integer = false;
+  if (d.check !== undefined || d.format !== undefined) {
+    if (d.check !== 'number_format' || d.format !== 'safeint')
+      throw unsupported(`the number format ${String(d.format)}`);
+    integer = true;
+  }
+  let low = -Infinity;
+  let lowInclusive = true;
+  let high = Infinity;
+  let highInclusive = true;
+  for (const c of checksOf(d)) {
+    if (c.check === 'number_format' && c.format === 'safeint') integer = true;
+    else if (c.check === 'greater_than' && low === -Infinity)
+      [low, lowInclusive] = [c.value as number, c.inclusive as boolean];
+    else if (c.check === 'less_than' && high === Infinity)
+      [high, highInclusive] = [c.value as number, c.inclusive as boolean];
+    // A second bound of one side (or any other check) is not mirrored.
+    else throw unsupported(`the number check ${String(c.check)}`);
+  }
+  return (v) =>
+    typeof v === 'number' &&
+    (integer ? Number.isSafeInteger(v) : Number.isFinite(v)) &&
+    (lowInclusive ? v >= low : v > low) &&
+    (highInclusive ? v <= high : v < high);
 }
 
 /** Code points, a surrogate pair counting one (and a lone surrogate one). */
