@@ -75,6 +75,28 @@ export async function assertCanListen(port: number, host: string): Promise<void>
   await new Promise<void>((resolve) => probe.close(() => resolve()));
 }
 
+/** A request node could not parse: the envelope with a request id, then the connection closes. */
+function answerUnparsable(err: NodeJS.ErrnoException, socket: Duplex): void {
+  const pending = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (
+    err.code === 'ECONNRESET' ||
+    err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ||
+    !socket.writable ||
+    pending?.headersSent
+  ) {
+    socket.destroy();
+    return;
+  }
+  const message = err.code === 'HPE_HEADER_OVERFLOW' ? 'Request headers too large' : 'Malformed HTTP request';
+  const body = JSON.stringify({ error: 'BAD_REQUEST', message });
+  // A HEAD response carries the length but never the body.
+  const head = (err as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
+  socket.end(
+    `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `X-Request-Id: req_${randomUUID().replace(/-/g, '')}\r\n${NOSNIFF[0]}: ${NOSNIFF[1]}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
+  );
+}
+
 /**
  * Listens on `port` (0 = any free port) and returns a handle whose close() also ends keep-alive sockets.
  * `app` is an express app or a plain node:http handler (a hot path in front of one).
@@ -106,27 +128,7 @@ export function listen(
   server.requestTimeout = REQUEST_TIMEOUT_MS;
   // HTTP that node cannot parse (raw non-ASCII in the path, a broken header) never reaches express:
   // answer it with the envelope and a request id too (docs/API.md, "Errors"), instead of node's bare 400.
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
-    const pending = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-    if (
-      err.code === 'ECONNRESET' ||
-      err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ||
-      !socket.writable ||
-      pending?.headersSent
-    ) {
-      socket.destroy();
-      return;
-    }
-    const message =
-      err.code === 'HPE_HEADER_OVERFLOW' ? 'Request headers too large' : 'Malformed HTTP request';
-    const body = JSON.stringify({ error: 'BAD_REQUEST', message });
-    // A HEAD response carries the length but never the body.
-    const head = (err as { rawPacket?: Buffer }).rawPacket?.subarray(0, 5).toString('latin1') === 'HEAD ';
-    socket.end(
-      `HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-        `X-Request-Id: req_${randomUUID().replace(/-/g, '')}\r\n${NOSNIFF[0]}: ${NOSNIFF[1]}\r\nConnection: close\r\n\r\n${head ? '' : body}`,
-    );
-  });
+  server.on('clientError', answerUnparsable);
   return new Promise((resolve, reject) => {
     const failed = (err: Error) => {
       const problem = listenProblem(err, port, host);
