@@ -156,36 +156,7 @@ export async function verifyBundle(input: unknown, options: VerifyOptions = {}):
   const bundle = asBundle(input);
   const results: CheckResult[] = [];
 
-  const allowed = new Set<string>(EVIDENCE_BUNDLE_MEMBERS);
-  const unknown = Object.keys(bundle).filter((k) => !allowed.has(k));
-  results.push(
-    unknown.length === 0
-      ? { check: 'top-level members', ok: true, detail: EVIDENCE_BUNDLE_MEMBERS.join(', ') }
-      : {
-          check: 'top-level members',
-          ok: false,
-          detail: `unknown member(s) ${unknown.map((k) => JSON.stringify(k)).join(', ')}; a bundle holds only ${EVIDENCE_BUNDLE_MEMBERS.join(', ')}`,
-        },
-  );
-
-  const badKids: string[] = [];
-  for (const key of bundle.keys) {
-    const thumbprint = await thumbprintOf(key);
-    if (thumbprint === undefined || key.kid !== thumbprint) badKids.push(String(key.kid));
-  }
-  results.push(
-    badKids.length === 0
-      ? {
-          check: 'key ids',
-          ok: true,
-          detail: `every key's kid is its RFC 7638 thumbprint (${bundle.keys.length})`,
-        }
-      : {
-          check: 'key ids',
-          ok: false,
-          detail: `kid ${badKids.join(', ')} is not the RFC 7638 thumbprint of its key`,
-        },
-  );
+  results.push(checkMembers(bundle), await checkKids(bundle));
 
   const recomputed = evidenceDigestOf(bundle);
   results.push(
@@ -226,6 +197,39 @@ export async function verifyBundle(input: unknown, options: VerifyOptions = {}):
   results.push(...(await checkLog(bundle, options)));
   if (options.trustedKeys) results.push(await checkPinned(bundle, options.trustedKeys));
   return results;
+}
+
+/** Only the members a bundle holds: an unknown one is reported, never ignored. */
+function checkMembers(bundle: Bundle): CheckResult {
+  const allowed = new Set<string>(EVIDENCE_BUNDLE_MEMBERS);
+  const unknown = Object.keys(bundle).filter((k) => !allowed.has(k));
+  return unknown.length === 0
+    ? { check: 'top-level members', ok: true, detail: EVIDENCE_BUNDLE_MEMBERS.join(', ') }
+    : {
+        check: 'top-level members',
+        ok: false,
+        detail: `unknown member(s) ${unknown.map((k) => JSON.stringify(k)).join(', ')}; a bundle holds only ${EVIDENCE_BUNDLE_MEMBERS.join(', ')}`,
+      };
+}
+
+/** Every key's kid is its RFC 7638 thumbprint. */
+async function checkKids(bundle: Bundle): Promise<CheckResult> {
+  const badKids: string[] = [];
+  for (const key of bundle.keys) {
+    const thumbprint = await thumbprintOf(key);
+    if (thumbprint === undefined || key.kid !== thumbprint) badKids.push(String(key.kid));
+  }
+  return badKids.length === 0
+    ? {
+        check: 'key ids',
+        ok: true,
+        detail: `every key's kid is its RFC 7638 thumbprint (${bundle.keys.length})`,
+      }
+    : {
+        check: 'key ids',
+        ok: false,
+        detail: `kid ${badKids.join(', ')} is not the RFC 7638 thumbprint of its key`,
+      };
 }
 
 /** Whether the bundle carries the log's proofs (a bundle exported before the log carries none). */
