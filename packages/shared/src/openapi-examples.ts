@@ -96,39 +96,8 @@ export function withExamples<D>(document: D): D {
     }
     if (schema.allOf)
       return Object.assign({}, ...schema.allOf.map((part) => exampleOf(part, name, depth + 1) as object));
-    const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
-    switch (type) {
-      case 'object': {
-        if (schema.properties) {
-          const out: Record<string, unknown> = {};
-          for (const [member, sub] of Object.entries(schema.properties)) {
-            const value = exampleOf(sub, member, depth + 1);
-            if (value !== undefined) out[member] = value;
-          }
-          return out;
-        }
-        const values = schema.additionalProperties;
-        if (values && typeof values === 'object') return { example: exampleOf(values, 'example', depth + 1) };
-        return {};
-      }
-      case 'array': {
-        const item = exampleOf(schema.items, name, depth + 1);
-        return item === undefined
-          ? []
-          : Array.from({ length: Math.max(1, schema.minItems ?? 1) }, () => item);
-      }
-      case 'integer':
-      case 'number':
-        return numberFor(schema, name);
-      case 'boolean':
-        return false;
-      case 'null':
-        return null;
-      case 'string':
-        return stringFor(schema, name);
-      default:
-        return undefined;
-    }
+    const recurse = (sub: Schema | undefined, member: string) => exampleOf(sub, member, depth + 1);
+    return exampleByType(schema, name, recurse);
   };
 
   for (const item of [...Object.values(doc.paths ?? {}), ...Object.values(doc.webhooks ?? {})]) {
@@ -143,6 +112,45 @@ export function withExamples<D>(document: D): D {
     }
   }
   return document;
+}
+
+/** An example by the schema's own type, members and items through `recurse`. */
+function exampleByType(
+  schema: Schema,
+  name: string,
+  recurse: (sub: Schema | undefined, member: string) => unknown,
+): unknown {
+  const type = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
+  switch (type) {
+    case 'object': {
+      if (schema.properties) {
+        const out: Record<string, unknown> = {};
+        for (const [member, sub] of Object.entries(schema.properties)) {
+          const value = recurse(sub, member);
+          if (value !== undefined) out[member] = value;
+        }
+        return out;
+      }
+      const values = schema.additionalProperties;
+      if (values && typeof values === 'object') return { example: recurse(values, 'example') };
+      return {};
+    }
+    case 'array': {
+      const item = recurse(schema.items, name);
+      return item === undefined ? [] : Array.from({ length: Math.max(1, schema.minItems ?? 1) }, () => item);
+    }
+    case 'integer':
+    case 'number':
+      return numberFor(schema, name);
+    case 'boolean':
+      return false;
+    case 'null':
+      return null;
+    case 'string':
+      return stringFor(schema, name);
+    default:
+      return undefined;
+  }
 }
 
 function numberFor(schema: Schema, name: string): number {
