@@ -171,6 +171,28 @@ function signalProcess(child: ChildProcess, signal: NodeJS.Signals, group: boole
   }
 }
 
+/** Keeps a process's output in `output` and, given `onLine`, hands on each whole line (the tail kept then). */
+function collectOutput(
+  stream: NodeJS.ReadableStream,
+  output: string[],
+  label: string,
+  onLine: SpawnOptions['onLine'],
+): void {
+  let partial = '';
+  stream.on('data', (d: Buffer) => {
+    const text = d.toString();
+    output.push(text);
+    if (!onLine) return;
+    if (output.length > OUTPUT_TAIL) output.splice(0, output.length - OUTPUT_TAIL);
+    const lines = (partial + text).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) onLine(label, line);
+  });
+  stream.on('end', () => {
+    if (partial && onLine) onLine(label, partial);
+  });
+}
+
 /**
  * Spawns one service process on `env.PORT` (required) and returns at once. The process gets an
  * IPC channel: the service's runService stops when that channel closes, so it never outlives
@@ -200,23 +222,8 @@ export function spawnService(
   // The channel is how the child notices this process is gone; it must not keep this process alive.
   child.channel?.unref();
   const output: string[] = [];
-  const collect = (stream: NodeJS.ReadableStream) => {
-    let partial = '';
-    stream.on('data', (d: Buffer) => {
-      const text = d.toString();
-      output.push(text);
-      if (!options.onLine) return;
-      if (output.length > OUTPUT_TAIL) output.splice(0, output.length - OUTPUT_TAIL);
-      const lines = (partial + text).split('\n');
-      partial = lines.pop()!;
-      for (const line of lines) options.onLine(label, line);
-    });
-    stream.on('end', () => {
-      if (partial && options.onLine) options.onLine(label, partial);
-    });
-  };
-  collect(child.stdout!);
-  collect(child.stderr!);
+  collectOutput(child.stdout!, output, label, options.onLine);
+  collectOutput(child.stderr!, output, label, options.onLine);
   const exited = new Promise<number | null>((resolve) => {
     if (child.pid === undefined) child.once('error', () => resolve(null));
     child.once('exit', (code) => resolve(code));
