@@ -113,11 +113,7 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
         IDENTITY_URL: identityService.server.url,
         AUDIT_URL: auditService.server.url,
       },
-      {
-        publisher: bus,
-        ...(options.credentialEvents ? { credentialEvents: bus } : {}),
-        ...(options.devSignIn ? { devSignIn: true } : {}),
-      },
+      gatewayOverrides(options),
     );
     return {
       identity: identityService,
@@ -132,6 +128,16 @@ export async function startInProcess(options: InProcessOptions): Promise<InProce
     for (const s of stops.reverse()) await s().catch(() => undefined);
     throw err;
   }
+}
+
+/** The gateway's in-process parts: the shared bus, and what only `npm start` turns on. */
+function gatewayOverrides(options: InProcessOptions) {
+  const { bus } = options;
+  return {
+    publisher: bus,
+    ...(options.credentialEvents ? { credentialEvents: bus } : {}),
+    ...(options.devSignIn ? { devSignIn: true } : {}),
+  };
 }
 
 /** Where a service's URL of another goes before that one listens: only the configuration check sees it. */
