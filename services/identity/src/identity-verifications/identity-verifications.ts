@@ -1,5 +1,5 @@
 import { newId, readPage, type AuditEvent, type CallerContext, type Page } from '@mandate/shared';
-import { nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
+import { nowIso, recordedEvent, relay, type DomainEvent, type IdentityDeps } from '../common/deps';
 import { TenantNotFound } from '../tenants/tenant';
 import {
   checkPresentation,
@@ -177,6 +177,65 @@ export async function pollIdentityVerification(
   return v;
 }
 
+/** What the wallet answered, checked: VERIFIED with its result, or FAILED with the reason (and a claim-free detail). */
+async function walletAnswer(
+  wallet: WalletVerifier,
+  session: IdentityVerification,
+  response: DirectPostResponse & { error?: string },
+  now: Date,
+): Promise<{ answer: Answer; detail?: string }> {
+  const answered_at = now.toISOString();
+  // The user declined in the wallet (access_denied, …): nothing to check.
+  if (response.error !== undefined && response.vp_token === undefined)
+    return { answer: { status: 'FAILED', reason: 'WALLET_DECLINED', answered_at } };
+  const result = await checkPresentation(
+    {
+      nonce: session.nonce,
+      state: session.state,
+      clientId: session.client_id,
+      expiresAt: new Date(session.expires_at),
+      status: session.status,
+      answered: false,
+    },
+    response,
+    {
+      trustedIssuers: wallet.trustedIssuers,
+      subjectSecret: wallet.subjectSecret,
+      tenantId: session.tenant_id,
+      fetchStatusList: wallet.fetchStatusList,
+      now,
+    },
+  );
+  if (result.status !== 'VERIFIED')
+    return { answer: { status: 'FAILED', reason: result.reason, answered_at }, detail: result.detail };
+  const { status: _status, ...verified } = result;
+  return { answer: { status: 'VERIFIED', result: verified, answered_at } };
+}
+
+/** The answer's event: the claims digest or the reason, never a claim. */
+function answerEvent(session: IdentityVerification, answer: Answer): DomainEvent {
+  if (answer.status === 'VERIFIED')
+    return {
+      type: 'IDENTITY_VERIFIED',
+      tenantId: session.tenant_id,
+      resource: resource(session),
+      data: {
+        verification_id: session.id,
+        purpose: session.purpose,
+        assurance: answer.result.assurance,
+        issuer: answer.result.issuer,
+        subject_id: answer.result.subject_id,
+        claims_digest: answer.result.claims_digest,
+      },
+    };
+  return {
+    type: 'IDENTITY_VERIFICATION_FAILED',
+    tenantId: session.tenant_id,
+    resource: resource(session),
+    data: { verification_id: session.id, purpose: session.purpose, reason: answer.reason },
+  };
+}
+
 /**
  * The wallet's direct_post: checks the presentation, then ONE guarded write from PENDING stores the
  * outcome and its event. A second answer (a replay, or a concurrent one that lost the write) is
@@ -192,9 +251,6 @@ export async function answerIdentityVerification(
   const session = await deps.store.identityVerifications.getById(id);
   if (!session) throw new IdentityVerificationNotFound();
   const now = deps.clock.now();
-  const answeredAt = now.toISOString();
-  let answer: Answer;
-  let detail: string | undefined;
   if (session.status !== 'PENDING' || session.answered_at !== null) {
     throw new PresentationRejected('ALREADY_ANSWERED');
   }
@@ -204,62 +260,8 @@ export async function answerIdentityVerification(
   if (typeof response.state !== 'string' || !sameSecret(response.state, session.state)) {
     throw new PresentationRejected('STATE_MISMATCH');
   }
-  if (response.error !== undefined && response.vp_token === undefined) {
-    // The user declined in the wallet (access_denied, …): nothing to check.
-    answer = { status: 'FAILED', reason: 'WALLET_DECLINED', answered_at: answeredAt };
-  } else {
-    const result = await checkPresentation(
-      {
-        nonce: session.nonce,
-        state: session.state,
-        clientId: session.client_id,
-        expiresAt: new Date(session.expires_at),
-        status: session.status,
-        answered: false,
-      },
-      response,
-      {
-        trustedIssuers: wallet.trustedIssuers,
-        subjectSecret: wallet.subjectSecret,
-        tenantId: session.tenant_id,
-        fetchStatusList: wallet.fetchStatusList,
-        now,
-      },
-    );
-    if (result.status === 'VERIFIED') {
-      const { status: _status, ...verified } = result;
-      answer = { status: 'VERIFIED', result: verified, answered_at: answeredAt };
-    } else {
-      answer = { status: 'FAILED', reason: result.reason, answered_at: answeredAt };
-      detail = result.detail;
-    }
-  }
-  const events: AuditEvent[] = [
-    recordedEvent(
-      deps,
-      answer.status === 'VERIFIED'
-        ? {
-            type: 'IDENTITY_VERIFIED',
-            tenantId: session.tenant_id,
-            resource: resource(session),
-            data: {
-              verification_id: session.id,
-              purpose: session.purpose,
-              assurance: answer.result.assurance,
-              issuer: answer.result.issuer,
-              subject_id: answer.result.subject_id,
-              claims_digest: answer.result.claims_digest,
-            },
-          }
-        : {
-            type: 'IDENTITY_VERIFICATION_FAILED',
-            tenantId: session.tenant_id,
-            resource: resource(session),
-            data: { verification_id: session.id, purpose: session.purpose, reason: answer.reason },
-          },
-      caller,
-    ),
-  ];
+  const { answer, detail } = await walletAnswer(wallet, session, response, now);
+  const events: AuditEvent[] = [recordedEvent(deps, answerEvent(session, answer), caller)];
   const written = await deps.store.identityVerifications.answer(session.id, answer, events);
   if (!written) throw new PresentationRejected('ALREADY_ANSWERED');
   await relay(deps, events);
