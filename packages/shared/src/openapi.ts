@@ -100,6 +100,38 @@ function named(route: RouteContract, schema: z.ZodType): z.ZodType {
 }
 
 function operationFor(route: RouteContract, schemaOf: (schema: z.ZodType) => z.ZodType): RouteConfig {
+  const responses = responsesFor(route, schemaOf);
+  const headerParams = headerParamsFor(route);
+  const request = route.request ?? {};
+  const body = request.bodyDoc ?? request.body;
+  return {
+    method: route.method.toLowerCase() as RouteConfig['method'],
+    path: openApiPath(route.path),
+    operationId: route.operationId,
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    tags: [...(route.tags ?? [route.service])],
+    security:
+      route.auth === 'public'
+        ? []
+        : route.auth === 'operator'
+          ? [{ operatorToken: [] }]
+          : [{ apiKey: [] }, { apiKeyHeader: [] }, { jwt: [] }],
+    request: {
+      ...(request.params ? { params: request.params } : {}),
+      ...(request.query ? { query: request.query as never } : {}),
+      headers: z.object(headerParams),
+      ...(body ? { body: { required: request.bodyRequired !== false, ...json(body) } } : {}),
+    },
+    responses,
+  };
+}
+
+/** Each documented answer with its headers: the route's own successes, then its errors in the envelope. */
+function responsesFor(
+  route: RouteContract,
+  schemaOf: (schema: z.ZodType) => z.ZodType,
+): Record<string, ResponseConfig> {
   const limited = isRateLimited(route);
   const successHeaders = (own: Record<string, string> = {}) => ({
     'X-Request-Id': headerRef('X-Request-Id'),
@@ -136,7 +168,11 @@ function operationFor(route: RouteContract, schemaOf: (schema: z.ZodType) => z.Z
     }
     responses[String(status)] = { description, headers: headers as never, ...json(ErrorEnvelope) };
   }
+  return responses;
+}
 
+/** The request headers a route reads: request id, tenant for JWT callers, and Idempotency-Key on a POST. */
+function headerParamsFor(route: RouteContract): Record<string, z.ZodType> {
   const headerParams: Record<string, z.ZodType> = {
     'X-Request-Id': z
       .string()
@@ -170,30 +206,7 @@ function operationFor(route: RouteContract, schemaOf: (schema: z.ZodType) => z.Z
             : `Makes a retry safe: the same key and request within 24 h replays the first answer${omitted}`,
       });
   }
-
-  const request = route.request ?? {};
-  const body = request.bodyDoc ?? request.body;
-  return {
-    method: route.method.toLowerCase() as RouteConfig['method'],
-    path: openApiPath(route.path),
-    operationId: route.operationId,
-    summary: route.summary,
-    ...(route.description ? { description: route.description } : {}),
-    tags: [...(route.tags ?? [route.service])],
-    security:
-      route.auth === 'public'
-        ? []
-        : route.auth === 'operator'
-          ? [{ operatorToken: [] }]
-          : [{ apiKey: [] }, { apiKeyHeader: [] }, { jwt: [] }],
-    request: {
-      ...(request.params ? { params: request.params } : {}),
-      ...(request.query ? { query: request.query as never } : {}),
-      headers: z.object(headerParams),
-      ...(body ? { body: { required: request.bodyRequired !== false, ...json(body) } } : {}),
-    },
-    responses,
-  };
+  return headerParams;
 }
 
 /** `MANDATE_REVOKED` → `MandateRevoked`. */
