@@ -45,22 +45,9 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
     return 0;
   }
   const [command, ...rest] = argv;
-  let file: string | undefined;
-  let jwksFile: string | undefined;
-  let checkpointFile: string | undefined;
-  let consistencyFile: string | undefined;
-  for (let i = 0; i < rest.length; i++) {
-    const arg = rest[i]!;
-    if (arg === '--jwks') jwksFile = rest[++i];
-    else if (arg.startsWith('--jwks=')) jwksFile = arg.slice('--jwks='.length);
-    else if (arg === '--checkpoint') checkpointFile = rest[++i];
-    else if (arg.startsWith('--checkpoint=')) checkpointFile = arg.slice('--checkpoint='.length);
-    else if (arg === '--consistency') consistencyFile = rest[++i];
-    else if (arg.startsWith('--consistency=')) consistencyFile = arg.slice('--consistency='.length);
-    else if (arg.startsWith('-') && arg !== '-') return usage(io, `unknown option ${arg}`);
-    else if (file === undefined) file = arg;
-    else return usage(io, `unexpected argument ${arg}`);
-  }
+  const args = parseArgs(rest);
+  if (typeof args === 'string') return usage(io, args);
+  const { file, jwksFile, checkpointFile, consistencyFile } = args;
   if (command !== 'verify') return usage(io, command ? `unknown command ${command}` : 'missing command');
   if (!file) return usage(io, 'missing bundle file');
   if (rest.includes('--jwks') && !jwksFile) return usage(io, '--jwks needs a file');
@@ -88,21 +75,8 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
   }
   let consistency: ConsistencyProofFile | undefined;
   if (consistencyFile) {
-    const proof = readJson(io, consistencyFile, 'consistency proof') as
-      Partial<ConsistencyProofFile> | undefined;
-    if (proof === undefined) return 2;
-    if (
-      !Number.isSafeInteger(proof?.from) ||
-      !Number.isSafeInteger(proof?.to) ||
-      !Array.isArray(proof?.path) ||
-      !proof.path.every((p) => typeof p === 'string')
-    ) {
-      io.err(
-        `mandate-evidence: ${consistencyFile} is not a consistency proof ({"from", "to", "path": [...]})`,
-      );
-      return 2;
-    }
-    consistency = proof as ConsistencyProofFile;
+    consistency = readConsistency(io, consistencyFile);
+    if (consistency === undefined) return 2;
   }
 
   let results;
@@ -115,6 +89,17 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
     }
     throw err;
   }
+  return report(io, file, bundleText, results, trustedKeys !== undefined);
+}
+
+/** Prints every check and the verdict; the exit code: 0 verified, 1 invalid, 3 valid but unpinned. */
+function report(
+  io: Io,
+  file: string,
+  bundleText: string,
+  results: Awaited<ReturnType<typeof verifyBundleText>>,
+  pinned: boolean,
+): number {
   for (const r of results) io.out(`${r.ok ? 'OK' : 'FAILED'} ${r.check}: ${r.detail}`);
   const failed = results.filter((r) => !r.ok).map((r) => r.check);
   if (failed.length > 0) {
@@ -122,7 +107,7 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
     return 1;
   }
   const mandate = (JSON.parse(bundleText) as { mandate: { id?: unknown } }).mandate;
-  if (!trustedKeys) {
+  if (!pinned) {
     io.out(
       `UNPINNED evidence bundle for mandate ${String(mandate.id)}: consistent, but checked only against its own keys, which anyone can make; pass --jwks with the service's published JWKS to verify it`,
     );
@@ -130,6 +115,47 @@ export async function run(argv: string[], io: Io = processIo): Promise<number> {
   }
   io.out(`OK evidence bundle for mandate ${String(mandate.id)} verified against the pinned keys`);
   return 0;
+}
+
+interface Args {
+  file?: string;
+  jwksFile?: string;
+  checkpointFile?: string;
+  consistencyFile?: string;
+}
+
+/** The verify command's files, or what is wrong with its arguments (a usage error). */
+function parseArgs(rest: string[]): Args | string {
+  const args: Args = {};
+  for (let i = 0; i < rest.length; i++) {
+    const arg = rest[i]!;
+    if (arg === '--jwks') args.jwksFile = rest[++i];
+    else if (arg.startsWith('--jwks=')) args.jwksFile = arg.slice('--jwks='.length);
+    else if (arg === '--checkpoint') args.checkpointFile = rest[++i];
+    else if (arg.startsWith('--checkpoint=')) args.checkpointFile = arg.slice('--checkpoint='.length);
+    else if (arg === '--consistency') args.consistencyFile = rest[++i];
+    else if (arg.startsWith('--consistency=')) args.consistencyFile = arg.slice('--consistency='.length);
+    else if (arg.startsWith('-') && arg !== '-') return `unknown option ${arg}`;
+    else if (args.file === undefined) args.file = arg;
+    else return `unexpected argument ${arg}`;
+  }
+  return args;
+}
+
+/** A consistency proof file, or undefined once the problem with it is reported. */
+function readConsistency(io: Io, path: string): ConsistencyProofFile | undefined {
+  const proof = readJson(io, path, 'consistency proof') as Partial<ConsistencyProofFile> | undefined;
+  if (proof === undefined) return undefined;
+  if (
+    !Number.isSafeInteger(proof?.from) ||
+    !Number.isSafeInteger(proof?.to) ||
+    !Array.isArray(proof?.path) ||
+    !proof.path.every((p) => typeof p === 'string')
+  ) {
+    io.err(`mandate-evidence: ${path} is not a consistency proof ({"from", "to", "path": [...]})`);
+    return undefined;
+  }
+  return proof as ConsistencyProofFile;
 }
 
 function usage(io: Io, problem: string): number {
