@@ -8,6 +8,8 @@ import {
   decisionClock,
   tokensFor,
   type TimeSource,
+  type Closers,
+  type Logger,
   wireWith,
   type Wire,
   redisTarget,
@@ -41,55 +43,10 @@ export const wire: Wire<Config, Deps> = (config, logger, overrides = {}) =>
       'mandates: in-process event bus (no AMQP_URL); events reach no other process',
     );
 
-    // The signer by the rule too: a key the variables name (KMS_KEY_ID / SIGNING_KEY_IDS,
-    // LOCAL_SIGNING_KEY, LOCAL_SIGNING_KEY_FILE), else the override, else a generated key.
-    const signingVariables =
-      kmsKeyIds(config).length > 0 || config.LOCAL_SIGNING_KEY || config.LOCAL_SIGNING_KEY_FILE
-        ? config
-        : undefined;
-    const { adapter: signer } = await compose<Signer, Config>({
-      variable: signingVariables,
-      fromVariable: () => ownSigner(),
-      override: overrides.signer,
-      local: () => ownSigner(),
-    });
-    async function ownSigner() {
-      // KMS when KMS_KEY_ID / SIGNING_KEY_IDS are set, else the local key; logs which one.
-      const created = await createSigner(config, logger);
-      closers.add(() => created.close());
-      return created.signer;
-    }
-
+    const signer = await wireSigner(config, logger, closers, overrides.signer);
     const tokens = tokensFor(config.INTERNAL_TOKEN_SECRET, overrides.tokens);
 
-    // Redis's clock when there are snapshots in Redis (docs/DECISIONS.md, "Time").
-    let redisClock: TimeSource | undefined;
-    const { adapter: snapshots } = await compose<MandateSnapshots>({
-      variable: config.REDIS_URL,
-      fromVariable: async () => {
-        // Verify trusts a snapshot only with its MAC, so one keyed like verify's is needed to write any.
-        if (!config.INTERNAL_TOKEN_SECRET)
-          throw configError(
-            'INTERNAL_TOKEN_SECRET',
-            "is required with REDIS_URL (it keys the snapshot MAC); set verify's value",
-          );
-        const redis = await RedisSnapshots.connect(redisTarget(config)!, logger, {
-          mac: snapshotMac(config.INTERNAL_TOKEN_SECRET),
-          prefix: redisKeySpaces(config.REDIS_PREFIX).snapshots,
-          ttlSeconds: config.SNAPSHOT_TTL_SECONDS,
-        });
-        closers.add(() => redis.close());
-        redisClock = () => redis.time();
-        return redis;
-      },
-      override: overrides.snapshots,
-      local: () => {
-        logger.warn(
-          'mandates: no REDIS_URL, no mandate snapshots (verify reads every mandate from this service)',
-        );
-        return new NoSnapshots();
-      },
-    });
+    const { snapshots, redisClock } = await wireSnapshots(config, logger, closers, overrides.snapshots);
 
     const deps: Deps = {
       store,
@@ -122,3 +79,70 @@ export const wire: Wire<Config, Deps> = (config, logger, overrides = {}) =>
     };
     return deps;
   });
+
+/**
+ * The signer by the composition rule: a key the variables name (KMS_KEY_ID / SIGNING_KEY_IDS,
+ * LOCAL_SIGNING_KEY, LOCAL_SIGNING_KEY_FILE), else the override, else a generated key.
+ */
+async function wireSigner(
+  config: Config,
+  logger: Logger,
+  closers: Closers,
+  override: Signer | undefined,
+): Promise<Signer> {
+  const signingVariables =
+    kmsKeyIds(config).length > 0 || config.LOCAL_SIGNING_KEY || config.LOCAL_SIGNING_KEY_FILE
+      ? config
+      : undefined;
+  const { adapter } = await compose<Signer, Config>({
+    variable: signingVariables,
+    fromVariable: () => ownSigner(),
+    override,
+    local: () => ownSigner(),
+  });
+  async function ownSigner() {
+    // KMS when KMS_KEY_ID / SIGNING_KEY_IDS are set, else the local key; logs which one.
+    const created = await createSigner(config, logger);
+    closers.add(() => created.close());
+    return created.signer;
+  }
+  return adapter;
+}
+
+/** Snapshots in Redis (with Redis's clock) when REDIS_URL is set, else the override or none. */
+async function wireSnapshots(
+  config: Config,
+  logger: Logger,
+  closers: Closers,
+  override: MandateSnapshots | undefined,
+): Promise<{ snapshots: MandateSnapshots; redisClock: TimeSource | undefined }> {
+  // Redis's clock when there are snapshots in Redis (docs/DECISIONS.md, "Time").
+  let redisClock: TimeSource | undefined;
+  const { adapter: snapshots } = await compose<MandateSnapshots>({
+    variable: config.REDIS_URL,
+    fromVariable: async () => {
+      // Verify trusts a snapshot only with its MAC, so one keyed like verify's is needed to write any.
+      if (!config.INTERNAL_TOKEN_SECRET)
+        throw configError(
+          'INTERNAL_TOKEN_SECRET',
+          "is required with REDIS_URL (it keys the snapshot MAC); set verify's value",
+        );
+      const redis = await RedisSnapshots.connect(redisTarget(config)!, logger, {
+        mac: snapshotMac(config.INTERNAL_TOKEN_SECRET),
+        prefix: redisKeySpaces(config.REDIS_PREFIX).snapshots,
+        ttlSeconds: config.SNAPSHOT_TTL_SECONDS,
+      });
+      closers.add(() => redis.close());
+      redisClock = () => redis.time();
+      return redis;
+    },
+    override,
+    local: () => {
+      logger.warn(
+        'mandates: no REDIS_URL, no mandate snapshots (verify reads every mandate from this service)',
+      );
+      return new NoSnapshots();
+    },
+  });
+  return { snapshots, redisClock };
+}
