@@ -70,7 +70,7 @@ describe('OutboxRelay', () => {
   });
 
   it('when the relay stops while a publishNow waits for its confirm, then stop waits for it and nothing stays in the outbox', async () => {
-    // Writers do not wait for the confirm (docs/DEPLOYMENT.md, "Outbox"): shutdown must.
+    // A writer waits at most 1 s for the confirm (docs/DEPLOYMENT.md, "Delivery guarantees"): shutdown waits for the rest.
     class SlowConfirmPublisher extends FlakyPublisher {
       override async publish(events: Parameters<FlakyPublisher['publish']>[0]) {
         await new Promise((r) => setTimeout(r, 300));

@@ -152,40 +152,6 @@ describe.each(mandateStoreAdapters())('budgets and authorizations (in-process, $
     ).toHaveLength(2);
   });
 
-  it('when the broker confirms slowly, then a hold, a capture and a revoke answer without waiting for it, and their events follow', async () => {
-    // The events are stored with the change (the outbox): the answer does not wait for the confirm
-    // (docs/DEPLOYMENT.md, "Outbox").
-    const tenantId = newId('tnt');
-    const mandate = await createMandate(tenantId);
-    svc.publisher.confirmDelayMs = 700;
-    try {
-      const timed = async <T>(call: Promise<T>): Promise<T> => {
-        const started = Date.now();
-        const answer = await call;
-        expect(Date.now() - started).toBeLessThan(400);
-        return answer;
-      };
-      const held = await timed(hold(tenantId, mandate.id));
-      expect(held.status).toBe(201);
-      const id = held.body.authorization.id as string;
-      expect(
-        (await timed(call(tenantId, 'POST', `/v1/authorizations/${id}/capture`, { amount: 1_000 }))).status,
-      ).toBe(200);
-      expect(
-        (await timed(call(tenantId, 'POST', `/v1/mandates/${mandate.id}/revoke`, { reason: 'done' }))).status,
-      ).toBe(200);
-      const types = () => svc.publisher.ofResource(mandate.id).map((e) => e.type);
-      const deadline = Date.now() + 5_000;
-      while (!types().includes('MANDATE_REVOKED') && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 50));
-      expect(types()).toEqual(
-        expect.arrayContaining(['AUTHORIZATION_HELD', 'AUTHORIZATION_CAPTURED', 'MANDATE_REVOKED']),
-      );
-    } finally {
-      svc.publisher.confirmDelayMs = 0;
-    }
-  });
-
   it('when a hold does not fit what is left, then DENY BUDGET_EXCEEDED and nothing is held', async () => {
     const tenantId = newId('tnt');
     const mandate = await createMandate(tenantId);

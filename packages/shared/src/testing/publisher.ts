@@ -10,11 +10,8 @@ export class CapturingPublisher implements EventPublisher {
   readonly kind = 'in-process' as const;
   readonly events: AuditEvent[] = [];
   failing = false;
-  /** How long a confirm takes, as a broker's fsync can: tests that answers do not wait for it. */
-  confirmDelayMs = 0;
 
   async publish(events: AuditEvent[]): Promise<void> {
-    if (this.confirmDelayMs > 0) await new Promise((r) => setTimeout(r, this.confirmDelayMs));
     if (this.failing) throw new Error('broker down');
     for (const event of events) {
       auditEventSchema.parse(event);

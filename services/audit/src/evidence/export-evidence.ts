@@ -123,13 +123,16 @@ async function writeProofs(
     // base64url needs no JSON escape: the entry is written as JSON.stringify({seq, path}) would.
     const entries = batch.map((seq) =>
       seq !== undefined && seq <= checkpoint.tree_size
-        ? `{"seq":${seq},"path":["${paths[next++]!.join('","')}"]}`
+        ? `{"seq":${seq},"path":${pathJson(paths[next++]!)}}`
         : 'null',
     );
     await sink.write((at === 0 ? '' : ',') + entries.join(','));
   }
   await sink.write(']');
 }
+
+/** A path as JSON: `[]` for a tree of one leaf, else its base64url hashes quoted. */
+const pathJson = (path: string[]) => (path.length === 0 ? '[]' : `["${path.join('","')}"]`);
 
 /**
  * One walk over the mandate's events, oldest first: hashes them and, given a sink, writes the

@@ -233,7 +233,7 @@ export async function holdAuthorization(
   // this mandate's (as the sweeper would), then decide once more.
   if (!outcome.held && (await expireDueHolds(deps, mandate)) > 0) outcome = await hold();
   if (!outcome.held) return deny('BUDGET_EXCEEDED', outcome.totals);
-  relay(deps, events.built);
+  await relay(deps, events.built);
   const budget = budgetState(mandate, periodOf(mandate, outcome.authorization), outcome.totals);
   return {
     status: 201,
@@ -293,7 +293,7 @@ async function settle(
     if (retry && alreadyDone(found, settlement)) return found;
     throw notHeld(found.status);
   }
-  relay(deps, events.built);
+  await relay(deps, events.built);
   return outcome.authorization;
 }
 
@@ -355,7 +355,7 @@ export async function expireAuthorization(
     events.build,
   );
   if (!outcome.settled) return false;
-  relay(deps, events.built);
+  await relay(deps, events.built);
   return true;
 }
 

@@ -103,13 +103,9 @@ function mandateEvent<T extends EventType>(
   return buildEvent({ ...input, occurredAt: deps.clock.now() } as EventInput<T>);
 }
 
-/**
- * After the write: hand the stored events to the relay, without waiting for the broker's confirm
- * (docs/DEPLOYMENT.md, "Outbox"). They are already stored with the change, so the answer does not
- * depend on the publish; a failure leaves them in the outbox for the poll.
- */
-export function relay(deps: TransitionDeps, events: AuditEvent[]): void {
-  void deps.relay?.publishNow(events);
+/** After the write: hand the stored events to the relay (a failure leaves them in the outbox). */
+export async function relay(deps: TransitionDeps, events: AuditEvent[]): Promise<void> {
+  await deps.relay?.publishNow(events);
 }
 
 export async function createMandate(
@@ -174,7 +170,7 @@ export async function createMandate(
   }
   // A new id has no older snapshot anywhere: if this write fails, verify simply reads it from here.
   await writeSnapshot(deps, created);
-  relay(deps, events);
+  await relay(deps, events);
   return created;
 }
 
@@ -306,7 +302,7 @@ async function commitTransition(
   );
   if (updated) {
     await writeSnapshot(deps, updated);
-    relay(deps, events);
+    await relay(deps, events);
   }
   return updated;
 }
