@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import {
   MemoryMerkleTree,
   MerkleHasher,
+  auditLeafBytes,
   auditLeafHash,
   consistencyRanges,
   fromBase64Url,
@@ -199,5 +200,8 @@ describe('RFC 9162 Merkle tree', () => {
     const odd = { seq: 8, data: { smile: '\u{1F600}', lone: '\ud800' } };
     const oddBytes = Buffer.from('{"data":{"lone":"\\ud800","smile":"\u{1F600}"},"seq":8}', 'utf8');
     expect(hex(auditLeafHash(odd))).toBe(hex(H(Buffer.from([0]), oddBytes)));
+    // The services' shortcut and the checker's construction (merkleHasher over the leaf's bytes) agree.
+    for (const e of [event, odd])
+      expect(hex(auditLeafHash(e))).toBe(hex(merkleHasher.leafHash(auditLeafBytes(e))));
   });
 });
