@@ -195,6 +195,22 @@ function firstFailedIndex(err: unknown): number | undefined {
   return indexes.length > 0 ? Math.min(...indexes) : undefined;
 }
 
+/** The batches of one tenant waiting for their turn, written as one append. */
+interface AppendGroup {
+  events: AuditEvent[];
+  ids: Set<string>;
+  written: Promise<void>;
+}
+
+/** One tenant's appends in this process: the last one queued, and the group still taking batches. */
+interface TenantTurn {
+  tail: Promise<void>;
+  waiting?: AppendGroup;
+}
+
+/** A group takes batches up to this many events; more start the next group (memory stays bounded). */
+const MAX_GROUP_EVENTS = 2_000;
+
 export class MongoEventStore implements EventStore, LogStore {
   readonly kind = 'mongo' as const;
   private readonly model: Model<EventDoc>;
@@ -205,11 +221,13 @@ export class MongoEventStore implements EventStore, LogStore {
    */
   private readonly nextSeq = new Map<string, number>();
   /**
-   * Per tenant, the append in progress: this process's batches of one tenant take their seqs in
-   * turn. Run at once, they would claim the same seqs, and every batch but one would fail its
-   * insert, read the highest seq again and retry (the consumer writes batches concurrently).
+   * Per tenant, this process's appends in turn: they take seqs one after another (run at once, they
+   * would claim the same seqs, and every one but one would fail its insert, read the highest seq
+   * again and retry; the consumer writes batches concurrently). Batches that arrive while one is
+   * being written wait together and are written as one (docs/DECISIONS.md, "A tamper-evident audit
+   * log: RFC 9162, one tree per tenant").
    */
-  private readonly appending = new Map<string, Promise<void>>();
+  private readonly turns = new Map<string, TenantTurn>();
 
   constructor(private readonly connection: Connection) {
     this.model =
@@ -305,17 +323,38 @@ export class MongoEventStore implements EventStore, LogStore {
   }
 
   private appendInTurn(tenantId: string, events: AuditEvent[]): Promise<void> {
-    const before = this.appending.get(tenantId);
-    // A failed batch is its caller's to retry; the next one still takes its turn.
-    const mine = (before ? before.catch(() => undefined) : Promise.resolve()).then(() =>
-      this.append(tenantId, events),
-    );
-    this.appending.set(tenantId, mine);
-    const forget = () => {
-      if (this.appending.get(tenantId) === mine) this.appending.delete(tenantId);
-    };
-    mine.then(forget, forget);
-    return mine;
+    let turn = this.turns.get(tenantId);
+    if (!turn) {
+      turn = { tail: Promise.resolve() };
+      this.turns.set(tenantId, turn);
+    }
+    let group = turn.waiting;
+    if (!group || group.events.length >= MAX_GROUP_EVENTS) {
+      const forming: AppendGroup = { events: [], ids: new Set(), written: Promise.resolve() };
+      const current = turn;
+      // A failed group is its callers' to retry (their messages are redelivered); the next one
+      // still takes its turn.
+      forming.written = current.tail
+        .catch(() => undefined)
+        .then(() => {
+          if (current.waiting === forming) current.waiting = undefined;
+          return this.append(tenantId, forming.events);
+        });
+      current.tail = forming.written;
+      current.waiting = forming;
+      const forget = () => {
+        if (this.turns.get(tenantId) === current && current.tail === forming.written)
+          this.turns.delete(tenantId);
+      };
+      forming.written.then(forget, forget);
+      group = forming;
+    }
+    for (const event of events)
+      if (!group.ids.has(event.id)) {
+        group.ids.add(event.id);
+        group.events.push(event);
+      }
+    return group.written;
   }
 
   /**
