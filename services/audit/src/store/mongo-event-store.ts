@@ -209,7 +209,7 @@ interface TenantTurn {
 }
 
 /** A group takes batches up to this many events; more start the next group (memory stays bounded). */
-const MAX_GROUP_EVENTS = 2_000;
+const MAX_GROUP_EVENTS = 500;
 
 export class MongoEventStore implements EventStore, LogStore {
   readonly kind = 'mongo' as const;
