@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isAmqpNodeList } from './amqp-url';
 import { DEFAULT_REDIS_PREFIX } from './redis-keys';
 
 /**
@@ -68,6 +69,15 @@ export const env = {
     );
   },
   optionalUrl: () => z.preprocess(emptyToUndefined, z.string().url('must be a URL').optional()),
+  /** One URL, or a cluster's nodes: URLs separated by commas, later ones possibly host:port alone. */
+  optionalUrlList: () =>
+    z.preprocess(
+      emptyToUndefined,
+      z
+        .string()
+        .refine(isAmqpNodeList, 'must be a URL, or URLs (or host:port after the first) separated by commas')
+        .optional(),
+    ),
   string: (fallback: string) => z.preprocess(emptyToUndefined, z.string().default(fallback)),
   optionalString: () => z.preprocess(emptyToUndefined, z.string().optional()),
   int: (fallback: number) =>
@@ -107,7 +117,7 @@ export const env = {
 export const commonConfigShape = {
   LOG_LEVEL: env.logLevel(),
   INTERNAL_TOKEN_SECRET: env.optionalString(),
-  AMQP_URL: env.optionalUrl(),
+  AMQP_URL: env.optionalUrlList(),
   AMQP_NAMESPACE: env.string('mandate'),
   REDIS_URL: env.optionalUrl(),
   /** Sentinel deployment (redis-target.ts): the sentinels as host:port,…; REDIS_URL then carries only the password and database. */

@@ -34,6 +34,7 @@ export * from './redis-target';
 export * from './secrets';
 export * from './text';
 export * from './redact-url';
+export * from './amqp-url';
 export * from './metrics';
 export * from './tracing';
 export * from './contract';

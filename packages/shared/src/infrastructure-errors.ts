@@ -1,3 +1,4 @@
+import { amqpNodes } from './amqp-url';
 import { redactUrl } from './redact-url';
 
 /**
@@ -40,7 +41,7 @@ function messageOf(err: unknown): string {
 /** The vhost an AMQP URL names: its path, `/` when it has none. */
 function vhostOf(url: string): string {
   try {
-    const path = new URL(url).pathname;
+    const path = new URL(nodesOf(url)[0]!).pathname;
     return path.length > 1 ? decodeURIComponent(path.slice(1)) : '/';
   } catch {
     return '?';
@@ -65,6 +66,8 @@ function endpointOf(err: unknown): string | undefined {
 }
 
 function hostPortOf(url: string): string[] {
+  // AMQP_URL may list the nodes of a cluster: every host:port of them.
+  if (/^amqps?:/.test(url) && url.includes(',')) return nodesOf(url).flatMap(hostPortOf);
   try {
     const u = new URL(url.replace(/^mongodb\+srv:/, 'mongodb:'));
     // A MongoDB URL may list several members: every host:port of them.
@@ -123,4 +126,13 @@ export function infrastructureProblem(err: unknown, urls: InfrastructureUrls): s
   if (!reason && /^Mongo(Server|Bulkwrite|Write)Error$/i.test(err instanceof Error ? err.name : ''))
     return `${variable}: ${at} refused a command at start: ${message.split('\n')[0]}`;
   return `${variable}: cannot reach ${at}${reason ? ` (${reason})` : ''}: check that ${what} runs there and that this host can reach it (host, port, firewall, TLS)`;
+}
+
+/** An AMQP_URL's nodes, or the text itself when it does not parse as a list. */
+function nodesOf(url: string): string[] {
+  try {
+    return amqpNodes(url);
+  } catch {
+    return [url];
+  }
 }

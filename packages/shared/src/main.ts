@@ -1,5 +1,6 @@
 import { getPriority, setPriority } from 'node:os';
 import type { z } from 'zod';
+import { describeAmqp } from './amqp-url';
 import { ConfigError, parseConfig } from './config';
 import { deploymentProblems, type DeploymentNeeds } from './deployment';
 import { InfrastructureError, infrastructureProblem } from './infrastructure-errors';
@@ -160,7 +161,9 @@ export function runService<C extends BaseConfig, D, O>(main: ServiceMain<C, D, O
       {
         url: server.url,
         mode: 'separate process',
-        events: config.AMQP_URL ? 'RabbitMQ' : 'in-process bus (no AMQP_URL: no other process receives them)',
+        events: config.AMQP_URL
+          ? `RabbitMQ, ${describeAmqp(config.AMQP_URL)}`
+          : 'in-process bus (no AMQP_URL: no other process receives them)',
         redis: config.REDIS_URL ? 'Redis' : 'none (no REDIS_URL)',
         ...(main.hasStore ? { store: config.MONGO_URL ? 'MongoDB' : 'in memory (no MONGO_URL)' } : {}),
       },

@@ -6,3 +6,4 @@ export * from './rabbit-publisher';
 export * from './rabbit-consumer';
 export * from './batching';
 export * from './subscriber';
+export * from './amqp-nodes';

@@ -1,5 +1,5 @@
 import type { Span } from '@opentelemetry/api';
-import amqp, { type Channel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
+import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { AuditEvent } from '../events';
 import type { Logger } from '../logger';
 import { processMetrics, type QueueDepthSource } from '../metrics';
@@ -97,7 +97,8 @@ export class RabbitEventSource
 
   protected async connect(handler: BatchHandler): Promise<void> {
     const { logger, url } = this.options;
-    const connection = await amqp.connect(url);
+    // The next node after one that went away (docs/CONFIGURATION.md, "Every service").
+    const { connection, node } = await this.nodesOf(url).connect();
     const channel = await connection.createChannel();
     await assertTopology(channel, this.topology);
     await channel.prefetch(this.options.prefetch ?? 200);
@@ -118,7 +119,7 @@ export class RabbitEventSource
     });
     this.consumerTag = consumerTag;
     logger.info(
-      { amqp: redactUrl(url), queue: this.queue },
+      { amqp: redactUrl(node), queue: this.queue },
       `${this.options.queue === 'webhooks' ? 'webhook' : 'audit'} consumer connected to RabbitMQ`,
     );
   }

@@ -1,8 +1,9 @@
-import amqp, { type ChannelModel, type ConfirmChannel } from 'amqplib';
+import type { ChannelModel, ConfirmChannel } from 'amqplib';
 import type { AuditEvent } from '../events';
 import type { Logger } from '../logger';
 import { redactUrl } from '../redact-url';
 import { endSpan, startPublishSpan } from '../tracing';
+import { AmqpNodes } from './amqp-nodes';
 import { groupForMessages } from './encoding';
 import { amqpTopology, assertTopology, type AmqpTopology } from './topology';
 import type { EventPublisher } from './types';
@@ -16,18 +17,22 @@ export class RabbitPublisher implements EventPublisher {
   private connecting?: Promise<ConfirmChannel>;
   private connection?: ChannelModel;
   private closed = false;
+  private readonly nodes: AmqpNodes;
 
   constructor(
-    private readonly url: string,
+    url: string,
     private readonly logger: Logger,
     private readonly topology: AmqpTopology = amqpTopology(),
-  ) {}
+  ) {
+    this.nodes = new AmqpNodes(url);
+  }
 
   private channel(): Promise<ConfirmChannel> {
     if (this.closed) return Promise.reject(new Error('publisher closed'));
     if (!this.connecting) {
       this.connecting = (async () => {
-        const connection = await amqp.connect(this.url);
+        // The next node after one that went away (docs/CONFIGURATION.md, "Every service").
+        const { connection, node } = await this.nodes.connect();
         const reset = () => {
           this.connecting = undefined;
           this.connection = undefined;
@@ -40,7 +45,7 @@ export class RabbitPublisher implements EventPublisher {
         await assertTopology(ch, this.topology);
         this.connection = connection;
         this.logger.info(
-          { amqp: redactUrl(this.url), exchange: this.topology.exchange },
+          { amqp: redactUrl(node), exchange: this.topology.exchange },
           'event publisher connected to RabbitMQ',
         );
         return ch;

@@ -1,5 +1,6 @@
 import type { Channel, ChannelModel } from 'amqplib';
 import { isBrokerRefusal } from '../infrastructure-errors';
+import { AmqpNodes } from './amqp-nodes';
 import type { Logger } from '../logger';
 import { amqpTopology, type AmqpTopology } from './topology';
 
@@ -29,6 +30,7 @@ export abstract class ReconnectingConsumer<Handler> {
   protected channel?: Channel;
   protected stopped = false;
   protected readonly topology: AmqpTopology;
+  private nodes?: AmqpNodes;
 
   protected constructor(
     private readonly logger: Logger,
@@ -41,6 +43,12 @@ export abstract class ReconnectingConsumer<Handler> {
   /** True while a channel is consuming; readiness checks report it. */
   get connected(): boolean {
     return this.channel !== undefined;
+  }
+
+  /** AMQP_URL's nodes, kept across reconnects so each goes to the node after the last one. */
+  protected nodesOf(url: string): AmqpNodes {
+    this.nodes ??= new AmqpNodes(url);
+    return this.nodes;
   }
 
   /** Connects and starts consuming into `handler`; throws when the broker or the setup fails. */

@@ -1,4 +1,3 @@
-import amqp from 'amqplib';
 import type { Logger } from '../logger';
 import { redactUrl } from '../redact-url';
 import { parseEventMessage } from './encoding';
@@ -40,7 +39,8 @@ export class RabbitSubscriber extends ReconnectingConsumer<EventHandler> {
 
   protected async connect(handler: EventHandler): Promise<void> {
     const { logger, url, name } = this.options;
-    const connection = await amqp.connect(url);
+    // The next node after one that went away (docs/CONFIGURATION.md, "Every service").
+    const { connection, node } = await this.nodesOf(url).connect();
     try {
       const channel = await connection.createChannel();
       await assertTopology(channel, this.topology);
@@ -76,7 +76,7 @@ export class RabbitSubscriber extends ReconnectingConsumer<EventHandler> {
       this.connection = connection;
       this.channel = channel;
       logger.info(
-        { amqp: redactUrl(url), subscriber: name, queue, events: this.options.eventTypes },
+        { amqp: redactUrl(node), subscriber: name, queue, events: this.options.eventTypes },
         'event subscriber connected to RabbitMQ',
       );
     } catch (err) {
