@@ -33,7 +33,7 @@ export function GlobalSearch() {
           setValue(e.currentTarget.value);
           setMessage(null);
         }}
-        placeholder="Go to id: mdt_…, key_…, evt_…"
+        placeholder="Go to an id"
         aria-label="Go to an id (mandate, API key, event, webhook endpoint, role assignment)"
         aria-describedby={message ? 'global-search-message' : undefined}
         leftSection={<Search size={14} aria-hidden />}

@@ -101,8 +101,8 @@ export function MandatesPage({ area }: { area: Area }) {
           id="mandate-search"
           type="search"
           label="Search"
-          description="Part of a principal's or delegate's id or name, any case"
-          placeholder="e.g. checkout"
+          placeholder="Part of an id or name"
+          title="Part of a principal's or delegate's id or name, in any case"
           maxLength={200}
           {...mandates.field('q')}
         />
