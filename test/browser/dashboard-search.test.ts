@@ -101,6 +101,20 @@ describeIfChromium('dashboard: search', () => {
     await key.getByText('active').first().waitFor();
     expect(param(page.url(), 'key')).toBe(suite.keyId);
 
+    const created = await eventually(async () => {
+      const res = await suite.api()('GET', `/v1/events?type=MANDATE_CREATED&resource_id=${mandate.id}`, {
+        auth: suite.auth,
+      });
+      return res.body.data?.[0] as { id: string } | undefined;
+    });
+    await box.fill(created.id);
+    await box.press('Enter');
+    const drawer = page.getByRole('dialog', { name: 'MANDATE_CREATED' });
+    expect(await drawer.getByTestId('event-detail').textContent()).toContain(created.id);
+    await drawer.getByRole('button', { name: /close/i }).first().click();
+    await drawer.waitFor({ state: 'detached' });
+    expect(param(page.url(), 'event')).toBeNull();
+
     await box.fill('zzz_0123');
     await box.press('Enter');
     const message = await page
@@ -108,7 +122,7 @@ describeIfChromium('dashboard: search', () => {
       .filter({ hasText: 'not an id this dashboard opens' })
       .textContent();
     expect(message).toContain('mdt_… (mandate)');
-    expect(new URL(page.url()).pathname).toBe('/dashboard/api-keys');
+    expect(new URL(page.url()).pathname).toBe('/dashboard/audit');
     await closeClean(tab);
   }, 120_000);
 });
