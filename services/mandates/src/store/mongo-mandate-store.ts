@@ -157,6 +157,8 @@ export const MANDATE_QUERY_SHAPES: MongoQueryShape[] = [
     residual: ['state', 'expires_at', 'principal.id', 'delegate.id'],
   }),
   shapes.find('findDue', ['state'], { sort: { expires_at: 1 } }),
+  shapes.find('backfillSearchText: the walk', [], { sort: { _id: 1 } }),
+  shapes.find('backfillSearchText: $set', ['_id'], { residual: ['search_text'] }),
   ...outboxQueryShapes('mandates'),
   shapes.find('statusEntries', ['status_list_id']),
   shapes.find('findByRequestKey', ['tenant_id', 'request_key']),
@@ -365,6 +367,41 @@ export class MongoMandateStore extends MongoOutboxSource implements MandateStore
       )
       .lean<MandateDoc>();
     return doc ? fromDoc(doc) : null;
+  }
+
+  /**
+   * `npm run mandates:backfill-search`: gives every mandate stored before `search_text` existed its
+   * search text (docs/DECISIONS.md, "Mandate search"), walking the collection in `_id` order, `batch`
+   * at a time. Idempotent: a mandate that has it is left alone. Returns how many it gave it to.
+   */
+  async backfillSearchText(batch = 500): Promise<number> {
+    let after: unknown = undefined;
+    let given = 0;
+    for (;;) {
+      const docs = await this.model
+        .find(after === undefined ? {} : { _id: { $gt: after } }, {
+          principal: 1,
+          delegate: 1,
+          search_text: 1,
+        })
+        .sort({ _id: 1 })
+        .limit(batch)
+        .lean<(Pick<MandateDoc, 'principal' | 'delegate' | 'search_text'> & { _id: unknown })[]>();
+      if (docs.length === 0) return given;
+      after = docs.at(-1)!._id;
+      const missing = docs.filter((d) => typeof d.search_text !== 'string');
+      if (missing.length === 0) continue;
+      const result = await this.model.bulkWrite(
+        missing.map((d) => ({
+          updateOne: {
+            // Only where still absent: a run beside another, or beside new inserts, changes nothing twice.
+            filter: { _id: d._id, search_text: { $exists: false } },
+            update: { $set: { search_text: searchTextOf(d) } },
+          },
+        })),
+      );
+      given += result.modifiedCount;
+    }
   }
 
   async findDue(now: Date, limit: number): Promise<Mandate[]> {
