@@ -78,6 +78,7 @@ export type ListMandatesQuery = {
   delegate_id?: string | undefined;
   limit?: number | undefined;
   principal_id?: string | undefined;
+  q?: string | undefined;
   cursor?: string | undefined;
 };
 export type LifecycleRequest = { reason?: string | undefined };

@@ -20,6 +20,7 @@ import {
 } from 'lucide-react';
 import { OPERATOR_AREAS, TENANT_AREAS, allowedAreas, type Area } from './areas';
 import { useAuth } from './auth';
+import { GlobalSearch } from './global-search';
 import { AccessPage } from './pages/Access';
 import { ApiKeysPage } from './pages/ApiKeys';
 import { AuditPage } from './pages/Audit';
@@ -163,6 +164,7 @@ function Shell({ children }: { children: ReactNode }) {
           aria-controls="areas-nav"
         />
         <ProductMark />
+        {session?.kind === 'user' ? <GlobalSearch /> : null}
         <span className="who" data-testid="who">
           <span className="who-name" title={who}>
             {who}

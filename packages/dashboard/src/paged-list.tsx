@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { useSearchParams } from 'react-router';
 import type { MandateClient, Paged } from '@mandate/client';
@@ -48,14 +48,26 @@ export function usePagedList<T, F extends string = never>({
  */
 function useUrlFields<F extends string>(initial: Record<F, string>, onChange: () => void) {
   const [params, setParams] = useSearchParams();
-  // Read from the URL once, when the list opens; typed into local state (a controlled field must not
+  const fromUrl = (search: URLSearchParams) =>
+    Object.fromEntries(
+      Object.entries<string>(initial).map(([name, first]) => [name, search.get(name) ?? first]),
+    ) as Record<F, string>;
+  // Read from the URL when the list opens; typed into local state (a controlled field must not
   // wait for a navigation), and each change written back to the URL.
-  const [values, setValues] = useState(
-    () =>
-      Object.fromEntries(
-        Object.entries<string>(initial).map(([name, first]) => [name, params.get(name) ?? first]),
-      ) as Record<F, string>,
-  );
+  const [values, setValues] = useState(() => fromUrl(params));
+  // This list's filters as the URL holds them, and those it wrote itself: any other change (a link
+  // or the header's search to this same page) sets the fields from the URL, so they never show
+  // filters the URL no longer has.
+  const inUrl = JSON.stringify(fromUrl(params));
+  const seen = useRef(inUrl);
+  const written = useRef(new Set<string>());
+  useEffect(() => {
+    if (inUrl === seen.current) return;
+    seen.current = inUrl;
+    if (written.current.delete(inUrl)) return;
+    setValues(JSON.parse(inUrl) as Record<F, string>);
+    onChange();
+  }, [inUrl]);
   const field = fieldsOf(values, (name, value) => {
     setValues((v) => ({ ...v, [name]: value }));
     setParams(
@@ -63,6 +75,7 @@ function useUrlFields<F extends string>(initial: Record<F, string>, onChange: ()
         const next = new URLSearchParams(now);
         if (value === initial[name]) next.delete(name);
         else next.set(name, value);
+        written.current.add(JSON.stringify(fromUrl(next)));
         return next;
       },
       { replace: true },

@@ -172,6 +172,13 @@ export const listMandatesQuery = z.strictObject({
   state: z.enum(MANDATE_STATES).optional(),
   principal_id: z.string().min(1).max(256).optional(),
   delegate_id: z.string().min(1).max(256).optional(),
+  // Literal, case-insensitive substring of the parties' ids and names (docs/API.md, "Mandates"); printable
+  // text only, so it can never span two fields of the stored search text.
+  q: labelText()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe("Part of the principal's or delegate's id or name, any case, matched literally (no wildcards)"),
   ...listQueryShape,
 });
 

@@ -134,6 +134,68 @@ describeStoreContract<MandateStore>('MandateStore', mandateStoreAdapters(), (get
     expect(await listAll(tenantId, { principal_id: 'nobody' })).toEqual([]);
   });
 
+  // ── q: a literal, case-insensitive substring of the parties' ids and names (docs/API.md, "Mandates") ──
+
+  const ids = (items: Mandate[]) => items.map((m) => m.id);
+
+  it('when q is part of an id or a name in another case, then exactly the mandates holding it match, newest first', async () => {
+    const tenantId = newId('tnt');
+    const a = await seed(tenantId, {
+      principal: { id: 'usr_Alice-01', name: 'Alice Martin' },
+      delegate: { id: 'agent:CheckoutBot-7', name: 'Checkout bot' },
+    });
+    const b = await seed(tenantId, {
+      principal: { id: 'usr_bob', name: 'Bob Ødegård' },
+      delegate: { id: 'agent:refund-bot', name: 'Refunds' },
+    });
+    const c = await seed(tenantId, { principal: { id: 'org_acme' }, delegate: { id: 'svc-ledger' } });
+    expect(ids(await listAll(tenantId, { q: 'checkoutbot' }))).toEqual([a.id]);
+    expect(ids(await listAll(tenantId, { q: 'ALICE-0' }))).toEqual([a.id]);
+    expect(ids(await listAll(tenantId, { q: 'martin' }))).toEqual([a.id]);
+    expect(ids(await listAll(tenantId, { q: 'REFUNDS' }))).toEqual([b.id]);
+    expect(ids(await listAll(tenantId, { q: 'ødegård' }))).toEqual([b.id]);
+    expect(ids(await listAll(tenantId, { q: 'BOT' }))).toEqual([b.id, a.id]);
+    expect(ids(await listAll(tenantId, { q: 'Ledger' }))).toEqual([c.id]);
+    expect(ids(await listAll(tenantId, { q: 'o' }))).toEqual([c.id, b.id, a.id]);
+    expect(await listAll(tenantId, { q: 'nobody' })).toEqual([]);
+    // Combined with the other filters: all of them apply.
+    expect(ids(await listAll(tenantId, { q: 'bot', principal_id: 'usr_bob' }))).toEqual([b.id]);
+  });
+
+  it('when q holds regular-expression characters, then they match only themselves', async () => {
+    const tenantId = newId('tnt');
+    const dotted = await seed(tenantId, { delegate: { id: 'a.b(c)*[d]+?^$|\\e{2}' } });
+    await seed(tenantId, { delegate: { id: 'axb-cc-dd-e' } });
+    await seed(tenantId, { delegate: { id: 'anything' } });
+    expect(ids(await listAll(tenantId, { q: 'a.b' }))).toEqual([dotted.id]);
+    expect(ids(await listAll(tenantId, { q: '(C)*[D]+?^$|\\E{2}' }))).toEqual([dotted.id]);
+    expect(await listAll(tenantId, { q: '.*' })).toEqual([]);
+    expect(await listAll(tenantId, { q: '^a' })).toEqual([]);
+  });
+
+  it("when q matches another tenant's mandates, then they are never listed", async () => {
+    const tenantA = newId('tnt');
+    const tenantB = newId('tnt');
+    const mine = await seed(tenantA, { delegate: { id: 'agent-shared-name' } });
+    await seed(tenantB, { delegate: { id: 'agent-shared-name' } });
+    await seed(tenantB, { principal: { id: 'p', name: 'Shared Name' } });
+    expect(ids(await listAll(tenantA, { q: 'shared' }))).toEqual([mine.id]);
+    expect(await listAll(newId('tnt'), { q: 'shared' })).toEqual([]);
+  });
+
+  it('when q and a cursor are combined, then pages come newest first, each match once', async () => {
+    const tenantId = newId('tnt');
+    const matching: string[] = [];
+    for (let i = 0; i < 11; i++) {
+      const m = await seed(tenantId, { delegate: { id: i % 3 === 0 ? `other-${i}` : `Agent-Pay-${i}` } });
+      if (i % 3 !== 0) matching.push(m.id);
+    }
+    const seen = await walkPages(3, (page) =>
+      getStore().list(tenantId, { ...page, now: NOW, q: 'agent-pay' }),
+    );
+    expect(seen).toEqual([...matching].reverse());
+  });
+
   it('when limit is n, then at most n + 1 items come back (the extra one signals more)', async () => {
     const tenantId = newId('tnt');
     for (let i = 0; i < 5; i++) await seed(tenantId);

@@ -380,6 +380,24 @@ describe.each(mandateStoreAdapters())('mandates service (in-process, $name store
       expect(await ids('?state=REVOKED')).toEqual([]);
     });
 
+    it('when q is part of a party id or name in another case, then its mandates come back, in this tenant only', async () => {
+      const tenantId = newId('tnt');
+      const a = (await create(tenantId, { delegate: { id: 'agent:CheckoutBot-7', name: 'Checkout' } })).body;
+      const b = (await create(tenantId, { principal: { id: 'usr_1', name: 'Zoë Ángel' } })).body;
+      const c = (await create(tenantId, { delegate: 'a.b*c' })).body;
+      await create(newId('tnt'), { delegate: 'agent:checkoutbot-8' });
+      const ids = async (q: string) => {
+        const res = await call(tenantId, 'GET', `/v1/mandates?q=${encodeURIComponent(q)}`);
+        expect({ status: res.status }).toEqual({ status: 200 });
+        return res.body.data.map((m: { id: string }) => m.id);
+      };
+      expect(await ids('checkoutbot')).toEqual([a.id]);
+      expect(await ids('ZOË á')).toEqual([b.id]);
+      expect(await ids('B*C')).toEqual([c.id]);
+      expect(await ids('.*')).toEqual([]);
+      expect(await ids('AGENT')).toEqual([b.id, a.id]);
+    });
+
     it('when paging with limit and cursor, then every mandate appears once and the last page has no cursor', async () => {
       const tenantId = newId('tnt');
       const created: string[] = [];
@@ -399,6 +417,10 @@ describe.each(mandateStoreAdapters())('mandates service (in-process, $name store
       ['?limit=101', 'limit must be at most 100'],
       ['?cursor=garbage', 'cursor is invalid'],
       ['?sort=asc', 'sort is not allowed'],
+      ['?q=', 'q must not be empty'],
+      [`?q=${'x'.repeat(201)}`, 'q must be at most 200 characters'],
+      ['?q=a%0Ab', 'q: must contain printable characters only (no control, format or bidi characters)'],
+      ['?q=a&q=b', 'q must be a string'],
     ])('when the query is %s, then 400 with a message naming the parameter', async (query, message) => {
       const res = await call(newId('tnt'), 'GET', `/v1/mandates${query}`);
       expect({ status: res.status, body: res.body }).toEqual({

@@ -8,6 +8,7 @@ import { useAuth } from '../auth';
 import { useTenantCollection } from '../tenant-collection';
 import {
   ErrorMessage,
+  Fact,
   FormCard,
   notifyDone,
   PageHeader,
@@ -21,6 +22,7 @@ import {
 import { column } from '../table';
 import { ConfirmDialog } from '../confirm';
 import { PagedTable } from '../paged-list';
+import { LinkedItemPanel, useLinkedItem } from '../linked-item';
 
 const ROLES = Object.keys(ROLE_PERMISSIONS) as (keyof typeof ROLE_PERMISSIONS)[];
 
@@ -31,6 +33,30 @@ function grantsOf(role: string): string {
 }
 
 type Assignment = RoleAssignment;
+
+/** The role assignment the URL names (`?assignment=ras_…`, the header's "Go to id"), with what its roles grant. */
+function LinkedAssignment({ tenantId }: { tenantId: string }) {
+  const linked = useLinkedItem('assignment', (api, id) => api.roleAssignments.get(tenantId, id));
+  return (
+    <LinkedItemPanel linked={linked} label="Role assignment">
+      {(a) => (
+        <dl className="facts">
+          <Fact term="Subject">
+            <code>{a.subject_id}</code>
+          </Fact>
+          <Fact term="Roles">{a.roles.join(', ')}</Fact>
+          <Fact term="Grants">{a.roles.map(grantsOf).join('; ')}</Fact>
+          <Fact term="Status">
+            <StateBadge state={a.status} />
+          </Fact>
+          <Fact term="Assigned">
+            <Time iso={a.created_at} />
+          </Fact>
+        </dl>
+      )}
+    </LinkedItemPanel>
+  );
+}
 
 export function AccessPage({ area }: { area: Area }) {
   const { me } = useAuth();
@@ -56,6 +82,7 @@ export function AccessPage({ area }: { area: Area }) {
   return (
     <>
       <PageHeader title="Access management" />
+      <LinkedAssignment tenantId={tenantId} />
       {canWrite ? <Assign tenantId={tenantId} onDone={() => void refresh()} /> : null}
       {asked ? null : <ErrorMessage error={change.error} />}
       <ConfirmDialog

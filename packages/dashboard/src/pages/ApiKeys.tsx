@@ -7,6 +7,7 @@ import type { Area } from '../areas';
 import { useTenantCollection } from '../tenant-collection';
 import {
   ErrorMessage,
+  Fact,
   FormCard,
   IdToken,
   PageHeader,
@@ -22,6 +23,7 @@ import { column } from '../table';
 import { ConfirmDialog } from '../confirm';
 import { formatTime, relativeTime, shortId } from '../format';
 import { PagedTable } from '../paged-list';
+import { LinkedItemPanel, useLinkedItem } from '../linked-item';
 
 type Scope = ApiKey['scopes'][number];
 
@@ -96,6 +98,7 @@ export function ApiKeysPage({ area }: { area: Area }) {
   return (
     <>
       <PageHeader title="API keys" />
+      <LinkedKey tenantId={tenantId} />
       {secret.view}
       {canWrite ? (
         <CreateKey
@@ -175,6 +178,28 @@ export function ApiKeysPage({ area }: { area: Area }) {
         rowKey={(k) => k.key_id}
       />
     </>
+  );
+}
+
+/** The key the URL names (`?key=key_…`, the header's "Go to id"): its facts above the list. */
+function LinkedKey({ tenantId }: { tenantId: string }) {
+  const linked = useLinkedItem('key', (api, id) => api.apiKeys.get(tenantId, id));
+  return (
+    <LinkedItemPanel linked={linked} label="API key">
+      {(k) => (
+        <dl className="facts">
+          <Fact term="Name">{k.name}</Fact>
+          <Fact term="Status">
+            <StateBadge state={k.status} /> <KeyLinks k={k} />
+          </Fact>
+          <Fact term="Scopes">{k.scopes.join(', ')}</Fact>
+          <Fact term="Created">
+            <Time iso={k.created_at} />
+          </Fact>
+          <Fact term="Last used">{k.last_used_at ? <Time iso={k.last_used_at} /> : 'Never'}</Fact>
+        </dl>
+      )}
+    </LinkedItemPanel>
   );
 }
 

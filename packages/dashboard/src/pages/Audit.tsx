@@ -6,7 +6,9 @@ import { EVENT_TYPES } from '@mandate/shared';
 import {
   Dialog,
   Empty,
+  ErrorMessage,
   IdToken,
+  Loading,
   PageHeader,
   SelectField,
   StateBadge,
@@ -17,6 +19,7 @@ import {
 } from '../ui';
 import { column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
+import { isNotFound, useLinkedItem } from '../linked-item';
 import { AuditCheckpoints } from './AuditCheckpoints';
 import { ReasonWords, requestOfInput } from '../reasons';
 
@@ -148,7 +151,30 @@ export function AuditPage() {
       <Dialog drawer opened={!!open} onClose={() => setOpen(null)} size="lg" title={open ? open.type : ''}>
         {open ? <EventDetail e={open} /> : null}
       </Dialog>
+      <LinkedEvent />
     </>
+  );
+}
+
+/**
+ * The event the URL names (`?event=evt_…`, the header's "Go to id"), in the same drawer as a row's;
+ * closing it takes the id out of the URL. An id this tenant has not is said in the drawer.
+ */
+function LinkedEvent() {
+  const linked = useLinkedItem('event', (api, id) => api.events.get(id));
+  const e = linked.query.data;
+  return (
+    <Dialog drawer opened={linked.id !== null} onClose={linked.close} size="lg" title={e ? e.type : 'Event'}>
+      {linked.query.isPending ? <Loading /> : null}
+      {isNotFound(linked.query.error) ? (
+        <Text role="alert">
+          This tenant has no event <code>{linked.id}</code>.
+        </Text>
+      ) : (
+        <ErrorMessage error={linked.query.error} />
+      )}
+      {e ? <EventDetail e={e} /> : null}
+    </Dialog>
   );
 }
 

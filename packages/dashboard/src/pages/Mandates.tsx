@@ -79,10 +79,10 @@ const COLUMNS = [
 
 export function MandatesPage({ area }: { area: Area }) {
   const { canWrite } = useAreaAuth(area);
-  const mandates = usePagedList<Mandate, 'state' | 'principal_id' | 'delegate_id'>({
+  const mandates = usePagedList<Mandate, 'q' | 'state' | 'principal_id' | 'delegate_id'>({
     key: ['mandates'],
     read: (api, query) => api.mandates.list({ ...query, state: oneOf(STATES, query.state) }),
-    filters: { state: '', principal_id: '', delegate_id: '' },
+    filters: { q: '', state: '', principal_id: '', delegate_id: '' },
   });
   return (
     <>
@@ -97,6 +97,15 @@ export function MandatesPage({ area }: { area: Area }) {
         ) : null}
       </PageHeader>
       <div className="row">
+        <TextField
+          id="mandate-search"
+          type="search"
+          label="Search"
+          placeholder="Part of an id or name"
+          title="Part of a principal's or delegate's id or name, in any case"
+          maxLength={200}
+          {...mandates.field('q')}
+        />
         <SelectField id="state-filter" label="State" {...mandates.field('state')} options={STATES} any />
         <TextField id="principal-filter" label="Principal id" {...mandates.field('principal_id')} />
         <TextField id="delegate-filter" label="Delegate id" {...mandates.field('delegate_id')} />

@@ -5,6 +5,7 @@ import type { WebhookDelivery, WebhookEndpoint } from '@mandate/client';
 import { apiOf } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
+import { LinkedItemPanel, useLinkedItem } from '../linked-item';
 import { PagedTable, usePagedList } from '../paged-list';
 import { useTenantCollection } from '../tenant-collection';
 import { column } from '../table';
@@ -69,7 +70,9 @@ export function WebhooksPage({ area }: { area: Area }) {
     api.webhooks.listWebhookEndpoints(query),
   );
   const secret = useSecretOnce(refresh);
-  const [selected, setSelected] = useState<Endpoint | null>(null);
+  // The endpoint whose deliveries show, in the URL (`?endpoint=whe_…`): a reload keeps it open and its
+  // deliveries' filter, and the header's "Go to id" opens it (docs/DASHBOARD.md, "Search").
+  const selected = useLinkedItem('endpoint', (api, id) => api.webhooks.getWebhookEndpoint(id));
   const [asked, setAsked] = useState<{ endpoint: Endpoint; op: 'delete' | 'disable' } | null>(null);
 
   const action = useMutation({
@@ -84,7 +87,7 @@ export function WebhooksPage({ area }: { area: Area }) {
     },
     onSuccess: (res, { endpoint, op }) => {
       setAsked(null);
-      if (op === 'delete' && selected?.id === endpoint.id) setSelected(null);
+      if (op === 'delete' && selected.id === endpoint.id) selected.close();
       secret.done(
         op === 'rotate' && 'secret' in res && typeof res.secret === 'string'
           ? {
@@ -159,7 +162,7 @@ export function WebhooksPage({ area }: { area: Area }) {
             'Actions',
             (e) => (
               <Group gap="xs">
-                <Button size="xs" variant="default" onClick={() => setSelected(e)}>
+                <Button size="xs" variant="default" onClick={() => selected.open(e.id)}>
                   Deliveries <span className="sr-only">{e.url}</span>
                 </Button>
                 {canWrite ? (
@@ -182,7 +185,9 @@ export function WebhooksPage({ area }: { area: Area }) {
           ),
         ]}
       />
-      {selected ? <Deliveries endpoint={selected} canWrite={canWrite} /> : null}
+      <LinkedItemPanel linked={selected} label="Webhook endpoint">
+        {(e) => <Deliveries endpoint={e} canWrite={canWrite} />}
+      </LinkedItemPanel>
     </>
   );
 }

@@ -69,3 +69,18 @@ export function withEffectiveState(m: Mandate, now: Date): Mandate {
   const state = effectiveState(m, now);
   return state === m.state ? m : { ...m, state };
 }
+
+/**
+ * What `q` searches (docs/API.md, "Mandates"): the principal's and delegate's ids and names,
+ * lower-cased, one per line. Names and ids are printable text (no line breaks) and so is `q`, so a
+ * match never spans two fields. The MongoDB adapter stores it, the in-memory one computes it.
+ */
+export function searchTextOf(m: Pick<Mandate, 'principal' | 'delegate'>): string {
+  return [m.principal.id, m.principal.name, m.delegate.id, m.delegate.name]
+    .filter((v): v is string => v !== undefined)
+    .join('\n')
+    .toLowerCase();
+}
+
+/** `q` as searchTextOf's text is compared with it: lower-cased, taken literally. */
+export const searchNeedleOf = (q: string): string => q.toLowerCase();

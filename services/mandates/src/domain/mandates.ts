@@ -72,6 +72,7 @@ export interface ListFilters {
   state?: MandateState;
   principal_id?: string;
   delegate_id?: string;
+  q?: string;
   limit: number;
   afterId?: string;
 }

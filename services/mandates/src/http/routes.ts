@@ -15,6 +15,7 @@ export function mandateRoutes(deps: Deps): Router {
         state: query.state,
         principal_id: query.principal_id,
         delegate_id: query.delegate_id,
+        q: query.q,
         limit: query.limit,
         afterId: decodeCursor(query.cursor),
       });

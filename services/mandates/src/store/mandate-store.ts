@@ -13,6 +13,8 @@ export interface ListMandatesQuery {
   state?: MandateState;
   principal_id?: string;
   delegate_id?: string;
+  /** Literal, case-insensitive substring of the parties' ids and names (searchTextOf). */
+  q?: string;
   limit: number;
   /** Only ids below this one (the cursor): newest first, stable under concurrent inserts. */
   afterId?: string;

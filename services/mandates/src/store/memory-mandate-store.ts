@@ -13,6 +13,8 @@ import {
   EXPIRABLE_STATES,
   effectiveState,
   isPastExpiry,
+  searchNeedleOf,
+  searchTextOf,
   type Mandate,
   type MandateState,
 } from '../domain/mandate';
@@ -110,6 +112,7 @@ export class MemoryMandateStore implements MandateStore {
     const tenant = this.indexes.get(tenantId);
     if (!records || !tenant) return [];
     const { state, principal_id, delegate_id, now } = query;
+    const needle = query.q === undefined ? undefined : searchNeedleOf(query.q);
     // The narrowest index the filters allow: fewest ids to walk in the worst case.
     const candidates: SortedById<string>[][] = [[tenant.all]];
     if (principal_id !== undefined)
@@ -128,7 +131,9 @@ export class MemoryMandateStore implements MandateStore {
       return (
         (state === undefined || effectiveState(m, now) === state) &&
         (principal_id === undefined || m.principal.id === principal_id) &&
-        (delegate_id === undefined || m.delegate.id === delegate_id)
+        (delegate_id === undefined || m.delegate.id === delegate_id) &&
+        // A substring test, never a pattern: `q` is literal (docs/API.md, "Mandates").
+        (needle === undefined || searchTextOf(m).includes(needle))
       );
     };
     return takeMatching(newestFirstOf(walk, plainId, query.afterId), matches, query.limit + 1).map((id) =>

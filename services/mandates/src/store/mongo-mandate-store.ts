@@ -15,7 +15,13 @@ import {
   type MongoQueryShape,
   type StoredAs,
 } from '@mandate/shared';
-import { EXPIRABLE_STATES, MANDATE_STATES, type Mandate } from '../domain/mandate';
+import {
+  EXPIRABLE_STATES,
+  MANDATE_STATES,
+  searchNeedleOf,
+  searchTextOf,
+  type Mandate,
+} from '../domain/mandate';
 import type { CreateRequest, ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
 import { MongoAuthorizations } from './mongo-authorizations';
 import {
@@ -38,6 +44,8 @@ type MandateDoc = StoredAs<Mandate, 'valid_from' | 'expires_at' | 'created_at' |
   request_key?: string;
   /** The digest of the create request stored under request_key: the same key with another request is a conflict. */
   request_digest?: string;
+  /** searchTextOf(mandate), for `q` (never served). */
+  search_text?: string;
 };
 
 type StatusListDoc = StatusListRecord & { outbox?: AuditEvent[] };
@@ -65,6 +73,8 @@ export const mandateSchema = new Schema<MandateDoc>(
     // The creating request's Idempotency-Key, hashed with its caller (requestKeyOf); never served.
     request_key: { type: String, default: undefined },
     request_digest: { type: String, default: undefined },
+    // The parties' ids and names lower-cased (searchTextOf), for list?q=; never served.
+    search_text: { type: String, default: undefined },
     // Written in the same document write as the change it records; the relay $pulls what the broker confirmed.
     outbox: { type: [Schema.Types.Mixed], default: undefined },
   },
@@ -83,6 +93,11 @@ mandateSchema.index({ tenant_id: 1, state: 1, id: -1 });
 mandateSchema.index({ tenant_id: 1, 'principal.id': 1, id: -1 });
 // list?delegate_id=…: { tenant_id, 'delegate.id', id < cursor } sorted { id: -1 } (state checked on the documents found).
 mandateSchema.index({ tenant_id: 1, 'delegate.id': 1, id: -1 });
+// list?q=…: { tenant_id, id < cursor, search_text ~ /<q, escaped>/ } sorted { id: -1 }. An unanchored
+// regex cannot seek, so the index is walked in id order within the tenant and the regex is tested
+// on the key (no document fetched unless it matches), stopping at limit + 1 matches
+// (docs/DECISIONS.md, "Mandate search").
+mandateSchema.index({ tenant_id: 1, id: -1, search_text: 1 });
 // findDue, the expiry sweeper across tenants: { state ∈ ACTIVE|SUSPENDED, expires_at ≤ now } sorted { expires_at: 1 }.
 mandateSchema.index({ state: 1, expires_at: 1 });
 // pendingEvents, the outbox relay across tenants: { 'outbox.id': { $gt: '' } } (only mandates with unsent
@@ -137,7 +152,13 @@ export const MANDATE_QUERY_SHAPES: MongoQueryShape[] = [
     residual: ['state', 'expires_at', 'delegate.id'],
   }),
   shapes.page('list?delegate_id=', ['tenant_id', 'delegate.id'], { residual: ['state', 'expires_at'] }),
+  shapes.page('list?q=', ['tenant_id'], {
+    range: ['search_text'],
+    residual: ['state', 'expires_at', 'principal.id', 'delegate.id'],
+  }),
   shapes.find('findDue', ['state'], { sort: { expires_at: 1 } }),
+  shapes.find('backfillSearchText: the walk', [], { sort: { _id: 1 } }),
+  shapes.find('backfillSearchText: $set', ['_id'], { residual: ['search_text'] }),
   ...outboxQueryShapes('mandates'),
   shapes.find('statusEntries', ['status_list_id']),
   shapes.find('findByRequestKey', ['tenant_id', 'request_key']),
@@ -190,11 +211,12 @@ export class MongoMandateStore extends MongoOutboxSource implements MandateStore
     request?: CreateRequest,
   ): Promise<Mandate> {
     const doc = toDoc({ ...mandate, tenant_id: tenantId });
+    const searchField = { search_text: searchTextOf(mandate) };
     const slotFields = slot ? { status_list_id: slot.list_id, status_idx: slot.idx } : {};
     const keyField =
       request === undefined ? {} : { request_key: request.key, request_digest: request.digest };
     // One insert holds the mandate, its slot, its request key and its MANDATE_CREATED: all are stored or none is.
-    const stored = { ...doc, ...slotFields, ...keyField, ...withOutbox(outbox) };
+    const stored = { ...doc, ...searchField, ...slotFields, ...keyField, ...withOutbox(outbox) };
     await insertOrRefuse(this.model, stored, (keyPattern) =>
       conflict('status_list_id' in keyPattern ? 'Status list slot already taken' : 'Mandate already exists'),
     );
@@ -292,6 +314,8 @@ export class MongoMandateStore extends MongoOutboxSource implements MandateStore
     const filter: FilterQuery<MandateDoc> = { tenant_id: tenantId };
     if (query.principal_id !== undefined) filter['principal.id'] = query.principal_id;
     if (query.delegate_id !== undefined) filter['delegate.id'] = query.delegate_id;
+    // Escaped: `q` is literal text, never a pattern (docs/API.md, "Mandates").
+    if (query.q !== undefined) filter.search_text = { $regex: escapeRegex(searchNeedleOf(query.q)) };
     const now = query.now;
     switch (query.state) {
       case undefined:
@@ -345,6 +369,41 @@ export class MongoMandateStore extends MongoOutboxSource implements MandateStore
     return doc ? fromDoc(doc) : null;
   }
 
+  /**
+   * `npm run mandates:backfill-search`: gives every mandate stored before `search_text` existed its
+   * search text (docs/DECISIONS.md, "Mandate search"), walking the collection in `_id` order, `batch`
+   * at a time. Idempotent: a mandate that has it is left alone. Returns how many it gave it to.
+   */
+  async backfillSearchText(batch = 500): Promise<number> {
+    let after: unknown = undefined;
+    let given = 0;
+    for (;;) {
+      const docs = await this.model
+        .find(after === undefined ? {} : { _id: { $gt: after } }, {
+          principal: 1,
+          delegate: 1,
+          search_text: 1,
+        })
+        .sort({ _id: 1 })
+        .limit(batch)
+        .lean<(Pick<MandateDoc, 'principal' | 'delegate' | 'search_text'> & { _id: unknown })[]>();
+      if (docs.length === 0) return given;
+      after = docs.at(-1)!._id;
+      const missing = docs.filter((d) => typeof d.search_text !== 'string');
+      if (missing.length === 0) continue;
+      const result = await this.model.bulkWrite(
+        missing.map((d) => ({
+          updateOne: {
+            // Only where still absent: a run beside another, or beside new inserts, changes nothing twice.
+            filter: { _id: d._id, search_text: { $exists: false } },
+            update: { $set: { search_text: searchTextOf(d) } },
+          },
+        })),
+      );
+      given += result.modifiedCount;
+    }
+  }
+
   async findDue(now: Date, limit: number): Promise<Mandate[]> {
     const docs = await this.model
       .find({ state: { $in: [...EXPIRABLE_STATES] }, expires_at: { $ne: null, $lte: now } }, WITHOUT_OUTBOX)
@@ -354,6 +413,9 @@ export class MongoMandateStore extends MongoOutboxSource implements MandateStore
     return docs.map(fromDoc);
   }
 }
+
+/** `text` as a regular expression that matches exactly it. */
+const escapeRegex = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 function toDoc(m: Mandate): MandateDoc {
   return {
