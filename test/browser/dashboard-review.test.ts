@@ -383,4 +383,58 @@ describeIfChromium('dashboard: what the product review found', () => {
     expect(await page.getByLabel('Delegate id').inputValue()).toBe('agent_filtered');
     await closeClean(tab);
   }, 120_000);
+
+  it('when an admin clicks "Verify this mandate", then the playground opens with its request filled, and with an amount Verify answers ALLOW; a viewer, who may not verify, has no such link', async () => {
+    const created = await suite.api()('POST', '/v1/mandates', {
+      auth: suite.auth,
+      body: {
+        ...README_MANDATE,
+        delegate: { id: 'agent_shortcut', type: 'agent' },
+        scope: { actions: ['payments:create'], constraints: { max_amount: 50_000, currency: 'EUR' } },
+      },
+    });
+    expect(created.status).toBe(201);
+    const tab = await openAs('tenant_admin', `mandates/${created.body.id}`);
+    const { page } = tab;
+    await page.getByTestId('verify-this-mandate').click();
+    await page.getByRole('heading', { level: 1, name: 'Verification playground' }).waitFor();
+    const filled = {
+      mandate: await page.locator('#v-mandate').inputValue(),
+      action: await page.locator('#v-action').inputValue(),
+      delegate: await page.locator('#v-delegate').inputValue(),
+    };
+    expect(filled).toEqual({
+      mandate: created.body.id,
+      action: 'payments:create',
+      delegate: 'agent_shortcut',
+    });
+    // The amount is the user's to give (the mandate has a limit, so verify needs one).
+    expect(await page.locator('#v-currency').inputValue()).toBe('EUR');
+    await page.locator('#v-amount').fill('1200');
+    await page.getByRole('button', { name: 'Verify', exact: true }).click();
+    await page.getByTestId('decision').waitFor();
+    expect([
+      await page.getByTestId('decision').textContent(),
+      await page.getByTestId('reason').textContent(),
+    ]).toEqual(['ALLOW', 'OK']);
+    await closeClean(tab);
+
+    const viewer = await openAs('tenant_viewer', `mandates/${created.body.id}`);
+    await viewer.page.getByTestId('mandate-state').waitFor();
+    expect(await viewer.page.getByTestId('verify-this-mandate').count()).toBe(0);
+    await closeClean(viewer);
+  }, 120_000);
+
+  it('when a signed-in page is opened and Tab pressed, then the first stop is "Skip to content", and Enter moves focus to the page', async () => {
+    const tab = await openAs('tenant_admin', 'mandates');
+    const { page } = tab;
+    await page.getByRole('heading', { level: 1, name: 'Mandates' }).waitFor();
+    await page.keyboard.press('Tab');
+    const skip = page.getByRole('link', { name: 'Skip to content' });
+    expect(await skip.evaluate(isFocused)).toBe(true);
+    expect(await skip.isVisible()).toBe(true);
+    await page.keyboard.press('Enter');
+    expect(await page.locator('#main').evaluate(isFocused)).toBe(true);
+    await closeClean(tab);
+  }, 120_000);
 });

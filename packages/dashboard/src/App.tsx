@@ -153,6 +153,17 @@ function Shell({ children }: { children: ReactNode }) {
       : `${me?.subject_id ?? session?.subjectId ?? ''} · ${session?.kind === 'user' ? session.tenantId : ''}`;
   return (
     <div className="shell">
+      {/* The first stop of the keyboard: past the header and the areas to the page itself. */}
+      <a
+        className="skip-link"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          document.getElementById('main')?.focus();
+        }}
+      >
+        Skip to content
+      </a>
       <header className="top">
         <Burger
           className="burger"
@@ -206,7 +217,7 @@ function Shell({ children }: { children: ReactNode }) {
           })}
         </ul>
       </nav>
-      <main className="content" id="main">
+      <main className="content" id="main" tabIndex={-1}>
         {children}
       </main>
     </div>

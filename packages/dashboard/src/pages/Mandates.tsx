@@ -26,6 +26,7 @@ import { PagedTable, usePagedList } from '../paged-list';
 import { BudgetSection } from './Budget';
 import { Evidence } from './Evidence';
 import { MandatePageHeader } from './MandatePageHeader';
+import { VerifyShortcut } from './VerifyShortcut';
 import { ReasonWords, requestOfInput } from '../reasons';
 
 /** Whether the API answered 404 (the client's error carries the status). */
@@ -274,6 +275,7 @@ export function MandateDetail({ area }: { area: Area }) {
             )}
           </Fact>
         </dl>
+        <VerifyShortcut mandate={m} />
       </Paper>
       {canWrite && actions.length > 0 ? (
         <section className="card" aria-labelledby="lifecycle-title">

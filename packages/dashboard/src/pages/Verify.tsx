@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { useSearchParams } from 'react-router';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import type {
   AuditEvent,
@@ -33,6 +34,7 @@ import {
   Fact,
 } from '../ui';
 import { DataTable, column } from '../table';
+import { PLAYGROUND_FIELDS } from './VerifyShortcut';
 import { AuthzenBatch, AuthzenDecision, authzenEvaluation, type PlaygroundForm } from './VerifyAuthzen';
 
 const ASSURANCES = ['LOW', 'SUBSTANTIAL', 'HIGH'] as const;
@@ -127,13 +129,16 @@ export function VerifyPage() {
   const { session, canReadEvents: canEvents } = useAuth();
   const queryClient = useQueryClient();
   const [api, setApi] = useState<PlaygroundApi>('verify');
+  // A link may fill the request (a mandate's "Verify this mandate"); nothing is sent until Verify.
+  const [params] = useSearchParams();
+  const given = (k: (typeof PLAYGROUND_FIELDS)[number]) => params.get(k) ?? '';
   const { values: form, field } = useFields<keyof PlaygroundForm>({
-    mandate_id: '',
-    action: '',
-    amount: '',
-    currency: '',
-    resource: '',
-    delegate_id: '',
+    mandate_id: given('mandate_id'),
+    action: given('action'),
+    amount: given('amount'),
+    currency: given('currency'),
+    resource: given('resource'),
+    delegate_id: given('delegate_id'),
     subject_type: 'agent',
     min_assurance: '',
   });
