@@ -139,6 +139,34 @@ describeIfChromium('dashboard layout and accessibility at 1280, 1024, 768 and 39
     300_000,
   );
 
+  it('when the system asks for dark, then every area of an admin is dark, and has no axe violation (its contrast included)', async () => {
+    const opened = await openPage(suite.browser);
+    const { page } = opened;
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await devSignIn(page, suite.stack.url, suite.tenantId, SUBJECT('tenant_admin'));
+    const found: Record<string, unknown> = {};
+    for (const area of TENANT_AREAS) {
+      await page.goto(`${suite.stack.url}/dashboard${area.path}`);
+      await page.getByRole('heading', { level: 1 }).first().waitFor();
+      await page.waitForLoadState('networkidle');
+      await laidOut(page);
+      const scheme = await page.locator('html').getAttribute('data-mantine-color-scheme');
+      // The page's own background, as a sum of its channels: dark is well under half of 765.
+      const background = await page.evaluate(() => {
+        const doc = (globalThis as unknown as { document: { body: unknown } }).document;
+        const style = (
+          globalThis as unknown as { getComputedStyle(e: unknown): { backgroundColor: string } }
+        ).getComputedStyle(doc.body);
+        return (style.backgroundColor.match(/\d+/g) ?? []).slice(0, 3).reduce((a, b) => a + Number(b), 0);
+      });
+      found[area.id] = { scheme, dark: background < 200, violations: await allAxeViolations(page) };
+    }
+    expect(found).toEqual(
+      Object.fromEntries(TENANT_AREAS.map((a) => [a.id, { scheme: 'dark', dark: true, violations: [] }])),
+    );
+    await closeClean(opened);
+  }, 240_000);
+
   it('when the operator opens the operator console at 1280, 1024, 768 and 390 px, then it fits (nothing scrolling inside it down to 768 px), no badge is cut, it has no axe violation and logs no error', async () => {
     const opened = await openPage(suite.browser);
     await operatorSignIn(opened.page, suite.stack.url, suite.stack.operatorToken);

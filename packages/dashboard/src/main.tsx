@@ -22,7 +22,7 @@ const queryClient = new QueryClient({
 
 /**
  * The one theme: indigo as the product colour (its CSS variables are set in styles.css, since the
- * provider writes none: see below), the system font, a light scheme only.
+ * provider writes none: see below), the system font, light or dark as the system asks.
  */
 const theme = createTheme({
   primaryColor: 'indigo',
@@ -38,7 +38,7 @@ createRoot(document.getElementById('root')!).render(
     {/* No <style> tags from Mantine (the CSP says style-src 'self'): its variables and classes come from the static CSS. */}
     <MantineProvider
       theme={theme}
-      forceColorScheme="light"
+      defaultColorScheme="auto"
       withCssVariables={false}
       withGlobalClasses={false}
     >
