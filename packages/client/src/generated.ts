@@ -390,7 +390,7 @@ export type WebhookDelivery = {
   event_id: string;
   event_type: string;
   status: 'PENDING' | 'SUCCEEDED' | 'FAILED';
-  request_body: string;
+  request_body: string | null;
   attempts: {
     attempted_at: string;
     status_code: number | null;

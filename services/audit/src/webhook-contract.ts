@@ -153,8 +153,11 @@ export const webhookDeliverySchema = z
     event_id: z.string(),
     event_type: z.string(),
     status: z.enum(WEBHOOK_DELIVERY_STATUSES),
-    /** The exact body every attempt sends (docs/WEBHOOKS.md, "Debugging a receiver"). */
-    request_body: z.string(),
+    /**
+     * The exact body every attempt sends (docs/WEBHOOKS.md, "Debugging a receiver"); null for a caller
+     * that may read webhooks but not events (a JWT with tenant:read, without events:read or tenant:write).
+     */
+    request_body: z.string().nullable(),
     attempts: z.array(webhookAttemptSchema).describe('Every attempt, oldest first'),
     next_attempt_at: timestamp.nullable(),
     created_at: timestamp,

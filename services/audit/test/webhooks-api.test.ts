@@ -565,6 +565,17 @@ describe('webhook endpoints and delivery (audit service in process, memory store
     // The stored request body is what the receiver got; the answer is kept as text.
     expect(delivery.request_body).toBe(receiver.withId(event.id)[0]!.body);
     expect(delivery.attempts[0]!.response_body).toBe('<b>down</b>');
+    // The request body is the event: a role that may read webhooks but not events gets the delivery without it.
+    const reader = (permissions: string[]) =>
+      callerFor(tenant, { actor: { type: 'user', subject_id: 'dashboard:reader' }, permissions });
+    const bodyFor = async (permissions: string[]) =>
+      (
+        await callService(server.url, 'GET', `/v1/webhook-endpoints/${endpoint.id}/deliveries`, {
+          caller: reader(permissions),
+        })
+      ).body.data[0].request_body;
+    expect(await bodyFor(['tenant:read', 'mandates:read'])).toBeNull();
+    expect(await bodyFor(['tenant:read', 'mandates:read', 'events:read'])).toBe(delivery.request_body);
     const failing = await call(tenant, 'GET', `/v1/webhook-endpoints/${endpoint.id}`);
     expect(failing.body.failing_since).not.toBeNull();
     const retried = await call(

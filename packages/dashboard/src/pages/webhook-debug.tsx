@@ -56,7 +56,14 @@ export function DeliveryBodies({ delivery }: { delivery: WebhookDelivery }) {
       <summary>
         Request and responses <span className="sr-only">of {delivery.event_id}</span>
       </summary>
-      <BodyText label="Request body" text={delivery.request_body} />
+      {delivery.request_body === null ? (
+        // The API leaves it out for a role without events:read (docs/WEBHOOKS.md, "Debugging a receiver").
+        <Text size="xs" c="dimmed">
+          Request body: shown to roles that may read the audit log (events:read).
+        </Text>
+      ) : (
+        <BodyText label="Request body" text={delivery.request_body} />
+      )}
       {delivery.attempts.map((a: Attempt, i) => (
         <BodyText
           key={a.attempted_at + i}

@@ -53,7 +53,7 @@ export function webhookRoutes(deps: WebhookDeps): Router {
     })),
     implement(routes.listWebhookDeliveries)(async ({ params, query }, req) => ({
       status: 200,
-      body: await listDeliveries(deps, tenantOf(req), params.id, {
+      body: await listDeliveries(deps, callerOf(req), tenantOf(req), params.id, {
         limit: query.limit,
         afterId: decodeCursor(query.cursor),
         status: query.status,

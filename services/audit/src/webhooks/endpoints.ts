@@ -87,14 +87,24 @@ export function endpointView(e: WebhookEndpoint, whole = true): WebhookEndpointV
   };
 }
 
-export function deliveryView(d: WebhookDelivery): WebhookDeliveryView {
+/**
+ * Who sees a delivery's request body: it is the event itself, so those who may read events
+ * (events:read) or manage webhooks; a viewer of webhooks alone sees the delivery without it
+ * (docs/WEBHOOKS.md, "Debugging a receiver").
+ */
+export function seesRequestBodies(caller: CallerContext): boolean {
+  return managesWebhooks(caller) || caller.permissions.includes('events:read');
+}
+
+/** `withBody` false: the request body left out (seesRequestBodies). */
+export function deliveryView(d: WebhookDelivery, withBody = true): WebhookDeliveryView {
   return {
     id: d.id,
     endpoint_id: d.endpoint_id,
     event_id: d.event_id,
     event_type: d.event_type,
     status: d.status,
-    request_body: d.payload,
+    request_body: withBody ? d.payload : null,
     attempts: d.attempts,
     next_attempt_at: d.next_attempt_at,
     created_at: d.created_at,
@@ -373,13 +383,19 @@ export async function sendTest(
 
 export async function listDeliveries(
   deps: WebhookDeps,
+  caller: CallerContext,
   tenantId: string,
   endpointId: string,
   page: DeliveryPageQuery,
 ): Promise<Page<WebhookDeliveryView>> {
   await existing(deps, tenantId, endpointId);
   const items = await deps.store.listDeliveries(tenantId, endpointId, page);
-  return toPage(items.map(deliveryView), page.limit, (d) => d.id);
+  const withBody = seesRequestBodies(caller);
+  return toPage(
+    items.map((d) => deliveryView(d, withBody)),
+    page.limit,
+    (d) => d.id,
+  );
 }
 
 export async function retryDelivery(
