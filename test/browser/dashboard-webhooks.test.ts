@@ -81,6 +81,8 @@ describeIfChromium('dashboard: webhook debugging', () => {
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
     const row = page.getByRole('row').filter({ hasText: endpoint.url });
     await row.getByText(/failing since/).waitFor();
+    // The endpoints table's success rate over 24 hours, under the status: both attempts failed.
+    await row.getByTestId('success-rate').getByText('24 h success rate: 0.0 %').waitFor();
     await page.getByRole('button', { name: `Deliveries ${endpoint.url}` }).click();
     const stats = page.getByTestId('endpoint-stats');
     await stats.getByText('0.0 % succeeded (0 of 2 attempts)').first().waitFor();
@@ -105,8 +107,11 @@ describeIfChromium('dashboard: webhook debugging', () => {
     await page.getByRole('button', { name: /^Retry/ }).click();
     await page.getByText(/Delivery retried/).waitFor();
     await row.getByText(/failing since/).waitFor({ state: 'detached' });
-    expect(await row.getByRole('cell', { name: 'enabled', exact: true }).count()).toBe(1);
     await stats.getByText('33.3 % succeeded (1 of 3 attempts)').first().waitFor();
+    await row.getByTestId('success-rate').getByText('24 h success rate: 33.3 %').waitFor();
+    // Still a table at 1280 px, and the status reads plain "enabled" again, its rate under it.
+    expect(await row.getByRole('cell', { name: /^enabled\s*24 h success rate: 33\.3 %$/ }).count()).toBe(1);
+    expect(await page.locator('[data-layout]').first().getAttribute('data-layout')).toBe('table');
     await closeClean(tab);
   }, 120_000);
 

@@ -9,7 +9,7 @@ import { PagedTable, usePagedList } from '../paged-list';
 import { useTenantCollection } from '../tenant-collection';
 import { column } from '../table';
 import { ConfirmDialog } from '../confirm';
-import { DeliveryBodies, EndpointStats, EventTypePicker, ReplayFailed } from './webhook-debug';
+import { DeliveryBodies, EndpointStats, EventTypePicker, ReplayFailed, SuccessRate } from './webhook-debug';
 import {
   Empty,
   ErrorMessage,
@@ -155,13 +155,17 @@ export function WebhooksPage({ area }: { area: Area }) {
         columns={[
           column<Endpoint>('URL', (e) => <code className="url">{e.url}</code>),
           column<Endpoint>('Events', (e) => e.event_types.join(', ')),
-          column<Endpoint>('Status', (e) =>
-            e.status === 'ENABLED'
-              ? e.failing_since
-                ? `enabled, failing since ${formatTime(e.failing_since)}`
-                : 'enabled'
-              : `disabled (${e.disabled_reason ?? 'manual'})`,
-          ),
+          column<Endpoint>('Status', (e) => (
+            <>
+              {e.status === 'ENABLED'
+                ? e.failing_since
+                  ? `enabled, failing since ${formatTime(e.failing_since)}`
+                  : 'enabled'
+                : `disabled (${e.disabled_reason ?? 'manual'})`}
+              {/* Its own line, so the table stays as wide as before (docs/DASHBOARD.md, "Design system"). */}
+              <SuccessRate endpointId={e.id} />
+            </>
+          )),
           column<Endpoint>('Created', (e) => <Time iso={e.created_at} />, 'nowrap'),
           column<Endpoint>(
             'Actions',

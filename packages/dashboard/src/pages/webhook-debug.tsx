@@ -77,13 +77,35 @@ export function DeliveryBodies({ delivery }: { delivery: WebhookDelivery }) {
 
 const percent = (rate: number | null) => (rate === null ? 'no attempts' : `${(rate * 100).toFixed(1)} %`);
 
-/** The endpoint's success rate over 24 hours and 7 days (GET …/stats). */
-export function EndpointStats({ endpointId }: { endpointId: string }) {
+/** One endpoint's stats, shared by its table cell and its deliveries' header (one request). */
+function useEndpointStats(endpointId: string) {
   const { session } = useAuth();
-  const stats = useQuery({
+  return useQuery({
     queryKey: ['webhook-endpoints', 'stats', endpointId],
     queryFn: () => apiOf(session).webhooks.getWebhookEndpointStats(endpointId),
   });
+}
+
+/** The endpoints table's line: the last 24 hours' rate, the 7 days' on hover. */
+export function SuccessRate({ endpointId }: { endpointId: string }) {
+  const stats = useEndpointStats(endpointId);
+  if (!stats.data) return null;
+  const { last_24h: day, last_7d: week } = stats.data;
+  return (
+    <Text
+      size="xs"
+      c="dimmed"
+      data-testid="success-rate"
+      title={`Last 7 days: ${percent(week.success_rate)} (${week.succeeded} of ${week.attempts} attempts)`}
+    >
+      24 h success rate: {percent(day.success_rate)}
+    </Text>
+  );
+}
+
+/** The endpoint's success rate over 24 hours and 7 days (GET …/stats). */
+export function EndpointStats({ endpointId }: { endpointId: string }) {
+  const stats = useEndpointStats(endpointId);
   if (stats.error) return <ErrorMessage error={stats.error} />;
   if (!stats.data) return null;
   const windows = [
