@@ -578,7 +578,9 @@ describeIfChromium('dashboard in a real browser', () => {
     try {
       const { page, errors } = await openAs('tenant_admin', 'webhooks');
       await page.getByLabel('URL (https)').fill(url);
-      await page.getByLabel('Event types (comma-separated, * for all)').fill('MANDATE_REVOKED');
+      const picker = page.getByTestId('event-type-picker');
+      await picker.getByLabel('All event types (*)').uncheck();
+      await picker.getByLabel('MANDATE_REVOKED', { exact: true }).check();
       await page.getByRole('button', { name: 'Add endpoint' }).click();
       expect(await page.getByTestId('secret').textContent()).toMatch(/^whsec_/);
       await page.getByRole('cell', { name: url, exact: true }).waitFor();

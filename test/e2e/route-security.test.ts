@@ -190,6 +190,8 @@ describe('route security, end to end (every route in the table)', () => {
       'PATCH /v1/tenants/:tenantId/role-assignments/:id': () => ({ roles: ['tenant_viewer'] }),
       'PUT /v1/tenants/:tenantId/widget-config': () => ({ allowed_origins: ['https://shop.example.com'] }),
       'PATCH /v1/webhook-endpoints/:id': () => ({ description: 'route security' }),
+      // A dry run: counts, changes nothing (the body is validated before the endpoint is looked up).
+      'POST /v1/webhook-endpoints/:id/replay': () => ({ since: '2026-01-01T00:00:00Z', dry_run: true }),
       // Public routes: bodies that let them be served (or refused for the reason named below).
       'POST /v1/onboarding/request': () => ({
         organization_name: 'Route security',

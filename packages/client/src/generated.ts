@@ -391,6 +391,7 @@ export type WebhookDelivery = {
   event_id: string;
   event_type: string;
   status: 'PENDING' | 'SUCCEEDED' | 'FAILED';
+  request_body: string | null;
   attempts: {
     attempted_at: string;
     status_code: number | null;
@@ -409,6 +410,32 @@ export type ListWebhookDeliveriesQuery = {
   limit?: number | undefined;
   cursor?: string | undefined;
 };
+export type WebhookEndpointStats = {
+  endpoint_id: string;
+  as_of: string;
+  last_24h: {
+    since: string;
+    attempts: number;
+    succeeded: number;
+    failed: number;
+    success_rate: number | null;
+  };
+  last_7d: {
+    since: string;
+    attempts: number;
+    succeeded: number;
+    failed: number;
+    success_rate: number | null;
+  };
+};
+export type WebhookReplay = {
+  endpoint_id: string;
+  since: string;
+  dry_run: boolean;
+  replayed: number;
+  has_more: boolean;
+};
+export type ReplayWebhookDeliveriesRequest = { since: string; dry_run?: boolean | undefined };
 export type CreatedTenant = {
   tenant: { id: string; name: string; plan: 'beta' | 'enterprise'; status: 'active'; created_at: string };
   api_key: CreatedApiKey;
@@ -1274,6 +1301,26 @@ export const OPERATIONS = {
     namespace: 'webhooks',
     name: 'retryWebhookDelivery',
   },
+  getWebhookEndpointStats: {
+    method: 'GET',
+    path: '/v1/webhook-endpoints/:id/stats',
+    params: ['id'],
+    body: 'none',
+    query: false,
+    list: false,
+    namespace: 'webhooks',
+    name: 'getWebhookEndpointStats',
+  },
+  replayWebhookDeliveries: {
+    method: 'POST',
+    path: '/v1/webhook-endpoints/:id/replay',
+    params: ['id'],
+    body: 'required',
+    query: false,
+    list: false,
+    namespace: 'webhooks',
+    name: 'replayWebhookDeliveries',
+  },
   createTenant: {
     method: 'POST',
     path: '/v1/platform/tenants',
@@ -1754,6 +1801,14 @@ export interface WebhooksOperations {
   ): Paged<WebhookDelivery>;
   /** Attempt a delivery again now (same webhook-id) (`POST /v1/webhook-endpoints/:id/deliveries/:deliveryId/retry`) */
   retryWebhookDelivery(id: string, deliveryId: string, options?: RequestOptions): Promise<WebhookDelivery>;
+  /** The success rate of the attempts to an endpoint over the last 24 hours and 7 days (`GET /v1/webhook-endpoints/:id/stats`) */
+  getWebhookEndpointStats(id: string, options?: RequestOptions): Promise<WebhookEndpointStats>;
+  /** Send the FAILED deliveries created since a time again, on a fresh retry schedule (`POST /v1/webhook-endpoints/:id/replay`) */
+  replayWebhookDeliveries(
+    id: string,
+    body: ReplayWebhookDeliveriesRequest,
+    options?: RequestOptions,
+  ): Promise<WebhookReplay>;
 }
 /** The platform operations. */
 export interface PlatformOperations {

@@ -43,6 +43,46 @@ export const EVENT_TYPES = [
 ] as const;
 
 /**
+ * What each event type means, in one sentence: the one catalogue of these texts. The OpenAPI
+ * document's webhooks describe each type with it, and the dashboard's event-type picker shows it
+ * beside each type (docs/WEBHOOKS.md, "Endpoints"). Every type has one (the Record says so).
+ */
+export const EVENT_TYPE_DESCRIPTIONS: Record<(typeof EVENT_TYPES)[number], string> = {
+  API_CALL: 'An authenticated call to the API: method, route, status, duration and who called.',
+  MANDATE_CREATED: 'A mandate was created.',
+  MANDATE_SUSPENDED: 'A mandate was suspended: it allows nothing until reactivated.',
+  MANDATE_REACTIVATED: 'A suspended mandate was reactivated.',
+  MANDATE_REVOKED: 'A mandate was revoked, for good.',
+  MANDATE_EXPIRED: 'A mandate reached its end and expired.',
+  VERIFICATION_PERFORMED: 'An action was verified against a mandate: the decision and its reason.',
+  EVIDENCE_EXPORTED: 'A mandate’s evidence bundle was exported.',
+  API_KEY_CREATED: 'An API key was created.',
+  API_KEY_ROTATED: 'An API key was rotated: a successor key was issued.',
+  API_KEY_ACTIVATED: 'A rotated key’s successor was activated; the old key stops after its grace period.',
+  API_KEY_REVOKED: 'An API key was revoked: it stops working at once.',
+  TENANT_CREATED: 'A tenant was created.',
+  TENANT_ROLE_ASSIGNED: 'A role was assigned to a person in the tenant.',
+  TENANT_ROLE_REVOKED: 'A person’s role in the tenant was revoked.',
+  ONBOARDING_REQUESTED: 'Someone asked to onboard a new tenant.',
+  ONBOARDING_APPROVED: 'An onboarding request was approved.',
+  ONBOARDING_REJECTED: 'An onboarding request was rejected.',
+  WIDGET_CONFIG_UPDATED: 'The tenant’s widget settings changed.',
+  ACCESS_BASELINE_SAVED: 'The tenant saved its access baseline for drift monitoring (counts only).',
+  IDENTITY_VERIFICATION_STARTED: 'A wallet identity verification was started.',
+  IDENTITY_VERIFIED: 'A person proved their identity with a wallet (never a claim value).',
+  IDENTITY_VERIFICATION_FAILED: 'A wallet identity verification failed, with the reason.',
+  STATUS_LIST_PUBLISHED: 'A mandate status list changed and was signed anew (a platform event).',
+  WEBHOOK_ENDPOINT_CREATED: 'A webhook endpoint was created.',
+  WEBHOOK_ENDPOINT_UPDATED: 'A webhook endpoint changed (url, event types, status or a secret rotation).',
+  WEBHOOK_ENDPOINT_DELETED: 'A webhook endpoint was deleted.',
+  WEBHOOK_ENDPOINT_DISABLED: 'A webhook endpoint was disabled after failing for 5 days.',
+  AUTHORIZATION_HELD: 'An amount was held against a mandate’s budget.',
+  AUTHORIZATION_CAPTURED: 'A held amount was captured: it is spent.',
+  AUTHORIZATION_VOIDED: 'A held amount was voided and returned to the budget.',
+  AUTHORIZATION_EXPIRED: 'A hold expired uncaptured and returned to the budget.',
+};
+
+/**
  * How an API call reached the API, as its API_CALL records it (`data.via`, docs/API.md#audit-of-every-call):
  * `dashboard` when a person signed in to the dashboard made it, `api` otherwise.
  */

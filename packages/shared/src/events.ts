@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { actorSchema, type CallerContext } from './internal-token';
 import { newId } from './ids';
 import { currentTraceIds } from './tracing';
-import { API_CALL_VIA, CLIENT_HEADER, EVENT_TYPES } from './event-types';
+import { API_CALL_VIA, CLIENT_HEADER, EVENT_TYPE_DESCRIPTIONS, EVENT_TYPES } from './event-types';
 import type { EventData } from './event-data';
 
-export { API_CALL_VIA, CLIENT_HEADER, EVENT_TYPES };
+export { API_CALL_VIA, CLIENT_HEADER, EVENT_TYPE_DESCRIPTIONS, EVENT_TYPES };
 export {
   EVENT_DATA_SCHEMAS,
   EVENT_OWNERS,

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import { errorStatusesOf, isRateLimited, type RouteContract } from './contract';
 import { errorEnvelopeSchema } from './errors';
 import { EVENT_DATA_SCHEMAS, EVENT_OWNERS } from './event-data';
-import { auditEventSchema, EVENT_TYPES, type EventType } from './events';
+import { auditEventSchema, EVENT_TYPE_DESCRIPTIONS, EVENT_TYPES, type EventType } from './events';
 import { withExamples } from './openapi-examples';
 
 // Gives every zod schema `.openapi()`, which the registry relies on for named components.
@@ -257,6 +257,7 @@ function registerWebhooks(registry: OpenAPIRegistry) {
       operationId: `${pascalType(type).replace(/^./, (c) => c.toLowerCase())}Webhook`,
       summary: `${type}, from ${EVENT_OWNERS[type as EventType]}`,
       description:
+        `${EVENT_TYPE_DESCRIPTIONS[type]} ` +
         'Posted to each enabled webhook endpoint subscribed to this type (or to `*`), signed per the ' +
         'Standard Webhooks specification and retried for about 28 hours (docs/WEBHOOKS.md).',
       tags: [WEBHOOK_TAG],

@@ -153,6 +153,11 @@ export const webhookDeliverySchema = z
     event_id: z.string(),
     event_type: z.string(),
     status: z.enum(WEBHOOK_DELIVERY_STATUSES),
+    /**
+     * The exact body every attempt sends (docs/WEBHOOKS.md, "Debugging a receiver"); null for a caller
+     * that may read webhooks but not events (a JWT with tenant:read, without events:read or tenant:write).
+     */
+    request_body: z.string().nullable(),
     attempts: z.array(webhookAttemptSchema).describe('Every attempt, oldest first'),
     next_attempt_at: timestamp.nullable(),
     created_at: timestamp,
@@ -160,6 +165,57 @@ export const webhookDeliverySchema = z
   })
   .meta({ id: 'WebhookDelivery' });
 export type WebhookDeliveryView = z.infer<typeof webhookDeliverySchema>;
+
+/** The windows of an endpoint's success rate (docs/WEBHOOKS.md, "Debugging a receiver"). */
+export const WEBHOOK_STATS_WINDOWS = { last_24h: 24 * 3_600_000, last_7d: 7 * 24 * 3_600_000 } as const;
+
+const statsWindowSchema = z.object({
+  since: timestamp,
+  /** Attempts made in the window, by the schedule and by hand. */
+  attempts: z.int().min(0),
+  /** Of those, the ones the receiver answered with a 2xx. */
+  succeeded: z.int().min(0),
+  failed: z.int().min(0),
+  /** succeeded / attempts, 0 … 1 to four decimals; null when no attempt was made. */
+  success_rate: z.number().min(0).max(1).nullable(),
+});
+
+export const webhookEndpointStatsSchema = z
+  .object({
+    endpoint_id: z.string(),
+    as_of: timestamp,
+    last_24h: statsWindowSchema,
+    last_7d: statsWindowSchema,
+  })
+  .meta({ id: 'WebhookEndpointStats' });
+export type WebhookEndpointStatsView = z.infer<typeof webhookEndpointStatsSchema>;
+
+/** At most this many deliveries are put back by one replay call; `has_more` asks for another. */
+export const WEBHOOK_REPLAY_MAX = 500;
+
+export const replayWebhookDeliveriesBody = z.strictObject({
+  since: z.iso
+    .datetime({ offset: true })
+    .describe('Replay the FAILED deliveries created at or after this time'),
+  dry_run: z
+    .boolean()
+    .optional()
+    .describe('Only count what would be replayed (the dashboard asks this before its confirmation)'),
+});
+export type ReplayWebhookDeliveriesBody = z.output<typeof replayWebhookDeliveriesBody>;
+
+export const webhookReplaySchema = z
+  .object({
+    endpoint_id: z.string(),
+    since: timestamp,
+    dry_run: z.boolean(),
+    /** Deliveries put back to PENDING (or, in a dry run, that would be), at most WEBHOOK_REPLAY_MAX. */
+    replayed: z.int().min(0),
+    /** More FAILED deliveries since `since` remain: call again. */
+    has_more: z.boolean(),
+  })
+  .meta({ id: 'WebhookReplay' });
+export type WebhookReplayView = z.infer<typeof webhookReplaySchema>;
 
 /** A JWT caller's alternatives for reading webhook endpoints: any of them suffices. */
 const READ = ['tenants:admin', 'tenant:write', 'tenant:read'] as const;
@@ -240,6 +296,27 @@ export const webhookRoutes = {
     errors: {
       404: 'No such endpoint or delivery for this tenant',
       409: 'The endpoint is disabled, or the delivery is being attempted right now',
+    },
+  }),
+  getWebhookEndpointStats: reads.get('/v1/webhook-endpoints/:id/stats', {
+    summary: 'The success rate of the attempts to an endpoint over the last 24 hours and 7 days',
+    description:
+      'Counts the attempts recorded with its deliveries (scheduled and by hand) whose time falls in each window; ' +
+      'succeeded is a 2xx answer. success_rate is null when no attempt was made.',
+    ...oneOrNotFound('The counts', webhookEndpointStatsSchema, 'No such endpoint for this tenant'),
+  }),
+  replayWebhookDeliveries: writes.post('/v1/webhook-endpoints/:id/replay', {
+    summary: 'Send the FAILED deliveries created since a time again, on a fresh retry schedule',
+    description:
+      `At most ${WEBHOOK_REPLAY_MAX} per call (oldest first; has_more says to call again). Each goes back to PENDING, ` +
+      'due now, with the same webhook-id; the worker sends them at its usual concurrency. A delivery already ' +
+      'PENDING or being attempted is left alone, so a repeated call replays nothing twice. dry_run only counts.',
+    request: { body: replayWebhookDeliveriesBody },
+    responses: { 200: { description: 'How many were replayed', schema: webhookReplaySchema } },
+    errors: {
+      400: 'since is not an ISO 8601 time, or is in the future',
+      404: 'No such endpoint for this tenant',
+      409: 'The endpoint is disabled',
     },
   }),
 } as const;

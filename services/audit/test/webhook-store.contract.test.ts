@@ -257,4 +257,73 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
     const listed = await getStore().listDeliveries(tenant, e.id, { limit: 10, status: 'FAILED' });
     expect(listed.map((d) => d.id)).toEqual(failed.map((d) => d.id).reverse());
   });
+
+  it('when attempts are counted since two instants, then each count holds the attempts at or after it and their 2xx; another endpoint or tenant counts nothing', async () => {
+    const e = await storedEndpoint();
+    const tried = (ms: number, ok: boolean) => ({ ...attempt(ok), attempted_at: at(ms).toISOString() });
+    const hour = 3_600_000;
+    await getStore().insertDeliveries([
+      delivery(e, {
+        status: 'SUCCEEDED',
+        attempts: [tried(-30 * hour, false), tried(-2 * hour, true)],
+        updated_at: at(-2 * hour).toISOString(),
+      }),
+      delivery(e, {
+        status: 'FAILED',
+        attempts: [tried(-8 * 24 * hour, false), tried(-3 * 24 * hour, false), tried(-hour, false)],
+        updated_at: at(-hour).toISOString(),
+      }),
+      // Finished before the week began: none of it counts.
+      delivery(e, {
+        status: 'SUCCEEDED',
+        attempts: [tried(-9 * 24 * hour, true)],
+        updated_at: at(-9 * 24 * hour).toISOString(),
+      }),
+    ]);
+    const since = [at(-24 * hour), at(-7 * 24 * hour)];
+    expect(await getStore().attemptCounts(e.tenant_id, e.id, since)).toEqual([
+      { attempts: 2, succeeded: 1 },
+      { attempts: 4, succeeded: 1 },
+    ]);
+    expect(await getStore().attemptCounts(newId('tnt'), e.id, since)).toEqual([
+      { attempts: 0, succeeded: 0 },
+      { attempts: 0, succeeded: 0 },
+    ]);
+    expect(await getStore().attemptCounts(e.tenant_id, newId('whe'), since)).toEqual([
+      { attempts: 0, succeeded: 0 },
+      { attempts: 0, succeeded: 0 },
+    ]);
+  });
+
+  it('when failed deliveries since a time are replayed, then they are PENDING and due, once: a second replay, another tenant or a leased one changes nothing', async () => {
+    const e = await storedEndpoint();
+    const failed = (created: number) =>
+      delivery(e, { status: 'FAILED', next_attempt_at: null, created_at: at(created).toISOString() });
+    const [old, a, b, leased] = [failed(-60_000), failed(1_000), failed(2_000), failed(3_000)];
+    const succeeded = delivery(e, {
+      status: 'SUCCEEDED',
+      next_attempt_at: null,
+      created_at: at(4_000).toISOString(),
+    });
+    await getStore().insertDeliveries([old!, a!, b!, leased!, succeeded]);
+    const ids = await getStore().failedSince(e.tenant_id, e.id, at(0), 10);
+    expect(ids).toEqual([a!.id, b!.id, leased!.id]);
+    expect(await getStore().failedSince(e.tenant_id, e.id, at(0), 2)).toEqual([a!.id, b!.id]);
+    expect(await getStore().failedSince(newId('tnt'), e.id, at(0), 10)).toEqual([]);
+    const now = at(10_000);
+    expect(await getStore().claimOne(leased!, now, at(40_000))).not.toBeNull();
+    expect(await getStore().requeueFailed(newId('tnt'), e.id, ids, now)).toBe(0);
+    expect(await getStore().requeueFailed(e.tenant_id, e.id, ids, now)).toBe(2);
+    // Later, as a repeated call would be: the two are PENDING now, not FAILED.
+    expect(await getStore().requeueFailed(e.tenant_id, e.id, ids, at(11_000))).toBe(0);
+    expect(await getStore().getDelivery(e.tenant_id, e.id, a!.id)).toMatchObject({
+      status: 'PENDING',
+      next_attempt_at: now.toISOString(),
+      scheduled_attempts: 0,
+    });
+    expect(await getStore().getDelivery(e.tenant_id, e.id, leased!.id)).toMatchObject({ status: 'FAILED' });
+    const due = (await getStore().claimDue(now, at(40_000), 1000)).map((d) => d.id);
+    expect(due).toEqual(expect.arrayContaining([a!.id, b!.id]));
+    expect(due).not.toContain(leased!.id);
+  });
 });

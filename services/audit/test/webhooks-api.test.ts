@@ -534,4 +534,121 @@ describe('webhook endpoints and delivery (audit service in process, memory store
       receiver.answerWith((_req, res) => res.end('ok'));
     }
   });
+
+  /** An endpoint whose receiver answers 500 until told otherwise, with one delivery run to FAILED. */
+  const failedOnce = async (tenant: string, path: string) => {
+    const endpoint = await create(tenant, { url: hook(path), event_types: ['MANDATE_CREATED'] });
+    const event = await publish(tenant);
+    const [delivery] = await eventually(async () => {
+      const list = await deliveriesOf(tenant, endpoint.id);
+      return list[0]?.status === 'FAILED' ? list : undefined;
+    }, 'FAILED');
+    return { endpoint, event, delivery };
+  };
+  const failingAt = (path: string) =>
+    receiver.answerWith((req, res) => {
+      res.statusCode = req.path.startsWith(path) ? 500 : 200;
+      res.end(req.path.startsWith(path) ? '<b>down</b>' : 'ok');
+    });
+
+  it('when the retry of a failing endpoint’s delivery succeeds, then failing_since is cleared, and the stats count the attempts of 24 h and 7 d', async () => {
+    const tenant = newId('tnt');
+    failingAt('/recovers');
+    let delivery: { id: string; request_body: string; attempts: { response_body: string | null }[] };
+    let endpoint: { id: string };
+    let event: { id: string };
+    try {
+      ({ endpoint, event, delivery } = await failedOnce(tenant, '/recovers'));
+    } finally {
+      receiver.answerWith((_req, res) => res.end('ok'));
+    }
+    // The stored request body is what the receiver got; the answer is kept as text.
+    expect(delivery.request_body).toBe(receiver.withId(event.id)[0]!.body);
+    expect(delivery.attempts[0]!.response_body).toBe('<b>down</b>');
+    // The request body is the event: a role that may read webhooks but not events gets the delivery without it.
+    const reader = (permissions: string[]) =>
+      callerFor(tenant, { actor: { type: 'user', subject_id: 'dashboard:reader' }, permissions });
+    const bodyFor = async (permissions: string[]) =>
+      (
+        await callService(server.url, 'GET', `/v1/webhook-endpoints/${endpoint.id}/deliveries`, {
+          caller: reader(permissions),
+        })
+      ).body.data[0].request_body;
+    expect(await bodyFor(['tenant:read', 'mandates:read'])).toBeNull();
+    expect(await bodyFor(['tenant:read', 'mandates:read', 'events:read'])).toBe(delivery.request_body);
+    const failing = await call(tenant, 'GET', `/v1/webhook-endpoints/${endpoint.id}`);
+    expect(failing.body.failing_since).not.toBeNull();
+    const retried = await call(
+      tenant,
+      'POST',
+      `/v1/webhook-endpoints/${endpoint.id}/deliveries/${delivery.id}/retry`,
+    );
+    expect(retried.body).toMatchObject({ status: 'SUCCEEDED', attempts: [{}, {}, {}, { status_code: 200 }] });
+    const after = await call(tenant, 'GET', `/v1/webhook-endpoints/${endpoint.id}`);
+    expect(after.body).toMatchObject({ status: 'ENABLED', failing_since: null });
+    const stats = await call(tenant, 'GET', `/v1/webhook-endpoints/${endpoint.id}/stats`);
+    expect(stats.status).toBe(200);
+    const window = { attempts: 4, succeeded: 1, failed: 3, success_rate: 0.25 };
+    expect(stats.body).toMatchObject({ endpoint_id: endpoint.id, last_24h: window, last_7d: window });
+    expect(Date.parse(stats.body.as_of) - Date.parse(stats.body.last_7d.since)).toBe(7 * 24 * 3_600_000);
+    const other = await call(newId('tnt'), 'GET', `/v1/webhook-endpoints/${endpoint.id}/stats`);
+    expect(other.status).toBe(404);
+    expect(Object.keys(other.body).sort()).toEqual(['error', 'message']);
+    const quiet = await create(tenant, { url: hook('/quiet'), event_types: ['MANDATE_REVOKED'] });
+    const none = await call(tenant, 'GET', `/v1/webhook-endpoints/${quiet.id}/stats`);
+    expect(none.body.last_24h).toMatchObject({ attempts: 0, success_rate: null });
+  });
+
+  it('when failed deliveries since a time are replayed, then a dry run counts them, the replay sends each again once, and a repeat replays nothing', async () => {
+    const tenant = newId('tnt');
+    failingAt('/replayed');
+    let endpoint: { id: string };
+    let event: { id: string };
+    const before = new Date(Date.now() - 1_000).toISOString();
+    try {
+      ({ endpoint, event } = await failedOnce(tenant, '/replayed'));
+    } finally {
+      receiver.answerWith((_req, res) => res.end('ok'));
+    }
+    const replay = `/v1/webhook-endpoints/${endpoint.id}/replay`;
+    const counted = await call(tenant, 'POST', replay, { since: before, dry_run: true });
+    expect(counted.body).toMatchObject({ dry_run: true, replayed: 1, has_more: false });
+    expect((await deliveriesOf(tenant, endpoint.id))[0].status).toBe('FAILED');
+    expect(
+      (await call(tenant, 'POST', replay, { since: new Date().toISOString(), dry_run: true })).body,
+    ).toMatchObject({ replayed: 0 });
+    // Another tenant cannot replay, nor count, this endpoint's deliveries.
+    expect((await call(newId('tnt'), 'POST', replay, { since: before })).status).toBe(404);
+    const done = await call(tenant, 'POST', replay, { since: before });
+    expect(done.status).toBe(200);
+    expect(done.body).toEqual({
+      endpoint_id: endpoint.id,
+      since: before,
+      dry_run: false,
+      replayed: 1,
+      has_more: false,
+    });
+    expect((await call(tenant, 'POST', replay, { since: before })).body).toMatchObject({ replayed: 0 });
+    const [delivery] = await eventually(async () => {
+      const list = await deliveriesOf(tenant, endpoint.id);
+      return list[0]?.status === 'SUCCEEDED' ? list : undefined;
+    }, 'SUCCEEDED after the replay');
+    expect(delivery.attempts.at(-1)).toMatchObject({ status_code: 200 });
+    expect(receiver.withId(event.id)).toHaveLength(4);
+    for (const body of [
+      { since: 'yesterday' },
+      { since: new Date(Date.now() + 3_600_000).toISOString() },
+      { since: before, extra: 1 },
+      {},
+    ]) {
+      const res = await call(tenant, 'POST', replay, body);
+      expect({ body, status: res.status, keys: Object.keys(res.body).sort() }).toEqual({
+        body,
+        status: 400,
+        keys: ['error', 'message'],
+      });
+    }
+    await call(tenant, 'PATCH', `/v1/webhook-endpoints/${endpoint.id}`, { status: 'DISABLED' });
+    expect((await call(tenant, 'POST', replay, { since: before })).status).toBe(409);
+  });
 });

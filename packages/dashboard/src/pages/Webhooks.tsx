@@ -10,6 +10,7 @@ import { PagedTable, usePagedList } from '../paged-list';
 import { useTenantCollection } from '../tenant-collection';
 import { column } from '../table';
 import { ConfirmDialog } from '../confirm';
+import { DeliveryBodies, EndpointStats, EventTypePicker, ReplayFailed, SuccessRate } from './webhook-debug';
 import {
   Empty,
   ErrorMessage,
@@ -22,6 +23,7 @@ import {
   type RowOp,
   SelectField,
   StateBadge,
+  Dialog,
   TextField,
   Time,
   useCreateForm,
@@ -42,6 +44,7 @@ const outcome = (a: Attempt) => a.error ?? `HTTP ${a.status_code}`;
  */
 /** What a finished endpoint action did, as the notification says it. */
 const DONE = {
+  types: 'event types saved',
   rotate: 'secret rotated',
   test: 'test event sent',
   enable: 'enabled',
@@ -54,6 +57,7 @@ type EndpointOp = keyof typeof DONE;
 /** What an endpoint offers: a test event while enabled, a new secret, enable or disable, delete. */
 const endpointOps = (e: Endpoint): RowOp<EndpointOp>[] => [
   ...(e.status === 'ENABLED' ? [{ op: 'test' as const, label: 'Send test' }] : []),
+  { op: 'types', label: 'Edit event types' },
   { op: 'rotate', label: 'Rotate secret' },
   e.status === 'ENABLED' ? { op: 'disable', label: 'Disable' } : { op: 'enable', label: 'Enable' },
   { op: 'delete', label: 'Delete', danger: true },
@@ -74,6 +78,7 @@ export function WebhooksPage({ area }: { area: Area }) {
   // deliveries' filter, and the header's "Go to id" opens it (docs/DASHBOARD.md, "Search").
   const selected = useLinkedItem('endpoint', (api, id) => api.webhooks.getWebhookEndpoint(id));
   const [asked, setAsked] = useState<{ endpoint: Endpoint; op: 'delete' | 'disable' } | null>(null);
+  const [editing, setEditing] = useState<Endpoint | null>(null);
 
   const action = useMutation({
     mutationFn: ({ endpoint, op }: { endpoint: Endpoint; op: EndpointOp }): Promise<object> => {
@@ -81,12 +86,15 @@ export function WebhooksPage({ area }: { area: Area }) {
       if (op === 'rotate') return webhooks.rotateWebhookSecret(endpoint.id);
       if (op === 'test') return webhooks.sendWebhookTest(endpoint.id);
       if (op === 'delete') return webhooks.deleteWebhookEndpoint(endpoint.id);
+      if (op === 'types')
+        return webhooks.updateWebhookEndpoint(endpoint.id, { event_types: endpoint.event_types });
       return webhooks.updateWebhookEndpoint(endpoint.id, {
         status: op === 'enable' ? 'ENABLED' : 'DISABLED',
       });
     },
     onSuccess: (res, { endpoint, op }) => {
       setAsked(null);
+      setEditing(null);
       if (op === 'delete' && selected.id === endpoint.id) selected.close();
       secret.done(
         op === 'rotate' && 'secret' in res && typeof res.secret === 'string'
@@ -150,13 +158,17 @@ export function WebhooksPage({ area }: { area: Area }) {
         columns={[
           column<Endpoint>('URL', (e) => <code className="url">{e.url}</code>),
           column<Endpoint>('Events', (e) => e.event_types.join(', ')),
-          column<Endpoint>('Status', (e) =>
-            e.status === 'ENABLED'
-              ? e.failing_since
-                ? `enabled, failing since ${formatTime(e.failing_since)}`
-                : 'enabled'
-              : `disabled (${e.disabled_reason ?? 'manual'})`,
-          ),
+          column<Endpoint>('Status', (e) => (
+            <>
+              {e.status === 'ENABLED'
+                ? e.failing_since
+                  ? `enabled, failing since ${formatTime(e.failing_since)}`
+                  : 'enabled'
+                : `disabled (${e.disabled_reason ?? 'manual'})`}
+              {/* Its own line, so the table stays as wide as before (docs/DASHBOARD.md, "Design system"). */}
+              <SuccessRate endpointId={e.id} />
+            </>
+          )),
           column<Endpoint>('Created', (e) => <Time iso={e.created_at} />, 'nowrap'),
           column<Endpoint>(
             'Actions',
@@ -174,6 +186,7 @@ export function WebhooksPage({ area }: { area: Area }) {
                       onAction={(op) => {
                         action.reset();
                         if (op === 'delete' || op === 'disable') setAsked({ endpoint: e, op });
+                        else if (op === 'types') setEditing(e);
                         else action.mutate({ endpoint: e, op });
                       }}
                     />
@@ -185,6 +198,15 @@ export function WebhooksPage({ area }: { area: Area }) {
           ),
         ]}
       />
+      {editing ? (
+        <EditEventTypes
+          endpoint={editing}
+          pending={action.isPending}
+          error={action.error}
+          onClose={() => setEditing(null)}
+          onSave={(types) => action.mutate({ endpoint: { ...editing, event_types: types }, op: 'types' })}
+        />
+      ) : null}
       <LinkedItemPanel linked={selected} label="Webhook endpoint">
         {(e) => <Deliveries endpoint={e} canWrite={canWrite} />}
       </LinkedItemPanel>
@@ -192,20 +214,18 @@ export function WebhooksPage({ area }: { area: Area }) {
   );
 }
 
+/** The picker's choice as the form keeps it: the types, comma-separated (`*` for all). */
+const typesOf = (value: string) => value.split(',').filter(Boolean);
+
 function CreateEndpoint({ onCreated }: { onCreated(e: Endpoint & { secret: string }): void }) {
   const { field, create, submit } = useCreateForm({
     initial: { url: '', types: '*' },
     clear: ['url'],
     send: (api, { url, types }) =>
-      api.webhooks.createWebhookEndpoint({
-        url: url.trim(),
-        event_types: types
-          .split(',')
-          .map((t) => t.trim())
-          .filter(Boolean),
-      }),
+      api.webhooks.createWebhookEndpoint({ url: url.trim(), event_types: typesOf(types) }),
     onCreated,
   });
+  const types = field('types');
   return (
     <FormCard id="create-webhook-title" title="Add an endpoint" onSubmit={submit}>
       <div className="row">
@@ -216,18 +236,51 @@ function CreateEndpoint({ onCreated }: { onCreated(e: Endpoint & { secret: strin
           required
           placeholder="https://hooks.example.com/mandates"
         />
-        <TextField
-          id="webhook-types"
-          label="Event types (comma-separated, * for all)"
-          {...field('types')}
-          required
-        />
       </div>
+      <EventTypePicker value={typesOf(types.value)} onChange={(t) => types.onChange(t.join(','))} />
       <Button type="submit" loading={create.isPending}>
         Add endpoint
       </Button>
       <ErrorMessage error={create.error} />
     </FormCard>
+  );
+}
+
+/** Changes an endpoint's event types with the same picker as the creation form. */
+function EditEventTypes({
+  endpoint,
+  pending,
+  error,
+  onClose,
+  onSave,
+}: {
+  endpoint: Endpoint;
+  pending: boolean;
+  error: unknown;
+  onClose(): void;
+  onSave(types: string[]): void;
+}) {
+  const [types, setTypes] = useState(endpoint.event_types);
+  return (
+    <Dialog opened onClose={onClose} title={`Event types of ${endpoint.url}`} size="lg">
+      <form
+        onSubmit={(e) => {
+          e.preventDefault();
+          onSave(types);
+        }}
+      >
+        <EventTypePicker value={types} onChange={setTypes} />
+        <ErrorMessage error={error} />
+        <Group justify="flex-end" mt="md">
+          <Button variant="default" onClick={onClose}>
+            Cancel
+          </Button>
+          <Button type="submit" loading={pending} disabled={types.length === 0}>
+            Save event types
+          </Button>
+        </Group>
+      </form>
+    </Dialog>
   );
 }
 
@@ -247,12 +300,15 @@ function Deliveries({ endpoint, canWrite }: { endpoint: Endpoint; canWrite: bool
     mutationFn: (d: Delivery) => apiOf(session).webhooks.retryWebhookDelivery(endpoint.id, d.id),
     onSuccess: () => {
       notifyDone('Delivery retried: the attempt is listed.');
-      void queryClient.invalidateQueries({ queryKey: ['webhook-endpoints', 'deliveries', endpoint.id] });
+      // The endpoints too: a success clears the endpoint's "failing since" (docs/WEBHOOKS.md, "Debugging a receiver").
+      void queryClient.invalidateQueries({ queryKey: ['webhook-endpoints'] });
     },
   });
   return (
     <section className="card" aria-labelledby="deliveries-title">
       <h2 id="deliveries-title">Deliveries to {endpoint.url}</h2>
+      <EndpointStats endpointId={endpoint.id} />
+      {canWrite && endpoint.status === 'ENABLED' ? <ReplayFailed endpoint={endpoint} /> : null}
       <div className="row">
         <SelectField
           id="delivery-status"
@@ -280,13 +336,17 @@ function Deliveries({ endpoint, canWrite }: { endpoint: Endpoint; canWrite: bool
           )),
           column<Delivery>('Status', (d) => <StateBadge state={d.status} />),
           column<Delivery>('Attempts', (d) => (
-            <ol className="attempts">
-              {d.attempts.map((a) => (
-                <li key={a.attempted_at + a.duration_ms}>
-                  {formatTime(a.attempted_at)}: {outcome(a)} ({a.duration_ms} ms{a.manual ? ', manual' : ''})
-                </li>
-              ))}
-            </ol>
+            <>
+              <ol className="attempts">
+                {d.attempts.map((a) => (
+                  <li key={a.attempted_at + a.duration_ms}>
+                    {formatTime(a.attempted_at)}: {outcome(a)} ({a.duration_ms} ms{a.manual ? ', manual' : ''}
+                    )
+                  </li>
+                ))}
+              </ol>
+              <DeliveryBodies delivery={d} />
+            </>
           )),
           column<Delivery>('Next attempt', (d) => <Time iso={d.next_attempt_at} />, 'nowrap'),
           ...(canWrite

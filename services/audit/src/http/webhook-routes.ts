@@ -4,9 +4,11 @@ import { routes } from '../contract';
 import {
   createEndpoint,
   deleteEndpoint,
+  endpointStats,
   getEndpoint,
   listDeliveries,
   listEndpoints,
+  replayFailed,
   retryDelivery,
   rotateSecret,
   sendTest,
@@ -51,7 +53,7 @@ export function webhookRoutes(deps: WebhookDeps): Router {
     })),
     implement(routes.listWebhookDeliveries)(async ({ params, query }, req) => ({
       status: 200,
-      body: await listDeliveries(deps, tenantOf(req), params.id, {
+      body: await listDeliveries(deps, callerOf(req), tenantOf(req), params.id, {
         limit: query.limit,
         afterId: decodeCursor(query.cursor),
         status: query.status,
@@ -60,6 +62,14 @@ export function webhookRoutes(deps: WebhookDeps): Router {
     implement(routes.retryWebhookDelivery)(async ({ params }, req) => ({
       status: 200,
       body: await retryDelivery(deps, tenantOf(req), params.id, params.deliveryId),
+    })),
+    implement(routes.getWebhookEndpointStats)(async ({ params }, req) => ({
+      status: 200,
+      body: await endpointStats(deps, tenantOf(req), params.id),
+    })),
+    implement(routes.replayWebhookDeliveries)(async ({ params, body }, req) => ({
+      status: 200,
+      body: await replayFailed(deps, tenantOf(req), params.id, body),
     })),
   ]);
   return router;

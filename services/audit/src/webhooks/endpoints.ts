@@ -1,4 +1,5 @@
 import {
+  badRequest,
   buildEvent,
   conflict,
   newId,
@@ -12,11 +13,16 @@ import {
 } from '@mandate/shared';
 import {
   MAX_WEBHOOK_ENDPOINTS,
+  WEBHOOK_REPLAY_MAX,
+  WEBHOOK_STATS_WINDOWS,
   WEBHOOK_TEST_EVENT_TYPE,
+  type ReplayWebhookDeliveriesBody,
   type CreateWebhookEndpointBody,
   type UpdateWebhookEndpointBody,
   type WebhookDeliveryView,
+  type WebhookEndpointStatsView,
   type WebhookEndpointView,
+  type WebhookReplayView,
 } from '../contract';
 import type { SecretBox } from './secret-box';
 import {
@@ -81,13 +87,24 @@ export function endpointView(e: WebhookEndpoint, whole = true): WebhookEndpointV
   };
 }
 
-export function deliveryView(d: WebhookDelivery): WebhookDeliveryView {
+/**
+ * Who sees a delivery's request body: it is the event itself, so those who may read events
+ * (events:read) or manage webhooks; a viewer of webhooks alone sees the delivery without it
+ * (docs/WEBHOOKS.md, "Debugging a receiver").
+ */
+export function seesRequestBodies(caller: CallerContext): boolean {
+  return managesWebhooks(caller) || caller.permissions.includes('events:read');
+}
+
+/** `withBody` false: the request body left out (seesRequestBodies). */
+export function deliveryView(d: WebhookDelivery, withBody = true): WebhookDeliveryView {
   return {
     id: d.id,
     endpoint_id: d.endpoint_id,
     event_id: d.event_id,
     event_type: d.event_type,
     status: d.status,
+    request_body: withBody ? d.payload : null,
     attempts: d.attempts,
     next_attempt_at: d.next_attempt_at,
     created_at: d.created_at,
@@ -366,13 +383,19 @@ export async function sendTest(
 
 export async function listDeliveries(
   deps: WebhookDeps,
+  caller: CallerContext,
   tenantId: string,
   endpointId: string,
   page: DeliveryPageQuery,
 ): Promise<Page<WebhookDeliveryView>> {
   await existing(deps, tenantId, endpointId);
   const items = await deps.store.listDeliveries(tenantId, endpointId, page);
-  return toPage(items.map(deliveryView), page.limit, (d) => d.id);
+  const withBody = seesRequestBodies(caller);
+  return toPage(
+    items.map((d) => deliveryView(d, withBody)),
+    page.limit,
+    (d) => d.id,
+  );
 }
 
 export async function retryDelivery(
@@ -392,4 +415,65 @@ export async function retryDelivery(
   if (after === STILL_ATTEMPTING) return deliveryView(claimed);
   if (!after) throw conflict('Webhook delivery is being attempted right now; try again shortly');
   return deliveryView(after);
+}
+
+/** succeeded / attempts to four decimals; null without attempts. */
+const rate = (succeeded: number, attempts: number) =>
+  attempts === 0 ? null : Math.round((succeeded / attempts) * 10_000) / 10_000;
+
+/** The success rate of an endpoint's attempts over 24 hours and 7 days (docs/WEBHOOKS.md, "Debugging a receiver"). */
+export async function endpointStats(
+  deps: WebhookDeps,
+  tenantId: string,
+  endpointId: string,
+): Promise<WebhookEndpointStatsView> {
+  await existing(deps, tenantId, endpointId);
+  const now = deps.clock.now();
+  const names = Object.keys(WEBHOOK_STATS_WINDOWS) as (keyof typeof WEBHOOK_STATS_WINDOWS)[];
+  const since = names.map((n) => new Date(now.getTime() - WEBHOOK_STATS_WINDOWS[n]));
+  const counts = await deps.store.attemptCounts(tenantId, endpointId, since);
+  const windows = Object.fromEntries(
+    names.map((n, i) => {
+      const { attempts, succeeded } = counts[i]!;
+      const window = {
+        since: since[i]!.toISOString(),
+        attempts,
+        succeeded,
+        failed: attempts - succeeded,
+        success_rate: rate(succeeded, attempts),
+      };
+      return [n, window];
+    }),
+  ) as Pick<WebhookEndpointStatsView, keyof typeof WEBHOOK_STATS_WINDOWS>;
+  return { endpoint_id: endpointId, as_of: now.toISOString(), ...windows };
+}
+
+/**
+ * Puts the endpoint's FAILED deliveries created since `since` back to PENDING on a fresh schedule,
+ * at most WEBHOOK_REPLAY_MAX per call (docs/WEBHOOKS.md, "Replaying failed deliveries"). The store's
+ * guard makes a repeated call replay nothing twice; the worker sends them at its usual concurrency.
+ */
+export async function replayFailed(
+  deps: WebhookDeps,
+  tenantId: string,
+  endpointId: string,
+  body: ReplayWebhookDeliveriesBody,
+): Promise<WebhookReplayView> {
+  const endpoint = await existing(deps, tenantId, endpointId);
+  const now = deps.clock.now();
+  const since = new Date(body.since);
+  if (since.getTime() > now.getTime()) throw badRequest('since must not be in the future');
+  if (endpoint.status !== 'ENABLED') throw conflict('Webhook endpoint is disabled; enable it first');
+  const ids = await deps.store.failedSince(tenantId, endpointId, since, WEBHOOK_REPLAY_MAX + 1);
+  const batch = ids.slice(0, WEBHOOK_REPLAY_MAX);
+  const dryRun = body.dry_run === true;
+  const replayed = dryRun ? batch.length : await deps.store.requeueFailed(tenantId, endpointId, batch, now);
+  if (replayed > 0 && !dryRun) deps.worker.kick();
+  return {
+    endpoint_id: endpointId,
+    since: since.toISOString(),
+    dry_run: dryRun,
+    replayed,
+    has_more: ids.length > WEBHOOK_REPLAY_MAX,
+  };
 }

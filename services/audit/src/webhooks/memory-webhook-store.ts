@@ -5,6 +5,7 @@ import {
   DEFAULT_DELIVERY_RETENTION_MS,
   MAX_STORED_ATTEMPTS,
   deliveryExpiry,
+  type AttemptCounts,
   type AttemptOutcome,
   type DeliveryKey,
   type DeliveryLease,
@@ -207,6 +208,62 @@ export class MemoryWebhookStore implements WebhookStore {
     if (expiresAt !== null) this.expiries.set(id, expiresAt);
     this.expire(Date.parse(at));
     return structuredClone(next);
+  }
+
+  private ofEndpoint(tenantId: string, endpointId: string): WebhookDelivery[] {
+    return [...this.deliveries.values()].filter(
+      (d) => d.tenant_id === tenantId && d.endpoint_id === endpointId,
+    );
+  }
+
+  async attemptCounts(
+    tenantId: string,
+    endpointId: string,
+    since: readonly Date[],
+  ): Promise<AttemptCounts[]> {
+    const counts = since.map(() => ({ attempts: 0, succeeded: 0 }));
+    for (const d of this.ofEndpoint(tenantId, endpointId))
+      for (const a of d.attempts)
+        since.forEach((s, i) => {
+          if (Date.parse(a.attempted_at) < s.getTime()) return;
+          counts[i]!.attempts++;
+          if (a.error === null) counts[i]!.succeeded++;
+        });
+    return counts;
+  }
+
+  async failedSince(tenantId: string, endpointId: string, since: Date, limit: number): Promise<string[]> {
+    return this.ofEndpoint(tenantId, endpointId)
+      .filter((d) => d.status === 'FAILED' && Date.parse(d.created_at) >= since.getTime())
+      .map((d) => d.id)
+      .sort()
+      .slice(0, limit);
+  }
+
+  async requeueFailed(
+    tenantId: string,
+    endpointId: string,
+    ids: readonly string[],
+    now: Date,
+  ): Promise<number> {
+    let requeued = 0;
+    for (const id of ids) {
+      const d = this.deliveries.get(id);
+      if (!d || d.tenant_id !== tenantId || d.endpoint_id !== endpointId) continue;
+      if (d.status !== 'FAILED' || this.leased(id, now)) continue;
+      const at = now.toISOString();
+      this.deliveries.set(id, {
+        ...d,
+        status: 'PENDING',
+        next_attempt_at: at,
+        scheduled_attempts: 0,
+        updated_at: at,
+      });
+      this.pending.add(id);
+      this.expiries.delete(id);
+      requeued++;
+    }
+    return requeued;
   }
 
   async backlog(): Promise<{ pending: number; oldestCreatedAt: string | null }> {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Schema, type Connection, type Model } from 'mongoose';
+import { Schema, type Connection, type Model, type PipelineStage } from 'mongoose';
 import {
   isDuplicateKeyError,
   markOutboxSent,
@@ -19,6 +19,7 @@ import {
   DEFAULT_DELIVERY_RETENTION_MS,
   MAX_STORED_ATTEMPTS,
   deliveryExpiry,
+  type AttemptCounts,
   type AttemptOutcome,
   type DeliveryKey,
   type DeliveryLease,
@@ -128,6 +129,9 @@ webhookDeliverySchema.index({ endpoint_id: 1, event_id: 1 }, { unique: true });
 webhookDeliverySchema.index({ tenant_id: 1, endpoint_id: 1, _id: -1 });
 // listDeliveries?status=: the same with the status.
 webhookDeliverySchema.index({ tenant_id: 1, endpoint_id: 1, status: 1, _id: -1 });
+// attemptCounts: { tenant_id, endpoint_id, updated_at >= the oldest window } (a delivery attempted
+// in a window was updated at or after that attempt); failedSince: the status index above serves it.
+webhookDeliverySchema.index({ tenant_id: 1, endpoint_id: 1, updated_at: 1 });
 // claimDue: { status: 'PENDING', next_attempt_at <= now } (lease_until checked on the few found); backlog's count.
 webhookDeliverySchema.index({ status: 1, next_attempt_at: 1 });
 // backlog: the oldest PENDING delivery, { status: 'PENDING' } sorted { created_at: 1 }.
@@ -161,6 +165,14 @@ export const WEBHOOK_QUERY_SHAPES: MongoQueryShape[] = [
   }),
   deliveries.page('listDeliveries', ['tenant_id', 'endpoint_id']),
   deliveries.page('listDeliveries?status=', ['tenant_id', 'endpoint_id', 'status']),
+  deliveries.find('attemptCounts', ['tenant_id', 'endpoint_id'], { range: ['updated_at'] }),
+  deliveries.find('failedSince', ['tenant_id', 'endpoint_id', 'status'], {
+    residual: ['created_at'],
+    sort: { _id: 1 },
+  }),
+  deliveries.find('requeueFailed', ['_id'], {
+    residual: ['tenant_id', 'endpoint_id', 'status', 'lease_until'],
+  }),
   deliveries.find('claimDue (due)', ['status'], { range: ['next_attempt_at'], residual: ['lease_until'] }),
   deliveries.find('claimDue (lease the ids found)', ['_id'], { residual: ['status', 'lease_until'] }),
   deliveries.find('claimDue (read back the leased)', ['lease_token']),
@@ -459,6 +471,73 @@ export class MongoWebhookStore implements WebhookStore {
       )
       .lean<DeliveryDoc>();
     return doc ? deliveryOut(doc) : null;
+  }
+
+  async attemptCounts(
+    tenantId: string,
+    endpointId: string,
+    since: readonly Date[],
+  ): Promise<AttemptCounts[]> {
+    if (since.length === 0) return [];
+    const oldest = new Date(Math.min(...since.map((s) => s.getTime())));
+    const ok = { $eq: [{ $ifNull: ['$attempts.error', null] }, null] };
+    const sums: Record<string, { $sum: unknown }> = {};
+    since.forEach((s, i) => {
+      const inWindow = { $gte: ['$attempts.attempted_at', s] };
+      sums[`a${i}`] = { $sum: { $cond: [inWindow, 1, 0] } };
+      sums[`s${i}`] = { $sum: { $cond: [{ $and: [inWindow, ok] }, 1, 0] } };
+    });
+    const group = { _id: null, ...sums } as PipelineStage.Group['$group'];
+    // Counted in the database: an endpoint's week may hold many thousands of attempts.
+    const [row] = await this.deliveries.aggregate<Record<string, number>>([
+      { $match: { tenant_id: tenantId, endpoint_id: endpointId, updated_at: { $gte: oldest } } },
+      { $project: { _id: 0, attempts: 1 } },
+      { $unwind: '$attempts' },
+      { $match: { 'attempts.attempted_at': { $gte: oldest } } },
+      { $group: group },
+    ]);
+    return since.map((_, i) => ({ attempts: row?.[`a${i}`] ?? 0, succeeded: row?.[`s${i}`] ?? 0 }));
+  }
+
+  async failedSince(tenantId: string, endpointId: string, since: Date, limit: number): Promise<string[]> {
+    const docs = await this.deliveries
+      .find(
+        { tenant_id: tenantId, endpoint_id: endpointId, status: 'FAILED', created_at: { $gte: since } },
+        { _id: 1 },
+      )
+      .sort({ _id: 1 })
+      .limit(limit)
+      .lean<{ _id: string }[]>();
+    return docs.map((d) => d._id);
+  }
+
+  async requeueFailed(
+    tenantId: string,
+    endpointId: string,
+    ids: readonly string[],
+    now: Date,
+  ): Promise<number> {
+    if (ids.length === 0) return 0;
+    // The guard is in the filter: one PENDING again (an earlier replay) or leased (a retry by hand) is left alone.
+    const result = await this.deliveries.updateMany(
+      {
+        _id: { $in: [...ids] },
+        tenant_id: tenantId,
+        endpoint_id: endpointId,
+        status: 'FAILED',
+        lease_until: { $lte: now },
+      },
+      {
+        $set: {
+          status: 'PENDING',
+          next_attempt_at: now,
+          scheduled_attempts: 0,
+          updated_at: now,
+          expires_at: null,
+        },
+      },
+    );
+    return result.modifiedCount;
   }
 
   async backlog(): Promise<{ pending: number; oldestCreatedAt: string | null }> {

@@ -42,6 +42,12 @@ export interface AttemptOutcome {
   scheduled: boolean;
 }
 
+/** Attempts to an endpoint since a time: all of them, and those answered with a 2xx. */
+export interface AttemptCounts {
+  attempts: number;
+  succeeded: number;
+}
+
 /**
  * Webhook endpoints and their deliveries, memory and MongoDB alike (the contract suite holds both).
  * Every change is one guarded write: an insert refused by a unique index, or an update whose filter
@@ -89,6 +95,19 @@ export interface WebhookStore extends OutboxStore {
   claimOne(delivery: DeliveryKey, now: Date, leaseUntil: Date): Promise<ClaimedDelivery | null>;
   /** Records the attempt and the outcome, and ends the lease, if `lease` still holds it; null otherwise. */
   finishAttempt(lease: DeliveryLease, outcome: AttemptOutcome, at: string): Promise<WebhookDelivery | null>;
+  /**
+   * The tenant's endpoint's attempts made at or after each of `since` (one count per instant, in
+   * that order), read from the attempts its deliveries keep.
+   */
+  attemptCounts(tenantId: string, endpointId: string, since: readonly Date[]): Promise<AttemptCounts[]>;
+  /** Up to `limit` ids of the endpoint's FAILED deliveries created at or after `since`, oldest first. */
+  failedSince(tenantId: string, endpointId: string, since: Date, limit: number): Promise<string[]>;
+  /**
+   * Puts those of `ids` that are still FAILED and not leased back to PENDING, due at `now`, on a
+   * fresh schedule (a replay); answers how many it put back. A second call finds them PENDING and
+   * changes nothing.
+   */
+  requeueFailed(tenantId: string, endpointId: string, ids: readonly string[], now: Date): Promise<number>;
   /** PENDING deliveries and the created_at of the oldest (the backlog gauges). */
   backlog(): Promise<{ pending: number; oldestCreatedAt: string | null }>;
 }

@@ -41,8 +41,8 @@ export interface WebhookEndpoint {
 /** An attempt is stored as the API shows it. */
 export type WebhookAttempt = WebhookDeliveryView['attempts'][number];
 
-/** A stored delivery: what the API shows of it, and what only the service needs. */
-export interface WebhookDelivery extends WebhookDeliveryView {
+/** A stored delivery: what the API shows of it (its request_body is the payload), and what only the service needs. */
+export interface WebhookDelivery extends Omit<WebhookDeliveryView, 'request_body'> {
   tenant_id: string;
   /** The exact body sent on every attempt (JSON text), so each retry signs the same bytes. */
   payload: string;
