@@ -550,6 +550,8 @@ describe('audit wiring and contract', () => {
       '/v1/webhook-endpoints/{id}/test',
       '/v1/webhook-endpoints/{id}/deliveries',
       '/v1/webhook-endpoints/{id}/deliveries/{deliveryId}/retry',
+      '/v1/webhook-endpoints/{id}/stats',
+      '/v1/webhook-endpoints/{id}/replay',
     ]);
   });
 });
