@@ -437,4 +437,34 @@ describeIfChromium('dashboard: what the product review found', () => {
     expect(await page.locator('#main').evaluate(isFocused)).toBe(true);
     await closeClean(tab);
   }, 120_000);
+
+  it('when a list takes a while, then grey lines hold its place (with "Loading…" for screen readers) until it comes', async () => {
+    expect(
+      (await suite.api()('POST', '/v1/mandates', { auth: suite.auth, body: README_MANDATE })).status,
+    ).toBe(201);
+    const tab = await openAs('tenant_admin', 'api-keys');
+    const { page } = tab;
+    await page.getByRole('heading', { level: 1 }).first().waitFor();
+    let release = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    await page.route('**/v1/mandates?*', async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.getByRole('link', { name: 'Mandates', exact: true }).click();
+    const loading = page.getByTestId('loading');
+    await loading.waitFor();
+    const shown = {
+      lines: await loading.locator('.mantine-Skeleton-root').count(),
+      said: await page.getByRole('status').filter({ hasText: 'Loading…' }).count(),
+    };
+    release();
+    await page.locator('tr[data-mandate]').first().waitFor();
+    expect({ ...shown, after: await page.getByTestId('loading').count() }).toEqual({
+      lines: 3,
+      said: 1,
+      after: 0,
+    });
+    await closeClean(tab);
+  }, 120_000);
 });

@@ -6,13 +6,14 @@ import {
   Code,
   Drawer,
   Group,
-  Loader,
   Modal,
   NativeSelect,
   Paper,
+  Skeleton,
   Text,
   TextInput,
   Title,
+  VisuallyHidden,
 } from '@mantine/core';
 import { notifications } from '@mantine/notifications';
 import { CircleAlert, CircleCheck, Copy, KeyRound } from 'lucide-react';
@@ -62,12 +63,18 @@ export function notifyDone(message: string, testId?: string) {
   });
 }
 
-export function Loading() {
+/**
+ * What loads, as grey lines where it will be (docs/DASHBOARD.md, "Design system"): the page keeps
+ * its height instead of jumping when the data comes; "Loading…" is said to screen readers.
+ */
+export function Loading({ lines = 3 }: { lines?: number }) {
   return (
-    <Group gap="xs" my="sm" aria-live="polite">
-      <Loader size="xs" aria-hidden />
-      <Text size="sm">Loading…</Text>
-    </Group>
+    <div className="loading" role="status" aria-busy="true" data-testid="loading">
+      <VisuallyHidden>Loading…</VisuallyHidden>
+      {Array.from({ length: lines }, (_, i) => (
+        <Skeleton key={i} height={14} radius="sm" mb="sm" width={i === lines - 1 ? '60%' : '100%'} />
+      ))}
+    </div>
   );
 }
 
