@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import type { Page } from 'playwright-core';
 import { README_MANDATE, eventually } from '../support/stack';
 import { TENANT_AREAS } from '../../packages/dashboard/src/areas';
@@ -465,6 +466,41 @@ describeIfChromium('dashboard: what the product review found', () => {
       said: 1,
       after: 0,
     });
+    await closeClean(tab);
+  }, 120_000);
+
+  it('when an admin exports the filtered mandates as CSV, then the file holds exactly the mandates the filter selects, every page of them, one row each', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 105; i++) {
+      const body = { ...README_MANDATE, delegate: { id: `agent_csv_${i}`, type: 'agent' } };
+      let created = await suite.api()('POST', '/v1/mandates', { auth: suite.auth, body });
+      // The plan's create rate: wait as the API says, then create it.
+      while (created.status === 429) {
+        await new Promise((r) => setTimeout(r, Number(created.headers.get('retry-after') ?? 1) * 1000));
+        created = await suite.api()('POST', '/v1/mandates', { auth: suite.auth, body });
+      }
+      expect(created.status).toBe(201);
+      ids.push(created.body.id);
+    }
+    // 105 match: more than one page of the export's 100 (and of the list's 20); the suite's other mandates do not.
+    const tab = await openAs('tenant_admin', 'mandates?q=AGENT_CSV_');
+    const { page } = tab;
+    await page.locator('tr[data-mandate]').first().waitFor();
+    const [file] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export CSV' }).click(),
+    ]);
+    expect(file.suggestedFilename()).toBe('mandates.csv');
+    const text = await readFile((await file.path())!, 'utf8');
+    const [header, ...rows] = text.trimEnd().split('\r\n');
+    const columns = header!.split(',');
+    expect(columns).toEqual(
+      expect.arrayContaining(['id', 'state', 'principal.id', 'delegate.id', 'scope.actions']),
+    );
+    const idAt = columns.indexOf('id');
+    expect(rows.map((r) => r.split(',')[idAt]).sort()).toEqual([...ids].sort());
+    await page.getByTestId('csv-exported').waitFor();
+    expect(await page.getByTestId('csv-exported').textContent()).toBe('105 rows exported');
     await closeClean(tab);
   }, 120_000);
 });

@@ -1,11 +1,14 @@
 import { useEffect, useRef, useState } from 'react';
-import { useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { Button, Group, Text } from '@mantine/core';
+import { Download } from 'lucide-react';
 import { useSearchParams } from 'react-router';
 import type { MandateClient, Paged } from '@mandate/client';
 import { apiOf } from './api';
 import { useAuth } from './auth';
 import { DataTable, type DataTableProps } from './table';
-import { fieldsOf, Loaded, usePager } from './ui';
+import { CSV_MAX_ROWS, download, toCsv } from './csv';
+import { ErrorMessage, fieldsOf, Loaded, usePager } from './ui';
 
 /** What a list's `read` is given: the filters' values (trimmed, empty ones too), the cursor and the page size. */
 export type PageQuery<F extends string> = Partial<Record<F, string>> & { cursor?: string; limit: number };
@@ -38,7 +41,23 @@ export function usePagedList<T, F extends string = never>({
     queryFn: () =>
       read(apiOf(session), { ...params, ...(pager.cursor ? { cursor: pager.cursor } : {}), limit }).page(),
   });
-  return { query, pager, values, field };
+  /** Every item the filters select, page by page (100 each, the API's most), up to CSV_MAX_ROWS. */
+  const everything = async (): Promise<{ items: T[]; more: boolean }> => {
+    const items: T[] = [];
+    let cursor: string | undefined;
+    for (;;) {
+      const page = await read(apiOf(session), {
+        ...params,
+        ...(cursor ? { cursor } : {}),
+        limit: 100,
+      }).page();
+      items.push(...page.data);
+      if (!page.next_cursor) return { items, more: false };
+      if (items.length >= CSV_MAX_ROWS) return { items: items.slice(0, CSV_MAX_ROWS), more: true };
+      cursor = page.next_cursor;
+    }
+  };
+  return { query, pager, values, field, everything };
 }
 
 /**
@@ -90,16 +109,68 @@ export type PagedList<T> = ReturnType<typeof usePagedList<T>>;
 const trimmed = <F extends string>(values: Record<F, string>) =>
   Object.fromEntries(Object.entries<string>(values).map(([k, v]) => [k, v.trim()])) as Record<F, string>;
 
-/** A paged list's current page as a DataTable with the pager (after "Loading…", or its error). */
+/**
+ * A paged list's current page as a DataTable with the pager (after "Loading…", or its error);
+ * with `csv` (the file's name, without .csv) and a list that can read everything, an **Export CSV**
+ * of every item its filters select.
+ */
 export function PagedTable<T>({
   list,
+  csv,
   ...table
-}: { list: Pick<PagedList<T>, 'query' | 'pager'> } & Omit<DataTableProps<T>, 'rows' | 'pager'>) {
+}: {
+  list: Pick<PagedList<T>, 'query' | 'pager'> & Partial<Pick<PagedList<T>, 'everything'>>;
+  csv?: string;
+} & Omit<DataTableProps<T>, 'rows' | 'pager'>) {
   return (
-    <Loaded query={list.query}>
-      {(page) => (
-        <DataTable {...table} rows={page.data} pager={{ pager: list.pager, nextCursor: page.next_cursor }} />
-      )}
-    </Loaded>
+    <>
+      {csv && list.everything ? <CsvExport name={csv} everything={list.everything} /> : null}
+      <Loaded query={list.query}>
+        {(page) => (
+          <DataTable
+            {...table}
+            rows={page.data}
+            pager={{ pager: list.pager, nextCursor: page.next_cursor }}
+          />
+        )}
+      </Loaded>
+    </>
+  );
+}
+
+/** The export button, and how many rows the last export held. */
+function CsvExport<T>({
+  name,
+  everything,
+}: {
+  name: string;
+  everything(): Promise<{ items: T[]; more: boolean }>;
+}) {
+  const exporting = useMutation({
+    mutationFn: async () => {
+      const { items, more } = await everything();
+      download(`${name}.csv`, toCsv(items, more));
+      return { count: items.length, more };
+    },
+  });
+  return (
+    <Group gap="sm" mb="xs" className="csv-export">
+      <Button
+        variant="default"
+        size="xs"
+        leftSection={<Download size={14} aria-hidden />}
+        loading={exporting.isPending}
+        onClick={() => exporting.mutate()}
+      >
+        Export CSV
+      </Button>
+      {exporting.data ? (
+        <Text size="sm" role="status" data-testid="csv-exported">
+          {exporting.data.count.toLocaleString('en')} {exporting.data.count === 1 ? 'row' : 'rows'} exported
+          {exporting.data.more ? ' (the first ones only: narrow the filters for the rest)' : ''}
+        </Text>
+      ) : null}
+      <ErrorMessage error={exporting.error} />
+    </Group>
   );
 }

@@ -135,6 +135,7 @@ export function AuditPage() {
       <DashboardReadsToggle {...events.field('exclude_dashboard_reads')} />
       <PagedTable
         list={events}
+        csv="audit-events"
         testId="events"
         caption="Events, newest first"
         columns={columns}

@@ -113,6 +113,7 @@ export function MandatesPage({ area }: { area: Area }) {
       </div>
       <PagedTable
         list={mandates}
+        csv="mandates"
         testId="mandates"
         caption="Mandates, newest first"
         columns={COLUMNS}
