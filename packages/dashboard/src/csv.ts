@@ -54,13 +54,3 @@ export function toCsv(items: readonly unknown[], more = false): string {
   if (more) lines.push(csvField(`(first ${items.length} rows only: narrow the filters for the rest)`));
   return `${lines.join('\r\n')}\r\n`;
 }
-
-/** Saves `text` as a file named `name` through the browser's download. */
-export function download(name: string, text: string): void {
-  const url = URL.createObjectURL(new Blob([text], { type: 'text/csv;charset=utf-8' }));
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = name;
-  a.click();
-  setTimeout(() => URL.revokeObjectURL(url), 1_000);
-}
