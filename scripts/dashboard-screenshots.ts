@@ -3,7 +3,7 @@
  * start`'s in-process stack on a free port, gives a demo tenant something to show (keys, role
  * assignments, mandates in several states, verifications, a widget configuration, an onboarding
  * request), signs in in Debian's chromium as the tenant's admin (development sign-in) and as the
- * operator, and saves two images of every area: docs/dashboard/<area>.png at 1280 px wide and
+ * operator, and saves two images of every area: docs/dashboard/<area>.png at 1440 px wide and
  * docs/dashboard/<area>-390.png at 390 px (a phone).
  *
  * The areas come from the dashboard's own table (packages/dashboard/src/areas.ts), so a new area
@@ -19,7 +19,7 @@ import { freePort } from './services';
 
 const OUT = path.resolve(__dirname, '../docs/dashboard');
 const ADMIN = 'dashboard:alice';
-const WIDE = { width: 1280, height: 860 };
+const WIDE = { width: 1440, height: 900 };
 const NARROW = { width: 390, height: 844 };
 
 // The demo's JSON answers are read by field name only: typing each would add nothing here.
@@ -134,7 +134,7 @@ async function seed(api: Api, tenantId: string) {
   await new Promise((r) => setTimeout(r, 1_000));
 }
 
-/** An area at both widths: <area>.png (1280 px) and <area>-390.png. */
+/** An area at both widths: <area>.png (1440 px) and <area>-390.png. */
 async function visit(page: Page, base: string, area: Area) {
   for (const [viewport, name] of [
     [WIDE, area.id],
