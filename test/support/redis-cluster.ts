@@ -29,6 +29,9 @@ export interface ClusterDeployment {
   masters(): Promise<{ id: string; port: number; firstSlot: number }[]>;
   /** Moves the first slot of the master `fromPort` to the master `toPort` with `redis-cli --cluster reshard`. */
   reshardFirstSlot(fromPort: number, toPort: number): Promise<void>;
+  /** Stops (SIGSTOP) or resumes (SIGCONT) the node on `port`: a node that hangs without closing. */
+  pause(port: number): void;
+  resume(port: number): void;
   /** Deletes every key matching `pattern` on every master. */
   deleteKeys(pattern: string): Promise<void>;
   stop(): Promise<void>;
@@ -109,6 +112,7 @@ export async function startRedisCluster(): Promise<ClusterDeployment> {
   const ports = Array.from({ length: NODES }, (_, i) => base + i);
   const children = new Map<number, ChildProcess>();
   const stop = async () => {
+    for (const child of children.values()) child.kill('SIGCONT');
     await Promise.all(
       [...children.values()].map(async (child) => {
         if (child.exitCode !== null || child.signalCode !== null) return;
@@ -152,6 +156,8 @@ export async function startRedisCluster(): Promise<ClusterDeployment> {
       return Number(owner![2][1]);
     },
     masters: () => mastersOf(ports[0]!),
+    pause: (port) => void children.get(port)!.kill('SIGSTOP'),
+    resume: (port) => void children.get(port)!.kill('SIGCONT'),
     async reshardFirstSlot(fromPort, toPort) {
       const masters = await mastersOf(fromPort);
       const id = (port: number) => masters.find((m) => m.port === port)!.id;
