@@ -17,6 +17,7 @@ import { RedisSnapshots } from '../../services/mandates/src/snapshots/redis-snap
 import { RedisSnapshotSource } from '../../services/verify/src/mandates/snapshot-source';
 import { buildMandate } from '../../services/mandates/test/support';
 import { slotOf, startRedisCluster, type ClusterDeployment } from '../support/redis-cluster';
+import { apiClient, createTenant, startStack } from '../support/stack';
 
 /**
  * Redis Cluster (docs/DECISIONS.md, "Redis Cluster"): the services' own clients and scripts on six
@@ -288,4 +289,49 @@ describe('a slot moving while callers are limited', () => {
       await cluster.deleteKeys(`${prefix}:*`);
     }
   }, 30_000);
+});
+
+describe('the five processes on a Redis Cluster', () => {
+  it('when they start with REDIS_CLUSTER_NODES, then each Redis user says so, limits, a replayed Idempotency-Key and the snapshots live in the Cluster, and a revoke is seen by the next verify', async () => {
+    const stack = await startStack({
+      // info: the start lines that name the topology.
+      all: {
+        REDIS_URL: 'redis://cluster-ignored/0',
+        REDIS_CLUSTER_NODES: cluster.nodeList,
+        LOG_LEVEL: 'info',
+      },
+    });
+    try {
+      for (const p of [stack.gateway, stack.services.mandates, stack.services.verify])
+        expect(p.output.join('')).toContain(`Redis Cluster via ${cluster.nodeList}`);
+      const { auth } = await createTenant(stack, { name: 'Cluster', plan: 'enterprise' });
+      const api = apiClient(stack.gateway.url);
+      const body = {
+        principal: { id: 'user_1', type: 'person' },
+        delegate: { id: 'agent_1', type: 'agent' },
+        scope: { actions: ['payments:*'] },
+      };
+      const headers = { 'idempotency-key': 'cluster-create-1' };
+      const created = await api('POST', '/v1/mandates', { auth, body, headers });
+      expect(created.status).toBe(201);
+      const again = await api('POST', '/v1/mandates', { auth, body, headers });
+      expect(again).toMatchObject({ status: 201, body: { id: created.body.id } });
+      const ask = () =>
+        api('POST', '/v1/verify', { auth, body: { mandate_id: created.body.id, action: 'payments:create' } });
+      expect((await ask()).body.decision).toBe('ALLOW');
+      expect((await api('POST', `/v1/mandates/${created.body.id}/revoke`, { auth, body: {} })).status).toBe(
+        200,
+      );
+      expect((await ask()).body).toMatchObject({ decision: 'DENY', reason: 'MANDATE_REVOKED' });
+      const usage = await api('GET', '/v1/usage', { auth });
+      expect(usage.status).toBe(200);
+      expect(usage.body.usage[0].used).toBeGreaterThanOrEqual(6);
+      // In the Cluster, not in the shared Redis: the snapshot, the record and the caller's tagged counters.
+      expect(await clusterKeys(`${stack.redisPrefix}snapshot:*`)).toHaveLength(1);
+      expect((await clusterKeys(`${stack.redisPrefix}idem:*`)).length).toBeGreaterThanOrEqual(1);
+      expect((await clusterKeys(`${stack.redisPrefix}rl:quota:{*}:*`)).length).toBeGreaterThanOrEqual(1);
+    } finally {
+      await stack.stop();
+    }
+  }, 120_000);
 });
