@@ -53,7 +53,8 @@ export function parseHostPorts(list: string, variable: string): { host: string; 
 
 /**
  * The configured Redis, or undefined when REDIS_URL is unset (the in-memory adapters then serve).
- * Throws a one-line ConfigError for a Sentinel setting without the rest.
+ * Throws a one-line ConfigError for a Sentinel setting without the rest, and for a Cluster setting
+ * that cannot work (with Sentinel, without REDIS_URL, another database, braces in REDIS_PREFIX).
  */
 export function redisTarget(config: RedisTargetConfig): RedisTarget | undefined {
   if (config.REDIS_CLUSTER_NODES) return clusterTarget(config);
