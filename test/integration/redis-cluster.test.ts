@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { Redis } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import {
   describeRedis,
   failFastRedis,
@@ -18,6 +18,7 @@ import { RedisSnapshotSource } from '../../services/verify/src/mandates/snapshot
 import { buildMandate } from '../../services/mandates/test/support';
 import { slotOf, startRedisCluster, type ClusterDeployment } from '../support/redis-cluster';
 import { apiClient, createTenant, startStack } from '../support/stack';
+import { expectNoStaleDecision, startSnapshotWorld, type SnapshotWorld } from './snapshot-support';
 
 /**
  * Redis Cluster (docs/DECISIONS.md, "Redis Cluster"): the services' own clients and scripts on six
@@ -220,6 +221,29 @@ describe('mandate snapshots on a Redis Cluster (mandates writes, verify reads)',
     }
     expect(readers).toEqual([clockMaster]);
   });
+});
+
+describe('no stale decision after a lifecycle call on a Redis Cluster (two verify replicas)', () => {
+  let world: SnapshotWorld;
+  beforeAll(async () => {
+    world = await startSnapshotWorld({
+      replicas: 2,
+      redis: {
+        client: (autoPipelining) =>
+          new Cluster(cluster.target.clusterNodes!, { enableAutoPipelining: autoPipelining }),
+        deleteKeys: (pattern) => cluster.deleteKeys(pattern),
+      },
+    });
+  });
+  afterAll(async () => {
+    await world?.close();
+  });
+
+  it(
+    'when verifies run concurrently with suspend/reactivate/revoke, then none sent after a lifecycle response carries an older mandate_version, and none after the revoke is an ALLOW',
+    () => expectNoStaleDecision(world),
+    60_000,
+  );
 });
 
 describe('a slot moving while callers are limited', () => {
