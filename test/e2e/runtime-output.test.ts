@@ -96,6 +96,8 @@ describe('what the services print', () => {
           msg: 'mandates listening (separate process)',
           mode: 'separate process',
           events: 'RabbitMQ',
+          // Which topology: one node here (a cluster's nodes: "cluster of 3 nodes: …").
+          amqp: expect.stringMatching(/^single node \S+:\d+$/),
           redis: 'Redis',
           store: 'in memory (no MONGO_URL)',
         }),

@@ -161,9 +161,9 @@ export function runService<C extends BaseConfig, D, O>(main: ServiceMain<C, D, O
       {
         url: server.url,
         mode: 'separate process',
-        events: config.AMQP_URL
-          ? `RabbitMQ, ${describeAmqp(config.AMQP_URL)}`
-          : 'in-process bus (no AMQP_URL: no other process receives them)',
+        events: config.AMQP_URL ? 'RabbitMQ' : 'in-process bus (no AMQP_URL: no other process receives them)',
+        // Which RabbitMQ topology (docs/CONFIGURATION.md, "Every service"): one node or a cluster's.
+        ...(config.AMQP_URL ? { amqp: describeAmqp(config.AMQP_URL) } : {}),
         redis: config.REDIS_URL ? 'Redis' : 'none (no REDIS_URL)',
         ...(main.hasStore ? { store: config.MONGO_URL ? 'MongoDB' : 'in memory (no MONGO_URL)' } : {}),
       },
