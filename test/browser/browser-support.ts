@@ -252,6 +252,9 @@ export const WIDTHS = [
   { width: 390, height: 844 },
 ] as const;
 
+/** A desktop: the review's widest screen (its screenshots' width). */
+export const DESKTOP = { width: 1440, height: 900 } as const;
+
 /** A small laptop, or a tablet held sideways: the navigation beside the content leaves ~750 px for it. */
 export const SMALL_LAPTOP = { width: 1024, height: 768 } as const;
 
