@@ -10,12 +10,16 @@ import {
   waitUntilReady,
 } from '@mandate/shared';
 import { testSnapshotMac } from '@mandate/shared/testing';
-import { describeLimits } from '../../services/gateway/test/limits-suite';
-import { PlanLimiter, RedisLimiterBackend, resolveLimits } from '../../services/gateway/src/limits';
-import { RedisIdempotencyStore, type StoredResponse } from '../../services/gateway/src/idempotency';
-import { RedisSnapshots } from '../../services/mandates/src/snapshots/redis-snapshots';
-import { RedisSnapshotSource } from '../../services/verify/src/mandates/snapshot-source';
-import { buildMandate } from '../../services/mandates/test/support';
+import {
+  PlanLimiter,
+  RedisIdempotencyStore,
+  RedisLimiterBackend,
+  describeLimits,
+  resolveLimits,
+  type StoredResponse,
+} from '@mandate/gateway/testing';
+import { RedisSnapshots, buildMandate } from '@mandate/mandates/testing';
+import { RedisSnapshotSource } from '@mandate/verify/testing';
 import { slotOf, startRedisCluster, type ClusterDeployment } from '../support/redis-cluster';
 import { apiClient, createTenant, startStack } from '../support/stack';
 import { expectNoStaleDecision, startSnapshotWorld, type SnapshotWorld } from './snapshot-support';

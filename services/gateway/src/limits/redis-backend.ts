@@ -23,6 +23,10 @@ const GCRA_COMMAND = 'gatewayGcra';
  * client then refuses whole.
  */
 const LIMITS_COMMAND = (keys: number) => `gatewayLimits${keys}`;
+/** On one node (or Sentinel): LIMITS_LUA as one command, its number of keys as its first argument. */
+const LIMITS_ANY = 'gatewayLimits';
+/** The most keys one limits call takes on a Cluster (a caller's parts: its buckets and counters). */
+const MAX_LIMITS_KEYS = 64;
 type GcraClient = RedisClient & {
   [GCRA_COMMAND](key: string, points: string, burst: string, rate: string): Promise<[number, number]>;
 } & Record<string, unknown>;
@@ -237,6 +241,13 @@ export class RedisLimiterBackend implements LimiterBackend {
     this.client = failFastRedis(url) as GcraClient;
     this.hashTags = isCluster(this.client);
     this.client.defineCommand(GCRA_COMMAND, { numberOfKeys: 1, lua: GCRA_LUA });
+    // Defined up front: an auto-pipeline created in a tick before a defineCommand lacks the new
+    // command, queues its callback without it, and then answers fewer results than callbacks
+    // (ioredis throws "results[i] is not iterable" out of the process).
+    if (this.hashTags)
+      for (let keys = 1; keys <= MAX_LIMITS_KEYS; keys++)
+        this.client.defineCommand(LIMITS_COMMAND(keys), { numberOfKeys: keys, lua: LIMITS_LUA });
+    else this.client.defineCommand(LIMITS_ANY, { lua: LIMITS_LUA });
     this.client.on('ready', () => {
       if (this.state === 'degraded')
         this.logger.info(
@@ -428,10 +439,12 @@ export class RedisLimiterBackend implements LimiterBackend {
 
   /** The LIMITS_LUA command for `keys` keys, defined on first use. */
   private limits(keys: number): LimitsCall {
-    const name = LIMITS_COMMAND(keys);
-    if (typeof this.client[name] !== 'function')
-      this.client.defineCommand(name, { numberOfKeys: keys, lua: LIMITS_LUA });
-    return (this.client[name] as LimitsCall).bind(this.client);
+    // One node: the one command, its number of keys in front (as before Cluster support).
+    if (!this.hashTags)
+      return (...keysThenArgs) =>
+        (this.client[LIMITS_ANY] as LimitsCall).call(this.client, String(keys), ...keysThenArgs);
+    if (keys > MAX_LIMITS_KEYS) throw new Error(`a limits call of ${keys} keys (at most ${MAX_LIMITS_KEYS})`);
+    return (this.client[LIMITS_COMMAND(keys)] as LimitsCall).bind(this.client);
   }
 
   private async flushNow(): Promise<void> {
