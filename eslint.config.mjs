@@ -159,7 +159,6 @@ export default tseslint.config(
             'expectAreasFit',
             'expectWholeAfterCut',
             'expectDuplicateInProgress',
-            'expectNoStaleDecision',
           ],
         },
       ],
