@@ -95,6 +95,28 @@ export const shortId = (id: string) => id.slice(-8);
 const prefixOf = (id: string) => /^[a-z]{2,4}_/.exec(id)?.[0] ?? '';
 
 /**
+ * The copy button beside a value: an icon that turns into a check once copied. Its accessible
+ * name says what it copies (`what`, the value itself by default).
+ */
+export function CopyIcon({ value, what = value }: { value: string; what?: string }) {
+  return (
+    <CopyButton value={value} timeout={1500}>
+      {({ copied, copy }) => (
+        <ActionIcon
+          variant="subtle"
+          color={copied ? 'green' : 'gray'}
+          size="sm"
+          onClick={copy}
+          aria-label={copied ? `Copied ${what}` : `Copy ${what}`}
+        >
+          {copied ? <Check size={14} aria-hidden /> : <Copy size={14} aria-hidden />}
+        </ActionIcon>
+      )}
+    </CopyButton>
+  );
+}
+
+/**
  * An id shortened (its prefix, "…", its short id), never broken inside, with a copy button; the
  * whole id is its title and (as a link) its accessible name.
  */
@@ -109,19 +131,7 @@ export function IdToken({ id, to, full = false }: { id: string; to?: string; ful
       ) : (
         <code title={id}>{text}</code>
       )}
-      <CopyButton value={id} timeout={1500}>
-        {({ copied, copy }) => (
-          <ActionIcon
-            variant="subtle"
-            color={copied ? 'green' : 'gray'}
-            size="sm"
-            onClick={copy}
-            aria-label={copied ? `Copied ${id}` : `Copy ${id}`}
-          >
-            {copied ? <Check size={14} aria-hidden /> : <Copy size={14} aria-hidden />}
-          </ActionIcon>
-        )}
-      </CopyButton>
+      <CopyIcon value={id} />
     </span>
   );
 }
@@ -136,21 +146,7 @@ export function Cut({ value, copy = true }: { value: string; copy?: boolean }) {
       <code className="cut" title={value}>
         {value}
       </code>
-      {copy ? (
-        <CopyButton value={value} timeout={1500}>
-          {({ copied, copy: run }) => (
-            <ActionIcon
-              variant="subtle"
-              color={copied ? 'green' : 'gray'}
-              size="sm"
-              onClick={run}
-              aria-label={copied ? `Copied ${value}` : `Copy ${value}`}
-            >
-              {copied ? <Check size={14} aria-hidden /> : <Copy size={14} aria-hidden />}
-            </ActionIcon>
-          )}
-        </CopyButton>
-      ) : null}
+      {copy ? <CopyIcon value={value} /> : null}
     </span>
   );
 }

@@ -1,12 +1,12 @@
 import { Fragment, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { ActionIcon, Button, Checkbox, CopyButton, Group, Text } from '@mantine/core';
-import { Check, Copy } from 'lucide-react';
+import { Button, Checkbox, Group, Text } from '@mantine/core';
 import { EVENT_TYPE_DESCRIPTIONS, EVENT_TYPES } from '@mandate/shared';
 import type { WebhookDelivery, WebhookEndpoint, WebhookReplay } from '@mandate/client';
 import { apiOf } from '../api';
 import { useAuth } from '../auth';
 import { ConfirmDialog } from '../confirm';
+import { CopyIcon } from '../format';
 import { ErrorMessage, formatTime, localTimeToIso, notifyDone, TextField } from '../ui';
 
 /**
@@ -25,19 +25,7 @@ export function BodyText({ label, text }: { label: string; text: string | null }
     <figure className="body-text">
       <Group gap={4} justify="space-between" wrap="nowrap">
         <figcaption>{label}</figcaption>
-        <CopyButton value={text} timeout={1500}>
-          {({ copied, copy }) => (
-            <ActionIcon
-              variant="subtle"
-              color={copied ? 'green' : 'gray'}
-              size="sm"
-              onClick={copy}
-              aria-label={copied ? `Copied the ${label.toLowerCase()}` : `Copy the ${label.toLowerCase()}`}
-            >
-              {copied ? <Check size={14} aria-hidden /> : <Copy size={14} aria-hidden />}
-            </ActionIcon>
-          )}
-        </CopyButton>
+        <CopyIcon value={text} what={`the ${label.toLowerCase()}`} />
       </Group>
       {/* Focusable: a scrolled region must be reachable by keyboard. */}
       <pre data-testid="body-text" tabIndex={0} aria-label={label}>
