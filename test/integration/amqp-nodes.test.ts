@@ -13,6 +13,7 @@ import {
 } from '@mandate/shared';
 import { anyEvent, deleteAmqpTopology, TEST_AMQP_URL } from '@mandate/shared/testing';
 import { z } from 'zod';
+import { freePort } from '../support/stack';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
 
 /**
@@ -71,10 +72,7 @@ describe('AMQP_URL as a list of nodes', () => {
       const b = await startTcpProxy(broker.hostname, Number(broker.port || 5672));
       proxies.push(a, b);
       // A node that is down at start: a port nothing listens on, listed first.
-      const down = await startTcpProxy('127.0.0.1', 1);
-      const downPort = down.port;
-      await down.close();
-      const url = [nodeUrl(downPort), `127.0.0.1:${a.port}`, `127.0.0.1:${b.port}`].join(',');
+      const url = [nodeUrl(await freePort()), `127.0.0.1:${a.port}`, `127.0.0.1:${b.port}`].join(',');
 
       const publisher = new RabbitPublisher(url, logger, topology);
       const source = new RabbitEventSource({ url, logger, topology, prefetch: 50, retryDelayMs: 100 });

@@ -11,7 +11,7 @@ export function amqpNodes(value: string): string[] {
   if (entries.length === 0) throw new Error('names no node');
   const first = new URL(entries[0]!);
   return entries.map((entry, i) => {
-    if (i === 0 || /^[a-z][a-z0-9+.-]*:\/\//i.test(entry)) return new URL(entry).toString();
+    if (i === 0 || hasScheme(entry)) return new URL(entry).toString();
     if (!/^(\[[0-9a-fA-F:]+\]|[^:/\s@]+)(:\d{1,5})?$/.test(entry))
       throw new Error(`"${entry}" is neither a URL nor host:port`);
     const node = new URL(first.toString());
@@ -36,3 +36,6 @@ export function describeAmqp(value: string): string {
   const hosts = nodes.map((n) => new URL(n).host).join(', ');
   return nodes.length === 1 ? `single node ${hosts}` : `cluster of ${nodes.length} nodes: ${hosts}`;
 }
+
+/** Whether a list entry is a whole URL (`scheme://…`) rather than `host:port` alone. */
+export const hasScheme = (entry: string): boolean => /^[a-z][a-z0-9+.-]*:\/\//i.test(entry);

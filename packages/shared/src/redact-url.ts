@@ -1,3 +1,5 @@
+import { hasScheme } from './amqp-url';
+
 /**
  * Where a URL points, without its credentials, for log lines (redis://u:***@host:6379/0). A list
  * of them (AMQP_URL's nodes, docs/CONFIGURATION.md, "Every service") is redacted entry by entry.
@@ -16,9 +18,7 @@ export function redactUrl(url: string, name = 'url'): string {
     try {
       return url
         .split(',')
-        .map((entry, i) =>
-          i === 0 || /^[a-z][a-z0-9+.-]*:\/\//i.test(entry.trim()) ? one(entry.trim()) : entry.trim(),
-        )
+        .map((entry, i) => (i === 0 || hasScheme(entry.trim()) ? one(entry.trim()) : entry.trim()))
         .join(',');
     } catch {
       return `(unparseable ${name})`;
