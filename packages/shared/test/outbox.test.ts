@@ -176,3 +176,58 @@ describe('SpoolingPublisher (real RabbitMQ through a TCP proxy)', () => {
     expect(Math.max(...during.map((e) => received.indexOf(e.id)))).toBeLessThan(firstAfter);
   });
 });
+
+describe('SpoolingPublisher when full', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(path.join(tmpdir(), 'spool-full-test-'));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('when a batch does not fit in the room left, then the spool stops accepting new calls (even below seven eighths) until replay has made room', async () => {
+    const broker = new FlakyPublisher(true);
+    const spool = await SpoolingPublisher.open(broker, {
+      dir: path.join(dir, 'verify'),
+      logger,
+      maxBytes: 16 * 1024,
+      retryDelayMs: 50,
+    });
+    // About 1 KB each: ten fill 10 of 16 KB, below the seven-eighths gate.
+    const big = () => anyEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: { type: 'account', id: 'r'.repeat(900) }, data: {} });
+    await spool.publish(Array.from({ length: 10 }, big));
+    expect(spool.accepting()).toBe(true);
+    // Eight more do not fit: refused, and kept by whoever handed them over (the journal, in the services).
+    const refused = Array.from({ length: 8 }, big);
+    await expect(spool.publish(refused)).rejects.toThrow('event spool full');
+    // Were the gate still open, new calls' events would join the refused batch when it is handed over
+    // again, and that batch would never fit: answered 2xx with their events stuck, the gate never closing.
+    expect(spool.accepting()).toBe(false);
+
+    broker.down = false;
+    await until(() => !spool.isSpooling, 'the spool to be replayed');
+    expect(spool.accepting()).toBe(true);
+    await spool.publish(refused);
+    await spool.close();
+    expect(broker.confirmed).toHaveLength(18);
+  });
+
+  it("when batches wait for the disk (each append is fsync'd in turn), then they count against the bound at once: a slow disk cannot let new calls in past it", async () => {
+    const spool = await SpoolingPublisher.open(new FlakyPublisher(true), {
+      dir: path.join(dir, 'gateway'),
+      logger,
+      maxBytes: 16 * 1024,
+      retryDelayMs: 60_000,
+    });
+    const big = () => anyEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: { type: 'account', id: 'r'.repeat(900) }, data: {} });
+    await spool.publish([big()]);
+    expect(spool.isSpooling).toBe(true);
+    // Twenty more (about 20 KB) handed over at once, none of them on disk yet.
+    const queued = Array.from({ length: 20 }, () => spool.publish([big()]));
+    expect(spool.accepting()).toBe(false);
+    const settled = await Promise.allSettled(queued);
+    expect(settled.filter((s) => s.status === 'rejected').length).toBeGreaterThan(0);
+    await spool.close();
+  });
+});

@@ -64,6 +64,17 @@ export class SpoolingPublisher implements EventPublisher, SpoolSizeSource {
   private disk: Promise<unknown> = Promise.resolve();
   private active?: { file: string; handle: FileHandle; bytes: number };
   private bytesOnDisk = 0;
+  /** A batch was refused for want of room: the gate stays shut until replay frees some. */
+  private refusedForRoom = false;
+  /** Batches waiting for the disk, and their bytes (counted against the bound already). */
+  private toWrite: {
+    data: string;
+    bytes: number;
+    events: number;
+    resolve: () => void;
+    reject: (err: unknown) => void;
+  }[] = [];
+  private queuedBytes = 0;
   private seq = 0;
   private replaying?: Promise<void>;
   private retryTimer?: NodeJS.Timeout;
@@ -132,10 +143,15 @@ export class SpoolingPublisher implements EventPublisher, SpoolSizeSource {
    * False once the spool holds more than seven eighths of EVENT_SPOOL_MAX_MB: new calls are refused
    * (503) from then on, and the last eighth takes the events of calls answered before the gate
    * closed (docs/DECISIONS.md, "Event spool full"). A batch that still does not fit is refused
-   * here and kept by the journal in front, which hands it over again once replay made room.
+   * here and kept by the journal in front, which hands it over again once replay made room. From
+   * that refusal on the gate is shut too, below seven eighths: a batch can be larger than the last
+   * eighth, and new calls' events would join it when it is handed over again, so it would never fit.
    */
   accepting(): boolean {
-    return this.bytesOnDisk + this.opts.maxBytes / 8 <= this.opts.maxBytes;
+    return (
+      !this.refusedForRoom &&
+      this.bytesOnDisk + this.queuedBytes + this.opts.maxBytes / 8 <= this.opts.maxBytes
+    );
   }
 
   async publish(events: AuditEvent[]): Promise<void> {
@@ -152,29 +168,61 @@ export class SpoolingPublisher implements EventPublisher, SpoolSizeSource {
     this.scheduleReplay(this.opts.retryDelayMs);
   }
 
-  /** Appends one batch to the active segment and fsyncs it; serialized with every other disk step. */
+  /**
+   * Queues one batch for the disk. Its bytes count against the bound at once (accepting()), not
+   * only once written: under a slow disk, batches waiting for their turn held megabytes the gate
+   * did not see, and calls kept being answered past the bound (docs/DECISIONS.md, "Event spool full").
+   */
   private append(events: AuditEvent[]): Promise<void> {
-    const op = this.disk.then(async () => {
-      const data = events.map((e) => JSON.stringify(e)).join('\n') + '\n';
-      const bytes = Buffer.byteLength(data);
-      if (this.bytesOnDisk + bytes > this.opts.maxBytes) {
-        throw new Error(
-          `event spool full (${this.bytesOnDisk} of ${this.opts.maxBytes} bytes): ${events.length} events refused`,
+    const data = events.map((e) => JSON.stringify(e)).join('\n') + '\n';
+    const bytes = Buffer.byteLength(data);
+    this.queuedBytes += bytes;
+    return new Promise<void>((resolve, reject) => {
+      this.toWrite.push({ data, bytes, events: events.length, resolve, reject });
+      if (this.toWrite.length === 1) void this.serialized(() => this.writeQueued());
+    });
+  }
+
+  /**
+   * Group commit: every batch queued by now goes out in one write and one fsync, serialized with
+   * every other disk step. Each batch is kept or refused whole, in order, by the room left.
+   */
+  private async writeQueued(): Promise<void> {
+    const batches = this.toWrite;
+    this.toWrite = [];
+    const kept: typeof batches = [];
+    let keptBytes = 0;
+    for (const batch of batches) {
+      this.queuedBytes -= batch.bytes;
+      if (this.bytesOnDisk + keptBytes + batch.bytes > this.opts.maxBytes) {
+        this.refusedForRoom = true;
+        batch.reject(
+          new Error(
+            `event spool full (${this.bytesOnDisk + keptBytes} of ${this.opts.maxBytes} bytes): ${batch.events} events refused`,
+          ),
         );
+        continue;
       }
+      kept.push(batch);
+      keptBytes += batch.bytes;
+    }
+    if (kept.length === 0) return;
+    try {
       this.spooling = true;
       if (this.active && this.active.bytes >= this.opts.segmentBytes) await this.seal();
       if (!this.active) {
         const file = `${String(Date.now()).padStart(15, '0')}-${String(this.seq++ % 1e9).padStart(9, '0')}.ndjson`;
         this.active = { file, handle: await open(path.join(this.dir, file), 'a'), bytes: 0 };
       }
-      await this.active.handle.write(data);
+      await this.active.handle.write(kept.map((b) => b.data).join(''));
       await this.active.handle.sync();
-      this.active.bytes += bytes;
-      this.bytesOnDisk += bytes;
-    });
-    this.disk = op.catch(() => undefined);
-    return op;
+      this.active.bytes += keptBytes;
+      this.bytesOnDisk += keptBytes;
+    } catch (err) {
+      for (const batch of kept) batch.reject(err);
+      return;
+    }
+    for (const batch of kept) batch.resolve();
   }
 
   private async seal(): Promise<void> {
@@ -237,6 +285,7 @@ export class SpoolingPublisher implements EventPublisher, SpoolSizeSource {
       }
       await unlink(full);
       this.bytesOnDisk = Math.max(0, this.bytesOnDisk - size);
+      this.refusedForRoom = false;
       this.logger.info({ file, events: lines.length }, 'spooled events published');
     }
   }
