@@ -159,6 +159,7 @@ export default tseslint.config(
             'expectAreasFit',
             'expectWholeAfterCut',
             'expectDuplicateInProgress',
+            'expectNoStaleDecision',
           ],
         },
       ],

@@ -124,6 +124,8 @@ export const commonConfigShape = {
   REDIS_SENTINELS: env.optionalString(),
   /** The master's name the sentinels watch; required with REDIS_SENTINELS. */
   REDIS_SENTINEL_NAME: env.optionalString(),
+  /** Redis Cluster (redis-target.ts): some of its nodes as host:port,…; REDIS_URL then carries only the password. Never with REDIS_SENTINELS. */
+  REDIS_CLUSTER_NODES: env.optionalString(),
   /** The sentinels' own password, when they have one. */
   REDIS_SENTINEL_PASSWORD: env.optionalString(),
   /** Prefix of every key any service writes to Redis (redisKeySpaces); one namespace per deployment, as AMQP_NAMESPACE is. */

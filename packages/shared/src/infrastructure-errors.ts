@@ -21,9 +21,11 @@ export interface InfrastructureUrls {
   AMQP_URL?: string;
   REDIS_URL?: string;
   MONGO_URL?: string;
+  /** Set: REDIS_URL's host is not used, these nodes are where Redis is (redis-target.ts). */
+  REDIS_CLUSTER_NODES?: string;
 }
 
-type Variable = keyof InfrastructureUrls;
+type Variable = 'AMQP_URL' | 'REDIS_URL' | 'MONGO_URL';
 const WHAT: Record<Variable, string> = { AMQP_URL: 'RabbitMQ', REDIS_URL: 'Redis', MONGO_URL: 'MongoDB' };
 
 /** RabbitMQ's refusals of a login or a vhost: a configuration to fix, not an outage to wait out. */
@@ -111,7 +113,11 @@ export function infrastructureProblem(err: unknown, urls: InfrastructureUrls): s
   const variable = variableOf(err, urls);
   if (!variable) return undefined;
   const what = WHAT[variable];
-  const at = `${what} at ${redactUrl(urls[variable]!, variable)}`;
+  // A Cluster's nodes are in REDIS_CLUSTER_NODES; REDIS_URL holds only its password.
+  const cluster = variable === 'REDIS_URL' ? urls.REDIS_CLUSTER_NODES : undefined;
+  const at = cluster
+    ? `the Redis Cluster via ${cluster}`
+    : `${what} at ${redactUrl(urls[variable]!, variable)}`;
   const message = messageOf(err);
   if (/ACCESS[-_]REFUSED/.test(message) || /WRONGPASS|NOAUTH|invalid username-password/i.test(message))
     return `${variable}: ${at} refused the user name or password: check the credentials in ${variable} (or ${variable}_FILE)`;
@@ -125,7 +131,7 @@ export function infrastructureProblem(err: unknown, urls: InfrastructureUrls): s
   // Reached, but it refused what the service asked at start (an index, a command): say what it said.
   if (!reason && /^Mongo(Server|Bulkwrite|Write)Error$/i.test(err instanceof Error ? err.name : ''))
     return `${variable}: ${at} refused a command at start: ${message.split('\n')[0]}`;
-  return `${variable}: cannot reach ${at}${reason ? ` (${reason})` : ''}: check that ${what} runs there and that this host can reach it (host, port, firewall, TLS)`;
+  return `${cluster ? 'REDIS_CLUSTER_NODES' : variable}: cannot reach ${at}${reason ? ` (${reason})` : ''}: check that ${what} runs there and that this host can reach it (host, port, firewall, TLS)`;
 }
 
 /** An AMQP_URL's nodes, or the text itself when it does not parse as a list. */

@@ -1,17 +1,21 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import { configError } from './config';
+import { redisTime } from './synced-clock';
 
 /**
  * Where a service's Redis is (docs/CONFIGURATION.md, "Every service"): one server named by
- * REDIS_URL, or a Sentinel deployment, where REDIS_SENTINELS lists the sentinels, REDIS_SENTINEL_NAME
- * names the master they watch, and REDIS_URL carries only the password and database. ioredis asks
- * the sentinels for the current master, and asks again after a failover.
+ * REDIS_URL; a Sentinel deployment, where REDIS_SENTINELS lists the sentinels, REDIS_SENTINEL_NAME
+ * names the master they watch, and REDIS_URL carries only the password and database (ioredis asks
+ * the sentinels for the current master, and asks again after a failover); or a Redis Cluster, where
+ * REDIS_CLUSTER_NODES lists some of its nodes and REDIS_URL carries only the password (ioredis learns
+ * the other nodes and which slots each serves, and follows MOVED and ASK while slots move).
  */
 export interface RedisTarget {
   url: string;
   sentinels?: { host: string; port: number }[];
   sentinelName?: string;
   sentinelPassword?: string;
+  clusterNodes?: { host: string; port: number }[];
 }
 
 export interface RedisTargetConfig {
@@ -19,7 +23,19 @@ export interface RedisTargetConfig {
   REDIS_SENTINELS?: string;
   REDIS_SENTINEL_NAME?: string;
   REDIS_SENTINEL_PASSWORD?: string;
+  REDIS_CLUSTER_NODES?: string;
+  REDIS_PREFIX?: string;
 }
+
+/**
+ * A client of any topology. Code that sends a command through it names only keys of one hash slot
+ * per command, Lua script or transaction (docs/DECISIONS.md, "Redis Cluster"); a command without a
+ * key (PING, TIME, SCAN) goes to one node of a Cluster, not all of them.
+ */
+export type RedisClient = Redis | Cluster;
+
+/** Whether `client` is a Redis Cluster client (its keys must share a slot per command). */
+export const isCluster = (client: RedisClient): client is Cluster => client instanceof Cluster;
 
 /** `host:port,host:port` as a list; throws naming the entry that is not one. */
 export function parseHostPorts(list: string, variable: string): { host: string; port: number }[] {
@@ -37,9 +53,11 @@ export function parseHostPorts(list: string, variable: string): { host: string; 
 
 /**
  * The configured Redis, or undefined when REDIS_URL is unset (the in-memory adapters then serve).
- * Throws a one-line ConfigError for a Sentinel setting without the rest.
+ * Throws a one-line ConfigError for a Sentinel setting without the rest, and for a Cluster setting
+ * that cannot work (with Sentinel, without REDIS_URL, another database, braces in REDIS_PREFIX).
  */
 export function redisTarget(config: RedisTargetConfig): RedisTarget | undefined {
+  if (config.REDIS_CLUSTER_NODES) return clusterTarget(config);
   if (config.REDIS_SENTINELS && !config.REDIS_URL)
     throw configError('REDIS_URL', 'is required with REDIS_SENTINELS (it carries the password and database)');
   if (config.REDIS_SENTINELS && !config.REDIS_SENTINEL_NAME)
@@ -57,6 +75,25 @@ export function redisTarget(config: RedisTargetConfig): RedisTarget | undefined 
   };
 }
 
+/** REDIS_CLUSTER_NODES: never with Sentinel, and only database 0 (the only one a Cluster has). */
+function clusterTarget(config: RedisTargetConfig): RedisTarget {
+  if (config.REDIS_SENTINELS)
+    throw configError('REDIS_CLUSTER_NODES', 'cannot be set together with REDIS_SENTINELS: choose one');
+  if (!config.REDIS_URL)
+    throw configError('REDIS_URL', 'is required with REDIS_CLUSTER_NODES (it carries the password)');
+  const db = databaseOf(config.REDIS_URL);
+  if (db !== '0') throw configError('REDIS_URL', `names database ${db}; a Redis Cluster has only database 0`);
+  // The services' own hash tags must be the first braces in a key (docs/DECISIONS.md, "Redis Cluster").
+  if (/[{}]/.test(config.REDIS_PREFIX ?? ''))
+    throw configError('REDIS_PREFIX', 'must not contain { or } with REDIS_CLUSTER_NODES');
+  return {
+    url: config.REDIS_URL,
+    clusterNodes: parseHostPorts(config.REDIS_CLUSTER_NODES!, 'REDIS_CLUSTER_NODES'),
+  };
+}
+
+const databaseOf = (url: string) => new URL(url).pathname.replace(/^\//, '') || '0';
+
 /** What REDIS_URL says beyond the server: the password, user, database and TLS. */
 function credentialsOf(url: string): RedisOptions {
   const u = new URL(url);
@@ -70,8 +107,9 @@ function credentialsOf(url: string): RedisOptions {
 }
 
 /** A client for `target` with the caller's options (timeouts, queueing) on top. */
-export function newRedis(target: RedisTarget | string, options: RedisOptions): Redis {
+export function newRedis(target: RedisTarget | string, options: RedisOptions): RedisClient {
   const t = typeof target === 'string' ? { url: target } : target;
+  if (t.clusterNodes) return newCluster(t.url, t.clusterNodes, options);
   if (!t.sentinels) return new Redis(t.url, options);
   return new Redis({
     ...credentialsOf(t.url),
@@ -82,11 +120,33 @@ export function newRedis(target: RedisTarget | string, options: RedisOptions): R
   });
 }
 
+/**
+ * A Cluster client with the caller's options: the client-wide ones (queueing, auto-pipelining,
+ * lazy connect, reconnecting) on the Cluster, the rest (timeouts, retries per command, password) on
+ * each node's connection. Redirections (MOVED, ASK: a slot moving) are followed whatever the
+ * options; a node that is gone is retried after 100 ms at most a few times, so a fail-fast client
+ * still answers within a few command timeouts.
+ */
+function newCluster(url: string, nodes: { host: string; port: number }[], options: RedisOptions): Cluster {
+  const { enableOfflineQueue, enableAutoPipelining, lazyConnect, retryStrategy, ...perNode } = options;
+  const { db: _db, ...credentials } = credentialsOf(url);
+  return new Cluster(nodes, {
+    ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
+    ...(enableAutoPipelining !== undefined ? { enableAutoPipelining } : {}),
+    ...(lazyConnect !== undefined ? { lazyConnect } : {}),
+    ...(retryStrategy ? { clusterRetryStrategy: (times: number) => retryStrategy(times) } : {}),
+    maxRedirections: 6,
+    redisOptions: { ...credentials, ...perNode },
+  });
+}
+
 /** One line for the start log: which topology, never a password. */
 export function describeRedis(target: RedisTarget | string): string {
   const t = typeof target === 'string' ? { url: target } : target;
+  if (t.clusterNodes)
+    return `Redis Cluster via ${t.clusterNodes.map((n) => `${n.host}:${n.port}`).join(',')}`;
   const u = new URL(t.url);
-  const db = u.pathname.replace(/^\//, '') || '0';
+  const db = databaseOf(t.url);
   if (!t.sentinels) return `single node ${u.hostname}:${u.port || 6379}/${db}`;
   const via = t.sentinels.map((s) => `${s.host}:${s.port}`).join(',');
   return `Sentinel master "${t.sentinelName}" via ${via}, database ${db}`;
@@ -98,7 +158,7 @@ export function describeRedis(target: RedisTarget | string): string {
  * each caller can answer promptly (the insurance limiter, or a 503). Auto-pipelining sends the
  * commands issued in one tick in one write.
  */
-export function failFastRedis(target: string | RedisTarget): Redis {
+export function failFastRedis(target: string | RedisTarget): RedisClient {
   return newRedis(target, {
     enableAutoPipelining: true,
     enableOfflineQueue: false,
@@ -112,8 +172,20 @@ export function failFastRedis(target: string | RedisTarget): Redis {
   });
 }
 
+const TIME_LUA = "return redis.call('TIME')";
+
+/**
+ * Redis's clock (docs/DECISIONS.md, "Time"), epoch milliseconds. On a Cluster, `TIME` alone would
+ * go to any node, each with its own host clock; a script naming `key` runs on the master serving
+ * its slot, so every process that passes the same key reads the same master's clock.
+ */
+export function redisClock(client: RedisClient, key: string): Promise<number> {
+  if (!isCluster(client)) return redisTime(client);
+  return redisTime({ time: () => client.eval(TIME_LUA, 1, key) as Promise<string[]> });
+}
+
 /** Waits for the connection to be ready, at most `timeoutMs`; true when it is. */
-export async function waitUntilReady(client: Redis, timeoutMs: number): Promise<boolean> {
+export async function waitUntilReady(client: RedisClient, timeoutMs: number): Promise<boolean> {
   if (client.status === 'ready') return true;
   await new Promise<void>((resolve) => {
     const timer = setTimeout(done, timeoutMs);

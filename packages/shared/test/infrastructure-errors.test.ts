@@ -23,4 +23,16 @@ describe('infrastructureProblem (docs/TROUBLESHOOTING.md)', () => {
       'MONGO_URL: MongoDB at mongodb://app:***@db.example:27017/mandates refused a command at start: Index build failed: E11000 duplicate key',
     );
   });
+
+  it('when no node of a Redis Cluster answers at start, then the line names REDIS_CLUSTER_NODES and its nodes, not the unused host of REDIS_URL', () => {
+    const err = new Error('Failed to refresh slots cache.');
+    err.stack = `ClusterAllFailedError: ${err.message}\n    at node_modules/ioredis/built/cluster/index.js:1:1`;
+    const line = infrastructureProblem(err, {
+      REDIS_URL: 'redis://:s3cret@cluster-ignored/0',
+      REDIS_CLUSTER_NODES: 'redis-cluster:6379',
+    });
+    expect(line).toBe(
+      'REDIS_CLUSTER_NODES: cannot reach the Redis Cluster via redis-cluster:6379: check that Redis runs there and that this host can reach it (host, port, firewall, TLS)',
+    );
+  });
 });

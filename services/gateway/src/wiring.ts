@@ -165,7 +165,7 @@ async function build(
     );
   const jwt = devSignIn ? devSignIn.authenticator(credentials.jwt) : credentials.jwt;
 
-  // compose's rule for the Redis-backed adapters: REDIS_URL (one server or a Sentinel deployment),
+  // compose's rule for the Redis-backed adapters: REDIS_URL (one server, a Sentinel deployment or a Cluster),
   // else the override, else the same adapter in memory.
   const redis = redisTarget(config);
   if (redis) logger.info({ redis: describeRedis(redis) }, 'Redis topology');

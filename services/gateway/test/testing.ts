@@ -10,3 +10,7 @@ export { credentialEventHandler } from '../src/auth/credential-events';
 export { RouteMatcher } from '../src/routes/match';
 export { CredentialEpochCheck } from '../src/auth/credential-epoch';
 export { DEFAULT_IDEMPOTENCY_SETTINGS } from '../src/idempotency';
+// The limiter and Idempotency-Key stores on Redis, and the limits suite, for the Redis Cluster test.
+export { PlanLimiter, RedisLimiterBackend, resolveLimits } from '../src/limits';
+export { RedisIdempotencyStore, type StoredResponse } from '../src/idempotency';
+export { describeLimits } from './limits-suite';

@@ -1,5 +1,10 @@
-import type { Redis } from 'ioredis';
-import { failFastRedis, waitUntilReady, type Logger, type RedisTarget } from '@mandate/shared';
+import {
+  failFastRedis,
+  waitUntilReady,
+  type Logger,
+  type RedisClient,
+  type RedisTarget,
+} from '@mandate/shared';
 import type { IdempotencyRecord, IdempotencyStore, PendingLock, StoredResponse } from './store';
 
 // GET, and SET NX PX only if absent, in one atomic round trip: the lock and the read of a record already there.
@@ -23,7 +28,7 @@ const RELEASE_LUA = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) return 1 end
 return 0`;
 
-type IdemClient = Redis & {
+type IdemClient = RedisClient & {
   idemAcquire(key: string, pending: string, leaseMs: string): Promise<string | null>;
   idemRenew(key: string, pending: string, leaseMs: string): Promise<number>;
   idemComplete(key: string, pending: string, done: string, ttlMs: string): Promise<number>;

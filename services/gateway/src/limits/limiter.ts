@@ -40,9 +40,25 @@ export interface LimiterBackend {
   quotaCounters?(keyPrefix: string, start: string, end: string): Promise<Map<string, number>>;
   /** The per-process limiter that stands in for `limiter` while the store is unreachable. */
   insurance?(limiter: RateLimiterLike): RateLimiterLike;
+  /**
+   * True on a Redis Cluster: every key of one caller carries the caller as its hash tag, so the keys
+   * one script call takes live in one slot (docs/DECISIONS.md, "Redis Cluster"). Elsewhere the key
+   * names stay as they were.
+   */
+  readonly hashTags?: boolean;
   /** 'ok', or a value starting with 'degraded' that /readyz shows. */
   health(): string;
   close(): Promise<void>;
+}
+
+/**
+ * How a caller's id appears in its keys: `{<id>}` when the backend needs hash tags, else as is.
+ * `open` and `close` are what comes before and after the id, for reading the keys back.
+ */
+export function callerTag(hashTags: boolean | undefined) {
+  const open = hashTags ? '{' : '';
+  const close = hashTags ? '}' : '';
+  return { open, close, of: (id: string) => `${open}${id}${close}` };
 }
 
 export function memoryBackend(now: () => number = Date.now): LimiterBackend {
@@ -138,6 +154,7 @@ export class PlanLimiter implements RequestLimiter {
   /** IPs this process saw go over that limit, and until when (ms); bounded, dropped once passed. */
   private readonly blockedUntil = new Map<string, number>();
   private readonly metrics = processMetrics();
+  private readonly tag: ReturnType<typeof callerTag>;
 
   constructor(
     private readonly limits: LimitsConfig,
@@ -151,6 +168,7 @@ export class PlanLimiter implements RequestLimiter {
     },
   ) {
     const p = options.prefix;
+    this.tag = callerTag(backend.hashTags);
     const perPlan = <T>(f: (plan: Plan) => T) =>
       Object.fromEntries(PLANS.map((plan) => [plan, f(plan)])) as Record<Plan, T>;
     // Prefixes do not name the plan: a tenant that changes plan keeps its counters.
@@ -224,22 +242,24 @@ export class PlanLimiter implements RequestLimiter {
       });
     } else {
       const plan = this.limits.plans[subject.plan];
+      // Every key of the caller: one hash tag on a Redis Cluster, so one script call takes them all.
+      const caller = this.tag.of(subject.id);
       applied.push({
         limiter: this.global[subject.plan],
-        key: subject.id,
+        key: caller,
         kind: 'rate',
         limit: plan.global.burst,
-        part: { kind: 'rate', rlKey: `${this.options.prefix}:global:${subject.id}`, bucket: plan.global },
+        part: { kind: 'rate', rlKey: `${this.options.prefix}:global:${caller}`, bucket: plan.global },
       });
       if (endpoint && !isClientIpBucket(endpoint)) {
         applied.push({
           limiter: this.endpoints[subject.plan][endpoint],
-          key: subject.id,
+          key: caller,
           kind: 'rate',
           limit: plan.endpoints[endpoint].burst,
           part: {
             kind: 'rate',
-            rlKey: `${this.options.prefix}:ep:${endpoint}:${subject.id}`,
+            rlKey: `${this.options.prefix}:ep:${endpoint}:${caller}`,
             bucket: plan.endpoints[endpoint],
           },
         });
@@ -248,12 +268,12 @@ export class PlanLimiter implements RequestLimiter {
       const customDuration = seconds(msToNextMonth) + 86_400;
       applied.push({
         limiter: this.quotas[subject.plan],
-        key: `${subject.id}:${month}`,
+        key: `${caller}:${month}`,
         kind: 'quota',
         limit: plan.monthlyQuota,
         part: {
           kind: 'quota',
-          rlKey: `${this.options.prefix}:quota:${subject.id}:${month}`,
+          rlKey: `${this.options.prefix}:quota:${caller}:${month}`,
           points: plan.monthlyQuota,
           seconds: customDuration,
         },
@@ -263,12 +283,12 @@ export class PlanLimiter implements RequestLimiter {
       const day = now.toISOString().slice(0, 10);
       applied.push({
         limiter: this.daily,
-        key: `${subject.id}:${day}`,
+        key: `${caller}:${day}`,
         kind: 'tally',
         limit: UNLIMITED,
         part: {
           kind: 'quota',
-          rlKey: `${this.options.prefix}:day:${subject.id}:${day}`,
+          rlKey: `${this.options.prefix}:day:${caller}:${day}`,
           points: UNLIMITED,
           seconds: DAY_COUNTER_SECONDS,
         },
@@ -402,10 +422,11 @@ export class PlanLimiter implements RequestLimiter {
     const now = (this.options.clock ?? systemClock).now();
     const { month } = monthWindow(now);
     const read = this.backend.quotaCounters?.bind(this.backend);
+    const { open, close } = this.tag;
     const [counters, days] = await Promise.all([
-      read?.(`${this.options.prefix}:quota`, `${tenantId}:`, `:${month}`),
+      read?.(`${this.options.prefix}:quota`, `${open}${tenantId}:`, `${close}:${month}`),
       // Every per-day counter of the tenant (`<caller>:<YYYY-MM-DD>`, ~35 days of them); this month's are summed.
-      read?.(`${this.options.prefix}:day`, `${tenantId}:`, ''),
+      read?.(`${this.options.prefix}:day`, `${open}${tenantId}:`, ''),
     ]);
     const perDay = new Map<string, number>();
     for (const [callerAndDay, used] of days ?? []) {

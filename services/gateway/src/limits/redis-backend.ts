@@ -1,12 +1,13 @@
-import type { Redis } from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes, type RateLimiterLike } from 'rate-limiter-flexible';
 import {
   describeRedis,
   failFastRedis,
+  isCluster,
   redactUrl,
   serviceUnavailable,
   waitUntilReady,
   type Logger,
+  type RedisClient,
   type RedisTarget,
 } from '@mandate/shared';
 import type { Bucket } from './plans';
@@ -15,11 +16,21 @@ import { GCRA_LUA, MemoryTokenBucket } from './token-bucket';
 import type { AtomicPart, LimiterBackend } from './limiter';
 
 const GCRA_COMMAND = 'gatewayGcra';
-const LIMITS_COMMAND = 'gatewayLimits';
-type GcraClient = Redis & {
+/**
+ * LIMITS_LUA as one command per number of keys (`gatewayLimits3`: three keys, then the arguments).
+ * Auto-pipelining groups a Cluster's commands by the slot of their first argument: with the number
+ * of keys in front, commands of callers in other slots would share a pipeline, which the Cluster
+ * client then refuses whole.
+ */
+const LIMITS_COMMAND = (keys: number) => `gatewayLimits${keys}`;
+/** On one node (or Sentinel): LIMITS_LUA as one command, its number of keys as its first argument. */
+const LIMITS_ANY = 'gatewayLimits';
+/** The most keys one limits call takes on a Cluster (a caller's parts: its buckets and counters). */
+const MAX_LIMITS_KEYS = 64;
+type GcraClient = RedisClient & {
   [GCRA_COMMAND](key: string, points: string, burst: string, rate: string): Promise<[number, number]>;
-  [LIMITS_COMMAND](...keysThenArgs: string[]): Promise<number[]>;
-};
+} & Record<string, unknown>;
+type LimitsCall = (...keysThenArgs: string[]) => Promise<number[]>;
 
 /**
  * Every limit of one request in one script call, all or nothing: each part is checked with the
@@ -35,8 +46,8 @@ type GcraClient = Redis & {
  * (see `RedisLimiterBackend`),
  * added first and unconditionally: they were answered, so a bucket may go into debt (its tat
  * beyond the burst), which later requests then wait out.
- * KEYS of one call belong to one caller and must live on one node (a Redis Cluster would need a
- * hash tag per caller).
+ * KEYS of one call belong to one caller: on a Redis Cluster they carry the caller as their hash tag
+ * (`hashTags`, limiter.ts callerTag), so they live in one slot.
  */
 const LIMITS_LUA = `
 local t = redis.call('TIME')
@@ -212,10 +223,14 @@ const DEGRADED = 'degraded: per-process limiter (Redis unreachable)';
  */
 export class RedisLimiterBackend implements LimiterBackend {
   private readonly client: GcraClient;
+  /** A Redis Cluster: a caller's keys share a hash tag (docs/DECISIONS.md, "Redis Cluster"). */
+  readonly hashTags: boolean;
   private state: 'starting' | 'shared' | 'degraded' | 'closing' = 'starting';
   /** This replica's view of each shared counter it decides on (see consumeAll), by Redis key. */
   private readonly views = new Map<string, PartView>();
   private flushTimer?: NodeJS.Timeout;
+  /** Settles once every flush started so far has (flushes never reject). */
+  private flushing: Promise<void> = Promise.resolve();
   private sweepAt = 0;
 
   constructor(
@@ -224,8 +239,15 @@ export class RedisLimiterBackend implements LimiterBackend {
     private readonly now: () => number = Date.now,
   ) {
     this.client = failFastRedis(url) as GcraClient;
+    this.hashTags = isCluster(this.client);
     this.client.defineCommand(GCRA_COMMAND, { numberOfKeys: 1, lua: GCRA_LUA });
-    this.client.defineCommand(LIMITS_COMMAND, { lua: LIMITS_LUA });
+    // Defined up front: an auto-pipeline created in a tick before a defineCommand lacks the new
+    // command, queues its callback without it, and then answers fewer results than callbacks
+    // (ioredis throws "results[i] is not iterable" out of the process).
+    if (this.hashTags)
+      for (let keys = 1; keys <= MAX_LIMITS_KEYS; keys++)
+        this.client.defineCommand(LIMITS_COMMAND(keys), { numberOfKeys: keys, lua: LIMITS_LUA });
+    else this.client.defineCommand(LIMITS_ANY, { lua: LIMITS_LUA });
     this.client.on('ready', () => {
       if (this.state === 'degraded')
         this.logger.info(
@@ -296,22 +318,23 @@ export class RedisLimiterBackend implements LimiterBackend {
     const head = `${keyPrefix}:${start}`;
     const glob = (text: string) => text.replace(/[*?[\]\\]/g, '\\$&');
     const keys = new Set<string>();
-    let cursor = '0';
-    do {
-      const [next, batch] = await this.client.scan(
-        cursor,
-        'MATCH',
-        `${glob(head)}*${glob(end)}`,
-        'COUNT',
-        1000,
-      );
-      cursor = next;
-      for (const k of batch) keys.add(k);
-    } while (cursor !== '0');
+    // SCAN sees one node's keys: on a Cluster, every master's (a key moving meanwhile may show twice).
+    const nodes = isCluster(this.client) ? this.client.nodes('master') : [this.client];
+    for (const node of nodes) {
+      let cursor = '0';
+      do {
+        const [next, batch] = await node.scan(cursor, 'MATCH', `${glob(head)}*${glob(end)}`, 'COUNT', 1000);
+        cursor = next;
+        for (const k of batch) keys.add(k);
+      } while (cursor !== '0');
+    }
     const found = new Map<string, number>();
     const list = [...keys].filter((k) => k.length >= head.length + end.length);
     if (list.length === 0) return found;
-    const values = await this.client.mget(...list);
+    // MGET takes keys of one slot on a Cluster: there, one GET each (auto-pipelined per node).
+    const values = isCluster(this.client)
+      ? await Promise.all(list.map((k) => this.client.get(k)))
+      : await this.client.mget(...list);
     list.forEach((k, i) => {
       const n = Number(values[i] ?? 0);
       if (n > 0) found.set(k.slice(head.length, k.length - end.length), n);
@@ -378,8 +401,7 @@ export class RedisLimiterBackend implements LimiterBackend {
       return v;
     });
     const sent = views.map((v) => v.unsent);
-    const args: string[] = [String(parts.length)];
-    for (const p of parts) args.push(p.rlKey);
+    const args: string[] = parts.map((p) => p.rlKey);
     args.push(String(take));
     parts.forEach((p, i) => {
       if (p.kind === 'rate') args.push('b', String(p.bucket.burst), String(p.bucket.rate), String(sent[i]));
@@ -392,7 +414,7 @@ export class RedisLimiterBackend implements LimiterBackend {
     });
     let out: number[];
     try {
-      out = await this.client[LIMITS_COMMAND](...args);
+      out = await this.limits(parts.length)(...args);
     } catch (err) {
       views.forEach((v, i) => {
         v.inflight -= sent[i]!;
@@ -415,10 +437,24 @@ export class RedisLimiterBackend implements LimiterBackend {
     return out;
   }
 
+  /** The LIMITS_LUA command for `keys` keys, defined on first use. */
+  private limits(keys: number): LimitsCall {
+    // One node: the one command, its number of keys in front (as before Cluster support).
+    if (!this.hashTags)
+      return (...keysThenArgs) =>
+        (this.client[LIMITS_ANY] as LimitsCall).call(this.client, String(keys), ...keysThenArgs);
+    if (keys > MAX_LIMITS_KEYS) throw new Error(`a limits call of ${keys} keys (at most ${MAX_LIMITS_KEYS})`);
+    return (this.client[LIMITS_COMMAND(keys)] as LimitsCall).bind(this.client);
+  }
+
   private async flushNow(): Promise<void> {
-    if (!this.flushTimer) return;
-    clearTimeout(this.flushTimer);
-    await this.flush();
+    if (this.flushTimer) {
+      clearTimeout(this.flushTimer);
+      void this.flush();
+    }
+    // Also the flushes already on their way: on a Cluster a read that follows may go over another
+    // connection than they did, so only their answers put them before it.
+    await this.flushing;
   }
 
   private scheduleFlush(delayMs = FLUSH_MS) {
@@ -426,8 +462,14 @@ export class RedisLimiterBackend implements LimiterBackend {
   }
 
   /** Adds what this replica let through to Redis, one call per caller, and refreshes those views. */
-  private async flush(): Promise<void> {
+  private flush(): Promise<void> {
     this.flushTimer = undefined;
+    const sent = this.sendUnsent();
+    this.flushing = Promise.all([this.flushing, sent]).then(() => undefined);
+    return sent;
+  }
+
+  private async sendUnsent(): Promise<void> {
     const groups = new Map<string, AtomicPart[]>();
     for (const v of this.views.values()) {
       if (v.unsent === 0) continue;

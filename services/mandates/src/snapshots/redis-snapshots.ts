@@ -1,11 +1,11 @@
-import type { Redis } from 'ioredis';
 import {
   DEFAULT_SNAPSHOT_PREFIX,
   describeRedis,
   newRedis,
-  redisTime,
+  redisClock,
   snapshotKey,
   type Logger,
+  type RedisClient,
   type RedisTarget,
   type SnapshotMac,
 } from '@mandate/shared';
@@ -57,7 +57,7 @@ export class RedisSnapshots implements MandateSnapshots {
   private readonly mac: SnapshotMac;
 
   private constructor(
-    private readonly redis: Redis & SnapshotCommands,
+    private readonly redis: RedisClient & SnapshotCommands,
     private readonly owned: boolean,
     options: RedisSnapshotsOptions,
   ) {
@@ -88,10 +88,10 @@ export class RedisSnapshots implements MandateSnapshots {
   }
 
   /** Uses an existing client (tests); close() leaves it open unless `owned`. */
-  static over(redis: Redis, options: RedisSnapshotsOptions, owned = false): RedisSnapshots {
+  static over(redis: RedisClient, options: RedisSnapshotsOptions, owned = false): RedisSnapshots {
     redis.defineCommand('writeSnapshot', { numberOfKeys: 1, lua: WRITE_SNAPSHOT });
     redis.defineCommand('fenceSnapshot', { numberOfKeys: 1, lua: FENCE_SNAPSHOT });
-    return new RedisSnapshots(redis as Redis & SnapshotCommands, owned, options);
+    return new RedisSnapshots(redis as RedisClient & SnapshotCommands, owned, options);
   }
 
   async fence(tenantId: string, mandateId: string, version: number): Promise<void> {
@@ -110,7 +110,8 @@ export class RedisSnapshots implements MandateSnapshots {
 
   /** Redis's clock, epoch milliseconds: the one mandates decides time on (docs/DECISIONS.md, "Time"). */
   time(): Promise<number> {
-    return redisTime(this.redis);
+    // The key only picks the Cluster master whose clock is read: the same as verify's.
+    return redisClock(this.redis, `${this.prefix}clock`);
   }
 
   async close(): Promise<void> {

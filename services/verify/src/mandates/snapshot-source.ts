@@ -1,11 +1,11 @@
-import type { Redis } from 'ioredis';
 import {
   DEFAULT_SNAPSHOT_PREFIX,
   describeRedis,
   newRedis,
-  redisTime,
+  redisClock,
   snapshotKey,
   type Logger,
+  type RedisClient,
   type RedisTarget,
 } from '@mandate/shared';
 
@@ -38,7 +38,7 @@ export class RedisSnapshotSource implements SnapshotSource {
   readonly kind = 'redis' as const;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly prefix = DEFAULT_SNAPSHOT_PREFIX,
     private readonly owned = false,
   ) {}
@@ -76,7 +76,8 @@ export class RedisSnapshotSource implements SnapshotSource {
 
   /** Redis's clock, epoch milliseconds: the one verify decides time on (docs/DECISIONS.md, "Time"). */
   time(): Promise<number> {
-    return redisTime(this.redis);
+    // The key only picks the Cluster master whose clock is read: the same as mandates'.
+    return redisClock(this.redis, `${this.prefix}clock`);
   }
 
   async close(): Promise<void> {
