@@ -34,6 +34,28 @@ async function until(
   }
 }
 
+/** Confirms each publish after `ms`, or at once from `release()` on. */
+class SlowConfirmPublisher extends FlakyPublisher {
+  private released = false;
+  private readonly waiting = new Set<() => void>();
+  constructor(private readonly ms: number) {
+    super();
+  }
+  override async publish(events: Parameters<FlakyPublisher['publish']>[0]) {
+    if (!this.released)
+      await new Promise<void>((r) => {
+        const timer = setTimeout(r, this.ms);
+        this.waiting.add(() => (clearTimeout(timer), r()));
+      });
+    await super.publish(events);
+  }
+  release(): void {
+    this.released = true;
+    for (const go of this.waiting) go();
+    this.waiting.clear();
+  }
+}
+
 describe('OutboxRelay', () => {
   it('when the broker refuses, then events stay in the outbox and the poll publishes each once it is back', async () => {
     const outbox = new MapOutbox();
@@ -58,27 +80,42 @@ describe('OutboxRelay', () => {
     expect(publisher.confirmed.map((e) => e.id).sort()).toEqual(events.map((e) => e.id).sort());
   });
 
-  it('when the broker is up, then publishNow publishes at once and marks sent', async () => {
+  it('when the broker is up, then publishNow answers without waiting for the confirm, and the events are published and marked sent', async () => {
     const outbox = new MapOutbox();
-    const publisher = new FlakyPublisher();
+    const publisher = new SlowConfirmPublisher(300);
     const relay = new OutboxRelay(outbox, publisher, logger);
     const e = apiCall();
     outbox.add([e]);
+    const started = Date.now();
     await relay.publishNow([e]);
+    expect(Date.now() - started).toBeLessThan(250);
+    await until(() => outbox.pending.size === 0, 'the event to be marked sent');
     expect(publisher.confirmed).toEqual([e]);
+  });
+
+  it('when more publishes than the bound await their confirm, then each further writer waits for its own (at most waitMs): writers are paced by the broker', async () => {
+    const outbox = new MapOutbox();
+    const publisher = new SlowConfirmPublisher(60_000);
+    const relay = new OutboxRelay(outbox, publisher, logger, { maxUnconfirmed: 3, publishTimeoutMs: 60_000 });
+    const waited: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const e = apiCall();
+      outbox.add([e]);
+      const started = Date.now();
+      await relay.publishNow([e], 200);
+      waited.push(Date.now() - started);
+    }
+    expect(waited.slice(0, 3).every((ms) => ms < 150)).toBe(true);
+    expect(waited.slice(3).every((ms) => ms >= 190)).toBe(true);
+    publisher.release();
+    await relay.stop();
     expect(outbox.pending.size).toBe(0);
   });
 
   it('when the relay stops while a publishNow waits for its confirm, then stop waits for it and nothing stays in the outbox', async () => {
-    // A writer waits at most 1 s for the confirm (docs/DEPLOYMENT.md, "Delivery guarantees"): shutdown waits for the rest.
-    class SlowConfirmPublisher extends FlakyPublisher {
-      override async publish(events: Parameters<FlakyPublisher['publish']>[0]) {
-        await new Promise((r) => setTimeout(r, 300));
-        await super.publish(events);
-      }
-    }
+    // A writer need not wait for the confirm (docs/DEPLOYMENT.md, "Delivery guarantees"): shutdown waits for it.
     const outbox = new MapOutbox();
-    const publisher = new SlowConfirmPublisher();
+    const publisher = new SlowConfirmPublisher(300);
     const relay = new OutboxRelay(outbox, publisher, logger, { pollIntervalMs: 60_000 });
     relay.start();
     await relay.drain();
@@ -110,7 +147,7 @@ describe('OutboxRelay', () => {
     const poll = relay.relayAll();
     await until(() => outbox.readStarted, 'the poll to read the outbox');
     await relay.publishNow([e]);
-    expect(outbox.pending.size).toBe(0);
+    await until(() => outbox.pending.size === 0, 'the fast path to mark it sent');
     outbox.release!();
     await poll;
     expect(publisher.confirmed).toEqual([e]);
@@ -195,7 +232,13 @@ describe('SpoolingPublisher when full', () => {
       retryDelayMs: 50,
     });
     // About 1 KB each: ten fill 10 of 16 KB, below the seven-eighths gate.
-    const big = () => anyEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: { type: 'account', id: 'r'.repeat(900) }, data: {} });
+    const big = () =>
+      anyEvent({
+        type: 'API_CALL',
+        tenantId: 'tnt_x',
+        resource: { type: 'account', id: 'r'.repeat(900) },
+        data: {},
+      });
     await spool.publish(Array.from({ length: 10 }, big));
     expect(spool.accepting()).toBe(true);
     // Eight more do not fit: refused, and kept by whoever handed them over (the journal, in the services).
@@ -220,7 +263,13 @@ describe('SpoolingPublisher when full', () => {
       maxBytes: 16 * 1024,
       retryDelayMs: 60_000,
     });
-    const big = () => anyEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: { type: 'account', id: 'r'.repeat(900) }, data: {} });
+    const big = () =>
+      anyEvent({
+        type: 'API_CALL',
+        tenantId: 'tnt_x',
+        resource: { type: 'account', id: 'r'.repeat(900) },
+        data: {},
+      });
     await spool.publish([big()]);
     expect(spool.isSpooling).toBe(true);
     // Twenty more (about 20 KB) handed over at once, none of them on disk yet.

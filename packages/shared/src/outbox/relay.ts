@@ -23,7 +23,16 @@ export interface OutboxRelayOptions {
   publishTimeoutMs?: number;
   /** After a failed publish, kicks are ignored for this long; the next poll tries again. */
   retryDelayMs?: number;
+  /**
+   * Fast-path publishes awaiting their confirm past which a writer waits for its own (at most
+   * publishNow's `waitMs`) before answering: below it a write answers without the confirm's
+   * round trip, above it writers are paced by what the broker confirms.
+   */
+  maxUnconfirmed?: number;
 }
+
+/** Fast-path publishes awaiting a confirm before writers wait for theirs (OutboxRelayOptions.maxUnconfirmed). */
+export const DEFAULT_MAX_UNCONFIRMED = 32;
 
 /** Rejects when `p` has not settled within `ms`; the timer never keeps the process alive. */
 export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
@@ -84,6 +93,7 @@ export class OutboxRelay implements EventRelay, OutboxBacklogSource {
       batchSize: options.batchSize ?? 500,
       publishTimeoutMs: options.publishTimeoutMs ?? 10_000,
       retryDelayMs: options.retryDelayMs ?? 1_000,
+      maxUnconfirmed: options.maxUnconfirmed ?? DEFAULT_MAX_UNCONFIRMED,
     };
   }
 
@@ -107,8 +117,10 @@ export class OutboxRelay implements EventRelay, OutboxBacklogSource {
 
   /**
    * The fast path after a write: publishes these (already stored) events and marks them sent.
-   * Never throws; waits at most `waitMs` (the caller's answer must not hang on a broker), and
-   * whatever did not make it stays in the outbox for the poll.
+   * Never throws. The events are durable in the outbox already, so the caller waits for the
+   * confirm only while more than `maxUnconfirmed` publishes await theirs, and then at most `waitMs`
+   * (its answer must not hang on a broker); whatever did not make it stays in the outbox for the
+   * poll (docs/DECISIONS.md, "Outbox relay pacing").
    */
   async publishNow(events: AuditEvent[], waitMs = 1_000): Promise<void> {
     if (events.length === 0) return;
@@ -128,6 +140,7 @@ export class OutboxRelay implements EventRelay, OutboxBacklogSource {
     })();
     this.attempts.add(attempt);
     void attempt.finally(() => this.attempts.delete(attempt));
+    if (this.attempts.size <= this.opts.maxUnconfirmed) return;
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([attempt, new Promise<void>((r) => (timer = setTimeout(r, waitMs)))]);
     clearTimeout(timer);
