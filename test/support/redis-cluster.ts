@@ -77,6 +77,8 @@ async function until(check: () => Promise<boolean>, what: string, timeoutMs = 30
 
 async function ask(port: number, ...args: string[]): Promise<unknown> {
   const client = new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
+  // A node not listening yet rejects connect(); without a listener ioredis also prints the error.
+  client.on('error', () => undefined);
   try {
     await client.connect();
     return await client.call(...(args as [string, ...string[]]));

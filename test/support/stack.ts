@@ -13,6 +13,7 @@ import {
   type ServiceProcess,
   type Services,
 } from '../../scripts/services';
+import { topologyEnv } from './redis-topology';
 
 export const AMQP_URL = process.env.AMQP_URL ?? LOCAL_AMQP_URL;
 export const REDIS_URL = process.env.REDIS_URL ?? LOCAL_REDIS_URL;
@@ -97,6 +98,9 @@ async function startStackProcesses(
         AMQP_NAMESPACE: namespace,
         REDIS_URL,
         REDIS_PREFIX: redisPrefix,
+        // The jest project's Redis topology (Sentinel or Cluster), else the shared node above; its
+        // private deployment is dropped with the run, so the key clean-up below is the node's only.
+        ...topologyEnv(),
         ...all,
       },
       extra: {
