@@ -15,9 +15,10 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { z } from 'zod';
-import { EVENT_TYPES, type RouteContract } from '@mandate/shared';
+import { API_KEY_SCOPES, EVENT_TYPES, type RouteContract } from '@mandate/shared';
 import { CONTRACTS } from '@mandate/gateway';
-import { PERMISSION_DESCRIPTIONS, ROLE_PERMISSIONS } from '@mandate/identity';
+import { PERMISSION_DESCRIPTIONS, PLANS, ROLES, ROLE_PERMISSIONS } from '@mandate/identity';
+import { MANDATE_STATES } from '@mandate/mandates';
 
 const PACKAGE = path.resolve(__dirname, '..');
 const ROOT = path.resolve(PACKAGE, '../..');
@@ -339,6 +340,12 @@ export async function generate(): Promise<{ generated: string; checks: string }>
     ...Object.entries(table).map(([operationId, spec]) => `${operationId}: ${literal(spec)},`),
     '} as const;',
     'export type OperationId = keyof typeof OPERATIONS;',
+    '',
+    '/** The API\'s vocabulary as runtime values, for pickers and filters (each the union its types use). */',
+    `export const MANDATE_STATES = ${literal(MANDATE_STATES)} as const;`,
+    `export const API_KEY_SCOPES = ${literal(API_KEY_SCOPES)} as const;`,
+    `export const ROLES = ${literal(ROLES)} as const;`,
+    `export const PLANS = ${literal(PLANS)} as const;`,
     '',
     '/** The permissions each role grants (docs/API.md, "Scopes, permissions and roles"). */',
     `export const ROLE_PERMISSIONS = ${JSON.stringify(ROLE_PERMISSIONS)} as const;`,

@@ -1661,6 +1661,18 @@ export const OPERATIONS = {
 } as const;
 export type OperationId = keyof typeof OPERATIONS;
 
+/** The API's vocabulary as runtime values, for pickers and filters (each the union its types use). */
+export const MANDATE_STATES = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'] as const;
+export const API_KEY_SCOPES = [
+  'mandates:read',
+  'mandates:write',
+  'verify',
+  'events:read',
+  'tenants:admin',
+] as const;
+export const ROLES = ['tenant_admin', 'tenant_operator', 'tenant_viewer', 'tenant_auditor'] as const;
+export const PLANS = ['beta', 'enterprise'] as const;
+
 /** The permissions each role grants (docs/API.md, "Scopes, permissions and roles"). */
 export const ROLE_PERMISSIONS = {
   tenant_admin: [

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import { Badge, Button, Group, NativeSelect, Text } from '@mantine/core';
-import { PERMISSION_DESCRIPTIONS, ROLE_PERMISSIONS, type RoleAssignment } from '@mandate/client';
+import { PERMISSION_DESCRIPTIONS, ROLES, ROLE_PERMISSIONS, type RoleAssignment } from '@mandate/client';
 import { apiOf } from '../api';
 import type { Area } from '../areas';
 import { useAuth } from '../auth';
@@ -23,8 +23,6 @@ import { column } from '../table';
 import { ConfirmDialog } from '../confirm';
 import { PagedTable } from '../paged-list';
 import { LinkedItemPanel, useLinkedItem } from '../linked-item';
-
-const ROLES = Object.keys(ROLE_PERMISSIONS) as (keyof typeof ROLE_PERMISSIONS)[];
 
 /** What a role lets its holder do, in words: the API's own table of roles and permissions. */
 function grantsOf(role: string): string {

@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useMutation } from '@tanstack/react-query';
 import { Button, Checkbox, Group, NativeSelect, Text } from '@mantine/core';
-import type { ApiKey } from '@mandate/client';
+import { API_KEY_SCOPES as SCOPES, type ApiKey } from '@mandate/client';
 import { apiOf } from '../api';
 import type { Area } from '../areas';
 import { useTenantCollection } from '../tenant-collection';
@@ -26,14 +26,6 @@ import { PagedTable } from '../paged-list';
 import { LinkedItemPanel, useLinkedItem } from '../linked-item';
 
 type Scope = ApiKey['scopes'][number];
-
-const SCOPES: readonly Scope[] = [
-  'mandates:read',
-  'mandates:write',
-  'verify',
-  'events:read',
-  'tenants:admin',
-];
 
 type KeyOp = 'rotate' | 'activate' | 'revoke';
 

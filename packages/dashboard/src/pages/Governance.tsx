@@ -1,14 +1,18 @@
 import type { ReactNode } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { Badge } from '@mantine/core';
-import type { ApiKey, Mandate, RoleAssignment as Assignment } from '@mandate/client';
+import {
+  MANDATE_STATES as STATES,
+  type ApiKey,
+  type Mandate,
+  type RoleAssignment as Assignment,
+} from '@mandate/client';
 import { allPages, apiOf } from '../api';
 import { useAuth } from '../auth';
 import { BarChart } from '../chart';
 import { Empty, ErrorMessage, IdToken, Loading, PageHeader, StateBadge, Time } from '../ui';
 import { DataTable, column, type ColumnDef } from '../table';
 
-const STATES: readonly Mandate['state'][] = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'];
 const DAY = 86_400_000;
 
 /** An active key not used for 30 days: its last use, or its creation when never used, is older. */

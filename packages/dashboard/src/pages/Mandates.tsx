@@ -3,7 +3,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { Button, Group, Paper, Text, TextInput, Textarea, Title } from '@mantine/core';
 import { BadgeCheck, Ban, CirclePause, CirclePlay, Plus } from 'lucide-react';
-import type { AuditEvent, Mandate } from '@mandate/client';
+import { MANDATE_STATES as STATES, type AuditEvent, type Mandate } from '@mandate/client';
 import { apiOf, oneOf } from '../api';
 import type { Area } from '../areas';
 import { useAreaAuth } from '../auth';
@@ -45,8 +45,6 @@ function MandateState({ m, testId }: { m: Mandate; testId?: string }) {
     );
   return <StateBadge state={m.state} testId={testId} />;
 }
-
-const STATES: readonly Mandate['state'][] = ['ACTIVE', 'SUSPENDED', 'REVOKED', 'EXPIRED'];
 
 /** A party (principal or delegate): its name beside its id (cut when long), and a mark where the principal's identity was verified. */
 function Party({ party }: { party: Mandate['principal'] | Mandate['delegate'] }) {

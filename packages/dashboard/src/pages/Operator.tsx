@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Button, Group, TextInput } from '@mantine/core';
-import type { OnboardingRequest, Tenant } from '@mandate/client';
+import { PLANS, type OnboardingRequest, type Tenant } from '@mandate/client';
 import { apiOf, oneOf } from '../api';
 import { useAuth } from '../auth';
 import {
@@ -21,7 +21,6 @@ import {
 import { column } from '../table';
 import { PagedTable, usePagedList } from '../paged-list';
 
-const PLANS: readonly Tenant['plan'][] = ['beta', 'enterprise'];
 const ONBOARDING_STATUSES: readonly OnboardingRequest['status'][] = ['PENDING', 'APPROVED', 'REJECTED'];
 
 export function OperatorPage() {
