@@ -198,3 +198,48 @@ export async function waitUntilReady(client: RedisClient, timeoutMs: number): Pr
   });
   return (client.status as string) === 'ready';
 }
+
+/** How long a write waits for a replica's acknowledgement before it is refused (docs/DECISIONS.md, "Redis failover"). */
+export const REPLICA_ACK_TIMEOUT_MS = 500;
+
+/** No replica acknowledged the write within the bound: it may be lost in a failover, so it must not be relied on. */
+export class ReplicaNotAcknowledged extends Error {
+  constructor(timeoutMs: number) {
+    super(`no Redis replica acknowledged the write within ${timeoutMs} ms`);
+    this.name = 'ReplicaNotAcknowledged';
+  }
+}
+
+/**
+ * Waits until a replica of the node serving `key` holds every write this client has sent that node,
+ * at most `timeoutMs` (docs/DECISIONS.md, "Redis failover"): `WAIT 1`, sent with a command on `key`
+ * so that on a Cluster it goes over that master's connection. The master's replicas are asked first
+ * (`ROLE`): with none connected (one plain server, a Cluster master without replica, a Sentinel
+ * master whose replicas are all gone) there is no copy to wait for and none a failover could
+ * promote, so it answers 0 at once instead of blocking for the whole bound. Else the number of
+ * replicas that acknowledged; throws ReplicaNotAcknowledged when none did in time.
+ */
+export async function awaitReplica(
+  client: RedisClient,
+  key: string,
+  timeoutMs = REPLICA_ACK_TIMEOUT_MS,
+): Promise<number> {
+  const [, role] = await onNodeOf(client, key, ['ROLE']);
+  const replicas = Array.isArray(role) && role[0] === 'master' && Array.isArray(role[2]) ? role[2].length : 0;
+  if (replicas === 0) return 0;
+  const [, acked] = await onNodeOf(client, key, ['WAIT', '1', String(timeoutMs)]);
+  if (Number(acked) < 1) throw new ReplicaNotAcknowledged(timeoutMs);
+  return Number(acked);
+}
+
+/** `command` (keyless) in one pipeline with `EXISTS key`: both on the connection of `key`'s node. */
+async function onNodeOf(client: RedisClient, key: string, command: [string, ...string[]]): Promise<unknown[]> {
+  const results = (await client
+    .pipeline()
+    .exists(key)
+    .call(...command)
+    .exec()) as [Error | null, unknown][] | null;
+  if (!results) throw new Error(`${command[0]} was not answered`);
+  for (const [err] of results) if (err) throw err;
+  return results.map(([, value]) => value);
+}
