@@ -262,7 +262,7 @@ describe('Redis Sentinel failover under the five processes (real master, replica
         await sleep(50);
       }
     };
-    // The limited caller: every answer but a 429 passed the limiter (docs/DEPLOYMENT.md, "What counts").
+    // The limited caller: every answer but a 429 passed the limiter (docs/DEPLOYMENT.md, "Rate limits and quotas").
     const passes: number[] = [];
     const hammer = (w: number) => async () => {
       for (let i = w; !stop; i++) {
