@@ -1,6 +1,8 @@
 import pino from 'pino';
 import { Cluster, Redis } from 'ioredis';
 import {
+  ReplicaNotAcknowledged,
+  awaitReplica,
   describeRedis,
   failFastRedis,
   newId,
@@ -21,7 +23,7 @@ import {
 import { RedisSnapshots, buildMandate } from '@mandate/mandates/testing';
 import { RedisSnapshotSource } from '@mandate/verify/testing';
 import { slotOf, startRedisCluster, type ClusterDeployment } from '../support/redis-cluster';
-import { apiClient, createTenant, startStack } from '../support/stack';
+import { apiClient, createTenant, eventually, startStack } from '../support/stack';
 import { expectNoStaleDecision, startSnapshotWorld, type SnapshotWorld } from './snapshot-support';
 
 /**
@@ -110,6 +112,55 @@ describe('Redis Cluster configuration', () => {
       }
       expect(Date.now() - started).toBeLessThan(2_500);
       await client.del('cluster-test:k');
+    } finally {
+      client.disconnect();
+    }
+  });
+});
+
+describe('replica acknowledgements on a Redis Cluster (docs/DECISIONS.md, "Redis failover")', () => {
+  it("when a key's master has a replica, then awaitReplica waits for it over that master's connection; with the replica stopped, it is refused within its bound", async () => {
+    const client = failFastRedis(cluster.target);
+    client.on('error', () => undefined);
+    try {
+      expect(await waitUntilReady(client, 10_000)).toBe(true);
+      // One key served by each master.
+      const byMaster = new Map<number, string>();
+      for (let i = 0; byMaster.size < 3 && i < 200; i++) {
+        const key = `cluster-wait:${i}`;
+        const port = await cluster.masterOf(slotOf(key));
+        if (!byMaster.has(port)) byMaster.set(port, key);
+      }
+      expect(byMaster.size).toBe(3);
+      for (const key of byMaster.values()) {
+        await client.set(key, 'v');
+        // Just after the Cluster's creation its replicas may still be joining (none known: 0) or in
+        // their first sync (known, not online: refused).
+        const acked = await eventually(
+          () =>
+            awaitReplica(client, key).then(
+              (n) => (n === 1 ? n : undefined),
+              () => undefined,
+            ),
+          20_000,
+          `the replica of the master serving ${key}`,
+        );
+        expect(acked).toBe(1);
+      }
+      const [master, key] = [...byMaster][0]!;
+      const role = (await nodeCall(master, 'ROLE')) as [string, number, [string, string, string][]];
+      const replica = Number(role[2][0]![1]);
+      // Shorter than the nodes' failure detection (2 s): the replica hangs, nothing fails over.
+      cluster.pause(replica);
+      const started = Date.now();
+      try {
+        await client.set(key, 'w');
+        await expect(awaitReplica(client, key, 300)).rejects.toThrow(ReplicaNotAcknowledged);
+      } finally {
+        cluster.resume(replica);
+      }
+      expect(Date.now() - started).toBeLessThan(1_500);
+      await Promise.all([...byMaster.values()].map((k) => client.del(k)));
     } finally {
       client.disconnect();
     }

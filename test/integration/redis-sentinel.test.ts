@@ -1,7 +1,16 @@
+import { spawn } from 'node:child_process';
 import { Redis } from 'ioredis';
-import { describeRedis, failFastRedis, redisTarget, waitUntilReady, type RedisTarget } from '@mandate/shared';
+import {
+  ReplicaNotAcknowledged,
+  awaitReplica,
+  describeRedis,
+  failFastRedis,
+  redisTarget,
+  waitUntilReady,
+  type RedisTarget,
+} from '@mandate/shared';
 import { startSentinelDeployment, type SentinelDeployment } from '../support/redis-sentinel';
-import { apiClient, createTenant, startStack } from '../support/stack';
+import { apiClient, createTenant, eventually, freePort, startStack } from '../support/stack';
 
 /**
  * Redis through Sentinel (docs/CONFIGURATION.md, "Every service"): the services' own client
@@ -80,6 +89,67 @@ describe('Redis through Sentinel (real redis-server nodes and sentinels)', () =>
       await stack.stop();
     }
   }, 180_000);
+
+  it('when a node has no replica, then awaitReplica answers 0 at once; under Sentinel it waits for the replica, and with none connected it is refused at once', async () => {
+    // One plain server: nothing a failover could promote, nothing to wait for, no WAIT blocking.
+    const port = await freePort();
+    const lone = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', ''], {
+      stdio: 'ignore',
+    });
+    // Connects once the server listens (retrying meanwhile, commands queued).
+    const plain = new Redis({ port, host: '127.0.0.1', retryStrategy: () => 50 });
+    plain.on('error', () => undefined);
+    try {
+      expect(await plain.ping()).toBe('PONG');
+      await plain.set('wait-test:k', 'v');
+      let started = Date.now();
+      expect(await awaitReplica(plain, 'wait-test:k')).toBe(0);
+      expect(Date.now() - started).toBeLessThan(250);
+
+      const client = failFastRedis(target);
+      client.on('error', () => undefined);
+      const master = new Redis({ port: await deployment.currentMasterPort(), host: '127.0.0.1' });
+      const replica =
+        (await deployment.currentMasterPort()) === deployment.masterPort
+          ? deployment.replicaPort
+          : deployment.masterPort;
+      try {
+        expect(await waitUntilReady(client, 10_000)).toBe(true);
+        await client.set('wait-test:k', 'v');
+        expect(await awaitReplica(client, 'wait-test:k')).toBe(1);
+        // The replica's link dropped (and it cannot come back while stopped): refused without waiting.
+        deployment.pause(replica);
+        try {
+          await master.call('CLIENT', 'KILL', 'TYPE', 'replica');
+          started = Date.now();
+          await client.set('wait-test:k', 'w');
+          await expect(awaitReplica(client, 'wait-test:k')).rejects.toThrow(ReplicaNotAcknowledged);
+          expect(Date.now() - started).toBeLessThan(250);
+        } finally {
+          deployment.resume(replica);
+        }
+        // Back: acknowledged again once the replica has resynchronised.
+        await eventually(
+          () =>
+            awaitReplica(client, 'wait-test:k').then(
+              (n) => (n === 1 ? n : undefined),
+              () => undefined,
+            ),
+          20_000,
+          'the replica back',
+        );
+        await client.del('wait-test:k');
+      } finally {
+        client.disconnect();
+        master.disconnect();
+      }
+    } finally {
+      plain.disconnect();
+      const exited = new Promise((r) => lone.once('exit', r));
+      lone.kill('SIGKILL');
+      await exited;
+    }
+  }, 60_000);
 
   it('when the master is SIGKILLed, then commands fail fast during the failover and succeed on the promoted replica within 10 s of the promotion', async () => {
     const client = failFastRedis(target);

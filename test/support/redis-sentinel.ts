@@ -17,6 +17,11 @@ export interface SentinelDeployment {
   currentMasterPort(): Promise<number>;
   /** SIGKILLs the node on `port` (no shutdown, no last write). */
   kill(port: number): Promise<void>;
+  /** SIGSTOPs / SIGCONTs the node on `port`: a replica that falls behind while its link stays open. */
+  pause(port: number): void;
+  resume(port: number): void;
+  /** Starts redis-server again on a killed node's port, empty, as a replica of the current master; resolves once synced and known to every sentinel. */
+  rejoin(port: number): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -88,24 +93,36 @@ export async function startSentinelDeployment(name = 'mandate-test'): Promise<Se
       client.disconnect();
     }
   };
+  const synced = (port: number) =>
+    until(
+      async () => String(await ask(port, 'INFO', 'replication')).includes('master_link_status:up'),
+      `the replica on ${port}`,
+    );
+  const sentinelsKnowReplica = () =>
+    until(async () => {
+      const infos = await Promise.all(
+        sentinelPorts.map(async (p) => ({
+          master: (await ask(p, 'SENTINEL', 'master', name)) as string[],
+          replicas: (await ask(p, 'SENTINEL', 'replicas', name)) as string[][],
+        })),
+      );
+      const field = (info: string[], k: string) => info[info.indexOf(k) + 1];
+      // Every sentinel sees one replica, up (a killed node that rejoined is no longer s_down).
+      return infos.every(
+        ({ master, replicas }) =>
+          field(master, 'num-other-sentinels') === '2' &&
+          field(master, 'flags') === 'master' &&
+          replicas.length === 1 &&
+          field(replicas[0]!, 'flags') === 'slave',
+      );
+    }, 'the sentinels to know the replica and each other');
   const currentMasterPort = async () => {
     const addr = (await ask(sentinelPorts[0]!, 'SENTINEL', 'get-master-addr-by-name', name)) as string[];
     return Number(addr[1]);
   };
   // Ready once the replica has synced and every sentinel knows it and the others.
-  await until(
-    async () => String(await ask(replicaPort, 'INFO', 'replication')).includes('master_link_status:up'),
-    'the replica',
-  );
-  await until(async () => {
-    const infos = await Promise.all(
-      sentinelPorts.map((p) => ask(p, 'SENTINEL', 'master', name) as Promise<string[]>),
-    );
-    return infos.every((info) => {
-      const field = (k: string) => info[info.indexOf(k) + 1];
-      return field('num-slaves') === '1' && field('num-other-sentinels') === '2';
-    });
-  }, 'the sentinels to know the replica and each other');
+  await synced(replicaPort);
+  await sentinelsKnowReplica();
   return {
     name,
     sentinels,
@@ -119,6 +136,18 @@ export async function startSentinelDeployment(name = 'mandate-test'): Promise<Se
       const exited = new Promise((r) => child.once('exit', r));
       child.kill('SIGKILL');
       await exited;
+    },
+    pause(port) {
+      children.get(port)?.kill('SIGSTOP');
+    },
+    resume(port) {
+      children.get(port)?.kill('SIGCONT');
+    },
+    async rejoin(port) {
+      const master = await currentMasterPort();
+      await node(port, ['--replicaof', '127.0.0.1', String(master)]);
+      await synced(port);
+      await sentinelsKnowReplica();
     },
     async stop() {
       await Promise.all(

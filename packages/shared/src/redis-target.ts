@@ -198,3 +198,71 @@ export async function waitUntilReady(client: RedisClient, timeoutMs: number): Pr
   });
   return (client.status as string) === 'ready';
 }
+
+/** How long a write waits for a replica's acknowledgement before it is refused (docs/DECISIONS.md, "Redis failover"). */
+export const REPLICA_ACK_TIMEOUT_MS = 500;
+
+/** No replica acknowledged the write within the bound: it may be lost in a failover, so it must not be relied on. */
+export class ReplicaNotAcknowledged extends Error {
+  constructor(timeoutMs: number) {
+    super(`no Redis replica acknowledged the write within ${timeoutMs} ms`);
+    this.name = 'ReplicaNotAcknowledged';
+  }
+}
+
+/**
+ * Waits until a replica of the node serving `key` holds every write this client has sent that node,
+ * at most `timeoutMs` (docs/DECISIONS.md, "Redis failover"): `WAIT 1`, sent with a command on `key`
+ * so that on a Cluster it goes over that master's connection. Whether a replica must hold it depends
+ * on what a failover could promote:
+ * - one plain server: only the replicas connected now (`ROLE`); with none, nothing is waited for;
+ * - a Cluster master: the replicas the Cluster knows for it and does not hold failed (`CLUSTER
+ *   NODES`); with none (a master without replica), nothing is waited for;
+ * - Sentinel: always one, as the sentinels may promote a replica that is disconnected right now.
+ * A replica must hold it and none is connected: refused at once, never a wait for the whole bound.
+ * Answers the number of replicas that acknowledged (0: none needed); throws ReplicaNotAcknowledged
+ * when none did in time.
+ */
+export async function awaitReplica(
+  client: RedisClient,
+  key: string,
+  timeoutMs = REPLICA_ACK_TIMEOUT_MS,
+): Promise<number> {
+  const cluster = isCluster(client);
+  const [, role, nodes] = await onNodeOf(
+    client,
+    key,
+    cluster ? [['ROLE'], ['CLUSTER', 'NODES']] : [['ROLE']],
+  );
+  const connected =
+    Array.isArray(role) && role[0] === 'master' && Array.isArray(role[2]) ? role[2].length : 0;
+  const needed = cluster
+    ? promotableReplicas(String(nodes)) > 0
+    : Boolean((client as Redis).options.sentinels?.length) || connected > 0;
+  if (!needed) return 0;
+  if (connected === 0) throw new ReplicaNotAcknowledged(timeoutMs);
+  const [, acked] = await onNodeOf(client, key, [['WAIT', '1', String(timeoutMs)]]);
+  if (Number(acked) < 1) throw new ReplicaNotAcknowledged(timeoutMs);
+  return Number(acked);
+}
+
+/** In `CLUSTER NODES` of a master: its replicas not flagged as failed (`<id> <addr> <flags> <master id> …`). */
+function promotableReplicas(nodes: string): number {
+  const lines = nodes.split('\n').map((l) => l.split(' '));
+  const myself = lines.find((f) => f[2]?.split(',').includes('myself'))?.[0];
+  return lines.filter((f) => f[3] === myself && !/fail|noaddr/.test(f[2] ?? '')).length;
+}
+
+/** Keyless `commands` in one pipeline after `EXISTS key`: all on the connection of `key`'s node. */
+async function onNodeOf(
+  client: RedisClient,
+  key: string,
+  commands: [string, ...string[]][],
+): Promise<unknown[]> {
+  const pipeline = client.pipeline().exists(key);
+  for (const command of commands) pipeline.call(...command);
+  const results = (await pipeline.exec()) as [Error | null, unknown][] | null;
+  if (!results) throw new Error(`${commands[0]![0]} was not answered`);
+  for (const [err] of results) if (err) throw err;
+  return results.map(([, value]) => value);
+}

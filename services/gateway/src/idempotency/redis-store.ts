@@ -1,4 +1,5 @@
 import {
+  awaitReplica,
   failFastRedis,
   waitUntilReady,
   type Logger,
@@ -73,13 +74,23 @@ export class RedisIdempotencyStore implements IdempotencyStore {
     return `${this.prefix}:${scope}:${key}`;
   }
 
+  /**
+   * A lock taken is held by a replica before the request runs, and an answer kept is held by one
+   * before it leaves (docs/DECISIONS.md, "Redis failover"): a record only the old master had would
+   * be lost with it, and the retry would run again on the promoted replica. A lock no replica
+   * acknowledged is dropped again and the request refused (503), so nothing ran.
+   */
   async acquire(scope: string, key: string, pending: PendingLock, leaseMs: number) {
-    const current = await this.client.idemAcquire(
-      this.name(scope, key),
-      pendingValue(pending),
-      String(leaseMs),
-    );
-    return current === null ? null : (JSON.parse(current) as IdempotencyRecord);
+    const name = this.name(scope, key);
+    const current = await this.client.idemAcquire(name, pendingValue(pending), String(leaseMs));
+    if (current !== null) return JSON.parse(current) as IdempotencyRecord;
+    try {
+      await awaitReplica(this.client, name);
+    } catch (err) {
+      await this.release(scope, key, pending).catch(() => undefined);
+      throw err;
+    }
+    return null;
   }
 
   async renew(scope: string, key: string, pending: PendingLock, leaseMs: number) {
@@ -88,12 +99,9 @@ export class RedisIdempotencyStore implements IdempotencyStore {
 
   async complete(scope: string, key: string, pending: PendingLock, response: StoredResponse, ttlMs: number) {
     const done: IdempotencyRecord = { state: 'done', fingerprint: pending.fingerprint, response };
-    await this.client.idemComplete(
-      this.name(scope, key),
-      pendingValue(pending),
-      JSON.stringify(done),
-      String(ttlMs),
-    );
+    const name = this.name(scope, key);
+    await this.client.idemComplete(name, pendingValue(pending), JSON.stringify(done), String(ttlMs));
+    await awaitReplica(this.client, name);
   }
 
   async release(scope: string, key: string, pending: PendingLock) {

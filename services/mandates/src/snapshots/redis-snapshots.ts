@@ -1,5 +1,6 @@
 import {
   DEFAULT_SNAPSHOT_PREFIX,
+  awaitReplica,
   describeRedis,
   newRedis,
   redisClock,
@@ -94,8 +95,15 @@ export class RedisSnapshots implements MandateSnapshots {
     return new RedisSnapshots(redis as RedisClient & SnapshotCommands, owned, options);
   }
 
+  /**
+   * Raised, and held by a replica before it returns (docs/DECISIONS.md, "Redis failover"): a fence
+   * only the old master had would be lost with it, and the promoted replica would serve the older
+   * snapshot. Throws when no connected replica acknowledges it within the bound.
+   */
   async fence(tenantId: string, mandateId: string, version: number): Promise<void> {
-    await this.redis.fenceSnapshot(snapshotKey(this.prefix, tenantId, mandateId), version, this.ttl);
+    const key = snapshotKey(this.prefix, tenantId, mandateId);
+    await this.redis.fenceSnapshot(key, version, this.ttl);
+    await awaitReplica(this.redis, key);
   }
 
   async write(mandate: Mandate): Promise<boolean> {
