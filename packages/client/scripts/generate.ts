@@ -341,7 +341,7 @@ export async function generate(): Promise<{ generated: string; checks: string }>
     '} as const;',
     'export type OperationId = keyof typeof OPERATIONS;',
     '',
-    '/** The API\'s vocabulary as runtime values, for pickers and filters (each the union its types use). */',
+    "/** The API's vocabulary as runtime values, for pickers and filters (each the union its types use). */",
     `export const MANDATE_STATES = ${literal(MANDATE_STATES)} as const;`,
     `export const API_KEY_SCOPES = ${literal(API_KEY_SCOPES)} as const;`,
     `export const ROLES = ${literal(ROLES)} as const;`,
