@@ -79,6 +79,8 @@ export type ListMandatesQuery = {
   limit?: number | undefined;
   principal_id?: string | undefined;
   q?: string | undefined;
+  order?: 'asc' | 'desc' | undefined;
+  include_total?: 'true' | 'false' | undefined;
   cursor?: string | undefined;
 };
 export type LifecycleRequest = { reason?: string | undefined };
@@ -1691,7 +1693,7 @@ export const PERMISSION_DESCRIPTIONS = {
 export interface MandatesOperations {
   /** Create a signed mandate (`POST /v1/mandates`) */
   create(body: CreateMandateRequest, options?: RequestOptions): Promise<Mandate>;
-  /** List mandates, newest first (`GET /v1/mandates`) */
+  /** List mandates, newest first (or oldest first: order=asc), with their total if asked (`GET /v1/mandates`) */
   list(query?: ListMandatesQuery, options?: RequestOptions): Paged<Mandate>;
   /** Get a mandate (`GET /v1/mandates/:id`) */
   get(id: string, options?: RequestOptions): Promise<Mandate>;

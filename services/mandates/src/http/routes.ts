@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { callerOf, decodeCursor, implement, mountContracts, tenantOf, toPage } from '@mandate/shared';
+import { callerOf, decodeCursor, implement, mountContracts, tenantOf } from '@mandate/shared';
 import type { Deps } from '../deps';
 import { applyOperation, createMandate, getMandate, listMandates, readForVerify } from '../domain/mandates';
 import type { LifecycleOperation } from '../domain/state-machine';
@@ -11,15 +11,17 @@ export function mandateRoutes(deps: Deps): Router {
 
   mountContracts(router, [
     implement(routes.listMandates)(async ({ query }, req) => {
-      const items = await listMandates(deps, tenantOf(req), {
+      const page = await listMandates(deps, tenantOf(req), {
         state: query.state,
         principal_id: query.principal_id,
         delegate_id: query.delegate_id,
         q: query.q,
         limit: query.limit,
-        afterId: decodeCursor(query.cursor),
+        afterId: decodeCursor(query.cursor, query.order),
+        order: query.order,
+        withTotal: query.include_total === 'true',
       });
-      return { status: 200, body: toPage(items, query.limit, (m) => m.id) };
+      return { status: 200, body: page };
     }),
     implement(routes.createMandate)(async ({ body }, req) => {
       const mandate = await createMandate(
