@@ -304,6 +304,8 @@ export type ListEventsQuery = {
   key_id?: string | undefined;
   type?: string | undefined;
   limit?: number | undefined;
+  order?: 'asc' | 'desc' | undefined;
+  include_total?: 'true' | 'false' | undefined;
   cursor?: string | undefined;
   resource_id?: string | undefined;
   since?: string | undefined;
@@ -1748,7 +1750,7 @@ export interface AuthzenOperations {
 }
 /** The events operations. */
 export interface EventsOperations {
-  /** List audit events, newest first (`GET /v1/events`) */
+  /** List audit events, newest first (or oldest first: order=asc), with their total if asked (`GET /v1/events`) */
   list(query?: ListEventsQuery, options?: RequestOptions): Paged<AuditEvent>;
   /** Verifications per hour or per day, ALLOW and DENY counted (`GET /v1/events/verification-stats`) */
   getVerificationStats(
