@@ -11,7 +11,7 @@ import {
 } from './browser-support';
 
 /**
- * Sorting and totals in the dashboard's lists (issue 43, item 1; docs/DASHBOARD.md, "Lists"): the
+ * Sorting and totals in the dashboard's lists (issue 43, item 1; docs/DASHBOARD.md, "Sorting and totals"): the
  * total the API counts ("1–20 of 23"), a column header that turns the whole list around (the API's
  * `order`, never a sort of the page shown), with aria-sort and the keyboard, the order kept in the
  * URL across a reload, and the CSV export in that order. Against `npm start`'s in-process stack.

@@ -72,24 +72,8 @@ export function usePagedList<T, F extends string = never>({
   });
   const field = urlField as (name: F) => ReturnType<typeof urlField>;
   const setOrder = (next: ListOrder) => urlField(ORDER).onChange(next);
-  /** Every item the filters select, page by page (100 each, the API's most), up to CSV_MAX_ROWS. */
-  const everything = async (): Promise<{ items: T[]; more: boolean }> => {
-    const items: T[] = [];
-    let cursor: string | undefined;
-    for (;;) {
-      // In the list's order, without the total: one count would be read per page of the export.
-      const page = await read(apiOf(session), {
-        ...params,
-        ...ordering,
-        ...(cursor ? { cursor } : {}),
-        limit: 100,
-      }).page();
-      items.push(...page.data);
-      if (!page.next_cursor) return { items, more: false };
-      if (items.length >= CSV_MAX_ROWS) return { items: items.slice(0, CSV_MAX_ROWS), more: true };
-      cursor = page.next_cursor;
-    }
-  };
+  const everything = () =>
+    readEverything((page) => read(apiOf(session), { ...params, ...ordering, ...page }));
   return {
     query,
     pager,
@@ -100,6 +84,24 @@ export function usePagedList<T, F extends string = never>({
     order,
     setOrder,
   };
+}
+
+/**
+ * Every item the filters select, page by page (100 each, the API's most), up to CSV_MAX_ROWS; in
+ * the list's order, without the total (one count would be read per page of the export).
+ */
+async function readEverything<T>(
+  read: (page: { cursor?: string; limit: number }) => Paged<T>,
+): Promise<{ items: T[]; more: boolean }> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await read({ ...(cursor ? { cursor } : {}), limit: 100 }).page();
+    items.push(...page.data);
+    if (!page.next_cursor) return { items, more: false };
+    if (items.length >= CSV_MAX_ROWS) return { items: items.slice(0, CSV_MAX_ROWS), more: true };
+    cursor = page.next_cursor;
+  }
 }
 
 /** The URL parameter of an ordered list's order. */

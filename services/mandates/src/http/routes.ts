@@ -10,19 +10,14 @@ export function mandateRoutes(deps: Deps): Router {
   const router = Router();
 
   mountContracts(router, [
-    implement(routes.listMandates)(async ({ query }, req) => {
-      const page = await listMandates(deps, tenantOf(req), {
-        state: query.state,
-        principal_id: query.principal_id,
-        delegate_id: query.delegate_id,
-        q: query.q,
-        limit: query.limit,
-        afterId: decodeCursor(query.cursor, query.order),
-        order: query.order,
-        withTotal: query.include_total === 'true',
-      });
-      return { status: 200, body: page };
-    }),
+    implement(routes.listMandates)(async ({ query: { cursor, include_total, ...query } }, req) => ({
+      status: 200,
+      body: await listMandates(deps, tenantOf(req), {
+        ...query,
+        afterId: decodeCursor(cursor, query.order),
+        withTotal: include_total === 'true',
+      }),
+    })),
     implement(routes.createMandate)(async ({ body }, req) => {
       const mandate = await createMandate(
         deps,
