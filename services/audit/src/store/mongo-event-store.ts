@@ -127,8 +127,9 @@ export const EVENT_QUERY_SHAPES: MongoQueryShape[] = [
   shapes.page('list?key_id=', ['tenant_id', 'actor.key_id'], { residual: ['occurred_at', 'dashboard_read'] }),
   // include_total: the list's filter counted (countDocuments), no sort; each filter's equality fields.
   shapes.find('count', ['tenant_id'], { range: ['occurred_at'] }),
+  // occurred_at compared on the keys of { tenant_id, dashboard_read, _id, occurred_at }, as the list does.
   shapes.find('count?exclude_dashboard_reads=true', ['tenant_id', 'dashboard_read'], {
-    range: ['occurred_at'],
+    residual: ['occurred_at'],
   }),
   shapes.find('count?type=', ['tenant_id', 'type'], {
     residual: ['resource.id', 'actor.key_id', 'occurred_at', 'dashboard_read'],
