@@ -412,6 +412,8 @@ export type WebhookDeliveryPage = Page<WebhookDelivery>;
 export type ListWebhookDeliveriesQuery = {
   status?: 'PENDING' | 'SUCCEEDED' | 'FAILED' | undefined;
   limit?: number | undefined;
+  order?: 'asc' | 'desc' | undefined;
+  include_total?: 'true' | 'false' | undefined;
   cursor?: string | undefined;
 };
 export type WebhookEndpointStats = {
@@ -1797,7 +1799,7 @@ export interface WebhooksOperations {
   rotateWebhookSecret(id: string, options?: RequestOptions): Promise<RotatedWebhookSecret>;
   /** Send a webhook.test event to the endpoint now (`POST /v1/webhook-endpoints/:id/test`) */
   sendWebhookTest(id: string, options?: RequestOptions): Promise<WebhookDelivery>;
-  /** List the deliveries to an endpoint, newest first, each with its attempts (`GET /v1/webhook-endpoints/:id/deliveries`) */
+  /** List the deliveries to an endpoint, newest first (or oldest first: order=asc), each with its attempts (`GET /v1/webhook-endpoints/:id/deliveries`) */
   listWebhookDeliveries(
     id: string,
     query?: ListWebhookDeliveriesQuery,
