@@ -1,10 +1,12 @@
 import { MandateApiError } from './errors';
 
-/** One page of a list: newest first; `next_cursor` asks for the next. */
+/** One page of a list: newest first unless `order: 'asc'` was asked; `next_cursor` asks for the next. */
 export interface Page<T> {
   data: T[];
   has_more: boolean;
   next_cursor: string | null;
+  /** How many items the filters select: only where the list was asked with `include_total: 'true'`. */
+  total?: number | undefined;
 }
 
 /** What one call may add to the client's defaults. */

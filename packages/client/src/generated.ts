@@ -79,6 +79,8 @@ export type ListMandatesQuery = {
   limit?: number | undefined;
   principal_id?: string | undefined;
   q?: string | undefined;
+  order?: 'asc' | 'desc' | undefined;
+  include_total?: 'true' | 'false' | undefined;
   cursor?: string | undefined;
 };
 export type LifecycleRequest = { reason?: string | undefined };
@@ -302,6 +304,8 @@ export type ListEventsQuery = {
   key_id?: string | undefined;
   type?: string | undefined;
   limit?: number | undefined;
+  order?: 'asc' | 'desc' | undefined;
+  include_total?: 'true' | 'false' | undefined;
   cursor?: string | undefined;
   resource_id?: string | undefined;
   since?: string | undefined;
@@ -408,6 +412,8 @@ export type WebhookDeliveryPage = Page<WebhookDelivery>;
 export type ListWebhookDeliveriesQuery = {
   status?: 'PENDING' | 'SUCCEEDED' | 'FAILED' | undefined;
   limit?: number | undefined;
+  order?: 'asc' | 'desc' | undefined;
+  include_total?: 'true' | 'false' | undefined;
   cursor?: string | undefined;
 };
 export type WebhookEndpointStats = {
@@ -1703,7 +1709,7 @@ export const PERMISSION_DESCRIPTIONS = {
 export interface MandatesOperations {
   /** Create a signed mandate (`POST /v1/mandates`) */
   create(body: CreateMandateRequest, options?: RequestOptions): Promise<Mandate>;
-  /** List mandates, newest first (`GET /v1/mandates`) */
+  /** List mandates, newest first (or oldest first: order=asc), with their total if asked (`GET /v1/mandates`) */
   list(query?: ListMandatesQuery, options?: RequestOptions): Paged<Mandate>;
   /** Get a mandate (`GET /v1/mandates/:id`) */
   get(id: string, options?: RequestOptions): Promise<Mandate>;
@@ -1758,7 +1764,7 @@ export interface AuthzenOperations {
 }
 /** The events operations. */
 export interface EventsOperations {
-  /** List audit events, newest first (`GET /v1/events`) */
+  /** List audit events, newest first (or oldest first: order=asc), with their total if asked (`GET /v1/events`) */
   list(query?: ListEventsQuery, options?: RequestOptions): Paged<AuditEvent>;
   /** Verifications per hour or per day, ALLOW and DENY counted (`GET /v1/events/verification-stats`) */
   getVerificationStats(
@@ -1805,7 +1811,7 @@ export interface WebhooksOperations {
   rotateWebhookSecret(id: string, options?: RequestOptions): Promise<RotatedWebhookSecret>;
   /** Send a webhook.test event to the endpoint now (`POST /v1/webhook-endpoints/:id/test`) */
   sendWebhookTest(id: string, options?: RequestOptions): Promise<WebhookDelivery>;
-  /** List the deliveries to an endpoint, newest first, each with its attempts (`GET /v1/webhook-endpoints/:id/deliveries`) */
+  /** List the deliveries to an endpoint, newest first (or oldest first: order=asc), each with its attempts (`GET /v1/webhook-endpoints/:id/deliveries`) */
   listWebhookDeliveries(
     id: string,
     query?: ListWebhookDeliveriesQuery,

@@ -10,14 +10,28 @@ import { DataTable, type DataTableProps } from './table';
 import { CSV_MAX_ROWS, toCsv } from './csv';
 import { ErrorMessage, fieldsOf, Loaded, usePager } from './ui';
 
-/** What a list's `read` is given: the filters' values (trimmed, empty ones too), the cursor and the page size. */
-export type PageQuery<F extends string> = Partial<Record<F, string>> & { cursor?: string; limit: number };
+/** Which way a list runs: newest first (the API's default) or oldest first. */
+export type ListOrder = 'asc' | 'desc';
+
+/**
+ * What a list's `read` is given: the filters' values (trimmed, empty ones too), the cursor and the
+ * page size; for an `ordered` list also its order, and include_total on the pages it shows.
+ */
+export type PageQuery<F extends string> = Partial<Record<F, string>> & {
+  cursor?: string;
+  limit: number;
+  order?: ListOrder;
+  include_total?: 'true';
+};
 
 /**
  * One page of a cursor-paged list (`read`: the client's list operation, `limit` items a page), the pager through it and its
  * filters (`filters` holds their first values, `field(name)` shows and changes one). A filter's text
  * is sent trimmed (an id pasted with spaces still matches), through `toParams` where a value needs
  * translating; a change to a filter goes back to the first page. The query key begins with `key`: what a change to the list invalidates.
+ * An `ordered` list (a route that takes `order` and `include_total`, docs/API.md, "Lists and paging")
+ * also keeps its order in the URL (`?order=asc`; newest first is left out), asks for the total with
+ * each page it shows, and exports in its order; a change of order goes back to the first page.
  */
 export function usePagedList<T, F extends string = never>({
   key,
@@ -25,40 +39,73 @@ export function usePagedList<T, F extends string = never>({
   filters = {} as Record<F, string>,
   toParams = (values) => values,
   limit = 20,
+  ordered = false,
 }: {
   key: readonly unknown[];
   read(api: MandateClient, query: PageQuery<F>): Paged<T>;
   filters?: Record<F, string>;
   toParams?(values: Record<F, string>): Partial<Record<F, string>>;
   limit?: number;
+  ordered?: boolean;
 }) {
   const { session } = useAuth();
   const pager = usePager();
-  const { values, field } = useUrlFields(filters, pager.reset);
-  const params = toParams(trimmed(values));
+  const { values, field: urlField } = useUrlFields<F | typeof ORDER>(
+    ordered ? { ...filters, [ORDER]: 'desc' } : (filters as Record<F | typeof ORDER, string>),
+    pager.reset,
+  );
+  const { [ORDER]: orderInUrl, ...filterValues } = values;
+  // Anything but asc in the URL (a hand-edited link) reads as the default.
+  const order: ListOrder = ordered && orderInUrl === 'asc' ? 'asc' : 'desc';
+  const params = toParams(trimmed(filterValues as Record<F, string>));
+  const ordering = ordered ? { order } : {};
   const query = useQuery({
-    queryKey: [...key, params, pager.cursor],
+    queryKey: [...key, params, order, pager.cursor],
     queryFn: () =>
-      read(apiOf(session), { ...params, ...(pager.cursor ? { cursor: pager.cursor } : {}), limit }).page(),
-  });
-  /** Every item the filters select, page by page (100 each, the API's most), up to CSV_MAX_ROWS. */
-  const everything = async (): Promise<{ items: T[]; more: boolean }> => {
-    const items: T[] = [];
-    let cursor: string | undefined;
-    for (;;) {
-      const page = await read(apiOf(session), {
+      read(apiOf(session), {
         ...params,
-        ...(cursor ? { cursor } : {}),
-        limit: 100,
-      }).page();
-      items.push(...page.data);
-      if (!page.next_cursor) return { items, more: false };
-      if (items.length >= CSV_MAX_ROWS) return { items: items.slice(0, CSV_MAX_ROWS), more: true };
-      cursor = page.next_cursor;
-    }
+        ...ordering,
+        ...(ordered ? { include_total: 'true' as const } : {}),
+        ...(pager.cursor ? { cursor: pager.cursor } : {}),
+        limit,
+      }).page(),
+  });
+  const field = urlField as (name: F) => ReturnType<typeof urlField>;
+  const setOrder = (next: ListOrder) => urlField(ORDER).onChange(next);
+  const everything = () =>
+    readEverything((page) => read(apiOf(session), { ...params, ...ordering, ...page }));
+  return {
+    query,
+    pager,
+    values: filterValues as Record<F, string>,
+    field,
+    everything,
+    limit,
+    order,
+    setOrder,
   };
-  return { query, pager, values, field, everything };
 }
+
+/**
+ * Every item the filters select, page by page (100 each, the API's most), up to CSV_MAX_ROWS; in
+ * the list's order, without the total (one count would be read per page of the export).
+ */
+async function readEverything<T>(
+  read: (page: { cursor?: string; limit: number }) => Paged<T>,
+): Promise<{ items: T[]; more: boolean }> {
+  const items: T[] = [];
+  let cursor: string | undefined;
+  for (;;) {
+    const page = await read({ ...(cursor ? { cursor } : {}), limit: 100 }).page();
+    items.push(...page.data);
+    if (!page.next_cursor) return { items, more: false };
+    if (items.length >= CSV_MAX_ROWS) return { items: items.slice(0, CSV_MAX_ROWS), more: true };
+    cursor = page.next_cursor;
+  }
+}
+
+/** The URL parameter of an ordered list's order. */
+const ORDER = 'order';
 
 /**
  * A list's filters kept in the page's URL (`?state=ACTIVE&delegate_id=agent_4`), so a reload, Back
@@ -112,29 +159,64 @@ const trimmed = <F extends string>(values: Record<F, string>) =>
 /**
  * A paged list's current page as a DataTable with the pager (after "Loading…", or its error);
  * with `csv` (the file's name, without .csv) and a list that can read everything, an **Export CSV**
- * of every item its filters select.
+ * of every item its filters select. An ordered list shows which items of how many the page holds
+ * ("1–20 of 1,234"), and its sortable column's header changes the order.
  */
 export function PagedTable<T>({
   list,
   csv,
   ...table
 }: {
-  list: Pick<PagedList<T>, 'query' | 'pager'> & Partial<Pick<PagedList<T>, 'everything'>>;
+  list: Pick<PagedList<T>, 'query' | 'pager'> &
+    Partial<Pick<PagedList<T>, 'everything' | 'limit' | 'order' | 'setOrder'>>;
   csv?: string;
-} & Omit<DataTableProps<T>, 'rows' | 'pager'>) {
+} & Omit<DataTableProps<T>, 'rows' | 'pager' | 'sort'>) {
+  const { order, setOrder } = list;
   return (
     <>
       {csv && list.everything ? <CsvExport name={csv} everything={list.everything} /> : null}
       <Loaded query={list.query}>
         {(page) => (
-          <DataTable
-            {...table}
-            rows={page.data}
-            pager={{ pager: list.pager, nextCursor: page.next_cursor }}
-          />
+          <>
+            {page.total !== undefined && page.data.length > 0 && list.limit !== undefined ? (
+              <PageRange
+                page={list.pager.page}
+                limit={list.limit}
+                shown={page.data.length}
+                total={page.total}
+              />
+            ) : null}
+            <DataTable
+              {...table}
+              rows={page.data}
+              sort={order && setOrder ? { order, onChange: setOrder } : undefined}
+              pager={{ pager: list.pager, nextCursor: page.next_cursor }}
+            />
+          </>
         )}
       </Loaded>
     </>
+  );
+}
+
+/** Which items of how many this page shows: "1–20 of 1,234" (the pages before it held `limit` each). */
+function PageRange({
+  page,
+  limit,
+  shown,
+  total,
+}: {
+  page: number;
+  limit: number;
+  shown: number;
+  total: number;
+}) {
+  const first = (page - 1) * limit + 1;
+  const n = (value: number) => value.toLocaleString('en');
+  return (
+    <Text size="sm" c="dimmed" className="page-range" data-testid="page-range">
+      {n(first)}–{n(first + shown - 1)} of {n(total)}
+    </Text>
   );
 }
 

@@ -7,6 +7,7 @@ import {
   type RowData,
 } from '@tanstack/react-table';
 import { Table } from '@mantine/core';
+import { ArrowDown, ArrowUp } from 'lucide-react';
 import { Empty, Pager, type usePager } from './ui';
 
 export type { ColumnDef };
@@ -24,6 +25,8 @@ export interface CellOptions<T> {
   testId?(row: T, index: number): string | undefined;
   /** The cells head their rows: <th scope="row">. */
   rowHeader?: boolean;
+  /** The list is ordered by this column: its header changes the order (DataTableProps' `sort`). */
+  sortable?: boolean;
 }
 
 /**
@@ -55,6 +58,8 @@ export interface DataTableProps<T> {
   testId?: string;
   empty?: ReactNode;
   pager?: { pager: ReturnType<typeof usePager>; nextCursor: string | null | undefined };
+  /** The rows' order (the list's, from the API: never a sort of this page alone) and how to change it. */
+  sort?: { order: 'asc' | 'desc'; onChange(order: 'asc' | 'desc'): void };
 }
 
 /**
@@ -73,6 +78,7 @@ export function DataTable<T>({
   testId,
   empty,
   pager,
+  sort,
 }: DataTableProps<T>) {
   const table = useReactTable({
     data: rows,
@@ -96,11 +102,20 @@ export function DataTable<T>({
         <Table.Thead>
           {table.getHeaderGroups().map((group) => (
             <Table.Tr key={group.id}>
-              {group.headers.map((h) => (
-                <Table.Th key={h.id} scope="col" className="nowrap">
-                  {flexRender(h.column.columnDef.header, h.getContext())}
-                </Table.Th>
-              ))}
+              {group.headers.map((h) => {
+                const header = flexRender(h.column.columnDef.header, h.getContext());
+                const sorted = sort && h.column.columnDef.meta?.sortable ? sort : undefined;
+                return (
+                  <Table.Th
+                    key={h.id}
+                    scope="col"
+                    className="nowrap"
+                    aria-sort={sorted ? (sorted.order === 'asc' ? 'ascending' : 'descending') : undefined}
+                  >
+                    {sorted ? <SortButton sort={sorted}>{header}</SortButton> : header}
+                  </Table.Th>
+                );
+              })}
             </Table.Tr>
           ))}
         </Table.Thead>
@@ -138,6 +153,32 @@ export function DataTable<T>({
       </Table>
       {pager ? <Pager {...pager} /> : null}
     </div>
+  );
+}
+
+/**
+ * A sortable column's header: a button (reached by Tab, pressed with Enter or Space) that turns the
+ * order around; the header cell's aria-sort says the order, the arrow shows it.
+ */
+function SortButton({
+  sort,
+  children,
+}: {
+  sort: NonNullable<DataTableProps<unknown>['sort']>;
+  children: ReactNode;
+}) {
+  const next = sort.order === 'asc' ? 'desc' : 'asc';
+  const Arrow = sort.order === 'asc' ? ArrowUp : ArrowDown;
+  return (
+    <button
+      type="button"
+      className="sort-button"
+      title={next === 'asc' ? 'Show oldest first' : 'Show newest first'}
+      onClick={() => sort.onChange(next)}
+    >
+      {children}
+      <Arrow size={14} aria-hidden />
+    </button>
   );
 }
 

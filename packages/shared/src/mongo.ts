@@ -166,7 +166,8 @@ export async function pingMongo(connection: Connection): Promise<void> {
 /**
  * One page of a cursor list, newest first: the documents matching `filter` whose `key` sorts below
  * `before` (the last key of the previous page; none for the first page), at most `limit`, as plain
- * objects. The collection's index on (filter's equality fields, key) serves it.
+ * objects. With `order: 'asc'`, oldest first: `before` is then the key the page starts above. The
+ * collection's index on (filter's equality fields, key) serves both (walked backwards for asc).
  */
 export function pageBefore<D>(
   model: Model<D>,
@@ -177,9 +178,13 @@ export function pageBefore<D>(
     limit: number;
     /** Absent: whole documents. */
     projection?: ProjectionType<D>;
+    /** Absent: desc (ListOrder). */
+    order?: 'asc' | 'desc';
   },
 ): Promise<D[]> {
-  const { filter, key, before, limit, projection } = page;
-  const query = before === undefined ? filter : ({ ...filter, [key]: { $lt: before } } as FilterQuery<D>);
-  return model.find(query, projection).sort(newestFirst(key)).limit(limit).lean<D[]>().exec();
+  const { filter, key, before, limit, projection, order = 'desc' } = page;
+  const past = order === 'asc' ? '$gt' : '$lt';
+  const query = before === undefined ? filter : ({ ...filter, [key]: { [past]: before } } as FilterQuery<D>);
+  const sort = order === 'asc' ? { [key]: 1 as const } : newestFirst(key);
+  return model.find(query, projection).sort(sort).limit(limit).lean<D[]>().exec();
 }

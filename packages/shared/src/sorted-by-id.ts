@@ -98,23 +98,59 @@ export class SortedById<T> {
  * (k is small: the values of one filter, e.g. a few event types). An item held by two of the
  * indexes comes twice; callers merge indexes that partition their records.
  */
-export function* newestFirstOf<T>(
+export function newestFirstOf<T>(
   indexes: readonly SortedById<T>[],
   idOf: (item: T) => string,
   before?: string,
 ): Generator<T, void, undefined> {
-  if (indexes.length === 1) {
-    yield* indexes[0]!.newestFirst(before);
+  return mergeOf(
+    indexes.map((index) => index.newestFirst(before)),
+    idOf,
+    (a, b) => a > b,
+  );
+}
+
+/** As newestFirstOf, the other way: the items with an id above `after`, oldest first. */
+export function oldestFirstOf<T>(
+  indexes: readonly SortedById<T>[],
+  idOf: (item: T) => string,
+  after?: string,
+): Generator<T, void, undefined> {
+  return mergeOf(
+    indexes.map((index) => index.oldestFirst(after)),
+    idOf,
+    (a, b) => a < b,
+  );
+}
+
+/** The items of indexes past `cursor` by id: newest first (desc) or oldest first (asc), a ListOrder. */
+export function inOrderOf<T>(
+  indexes: readonly SortedById<T>[],
+  idOf: (item: T) => string,
+  order: 'asc' | 'desc',
+  cursor?: string,
+): Generator<T, void, undefined> {
+  return order === 'asc' ? oldestFirstOf(indexes, idOf, cursor) : newestFirstOf(indexes, idOf, cursor);
+}
+
+/** Sorted sequences merged into one: each step takes the head whose id `comesFirst`. */
+function* mergeOf<T>(
+  cursors: Generator<T, void, undefined>[],
+  idOf: (item: T) => string,
+  comesFirst: (a: string, b: string) => boolean,
+): Generator<T, void, undefined> {
+  if (cursors.length === 1) {
+    yield* cursors[0]!;
     return;
   }
-  const cursors = indexes.map((index) => index.newestFirst(before));
   const heads = cursors.map((c) => c.next());
   for (;;) {
     let best = -1;
     for (let i = 0; i < heads.length; i++) {
       const head = heads[i]!;
       if (head.done) continue;
-      if (best < 0 || idOf(head.value) > idOf((heads[best] as IteratorYieldResult<T>).value)) best = i;
+      if (best < 0 || comesFirst(idOf(head.value), idOf((heads[best] as IteratorYieldResult<T>).value)))
+        best = i;
     }
     if (best < 0) return;
     yield (heads[best] as IteratorYieldResult<T>).value;

@@ -6,6 +6,7 @@ import {
   type EventType,
   listing,
   oneOrNotFound,
+  listOrderShape,
   listQueryShape,
   routeGroup,
 } from '@mandate/shared';
@@ -59,6 +60,7 @@ export const listEventsQuerySchema = z.strictObject({
       "true: leave out the dashboard's own reads, API_CALL events of a GET or HEAD with data.via dashboard (docs/API.md#events). Default false",
   }),
   ...listQueryShape,
+  ...listOrderShape,
 });
 export type ListEventsQuery = z.output<typeof listEventsQuerySchema>;
 
@@ -191,7 +193,7 @@ const events = routeGroup({ service: 'audit', auth: 'tenant', scope: 'events:rea
 
 export const routes = defineRoutes({
   listEvents: events.get('/v1/events', {
-    summary: 'List audit events, newest first',
+    summary: 'List audit events, newest first (or oldest first: order=asc), with their total if asked',
     description:
       `Scope events:read. type is a comma list of: ${EVENT_TYPES.join(', ')}. ` +
       'since is inclusive, until exclusive (occurred_at). key_id matches actor.key_id. ' +

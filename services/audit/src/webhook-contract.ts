@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { EVENT_TYPES, labelText, listing, listQueryShape, oneOrNotFound, routeGroup } from '@mandate/shared';
+import {
+  EVENT_TYPES,
+  labelText,
+  listing,
+  listOrderShape,
+  listQueryShape,
+  oneOrNotFound,
+  routeGroup,
+} from '@mandate/shared';
 
 /**
  * The webhook endpoints' part of the audit service's contract (re-exported by contract.ts, the
@@ -89,6 +97,7 @@ export const listWebhookEndpointsQuery = z.strictObject(listQueryShape);
 export const listWebhookDeliveriesQuery = z.strictObject({
   status: z.enum(WEBHOOK_DELIVERY_STATUSES).optional(),
   ...listQueryShape,
+  ...listOrderShape,
 });
 
 const timestamp = z.iso.datetime();
@@ -284,7 +293,8 @@ export const webhookRoutes = {
     errors: { 404: 'No such endpoint for this tenant', 409: 'The endpoint is disabled' },
   }),
   listWebhookDeliveries: reads.get('/v1/webhook-endpoints/:id/deliveries', {
-    summary: 'List the deliveries to an endpoint, newest first, each with its attempts',
+    summary:
+      'List the deliveries to an endpoint, newest first (or oldest first: order=asc), each with its attempts',
     ...listing(listWebhookDeliveriesQuery, 'A page of deliveries', webhookDeliverySchema),
     errors: { 404: 'No such endpoint for this tenant' },
   }),

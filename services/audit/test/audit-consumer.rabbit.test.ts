@@ -143,6 +143,7 @@ describe('audit consumer (real RabbitMQ)', () => {
       },
       get: (t, id) => memory.get(t, id),
       list: (t, q) => memory.list(t, q),
+      count: (t, q) => memory.count(t, q),
       listByResource: (t, r, limit) => memory.listByResource(t, r, limit),
       readByResource: (t, r) => memory.readByResource(t, r),
       countVerifications: (t, q) => memory.countVerifications(t, q),

@@ -258,6 +258,28 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
     expect(listed.map((d) => d.id)).toEqual(failed.map((d) => d.id).reverse());
   });
 
+  it('when deliveries are listed oldest first and counted, then pages run oldest first, each once, and the count is what paging returns', async () => {
+    const e = await storedEndpoint();
+    const other = await storedEndpoint();
+    const tenant = e.tenant_id;
+    const all = Array.from({ length: 7 }, (_, i) =>
+      delivery(e, i % 3 === 0 ? { status: 'FAILED', next_attempt_at: null } : {}),
+    );
+    await getStore().insertDeliveries([...all, delivery(other)]);
+    const walk = (q: { order?: 'asc' | 'desc'; status?: 'FAILED' }) =>
+      walkPages(2, (page) => getStore().listDeliveries(tenant, e.id, { ...page, ...q }));
+    const failed = all.filter((d) => d.status === 'FAILED').map((d) => d.id);
+    expect(await walk({ order: 'asc' })).toEqual(all.map((d) => d.id));
+    expect(await walk({ order: 'asc', status: 'FAILED' })).toEqual(failed);
+    expect(await walk({ order: 'desc' })).toEqual(all.map((d) => d.id).reverse());
+    const counts = {
+      all: await getStore().countDeliveries(tenant, e.id, {}),
+      failed: await getStore().countDeliveries(tenant, e.id, { status: 'FAILED' }),
+      otherTenant: await getStore().countDeliveries(newId('tnt'), e.id, {}),
+    };
+    expect(counts).toEqual({ all: all.length, failed: failed.length, otherTenant: 0 });
+  });
+
   it('when attempts are counted since two instants, then each count holds the attempts at or after it and their 2xx; another endpoint or tenant counts nothing', async () => {
     const e = await storedEndpoint();
     const tried = (ms: number, ok: boolean) => ({ ...attempt(ok), attempted_at: at(ms).toISOString() });

@@ -12,6 +12,7 @@ import {
   isKnownTimeZone,
   labelText,
   listing,
+  listOrderShape,
   listQueryShape,
   routeGroup,
 } from '@mandate/shared';
@@ -180,6 +181,7 @@ export const listMandatesQuery = z.strictObject({
     .optional()
     .describe("Part of the principal's or delegate's id or name, any case, matched literally (no wildcards)"),
   ...listQueryShape,
+  ...listOrderShape,
 });
 
 export const mandateSchema = z
@@ -253,7 +255,7 @@ export const routes = defineRoutes({
     errors: { 503: 'Signing service unavailable' },
   }),
   listMandates: mandateReads.get('/v1/mandates', {
-    summary: 'List mandates, newest first',
+    summary: 'List mandates, newest first (or oldest first: order=asc), with their total if asked',
     ...listing(listMandatesQuery, 'A page of mandates', mandateSchema),
   }),
   getMandate: mandateReads.get('/v1/mandates/:id', {

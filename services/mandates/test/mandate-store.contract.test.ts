@@ -317,6 +317,98 @@ describeStoreContract<MandateStore>('MandateStore', mandateStoreAdapters(), (get
     );
     expect(seen).toEqual([...expired].reverse());
   });
+  it('when order is asc, then pages come oldest first across pages, each mandate once, with and without a state filter', async () => {
+    const tenantId = newId('tnt');
+    const all: string[] = [];
+    const expired: string[] = [];
+    for (let i = 0; i < 13; i++) {
+      // EXPIRED merges three stored states (swept, and ACTIVE/SUSPENDED past expiry) in id order.
+      const overrides: Partial<Mandate>[] = [
+        { state: 'ACTIVE', expires_at: minutes(-5) },
+        { state: 'EXPIRED', expires_at: minutes(-60) },
+        { state: 'SUSPENDED', expires_at: minutes(-1) },
+        { state: 'ACTIVE', expires_at: minutes(5) },
+      ];
+      const m = await seed(tenantId, overrides[i % 4]);
+      all.push(m.id);
+      if (i % 4 !== 3) expired.push(m.id);
+    }
+    const asc = (q: Partial<Parameters<MandateStore['list']>[1]>) =>
+      walkPages(4, (page) => getStore().list(tenantId, { ...page, now: NOW, order: 'asc', ...q }));
+    expect(await asc({})).toEqual(all);
+    expect(await asc({ state: 'EXPIRED' })).toEqual(expired);
+    const desc = await walkPages(4, (page) =>
+      getStore().list(tenantId, { ...page, now: NOW, order: 'desc' }),
+    );
+    expect(desc).toEqual([...all].reverse());
+  });
+
+  it('when paging oldest first while new mandates are inserted, then none is skipped or repeated and the new ones come last', async () => {
+    const tenantId = newId('tnt');
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++) ids.push((await seed(tenantId)).id);
+    const seen: string[] = [];
+    let afterId: string | undefined;
+    for (let guard = 0; guard < 20; guard++) {
+      const items = await getStore().list(tenantId, { limit: 3, afterId, now: NOW, order: 'asc' });
+      const page = items.slice(0, 3);
+      seen.push(...page.map((m) => m.id));
+      if (guard < 2) ids.push((await seed(tenantId)).id);
+      if (items.length <= 3) break;
+      afterId = page[page.length - 1]!.id;
+    }
+    expect(seen).toEqual(ids);
+  });
+
+  it('when counting, then the count equals what paging through returns for every filter, expiry at `now` and a future start included', async () => {
+    const tenantId = newId('tnt');
+    const other = newId('tnt');
+    const states: Partial<Mandate>[] = [
+      { state: 'ACTIVE', expires_at: null },
+      // Starts later: still ACTIVE in the store and in every state filter.
+      { state: 'ACTIVE', valid_from: minutes(60), expires_at: minutes(120) },
+      { state: 'ACTIVE', expires_at: minutes(-10) },
+      { state: 'ACTIVE', expires_at: minutes(0) },
+      { state: 'SUSPENDED', expires_at: minutes(10) },
+      { state: 'SUSPENDED', expires_at: minutes(-10) },
+      { state: 'REVOKED', expires_at: minutes(-10) },
+      { state: 'EXPIRED', expires_at: minutes(-60) },
+    ];
+    for (let i = 0; i < 19; i++) {
+      await seed(tenantId, {
+        principal: { id: i % 2 === 0 ? 'alice' : 'bob', type: 'person' },
+        delegate: { id: i % 3 === 0 ? 'Agent-Count-7' : 'other-agent' },
+        ...states[i % states.length],
+      });
+    }
+    // Another tenant's mandates are never counted.
+    for (let i = 0; i < 3; i++) await seed(other, { principal: { id: 'alice', type: 'person' } });
+    const filters: Omit<Parameters<MandateStore['count']>[1], 'now'>[] = [
+      {},
+      { state: 'ACTIVE' },
+      { state: 'SUSPENDED' },
+      { state: 'EXPIRED' },
+      { state: 'REVOKED' },
+      { principal_id: 'alice' },
+      { principal_id: 'alice', state: 'EXPIRED' },
+      { delegate_id: 'Agent-Count-7', state: 'ACTIVE' },
+      { q: 'agent-count' },
+      { q: 'agent-count', state: 'EXPIRED', principal_id: 'bob' },
+      { principal_id: 'nobody' },
+    ];
+    const counted = [];
+    const paged = [];
+    for (const f of filters) {
+      counted.push({ ...f, n: await getStore().count(tenantId, { ...f, now: NOW }) });
+      paged.push({
+        ...f,
+        n: (await walkPages(4, (page) => getStore().list(tenantId, { ...page, now: NOW, ...f }))).length,
+      });
+    }
+    expect(counted).toEqual(paged);
+    expect(counted.map((c) => c.n)).toEqual([19, 6, 2, 9, 2, 10, 3, 2, 7, 2, 0]);
+  });
+
   // ── outbox: events stored in the same write as the change, removed once the broker confirmed ──
 
   const eventFor = (tenantId: string, mandateId: string, type: AuditEvent['type']) =>

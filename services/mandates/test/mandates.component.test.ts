@@ -411,12 +411,79 @@ describe.each(mandateStoreAdapters())('mandates service (in-process, $name store
       expect(seen).toEqual([...created].reverse());
     });
 
+    it('when asked order=asc with include_total, then pages come oldest first, each once, every page with the total of the filters', async () => {
+      const tenantId = newId('tnt');
+      const created: string[] = [];
+      for (let i = 0; i < 5; i++) created.push((await create(tenantId)).body.id);
+      await create(tenantId, { principal: 'bob' });
+      const pages = [];
+      let cursor = '';
+      for (let guard = 0; guard < 5; guard++) {
+        const res = await call(
+          tenantId,
+          'GET',
+          `/v1/mandates?principal_id=alice&order=asc&include_total=true&limit=2${cursor}`,
+        );
+        pages.push({
+          status: res.status,
+          total: res.body.total,
+          ids: res.body.data.map((m: { id: string }) => m.id),
+        });
+        if (!res.body.next_cursor) break;
+        cursor = `&cursor=${res.body.next_cursor}`;
+      }
+      expect(pages).toEqual([
+        { status: 200, total: 5, ids: created.slice(0, 2) },
+        { status: 200, total: 5, ids: created.slice(2, 4) },
+        { status: 200, total: 5, ids: created.slice(4) },
+      ]);
+      const without = await call(tenantId, 'GET', '/v1/mandates?limit=1');
+      expect(Object.keys(without.body).sort()).toEqual(['data', 'has_more', 'next_cursor']);
+    });
+
+    it('when a cursor issued for one order is sent with the other, then 400 in the error envelope', async () => {
+      const tenantId = newId('tnt');
+      for (let i = 0; i < 3; i++) await create(tenantId);
+      const asc = await call(tenantId, 'GET', '/v1/mandates?order=asc&limit=1');
+      const desc = await call(tenantId, 'GET', '/v1/mandates?limit=1');
+      const mismatched = [
+        await call(tenantId, 'GET', `/v1/mandates?limit=1&cursor=${asc.body.next_cursor}`),
+        await call(tenantId, 'GET', `/v1/mandates?order=desc&limit=1&cursor=${asc.body.next_cursor}`),
+        await call(tenantId, 'GET', `/v1/mandates?order=asc&limit=1&cursor=${desc.body.next_cursor}`),
+      ];
+      expect(mismatched.map((r) => ({ status: r.status, body: r.body }))).toEqual([
+        {
+          status: 400,
+          body: {
+            error: 'BAD_REQUEST',
+            message: 'cursor was issued for order=asc; ask with that order, or without the cursor',
+          },
+        },
+        {
+          status: 400,
+          body: {
+            error: 'BAD_REQUEST',
+            message: 'cursor was issued for order=asc; ask with that order, or without the cursor',
+          },
+        },
+        {
+          status: 400,
+          body: {
+            error: 'BAD_REQUEST',
+            message: 'cursor was issued for order=desc; ask with that order, or without the cursor',
+          },
+        },
+      ]);
+    });
+
     it.each([
       ['?state=PENDING', 'state must be one of: ACTIVE, SUSPENDED, REVOKED, EXPIRED'],
       ['?limit=0', 'limit must be at least 1'],
       ['?limit=101', 'limit must be at most 100'],
       ['?cursor=garbage', 'cursor is invalid'],
       ['?sort=asc', 'sort is not allowed'],
+      ['?order=up', 'order must be one of: asc, desc'],
+      ['?include_total=yes', 'include_total must be one of: true, false'],
       ['?q=', 'q must not be empty'],
       [`?q=${'x'.repeat(201)}`, 'q must be at most 200 characters'],
       ['?q=a%0Ab', 'q: must contain printable characters only (no control, format or bidi characters)'],

@@ -96,10 +96,15 @@ export function AuditPage() {
     filters: { type: '', resource_id: '', key_id: '', since: '', until: '', exclude_dashboard_reads: 'true' },
     toParams: (f) => ({ ...f, since: localTimeToIso(f.since), until: localTimeToIso(f.until) }),
     limit: 25,
+    ordered: true,
   });
   const columns = [
     // One line an event: the relative time is the time's title here (and in the event's drawer).
-    column<AuditEvent>('Time (UTC)', (e) => <Time iso={e.occurred_at} hint={false} zone={false} />, 'nowrap'),
+    // Sorted as the API pages (by id, the order events were recorded): the header turns the whole log around.
+    column<AuditEvent>('Time (UTC)', (e) => <Time iso={e.occurred_at} hint={false} zone={false} />, {
+      className: 'nowrap',
+      sortable: true,
+    }),
     column<AuditEvent>('Type', (e) => <span className="nowrap event-type">{e.type}</span>),
     column<AuditEvent>('Actor', (e) => {
       const actor = actorOf(e);
@@ -137,7 +142,7 @@ export function AuditPage() {
         list={events}
         csv="audit-events"
         testId="events"
-        caption="Events, newest first"
+        caption={events.order === 'asc' ? 'Events, oldest first' : 'Events, newest first'}
         columns={columns}
         rowKey={(e) => e.id}
         rowProps={(e) => ({ 'data-event': e.id })}

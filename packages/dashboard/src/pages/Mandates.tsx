@@ -73,7 +73,8 @@ const COLUMNS = [
   column<Mandate>('Limit', (m) => constraintsText(m.scope.constraints)),
   column<Mandate>('State', (m) => <MandateState m={m} />),
   // The time alone (its relative hint on hover): a dense list keeps its columns narrow.
-  column<Mandate>('Created', (m) => <Time iso={m.created_at} hint={false} />),
+  // The order the API pages in (creation): its header turns the whole list around, not this page.
+  column<Mandate>('Created', (m) => <Time iso={m.created_at} hint={false} />, { sortable: true }),
 ];
 
 export function MandatesPage({ area }: { area: Area }) {
@@ -82,6 +83,7 @@ export function MandatesPage({ area }: { area: Area }) {
     key: ['mandates'],
     read: (api, query) => api.mandates.list({ ...query, state: oneOf(STATES, query.state) }),
     filters: { q: '', state: '', principal_id: '', delegate_id: '' },
+    ordered: true,
   });
   return (
     <>
@@ -113,7 +115,7 @@ export function MandatesPage({ area }: { area: Area }) {
         list={mandates}
         csv="mandates"
         testId="mandates"
-        caption="Mandates, newest first"
+        caption={mandates.order === 'asc' ? 'Mandates, oldest first' : 'Mandates, newest first'}
         columns={COLUMNS}
         rowKey={(m) => m.id}
         rowProps={(m) => ({ 'data-mandate': m.id })}

@@ -295,6 +295,7 @@ function Deliveries({ endpoint, canWrite }: { endpoint: Endpoint; canWrite: bool
         status: (query.status || undefined) as Delivery['status'] | undefined,
       }),
     filters: { status: '' },
+    ordered: true,
   });
   const retry = useMutation({
     mutationFn: (d: Delivery) => apiOf(session).webhooks.retryWebhookDelivery(endpoint.id, d.id),
@@ -321,7 +322,7 @@ function Deliveries({ endpoint, canWrite }: { endpoint: Endpoint; canWrite: bool
       <ErrorMessage error={retry.error} />
       <PagedTable
         list={deliveries}
-        caption="Deliveries, newest first"
+        caption={deliveries.order === 'asc' ? 'Deliveries, oldest first' : 'Deliveries, newest first'}
         empty={
           <Empty title="No deliveries yet." call="POST /v1/webhook-endpoints/:id/test">
             Send a test event, or wait for an event of the types this endpoint takes.
@@ -329,6 +330,11 @@ function Deliveries({ endpoint, canWrite }: { endpoint: Endpoint; canWrite: bool
         }
         rowKey={(d) => d.id}
         columns={[
+          // When the delivery was made (its event arrived): the order the API pages in, turned by its header.
+          column<Delivery>('Created', (d) => <Time iso={d.created_at} hint={false} />, {
+            className: 'nowrap',
+            sortable: true,
+          }),
           column<Delivery>('Event', (d) => (
             <>
               {d.event_type} <code>{d.event_id}</code>

@@ -32,13 +32,18 @@ export function getEvent(store: EventStore, tenantId: string, id: string): Promi
   return foundOr(store.get(tenantId, id), () => new EventNotFound());
 }
 
+/** One page in the asked order; with `withTotal`, how many events the filters select (include_total). */
 export async function listEvents(
   store: EventStore,
   tenantId: string,
-  query: EventListQuery,
+  { withTotal, ...query }: EventListQuery & { withTotal?: boolean },
 ): Promise<Page<AuditEvent>> {
-  const items = await store.list(tenantId, query);
-  return toPage(items, query.limit, (e) => e.id);
+  const [items, total] = await Promise.all([
+    store.list(tenantId, query),
+    withTotal ? store.count(tenantId, query) : undefined,
+  ]);
+  const page = toPage(items, query.limit, (e) => e.id, query.order);
+  return total === undefined ? page : { ...page, total };
 }
 
 const BUCKET_MS = { hour: 3_600_000, day: 86_400_000 } as const;

@@ -17,7 +17,9 @@ export function eventRoutes(store: EventStore): Router {
         until: q.until,
         exclude_dashboard_reads: q.exclude_dashboard_reads === 'true',
         limit: q.limit,
-        afterId: decodeCursor(q.cursor),
+        afterId: decodeCursor(q.cursor, q.order),
+        order: q.order,
+        withTotal: q.include_total === 'true',
       });
       return { status: 200, body: page };
     }),

@@ -55,8 +55,10 @@ export function webhookRoutes(deps: WebhookDeps): Router {
       status: 200,
       body: await listDeliveries(deps, callerOf(req), tenantOf(req), params.id, {
         limit: query.limit,
-        afterId: decodeCursor(query.cursor),
+        afterId: decodeCursor(query.cursor, query.order),
         status: query.status,
+        order: query.order,
+        withTotal: query.include_total === 'true',
       }),
     })),
     implement(routes.retryWebhookDelivery)(async ({ params }, req) => ({

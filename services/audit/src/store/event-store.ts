@@ -1,6 +1,7 @@
-import type { AuditEvent, CheckpointClaims, EventType, LeafRange } from '@mandate/shared';
+import type { AuditEvent, CheckpointClaims, EventType, LeafRange, ListOrder } from '@mandate/shared';
 
-export interface EventListQuery {
+/** What a list selects, and a count counts. */
+export interface EventFilters {
   /** Any of these types. */
   types?: EventType[];
   /** resource.id */
@@ -13,9 +14,14 @@ export interface EventListQuery {
   until?: string;
   /** Leave out the dashboard's own reads (isDashboardRead). */
   exclude_dashboard_reads?: boolean;
+}
+
+export interface EventListQuery extends EventFilters {
   limit: number;
-  /** Only events with an id below this one (the cursor), so pages never repeat or skip. */
+  /** Only events with an id past this one in `order` (the cursor), so pages never repeat or skip. */
   afterId?: string;
+  /** desc (default): newest first, ids below the cursor; asc: oldest first, ids above it. */
+  order?: ListOrder;
 }
 
 const READ_METHODS: ReadonlySet<unknown> = new Set(['GET', 'HEAD']);
@@ -55,8 +61,10 @@ export interface EventStore {
   /** Same idempotency for a batch; duplicates inside the batch or already stored are skipped. */
   insertMany(events: AuditEvent[]): Promise<void>;
   get(tenantId: string, id: string): Promise<AuditEvent | null>;
-  /** Newest first by id, up to limit+1 items (the extra one tells the caller there is more). */
+  /** By id in `order` (newest first unless told), up to limit+1 items (the extra one tells the caller there is more). */
   list(tenantId: string, query: EventListQuery): Promise<AuditEvent[]>;
+  /** How many events `list` would return across all its pages for these filters (`include_total`). */
+  count(tenantId: string, filters: EventFilters): Promise<number>;
   /**
    * Every event about one resource, oldest first by id (the evidence export), up to limit+1 items
    * so the caller can tell that there are more than it is willing to bundle.

@@ -4,6 +4,7 @@ import { journalLines, type AuditEvent, type LeafRange, type Logger } from '@man
 import type {
   BackfillReport,
   DecisionCount,
+  EventFilters,
   EventListQuery,
   EventStore,
   LogStore,
@@ -73,6 +74,10 @@ export class FileEventStore implements EventStore, LogStore {
 
   list(tenantId: string, query: EventListQuery): Promise<AuditEvent[]> {
     return this.memory.list(tenantId, query);
+  }
+
+  count(tenantId: string, filters: EventFilters): Promise<number> {
+    return this.memory.count(tenantId, filters);
   }
 
   listByResource(tenantId: string, resourceId: string, limit: number): Promise<AuditEvent[]> {

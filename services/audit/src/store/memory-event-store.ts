@@ -3,7 +3,7 @@ import {
   SortedById,
   auditLeafHash,
   merkleHasher,
-  newestFirstOf,
+  inOrderOf,
   takeMatching,
   valueFor,
   type AuditEvent,
@@ -13,6 +13,7 @@ import {
   bucketKey,
   isDashboardRead,
   type DecisionCount,
+  type EventFilters,
   type EventListQuery,
   type EventStore,
   type BackfillReport,
@@ -22,6 +23,9 @@ import {
 } from './event-store';
 
 const NOT_PLAIN = Symbol('not plain');
+
+/** How many events a set of indexes holds together. */
+const total = (indexes: SortedById<AuditEvent>[]) => indexes.reduce((n, i) => n + i.size, 0);
 
 /**
  * A deep copy of plain JSON-like data — plain objects (Object.prototype), dense arrays and
@@ -262,9 +266,56 @@ export class MemoryEventStore implements EventStore, LogStore {
 
   async list(tenantId: string, q: EventListQuery): Promise<AuditEvent[]> {
     this.scanned = 0;
+    const selected = this.select(tenantId, q);
+    if (!selected) return [];
+    const { all, walk, matches, window } = selected;
+    const order = q.order ?? 'desc';
+    if (window !== undefined) {
+      const { from, to, size } = window;
+      // Walking by id reads, before the window, about the events on the far side of it from the
+      // cursor (ids and occurred_at mostly agree), in the walked index's share of the tenant:
+      // newer than `until` newest first, older than `since` oldest first.
+      const behindCursor = q.afterId === undefined ? 0 : all.countBelow(q.afterId);
+      const outside =
+        order === 'desc'
+          ? size - to - (q.afterId === undefined ? 0 : all.size - behindCursor)
+          : from - behindCursor;
+      const walkEstimate = (Math.max(0, outside) * total(walk)) / all.size + q.limit;
+      if (to - from < walkEstimate) {
+        // Fewer events in the window than a walk would read: take them all, in order by id.
+        const past = (e: AuditEvent) =>
+          q.afterId === undefined || (order === 'desc' ? e.id < q.afterId : e.id > q.afterId);
+        const inWindow = takeMatching(window.events(), (e) => matches(e) && past(e), Infinity);
+        const sign = order === 'desc' ? 1 : -1;
+        inWindow.sort((a, b) => (a.id < b.id ? sign : a.id > b.id ? -sign : 0));
+        return inWindow.slice(0, q.limit + 1).map(cloneEvent);
+      }
+    }
+    return takeMatching(inOrderOf(walk, idOf, order, q.afterId), matches, q.limit + 1).map(cloneEvent);
+  }
+
+  /** Every match, by the shorter of the time window and the walked index: what `list` pages through. */
+  async count(tenantId: string, filters: EventFilters): Promise<number> {
+    this.scanned = 0;
+    const selected = this.select(tenantId, filters);
+    if (!selected) return 0;
+    const { walk, matches, window } = selected;
+    const events =
+      window !== undefined && window.to - window.from < total(walk)
+        ? window.events()
+        : inOrderOf(walk, idOf, 'desc');
+    let n = 0;
+    for (const event of events) if (matches(event)) n++;
+    return n;
+  }
+
+  /**
+   * The narrowest index the filters allow (fewest events to walk in the worst case), the test of an
+   * event, and with since/until the events of that time window (by occurred_at).
+   */
+  private select(tenantId: string, q: EventFilters) {
     const tenant = this.tenants.get(tenantId);
-    if (!tenant) return [];
-    // The narrowest index the filters allow: fewest events to walk in the worst case.
+    if (!tenant) return undefined;
     const candidates: SortedById<AuditEvent>[][] = [[tenant.all]];
     if (q.types && q.types.length > 0) {
       const unique = [...new Set<string>(q.types)];
@@ -274,9 +325,8 @@ export class MemoryEventStore implements EventStore, LogStore {
       candidates.push([tenant.byResource.get(q.resource_id)].flatMap((i) => i ?? []));
     if (q.key_id !== undefined) candidates.push([tenant.byKey.get(q.key_id)].flatMap((i) => i ?? []));
     if (q.exclude_dashboard_reads) candidates.push([tenant.notDashboardReads]);
-    const total = (indexes: SortedById<AuditEvent>[]) => indexes.reduce((n, i) => n + i.size, 0);
     const walk = candidates.reduce((best, c) => (total(c) < total(best) ? c : best));
-    if (walk.length === 0) return [];
+    if (walk.length === 0) return undefined;
 
     // An unparsable bound bounds nothing (the route lets none through).
     const bound = (iso: string | undefined) => {
@@ -295,26 +345,14 @@ export class MemoryEventStore implements EventStore, LogStore {
       if (q.exclude_dashboard_reads && isDashboardRead(event)) return false;
       return inTime === undefined || inTime(event);
     };
+    const { all, byTime } = tenant;
+    let window: { from: number; to: number; size: number; events(): Iterable<AuditEvent> } | undefined;
     if (since !== undefined || until !== undefined) {
-      const { all, byTime } = tenant;
       const from = since === undefined ? 0 : byTime.countBefore(since);
       const to = until === undefined ? byTime.size : Math.max(from, byTime.countBefore(until));
-      // Walking by id reads, before the window, about the events newer than `until` and older than
-      // the cursor (ids and occurred_at mostly agree), in the walked index's share of the tenant.
-      const newer = byTime.size - to - (q.afterId === undefined ? 0 : all.size - all.countBelow(q.afterId));
-      const walkEstimate = (Math.max(0, newer) * total(walk)) / all.size + q.limit;
-      if (to - from < walkEstimate) {
-        // Fewer events in the window than a walk would read: take them all, newest first by id.
-        const inWindow = takeMatching(
-          byTime.slice(from, to),
-          (e) => matches(e) && (q.afterId === undefined || e.id < q.afterId),
-          Infinity,
-        );
-        inWindow.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
-        return inWindow.slice(0, q.limit + 1).map(cloneEvent);
-      }
+      window = { from, to, size: byTime.size, events: () => byTime.slice(from, to) };
     }
-    return takeMatching(newestFirstOf(walk, idOf, q.afterId), matches, q.limit + 1).map(cloneEvent);
+    return { all, walk, matches, window };
   }
 
   async listByResource(tenantId: string, resourceId: string, limit: number): Promise<AuditEvent[]> {

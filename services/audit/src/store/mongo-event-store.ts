@@ -15,6 +15,7 @@ import {
   type BackfillOptions,
   BackfillReport,
   type DecisionCount,
+  type EventFilters,
   type EventListQuery,
   type EventStore,
   type LogStore,
@@ -92,6 +93,9 @@ eventSchema.index({ tenant_id: 1, 'actor.key_id': 1, _id: -1 });
 // since/until on the keys as above. Without it a log mostly of the dashboard's reads would be read
 // through to find a page of the rest.
 eventSchema.index({ tenant_id: 1, dashboard_read: 1, _id: -1, occurred_at: 1 });
+// Each list index above also serves order=asc ({ _id > cursor } sorted { _id: 1 }, walked the other way)
+// and include_total's countDocuments with the list's filter, which reads every matching key of it
+// (docs/API.md, "Lists and paging").
 // list?since=&until= over a narrow window long ago: the planner may prefer reading just that window
 // { tenant_id, occurred_at ∈ [since, until) } and sorting it, to walking every newer key.
 eventSchema.index({ tenant_id: 1, occurred_at: 1 });
@@ -121,6 +125,21 @@ export const EVENT_QUERY_SHAPES: MongoQueryShape[] = [
     residual: ['actor.key_id', 'occurred_at', 'dashboard_read'],
   }),
   shapes.page('list?key_id=', ['tenant_id', 'actor.key_id'], { residual: ['occurred_at', 'dashboard_read'] }),
+  // include_total: the list's filter counted (countDocuments), no sort; each filter's equality fields.
+  shapes.find('count', ['tenant_id'], { range: ['occurred_at'] }),
+  // occurred_at compared on the keys of { tenant_id, dashboard_read, _id, occurred_at }, as the list does.
+  shapes.find('count?exclude_dashboard_reads=true', ['tenant_id', 'dashboard_read'], {
+    residual: ['occurred_at'],
+  }),
+  shapes.find('count?type=', ['tenant_id', 'type'], {
+    residual: ['resource.id', 'actor.key_id', 'occurred_at', 'dashboard_read'],
+  }),
+  shapes.find('count?resource_id=', ['tenant_id', 'resource.id'], {
+    residual: ['actor.key_id', 'occurred_at', 'dashboard_read'],
+  }),
+  shapes.find('count?key_id=', ['tenant_id', 'actor.key_id'], {
+    residual: ['occurred_at', 'dashboard_read'],
+  }),
   shapes.find('countVerifications (aggregate: $match, then $group per bucket and decision)', ['tenant_id'], {
     range: ['occurred_at'],
     residual: ['type'],
@@ -210,6 +229,23 @@ interface TenantTurn {
 
 /** A group takes batches up to this many events; more start the next group (memory stays bounded). */
 const MAX_GROUP_EVENTS = 500;
+
+/** What a list of the tenant's events selects: the same filter for its pages and for its count. */
+function listFilter(tenantId: string, q: EventFilters): FilterQuery<EventDoc> {
+  const filter: FilterQuery<EventDoc> = { tenant_id: tenantId };
+  if (q.types && q.types.length > 0) filter.type = { $in: q.types };
+  if (q.resource_id !== undefined) filter['resource.id'] = q.resource_id;
+  if (q.key_id !== undefined) filter['actor.key_id'] = q.key_id;
+  // null matches the field's absence, one key of the index: events stored before it are kept.
+  if (q.exclude_dashboard_reads) filter.dashboard_read = null;
+  if (q.since !== undefined || q.until !== undefined) {
+    const range: Record<string, Date> = {};
+    if (q.since !== undefined) range.$gte = new Date(q.since);
+    if (q.until !== undefined) range.$lt = new Date(q.until);
+    filter.occurred_at = range;
+  }
+  return filter;
+}
 
 export class MongoEventStore implements EventStore, LogStore {
   readonly kind = 'mongo' as const;
@@ -469,21 +505,23 @@ export class MongoEventStore implements EventStore, LogStore {
   }
 
   async list(tenantId: string, q: EventListQuery): Promise<AuditEvent[]> {
-    const filter: FilterQuery<EventDoc> = { tenant_id: tenantId };
-    if (q.types && q.types.length > 0) filter.type = { $in: q.types };
-    if (q.resource_id !== undefined) filter['resource.id'] = q.resource_id;
-    if (q.key_id !== undefined) filter['actor.key_id'] = q.key_id;
-    // null matches the field's absence, one key of the index: events stored before it are kept.
-    if (q.exclude_dashboard_reads) filter.dashboard_read = null;
-    if (q.since !== undefined || q.until !== undefined) {
-      const range: Record<string, Date> = {};
-      if (q.since !== undefined) range.$gte = new Date(q.since);
-      if (q.until !== undefined) range.$lt = new Date(q.until);
-      filter.occurred_at = range;
-    }
     // One more than the page: whether a next page exists.
-    const docs = await pageBefore(this.model, { filter, key: '_id', before: q.afterId, limit: q.limit + 1 });
+    const docs = await pageBefore(this.model, {
+      filter: listFilter(tenantId, q),
+      key: '_id',
+      before: q.afterId,
+      limit: q.limit + 1,
+      order: q.order,
+    });
     return docs.map(fromDoc);
+  }
+
+  /**
+   * countDocuments with the list's own filter, so the total is what paging through returns. It
+   * reads every matching index key, docs/API.md, "Lists and paging": the cost of include_total.
+   */
+  async count(tenantId: string, filters: EventFilters): Promise<number> {
+    return this.model.countDocuments(listFilter(tenantId, filters));
   }
 
   async listByResource(tenantId: string, resourceId: string, limit: number): Promise<AuditEvent[]> {

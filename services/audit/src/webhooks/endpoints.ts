@@ -386,16 +386,21 @@ export async function listDeliveries(
   caller: CallerContext,
   tenantId: string,
   endpointId: string,
-  page: DeliveryPageQuery,
+  { withTotal, ...page }: DeliveryPageQuery & { withTotal?: boolean },
 ): Promise<Page<WebhookDeliveryView>> {
   await existing(deps, tenantId, endpointId);
-  const items = await deps.store.listDeliveries(tenantId, endpointId, page);
+  const [items, total] = await Promise.all([
+    deps.store.listDeliveries(tenantId, endpointId, page),
+    withTotal ? deps.store.countDeliveries(tenantId, endpointId, page) : undefined,
+  ]);
   const withBody = seesRequestBodies(caller);
-  return toPage(
+  const listed = toPage(
     items.map((d) => deliveryView(d, withBody)),
     page.limit,
     (d) => d.id,
+    page.order,
   );
+  return total === undefined ? listed : { ...listed, total };
 }
 
 export async function retryDelivery(

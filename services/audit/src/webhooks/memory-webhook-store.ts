@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryOutbox, type AuditEvent } from '@mandate/shared';
+import type { WebhookDeliveryStatus } from '../contract';
 import type { ClaimedDelivery, WebhookDelivery, WebhookEndpoint } from './webhook';
 import {
   DEFAULT_DELIVERY_RETENTION_MS,
@@ -140,17 +141,31 @@ export class MemoryWebhookStore implements WebhookStore {
     endpointId: string,
     page: DeliveryPageQuery,
   ): Promise<WebhookDelivery[]> {
-    return [...this.deliveries.values()]
-      .filter(
-        (d) =>
-          d.tenant_id === tenantId &&
-          d.endpoint_id === endpointId &&
-          (page.status === undefined || d.status === page.status) &&
-          (page.afterId === undefined || d.id < page.afterId),
-      )
-      .sort((a, b) => (a.id < b.id ? 1 : -1))
+    const asc = page.order === 'asc';
+    const past = (id: string) => page.afterId === undefined || (asc ? id > page.afterId : id < page.afterId);
+    return this.deliveriesOf(tenantId, endpointId, page.status)
+      .filter((d) => past(d.id))
+      .sort((a, b) => (a.id < b.id ? 1 : -1) * (asc ? -1 : 1))
       .slice(0, page.limit + 1)
       .map((d) => structuredClone(d));
+  }
+
+  async countDeliveries(
+    tenantId: string,
+    endpointId: string,
+    filter: { status?: WebhookDeliveryStatus },
+  ): Promise<number> {
+    return this.deliveriesOf(tenantId, endpointId, filter.status).length;
+  }
+
+  /** An endpoint's deliveries, of one status if given: what a list pages through and a count counts. */
+  private deliveriesOf(tenantId: string, endpointId: string, status: WebhookDeliveryStatus | undefined) {
+    return [...this.deliveries.values()].filter(
+      (d) =>
+        d.tenant_id === tenantId &&
+        d.endpoint_id === endpointId &&
+        (status === undefined || d.status === status),
+    );
   }
 
   private lease(d: WebhookDelivery, until: Date): ClaimedDelivery {

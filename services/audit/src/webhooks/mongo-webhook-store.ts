@@ -14,6 +14,7 @@ import {
   type MongoQueryShape,
   type OutboxDoc,
 } from '@mandate/shared';
+import type { WebhookDeliveryStatus } from '../contract';
 import type { ClaimedDelivery, WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './webhook';
 import {
   DEFAULT_DELIVERY_RETENTION_MS,
@@ -127,7 +128,8 @@ export const webhookDeliverySchema = new Schema<DeliveryDoc>(
 webhookDeliverySchema.index({ endpoint_id: 1, event_id: 1 }, { unique: true });
 // listDeliveries: { tenant_id, endpoint_id, _id < cursor } sorted { _id: -1 }.
 webhookDeliverySchema.index({ tenant_id: 1, endpoint_id: 1, _id: -1 });
-// listDeliveries?status=: the same with the status.
+// listDeliveries?status=: the same with the status. Both also serve order=asc (walked the other way)
+// and include_total's countDocuments, which reads every key of the endpoint (and status).
 webhookDeliverySchema.index({ tenant_id: 1, endpoint_id: 1, status: 1, _id: -1 });
 // attemptCounts: { tenant_id, endpoint_id, updated_at >= the oldest window } (a delivery attempted
 // in a window was updated at or after that attempt); failedSince: the status index above serves it.
@@ -140,6 +142,17 @@ webhookDeliverySchema.index({ status: 1, created_at: 1 });
 webhookDeliverySchema.index({ expires_at: 1 }, { expireAfterSeconds: 0 });
 // claimDue's read-back of what its updateMany leased: { lease_token }.
 webhookDeliverySchema.index({ lease_token: 1 }, { sparse: true });
+
+/** An endpoint's deliveries, of one status if given: the same filter for a list's pages and its count. */
+const deliveriesFilter = (
+  tenantId: string,
+  endpointId: string,
+  status: WebhookDeliveryStatus | undefined,
+) => ({
+  tenant_id: tenantId,
+  endpoint_id: endpointId,
+  ...(status ? { status } : {}),
+});
 
 const endpoints = queryShapesOf('webhook_endpoints', '_id');
 const deliveries = queryShapesOf('webhook_deliveries', '_id');
@@ -165,6 +178,8 @@ export const WEBHOOK_QUERY_SHAPES: MongoQueryShape[] = [
   }),
   deliveries.page('listDeliveries', ['tenant_id', 'endpoint_id']),
   deliveries.page('listDeliveries?status=', ['tenant_id', 'endpoint_id', 'status']),
+  deliveries.find('countDeliveries', ['tenant_id', 'endpoint_id']),
+  deliveries.find('countDeliveries?status=', ['tenant_id', 'endpoint_id', 'status']),
   deliveries.find('attemptCounts', ['tenant_id', 'endpoint_id'], { range: ['updated_at'] }),
   deliveries.find('failedSince', ['tenant_id', 'endpoint_id', 'status'], {
     residual: ['created_at'],
@@ -403,16 +418,22 @@ export class MongoWebhookStore implements WebhookStore {
     page: DeliveryPageQuery,
   ): Promise<WebhookDelivery[]> {
     const docs = await pageBefore(this.deliveries, {
-      filter: {
-        tenant_id: tenantId,
-        endpoint_id: endpointId,
-        ...(page.status ? { status: page.status } : {}),
-      },
+      filter: deliveriesFilter(tenantId, endpointId, page.status),
       key: '_id',
       before: page.afterId,
       limit: page.limit + 1,
+      order: page.order,
     });
     return docs.map(deliveryOut);
+  }
+
+  /** countDocuments with the list's filter (docs/API.md, "Lists and paging": what a total costs). */
+  async countDeliveries(
+    tenantId: string,
+    endpointId: string,
+    filter: { status?: WebhookDeliveryStatus },
+  ): Promise<number> {
+    return this.deliveries.countDocuments(deliveriesFilter(tenantId, endpointId, filter.status));
   }
 
   async claimDue(now: Date, leaseUntil: Date, limit: number): Promise<ClaimedDelivery[]> {

@@ -1,4 +1,4 @@
-import type { AuditEvent, OutboxStore } from '@mandate/shared';
+import type { AuditEvent, ListOrder, OutboxStore } from '@mandate/shared';
 import type { WebhookDeliveryStatus } from '../contract';
 import type { ClaimedDelivery, WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './webhook';
 
@@ -31,6 +31,8 @@ export interface PageQuery {
 /** A page of an endpoint's deliveries, optionally of one status. */
 export interface DeliveryPageQuery extends PageQuery {
   status?: WebhookDeliveryStatus;
+  /** desc (default): newest first, ids below the cursor; asc: oldest first, ids above it. */
+  order?: ListOrder;
 }
 
 /** How an attempt ends for the delivery: its new status and next due time. */
@@ -85,6 +87,12 @@ export interface WebhookStore extends OutboxStore {
   insertDeliveries(deliveries: WebhookDelivery[]): Promise<void>;
   getDelivery(tenantId: string, endpointId: string, id: string): Promise<WebhookDelivery | null>;
   listDeliveries(tenantId: string, endpointId: string, page: DeliveryPageQuery): Promise<WebhookDelivery[]>;
+  /** How many deliveries listDeliveries would return across its pages for this status (`include_total`). */
+  countDeliveries(
+    tenantId: string,
+    endpointId: string,
+    filter: { status?: WebhookDeliveryStatus },
+  ): Promise<number>;
   /**
    * Leases up to `limit` PENDING deliveries due at `now` whose lease (if any) has run out, until
    * `leaseUntil`, under a fresh token: one guarded write per delivery, so two workers never hold

@@ -7,6 +7,7 @@ import {
   mandateSigningPayload,
   newId,
   serviceUnavailable,
+  toPage,
   type AuditEvent,
   type CallerContext,
   type Clock,
@@ -14,7 +15,9 @@ import {
   type EventData,
   type EventInput,
   type EventType,
+  type ListOrder,
   type Logger,
+  type Page,
 } from '@mandate/shared';
 import type { MandateSnapshots } from '../snapshots/mandate-snapshots';
 import type { Signer } from '../signing/signer';
@@ -75,6 +78,9 @@ export interface ListFilters {
   q?: string;
   limit: number;
   afterId?: string;
+  order: ListOrder;
+  /** Also count everything the filters select (include_total). */
+  withTotal: boolean;
 }
 
 export interface TransitionResult {
@@ -332,15 +338,27 @@ export async function getMandate(deps: MandateDeps, tenantId: string, id: string
   return withEffectiveState(stored, deps.clock.now());
 }
 
-/** Newest first, up to limit + 1 (for toPage), each with its effective state. */
+/**
+ * One page in the asked order, each mandate with its effective state; with `withTotal`, how many the
+ * filters select, counted at the same `now` as the page, so both read one effective state.
+ */
 export async function listMandates(
   deps: MandateDeps,
   tenantId: string,
-  filters: ListFilters,
-): Promise<Mandate[]> {
+  { withTotal, ...filters }: ListFilters,
+): Promise<Page<Mandate>> {
   const now = deps.clock.now();
-  const items = await deps.store.list(tenantId, { ...filters, now });
-  return items.map((m) => withEffectiveState(m, now));
+  const [items, total] = await Promise.all([
+    deps.store.list(tenantId, { ...filters, now }),
+    withTotal ? deps.store.count(tenantId, { ...filters, now }) : undefined,
+  ]);
+  const page = toPage(
+    items.map((m) => withEffectiveState(m, now)),
+    filters.limit,
+    (m) => m.id,
+    filters.order,
+  );
+  return total === undefined ? page : { ...page, total };
 }
 
 /**

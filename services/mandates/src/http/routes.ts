@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { callerOf, decodeCursor, implement, mountContracts, tenantOf, toPage } from '@mandate/shared';
+import { callerOf, decodeCursor, implement, mountContracts, tenantOf } from '@mandate/shared';
 import type { Deps } from '../deps';
 import { applyOperation, createMandate, getMandate, listMandates, readForVerify } from '../domain/mandates';
 import type { LifecycleOperation } from '../domain/state-machine';
@@ -10,17 +10,14 @@ export function mandateRoutes(deps: Deps): Router {
   const router = Router();
 
   mountContracts(router, [
-    implement(routes.listMandates)(async ({ query }, req) => {
-      const items = await listMandates(deps, tenantOf(req), {
-        state: query.state,
-        principal_id: query.principal_id,
-        delegate_id: query.delegate_id,
-        q: query.q,
-        limit: query.limit,
-        afterId: decodeCursor(query.cursor),
-      });
-      return { status: 200, body: toPage(items, query.limit, (m) => m.id) };
-    }),
+    implement(routes.listMandates)(async ({ query: { cursor, include_total, ...query } }, req) => ({
+      status: 200,
+      body: await listMandates(deps, tenantOf(req), {
+        ...query,
+        afterId: decodeCursor(cursor, query.order),
+        withTotal: include_total === 'true',
+      }),
+    })),
     implement(routes.createMandate)(async ({ body }, req) => {
       const mandate = await createMandate(
         deps,

@@ -1,4 +1,4 @@
-import type { AuditEvent, OutboxStore } from '@mandate/shared';
+import type { AuditEvent, ListOrder, OutboxStore } from '@mandate/shared';
 import type { Mandate, MandateState } from '../domain/mandate';
 import type { AuthorizationStore } from './authorization-store';
 import type {
@@ -8,17 +8,23 @@ import type {
   StatusSlot,
 } from '../status-lists/status-list';
 
-export interface ListMandatesQuery {
+/** What a list selects, and a count counts. */
+export interface MandateFilters {
   /** Matched against the effective state at `now` (expired ACTIVE/SUSPENDED count as EXPIRED). */
   state?: MandateState;
   principal_id?: string;
   delegate_id?: string;
   /** Literal, case-insensitive substring of the parties' ids and names (searchTextOf). */
   q?: string;
-  limit: number;
-  /** Only ids below this one (the cursor): newest first, stable under concurrent inserts. */
-  afterId?: string;
   now: Date;
+}
+
+export interface ListMandatesQuery extends MandateFilters {
+  limit: number;
+  /** Only ids past this one (the cursor) in `order`: stable under concurrent inserts. */
+  afterId?: string;
+  /** desc (default): newest first, ids below the cursor; asc: oldest first, ids above it. */
+  order?: ListOrder;
 }
 
 export interface TransitionPatch {
@@ -65,8 +71,10 @@ export interface MandateStore extends OutboxStore {
   ): Promise<{ mandate: Mandate; digest: string | null } | null>;
   /** null when absent or another tenant's. */
   get(tenantId: string, id: string): Promise<Mandate | null>;
-  /** Newest first by id, up to `limit + 1` items so the caller can tell whether there is more. */
+  /** By id in `order` (newest first unless told), up to `limit + 1` items so the caller can tell whether there is more. */
   list(tenantId: string, query: ListMandatesQuery): Promise<Mandate[]>;
+  /** How many mandates `list` would return across all its pages for these filters (`include_total`). */
+  count(tenantId: string, filters: MandateFilters): Promise<number>;
   /**
    * Applies the patch only if the stored version is still `expectedVersion` (optimistic
    * concurrency). Returns the updated mandate, or null when it changed meanwhile (or is absent).

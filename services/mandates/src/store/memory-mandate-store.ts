@@ -3,7 +3,7 @@ import {
   MemoryOutbox,
   type SortedById,
   conflict,
-  newestFirstOf,
+  inOrderOf,
   plainId,
   takeMatching,
   valueFor,
@@ -18,7 +18,13 @@ import {
   type Mandate,
   type MandateState,
 } from '../domain/mandate';
-import type { CreateRequest, ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
+import type {
+  CreateRequest,
+  ListMandatesQuery,
+  MandateFilters,
+  MandateStore,
+  TransitionPatch,
+} from './mandate-store';
 import { MemoryAuthorizations } from './memory-authorizations';
 import {
   nextStatusList,
@@ -108,12 +114,32 @@ export class MemoryMandateStore implements MandateStore {
   }
 
   async list(tenantId: string, query: ListMandatesQuery): Promise<Mandate[]> {
+    const selected = this.select(tenantId, query);
+    if (!selected) return [];
+    const { records, walk, matches } = selected;
+    return takeMatching(
+      inOrderOf(walk, plainId, query.order ?? 'desc', query.afterId),
+      matches,
+      query.limit + 1,
+    ).map((id) => structuredClone(records.get(id)!));
+  }
+
+  /** Every match of the walked index, O(its size): the same walk and test as `list`, so the two agree. */
+  async count(tenantId: string, filters: MandateFilters): Promise<number> {
+    const selected = this.select(tenantId, filters);
+    if (!selected) return 0;
+    let n = 0;
+    for (const id of inOrderOf(selected.walk, plainId, 'desc')) if (selected.matches(id)) n++;
+    return n;
+  }
+
+  /** The narrowest index the filters allow (fewest ids to walk in the worst case) and the test of an id. */
+  private select(tenantId: string, filters: MandateFilters) {
     const records = this.tenants.get(tenantId);
     const tenant = this.indexes.get(tenantId);
-    if (!records || !tenant) return [];
-    const { state, principal_id, delegate_id, now } = query;
-    const needle = query.q === undefined ? undefined : searchNeedleOf(query.q);
-    // The narrowest index the filters allow: fewest ids to walk in the worst case.
+    if (!records || !tenant) return undefined;
+    const { state, principal_id, delegate_id, now } = filters;
+    const needle = filters.q === undefined ? undefined : searchNeedleOf(filters.q);
     const candidates: SortedById<string>[][] = [[tenant.all]];
     if (principal_id !== undefined)
       candidates.push([tenant.under('principal', principal_id)].flatMap((i) => i ?? []));
@@ -136,9 +162,7 @@ export class MemoryMandateStore implements MandateStore {
         (needle === undefined || searchTextOf(m).includes(needle))
       );
     };
-    return takeMatching(newestFirstOf(walk, plainId, query.afterId), matches, query.limit + 1).map((id) =>
-      structuredClone(records.get(id)!),
-    );
+    return { records, walk, matches };
   }
 
   async transition(

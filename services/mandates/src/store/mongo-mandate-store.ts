@@ -22,7 +22,13 @@ import {
   searchTextOf,
   type Mandate,
 } from '../domain/mandate';
-import type { CreateRequest, ListMandatesQuery, MandateStore, TransitionPatch } from './mandate-store';
+import type {
+  CreateRequest,
+  ListMandatesQuery,
+  MandateFilters,
+  MandateStore,
+  TransitionPatch,
+} from './mandate-store';
 import { MongoAuthorizations } from './mongo-authorizations';
 import {
   STATUS_LIST_CAPACITY,
@@ -98,6 +104,9 @@ mandateSchema.index({ tenant_id: 1, 'delegate.id': 1, id: -1 });
 // on the key (no document fetched unless it matches), stopping at limit + 1 matches
 // (docs/DECISIONS.md, "Mandate search").
 mandateSchema.index({ tenant_id: 1, id: -1, search_text: 1 });
+// Each list index above also serves order=asc ({ id > cursor } sorted { id: 1 }, walked the other way)
+// and include_total's countDocuments with the list's filter, which reads every matching key of it
+// (docs/API.md, "Lists and paging").
 // findDue, the expiry sweeper across tenants: { state ∈ ACTIVE|SUSPENDED, expires_at ≤ now } sorted { expires_at: 1 }.
 mandateSchema.index({ state: 1, expires_at: 1 });
 // pendingEvents, the outbox relay across tenants: { 'outbox.id': { $gt: '' } } (only mandates with unsent
@@ -156,6 +165,17 @@ export const MANDATE_QUERY_SHAPES: MongoQueryShape[] = [
     range: ['search_text'],
     residual: ['state', 'expires_at', 'principal.id', 'delegate.id'],
   }),
+  // include_total: the list's filter counted (countDocuments), no sort; each filter's equality fields.
+  shapes.find('count', ['tenant_id'], { residual: ['search_text'] }),
+  shapes.find('count?state=, each $or branch for EXPIRED', ['tenant_id', 'state'], {
+    residual: ['expires_at'],
+  }),
+  shapes.find('count?principal_id=', ['tenant_id', 'principal.id'], {
+    residual: ['state', 'expires_at', 'delegate.id', 'search_text'],
+  }),
+  shapes.find('count?delegate_id=', ['tenant_id', 'delegate.id'], {
+    residual: ['state', 'expires_at', 'search_text'],
+  }),
   shapes.find('findDue', ['state'], { sort: { expires_at: 1 } }),
   shapes.find('backfillSearchText: the walk', [], { sort: { _id: 1 } }),
   shapes.find('backfillSearchText: $set', ['_id'], { residual: ['search_text'] }),
@@ -168,6 +188,37 @@ export const MANDATE_QUERY_SHAPES: MongoQueryShape[] = [
   listShapes.find('publishStatusList', ['list_id'], { residual: ['published.etag', 'published'] }),
   ...outboxQueryShapes('mandate_status_lists'),
 ];
+
+/** What a list of the tenant's mandates selects: the same filter for its pages and for its count. */
+function listFilter(tenantId: string, query: MandateFilters): FilterQuery<MandateDoc> {
+  const filter: FilterQuery<MandateDoc> = { tenant_id: tenantId };
+  if (query.principal_id !== undefined) filter['principal.id'] = query.principal_id;
+  if (query.delegate_id !== undefined) filter['delegate.id'] = query.delegate_id;
+  // Escaped: `q` is literal text, never a pattern (docs/API.md, "Mandates").
+  if (query.q !== undefined) filter.search_text = { $regex: escapeRegex(searchNeedleOf(query.q)) };
+  const now = query.now;
+  switch (query.state) {
+    case undefined:
+      break;
+    case 'ACTIVE':
+    case 'SUSPENDED':
+      // Past expiry these read as EXPIRED, so they leave the ACTIVE/SUSPENDED lists at once.
+      filter.state = query.state;
+      filter.$or = [{ expires_at: null }, { expires_at: { $gt: now } }];
+      break;
+    case 'EXPIRED':
+      // Persisted by the sweeper, or not yet swept but past expiry.
+      filter.$or = [
+        { state: 'EXPIRED' },
+        { state: { $in: [...EXPIRABLE_STATES] }, expires_at: { $lte: now } },
+      ];
+      break;
+    case 'REVOKED':
+      filter.state = 'REVOKED';
+      break;
+  }
+  return filter;
+}
 
 export class MongoMandateStore extends MongoOutboxSource implements MandateStore {
   readonly kind = 'mongo' as const;
@@ -311,41 +362,24 @@ export class MongoMandateStore extends MongoOutboxSource implements MandateStore
   }
 
   async list(tenantId: string, query: ListMandatesQuery): Promise<Mandate[]> {
-    const filter: FilterQuery<MandateDoc> = { tenant_id: tenantId };
-    if (query.principal_id !== undefined) filter['principal.id'] = query.principal_id;
-    if (query.delegate_id !== undefined) filter['delegate.id'] = query.delegate_id;
-    // Escaped: `q` is literal text, never a pattern (docs/API.md, "Mandates").
-    if (query.q !== undefined) filter.search_text = { $regex: escapeRegex(searchNeedleOf(query.q)) };
-    const now = query.now;
-    switch (query.state) {
-      case undefined:
-        break;
-      case 'ACTIVE':
-      case 'SUSPENDED':
-        // Past expiry these read as EXPIRED, so they leave the ACTIVE/SUSPENDED lists at once.
-        filter.state = query.state;
-        filter.$or = [{ expires_at: null }, { expires_at: { $gt: now } }];
-        break;
-      case 'EXPIRED':
-        // Persisted by the sweeper, or not yet swept but past expiry.
-        filter.$or = [
-          { state: 'EXPIRED' },
-          { state: { $in: [...EXPIRABLE_STATES] }, expires_at: { $lte: now } },
-        ];
-        break;
-      case 'REVOKED':
-        filter.state = 'REVOKED';
-        break;
-    }
     // One more than the page: whether a next page exists.
     const docs = await pageBefore(this.model, {
-      filter,
+      filter: listFilter(tenantId, query),
       key: 'id',
       before: query.afterId,
       limit: query.limit + 1,
       projection: WITHOUT_OUTBOX,
+      order: query.order,
     });
     return docs.map(fromDoc);
+  }
+
+  /**
+   * countDocuments with the list's own filter, so the total is what paging through returns. It
+   * reads every matching index key, docs/API.md, "Lists and paging": the cost of include_total.
+   */
+  async count(tenantId: string, filters: MandateFilters): Promise<number> {
+    return this.model.countDocuments(listFilter(tenantId, filters));
   }
 
   async transition(
