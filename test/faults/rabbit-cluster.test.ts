@@ -69,6 +69,20 @@ describe('a three-node RabbitMQ cluster with quorum queues loses a node, then th
     );
     await waitFor(() => produced.done >= 20, 'the first 20 mandates');
     const audit = { url: stack.services.audit.url, internalSecret: stack.internalSecret };
+    /** What the cluster and the services said, printed when the stack is not whole: what the probe alone cannot tell. */
+    const printTrouble = async (label: string) => {
+      const queue = await cluster.queue(auditQueue()).catch((err: unknown) => String(err));
+      const lines = [stack.gateway, ...Object.values(stack.replicas).flat()].flatMap((p) =>
+        p.output
+          .join('')
+          .split('\n')
+          .filter((l) => /"level":(40|50|60)|RabbitMQ/.test(l))
+          .map((l) => `${p.name}: ${l}`),
+      );
+      console.log(
+        `not whole after ${label}; audit queue ${JSON.stringify(queue)}\nservices' RabbitMQ lines, warnings and errors (last 80):\n${lines.slice(-80).join('\n')}`,
+      );
+    };
 
     /**
      * Stops `node` by `how`, then: whole within 10 s of the node being gone (a shutdown takes
@@ -85,7 +99,10 @@ describe('a three-node RabbitMQ cluster with quorum queues loses a node, then th
         { tenantId: probe.tenant.id, auth: probe.auth },
         stoppedAt,
         label,
-      );
+      ).catch(async (err: unknown) => {
+        await printTrouble(label);
+        throw err;
+      });
       // The outage's length is the scenario: the load runs on the two other nodes this long.
       await new Promise((r) => setTimeout(r, Math.max(0, stoppedAt + DOWN_MS - Date.now())));
       const during = calls.filter((c) => c.sentAt >= stoppingAt && c.sentAt < stoppedAt + DOWN_MS);
@@ -132,6 +149,10 @@ describe('a three-node RabbitMQ cluster with quorum queues loses a node, then th
         leader_whole_stored_ms: second.whole.storedMs,
         leader_down_2xx: second.answered2xx,
         leader_down_failed: second.failed,
+        // Publishes the broker nacked, each followed by a new connection (RabbitPublisher).
+        publish_nacks: [stack.gateway, ...Object.values(stack.replicas).flat()]
+          .flatMap((p) => p.output.join('').split('\n'))
+          .filter((l) => l.includes('amqp publish nacked')).length,
         run_ms: Date.now() - started,
       },
     );

@@ -30,6 +30,9 @@ export interface QuorumQueueInfo {
   leader: string;
   members: string[];
   online: string[];
+  messages_ready: number;
+  messages_unacknowledged: number;
+  consumers: number;
 }
 
 /** A private three-node RabbitMQ cluster on its own ports, files in a temporary directory. */
@@ -176,6 +179,9 @@ export async function startRabbitCluster(): Promise<RabbitCluster> {
           'leader',
           'members',
           'online',
+          'messages_ready',
+          'messages_unacknowledged',
+          'consumers',
           '--formatter',
           'json',
           '-q',
