@@ -108,9 +108,8 @@ export class RabbitPublisher implements EventPublisher {
       await Promise.all(confirms);
     } catch (err) {
       // A nack: the broker could not take the message through this channel. On a cluster, a
-      // channel opened as a quorum queue's leader died can keep sending to that dead leader and
-      // nack every publish after it; the next publish opens a new connection, to the next node
-      // (docs/KUBERNETES.md, "RabbitMQ cluster").
+      // channel opened as a quorum queue's leader died can nack every publish after it; the next
+      // publish opens a new connection, to the next node (docs/DEPLOYMENT.md, "On a RabbitMQ cluster").
       if (connection && this.connection === connection) {
         this.logger.warn({ err }, 'amqp publish nacked; reconnecting the publisher');
         this.generation++;
