@@ -116,8 +116,10 @@ export async function stepUntil(
   produced: Produced,
   calls: Call[],
   step: { rid: string; path: string; body: unknown; expected: number; type: CountedType },
+  /** True once the test file is over (its stack stopped): the step gives up, resolving undefined. */
+  abandoned: () => boolean = () => false,
 ): Promise<any> {
-  for (let attempt = 0; ; attempt++) {
+  for (let attempt = 0; !abandoned(); attempt++) {
     const id = attempt === 0 ? step.rid : `${step.rid}-a${attempt}`;
     const call = await post(gatewayUrl, auth, step.path, id, step.body, calls);
     if (call.status !== undefined) {
@@ -131,13 +133,15 @@ export async function stepUntil(
     // A back-off while the fault lasts, not a synchronisation: the step is retried until it succeeds.
     await new Promise((r) => setTimeout(r, 100));
   }
+  return undefined;
 }
 
 /**
  * Mandates created then verified through the gateway by `concurrency` workers until `stop()` says
  * so (then each worker finishes the mandate it is on). A failed step is tried again under a new
- * request id after a short back-off; what answered its 2xx goes into `produced`, every call into
- * `calls`. Resolves once every worker has stopped.
+ * request id after a short back-off, until it answers or `abandoned()` (the file is over, after a
+ * failed test); what answered its 2xx goes into `produced`, every call into `calls`. Resolves once
+ * every worker has stopped.
  */
 export function runLoad(
   gatewayUrl: string,
@@ -147,25 +151,42 @@ export function runLoad(
   calls: Call[],
   stop: () => boolean,
   concurrency = 8,
+  abandoned: () => boolean = () => false,
 ): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (!stop()) {
       const i = next++;
-      const created = (await stepUntil(gatewayUrl, auth, produced, calls, {
-        rid: `${label}-c-${i}`,
-        path: '/v1/mandates',
-        body: mandateBody(i, label),
-        expected: 201,
-        type: 'MANDATE_CREATED',
-      })) as { id: string };
-      await stepUntil(gatewayUrl, auth, produced, calls, {
-        rid: `${label}-v-${i}`,
-        path: '/v1/verify',
-        body: { mandate_id: created.id, action: 'payments:create', amount: 1_200, currency: 'EUR' },
-        expected: 200,
-        type: 'VERIFICATION_PERFORMED',
-      });
+      const created = (await stepUntil(
+        gatewayUrl,
+        auth,
+        produced,
+        calls,
+        {
+          rid: `${label}-c-${i}`,
+          path: '/v1/mandates',
+          body: mandateBody(i, label),
+          expected: 201,
+          type: 'MANDATE_CREATED',
+        },
+        abandoned,
+      )) as { id: string } | undefined;
+      if (!created) return;
+      const verified = await stepUntil(
+        gatewayUrl,
+        auth,
+        produced,
+        calls,
+        {
+          rid: `${label}-v-${i}`,
+          path: '/v1/verify',
+          body: { mandate_id: created.id, action: 'payments:create', amount: 1_200, currency: 'EUR' },
+          expected: 200,
+          type: 'VERIFICATION_PERFORMED',
+        },
+        abandoned,
+      );
+      if (verified === undefined) return;
       produced.done++;
     }
   };

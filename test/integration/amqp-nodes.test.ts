@@ -12,6 +12,7 @@ import {
   type AuditEvent,
 } from '@mandate/shared';
 import { anyEvent, deleteAmqpTopology, TEST_AMQP_URL } from '@mandate/shared/testing';
+import amqplib from 'amqplib';
 import { z } from 'zod';
 import { freePort } from '../support/stack';
 import { startTcpProxy, type TcpProxy } from '../support/tcp-proxy';
@@ -117,6 +118,37 @@ describe('AMQP_URL as a list of nodes', () => {
       // and the rest of the stream went through the next node.
       expect(events.filter((e) => !received.has(e.id)).map((e) => e.id)).toEqual([]);
       expect(b.chunksToTarget).toBeGreaterThan(0);
+    }, 60_000);
+
+    it('when the broker nacks a publish, then the publisher’s next publish goes over a new connection, to the next node', async () => {
+      const a = await startTcpProxy(broker.hostname, Number(broker.port || 5672));
+      const b = await startTcpProxy(broker.hostname, Number(broker.port || 5672));
+      proxies.push(a, b);
+      const url = [nodeUrl(a.port), `127.0.0.1:${b.port}`].join(',');
+      const publisher = new RabbitPublisher(url, logger, topology);
+      // A queue that refuses every message, bound to one event type: the broker nacks what it routes there.
+      const refusing = `${topology.exchange}.refusing`;
+      const admin = await amqplib.connect(TEST_AMQP_URL);
+      const ch = await admin.createChannel();
+      const event = () => anyEvent({ type: 'API_CALL', tenantId: 'tnt_x', resource: null, data: {} });
+      try {
+        await publisher.publish([event()]);
+        await ch.assertQueue(refusing, {
+          durable: false,
+          arguments: { 'x-max-length': 0, 'x-overflow': 'reject-publish' },
+        });
+        await ch.bindQueue(refusing, topology.exchange, topology.routingKey('API_CALL'));
+        await expect(publisher.publish([event()])).rejects.toThrow('message nacked');
+        await ch.deleteQueue(refusing);
+        b.resetCounters();
+        await publisher.publish([event()]);
+        // The nacking channel was given up: the publish after it went through the next node.
+        expect(b.chunksToTarget).toBeGreaterThan(0);
+      } finally {
+        await ch.deleteQueue(refusing).catch(() => undefined);
+        await admin.close();
+        await publisher.close();
+      }
     }, 60_000);
   });
 });

@@ -18,6 +18,8 @@ export class RabbitPublisher implements EventPublisher {
   private connection?: ChannelModel;
   private closed = false;
   private readonly nodes: AmqpNodes;
+  /** Which connection is current: a replaced one's late close must not clear its successor. */
+  private generation = 0;
 
   constructor(
     url: string,
@@ -33,7 +35,9 @@ export class RabbitPublisher implements EventPublisher {
       this.connecting = (async () => {
         // The next node after one that went away (docs/CONFIGURATION.md, "Every service").
         const { connection, node } = await this.nodes.connect();
+        const generation = ++this.generation;
         const reset = () => {
+          if (generation !== this.generation) return;
           this.connecting = undefined;
           this.connection = undefined;
         };
@@ -66,6 +70,7 @@ export class RabbitPublisher implements EventPublisher {
   async publish(events: AuditEvent[]): Promise<void> {
     if (events.length === 0) return;
     const ch = await this.channel();
+    const connection = this.connection;
     const confirms: Promise<void>[] = [];
     for (const group of groupForMessages(events)) {
       const first = group[0]!;
@@ -99,7 +104,21 @@ export class RabbitPublisher implements EventPublisher {
         }),
       );
     }
-    await Promise.all(confirms);
+    try {
+      await Promise.all(confirms);
+    } catch (err) {
+      // A nack: the broker could not take the message through this channel. On a cluster, a
+      // channel opened as a quorum queue's leader died can nack every publish after it; the next
+      // publish opens a new connection, to the next node (docs/DEPLOYMENT.md, "On a RabbitMQ cluster").
+      if (connection && this.connection === connection) {
+        this.logger.warn({ err }, 'amqp publish nacked; reconnecting the publisher');
+        this.generation++;
+        this.connecting = undefined;
+        this.connection = undefined;
+        await connection.close().catch(() => undefined);
+      }
+      throw err;
+    }
   }
 
   /** Connects now (instead of on first publish) so start-up fails loudly on a wrong URL. */
