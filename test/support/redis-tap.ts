@@ -71,6 +71,11 @@ const KEYLESS = new Set([
   'scan',
   // The clock sync of mandates and verify (docs/DECISIONS.md, "Time").
   'time',
+  // The replica check before a lifecycle call or an Idempotency-Key record answers
+  // (docs/DECISIONS.md, "Redis failover"); `CLUSTER NODES` only on a Cluster.
+  'role',
+  'wait',
+  'cluster',
 ]);
 
 /**
