@@ -92,6 +92,26 @@ describeIfChromium('dashboard: sorting and totals', () => {
     await closeClean(tab);
   }, 120_000);
 
+  it('when the list is laid out as cards on a phone (390 px), then a visible control above them turns the order around', async () => {
+    const tab = await openPage(suite.browser);
+    const { page } = tab;
+    await page.setViewportSize({ width: 390, height: 844 });
+    await devSignIn(page, suite.stack.url, suite.tenantId, SUBJECT('tenant_viewer'));
+    await page.goto(`${suite.stack.url}/dashboard/mandates`);
+    await page.locator(`tr[data-mandate="${created[MANDATES - 1]}"]`).waitFor();
+    await eventually(async () =>
+      (await page.locator('.table-wrap').getAttribute('data-layout')) === 'cards' ? true : undefined,
+    );
+    const control = page.getByRole('button', { name: 'Created: newest first' });
+    expect(await control.isVisible()).toBe(true);
+    await control.click();
+    await page.locator(`tr[data-mandate="${created[0]}"]`).waitFor();
+    expect(new URL(page.url()).searchParams.get('order')).toBe('asc');
+    expect(await page.getByRole('button', { name: 'Created: oldest first' }).isVisible()).toBe(true);
+    expect(await axeViolations(page)).toEqual([]);
+    await closeClean(tab);
+  }, 120_000);
+
   it('when the audit log is filtered, then it shows the total of its filter and sorts by time', async () => {
     const tab = await openPage(suite.browser);
     const { page } = tab;

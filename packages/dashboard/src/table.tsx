@@ -95,8 +95,17 @@ export function DataTable<T>({
       </>
     );
   }
+  const sortedBy = sort ? columns.find((c) => c.meta?.sortable)?.header : undefined;
   return (
     <div className="table-wrap" ref={wrap}>
+      {sort && typeof sortedBy === 'string' ? (
+        // As cards the header row is out of sight, and its button with it: the order's own control.
+        <div className="cards-sort">
+          <SortButton sort={sort}>
+            {sortedBy}: {sort.order === 'asc' ? 'oldest first' : 'newest first'}
+          </SortButton>
+        </div>
+      ) : null}
       <Table data-testid={testId} striped highlightOnHover verticalSpacing={6} captionSide="top">
         {caption ? <Table.Caption>{caption}</Table.Caption> : null}
         <Table.Thead>
