@@ -1,5 +1,5 @@
 import { topologyUnderTest } from '../support/redis-topology';
-import { apiClient, createTenant, startStack, type Stack } from '../support/stack';
+import { createTenant, revokeThenVerify, startStack, type Stack } from '../support/stack';
 
 /**
  * The guard of the Redis topology projects (jest.config.js; docs/TESTING.md, "Redis topologies"):
@@ -40,22 +40,11 @@ describe(`the stack on Redis (${topologyUnderTest()})`, () => {
       for (const redis of named) expect(redis).toMatch(EXPECTED[topologyUnderTest()]);
     }
     const { auth } = await createTenant(stack, { name: 'Topology', plan: 'enterprise' });
-    const api = apiClient(stack.gateway.url);
-    const created = await api('POST', '/v1/mandates', {
-      auth,
-      body: {
-        principal: { id: 'user_1', type: 'person' },
-        delegate: { id: 'agent_1', type: 'agent' },
-        scope: { actions: ['payments:*'] },
-      },
+    expect(await revokeThenVerify(stack, auth)).toEqual({
+      created: 201,
+      before: 'ALLOW OK',
+      revoked: 200,
+      after: 'DENY MANDATE_REVOKED',
     });
-    expect(created.status).toBe(201);
-    const ask = () =>
-      api('POST', '/v1/verify', { auth, body: { mandate_id: created.body.id, action: 'payments:create' } });
-    expect((await ask()).body.decision).toBe('ALLOW');
-    expect((await api('POST', `/v1/mandates/${created.body.id}/revoke`, { auth, body: {} })).status).toBe(
-      200,
-    );
-    expect((await ask()).body).toMatchObject({ decision: 'DENY', reason: 'MANDATE_REVOKED' });
   });
 });

@@ -10,7 +10,7 @@ import {
   type RedisTarget,
 } from '@mandate/shared';
 import { startSentinelDeployment, type SentinelDeployment } from '../support/redis-sentinel';
-import { apiClient, createTenant, eventually, freePort, startStack } from '../support/stack';
+import { createTenant, eventually, freePort, revokeThenVerify, startStack } from '../support/stack';
 
 /**
  * Redis through Sentinel (docs/CONFIGURATION.md, "Every service"): the services' own client
@@ -61,23 +61,12 @@ describe('Redis through Sentinel (real redis-server nodes and sentinels)', () =>
     });
     try {
       const { auth } = await createTenant(stack, { name: 'Sentinel', plan: 'enterprise' });
-      const api = apiClient(stack.gateway.url);
-      const created = await api('POST', '/v1/mandates', {
-        auth,
-        body: {
-          principal: { id: 'user_1', type: 'person' },
-          delegate: { id: 'agent_1', type: 'agent' },
-          scope: { actions: ['payments:*'] },
-        },
+      expect(await revokeThenVerify(stack, auth)).toEqual({
+        created: 201,
+        before: 'ALLOW OK',
+        revoked: 200,
+        after: 'DENY MANDATE_REVOKED',
       });
-      expect(created.status).toBe(201);
-      const ask = () =>
-        api('POST', '/v1/verify', { auth, body: { mandate_id: created.body.id, action: 'payments:create' } });
-      expect((await ask()).body.decision).toBe('ALLOW');
-      expect((await api('POST', `/v1/mandates/${created.body.id}/revoke`, { auth, body: {} })).status).toBe(
-        200,
-      );
-      expect((await ask()).body).toMatchObject({ decision: 'DENY', reason: 'MANDATE_REVOKED' });
       // The snapshot verify answered from is in the Sentinel's master, not in the shared Redis.
       const master = new Redis({ port: await deployment.currentMasterPort(), host: '127.0.0.1' });
       try {

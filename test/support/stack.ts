@@ -253,3 +253,32 @@ export async function verifyCounters(
   const res = await fetch(`${verifyUrl}/internal/v1/metrics`, { headers: { 'x-internal-token': token } });
   return (await res.json()) as Record<string, number>;
 }
+
+/**
+ * Creates a mandate, asks verify, revokes it and asks again: what the stack answered each time.
+ * A stack whose snapshots work says 201, ALLOW, 200, DENY MANDATE_REVOKED.
+ */
+export async function revokeThenVerify(
+  stack: Stack,
+  auth: string,
+): Promise<{ created: number; before: string; revoked: number; after: string }> {
+  const api = apiClient(stack.gateway.url);
+  const created = await api('POST', '/v1/mandates', {
+    auth,
+    body: {
+      principal: { id: 'user_1', type: 'person' },
+      delegate: { id: 'agent_1', type: 'agent' },
+      scope: { actions: ['payments:*'] },
+    },
+  });
+  const ask = async () => {
+    const res = await api('POST', '/v1/verify', {
+      auth,
+      body: { mandate_id: created.body.id, action: 'payments:create' },
+    });
+    return [res.body.decision, res.body.reason].join(' ');
+  };
+  const before = await ask();
+  const revoked = (await api('POST', `/v1/mandates/${created.body.id}/revoke`, { auth, body: {} })).status;
+  return { created: created.status, before, revoked, after: await ask() };
+}

@@ -214,6 +214,15 @@ describe('SpoolingPublisher (real RabbitMQ through a TCP proxy)', () => {
   });
 });
 
+/** About 1 KB on disk: a few fill a small spool. */
+const big = () =>
+  anyEvent({
+    type: 'API_CALL',
+    tenantId: 'tnt_x',
+    resource: { type: 'account', id: 'r'.repeat(900) },
+    data: {},
+  });
+
 describe('SpoolingPublisher when full', () => {
   let dir: string;
   beforeAll(async () => {
@@ -232,13 +241,6 @@ describe('SpoolingPublisher when full', () => {
       retryDelayMs: 50,
     });
     // About 1 KB each: ten fill 10 of 16 KB, below the seven-eighths gate.
-    const big = () =>
-      anyEvent({
-        type: 'API_CALL',
-        tenantId: 'tnt_x',
-        resource: { type: 'account', id: 'r'.repeat(900) },
-        data: {},
-      });
     await spool.publish(Array.from({ length: 10 }, big));
     expect(spool.accepting()).toBe(true);
     // Eight more do not fit: refused, and kept by whoever handed them over (the journal, in the services).
@@ -263,13 +265,6 @@ describe('SpoolingPublisher when full', () => {
       maxBytes: 16 * 1024,
       retryDelayMs: 60_000,
     });
-    const big = () =>
-      anyEvent({
-        type: 'API_CALL',
-        tenantId: 'tnt_x',
-        resource: { type: 'account', id: 'r'.repeat(900) },
-        data: {},
-      });
     await spool.publish([big()]);
     expect(spool.isSpooling).toBe(true);
     // Twenty more (about 20 KB) handed over at once, none of them on disk yet.
