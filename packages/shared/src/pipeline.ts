@@ -394,6 +394,13 @@ export function errorReply(err: unknown, requestId: string | undefined): ErrorRe
     };
   if (bodyError?.type === 'entity.parse.failed')
     return { status: 400, envelope: { error: 'BAD_REQUEST', message: 'Malformed JSON body' } };
+  // A Content-Encoding body that does not inflate: zlib's error, which body-parser passes on
+  // with a 400 status but no type (docs/API.md, "Errors").
+  if (bodyError?.status === 400 && /^Z_/.test(String((err as { code?: unknown }).code)))
+    return {
+      status: 400,
+      envelope: { error: 'BAD_REQUEST', message: 'Request body could not be decompressed' },
+    };
   if (bodyError?.type && bodyError.status && bodyError.status < 500)
     return { status: 400, envelope: { error: 'BAD_REQUEST', message: 'Unreadable request body' } };
   if (isSocketError(err)) return dependencyDown('A dependency is unreachable; retry later');

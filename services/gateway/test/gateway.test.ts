@@ -191,6 +191,20 @@ describe('gateway', () => {
     expect(r).toMatchObject({ status: 413, body: { error: 'PAYLOAD_TOO_LARGE' } });
   });
 
+  it('when a gzip body does not inflate, then 400 in the envelope, not a 500', async () => {
+    const r = await call(
+      'POST',
+      '/v1/mandates',
+      { ...asA, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      '{"not":"gzip"}',
+    );
+    expect(r).toEqual({
+      status: 400,
+      headers: r.headers,
+      body: { error: 'BAD_REQUEST', message: 'Request body could not be decompressed' },
+    });
+  });
+
   it('when the operator token calls the platform surface, then it is forwarded as operator; an API key is refused', async () => {
     const ok = await call('POST', '/v1/platform/tenants', { authorization: `Bearer ${OPERATOR_TOKEN}` });
     expect(ok.body).toMatchObject({ actor: { type: 'operator' }, tenant: null });
