@@ -20,7 +20,7 @@ import {
   assertMemberNames,
   assertNoForbiddenMembers,
   assertUtf8,
-  authenticateRequest,
+  callerOfHeaders,
   hasBody,
   requestIdFor,
   sendEnvelope,
@@ -46,8 +46,7 @@ export function requestIdMiddleware(): RequestHandler {
 
 /**
  * Every service route sits behind this: no valid internal token for `audience` (the service's own
- * name) → 401, whatever else the request carries (the pipeline's authenticateRequest, which a fast
- * path in front of express may already have run for this request: then its outcome is reused).
+ * name) → 401, whatever else the request carries (the pipeline's callerOfHeaders).
  */
 export function requireInternalToken(
   tokens: InternalTokens,
@@ -56,7 +55,7 @@ export function requireInternalToken(
   return async (req, _res, next) => {
     let caller: CallerContext;
     try {
-      caller = await authenticateRequest(req, tokens, audience);
+      caller = await callerOfHeaders(tokens, audience, req.headers);
     } catch (err) {
       return next(err);
     }

@@ -13,7 +13,7 @@ import type { Logger } from './logger';
 /**
  * The request pipeline without a framework: internal token → caller, request id, JSON body,
  * error → envelope. Plain functions of headers, bytes and node's request/response, called by the
- * express middleware (http.ts), the gateway's node:http handler and verify's hot path alike, so each
+ * express middleware (http.ts), the gateway's node:http handler and verify's POST /v1/verify alike, so each
  * rule has one spelling.
  */
 
@@ -55,38 +55,6 @@ export async function callerOfHeaders(
   const named = namedRequestId(headers['x-request-id']);
   if (named !== undefined) caller.requestId = named;
   return caller;
-}
-
-const AUTHENTICATED = Symbol('internal caller');
-type Authenticated = { audience: unknown; caller: Promise<CallerContext> };
-type Remembering = IncomingMessage & { [AUTHENTICATED]?: Authenticated };
-
-/**
- * callerOfHeaders for a request, unless a fast path in front already asked for the same audience
- * and handed the request over with its outcome (rememberAuthentication): then that outcome, the
- * caller or the same 401, without a second check.
- */
-export function authenticateRequest(
-  req: IncomingMessage,
-  tokens: InternalTokens,
-  audience: InternalService | readonly InternalService[],
-): Promise<CallerContext> {
-  const done = (req as Remembering)[AUTHENTICATED];
-  if (done && done.audience === audience) return done.caller;
-  return callerOfHeaders(tokens, audience, req.headers);
-}
-
-/**
- * What a fast path that checked the token calls before handing the request to express: the
- * outcome travels on the request, so express's requireInternalToken reuses it. (Only on hand-over:
- * a request the fast path answers itself carries nothing extra.)
- */
-export function rememberAuthentication(
-  req: IncomingMessage,
-  audience: InternalService | readonly InternalService[],
-  caller: Promise<CallerContext>,
-): void {
-  (req as Remembering)[AUTHENTICATED] = { audience, caller };
 }
 
 /** The tenant of a tenant-scoped call; platform calls without one are refused. */

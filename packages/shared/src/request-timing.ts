@@ -21,3 +21,8 @@ export function markRequest(requestId: string | string[] | undefined, step: stri
   if (recorder === undefined || !recorder.on || typeof requestId !== 'string') return;
   recorder.marks.push(requestId, step, Number(process.hrtime.bigint()) / 1e6);
 }
+
+/** Whether this process runs under the benchmark's probe (marks may be recorded at all). */
+export function requestTimingInstalled(): boolean {
+  return recorder !== undefined;
+}

@@ -1,11 +1,10 @@
 import mongoose from 'mongoose';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
 import {
   AppError,
   answerError,
   assertJsonContentType,
-  authenticateRequest,
   badRequest,
   callerOfHeaders,
   createLogger,
@@ -13,11 +12,9 @@ import {
   isPlainJsonBody,
   namedRequestId,
   parseJsonBody,
-  rememberAuthentication,
   requestIdFor,
   serviceUnavailable,
   tenantOfCaller,
-  type InternalTokens,
 } from '../src';
 import { callerFor, testTokens } from '../src/testing';
 
@@ -86,38 +83,6 @@ describe('pipeline: internal token → caller', () => {
       'x-request-id': 'a b',
     });
     expect([named.requestId, named.tenantId, insane.requestId]).toEqual(['r1', 'tnt_a', 'from-token']);
-  });
-
-  it('when a request is authenticated twice (a fast path, then express), then the token is checked once', async () => {
-    let checks = 0;
-    const counting: InternalTokens = {
-      mint: testTokens.mint,
-      verify: (token, audience) => {
-        checks++;
-        return testTokens.verify(token, audience);
-      },
-    };
-    const good = { headers: { 'x-internal-token': await testTokens.mint(callerFor('tnt_a'), 'verify') } };
-    const req = good as unknown as IncomingMessage;
-    const fast = callerOfHeaders(counting, 'verify', req.headers);
-    rememberAuthentication(req, 'verify', fast);
-    expect(await authenticateRequest(req, counting, 'verify')).toBe(await fast);
-    expect(checks).toBe(1);
-
-    const bad = { headers: { 'x-internal-token': 'nope' } } as unknown as IncomingMessage;
-    const refused = callerOfHeaders(counting, 'verify', bad.headers);
-    expect(await rejection(refused)).toBe('401 Invalid internal token');
-    rememberAuthentication(bad, 'verify', refused);
-    expect(await rejection(authenticateRequest(bad, counting, 'verify'))).toBe('401 Invalid internal token');
-    expect(checks).toBe(2);
-
-    // Another audience is another question, and a request nothing was remembered on is checked.
-    expect(await rejection(authenticateRequest(req, counting, 'mandates'))).toBe(
-      '401 Invalid internal token',
-    );
-    const plain = { headers: good.headers } as unknown as IncomingMessage;
-    expect((await authenticateRequest(plain, counting, 'verify')).tenantId).toBe('tnt_a');
-    expect(checks).toBe(4);
   });
 
   it('when the caller has no tenant, then a tenant-scoped call is 401', () => {

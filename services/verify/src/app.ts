@@ -1,33 +1,36 @@
 import { CachedTokenMinter, appLifecycle, internalServiceApp, type AppLifecycle } from '@mandate/shared';
 import type { Express } from 'express';
+import type { RequestListener } from 'node:http';
 import { VerifyMetrics } from './metrics';
 import { verifyRoutes } from './http/routes';
-import { verifyHotPath } from './http/hot-path';
+import { verifyRoute } from './http/verify-route';
+import { withRequestMarks } from './http/request-marks';
 import { authzenRoutes } from './http/authzen-routes';
-
-export interface VerifyApp extends AppLifecycle {
-  app: Express;
-}
-
 import type { AppDeps, Deps } from './deps';
+
 export type { Deps };
 
-/** Builds the express app; nothing listens until start(). Closing deps is the wiring's job. */
+export interface VerifyApp extends AppLifecycle {
+  /** Verify's routes other than POST /v1/verify. */
+  app: Express;
+  /** Every request: POST /v1/verify's own handler, the express app for the rest. */
+  listener: RequestListener;
+}
+
+/** Builds the app; nothing listens until start(). Closing deps is the wiring's job. */
 export function createApp(given: Deps): VerifyApp {
-  // One set of counters for the express routes and the hot path.
-  const deps: AppDeps = {
+  // One set of counters for every route.
+  const deps: AppDeps = withRequestMarks({
     ...given,
     metrics: given.metrics ?? new VerifyMetrics(),
     mandatesTokens: given.mandatesTokens ?? new CachedTokenMinter(given.tokens),
-  };
+  });
   const app = internalServiceApp('verify', {
     readiness: async () => ({ mandates: await deps.reader.check() }),
     tokens: deps.tokens,
     logger: deps.logger,
     handlers: [verifyRoutes(deps), authzenRoutes(deps)],
   });
-  // POST /v1/verify is answered without express; everything else (and anything unusual) goes to the app.
-  const handler = verifyHotPath(deps, deps.metrics, app);
-
-  return { app, ...appLifecycle(handler) };
+  const listener = verifyRoute(deps, app);
+  return { app, listener, ...appLifecycle(listener) };
 }

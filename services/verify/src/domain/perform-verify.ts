@@ -1,7 +1,6 @@
 import {
   buildEvent,
   eventsNotRecordable,
-  markRequest,
   notFound,
   processMetrics,
   type CallerContext,
@@ -10,7 +9,7 @@ import type { AppDeps } from '../deps';
 import type { VerifyMetrics } from '../metrics';
 import { decide, serialiseDecision, type VerifyInput } from './decide';
 
-/** One validated verify call, whichever handler (express route or the hot path) read it. */
+/** One validated verify call, as the route's handler read it. */
 export interface VerifyCall {
   caller: CallerContext;
   tenantId: string;
@@ -35,7 +34,6 @@ export async function performVerify(
     { tenantId, internalToken, requestId: call.requestId },
     input.mandate_id,
   );
-  markRequest(call.requestId, 'v.snapshot');
   if (!mandate) throw notFound('Mandate not found');
 
   const now = deps.clock.now();
@@ -46,7 +44,6 @@ export async function performVerify(
       ? await deps.reader.budgetAvailable({ tenantId, internalToken, requestId: call.requestId }, mandate.id)
       : undefined;
   const decision = decide(mandate, input, now, available);
-  markRequest(call.requestId, 'v.decide');
 
   // Handed to the publisher before answering, not awaited: it journals the event at once (a
   // SIGKILL after the answer loses nothing), the broker confirms batches, and a verify never
