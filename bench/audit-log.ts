@@ -24,20 +24,16 @@
  * Run with --expose-gc (the npm script does): a collection before each timed part.
  */
 import { CompactSign, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
+import { canonicalJson, newId, type CallerContext } from '@mandate/shared/core';
 import {
   AUDIT_CHECKPOINT_TYP,
-  parseEventMessage,
   MemoryMerkleTree,
-  buildEvent,
-  canonicalJson,
   fromBase64Url,
   merkleHasher,
-  newId,
   toBase64Url,
-  type AuditEvent,
-  type CallerContext,
   type CheckpointClaims,
-} from '@mandate/shared';
+} from '@mandate/shared/mandate';
+import { parseEventMessage, buildEvent, type AuditEvent } from '@mandate/shared/events';
 import {
   MemoryEventStore,
   checkpointNow,
@@ -49,7 +45,8 @@ import {
   type EvidenceMandate,
   type MandatesSource,
 } from '@mandate/audit/testing';
-import { RabbitEventSource, RabbitPublisher, amqpTopology, createLogger } from '@mandate/shared';
+import { createLogger } from '@mandate/shared/observability';
+import { RabbitEventSource, RabbitPublisher, amqpTopology } from '@mandate/shared/events';
 import { TEST_AMQP_URL, deleteAmqpTopology } from '@mandate/shared/testing';
 import { verifyBundleText } from '../packages/evidence-cli/src/verify';
 

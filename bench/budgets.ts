@@ -19,7 +19,7 @@
  * Settings: BENCH_RATE (requests/s of part 1, default 40), BENCH_READ_RATE (part 2, default 200),
  * BENCH_DURATION (s per round, default 10), BENCH_ROUNDS (default 3), BENCH_AUTHORIZATIONS.
  */
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import { callerFor, testTokens } from '@mandate/shared/testing';
 import { startService } from '@mandate/mandates/testing';
 import { apiClient, startStack, type Stack } from '../test/support/stack';

@@ -13,7 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import { SERVICES } from '../scripts/build';
 import { freePort, serviceArgs, type Runtime, type ServiceName } from '../scripts/services';
 import { AMQP_URL, REDIS_URL, deleteRedisKeys, deleteTopology } from '../test/support/stack';

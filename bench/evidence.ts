@@ -17,7 +17,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { INTERNAL_TOKEN_HEADER, internalTokens, newId, type CallerContext } from '@mandate/shared';
+import { INTERNAL_TOKEN_HEADER, internalTokens, newId, type CallerContext } from '@mandate/shared/core';
 import { anyEvent } from '@mandate/shared/testing';
 import { verifyBundleText } from '../packages/evidence-cli/src/verify';
 

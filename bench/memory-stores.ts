@@ -16,7 +16,8 @@
  * store (see `mandates` below).
  */
 import { PerformanceObserver, performance } from 'node:perf_hooks';
-import { newId, type AuditEvent, type EventType } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { type AuditEvent, type EventType } from '@mandate/shared/events';
 import { anyEvent } from '@mandate/shared/testing';
 import { MemoryEventStore, type EventListQuery } from '@mandate/audit/testing';
 import {

@@ -10,7 +10,8 @@
  *    (default 16) connections (autocannon, same machine).
  */
 import autocannon from 'autocannon';
-import { createLogger, systemClock } from '@mandate/shared';
+import { systemClock } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
 import { CapturingPublisher, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import { OfflineVerifier, type OfflineRequest } from '@mandate/verifier';
 import { createApp as createMandates, LocalSigner, MemoryMandateStore } from '@mandate/mandates/testing';

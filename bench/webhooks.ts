@@ -17,7 +17,8 @@
  */
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { RabbitPublisher, amqpTopology, createLogger, type AuditEvent } from '@mandate/shared';
+import { createLogger } from '@mandate/shared/observability';
+import { RabbitPublisher, amqpTopology, type AuditEvent } from '@mandate/shared/events';
 import { anyEvent } from '@mandate/shared/testing';
 import { AMQP_URL, apiClient, createTenant, startStack } from '../test/support/stack';
 

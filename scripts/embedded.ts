@@ -4,23 +4,19 @@
  * same launcher runs against real infrastructure when those are set.
  */
 import { randomBytes } from 'node:crypto';
+import { ConfigError, parseConfig } from '@mandate/shared/core';
+import { createLogger, readableLogStream, setLogDestination } from '@mandate/shared/observability';
+import { InProcessBus } from '@mandate/shared/events';
+import { assertCanListen, type RunningServer } from '@mandate/shared/http';
 import {
-  ConfigError,
-  InProcessBus,
-  assertCanListen,
-  createLogger,
-  parseConfig,
-  readableLogStream,
   reportStartFailure,
   serviceConfig,
-  setLogDestination,
   startService,
   type BaseConfig,
-  type RunningServer,
   type ServiceMain,
   type StartOptions,
   type StartedService,
-} from '@mandate/shared';
+} from '@mandate/shared/service';
 import { service as audit } from '@mandate/audit/service';
 import { service as gateway } from '@mandate/gateway/service';
 import { service as identity } from '@mandate/identity/service';

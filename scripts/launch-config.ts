@@ -4,7 +4,8 @@
  * main.ts starts with (serviceConfig). Kept apart from scripts/services.ts so the end-to-end tests,
  * which start their stacks through startServices, do not load the five services' code.
  */
-import { ConfigError, serviceConfig, type BaseConfig, type ServiceMain } from '@mandate/shared';
+import { ConfigError } from '@mandate/shared/core';
+import { serviceConfig, type BaseConfig, type ServiceMain } from '@mandate/shared/service';
 import { service as audit } from '@mandate/audit/service';
 import { service as gateway } from '@mandate/gateway/service';
 import { service as identity } from '@mandate/identity/service';

@@ -9,7 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Schema } from 'mongoose';
-import type { MongoQueryShape } from '@mandate/shared';
+import type { MongoQueryShape } from '@mandate/shared/data';
 import {
   EVENT_QUERY_SHAPES,
   LOG_QUERY_SHAPES,

@@ -6,7 +6,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { InternalRouteContract, RouteContract, ServiceName } from '@mandate/shared';
+import type { InternalRouteContract, RouteContract, ServiceName } from '@mandate/shared/contract';
 import { contract as auditContract } from '@mandate/audit';
 import { contract as identityContract, internalRoutes as identityInternal } from '@mandate/identity';
 import { contract as mandatesContract, internalRoutes as mandatesInternal } from '@mandate/mandates';

@@ -12,15 +12,10 @@ import { readdir, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import {
-  ConfigError,
-  DRAIN_TIMEOUT_MS,
-  ListenError,
-  assertCanListen,
-  defaultSpoolDir,
-  readableLogLine,
-  redactUrl,
-} from '@mandate/shared';
+import { ConfigError, redactUrl } from '@mandate/shared/core';
+import { readableLogLine } from '@mandate/shared/observability';
+import { defaultSpoolDir } from '@mandate/shared/events';
+import { DRAIN_TIMEOUT_MS, ListenError, assertCanListen } from '@mandate/shared/http';
 import { localWallet } from './local-wallet';
 
 const ROOT = path.resolve(__dirname, '..');

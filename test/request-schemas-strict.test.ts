@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { RouteContract } from '@mandate/shared';
+import type { RouteContract } from '@mandate/shared/contract';
 import * as auditSchemas from '@mandate/audit';
 import * as identitySchemas from '@mandate/identity';
 import * as mandatesSchemas from '@mandate/mandates';

@@ -15,7 +15,6 @@ export default defineConfig({
   resolve: {
     alias: {
       '@mandate/client': fileURLToPath(new URL('../client/src/index.ts', import.meta.url)),
-      '@mandate/shared': fileURLToPath(new URL('./src/evidence/shared.ts', import.meta.url)),
       '@mandate/verifier/decide': fileURLToPath(new URL('../verifier/src/decide.ts', import.meta.url)),
       'node:crypto': fileURLToPath(new URL('./src/evidence/node-crypto.ts', import.meta.url)),
     },

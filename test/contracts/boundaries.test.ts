@@ -239,7 +239,8 @@ describe('contract boundaries', () => {
             (spec) =>
               !(
                 spec === 'zod' ||
-                spec === '@mandate/shared' ||
+                // The shared layers a contract may stand on: none that serves or stores.
+                /^@mandate\/shared\/(core|mandate|events|contract)$/.test(spec) ||
                 spec === DECISION_MODULE ||
                 /^@mandate\/(mandates|verify|identity|audit)$/.test(spec) ||
                 /^\.\/[\w-]+$/.test(spec)
@@ -250,4 +251,77 @@ describe('contract boundaries', () => {
       expect(outside).toEqual([]);
     },
   );
+});
+
+/** docs/SERVICE-CONVENTIONS.md, "The shared package's layers": bottom to top. */
+const LAYERS = ['core', 'observability', 'mandate', 'events', 'data', 'contract', 'http', 'service'];
+const SHARED_SRC = path.join(ROOT, 'packages/shared/src');
+/** The layer a file of packages/shared/src sits in (undefined for the entries beside the layers). */
+const layerOf = (file: string) => {
+  const first = path.relative(SHARED_SRC, file).split(path.sep)[0]!;
+  return LAYERS.includes(first) ? first : undefined;
+};
+
+describe('the shared package in layers', () => {
+  it('when a layer is read, then it imports only itself and the layers below it', () => {
+    const upward = LAYERS.flatMap((layer, rank) =>
+      filesUnder(path.join(SHARED_SRC, layer)).flatMap((file) =>
+        importsOf(file)
+          .filter((spec) => spec.startsWith('.') || spec.startsWith('@mandate/shared'))
+          .map((spec) =>
+            spec.startsWith('.')
+              ? layerOf(path.resolve(path.dirname(file), spec))
+              : spec.slice('@mandate/shared/'.length),
+          )
+          .filter((target) => target === undefined || LAYERS.indexOf(target) > rank)
+          .map(
+            (target) => `${path.relative(ROOT, file)} (${layer}) imports ${target ?? 'outside the layers'}`,
+          ),
+      ),
+    );
+    expect(upward).toEqual([]);
+  });
+
+  it('when the package.json is read, then each layer, the browser entry and testing are its only entries', () => {
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'packages/shared/package.json'), 'utf8')) as {
+      exports: Record<string, string>;
+    };
+    expect(Object.keys(pkg.exports).sort()).toEqual(
+      [...LAYERS, 'browser', 'testing'].map((entry) => `./${entry}`).sort(),
+    );
+    expect(readdirSync(SHARED_SRC).filter((name) => name.endsWith('.ts'))).toEqual(['browser.ts']);
+  });
+
+  it('when the browser entry is followed, then it reaches no node module but node:crypto and no other entry', () => {
+    const seen = new Set<string>();
+    const reached: string[] = [];
+    const follow = (file: string) => {
+      if (seen.has(file)) return;
+      seen.add(file);
+      for (const spec of importsOf(file)) {
+        if (spec.startsWith('.')) follow(`${path.resolve(path.dirname(file), spec)}.ts`);
+        else reached.push(spec);
+      }
+    };
+    follow(path.join(SHARED_SRC, 'browser.ts'));
+    expect(seen.size).toBeGreaterThan(3);
+    expect([...new Set(reached)].filter((spec) => spec !== 'node:crypto')).toEqual([]);
+  });
+
+  it('when the dashboard and the offline checker are read, then they import only the browser entry of the package', () => {
+    const files = ['packages/dashboard/src', 'packages/evidence-cli/src'].flatMap((dir) =>
+      filesUnder(path.join(ROOT, dir)),
+    );
+    const offending = files.flatMap((file) =>
+      importsOf(file)
+        .filter(
+          (spec) =>
+            (spec.startsWith('@mandate/shared') && spec !== '@mandate/shared/browser') ||
+            (spec.startsWith('.') &&
+              !path.resolve(path.dirname(file), spec).startsWith(path.dirname(file).split('/src')[0]!)),
+        )
+        .map((spec) => `${path.relative(ROOT, file)}: ${spec}`),
+    );
+    expect(offending).toEqual([]);
+  });
 });

@@ -1,6 +1,6 @@
 import { internalRoutes as identityInternal } from '@mandate/identity';
 import { internalRoutes as mandatesInternal } from '@mandate/mandates';
-import type { InternalRouteContract } from '@mandate/shared';
+import type { InternalRouteContract } from '@mandate/shared/contract';
 import { buildPublicOpenApi, CONTRACTS } from '@mandate/gateway';
 
 /**

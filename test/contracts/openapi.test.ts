@@ -1,15 +1,10 @@
 import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { z } from 'zod';
-import {
-  EVENT_DATA_SCHEMAS,
-  EVENT_TYPES,
-  ServiceClient,
-  auditEventSchema,
-  createLogger,
-  errorStatusesOf,
-  type RouteContract,
-} from '@mandate/shared';
+import { createLogger } from '@mandate/shared/observability';
+import { EVENT_DATA_SCHEMAS, EVENT_TYPES, auditEventSchema } from '@mandate/shared/events';
+import { errorStatusesOf, type RouteContract } from '@mandate/shared/contract';
+import { ServiceClient } from '@mandate/shared/http';
 import { CapturingPublisher, testTokens } from '@mandate/shared/testing';
 import { createApp, type GatewayApp } from '@mandate/gateway/testing';
 import { buildPublicOpenApi, CONTRACTS, ROUTES } from '@mandate/gateway';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
-import { DOCUMENTED_SECRET_VALUES, secretProblem } from '@mandate/shared';
+import { DOCUMENTED_SECRET_VALUES, secretProblem } from '@mandate/shared/core';
 import { itIfAvailable, SYNC_TIMEOUT_MS } from '@mandate/shared/testing';
 import { MONGO_SERVICES, composeMongoProblems } from './mongo-credentials';
 

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import type { DeploymentNeeds } from '@mandate/shared';
+import type { DeploymentNeeds } from '@mandate/shared/service';
 import { service as audit } from '@mandate/audit/service';
 import { service as gateway } from '@mandate/gateway/service';
 import { service as identity } from '@mandate/identity/service';

@@ -2,14 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
+import { ConfigError } from '@mandate/shared/core';
 import {
-  ConfigError,
   deploymentProblems,
   serviceConfig,
   type BaseConfig,
   type DeploymentNeeds,
   type ServiceMain,
-} from '@mandate/shared';
+} from '@mandate/shared/service';
 import { service as audit } from '@mandate/audit/service';
 import { service as gateway } from '@mandate/gateway/service';
 import { service as identity } from '@mandate/identity/service';

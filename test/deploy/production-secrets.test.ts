@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { SignJWT, importJWK, jwtVerify, type JWK } from 'jose';
-import { secretProblem } from '@mandate/shared';
+import { secretProblem } from '@mandate/shared/core';
 
 /** `npm run secrets:production` (docs/KUBERNETES.md, "Deploying"): lines of secrets.env mandates and the gateway accept. */
 const ROOT = path.join(__dirname, '..', '..');

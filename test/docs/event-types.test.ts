@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { EVENT_TYPES } from '@mandate/shared';
+import { EVENT_TYPES } from '@mandate/shared/events';
 
 const API = path.resolve(__dirname, '../../docs/API.md');
 

@@ -1,4 +1,4 @@
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import { MandateClient } from '../../packages/client/src';
 import { startScript, type ScriptProcess } from '../support/script-process';
 import {

@@ -1,6 +1,6 @@
 import { runToExit } from '../support/script-process';
 import { randomBytes } from 'node:crypto';
-import { reportStartFailure, startService, type BaseConfig, type ServiceMain } from '@mandate/shared';
+import { reportStartFailure, startService, type BaseConfig, type ServiceMain } from '@mandate/shared/service';
 import { service as audit } from '@mandate/audit/service';
 import { service as gateway } from '@mandate/gateway/service';
 import { service as identity } from '@mandate/identity/service';

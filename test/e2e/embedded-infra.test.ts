@@ -1,6 +1,7 @@
 import amqp from 'amqplib';
 import { Redis } from 'ioredis';
-import { amqpTopology, newId, type AuditEvent } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { amqpTopology, type AuditEvent } from '@mandate/shared/events';
 import { deleteAmqpTopology } from '@mandate/shared/testing';
 import { startEmbedded, type EmbeddedStack } from '../../scripts/embedded';
 import { AMQP_URL, REDIS_URL, apiClient, eventually } from '../support/stack';

@@ -2,7 +2,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import { anyEvent } from '@mandate/shared/testing';
 import { verifyBundleText } from '../../packages/evidence-cli/src/verify';
 import { EVERY_CHECK_PASSED } from '../../packages/evidence-cli/test/checks';

@@ -1,4 +1,4 @@
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import { apiClient, createTenant, eventually, startStack, type Stack } from '../support/stack';
 
 /**

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { reportStartFailure, startService, type BaseConfig, type ServiceMain } from '@mandate/shared';
+import { reportStartFailure, startService, type BaseConfig, type ServiceMain } from '@mandate/shared/service';
 import { service as audit } from '@mandate/audit/service';
 import { service as identity } from '@mandate/identity/service';
 import { service as verify } from '@mandate/verify/service';

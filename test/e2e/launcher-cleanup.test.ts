@@ -4,7 +4,7 @@ import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { getPriority, tmpdir } from 'node:os';
 import path from 'node:path';
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import { startScript, type ScriptProcess } from '../support/script-process';
 import { deleteRedisKeys, deleteTopology, eventually, freePort } from '../support/stack';
 

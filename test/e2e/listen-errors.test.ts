@@ -1,13 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server, type Socket } from 'node:net';
-import {
-  ListenError,
-  listenProblem,
-  reportStartFailure,
-  startService,
-  type BaseConfig,
-  type ServiceMain,
-} from '@mandate/shared';
+import { ListenError, listenProblem } from '@mandate/shared/http';
+import { reportStartFailure, startService, type BaseConfig, type ServiceMain } from '@mandate/shared/service';
 import { service as identity } from '@mandate/identity/service';
 import { runToExit } from '../support/script-process';
 import { freePort } from '../support/stack';

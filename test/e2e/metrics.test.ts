@@ -1,5 +1,5 @@
 import amqp from 'amqplib';
-import { amqpTopology } from '@mandate/shared';
+import { amqpTopology } from '@mandate/shared/events';
 import {
   AMQP_URL,
   apiClient,

@@ -4,7 +4,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import { contractViolations, startRecordingProxy } from '../support/contract-recorder';
 import { startScript, type ScriptProcess } from '../support/script-process';
 import { deleteRedisKeys, deleteTopology, freePort } from '../support/stack';

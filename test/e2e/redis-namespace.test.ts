@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import { keysOf, startRedisTap, type RedisTap } from '../support/redis-tap';
 import {
   REDIS_URL,

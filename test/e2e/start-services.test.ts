@@ -1,4 +1,4 @@
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import { startScript, type ScriptProcess } from '../support/script-process';
 import { apiClient, deleteRedisKeys, deleteTopology, freePort } from '../support/stack';
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { gunzipSync } from 'node:zlib';
-import type { AuditEvent } from '@mandate/shared';
+import type { AuditEvent } from '@mandate/shared/events';
 import { closeServer, listenOn } from '@mandate/shared/testing';
 import { apiClient, createTenant, eventually, startStack, type Stack } from '../support/stack';
 

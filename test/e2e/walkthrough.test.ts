@@ -1,4 +1,4 @@
-import { eventDataIssues, type EventType } from '@mandate/shared';
+import { eventDataIssues, type EventType } from '@mandate/shared/events';
 import { MONGO_TARGET } from '@mandate/shared/testing';
 import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
 import { contractViolations, startRecordingProxy, type RecordingProxy } from '../support/contract-recorder';

@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { Redis } from 'ioredis';
-import { CLOCK_SYNC_MAX_RTT_MS, SyncedClock, createLogger, internalTokens, redisTime } from '@mandate/shared';
+import { internalTokens } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { CLOCK_SYNC_MAX_RTT_MS, SyncedClock, redisTime } from '@mandate/shared/data';
 import { MONGO_TARGET, describeIfAvailable } from '@mandate/shared/testing';
 import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';
 import {

@@ -1,4 +1,4 @@
-import { internalTokens } from '@mandate/shared';
+import { internalTokens } from '@mandate/shared/core';
 import { MONGO_TARGET } from '@mandate/shared/testing';
 import {
   MONGO_SERVICES,

@@ -1,4 +1,4 @@
-import { amqpTopology } from '@mandate/shared';
+import { amqpTopology } from '@mandate/shared/events';
 import { startRabbitCluster, type RabbitCluster, type RabbitNodeName } from '../support/rabbit-cluster';
 import { createTenant, eventually, startStack, type Stack } from '../support/stack';
 import { runLoad, serverErrors, type Call } from './calls';

@@ -1,4 +1,7 @@
-import { InProcessBus, createLogger, fixedClock, newId, type RunningServer } from '@mandate/shared';
+import { fixedClock, newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { InProcessBus } from '@mandate/shared/events';
+import { type RunningServer } from '@mandate/shared/http';
 import { anyEvent, TEST_INTERNAL_SECRET, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import {
   createApp,

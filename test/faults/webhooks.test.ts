@@ -1,13 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import amqp from 'amqplib';
-import {
-  RabbitPublisher,
-  amqpTopology,
-  createLogger,
-  internalTokens,
-  newId,
-  type AuditEvent,
-} from '@mandate/shared';
+import { internalTokens, newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { RabbitPublisher, amqpTopology, type AuditEvent } from '@mandate/shared/events';
 import { anyEvent, MONGO_TARGET, callerFor, deleteAmqpTopology } from '@mandate/shared/testing';
 import { startReceiver, eventually, type Receiver } from '@mandate/audit/testing';
 import { mongoStackEnv, type MongoStackEnv } from '../support/mongo-standin';

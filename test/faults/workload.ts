@@ -1,4 +1,4 @@
-import { internalTokens } from '@mandate/shared';
+import { internalTokens } from '@mandate/shared/core';
 import { apiClient } from '../support/stack';
 
 export const COUNTED_TYPES = ['MANDATE_CREATED', 'VERIFICATION_PERFORMED', 'API_CALL'] as const;

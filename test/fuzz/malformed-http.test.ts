@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import type { RequestListener } from 'node:http';
-import { baseApp, listen, type RunningServer } from '@mandate/shared';
+import { baseApp, listen, type RunningServer } from '@mandate/shared/http';
 
 /** Requests node's HTTP parser refuses never reach express; the fuzz found them answered with a bare 400. */
 describe('HTTP that cannot be parsed', () => {

@@ -3,7 +3,8 @@
  * (scripts/embedded.ts), but keeping a handle on every store so a test can read them.
  */
 import { randomBytes } from 'node:crypto';
-import { InProcessBus, createLogger } from '@mandate/shared';
+import { createLogger } from '@mandate/shared/observability';
+import { InProcessBus } from '@mandate/shared/events';
 import { startInProcess } from '../../scripts/embedded';
 
 export interface Product {

@@ -1,16 +1,13 @@
 import {
-  RabbitEventSource,
-  RabbitPublisher,
   amqpNodes,
-  amqpTopology,
-  createLogger,
   describeAmqp,
   newId,
   parseConfig,
   commonConfigShape,
   redactUrl,
-  type AuditEvent,
-} from '@mandate/shared';
+} from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { RabbitEventSource, RabbitPublisher, amqpTopology, type AuditEvent } from '@mandate/shared/events';
 import { anyEvent, deleteAmqpTopology, TEST_AMQP_URL } from '@mandate/shared/testing';
 import amqplib from 'amqplib';
 import { z } from 'zod';

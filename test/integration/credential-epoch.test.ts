@@ -1,15 +1,14 @@
 import express from 'express';
+import { INTERNAL_SERVICES, systemClock } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
 import {
-  INTERNAL_SERVICES,
   ServiceClient,
   callerOf,
-  createLogger,
   listen,
   requireInternalToken,
-  systemClock,
   type RunningServer,
   type UpstreamRequest,
-} from '@mandate/shared';
+} from '@mandate/shared/http';
 import { testTokens } from '@mandate/shared/testing';
 import {
   createApp as createIdentity,

@@ -1,17 +1,10 @@
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JWK } from 'jose';
-import {
-  InProcessBus,
-  buildOpenApiDocument,
-  canonicalJson,
-  createLogger,
-  EVIDENCE_BUNDLE_MEMBERS,
-  evidenceDigestOf,
-  newId,
-  sha256Hex,
-  systemClock,
-  type AuditEvent,
-  type RunningServer,
-} from '@mandate/shared';
+import { canonicalJson, newId, sha256Hex, systemClock } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { EVIDENCE_BUNDLE_MEMBERS, evidenceDigestOf } from '@mandate/shared/mandate';
+import { InProcessBus, type AuditEvent } from '@mandate/shared/events';
+import { buildOpenApiDocument } from '@mandate/shared/contract';
+import { type RunningServer } from '@mandate/shared/http';
 import { anyEvent, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import {
   createApp as createMandates,

@@ -1,4 +1,5 @@
-import { createLogger, newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
 import { testTokens } from '@mandate/shared/testing';
 import {
   createApp,

@@ -1,5 +1,7 @@
 import { SignJWT } from 'jose';
-import { ServiceClient, createLogger, newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { ServiceClient } from '@mandate/shared/http';
 import { anyEvent, callService, testTokens } from '@mandate/shared/testing';
 import {
   createApp,

@@ -1,16 +1,14 @@
 import express from 'express';
+import { INTERNAL_SERVICES, systemClock } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
+import { type AuditEvent, type EventPublisher } from '@mandate/shared/events';
 import {
-  INTERNAL_SERVICES,
   ServiceClient,
   callerOf,
   listen,
   requireInternalToken,
-  systemClock,
-  type AuditEvent,
-  type EventPublisher,
-  type Logger,
   type RunningServer,
-} from '@mandate/shared';
+} from '@mandate/shared/http';
 import { testTokens } from '@mandate/shared/testing';
 import {
   createApp as createIdentity,

@@ -1,5 +1,7 @@
 import fc from 'fast-check';
-import { createLogger, fixedClock, newId, type RunningServer } from '@mandate/shared';
+import { fixedClock, newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { type RunningServer } from '@mandate/shared/http';
 import { CapturingPublisher, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import { DENY_REASONS, OfflineVerifier, type OfflineRequest } from '@mandate/verifier';
 import { ASSURANCE_LEVELS } from '@mandate/verifier/decide';

@@ -1,16 +1,16 @@
 import pino from 'pino';
 import { Cluster, Redis } from 'ioredis';
+import { newId } from '@mandate/shared/core';
+import { processMetrics } from '@mandate/shared/observability';
+import { snapshotKey } from '@mandate/shared/mandate';
 import {
   ReplicaNotAcknowledged,
   awaitReplica,
   describeRedis,
   failFastRedis,
-  newId,
-  processMetrics,
   redisTarget,
-  snapshotKey,
   waitUntilReady,
-} from '@mandate/shared';
+} from '@mandate/shared/data';
 import { testSnapshotMac } from '@mandate/shared/testing';
 import {
   PlanLimiter,

@@ -8,7 +8,7 @@ import {
   redisTarget,
   waitUntilReady,
   type RedisTarget,
-} from '@mandate/shared';
+} from '@mandate/shared/data';
 import { startSentinelDeployment, type SentinelDeployment } from '../support/redis-sentinel';
 import { createTenant, eventually, freePort, revokeThenVerify, startStack } from '../support/stack';
 

@@ -1,16 +1,14 @@
 import { Redis } from 'ioredis';
+import { newId, systemClock } from '@mandate/shared/core';
+import { createLogger, type Logger } from '@mandate/shared/observability';
 import {
   BatchingPublisher,
-  type RedisClient,
   RabbitPublisher,
   amqpTopology,
-  createLogger,
-  newId,
-  systemClock,
   type AuditEvent,
   type EventPublisher,
-  type Logger,
-} from '@mandate/shared';
+} from '@mandate/shared/events';
+import { type RedisClient } from '@mandate/shared/data';
 import {
   callService,
   callerFor,

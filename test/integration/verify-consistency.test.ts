@@ -1,4 +1,4 @@
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import { callService, callerFor, testSnapshotMac } from '@mandate/shared/testing';
 import { RedisSnapshots } from '@mandate/mandates/testing';
 import { startTcpProxy } from '../support/tcp-proxy';

@@ -1,4 +1,4 @@
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import { callService, callerFor } from '@mandate/shared/testing';
 import { eventually } from '../support/eventually';
 import { startSnapshotWorld, type SnapshotWorld } from './snapshot-support';

@@ -1,7 +1,7 @@
 import { deflateSync } from 'node:zlib';
 import fc from 'fast-check';
 import { CompactSign, exportJWK, generateKeyPair } from 'jose';
-import { AppError } from '@mandate/shared';
+import { AppError } from '@mandate/shared/core';
 import { OfflineVerificationError, OfflineVerifier, type OfflineRequest } from '@mandate/verifier';
 import { parseVerifyRequest } from '@mandate/verify/testing';
 

@@ -1,5 +1,5 @@
 import { Schema } from 'mongoose';
-import type { MongoQueryShape } from '@mandate/shared';
+import type { MongoQueryShape } from '@mandate/shared/data';
 import { declaredIndexes, uncoveredQueries } from '@mandate/shared/testing';
 import { MONGO_SERVICES, collectionOf } from '../../scripts/mongo-indexes';
 

@@ -1,5 +1,6 @@
 import { createServer, request, type IncomingHttpHeaders } from 'node:http';
-import { errorEnvelopeSchema, errorStatusesOf, type RouteContract } from '@mandate/shared';
+import { errorEnvelopeSchema } from '@mandate/shared/core';
+import { errorStatusesOf, type RouteContract } from '@mandate/shared/contract';
 import { closeServer, listenOn } from '@mandate/shared/testing';
 import { RouteMatcher } from '@mandate/gateway/testing';
 import { CONTRACTS } from '@mandate/gateway';

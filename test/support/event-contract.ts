@@ -6,8 +6,8 @@
  * built after a file's last test fail that file.
  */
 // The modules themselves, not @mandate/shared: every test file loads this, most need no more.
-import { eventDataIssues } from '../../packages/shared/src/event-data';
-import { watchBuiltEvents } from '../../packages/shared/src/events';
+import { eventDataIssues } from '../../packages/shared/src/events/event-data';
+import { watchBuiltEvents } from '../../packages/shared/src/events/events';
 
 const offSchema: string[] = [];
 

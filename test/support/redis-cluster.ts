@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Cluster, Redis } from 'ioredis';
-import type { RedisTarget } from '@mandate/shared';
+import type { RedisTarget } from '@mandate/shared/data';
 
 const run = promisify(execFile);
 

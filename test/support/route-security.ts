@@ -1,4 +1,4 @@
-import type { RouteContract } from '@mandate/shared';
+import type { RouteContract } from '@mandate/shared/contract';
 import { ROUTES, type RouteRule, type Scope } from '@mandate/gateway';
 import { ROLE_PERMISSIONS, type Role } from '@mandate/identity';
 import { apiClient } from './stack';

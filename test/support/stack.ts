@@ -1,6 +1,7 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
-import { amqpTopology, internalTokens, newId } from '@mandate/shared';
+import { internalTokens, newId } from '@mandate/shared/core';
+import { amqpTopology } from '@mandate/shared/events';
 import { deleteAmqpTopology } from '@mandate/shared/testing';
 import {
   LOCAL_AMQP_URL,

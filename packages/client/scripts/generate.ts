@@ -15,7 +15,8 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { z } from 'zod';
-import { API_KEY_SCOPES, EVENT_TYPES, type RouteContract } from '@mandate/shared';
+import { EVENT_TYPES } from '@mandate/shared/events';
+import { API_KEY_SCOPES, type RouteContract } from '@mandate/shared/contract';
 import { CONTRACTS } from '@mandate/gateway';
 import { PERMISSION_DESCRIPTIONS, PLANS, ROLES, ROLE_PERMISSIONS } from '@mandate/identity';
 import { MANDATE_STATES } from '@mandate/mandates';
@@ -97,7 +98,7 @@ const PRELUDE = [
   "import type { routes as audit } from '@mandate/audit';",
   "import type { routes as identity } from '@mandate/identity';",
   "import type { gatewayContract } from '@mandate/gateway';",
-  "import type { EVENT_DATA_SCHEMAS } from '@mandate/shared';",
+  "import type { EVENT_DATA_SCHEMAS } from '@mandate/shared/events';",
   'type EventData<T extends keyof typeof EVENT_DATA_SCHEMAS> = z.output<(typeof EVENT_DATA_SCHEMAS)[T]>;',
   'type All = (typeof mandates)[keyof typeof mandates] | (typeof verify)[keyof typeof verify] |',
   '  (typeof audit)[keyof typeof audit] | (typeof identity)[keyof typeof identity] | (typeof gatewayContract)[number];',
@@ -140,7 +141,7 @@ function namedTypes(operations: Operation[]): Map<string, string> {
     if (op.types.query) declare(op.types.query, `Query<${id}>`);
   }
   for (const [name, type] of Object.entries(VOCABULARIES)) declare(name, type);
-  // Each event type's data (packages/shared/src/event-data.ts), for the typed event union below.
+  // Each event type's data (packages/shared/src/events/event-data.ts), for the typed event union below.
   for (const type of EVENT_TYPES) declare(eventDataName(type), `EventData<'${type}'>`);
   return named;
 }

@@ -6,7 +6,7 @@ import type { routes as verify } from '@mandate/verify';
 import type { routes as audit } from '@mandate/audit';
 import type { routes as identity } from '@mandate/identity';
 import type { gatewayContract } from '@mandate/gateway';
-import type { EVENT_DATA_SCHEMAS } from '@mandate/shared';
+import type { EVENT_DATA_SCHEMAS } from '@mandate/shared/events';
 type EventData<T extends keyof typeof EVENT_DATA_SCHEMAS> = z.output<(typeof EVENT_DATA_SCHEMAS)[T]>;
 type All =
   | (typeof mandates)[keyof typeof mandates]

@@ -1,4 +1,4 @@
-import { EVENT_TYPES as SERVICE_EVENT_TYPES } from '@mandate/shared';
+import { EVENT_TYPES as SERVICE_EVENT_TYPES } from '@mandate/shared/events';
 import {
   EVENT_TYPES,
   isEventOf,

@@ -1,5 +1,5 @@
 import { MandateApiError, MandateClient, type Page, type Paged } from '@mandate/client';
-import { CLIENT_HEADER } from '@mandate/shared';
+import { CLIENT_HEADER } from '@mandate/shared/browser';
 import type { Session } from './session';
 
 export { MandateApiError };

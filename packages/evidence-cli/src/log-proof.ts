@@ -1,12 +1,12 @@
 import {
+  canonicalJson,
   AUDIT_CHECKPOINT_TYP,
   MerkleHasher,
   auditLeafBytes,
-  canonicalJson,
   fromBase64Url,
   sha256,
   type CheckpointClaims,
-} from '@mandate/shared';
+} from '@mandate/shared/browser';
 
 // The plain-TypeScript SHA-256, so the dashboard runs this very checker in the browser.
 const merkleHasher = new MerkleHasher(sha256);

@@ -4,7 +4,7 @@ import {
   MANDATE_SIGNED_FIELDS,
   evidenceDigestOf,
   mandateSigningPayload,
-} from '@mandate/shared';
+} from '@mandate/shared/browser';
 import {
   AUDIT_CHECKPOINT_TYP,
   checkpointPayload,

@@ -11,7 +11,8 @@ import {
   type CryptoKey,
   type JWK,
 } from 'jose';
-import { canonicalJson, evidenceDigestOf, mandateSigningPayload, newId } from '@mandate/shared';
+import { canonicalJson, newId } from '@mandate/shared/core';
+import { evidenceDigestOf, mandateSigningPayload } from '@mandate/shared/mandate';
 import { run, type Io } from '../src/cli';
 import { EVIDENCE_JWS_TYP, findDuplicateMember, verifyBundle } from '../src/verify';
 import { EVERY_CHECK_PASSED } from './checks';

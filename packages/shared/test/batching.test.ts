@@ -1,4 +1,4 @@
-import { BatchingPublisher, type AuditEvent, type EventPublisher } from '../src';
+import { BatchingPublisher, type AuditEvent, type EventPublisher } from '../src/events';
 import { anyEvent } from '../src/testing';
 
 class CountingPublisher implements EventPublisher {

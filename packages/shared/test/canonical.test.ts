@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import canonicalize from 'canonicalize';
-import { canonicalJson } from '../src';
+import { canonicalJson } from '../src/core';
 
 /** The reference: the `canonicalize` package canonicalJson replaced, with its refusal as a throw. */
 function reference(value: unknown): { ok: string } | { throws: true } {

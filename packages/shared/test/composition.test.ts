@@ -1,4 +1,4 @@
-import { compose } from '../src/composition';
+import { compose } from '../src/service/composition';
 
 describe('compose (the one composition rule)', () => {
   const built: string[] = [];

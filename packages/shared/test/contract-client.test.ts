@@ -3,7 +3,9 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { z } from 'zod';
-import { AppError, ContractClient, defineInternalRoutes, defineRoutes, pathOf } from '../src';
+import { AppError } from '../src/core';
+import { defineInternalRoutes, defineRoutes } from '../src/contract';
+import { ContractClient, pathOf } from '../src/http';
 
 /** The routes the client is checked against: one internal with params and a body, one public list. */
 const internal = defineInternalRoutes({

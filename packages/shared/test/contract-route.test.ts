@@ -1,16 +1,16 @@
 import { Router } from 'express';
 import { z } from 'zod';
+import { createLogger } from '../src/observability';
+import { defineRoute } from '../src/contract';
 import {
   baseApp,
-  createLogger,
-  defineRoute,
   errorMiddleware,
   implement,
   jsonBody,
   listen,
   mountContracts,
   type RunningServer,
-} from '../src';
+} from '../src/http';
 
 const item = z.object({ id: z.string(), note: z.string().nullable() });
 const routes = {

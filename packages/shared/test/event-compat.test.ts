@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { EVENT_TYPES, parseEventMessage } from '../src';
+import { EVENT_TYPES, parseEventMessage } from '../src/events';
 import { anyEvent } from '../src/testing';
 import { PREVIOUS_EVENT_TYPES, previousAuditEventSchema } from './fixtures/previous-release/events';
 

@@ -1,6 +1,6 @@
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ServiceClient, UpstreamUnavailable, listen } from '../src';
+import { ServiceClient, UpstreamUnavailable, listen } from '../src/http';
 
 /**
  * A stopping service answers what it took and a caller's next request finds another replica

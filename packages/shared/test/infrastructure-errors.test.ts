@@ -1,4 +1,4 @@
-import { infrastructureProblem } from '../src/infrastructure-errors';
+import { infrastructureProblem } from '../src/core/infrastructure-errors';
 
 const urls = { MONGO_URL: 'mongodb://app:s3cret@db.example:27017/mandates' };
 const mongoError = (name: string, message: string) => Object.assign(new Error(message), { name });

@@ -1,6 +1,7 @@
 import { appendFile, readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { JournaledPublisher, createLogger, type AuditEvent } from '../src';
+import { createLogger } from '../src/observability';
+import { JournaledPublisher, type AuditEvent } from '../src/events';
 import { anyEvent, tempDirEach } from '../src/testing';
 import { startScript } from '../../../test/support/script-process';
 

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { createLogger, readableLogLine, readableLogStream, setLogDestination } from '../src';
+import { createLogger, readableLogLine, readableLogStream, setLogDestination } from '../src/observability';
 
 /** docs/CONFIGURATION.md, "The launchers": readable lines on a terminal, the JSON otherwise. */
 describe('readable log lines', () => {

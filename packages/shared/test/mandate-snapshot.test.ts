@@ -1,4 +1,4 @@
-import { effectiveState, snapshotKey } from '../src/mandate-snapshot';
+import { effectiveState, snapshotKey } from '../src/mandate/mandate-snapshot';
 
 describe('the mandate snapshot contract', () => {
   it('when a key is built, then it is the prefix, the tenant and the mandate joined as both services read it', () => {

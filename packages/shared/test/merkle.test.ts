@@ -11,7 +11,7 @@ import {
   merkleHasher,
   sha256,
   toBase64Url,
-} from '../src';
+} from '../src/mandate';
 
 // ── RFC 9162 §2.1, computed independently here: the definitions, recursively, over node:crypto ──
 

@@ -2,17 +2,9 @@ import { Router } from 'express';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import {
-  OutboxRelay,
-  ProcessMetrics,
-  SpoolingPublisher,
-  baseApp,
-  createLogger,
-  healthRoutes,
-  listen,
-  processMetrics,
-  route,
-} from '../src';
+import { ProcessMetrics, createLogger, processMetrics } from '../src/observability';
+import { OutboxRelay, SpoolingPublisher } from '../src/events';
+import { baseApp, healthRoutes, listen, route } from '../src/http';
 import { anyEvent, FlakyPublisher, MapOutbox } from '../src/testing';
 
 const logger = createLogger('test', 'silent');

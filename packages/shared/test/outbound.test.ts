@@ -7,7 +7,7 @@ import {
   OutboundRefused,
   safeFetch,
   type SafeFetchOptions,
-} from '../src/outbound';
+} from '../src/http/outbound';
 
 /** A local HTTP server that counts every TCP connection it receives. */
 interface LocalServer {

@@ -1,15 +1,15 @@
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { newId } from '../src/core';
+import { createLogger } from '../src/observability';
 import {
   OutboxRelay,
   RabbitEventSource,
   RabbitPublisher,
   SpoolingPublisher,
   amqpTopology,
-  createLogger,
-  newId,
-} from '../src';
+} from '../src/events';
 import {
   anyEvent,
   deleteAmqpTopology,

@@ -1,5 +1,5 @@
 import { eventually } from '../../../test/support/eventually';
-import { PeriodicTask } from '../src/periodic';
+import { PeriodicTask } from '../src/core/periodic';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -1,21 +1,19 @@
 import mongoose from 'mongoose';
 import type { ServerResponse } from 'node:http';
 import { z } from 'zod';
+import { AppError, badRequest, serviceUnavailable } from '../src/core';
+import { createLogger } from '../src/observability';
 import {
-  AppError,
   answerError,
   assertJsonContentType,
-  badRequest,
   callerOfHeaders,
-  createLogger,
   errorReply,
   isPlainJsonBody,
   namedRequestId,
   parseJsonBody,
   requestIdFor,
-  serviceUnavailable,
   tenantOfCaller,
-} from '../src';
+} from '../src/http';
 import { callerFor, testTokens } from '../src/testing';
 
 /**

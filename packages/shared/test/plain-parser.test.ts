@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { z } from 'zod';
-import { plainObjectParser } from '../src';
+import { plainObjectParser } from '../src/http';
 
 const schema = z.strictObject({
   id: z.string().min(2).max(8),

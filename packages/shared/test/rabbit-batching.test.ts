@@ -1,15 +1,15 @@
 import amqp from 'amqplib';
+import { newId } from '../src/core';
+import { createLogger } from '../src/observability';
 import {
   RabbitEventSource,
   RabbitPublisher,
   RabbitSubscriber,
   amqpTopology,
-  createLogger,
   groupForMessages,
-  newId,
   parseEventMessage,
   type AuditEvent,
-} from '../src';
+} from '../src/events';
 import { anyEvent, auditQueueDepth, deleteAmqpTopology, TEST_AMQP_URL as AMQP_URL } from '../src/testing';
 
 const logger = createLogger('test', 'silent');

@@ -1,4 +1,5 @@
-import { RabbitEventSource, createLogger } from '../src';
+import { createLogger } from '../src/observability';
+import { RabbitEventSource } from '../src/events';
 import { TEST_AMQP_URL, deleteAmqpTopology, testTopology } from '../src/testing';
 import { startTcpProxy, type TcpProxy } from '../../../test/support/tcp-proxy';
 

@@ -1,5 +1,5 @@
 import amqp, { type ChannelModel } from 'amqplib';
-import { assertTopology } from '../src';
+import { assertTopology } from '../src/events';
 import { TEST_AMQP_URL, deleteAmqpTopology, testTopology } from '../src/testing';
 
 /** What the broker answers when a queue is declared again with other arguments: it closes the channel. */

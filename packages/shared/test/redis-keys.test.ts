@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { ConfigError, commonConfigShape, env, parseConfig } from '../src/config';
-import { DEFAULT_SNAPSHOT_PREFIX } from '../src/mandate-snapshot';
-import { redisKeySpaces } from '../src/redis-keys';
+import { ConfigError, commonConfigShape, env, parseConfig } from '../src/core/config';
+import { DEFAULT_SNAPSHOT_PREFIX } from '../src/mandate/mandate-snapshot';
+import { redisKeySpaces } from '../src/core/redis-keys';
 
 const schema = z.object({ ...commonConfigShape, OLD_PREFIX: env.removed('REDIS_PREFIX') });
 

@@ -10,7 +10,7 @@ import {
   env,
   parseConfig,
   separateProcessConfig,
-} from '@mandate/shared';
+} from '@mandate/shared/core';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const schema = z.object({ ...commonConfigShape, OPERATOR_TOKEN: env.optionalString() });

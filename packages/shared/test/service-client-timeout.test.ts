@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ServiceClient, UpstreamUnavailable } from '../src';
+import { ServiceClient, UpstreamUnavailable } from '../src/http';
 
 /** A service that accepts the request and never answers: a hop that has gone silent. */
 async function silentServer(): Promise<{ url: string; server: Server; requests: () => number }> {

@@ -1,25 +1,25 @@
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
 import {
+  canonicalJson,
+  describeZodError,
+  CachedTokenMinter,
+  internalTokens,
+  isId,
+  labelText,
+  newId,
+} from '../src/core';
+import { createLogger } from '../src/observability';
+import { snapshotMac } from '../src/mandate';
+import {
   InProcessBus,
   RabbitEventSource,
   RabbitPublisher,
   amqpTopology,
-  canonicalJson,
-  createLogger,
-  decodeCursor,
-  describeZodError,
-  encodeCursor,
-  CachedTokenMinter,
-  internalTokens,
-  snapshotMac,
-  isId,
-  labelText,
-  newId,
-  retryDelayMs,
-  INTERNAL_RETRY_POLICY,
   type AuditEvent,
-} from '../src';
+} from '../src/events';
+import { decodeCursor, encodeCursor } from '../src/contract';
+import { retryDelayMs, INTERNAL_RETRY_POLICY } from '../src/http';
 import { anyEvent, deleteAmqpTopology, TEST_AMQP_URL as AMQP_URL } from '../src/testing';
 import amqp from 'amqplib';
 

@@ -1,4 +1,4 @@
-import { SortedById, newestFirstOf, takeMatching } from '../src/sorted-by-id';
+import { SortedById, newestFirstOf, takeMatching } from '../src/core/sorted-by-id';
 
 const same = (id: string) => id;
 const filled = (ids: string[]) => {

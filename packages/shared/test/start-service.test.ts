@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { commonConfigShape, env } from '../src/config';
-import { startService, type ServiceMain } from '../src/main';
-import type { RunningServer } from '../src/server';
+import { commonConfigShape, env } from '../src/core/config';
+import { startService, type ServiceMain } from '../src/service/main';
+import type { RunningServer } from '../src/http/server';
 
 const configSchema = z.object({ ...commonConfigShape, PORT: env.port(9999), HOST: env.string('127.0.0.1') });
 type Config = z.output<typeof configSchema>;

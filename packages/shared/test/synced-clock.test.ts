@@ -1,5 +1,5 @@
-import { createLogger } from '../src/logger';
-import { SyncedClock, redisTime, type TimeSource } from '../src/synced-clock';
+import { createLogger } from '../src/observability/logger';
+import { SyncedClock, redisTime, type TimeSource } from '../src/data/synced-clock';
 
 const silent = createLogger('test', 'silent');
 

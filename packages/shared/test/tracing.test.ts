@@ -10,8 +10,8 @@ import {
   startTracing,
   traceRequest,
   tracingEnabled,
-  type AuditEvent,
-} from '../src';
+} from '../src/observability';
+import { type AuditEvent } from '../src/events';
 import { anyEvent, closeServer, listenOn } from '../src/testing';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';

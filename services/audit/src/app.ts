@@ -1,9 +1,9 @@
 import type { Express } from 'express';
+import { PeriodicTask, systemClock, type Clock } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
+import { OutboxRelay } from '@mandate/shared/events';
 import {
-  OutboxRelay,
-  PeriodicTask,
   baseApp,
-  systemClock,
   errorMiddleware,
   healthRoutes,
   jsonBody,
@@ -11,10 +11,8 @@ import {
   notFoundHandler,
   requireInternalToken,
   type AppLifecycle,
-  type Clock,
-  type Logger,
   type RunningServer,
-} from '@mandate/shared';
+} from '@mandate/shared/http';
 import { startAuditConsumer, type AuditConsumer } from './consumers/audit-consumer';
 import { checkpointRound } from './domain/log';
 import { checkpointSigner } from './evidence/checkpoint-signer';

@@ -6,7 +6,8 @@
  * line per tenant. Idempotent and resumable: run it again after a stop, it numbers what is left.
  * Audit signs the first checkpoint over the backfilled log at its next round (AUDIT_CHECKPOINT_SECONDS).
  */
-import { connectMongo, createLogger, type Logger } from '@mandate/shared';
+import { createLogger, type Logger } from '@mandate/shared/observability';
+import { connectMongo } from '@mandate/shared/data';
 import { auditConfig, type AuditConfig } from './config';
 import type { BackfillReport, LogStore } from './store/event-store';
 import { FileEventStore } from './store/file-event-store';

@@ -1,15 +1,13 @@
 import { z } from 'zod';
+import { auditEventSchema, EVENT_TYPES, type EventType } from '@mandate/shared/events';
 import {
-  auditEventSchema,
   defineRoutes,
-  EVENT_TYPES,
-  type EventType,
   listing,
   oneOrNotFound,
   listOrderShape,
   listQueryShape,
   routeGroup,
-} from '@mandate/shared';
+} from '@mandate/shared/contract';
 import { webhookRoutes } from './webhook-contract';
 
 export * from './webhook-contract';

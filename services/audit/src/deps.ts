@@ -1,4 +1,6 @@
-import type { Clock, EventPublisher, EventSource, InternalTokens, Logger } from '@mandate/shared';
+import type { Clock, InternalTokens } from '@mandate/shared/core';
+import type { Logger } from '@mandate/shared/observability';
+import type { EventPublisher, EventSource } from '@mandate/shared/events';
 import type { MandatesSource } from './evidence/mandates-source';
 import type { AuditStore } from './store/event-store';
 import type { SecretBox } from './webhooks/secret-box';

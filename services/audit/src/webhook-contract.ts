@@ -1,13 +1,7 @@
 import { z } from 'zod';
-import {
-  EVENT_TYPES,
-  labelText,
-  listing,
-  listOrderShape,
-  listQueryShape,
-  oneOrNotFound,
-  routeGroup,
-} from '@mandate/shared';
+import { labelText } from '@mandate/shared/core';
+import { EVENT_TYPES } from '@mandate/shared/events';
+import { listing, listOrderShape, listQueryShape, oneOrNotFound, routeGroup } from '@mandate/shared/contract';
 
 /**
  * The webhook endpoints' part of the audit service's contract (re-exported by contract.ts, the

@@ -1,19 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import type { Connection } from 'mongoose';
+import { type Logger } from '@mandate/shared/observability';
 import {
   InProcessBus,
   RabbitPublisher,
   RabbitEventSource,
   amqpTopology,
-  compose,
-  connectMongo,
-  tokensFor,
-  wireWith,
   type EventPublisher,
   type EventSource,
-  type Logger,
-  type OutboundLookup,
-} from '@mandate/shared';
+} from '@mandate/shared/events';
+import { connectMongo } from '@mandate/shared/data';
+import { type OutboundLookup } from '@mandate/shared/http';
+import { compose, tokensFor, wireWith } from '@mandate/shared/service';
 import type { Deps } from './deps';
 import type { AuditConfig } from './config';
 import { HttpMandatesSource, type MandatesSource } from './evidence/mandates-source';

@@ -1,5 +1,6 @@
 import type { Connection } from 'mongoose';
-import { connectMongo, createLogger } from '@mandate/shared';
+import { createLogger } from '@mandate/shared/observability';
+import { connectMongo } from '@mandate/shared/data';
 import {
   MONGO_URL,
   memoryAdapter,

@@ -1,12 +1,7 @@
 import amqp from 'amqplib';
-import {
-  RabbitEventSource,
-  RabbitPublisher,
-  amqpTopology,
-  createLogger,
-  newId,
-  type AuditEvent,
-} from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { RabbitEventSource, RabbitPublisher, amqpTopology, type AuditEvent } from '@mandate/shared/events';
 import {
   callService,
   callerFor,

@@ -1,4 +1,4 @@
-import type { AuditEvent } from '@mandate/shared';
+import type { AuditEvent } from '@mandate/shared/events';
 import { cloneEvent } from '../src/store/memory-event-store';
 
 const base = (data: Record<string, unknown>): AuditEvent => ({

@@ -1,12 +1,9 @@
-import {
-  InProcessBus,
-  buildOpenApiDocument,
-  connectMongo,
-  createLogger,
-  newId,
-  type AuditEvent,
-  type RunningServer,
-} from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { InProcessBus, type AuditEvent } from '@mandate/shared/events';
+import { connectMongo } from '@mandate/shared/data';
+import { buildOpenApiDocument } from '@mandate/shared/contract';
+import { type RunningServer } from '@mandate/shared/http';
 import {
   MONGO_TARGET,
   MONGO_URL,

@@ -1,4 +1,5 @@
-import { newId, type AuditEvent } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { type AuditEvent } from '@mandate/shared/events';
 import { describeStoreContract } from '@mandate/shared/testing';
 import type { EventStore } from '../src/store/event-store';
 import { eventStoreAdapters } from './adapters';

@@ -1,4 +1,5 @@
-import { newId, type AuditEvent, type EventInput, type EventType } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { type AuditEvent, type EventInput, type EventType } from '@mandate/shared/events';
 import { anyEvent } from '@mandate/shared/testing';
 import type { WebhookDelivery } from '../src/webhooks/webhook';
 

@@ -1,6 +1,7 @@
 import { appendFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createLogger, newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
 import { tempDirEach } from '@mandate/shared/testing';
 import { FileEventStore } from '../src/store/file-event-store';
 import { buildAuditEvent } from './factories';

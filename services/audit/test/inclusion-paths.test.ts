@@ -1,4 +1,5 @@
-import { inclusionRanges, newId, toBase64Url } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { inclusionRanges, toBase64Url } from '@mandate/shared/mandate';
 import { inclusionPaths } from '../src/domain/log';
 import { MemoryEventStore } from '../src/store/memory-event-store';
 import { buildAuditEvent } from './factories';

@@ -1,19 +1,17 @@
 import { CompactSign, compactVerify, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import { canonicalJson, newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
 import {
   AUDIT_CHECKPOINT_TYP,
-  InProcessBus,
   auditLeafHash,
-  buildOpenApiDocument,
-  canonicalJson,
-  createLogger,
   fromBase64Url,
   merkleHasher,
-  newId,
   toBase64Url,
-  type AuditEvent,
   type CheckpointClaims,
-  type RunningServer,
-} from '@mandate/shared';
+} from '@mandate/shared/mandate';
+import { InProcessBus, type AuditEvent } from '@mandate/shared/events';
+import { buildOpenApiDocument } from '@mandate/shared/contract';
+import { type RunningServer } from '@mandate/shared/http';
 import { callService, callerFor, testTokens } from '@mandate/shared/testing';
 import { eventually } from '../../../test/support/eventually';
 import { createApp, type AuditService } from '../src/app';

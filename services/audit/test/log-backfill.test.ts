@@ -3,18 +3,17 @@ import { CompactSign, exportJWK, generateKeyPair } from 'jose';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { canonicalJson, newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
 import {
   AUDIT_CHECKPOINT_TYP,
   auditLeafHash,
-  canonicalJson,
-  connectMongo,
-  createLogger,
   fromBase64Url,
   merkleHasher,
-  newId,
-  type AuditEvent,
   type CheckpointClaims,
-} from '@mandate/shared';
+} from '@mandate/shared/mandate';
+import { type AuditEvent } from '@mandate/shared/events';
+import { connectMongo } from '@mandate/shared/data';
 import { MONGO_TARGET, MONGO_URL, describeIfAvailable, mongoSkipReason } from '@mandate/shared/testing';
 import { verifyBundle } from '../../../packages/evidence-cli/src';
 import { runBackfill } from '../src/backfill';

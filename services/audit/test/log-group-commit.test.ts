@@ -1,5 +1,6 @@
 import type { CommandStartedEvent } from 'mongodb';
-import { newId, type AuditEvent } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { type AuditEvent } from '@mandate/shared/events';
 import mongoose, { type Connection } from 'mongoose';
 import {
   MONGO_TARGET,

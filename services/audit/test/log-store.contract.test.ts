@@ -1,5 +1,9 @@
 import crypto from 'node:crypto';
-import { auditLeafHash, connectMongo, createLogger, newId, type AuditEvent } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { auditLeafHash } from '@mandate/shared/mandate';
+import { type AuditEvent } from '@mandate/shared/events';
+import { connectMongo } from '@mandate/shared/data';
 import {
   MONGO_ADAPTER,
   MONGO_URL,

@@ -1,14 +1,10 @@
 import { CompactSign, exportJWK, generateKeyPair } from 'jose';
 import type { Connection } from 'mongoose';
-import {
-  AUDIT_CHECKPOINT_TYP,
-  canonicalJson,
-  connectMongo,
-  createLogger,
-  newId,
-  type AuditEvent,
-  type CheckpointClaims,
-} from '@mandate/shared';
+import { canonicalJson, newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { AUDIT_CHECKPOINT_TYP, type CheckpointClaims } from '@mandate/shared/mandate';
+import { type AuditEvent } from '@mandate/shared/events';
+import { connectMongo } from '@mandate/shared/data';
 import {
   MONGO_TARGET,
   MONGO_URL,

@@ -1,4 +1,5 @@
-import { newId, type AuditEvent } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { type AuditEvent } from '@mandate/shared/events';
 import { MemoryEventStore } from '../src/store/memory-event-store';
 import { buildAuditEvent } from './factories';
 

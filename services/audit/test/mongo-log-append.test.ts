@@ -1,4 +1,4 @@
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import { MONGO_TARGET, MONGO_URL, describeIfAvailable, mongoSkipReason } from '@mandate/shared/testing';
 import { mongoEventStoreOfSuite } from './adapters';
 import { buildAuditEvent } from './factories';

@@ -1,5 +1,5 @@
 import type { Connection } from 'mongoose';
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import { MONGO_TARGET, describeIfAvailable, mongoAdapter, mongoSkipReason } from '@mandate/shared/testing';
 import { MemoryWebhookStore } from '../src/webhooks/memory-webhook-store';
 import { MongoWebhookStore } from '../src/webhooks/mongo-webhook-store';

@@ -1,5 +1,9 @@
 import { Webhook } from 'standardwebhooks';
-import { InProcessBus, buildOpenApiDocument, createLogger, newId, type RunningServer } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { InProcessBus } from '@mandate/shared/events';
+import { buildOpenApiDocument } from '@mandate/shared/contract';
+import { type RunningServer } from '@mandate/shared/http';
 import { anyEvent, TEST_INTERNAL_SECRET, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import { createApp, type AuditService } from '../src/app';
 import { auditConfig } from '../src/config';

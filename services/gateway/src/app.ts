@@ -1,6 +1,7 @@
 import type { IncomingMessage, RequestListener } from 'node:http';
 import express from 'express';
-import { listen, markRequest, requestIdFor, traceRequest, type RunningServer } from '@mandate/shared';
+import { markRequest, traceRequest } from '@mandate/shared/observability';
+import { listen, requestIdFor, type RunningServer } from '@mandate/shared/http';
 import type { GatewayDeps } from './deps';
 import { gatewayHandler } from './pipeline';
 

@@ -1,11 +1,7 @@
 import { z } from 'zod';
-import {
-  DEFAULT_PUBLISH_BATCH_DELAY_MS,
-  commonConfigShape,
-  env,
-  parseConfig,
-  type DeploymentNeeds,
-} from '@mandate/shared';
+import { commonConfigShape, env, parseConfig } from '@mandate/shared/core';
+import { DEFAULT_PUBLISH_BATCH_DELAY_MS } from '@mandate/shared/events';
+import { type DeploymentNeeds } from '@mandate/shared/service';
 import { planOverridesSchema } from './limits/plans';
 
 export const gatewayConfigSchema = z.object({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PLANS } from '@mandate/identity';
-import { defineRoute } from '@mandate/shared';
+import { defineRoute } from '@mandate/shared/contract';
 import { ENDPOINT_LIMITS, type EndpointLimit } from './limits/plans';
 
 /**

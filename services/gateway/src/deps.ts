@@ -1,4 +1,7 @@
-import type { EventPublisher, InternalTokens, Logger, ReadinessCheck, ServiceClient } from '@mandate/shared';
+import type { InternalTokens } from '@mandate/shared/core';
+import type { Logger } from '@mandate/shared/observability';
+import type { EventPublisher } from '@mandate/shared/events';
+import type { ReadinessCheck, ServiceClient } from '@mandate/shared/http';
 import type { JwtAuthenticator } from './auth/authenticate';
 import type { KeyResolver } from './auth/key-resolver';
 import type { UsableKeys } from './auth/usable-keys';

@@ -1,4 +1,4 @@
-import { runService } from '@mandate/shared';
+import { runService } from '@mandate/shared/service';
 import { service } from './service';
 
 /** The only file that connects and listens. */

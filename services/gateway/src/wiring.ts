@@ -1,25 +1,18 @@
+import { configError, ConfigError, internalTokens, redisKeySpaces } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
 import {
   BatchingPublisher,
   JournaledPublisher,
   InProcessBus,
   RabbitPublisher,
-  ServiceClient,
   SpoolingPublisher,
   defaultSpoolDir,
   amqpTopology,
-  compose,
-  configError,
-  ConfigError,
-  internalTokens,
-  describeRedis,
-  redisKeySpaces,
-  redisTarget,
-  wireWith,
-  type Closers,
   type EventPublisher,
-  type Logger,
-  type RedisTarget,
-} from '@mandate/shared';
+} from '@mandate/shared/events';
+import { describeRedis, redisTarget, type RedisTarget } from '@mandate/shared/data';
+import { ServiceClient } from '@mandate/shared/http';
+import { compose, wireWith, type Closers } from '@mandate/shared/service';
 import type { GatewayDeps, Upstreams } from './deps';
 import { wireCredentials, type CredentialEventSource } from './auth/wiring';
 import type { GatewayConfig } from './config';

@@ -1,4 +1,6 @@
-import { API_KEY_SCOPES, CLIENT_HEADER, listen, type RunningServer } from '@mandate/shared';
+import { CLIENT_HEADER } from '@mandate/shared/events';
+import { API_KEY_SCOPES } from '@mandate/shared/contract';
+import { listen, type RunningServer } from '@mandate/shared/http';
 import { CapturingPublisher } from '@mandate/shared/testing';
 import { closeUpstreams, keysOf, standInService, testGateway, upstreamsAt } from './helpers';
 import type { GatewayApp, Upstreams } from '../src/app';

@@ -2,15 +2,10 @@ import { randomUUID } from 'node:crypto';
 import express from 'express';
 import pino from 'pino';
 import { Redis } from 'ioredis';
-import {
-  API_KEY_SCOPES,
-  INTERNAL_SERVICES,
-  listen,
-  newId,
-  requireInternalToken,
-  type EventPublisher,
-  type RunningServer,
-} from '@mandate/shared';
+import { INTERNAL_SERVICES, newId } from '@mandate/shared/core';
+import { type EventPublisher } from '@mandate/shared/events';
+import { API_KEY_SCOPES } from '@mandate/shared/contract';
+import { listen, requireInternalToken, type RunningServer } from '@mandate/shared/http';
 import { testTokens } from '@mandate/shared/testing';
 import { createApp, type GatewayApp } from '../src/app';
 import type { KeyResolver, ResolvedKey } from '../src/auth/key-resolver';

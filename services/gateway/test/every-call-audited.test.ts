@@ -1,4 +1,6 @@
-import { API_KEY_SCOPES, listen, type AuditEvent, type RunningServer } from '@mandate/shared';
+import { type AuditEvent } from '@mandate/shared/events';
+import { API_KEY_SCOPES } from '@mandate/shared/contract';
+import { listen, type RunningServer } from '@mandate/shared/http';
 import { CapturingPublisher } from '@mandate/shared/testing';
 import { closeUpstreams, keysOf, standInService, testGateway, upstreamsAt } from './helpers';
 import type { GatewayApp, Upstreams } from '../src/app';

@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { ServiceClient, listen, callerOf, type RunningServer } from '@mandate/shared';
+import { ServiceClient, listen, callerOf, type RunningServer } from '@mandate/shared/http';
 import { CapturingPublisher } from '@mandate/shared/testing';
 import { eventually } from '../../../test/support/eventually';
 import { closeUpstreams, keysOf, standInService, testGateway, upstreamsAt } from './helpers';

@@ -1,4 +1,4 @@
-import { listen, type RunningServer } from '@mandate/shared';
+import { listen, type RunningServer } from '@mandate/shared/http';
 import { closeUpstreams, keysOf, standInService, testGateway, upstreamsAt } from './helpers';
 import type { GatewayApp, Upstreams } from '../src/app';
 import { ROUTES } from '../src/routes/table';

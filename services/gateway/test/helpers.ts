@@ -1,5 +1,7 @@
 import express, { type Express } from 'express';
-import { INTERNAL_SERVICES, ServiceClient, createLogger, requireInternalToken } from '@mandate/shared';
+import { INTERNAL_SERVICES } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { ServiceClient, requireInternalToken } from '@mandate/shared/http';
 import { CapturingPublisher, testTokens } from '@mandate/shared/testing';
 import { createApp, type GatewayApp, type GatewayDeps, type Upstreams } from '../src/app';
 import type { KeyResolver, ResolvedKey } from '../src/auth/key-resolver';

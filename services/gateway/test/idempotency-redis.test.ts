@@ -1,14 +1,8 @@
 import express from 'express';
 import { Redis } from 'ioredis';
-import {
-  ServiceClient,
-  createLogger,
-  listen,
-  newId,
-  requireInternalToken,
-  type RunningServer,
-  INTERNAL_SERVICES,
-} from '@mandate/shared';
+import { newId, INTERNAL_SERVICES } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { ServiceClient, listen, requireInternalToken, type RunningServer } from '@mandate/shared/http';
 import { testTokens } from '@mandate/shared/testing';
 import { createApp, type GatewayApp, type Upstreams } from '../src/app';
 import type { KeyResolver } from '../src/auth/key-resolver';

@@ -1,10 +1,6 @@
-import {
-  createLogger,
-  listen,
-  secretMembersOf,
-  type RouteContract,
-  type RunningServer,
-} from '@mandate/shared';
+import { createLogger } from '@mandate/shared/observability';
+import { secretMembersOf, type RouteContract } from '@mandate/shared/contract';
+import { listen, type RunningServer } from '@mandate/shared/http';
 import { testTokens } from '@mandate/shared/testing';
 import { closeUpstreams, keysOf, standInService, upstreamsAt } from './helpers';
 import { createApp, type GatewayApp, type Upstreams } from '../src/app';

@@ -1,4 +1,6 @@
-import { API_KEY_SCOPES, createLogger, listen, callerOf } from '@mandate/shared';
+import { createLogger } from '@mandate/shared/observability';
+import { API_KEY_SCOPES } from '@mandate/shared/contract';
+import { listen, callerOf } from '@mandate/shared/http';
 import { testTokens } from '@mandate/shared/testing';
 import { eventually } from '../../../test/support/eventually';
 import { closeUpstreams, keysOf, standInService, upstreamsAt } from './helpers';

@@ -2,21 +2,12 @@ import { randomUUID } from 'node:crypto';
 import express from 'express';
 import pino from 'pino';
 import type { RateLimiterRes } from 'rate-limiter-flexible';
-import {
-  API_KEY_SCOPES,
-  fixedClock,
-  listen,
-  newId,
-  processMetrics,
-  requireInternalToken,
-  type Clock,
-  type EventPublisher,
-  type Logger,
-  type RedisClient,
-  type RedisTarget,
-  type RunningServer,
-  INTERNAL_SERVICES,
-} from '@mandate/shared';
+import { fixedClock, newId, type Clock, INTERNAL_SERVICES } from '@mandate/shared/core';
+import { processMetrics, type Logger } from '@mandate/shared/observability';
+import { type EventPublisher } from '@mandate/shared/events';
+import { type RedisClient, type RedisTarget } from '@mandate/shared/data';
+import { API_KEY_SCOPES } from '@mandate/shared/contract';
+import { listen, requireInternalToken, type RunningServer } from '@mandate/shared/http';
 import { testTokens } from '@mandate/shared/testing';
 import { eventually } from '../../../test/support/eventually';
 import { closeUpstreams, upstreamsAt } from './helpers';

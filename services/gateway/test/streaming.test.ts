@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
-import { listen, type RunningServer } from '@mandate/shared';
+import { listen, type RunningServer } from '@mandate/shared/http';
 import { CapturingPublisher } from '@mandate/shared/testing';
 import { closeUpstreams, keysOf, standInService, testGateway, upstreamsAt } from './helpers';
 import type { GatewayApp, Upstreams } from '../src/app';

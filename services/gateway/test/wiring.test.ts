@@ -2,7 +2,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
-import { InProcessBus, ServiceClient, createLogger, newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { InProcessBus } from '@mandate/shared/events';
+import { ServiceClient } from '@mandate/shared/http';
 import {
   TEST_AMQP_URL,
   TEST_INTERNAL_SECRET,

@@ -1,4 +1,7 @@
-import { internalServiceApp, outboxAppLifecycle, ownRelayUnlessGiven, PeriodicTask } from '@mandate/shared';
+import { PeriodicTask } from '@mandate/shared/core';
+import { ownRelayUnlessGiven } from '@mandate/shared/events';
+import { internalServiceApp } from '@mandate/shared/http';
+import { outboxAppLifecycle } from '@mandate/shared/service';
 import { endRotationGraces, expireStagingKeys } from './api-keys/api-keys';
 import {
   identityVerificationInternalRoutes,

@@ -1,4 +1,5 @@
-import { commonConfigShape, env, type DeploymentNeeds, parseConfig } from '@mandate/shared';
+import { commonConfigShape, env, parseConfig } from '@mandate/shared/core';
+import { type DeploymentNeeds } from '@mandate/shared/service';
 import { z } from 'zod';
 import {
   DEFAULT_ROTATION_GRACE_SECONDS,

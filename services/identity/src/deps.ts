@@ -1,4 +1,6 @@
-import type { EventPublisher, InternalTokens, Logger } from '@mandate/shared';
+import type { InternalTokens } from '@mandate/shared/core';
+import type { Logger } from '@mandate/shared/observability';
+import type { EventPublisher } from '@mandate/shared/events';
 import type { IdentityDeps } from './common/deps';
 
 /** What identity runs on; wire() builds it, createApp() serves it (src/http takes it from here, never from app.ts). */

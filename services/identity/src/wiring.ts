@@ -1,4 +1,10 @@
-import { composeStoreAndPublisher, loggerAndClock, tokensFor, wireWith, type Wire } from '@mandate/shared';
+import {
+  composeStoreAndPublisher,
+  loggerAndClock,
+  tokensFor,
+  wireWith,
+  type Wire,
+} from '@mandate/shared/service';
 import type { Deps } from './deps';
 import type { IdentityConfig } from './config';
 import { walletVerifierFromConfig } from './identity-verifications/wallet-config';

@@ -1,4 +1,4 @@
-import { fixedClock } from '@mandate/shared';
+import { fixedClock } from '@mandate/shared/core';
 import { callerFor } from '@mandate/shared/testing';
 import { endRotationGraces } from '../src/api-keys/api-keys';
 import { identityForSuite, identityStoreAdapters, system } from './helpers';

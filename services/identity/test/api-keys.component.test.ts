@@ -1,4 +1,4 @@
-import { fixedClock, newId } from '@mandate/shared';
+import { fixedClock, newId } from '@mandate/shared/core';
 import { callerFor } from '@mandate/shared/testing';
 import { expireStagingKeys, revokeApiKey } from '../src/api-keys/api-keys';
 import {

@@ -1,4 +1,4 @@
-import { buildOpenApiDocument } from '@mandate/shared';
+import { buildOpenApiDocument } from '@mandate/shared/contract';
 import { SECRET_PATTERN, generateSecret, hashSecret, hashesEqual } from '../src/api-keys/api-key';
 import { contract } from '../src/contract';
 import { decided } from '../src/onboarding/onboarding';

@@ -1,4 +1,4 @@
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import { generateSecret, hashSecret, type ApiKeyRecord } from '../src/api-keys/api-key';
 import type { OnboardingRequest } from '../src/onboarding/onboarding';
 import { permissionsOf, type RoleAssignment } from '../src/role-assignments/roles';

@@ -1,4 +1,4 @@
-import { systemClock, type CallerContext } from '@mandate/shared';
+import { systemClock, type CallerContext } from '@mandate/shared/core';
 import {
   callService,
   callerFor,

@@ -1,4 +1,4 @@
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import { anyEvent, describeStoreContract } from '@mandate/shared/testing';
 import type { Answer, IdentityVerification } from '../src/identity-verifications/identity-verification';
 import type { IdentityStore } from '../src/store/identity-store';

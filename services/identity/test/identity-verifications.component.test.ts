@@ -1,4 +1,4 @@
-import { newId, systemClock, type CallerContext, type Clock } from '@mandate/shared';
+import { newId, systemClock, type CallerContext, type Clock } from '@mandate/shared/core';
 import { callerFor, testTokens } from '@mandate/shared/testing';
 import type { WalletVerifier } from '../src/identity-verifications/identity-verification';
 import { createVerifierIdentity } from '../src/identity-verifications/request';

@@ -1,4 +1,4 @@
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import { callerFor } from '@mandate/shared/testing';
 import { identityStoreAdapters, operator, identityForSuite, system } from './helpers';
 

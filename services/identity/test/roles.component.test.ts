@@ -1,4 +1,4 @@
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import { callerFor } from '@mandate/shared/testing';
 import { revokeRoleAssignment, updateRoleAssignment } from '../src/role-assignments/role-assignments';
 import { expectOneOfRacingRevocations, identityStoreAdapters, identityForSuite, system } from './helpers';

@@ -1,4 +1,5 @@
-import { newId, type AuditEvent } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { type AuditEvent } from '@mandate/shared/events';
 import { anyEvent, describeStoreContract } from '@mandate/shared/testing';
 import type { AccessBaseline } from '../src/access-baselines/access-baseline';
 import { PendingSuccessorExists } from '../src/api-keys/api-key';

@@ -1,4 +1,6 @@
-import { InProcessBus, amqpTopology, createLogger, newId, type AuditEvent } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { InProcessBus, amqpTopology, type AuditEvent } from '@mandate/shared/events';
 import {
   TEST_INTERNAL_SECRET,
   callService,

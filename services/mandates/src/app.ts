@@ -1,5 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
-import { AppError, internalServiceApp, outboxAppLifecycle, ownRelayUnlessGiven } from '@mandate/shared';
+import { AppError } from '@mandate/shared/core';
+import { ownRelayUnlessGiven } from '@mandate/shared/events';
+import { internalServiceApp } from '@mandate/shared/http';
+import { outboxAppLifecycle } from '@mandate/shared/service';
 import { internalSigningRoutes } from './http/internal-signing';
 import { mandateRoutes } from './http/routes';
 import { budgetRoutes } from './http/budget-routes';

@@ -5,7 +5,8 @@
  * prints how many mandates it gave their search text. Idempotent: run it again after a stop, or
  * once every replica runs the release that writes the field, to catch what older replicas stored.
  */
-import { connectMongo, createLogger } from '@mandate/shared';
+import { createLogger } from '@mandate/shared/observability';
+import { connectMongo } from '@mandate/shared/data';
 import { configSchema } from './config';
 import { MongoMandateStore } from './store/mongo-mandate-store';
 

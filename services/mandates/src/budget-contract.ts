@@ -7,7 +7,8 @@ import {
   isPrintable,
   isSafeResourcePath,
 } from '@mandate/verifier/decide';
-import { BUDGET_PERIODS, listing, listQueryShape, routeGroup } from '@mandate/shared';
+import { BUDGET_PERIODS } from '@mandate/shared/mandate';
+import { listing, listQueryShape, routeGroup } from '@mandate/shared/contract';
 
 /**
  * Budgets and spend authorizations (docs/API.md#budgets): the wire vocabulary, schemas and routes,

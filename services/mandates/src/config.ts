@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { commonConfigShape, env, type DeploymentNeeds } from '@mandate/shared';
+import { commonConfigShape, env } from '@mandate/shared/core';
+import { type DeploymentNeeds } from '@mandate/shared/service';
 
 /** The only reader of process.env for this service (via parseConfig in main.ts). */
 export const configSchema = z.object({

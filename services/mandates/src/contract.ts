@@ -5,17 +5,16 @@ import {
   isSafeResourcePath,
   type AssuranceLevel,
 } from '@mandate/verifier/decide';
+import { labelText } from '@mandate/shared/core';
+import { BUDGET_PERIODS, isKnownTimeZone } from '@mandate/shared/mandate';
 import {
-  BUDGET_PERIODS,
   defineInternalRoutes,
   defineRoutes,
-  isKnownTimeZone,
-  labelText,
   listing,
   listOrderShape,
   listQueryShape,
   routeGroup,
-} from '@mandate/shared';
+} from '@mandate/shared/contract';
 import { budgetRoutes, budgetStateSchema } from './budget-contract';
 
 /**

@@ -1,4 +1,6 @@
-import type { Clock, EventPublisher, EventRelay, InternalTokens, Logger } from '@mandate/shared';
+import type { Clock, InternalTokens } from '@mandate/shared/core';
+import type { Logger } from '@mandate/shared/observability';
+import type { EventPublisher, EventRelay } from '@mandate/shared/events';
 import type { IdentityVerifications } from './domain/mandates';
 import type { Signer } from './signing/signer';
 import type { MandateSnapshots } from './snapshots/mandate-snapshots';

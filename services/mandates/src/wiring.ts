@@ -1,19 +1,17 @@
+import { configError, redisKeySpaces } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
+import { snapshotMac } from '@mandate/shared/mandate';
+import { type TimeSource, redisTarget } from '@mandate/shared/data';
 import {
   compose,
   composeStoreAndPublisher,
-  configError,
-  redisKeySpaces,
-  snapshotMac,
   loggerAndClock,
   decisionClock,
   tokensFor,
-  type TimeSource,
   type Closers,
-  type Logger,
   wireWith,
   type Wire,
-  redisTarget,
-} from '@mandate/shared';
+} from '@mandate/shared/service';
 import type { Deps } from './deps';
 import type { IdentityVerifications } from './domain/mandates';
 import type { Config } from './config';

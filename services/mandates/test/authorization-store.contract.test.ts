@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { newId, type AuditEvent } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { type AuditEvent } from '@mandate/shared/events';
 import { anyEvent, describeStoreContract } from '@mandate/shared/testing';
 import type { Authorization } from '../src/budget-contract';
 import type { EventsOf, PeriodRef } from '../src/store/authorization-store';

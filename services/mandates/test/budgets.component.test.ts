@@ -1,5 +1,5 @@
 import { compactVerify, createLocalJWKSet } from 'jose';
-import { fixedClock, newId } from '@mandate/shared';
+import { fixedClock, newId } from '@mandate/shared/core';
 import { callService, callerFor } from '@mandate/shared/testing';
 import { AuthorizationSweeper } from '../src/sweeper/authorization-sweeper';
 import { mandateStoreAdapters, mandatesForSuite } from './support';

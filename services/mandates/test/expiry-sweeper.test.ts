@@ -1,4 +1,7 @@
-import { connectMongo, createLogger, fixedClock, newId, type AuditEvent } from '@mandate/shared';
+import { fixedClock, newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { type AuditEvent } from '@mandate/shared/events';
+import { connectMongo } from '@mandate/shared/data';
 import {
   CapturingPublisher,
   MONGO_ADAPTER,

@@ -1,7 +1,8 @@
 import { KMSServiceException, SignCommand, type SignCommandInput } from '@aws-sdk/client-kms';
 import pino from 'pino';
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader, type JWK } from 'jose';
-import { canonicalJson, createLogger, newId, parseConfig } from '@mandate/shared';
+import { canonicalJson, newId, parseConfig } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
 import { callService, callerFor } from '@mandate/shared/testing';
 import { configSchema } from '../src/config';
 import { KmsSigner } from '../src/signing/kms-signer';

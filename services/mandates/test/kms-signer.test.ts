@@ -13,7 +13,7 @@ import {
   decodeProtectedHeader,
   type JWK,
 } from 'jose';
-import { processMetrics } from '@mandate/shared';
+import { processMetrics } from '@mandate/shared/observability';
 import { derToJose } from '../src/signing/der';
 import { KmsKeyMisconfigured, KmsSigner, KmsUnavailable } from '../src/signing/kms-signer';
 import { EVIDENCE_JWS_TYP } from '../src/signing/signer';

@@ -1,4 +1,5 @@
-import { newId, type AuditEvent } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { type AuditEvent } from '@mandate/shared/events';
 import { anyEvent, describeStoreContract, walkPages } from '@mandate/shared/testing';
 import type { Mandate } from '../src/domain/mandate';
 import type { MandateStore } from '../src/store/mandate-store';

@@ -1,5 +1,6 @@
 import { compactVerify, createLocalJWKSet, decodeProtectedHeader } from 'jose';
-import { AppError, auditEventSchema, canonicalJson, fixedClock, newId } from '@mandate/shared';
+import { AppError, canonicalJson, fixedClock, newId } from '@mandate/shared/core';
+import { auditEventSchema } from '@mandate/shared/events';
 import { callService, callerFor } from '@mandate/shared/testing';
 import { IMMUTABLE_FIELDS } from '../src/domain/mandate';
 import type { IdentityVerifications } from '../src/domain/mandates';

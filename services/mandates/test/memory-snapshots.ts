@@ -1,4 +1,4 @@
-import { DEFAULT_SNAPSHOT_PREFIX, snapshotKey } from '@mandate/shared';
+import { DEFAULT_SNAPSHOT_PREFIX, snapshotKey } from '@mandate/shared/mandate';
 import type { Mandate } from '../src/domain/mandate';
 import type { MandateSnapshots } from '../src/snapshots/mandate-snapshots';
 

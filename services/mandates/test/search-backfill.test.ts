@@ -1,5 +1,7 @@
 import type { Connection } from 'mongoose';
-import { connectMongo, createLogger, newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { connectMongo } from '@mandate/shared/data';
 import {
   MONGO_TARGET,
   MONGO_URL,

@@ -1,5 +1,6 @@
 import { exportJWK, generateKeyPair } from 'jose';
-import { ConfigError, reportStartFailure, startService } from '@mandate/shared';
+import { ConfigError } from '@mandate/shared/core';
+import { reportStartFailure, startService } from '@mandate/shared/service';
 import { TEST_INTERNAL_SECRET } from '@mandate/shared/testing';
 import { service } from '../src/service';
 

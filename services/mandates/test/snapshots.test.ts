@@ -1,5 +1,6 @@
 import { Redis } from 'ioredis';
-import { fixedClock, newId, snapshotKey } from '@mandate/shared';
+import { fixedClock, newId } from '@mandate/shared/core';
+import { snapshotKey } from '@mandate/shared/mandate';
 import { testSnapshotMac } from '@mandate/shared/testing';
 import type { MandateSnapshots } from '../src/snapshots/mandate-snapshots';
 import type { Mandate } from '../src/domain/mandate';

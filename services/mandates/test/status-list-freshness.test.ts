@@ -1,5 +1,5 @@
 import { decodeJwt } from 'jose';
-import { fixedClock, newId } from '@mandate/shared';
+import { fixedClock, newId } from '@mandate/shared/core';
 import { callService, callerFor } from '@mandate/shared/testing';
 import { mandateStoreAdapters, mandatesForSuite } from './support';
 

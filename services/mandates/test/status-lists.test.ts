@@ -1,7 +1,7 @@
 import { inflateSync } from 'node:zlib';
 import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader } from 'jose';
 import { getListFromStatusListJWT } from '@sd-jwt/jwt-status-list';
-import { fixedClock, newId } from '@mandate/shared';
+import { fixedClock, newId } from '@mandate/shared/core';
 import { callService, callerFor } from '@mandate/shared/testing';
 import { mandateStoreAdapters, mandatesForSuite } from './support';
 

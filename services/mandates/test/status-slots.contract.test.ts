@@ -1,4 +1,4 @@
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import { memoryAdapter, mongoAdapter } from '@mandate/shared/testing';
 import type { MandateStore } from '../src/store/mandate-store';
 import { MemoryMandateStore } from '../src/store/memory-mandate-store';

@@ -1,4 +1,4 @@
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import { slotAt } from '../src/status-lists/status-list';
 import { mandateStoreAdapters, mandatesForSuite } from './support';
 

@@ -1,4 +1,4 @@
-import { newId, systemClock, type Clock } from '@mandate/shared';
+import { newId, systemClock, type Clock } from '@mandate/shared/core';
 import {
   memoryAdapter,
   mongoAdapter,

@@ -1,13 +1,9 @@
 import { compactVerify, decodeProtectedHeader, exportJWK, generateKeyPair, importJWK } from 'jose';
-import {
-  InProcessBus,
-  SyncedClock,
-  buildOpenApiDocument,
-  connectMongo,
-  createLogger,
-  fixedClock,
-  parseConfig,
-} from '@mandate/shared';
+import { fixedClock, parseConfig } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { InProcessBus } from '@mandate/shared/events';
+import { SyncedClock, connectMongo } from '@mandate/shared/data';
+import { buildOpenApiDocument } from '@mandate/shared/contract';
 import { MONGO_TARGET, MONGO_URL, testDatabaseName } from '@mandate/shared/testing';
 import { configSchema } from '../src/config';
 import { contract } from '../src/contract';

@@ -1,4 +1,5 @@
-import { CachedTokenMinter, appLifecycle, internalServiceApp, type AppLifecycle } from '@mandate/shared';
+import { CachedTokenMinter } from '@mandate/shared/core';
+import { appLifecycle, internalServiceApp, type AppLifecycle } from '@mandate/shared/http';
 import type { Express } from 'express';
 import type { RequestListener } from 'node:http';
 import { VerifyMetrics } from './metrics';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineRoutes } from '@mandate/shared';
+import { defineRoutes } from '@mandate/shared/contract';
 import { ASSURANCE_LEVELS, MANDATE_STATES } from '@mandate/mandates';
 import {
   CURRENCY_MESSAGE,

@@ -1,4 +1,6 @@
-import type { CachedTokenMinter, Clock, EventPublisher, InternalTokens, Logger } from '@mandate/shared';
+import type { CachedTokenMinter, Clock, InternalTokens } from '@mandate/shared/core';
+import type { Logger } from '@mandate/shared/observability';
+import type { EventPublisher } from '@mandate/shared/events';
 import type { MandateReader } from './mandates/mandate-reader';
 import type { VerifyMetrics } from './metrics';
 

@@ -1,3 +1,5 @@
+import { configError, redisKeySpaces } from '@mandate/shared/core';
+import { snapshotMac } from '@mandate/shared/mandate';
 import {
   BatchingPublisher,
   JournaledPublisher,
@@ -5,20 +7,18 @@ import {
   RabbitPublisher,
   SpoolingPublisher,
   amqpTopology,
-  compose,
-  configError,
   defaultSpoolDir,
+  type EventPublisher,
+} from '@mandate/shared/events';
+import { type TimeSource, redisTarget } from '@mandate/shared/data';
+import {
+  compose,
   tokensFor,
-  redisKeySpaces,
-  snapshotMac,
   loggerAndClock,
   decisionClock,
-  type EventPublisher,
-  type TimeSource,
   wireWith,
   type Wire,
-  redisTarget,
-} from '@mandate/shared';
+} from '@mandate/shared/service';
 import type { Deps } from './deps';
 import type { Config } from './config';
 import { CountingPublisher } from './events/counting-publisher';

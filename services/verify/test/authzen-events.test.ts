@@ -2,14 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import amqp from 'amqplib';
-import {
-  assertTopology,
-  createLogger,
-  newId,
-  parseEventMessage,
-  type AuditEvent,
-  type RunningServer,
-} from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { assertTopology, parseEventMessage, type AuditEvent } from '@mandate/shared/events';
+import { type RunningServer } from '@mandate/shared/http';
 import {
   TEST_AMQP_URL,
   TEST_INTERNAL_SECRET,

@@ -1,5 +1,8 @@
 import fc from 'fast-check';
-import { createLogger, fixedClock, newId, type AuditEvent, type RunningServer } from '@mandate/shared';
+import { fixedClock, newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { type AuditEvent } from '@mandate/shared/events';
+import { type RunningServer } from '@mandate/shared/http';
 import { CapturingPublisher, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import { createApp, type VerifyApp } from '../src/app';
 import { DENY_REASONS } from '../src/contract';

@@ -1,4 +1,4 @@
-import { newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
 import type { Mandate } from '../src/domain/mandate';
 
 export const NOW = new Date('2026-06-01T12:00:00.000Z');

@@ -1,5 +1,7 @@
 import express from 'express';
-import { AppError, createLogger, listen, newId } from '@mandate/shared';
+import { AppError, newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { listen } from '@mandate/shared/http';
 import { HttpMandateReader } from '../src/mandates/http-mandate-reader';
 import type { ReadContext } from '../src/mandates/mandate-reader';
 import { buildMandate } from './factories';

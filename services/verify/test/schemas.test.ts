@@ -1,5 +1,5 @@
 import canonicalize from 'canonicalize';
-import { sha256Hex } from '@mandate/shared';
+import { sha256Hex } from '@mandate/shared/core';
 import { decisionId, type VerifyInput } from '../src/domain/decide';
 import { fastVerifyRequest, parseVerifyRequest, verifyRequestSchema } from '../src/http/schemas';
 

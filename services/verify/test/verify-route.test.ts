@@ -1,6 +1,8 @@
 import { request } from 'node:http';
 import { gzipSync } from 'node:zlib';
-import { createLogger, fixedClock, newId, type RunningServer } from '@mandate/shared';
+import { fixedClock, newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { type RunningServer } from '@mandate/shared/http';
 import { CapturingPublisher, callerFor, testTokens } from '@mandate/shared/testing';
 import { createApp, type VerifyApp } from '../src/app';
 import { MemoryMandateReader } from '../src/mandates/memory-mandate-reader';

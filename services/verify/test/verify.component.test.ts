@@ -1,12 +1,8 @@
-import {
-  auditEventSchema,
-  buildOpenApiDocument,
-  createLogger,
-  fixedClock,
-  newId,
-  serviceUnavailable,
-  type RunningServer,
-} from '@mandate/shared';
+import { fixedClock, newId, serviceUnavailable } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { auditEventSchema } from '@mandate/shared/events';
+import { buildOpenApiDocument } from '@mandate/shared/contract';
+import { type RunningServer } from '@mandate/shared/http';
 import { CapturingPublisher, callService, callerFor, testTokens } from '@mandate/shared/testing';
 import { createApp, type VerifyApp } from '../src/app';
 import type { Mandate } from '../src/domain/mandate';

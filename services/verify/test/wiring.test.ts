@@ -1,4 +1,7 @@
-import { InProcessBus, createLogger, listen, newId } from '@mandate/shared';
+import { newId } from '@mandate/shared/core';
+import { createLogger } from '@mandate/shared/observability';
+import { InProcessBus } from '@mandate/shared/events';
+import { listen } from '@mandate/shared/http';
 import { callService, callerFor, TEST_INTERNAL_SECRET } from '@mandate/shared/testing';
 import express from 'express';
 import { createApp } from '../src/app';

@@ -1,4 +1,4 @@
-import { buildEvent, type EventInput } from '@mandate/shared';
+import { buildEvent, type EventInput } from '@mandate/shared/events';
 
 // Run by test/contracts/event-contract.test.ts, under the repository's jest setup: a producer
 // whose data is off its schema (a cast hides it from the compiler, as `as EventInput<T>` in a

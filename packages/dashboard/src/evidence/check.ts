@@ -1,1 +1,1 @@
-export { verifyBundleText, type CheckResult } from '../../../evidence-cli/src/verify';
+export { verifyBundleText, type CheckResult } from 'mandate-evidence/verify';

@@ -1,10 +1,10 @@
 /**
- * The little of node:crypto that the evidence contract (packages/shared: canonical.ts,
- * evidence-digest.ts) uses, for the browser: SHA-256 as `createHash('sha256').update(s).digest('hex')`.
+ * The little of node:crypto that the evidence contract (packages/shared/src: core/canonical.ts,
+ * mandate/evidence-digest.ts) uses, for the browser: SHA-256 as `createHash('sha256').update(s).digest('hex')`.
  * Vite and the dashboard's tsconfig map `node:crypto` here, so the dashboard checks a bundle with
  * the very code the offline checker (packages/evidence-cli) runs.
  */
-import { sha256 } from '../../../shared/src/merkle';
+import { sha256 } from '@mandate/shared/browser';
 
 /** SHA-256 of bytes (FIPS 180-4), lowercase hex: the shared plain-TypeScript one the log proofs use. */
 export function sha256HexOf(bytes: Uint8Array): string {

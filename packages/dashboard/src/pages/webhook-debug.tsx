@@ -1,7 +1,7 @@
 import { Fragment, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Button, Checkbox, Group, Text } from '@mantine/core';
-import { EVENT_TYPE_DESCRIPTIONS, EVENT_TYPES } from '@mandate/shared';
+import { EVENT_TYPE_DESCRIPTIONS, EVENT_TYPES } from '@mandate/shared/browser';
 import type { WebhookDelivery, WebhookEndpoint, WebhookReplay } from '@mandate/client';
 import { apiOf } from '../api';
 import { useAuth } from '../auth';

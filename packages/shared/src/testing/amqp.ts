@@ -1,6 +1,6 @@
 import amqp from 'amqplib';
-import { amqpTopology, type AmqpTopology } from '../bus/topology';
-import { newId } from '../ids';
+import { amqpTopology, type AmqpTopology } from '../events/bus/topology';
+import { newId } from '../core/ids';
 
 export const TEST_AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 

@@ -1,6 +1,6 @@
 import type { Connection } from 'mongoose';
-import { createLogger } from '../logger';
-import { connectMongo } from '../mongo';
+import { createLogger } from '../observability/logger';
+import { connectMongo } from '../data/mongo';
 import { describeIfAvailable } from './tools';
 
 /**

@@ -1,4 +1,4 @@
-import { assembleEvent, type AuditEvent, type EventInput, type EventType } from '../events';
+import { assembleEvent, type AuditEvent, type EventInput, type EventType } from '../events/events';
 
 /**
  * An event of any type with any data, for tests of the envelope's path (bus, outbox, stores) that

@@ -1,10 +1,10 @@
-import { snapshotMac } from '../snapshot-mac';
+import { snapshotMac } from '../mandate/snapshot-mac';
 import {
   INTERNAL_SERVICES,
   internalTokens,
   type CallerContext,
   type InternalService,
-} from '../internal-token';
+} from '../core/internal-token';
 
 /** Test helpers for calling a service directly, as the gateway would. */
 export const TEST_INTERNAL_SECRET = 'test-internal-secret-0123456789abcdef';

@@ -1,5 +1,5 @@
 import type { Schema } from 'mongoose';
-import type { MongoQueryShape } from '../mongo';
+import type { MongoQueryShape } from '../data/mongo';
 
 /** One index as mongoose declares it: keys in order, and its options. */
 export interface DeclaredIndex {

@@ -1,6 +1,6 @@
-import type { EventPublisher } from '../bus/types';
-import type { AuditEvent } from '../events';
-import type { OutboxStore } from '../outbox/relay';
+import type { EventPublisher } from '../events/bus/types';
+import type { AuditEvent } from '../events/events';
+import type { OutboxStore } from '../events/outbox/relay';
 
 /** A one-map outbox like the services' memory stores. */
 export class MapOutbox implements OutboxStore {

@@ -1,5 +1,5 @@
-import type { EventPublisher } from '../bus/types';
-import { auditEventSchema, type AuditEvent } from '../events';
+import type { EventPublisher } from '../events/bus/types';
+import { auditEventSchema, type AuditEvent } from '../events/events';
 
 /**
  * Keeps every published event for assertions: each is checked against the event contract and

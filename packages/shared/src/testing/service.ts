@@ -1,4 +1,4 @@
-import { createLogger, type Logger } from '../logger';
+import { createLogger, type Logger } from '../observability/logger';
 import type { AdapterFactory } from './contract';
 import { testTokens } from './http';
 import { CapturingPublisher } from './publisher';

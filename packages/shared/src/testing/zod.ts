@@ -1,4 +1,4 @@
-import { describeZodError } from '../errors';
+import { describeZodError } from '../core/errors';
 
 /** What a request schema says of `input`: 'accepted', or the 400's message as the API words it. */
 export function validationMessage(

@@ -1,4 +1,5 @@
-import { processMetrics, type EventSource, type Logger } from '@mandate/shared';
+import { processMetrics, type Logger } from '@mandate/shared/observability';
+import { type EventSource } from '@mandate/shared/events';
 import { recordEvents } from '../domain/events';
 import type { EventStore } from '../store/event-store';
 

@@ -1,4 +1,6 @@
-import { AppError, badRequest, foundOr, toPage, type AuditEvent, type Page } from '@mandate/shared';
+import { AppError, badRequest, foundOr } from '@mandate/shared/core';
+import { type AuditEvent } from '@mandate/shared/events';
+import { toPage, type Page } from '@mandate/shared/contract';
 import {
   DEFAULT_STATS_BUCKETS,
   MAX_STATS_BUCKETS,

@@ -1,17 +1,14 @@
+import { AppError, badRequest, type Clock } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
 import {
-  AppError,
   auditLeafHash,
-  badRequest,
   consistencyRanges,
-  encodeCursor,
   inclusionRanges,
   toBase64Url,
   type CheckpointClaims,
-  type Clock,
   type LeafRange,
-  type Logger,
-  type Page,
-} from '@mandate/shared';
+} from '@mandate/shared/mandate';
+import { encodeCursor, type Page } from '@mandate/shared/contract';
 import type { AuditStore, StoredCheckpoint } from '../store/event-store';
 import { EventNotFound } from './events';
 

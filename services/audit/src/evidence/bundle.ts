@@ -1,4 +1,4 @@
-import type { AuditEvent } from '@mandate/shared';
+import type { AuditEvent } from '@mandate/shared/events';
 
 /** A public JWK as the mandates service publishes it (EC P-256, kid = RFC 7638 thumbprint, alg, use). */
 export type PublicJwk = Record<string, unknown> & { kid?: string };
@@ -12,7 +12,7 @@ export type EvidenceMandate = Record<string, unknown> & {
 
 /**
  * docs/API.md, "Evidence export"; docs/VERIFY-AND-IDENTITY.md, "Signing keys and evidence", defines it byte for byte
- * and packages/shared/src/evidence-digest.ts computes its digest.
+ * and packages/shared/src/mandate/evidence-digest.ts computes its digest.
  */
 export interface EvidenceBundle {
   mandate: EvidenceMandate;

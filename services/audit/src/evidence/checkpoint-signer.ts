@@ -1,4 +1,4 @@
-import type { InternalTokens } from '@mandate/shared';
+import type { InternalTokens } from '@mandate/shared/core';
 import type { CheckpointSigner } from '../domain/log';
 import type { MandatesSource } from './mandates-source';
 

@@ -1,5 +1,7 @@
 import { decodeProtectedHeader } from 'jose';
-import { AppError, EvidenceDigest, serviceUnavailable, type AuditEvent, type Clock } from '@mandate/shared';
+import { AppError, serviceUnavailable, type Clock } from '@mandate/shared/core';
+import { EvidenceDigest } from '@mandate/shared/mandate';
+import { type AuditEvent } from '@mandate/shared/events';
 import { checkpointNow, inclusionPaths, type CheckpointSigner } from '../domain/log';
 import type { AuditStore, StoredCheckpoint } from '../store/event-store';
 import type { EvidenceMandate, PublicJwk } from './bundle';
@@ -47,7 +49,7 @@ const CHUNK_CHARS = 64 * 1024;
 /**
  * Streams the evidence bundle (v2, docs/API.md, "Evidence export") in bounded memory, whatever the number of events:
  * `{mandate, exported_at, events, evidence_exports, keys, digest, signature}` (the digest is
- * defined in packages/shared/src/evidence-digest.ts). Two passes over the store's cursor: the
+ * defined in packages/shared/src/mandate/evidence-digest.ts). Two passes over the store's cursor: the
  * first only hashes, so the signature (and any 404/503) is settled before the first byte; the
  * second writes the same events, up to the last id the first saw, and hashes them again. Earlier
  * EVIDENCE_EXPORTED events are counted, not listed, so exporting never grows the next bundle.

@@ -1,12 +1,8 @@
 import { internalRoutes, routes } from '@mandate/mandates';
-import {
-  AppError,
-  ContractClient,
-  serviceUnavailable,
-  type CheckpointClaims,
-  type Logger,
-  type RefusedAnswer,
-} from '@mandate/shared';
+import { AppError, serviceUnavailable } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
+import { type CheckpointClaims } from '@mandate/shared/mandate';
+import { ContractClient, type RefusedAnswer } from '@mandate/shared/http';
 import type { EvidenceMandate, PublicJwk } from './bundle';
 
 /** Who asks: a token minted for the caller, so the mandates service scopes every read to its tenant. */

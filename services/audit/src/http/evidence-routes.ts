@@ -1,16 +1,8 @@
 import { Router, type Response } from 'express';
-import {
-  buildEvent,
-  callerOf,
-  implementRaw,
-  mountContracts,
-  serviceUnavailable,
-  systemClock,
-  tenantOf,
-  type Clock,
-  type InternalTokens,
-  type Logger,
-} from '@mandate/shared';
+import { serviceUnavailable, systemClock, type Clock, type InternalTokens } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
+import { buildEvent } from '@mandate/shared/events';
+import { callerOf, implementRaw, mountContracts, tenantOf } from '@mandate/shared/http';
 import { routes } from '../contract';
 import { recordEvent } from '../domain/events';
 import { exportEvidence, type EvidenceSink } from '../evidence/export-evidence';

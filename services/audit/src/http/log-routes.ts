@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { implement, mountContracts, tenantOf } from '@mandate/shared';
+import { implement, mountContracts, tenantOf } from '@mandate/shared/http';
 import { routes } from '../contract';
 import { consistencyProof, inclusionProof, latestCheckpoint, listCheckpoints } from '../domain/log';
 import type { AuditStore } from '../store/event-store';

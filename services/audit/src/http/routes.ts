@@ -1,5 +1,6 @@
 import { Router } from 'express';
-import { decodeCursor, implement, mountContracts, tenantOf } from '@mandate/shared';
+import { decodeCursor } from '@mandate/shared/contract';
+import { implement, mountContracts, tenantOf } from '@mandate/shared/http';
 import { getEvent, listEvents, verificationStats } from '../domain/events';
 import type { EventStore } from '../store/event-store';
 import { routes } from '../contract';

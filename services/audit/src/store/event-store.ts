@@ -1,4 +1,6 @@
-import type { AuditEvent, CheckpointClaims, EventType, LeafRange, ListOrder } from '@mandate/shared';
+import type { CheckpointClaims, LeafRange } from '@mandate/shared/mandate';
+import type { AuditEvent, EventType } from '@mandate/shared/events';
+import type { ListOrder } from '@mandate/shared/contract';
 
 /** What a list selects, and a count counts. */
 export interface EventFilters {

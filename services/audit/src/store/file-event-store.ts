@@ -1,6 +1,8 @@
 import { mkdir, open, readFile, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { journalLines, type AuditEvent, type LeafRange, type Logger } from '@mandate/shared';
+import { type Logger } from '@mandate/shared/observability';
+import { type LeafRange } from '@mandate/shared/mandate';
+import { journalLines, type AuditEvent } from '@mandate/shared/events';
 import type {
   BackfillReport,
   DecisionCount,

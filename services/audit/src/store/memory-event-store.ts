@@ -1,14 +1,6 @@
-import {
-  MemoryMerkleTree,
-  SortedById,
-  auditLeafHash,
-  merkleHasher,
-  inOrderOf,
-  takeMatching,
-  valueFor,
-  type AuditEvent,
-  type LeafRange,
-} from '@mandate/shared';
+import { SortedById, inOrderOf, takeMatching, valueFor } from '@mandate/shared/core';
+import { MemoryMerkleTree, auditLeafHash, merkleHasher, type LeafRange } from '@mandate/shared/mandate';
+import { type AuditEvent } from '@mandate/shared/events';
 import {
   bucketKey,
   isDashboardRead,

@@ -1,15 +1,14 @@
 import type { Document } from 'mongodb';
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
+import { auditLeafHash, type LeafRange } from '@mandate/shared/mandate';
+import { type AuditEvent } from '@mandate/shared/events';
 import {
-  auditLeafHash,
   isDuplicateKeyError,
   pageBefore,
   pingMongo,
   queryShapesOf,
-  type AuditEvent,
-  type LeafRange,
   type MongoQueryShape,
-} from '@mandate/shared';
+} from '@mandate/shared/data';
 import {
   isDashboardRead,
   type BackfillOptions,

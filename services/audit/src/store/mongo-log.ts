@@ -3,16 +3,14 @@ import { Schema, type Connection, type Model } from 'mongoose';
 import {
   auditLeafHash,
   fromBase64Url,
-  isDuplicateKeyError,
   merkleHasher,
   perfectNodes,
-  queryShapesOf,
   toBase64Url,
-  type AuditEvent,
   type LeafRange,
-  type MongoQueryShape,
   type NodeId,
-} from '@mandate/shared';
+} from '@mandate/shared/mandate';
+import { type AuditEvent } from '@mandate/shared/events';
+import { isDuplicateKeyError, queryShapesOf, type MongoQueryShape } from '@mandate/shared/data';
 import type { StoredCheckpoint } from './event-store';
 
 /**

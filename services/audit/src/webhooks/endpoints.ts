@@ -1,16 +1,6 @@
-import {
-  badRequest,
-  buildEvent,
-  conflict,
-  newId,
-  notFound,
-  toPage,
-  type CallerContext,
-  type Clock,
-  type EventData,
-  type EventRelay,
-  type Page,
-} from '@mandate/shared';
+import { badRequest, conflict, newId, notFound, type CallerContext, type Clock } from '@mandate/shared/core';
+import { buildEvent, type EventData, type EventRelay } from '@mandate/shared/events';
+import { toPage, type Page } from '@mandate/shared/contract';
 import {
   MAX_WEBHOOK_ENDPOINTS,
   WEBHOOK_REPLAY_MAX,

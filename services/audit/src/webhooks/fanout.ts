@@ -1,4 +1,6 @@
-import { type AuditEvent, type Clock, type EventSource, type Logger } from '@mandate/shared';
+import { type Clock } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
+import { type AuditEvent, type EventSource } from '@mandate/shared/events';
 import { deliveryPayload, pendingDelivery, subscribes, type WebhookDelivery } from './webhook';
 import type { WebhookStore } from './webhook-store';
 

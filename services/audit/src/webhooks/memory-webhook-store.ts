@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { MemoryOutbox, type AuditEvent } from '@mandate/shared';
+import { MemoryOutbox, type AuditEvent } from '@mandate/shared/events';
 import type { WebhookDeliveryStatus } from '../contract';
 import type { ClaimedDelivery, WebhookDelivery, WebhookEndpoint } from './webhook';
 import {

@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import { processMetrics } from '@mandate/shared';
+import { processMetrics } from '@mandate/shared/observability';
 
 /** What the backlog gauges ask on scrape (a store's PENDING deliveries). */
 export interface WebhookBacklogSource {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Schema, type Connection, type Model, type PipelineStage } from 'mongoose';
+import { type AuditEvent } from '@mandate/shared/events';
 import {
   isDuplicateKeyError,
   markOutboxSent,
@@ -10,10 +11,9 @@ import {
   pushOutbox,
   queryShapesOf,
   withOutbox,
-  type AuditEvent,
   type MongoQueryShape,
   type OutboxDoc,
-} from '@mandate/shared';
+} from '@mandate/shared/data';
 import type { WebhookDeliveryStatus } from '../contract';
 import type { ClaimedDelivery, WebhookAttempt, WebhookDelivery, WebhookEndpoint } from './webhook';
 import {

@@ -1,15 +1,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { isIP } from 'node:net';
-import {
-  AppError,
-  OutboundRefused,
-  addressRefusal,
-  bareHost,
-  badRequest,
-  newId,
-  type AuditEvent,
-  type OutboundLookup,
-} from '@mandate/shared';
+import { AppError, badRequest, newId } from '@mandate/shared/core';
+import { type AuditEvent } from '@mandate/shared/events';
+import { OutboundRefused, addressRefusal, bareHost, type OutboundLookup } from '@mandate/shared/http';
 import type { WebhookDeliveryView, WebhookEndpointStatus } from '../contract';
 
 /** A stored signing secret: sealed (secret-box), never in clear; `expires_at` set once a newer one replaced it. */

@@ -1,12 +1,7 @@
-import {
-  OutboundPool,
-  buildEvent,
-  safeFetch,
-  type Clock,
-  type EventRelay,
-  type Logger,
-  type OutboundLookup,
-} from '@mandate/shared';
+import { type Clock } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
+import { buildEvent, type EventRelay } from '@mandate/shared/events';
+import { OutboundPool, safeFetch, type OutboundLookup } from '@mandate/shared/http';
 import { webhookMetrics } from './metrics';
 import type { SecretBox } from './secret-box';
 import {

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { buildEvent, CLIENT_HEADER, type AuditEvent } from '@mandate/shared';
+import { buildEvent, CLIENT_HEADER, type AuditEvent } from '@mandate/shared/events';
 import { header, type Principal } from '../auth/authenticate';
 
 const CLIENT_HEADER_NAME = CLIENT_HEADER.toLowerCase();

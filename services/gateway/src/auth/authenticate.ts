@@ -1,7 +1,7 @@
 import type { Plan } from '@mandate/identity';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { AppError, badRequest, forbidden, notFound, unauthorized, type Actor } from '@mandate/shared';
+import { AppError, badRequest, forbidden, notFound, unauthorized, type Actor } from '@mandate/shared/core';
 import type { RouteRule } from '../routes/table';
 import type { KeyResolver } from './key-resolver';
 import { RecentCredentials } from './recent-credentials';

@@ -1,5 +1,7 @@
 import { internalRoutes, type CredentialChange } from '@mandate/identity';
-import { ContractClient, type InternalTokens, type Logger, type ServiceClient } from '@mandate/shared';
+import { type InternalTokens } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
+import { ContractClient, type ServiceClient } from '@mandate/shared/http';
 
 /** A credential cache the epoch check keeps: drops what changed, then is vouched for as of the check. */
 export interface CredentialCache {

@@ -1,5 +1,5 @@
 import { CREDENTIAL_CHANGE_EVENT_TYPES, credentialChangesOf } from '@mandate/identity';
-import type { AuditEvent, EventHandler } from '@mandate/shared';
+import type { AuditEvent, EventHandler } from '@mandate/shared/events';
 import { isCredentialCache } from './credential-epoch';
 import type { KeyResolver } from './key-resolver';
 import type { SubjectResolver } from './subject-resolver';

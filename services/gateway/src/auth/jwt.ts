@@ -1,6 +1,6 @@
 import { createRemoteJWKSet, decodeJwt, errors, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { z } from 'zod';
-import { badRequest, configError, notFound, serviceUnavailable, unauthorized } from '@mandate/shared';
+import { badRequest, configError, notFound, serviceUnavailable, unauthorized } from '@mandate/shared/core';
 import { TENANT_ID, type JwtAuthenticator, type Principal } from './authenticate';
 import type { SubjectResolver } from './subject-resolver';
 import { isLoopbackName } from '../http/loopback';

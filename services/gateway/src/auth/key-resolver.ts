@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { KEYS_USED_MAX, internalRoutes, type CredentialChange, type ResolvedKey } from '@mandate/identity';
-import type { CallContext, InternalTokens, Logger, ServiceClient } from '@mandate/shared';
+import type { InternalTokens } from '@mandate/shared/core';
+import type { Logger } from '@mandate/shared/observability';
+import type { CallContext, ServiceClient } from '@mandate/shared/http';
 import type { CredentialCache } from './credential-epoch';
 import { CachedIdentityLookup } from './resolution-cache';
 

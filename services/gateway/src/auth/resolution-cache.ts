@@ -1,11 +1,6 @@
-import {
-  ContractClient,
-  createLogger,
-  type CallContext,
-  type InternalTokens,
-  type Logger,
-  type ServiceClient,
-} from '@mandate/shared';
+import { type InternalTokens } from '@mandate/shared/core';
+import { createLogger, type Logger } from '@mandate/shared/observability';
+import { ContractClient, type CallContext, type ServiceClient } from '@mandate/shared/http';
 
 /** One cached answer, with what loads it again. */
 interface Entry<V> {

@@ -1,5 +1,5 @@
 import { internalRoutes, type CredentialChange, type ResolvedSubject } from '@mandate/identity';
-import type { CallContext } from '@mandate/shared';
+import type { CallContext } from '@mandate/shared/http';
 import type { CredentialCache } from './credential-epoch';
 import { CachedIdentityLookup } from './resolution-cache';
 

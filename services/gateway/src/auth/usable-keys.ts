@@ -6,7 +6,9 @@ import {
   type CredentialChange,
   type UsableKey,
 } from '@mandate/identity';
-import { ContractClient, type InternalTokens, type Logger, type ServiceClient } from '@mandate/shared';
+import { type InternalTokens } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
+import { ContractClient, type ServiceClient } from '@mandate/shared/http';
 import type { CredentialCache } from './credential-epoch';
 
 /** What the list is read from: identity's usable keys, by creation time or by id. */

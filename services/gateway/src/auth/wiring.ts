@@ -1,11 +1,7 @@
-import {
-  RabbitSubscriber,
-  amqpTopology,
-  type EventHandler,
-  type InternalTokens,
-  type Logger,
-  type ServiceClient,
-} from '@mandate/shared';
+import { type InternalTokens } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
+import { RabbitSubscriber, amqpTopology, type EventHandler } from '@mandate/shared/events';
+import { type ServiceClient } from '@mandate/shared/http';
 import type { JwtAuthenticator } from './authenticate';
 import { CredentialEpochCheck, isCredentialCache } from './credential-epoch';
 import { CREDENTIAL_EVENT_TYPES, credentialEventHandler } from './credential-events';

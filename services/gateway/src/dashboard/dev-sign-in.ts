@@ -3,17 +3,15 @@ import { SignJWT, decodeJwt, exportJWK, generateKeyPair, jwtVerify, type CryptoK
 import { z } from 'zod';
 import {
   AppError,
-  ContractClient,
   badRequest,
-  parseJsonBody,
   describeZodError,
   forbidden,
   notFound,
   unauthorized,
   type InternalTokens,
-  type Logger,
-  type ServiceClient,
-} from '@mandate/shared';
+} from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
+import { ContractClient, parseJsonBody, type ServiceClient } from '@mandate/shared/http';
 import { routes } from '@mandate/identity';
 import type { JwtAuthenticator, Principal } from '../auth/authenticate';
 import { TENANT_ID } from '../auth/authenticate';

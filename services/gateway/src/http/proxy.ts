@@ -1,12 +1,7 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
-import {
-  AnswerInterrupted,
-  INTERNAL_TOKEN_HEADER,
-  UpstreamUnavailable,
-  serviceUnavailable,
-  type Logger,
-  type ServiceClient,
-} from '@mandate/shared';
+import { INTERNAL_TOKEN_HEADER, serviceUnavailable } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
+import { AnswerInterrupted, UpstreamUnavailable, type ServiceClient } from '@mandate/shared/http';
 
 /** Request headers a service may need; everything else (credentials above all) stays at the gateway. */
 const FORWARDED_REQUEST_HEADERS = ['content-type', 'accept', 'idempotency-key', 'if-none-match'];

@@ -1,6 +1,8 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { SECRET_MEMBER_NAMES, badRequest, conflict, serviceUnavailable, type Logger } from '@mandate/shared';
+import { badRequest, conflict, serviceUnavailable } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
+import { SECRET_MEMBER_NAMES } from '@mandate/shared/contract';
 import { header, type Principal } from '../auth/authenticate';
 import { clientIp } from '../limits/subject';
 import type { IdempotencyRecord, IdempotencyStore, PendingLock, StoredResponse } from './store';

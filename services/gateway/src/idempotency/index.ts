@@ -1,4 +1,5 @@
-import type { Logger, RedisTarget } from '@mandate/shared';
+import type { Logger } from '@mandate/shared/observability';
+import type { RedisTarget } from '@mandate/shared/data';
 import { Idempotency, type IdempotencySettings } from './idempotency';
 import { MemoryIdempotencyStore } from './memory-store';
 import { RedisIdempotencyStore } from './redis-store';

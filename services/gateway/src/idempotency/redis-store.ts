@@ -1,11 +1,11 @@
+import { type Logger } from '@mandate/shared/observability';
 import {
   awaitReplica,
   failFastRedis,
   waitUntilReady,
-  type Logger,
   type RedisClient,
   type RedisTarget,
-} from '@mandate/shared';
+} from '@mandate/shared/data';
 import type { IdempotencyRecord, IdempotencyStore, PendingLock, StoredResponse } from './store';
 
 // GET, and SET NX PX only if absent, in one atomic round trip: the lock and the read of a record already there.

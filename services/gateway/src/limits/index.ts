@@ -1,4 +1,6 @@
-import type { Clock, Logger, RedisTarget } from '@mandate/shared';
+import type { Clock } from '@mandate/shared/core';
+import type { Logger } from '@mandate/shared/observability';
+import type { RedisTarget } from '@mandate/shared/data';
 import { PlanLimiter, memoryBackend, type RequestLimiter } from './limiter';
 import { resolveLimits, type PlanOverrides } from './plans';
 import { RedisLimiterBackend } from './redis-backend';

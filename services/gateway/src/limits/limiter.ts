@@ -1,13 +1,7 @@
 import { RateLimiterRes, type RateLimiterLike } from 'rate-limiter-flexible';
-import {
-  CLIENT_IP_BUCKETS,
-  isClientIpBucket,
-  processMetrics,
-  systemClock,
-  type ClientIpBucket,
-  type Clock,
-  type Logger,
-} from '@mandate/shared';
+import { systemClock, type Clock } from '@mandate/shared/core';
+import { processMetrics, type Logger } from '@mandate/shared/observability';
+import { CLIENT_IP_BUCKETS, isClientIpBucket, type ClientIpBucket } from '@mandate/shared/contract';
 import {
   ENDPOINT_LIMITS,
   PLANS,

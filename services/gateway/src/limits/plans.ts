@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Plan } from '@mandate/identity';
-import type { ClientIpBucket, LimitBucket } from '@mandate/shared';
+import type { ClientIpBucket, LimitBucket } from '@mandate/shared/contract';
 
 /** "Burst B, rate R": a fresh client may send `burst` requests at once; sustained, `rate` per second pass. */
 export interface Bucket {

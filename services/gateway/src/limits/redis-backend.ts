@@ -1,15 +1,14 @@
 import { RateLimiterRedis, RateLimiterRes, type RateLimiterLike } from 'rate-limiter-flexible';
+import { redactUrl, serviceUnavailable } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
 import {
   describeRedis,
   failFastRedis,
   isCluster,
-  redactUrl,
-  serviceUnavailable,
   waitUntilReady,
-  type Logger,
   type RedisClient,
   type RedisTarget,
-} from '@mandate/shared';
+} from '@mandate/shared/data';
 import type { Bucket } from './plans';
 import { MemoryQuota } from './memory-quota';
 import { GCRA_LUA, MemoryTokenBucket } from './token-bucket';

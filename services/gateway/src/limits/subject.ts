@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { isClientIpBucket } from '@mandate/shared';
+import { isClientIpBucket } from '@mandate/shared/contract';
 import type { Principal } from '../auth/authenticate';
 import type { RouteRule } from '../routes/table';
 import type { LimitSubject } from './limiter';

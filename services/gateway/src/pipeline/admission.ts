@@ -1,4 +1,5 @@
-import { AppError, eventsNotRecordable, markRequest, setSpanAttributes } from '@mandate/shared';
+import { AppError, eventsNotRecordable } from '@mandate/shared/core';
+import { markRequest, setSpanAttributes } from '@mandate/shared/observability';
 import { checkAccess, credentialIdentity, identify, presentedCredential } from '../auth/authenticate';
 import type { GatewayDeps } from '../deps';
 import { limitSubject } from '../limits';

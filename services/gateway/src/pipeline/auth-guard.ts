@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { AppError } from '@mandate/shared';
+import { AppError } from '@mandate/shared/core';
 import { credentialKind, header } from '../auth/authenticate';
 import { BlockedLookups } from '../auth/blocked-lookups';
 import { RecentCredentials } from '../auth/recent-credentials';

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type NextFunction } from 'express';
-import { BODY_LIMIT_BYTES, readPlainBody } from '@mandate/shared';
+import { BODY_LIMIT_BYTES, readPlainBody } from '@mandate/shared/http';
 
 /**
  * The raw body: a plain body of a known length within the limit is read directly (the common

@@ -1,4 +1,6 @@
-import { CachedTokenMinter, markRequest, secretMembersOf } from '@mandate/shared';
+import { CachedTokenMinter } from '@mandate/shared/core';
+import { markRequest } from '@mandate/shared/observability';
+import { secretMembersOf } from '@mandate/shared/contract';
 import type { GatewayDeps } from '../deps';
 import { forward } from '../http/proxy';
 import type { RouteRule, ServiceName } from '../routes/table';

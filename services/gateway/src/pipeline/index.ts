@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { answerError } from '@mandate/shared';
+import { answerError } from '@mandate/shared/http';
 import type { GatewayDeps } from '../deps';
 import { admissionStep } from './admission';
 import { auditStep } from './audit';

@@ -1,4 +1,4 @@
-import { processMetrics } from '@mandate/shared';
+import { processMetrics } from '@mandate/shared/observability';
 import type { Principal } from '../auth/authenticate';
 import type { GatewayDeps } from '../deps';
 import { endedStatus, type Call } from './call';

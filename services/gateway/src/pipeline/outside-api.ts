@@ -1,12 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  answerError,
-  boundedChecks,
-  LivenessTracker,
-  sendJson,
-  serveMetrics,
-  unauthorized,
-} from '@mandate/shared';
+import { boundedChecks, LivenessTracker, unauthorized } from '@mandate/shared/core';
+import { serveMetrics } from '@mandate/shared/observability';
+import { answerError, sendJson } from '@mandate/shared/http';
 import { sameSecret } from '../auth/authenticate';
 import { DEV_PREFIX } from '../dashboard/dev-sign-in';
 import { dashboardHandler, isDashboardPath } from '../dashboard/static';

@@ -1,4 +1,5 @@
-import { sendJson, serviceUnavailable } from '@mandate/shared';
+import { serviceUnavailable } from '@mandate/shared/core';
+import { sendJson } from '@mandate/shared/http';
 import type { Principal } from '../auth/authenticate';
 import { whoAmI } from '../dashboard/me';
 import type { GatewayDeps } from '../deps';

@@ -1,4 +1,5 @@
-import { sendEnvelope, setRequestRoute } from '@mandate/shared';
+import { setRequestRoute } from '@mandate/shared/observability';
+import { sendEnvelope } from '@mandate/shared/http';
 import type { GatewayDeps } from '../deps';
 import { RouteMatcher } from '../routes/match';
 import { ROUTES } from '../routes/table';

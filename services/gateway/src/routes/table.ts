@@ -1,4 +1,4 @@
-import type { RouteContract } from '@mandate/shared';
+import type { RouteContract } from '@mandate/shared/contract';
 import { contract as auditContract } from '@mandate/audit';
 import { contract as identityContract } from '@mandate/identity';
 import { contract as mandatesContract } from '@mandate/mandates';
@@ -19,7 +19,7 @@ export {
   type RouteRule,
   type Scope,
   type ServiceName,
-} from '@mandate/shared';
+} from '@mandate/shared/contract';
 
 export { gatewayContract };
 

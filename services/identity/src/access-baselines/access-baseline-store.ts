@@ -1,4 +1,4 @@
-import type { AuditEvent } from '@mandate/shared';
+import type { AuditEvent } from '@mandate/shared/events';
 import type { AccessBaseline } from './access-baseline';
 
 export interface AccessBaselineStore {

@@ -1,4 +1,4 @@
-import type { Actor } from '@mandate/shared';
+import type { Actor } from '@mandate/shared/core';
 import type { ApiKeyScope, ApiKeyStatus } from '../api-keys/api-key';
 import type { Role, RoleAssignmentStatus } from '../role-assignments/roles';
 

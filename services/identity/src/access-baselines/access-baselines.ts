@@ -1,4 +1,4 @@
-import type { CallerContext } from '@mandate/shared';
+import type { CallerContext } from '@mandate/shared/core';
 import { nowIso, type IdentityDeps } from '../common/deps';
 import { saveTenantSetting } from '../common/tenant-settings';
 import { ConcurrentModification } from '../common/errors';

@@ -1,4 +1,4 @@
-import type { AuditEvent, MemoryOutbox } from '@mandate/shared';
+import type { AuditEvent, MemoryOutbox } from '@mandate/shared/events';
 import { PerTenantDocument } from '../common/memory';
 import type { AccessBaseline } from './access-baseline';
 import type { AccessBaselineStore } from './access-baseline-store';

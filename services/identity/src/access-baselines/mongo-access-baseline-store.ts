@@ -1,11 +1,11 @@
+import { type Actor } from '@mandate/shared/core';
+import { type AuditEvent } from '@mandate/shared/events';
 import {
   isDuplicateKeyError,
   queryShapesOf,
-  type Actor,
-  type AuditEvent,
   type MongoQueryShape,
   type StoredAs,
-} from '@mandate/shared';
+} from '@mandate/shared/data';
 import { Schema } from 'mongoose';
 import { CollectionStore, identitySchema, indexOutbox, iso } from '../common/mongo';
 import type { AccessBaseline } from './access-baseline';

@@ -1,12 +1,6 @@
-import {
-  foundOr,
-  newId,
-  readPage,
-  type AuditEvent,
-  type CallerContext,
-  type EventData,
-  type Page,
-} from '@mandate/shared';
+import { foundOr, newId, type CallerContext } from '@mandate/shared/core';
+import { type AuditEvent, type EventData } from '@mandate/shared/events';
+import { readPage, type Page } from '@mandate/shared/contract';
 import { MAX_WRITE_ATTEMPTS, nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
 import { ConcurrentModification } from '../common/errors';
 import type { Plan } from '../tenants/tenant';

@@ -1,10 +1,5 @@
-import {
-  WITHOUT_OUTBOX,
-  queryShapesOf,
-  type AuditEvent,
-  type MongoQueryShape,
-  type StoredAs,
-} from '@mandate/shared';
+import { type AuditEvent } from '@mandate/shared/events';
+import { WITHOUT_OUTBOX, queryShapesOf, type MongoQueryShape, type StoredAs } from '@mandate/shared/data';
 import { DuplicateRecord } from '../common/errors';
 import { CollectionStore, identitySchema, indexOutbox, iso, isoOrNull } from '../common/mongo';
 import type { ListOptions } from '../common/store';

@@ -1,13 +1,12 @@
+import { type CallerContext, type Clock } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
 import {
   buildEvent,
   type AuditEvent,
-  type CallerContext,
-  type Clock,
   type EventInput,
   type EventRelay,
   type EventType,
-  type Logger,
-} from '@mandate/shared';
+} from '@mandate/shared/events';
 import { recordCredentialChanges } from '../credential-changes/credential-changes';
 import type { WalletVerifier } from '../identity-verifications/identity-verification';
 import type { IdentityStore } from '../store/identity-store';

@@ -1,4 +1,4 @@
-import { AppError } from '@mandate/shared';
+import { AppError } from '@mandate/shared/core';
 
 /**
  * Errors every aggregate may raise. Each aggregate's own errors live with its rules; all extend

@@ -1,12 +1,12 @@
+import { type AuditEvent } from '@mandate/shared/events';
 import {
   WITHOUT_OUTBOX,
   insertOrRefuse,
   pageBefore,
   pushOutbox,
   withOutbox,
-  type AuditEvent,
   type OutboxDoc,
-} from '@mandate/shared';
+} from '@mandate/shared/data';
 import {
   Schema,
   type FilterQuery,

@@ -1,4 +1,5 @@
-import type { AuditEvent, CallerContext, EventData } from '@mandate/shared';
+import type { CallerContext } from '@mandate/shared/core';
+import type { AuditEvent, EventData } from '@mandate/shared/events';
 import { recordedEvent, relay, type IdentityDeps } from './deps';
 
 /** A change to one of a tenant's settings documents (one per tenant: its resource id is the tenant's). */

@@ -1,4 +1,5 @@
-import { actorSchema, defineRoutes } from '@mandate/shared';
+import { actorSchema } from '@mandate/shared/core';
+import { defineRoutes } from '@mandate/shared/contract';
 import { z } from 'zod';
 import { API_KEY_SCOPES, API_KEY_STATUSES, ROLES, ROLE_ASSIGNMENT_STATUSES } from './wire';
 import { tenantConfigRoutes, timestamp } from './common';

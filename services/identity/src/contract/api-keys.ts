@@ -1,4 +1,5 @@
-import { defineRoutes, labelText, listing, listQueryShape } from '@mandate/shared';
+import { labelText } from '@mandate/shared/core';
+import { defineRoutes, listing, listQueryShape } from '@mandate/shared/contract';
 import { z } from 'zod';
 import { API_KEY_NAME_MAX, API_KEY_SCOPES, API_KEY_STATUSES, MAX_ROTATION_GRACE_SECONDS } from './wire';
 import { tenantConfigRoutes, timestamp } from './common';

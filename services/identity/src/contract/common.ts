@@ -1,4 +1,5 @@
-import { labelText, routeGroup } from '@mandate/shared';
+import { labelText } from '@mandate/shared/core';
+import { routeGroup } from '@mandate/shared/contract';
 import { z } from 'zod';
 import { SUBJECT_ID_MAX, SUBJECT_ID_PATTERN, type Permission } from './wire';
 

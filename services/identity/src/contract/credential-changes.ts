@@ -1,4 +1,4 @@
-import { eventDataOrNull, type AuditEvent } from '@mandate/shared';
+import { eventDataOrNull, type AuditEvent } from '@mandate/shared/events';
 
 /**
  * One change that may make a credential the gateway holds wrong: an API key's status (revoke,

@@ -1,4 +1,4 @@
-import { defineRoutes, listing, listQueryShape, routeGroup } from '@mandate/shared';
+import { defineRoutes, listing, listQueryShape, routeGroup } from '@mandate/shared/contract';
 import { z } from 'zod';
 import { timestamp, TENANT_CONFIG_READ } from './common';
 import {

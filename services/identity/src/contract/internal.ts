@@ -1,4 +1,4 @@
-import { API_KEY_SCOPES, defineInternalRoutes } from '@mandate/shared';
+import { API_KEY_SCOPES, defineInternalRoutes } from '@mandate/shared/contract';
 import { z } from 'zod';
 import { PLANS, ROLES, SUBJECT_ID_MAX, USABLE_KEY_STATUSES } from './wire';
 

@@ -1,4 +1,5 @@
-import { defineRoutes, labelText, listing, listQueryShape } from '@mandate/shared';
+import { labelText } from '@mandate/shared/core';
+import { defineRoutes, listing, listQueryShape } from '@mandate/shared/contract';
 import { z } from 'zod';
 import {
   ONBOARDING_STATUSES,

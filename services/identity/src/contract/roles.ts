@@ -1,4 +1,4 @@
-import { defineRoutes, listing, listQueryShape, routeGroup } from '@mandate/shared';
+import { defineRoutes, listing, listQueryShape, routeGroup } from '@mandate/shared/contract';
 import { z } from 'zod';
 import { ROLES, ROLE_ASSIGNMENT_STATUSES, SUBJECT_ID_MAX } from './wire';
 import { subjectIdSchema, timestamp, TENANT_ADMIN_ROUTE } from './common';

@@ -1,4 +1,5 @@
-import { defineRoutes, labelText, listing, listQueryShape, routeGroup } from '@mandate/shared';
+import { labelText } from '@mandate/shared/core';
+import { defineRoutes, listing, listQueryShape, routeGroup } from '@mandate/shared/contract';
 import { z } from 'zod';
 import { PLANS, TENANT_NAME_MAX, TENANT_STATUSES } from './wire';
 import { platformRoutes, subjectIdSchema, timestamp, TENANT_ADMIN_ROUTE } from './common';

@@ -1,4 +1,4 @@
-import { defineRoutes } from '@mandate/shared';
+import { defineRoutes } from '@mandate/shared/contract';
 import { z } from 'zod';
 import {
   COLOR_PATTERN,

@@ -1,4 +1,4 @@
-import { API_KEY_SCOPES, type Scope } from '@mandate/shared';
+import { API_KEY_SCOPES, type Scope } from '@mandate/shared/contract';
 
 /**
  * Identity's wire vocabulary: the values, bounds and checks its requests and responses are made

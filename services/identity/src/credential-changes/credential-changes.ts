@@ -1,4 +1,4 @@
-import type { AuditEvent } from '@mandate/shared';
+import type { AuditEvent } from '@mandate/shared/events';
 import { credentialChangesOf } from '../contract/credential-changes';
 import type { IdentityStore } from '../store/identity-store';
 import type { ChangesSince } from './credential-change-store';

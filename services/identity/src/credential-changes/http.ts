@@ -1,4 +1,4 @@
-import { implement, type Implementation } from '@mandate/shared';
+import { implement, type Implementation } from '@mandate/shared/http';
 import { internalRoutes } from '../contract';
 import type { Deps } from '../deps';
 import { credentialChangesSince } from './credential-changes';

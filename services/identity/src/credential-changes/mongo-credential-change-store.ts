@@ -1,4 +1,4 @@
-import { isDuplicateKeyError, queryShapesOf, type MongoQueryShape } from '@mandate/shared';
+import { isDuplicateKeyError, queryShapesOf, type MongoQueryShape } from '@mandate/shared/data';
 import { Schema, type Model } from 'mongoose';
 import {
   RECENT_CHANGES_MAX,

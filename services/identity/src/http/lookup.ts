@@ -1,4 +1,4 @@
-import { AppError } from '@mandate/shared';
+import { AppError } from '@mandate/shared/core';
 
 /**
  * A lookup's answer, or null where the single lookup route would answer 404: the resolve-many

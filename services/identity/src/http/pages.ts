@@ -1,4 +1,4 @@
-import { decodeCursor, type Page } from '@mandate/shared';
+import { decodeCursor, type Page } from '@mandate/shared/contract';
 
 // What every list handler does around its use case: the query's window in, the page's views out.
 

@@ -1,4 +1,4 @@
-import { mountContracts } from '@mandate/shared';
+import { mountContracts } from '@mandate/shared/http';
 import { Router } from 'express';
 import { accessBaselineHandlers } from '../access-baselines/http';
 import { apiKeyHandlers, apiKeyInternalHandlers } from '../api-keys/http';

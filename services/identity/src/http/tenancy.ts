@@ -1,4 +1,4 @@
-import { callerOf, tenantOf } from '@mandate/shared';
+import { callerOf, tenantOf } from '@mandate/shared/http';
 import type { Request } from 'express';
 import { OperatorRequired } from '../common/errors';
 import { TenantNotFound } from '../tenants/tenant';

@@ -1,5 +1,5 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { canonicalJson } from '@mandate/shared';
+import { canonicalJson } from '@mandate/shared/core';
 import { digest } from '@sd-jwt/crypto-nodejs';
 import { decodeSdJwt, getClaims, type DecodedSDJwt } from '@sd-jwt/decode';
 import { getListFromStatusListJWT } from '@sd-jwt/jwt-status-list';

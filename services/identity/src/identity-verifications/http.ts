@@ -1,4 +1,4 @@
-import { callerOf, implement, implementRaw, mountContracts, tenantOf } from '@mandate/shared';
+import { callerOf, implement, implementRaw, mountContracts, tenantOf } from '@mandate/shared/http';
 import express, { Router } from 'express';
 import type { Deps } from '../deps';
 import { internalRoutes, routes } from '../contract';

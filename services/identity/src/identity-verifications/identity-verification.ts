@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { AppError } from '@mandate/shared';
+import { AppError } from '@mandate/shared/core';
 import type {
   IdentityVerificationPurpose,
   IdentityVerificationReason,

@@ -1,4 +1,6 @@
-import { newId, readPage, type AuditEvent, type CallerContext, type Page } from '@mandate/shared';
+import { newId, type CallerContext } from '@mandate/shared/core';
+import { type AuditEvent } from '@mandate/shared/events';
+import { readPage, type Page } from '@mandate/shared/contract';
 import { nowIso, recordedEvent, relay, type DomainEvent, type IdentityDeps } from '../common/deps';
 import { TenantNotFound } from '../tenants/tenant';
 import {

@@ -1,6 +1,6 @@
 import { exportJWK, type JWK } from 'jose';
 import { z } from 'zod';
-import { ConfigError, parseJsonListVariable } from '@mandate/shared';
+import { ConfigError, parseJsonListVariable } from '@mandate/shared/core';
 import { x509 } from './x509';
 
 const jwkSchema = z.looseObject({ kty: z.string(), kid: z.string().optional() });

@@ -1,4 +1,5 @@
-import { ConfigError, configError, safeFetch, type OutboundLookup } from '@mandate/shared';
+import { ConfigError, configError } from '@mandate/shared/core';
+import { safeFetch, type OutboundLookup } from '@mandate/shared/http';
 import type { IdentityConfig } from '../config';
 import type { WalletVerifier } from './identity-verification';
 import { createVerifierIdentity, verifierIdentityFromPem } from './request';

@@ -1,4 +1,6 @@
-import { FilterIndexes, takeMatching, type AuditEvent, type MemoryOutbox } from '@mandate/shared';
+import { takeMatching } from '@mandate/shared/core';
+import { type AuditEvent, type MemoryOutbox } from '@mandate/shared/events';
+import { FilterIndexes } from '@mandate/shared/data';
 import { DuplicateRecord } from '../common/errors';
 import type { OnboardingRequest, OnboardingStatus } from './onboarding';
 import type { OnboardingListOptions, OnboardingStore } from './onboarding-store';

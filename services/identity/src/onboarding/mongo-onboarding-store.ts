@@ -1,4 +1,5 @@
-import { queryShapesOf, type AuditEvent, type MongoQueryShape, type StoredAs } from '@mandate/shared';
+import { type AuditEvent } from '@mandate/shared/events';
+import { queryShapesOf, type MongoQueryShape, type StoredAs } from '@mandate/shared/data';
 import { DuplicateRecord } from '../common/errors';
 import { CollectionStore, identitySchema, indexOutbox, iso, isoOrNull } from '../common/mongo';
 import type { OnboardingRequest } from './onboarding';

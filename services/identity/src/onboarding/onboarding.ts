@@ -1,4 +1,4 @@
-import { AppError } from '@mandate/shared';
+import { AppError } from '@mandate/shared/core';
 
 /** docs/API.md, "Tenants, role assignments, onboarding, widget": a public request for a tenant, decided by the operator. */
 import type { OnboardingStatus } from '../contract/wire';

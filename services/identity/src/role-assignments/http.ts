@@ -1,4 +1,4 @@
-import { callerOf, implement, type Implementation } from '@mandate/shared';
+import { callerOf, implement, type Implementation } from '@mandate/shared/http';
 import { orNull } from '../http/lookup';
 import { pick } from '../http/view';
 import { internalRoutes, routes } from '../contract';

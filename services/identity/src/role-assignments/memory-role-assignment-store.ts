@@ -1,4 +1,6 @@
-import { FilterIndexes, takeMatching, valueFor, type AuditEvent, type MemoryOutbox } from '@mandate/shared';
+import { takeMatching, valueFor } from '@mandate/shared/core';
+import { type AuditEvent, type MemoryOutbox } from '@mandate/shared/events';
+import { FilterIndexes } from '@mandate/shared/data';
 import { DuplicateRecord } from '../common/errors';
 import type { ListOptions } from '../common/store';
 import {

@@ -1,10 +1,10 @@
+import { type AuditEvent } from '@mandate/shared/events';
 import {
   isDuplicateKeyError,
   queryShapesOf,
-  type AuditEvent,
   type MongoQueryShape,
   type StoredAs,
-} from '@mandate/shared';
+} from '@mandate/shared/data';
 import { Schema, type FilterQuery, type Model } from 'mongoose';
 import { DuplicateRecord } from '../common/errors';
 import { CollectionStore, identitySchema, indexOutbox, iso } from '../common/mongo';

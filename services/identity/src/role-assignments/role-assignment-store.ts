@@ -1,4 +1,4 @@
-import type { AuditEvent } from '@mandate/shared';
+import type { AuditEvent } from '@mandate/shared/events';
 import type { ListOptions } from '../common/store';
 import type { RoleAssignment, RoleAssignmentStatus } from './roles';
 

@@ -1,4 +1,5 @@
-import { foundOr, newId, readPage, type CallerContext, type Page } from '@mandate/shared';
+import { foundOr, newId, type CallerContext } from '@mandate/shared/core';
+import { readPage, type Page } from '@mandate/shared/contract';
 import { MAX_WRITE_ATTEMPTS, nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
 import { ConcurrentModification } from '../common/errors';
 import type { Plan } from '../tenants/tenant';

@@ -1,4 +1,4 @@
-import { AppError, badRequest } from '@mandate/shared';
+import { AppError, badRequest } from '@mandate/shared/core';
 import {
   ROLE_PERMISSIONS,
   ROLES,

@@ -1,4 +1,4 @@
-import type { OutboxStore } from '@mandate/shared';
+import type { OutboxStore } from '@mandate/shared/events';
 import type { CredentialChangeStore } from '../credential-changes/credential-change-store';
 import type { AccessBaselineStore } from '../access-baselines/access-baseline-store';
 import type { ApiKeyStore } from '../api-keys/api-key-store';

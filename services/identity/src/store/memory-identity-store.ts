@@ -1,4 +1,4 @@
-import { MemoryOutbox, type AuditEvent } from '@mandate/shared';
+import { MemoryOutbox, type AuditEvent } from '@mandate/shared/events';
 import { MemoryAccessBaselineStore } from '../access-baselines/memory-access-baseline-store';
 import { MemoryApiKeyStore } from '../api-keys/memory-api-key-store';
 import { MemoryCredentialChangeStore } from '../credential-changes/memory-credential-change-store';

@@ -1,5 +1,5 @@
-import type { MongoQueryShape } from '@mandate/shared';
-import { MongoOutboxSource, outboxQueryShapes } from '@mandate/shared';
+import type { MongoQueryShape } from '@mandate/shared/data';
+import { MongoOutboxSource, outboxQueryShapes } from '@mandate/shared/data';
 import type { Connection, Model } from 'mongoose';
 import {
   ACCESS_BASELINE_QUERY_SHAPES,

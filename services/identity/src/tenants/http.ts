@@ -1,4 +1,4 @@
-import { callerOf, implement, type Implementation } from '@mandate/shared';
+import { callerOf, implement, type Implementation } from '@mandate/shared/http';
 import { createdApiKeyView } from '../api-keys/http';
 import { pick } from '../http/view';
 import { routes } from '../contract';

@@ -1,4 +1,5 @@
-import { SortedById, takeMatching, type AuditEvent, type MemoryOutbox } from '@mandate/shared';
+import { SortedById, takeMatching } from '@mandate/shared/core';
+import { type AuditEvent, type MemoryOutbox } from '@mandate/shared/events';
 import { DuplicateRecord } from '../common/errors';
 import type { ListOptions } from '../common/store';
 import type { Tenant } from './tenant';

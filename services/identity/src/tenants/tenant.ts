@@ -1,4 +1,4 @@
-import { AppError } from '@mandate/shared';
+import { AppError } from '@mandate/shared/core';
 import type { Plan, TenantStatus } from '../contract/wire';
 // Wire vocabulary: the contract's.
 export { PLANS, TENANT_STATUSES, TENANT_NAME_MAX, type Plan, type TenantStatus } from '../contract/wire';

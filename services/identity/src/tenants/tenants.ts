@@ -1,4 +1,5 @@
-import { newId, readPage, type CallerContext, type Page } from '@mandate/shared';
+import { newId, type CallerContext } from '@mandate/shared/core';
+import { readPage, type Page } from '@mandate/shared/contract';
 import { API_KEY_SCOPES } from '../api-keys/api-key';
 import { createApiKey, type IssuedKey } from '../api-keys/api-keys';
 import { nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';

@@ -1,4 +1,4 @@
-import type { AuditEvent, MemoryOutbox } from '@mandate/shared';
+import type { AuditEvent, MemoryOutbox } from '@mandate/shared/events';
 import { PerTenantDocument } from '../common/memory';
 import type { WidgetConfig } from './widget';
 import type { WidgetConfigStore } from './widget-config-store';

@@ -1,4 +1,5 @@
-import { queryShapesOf, type AuditEvent, type MongoQueryShape, type StoredAs } from '@mandate/shared';
+import { type AuditEvent } from '@mandate/shared/events';
+import { queryShapesOf, type MongoQueryShape, type StoredAs } from '@mandate/shared/data';
 import { Schema } from 'mongoose';
 import { CollectionStore, identitySchema, indexOutbox, iso } from '../common/mongo';
 import type { WidgetConfig } from './widget';

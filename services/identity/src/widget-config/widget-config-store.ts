@@ -1,4 +1,4 @@
-import type { AuditEvent } from '@mandate/shared';
+import type { AuditEvent } from '@mandate/shared/events';
 import type { WidgetConfig } from './widget';
 
 export interface WidgetConfigStore {

@@ -1,4 +1,4 @@
-import { canonicalJson, sha256Hex } from '@mandate/shared';
+import { canonicalJson, sha256Hex } from '@mandate/shared/core';
 import { DEFAULT_PERSON } from '@mandate/test-wallet';
 import { answerAndCheck, buildFixture, type Fixture } from './support';
 

@@ -1,5 +1,5 @@
 import express from 'express';
-import { listen, type RunningServer } from '@mandate/shared';
+import { listen, type RunningServer } from '@mandate/shared/http';
 import {
   checkPresentation,
   type VerificationSession,

@@ -3,16 +3,13 @@ import { firstFailure, type DenyReason } from '@mandate/verifier/decide';
 import {
   AppError,
   badRequest,
-  buildEvent,
   canonicalJson,
-  effectiveState,
   newId,
-  periodBounds,
   sha256Hex,
-  type AuditEvent,
   type CallerContext,
-  type EventType,
-} from '@mandate/shared';
+} from '@mandate/shared/core';
+import { effectiveState, periodBounds } from '@mandate/shared/mandate';
+import { buildEvent, type AuditEvent, type EventType } from '@mandate/shared/events';
 import type { Authorization, AuthorizationStatus, BudgetState, HoldBody } from '../budget-contract';
 import type { EventsOf, PeriodRef, PeriodTotals, Settlement } from '../store/authorization-store';
 import { MandateNotFound } from './errors';

@@ -1,4 +1,4 @@
-import { AppError } from '@mandate/shared';
+import { AppError } from '@mandate/shared/core';
 
 export class MandateNotFound extends AppError {
   constructor() {

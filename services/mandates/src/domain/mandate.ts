@@ -4,7 +4,7 @@ import {
   MANDATE_SIGNED_FIELDS,
   effectiveState,
   isPastExpiry,
-} from '@mandate/shared';
+} from '@mandate/shared/mandate';
 
 import type { z } from 'zod';
 import type {

@@ -1,24 +1,24 @@
 import { createHash } from 'node:crypto';
 import {
   badRequest,
-  buildEvent,
   canonicalJson,
   conflict,
-  mandateSigningPayload,
   newId,
   serviceUnavailable,
-  toPage,
-  type AuditEvent,
   type CallerContext,
   type Clock,
+} from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
+import { mandateSigningPayload } from '@mandate/shared/mandate';
+import {
+  buildEvent,
+  type AuditEvent,
   type EventRelay,
   type EventData,
   type EventInput,
   type EventType,
-  type ListOrder,
-  type Logger,
-  type Page,
-} from '@mandate/shared';
+} from '@mandate/shared/events';
+import { toPage, type ListOrder, type Page } from '@mandate/shared/contract';
 import type { MandateSnapshots } from '../snapshots/mandate-snapshots';
 import type { Signer } from '../signing/signer';
 import type { CreateRequest, MandateStore } from '../store/mandate-store';

@@ -1,4 +1,4 @@
-import type { EventType } from '@mandate/shared';
+import type { EventType } from '@mandate/shared/events';
 import { TransitionNotAllowed } from './errors';
 import type { MandateState } from './mandate';
 

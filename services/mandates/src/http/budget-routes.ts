@@ -1,5 +1,6 @@
 import { Router } from 'express';
-import { callerOf, decodeCursor, implement, mountContracts, tenantOf, toPage } from '@mandate/shared';
+import { decodeCursor, toPage } from '@mandate/shared/contract';
+import { callerOf, implement, mountContracts, tenantOf } from '@mandate/shared/http';
 import type { Deps } from '../deps';
 import { internalRoutes, routes } from '../contract';
 import {

@@ -1,13 +1,8 @@
 import { Router } from 'express';
 import { decodeProtectedHeader } from 'jose';
-import {
-  AUDIT_CHECKPOINT_TYP,
-  badRequest,
-  canonicalJson,
-  implement,
-  mountContracts,
-  tenantOf,
-} from '@mandate/shared';
+import { badRequest, canonicalJson } from '@mandate/shared/core';
+import { AUDIT_CHECKPOINT_TYP } from '@mandate/shared/mandate';
+import { implement, mountContracts, tenantOf } from '@mandate/shared/http';
 import type { Deps } from '../deps';
 import { internalRoutes } from '../contract';
 import { SigningUnavailable } from '../domain/errors';

@@ -1,5 +1,6 @@
 import { Router } from 'express';
-import { callerOf, decodeCursor, implement, mountContracts, tenantOf } from '@mandate/shared';
+import { decodeCursor } from '@mandate/shared/contract';
+import { callerOf, implement, mountContracts, tenantOf } from '@mandate/shared/http';
 import type { Deps } from '../deps';
 import { applyOperation, createMandate, getMandate, listMandates, readForVerify } from '../domain/mandates';
 import type { LifecycleOperation } from '../domain/state-machine';

@@ -1,14 +1,14 @@
 import { internalRoutes } from '@mandate/identity';
 import {
   AppError,
-  ContractClient,
   conflict,
   notFound,
   serviceUnavailable,
   type CallerContext,
   type InternalTokens,
-  type Logger,
-} from '@mandate/shared';
+} from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
+import { ContractClient } from '@mandate/shared/http';
 import type { IdentityVerifications } from '../domain/mandates';
 
 /**

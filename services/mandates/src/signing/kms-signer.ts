@@ -1,7 +1,7 @@
 import { createHash, createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { GetPublicKeyCommand, SignCommand, type KMSClient } from '@aws-sdk/client-kms';
 import { calculateJwkThumbprint, type JWK } from 'jose';
-import { processMetrics, type Logger } from '@mandate/shared';
+import { processMetrics, type Logger } from '@mandate/shared/observability';
 import { derToJose } from './der';
 import type { SignOptions, Signer } from './signer';
 

@@ -7,7 +7,7 @@ import {
   type CryptoKey,
   type JWK,
 } from 'jose';
-import { configError } from '@mandate/shared';
+import { configError } from '@mandate/shared/core';
 import type { SignOptions, Signer } from './signer';
 
 /**

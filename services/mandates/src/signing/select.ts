@@ -1,5 +1,6 @@
 import { KMSClient } from '@aws-sdk/client-kms';
-import { configError, type Logger } from '@mandate/shared';
+import { configError } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
 import type { Config } from '../config';
 import { KmsKeyMisconfigured, KmsSigner } from './kms-signer';
 import { LocalSigner } from './local-signer';

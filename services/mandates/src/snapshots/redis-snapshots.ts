@@ -1,15 +1,13 @@
+import { type Logger } from '@mandate/shared/observability';
+import { DEFAULT_SNAPSHOT_PREFIX, snapshotKey, type SnapshotMac } from '@mandate/shared/mandate';
 import {
-  DEFAULT_SNAPSHOT_PREFIX,
   awaitReplica,
   describeRedis,
   newRedis,
   redisClock,
-  snapshotKey,
-  type Logger,
   type RedisClient,
   type RedisTarget,
-  type SnapshotMac,
-} from '@mandate/shared';
+} from '@mandate/shared/data';
 import type { Mandate } from '../domain/mandate';
 import { DEFAULT_SNAPSHOT_TTL_SECONDS, type MandateSnapshots } from './mandate-snapshots';
 

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { implementRaw, mountContracts } from '@mandate/shared';
+import { implementRaw, mountContracts } from '@mandate/shared/http';
 import { routes } from '../contract';
 import { STATUS_LIST_CONTENT_TYPE, matchesEtag } from './status-list';
 import type { StatusLists } from './status-lists';

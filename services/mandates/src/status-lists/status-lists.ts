@@ -1,11 +1,6 @@
-import {
-  buildEvent,
-  notFound,
-  serviceUnavailable,
-  type Clock,
-  type EventRelay,
-  type Logger,
-} from '@mandate/shared';
+import { notFound, serviceUnavailable, type Clock } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
+import { buildEvent, type EventRelay } from '@mandate/shared/events';
 import type { Signer } from '../signing/signer';
 import type { MandateStore } from '../store/mandate-store';
 import { SigningUnavailable } from '../domain/errors';

@@ -1,4 +1,4 @@
-import type { AuditEvent } from '@mandate/shared';
+import type { AuditEvent } from '@mandate/shared/events';
 import type { Authorization, AuthorizationStatus } from '../budget-contract';
 
 /** Held and captured minor units of one budget period (docs/API.md#budgets): maintained, never summed at read time. */

@@ -1,4 +1,5 @@
-import type { AuditEvent, ListOrder, OutboxStore } from '@mandate/shared';
+import type { AuditEvent, OutboxStore } from '@mandate/shared/events';
+import type { ListOrder } from '@mandate/shared/contract';
 import type { Mandate, MandateState } from '../domain/mandate';
 import type { AuthorizationStore } from './authorization-store';
 import type {

@@ -1,4 +1,5 @@
-import { SortedById, takeMatching, valueFor, type MemoryOutbox } from '@mandate/shared';
+import { SortedById, takeMatching, valueFor } from '@mandate/shared/core';
+import { type MemoryOutbox } from '@mandate/shared/events';
 import type { Authorization } from '../budget-contract';
 import {
   NO_TOTALS,

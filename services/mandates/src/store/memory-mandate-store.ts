@@ -1,14 +1,6 @@
-import {
-  FilterIndexes,
-  MemoryOutbox,
-  type SortedById,
-  conflict,
-  inOrderOf,
-  plainId,
-  takeMatching,
-  valueFor,
-  type AuditEvent,
-} from '@mandate/shared';
+import { type SortedById, conflict, inOrderOf, plainId, takeMatching, valueFor } from '@mandate/shared/core';
+import { MemoryOutbox, type AuditEvent } from '@mandate/shared/events';
+import { FilterIndexes } from '@mandate/shared/data';
 import {
   EXPIRABLE_STATES,
   effectiveState,

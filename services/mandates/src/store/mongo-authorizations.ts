@@ -8,7 +8,7 @@ import {
   queryShapesOf,
   type MongoQueryShape,
   type StoredAs,
-} from '@mandate/shared';
+} from '@mandate/shared/data';
 import { AUTHORIZATION_STATUSES, type Authorization } from '../budget-contract';
 import type {
   AuthorizationStore,

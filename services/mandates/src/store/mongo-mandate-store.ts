@@ -1,20 +1,19 @@
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
+import { conflict, serviceUnavailable } from '@mandate/shared/core';
+import { type AuditEvent } from '@mandate/shared/events';
 import {
   MongoOutboxSource,
   WITHOUT_OUTBOX,
-  conflict,
   insertOrRefuse,
   isDuplicateKeyError,
-  serviceUnavailable,
   outboxQueryShapes,
   pageBefore,
   pushOutbox,
   queryShapesOf,
   withOutbox,
-  type AuditEvent,
   type MongoQueryShape,
   type StoredAs,
-} from '@mandate/shared';
+} from '@mandate/shared/data';
 import {
   EXPIRABLE_STATES,
   MANDATE_STATES,

@@ -1,4 +1,5 @@
-import { PeriodicTask, type Logger } from '@mandate/shared';
+import { PeriodicTask } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
 import { expireAuthorization } from '../domain/authorizations';
 import type { TransitionDeps } from '../domain/mandates';
 

@@ -1,11 +1,6 @@
-import {
-  OutboxRelay,
-  PeriodicTask,
-  type Clock,
-  type EventPublisher,
-  type EventRelay,
-  type Logger,
-} from '@mandate/shared';
+import { PeriodicTask, type Clock } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
+import { OutboxRelay, type EventPublisher, type EventRelay } from '@mandate/shared/events';
 import { expireMandate } from '../domain/mandates';
 import type { MandateSnapshots } from '../snapshots/mandate-snapshots';
 import type { MandateStore } from '../store/mandate-store';

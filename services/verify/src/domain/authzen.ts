@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError, badRequest, describeZodError } from '@mandate/shared';
+import { AppError, badRequest, describeZodError } from '@mandate/shared/core';
 import {
   authzen,
   type AuthzenEvaluation,

@@ -1,4 +1,5 @@
-import { canonicalJson, effectiveState, sha256Hex } from '@mandate/shared';
+import { canonicalJson, sha256Hex } from '@mandate/shared/core';
+import { effectiveState } from '@mandate/shared/mandate';
 import type { Mandate, MandateState } from './mandate';
 // The checks themselves live in one module shared with the offline verifier (@mandate/verifier).
 import { firstFailure, type DecisionInput } from '@mandate/verifier/decide';

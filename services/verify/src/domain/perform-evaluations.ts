@@ -1,10 +1,6 @@
-import {
-  AppError,
-  buildEvent,
-  eventsNotRecordable,
-  processMetrics,
-  type CallerContext,
-} from '@mandate/shared';
+import { AppError, eventsNotRecordable, type CallerContext } from '@mandate/shared/core';
+import { processMetrics } from '@mandate/shared/observability';
+import { buildEvent } from '@mandate/shared/events';
 import type { AuthzenEvaluationResponse, EvaluationsSemantic } from '../contract';
 import type { AppDeps } from '../deps';
 import type { VerifyMetrics } from '../metrics';

@@ -1,10 +1,6 @@
-import {
-  buildEvent,
-  eventsNotRecordable,
-  notFound,
-  processMetrics,
-  type CallerContext,
-} from '@mandate/shared';
+import { eventsNotRecordable, notFound, type CallerContext } from '@mandate/shared/core';
+import { processMetrics } from '@mandate/shared/observability';
+import { buildEvent } from '@mandate/shared/events';
 import type { AppDeps } from '../deps';
 import type { VerifyMetrics } from '../metrics';
 import { decide, serialiseDecision, type VerifyInput } from './decide';

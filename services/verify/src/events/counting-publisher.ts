@@ -1,4 +1,4 @@
-import type { AuditEvent, EventPublisher } from '@mandate/shared';
+import type { AuditEvent, EventPublisher } from '@mandate/shared/events';
 
 /** Counts the calls that reach `inner` (placed under the batcher, it counts broker round trips). */
 export class CountingPublisher implements EventPublisher {

@@ -1,5 +1,6 @@
 import { Router, type Request } from 'express';
-import { callerOf, implement, mountContracts, parseOrThrow, tenantOf } from '@mandate/shared';
+import { parseOrThrow } from '@mandate/shared/core';
+import { callerOf, implement, mountContracts, tenantOf } from '@mandate/shared/http';
 import { authzen, routes, type AuthzenEvaluation, type EvaluationsSemantic } from '../contract';
 import type { AppDeps } from '../deps';
 import { batchItems, toVerifyInput, type BatchItem } from '../domain/authzen';

@@ -1,4 +1,5 @@
-import { markRequest, requestTimingInstalled, type EventPublisher } from '@mandate/shared';
+import { markRequest, requestTimingInstalled } from '@mandate/shared/observability';
+import { type EventPublisher } from '@mandate/shared/events';
 import type { AppDeps } from '../deps';
 import type { MandateReader } from '../mandates/mandate-reader';
 

@@ -1,5 +1,5 @@
 import { Router, type Request, type Response } from 'express';
-import { route } from '@mandate/shared';
+import { route } from '@mandate/shared/http';
 import type { AppDeps } from '../deps';
 
 /** Verify's express routes beside POST /v1/verify, which has its own handler (verify-route.ts). */

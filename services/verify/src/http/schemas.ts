@@ -1,4 +1,5 @@
-import { parseOrThrow, plainObjectParser } from '@mandate/shared';
+import { parseOrThrow } from '@mandate/shared/core';
+import { plainObjectParser } from '@mandate/shared/http';
 import { verifyRequestSchema, type VerifyRequest } from '../contract';
 
 // The schema is the contract's; this module keeps the fast path that parses it.

@@ -1,20 +1,18 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { AppError } from '@mandate/shared/core';
+import { markRequest, processMetrics, traceRequest } from '@mandate/shared/observability';
 import {
-  AppError,
   answerError,
   assertJsonContentType,
   callerOfHeaders,
   isPlainJsonBody,
   jsonBody,
-  markRequest,
   parseJsonBody,
-  processMetrics,
   readPlainBody,
   requestIdFor,
   sendJson,
   tenantOfCaller,
-  traceRequest,
-} from '@mandate/shared';
+} from '@mandate/shared/http';
 import type { AppDeps } from '../deps';
 import { performVerify } from '../domain/perform-verify';
 import { routes } from '../contract';

@@ -1,5 +1,7 @@
 import { internalRoutes } from '@mandate/mandates';
-import { ContractClient, serviceUnavailable, type Logger, type RetryPolicy } from '@mandate/shared';
+import { serviceUnavailable } from '@mandate/shared/core';
+import { type Logger } from '@mandate/shared/observability';
+import { ContractClient, type RetryPolicy } from '@mandate/shared/http';
 import type { Mandate } from '../domain/mandate';
 import type { VerifyMetrics } from '../metrics';
 import type { MandateReader, ReadContext } from './mandate-reader';

@@ -1,4 +1,5 @@
-import type { Logger, SnapshotMac } from '@mandate/shared';
+import type { Logger } from '@mandate/shared/observability';
+import type { SnapshotMac } from '@mandate/shared/mandate';
 import { mandateSchema, type Mandate } from '../domain/mandate';
 import type { VerifyMetrics } from '../metrics';
 import type { MandateReader, ReadContext } from './mandate-reader';

@@ -1,13 +1,12 @@
+import { type Logger } from '@mandate/shared/observability';
+import { DEFAULT_SNAPSHOT_PREFIX, snapshotKey } from '@mandate/shared/mandate';
 import {
-  DEFAULT_SNAPSHOT_PREFIX,
   describeRedis,
   newRedis,
   redisClock,
-  snapshotKey,
-  type Logger,
   type RedisClient,
   type RedisTarget,
-} from '@mandate/shared';
+} from '@mandate/shared/data';
 
 /**
  * Where verify finds mandate snapshots. The mandates service writes them (forward-only, fenced
