@@ -292,6 +292,33 @@ describe('the shared package in layers', () => {
     expect(readdirSync(SHARED_SRC).filter((name) => name.endsWith('.ts'))).toEqual(['browser.ts']);
   });
 
+  it('when an entry is read, then each name it exports is imported by something outside the package', () => {
+    const NAMED = /(?:import|export)(?:\s+type)?\s*\{([^}]*)\}\s*from\s*'@mandate\/shared\/([a-z]+)'/g;
+    const imported = new Set<string>();
+    for (const file of everySourceFile().filter((f) => !f.startsWith(path.join(ROOT, 'packages/shared/')))) {
+      for (const m of readFileSync(file, 'utf8').matchAll(NAMED)) {
+        for (const item of m[1]!.split(',')) {
+          const name = item
+            .trim()
+            .replace(/^type\s+/, '')
+            .split(/\s+as\s+/)[0]!
+            .trim();
+          if (name) imported.add(`${m[2]}:${name}`);
+        }
+      }
+    }
+    const unused = LAYERS.flatMap((layer) => {
+      const entry = readFileSync(path.join(SHARED_SRC, layer, 'index.ts'), 'utf8');
+      expect(entry).not.toMatch(/export \*/);
+      return [...entry.matchAll(/export\s*\{([^}]*)\}/g)]
+        .flatMap((m) => m[1]!.split(','))
+        .map((item) => item.trim().replace(/^type\s+/, ''))
+        .filter((name) => name && !imported.has(`${layer}:${name}`))
+        .map((name) => `${layer}: ${name}`);
+    });
+    expect(unused).toEqual([]);
+  });
+
   it('when the browser entry is followed, then it reaches no node module but node:crypto and no other entry', () => {
     const seen = new Set<string>();
     const reached: string[] = [];

@@ -5,7 +5,8 @@ import pino from 'pino';
 import { z } from 'zod';
 import { AppError } from '../src/core';
 import { defineInternalRoutes, defineRoutes } from '../src/contract';
-import { ContractClient, pathOf } from '../src/http';
+import { ContractClient } from '../src/http';
+import { pathOf } from '../src/http/contract-client';
 
 /** The routes the client is checked against: one internal with params and a body, one public list. */
 const internal = defineInternalRoutes({

@@ -2,16 +2,15 @@ import crypto from 'node:crypto';
 import fc from 'fast-check';
 import {
   MemoryMerkleTree,
-  MerkleHasher,
-  auditLeafBytes,
   auditLeafHash,
   consistencyRanges,
   fromBase64Url,
   inclusionRanges,
   merkleHasher,
-  sha256,
   toBase64Url,
 } from '../src/mandate';
+import { MerkleHasher, sha256 } from '../src/mandate/merkle';
+import { auditLeafBytes } from '../src/mandate/audit-log';
 
 // ── RFC 9162 §2.1, computed independently here: the definitions, recursively, over node:crypto ──
 

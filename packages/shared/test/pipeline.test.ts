@@ -7,13 +7,12 @@ import {
   answerError,
   assertJsonContentType,
   callerOfHeaders,
-  errorReply,
   isPlainJsonBody,
-  namedRequestId,
   parseJsonBody,
   requestIdFor,
   tenantOfCaller,
 } from '../src/http';
+import { errorReply, namedRequestId } from '../src/http/pipeline';
 import { callerFor, testTokens } from '../src/testing';
 
 /**

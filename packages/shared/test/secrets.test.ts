@@ -4,13 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { z } from 'zod';
-import {
-  DOCUMENTED_SECRET_VALUES,
-  commonConfigShape,
-  env,
-  parseConfig,
-  separateProcessConfig,
-} from '@mandate/shared/core';
+import { DOCUMENTED_SECRET_VALUES, commonConfigShape, env, parseConfig } from '@mandate/shared/core';
+import { separateProcessConfig } from '../src/core/secrets';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const schema = z.object({ ...commonConfigShape, OPERATOR_TOKEN: env.optionalString() });

@@ -5,10 +5,10 @@ import {
   describeZodError,
   CachedTokenMinter,
   internalTokens,
-  isId,
   labelText,
   newId,
 } from '../src/core';
+import { isId } from '../src/core/ids';
 import { createLogger } from '../src/observability';
 import { snapshotMac } from '../src/mandate';
 import {
@@ -19,7 +19,7 @@ import {
   type AuditEvent,
 } from '../src/events';
 import { decodeCursor, encodeCursor } from '../src/contract';
-import { retryDelayMs, INTERNAL_RETRY_POLICY } from '../src/http';
+import { retryDelayMs, INTERNAL_RETRY_POLICY } from '../src/http/http-client';
 import { anyEvent, deleteAmqpTopology, TEST_AMQP_URL as AMQP_URL } from '../src/testing';
 import amqp from 'amqplib';
 

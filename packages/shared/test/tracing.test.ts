@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { traceRequest } from '../src/observability';
 import {
   currentTraceIds,
   endSpan,
@@ -8,9 +9,8 @@ import {
   startConsumeSpan,
   startPublishSpan,
   startTracing,
-  traceRequest,
   tracingEnabled,
-} from '../src/observability';
+} from '../src/observability/tracing';
 import { type AuditEvent } from '../src/events';
 import { anyEvent, closeServer, listenOn } from '../src/testing';
 

@@ -7,7 +7,7 @@ import {
   isPrintable,
   isSafeResourcePath,
 } from '@mandate/verifier/decide';
-import { BUDGET_PERIODS } from '@mandate/shared/mandate';
+import { BUDGET_PERIODS } from './budget-period';
 import { listing, listQueryShape, routeGroup } from '@mandate/shared/contract';
 
 /**

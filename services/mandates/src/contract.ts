@@ -6,7 +6,7 @@ import {
   type AssuranceLevel,
 } from '@mandate/verifier/decide';
 import { labelText } from '@mandate/shared/core';
-import { BUDGET_PERIODS, isKnownTimeZone } from '@mandate/shared/mandate';
+import { BUDGET_PERIODS, isKnownTimeZone } from './budget-period';
 import {
   defineInternalRoutes,
   defineRoutes,

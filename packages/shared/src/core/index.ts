@@ -3,19 +3,40 @@
  * The bottom layer: errors, ids, canonical JSON, time, configuration and the internal token.
  * Imports nothing of this package's other layers.
  */
-export * from './errors';
-export * from './ids';
-export * from './canonical';
-export * from './text';
-export * from './time';
-export * from './json-variable';
-export * from './sorted-by-id';
-export * from './redact-url';
-export * from './amqp-url';
-export * from './periodic';
-export * from './liveness';
-export * from './redis-keys';
-export * from './config';
-export * from './secrets';
-export * from './internal-token';
-export * from './infrastructure-errors';
+
+export { amqpNodes, describeAmqp } from './amqp-url';
+export { canonicalJson, sha256Hex } from './canonical';
+export { commonConfigShape, configError, ConfigError, env, parseConfig } from './config';
+export {
+  AppError,
+  badRequest,
+  conflict,
+  describeZodError,
+  errorEnvelopeSchema,
+  eventsNotRecordable,
+  forbidden,
+  foundOr,
+  notFound,
+  parseOrThrow,
+  serviceUnavailable,
+  unauthorized,
+} from './errors';
+export { newId } from './ids';
+export {
+  type Actor,
+  actorSchema,
+  CachedTokenMinter,
+  type CallerContext,
+  INTERNAL_SERVICES,
+  INTERNAL_TOKEN_HEADER,
+  internalTokens,
+  type InternalTokens,
+} from './internal-token';
+export { boundedChecks, LivenessTracker } from './liveness';
+export { PeriodicTask } from './periodic';
+export { redactUrl } from './redact-url';
+export { redisKeySpaces } from './redis-keys';
+export { DOCUMENTED_SECRET_VALUES, secretProblem } from './secrets';
+export { inOrderOf, plainId, SortedById, takeMatching, valueFor } from './sorted-by-id';
+export { labelText } from './text';
+export { type Clock, fixedClock, systemClock } from './time';

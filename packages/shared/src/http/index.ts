@@ -3,11 +3,57 @@
  * Serving and calling HTTP: the request pipeline, express apps, servers, clients, contract routes.
  * Imports the layers below.
  */
-export * from './http';
-export * from './pipeline';
-export * from './plain-parser';
-export * from './server';
-export * from './http-client';
-export * from './outbound';
-export * from './contract-route';
-export * from './contract-client';
+
+export { type CallContext, ContractClient, type RefusedAnswer } from './contract-client';
+export { implement, type Implementation, implementRaw, mountContracts } from './contract-route';
+export {
+  AnswerInterrupted,
+  type RetryPolicy,
+  ServiceClient,
+  type UpstreamRequest,
+  UpstreamUnavailable,
+} from './http-client';
+export {
+  baseApp,
+  callerOf,
+  errorMiddleware,
+  healthRoutes,
+  internalServiceApp,
+  jsonBody,
+  notFoundHandler,
+  type ReadinessCheck,
+  requireInternalToken,
+  route,
+  tenantOf,
+} from './http';
+export {
+  addressRefusal,
+  bareHost,
+  type OutboundLookup,
+  OutboundPool,
+  OutboundRefused,
+  safeFetch,
+} from './outbound';
+export {
+  answerError,
+  assertJsonContentType,
+  BODY_LIMIT_BYTES,
+  callerOfHeaders,
+  isPlainJsonBody,
+  parseJsonBody,
+  readPlainBody,
+  requestIdFor,
+  sendEnvelope,
+  sendJson,
+  tenantOfCaller,
+} from './pipeline';
+export {
+  appLifecycle,
+  type AppLifecycle,
+  assertCanListen,
+  DRAIN_TIMEOUT_MS,
+  listen,
+  ListenError,
+  listenProblem,
+  type RunningServer,
+} from './server';

@@ -1,6 +1,7 @@
 import { type InternalTokens } from '@mandate/shared/core';
 import { type Logger } from '@mandate/shared/observability';
-import { RabbitSubscriber, amqpTopology, type EventHandler } from '@mandate/shared/events';
+import { amqpTopology, type EventHandler } from '@mandate/shared/events';
+import { RabbitSubscriber } from './rabbit-subscriber';
 import { type ServiceClient } from '@mandate/shared/http';
 import type { JwtAuthenticator } from './authenticate';
 import { CredentialEpochCheck, isCredentialCache } from './credential-epoch';

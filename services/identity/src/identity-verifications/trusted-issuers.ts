@@ -1,6 +1,7 @@
 import { exportJWK, type JWK } from 'jose';
 import { z } from 'zod';
-import { ConfigError, parseJsonListVariable } from '@mandate/shared/core';
+import { ConfigError } from '@mandate/shared/core';
+import { parseJsonListVariable } from './json-variable';
 import { x509 } from './x509';
 
 const jwkSchema = z.looseObject({ kty: z.string(), kid: z.string().optional() });

@@ -8,7 +8,8 @@ import {
   sha256Hex,
   type CallerContext,
 } from '@mandate/shared/core';
-import { effectiveState, periodBounds } from '@mandate/shared/mandate';
+import { effectiveState } from '@mandate/shared/mandate';
+import { periodBounds } from '../budget-period';
 import { buildEvent, type AuditEvent, type EventType } from '@mandate/shared/events';
 import type { Authorization, AuthorizationStatus, BudgetState, HoldBody } from '../budget-contract';
 import type { EventsOf, PeriodRef, PeriodTotals, Settlement } from '../store/authorization-store';

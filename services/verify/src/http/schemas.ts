@@ -1,5 +1,5 @@
 import { parseOrThrow } from '@mandate/shared/core';
-import { plainObjectParser } from '@mandate/shared/http';
+import { plainObjectParser } from './plain-parser';
 import { verifyRequestSchema, type VerifyRequest } from '../contract';
 
 // The schema is the contract's; this module keeps the fast path that parses it.

@@ -5,5 +5,4 @@ export * from './in-process';
 export * from './rabbit-publisher';
 export * from './rabbit-consumer';
 export * from './batching';
-export * from './subscriber';
 export * from './amqp-nodes';

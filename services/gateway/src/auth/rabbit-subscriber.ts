@@ -1,9 +1,12 @@
-import type { Logger } from '../../observability/logger';
-import { redactUrl } from '../../core/redact-url';
-import { parseEventMessage } from './encoding';
-import { ReconnectingConsumer } from './reconnecting-consumer';
-import { assertTopology, type AmqpTopology } from './topology';
-import type { EventHandler } from './types';
+import { redactUrl } from '@mandate/shared/core';
+import type { Logger } from '@mandate/shared/observability';
+import {
+  ReconnectingConsumer,
+  assertTopology,
+  parseEventMessage,
+  type AmqpTopology,
+  type EventHandler,
+} from '@mandate/shared/events';
 
 export interface RabbitSubscriberOptions {
   url: string;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { z } from 'zod';
-import { plainObjectParser } from '../src/http';
+import { plainObjectParser } from '../src/http/plain-parser';
 
 const schema = z.strictObject({
   id: z.string().min(2).max(8),

@@ -3,7 +3,7 @@ import {
   isKnownTimeZone,
   periodBounds,
   startOfLocalDay,
-} from '../src/mandate/budget-period';
+} from '../src/budget-period';
 
 const at = (iso: string) => new Date(iso);
 const bounds = (period: 'day' | 'week' | 'month' | 'total', tz: string, iso: string) => {
