@@ -5,6 +5,7 @@ import {
   consistencyRanges,
   encodeCursor,
   inclusionRanges,
+  hashesToBase64Url,
   toBase64Url,
   type CheckpointClaims,
   type Clock,
@@ -192,10 +193,10 @@ export async function inclusionPaths(
     }
     keys.push(pathKeys);
   }
-  const hashes = await store.logHashes(tenantId, [...wanted.values()]);
+  const texts = hashesToBase64Url(await store.logHashes(tenantId, [...wanted.values()]));
   let at = 0;
   for (const [key, [start, end]] of wanted) {
-    const text = toBase64Url(hashes[at++]!);
+    const text = texts[at++]!;
     encoded.set(key, text);
     if (end - start >= 64) shared.set(key, text);
   }
