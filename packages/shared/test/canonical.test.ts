@@ -60,6 +60,59 @@ describe('canonicalJson', () => {
     );
   });
 
+  it('when keys come already sorted or nearly (the native JSON.stringify path), then it answers what canonicalize answers', () => {
+    // Objects built with their keys in sorted order, then perturbed: reordered, a digit or
+    // __proto__ key added (a copy cannot reorder those), a leaf made undefined, a date, NaN or a hole.
+    const sortedObject = (entries: [string, unknown][]) =>
+      Object.fromEntries([...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    const { node } = fc.letrec((tie) => ({
+      node: fc.oneof(
+        { depthSize: 'small' },
+        leaf,
+        fc.array(tie('node'), { maxLength: 5 }),
+        fc
+          .array(
+            fc.tuple(fc.oneof(anyString, fc.constantFrom('10', '9', '__proto__', 'toJSON')), tie('node')),
+            {
+              maxLength: 8,
+            },
+          )
+          .chain((entries) =>
+            fc.oneof(
+              fc.constant(sortedObject(entries)),
+              fc.constant(Object.fromEntries(entries)),
+              fc.constant(JSON.parse(JSON.stringify(sortedObject(entries))) as unknown),
+            ),
+          ),
+      ),
+    }));
+    fc.assert(
+      fc.property(node, (v) => {
+        expect(ours(v)).toEqual(reference(v));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it('when an object holds keys a copy cannot reorder, or a member JSON.stringify writes differently, then it still matches', () => {
+    /* eslint-disable no-sparse-arrays -- holes are one of the cases */
+    const cases: unknown[] = [
+      JSON.parse('{"b":1,"10":2,"9":3,"a":{"2":1,"10":2}}'),
+      JSON.parse('{"b":1,"__proto__":{"z":1,"a":2},"a":3}'),
+      { a: { c: 1, b: [1, , 3] } },
+      { a: { b: () => 1 } },
+      { a: [undefined, Symbol('s')], b: 1 },
+      { a: { b: 1, c: new Date(0) } },
+      { a: new String('x'), b: new Number(1) },
+      { a: { b: NaN } },
+      { a: { toJSON: () => ({ z: 1, y: 2 }) }, b: 1 },
+      { z: [{ y: 1, x: 2 }], a: -0, m: 'lone \ud800', e: 1e21 },
+      Object.assign(Object.create(null) as object, { b: { d: 1, c: 2 }, a: 1 }),
+    ];
+    /* eslint-enable no-sparse-arrays */
+    for (const c of cases) expect(ours(c)).toEqual(reference(c));
+  });
+
   it('when given the odd cases, then it matches them one by one', () => {
     /* eslint-disable no-sparse-arrays -- holes are one of the odd cases */
     const cases: unknown[] = [

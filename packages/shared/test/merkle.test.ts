@@ -5,6 +5,7 @@ import {
   auditLeafHash,
   consistencyRanges,
   fromBase64Url,
+  hashesToBase64Url,
   inclusionRanges,
   merkleHasher,
   toBase64Url,
@@ -189,6 +190,18 @@ describe('RFC 9162 Merkle tree', () => {
     );
     expect(fromBase64Url('a+b')).toBeUndefined();
     expect(fromBase64Url('abcde')).toBeUndefined();
+  });
+
+  it('when many hashes go to base64url at once, then each is its own base64url; other lengths too', () => {
+    fc.assert(
+      fc.property(fc.array(fc.uint8Array({ minLength: 32, maxLength: 32 }), { maxLength: 40 }), (hashes) => {
+        expect(hashesToBase64Url(hashes)).toEqual(hashes.map((h) => Buffer.from(h).toString('base64url')));
+      }),
+    );
+    // A view into a larger buffer (as the tree's nodes are), and a hash of another length.
+    const big = crypto.randomBytes(100);
+    const mixed = [big.subarray(5, 37), big.subarray(0, 20), new Uint8Array(32).fill(0xff)];
+    expect(hashesToBase64Url(mixed)).toEqual(mixed.map((h) => Buffer.from(h).toString('base64url')));
   });
 
   it('when an event is hashed as a leaf, then it is SHA-256(0x00 || RFC 8785 JSON with seq)', () => {

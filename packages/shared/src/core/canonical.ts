@@ -5,10 +5,13 @@ import crypto from 'node:crypto';
  * over. The same algorithm and output as the `canonicalize` package (keys sorted by UTF-16 code
  * units, undefined and symbol members left out, in arrays null, `toJSON` honoured, NaN and
  * Infinity refused; packages/shared/test/canonical.test.ts compares the two on arbitrary values),
- * written for speed on the verify path: strings that need no escape and numbers skip JSON.stringify,
- * small objects are sorted by insertion.
+ * written for speed: a value JSON.stringify can write as RFC 8785 does (`nativeForm`) is written by
+ * it; otherwise strings that need no escape and numbers skip JSON.stringify, small objects are
+ * sorted by insertion.
  */
 export function canonicalJson(value: unknown): string {
+  const form = nativeForm(value);
+  if (form !== NOT_NATIVE) return JSON.stringify(form);
   const out = serialize(value);
   if (out === undefined) throw new Error('value cannot be canonicalised');
   return out;
@@ -51,9 +54,82 @@ function serialize(value: unknown): string {
   return `{${out}}`;
 }
 
+const NOT_NATIVE: unknown = Symbol('not native');
+
+/**
+ * The value, or a copy with every object's keys in sorted order, that JSON.stringify writes
+ * exactly as RFC 8785 does; NOT_NATIVE when there is none. Audit canonicalises every event it logs
+ * and exports (docs/PERFORMANCE.md, "Tamper-evident log benchmark (issue 42)"), and the native
+ * writer is much faster than building the string member by member. The two agree on plain objects
+ * (no toJSON) and dense plain arrays of strings, finite numbers, booleans and null: JSON.stringify
+ * visits keys in Object.keys order, escapes strings as `quote` does (lone surrogates included,
+ * well-formed JSON.stringify) and writes a finite number as ToString does. Everything else
+ * (undefined or function members, holes, dates, NaN, class instances) is left to `serialize`, and
+ * so are keys out of order that a copy cannot reorder: array-index keys (Object.keys lists them
+ * first, numerically) and `__proto__` (assigning it sets the prototype).
+ */
+function nativeForm(value: unknown): unknown {
+  switch (typeof value) {
+    case 'string':
+    case 'boolean':
+      return value;
+    case 'number':
+      return Number.isFinite(value) ? value : NOT_NATIVE;
+    case 'object':
+      break;
+    default:
+      return NOT_NATIVE;
+  }
+  if (value === null) return value;
+  const object = value as Record<string, unknown>;
+  if (object.toJSON !== undefined) return NOT_NATIVE;
+  if (Array.isArray(value)) {
+    if (Object.getPrototypeOf(value) !== Array.prototype) return NOT_NATIVE;
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      if (!(i in value)) return NOT_NATIVE;
+      const item: unknown = value[i];
+      const form = nativeForm(item);
+      if (form === NOT_NATIVE) return NOT_NATIVE;
+      if (copy === undefined && form !== item) copy = value.slice(0, i);
+      copy?.push(form);
+    }
+    return copy ?? value;
+  }
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return NOT_NATIVE;
+  const keys = Object.keys(object);
+  let inOrder = true;
+  for (let i = 1; i < keys.length && inOrder; i++) inOrder = keys[i - 1]! < keys[i]!;
+  if (!inOrder) {
+    for (const key of keys) {
+      const first = key.charCodeAt(0);
+      if ((first >= 48 && first <= 57) || key === '__proto__') return NOT_NATIVE;
+    }
+    sortKeys(keys);
+  }
+  let copy: Record<string, unknown> | undefined = inOrder ? undefined : {};
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const member = object[key];
+    const form = nativeForm(member);
+    if (form === NOT_NATIVE) return NOT_NATIVE;
+    if (copy === undefined && form !== member) {
+      copy = {};
+      for (let j = 0; j < i; j++) copy[keys[j]!] = object[keys[j]!];
+    }
+    if (copy !== undefined) copy[key] = form;
+  }
+  return copy ?? value;
+}
+
 /** Own enumerable keys in sort() order (UTF-16 code units). */
 function sortedKeys(object: object): string[] {
-  const keys = Object.keys(object);
+  return sortKeys(Object.keys(object));
+}
+
+/** Sorts keys in place in sort() order (UTF-16 code units); small arrays by insertion. */
+function sortKeys(keys: string[]): string[] {
   if (keys.length > 12) return keys.sort();
   for (let i = 1; i < keys.length; i++) {
     const key = keys[i]!;

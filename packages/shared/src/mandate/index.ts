@@ -18,6 +18,7 @@ export { auditLeafHash, merkleHasher } from './merkle-node';
 export {
   consistencyRanges,
   fromBase64Url,
+  hashesToBase64Url,
   inclusionRanges,
   type LeafRange,
   MemoryMerkleTree,

@@ -4,6 +4,7 @@ import {
   auditLeafHash,
   consistencyRanges,
   inclusionRanges,
+  hashesToBase64Url,
   toBase64Url,
   type CheckpointClaims,
   type LeafRange,
@@ -153,50 +154,74 @@ export async function inclusionProof(
 }
 
 /**
+ * What `inclusionPaths` keeps from one batch to the next: per depth below the root, the range last
+ * seen there and its encoded hash (a number while the batch's hash is still to be read).
+ */
+export class InclusionPathCache {
+  readonly keys: number[] = [];
+  readonly texts: (string | number)[] = [];
+}
+
+/**
  * Inclusion paths of many seqs in one tree, in order (the evidence export, a batch at a time). The
- * paths of nearby seqs share their upper hashes: each distinct range is read and encoded once, and
- * `shared` keeps the encoded hashes of ranges of 64 leaves or more from one batch to the next (at
- * most ~n/32 of them for a tree of n leaves, whatever the number of events).
+ * paths of nearby seqs share their upper hashes: a range is read and encoded once while the seqs
+ * that need it follow each other. `cache` holds, per depth, the last range seen there, across
+ * batches: in seq order (as an export lists its events) a path reads only the ranges below where
+ * it leaves the previous one, with an array lookup per range, not a Map (docs/PERFORMANCE.md,
+ * "Tamper-evident log benchmark (issue 42)"). Seqs out of order only read more.
  */
 export async function inclusionPaths(
   store: AuditStore,
   tenantId: string,
   seqs: number[],
   treeSize: number,
-  shared: Map<number, string> = new Map(),
+  cache: InclusionPathCache = new InclusionPathCache(),
 ): Promise<string[][]> {
   // Each range of a path is a perfect subtree or runs to the tree's end (RFC 9162's recursion
   // splits off a power of two on the left), so (start, its size's log2 or "to the end") names it
-  // as one number: no string key per range, a dozen of which per event were most of the export.
+  // as one number.
   const keyOf = (r: LeafRange) => {
     const size = r[1] - r[0];
     const log2 = size < 2 ** 31 ? 31 - Math.clz32(size) : Math.round(Math.log2(size));
     return r[0] * 64 + (r[1] === treeSize ? 63 : log2);
   };
-  const keys: number[][] = [];
-  const encoded = new Map<number, string>();
-  const wanted = new Map<number, LeafRange>();
+  const { keys, texts } = cache;
+  const wanted: LeafRange[] = [];
+  // (path, position, index in wanted) for each hash still to be read.
+  const pendingPaths: string[][] = [];
+  const pendingAt: number[] = [];
+  const pendingSlot: number[] = [];
+  const paths: string[][] = [];
   for (const seq of seqs) {
-    const path = inclusionRanges(seq - 1, treeSize);
-    const pathKeys: number[] = [];
-    for (const r of path) {
-      const key = keyOf(r);
-      pathKeys.push(key);
-      if (encoded.has(key) || wanted.has(key)) continue;
-      const known = shared.get(key);
-      if (known !== undefined) encoded.set(key, known);
-      else wanted.set(key, r);
+    const ranges = inclusionRanges(seq - 1, treeSize);
+    const path = new Array<string>(ranges.length);
+    for (let i = 0; i < ranges.length; i++) {
+      const depth = ranges.length - 1 - i; // the proof lists ranges bottom-up
+      const range = ranges[i]!;
+      const key = keyOf(range);
+      let text = keys[depth] === key ? texts[depth]! : undefined;
+      if (text === undefined) {
+        text = wanted.length;
+        wanted.push(range);
+        keys[depth] = key;
+        texts[depth] = text;
+      }
+      if (typeof text === 'string') path[i] = text;
+      else {
+        pendingPaths.push(path);
+        pendingAt.push(i);
+        pendingSlot.push(text);
+      }
     }
-    keys.push(pathKeys);
+    paths.push(path);
   }
-  const hashes = await store.logHashes(tenantId, [...wanted.values()]);
-  let at = 0;
-  for (const [key, [start, end]] of wanted) {
-    const text = toBase64Url(hashes[at++]!);
-    encoded.set(key, text);
-    if (end - start >= 64) shared.set(key, text);
+  const encoded = hashesToBase64Url(await store.logHashes(tenantId, wanted));
+  for (let j = 0; j < pendingPaths.length; j++) pendingPaths[j]![pendingAt[j]!] = encoded[pendingSlot[j]!]!;
+  for (let depth = 0; depth < texts.length; depth++) {
+    const text = texts[depth];
+    if (typeof text === 'number') texts[depth] = encoded[text]!;
   }
-  return keys.map((path) => path.map((key) => encoded.get(key)!));
+  return paths;
 }
 
 export async function consistencyProof(

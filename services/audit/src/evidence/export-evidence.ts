@@ -2,7 +2,7 @@ import { decodeProtectedHeader } from 'jose';
 import { AppError, serviceUnavailable, type Clock } from '@mandate/shared/core';
 import { EvidenceDigest } from '@mandate/shared/mandate';
 import { type AuditEvent } from '@mandate/shared/events';
-import { checkpointNow, inclusionPaths, type CheckpointSigner } from '../domain/log';
+import { InclusionPathCache, checkpointNow, inclusionPaths, type CheckpointSigner } from '../domain/log';
 import type { AuditStore, StoredCheckpoint } from '../store/event-store';
 import type { EvidenceMandate, PublicJwk } from './bundle';
 import type { CallContext, MandatesSource } from './mandates-source';
@@ -116,11 +116,11 @@ async function writeProofs(
   sink: EvidenceSink,
 ): Promise<void> {
   await sink.write(`,"checkpoint":${JSON.stringify(checkpoint)},"proofs":[`);
-  const shared = new Map<number, string>();
+  const cache = new InclusionPathCache();
   for (let at = 0; at < seqs.length; at += PROOF_BATCH) {
     const batch = seqs.slice(at, at + PROOF_BATCH);
     const proven = batch.filter((seq): seq is number => seq !== undefined && seq <= checkpoint.tree_size);
-    const paths = await inclusionPaths(store, tenantId, proven, checkpoint.tree_size, shared);
+    const paths = await inclusionPaths(store, tenantId, proven, checkpoint.tree_size, cache);
     let next = 0;
     // base64url needs no JSON escape: the entry is written as JSON.stringify({seq, path}) would.
     const entries = batch.map((seq) =>
