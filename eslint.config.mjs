@@ -47,7 +47,6 @@ export default tseslint.config(
       'bench/open-loop.ts',
       'bench/probe.cjs',
       'bench/verify.ts',
-      'bench/webhooks.ts',
       'packages/dashboard/src/App.tsx',
       'packages/dashboard/src/chart.tsx',
       'packages/dashboard/src/pages/Access.tsx',
