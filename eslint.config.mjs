@@ -39,12 +39,10 @@ export default tseslint.config(
       'bench/**/*.{ts,cjs}',
     ],
     ignores: [
-      'bench/authzen.ts',
       'bench/evidence.ts',
       'bench/identity-idle.ts',
       'bench/memory-stores.ts',
       'bench/offline-verify.ts',
-      'bench/open-loop.ts',
       'bench/probe.cjs',
       'bench/verify.ts',
       'packages/dashboard/src/App.tsx',
