@@ -41,8 +41,6 @@ export default tseslint.config(
     ignores: [
       'bench/evidence.ts',
       'bench/identity-idle.ts',
-      'bench/memory-stores.ts',
-      'bench/offline-verify.ts',
       'bench/probe.cjs',
       'bench/verify.ts',
       'packages/dashboard/src/App.tsx',
