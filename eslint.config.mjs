@@ -39,7 +39,6 @@ export default tseslint.config(
       'bench/**/*.{ts,cjs}',
     ],
     ignores: [
-      'bench/evidence.ts',
       'bench/identity-idle.ts',
       'bench/probe.cjs',
       'bench/verify.ts',
