@@ -43,104 +43,121 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
+type Stack = Awaited<ReturnType<typeof startStack>>;
+type Requests = { singles: autocannon.Request[]; batch: autocannon.Request[] };
+
+/** One tenant, its mandates, and the requests of each target; a batch is checked to answer 100 allows. */
+async function setUp(stack: Stack): Promise<Requests> {
+  const api = apiClient(stack.gateway.url);
+  const t = await api('POST', '/v1/platform/tenants', {
+    auth: stack.operatorToken,
+    body: { name: 'authzen bench', plan: 'enterprise' },
+  });
+  if (t.status !== 201) throw new Error(`tenant: ${t.status} ${t.text}`);
+  const key = `${t.body.tenant.id}:${t.body.api_key.api_key}`;
+  const ids: string[] = [];
+  for (let i = 0; i < MANDATES; i++) {
+    const m = await api('POST', '/v1/mandates', {
+      auth: key,
+      body: { principal: 'user_alice', delegate: 'agent_bob', scope: { actions: ['payments:*'] } },
+    });
+    if (m.status !== 201) throw new Error(`mandate: ${m.status} ${m.text}`);
+    ids.push(m.body.id);
+  }
+  const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+  const singles: autocannon.Request[] = ids.map((id) => ({
+    method: 'POST',
+    path: '/v1/verify',
+    headers,
+    body: JSON.stringify({ mandate_id: id, action: 'payments:create', delegate_id: 'agent_bob' }),
+  }));
+  const batch: autocannon.Request[] = [
+    {
+      method: 'POST',
+      path: '/access/v1/evaluations',
+      headers,
+      body: JSON.stringify({
+        subject: { type: 'agent', id: 'agent_bob' },
+        action: { name: 'payments:create' },
+        evaluations: Array.from({ length: BATCH }, (_, i) => ({
+          resource: { type: 'mandate', id: ids[i % MANDATES] },
+        })),
+      }),
+    },
+  ];
+  // Every request of a batch round answers 100 decisions: check one before measuring.
+  const probe = await api('POST', '/access/v1/evaluations', {
+    auth: key,
+    body: JSON.parse(batch[0]!.body as string),
+  });
+  if (
+    probe.status !== 200 ||
+    probe.body.evaluations.length !== BATCH ||
+    !probe.body.evaluations.every((e: { decision: boolean }) => e.decision)
+  )
+    throw new Error(`batch probe: ${probe.status} ${probe.text.slice(0, 200)}`);
+
+  return { singles, batch };
+}
+
+/** The warm-up of each target, then ROUNDS interleaved rounds, each printed as it ends. */
+async function measure(stack: Stack, { singles, batch }: Requests): Promise<Round[]> {
+  const run = async (target: Round['target'], duration: number): Promise<Round> => {
+    const r = await autocannon({
+      url: stack.gateway.url,
+      connections: CONNECTIONS,
+      duration,
+      requests: target === 'single' ? singles : batch,
+    });
+    const rps = r.requests.average;
+    return {
+      target,
+      requestsPerSecond: rps,
+      evaluationsPerSecond: target === 'single' ? rps : rps * BATCH,
+      p50: r.latency.p50,
+      non2xx: r.non2xx,
+      errors: r.errors + r.timeouts,
+    };
+  };
+  await run('single', WARMUP);
+  await run('batch', WARMUP);
+  const rounds: Round[] = [];
+  for (let i = 0; i < ROUNDS; i++) {
+    for (const target of ['single', 'batch'] as const) {
+      const r = await run(target, DURATION);
+      rounds.push(r);
+      console.log(
+        `round ${i + 1} ${target.padEnd(6)} ${r.requestsPerSecond.toFixed(1).padStart(8)} req/s ` +
+          `${r.evaluationsPerSecond.toFixed(0).padStart(7)} evaluations/s  p50 ${r.p50} ms  non-2xx ${r.non2xx}  errors ${r.errors}`,
+      );
+    }
+  }
+  return rounds;
+}
+
+/** The medians and the per-round ratios of evaluations per second. */
+function report(rounds: Round[]): void {
+  const single = median(rounds.filter((r) => r.target === 'single').map((r) => r.evaluationsPerSecond));
+  const batched = median(rounds.filter((r) => r.target === 'batch').map((r) => r.evaluationsPerSecond));
+  const ratios = rounds
+    .filter((r) => r.target === 'batch')
+    .map(
+      (r, i) => r.evaluationsPerSecond / rounds.filter((s) => s.target === 'single')[i]!.evaluationsPerSecond,
+    );
+  console.log(
+    `median: single ${single.toFixed(0)} evaluations/s, batch of ${BATCH} ${batched.toFixed(0)} evaluations/s; ` +
+      `ratio ${(batched / single).toFixed(1)}× (per round: ${ratios.map((x) => x.toFixed(1) + '×').join(', ')})`,
+  );
+  if (rounds.some((r) => r.non2xx > 0 || r.errors > 0)) console.log('WARNING: some answers were not 2xx');
+}
+
 async function main() {
   const stack = await startStack(
     { all: { LOG_LEVEL: 'warn' }, gateway: { PLAN_OVERRIDES: UNLIMITED } },
     { replicas: { verify: VERIFY_REPLICAS } },
   );
   try {
-    const api = apiClient(stack.gateway.url);
-    const t = await api('POST', '/v1/platform/tenants', {
-      auth: stack.operatorToken,
-      body: { name: 'authzen bench', plan: 'enterprise' },
-    });
-    if (t.status !== 201) throw new Error(`tenant: ${t.status} ${t.text}`);
-    const key = `${t.body.tenant.id}:${t.body.api_key.api_key}`;
-    const ids: string[] = [];
-    for (let i = 0; i < MANDATES; i++) {
-      const m = await api('POST', '/v1/mandates', {
-        auth: key,
-        body: { principal: 'user_alice', delegate: 'agent_bob', scope: { actions: ['payments:*'] } },
-      });
-      if (m.status !== 201) throw new Error(`mandate: ${m.status} ${m.text}`);
-      ids.push(m.body.id);
-    }
-    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-    const singles: autocannon.Request[] = ids.map((id) => ({
-      method: 'POST',
-      path: '/v1/verify',
-      headers,
-      body: JSON.stringify({ mandate_id: id, action: 'payments:create', delegate_id: 'agent_bob' }),
-    }));
-    const batch: autocannon.Request[] = [
-      {
-        method: 'POST',
-        path: '/access/v1/evaluations',
-        headers,
-        body: JSON.stringify({
-          subject: { type: 'agent', id: 'agent_bob' },
-          action: { name: 'payments:create' },
-          evaluations: Array.from({ length: BATCH }, (_, i) => ({
-            resource: { type: 'mandate', id: ids[i % MANDATES] },
-          })),
-        }),
-      },
-    ];
-    // Every request of a batch round answers 100 decisions: check one before measuring.
-    const probe = await api('POST', '/access/v1/evaluations', {
-      auth: key,
-      body: JSON.parse(batch[0]!.body as string),
-    });
-    if (
-      probe.status !== 200 ||
-      probe.body.evaluations.length !== BATCH ||
-      !probe.body.evaluations.every((e: { decision: boolean }) => e.decision)
-    )
-      throw new Error(`batch probe: ${probe.status} ${probe.text.slice(0, 200)}`);
-
-    const run = async (target: Round['target'], duration: number): Promise<Round> => {
-      const r = await autocannon({
-        url: stack.gateway.url,
-        connections: CONNECTIONS,
-        duration,
-        requests: target === 'single' ? singles : batch,
-      });
-      const rps = r.requests.average;
-      return {
-        target,
-        requestsPerSecond: rps,
-        evaluationsPerSecond: target === 'single' ? rps : rps * BATCH,
-        p50: r.latency.p50,
-        non2xx: r.non2xx,
-        errors: r.errors + r.timeouts,
-      };
-    };
-    await run('single', WARMUP);
-    await run('batch', WARMUP);
-    const rounds: Round[] = [];
-    for (let i = 0; i < ROUNDS; i++) {
-      for (const target of ['single', 'batch'] as const) {
-        const r = await run(target, DURATION);
-        rounds.push(r);
-        console.log(
-          `round ${i + 1} ${target.padEnd(6)} ${r.requestsPerSecond.toFixed(1).padStart(8)} req/s ` +
-            `${r.evaluationsPerSecond.toFixed(0).padStart(7)} evaluations/s  p50 ${r.p50} ms  non-2xx ${r.non2xx}  errors ${r.errors}`,
-        );
-      }
-    }
-    const single = median(rounds.filter((r) => r.target === 'single').map((r) => r.evaluationsPerSecond));
-    const batched = median(rounds.filter((r) => r.target === 'batch').map((r) => r.evaluationsPerSecond));
-    const ratios = rounds
-      .filter((r) => r.target === 'batch')
-      .map(
-        (r, i) =>
-          r.evaluationsPerSecond / rounds.filter((s) => s.target === 'single')[i]!.evaluationsPerSecond,
-      );
-    console.log(
-      `median: single ${single.toFixed(0)} evaluations/s, batch of ${BATCH} ${batched.toFixed(0)} evaluations/s; ` +
-        `ratio ${(batched / single).toFixed(1)}× (per round: ${ratios.map((x) => x.toFixed(1) + '×').join(', ')})`,
-    );
-    if (rounds.some((r) => r.non2xx > 0 || r.errors > 0)) console.log('WARNING: some answers were not 2xx');
+    report(await measure(stack, await setUp(stack)));
   } finally {
     await stack.stop();
   }

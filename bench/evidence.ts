@@ -17,7 +17,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { INTERNAL_TOKEN_HEADER, internalTokens, newId, type CallerContext } from '@mandate/shared/core';
+import {
+  INTERNAL_TOKEN_HEADER,
+  internalTokens,
+  newId,
+  type CallerContext,
+  type InternalTokens,
+} from '@mandate/shared/core';
 import { anyEvent } from '@mandate/shared/testing';
 import { verifyBundleText } from '../packages/evidence-cli/src/verify';
 
@@ -87,6 +93,106 @@ function resetPeak(pid: number): boolean {
   }
 }
 
+type Caller = () => CallerContext;
+
+/** One mandate in the mandates process, the one every event is about. */
+async function createMandate(
+  mandatesUrl: string,
+  tokens: InternalTokens,
+  caller: Caller,
+): Promise<{ id: string }> {
+  const created = await fetch(`${mandatesUrl}/v1/mandates`, {
+    method: 'POST',
+    headers: {
+      [INTERNAL_TOKEN_HEADER]: await tokens.mint(caller(), 'mandates'),
+      'content-type': 'application/json',
+    },
+    body: JSON.stringify({
+      principal: 'user_alice',
+      delegate: 'agent_bob',
+      scope: { actions: ['payments:*'], constraints: { max_amount: 50_000, currency: 'EUR' } },
+    }),
+  });
+  if (created.status !== 201) throw new Error(`mandate: ${created.status} ${await created.text()}`);
+  return (await created.json()) as { id: string };
+}
+
+/** The journal the audit process reads back at start: one JSON event per line. */
+function writeJournal(journal: string, mandateId: string, tenantId: string, caller: Caller): void {
+  const lines: string[] = [];
+  const about = { type: 'mandate', id: mandateId };
+  const event = (type: 'VERIFICATION_PERFORMED' | 'EVIDENCE_EXPORTED' | 'API_CALL', i: number) =>
+    JSON.stringify(
+      anyEvent({
+        type,
+        tenantId,
+        resource: type === 'API_CALL' ? null : about,
+        data:
+          type === 'VERIFICATION_PERFORMED'
+            ? {
+                input: {
+                  mandate_id: mandateId,
+                  action: 'payments:create',
+                  amount: i % 50_000,
+                  currency: 'EUR',
+                },
+                decision: 'ALLOW',
+                reason: 'OK',
+                decision_id: `dec_${i.toString(16).padStart(26, '0')}`,
+              }
+            : { n: i },
+        caller: caller(),
+      }),
+    );
+  for (let i = 0; i < EVENTS; i++) lines.push(event('VERIFICATION_PERFORMED', i));
+  for (let i = 0; i < 100; i++) lines.push(event('EVIDENCE_EXPORTED', i));
+  for (let i = 0; i < 1_000; i++) lines.push(event('API_CALL', i));
+  writeFileSync(journal, lines.join('\n') + '\n');
+  lines.length = 0;
+}
+
+/** One export round: its time, size and audit's peak memory, and the checker's verdict, on one line. */
+async function exportRound(
+  round: number,
+  x: {
+    pid: number;
+    auditUrl: string;
+    mandateId: string;
+    tokens: InternalTokens;
+    caller: Caller;
+    jwks: unknown;
+  },
+): Promise<void> {
+  const { pid, tokens, caller, jwks } = x;
+  const peakReset = resetPeak(pid);
+  const before = memoryOf(pid);
+  let sampledPeak = before.rss;
+  const sampler = setInterval(() => {
+    sampledPeak = Math.max(sampledPeak, memoryOf(pid).rss);
+  }, 10);
+  const started = performance.now();
+  const res = await fetch(`${x.auditUrl}/v1/mandates/${x.mandateId}/evidence`, {
+    headers: { [INTERNAL_TOKEN_HEADER]: await tokens.mint(caller(), 'audit') },
+  });
+  const firstByte = performance.now() - started;
+  const text = await res.text();
+  const total = performance.now() - started;
+  clearInterval(sampler);
+  const after = memoryOf(pid);
+  if (res.status !== 200) throw new Error(`export: ${res.status} ${text.slice(0, 300)}`);
+  const results = await verifyBundleText(text, { trustedKeys: (jwks as { keys: never[] }).keys });
+  const failed = results.filter((r) => !r.ok).map((r) => r.check);
+  const bundle = JSON.parse(text) as { events: unknown[]; evidence_exports: number };
+  const peak = peakReset ? Math.max(after.peak, sampledPeak) : sampledPeak;
+  process.stdout.write(
+    `round ${round}: ${(total / 1000).toFixed(2)} s (first byte ${(firstByte / 1000).toFixed(2)} s), ` +
+      `${(text.length / 1024 / 1024).toFixed(1)} MiB, ${bundle.events.length.toLocaleString('en')} events, ` +
+      `evidence_exports ${bundle.evidence_exports}; audit RSS ${before.rss.toFixed(0)} → peak ${peak.toFixed(0)} MiB ` +
+      `(+${(peak - before.rss).toFixed(0)} MiB${peakReset ? ', VmHWM' : ', sampled every 10 ms'}); ` +
+      `checker: ${failed.length === 0 ? 'every check OK' : `FAILED ${failed.join(', ')}`}\n`,
+  );
+}
+
 async function main() {
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-evidence-'));
   const secret = randomBytes(32).toString('hex');
@@ -105,53 +211,10 @@ async function main() {
       LOCAL_SIGNING_KEY_FILE: path.join(dir, 'signing-key.json'),
     });
     children.push(mandates.child);
-    const created = await fetch(`${mandates.url}/v1/mandates`, {
-      method: 'POST',
-      headers: {
-        [INTERNAL_TOKEN_HEADER]: await tokens.mint(caller(), 'mandates'),
-        'content-type': 'application/json',
-      },
-      body: JSON.stringify({
-        principal: 'user_alice',
-        delegate: 'agent_bob',
-        scope: { actions: ['payments:*'], constraints: { max_amount: 50_000, currency: 'EUR' } },
-      }),
-    });
-    if (created.status !== 201) throw new Error(`mandate: ${created.status} ${await created.text()}`);
-    const mandate = (await created.json()) as { id: string };
-
+    const mandate = await createMandate(mandates.url, tokens, caller);
     // The journal the audit process reads back at start: one JSON event per line.
     const journal = path.join(dir, 'audit.jsonl');
-    const lines: string[] = [];
-    const about = { type: 'mandate', id: mandate.id };
-    const event = (type: 'VERIFICATION_PERFORMED' | 'EVIDENCE_EXPORTED' | 'API_CALL', i: number) =>
-      JSON.stringify(
-        anyEvent({
-          type,
-          tenantId,
-          resource: type === 'API_CALL' ? null : about,
-          data:
-            type === 'VERIFICATION_PERFORMED'
-              ? {
-                  input: {
-                    mandate_id: mandate.id,
-                    action: 'payments:create',
-                    amount: i % 50_000,
-                    currency: 'EUR',
-                  },
-                  decision: 'ALLOW',
-                  reason: 'OK',
-                  decision_id: `dec_${i.toString(16).padStart(26, '0')}`,
-                }
-              : { n: i },
-          caller: caller(),
-        }),
-      );
-    for (let i = 0; i < EVENTS; i++) lines.push(event('VERIFICATION_PERFORMED', i));
-    for (let i = 0; i < 100; i++) lines.push(event('EVIDENCE_EXPORTED', i));
-    for (let i = 0; i < 1_000; i++) lines.push(event('API_CALL', i));
-    writeFileSync(journal, lines.join('\n') + '\n');
-    lines.length = 0;
+    writeJournal(journal, mandate.id, tenantId, caller);
 
     const audit = await startService('audit', {
       INTERNAL_TOKEN_SECRET: secret,
@@ -168,33 +231,7 @@ async function main() {
     const jwks = await (await fetch(`${mandates.url}/v1/.well-known/jwks.json`)).json();
 
     for (let round = 1; round <= ROUNDS; round++) {
-      const peakReset = resetPeak(pid);
-      const before = memoryOf(pid);
-      let sampledPeak = before.rss;
-      const sampler = setInterval(() => {
-        sampledPeak = Math.max(sampledPeak, memoryOf(pid).rss);
-      }, 10);
-      const started = performance.now();
-      const res = await fetch(`${audit.url}/v1/mandates/${mandate.id}/evidence`, {
-        headers: { [INTERNAL_TOKEN_HEADER]: await tokens.mint(caller(), 'audit') },
-      });
-      const firstByte = performance.now() - started;
-      const text = await res.text();
-      const total = performance.now() - started;
-      clearInterval(sampler);
-      const after = memoryOf(pid);
-      if (res.status !== 200) throw new Error(`export: ${res.status} ${text.slice(0, 300)}`);
-      const results = await verifyBundleText(text, { trustedKeys: (jwks as { keys: never[] }).keys });
-      const failed = results.filter((r) => !r.ok).map((r) => r.check);
-      const bundle = JSON.parse(text) as { events: unknown[]; evidence_exports: number };
-      const peak = peakReset ? Math.max(after.peak, sampledPeak) : sampledPeak;
-      process.stdout.write(
-        `round ${round}: ${(total / 1000).toFixed(2)} s (first byte ${(firstByte / 1000).toFixed(2)} s), ` +
-          `${(text.length / 1024 / 1024).toFixed(1)} MiB, ${bundle.events.length.toLocaleString('en')} events, ` +
-          `evidence_exports ${bundle.evidence_exports}; audit RSS ${before.rss.toFixed(0)} → peak ${peak.toFixed(0)} MiB ` +
-          `(+${(peak - before.rss).toFixed(0)} MiB${peakReset ? ', VmHWM' : ', sampled every 10 ms'}); ` +
-          `checker: ${failed.length === 0 ? 'every check OK' : `FAILED ${failed.join(', ')}`}\n`,
-      );
+      await exportRound(round, { pid, auditUrl: audit.url, mandateId: mandate.id, tokens, caller, jwks });
     }
   } finally {
     for (const child of children.reverse()) await stop(child);

@@ -160,12 +160,19 @@ async function time(name: string, call: () => Promise<unknown>): Promise<void> {
   );
 }
 
-async function main(): Promise<void> {
-  gcObserver.observe({ entryTypes: ['gc'] });
-  gc();
-  const heapBefore = process.memoryUsage().heapUsed;
-  const rssBefore = process.memoryUsage().rss;
-
+/**
+ * EVENTS realistic events across TENANTS tenants (a quarter in one big tenant), inserted in
+ * batches of 100 as the bus delivers them; one id in ten batches kept for the gets.
+ */
+async function fillEvents(): Promise<{
+  store: MemoryEventStore;
+  big: TenantShape;
+  small: TenantShape;
+  /** Every tenant but the big one: still reachable while the memory is read, as before the split. */
+  others: TenantShape[];
+  sampleIds: { tenant: string; id: string }[];
+  fillStart: number;
+}> {
   const store = new MemoryEventStore();
   const big = tenantShape();
   const others = Array.from({ length: TENANTS - 1 }, tenantShape);
@@ -194,6 +201,50 @@ async function main(): Promise<void> {
       sampleIds.push({ tenant: e.tenant_id!, id: e.id });
     }
   }
+  return { store, big, small, others, sampleIds, fillStart };
+}
+
+/** The list cases on one tenant's events, each timed. */
+async function listCases(store: MemoryEventStore, label: string, t: TenantShape): Promise<void> {
+  // The cursors and instants the cases use, read from a long page that is garbage afterwards.
+  const { count, depth, deep, mid, start } = await store.list(t.id, { limit: 10_000 }).then((first) => {
+    const depth = Math.min(first.length - 1, 5_000);
+    return {
+      count: first.length,
+      depth,
+      deep: first[depth]!.id,
+      mid: Date.parse(first[depth]!.occurred_at),
+      start: Date.parse(first[first.length - 1]!.occurred_at),
+    };
+  });
+  // That page's 10,000 copies are the bench's garbage, not the store's: collect them first.
+  gc();
+  console.log(`\n${label}: ${count >= 10_000 ? '≥ ' : ''}${count.toLocaleString('en')} events`);
+  const list = (name: string, q: Omit<EventListQuery, 'limit'>) =>
+    time(`list ${name}`, () => store.list(t.id, { limit: LIMIT, ...q }));
+  await list('first page', {});
+  await list(`page behind a cursor (${depth.toLocaleString('en')} deep)`, { afterId: deep });
+  await list('type=MANDATE_REVOKED', { types: ['MANDATE_REVOKED'] });
+  await list('type=MANDATE_CREATED,MANDATE_REVOKED', { types: ['MANDATE_CREATED', 'MANDATE_REVOKED'] });
+  await list('resource_id', { resource_id: t.mandates[0]! });
+  await list('key_id + cursor', { key_id: t.keys[0]!, afterId: deep });
+  await list('since/until (an hour, ending 5,000 deep)', {
+    since: new Date(mid - 3_600_000).toISOString(),
+    until: new Date(mid).toISOString(),
+  });
+  await list('since/until (a minute, further back)', {
+    since: new Date(start - 120_000).toISOString(),
+    until: new Date(start - 60_000).toISOString(),
+  });
+}
+
+async function main(): Promise<void> {
+  gcObserver.observe({ entryTypes: ['gc'] });
+  gc();
+  const heapBefore = process.memoryUsage().heapUsed;
+  const rssBefore = process.memoryUsage().rss;
+
+  const { store, big, small, others, sampleIds, fillStart } = await fillEvents();
   const fillMs = Date.now() - fillStart;
   gc();
   const heapAfter = process.memoryUsage().heapUsed;
@@ -207,36 +258,7 @@ async function main(): Promise<void> {
     ['big tenant', big],
     ['small tenant', small],
   ] as const) {
-    // The cursors and instants the cases use, read from a long page that is garbage afterwards.
-    const { count, depth, deep, mid, start } = await store.list(t.id, { limit: 10_000 }).then((first) => {
-      const depth = Math.min(first.length - 1, 5_000);
-      return {
-        count: first.length,
-        depth,
-        deep: first[depth]!.id,
-        mid: Date.parse(first[depth]!.occurred_at),
-        start: Date.parse(first[first.length - 1]!.occurred_at),
-      };
-    });
-    // That page's 10,000 copies are the bench's garbage, not the store's: collect them first.
-    gc();
-    console.log(`\n${label}: ${count >= 10_000 ? '≥ ' : ''}${count.toLocaleString('en')} events`);
-    const list = (name: string, q: Omit<EventListQuery, 'limit'>) =>
-      time(`list ${name}`, () => store.list(t.id, { limit: LIMIT, ...q }));
-    await list('first page', {});
-    await list(`page behind a cursor (${depth.toLocaleString('en')} deep)`, { afterId: deep });
-    await list('type=MANDATE_REVOKED', { types: ['MANDATE_REVOKED'] });
-    await list('type=MANDATE_CREATED,MANDATE_REVOKED', { types: ['MANDATE_CREATED', 'MANDATE_REVOKED'] });
-    await list('resource_id', { resource_id: t.mandates[0]! });
-    await list('key_id + cursor', { key_id: t.keys[0]!, afterId: deep });
-    await list('since/until (an hour, ending 5,000 deep)', {
-      since: new Date(mid - 3_600_000).toISOString(),
-      until: new Date(mid).toISOString(),
-    });
-    await list('since/until (a minute, further back)', {
-      since: new Date(start - 120_000).toISOString(),
-      until: new Date(start - 60_000).toISOString(),
-    });
+    await listCases(store, label, t);
   }
   const gets = sampleIds.filter((s) => s.tenant === big.id);
   let g = 0;
@@ -255,8 +277,8 @@ async function main(): Promise<void> {
     `\nmemory per 1M events: heap ${perMillion(heapAfter - heapBefore)}, RSS ${perMillion(rssAfter - rssBefore)}` +
       ((globalThis as { gc?: unknown }).gc ? '' : ' (no --expose-gc: not collected first, an upper bound)'),
   );
-  // Keeps the store reachable until the memory was read.
-  if (store.kind !== 'memory') throw new Error('unexpected store');
+  // Keeps the store (and the tenants it was filled for) reachable until the memory was read.
+  if (store.kind !== 'memory' || others.length !== TENANTS - 1) throw new Error('unexpected store');
   await mandates();
   gcObserver.disconnect();
 }

@@ -22,7 +22,16 @@ const DURATION = Number(process.env.BENCH_DURATION ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 16);
 const DECISIONS = Number(process.env.BENCH_DECISIONS ?? 1_000_000);
 
-async function decisions(): Promise<void> {
+/**
+ * BENCH_MANDATES mandates signed by a real mandates app in this process (one in ten suspended), its
+ * status list, and a verifier that trusts its key. `stop` stops the app.
+ */
+async function signedMandates(): Promise<{
+  jwsList: string[];
+  statusList: string;
+  verifier: OfflineVerifier;
+  stop(): Promise<void>;
+}> {
   const signer = await LocalSigner.create();
   const mandates = createMandates({
     store: new MemoryMandateStore(),
@@ -54,6 +63,11 @@ async function decisions(): Promise<void> {
   const statusList = (await callService(server.url, 'GET', listPath, { caller: callerFor(null) }))
     .body as string;
   const verifier = new OfflineVerifier({ jwks: { keys: await signer.publicJwks() } });
+  return { jwsList, statusList, verifier, stop: () => mandates.stop() };
+}
+
+async function decisions(): Promise<void> {
+  const { jwsList, statusList, verifier, stop } = await signedMandates();
   const requests: OfflineRequest[] = [
     { action: 'payments:create', amount: 1_200, currency: 'EUR' },
     { action: 'payments:create', amount: 9_000, currency: 'EUR' },
@@ -111,7 +125,7 @@ async function decisions(): Promise<void> {
       deny: allowed.DENY,
     }),
   );
-  await mandates.stop();
+  await stop();
 }
 
 /** The per-IP bucket of the public reads (50/s) lifted: this measures serving the list, not the limit. */

@@ -61,7 +61,6 @@ export async function openLoop(
   const toMonotonic = Number(process.hrtime.bigint()) / 1e6 - performance.now();
   let non2xx = 0;
   let errors = 0;
-  let maxSendLagMs = 0;
   const inFlight: Promise<void>[] = [];
   const start = performance.now() + 20;
 
@@ -83,24 +82,9 @@ export async function openLoop(
       });
   };
 
-  let next = 0;
-  await new Promise<void>((resolve) => {
-    const tick = () => {
-      const now = performance.now();
-      while (next < total && start + next * intervalMs <= now) {
-        const planned = start + next * intervalMs;
-        maxSendLagMs = Math.max(maxSendLagMs, now - planned);
-        inFlight.push(send(next, planned));
-        next++;
-      }
-      if (next >= total) return resolve();
-      // Sleep until the next planned send; setTimeout may wake late, which the latency then shows.
-      const wait = start + next * intervalMs - performance.now();
-      if (wait > 1) setTimeout(tick, Math.floor(wait));
-      else setImmediate(tick);
-    };
-    tick();
-  });
+  const maxSendLagMs = await onSchedule(start, intervalMs, total, (i, planned) =>
+    inFlight.push(send(i, planned)),
+  );
   await Promise.all(inFlight);
   await pool.close();
 
@@ -115,21 +99,60 @@ export async function openLoop(
     p99: at(0.99),
     max: round2(sorted[sorted.length - 1]!),
     maxSendLagMs: round2(maxSendLagMs),
-    ...(idPrefix
-      ? {
-          samples: Array.from(latencies, (latency, i) => {
-            const planned = start + i * intervalMs + toMonotonic;
-            return {
-              id: `${idPrefix}-${i}`,
-              planned,
-              sent: sentAt[i]! + toMonotonic,
-              done: planned + latency,
-              latency,
-            };
-          }),
-        }
-      : {}),
+    ...(idPrefix ? { samples: samplesOf(idPrefix, latencies, sentAt, start, intervalMs, toMonotonic) } : {}),
   };
+}
+
+/**
+ * Calls `fire(i, planned)` for request i at start + i * intervalMs, for `total` requests; resolves
+ * when the last has left, with how late, at worst, one left.
+ */
+function onSchedule(
+  start: number,
+  intervalMs: number,
+  total: number,
+  fire: (i: number, planned: number) => void,
+): Promise<number> {
+  let maxSendLagMs = 0;
+  let next = 0;
+  return new Promise<number>((resolve) => {
+    const tick = () => {
+      const now = performance.now();
+      while (next < total && start + next * intervalMs <= now) {
+        const planned = start + next * intervalMs;
+        maxSendLagMs = Math.max(maxSendLagMs, now - planned);
+        fire(next, planned);
+        next++;
+      }
+      if (next >= total) return resolve(maxSendLagMs);
+      // Sleep until the next planned send; setTimeout may wake late, which the latency then shows.
+      const wait = start + next * intervalMs - performance.now();
+      if (wait > 1) setTimeout(tick, Math.floor(wait));
+      else setImmediate(tick);
+    };
+    tick();
+  });
+}
+
+/** Each request's id and times on the monotonic clock. */
+function samplesOf(
+  idPrefix: string,
+  latencies: Float64Array,
+  sentAt: Float64Array,
+  start: number,
+  intervalMs: number,
+  toMonotonic: number,
+): OpenLoopSample[] {
+  return Array.from(latencies, (latency, i) => {
+    const planned = start + i * intervalMs + toMonotonic;
+    return {
+      id: `${idPrefix}-${i}`,
+      planned,
+      sent: sentAt[i]! + toMonotonic,
+      done: planned + latency,
+      latency,
+    };
+  });
 }
 
 const round2 = (x: number) => Math.round(x * 100) / 100;

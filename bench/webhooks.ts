@@ -43,7 +43,8 @@ async function waitFor(check: () => boolean, what: string, timeoutMs: number): P
   }
 }
 
-async function main(): Promise<void> {
+/** A receiver on loopback that answers 204 at once and records each event's first arrival. */
+async function startReceiver(): Promise<{ url: string; close(): Promise<void> }> {
   const receiver = createServer((req, res) => {
     const id = String(req.headers['webhook-id']);
     const now = Date.now();
@@ -56,7 +57,49 @@ async function main(): Promise<void> {
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  return {
+    url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+    close: () => new Promise<void>((resolve) => receiver.close(() => resolve())),
+  };
+}
+
+type MakeEvents = (n: number) => AuditEvent[];
+
+/** 1. Open loop at RATE per second: each event's latency to its first arrival, sorted. */
+async function openLoopPhase(publisher: RabbitPublisher, makeEvents: MakeEvents): Promise<number[]> {
+  const total = RATE * SECONDS;
+  const openLoop: AuditEvent[] = [];
+  const started = Date.now();
+  for (let sent = 0; sent < total;) {
+    const due = Math.min(total, Math.floor(((Date.now() - started) / 1000) * RATE));
+    while (sent < due) {
+      const batch = makeEvents(Math.min(BATCH, due - sent));
+      openLoop.push(...batch);
+      sent += batch.length;
+      void publisher.publish(batch);
+    }
+    // Producers batch what a pass of their relay finds; one message per 20 ms tick, as they would.
+    await new Promise((r) => setTimeout(r, TICK_MS));
+  }
+  await waitFor(() => openLoop.every((e) => arrivals.has(e.id)), 'every open-loop event', 120_000);
+  return openLoop.map((e) => arrivals.get(e.id)! - Date.parse(e.occurred_at)).sort((a, b) => a - b);
+}
+
+/** 2. Burst: everything at once, then how fast it drains (s from first to last arrival). */
+async function burstPhase(
+  publisher: RabbitPublisher,
+  makeEvents: MakeEvents,
+): Promise<{ span: number; before: number }> {
+  const burst = makeEvents(BURST);
+  const before = requests;
+  for (let i = 0; i < burst.length; i += BATCH) void publisher.publish(burst.slice(i, i + BATCH));
+  await waitFor(() => burst.every((e) => arrivals.has(e.id)), 'every burst event', 300_000);
+  const times = burst.map((e) => arrivals.get(e.id)!);
+  return { span: (Math.max(...times) - Math.min(...times)) / 1000, before };
+}
+
+async function main(): Promise<void> {
+  const receiver = await startReceiver();
 
   console.log('starting the five services (in-memory stores, real RabbitMQ and Redis)…');
   const stack = await startStack({ audit: { WEBHOOKS_ALLOW_LOOPBACK: 'true', LOG_LEVEL: 'warn' } });
@@ -70,11 +113,11 @@ async function main(): Promise<void> {
     const api = apiClient(stack.gateway.url);
     const created = await api('POST', '/v1/webhook-endpoints', {
       auth: tenant.auth,
-      body: { url: receiverUrl, event_types: ['*'] },
+      body: { url: receiver.url, event_types: ['*'] },
     });
     if (created.status !== 201) throw new Error(`endpoint: ${created.status} ${created.text}`);
     const tenantId: string = tenant.tenant.id;
-    const makeEvents = (n: number): AuditEvent[] =>
+    const makeEvents: MakeEvents = (n) =>
       Array.from({ length: n }, (_, i) =>
         anyEvent({
           type: 'MANDATE_CREATED',
@@ -89,36 +132,11 @@ async function main(): Promise<void> {
     await publisher.publish(warm);
     await waitFor(() => warm.every((e) => arrivals.has(e.id)), 'the warm-up events', 60_000);
 
-    // 1. Open loop at RATE per second.
-    const total = RATE * SECONDS;
-    const openLoop: AuditEvent[] = [];
-    const started = Date.now();
-    for (let sent = 0; sent < total;) {
-      const due = Math.min(total, Math.floor(((Date.now() - started) / 1000) * RATE));
-      while (sent < due) {
-        const batch = makeEvents(Math.min(BATCH, due - sent));
-        openLoop.push(...batch);
-        sent += batch.length;
-        void publisher.publish(batch);
-      }
-      // Producers batch what a pass of their relay finds; one message per 20 ms tick, as they would.
-      await new Promise((r) => setTimeout(r, TICK_MS));
-    }
-    await waitFor(() => openLoop.every((e) => arrivals.has(e.id)), 'every open-loop event', 120_000);
-    const latencies = openLoop
-      .map((e) => arrivals.get(e.id)! - Date.parse(e.occurred_at))
-      .sort((a, b) => a - b);
-
-    // 2. Burst: everything at once, then count how fast it drains.
-    const burst = makeEvents(BURST);
-    const before = requests;
-    for (let i = 0; i < burst.length; i += BATCH) void publisher.publish(burst.slice(i, i + BATCH));
-    await waitFor(() => burst.every((e) => arrivals.has(e.id)), 'every burst event', 300_000);
-    const times = burst.map((e) => arrivals.get(e.id)!);
-    const span = (Math.max(...times) - Math.min(...times)) / 1000;
+    const latencies = await openLoopPhase(publisher, makeEvents);
+    const { span, before } = await burstPhase(publisher, makeEvents);
 
     console.log('');
-    console.log(`open loop: ${total} events at ${RATE}/s for ${SECONDS} s, every one delivered`);
+    console.log(`open loop: ${RATE * SECONDS} events at ${RATE}/s for ${SECONDS} s, every one delivered`);
     console.log(
       `  event → first attempt at the receiver: p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies[latencies.length - 1]} ms`,
     );
@@ -128,7 +146,7 @@ async function main(): Promise<void> {
   } finally {
     await publisher.close();
     await stack.stop();
-    await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    await receiver.close();
   }
 }
 

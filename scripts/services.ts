@@ -341,27 +341,13 @@ export function superviseLiveness(
   const restarts: LivenessSupervisor['restarts'] = [];
   let stopped = false;
 
-  const live = async (proc: ServiceProcess) => {
-    try {
-      const res = await fetch(`${proc.url}/livez`, { signal: AbortSignal.timeout(timeoutMs) });
-      await res.arrayBuffer();
-      return res.ok;
-    } catch {
-      return false;
-    }
-  };
   const restart = async (index: number, old: ServiceProcess) => {
     restarting.add(old);
     try {
       watch.say?.(`${old.name} restarted: /livez failed ${threshold} times`);
       await old.stop('SIGTERM', 5_000);
       if (stopped || !old.service) return;
-      const fresh = spawnService(
-        old.service,
-        old.env as Record<string, string> & { PORT: string },
-        old.name,
-        spawnOptions,
-      );
+      const fresh = spawnService(old.service, old.env as ServiceEnv, old.name, spawnOptions);
       list[index] = fresh;
       watch.onRestart?.(fresh);
       await waitHealthy(fresh);
@@ -376,16 +362,46 @@ export function superviseLiveness(
     await Promise.all(
       list.map(async (proc, index) => {
         if (restarting.has(proc) || exitedAlready(proc.child)) return;
-        const count = (await live(proc)) ? 0 : (failed.get(proc) ?? 0) + 1;
+        const count = (await isLive(proc, timeoutMs)) ? 0 : (failed.get(proc) ?? 0) + 1;
         failed.set(proc, count);
         if (count >= threshold && !stopped) await restart(index, proc);
       }),
     );
   };
+  const probing = repeatEvery(intervalMs, probe);
+  return {
+    get processes() {
+      return list;
+    },
+    restarts,
+    isRestarting: (proc) => restarting.has(proc),
+    stop() {
+      stopped = true;
+      probing.stop();
+    },
+  };
+}
+
+type ServiceEnv = Record<string, string> & { PORT: string };
+
+/** Whether the process answers its /livez within `timeoutMs`. */
+async function isLive(proc: ServiceProcess, timeoutMs: number): Promise<boolean> {
+  try {
+    const res = await fetch(`${proc.url}/livez`, { signal: AbortSignal.timeout(timeoutMs) });
+    await res.arrayBuffer();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+/** Runs `task` `intervalMs` after the end of its previous run, until stopped; the timer keeps no process alive. */
+function repeatEvery(intervalMs: number, task: () => Promise<void>): { stop(): void } {
+  let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const loop = () => {
     timer = setTimeout(() => {
-      void probe().finally(() => {
+      void task().finally(() => {
         if (!stopped) loop();
       });
     }, intervalMs);
@@ -393,11 +409,6 @@ export function superviseLiveness(
   };
   loop();
   return {
-    get processes() {
-      return list;
-    },
-    restarts,
-    isRestarting: (proc) => restarting.has(proc),
     stop() {
       stopped = true;
       clearTimeout(timer);
@@ -490,8 +501,6 @@ async function removeIdleSpool(proc: ServiceProcess): Promise<void> {
  * exited) before the error is thrown: a failed start leaves nothing behind.
  */
 export async function startServices(options: ServicesOptions): Promise<Services> {
-  const { env } = options;
-  const extra = { ...options.extra };
   // Every process spawned so far, healthy or not, so a failed start never leaves orphans behind.
   const spawned: ServiceProcess[] = [];
   let failed = false;
@@ -504,89 +513,15 @@ export async function startServices(options: ServicesOptions): Promise<Services>
       if (failed) void p.stop('SIGKILL');
     },
   };
-  // Every port is chosen before anything is spawned: a process is then tracked from the moment it exists.
-  // PORT 0 (any free port) too: the launcher must know the port to hand it to the gateway.
-  const portOf = async (name: ServiceName) => {
-    const port = extra[name]?.PORT;
-    return port && port !== '0' ? port : String(await freePort());
-  };
-  const envOf = (name: ServiceName, own: Record<string, string>) =>
-    ({ ...env, ...extra[name], ...own }) as Record<string, string> & { PORT: string };
   const start = async (planned: PlannedProcess) => {
     const proc = spawnService(planned.service, planned.env, planned.label, spawnOptions);
     await waitHealthy(proc);
     return proc;
   };
   try {
-    const gatewayPort = await portOf('gateway');
-    if (options.localWallet) {
-      const wallet = localWallet({ ...env, ...extra.identity }, { ...env, ...extra.gateway }, gatewayPort);
-      extra.identity = { ...extra.identity, ...wallet.identity };
-      extra.gateway = { ...extra.gateway, ...wallet.gateway };
-      for (const line of wallet.notes) options.say?.(line);
-    }
-    // The evidence export (audit) reads from mandates, and mandates binds identity verifications
-    // through identity: their ports are chosen up front so all three start at once.
-    const [mandatesPort, identityPort, auditPort] = await Promise.all(
-      (['mandates', 'identity', 'audit'] as const).map(portOf),
-    );
-    const count = options.verifyReplicas ?? 1;
-    const verifyPorts = await Promise.all(Array.from({ length: count }, () => portOf('verify')));
-    const urlOf = (port: string) => `http://127.0.0.1:${port}`;
-    const mandatesUrl = urlOf(mandatesPort!);
-    // Every process's environment is known before the first one is spawned, so checkConfig sees them all.
-    const plan = {
-      identity: { service: 'identity', label: 'identity', env: envOf('identity', { PORT: identityPort! }) },
-      mandates: {
-        service: 'mandates',
-        label: 'mandates',
-        env: envOf('mandates', { PORT: mandatesPort!, IDENTITY_URL: urlOf(identityPort!) }),
-      },
-      audit: {
-        service: 'audit',
-        label: 'audit',
-        env: envOf('audit', { PORT: auditPort!, MANDATES_URL: mandatesUrl }),
-      },
-      verify: verifyPorts.map((port, i) => ({
-        service: 'verify',
-        label: count === 1 ? 'verify' : `verify-${i + 1}`,
-        env: envOf('verify', { PORT: port, MANDATES_URL: mandatesUrl }),
-      })),
-      gateway: {
-        service: 'gateway',
-        label: 'gateway',
-        env: envOf('gateway', {
-          PORT: gatewayPort,
-          MANDATES_URL: mandatesUrl,
-          VERIFY_URL: verifyPorts.map(urlOf).join(','),
-          IDENTITY_URL: urlOf(identityPort!),
-          AUDIT_URL: urlOf(auditPort!),
-        }),
-      },
-    } satisfies Record<string, PlannedProcess | PlannedProcess[]>;
+    const plan = await planServices(options);
     await options.checkConfig?.([plan.identity, plan.mandates, plan.audit, ...plan.verify, plan.gateway]);
-    const [identity, mandates, audit] = await Promise.all([
-      start(plan.identity),
-      start(plan.mandates),
-      start(plan.audit),
-    ]);
-    const verifyReplicas = await Promise.all(plan.verify.map(start));
-    const gateway = await start(plan.gateway);
-    const replicas = { identity: [identity], mandates: [mandates], audit: [audit], verify: verifyReplicas };
-    return {
-      gateway,
-      services: { identity, mandates, audit, verify: verifyReplicas[0]! },
-      replicas,
-      all: [gateway, ...Object.values(replicas).flat()],
-      async stop() {
-        await gateway.stop();
-        await Promise.all(
-          Object.values(replicas)
-            .flat()
-            .map((s) => s.stop()),
-        );
-      },
-    };
+    return await startPlanned(plan, start);
   } catch (err) {
     failed = true;
     // The others may be half-way through their start: no graceful stop to wait for.
@@ -596,6 +531,101 @@ export async function startServices(options: ServicesOptions): Promise<Services>
       throw new Error(`${err.message}:\n${err.output}`);
     throw err;
   }
+}
+
+/** Every process to start, by service (verify's replicas in order). */
+interface ServicesPlan extends Record<Exclude<ServiceName, 'verify'>, PlannedProcess> {
+  verify: PlannedProcess[];
+}
+
+/**
+ * Every process's port and environment, known before the first one is spawned (so checkConfig
+ * sees them all, and a process is tracked from the moment it exists). PORT 0 (any free port) too
+ * is chosen here: the launcher must know the port to hand it to the gateway.
+ */
+async function planServices(options: ServicesOptions): Promise<ServicesPlan> {
+  const { env } = options;
+  const extra = { ...options.extra };
+  const portOf = async (name: ServiceName) => {
+    const port = extra[name]?.PORT;
+    return port && port !== '0' ? port : String(await freePort());
+  };
+  const gatewayPort = await portOf('gateway');
+  if (options.localWallet) {
+    const wallet = localWallet({ ...env, ...extra.identity }, { ...env, ...extra.gateway }, gatewayPort);
+    extra.identity = { ...extra.identity, ...wallet.identity };
+    extra.gateway = { ...extra.gateway, ...wallet.gateway };
+    for (const line of wallet.notes) options.say?.(line);
+  }
+  // The evidence export (audit) reads from mandates, and mandates binds identity verifications
+  // through identity: their ports are chosen up front so all three start at once.
+  const [mandatesPort, identityPort, auditPort] = await Promise.all(
+    (['mandates', 'identity', 'audit'] as const).map(portOf),
+  );
+  const count = options.verifyReplicas ?? 1;
+  const verifyPorts = await Promise.all(Array.from({ length: count }, () => portOf('verify')));
+  const envOf = (name: ServiceName, own: Record<string, string>) =>
+    ({ ...env, ...extra[name], ...own }) as Record<string, string> & { PORT: string };
+  const urlOf = (port: string) => `http://127.0.0.1:${port}`;
+  const mandatesUrl = urlOf(mandatesPort!);
+  return {
+    identity: { service: 'identity', label: 'identity', env: envOf('identity', { PORT: identityPort! }) },
+    mandates: {
+      service: 'mandates',
+      label: 'mandates',
+      env: envOf('mandates', { PORT: mandatesPort!, IDENTITY_URL: urlOf(identityPort!) }),
+    },
+    audit: {
+      service: 'audit',
+      label: 'audit',
+      env: envOf('audit', { PORT: auditPort!, MANDATES_URL: mandatesUrl }),
+    },
+    verify: verifyPorts.map((port, i) => ({
+      service: 'verify',
+      label: count === 1 ? 'verify' : `verify-${i + 1}`,
+      env: envOf('verify', { PORT: port, MANDATES_URL: mandatesUrl }),
+    })),
+    gateway: {
+      service: 'gateway',
+      label: 'gateway',
+      env: envOf('gateway', {
+        PORT: gatewayPort,
+        MANDATES_URL: mandatesUrl,
+        VERIFY_URL: verifyPorts.map(urlOf).join(','),
+        IDENTITY_URL: urlOf(identityPort!),
+        AUDIT_URL: urlOf(auditPort!),
+      }),
+    },
+  };
+}
+
+/** Identity, mandates and audit at once, then the verify replicas, then the gateway in front of them. */
+async function startPlanned(
+  plan: ServicesPlan,
+  start: (planned: PlannedProcess) => Promise<ServiceProcess>,
+): Promise<Services> {
+  const [identity, mandates, audit] = await Promise.all([
+    start(plan.identity),
+    start(plan.mandates),
+    start(plan.audit),
+  ]);
+  const verifyReplicas = await Promise.all(plan.verify.map(start));
+  const gateway = await start(plan.gateway);
+  const replicas = { identity: [identity], mandates: [mandates], audit: [audit], verify: verifyReplicas };
+  return {
+    gateway,
+    services: { identity, mandates, audit, verify: verifyReplicas[0]! },
+    replicas,
+    all: [gateway, ...Object.values(replicas).flat()],
+    async stop() {
+      await gateway.stop();
+      await Promise.all(
+        Object.values(replicas)
+          .flat()
+          .map((s) => s.stop()),
+      );
+    },
+  };
 }
 
 /**
@@ -635,6 +665,79 @@ function inheritedEnv(): Record<string, string> {
 
 async function main(): Promise<void> {
   const say = (line: string) => process.stdout.write(`[launcher] ${line}\n`);
+  const config = launcherConfig();
+  const { env, replicas, runtime } = config;
+  say(
+    `starting${runtime.kind === 'dist' ? ' the compiled' : ''} gateway, mandates, identity, audit and ${replicas} verify process(es) on RabbitMQ ${redactUrl(env.AMQP_URL!)}, ` +
+      `Redis ${redactUrl(env.REDIS_URL!)}, ${env.MONGO_URL ? `MongoDB ${redactUrl(env.MONGO_URL)}` : 'in-memory stores (no MONGO_URL: data is lost when a process stops)'}`,
+  );
+
+  // Every process this launcher spawned, from the moment it exists: whatever ends the launcher
+  // (a failed start, a service dying, a signal, an exception) stops all of them first.
+  const launcher: Launcher = { spawned: [], stopping: false, supervisorStop: () => {}, say };
+  const { spawned } = launcher;
+  stopOnExit(launcher);
+
+  const readable = process.stdout.isTTY === true;
+  const spawnOptions: SpawnOptions = {
+    runtime,
+    detached: true,
+    // A person at a terminal reads lines; anything else (a log collector, the tests) gets the JSON.
+    onLine: (label, line) =>
+      process.stdout.write(`[${label}] ${readable ? readableLogLine(line, { name: false }) : line}\n`),
+    onSpawn: (p) => {
+      spawned.push(p);
+      // Tests and operators read the pids here, one line per process as it starts.
+      say(`${p.name} pid ${p.child.pid} ${p.url} starting`);
+      if (launcher.stopping) void p.stop('SIGKILL');
+    },
+  };
+  try {
+    launcher.running = await startServices({
+      ...spawnOptions,
+      // Loaded here only: the five services' code is what the check needs, and tests that start stacks do not.
+      checkConfig: async (planned) => {
+        (await import('./launch-config')).checkLaunchConfig(planned);
+        // The gateway's port, valid by now: taken or forbidden, one line before anything is spawned.
+        await assertCanListen(Number(process.env.PORT ?? '8080'), process.env.HOST ?? '127.0.0.1');
+      },
+      env,
+      extra: launcherExtra(config),
+      verifyReplicas: replicas,
+      localWallet: true,
+      say,
+    });
+  } catch (err) {
+    await startFailed(launcher, err);
+    return;
+  }
+  const services = launcher.running;
+  // One process gone means the product is broken: stop the others and say so in the exit code. A
+  // process the liveness watch is restarting is the exception (docs/DEPLOYMENT.md, "Liveness").
+  const watchExit = (p: ServiceProcess) =>
+    p.child.once('exit', (code, signal) => {
+      if (launcher.stopping || supervisor.isRestarting(p)) return;
+      say(`${p.name} exited (${signal ?? `code ${code}`}); stopping the others`);
+      void stopAll(launcher, 1);
+    });
+  for (const p of services.all) watchExit(p);
+  const supervisor: LivenessSupervisor = superviseLiveness(services.all, spawnOptions, {
+    ...livenessWatchFromEnv(),
+    say,
+    onRestart: watchExit,
+  });
+  launcher.supervisorStop = () => supervisor.stop();
+  announce(say, services, config);
+}
+
+/** The launcher's settings from its environment; a bad one ends it with a config error line. */
+function launcherConfig(): {
+  replicas: number;
+  runtime: Runtime;
+  generatedOperatorToken?: string;
+  generatedSigningKey?: string;
+  env: Record<string, string>;
+} {
   const replicas = process.env.VERIFY_REPLICAS
     ? Number(process.env.VERIFY_REPLICAS)
     : defaultVerifyReplicas();
@@ -672,37 +775,68 @@ async function main(): Promise<void> {
     // One secret for all five processes; a generated one lives as long as this launcher.
     INTERNAL_TOKEN_SECRET: process.env.INTERNAL_TOKEN_SECRET || randomBytes(32).toString('hex'),
   };
-  say(
-    `starting${runtime.kind === 'dist' ? ' the compiled' : ''} gateway, mandates, identity, audit and ${replicas} verify process(es) on RabbitMQ ${redactUrl(env.AMQP_URL!)}, ` +
-      `Redis ${redactUrl(env.REDIS_URL!)}, ${env.MONGO_URL ? `MongoDB ${redactUrl(env.MONGO_URL)}` : 'in-memory stores (no MONGO_URL: data is lost when a process stops)'}`,
-  );
+  return { replicas, runtime, generatedOperatorToken, generatedSigningKey, env };
+}
 
-  // Every process this launcher spawned, from the moment it exists: whatever ends the launcher
-  // (a failed start, a service dying, a signal, an exception) stops all of them first.
-  const spawned: ServiceProcess[] = [];
-  let running: Services | undefined;
-  let stopping = false;
-  let supervisorStop = () => {};
-  const stopAll = async (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    say('stopping every service');
-    supervisorStop();
-    // Started: gateway first (no new work), then the others; during the start: all at once.
-    await (running ? running.stop() : Promise.all(spawned.map((p) => p.stop())));
-    // A process the liveness watch restarted is not in `running`: stopped gracefully too.
-    await Promise.all(spawned.map((p) => p.stop()));
-    // Whatever is left (a process spawned while stopping) is killed, never left behind.
-    await Promise.all(spawned.map((p) => p.stop('SIGKILL')));
-    say(`stopped (exit ${code})`);
-    process.exit(code);
+/** What the launcher gives each service on top of the shared environment. */
+function launcherExtra(config: ReturnType<typeof launcherConfig>): ServicesOptions['extra'] {
+  const { generatedSigningKey, generatedOperatorToken } = config;
+  return {
+    audit: process.env.PROCESS_NICE ? {} : LAUNCHER_SERVICE_ENV.audit,
+    mandates: {
+      ...(generatedSigningKey ? { LOCAL_SIGNING_KEY: generatedSigningKey } : {}),
+      // Status-list uris signed into mandates name the gateway this launcher starts.
+      ...(process.env.PUBLIC_BASE_URL
+        ? {}
+        : { PUBLIC_BASE_URL: `http://127.0.0.1:${process.env.PORT ?? '8080'}` }),
+    },
+    // The AuthZEN metadata (docs/API.md#authzen) names the same gateway.
+    verify: process.env.PUBLIC_BASE_URL
+      ? {}
+      : { PUBLIC_BASE_URL: `http://127.0.0.1:${process.env.PORT ?? '8080'}` },
+    gateway: {
+      PORT: process.env.PORT ?? '8080',
+      HOST: process.env.HOST ?? '127.0.0.1',
+      OPERATOR_TOKEN: process.env.OPERATOR_TOKEN || generatedOperatorToken!,
+    },
   };
+}
+
+/** The launcher's processes and whether it is stopping them. */
+interface Launcher {
+  spawned: ServiceProcess[];
+  running?: Services;
+  stopping: boolean;
+  supervisorStop: () => void;
+  say: (line: string) => void;
+}
+
+/** Stops every process (once), then exits with `code`. */
+async function stopAll(launcher: Launcher, code: number): Promise<void> {
+  const { spawned, running, say } = launcher;
+  if (launcher.stopping) return;
+  launcher.stopping = true;
+  say('stopping every service');
+  launcher.supervisorStop();
+  // Started: gateway first (no new work), then the others; during the start: all at once.
+  await (running ? running.stop() : Promise.all(spawned.map((p) => p.stop())));
+  // A process the liveness watch restarted is not in `running`: stopped gracefully too.
+  await Promise.all(spawned.map((p) => p.stop()));
+  // Whatever is left (a process spawned while stopping) is killed, never left behind.
+  await Promise.all(spawned.map((p) => p.stop('SIGKILL')));
+  say(`stopped (exit ${code})`);
+  process.exit(code);
+}
+
+/** Signals, crashes and the launcher's own exit stop every process first. */
+function stopOnExit(launcher: Launcher): void {
   // `on`, not `once`: a Ctrl-C under `npm run` arrives twice (the terminal's and tsx's relay), and a
   // second signal without a handler would kill the launcher half-way through stopping.
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stopAll(0));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const)
+    process.on(signal, () => void stopAll(launcher, 0));
   const crashed = (err: unknown) => {
     process.stderr.write(`[launcher] ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    void stopAll(1);
+    void stopAll(launcher, 1);
   };
   process.on('uncaughtException', crashed);
   process.on('unhandledRejection', crashed);
@@ -710,7 +844,7 @@ async function main(): Promise<void> {
   // to each group. A SIGKILL of the launcher itself skips this; the services notice it by their
   // IPC channel closing (runService) and stop on their own.
   process.once('exit', () => {
-    for (const p of spawned)
+    for (const p of launcher.spawned)
       if (p.child.exitCode === null && p.child.signalCode === null && p.child.pid !== undefined) {
         try {
           process.kill(-p.child.pid, 'SIGTERM');
@@ -719,102 +853,48 @@ async function main(): Promise<void> {
         }
       }
   });
+}
 
-  const readable = process.stdout.isTTY === true;
-  const spawnOptions: SpawnOptions = {
-    runtime,
-    detached: true,
-    // A person at a terminal reads lines; anything else (a log collector, the tests) gets the JSON.
-    onLine: (label, line) =>
-      process.stdout.write(`[${label}] ${readable ? readableLogLine(line, { name: false }) : line}\n`),
-    onSpawn: (p) => {
-      spawned.push(p);
-      // Tests and operators read the pids here, one line per process as it starts.
-      say(`${p.name} pid ${p.child.pid} ${p.url} starting`);
-      if (stopping) void p.stop('SIGKILL');
-    },
-  };
-  try {
-    running = await startServices({
-      ...spawnOptions,
-      // Loaded here only: the five services' code is what the check needs, and tests that start stacks do not.
-      checkConfig: async (planned) => {
-        (await import('./launch-config')).checkLaunchConfig(planned);
-        // The gateway's port, valid by now: taken or forbidden, one line before anything is spawned.
-        await assertCanListen(Number(process.env.PORT ?? '8080'), process.env.HOST ?? '127.0.0.1');
-      },
-      env,
-      extra: {
-        audit: process.env.PROCESS_NICE ? {} : LAUNCHER_SERVICE_ENV.audit,
-        mandates: {
-          ...(generatedSigningKey ? { LOCAL_SIGNING_KEY: generatedSigningKey } : {}),
-          // Status-list uris signed into mandates name the gateway this launcher starts.
-          ...(process.env.PUBLIC_BASE_URL
-            ? {}
-            : { PUBLIC_BASE_URL: `http://127.0.0.1:${process.env.PORT ?? '8080'}` }),
-        },
-        // The AuthZEN metadata (docs/API.md#authzen) names the same gateway.
-        verify: process.env.PUBLIC_BASE_URL
-          ? {}
-          : { PUBLIC_BASE_URL: `http://127.0.0.1:${process.env.PORT ?? '8080'}` },
-        gateway: {
-          PORT: process.env.PORT ?? '8080',
-          HOST: process.env.HOST ?? '127.0.0.1',
-          OPERATOR_TOKEN: process.env.OPERATOR_TOKEN || generatedOperatorToken!,
-        },
-      },
-      verifyReplicas: replicas,
-      localWallet: true,
-      say,
-    });
-  } catch (err) {
-    if (stopping) return; // a signal arrived during the start: stopAll exits
-    if (err instanceof ConfigError && spawned.length === 0) {
-      // Nothing was spawned: one line per problem, naming the variable, and nothing to stop.
-      for (const problem of err.problems) process.stderr.write(`config error: ${problem}\n`);
-      process.exit(1);
-    }
-    if (err instanceof ListenError && spawned.length === 0) {
-      process.stderr.write(`listen error: ${err.line}\n`);
-      process.exit(1);
-    }
-    // The service's own lines (its config errors) are above, prefixed with its name: one line here.
-    const reason =
-      err instanceof ServiceStartError
-        ? `${err.message}; its output is above`
-        : err instanceof Error
-          ? (err.stack ?? err.message)
-          : String(err);
-    process.stderr.write(`[launcher] ${reason}\n`);
-    await stopAll(1);
-    return;
+/** A failed start: one line saying why (one per problem for a config error), and every process stopped. */
+async function startFailed(launcher: Launcher, err: unknown): Promise<void> {
+  const { spawned } = launcher;
+  if (launcher.stopping) return; // a signal arrived during the start: stopAll exits
+  if (err instanceof ConfigError && spawned.length === 0) {
+    // Nothing was spawned: one line per problem, naming the variable, and nothing to stop.
+    for (const problem of err.problems) process.stderr.write(`config error: ${problem}\n`);
+    process.exit(1);
   }
-  const services = running;
-  // One process gone means the product is broken: stop the others and say so in the exit code. A
-  // process the liveness watch is restarting is the exception (docs/DEPLOYMENT.md, "Liveness").
-  const watchExit = (p: ServiceProcess) =>
-    p.child.once('exit', (code, signal) => {
-      if (stopping || supervisor.isRestarting(p)) return;
-      say(`${p.name} exited (${signal ?? `code ${code}`}); stopping the others`);
-      void stopAll(1);
-    });
-  for (const p of services.all) watchExit(p);
-  const supervisor: LivenessSupervisor = superviseLiveness(services.all, spawnOptions, {
-    ...livenessWatchFromEnv(),
-    say,
-    onRestart: watchExit,
-  });
-  supervisorStop = () => supervisor.stop();
+  if (err instanceof ListenError && spawned.length === 0) {
+    process.stderr.write(`listen error: ${err.line}\n`);
+    process.exit(1);
+  }
+  // The service's own lines (its config errors) are above, prefixed with its name: one line here.
+  const reason =
+    err instanceof ServiceStartError
+      ? `${err.message}; its output is above`
+      : err instanceof Error
+        ? (err.stack ?? err.message)
+        : String(err);
+  process.stderr.write(`[launcher] ${reason}\n`);
+  await stopAll(launcher, 1);
+}
+
+/** The lines a person needs once everything runs: where the API is, and what was generated. */
+function announce(
+  say: (line: string) => void,
+  services: Services,
+  config: ReturnType<typeof launcherConfig>,
+): void {
   say(
     `API: ${services.gateway.url}   (walk-through: README.md, "API walk-through"; OpenAPI: ${services.gateway.url}/v1/openapi.json)`,
   );
-  if (generatedOperatorToken) {
+  if (config.generatedOperatorToken) {
     // Both exports on the one line that shows the token, as the walk-through starts with them (README.md).
     say(
-      `operator token (shown once), into your shell: export API=${services.gateway.url}; export OPERATOR_TOKEN=${generatedOperatorToken}`,
+      `operator token (shown once), into your shell: export API=${services.gateway.url}; export OPERATOR_TOKEN=${config.generatedOperatorToken}`,
     );
   }
-  if (generatedSigningKey)
+  if (config.generatedSigningKey)
     say(
       'mandates signs with a key generated for this run (set LOCAL_SIGNING_KEY_FILE to keep one across runs)',
     );

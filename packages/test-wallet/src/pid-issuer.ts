@@ -77,14 +77,8 @@ export interface TestPidIssuerOptions {
 
 export async function createTestPidIssuer(options: TestPidIssuerOptions = {}): Promise<TestPidIssuer> {
   const issuer = options.issuer ?? TEST_PID_ISSUER_URL;
-  const privateJwk =
-    options.privateJwk ?? (options.seed !== undefined ? seededP256Jwk(options.seed) : await randomP256Jwk());
+  const { privateJwk, publicJwk, kid } = await issuerKey(options);
   const x5cHeader = options.x5c ? { x5c: options.x5c } : {};
-  const { kty, crv, x, y } = privateJwk;
-  const publicJwk: JWK = { kty, crv, x, y };
-  const kid = await calculateJwkThumbprint(publicJwk);
-  publicJwk.kid = kid;
-  publicJwk.alg = 'ES256';
   const sdjwt = new SDJwtVcInstance({
     signer: await ES256.getSigner(privateJwk),
     signAlg: 'ES256',
@@ -138,6 +132,20 @@ export async function createTestPidIssuer(options: TestPidIssuerOptions = {}): P
         .sign(await importJWK(privateJwk, 'ES256'));
     },
   };
+}
+
+/** The issuer's P-256 key (given, seeded or random) and its public half, named by its thumbprint. */
+async function issuerKey(
+  options: TestPidIssuerOptions,
+): Promise<{ privateJwk: JWK; publicJwk: JWK; kid: string }> {
+  const privateJwk =
+    options.privateJwk ?? (options.seed !== undefined ? seededP256Jwk(options.seed) : await randomP256Jwk());
+  const { kty, crv, x, y } = privateJwk;
+  const publicJwk: JWK = { kty, crv, x, y };
+  const kid = await calculateJwkThumbprint(publicJwk);
+  publicJwk.kid = kid;
+  publicJwk.alg = 'ES256';
+  return { privateJwk, publicJwk, kid };
 }
 
 async function randomP256Jwk(): Promise<JWK> {

@@ -11,7 +11,7 @@ import {
 } from '@mandate/shared/events';
 import { connectMongo } from '@mandate/shared/data';
 import { type OutboundLookup } from '@mandate/shared/http';
-import { compose, tokensFor, wireWith } from '@mandate/shared/service';
+import { compose, tokensFor, wireWith, type Closers } from '@mandate/shared/service';
 import type { Deps } from './deps';
 import type { AuditConfig } from './config';
 import { HttpMandatesSource, type MandatesSource } from './evidence/mandates-source';
@@ -57,114 +57,12 @@ export async function wire(
   // What it built is closed by close(), or at once when a later step fails (wireWith).
   return wireWith(
     async (closers) => {
-      let connection: Connection | undefined;
-      // Each adapter by the one composition rule (compose): the variable, else the override, else the local default.
-      const { adapter: store } = await compose<AuditStore>({
-        variable: config.MONGO_URL,
-        fromVariable: async (url) => {
-          const opened = await connectMongo(url, config.MONGO_DB, log);
-          connection = opened;
-          closers.add(() => opened.close());
-          const mongoStore = new MongoEventStore(opened);
-          await mongoStore.init();
-          return mongoStore;
-        },
-        override: overrides.store,
-        local: async () => {
-          if (!config.AUDIT_STORE_FILE) {
-            log.warn('audit store is in memory: events are lost on restart');
-            return new MemoryEventStore();
-          }
-          const fileStore = await FileEventStore.open(config.AUDIT_STORE_FILE, log);
-          closers.add(() => fileStore.close());
-          log.warn(
-            { file: config.AUDIT_STORE_FILE },
-            'audit store is in memory, journaled to a local file (one process only)',
-          );
-          return fileStore;
-        },
-      });
-
-      // The audit consumer's queue, or the webhooks' own copy of every event.
-      const rabbitSource = (url: string, queue: 'audit' | 'webhooks') =>
-        new RabbitEventSource({
-          url,
-          logger: log,
-          topology: amqpTopology(config.AMQP_NAMESPACE),
-          prefetch: config.AUDIT_PREFETCH,
-          queue,
-        });
-      const { adapter: source } = await compose<EventSource>({
-        variable: config.AMQP_URL,
-        fromVariable: (url) => rabbitSource(url, 'audit'),
-        override: overrides.source,
-        local: () => {
-          log.warn('no AMQP_URL and no shared bus: the audit consumer will receive nothing');
-          return new InProcessBus(log);
-        },
-      });
-
+      const ctx: WireContext = { config, log, closers };
+      const { store, connection } = await wireStore(ctx, overrides.store);
+      const source = await wireSource(ctx, overrides.source);
       const tokens = tokensFor(config.INTERNAL_TOKEN_SECRET, overrides.tokens);
-
-      const { adapter: mandates } = await compose<MandatesSource | undefined, string[]>({
-        variable: config.MANDATES_URL,
-        fromVariable: (baseUrls) => {
-          const ownMandates = new HttpMandatesSource({
-            baseUrls,
-            logger: log,
-            timeoutMs: config.MANDATES_TIMEOUT_MS,
-          });
-          closers.add(() => ownMandates.close());
-          log.info(
-            { mandatesUrl: baseUrls },
-            'evidence export reads mandates, keys and signatures from the mandates service',
-          );
-          return ownMandates;
-        },
-        override: overrides.mandates,
-        local: () => {
-          log.warn('no MANDATES_URL: the evidence export answers 503');
-          return undefined;
-        },
-      });
-
-      // Webhooks: the deliveries next to the events (MongoDB, else memory), the webhook queue (its own
-      // copy of every event), and a publisher for the events of endpoint changes.
-      const deliveryRetentionMs = config.WEBHOOKS_DELIVERY_RETENTION_DAYS * 86_400_000;
-      const { adapter: webhookStore } = await compose<WebhookStore>({
-        variable: config.MONGO_URL,
-        fromVariable: async () => {
-          const mongoStore = new MongoWebhookStore(connection!, deliveryRetentionMs);
-          await mongoStore.init();
-          return mongoStore;
-        },
-        override: overrides.webhookStore,
-        local: () => {
-          log.warn('webhook deliveries are in memory: pending ones are lost on restart');
-          return new MemoryWebhookStore(deliveryRetentionMs);
-        },
-      });
-      const { adapter: webhookSource } = await compose<EventSource>({
-        variable: config.AMQP_URL,
-        fromVariable: (url) => rabbitSource(url, 'webhooks'),
-        override: overrides.webhookSource,
-        // The same in-process bus as the audit consumer's: it hands every event to each of its consumers.
-        local: () => source,
-      });
-      const { adapter: publisher } = await compose<EventPublisher>({
-        variable: config.AMQP_URL,
-        fromVariable: async (url) => {
-          // Connects on the first publish: a broker down at start delays the relay, not the service.
-          const ownPublisher = new RabbitPublisher(url, log, amqpTopology(config.AMQP_NAMESPACE));
-          closers.add(() => ownPublisher.close());
-          return ownPublisher;
-        },
-        override: overrides.publisher,
-        local: () => (source instanceof InProcessBus ? source : new InProcessBus(log)),
-      });
-      if (!config.INTERNAL_TOKEN_SECRET)
-        log.warn('no INTERNAL_TOKEN_SECRET: webhook secrets are sealed with a key of this process only');
-
+      const mandates = await wireMandates(ctx, overrides.mandates);
+      const webhooks = await wireWebhooks(ctx, { connection, source, overrides });
       return {
         store,
         source,
@@ -173,24 +71,183 @@ export async function wire(
         mandates,
         clock: overrides.clock,
         checkpointSeconds: config.AUDIT_CHECKPOINT_SECONDS,
-        webhooks: {
-          store: webhookStore,
-          source: webhookSource,
-          publisher,
-          box: secretBox(config.INTERNAL_TOKEN_SECRET ?? randomBytes(32).toString('hex')),
-          random: overrides.webhookRandom,
-          settings: {
-            allowLoopback: config.WEBHOOKS_ALLOW_LOOPBACK,
-            lookup: overrides.webhookLookup,
-            timeoutMs: config.WEBHOOKS_TIMEOUT_MS,
-            retryScheduleSeconds: config.WEBHOOKS_RETRY_SCHEDULE,
-            disableAfterMs: config.WEBHOOKS_DISABLE_AFTER_HOURS * 3600 * 1000,
-            concurrency: config.WEBHOOKS_CONCURRENCY,
-            pollMs: config.WEBHOOKS_POLL_MS,
-          },
-        },
+        webhooks,
       };
     },
     (err) => log.warn({ err }, 'audit: closing a dependency failed'),
   );
+}
+
+/** What every wire* helper below needs. */
+interface WireContext {
+  config: AuditConfig;
+  log: Logger;
+  closers: Closers;
+}
+
+/**
+ * The event store: MongoDB when MONGO_URL is set (its connection is shared with the webhook
+ * store), else the override, else memory, journaled to AUDIT_STORE_FILE when set.
+ */
+async function wireStore(
+  { config, log, closers }: WireContext,
+  override: AuditStore | undefined,
+): Promise<{ store: AuditStore; connection?: Connection }> {
+  let connection: Connection | undefined;
+  // Each adapter by the one composition rule (compose): the variable, else the override, else the local default.
+  const { adapter: store } = await compose<AuditStore>({
+    variable: config.MONGO_URL,
+    fromVariable: async (url) => {
+      const opened = await connectMongo(url, config.MONGO_DB, log);
+      connection = opened;
+      closers.add(() => opened.close());
+      const mongoStore = new MongoEventStore(opened);
+      await mongoStore.init();
+      return mongoStore;
+    },
+    override,
+    local: async () => {
+      if (!config.AUDIT_STORE_FILE) {
+        log.warn('audit store is in memory: events are lost on restart');
+        return new MemoryEventStore();
+      }
+      const fileStore = await FileEventStore.open(config.AUDIT_STORE_FILE, log);
+      closers.add(() => fileStore.close());
+      log.warn(
+        { file: config.AUDIT_STORE_FILE },
+        'audit store is in memory, journaled to a local file (one process only)',
+      );
+      return fileStore;
+    },
+  });
+  return { store, connection };
+}
+
+/** The audit consumer's queue, or the webhooks' own copy of every event. */
+function rabbitSource({ config, log }: WireContext, url: string, queue: 'audit' | 'webhooks'): EventSource {
+  return new RabbitEventSource({
+    url,
+    logger: log,
+    topology: amqpTopology(config.AMQP_NAMESPACE),
+    prefetch: config.AUDIT_PREFETCH,
+    queue,
+  });
+}
+
+/** The audit consumer's events: RabbitMQ when AMQP_URL is set, else the override, else a private bus. */
+async function wireSource(ctx: WireContext, override: EventSource | undefined): Promise<EventSource> {
+  const { adapter: source } = await compose<EventSource>({
+    variable: ctx.config.AMQP_URL,
+    fromVariable: (url) => rabbitSource(ctx, url, 'audit'),
+    override,
+    local: () => {
+      ctx.log.warn('no AMQP_URL and no shared bus: the audit consumer will receive nothing');
+      return new InProcessBus(ctx.log);
+    },
+  });
+  return source;
+}
+
+/** The evidence export's mandates: the mandates service from MANDATES_URL, else the override, else none. */
+async function wireMandates(
+  { config, log, closers }: WireContext,
+  override: MandatesSource | undefined,
+): Promise<MandatesSource | undefined> {
+  const { adapter: mandates } = await compose<MandatesSource | undefined, string[]>({
+    variable: config.MANDATES_URL,
+    fromVariable: (baseUrls) => {
+      const ownMandates = new HttpMandatesSource({
+        baseUrls,
+        logger: log,
+        timeoutMs: config.MANDATES_TIMEOUT_MS,
+      });
+      closers.add(() => ownMandates.close());
+      log.info(
+        { mandatesUrl: baseUrls },
+        'evidence export reads mandates, keys and signatures from the mandates service',
+      );
+      return ownMandates;
+    },
+    override,
+    local: () => {
+      log.warn('no MANDATES_URL: the evidence export answers 503');
+      return undefined;
+    },
+  });
+  return mandates;
+}
+
+/**
+ * Webhooks: the deliveries next to the events (MongoDB, else memory), the webhook queue (its own
+ * copy of every event), and a publisher for the events of endpoint changes.
+ */
+async function wireWebhooks(
+  ctx: WireContext,
+  parts: { connection?: Connection; source: EventSource; overrides: AuditOverrides },
+): Promise<NonNullable<Deps['webhooks']>> {
+  const { config, log } = ctx;
+  const { source, overrides } = parts;
+  const webhookStore = await wireWebhookStore(ctx, parts.connection, overrides.webhookStore);
+  const { adapter: webhookSource } = await compose<EventSource>({
+    variable: config.AMQP_URL,
+    fromVariable: (url) => rabbitSource(ctx, url, 'webhooks'),
+    override: overrides.webhookSource,
+    // The same in-process bus as the audit consumer's: it hands every event to each of its consumers.
+    local: () => source,
+  });
+  const { adapter: publisher } = await compose<EventPublisher>({
+    variable: config.AMQP_URL,
+    fromVariable: async (url) => {
+      // Connects on the first publish: a broker down at start delays the relay, not the service.
+      const ownPublisher = new RabbitPublisher(url, log, amqpTopology(config.AMQP_NAMESPACE));
+      ctx.closers.add(() => ownPublisher.close());
+      return ownPublisher;
+    },
+    override: overrides.publisher,
+    local: () => (source instanceof InProcessBus ? source : new InProcessBus(log)),
+  });
+  if (!config.INTERNAL_TOKEN_SECRET)
+    log.warn('no INTERNAL_TOKEN_SECRET: webhook secrets are sealed with a key of this process only');
+  return {
+    store: webhookStore,
+    source: webhookSource,
+    publisher,
+    box: secretBox(config.INTERNAL_TOKEN_SECRET ?? randomBytes(32).toString('hex')),
+    random: overrides.webhookRandom,
+    settings: {
+      allowLoopback: config.WEBHOOKS_ALLOW_LOOPBACK,
+      lookup: overrides.webhookLookup,
+      timeoutMs: config.WEBHOOKS_TIMEOUT_MS,
+      retryScheduleSeconds: config.WEBHOOKS_RETRY_SCHEDULE,
+      disableAfterMs: config.WEBHOOKS_DISABLE_AFTER_HOURS * 3600 * 1000,
+      concurrency: config.WEBHOOKS_CONCURRENCY,
+      pollMs: config.WEBHOOKS_POLL_MS,
+    },
+  };
+}
+
+/**
+ * The deliveries: in MongoDB over the event store's connection (there is one exactly when
+ * MONGO_URL is set), else the override, else memory.
+ */
+async function wireWebhookStore(
+  { config, log }: WireContext,
+  connection: Connection | undefined,
+  override: WebhookStore | undefined,
+): Promise<WebhookStore> {
+  const deliveryRetentionMs = config.WEBHOOKS_DELIVERY_RETENTION_DAYS * 86_400_000;
+  const { adapter } = await compose<WebhookStore, Connection>({
+    variable: connection,
+    fromVariable: async (opened) => {
+      const mongoStore = new MongoWebhookStore(opened, deliveryRetentionMs);
+      await mongoStore.init();
+      return mongoStore;
+    },
+    override,
+    local: () => {
+      log.warn('webhook deliveries are in memory: pending ones are lost on restart');
+      return new MemoryWebhookStore(deliveryRetentionMs);
+    },
+  });
+  return adapter;
 }

@@ -1,9 +1,4 @@
-import {
-  computePeriodBounds,
-  isKnownTimeZone,
-  periodBounds,
-  startOfLocalDay,
-} from '../src/budget-period';
+import { computePeriodBounds, isKnownTimeZone, periodBounds, startOfLocalDay } from '../src/budget-period';
 
 const at = (iso: string) => new Date(iso);
 const bounds = (period: 'day' | 'week' | 'month' | 'total', tz: string, iso: string) => {

@@ -34,6 +34,12 @@ const ignoredProperties = () => z.record(z.string(), z.unknown()).optional().des
  * a function of those fields, so this module imports nothing of the contract.
  */
 export function authzenSchemas(verify: VerifyFields) {
+  const members = memberSchemas(verify);
+  return { ...members, ...requestSchemas(members), ...responseSchemas() };
+}
+
+/** An evaluation's members, each with the rule of the verify field it maps to. */
+function memberSchemas(verify: VerifyFields) {
   const authzenSubjectSchema = z
     .strictObject({
       type: z.string().min(1).max(256).describe('Free text (the delegate’s kind); not checked'),
@@ -66,6 +72,12 @@ export function authzenSchemas(verify: VerifyFields) {
     .describe('Verify’s amount, currency and min_assurance')
     .meta({ id: 'AuthzenContext' });
 
+  return { authzenSubjectSchema, authzenActionSchema, authzenResourceSchema, authzenContextSchema };
+}
+
+/** One evaluation, and a batch of them (as validated, and as documented). */
+function requestSchemas(members: ReturnType<typeof memberSchemas>) {
+  const { authzenSubjectSchema, authzenActionSchema, authzenResourceSchema, authzenContextSchema } = members;
   const authzenEvaluationSchema = z
     .strictObject({
       subject: authzenSubjectSchema,
@@ -122,6 +134,16 @@ export function authzenSchemas(verify: VerifyFields) {
     })
     .meta({ id: 'AuthzenEvaluationsRequest' });
 
+  return {
+    authzenEvaluationSchema,
+    authzenEvaluationItemSchema,
+    authzenEvaluationsRequestSchema,
+    authzenEvaluationsRequestDoc,
+  };
+}
+
+/** The answers: one evaluation's, a batch's, and the PDP's configuration. */
+function responseSchemas() {
   const decidedContextSchema = z.object({
     reason: z.enum(['OK', ...DENY_REASONS]),
     decision_id: z.string().regex(/^dec_[0-9a-f]{26}$/),
@@ -158,17 +180,5 @@ export function authzenSchemas(verify: VerifyFields) {
       access_evaluations_endpoint: z.url(),
     })
     .meta({ id: 'AuthzenConfiguration' });
-  return {
-    authzenSubjectSchema,
-    authzenActionSchema,
-    authzenResourceSchema,
-    authzenContextSchema,
-    authzenEvaluationSchema,
-    authzenEvaluationItemSchema,
-    authzenEvaluationsRequestSchema,
-    authzenEvaluationsRequestDoc,
-    authzenEvaluationResponseSchema,
-    authzenEvaluationsResponseSchema,
-    authzenConfigurationSchema,
-  };
+  return { authzenEvaluationResponseSchema, authzenEvaluationsResponseSchema, authzenConfigurationSchema };
 }

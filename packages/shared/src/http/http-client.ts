@@ -268,75 +268,117 @@ function streamExchange(
   return new Promise((resolve, reject) => {
     const { signal } = req;
     if (signal?.aborted) return reject(new undiciErrors.RequestAbortedError());
-    let abort: ((err: Error) => void) | undefined;
-    let readerGone = false;
-    // The reader went away (or the caller gave up): stop reading the upstream.
-    const onGone = () => {
-      readerGone = true;
-      abort?.(new undiciErrors.RequestAbortedError());
-    };
-    signal?.addEventListener('abort', onGone, { once: true });
-    target.once('close', onGone);
-    const settle = () => {
+    const reader = watchReader(signal, target);
+    pool.dispatch(
+      { method: req.method as 'GET', path: req.path, headers: req.headers, body: req.body },
+      answerCopier({ target, head, mayRetry, signal, reader, resolve, reject }),
+    );
+  });
+}
+
+/** Whether the reader of a streamed answer went away (or the caller gave up), and stopping the upstream when it does. */
+interface ReaderWatch {
+  /** The upstream request is under way: `abortRequest` stops it. */
+  connected(abortRequest: (err: Error) => void): void;
+  readonly gone: boolean;
+  /** The exchange is over: stop watching. */
+  settle(): void;
+}
+
+function watchReader(signal: AbortSignal | undefined, target: AnswerTarget): ReaderWatch {
+  let abort: ((err: Error) => void) | undefined;
+  let readerGone = false;
+  // The reader went away (or the caller gave up): stop reading the upstream.
+  const onGone = () => {
+    readerGone = true;
+    abort?.(new undiciErrors.RequestAbortedError());
+  };
+  signal?.addEventListener('abort', onGone, { once: true });
+  target.once('close', onGone);
+  return {
+    connected(abortRequest) {
+      abort = abortRequest;
+      if (signal?.aborted || target.destroyed) onGone();
+    },
+    get gone() {
+      return readerGone;
+    },
+    settle() {
       signal?.removeEventListener('abort', onGone);
       target.off('close', onGone);
-    };
-    let status = 0;
-    let headers: IncomingHttpHeaders = {};
-    let resume: (() => void) | undefined;
-    let discard = false;
-    let opened = false;
-    let held: Buffer | undefined;
-    const open = () => {
-      opened = true;
-      head(status, headers);
-    };
-    pool.dispatch({ method: req.method as 'GET', path: req.path, headers: req.headers, body: req.body }, {
-      onConnect(abortRequest: (err: Error) => void) {
-        abort = abortRequest;
-        if (signal?.aborted || target.destroyed) onGone();
-      },
-      onHeaders(statusCode: number, rawHeaders: Buffer[], resumeReading: () => void) {
-        status = statusCode;
-        headers = parseRawHeaders(rawHeaders);
-        resume = resumeReading;
-        discard = mayRetry && RETRYABLE_STATUS.has(statusCode);
-        return true;
-      },
-      onData(chunk: Buffer) {
-        if (discard) return true;
-        if (!opened) {
-          if (held === undefined) {
-            held = chunk;
-            return true;
-          }
-          open();
-          target.write(held);
-          held = undefined;
+    },
+  };
+}
+
+/** One streamed exchange's parts, for its dispatch handler (answerCopier). */
+interface AnswerCopy {
+  target: AnswerTarget;
+  head: (status: number, headers: IncomingHttpHeaders) => void;
+  mayRetry: boolean;
+  signal: AbortSignal | undefined;
+  reader: ReaderWatch;
+  resolve: (value: { retryAfter: string | string[] | undefined } | undefined) => void;
+  reject: (err: Error) => void;
+}
+
+/**
+ * The dispatch handler that copies the upstream's answer to `target`, with backpressure. The head
+ * is written once a second chunk (or the end) comes, so a retryable status is discarded unwritten.
+ */
+function answerCopier(x: AnswerCopy): Parameters<Pool['dispatch']>[1] {
+  const { target, reader, resolve, reject } = x;
+  let status = 0;
+  let headers: IncomingHttpHeaders = {};
+  let resume: (() => void) | undefined;
+  let discard = false;
+  let opened = false;
+  let held: Buffer | undefined;
+  const open = () => {
+    opened = true;
+    x.head(status, headers);
+  };
+  return {
+    onConnect: (abortRequest: (err: Error) => void) => reader.connected(abortRequest),
+    onHeaders(statusCode: number, rawHeaders: Buffer[], resumeReading: () => void) {
+      status = statusCode;
+      headers = parseRawHeaders(rawHeaders);
+      resume = resumeReading;
+      discard = x.mayRetry && RETRYABLE_STATUS.has(statusCode);
+      return true;
+    },
+    onData(chunk: Buffer) {
+      if (discard) return true;
+      if (!opened) {
+        if (held === undefined) {
+          held = chunk;
+          return true;
         }
-        if (target.write(chunk)) return true;
-        target.once('drain', () => resume!());
-        return false;
-      },
-      onComplete() {
-        settle();
-        if (discard) return resolve({ retryAfter: headers['retry-after'] });
-        if (!opened) open();
-        target.end(held);
-        resolve(undefined);
-      },
-      onError(err: Error) {
-        settle();
-        if (readerGone && !signal?.aborted) {
-          target.destroy();
-          return resolve(undefined);
-        }
-        if (!opened) return reject(err);
+        open();
+        target.write(held);
+        held = undefined;
+      }
+      if (target.write(chunk)) return true;
+      target.once('drain', () => resume!());
+      return false;
+    },
+    onComplete() {
+      reader.settle();
+      if (discard) return resolve({ retryAfter: headers['retry-after'] });
+      if (!opened) open();
+      target.end(held);
+      resolve(undefined);
+    },
+    onError(err: Error) {
+      reader.settle();
+      if (reader.gone && !x.signal?.aborted) {
         target.destroy();
-        reject(new AnswerInterrupted(err));
-      },
-    } as unknown as Parameters<Pool['dispatch']>[1]);
-  });
+        return resolve(undefined);
+      }
+      if (!opened) return reject(err);
+      target.destroy();
+      reject(new AnswerInterrupted(err));
+    },
+  } as unknown as Parameters<Pool['dispatch']>[1];
 }
 
 function parseRawHeaders(raw: Buffer[]): IncomingHttpHeaders {

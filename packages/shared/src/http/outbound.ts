@@ -169,48 +169,10 @@ export function namesLoopback(hostname: string): boolean {
  * maxBytes of body, never takes longer than timeoutMs.
  */
 export async function safeFetch(url: string, options: SafeFetchOptions): Promise<SafeFetchResponse> {
-  let target: URL;
-  try {
-    target = new URL(url);
-  } catch {
-    throw new OutboundRefused('INVALID_URL', 'not a URL');
-  }
-  if (target.username || target.password) throw new OutboundRefused('INVALID_URL', 'URL carries credentials');
-  const hostname = bareHost(target.hostname);
-  const loopbackOk = options.allowLoopback === true && namesLoopback(hostname);
-  if (target.protocol !== 'https:' && !(target.protocol === 'http:' && loopbackOk)) {
-    throw new OutboundRefused('SCHEME', `${target.protocol} is not allowed`);
-  }
-  if (isIP(hostname)) {
-    const refusal = addressRefusal(hostname, loopbackOk);
-    if (refusal) throw new OutboundRefused('ADDRESS_NOT_ALLOWED', `${hostname} is ${refusal}`);
-  }
-
-  // The first refusal met while connecting: undici reports connect failures in its own words.
-  let refused: OutboundRefused | undefined;
-  const resolve = options.lookup ?? systemLookup;
+  const { target, loopbackOk } = checkedUrl(url, options);
   const connectTimeoutMs = options.connectTimeoutMs ?? Math.min(options.timeoutMs, 3_000);
-  const connectTo = buildConnector({ timeout: connectTimeoutMs });
-  const connect: buildConnector.connector = (connectOptions, callback) => {
-    // Each connection goes to an address that was just checked, by address: nothing resolves the
-    // name again between the check and the connect. TLS still verifies the certificate against the
-    // name (undici takes the servername from the URL's host, not from the address connected to).
-    const tryEach = (addresses: readonly string[], index: number) => {
-      connectTo({ ...connectOptions, hostname: addresses[index]! }, (error, socket) => {
-        if (error && index + 1 < addresses.length) return tryEach(addresses, index + 1);
-        if (error) return callback(error, null);
-        callback(null, socket!);
-      });
-    };
-    checkedAddresses(bareHost(connectOptions.hostname), resolve, loopbackOk).then(
-      (addresses) => tryEach(addresses, 0),
-      (error: unknown) => {
-        refused =
-          error instanceof OutboundRefused ? error : new OutboundRefused('UNREACHABLE', String(error));
-        callback(refused, null);
-      },
-    );
-  };
+  const connector = checkingConnector(options.lookup ?? systemLookup, loopbackOk, connectTimeoutMs);
+  const { connect } = connector;
 
   const pooled = options.pool;
   const client: Dispatcher = pooled
@@ -241,50 +203,128 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
       body: options.body,
       signal: deadline.signal,
     });
-    if (response.statusCode >= 300 && response.statusCode < 400) {
-      discard(response.body);
-      throw new OutboundRefused('REDIRECT', `answered ${response.statusCode}; redirects are not followed`);
-    }
-    const declared = Number(response.headers['content-length']);
-    const refuseOverflow = options.overflow !== 'truncate';
-    if (refuseOverflow && Number.isFinite(declared) && declared > options.maxBytes) {
-      discard(response.body);
-      throw new OutboundRefused('TOO_LARGE', `body of ${declared} bytes exceeds ${options.maxBytes}`);
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let truncated = false;
-    for await (const chunk of response.body as AsyncIterable<Buffer>) {
-      if (size + chunk.length > options.maxBytes) {
-        discard(response.body);
-        if (refuseOverflow) throw new OutboundRefused('TOO_LARGE', `body exceeds ${options.maxBytes} bytes`);
-        chunks.push(chunk.subarray(0, options.maxBytes - size));
-        truncated = true;
-        break;
-      }
-      chunks.push(chunk);
-      size += chunk.length;
-    }
-    return { status: response.statusCode, headers: response.headers, body: Buffer.concat(chunks), truncated };
+    return await readAnswer(response, options);
   } catch (error) {
-    if (error instanceof OutboundRefused) throw error;
-    if (refused) throw refused;
-    // A pooled request may fail on a connection another request opened: its refusal is the cause.
-    if ((error as { cause?: unknown }).cause instanceof OutboundRefused)
-      throw (error as { cause: OutboundRefused }).cause;
-    if (
-      deadline.signal.aborted ||
-      error instanceof undiciErrors.ConnectTimeoutError ||
-      error instanceof undiciErrors.HeadersTimeoutError ||
-      error instanceof undiciErrors.BodyTimeoutError
-    ) {
-      throw new OutboundRefused('TIMEOUT', `no complete answer within ${options.timeoutMs} ms`);
-    }
-    throw new OutboundRefused('UNREACHABLE', (error as Error).message);
+    throw fetchRefusal(error, connector.refused, deadline.signal.aborted, options.timeoutMs);
   } finally {
     clearTimeout(timer);
     if (!pooled) client.destroy().catch(() => undefined);
   }
+}
+
+/** The URL parsed and checked before anything connects: no credentials, https (or loopback http), an allowed address. */
+function checkedUrl(url: string, options: SafeFetchOptions): { target: URL; loopbackOk: boolean } {
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    throw new OutboundRefused('INVALID_URL', 'not a URL');
+  }
+  if (target.username || target.password) throw new OutboundRefused('INVALID_URL', 'URL carries credentials');
+  const hostname = bareHost(target.hostname);
+  const loopbackOk = options.allowLoopback === true && namesLoopback(hostname);
+  if (target.protocol !== 'https:' && !(target.protocol === 'http:' && loopbackOk)) {
+    throw new OutboundRefused('SCHEME', `${target.protocol} is not allowed`);
+  }
+  if (isIP(hostname)) {
+    const refusal = addressRefusal(hostname, loopbackOk);
+    if (refusal) throw new OutboundRefused('ADDRESS_NOT_ALLOWED', `${hostname} is ${refusal}`);
+  }
+  return { target, loopbackOk };
+}
+
+/**
+ * undici's connector, connecting only to checked addresses; `refused` is the first refusal met
+ * while connecting (undici reports connect failures in its own words).
+ */
+function checkingConnector(
+  resolve: OutboundLookup,
+  loopbackOk: boolean,
+  connectTimeoutMs: number,
+): { connect: buildConnector.connector; readonly refused: OutboundRefused | undefined } {
+  let refused: OutboundRefused | undefined;
+  const connectTo = buildConnector({ timeout: connectTimeoutMs });
+  const connect: buildConnector.connector = (connectOptions, callback) => {
+    // Each connection goes to an address that was just checked, by address: nothing resolves the
+    // name again between the check and the connect. TLS still verifies the certificate against the
+    // name (undici takes the servername from the URL's host, not from the address connected to).
+    const tryEach = (addresses: readonly string[], index: number) => {
+      connectTo({ ...connectOptions, hostname: addresses[index]! }, (error, socket) => {
+        if (error && index + 1 < addresses.length) return tryEach(addresses, index + 1);
+        if (error) return callback(error, null);
+        callback(null, socket!);
+      });
+    };
+    checkedAddresses(bareHost(connectOptions.hostname), resolve, loopbackOk).then(
+      (addresses) => tryEach(addresses, 0),
+      (error: unknown) => {
+        refused =
+          error instanceof OutboundRefused ? error : new OutboundRefused('UNREACHABLE', String(error));
+        callback(refused, null);
+      },
+    );
+  };
+  return {
+    connect,
+    get refused() {
+      return refused;
+    },
+  };
+}
+
+/** The answer, refused when it redirects or its body passes maxBytes (unless truncated by choice). */
+async function readAnswer(
+  response: Dispatcher.ResponseData,
+  options: SafeFetchOptions,
+): Promise<SafeFetchResponse> {
+  if (response.statusCode >= 300 && response.statusCode < 400) {
+    discard(response.body);
+    throw new OutboundRefused('REDIRECT', `answered ${response.statusCode}; redirects are not followed`);
+  }
+  const declared = Number(response.headers['content-length']);
+  const refuseOverflow = options.overflow !== 'truncate';
+  if (refuseOverflow && Number.isFinite(declared) && declared > options.maxBytes) {
+    discard(response.body);
+    throw new OutboundRefused('TOO_LARGE', `body of ${declared} bytes exceeds ${options.maxBytes}`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let truncated = false;
+  for await (const chunk of response.body as AsyncIterable<Buffer>) {
+    if (size + chunk.length > options.maxBytes) {
+      discard(response.body);
+      if (refuseOverflow) throw new OutboundRefused('TOO_LARGE', `body exceeds ${options.maxBytes} bytes`);
+      chunks.push(chunk.subarray(0, options.maxBytes - size));
+      truncated = true;
+      break;
+    }
+    chunks.push(chunk);
+    size += chunk.length;
+  }
+  return { status: response.statusCode, headers: response.headers, body: Buffer.concat(chunks), truncated };
+}
+
+/** A failed fetch in the outbound rules' words: the refusal met, else a timeout, else unreachable. */
+function fetchRefusal(
+  error: unknown,
+  refused: OutboundRefused | undefined,
+  timedOut: boolean,
+  timeoutMs: number,
+): OutboundRefused {
+  if (error instanceof OutboundRefused) return error;
+  if (refused) return refused;
+  // A pooled request may fail on a connection another request opened: its refusal is the cause.
+  if ((error as { cause?: unknown }).cause instanceof OutboundRefused)
+    return (error as { cause: OutboundRefused }).cause;
+  if (
+    timedOut ||
+    error instanceof undiciErrors.ConnectTimeoutError ||
+    error instanceof undiciErrors.HeadersTimeoutError ||
+    error instanceof undiciErrors.BodyTimeoutError
+  ) {
+    return new OutboundRefused('TIMEOUT', `no complete answer within ${timeoutMs} ms`);
+  }
+  return new OutboundRefused('UNREACHABLE', (error as Error).message);
 }
 
 /** Stops reading a body we will not use (destroying it reports an abort nobody needs to hear). */

@@ -182,6 +182,32 @@ export class ProcessMetrics {
       'rate_limit_redis_fallbacks_total',
       'Limiter decisions taken in process because Redis was unavailable',
     );
+    // Registered here, in this order: the order /metrics lists them in.
+    this.registerBacklogGauges(registers);
+    this.registerAuditGauges(registers);
+    this.auditBatchSize = new Histogram({
+      name: 'audit_batch_size',
+      help: 'Events per batch written by the audit consumer',
+      buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
+      registers,
+    });
+    this.auditDeadLetters = counter(
+      'audit_dead_letters_total',
+      'Audit messages (kind=message) or invalid events of a batch message (kind=event) dead-lettered',
+      ['kind'],
+    );
+    this.kmsDuration = new Histogram({
+      name: 'kms_request_duration_seconds',
+      help: 'AWS KMS call latency, by operation',
+      labelNames: ['operation'],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.kmsErrors = counter('kms_errors_total', 'AWS KMS calls that failed, by operation', ['operation']);
+  }
+
+  /** The gauges of what waits to be sent: the outbox's backlog and the event spool, read on scrape. */
+  private registerBacklogGauges(registers: Registry[]): void {
     const outboxSources = this.outboxSources;
     new Gauge({
       name: 'outbox_backlog_events',
@@ -217,6 +243,10 @@ export class ProcessMetrics {
         this.set(bytes);
       },
     });
+  }
+
+  /** The audit consumer's lag and its queue's depth, read on scrape. */
+  private registerAuditGauges(registers: Registry[]): void {
     // eslint-disable-next-line @typescript-eslint/no-this-alias -- read inside prom-client's collect(), where `this` is the gauge
     const self = this;
     new Gauge({
@@ -244,25 +274,6 @@ export class ProcessMetrics {
         else this.set(total);
       },
     });
-    this.auditBatchSize = new Histogram({
-      name: 'audit_batch_size',
-      help: 'Events per batch written by the audit consumer',
-      buckets: [1, 2, 5, 10, 20, 50, 100, 200, 500],
-      registers,
-    });
-    this.auditDeadLetters = counter(
-      'audit_dead_letters_total',
-      'Audit messages (kind=message) or invalid events of a batch message (kind=event) dead-lettered',
-      ['kind'],
-    );
-    this.kmsDuration = new Histogram({
-      name: 'kms_request_duration_seconds',
-      help: 'AWS KMS call latency, by operation',
-      labelNames: ['operation'],
-      buckets: LATENCY_BUCKETS,
-      registers,
-    });
-    this.kmsErrors = counter('kms_errors_total', 'AWS KMS calls that failed, by operation', ['operation']);
   }
 
   /** Counts one answered request; `route` is the route pattern (bounded), never the raw path. */

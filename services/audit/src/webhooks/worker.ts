@@ -168,34 +168,68 @@ export class DeliveryWorker {
     endpoint: WebhookEndpoint | undefined,
     manual: boolean,
   ): Promise<WebhookDelivery | null> {
-    const { store, clock, settings } = this.deps;
+    const { store, clock } = this.deps;
     const startedAt = clock.now();
-    if (!endpoint || (endpoint.status !== 'ENABLED' && !manual)) {
-      // Deleted or disabled since the fan-out: nothing is sent; a retry after re-enabling sends it.
-      this.metrics.attempts.inc({ outcome: 'skipped' });
-      return store.finishAttempt(
-        d,
-        {
-          attempt: {
-            attempted_at: startedAt.toISOString(),
-            status_code: null,
-            error: endpoint ? 'ENDPOINT_DISABLED' : 'ENDPOINT_DELETED',
-            duration_ms: 0,
-            response_body: null,
-            manual,
-          },
-          status: 'FAILED',
-          next_attempt_at: null,
-          scheduled: false,
-        },
-        startedAt.toISOString(),
+    if (!endpoint || (endpoint.status !== 'ENABLED' && !manual))
+      return this.skip(d, endpoint, manual, startedAt);
+    const { attempt, ok } = await this.send(d, endpoint, manual, startedAt);
+    const finishedAt = clock.now();
+    const outcome = this.outcome(d, attempt, ok, manual, finishedAt);
+    this.metrics.attempts.inc({
+      outcome: ok ? 'succeeded' : outcome.status === 'FAILED' ? 'failed' : 'retrying',
+    });
+    const recorded = await store.finishAttempt(d, outcome, finishedAt.toISOString());
+    if (!recorded) {
+      this.deps.logger.warn(
+        { deliveryId: d.id },
+        'webhook lease ran out during the attempt; another worker owns it now',
       );
+      return null;
     }
+    await this.trackHealth(endpoint, ok, finishedAt).catch((err) =>
+      this.deps.logger.warn({ err, endpointId: endpoint.id }, 'webhook endpoint health not recorded'),
+    );
+    return recorded;
+  }
+
+  /** Deleted or disabled since the fan-out: nothing is sent; a retry after re-enabling sends it. */
+  private skip(
+    d: ClaimedDelivery,
+    endpoint: WebhookEndpoint | undefined,
+    manual: boolean,
+    startedAt: Date,
+  ): Promise<WebhookDelivery | null> {
+    this.metrics.attempts.inc({ outcome: 'skipped' });
+    return this.deps.store.finishAttempt(
+      d,
+      {
+        attempt: {
+          attempted_at: startedAt.toISOString(),
+          status_code: null,
+          error: endpoint ? 'ENDPOINT_DISABLED' : 'ENDPOINT_DELETED',
+          duration_ms: 0,
+          response_body: null,
+          manual,
+        },
+        status: 'FAILED',
+        next_attempt_at: null,
+        scheduled: false,
+      },
+      startedAt.toISOString(),
+    );
+  }
+
+  /** One signed POST of the delivery (timed in the metric); what it answered, or why it failed, as the attempt. */
+  private async send(
+    d: ClaimedDelivery,
+    endpoint: WebhookEndpoint,
+    manual: boolean,
+    startedAt: Date,
+  ): Promise<{ attempt: WebhookAttempt; ok: boolean }> {
+    const { settings } = this.deps;
     const timestamp = Math.floor(startedAt.getTime() / 1000);
     const secrets = this.openSecrets(endpoint, startedAt);
     const started = performance.now();
-    let attempt: WebhookAttempt;
-    let ok = false;
     try {
       // Sealed under another INTERNAL_TOKEN_SECRET: nothing unsigned is ever sent.
       if (secrets.length === 0) throw new Error('SECRET_UNREADABLE');
@@ -216,8 +250,8 @@ export class DeliveryWorker {
         lookup: settings.lookup,
         pool: this.pool,
       });
-      ok = res.status >= 200 && res.status < 300;
-      attempt = {
+      const ok = res.status >= 200 && res.status < 300;
+      const attempt = {
         attempted_at: startedAt.toISOString(),
         status_code: res.status,
         error: ok ? null : `HTTP ${res.status}`,
@@ -225,8 +259,9 @@ export class DeliveryWorker {
         response_body: res.body.length > 0 ? res.body.toString('utf8') : null,
         manual,
       };
+      return { attempt, ok };
     } catch (err) {
-      attempt = {
+      const attempt = {
         attempted_at: startedAt.toISOString(),
         status_code: null,
         error: attemptError(err),
@@ -234,25 +269,10 @@ export class DeliveryWorker {
         response_body: null,
         manual,
       };
+      return { attempt, ok: false };
+    } finally {
+      this.metrics.attemptSeconds.observe((performance.now() - started) / 1000);
     }
-    this.metrics.attemptSeconds.observe((performance.now() - started) / 1000);
-    const finishedAt = clock.now();
-    const outcome = this.outcome(d, attempt, ok, manual, finishedAt);
-    this.metrics.attempts.inc({
-      outcome: ok ? 'succeeded' : outcome.status === 'FAILED' ? 'failed' : 'retrying',
-    });
-    const recorded = await store.finishAttempt(d, outcome, finishedAt.toISOString());
-    if (!recorded) {
-      this.deps.logger.warn(
-        { deliveryId: d.id },
-        'webhook lease ran out during the attempt; another worker owns it now',
-      );
-      return null;
-    }
-    await this.trackHealth(endpoint, ok, finishedAt).catch((err) =>
-      this.deps.logger.warn({ err, endpointId: endpoint.id }, 'webhook endpoint health not recorded'),
-    );
-    return recorded;
   }
 
   /** The secrets that sign now, opened; one sealed under another key is left out (and logged). */

@@ -62,36 +62,12 @@ export async function wireCredentials(
     ? undefined
     : new UsableKeys(identityUsableKeys(identity, tokens, logger), logger);
 
-  let jwt = overrides.jwt;
-  if (!jwt) {
-    const issuers = parseJwtIssuers(config.JWT_ISSUERS);
-    if (issuers.length > 0) {
-      jwt = new JoseJwtAuthenticator(issuers, subjects);
-      logger.info(
-        { issuers: issuers.map((i) => ({ name: i.name, issuer: i.issuer, scheme: i.subject_scheme })) },
-        'JWT callers accepted',
-      );
-    }
-  }
-
-  let subscriber: RabbitSubscriber | undefined;
-  if (config.AMQP_URL) {
-    subscriber = new RabbitSubscriber({
-      url: config.AMQP_URL,
-      logger,
-      topology: amqpTopology(config.AMQP_NAMESPACE),
-      eventTypes: CREDENTIAL_EVENT_TYPES,
-      name: 'gateway-credential-cache',
-    });
-    await subscriber.start(credentialEventHandler(keys, subjects, usableKeys));
-  } else if (deps.events) {
-    await deps.events.subscribe(CREDENTIAL_EVENT_TYPES, credentialEventHandler(keys, subjects, usableKeys));
-  } else {
-    logger.warn(
-      { ttlMs: config.KEY_CACHE_TTL_MS },
-      'AMQP_URL not set: cached keys and roles expire by TTL only',
-    );
-  }
+  const jwt = overrides.jwt ?? jwtAuthenticator(config, subjects, logger);
+  const subscriber = await subscribeToCredentialEvents(
+    config,
+    deps,
+    credentialEventHandler(keys, subjects, usableKeys),
+  );
 
   // An overriding KeyResolver (tests) may keep no cache: only the caches are checked.
   const caches = ([keys, subjects, usableKeys] as unknown[]).filter(isCredentialCache);
@@ -123,4 +99,50 @@ export async function wireCredentials(
       await subscriber?.stop();
     },
   };
+}
+
+/** The JWT authenticator when JWT_ISSUERS names issuers. */
+function jwtAuthenticator(
+  config: CredentialConfig,
+  subjects: CachedSubjectResolver,
+  logger: Logger,
+): JwtAuthenticator | undefined {
+  const issuers = parseJwtIssuers(config.JWT_ISSUERS);
+  if (issuers.length === 0) return undefined;
+  const jwt = new JoseJwtAuthenticator(issuers, subjects);
+  logger.info(
+    { issuers: issuers.map((i) => ({ name: i.name, issuer: i.issuer, scheme: i.subject_scheme })) },
+    'JWT callers accepted',
+  );
+  return jwt;
+}
+
+/**
+ * Key and role events evict cached credentials: over RabbitMQ, else over the embedded mode's bus,
+ * else not at all (the TTL and the epoch check bound them). The RabbitMQ subscriber is returned to be stopped.
+ */
+async function subscribeToCredentialEvents(
+  config: CredentialConfig,
+  deps: { logger: Logger; events?: CredentialEventSource },
+  handler: EventHandler,
+): Promise<RabbitSubscriber | undefined> {
+  const { logger } = deps;
+  if (config.AMQP_URL) {
+    const subscriber = new RabbitSubscriber({
+      url: config.AMQP_URL,
+      logger,
+      topology: amqpTopology(config.AMQP_NAMESPACE),
+      eventTypes: CREDENTIAL_EVENT_TYPES,
+      name: 'gateway-credential-cache',
+    });
+    await subscriber.start(handler);
+    return subscriber;
+  }
+  if (deps.events) await deps.events.subscribe(CREDENTIAL_EVENT_TYPES, handler);
+  else
+    logger.warn(
+      { ttlMs: config.KEY_CACHE_TTL_MS },
+      'AMQP_URL not set: cached keys and roles expire by TTL only',
+    );
+  return undefined;
 }

@@ -224,72 +224,134 @@ export class PlanLimiter implements RequestLimiter {
   async check(subject: LimitSubject, endpoint?: LimitName, cost = 1): Promise<LimitDecision> {
     const now = (this.options.clock ?? systemClock).now();
     const { month, msToNextMonth } = monthWindow(now);
-    const applied: Applied[] = [];
-    if (subject.kind === 'client_ip') {
-      const bucket = this.perIpLimits[subject.bucket];
-      applied.push({
-        limiter: this.perIp[subject.bucket],
-        key: subject.ip,
-        kind: 'rate',
-        limit: bucket.burst,
-        part: { kind: 'rate', rlKey: `${this.options.prefix}:${subject.bucket}:${subject.ip}`, bucket },
-      });
-    } else {
-      const plan = this.limits.plans[subject.plan];
-      // Every key of the caller: one hash tag on a Redis Cluster, so one script call takes them all.
-      const caller = this.tag.of(subject.id);
-      applied.push({
-        limiter: this.global[subject.plan],
-        key: caller,
-        kind: 'rate',
-        limit: plan.global.burst,
-        part: { kind: 'rate', rlKey: `${this.options.prefix}:global:${caller}`, bucket: plan.global },
-      });
-      if (endpoint && !isClientIpBucket(endpoint)) {
-        applied.push({
-          limiter: this.endpoints[subject.plan][endpoint],
-          key: caller,
-          kind: 'rate',
-          limit: plan.endpoints[endpoint].burst,
-          part: {
-            kind: 'rate',
-            rlKey: `${this.options.prefix}:ep:${endpoint}:${caller}`,
-            bucket: plan.endpoints[endpoint],
-          },
-        });
-      }
-      // The counter outlives its month by a day so replicas with skewed clocks still agree.
-      const customDuration = seconds(msToNextMonth) + 86_400;
-      applied.push({
-        limiter: this.quotas[subject.plan],
-        key: `${caller}:${month}`,
-        kind: 'quota',
-        limit: plan.monthlyQuota,
-        part: {
-          kind: 'quota',
-          rlKey: `${this.options.prefix}:quota:${caller}:${month}`,
-          points: plan.monthlyQuota,
-          seconds: customDuration,
-        },
-        options: { customDuration },
-      });
-      // The same request on the day's counter, in the same atomic call: it counts only what passed.
-      const day = now.toISOString().slice(0, 10);
-      applied.push({
-        limiter: this.daily,
-        key: `${caller}:${day}`,
-        kind: 'tally',
-        limit: UNLIMITED,
-        part: {
-          kind: 'quota',
-          rlKey: `${this.options.prefix}:day:${caller}:${day}`,
-          points: UNLIMITED,
-          seconds: DAY_COUNTER_SECONDS,
-        },
-        options: { customDuration: DAY_COUNTER_SECONDS },
-      });
+    const applied =
+      subject.kind === 'client_ip'
+        ? [this.clientIpLimit(subject)]
+        : this.callerLimits(subject, endpoint, { now, month, msToNextMonth });
+
+    const consumed = await this.consume(applied, cost);
+    // Both Redis and the insurance limiter failed: serving unlimited beats refusing everyone.
+    if (!consumed) return { allowed: true, headers: {} };
+    const { outcomes, refundable } = consumed;
+
+    const rejected = outcomes.findIndex((o, i) => !o.ok && applied[i]!.kind === 'quota');
+    const rateRejected = rejected >= 0 ? -1 : this.longestWait(outcomes);
+    const blocking = rejected >= 0 ? rejected : rateRejected;
+    if (blocking >= 0) {
+      if (refundable) this.refund(applied, outcomes, cost);
+      return this.rejection({ subject, endpoint, applied, outcomes, blocking, msToNextMonth });
     }
 
+    // Report the limit closest to biting (a tally is no limit).
+    let i = 0;
+    for (let j = 1; j < outcomes.length; j++)
+      if (applied[j]!.kind !== 'tally' && outcomes[j]!.res.remainingPoints < outcomes[i]!.res.remainingPoints)
+        i = j;
+    const a = applied[i]!;
+    const res = outcomes[i]!.res;
+    return {
+      allowed: true,
+      headers: {
+        'RateLimit-Limit': String(a.limit),
+        'RateLimit-Remaining': String(res.remainingPoints),
+        'RateLimit-Reset': String(a.kind === 'quota' ? seconds(msToNextMonth) : seconds(res.msBeforeNext)),
+      },
+    };
+  }
+
+  /** An anonymous request's one limit: its client IP's bucket. */
+  private clientIpLimit(subject: Extract<LimitSubject, { kind: 'client_ip' }>): Applied {
+    const bucket = this.perIpLimits[subject.bucket];
+    return {
+      limiter: this.perIp[subject.bucket],
+      key: subject.ip,
+      kind: 'rate',
+      limit: bucket.burst,
+      part: { kind: 'rate', rlKey: `${this.options.prefix}:${subject.bucket}:${subject.ip}`, bucket },
+    };
+  }
+
+  /** A caller's limits, in this order: global, the endpoint's (if any), the monthly quota, the day's tally. */
+  private callerLimits(
+    subject: Exclude<LimitSubject, { kind: 'client_ip' }>,
+    endpoint: LimitName | undefined,
+    window: { now: Date; month: string; msToNextMonth: number },
+  ): Applied[] {
+    const applied: Applied[] = [];
+    const plan = this.limits.plans[subject.plan];
+    // Every key of the caller: one hash tag on a Redis Cluster, so one script call takes them all.
+    const caller = this.tag.of(subject.id);
+    applied.push({
+      limiter: this.global[subject.plan],
+      key: caller,
+      kind: 'rate',
+      limit: plan.global.burst,
+      part: { kind: 'rate', rlKey: `${this.options.prefix}:global:${caller}`, bucket: plan.global },
+    });
+    if (endpoint && !isClientIpBucket(endpoint)) {
+      applied.push({
+        limiter: this.endpoints[subject.plan][endpoint],
+        key: caller,
+        kind: 'rate',
+        limit: plan.endpoints[endpoint].burst,
+        part: {
+          kind: 'rate',
+          rlKey: `${this.options.prefix}:ep:${endpoint}:${caller}`,
+          bucket: plan.endpoints[endpoint],
+        },
+      });
+    }
+    applied.push(this.quotaLimit(subject.plan, caller, window));
+    // The same request on the day's counter, in the same atomic call: it counts only what passed.
+    const day = window.now.toISOString().slice(0, 10);
+    applied.push({
+      limiter: this.daily,
+      key: `${caller}:${day}`,
+      kind: 'tally',
+      limit: UNLIMITED,
+      part: {
+        kind: 'quota',
+        rlKey: `${this.options.prefix}:day:${caller}:${day}`,
+        points: UNLIMITED,
+        seconds: DAY_COUNTER_SECONDS,
+      },
+      options: { customDuration: DAY_COUNTER_SECONDS },
+    });
+    return applied;
+  }
+
+  /** The caller's monthly quota. */
+  private quotaLimit(
+    planName: Plan,
+    caller: string,
+    { month, msToNextMonth }: { month: string; msToNextMonth: number },
+  ): Applied {
+    const plan = this.limits.plans[planName];
+    // The counter outlives its month by a day so replicas with skewed clocks still agree.
+    const customDuration = seconds(msToNextMonth) + 86_400;
+    return {
+      limiter: this.quotas[planName],
+      key: `${caller}:${month}`,
+      kind: 'quota',
+      limit: plan.monthlyQuota,
+      part: {
+        kind: 'quota',
+        rlKey: `${this.options.prefix}:quota:${caller}:${month}`,
+        points: plan.monthlyQuota,
+        seconds: customDuration,
+      },
+      options: { customDuration },
+    };
+  }
+
+  /**
+   * Every limit consumed: in one atomic call when the backend has one (then nothing is refunded),
+   * else on each limiter. Undefined when even the insurance limiters failed (logged).
+   */
+  private async consume(
+    applied: Applied[],
+    cost: number,
+  ): Promise<{ outcomes: Outcome[]; refundable: boolean } | undefined> {
     let outcomes: Outcome[];
     // Whether what the passing limits took must be given back on a rejection (not after an atomic all-or-nothing call).
     let refundable = true;
@@ -313,54 +375,45 @@ export class PlanLimiter implements RequestLimiter {
     } catch (err) {
       // Both Redis and the insurance limiter failed: serving unlimited beats refusing everyone.
       this.options.logger?.error({ err }, 'rate limiter failed; request not limited');
-      return { allowed: true, headers: {} };
+      return undefined;
     }
 
-    const rejected = outcomes.findIndex((o, i) => !o.ok && applied[i]!.kind === 'quota');
-    const rateRejected = rejected >= 0 ? -1 : this.longestWait(outcomes);
-    const blocking = rejected >= 0 ? rejected : rateRejected;
-    if (blocking >= 0) {
-      if (refundable) this.refund(applied, outcomes, cost);
-      const a = applied[blocking]!;
-      const quota = a.kind === 'quota';
-      // applied is [a per-IP bucket] or [global, endpoint?, quota]: the blocking index names the bucket.
-      this.metrics.rateLimitRejections.inc({
-        bucket: quota
-          ? 'quota'
-          : subject.kind === 'client_ip'
-            ? subject.bucket
-            : blocking === 0
-              ? 'global'
-              : `endpoint:${endpoint}`,
-      });
-      const retryAfter = quota
-        ? seconds(msToNextMonth)
-        : Math.max(1, seconds(outcomes[blocking]!.res.msBeforeNext));
-      return {
-        allowed: false,
-        message: quota ? 'Monthly quota exceeded' : 'Rate limit exceeded',
-        headers: {
-          'RateLimit-Limit': String(a.limit),
-          'RateLimit-Remaining': '0',
-          'RateLimit-Reset': String(retryAfter),
-          'Retry-After': String(retryAfter),
-        },
-      };
-    }
+    return { outcomes, refundable };
+  }
 
-    // Report the limit closest to biting (a tally is no limit).
-    let i = 0;
-    for (let j = 1; j < outcomes.length; j++)
-      if (applied[j]!.kind !== 'tally' && outcomes[j]!.res.remainingPoints < outcomes[i]!.res.remainingPoints)
-        i = j;
-    const a = applied[i]!;
-    const res = outcomes[i]!.res;
+  /** The 429 answer for the limit at `blocking`, counted in the rejection metric by its bucket. */
+  private rejection(r: {
+    subject: LimitSubject;
+    endpoint: LimitName | undefined;
+    applied: Applied[];
+    outcomes: Outcome[];
+    blocking: number;
+    msToNextMonth: number;
+  }): LimitDecision {
+    const { subject, endpoint, applied, outcomes, blocking, msToNextMonth } = r;
+    const a = applied[blocking]!;
+    const quota = a.kind === 'quota';
+    // applied is [a per-IP bucket] or [global, endpoint?, quota]: the blocking index names the bucket.
+    this.metrics.rateLimitRejections.inc({
+      bucket: quota
+        ? 'quota'
+        : subject.kind === 'client_ip'
+          ? subject.bucket
+          : blocking === 0
+            ? 'global'
+            : `endpoint:${endpoint}`,
+    });
+    const retryAfter = quota
+      ? seconds(msToNextMonth)
+      : Math.max(1, seconds(outcomes[blocking]!.res.msBeforeNext));
     return {
-      allowed: true,
+      allowed: false,
+      message: quota ? 'Monthly quota exceeded' : 'Rate limit exceeded',
       headers: {
         'RateLimit-Limit': String(a.limit),
-        'RateLimit-Remaining': String(res.remainingPoints),
-        'RateLimit-Reset': String(a.kind === 'quota' ? seconds(msToNextMonth) : seconds(res.msBeforeNext)),
+        'RateLimit-Remaining': '0',
+        'RateLimit-Reset': String(retryAfter),
+        'Retry-After': String(retryAfter),
       },
     };
   }
