@@ -39,7 +39,6 @@ export default tseslint.config(
       'bench/**/*.{ts,cjs}',
     ],
     ignores: [
-      'bench/identity-idle.ts',
       'bench/probe.cjs',
       'bench/verify.ts',
       'packages/dashboard/src/App.tsx',

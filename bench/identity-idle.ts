@@ -46,8 +46,16 @@ async function pool(n: number, task: (i: number) => Promise<void>): Promise<void
   );
 }
 
-async function main() {
-  const gatewayEnv = {
+type ApiClient = ReturnType<typeof apiClient>;
+type Stack = Awaited<ReturnType<typeof startStack>>;
+interface Window {
+  cpuMsPerS: number;
+  perS: (readonly [string, number])[];
+}
+
+/** The gateways' environment: plans that let 10,000 key creations and their first uses through. */
+function gatewayEnv(): Record<string, string> {
+  return {
     LOG_LEVEL: 'warn',
     ...(process.env.BENCH_CHECK_INTERVAL_MS
       ? { CREDENTIAL_CHECK_INTERVAL_MS: process.env.BENCH_CHECK_INTERVAL_MS, KEY_CACHE_TTL_MS: '3600000' }
@@ -61,8 +69,11 @@ async function main() {
       },
     }),
   };
-  const stack = await startStack({ all: { LOG_LEVEL: 'warn' }, gateway: gatewayEnv });
-  const second = await startService(
+}
+
+/** A second gateway replica beside the stack's, on the same services, broker and Redis. */
+function startSecondGateway(stack: Stack, env: Record<string, string>) {
+  return startService(
     'gateway',
     {
       INTERNAL_TOKEN_SECRET: stack.internalSecret,
@@ -76,94 +87,113 @@ async function main() {
       IDENTITY_URL: stack.services.identity.url,
       AUDIT_URL: stack.services.audit.url,
       AUTH_FAILURE_LIMIT_PER_MINUTE: '1000000',
-      ...gatewayEnv,
+      ...env,
     },
     'gateway-2',
   );
-  const gateways = [apiClient(stack.gateway.url), apiClient(second.url)];
-  const identity = stack.services.identity;
-  const identityPid = identity.child.pid!;
+}
 
-  /** Identity's CPU (ms per second) and requests by route over `seconds`, while `during` runs. */
-  async function measure(seconds: number, during: (until: number) => Promise<void>) {
-    const routes = await requestsByRoute(identity.url);
-    const cpu = ticks(identityPid);
-    const until = Date.now() + seconds * 1000;
-    await during(until);
-    const cpuMsPerS = ((ticks(identityPid) - cpu) * 10) / seconds;
-    const after = await requestsByRoute(identity.url);
-    const perS = [...after]
-      .map(([route, n]) => [route, (n - (routes.get(route) ?? 0)) / seconds] as const)
-      .filter(([route, r]) => r > 0 && route !== '/metrics');
-    return { cpuMsPerS, perS };
+/** Identity's CPU (ms per second) and requests by route over `seconds`, while `during` runs. */
+async function measure(
+  identity: { url: string; pid: number },
+  seconds: number,
+  during: (until: number) => Promise<void>,
+): Promise<Window> {
+  const routes = await requestsByRoute(identity.url);
+  const cpu = ticks(identity.pid);
+  const until = Date.now() + seconds * 1000;
+  await during(until);
+  const cpuMsPerS = ((ticks(identity.pid) - cpu) * 10) / seconds;
+  const after = await requestsByRoute(identity.url);
+  const perS = [...after]
+    .map(([route, n]) => [route, (n - (routes.get(route) ?? 0)) / seconds] as const)
+    .filter(([route, r]) => r > 0 && route !== '/metrics');
+  return { cpuMsPerS, perS };
+}
+
+/** A tenant on the enterprise plan and its admin credential. */
+async function createTenant(gateway: ApiClient, operatorToken: string) {
+  const created = await gateway('POST', '/v1/platform/tenants', {
+    auth: operatorToken,
+    body: { name: 'Idle bench', plan: 'enterprise' },
+  });
+  if (created.status !== 201) throw new Error(`tenant: ${created.status} ${created.text}`);
+  const tenantId = created.body.tenant.id as string;
+  return { tenantId, admin: `${tenantId}:${created.body.api_key.api_key}` };
+}
+
+/** KEYS API keys of the tenant, each then used once (or on both gateways): what each gateway caches. */
+async function keysInUse(gateways: ApiClient[], tenant: { tenantId: string; admin: string }) {
+  const started = Date.now();
+  const secrets: string[] = [];
+  await pool(KEYS, async (i) => {
+    const res = await gateways[0]!('POST', `/v1/tenants/${tenant.tenantId}/api-keys`, {
+      auth: tenant.admin,
+      body: { name: `idle ${i}`, scopes: ['mandates:read'] },
+    });
+    if (res.status !== 201) throw new Error(`key ${i}: ${res.status} ${res.text}`);
+    secrets[i] = `${tenant.tenantId}:${res.body.api_key}`;
+  });
+  const keysCreated = Date.now();
+  const counts = { non2xx: 0 };
+  const use = async (g: number, i: number) => {
+    const res = await gateways[g]!('GET', '/v1/mandates?limit=1', { auth: secrets[i]! });
+    if (res.status !== 200) counts.non2xx++;
+  };
+  if (BOTH) await pool(KEYS * 2, (n) => use(n % 2, n >> 1));
+  else await pool(KEYS, (i) => use(i % 2, i));
+  process.stdout.write(
+    `${KEYS} keys created in ${((keysCreated - started) / 1000).toFixed(0)} s, ` +
+      `in use (${BOTH ? 'each on both gateways' : 'half on each gateway'}) after ${((Date.now() - keysCreated) / 1000).toFixed(0)} s more\n`,
+  );
+  return { use, counts };
+}
+
+/** Until `until`, a trickle over random keys on both gateways: they stay in use, and each is still cached. */
+async function trickle(use: (g: number, i: number) => Promise<void>, until: number) {
+  let n = 0;
+  while (Date.now() < until) {
+    const i = Math.floor(Math.random() * KEYS);
+    await use(BOTH ? n % 2 : i % 2, i);
+    n++;
+    await sleep(1000 / TRICKLE_PER_S);
   }
-  const idleUntil = async (until: number) => void (await sleep(until - Date.now()));
+}
 
+function report(before: Window, inUse: Window, non2xx: number) {
+  const show = (label: string, m: Window) => {
+    process.stdout.write(
+      `${label}: identity ${m.cpuMsPerS.toFixed(1)} ms CPU/s (${(m.cpuMsPerS / 10).toFixed(2)} % of a core)\n`,
+    );
+    for (const [route, r] of m.perS) process.stdout.write(`    ${route}: ${r.toFixed(2)}/s\n`);
+  };
+  show(`no key in use (${Math.min(SECONDS, 20)} s)`, before);
+  show(`${KEYS} keys in use on 2 gateways, none changing (${SECONDS} s, ${TRICKLE_PER_S} requests/s)`, inUse);
+  const resolves = inUse.perS.find(([route]) => route.includes('/keys/resolve'))?.[1] ?? 0;
+  process.stdout.write(
+    `non-2xx answers: ${non2xx}\n` +
+      `key resolves while nothing changed: ${(resolves * SECONDS).toFixed(0)}\n` +
+      `goal "identity under 2 % of a core with ${KEYS} keys in use": ${inUse.cpuMsPerS < TARGET_MS_PER_S ? 'met' : 'not met'} ` +
+      `(${(inUse.cpuMsPerS / 10).toFixed(2)} %; on a shared machine, read it against the ${(before.cpuMsPerS / 10).toFixed(2)} % with no key)\n`,
+  );
+}
+
+async function main() {
+  const env = gatewayEnv();
+  const stack = await startStack({ all: { LOG_LEVEL: 'warn' }, gateway: env });
+  const second = await startSecondGateway(stack, env);
+  const gateways = [apiClient(stack.gateway.url), apiClient(second.url)];
+  const identity = { url: stack.services.identity.url, pid: stack.services.identity.child.pid! };
   try {
-    const created = await gateways[0]!('POST', '/v1/platform/tenants', {
-      auth: stack.operatorToken,
-      body: { name: 'Idle bench', plan: 'enterprise' },
-    });
-    if (created.status !== 201) throw new Error(`tenant: ${created.status} ${created.text}`);
-    const tenantId = created.body.tenant.id as string;
-    const admin = `${tenantId}:${created.body.api_key.api_key}`;
-
+    const tenant = await createTenant(gateways[0]!, stack.operatorToken);
     await sleep(5_000);
-    const before = await measure(Math.min(SECONDS, 20), idleUntil);
-
-    const started = Date.now();
-    const secrets: string[] = [];
-    await pool(KEYS, async (i) => {
-      const res = await gateways[0]!('POST', `/v1/tenants/${tenantId}/api-keys`, {
-        auth: admin,
-        body: { name: `idle ${i}`, scopes: ['mandates:read'] },
-      });
-      if (res.status !== 201) throw new Error(`key ${i}: ${res.status} ${res.text}`);
-      secrets[i] = `${tenantId}:${res.body.api_key}`;
+    const before = await measure(identity, Math.min(SECONDS, 20), async (until) => {
+      await sleep(until - Date.now());
     });
-    const keysCreated = Date.now();
-    let non2xx = 0;
-    const use = async (g: number, i: number) => {
-      const res = await gateways[g]!('GET', '/v1/mandates?limit=1', { auth: secrets[i]! });
-      if (res.status !== 200) non2xx++;
-    };
-    if (BOTH) await pool(KEYS * 2, (n) => use(n % 2, n >> 1));
-    else await pool(KEYS, (i) => use(i % 2, i));
-    process.stdout.write(
-      `${KEYS} keys created in ${((keysCreated - started) / 1000).toFixed(0)} s, ` +
-        `in use (${BOTH ? 'each on both gateways' : 'half on each gateway'}) after ${((Date.now() - keysCreated) / 1000).toFixed(0)} s more\n`,
-    );
+    const { use, counts } = await keysInUse(gateways, tenant);
     await sleep(5_000);
-
-    const inUse = await measure(SECONDS, async (until) => {
-      // A trickle over random keys on both gateways: they stay in use, and each is still cached.
-      let n = 0;
-      while (Date.now() < until) {
-        const i = Math.floor(Math.random() * KEYS);
-        await use(BOTH ? n % 2 : i % 2, i);
-        n++;
-        await sleep(1000 / TRICKLE_PER_S);
-      }
-    });
-
-    const show = (label: string, m: typeof before) => {
-      process.stdout.write(
-        `${label}: identity ${m.cpuMsPerS.toFixed(1)} ms CPU/s (${(m.cpuMsPerS / 10).toFixed(2)} % of a core)\n`,
-      );
-      for (const [route, r] of m.perS) process.stdout.write(`    ${route}: ${r.toFixed(2)}/s\n`);
-    };
-    show(`no key in use (${Math.min(SECONDS, 20)} s)`, before);
-    show(
-      `${KEYS} keys in use on 2 gateways, none changing (${SECONDS} s, ${TRICKLE_PER_S} requests/s)`,
-      inUse,
-    );
-    const resolves = inUse.perS.find(([route]) => route.includes('/keys/resolve'))?.[1] ?? 0;
-    process.stdout.write(
-      `non-2xx answers: ${non2xx}\n` +
-        `key resolves while nothing changed: ${(resolves * SECONDS).toFixed(0)}\n` +
-        `goal "identity under 2 % of a core with ${KEYS} keys in use": ${inUse.cpuMsPerS < TARGET_MS_PER_S ? 'met' : 'not met'} ` +
-        `(${(inUse.cpuMsPerS / 10).toFixed(2)} %; on a shared machine, read it against the ${(before.cpuMsPerS / 10).toFixed(2)} % with no key)\n`,
-    );
+    const inUse = await measure(identity, SECONDS, (until) => trickle(use, until));
+    report(before, inUse, counts.non2xx);
   } finally {
     await second.stop();
     await stack.stop();
