@@ -140,6 +140,66 @@ export function ProductMark() {
   );
 }
 
+/** The first stop of the keyboard: past the header and the areas to the page itself. */
+function SkipLink() {
+  return (
+    <a
+      className="skip-link"
+      href="#main"
+      onClick={(e) => {
+        e.preventDefault();
+        document.getElementById('main')?.focus();
+      }}
+    >
+      Skip to content
+    </a>
+  );
+}
+
+/** Who is signed in, and a badge for a development or wallet sign-in. */
+function Who({ who }: { who: string }) {
+  const { session } = useAuth();
+  return (
+    <span className="who" data-testid="who">
+      <span className="who-name" title={who}>
+        {who}
+      </span>
+      {session?.kind === 'user' && session.method === 'development' ? (
+        <Badge color="yellow" variant="light" radius="sm">
+          Development sign-in
+        </Badge>
+      ) : null}
+      {session?.kind === 'user' && session.method === 'wallet' ? (
+        <Badge color="blue" variant="light" radius="sm">
+          Wallet sign-in
+        </Badge>
+      ) : null}
+    </span>
+  );
+}
+
+/** The areas the caller may open, each with its icon. */
+function AreasNav({ open, who, areas }: { open: boolean; who: string; areas: Area[] }) {
+  return (
+    <nav className={open ? 'side open' : 'side'} id="areas-nav" aria-label="Areas">
+      <p className="side-who">{who}</p>
+      <ul>
+        {areas.map((a) => {
+          const Icon = ICONS[a.id] ?? ScrollText;
+          return (
+            <li key={a.id}>
+              <NavLink to={a.path} data-area={a.id}>
+                <Icon size={18} aria-hidden />
+                {a.label}
+              </NavLink>
+            </li>
+          );
+        })}
+      </ul>
+    </nav>
+  );
+}
+
 function Shell({ children }: { children: ReactNode }) {
   const { session, me, permissions, signOut } = useAuth();
   const [open, setOpen] = useState(false);
@@ -153,17 +213,7 @@ function Shell({ children }: { children: ReactNode }) {
       : `${me?.subject_id ?? session?.subjectId ?? ''} · ${session?.kind === 'user' ? session.tenantId : ''}`;
   return (
     <div className="shell">
-      {/* The first stop of the keyboard: past the header and the areas to the page itself. */}
-      <a
-        className="skip-link"
-        href="#main"
-        onClick={(e) => {
-          e.preventDefault();
-          document.getElementById('main')?.focus();
-        }}
-      >
-        Skip to content
-      </a>
+      <SkipLink />
       <header className="top">
         <Burger
           className="burger"
@@ -176,21 +226,7 @@ function Shell({ children }: { children: ReactNode }) {
         />
         <ProductMark />
         {session?.kind === 'user' ? <GlobalSearch /> : null}
-        <span className="who" data-testid="who">
-          <span className="who-name" title={who}>
-            {who}
-          </span>
-          {session?.kind === 'user' && session.method === 'development' ? (
-            <Badge color="yellow" variant="light" radius="sm">
-              Development sign-in
-            </Badge>
-          ) : null}
-          {session?.kind === 'user' && session.method === 'wallet' ? (
-            <Badge color="blue" variant="light" radius="sm">
-              Wallet sign-in
-            </Badge>
-          ) : null}
-        </span>
+        <Who who={who} />
         <Button
           className="sign-out"
           variant="default"
@@ -201,22 +237,7 @@ function Shell({ children }: { children: ReactNode }) {
           Sign out
         </Button>
       </header>
-      <nav className={open ? 'side open' : 'side'} id="areas-nav" aria-label="Areas">
-        <p className="side-who">{who}</p>
-        <ul>
-          {areas.map((a) => {
-            const Icon = ICONS[a.id] ?? ScrollText;
-            return (
-              <li key={a.id}>
-                <NavLink to={a.path} data-area={a.id}>
-                  <Icon size={18} aria-hidden />
-                  {a.label}
-                </NavLink>
-              </li>
-            );
-          })}
-        </ul>
-      </nav>
+      <AreasNav open={open} who={who} areas={areas} />
       <main className="content" id="main" tabIndex={-1}>
         {children}
       </main>

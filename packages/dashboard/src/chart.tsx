@@ -36,20 +36,7 @@ export function niceMax(max: number): number {
   return 10 * p;
 }
 
-/**
- * Stacked vertical bars in hand-written SVG, with a text alternative: the SVG is one image named by
- * `summary`, and the numbers are a table under "Show the numbers" (each value cell carries
- * `data-testid` `<testId>-<datum key>`, and `-<series key>` when there is more than one series).
- */
-export function BarChart({
-  title,
-  summary,
-  series,
-  data,
-  testId,
-  height = 180,
-  categoryLabel,
-}: {
+interface BarChartProps {
   /** The table's caption. */
   title: string;
   /** What the chart shows, in words (its accessible name). */
@@ -60,8 +47,10 @@ export function BarChart({
   height?: number;
   /** The table's first column header. */
   categoryLabel: string;
-}) {
-  const id = useId();
+}
+
+/** Where the chart's bars and ticks go: the value axis' top, the bars' band and width, a value's y. */
+function layoutOf(series: ChartSeries[], data: ChartDatum[], height: number) {
   const total = (d: ChartDatum) => series.reduce((sum, s) => sum + (d.values[s.key] ?? 0), 0);
   const top = niceMax(Math.max(0, ...data.map(total)));
   const plotH = height - TOP - BOTTOM;
@@ -73,6 +62,89 @@ export function BarChart({
   const ticks = Number.isInteger(top / 2) ? [0, top / 2, top] : [0, top];
   const showTotals = data.length <= 16;
   const multi = series.length > 1;
+  return { total, top, plotH, band, barW, every, y, ticks, showTotals, multi, height, count: data.length };
+}
+type Layout = ReturnType<typeof layoutOf>;
+
+/** One bar: its series' parts stacked from the axis, its total above, its label below when labelled. */
+function Bar({ d, i, series, layout }: { d: ChartDatum; i: number; series: ChartSeries[]; layout: Layout }) {
+  const { total, top, plotH, band, barW, every, showTotals, multi, height, count } = layout;
+  const x = LEFT + i * band + (band - barW) / 2;
+  // A pixel cursor from the axis up; a non-zero part stays visible however small.
+  let cursor = TOP + plotH;
+  return (
+    <g>
+      {series.map((s) => {
+        const v = d.values[s.key] ?? 0;
+        if (v <= 0) return null;
+        const h = Math.max(2, (v / top) * plotH);
+        cursor -= h;
+        return (
+          <rect
+            key={s.key}
+            className={d.className && !multi ? d.className : s.className}
+            x={x}
+            y={cursor}
+            width={barW}
+            height={h}
+          >
+            <title>{`${d.title ?? d.label}: ${multi ? `${s.label} ` : ''}${n(v)}`}</title>
+          </rect>
+        );
+      })}
+      {showTotals && total(d) > 0 ? (
+        <text className="value" x={x + barW / 2} y={cursor - 4} textAnchor="middle">
+          {n(total(d))}
+        </text>
+      ) : null}
+      {(count - 1 - i) % every === 0 ? (
+        <text className="tick" x={x + barW / 2} y={height - 6} textAnchor="middle">
+          {d.label}
+        </text>
+      ) : null}
+    </g>
+  );
+}
+
+/** The chart's numbers as a table, its text alternative. */
+function ChartNumbers({
+  title,
+  series,
+  data,
+  testId,
+  categoryLabel,
+  layout,
+}: BarChartProps & { layout: Layout }) {
+  const { multi, total } = layout;
+  return (
+    <DataTable
+      caption={title}
+      columns={[
+        column<ChartDatum>(categoryLabel, (d) => d.title ?? d.label, { rowHeader: true }),
+        ...series.map((s) =>
+          column<ChartDatum>(s.label, (d) => d.values[s.key] ?? 0, {
+            testId: (d) => (multi ? `${testId}-${d.key}-${s.key}` : `${testId}-${d.key}`),
+          }),
+        ),
+        ...(multi ? [column<ChartDatum>('Total', total)] : []),
+      ]}
+      rows={data}
+      rowKey={(d) => d.key}
+      rowProps={(d) => ({ 'data-key': d.key })}
+    />
+  );
+}
+
+/**
+ * Stacked vertical bars in hand-written SVG, with a text alternative: the SVG is one image named by
+ * `summary`, and the numbers are a table under "Show the numbers" (each value cell carries
+ * `data-testid` `<testId>-<datum key>`, and `-<series key>` when there is more than one series).
+ */
+export function BarChart(props: BarChartProps) {
+  const { summary, series, data, testId, height = 180 } = props;
+  const id = useId();
+  const layout = layoutOf(series, data, height);
+  const { y, ticks, multi } = layout;
 
   return (
     <figure className="chart" data-testid={testId}>
@@ -95,61 +167,13 @@ export function BarChart({
             </text>
           </g>
         ))}
-        {data.map((d, i) => {
-          const x = LEFT + i * band + (band - barW) / 2;
-          // A pixel cursor from the axis up; a non-zero part stays visible however small.
-          let cursor = TOP + plotH;
-          return (
-            <g key={d.key}>
-              {series.map((s) => {
-                const v = d.values[s.key] ?? 0;
-                if (v <= 0) return null;
-                const h = Math.max(2, (v / top) * plotH);
-                cursor -= h;
-                return (
-                  <rect
-                    key={s.key}
-                    className={d.className && !multi ? d.className : s.className}
-                    x={x}
-                    y={cursor}
-                    width={barW}
-                    height={h}
-                  >
-                    <title>{`${d.title ?? d.label}: ${multi ? `${s.label} ` : ''}${n(v)}`}</title>
-                  </rect>
-                );
-              })}
-              {showTotals && total(d) > 0 ? (
-                <text className="value" x={x + barW / 2} y={cursor - 4} textAnchor="middle">
-                  {n(total(d))}
-                </text>
-              ) : null}
-              {(data.length - 1 - i) % every === 0 ? (
-                <text className="tick" x={x + barW / 2} y={height - 6} textAnchor="middle">
-                  {d.label}
-                </text>
-              ) : null}
-            </g>
-          );
-        })}
+        {data.map((d, i) => (
+          <Bar key={d.key} d={d} i={i} series={series} layout={layout} />
+        ))}
       </svg>
       <details>
         <summary>Show the numbers</summary>
-        <DataTable
-          caption={title}
-          columns={[
-            column<ChartDatum>(categoryLabel, (d) => d.title ?? d.label, { rowHeader: true }),
-            ...series.map((s) =>
-              column<ChartDatum>(s.label, (d) => d.values[s.key] ?? 0, {
-                testId: (d) => (multi ? `${testId}-${d.key}-${s.key}` : `${testId}-${d.key}`),
-              }),
-            ),
-            ...(multi ? [column<ChartDatum>('Total', total)] : []),
-          ]}
-          rows={data}
-          rowKey={(d) => d.key}
-          rowProps={(d) => ({ 'data-key': d.key })}
-        />
+        <ChartNumbers {...props} layout={layout} />
       </details>
     </figure>
   );

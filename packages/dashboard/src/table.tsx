@@ -3,8 +3,11 @@ import {
   flexRender,
   getCoreRowModel,
   useReactTable,
+  type Cell,
   type ColumnDef,
+  type Row,
   type RowData,
+  type Table as ReactTable,
 } from '@tanstack/react-table';
 import { Table } from '@mantine/core';
 import { ArrowDown, ArrowUp } from 'lucide-react';
@@ -62,6 +65,54 @@ export interface DataTableProps<T> {
   sort?: { order: 'asc' | 'desc'; onChange(order: 'asc' | 'desc'): void };
 }
 
+type Sort = DataTableProps<unknown>['sort'];
+
+/** The header row(s): a column header cell each, a sortable one's as a SortButton with its aria-sort. */
+function headRows<T>(table: ReactTable<T>, sort: Sort) {
+  return table.getHeaderGroups().map((group) => (
+    <Table.Tr key={group.id}>
+      {group.headers.map((h) => {
+        const header = flexRender(h.column.columnDef.header, h.getContext());
+        const sorted = sort && h.column.columnDef.meta?.sortable ? sort : undefined;
+        return (
+          <Table.Th
+            key={h.id}
+            scope="col"
+            className="nowrap"
+            aria-sort={sorted ? (sorted.order === 'asc' ? 'ascending' : 'descending') : undefined}
+          >
+            {sorted ? <SortButton sort={sorted}>{header}</SortButton> : header}
+          </Table.Th>
+        );
+      })}
+    </Table.Tr>
+  ));
+}
+
+/** One body cell, marked up as its column's CellOptions say (a row header is a <th scope="row">). */
+function bodyCell<T>(c: Cell<T, unknown>, row: Row<T>) {
+  const meta = c.column.columnDef.meta ?? {};
+  const props = {
+    className: typeof meta.className === 'function' ? meta.className(row.original) : meta.className,
+    'data-testid': meta.testId?.(row.original, row.index),
+    'data-label': typeof c.column.columnDef.header === 'string' ? c.column.columnDef.header : undefined,
+  };
+  // Called, not rendered as a component (flexRender would): the cell function is new on every
+  // render, so as a component type it would remount the cell, and a focused button in it
+  // (a dialog's opener) would be lost.
+  const cell = c.column.columnDef.cell;
+  const content = typeof cell === 'function' ? cell(c.getContext()) : flexRender(cell, c.getContext());
+  return meta.rowHeader ? (
+    <Table.Th key={c.id} scope="row" {...props}>
+      {content}
+    </Table.Th>
+  ) : (
+    <Table.Td key={c.id} {...props}>
+      {content}
+    </Table.Td>
+  );
+}
+
 /**
  * A list as an accessible table (Mantine's): a caption, a header cell (scope="col") per column, a
  * row per item; `empty` instead where there are no items, and the pager only where there is
@@ -108,54 +159,11 @@ export function DataTable<T>({
       ) : null}
       <Table data-testid={testId} striped highlightOnHover verticalSpacing={6} captionSide="top">
         {caption ? <Table.Caption>{caption}</Table.Caption> : null}
-        <Table.Thead>
-          {table.getHeaderGroups().map((group) => (
-            <Table.Tr key={group.id}>
-              {group.headers.map((h) => {
-                const header = flexRender(h.column.columnDef.header, h.getContext());
-                const sorted = sort && h.column.columnDef.meta?.sortable ? sort : undefined;
-                return (
-                  <Table.Th
-                    key={h.id}
-                    scope="col"
-                    className="nowrap"
-                    aria-sort={sorted ? (sorted.order === 'asc' ? 'ascending' : 'descending') : undefined}
-                  >
-                    {sorted ? <SortButton sort={sorted}>{header}</SortButton> : header}
-                  </Table.Th>
-                );
-              })}
-            </Table.Tr>
-          ))}
-        </Table.Thead>
+        <Table.Thead>{headRows(table, sort)}</Table.Thead>
         <Table.Tbody>
           {table.getRowModel().rows.map((row) => (
             <Table.Tr key={row.id} {...rowProps?.(row.original)}>
-              {row.getVisibleCells().map((c) => {
-                const meta = c.column.columnDef.meta ?? {};
-                const props = {
-                  className:
-                    typeof meta.className === 'function' ? meta.className(row.original) : meta.className,
-                  'data-testid': meta.testId?.(row.original, row.index),
-                  'data-label':
-                    typeof c.column.columnDef.header === 'string' ? c.column.columnDef.header : undefined,
-                };
-                // Called, not rendered as a component (flexRender would): the cell function is new on every
-                // render, so as a component type it would remount the cell, and a focused button in it
-                // (a dialog's opener) would be lost.
-                const cell = c.column.columnDef.cell;
-                const content =
-                  typeof cell === 'function' ? cell(c.getContext()) : flexRender(cell, c.getContext());
-                return meta.rowHeader ? (
-                  <Table.Th key={c.id} scope="row" {...props}>
-                    {content}
-                  </Table.Th>
-                ) : (
-                  <Table.Td key={c.id} {...props}>
-                    {content}
-                  </Table.Td>
-                );
-              })}
+              {row.getVisibleCells().map((c) => bodyCell(c, row))}
             </Table.Tr>
           ))}
         </Table.Tbody>

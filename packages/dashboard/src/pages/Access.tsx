@@ -4,6 +4,7 @@ import { Badge, Button, Group, NativeSelect, Text } from '@mantine/core';
 import { PERMISSION_DESCRIPTIONS, ROLES, ROLE_PERMISSIONS, type RoleAssignment } from '@mandate/client';
 import { apiOf } from '../api';
 import type { Area } from '../areas';
+import type { Session } from '../session';
 import { useAuth } from '../auth';
 import { useTenantCollection } from '../tenant-collection';
 import {
@@ -56,13 +57,8 @@ function LinkedAssignment({ tenantId }: { tenantId: string }) {
   );
 }
 
-export function AccessPage({ area }: { area: Area }) {
-  const { me } = useAuth();
-  const { session, tenantId, canWrite, list, refresh } = useTenantCollection(
-    'role-assignments',
-    area,
-    (api, tenantId, query) => api.roleAssignments.list(tenantId, query),
-  );
+/** Changing an assignment's roles, or revoking it behind a confirmation. */
+function useRoleChange(session: Session | null, tenantId: string, refresh: () => unknown) {
   const [asked, setAsked] = useState<Assignment | null>(null);
   const change = useMutation({
     mutationFn: ({ a, roles }: { a: Assignment; roles?: string[] }) =>
@@ -75,6 +71,92 @@ export function AccessPage({ area }: { area: Area }) {
       void refresh();
     },
   });
+  return { asked, setAsked, change };
+}
+type RoleChange = ReturnType<typeof useRoleChange>;
+
+/** Asks before an assignment is revoked, saying what its subject loses. */
+function ConfirmRevoke({
+  roleChange: { asked, setAsked, change },
+  tenantId,
+}: {
+  roleChange: RoleChange;
+  tenantId: string;
+}) {
+  return (
+    <ConfirmDialog
+      opened={!!asked}
+      title="Revoke role"
+      confirm="Revoke role"
+      pending={change.isPending}
+      error={asked ? change.error : null}
+      onClose={() => setAsked(null)}
+      onConfirm={() => asked && change.mutate({ a: asked })}
+      impact={
+        asked ? (
+          <>
+            {asked.subject_id} loses {asked.roles.join(', ')} in tenant {tenantId} immediately: their next
+            request is refused (403), signed in or not. This cannot be undone: assign a role again to give
+            access back.
+          </>
+        ) : null
+      }
+    />
+  );
+}
+
+/** The assignments table's columns; a writer's last one changes or revokes an active assignment. */
+function assignmentColumns(
+  canWrite: boolean,
+  own: (a: Assignment) => boolean,
+  { setAsked, change }: RoleChange,
+) {
+  return [
+    column<Assignment>('Subject', (a) => (
+      <>
+        {a.subject_id}
+        {own(a) ? (
+          <Badge size="sm" variant="light" ml="xs">
+            you
+          </Badge>
+        ) : null}
+      </>
+    )),
+    column<Assignment>('Role', (a) => a.roles.join(', ')),
+    column<Assignment>('Status', (a) => <StateBadge state={a.status} />),
+    column<Assignment>('Updated', (a) => <Time iso={a.updated_at} />),
+    ...(canWrite
+      ? [
+          column<Assignment>(
+            'Change',
+            (a) =>
+              a.status === 'active' ? (
+                <RoleControls
+                  a={a}
+                  own={own(a)}
+                  busy={change.isPending}
+                  onRoles={(roles) => change.mutate({ a, roles })}
+                  onRevoke={() => {
+                    change.reset();
+                    setAsked(a);
+                  }}
+                />
+              ) : null,
+            'actions',
+          ),
+        ]
+      : []),
+  ];
+}
+
+export function AccessPage({ area }: { area: Area }) {
+  const { me } = useAuth();
+  const { session, tenantId, canWrite, list, refresh } = useTenantCollection(
+    'role-assignments',
+    area,
+    (api, tenantId, query) => api.roleAssignments.list(tenantId, query),
+  );
+  const roleChange = useRoleChange(session, tenantId, refresh);
 
   const own = (a: Assignment) => a.status === 'active' && a.subject_id === me?.subject_id;
   return (
@@ -82,64 +164,12 @@ export function AccessPage({ area }: { area: Area }) {
       <PageHeader title="Access management" />
       <LinkedAssignment tenantId={tenantId} />
       {canWrite ? <Assign tenantId={tenantId} onDone={() => void refresh()} /> : null}
-      {asked ? null : <ErrorMessage error={change.error} />}
-      <ConfirmDialog
-        opened={!!asked}
-        title="Revoke role"
-        confirm="Revoke role"
-        pending={change.isPending}
-        error={asked ? change.error : null}
-        onClose={() => setAsked(null)}
-        onConfirm={() => asked && change.mutate({ a: asked })}
-        impact={
-          asked ? (
-            <>
-              {asked.subject_id} loses {asked.roles.join(', ')} in tenant {tenantId} immediately: their next
-              request is refused (403), signed in or not. This cannot be undone: assign a role again to give
-              access back.
-            </>
-          ) : null
-        }
-      />
+      {roleChange.asked ? null : <ErrorMessage error={roleChange.change.error} />}
+      <ConfirmRevoke roleChange={roleChange} tenantId={tenantId} />
       <PagedTable
         list={list}
         caption={`Role assignments of tenant ${tenantId}`}
-        columns={[
-          column<Assignment>('Subject', (a) => (
-            <>
-              {a.subject_id}
-              {own(a) ? (
-                <Badge size="sm" variant="light" ml="xs">
-                  you
-                </Badge>
-              ) : null}
-            </>
-          )),
-          column<Assignment>('Role', (a) => a.roles.join(', ')),
-          column<Assignment>('Status', (a) => <StateBadge state={a.status} />),
-          column<Assignment>('Updated', (a) => <Time iso={a.updated_at} />),
-          ...(canWrite
-            ? [
-                column<Assignment>(
-                  'Change',
-                  (a) =>
-                    a.status === 'active' ? (
-                      <RoleControls
-                        a={a}
-                        own={own(a)}
-                        busy={change.isPending}
-                        onRoles={(roles) => change.mutate({ a, roles })}
-                        onRevoke={() => {
-                          change.reset();
-                          setAsked(a);
-                        }}
-                      />
-                    ) : null,
-                  'actions',
-                ),
-              ]
-            : []),
-        ]}
+        columns={assignmentColumns(canWrite, own, roleChange)}
         rowKey={(a) => a.id}
         rowProps={(a) => ({ 'data-subject': a.subject_id })}
       />

@@ -4,6 +4,7 @@ import { Button, Checkbox, Group, NativeSelect, Text } from '@mantine/core';
 import { API_KEY_SCOPES as SCOPES, type ApiKey } from '@mandate/client';
 import { apiOf } from '../api';
 import type { Area } from '../areas';
+import type { Session } from '../session';
 import { useTenantCollection } from '../tenant-collection';
 import {
   ErrorMessage,
@@ -53,19 +54,10 @@ const keyOps = (k: ApiKey): RowOp<KeyOp>[] => [
   ...(k.status !== 'revoked' ? [{ op: 'revoke' as const, label: 'Revoke', danger: true }] : []),
 ];
 
-export function ApiKeysPage({ area }: { area: Area }) {
-  const {
-    session,
-    tenantId,
-    canWrite,
-    list: keys,
-    refresh: done,
-  } = useTenantCollection('api-keys', area, (api, tenantId, query) => api.apiKeys.list(tenantId, query));
-  const secret = useSecretOnce(done);
+/** A key's actions (KeyOp) as one mutation, with the change awaiting confirmation and the grace period chosen. */
+function useKeyAction(session: Session | null, tenantId: string, secret: ReturnType<typeof useSecretOnce>) {
   const [asked, setAsked] = useState<{ key: ApiKey; op: 'activate' | 'revoke' } | null>(null);
   const [grace, setGrace] = useState('86400');
-  const replaced = (k: ApiKey) => keys.query.data?.data.find((o) => o.key_id === k.replaces_key_id);
-
   const action = useMutation({
     mutationFn: async ({
       key,
@@ -86,6 +78,102 @@ export function ApiKeysPage({ area }: { area: Area }) {
       );
     },
   });
+  return { action, asked, setAsked, grace, setGrace };
+}
+type KeyAction = ReturnType<typeof useKeyAction>;
+
+/** Asks before a key is activated (with the old key's grace period) or revoked, saying what it stops. */
+function ConfirmKeyChange({
+  change: { action, asked, setAsked, grace, setGrace },
+  replaced,
+}: {
+  change: KeyAction;
+  replaced(k: ApiKey): ApiKey | undefined;
+}) {
+  return (
+    <ConfirmDialog
+      opened={!!asked}
+      title={asked?.op === 'activate' ? 'Activate key' : 'Revoke key'}
+      confirm={asked?.op === 'activate' ? 'Activate key' : 'Revoke key'}
+      danger={asked?.op === 'revoke'}
+      pending={action.isPending}
+      error={asked ? action.error : null}
+      onClose={() => setAsked(null)}
+      onConfirm={() => asked && action.mutate(asked)}
+      impact={
+        !asked ? null : asked.op === 'revoke' ? (
+          <>
+            {keyLabel(asked.key)} stops working immediately. {lastUse(asked.key)} This cannot be undone.
+          </>
+        ) : (
+          <ActivateImpact key_={asked.key} old={replaced(asked.key)} grace={Number(grace)} />
+        )
+      }
+    >
+      {asked?.op === 'activate' ? (
+        <NativeSelect
+          id="activate-grace"
+          label="Grace period for the old key"
+          description="The old key keeps working this long, so integrations can switch; then it is revoked."
+          value={grace}
+          onChange={(e) => setGrace(e.currentTarget.value)}
+          data={GRACE_CHOICES.map((c) => ({ value: c.value, label: c.label }))}
+        />
+      ) : null}
+    </ConfirmDialog>
+  );
+}
+
+/** The keys table's columns; a writer's last one rotates, activates or revokes a key. */
+function keyColumns(canWrite: boolean, { action, setAsked }: KeyAction) {
+  return [
+    column<ApiKey>('Name', (k) => k.name),
+    column<ApiKey>('Key id', (k) => <IdToken id={k.key_id} />),
+    column<ApiKey>('Scopes', (k) => k.scopes.join(', ')),
+    column<ApiKey>('Status', (k) => (
+      <>
+        <StateBadge state={k.status} />
+        <KeyLinks k={k} />
+      </>
+    )),
+    column<ApiKey>('Created', (k) => <Time iso={k.created_at} hint={false} />),
+    column<ApiKey>('Last used', (k) => (k.last_used_at ? <Time iso={k.last_used_at} /> : 'Never')),
+    ...(canWrite
+      ? [
+          column<ApiKey>(
+            'Actions',
+            (k) => (
+              <Group gap="xs">
+                <RowActions
+                  subject={k.name}
+                  ops={keyOps(k)}
+                  busy={action.isPending}
+                  onAction={(op) => {
+                    action.reset();
+                    if (op === 'rotate') action.mutate({ key: k, op });
+                    else setAsked({ key: k, op });
+                  }}
+                />
+              </Group>
+            ),
+            'actions',
+          ),
+        ]
+      : []),
+  ];
+}
+
+export function ApiKeysPage({ area }: { area: Area }) {
+  const {
+    session,
+    tenantId,
+    canWrite,
+    list: keys,
+    refresh: done,
+  } = useTenantCollection('api-keys', area, (api, tenantId, query) => api.apiKeys.list(tenantId, query));
+  const secret = useSecretOnce(done);
+  const change = useKeyAction(session, tenantId, secret);
+  const replaced = (k: ApiKey) => keys.query.data?.data.find((o) => o.key_id === k.replaces_key_id);
 
   return (
     <>
@@ -98,75 +186,12 @@ export function ApiKeysPage({ area }: { area: Area }) {
           onCreated={(k) => secret.done({ label: `Secret of the new key ${k.key_id}`, value: k.api_key })}
         />
       ) : null}
-      {asked ? null : <ErrorMessage error={action.error} />}
-      <ConfirmDialog
-        opened={!!asked}
-        title={asked?.op === 'activate' ? 'Activate key' : 'Revoke key'}
-        confirm={asked?.op === 'activate' ? 'Activate key' : 'Revoke key'}
-        danger={asked?.op === 'revoke'}
-        pending={action.isPending}
-        error={asked ? action.error : null}
-        onClose={() => setAsked(null)}
-        onConfirm={() => asked && action.mutate(asked)}
-        impact={
-          !asked ? null : asked.op === 'revoke' ? (
-            <>
-              {keyLabel(asked.key)} stops working immediately. {lastUse(asked.key)} This cannot be undone.
-            </>
-          ) : (
-            <ActivateImpact key_={asked.key} old={replaced(asked.key)} grace={Number(grace)} />
-          )
-        }
-      >
-        {asked?.op === 'activate' ? (
-          <NativeSelect
-            id="activate-grace"
-            label="Grace period for the old key"
-            description="The old key keeps working this long, so integrations can switch; then it is revoked."
-            value={grace}
-            onChange={(e) => setGrace(e.currentTarget.value)}
-            data={GRACE_CHOICES.map((c) => ({ value: c.value, label: c.label }))}
-          />
-        ) : null}
-      </ConfirmDialog>
+      {change.asked ? null : <ErrorMessage error={change.action.error} />}
+      <ConfirmKeyChange change={change} replaced={replaced} />
       <PagedTable
         list={keys}
         caption={`Keys of tenant ${tenantId}`}
-        columns={[
-          column<ApiKey>('Name', (k) => k.name),
-          column<ApiKey>('Key id', (k) => <IdToken id={k.key_id} />),
-          column<ApiKey>('Scopes', (k) => k.scopes.join(', ')),
-          column<ApiKey>('Status', (k) => (
-            <>
-              <StateBadge state={k.status} />
-              <KeyLinks k={k} />
-            </>
-          )),
-          column<ApiKey>('Created', (k) => <Time iso={k.created_at} hint={false} />),
-          column<ApiKey>('Last used', (k) => (k.last_used_at ? <Time iso={k.last_used_at} /> : 'Never')),
-          ...(canWrite
-            ? [
-                column<ApiKey>(
-                  'Actions',
-                  (k) => (
-                    <Group gap="xs">
-                      <RowActions
-                        subject={k.name}
-                        ops={keyOps(k)}
-                        busy={action.isPending}
-                        onAction={(op) => {
-                          action.reset();
-                          if (op === 'rotate') action.mutate({ key: k, op });
-                          else setAsked({ key: k, op });
-                        }}
-                      />
-                    </Group>
-                  ),
-                  'actions',
-                ),
-              ]
-            : []),
-        ]}
+        columns={keyColumns(canWrite, change)}
         rowKey={(k) => k.key_id}
       />
     </>

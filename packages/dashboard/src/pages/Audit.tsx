@@ -85,20 +85,9 @@ const actorOf = (e: AuditEvent) => e.actor.key_id ?? e.actor.subject_id;
 
 type Filter = 'type' | 'resource_id' | 'key_id' | 'since' | 'until' | 'exclude_dashboard_reads';
 
-export function AuditPage() {
-  const [open, setOpen] = useState<AuditEvent | null>(null);
-  const events = usePagedList<AuditEvent, Filter>({
-    key: ['events'],
-    // Every page view adds the dashboard's own reads (this list's included): hidden unless asked for
-    // (docs/DASHBOARD.md, "Areas"). Only `false` shows them, so a mistyped URL still hides them.
-    read: (api, { exclude_dashboard_reads: exclude, ...query }) =>
-      api.events.list({ ...query, exclude_dashboard_reads: exclude === 'false' ? 'false' : 'true' }),
-    filters: { type: '', resource_id: '', key_id: '', since: '', until: '', exclude_dashboard_reads: 'true' },
-    toParams: (f) => ({ ...f, since: localTimeToIso(f.since), until: localTimeToIso(f.until) }),
-    limit: 25,
-    ordered: true,
-  });
-  const columns = [
+/** The log's columns; the last opens the event's drawer. */
+function auditColumns(open: (e: AuditEvent) => void) {
+  return [
     // One line an event: the relative time is the time's title here (and in the event's drawer).
     // Sorted as the API pages (by id, the order events were recorded): the header turns the whole log around.
     column<AuditEvent>('Time (UTC)', (e) => <Time iso={e.occurred_at} hint={false} zone={false} />, {
@@ -113,37 +102,60 @@ export function AuditPage() {
     column<AuditEvent>('Resource', (e) => (e.resource ? <IdToken id={e.resource.id} /> : '—')),
     column<AuditEvent>('Summary', (e) => <Summary e={e} />, 'summary'),
     column<AuditEvent>('View', (e) => (
-      <ActionIcon variant="subtle" aria-label={`Details of event ${e.id}`} onClick={() => setOpen(e)}>
+      <ActionIcon variant="subtle" aria-label={`Details of event ${e.id}`} onClick={() => open(e)}>
         <PanelRightOpen size={18} aria-hidden />
       </ActionIcon>
     )),
   ];
+}
+
+/** The log's filters, in the URL: type, resource, key, time window and the dashboard's own reads. */
+function AuditFilters({ field }: { field: ReturnType<typeof useAuditEvents>['field'] }) {
+  return (
+    <>
+      <div className="row">
+        <SelectField id="type-filter" label="Event type" {...field('type')} options={EVENT_TYPES} any />
+        <TextField id="resource-filter" label="Resource id" {...field('resource_id')} />
+        <TextField id="key-filter" label="Key id" {...field('key_id')} />
+        <TextField id="since-filter" label="From (UTC)" type="datetime-local" {...field('since')} />
+        <TextField id="until-filter" label="Until (UTC)" type="datetime-local" {...field('until')} />
+      </div>
+      <DashboardReadsToggle {...field('exclude_dashboard_reads')} />
+    </>
+  );
+}
+
+/** The tenant's events, a page at a time, as the filters ask. */
+function useAuditEvents() {
+  return usePagedList<AuditEvent, Filter>({
+    key: ['events'],
+    // Every page view adds the dashboard's own reads (this list's included): hidden unless asked for
+    // (docs/DASHBOARD.md, "Areas"). Only `false` shows them, so a mistyped URL still hides them.
+    read: (api, { exclude_dashboard_reads: exclude, ...query }) =>
+      api.events.list({ ...query, exclude_dashboard_reads: exclude === 'false' ? 'false' : 'true' }),
+    filters: { type: '', resource_id: '', key_id: '', since: '', until: '', exclude_dashboard_reads: 'true' },
+    toParams: (f) => ({ ...f, since: localTimeToIso(f.since), until: localTimeToIso(f.until) }),
+    limit: 25,
+    ordered: true,
+  });
+}
+
+export function AuditPage() {
+  const [open, setOpen] = useState<AuditEvent | null>(null);
+  const events = useAuditEvents();
   return (
     <>
       <PageHeader
         title="Audit log"
         description="Every change, verification and API call of this tenant, newest first. Times are UTC."
       />
-      <div className="row">
-        <SelectField
-          id="type-filter"
-          label="Event type"
-          {...events.field('type')}
-          options={EVENT_TYPES}
-          any
-        />
-        <TextField id="resource-filter" label="Resource id" {...events.field('resource_id')} />
-        <TextField id="key-filter" label="Key id" {...events.field('key_id')} />
-        <TextField id="since-filter" label="From (UTC)" type="datetime-local" {...events.field('since')} />
-        <TextField id="until-filter" label="Until (UTC)" type="datetime-local" {...events.field('until')} />
-      </div>
-      <DashboardReadsToggle {...events.field('exclude_dashboard_reads')} />
+      <AuditFilters field={events.field} />
       <PagedTable
         list={events}
         csv="audit-events"
         testId="events"
         caption={events.order === 'asc' ? 'Events, oldest first' : 'Events, newest first'}
-        columns={columns}
+        columns={auditColumns(setOpen)}
         rowKey={(e) => e.id}
         rowProps={(e) => ({ 'data-event': e.id })}
         empty={
@@ -198,9 +210,50 @@ function DashboardReadsToggle({ value, onChange }: { value: string; onChange(val
   );
 }
 
+/** Who acted: the actor's type, and its key or subject when it has one. */
+function ActorFacts({ e }: { e: AuditEvent }) {
+  return (
+    <>
+      <Fact term="Actor">{e.actor.type}</Fact>
+      {e.actor.key_id ? (
+        <Fact term="Key id">
+          <IdToken id={e.actor.key_id} full />
+        </Fact>
+      ) : null}
+      {e.actor.subject_id ? (
+        <Fact term="Subject">
+          <code>{e.actor.subject_id}</code>
+        </Fact>
+      ) : null}
+    </>
+  );
+}
+
+/** An API call's method, route, path, status and duration. */
+function ApiCallFacts({ d }: { d: AuditEvent['data'] }) {
+  return (
+    <>
+      <Fact term="Method" testId="detail-method">
+        {text(d.method)}
+      </Fact>
+      <Fact term="Route" testId="detail-route">
+        <code>{text(d.route)}</code>
+      </Fact>
+      <Fact term="Path">
+        <code>{text(d.path)}</code>
+      </Fact>
+      <Fact term="Status" testId="detail-status">
+        <HttpStatus status={d.status} />
+      </Fact>
+      <Fact term="Duration" testId="detail-duration">
+        {text(d.duration_ms)} ms
+      </Fact>
+    </>
+  );
+}
+
 /** Everything an event holds: who, when, which request, what on; an API call's method, route, status and duration; then its data as sent. */
 function EventDetail({ e }: { e: AuditEvent }) {
-  const d = e.data;
   return (
     <div data-testid="event-detail">
       <dl className="facts">
@@ -211,17 +264,7 @@ function EventDetail({ e }: { e: AuditEvent }) {
         <Fact term="Occurred">
           <Time iso={e.occurred_at} />
         </Fact>
-        <Fact term="Actor">{e.actor.type}</Fact>
-        {e.actor.key_id ? (
-          <Fact term="Key id">
-            <IdToken id={e.actor.key_id} full />
-          </Fact>
-        ) : null}
-        {e.actor.subject_id ? (
-          <Fact term="Subject">
-            <code>{e.actor.subject_id}</code>
-          </Fact>
-        ) : null}
+        <ActorFacts e={e} />
         <Fact term="Request id" testId="detail-request-id">
           {e.request_id ? <IdToken id={e.request_id} full /> : '—'}
         </Fact>
@@ -234,25 +277,7 @@ function EventDetail({ e }: { e: AuditEvent }) {
             '—'
           )}
         </Fact>
-        {e.type === 'API_CALL' ? (
-          <>
-            <Fact term="Method" testId="detail-method">
-              {text(d.method)}
-            </Fact>
-            <Fact term="Route" testId="detail-route">
-              <code>{text(d.route)}</code>
-            </Fact>
-            <Fact term="Path">
-              <code>{text(d.path)}</code>
-            </Fact>
-            <Fact term="Status" testId="detail-status">
-              <HttpStatus status={d.status} />
-            </Fact>
-            <Fact term="Duration" testId="detail-duration">
-              {text(d.duration_ms)} ms
-            </Fact>
-          </>
-        ) : null}
+        {e.type === 'API_CALL' ? <ApiCallFacts d={e.data} /> : null}
         {e.trace_id ? (
           <Fact term="Trace">
             <code>{e.trace_id}</code>

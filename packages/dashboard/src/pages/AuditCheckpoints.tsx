@@ -44,6 +44,41 @@ const DownloadButton = ({ checkpoint, label }: { checkpoint: AuditCheckpoint; la
   </Button>
 );
 
+const CHECKPOINT_COLUMNS = [
+  column<AuditCheckpoint>('Tree size', (c) => c.tree_size.toLocaleString('en')),
+  column<AuditCheckpoint>(
+    'Signed (UTC)',
+    (c) => <Time iso={c.issued_at} hint={false} zone={false} />,
+    'nowrap',
+  ),
+  column<AuditCheckpoint>('Root hash', (c) => <code className="ellipsis">{c.root_hash}</code>),
+  column<AuditCheckpoint>('Key id', (c) => <code className="ellipsis">{keyIdOf(c.jws) ?? '—'}</code>),
+  column<AuditCheckpoint>('File', (c) => <DownloadButton checkpoint={c} label="Download" />),
+];
+
+/** The latest checkpoint's facts (tree size, root, time, key id) and its download. */
+function LatestCheckpoint({ checkpoint }: { checkpoint: AuditCheckpoint }) {
+  return (
+    <div data-testid="latest-checkpoint">
+      <dl className="facts">
+        <Fact term="Tree size" testId="checkpoint-size">
+          {checkpoint.tree_size.toLocaleString('en')} events
+        </Fact>
+        <Fact term="Root hash" testId="checkpoint-root">
+          <code>{checkpoint.root_hash}</code>
+        </Fact>
+        <Fact term="Signed">
+          <Time iso={checkpoint.issued_at} />
+        </Fact>
+        <Fact term="Key id" testId="checkpoint-kid">
+          <code>{keyIdOf(checkpoint.jws) ?? '—'}</code>
+        </Fact>
+      </dl>
+      <DownloadButton checkpoint={checkpoint} label="Download latest checkpoint" />
+    </div>
+  );
+}
+
 /**
  * The tenant's signed checkpoints (docs/API.md#proving-the-log): the latest (tree size, root, time,
  * key id), a download of each as the file an auditor keeps, and the list, largest first.
@@ -62,17 +97,6 @@ export function AuditCheckpoints() {
     read: (api, query) => api.events.listAuditCheckpoints(query),
     limit: 10,
   });
-  const columns = [
-    column<AuditCheckpoint>('Tree size', (c) => c.tree_size.toLocaleString('en')),
-    column<AuditCheckpoint>(
-      'Signed (UTC)',
-      (c) => <Time iso={c.issued_at} hint={false} zone={false} />,
-      'nowrap',
-    ),
-    column<AuditCheckpoint>('Root hash', (c) => <code className="ellipsis">{c.root_hash}</code>),
-    column<AuditCheckpoint>('Key id', (c) => <code className="ellipsis">{keyIdOf(c.jws) ?? '—'}</code>),
-    column<AuditCheckpoint>('File', (c) => <DownloadButton checkpoint={c} label="Download" />),
-  ];
   return (
     <section className="card" aria-labelledby="checkpoints-title" data-testid="checkpoints">
       <h2 id="checkpoints-title">Signed checkpoints</h2>
@@ -88,31 +112,13 @@ export function AuditCheckpoints() {
           AUDIT_CHECKPOINT_SECONDS while the log grows).
         </Empty>
       ) : null}
-      {latest.data ? (
-        <div data-testid="latest-checkpoint">
-          <dl className="facts">
-            <Fact term="Tree size" testId="checkpoint-size">
-              {latest.data.tree_size.toLocaleString('en')} events
-            </Fact>
-            <Fact term="Root hash" testId="checkpoint-root">
-              <code>{latest.data.root_hash}</code>
-            </Fact>
-            <Fact term="Signed">
-              <Time iso={latest.data.issued_at} />
-            </Fact>
-            <Fact term="Key id" testId="checkpoint-kid">
-              <code>{keyIdOf(latest.data.jws) ?? '—'}</code>
-            </Fact>
-          </dl>
-          <DownloadButton checkpoint={latest.data} label="Download latest checkpoint" />
-        </div>
-      ) : null}
+      {latest.data ? <LatestCheckpoint checkpoint={latest.data} /> : null}
       {latest.data ? (
         <PagedTable
           list={list}
           testId="checkpoint-list"
           caption="Checkpoints, largest tree first"
-          columns={columns}
+          columns={CHECKPOINT_COLUMNS}
           rowKey={(c) => String(c.tree_size)}
           empty={<Empty title="No checkpoint yet." />}
         />

@@ -78,25 +78,10 @@ export function BudgetBar({ budget: b }: { budget: BudgetState }) {
   );
 }
 
-/**
- * A mandate's budget and its authorizations (docs/DASHBOARD.md "Budgets"): the bar of the current
- * period, the authorizations newest first, and, for whoever may change the mandate and spend
- * (mandates:write and verify, as the API's void asks), a Void on each HELD one behind a confirmation.
- */
-export function BudgetSection({ mandate: m, canChange }: { mandate: Mandate; canChange: boolean }) {
-  const { session, permissions } = useAuth();
+/** Voiding one HELD authorization behind a confirmation; the budget and the list are read again after. */
+function useVoid(m: Mandate) {
+  const { session } = useAuth();
   const queryClient = useQueryClient();
-  const budget = useQuery({
-    queryKey: ['budget', m.id],
-    queryFn: () => apiOf(session).budgets.get(m.id),
-    enabled: !!m.scope.budget,
-  });
-  const list = usePagedList<Authorization>({
-    key: ['authorizations', m.id],
-    read: (api, query) => api.budgets.listAuthorizations(m.id, query),
-    limit: 10,
-  });
-  const canVoid = canChange && !!permissions?.includes('verify');
   const [asked, setAsked] = useState<Authorization | null>(null);
   const voiding = useMutation({
     mutationFn: (a: Authorization) => apiOf(session).budgets.voidAuthorization(a.id),
@@ -111,23 +96,100 @@ export function BudgetSection({ mandate: m, canChange }: { mandate: Mandate; can
     setAsked(null);
     voiding.reset();
   };
+  return { asked, setAsked, voiding, close };
+}
+type Void = ReturnType<typeof useVoid>;
+
+/** Asks before a hold is voided, saying what it releases. */
+function ConfirmVoid({ void_: { asked, voiding, close } }: { void_: Void }) {
+  return (
+    <ConfirmDialog
+      opened={!!asked}
+      title="Void hold"
+      confirm="Void hold"
+      pending={voiding.isPending}
+      error={asked ? voiding.error : null}
+      onClose={close}
+      onConfirm={() => asked && voiding.mutate(asked)}
+      impact={
+        asked ? (
+          <>
+            {formatMoney(asked.amount, asked.currency)} held by {asked.id} goes back to the budget, and the
+            delegate can no longer capture it. This cannot be undone.
+          </>
+        ) : null
+      }
+    />
+  );
+}
+
+/** The authorizations table's columns; with `ask`, a Void on each HELD one. */
+function authorizationColumns(ask?: (a: Authorization) => void) {
+  return [
+    column<Authorization>('Authorization', (a) => <IdToken id={a.id} />),
+    column<Authorization>('Action', (a) => a.action),
+    column<Authorization>('Amount', (a) => formatMoney(a.amount, a.currency)),
+    column<Authorization>('Captured', (a) =>
+      a.status === 'CAPTURED' ? formatMoney(a.captured_amount, a.currency) : '—',
+    ),
+    column<Authorization>('Status', (a) => <StateBadge state={a.status} />),
+    column<Authorization>('Expires', (a) => (a.status === 'HELD' ? <Time iso={a.expires_at} /> : '—')),
+    ...(ask
+      ? [
+          column<Authorization>('Actions', (a) =>
+            a.status === 'HELD' ? (
+              <RowAction subject={`hold ${a.id}`} danger onClick={() => ask(a)}>
+                Void
+              </RowAction>
+            ) : null,
+          ),
+        ]
+      : []),
+  ];
+}
+
+/** The current period's budget bar, or that the mandate has none. */
+function BudgetNow({ m }: { m: Mandate }) {
+  const { session } = useAuth();
+  const budget = useQuery({
+    queryKey: ['budget', m.id],
+    queryFn: () => apiOf(session).budgets.get(m.id),
+    enabled: !!m.scope.budget,
+  });
+  return m.scope.budget ? (
+    <Paper withBorder p="md" mb="md">
+      {budget.isPending ? <Loading /> : null}
+      <ErrorMessage error={budget.error} />
+      {budget.data ? <BudgetBar budget={budget.data} /> : null}
+    </Paper>
+  ) : (
+    <Text size="sm" c="dimmed" mb="sm">
+      No budget: this mandate caps each call only. Its authorizations record spend without a limit.
+    </Text>
+  );
+}
+
+/**
+ * A mandate's budget and its authorizations (docs/DASHBOARD.md "Budgets"): the bar of the current
+ * period, the authorizations newest first, and, for whoever may change the mandate and spend
+ * (mandates:write and verify, as the API's void asks), a Void on each HELD one behind a confirmation.
+ */
+export function BudgetSection({ mandate: m, canChange }: { mandate: Mandate; canChange: boolean }) {
+  const { permissions } = useAuth();
+  const list = usePagedList<Authorization>({
+    key: ['authorizations', m.id],
+    read: (api, query) => api.budgets.listAuthorizations(m.id, query),
+    limit: 10,
+  });
+  const canVoid = canChange && !!permissions?.includes('verify');
+  const void_ = useVoid(m);
 
   return (
     <section aria-labelledby="budget-title" className="card">
       <Title order={2} size="h4" id="budget-title" mb="xs">
         Budget
       </Title>
-      {m.scope.budget ? (
-        <Paper withBorder p="md" mb="md">
-          {budget.isPending ? <Loading /> : null}
-          <ErrorMessage error={budget.error} />
-          {budget.data ? <BudgetBar budget={budget.data} /> : null}
-        </Paper>
-      ) : (
-        <Text size="sm" c="dimmed" mb="sm">
-          No budget: this mandate caps each call only. Its authorizations record spend without a limit.
-        </Text>
-      )}
+      <BudgetNow m={m} />
       <Title order={3} size="h5" mb="xs">
         Authorizations
       </Title>
@@ -137,50 +199,14 @@ export function BudgetSection({ mandate: m, canChange }: { mandate: Mandate; can
         caption="Authorizations of this mandate, newest first"
         rowKey={(a) => a.id}
         rowProps={(a) => ({ 'data-authorization': a.id })}
-        columns={[
-          column<Authorization>('Authorization', (a) => <IdToken id={a.id} />),
-          column<Authorization>('Action', (a) => a.action),
-          column<Authorization>('Amount', (a) => formatMoney(a.amount, a.currency)),
-          column<Authorization>('Captured', (a) =>
-            a.status === 'CAPTURED' ? formatMoney(a.captured_amount, a.currency) : '—',
-          ),
-          column<Authorization>('Status', (a) => <StateBadge state={a.status} />),
-          column<Authorization>('Expires', (a) => (a.status === 'HELD' ? <Time iso={a.expires_at} /> : '—')),
-          ...(canVoid
-            ? [
-                column<Authorization>('Actions', (a) =>
-                  a.status === 'HELD' ? (
-                    <RowAction subject={`hold ${a.id}`} danger onClick={() => setAsked(a)}>
-                      Void
-                    </RowAction>
-                  ) : null,
-                ),
-              ]
-            : []),
-        ]}
+        columns={authorizationColumns(canVoid ? void_.setAsked : undefined)}
         empty={
           <Empty title="No authorizations." call={`POST /v1/mandates/${m.id}/authorizations`}>
             The delegate holds an amount before it spends; holds, captures and voids show here.
           </Empty>
         }
       />
-      <ConfirmDialog
-        opened={!!asked}
-        title="Void hold"
-        confirm="Void hold"
-        pending={voiding.isPending}
-        error={asked ? voiding.error : null}
-        onClose={close}
-        onConfirm={() => asked && voiding.mutate(asked)}
-        impact={
-          asked ? (
-            <>
-              {formatMoney(asked.amount, asked.currency)} held by {asked.id} goes back to the budget, and the
-              delegate can no longer capture it. This cannot be undone.
-            </>
-          ) : null
-        }
-      />
+      <ConfirmVoid void_={void_} />
     </section>
   );
 }

@@ -23,6 +23,7 @@ import {
 } from '../ui';
 import { MandatePageHeader } from './MandatePageHeader';
 import { NoAccess } from './NoAccess';
+import type { Session } from '../session';
 
 const PARTY_TYPES = ['person', 'organization', 'service', 'agent'] as const;
 type PartyType = (typeof PARTY_TYPES)[number];
@@ -262,16 +263,50 @@ function requestOf(f: Record<string, string>, verificationId?: string): CreateMa
   };
 }
 
+type Fields = ReturnType<typeof useFields<keyof typeof INITIAL>>;
+
 /**
- * POST /v1/mandates from a form: principal, delegate, actions, resources, an amount limit in major
- * units with its currency, the validity window (UTC) and metadata. With "verify the principal's
- * identity" it first opens a wallet session (POST /v1/identity-verifications), shows its QR code
- * and waits for the wallet's answer; the mandate then carries principal.verified.
+ * Waiting for the wallet: VERIFIED creates the mandate with the verification; FAILED or expiry ends
+ * the wait.
  */
-export function CreateMandatePage({ area }: { area: Area }) {
-  const { session, canWrite } = useAreaAuth(area);
+function useWalletWait(
+  wallet: CreatedIdentityVerification | null,
+  session: Session | null,
+  end: (error: unknown) => void,
+  create: (verificationId: string) => Promise<void>,
+  setError: (error: unknown) => void,
+) {
+  useEffect(() => {
+    if (!wallet) return;
+    let stopped = false;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const poll = async () => {
+      if (stopped) return;
+      if (Date.parse(wallet.expires_at) <= Date.now())
+        return end(new Error('The wallet did not answer before the request expired: start again.'));
+      try {
+        const v = await apiOf(session).identityVerifications.get(wallet.id);
+        if (stopped) return;
+        if (v.status === 'VERIFIED') return void create(wallet.id);
+        if (v.status === 'FAILED')
+          return end(new Error(`The wallet's answer was refused (${v.reason ?? 'no reason given'}).`));
+      } catch (err) {
+        if (!(err instanceof MandateApiError && err.status === 429)) return setError(err);
+      }
+      if (!stopped) timer = setTimeout(() => void poll(), POLL_MS);
+    };
+    timer = setTimeout(() => void poll(), POLL_MS);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+    // create reads the form as it is when the wallet answers; the wait is for this session only.
+  }, [wallet]);
+}
+
+/** Creating the mandate from the form, first through a wallet session when the principal's identity is verified. */
+function useCreateMandate(session: Session | null, f: Fields['values']) {
   const queryClient = useQueryClient();
-  const { values: f, field } = useFields(INITIAL);
   const [verify, setVerify] = useState(false);
   const [wallet, setWallet] = useState<CreatedIdentityVerification | null>(null);
   const [busy, setBusy] = useState(false);
@@ -307,38 +342,77 @@ export function CreateMandatePage({ area }: { area: Area }) {
       setError(err);
     }
   };
+  const endWait = (err: unknown) => {
+    setWallet(null);
+    setError(err);
+  };
+  useWalletWait(wallet, session, endWait, create, setError);
+  return { verify, setVerify, wallet, setWallet, busy, error, created, setCreated, submit };
+}
 
-  // Waiting for the wallet: VERIFIED creates the mandate with the verification; FAILED or expiry ends the wait.
-  useEffect(() => {
-    if (!wallet) return;
-    let stopped = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const poll = async () => {
-      if (stopped) return;
-      if (Date.parse(wallet.expires_at) <= Date.now()) {
-        setWallet(null);
-        return setError(new Error('The wallet did not answer before the request expired: start again.'));
-      }
-      try {
-        const v = await apiOf(session).identityVerifications.get(wallet.id);
-        if (stopped) return;
-        if (v.status === 'VERIFIED') return void create(wallet.id);
-        if (v.status === 'FAILED') {
-          setWallet(null);
-          return setError(new Error(`The wallet's answer was refused (${v.reason ?? 'no reason given'}).`));
-        }
-      } catch (err) {
-        if (!(err instanceof MandateApiError && err.status === 429)) return setError(err);
-      }
-      if (!stopped) timer = setTimeout(() => void poll(), POLL_MS);
-    };
-    timer = setTimeout(() => void poll(), POLL_MS);
-    return () => {
-      stopped = true;
-      clearTimeout(timer);
-    };
-    // create reads the form as it is when the wallet answers; the wait is for this session only.
-  }, [wallet]);
+/** The form's field sections (SECTIONS), each a heading over rows of fields. */
+function FieldSections({ field }: { field: Fields['field'] }) {
+  return SECTIONS.map((section) => (
+    <Fragment key={section.heading}>
+      <h2>{section.heading}</h2>
+      {section.rows.map((row) => (
+        <div className="row" key={row[0]!.id}>
+          {row.map(({ name, options, text, currency, ...input }) =>
+            options ? (
+              <SelectField key={input.id} {...input} {...field(name)} options={options} text={text} />
+            ) : currency ? (
+              <CurrencyField key={input.id} id={input.id} {...field(name)} />
+            ) : (
+              <TextField key={input.id} {...input} {...field(name)} />
+            ),
+          )}
+        </div>
+      ))}
+    </Fragment>
+  ));
+}
+
+/** The wallet session's request as a QR code and a link, while its answer is awaited. */
+function WalletRequest({ wallet, onCancel }: { wallet: CreatedIdentityVerification; onCancel(): void }) {
+  return (
+    <Paper
+      withBorder
+      p="md"
+      className="wallet-request"
+      data-authorization-request={wallet.authorization_request}
+    >
+      <Title order={2} size="h4">
+        Waiting for the principal&apos;s wallet
+      </Title>
+      <QrCode value={wallet.authorization_request} label="QR code of the wallet authorization request" />
+      <p>
+        The principal scans the code with their identity wallet, or on this device:{' '}
+        <a href={wallet.authorization_request}>open the wallet</a>.
+      </p>
+      <code className="request-link">{wallet.authorization_request}</code>
+      <Text size="sm" c="dimmed" aria-live="polite">
+        Waiting for the answer… (expires {formatTime(wallet.expires_at)}, {relativeTime(wallet.expires_at)})
+      </Text>
+      <Button variant="default" mt="sm" onClick={onCancel}>
+        Cancel
+      </Button>
+    </Paper>
+  );
+}
+
+/**
+ * POST /v1/mandates from a form: principal, delegate, actions, resources, an amount limit in major
+ * units with its currency, the validity window (UTC) and metadata. With "verify the principal's
+ * identity" it first opens a wallet session (POST /v1/identity-verifications), shows its QR code
+ * and waits for the wallet's answer; the mandate then carries principal.verified.
+ */
+export function CreateMandatePage({ area }: { area: Area }) {
+  const { session, canWrite } = useAreaAuth(area);
+  const { values: f, field } = useFields(INITIAL);
+  const { verify, setVerify, wallet, setWallet, busy, error, created, setCreated, submit } = useCreateMandate(
+    session,
+    f,
+  );
 
   if (!canWrite) return <NoAccess area={{ ...area, read: area.write ?? area.read }} />;
   if (created) return <Created m={created} onAnother={() => setCreated(null)} />;
@@ -349,24 +423,7 @@ export function CreateMandatePage({ area }: { area: Area }) {
         description="A signed delegation: the principal lets the delegate do these actions, within these limits, in this window."
       />
       <form className="card" onSubmit={(e) => void submit(e)} aria-label="New mandate">
-        {SECTIONS.map((section) => (
-          <Fragment key={section.heading}>
-            <h2>{section.heading}</h2>
-            {section.rows.map((row) => (
-              <div className="row" key={row[0]!.id}>
-                {row.map(({ name, options, text, currency, ...input }) =>
-                  options ? (
-                    <SelectField key={input.id} {...input} {...field(name)} options={options} text={text} />
-                  ) : currency ? (
-                    <CurrencyField key={input.id} id={input.id} {...field(name)} />
-                  ) : (
-                    <TextField key={input.id} {...input} {...field(name)} />
-                  ),
-                )}
-              </div>
-            ))}
-          </Fragment>
-        ))}
+        <FieldSections field={field} />
         <Textarea
           id="m-metadata"
           label="Metadata (optional, key=value a line)"
@@ -400,31 +457,7 @@ export function CreateMandatePage({ area }: { area: Area }) {
         </Group>
         <ErrorMessage error={error} />
       </form>
-      {wallet ? (
-        <Paper
-          withBorder
-          p="md"
-          className="wallet-request"
-          data-authorization-request={wallet.authorization_request}
-        >
-          <Title order={2} size="h4">
-            Waiting for the principal&apos;s wallet
-          </Title>
-          <QrCode value={wallet.authorization_request} label="QR code of the wallet authorization request" />
-          <p>
-            The principal scans the code with their identity wallet, or on this device:{' '}
-            <a href={wallet.authorization_request}>open the wallet</a>.
-          </p>
-          <code className="request-link">{wallet.authorization_request}</code>
-          <Text size="sm" c="dimmed" aria-live="polite">
-            Waiting for the answer… (expires {formatTime(wallet.expires_at)},{' '}
-            {relativeTime(wallet.expires_at)})
-          </Text>
-          <Button variant="default" mt="sm" onClick={() => setWallet(null)}>
-            Cancel
-          </Button>
-        </Paper>
-      ) : null}
+      {wallet ? <WalletRequest wallet={wallet} onCancel={() => setWallet(null)} /> : null}
     </>
   );
 }

@@ -43,7 +43,81 @@ const ROLE_COLUMNS = [
   column<Assignment>('Since', (a) => <Time iso={a.updated_at} />),
 ];
 
-export function GovernancePage() {
+/** The active mandates that expire within 7 days, soonest first. */
+function ExpiringMandates({ mandates, now }: { mandates: Mandate[]; now: number }) {
+  return (
+    <Listing
+      id="gov-expiring"
+      title="Expiring within 7 days"
+      empty={
+        <Empty title="No active mandate expires within 7 days." call="GET /v1/mandates?state=ACTIVE">
+          Nothing to renew this week.
+        </Empty>
+      }
+      columns={MANDATE_COLUMNS}
+      rows={mandates
+        .filter((m) => expiringWithin7Days(m, now))
+        .sort((a, b) => Date.parse(a.expires_at!) - Date.parse(b.expires_at!))}
+      rowKey={(m) => m.id}
+    />
+  );
+}
+
+/** The keys to look at: unused for 30 days, and those holding tenants:admin. */
+function KeyListings({ keys, now }: { keys: ApiKey[]; now: number }) {
+  return (
+    <>
+      <Listing
+        id="gov-unused"
+        title="API keys unused for 30 days"
+        empty={
+          <Empty
+            title="Every active key was used (or created) within the last 30 days."
+            call="GET /v1/tenants/:id/api-keys"
+          >
+            Nothing to clean up.
+          </Empty>
+        }
+        columns={KEY_COLUMNS}
+        rows={keys.filter((k) => unusedFor30Days(k, now))}
+        rowKey={(k) => k.key_id}
+      />
+      <Listing
+        id="gov-admin-keys"
+        title="API keys holding tenants:admin"
+        empty={
+          <Empty title="No active key holds tenants:admin." call="POST /v1/tenants/:id/api-keys">
+            Good: administration goes through signed-in members only.
+          </Empty>
+        }
+        columns={KEY_COLUMNS}
+        rows={keys.filter((k) => k.status !== 'revoked' && k.scopes.includes('tenants:admin'))}
+        rowKey={(k) => k.key_id}
+      />
+    </>
+  );
+}
+
+/** The tenant's active role assignments. */
+function RoleListing({ assignments }: { assignments: Assignment[] }) {
+  return (
+    <Listing
+      id="gov-roles"
+      title="Role assignments"
+      empty={
+        <Empty title="No active role assignment." call="POST /v1/tenants/:id/role-assignments">
+          Assign roles in Access management.
+        </Empty>
+      }
+      columns={ROLE_COLUMNS}
+      rows={assignments}
+      rowKey={(a) => a.id}
+    />
+  );
+}
+
+/** Every mandate, key and active role assignment of the tenant (mandates only with mandates:read). */
+function useGovernance() {
   const { session, permissions } = useAuth();
   const tenantId = session?.kind === 'user' ? session.tenantId : '';
   const canMandates = !!permissions?.includes('mandates:read');
@@ -61,6 +135,11 @@ export function GovernancePage() {
     queryFn: () =>
       allPages((query) => apiOf(session).roleAssignments.list(tenantId, { status: 'active', ...query })),
   });
+  return { canMandates, mandates, keys, roles };
+}
+
+export function GovernancePage() {
+  const { canMandates, mandates, keys, roles } = useGovernance();
   const now = Date.now();
 
   return (
@@ -76,72 +155,14 @@ export function GovernancePage() {
         ) : null}
       </section>
 
-      {mandates.data ? (
-        <Listing
-          id="gov-expiring"
-          title="Expiring within 7 days"
-          empty={
-            <Empty title="No active mandate expires within 7 days." call="GET /v1/mandates?state=ACTIVE">
-              Nothing to renew this week.
-            </Empty>
-          }
-          columns={MANDATE_COLUMNS}
-          rows={mandates.data.items
-            .filter((m) => expiringWithin7Days(m, now))
-            .sort((a, b) => Date.parse(a.expires_at!) - Date.parse(b.expires_at!))}
-          rowKey={(m) => m.id}
-        />
-      ) : null}
+      {mandates.data ? <ExpiringMandates mandates={mandates.data.items} now={now} /> : null}
 
       <ErrorMessage error={keys.error} />
       {keys.isPending ? <Loading /> : null}
-      {keys.data ? (
-        <>
-          <Listing
-            id="gov-unused"
-            title="API keys unused for 30 days"
-            empty={
-              <Empty
-                title="Every active key was used (or created) within the last 30 days."
-                call="GET /v1/tenants/:id/api-keys"
-              >
-                Nothing to clean up.
-              </Empty>
-            }
-            columns={KEY_COLUMNS}
-            rows={keys.data.items.filter((k) => unusedFor30Days(k, now))}
-            rowKey={(k) => k.key_id}
-          />
-          <Listing
-            id="gov-admin-keys"
-            title="API keys holding tenants:admin"
-            empty={
-              <Empty title="No active key holds tenants:admin." call="POST /v1/tenants/:id/api-keys">
-                Good: administration goes through signed-in members only.
-              </Empty>
-            }
-            columns={KEY_COLUMNS}
-            rows={keys.data.items.filter((k) => k.status !== 'revoked' && k.scopes.includes('tenants:admin'))}
-            rowKey={(k) => k.key_id}
-          />
-        </>
-      ) : null}
+      {keys.data ? <KeyListings keys={keys.data.items} now={now} /> : null}
 
       <ErrorMessage error={roles.error} />
-      {roles.data ? (
-        <Listing
-          id="gov-roles"
-          title="Role assignments"
-          empty={
-            <Empty title="No active role assignment." call="POST /v1/tenants/:id/role-assignments">
-              Assign roles in Access management.
-            </Empty>
-          }
-          columns={ROLE_COLUMNS}
-          rows={roles.data.items}
-          rowKey={(a) => a.id}
-        />
-      ) : null}
+      {roles.data ? <RoleListing assignments={roles.data.items} /> : null}
     </>
   );
 }

@@ -8,19 +8,13 @@ import { completeOidcSignIn, oidcToken, subjectOf } from '../oidc';
 import { ErrorMessage, Loading, TenantForm } from '../ui';
 
 /**
- * /dashboard/callback: the provider sends the browser back here with `code` and `state`. They leave
- * the address bar at once (replaced, not in history); the code is exchanged for the access token,
- * then the subject names the tenant it works in (a JWT caller's X-Tenant-Id).
+ * The provider's `code` and `state` taken off the address bar once and exchanged for the access
+ * token (kept for the tenant choice); the dashboard's configuration, which names the provider.
  */
-export function OidcCallback() {
+function useOidcExchange(setToken: (token: string) => void, setError: (error: unknown) => void) {
   const config = useDashboardConfig();
   const navigate = useNavigate();
-  const { signIn } = useAuth();
-  const [token, setToken] = useState<string | null>(oidcToken.load);
-  const [error, setError] = useState<unknown>(null);
-  const [tenantId, setTenantId] = useState('');
   const exchanged = useRef(false);
-
   useEffect(() => {
     if (!config.data || exchanged.current) return;
     exchanged.current = true;
@@ -41,6 +35,52 @@ export function OidcCallback() {
       (err: unknown) => setError(err),
     );
   }, [config.data, navigate]);
+  return config;
+}
+
+/** Who signed in where, and the form asking which tenant they work in. */
+function TenantChoice({
+  token,
+  host,
+  tenant,
+}: {
+  token: string;
+  /** The provider's host, as its issuer names it. */
+  host: string;
+  tenant: { value: string; onChange(value: string): void; onSubmit(e: FormEvent): Promise<void> };
+}) {
+  const subject = subjectOf(token);
+  return (
+    <>
+      <p>
+        Signed in at {host}
+        {subject ? (
+          <>
+            {' '}
+            as <code>{subject}</code>
+          </>
+        ) : null}
+        . Which tenant do you work in?
+      </p>
+      <TenantForm id="oidc-tenant" {...tenant}>
+        Continue
+      </TenantForm>
+    </>
+  );
+}
+
+/**
+ * /dashboard/callback: the provider sends the browser back here with `code` and `state`. They leave
+ * the address bar at once (replaced, not in history); the code is exchanged for the access token,
+ * then the subject names the tenant it works in (a JWT caller's X-Tenant-Id).
+ */
+export function OidcCallback() {
+  const navigate = useNavigate();
+  const { signIn } = useAuth();
+  const [token, setToken] = useState<string | null>(oidcToken.load);
+  const [error, setError] = useState<unknown>(null);
+  const [tenantId, setTenantId] = useState('');
+  const config = useOidcExchange(setToken, setError);
 
   const choose = async (e: FormEvent) => {
     e.preventDefault();
@@ -60,28 +100,17 @@ export function OidcCallback() {
     }
   };
 
-  const subject = token ? subjectOf(token) : undefined;
   return (
     <main className="sign-in" id="main">
       <h1>Sign in to the Mandate service</h1>
       <section className="card" aria-labelledby="callback-title">
         <h2 id="callback-title">Single sign-on</h2>
         {token ? (
-          <>
-            <p>
-              Signed in at {config.data?.oidc ? new URL(config.data.oidc.issuer).host : 'the provider'}
-              {subject ? (
-                <>
-                  {' '}
-                  as <code>{subject}</code>
-                </>
-              ) : null}
-              . Which tenant do you work in?
-            </p>
-            <TenantForm id="oidc-tenant" value={tenantId} onChange={setTenantId} onSubmit={choose}>
-              Continue
-            </TenantForm>
-          </>
+          <TenantChoice
+            token={token}
+            host={config.data?.oidc ? new URL(config.data.oidc.issuer).host : 'the provider'}
+            tenant={{ value: tenantId, onChange: setTenantId, onSubmit: choose }}
+          />
         ) : error ? null : (
           <Loading />
         )}

@@ -117,16 +117,10 @@ function Tenants() {
   );
 }
 
-function Onboarding() {
+/** Approving or rejecting an onboarding request (with its typed reason); an approval's tenant and key. */
+function useDecision() {
   const { session } = useAuth();
   const queryClient = useQueryClient();
-  const requests = usePagedList<OnboardingRequest, 'status'>({
-    key: ['onboarding'],
-    read: (api, query) =>
-      api.platform.listOnboardingRequests({ ...query, status: oneOf(ONBOARDING_STATUSES, query.status) }),
-    filters: { status: 'PENDING' },
-  });
-  const status = requests.values.status;
   const [reasons, setReasons] = useState<Record<string, string>>({});
   const [approved, setApproved] = useState<{ tenant: string; key: string } | null>(null);
   const decide = useMutation({
@@ -142,25 +136,81 @@ function Onboarding() {
       void queryClient.invalidateQueries({ queryKey: ['platform-tenants'] });
     },
   });
+  return { decide, reasons, setReasons, approved, setApproved };
+}
+type Decision = ReturnType<typeof useDecision>;
+
+/** A request's decision cell: approve, or reject with a reason, while pending; the outcome after. */
+function decisionCell(r: OnboardingRequest, { decide, reasons, setReasons }: Decision) {
+  return r.status === 'PENDING' ? (
+    <Group gap="xs">
+      <RowAction
+        subject={r.organization_name}
+        disabled={decide.isPending}
+        onClick={() => decide.mutate({ r, op: 'approve' })}
+      >
+        Approve
+      </RowAction>
+      <TextInput
+        id={`reason-${r.id}`}
+        size="xs"
+        aria-label={`Rejection reason for ${r.organization_name}`}
+        placeholder="Reason"
+        value={reasons[r.id] ?? ''}
+        onChange={(e) => {
+          const value = e.currentTarget.value;
+          setReasons((s) => ({ ...s, [r.id]: value }));
+        }}
+      />
+      <RowAction
+        subject={r.organization_name}
+        danger
+        disabled={decide.isPending}
+        onClick={() => decide.mutate({ r, op: 'reject' })}
+      >
+        Reject
+      </RowAction>
+    </Group>
+  ) : r.status === 'APPROVED' ? (
+    `approved → ${r.tenant_id ?? ''}`
+  ) : (
+    `rejected${r.rejection_reason ? `: ${r.rejection_reason}` : ''}`
+  );
+}
+
+/** The approved tenant's id and its initial API key, shown once. */
+function Approved({ decision: { approved, setApproved } }: { decision: Decision }) {
+  return approved ? (
+    <>
+      <p>
+        Approved: tenant <code data-testid="approved-tenant">{approved.tenant}</code> created.
+      </p>
+      <SecretOnce
+        label="Initial API key of the approved tenant"
+        secret={approved.key}
+        onDone={() => setApproved(null)}
+      />
+    </>
+  ) : null;
+}
+
+function Onboarding() {
+  const requests = usePagedList<OnboardingRequest, 'status'>({
+    key: ['onboarding'],
+    read: (api, query) =>
+      api.platform.listOnboardingRequests({ ...query, status: oneOf(ONBOARDING_STATUSES, query.status) }),
+    filters: { status: 'PENDING' },
+  });
+  const status = requests.values.status;
+  const decision = useDecision();
   return (
     <section aria-labelledby="onboarding-title">
       <h2 id="onboarding-title">Onboarding requests</h2>
       <div className="row">
         <StatusFilter id="onboarding-status" {...requests.field('status')} options={ONBOARDING_STATUSES} />
       </div>
-      <ErrorMessage error={decide.error} />
-      {approved ? (
-        <>
-          <p>
-            Approved: tenant <code data-testid="approved-tenant">{approved.tenant}</code> created.
-          </p>
-          <SecretOnce
-            label="Initial API key of the approved tenant"
-            secret={approved.key}
-            onDone={() => setApproved(null)}
-          />
-        </>
-      ) : null}
+      <ErrorMessage error={decision.decide.error} />
+      <Approved decision={decision} />
       <PagedTable
         list={requests}
         caption={`Onboarding requests (${status.toLowerCase()})`}
@@ -170,45 +220,7 @@ function Onboarding() {
           column<OnboardingRequest>('Country', (r) => r.country),
           column<OnboardingRequest>('Use case', (r) => r.use_case),
           column<OnboardingRequest>('Requested', (r) => <Time iso={r.created_at} />),
-          column<OnboardingRequest>(
-            'Decision',
-            (r) =>
-              r.status === 'PENDING' ? (
-                <Group gap="xs">
-                  <RowAction
-                    subject={r.organization_name}
-                    disabled={decide.isPending}
-                    onClick={() => decide.mutate({ r, op: 'approve' })}
-                  >
-                    Approve
-                  </RowAction>
-                  <TextInput
-                    id={`reason-${r.id}`}
-                    size="xs"
-                    aria-label={`Rejection reason for ${r.organization_name}`}
-                    placeholder="Reason"
-                    value={reasons[r.id] ?? ''}
-                    onChange={(e) => {
-                      const value = e.currentTarget.value;
-                      setReasons((s) => ({ ...s, [r.id]: value }));
-                    }}
-                  />
-                  <RowAction
-                    subject={r.organization_name}
-                    danger
-                    disabled={decide.isPending}
-                    onClick={() => decide.mutate({ r, op: 'reject' })}
-                  >
-                    Reject
-                  </RowAction>
-                </Group>
-              ) : r.status === 'APPROVED' ? (
-                `approved → ${r.tenant_id ?? ''}`
-              ) : (
-                `rejected${r.rejection_reason ? `: ${r.rejection_reason}` : ''}`
-              ),
-            'actions',
-          ),
+          column<OnboardingRequest>('Decision', (r) => decisionCell(r, decision), 'actions'),
         ]}
         rowKey={(r) => r.id}
         empty={

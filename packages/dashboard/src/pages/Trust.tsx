@@ -101,6 +101,31 @@ function usedFor(consumedBy: string | null) {
   return consumedBy;
 }
 
+/** The sessions table's columns; a PENDING session past its expiry shows as EXPIRED (as of `now`). */
+function sessionColumns(now: number) {
+  return [
+    column<WalletSession>('Session', (s) => <IdToken id={s.id} />),
+    column<WalletSession>('Purpose', (s) => s.purpose.replace('_', '-')),
+    column<WalletSession>('State', (s) => (
+      <StateBadge state={s.status === 'PENDING' && Date.parse(s.expires_at) <= now ? 'EXPIRED' : s.status}>
+        {sessionState(s, now)}
+      </StateBadge>
+    )),
+    column<WalletSession>('Started', (s) => <Time iso={s.created_at} />),
+    column<WalletSession>('Answered', (s) => <Time iso={s.answered_at} hint={false} />),
+    column<WalletSession>('Issuer', (s) =>
+      s.issuer ? (
+        <span className="ellipsis" title={s.issuer}>
+          {s.issuer}
+        </span>
+      ) : (
+        '—'
+      ),
+    ),
+    column<WalletSession>('Used for', (s) => usedFor(s.consumed_by)),
+  ];
+}
+
 /** GET /v1/identity-verifications: the tenant's wallet sessions (never their claims). */
 function WalletSessions() {
   const { session } = useAuth();
@@ -134,29 +159,7 @@ function WalletSessions() {
         list={sessions}
         testId="wallet-sessions"
         caption="OpenID4VP sessions, newest first; the disclosed claims are never listed"
-        columns={[
-          column<WalletSession>('Session', (s) => <IdToken id={s.id} />),
-          column<WalletSession>('Purpose', (s) => s.purpose.replace('_', '-')),
-          column<WalletSession>('State', (s) => (
-            <StateBadge
-              state={s.status === 'PENDING' && Date.parse(s.expires_at) <= now ? 'EXPIRED' : s.status}
-            >
-              {sessionState(s, now)}
-            </StateBadge>
-          )),
-          column<WalletSession>('Started', (s) => <Time iso={s.created_at} />),
-          column<WalletSession>('Answered', (s) => <Time iso={s.answered_at} hint={false} />),
-          column<WalletSession>('Issuer', (s) =>
-            s.issuer ? (
-              <span className="ellipsis" title={s.issuer}>
-                {s.issuer}
-              </span>
-            ) : (
-              '—'
-            ),
-          ),
-          column<WalletSession>('Used for', (s) => usedFor(s.consumed_by)),
-        ]}
+        columns={sessionColumns(now)}
         rowKey={(s) => s.id}
         rowProps={(s) => ({ 'data-session': s.id })}
         empty={

@@ -124,15 +124,12 @@ function RequestFields({ form, field, api }: { form: PlaygroundForm; field: Fiel
 /** Either API's answer, once sent: the decision and the same call to copy. */
 type Asked = { api: 'verify'; body: VerifyRequest } | { api: 'authzen'; body: AuthzenEvaluationRequest };
 
-/** POST /v1/verify (or its AuthZEN form) from a form: the decision and its reason, exactly as an integrator would get them. */
-export function VerifyPage() {
-  const { session, canReadEvents: canEvents } = useAuth();
-  const queryClient = useQueryClient();
-  const [api, setApi] = useState<PlaygroundApi>('verify');
+/** The playground's form, filled from the link's query (a mandate's "Verify this mandate"). */
+function usePlaygroundForm() {
   // A link may fill the request (a mandate's "Verify this mandate"); nothing is sent until Verify.
   const [params] = useSearchParams();
   const given = (k: (typeof PLAYGROUND_FIELDS)[number]) => params.get(k) ?? '';
-  const { values: form, field } = useFields<keyof PlaygroundForm>({
+  return useFields<keyof PlaygroundForm>({
     mandate_id: given('mandate_id'),
     action: given('action'),
     amount: given('amount'),
@@ -142,6 +139,13 @@ export function VerifyPage() {
     subject_type: 'agent',
     min_assurance: '',
   });
+}
+
+/** Asks the chosen API with the form; the request sent is kept for "Reproduce" even when it fails. */
+function usePlayground(form: PlaygroundForm) {
+  const { session } = useAuth();
+  const queryClient = useQueryClient();
+  const [api, setApi] = useState<PlaygroundApi>('verify');
   const [sent, setSent] = useState<Asked | null>(null);
   const [ask, submit] = useFormMutation({
     mutationFn: async () => {
@@ -164,41 +168,33 @@ export function VerifyPage() {
     setSent(null);
     ask.reset();
   };
+  return { api, choose, sent, ask, submit };
+}
+type Playground = ReturnType<typeof usePlayground>;
+
+/** The buttons choosing which API the playground asks. */
+function ApiChoice({ api, choose }: { api: PlaygroundApi; choose(a: PlaygroundApi): void }) {
+  return (
+    <Group gap={4} role="group" aria-label="API to ask" mb="sm">
+      {(['verify', 'authzen'] as const).map((a) => (
+        <Button
+          key={a}
+          type="button"
+          variant={a === api ? 'filled' : 'default'}
+          aria-pressed={a === api}
+          onClick={() => choose(a)}
+        >
+          {API_CHOICES[a]}
+        </Button>
+      ))}
+    </Group>
+  );
+}
+
+/** The decision the API answered, and the request sent as a call to copy. */
+function PlaygroundAnswer({ playground: { ask, sent } }: { playground: Playground }) {
   return (
     <>
-      <PageHeader
-        title="Verification playground"
-        description={
-          <>
-            Asks <code>POST /v1/verify</code> — or the same decision in the words of the OpenID AuthZEN
-            Authorization API, as an API gateway would — whether a delegate may do an action now, as your
-            integration would. Each decision is recorded in the audit log (VERIFICATION_PERFORMED).
-          </>
-        }
-      />
-      <FormCard id="verify-title" title="Request" onSubmit={submit}>
-        <Group gap={4} role="group" aria-label="API to ask" mb="sm">
-          {(['verify', 'authzen'] as const).map((a) => (
-            <Button
-              key={a}
-              type="button"
-              variant={a === api ? 'filled' : 'default'}
-              aria-pressed={a === api}
-              onClick={() => choose(a)}
-            >
-              {API_CHOICES[a]}
-            </Button>
-          ))}
-        </Group>
-        <Text size="sm" mb="xs" data-testid="playground-endpoint">
-          Sends <code>{API_ENDPOINTS[api]}</code>.
-        </Text>
-        <RequestFields form={form} field={field} api={api} />
-        <Button type="submit" loading={ask.isPending}>
-          {api === 'verify' ? 'Verify' : 'Evaluate'}
-        </Button>
-        <ErrorMessage error={ask.error} />
-      </FormCard>
       {ask.data?.api === 'verify' ? <VerifyDecision answer={ask.data.answer} asked={ask.data.body} /> : null}
       {ask.data?.api === 'authzen' ? (
         <AuthzenDecision answer={ask.data.answer} asked={ask.data.body} />
@@ -214,18 +210,55 @@ export function VerifyPage() {
           body={sent.body}
         />
       ) : null}
+    </>
+  );
+}
+
+/** Where the recent verifications would be, for a role without events:read. */
+function RecentNeedsEvents() {
+  return (
+    <section className="card" aria-labelledby="recent-title">
+      <h2 id="recent-title">Recent verifications</h2>
+      <p className="muted" data-testid="recent-needs-events">
+        Recent verifications and their chart come from the audit log: they need the events:read permission,
+        which your role does not hold. The playground above works without it.
+      </p>
+    </section>
+  );
+}
+
+/** POST /v1/verify (or its AuthZEN form) from a form: the decision and its reason, exactly as an integrator would get them. */
+export function VerifyPage() {
+  const { canReadEvents: canEvents } = useAuth();
+  const { values: form, field } = usePlaygroundForm();
+  const playground = usePlayground(form);
+  const { api, choose, ask, submit } = playground;
+  return (
+    <>
+      <PageHeader
+        title="Verification playground"
+        description={
+          <>
+            Asks <code>POST /v1/verify</code> — or the same decision in the words of the OpenID AuthZEN
+            Authorization API, as an API gateway would — whether a delegate may do an action now, as your
+            integration would. Each decision is recorded in the audit log (VERIFICATION_PERFORMED).
+          </>
+        }
+      />
+      <FormCard id="verify-title" title="Request" onSubmit={submit}>
+        <ApiChoice api={api} choose={choose} />
+        <Text size="sm" mb="xs" data-testid="playground-endpoint">
+          Sends <code>{API_ENDPOINTS[api]}</code>.
+        </Text>
+        <RequestFields form={form} field={field} api={api} />
+        <Button type="submit" loading={ask.isPending}>
+          {api === 'verify' ? 'Verify' : 'Evaluate'}
+        </Button>
+        <ErrorMessage error={ask.error} />
+      </FormCard>
+      <PlaygroundAnswer playground={playground} />
       {api === 'authzen' ? <AuthzenBatch form={form} /> : null}
-      {canEvents ? (
-        <RecentVerifications />
-      ) : (
-        <section className="card" aria-labelledby="recent-title">
-          <h2 id="recent-title">Recent verifications</h2>
-          <p className="muted" data-testid="recent-needs-events">
-            Recent verifications and their chart come from the audit log: they need the events:read
-            permission, which your role does not hold. The playground above works without it.
-          </p>
-        </section>
-      )}
+      {canEvents ? <RecentVerifications /> : <RecentNeedsEvents />}
     </>
   );
 }
@@ -296,6 +329,69 @@ function chartData(range: ChartWindow, stats: VerificationStats) {
   }));
 }
 
+/** The buttons choosing the chart's range. */
+function RangeChoice({ range, setRange }: { range: ChartWindow; setRange(w: ChartWindow): void }) {
+  return (
+    <Group gap={4} role="group" aria-label="Chart range">
+      {(['24h', '14d'] as const).map((w) => (
+        <Button
+          key={w}
+          variant={w === range ? 'filled' : 'default'}
+          aria-pressed={w === range}
+          onClick={() => setRange(w)}
+        >
+          {w === '24h' ? 'Last 24 hours, per hour' : 'Last 14 days, per day'}
+        </Button>
+      ))}
+    </Group>
+  );
+}
+
+/** The range's ALLOW and DENY totals and the chart of them per hour or day. */
+function VerificationChart({ range, stats }: { range: ChartWindow; stats: VerificationStats }) {
+  const counts = chartData(range, stats);
+  const allow = counts.reduce((s, c) => s + c.values.allow, 0);
+  const deny = counts.reduce((s, c) => s + c.values.deny, 0);
+  const span = range === '24h' ? 'the last 24 hours' : 'the last 14 days';
+  const Span = span[0]!.toUpperCase() + span.slice(1);
+  return (
+    <>
+      <p data-testid="verification-totals">
+        {Span} (UTC): <span className="decision-allow">{allow} ALLOW</span>,{' '}
+        <span className="decision-deny">{deny} DENY</span>.
+      </p>
+      <BarChart
+        testId="verifications"
+        title={`Verifications per ${range === '24h' ? 'hour' : 'day'}, ${span} (UTC)`}
+        summary={`Verifications per ${range === '24h' ? 'hour' : 'day'} over ${span}: ${allow} ALLOW and ${deny} DENY`}
+        categoryLabel={range === '24h' ? 'Hour (UTC)' : 'Day (UTC)'}
+        series={[
+          { key: 'allow', label: 'ALLOW', className: 'series-allow' },
+          { key: 'deny', label: 'DENY', className: 'series-deny' },
+        ]}
+        data={counts}
+      />
+    </>
+  );
+}
+
+/** The newest verifications as a table, or what to do when there is none yet. */
+function RecentList({ events }: { events: AuditEvent[] }) {
+  return events.length === 0 ? (
+    <Empty title="No verification yet." call="POST /v1/verify">
+      Ask one with the form above: it is listed here within seconds.
+    </Empty>
+  ) : (
+    <DataTable
+      caption="The newest verifications"
+      columns={RECENT_COLUMNS}
+      rows={events}
+      rowKey={(e) => e.id}
+      rowProps={() => ({ 'data-testid': 'recent-verification' })}
+    />
+  );
+}
+
 /** ALLOW/DENY over time (counted by the audit service) and the newest verifications listed. */
 function RecentVerifications() {
   const { session } = useAuth();
@@ -311,69 +407,19 @@ function RecentVerifications() {
     queryKey: ['verifications', tenantId, 'recent'],
     queryFn: () => apiOf(session).events.list({ type: 'VERIFICATION_PERFORMED', limit: 10 }).page(),
   });
-  const counts = stats.data ? chartData(range, stats.data) : [];
-  const allow = counts.reduce((s, c) => s + c.values.allow, 0);
-  const deny = counts.reduce((s, c) => s + c.values.deny, 0);
   const refresh = () => void queryClient.invalidateQueries({ queryKey: ['verifications', tenantId] });
-  const span = range === '24h' ? 'the last 24 hours' : 'the last 14 days';
-  const Span = span[0]!.toUpperCase() + span.slice(1);
   return (
     <section className="card" aria-labelledby="recent-title">
       <h2 id="recent-title">Recent verifications</h2>
       <div className="row">
-        <Group gap={4} role="group" aria-label="Chart range">
-          {(['24h', '14d'] as const).map((w) => (
-            <Button
-              key={w}
-              variant={w === range ? 'filled' : 'default'}
-              aria-pressed={w === range}
-              onClick={() => setRange(w)}
-            >
-              {w === '24h' ? 'Last 24 hours, per hour' : 'Last 14 days, per day'}
-            </Button>
-          ))}
-        </Group>
+        <RangeChoice range={range} setRange={setRange} />
         <Button variant="default" onClick={refresh} disabled={stats.isFetching || recent.isFetching}>
           Refresh
         </Button>
       </div>
-      <Loaded query={stats}>
-        {() => (
-          <>
-            <p data-testid="verification-totals">
-              {Span} (UTC): <span className="decision-allow">{allow} ALLOW</span>,{' '}
-              <span className="decision-deny">{deny} DENY</span>.
-            </p>
-            <BarChart
-              testId="verifications"
-              title={`Verifications per ${range === '24h' ? 'hour' : 'day'}, ${span} (UTC)`}
-              summary={`Verifications per ${range === '24h' ? 'hour' : 'day'} over ${span}: ${allow} ALLOW and ${deny} DENY`}
-              categoryLabel={range === '24h' ? 'Hour (UTC)' : 'Day (UTC)'}
-              series={[
-                { key: 'allow', label: 'ALLOW', className: 'series-allow' },
-                { key: 'deny', label: 'DENY', className: 'series-deny' },
-              ]}
-              data={counts}
-            />
-          </>
-        )}
-      </Loaded>
+      <Loaded query={stats}>{(data) => <VerificationChart range={range} stats={data} />}</Loaded>
       <ErrorMessage error={recent.error} />
-      {recent.data ? (
-        recent.data.data.length === 0 ? (
-          <Empty title="No verification yet." call="POST /v1/verify">
-            Ask one with the form above: it is listed here within seconds.
-          </Empty>
-        ) : (
-          <DataTable
-            caption="The newest verifications"
-            columns={RECENT_COLUMNS}
-            rows={recent.data.data}
-            rowKey={(e) => e.id}
-            rowProps={() => ({ 'data-testid': 'recent-verification' })}
-          />
-        )
-      ) : null}
+      {recent.data ? <RecentList events={recent.data.data} /> : null}
     </section>
   );
 }

@@ -153,11 +153,27 @@ function itemRequest(body: AuthzenEvaluationsRequest | null, i: number): AskedRe
     : {};
 }
 
-/** POST /access/v1/evaluations over the form's fields: one item per action listed, in the chosen semantic. */
-export function AuthzenBatch({ form }: { form: PlaygroundForm }) {
+/** The batch's answers, one row each, in request order. */
+function BatchAnswer({ rows, sent }: { rows: Row[]; sent: AuthzenEvaluationsRequest | null }) {
+  return (
+    <section className="card" aria-labelledby="batch-answer-title" aria-live="polite">
+      <h2 id="batch-answer-title">Batch decisions</h2>
+      <p data-testid="batch-count">
+        {rows.length} of {sent?.evaluations?.length ?? 0} items answered ({semanticOf(sent)}).
+      </p>
+      <DataTable
+        caption="Each item's decision, in request order"
+        columns={BATCH_COLUMNS}
+        rows={rows}
+        rowKey={(r) => String(r.index)}
+      />
+    </section>
+  );
+}
+
+/** Sends the batch built from the form, the actions and the semantic; the body sent is kept to reproduce. */
+function useBatch(form: PlaygroundForm, actions: string, semantic: Semantic) {
   const { session } = useAuth();
-  const [actions, setActions] = useState('');
-  const [semantic, setSemantic] = useState<Semantic>('execute_all');
   const [sent, setSent] = useState<AuthzenEvaluationsRequest | null>(null);
   const [batch, submit] = useFormMutation({
     mutationFn: async () => {
@@ -174,6 +190,14 @@ export function AuthzenBatch({ form }: { form: PlaygroundForm }) {
     request: itemRequest(sent, i),
     answer,
   }));
+  return { sent, batch, submit, rows };
+}
+
+/** POST /access/v1/evaluations over the form's fields: one item per action listed, in the chosen semantic. */
+export function AuthzenBatch({ form }: { form: PlaygroundForm }) {
+  const [actions, setActions] = useState('');
+  const [semantic, setSemantic] = useState<Semantic>('execute_all');
+  const { sent, batch, submit, rows } = useBatch(form, actions, semantic);
   return (
     <>
       <FormCard id="batch-title" title="Batch: POST /access/v1/evaluations" onSubmit={submit}>
@@ -207,20 +231,7 @@ export function AuthzenBatch({ form }: { form: PlaygroundForm }) {
         </Button>
         <ErrorMessage error={batch.error} />
       </FormCard>
-      {batch.data ? (
-        <section className="card" aria-labelledby="batch-answer-title" aria-live="polite">
-          <h2 id="batch-answer-title">Batch decisions</h2>
-          <p data-testid="batch-count">
-            {rows.length} of {sent?.evaluations?.length ?? 0} items answered ({semanticOf(sent)}).
-          </p>
-          <DataTable
-            caption="Each item's decision, in request order"
-            columns={BATCH_COLUMNS}
-            rows={rows}
-            rowKey={(r) => String(r.index)}
-          />
-        </section>
-      ) : null}
+      {batch.data ? <BatchAnswer rows={rows} sent={sent} /> : null}
       {sent ? (
         <Reproduce
           id="batch-reproduce-title"

@@ -14,32 +14,17 @@ type Started = CreatedIdentityVerification;
 const POLL_MS = 2000;
 
 /**
- * Wallet sign-in (docs/WALLET.md): a sign-in session for the tenant, its authorization request as a
- * QR code and a link, polled with the poll token (in the body, never a URL) until the wallet has
- * answered; a VERIFIED session is exchanged once for a 15-minute token of the `wallet:` subject.
+ * Polls the started sign-in session until the wallet has answered: VERIFIED is exchanged for the
+ * member's session, FAILED or expiry is the outcome.
  */
-export function WalletSignIn() {
+function useSignInWait(
+  started: Started | null,
+  tenantId: string,
+  setOutcome: (outcome: string) => void,
+  setError: (error: unknown) => void,
+) {
   const { signIn } = useAuth();
   const navigate = useNavigate();
-  const [tenantId, setTenantId] = useState('');
-  const [started, setStarted] = useState<Started | null>(null);
-  const [outcome, setOutcome] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
-
-  const start = async (e: FormEvent) => {
-    e.preventDefault();
-    setError(null);
-    setOutcome(null);
-    setStarted(null);
-    try {
-      setStarted(
-        await apiOf(null).identityVerifications.createSignInVerification({ tenant_id: tenantId.trim() }),
-      );
-    } catch (err) {
-      setError(err);
-    }
-  };
-
   useEffect(() => {
     if (!started) return;
     // A sign-in session always carries its poll token; without one there is nothing to poll with.
@@ -87,6 +72,49 @@ export function WalletSignIn() {
     };
     // tenantId is deliberately not a dependency: the session was started for the tenant typed then.
   }, [started, signIn, navigate]);
+}
+
+/** The sign-in session's authorization request as a QR code and a link, while the wallet's answer is awaited. */
+function SignInRequest({ started }: { started: Started }) {
+  return (
+    <div className="wallet-request" data-authorization-request={started.authorization_request}>
+      <QrCode value={started.authorization_request} label="QR code of the wallet authorization request" />
+      <p>
+        On this device: <a href={started.authorization_request}>open the wallet</a>, or copy the request:
+      </p>
+      <code className="request-link">{started.authorization_request}</code>
+      <p aria-live="polite" className="muted">
+        Waiting for the wallet… (expires {formatTime(started.expires_at)}, {relativeTime(started.expires_at)})
+      </p>
+    </div>
+  );
+}
+
+/**
+ * Wallet sign-in (docs/WALLET.md): a sign-in session for the tenant, its authorization request as a
+ * QR code and a link, polled with the poll token (in the body, never a URL) until the wallet has
+ * answered; a VERIFIED session is exchanged once for a 15-minute token of the `wallet:` subject.
+ */
+export function WalletSignIn() {
+  const [tenantId, setTenantId] = useState('');
+  const [started, setStarted] = useState<Started | null>(null);
+  const [outcome, setOutcome] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+
+  const start = async (e: FormEvent) => {
+    e.preventDefault();
+    setError(null);
+    setOutcome(null);
+    setStarted(null);
+    try {
+      setStarted(
+        await apiOf(null).identityVerifications.createSignInVerification({ tenant_id: tenantId.trim() }),
+      );
+    } catch (err) {
+      setError(err);
+    }
+  };
+  useSignInWait(started, tenantId, setOutcome, setError);
 
   const waiting = started && !outcome && !error;
   return (
@@ -99,19 +127,7 @@ export function WalletSignIn() {
       <TenantForm id="wallet-tenant" value={tenantId} onChange={setTenantId} onSubmit={start}>
         {started ? 'Start again' : 'Show QR code'}
       </TenantForm>
-      {started && waiting ? (
-        <div className="wallet-request" data-authorization-request={started.authorization_request}>
-          <QrCode value={started.authorization_request} label="QR code of the wallet authorization request" />
-          <p>
-            On this device: <a href={started.authorization_request}>open the wallet</a>, or copy the request:
-          </p>
-          <code className="request-link">{started.authorization_request}</code>
-          <p aria-live="polite" className="muted">
-            Waiting for the wallet… (expires {formatTime(started.expires_at)},{' '}
-            {relativeTime(started.expires_at)})
-          </p>
-        </div>
-      ) : null}
+      {started && waiting ? <SignInRequest started={started} /> : null}
       {outcome ? (
         <p role="alert" className="error">
           {outcome}

@@ -4,6 +4,7 @@ import { Button, Group, Text } from '@mantine/core';
 import type { WebhookDelivery, WebhookEndpoint } from '@mandate/client';
 import { apiOf } from '../api';
 import type { Area } from '../areas';
+import type { Session } from '../session';
 import { useAuth } from '../auth';
 import { LinkedItemPanel, useLinkedItem } from '../linked-item';
 import { PagedTable, usePagedList } from '../paged-list';
@@ -63,23 +64,17 @@ const endpointOps = (e: Endpoint): RowOp<EndpointOp>[] => [
   { op: 'delete', label: 'Delete', danger: true },
 ];
 
-export function WebhooksPage({ area }: { area: Area }) {
-  const {
-    session,
-    tenantId,
-    canWrite,
-    list: endpoints,
-    refresh,
-  } = useTenantCollection<Endpoint>('webhook-endpoints', area, (api, _tenantId, query) =>
-    api.webhooks.listWebhookEndpoints(query),
-  );
-  const secret = useSecretOnce(refresh);
-  // The endpoint whose deliveries show, in the URL (`?endpoint=whe_…`): a reload keeps it open and its
-  // deliveries' filter, and the header's "Go to id" opens it (docs/DASHBOARD.md, "Search").
-  const selected = useLinkedItem('endpoint', (api, id) => api.webhooks.getWebhookEndpoint(id));
-  const [asked, setAsked] = useState<{ endpoint: Endpoint; op: 'delete' | 'disable' } | null>(null);
-  const [editing, setEditing] = useState<Endpoint | null>(null);
+type AskedChange = { endpoint: Endpoint; op: 'delete' | 'disable' };
+type Linked = ReturnType<typeof useLinkedItem<Endpoint>>;
 
+/** An endpoint's actions (EndpointOp) as one mutation, with the change awaiting confirmation and the types being edited. */
+function useEndpointAction(
+  session: Session | null,
+  selected: Linked,
+  secret: ReturnType<typeof useSecretOnce>,
+) {
+  const [asked, setAsked] = useState<AskedChange | null>(null);
+  const [editing, setEditing] = useState<Endpoint | null>(null);
   const action = useMutation({
     mutationFn: ({ endpoint, op }: { endpoint: Endpoint; op: EndpointOp }): Promise<object> => {
       const webhooks = apiOf(session).webhooks;
@@ -106,6 +101,110 @@ export function WebhooksPage({ area }: { area: Area }) {
       );
     },
   });
+  return { action, asked, setAsked, editing, setEditing };
+}
+type EndpointAction = ReturnType<typeof useEndpointAction>;
+
+/** Asks before an endpoint is deleted or disabled, saying what it stops. */
+function ConfirmEndpointChange({ change: { action, asked, setAsked } }: { change: EndpointAction }) {
+  return (
+    <ConfirmDialog
+      opened={!!asked}
+      title={asked?.op === 'delete' ? 'Delete endpoint' : 'Disable endpoint'}
+      confirm={asked?.op === 'delete' ? 'Delete endpoint' : 'Disable endpoint'}
+      pending={action.isPending}
+      error={asked ? action.error : null}
+      onClose={() => setAsked(null)}
+      onConfirm={() => asked && action.mutate(asked)}
+      impact={
+        !asked ? null : asked.op === 'delete' ? (
+          <>
+            {asked.endpoint.url} stops receiving events immediately ({asked.endpoint.event_types.join(', ')}
+            ); its pending deliveries are never attempted again. This cannot be undone: adding the URL again
+            gives it a new secret.
+          </>
+        ) : (
+          <>
+            {asked.endpoint.url} stops receiving events immediately: no new deliveries, and its pending ones
+            end FAILED (ENDPOINT_DISABLED). Enabling it later does not send what it missed.
+          </>
+        )
+      }
+    />
+  );
+}
+
+/** An endpoint's status in words, its recent success rate on its own line. */
+function EndpointStatus({ e }: { e: Endpoint }) {
+  return (
+    <>
+      {e.status === 'ENABLED'
+        ? e.failing_since
+          ? `enabled, failing since ${formatTime(e.failing_since)}`
+          : 'enabled'
+        : `disabled (${e.disabled_reason ?? 'manual'})`}
+      {/* Its own line, so the table stays as wide as before (docs/DASHBOARD.md, "Design system"). */}
+      <SuccessRate endpointId={e.id} />
+    </>
+  );
+}
+
+/** The endpoints table's columns; its actions open the deliveries and, for a writer, change the endpoint. */
+function endpointColumns(
+  canWrite: boolean,
+  selected: Linked,
+  { action, setAsked, setEditing }: EndpointAction,
+) {
+  return [
+    column<Endpoint>('URL', (e) => <code className="url">{e.url}</code>),
+    column<Endpoint>('Events', (e) => e.event_types.join(', ')),
+    column<Endpoint>('Status', (e) => <EndpointStatus e={e} />),
+    column<Endpoint>('Created', (e) => <Time iso={e.created_at} />, 'nowrap'),
+    column<Endpoint>(
+      'Actions',
+      (e) => (
+        <Group gap="xs">
+          <Button size="xs" variant="default" onClick={() => selected.open(e.id)}>
+            Deliveries <span className="sr-only">{e.url}</span>
+          </Button>
+          {canWrite ? (
+            <>
+              <RowActions
+                subject={e.url}
+                ops={endpointOps(e)}
+                busy={action.isPending}
+                onAction={(op) => {
+                  action.reset();
+                  if (op === 'delete' || op === 'disable') setAsked({ endpoint: e, op });
+                  else if (op === 'types') setEditing(e);
+                  else action.mutate({ endpoint: e, op });
+                }}
+              />
+            </>
+          ) : null}
+        </Group>
+      ),
+      'actions',
+    ),
+  ];
+}
+
+export function WebhooksPage({ area }: { area: Area }) {
+  const {
+    session,
+    tenantId,
+    canWrite,
+    list: endpoints,
+    refresh,
+  } = useTenantCollection<Endpoint>('webhook-endpoints', area, (api, _tenantId, query) =>
+    api.webhooks.listWebhookEndpoints(query),
+  );
+  const secret = useSecretOnce(refresh);
+  // The endpoint whose deliveries show, in the URL (`?endpoint=whe_…`): a reload keeps it open and its
+  // deliveries' filter, and the header's "Go to id" opens it (docs/DASHBOARD.md, "Search").
+  const selected = useLinkedItem('endpoint', (api, id) => api.webhooks.getWebhookEndpoint(id));
+  const change = useEndpointAction(session, selected, secret);
+  const { action, asked, editing, setEditing } = change;
 
   return (
     <>
@@ -122,29 +221,7 @@ export function WebhooksPage({ area }: { area: Area }) {
         </Text>
       )}
       {asked ? null : <ErrorMessage error={action.error} />}
-      <ConfirmDialog
-        opened={!!asked}
-        title={asked?.op === 'delete' ? 'Delete endpoint' : 'Disable endpoint'}
-        confirm={asked?.op === 'delete' ? 'Delete endpoint' : 'Disable endpoint'}
-        pending={action.isPending}
-        error={asked ? action.error : null}
-        onClose={() => setAsked(null)}
-        onConfirm={() => asked && action.mutate(asked)}
-        impact={
-          !asked ? null : asked.op === 'delete' ? (
-            <>
-              {asked.endpoint.url} stops receiving events immediately ({asked.endpoint.event_types.join(', ')}
-              ); its pending deliveries are never attempted again. This cannot be undone: adding the URL again
-              gives it a new secret.
-            </>
-          ) : (
-            <>
-              {asked.endpoint.url} stops receiving events immediately: no new deliveries, and its pending ones
-              end FAILED (ENDPOINT_DISABLED). Enabling it later does not send what it missed.
-            </>
-          )
-        }
-      />
+      <ConfirmEndpointChange change={change} />
       <PagedTable
         list={endpoints}
         caption={`Webhook endpoints of tenant ${tenantId}`}
@@ -155,48 +232,7 @@ export function WebhooksPage({ area }: { area: Area }) {
           </Empty>
         }
         rowKey={(e) => e.id}
-        columns={[
-          column<Endpoint>('URL', (e) => <code className="url">{e.url}</code>),
-          column<Endpoint>('Events', (e) => e.event_types.join(', ')),
-          column<Endpoint>('Status', (e) => (
-            <>
-              {e.status === 'ENABLED'
-                ? e.failing_since
-                  ? `enabled, failing since ${formatTime(e.failing_since)}`
-                  : 'enabled'
-                : `disabled (${e.disabled_reason ?? 'manual'})`}
-              {/* Its own line, so the table stays as wide as before (docs/DASHBOARD.md, "Design system"). */}
-              <SuccessRate endpointId={e.id} />
-            </>
-          )),
-          column<Endpoint>('Created', (e) => <Time iso={e.created_at} />, 'nowrap'),
-          column<Endpoint>(
-            'Actions',
-            (e) => (
-              <Group gap="xs">
-                <Button size="xs" variant="default" onClick={() => selected.open(e.id)}>
-                  Deliveries <span className="sr-only">{e.url}</span>
-                </Button>
-                {canWrite ? (
-                  <>
-                    <RowActions
-                      subject={e.url}
-                      ops={endpointOps(e)}
-                      busy={action.isPending}
-                      onAction={(op) => {
-                        action.reset();
-                        if (op === 'delete' || op === 'disable') setAsked({ endpoint: e, op });
-                        else if (op === 'types') setEditing(e);
-                        else action.mutate({ endpoint: e, op });
-                      }}
-                    />
-                  </>
-                ) : null}
-              </Group>
-            ),
-            'actions',
-          ),
-        ]}
+        columns={endpointColumns(canWrite, selected, change)}
       />
       {editing ? (
         <EditEventTypes
@@ -284,9 +320,69 @@ function EditEventTypes({
   );
 }
 
-function Deliveries({ endpoint, canWrite }: { endpoint: Endpoint; canWrite: boolean }) {
+/** Retries one delivery now; the endpoints are read again, since a success clears "failing since". */
+function useRetry(endpoint: Endpoint) {
   const { session } = useAuth();
   const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (d: Delivery) => apiOf(session).webhooks.retryWebhookDelivery(endpoint.id, d.id),
+    onSuccess: () => {
+      notifyDone('Delivery retried: the attempt is listed.');
+      // The endpoints too: a success clears the endpoint's "failing since" (docs/WEBHOOKS.md, "Debugging a receiver").
+      void queryClient.invalidateQueries({ queryKey: ['webhook-endpoints'] });
+    },
+  });
+}
+
+/** A delivery's attempts, each with when, how it ended and how long it took, and its bodies. */
+function Attempts({ d }: { d: Delivery }) {
+  return (
+    <>
+      <ol className="attempts">
+        {d.attempts.map((a) => (
+          <li key={a.attempted_at + a.duration_ms}>
+            {formatTime(a.attempted_at)}: {outcome(a)} ({a.duration_ms} ms{a.manual ? ', manual' : ''})
+          </li>
+        ))}
+      </ol>
+      <DeliveryBodies delivery={d} />
+    </>
+  );
+}
+
+/** The deliveries table's columns; a writer's last one retries a delivery. */
+function deliveryColumns(canWrite: boolean, retry: ReturnType<typeof useRetry>) {
+  return [
+    // When the delivery was made (its event arrived): the order the API pages in, turned by its header.
+    column<Delivery>('Created', (d) => <Time iso={d.created_at} hint={false} />, {
+      className: 'nowrap',
+      sortable: true,
+    }),
+    column<Delivery>('Event', (d) => (
+      <>
+        {d.event_type} <code>{d.event_id}</code>
+      </>
+    )),
+    column<Delivery>('Status', (d) => <StateBadge state={d.status} />),
+    column<Delivery>('Attempts', (d) => <Attempts d={d} />),
+    column<Delivery>('Next attempt', (d) => <Time iso={d.next_attempt_at} />, 'nowrap'),
+    ...(canWrite
+      ? [
+          column<Delivery>(
+            'Actions',
+            (d) => (
+              <RowAction subject={d.event_id} loading={retry.isPending} onClick={() => retry.mutate(d)}>
+                Retry
+              </RowAction>
+            ),
+            'actions',
+          ),
+        ]
+      : []),
+  ];
+}
+
+function Deliveries({ endpoint, canWrite }: { endpoint: Endpoint; canWrite: boolean }) {
   const deliveries = usePagedList<Delivery, 'status'>({
     key: ['webhook-endpoints', 'deliveries', endpoint.id],
     read: (api, query) =>
@@ -297,14 +393,7 @@ function Deliveries({ endpoint, canWrite }: { endpoint: Endpoint; canWrite: bool
     filters: { status: '' },
     ordered: true,
   });
-  const retry = useMutation({
-    mutationFn: (d: Delivery) => apiOf(session).webhooks.retryWebhookDelivery(endpoint.id, d.id),
-    onSuccess: () => {
-      notifyDone('Delivery retried: the attempt is listed.');
-      // The endpoints too: a success clears the endpoint's "failing since" (docs/WEBHOOKS.md, "Debugging a receiver").
-      void queryClient.invalidateQueries({ queryKey: ['webhook-endpoints'] });
-    },
-  });
+  const retry = useRetry(endpoint);
   return (
     <section className="card" aria-labelledby="deliveries-title">
       <h2 id="deliveries-title">Deliveries to {endpoint.url}</h2>
@@ -329,46 +418,7 @@ function Deliveries({ endpoint, canWrite }: { endpoint: Endpoint; canWrite: bool
           </Empty>
         }
         rowKey={(d) => d.id}
-        columns={[
-          // When the delivery was made (its event arrived): the order the API pages in, turned by its header.
-          column<Delivery>('Created', (d) => <Time iso={d.created_at} hint={false} />, {
-            className: 'nowrap',
-            sortable: true,
-          }),
-          column<Delivery>('Event', (d) => (
-            <>
-              {d.event_type} <code>{d.event_id}</code>
-            </>
-          )),
-          column<Delivery>('Status', (d) => <StateBadge state={d.status} />),
-          column<Delivery>('Attempts', (d) => (
-            <>
-              <ol className="attempts">
-                {d.attempts.map((a) => (
-                  <li key={a.attempted_at + a.duration_ms}>
-                    {formatTime(a.attempted_at)}: {outcome(a)} ({a.duration_ms} ms{a.manual ? ', manual' : ''}
-                    )
-                  </li>
-                ))}
-              </ol>
-              <DeliveryBodies delivery={d} />
-            </>
-          )),
-          column<Delivery>('Next attempt', (d) => <Time iso={d.next_attempt_at} />, 'nowrap'),
-          ...(canWrite
-            ? [
-                column<Delivery>(
-                  'Actions',
-                  (d) => (
-                    <RowAction subject={d.event_id} loading={retry.isPending} onClick={() => retry.mutate(d)}>
-                      Retry
-                    </RowAction>
-                  ),
-                  'actions',
-                ),
-              ]
-            : []),
-        ]}
+        columns={deliveryColumns(canWrite, retry)}
       />
     </section>
   );
