@@ -30,15 +30,15 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {
-    // Functions stay under 60 lines outside the tests. A ratchet: the files listed still hold
-    // longer ones; a file leaves the list once they are split, and no file joins it.
+    // Functions stay under 60 lines everywhere but in the tests (whose describe blocks are lists
+    // of cases): services, packages, their scripts, the launchers and the benchmarks.
     files: [
       'services/*/src/**/*.ts',
       'packages/*/src/**/*.{ts,tsx}',
+      'packages/*/scripts/**/*.ts',
       'scripts/**/*.ts',
       'bench/**/*.{ts,cjs}',
     ],
-    ignores: ['bench/probe.cjs', 'bench/verify.ts'],
     rules: { 'max-lines-per-function': ['error', { max: 60, skipBlankLines: true, skipComments: true }] },
   },
   {

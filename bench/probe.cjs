@@ -48,90 +48,93 @@ if (probeDir || profileDir) {
       k.max = Math.max(k.max, entry.duration);
     }
   });
-  process.on('SIGUSR2', () => {
-    if (!running) {
-      running = true;
-      windows++;
-      histogram.reset();
-      histogram.enable();
-      gcKinds = {};
-      gcObserver.observe({ entryTypes: ['gc'] });
-      elu = performance.eventLoopUtilization();
-      if (timing) {
-        timing.marks = [];
-        timing.on = true;
-      }
-      if (session && windows === 1 && heapProfile) {
-        session.post('HeapProfiler.enable');
-        session.post('HeapProfiler.startSampling', {
-          samplingInterval: 4096,
-          // Kept: what survived a scavenge (the costly kind), though a later mark-compact freed it.
-          includeObjectsCollectedByMajorGC: true,
-          // BENCH_PROFILE_KIND=heap-all: every allocation, also what a scavenge freed (where the churn comes from).
-          includeObjectsCollectedByMinorGC: process.env.BENCH_PROFILE_KIND === 'heap-all',
-        });
-      } else if (session && windows === 1) {
-        session.post('Profiler.enable');
-        session.post('Profiler.setSamplingInterval', { interval: 250 });
-        session.post('Profiler.start');
-      }
-      return;
+  const startProfile = () => {
+    if (heapProfile) {
+      session.post('HeapProfiler.enable');
+      session.post('HeapProfiler.startSampling', {
+        samplingInterval: 4096,
+        // Kept: what survived a scavenge (the costly kind), though a later mark-compact freed it.
+        includeObjectsCollectedByMajorGC: true,
+        // BENCH_PROFILE_KIND=heap-all: every allocation, also what a scavenge freed (where the churn comes from).
+        includeObjectsCollectedByMinorGC: process.env.BENCH_PROFILE_KIND === 'heap-all',
+      });
+    } else {
+      session.post('Profiler.enable');
+      session.post('Profiler.setSamplingInterval', { interval: 250 });
+      session.post('Profiler.start');
     }
-    running = false;
-    histogram.disable();
-    gcObserver.disconnect();
+  };
+  const openWindow = () => {
+    running = true;
+    windows++;
+    histogram.reset();
+    histogram.enable();
+    gcKinds = {};
+    gcObserver.observe({ entryTypes: ['gc'] });
+    elu = performance.eventLoopUtilization();
     if (timing) {
-      timing.on = false;
-      writeFileSync(
-        path.join(probeDir, `${service}-${process.pid}-${windows}.timing.json`),
-        JSON.stringify(timing.marks),
-      );
       timing.marks = [];
+      timing.on = true;
     }
+    if (session && windows === 1) startProfile();
+  };
+  const writeTiming = () => {
+    timing.on = false;
+    writeFileSync(
+      path.join(probeDir, `${service}-${process.pid}-${windows}.timing.json`),
+      JSON.stringify(timing.marks),
+    );
+    timing.marks = [];
+  };
+  const writeLoop = () => {
     const used = performance.eventLoopUtilization(elu);
     const ms = (ns) => Math.round(ns / 1e4) / 100;
     const tenths = (x) => Math.round(x * 10) / 10;
-    if (probeDir)
-      writeFileSync(
-        path.join(probeDir, `${service}-${process.pid}-${windows}.loop.json`),
-        JSON.stringify({
-          service,
-          window: windows,
-          utilisation: Math.round(used.utilization * 1000) / 1000,
-          delay_ms: {
-            p50: ms(histogram.percentile(50)),
-            p99: ms(histogram.percentile(99)),
-            max: ms(histogram.max),
-            mean: ms(histogram.mean),
-          },
-          heap_mb: Math.round(process.memoryUsage().heapUsed / 1e6),
-          gc: {
-            kinds: Object.fromEntries(
-              Object.entries(gcKinds).map(([kind, k]) => [
-                kind,
-                { count: k.count, total_ms: tenths(k.total), max_ms: tenths(k.max) },
-              ]),
-            ),
-          },
-        }),
-      );
-    if (session && windows === 1 && heapProfile)
-      // What the window allocated that no GC has reclaimed yet: garbage promoted to the old
-      // generation (medium-lived objects) shows here until the next mark-compact.
-      session.post('HeapProfiler.stopSampling', (err, result) => {
-        if (!err)
-          writeFileSync(
-            path.join(profileDir, `${service}-${process.pid}.heapprofile`),
-            JSON.stringify(result.profile),
-          );
-      });
-    else if (session && windows === 1)
-      session.post('Profiler.stop', (err, result) => {
-        if (!err)
-          writeFileSync(
-            path.join(profileDir, `${service}-${process.pid}.cpuprofile`),
-            JSON.stringify(result.profile),
-          );
-      });
-  });
+    writeFileSync(
+      path.join(probeDir, `${service}-${process.pid}-${windows}.loop.json`),
+      JSON.stringify({
+        service,
+        window: windows,
+        utilisation: Math.round(used.utilization * 1000) / 1000,
+        delay_ms: {
+          p50: ms(histogram.percentile(50)),
+          p99: ms(histogram.percentile(99)),
+          max: ms(histogram.max),
+          mean: ms(histogram.mean),
+        },
+        heap_mb: Math.round(process.memoryUsage().heapUsed / 1e6),
+        gc: {
+          kinds: Object.fromEntries(
+            Object.entries(gcKinds).map(([kind, k]) => [
+              kind,
+              { count: k.count, total_ms: tenths(k.total), max_ms: tenths(k.max) },
+            ]),
+          ),
+        },
+      }),
+    );
+  };
+  const stopProfile = () => {
+    const [domain, file] = heapProfile
+      ? ['HeapProfiler.stopSampling', 'heapprofile']
+      : ['Profiler.stop', 'cpuprofile'];
+    // A heap profile holds what the window allocated that no GC has reclaimed yet: garbage promoted
+    // to the old generation (medium-lived objects) shows there until the next mark-compact.
+    session.post(domain, (err, result) => {
+      if (!err)
+        writeFileSync(
+          path.join(profileDir, `${service}-${process.pid}.${file}`),
+          JSON.stringify(result.profile),
+        );
+    });
+  };
+  const closeWindow = () => {
+    running = false;
+    histogram.disable();
+    gcObserver.disconnect();
+    if (timing) writeTiming();
+    if (probeDir) writeLoop();
+    if (session && windows === 1) stopProfile();
+  };
+  process.on('SIGUSR2', () => (running ? closeWindow() : openWindow()));
 }

@@ -137,24 +137,23 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 };
 
-async function main() {
-  process.stdout.write(
-    `bench:verify — ${ROUNDS} interleaved round(s) of ${DURATION}s per target, ${CONNECTIONS} connections, ${TENANTS} tenants\n`,
+/** BENCH_PASS_ENV=A,B: these variables of the bench's environment go to every service (A/B runs of a setting). */
+function passedEnv(): Record<string, string> {
+  return Object.fromEntries(
+    (process.env.BENCH_PASS_ENV ?? '')
+      .split(',')
+      .filter((name) => name && process.env[name] !== undefined)
+      .map((name) => [name, process.env[name]!]),
   );
-  const probeDir = mkdtempSync(path.join(tmpdir(), 'bench-probe-'));
+}
+
+/** What every probed service gets: the probe preloaded, and where it writes. */
+function probeEnvFor(probeDir: string): Record<string, string> {
   // BENCH_NODE_OPTIONS (e.g. --perf-basic-prof, for `perf record -p <pid>`) reaches gateway and verify.
   const nodeOptions = [process.env.BENCH_NODE_OPTIONS ?? '', `--require ${path.join(__dirname, 'probe.cjs')}`]
     .join(' ')
     .trim();
-  /** BENCH_PASS_ENV=A,B: these variables of the bench's environment go to every service (A/B runs of a setting). */
-  const passedEnv = () =>
-    Object.fromEntries(
-      (process.env.BENCH_PASS_ENV ?? '')
-        .split(',')
-        .filter((name) => name && process.env[name] !== undefined)
-        .map((name) => [name, process.env[name]!]),
-    );
-  const probeEnv: Record<string, string> = {
+  return {
     NODE_OPTIONS: nodeOptions,
     BENCH_PROBE_DIR: probeDir,
     ...(process.env.BENCH_LOOP_RESOLUTION_MS
@@ -164,8 +163,14 @@ async function main() {
     ...(PROFILE_DIR ? { BENCH_PROFILE_DIR: PROFILE_DIR } : {}),
     ...(process.env.BENCH_PROFILE_KIND ? { BENCH_PROFILE_KIND: process.env.BENCH_PROFILE_KIND } : {}),
   };
+}
+
+type Stack = Awaited<ReturnType<typeof startStack>>;
+
+function startBenchStack(probeDir: string): Promise<Stack> {
+  const probeEnv = probeEnvFor(probeDir);
   // On a loaded machine a service can miss the launcher's start deadline (tsx compiling): try again.
-  const stack = await retry(3, () =>
+  return retry(3, () =>
     startStack(
       {
         all: { LOG_LEVEL: 'warn', ...passedEnv() },
@@ -184,142 +189,242 @@ async function main() {
       { replicas: { verify: VERIFY_REPLICAS } },
     ),
   );
-  const stackRounds: Result[] = [];
-  const expressRounds: Result[] = [];
-  const floorRounds: Result[] = [];
-  // CPU per verify at saturation, every process of the target (Redis and RabbitMQ included) but autocannon.
-  const stackCpu: number[] = [];
-  const floorCpu: number[] = [];
-  let raw: Result | undefined;
-  let express: { url: string; child: ChildProcess } | undefined;
-  let http: { url: string; child: ChildProcess } | undefined;
-  let floor: { url: string; children: ChildProcess[] } | undefined;
+}
+
+/** TENANTS tenants, each with its key and a mandate, and the verify request of each. */
+async function verifyRequests(stack: Stack): Promise<autocannon.Request[]> {
+  const api = apiClient(stack.gateway.url);
+  const requests: autocannon.Request[] = [];
+  for (let i = 0; i < TENANTS; i++) {
+    const t = await api('POST', '/v1/platform/tenants', {
+      auth: stack.operatorToken,
+      body: { name: `bench ${i}`, plan: 'enterprise' },
+    });
+    if (t.status !== 201) throw new Error(`tenant: ${t.status} ${t.text}`);
+    const auth = `Bearer ${t.body.tenant.id}:${t.body.api_key.api_key}`;
+    const m = await api('POST', '/v1/mandates', {
+      auth: auth.slice(7),
+      body: {
+        principal: 'user_alice',
+        delegate: 'agent_bob',
+        scope: { actions: ['payments:*'], constraints: { max_amount: 50_000, currency: 'EUR' } },
+      },
+    });
+    if (m.status !== 201) throw new Error(`mandate: ${m.status} ${m.text}`);
+    requests.push({
+      method: 'POST',
+      path: '/v1/verify',
+      headers: { authorization: auth, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        mandate_id: m.body.id,
+        action: 'payments:create',
+        amount: 1200,
+        currency: 'EUR',
+      }),
+    });
+  }
+  return requests;
+}
+
+type Child = { url: string; child: ChildProcess };
+type Floor = { url: string; children: ChildProcess[] };
+interface Baselines {
+  express?: Child;
+  http?: Child;
+  floor?: Floor;
+}
+
+/**
+ * Warm-up: keep-alive pools, key caches, and the JIT — two processes with express, undici, ioredis,
+ * amqplib and zod take ~10 s of load on 2 cores before V8 stops optimising (a shorter warm-up
+ * measured the compiler, not the stack). The baselines warm up first, so no target goes into round
+ * 1 after sitting idle while the others warmed up. Fills `baselines` as they start (to be stopped).
+ */
+async function startAndWarmUp(
+  stack: Stack,
+  requests: autocannon.Request[],
+  bare: autocannon.Request[],
+  baselines: Baselines,
+) {
+  if (!ONLY_STACK) {
+    baselines.express = await startBare('express');
+    baselines.http = await startBare('http');
+    await load('warm-up', baselines.express.url, bare, 3);
+    await load('warm-up', baselines.http.url, bare, 2);
+    baselines.floor = await startFloor(stack.redisPrefix);
+    await load('warm-up', baselines.floor.url, requests, 3);
+  }
+  await load('warm-up', stack.gateway.url, requests, WARMUP);
+}
+
+/** Every process a verify touches or causes work in (identity answers the key resolutions). */
+function stackPids(stack: Stack): Record<string, number> {
+  return {
+    gateway: stack.gateway.child.pid!,
+    ...Object.fromEntries(stack.replicas.verify.map((v, i) => [`verify${i + 1}`, v.child.pid!])),
+    audit: stack.services.audit.child.pid!,
+    identity: stack.services.identity.child.pid!,
+    mandates: stack.services.mandates.child.pid!,
+  };
+}
+
+interface ClosedLoopRun {
+  stackRounds: Result[];
+  expressRounds: Result[];
+  floorRounds: Result[];
+  /** CPU per verify at saturation, every process of the target (Redis and RabbitMQ included) but autocannon. */
+  stackCpu: number[];
+  floorCpu: number[];
+  raw?: Result;
+}
+
+interface Measured {
+  stack: Stack;
+  requests: autocannon.Request[];
+  bare: autocannon.Request[];
+  baselines: Baselines;
+  pids: Record<string, number>;
+  background: Record<string, number>;
+  probes: () => void;
+  probeDir: string;
+}
+
+/** One closed-loop round of bare express (the stack's background work sampled too: it would flatter the ratio). */
+async function expressRound(m: Measured, express: Child, round: number, run: ClosedLoopRun) {
+  const sampler = cpuSampler({
+    express: express.child.pid!,
+    autocannon: process.pid,
+    audit: m.pids.audit!,
+    ...m.background,
+  });
+  const r = await load(`bare express, round ${round}`, express.url, m.bare);
+  run.expressRounds.push(r);
+  process.stdout.write(
+    `round ${round} express ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms — CPU: ${sampler.stop(r.rps)}\n`,
+  );
+  await sleep(500);
+}
+
+async function floorRound(m: Measured, floor: Floor, round: number, run: ClosedLoopRun) {
+  const sampler = cpuSampler({ ...floorPids(floor), autocannon: process.pid, ...m.background });
+  const r = await load(`floor, round ${round}`, floor.url, m.requests);
+  run.floorRounds.push(r);
+  run.floorCpu.push(sampler.totalUsPerRequest(r.rps, ['autocannon']));
+  process.stdout.write(
+    `round ${round} floor   ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms — CPU: ${sampler.stop(r.rps)}\n`,
+  );
+  await sleep(500);
+}
+
+async function stackRound(m: Measured, round: number, run: ClosedLoopRun) {
+  m.probes();
+  const cpu = cpuSampler({ ...m.pids, ...m.background, autocannon: process.pid });
+  const full = await load(`full stack, round ${round}`, m.stack.gateway.url, m.requests);
+  run.stackCpu.push(cpu.totalUsPerRequest(full.rps, ['autocannon']));
+  const usage = cpu.stop(full.rps);
+  m.probes();
+  run.stackRounds.push(full);
+  process.stdout.write(
+    `round ${round} stack   ${full.rps.toFixed(0)} req/s, p50 ${full.p50} ms, p99 ${full.p99} ms — CPU: ${usage}\n`,
+  );
+  await sleep(500);
+  process.stdout.write(`  event loop: ${loopReport(m.probeDir, round)}\n`);
+  // Let audit and RabbitMQ drain what the stack round left before the next baseline round.
+  await sleep(1000);
+}
+
+/** Closed loop at saturation: express, the floor and the stack in turn, ROUNDS times. */
+async function closedLoopRounds(m: Measured): Promise<ClosedLoopRun> {
+  const run: ClosedLoopRun = {
+    stackRounds: [],
+    expressRounds: [],
+    floorRounds: [],
+    stackCpu: [],
+    floorCpu: [],
+  };
+  const { express, floor, http } = m.baselines;
+  for (let round = 1; round <= ROUNDS; round++) {
+    if (express) await expressRound(m, express, round, run);
+    if (floor) await floorRound(m, floor, round, run);
+    await stackRound(m, round, run);
+  }
+  if (http) run.raw = await load('raw node:http (once, for scale)', http.url, m.bare);
+  const metrics = await verifyCounters(m.stack.internalSecret, m.stack.services.verify.url, 'req_bench');
+  process.stdout.write(`verify counters: ${JSON.stringify(metrics)}\n`);
+  return run;
+}
+
+async function stopAll(
+  stack: Stack,
+  baselines: Baselines,
+  spinner: ChildProcess | undefined,
+  probeDir: string,
+) {
+  if (spinner) spinner.kill('SIGKILL');
+  if (baselines.express) await stopChild(baselines.express.child);
+  if (baselines.http) await stopChild(baselines.http.child);
+  if (baselines.floor) for (const child of baselines.floor.children) await stopChild(child);
+  // BENCH_OUTPUT_DIR=<dir>: what each service process printed (e.g. --trace-gc-nvp through SERVICE_NODE_FLAGS).
+  if (process.env.BENCH_OUTPUT_DIR)
+    for (const [name, processes] of Object.entries({ gateway: [stack.gateway], ...stack.replicas }))
+      processes.forEach((p, i) =>
+        writeFileSync(path.join(process.env.BENCH_OUTPUT_DIR!, `${name}-${i}.log`), p.output.join('')),
+      );
+  await stack.stop();
+  rmSync(probeDir, { recursive: true, force: true });
+}
+
+async function main() {
+  process.stdout.write(
+    `bench:verify — ${ROUNDS} interleaved round(s) of ${DURATION}s per target, ${CONNECTIONS} connections, ${TENANTS} tenants\n`,
+  );
+  const probeDir = mkdtempSync(path.join(tmpdir(), 'bench-probe-'));
+  const stack = await startBenchStack(probeDir);
+  const baselines: Baselines = {};
   let spinner: ChildProcess | undefined;
+  let run: ClosedLoopRun | undefined;
   try {
-    const api = apiClient(stack.gateway.url);
-    const requests: autocannon.Request[] = [];
-    for (let i = 0; i < TENANTS; i++) {
-      const t = await api('POST', '/v1/platform/tenants', {
-        auth: stack.operatorToken,
-        body: { name: `bench ${i}`, plan: 'enterprise' },
-      });
-      if (t.status !== 201) throw new Error(`tenant: ${t.status} ${t.text}`);
-      const auth = `Bearer ${t.body.tenant.id}:${t.body.api_key.api_key}`;
-      const m = await api('POST', '/v1/mandates', {
-        auth: auth.slice(7),
-        body: {
-          principal: 'user_alice',
-          delegate: 'agent_bob',
-          scope: { actions: ['payments:*'], constraints: { max_amount: 50_000, currency: 'EUR' } },
-        },
-      });
-      if (m.status !== 201) throw new Error(`mandate: ${m.status} ${m.text}`);
-      requests.push({
-        method: 'POST',
-        path: '/v1/verify',
-        headers: { authorization: auth, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          mandate_id: m.body.id,
-          action: 'payments:create',
-          amount: 1200,
-          currency: 'EUR',
-        }),
-      });
-    }
+    const requests = await verifyRequests(stack);
     const bare = requests.map((r) => ({ ...r, headers: { 'content-type': 'application/json' } }));
-    // Warm-up: keep-alive pools, key caches, and the JIT — two processes with express, undici, ioredis,
-    // amqplib and zod take ~10 s of load on 2 cores before V8 stops optimising (a shorter warm-up
-    // measured the compiler, not the stack). The baselines warm up first, so no target goes into
-    // round 1 after sitting idle while the others warmed up.
-    if (!ONLY_STACK) {
-      express = await startBare('express');
-      http = await startBare('http');
-      await load('warm-up', express.url, bare, 3);
-      await load('warm-up', http.url, bare, 2);
-      floor = await startFloor(stack.redisPrefix);
-      await load('warm-up', floor.url, requests, 3);
-    }
-    await load('warm-up', stack.gateway.url, requests, WARMUP);
-    // Every process a verify touches or causes work in (identity answers the key resolutions).
-    const pids: Record<string, number> = {
-      gateway: stack.gateway.child.pid!,
-      ...Object.fromEntries(stack.replicas.verify.map((v, i) => [`verify${i + 1}`, v.child.pid!])),
-      audit: stack.services.audit.child.pid!,
-      identity: stack.services.identity.child.pid!,
-      mandates: stack.services.mandates.child.pid!,
-    };
+    await startAndWarmUp(stack, requests, bare, baselines);
+    const pids = stackPids(stack);
     const probes = () => Object.values(pids).forEach((pid) => process.kill(pid, 'SIGUSR2'));
-    const background = brokerPids();
+    const measured: Measured = {
+      stack,
+      requests,
+      bare,
+      baselines,
+      pids,
+      background: brokerPids(),
+      probes,
+      probeDir,
+    };
     if (CONTENTION) {
       // One more process on one core for the whole measurement, as on a shared node.
       spinner = spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
       process.stdout.write('contention: one extra process spinning for the whole measurement\n');
     }
     if (OPEN_LOOP) {
-      if (!express) throw new Error('BENCH_MODE=open compares with bare express: unset BENCH_ONLY');
-      await openLoopRounds(stack.gateway.url, requests, express, floor!, pids, background, probes, probeDir);
+      if (!baselines.express) throw new Error('BENCH_MODE=open compares with bare express: unset BENCH_ONLY');
+      await openLoopRounds(measured);
       return;
     }
-    for (let round = 1; round <= ROUNDS; round++) {
-      if (express) {
-        // The stack's background work (audit, RabbitMQ) is sampled here too: what it still does
-        // during a baseline round would flatter the ratio.
-        const sampler = cpuSampler({
-          express: express.child.pid!,
-          autocannon: process.pid,
-          audit: pids.audit!,
-          ...background,
-        });
-        const r = await load(`bare express, round ${round}`, express.url, bare);
-        expressRounds.push(r);
-        process.stdout.write(
-          `round ${round} express ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms — CPU: ${sampler.stop(r.rps)}\n`,
-        );
-        await sleep(500);
-      }
-      if (floor) {
-        const sampler = cpuSampler({ ...floorPids(floor), autocannon: process.pid, ...background });
-        const r = await load(`floor, round ${round}`, floor.url, requests);
-        floorRounds.push(r);
-        floorCpu.push(sampler.totalUsPerRequest(r.rps, ['autocannon']));
-        process.stdout.write(
-          `round ${round} floor   ${r.rps.toFixed(0)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms — CPU: ${sampler.stop(r.rps)}\n`,
-        );
-        await sleep(500);
-      }
-      probes();
-      const cpu = cpuSampler({ ...pids, ...background, autocannon: process.pid });
-      const full = await load(`full stack, round ${round}`, stack.gateway.url, requests);
-      stackCpu.push(cpu.totalUsPerRequest(full.rps, ['autocannon']));
-      const usage = cpu.stop(full.rps);
-      probes();
-      stackRounds.push(full);
-      process.stdout.write(
-        `round ${round} stack   ${full.rps.toFixed(0)} req/s, p50 ${full.p50} ms, p99 ${full.p99} ms — CPU: ${usage}\n`,
-      );
-      await sleep(500);
-      process.stdout.write(`  event loop: ${loopReport(probeDir, round)}\n`);
-      // Let audit and RabbitMQ drain what the stack round left before the next baseline round.
-      await sleep(1000);
-    }
-    if (http) raw = await load('raw node:http (once, for scale)', http.url, bare);
-    const metrics = await verifyCounters(stack.internalSecret, stack.services.verify.url, 'req_bench');
-    process.stdout.write(`verify counters: ${JSON.stringify(metrics)}\n`);
+    run = await closedLoopRounds(measured);
   } finally {
-    if (spinner) spinner.kill('SIGKILL');
-    if (express) await stopChild(express.child);
-    if (http) await stopChild(http.child);
-    if (floor) for (const child of floor.children) await stopChild(child);
-    // BENCH_OUTPUT_DIR=<dir>: what each service process printed (e.g. --trace-gc-nvp through SERVICE_NODE_FLAGS).
-    if (process.env.BENCH_OUTPUT_DIR)
-      for (const [name, processes] of Object.entries({ gateway: [stack.gateway], ...stack.replicas }))
-        processes.forEach((p, i) =>
-          writeFileSync(path.join(process.env.BENCH_OUTPUT_DIR!, `${name}-${i}.log`), p.output.join('')),
-        );
-    await stack.stop();
-    rmSync(probeDir, { recursive: true, force: true });
+    await stopAll(stack, baselines, spinner, probeDir);
   }
+  process.stdout.write(closedLoopReport(run));
+}
 
+/** The closed-loop table and the goals judged at saturation. */
+function closedLoopReport({
+  stackRounds,
+  expressRounds,
+  floorRounds,
+  stackCpu,
+  floorCpu,
+  raw,
+}: ClosedLoopRun): string {
   const rows = [
     ...stackRounds.flatMap((s, i) => [
       ...(expressRounds[i] ? [expressRounds[i]!] : []),
@@ -332,111 +437,132 @@ async function main() {
       `| ${r.name.padEnd(34)} | ${r.rps.toFixed(0).padStart(7)} | ${String(r.p50).padStart(4)} ms | ${String(r.p99).padStart(4)} ms | ${String(r.non2xx + r.errors).padStart(11)} |`,
   );
   const m = (rs: Result[], k: 'rps' | 'p50' | 'p99') => median(rs.map((r) => r[k]));
+  const failures = stackRounds.reduce((n, r) => n + r.non2xx + r.errors, 0);
+  const worstP99 = Math.max(...stackRounds.map((r) => r.p99));
+  return [
+    '',
+    `| ${'target'.padEnd(34)} |   req/s |     p50 |     p99 | non-2xx/err |`,
+    `|${'-'.repeat(36)}|---------|---------|---------|-------------|`,
+    ...rows,
+    '',
+    `median full stack: ${m(stackRounds, 'rps').toFixed(0)} req/s, p50 ${m(stackRounds, 'p50')} ms, p99 ${m(stackRounds, 'p99')} ms (worst p99 ${worstP99} ms)`,
+    ...expressLines(stackRounds, expressRounds, raw),
+    `targets: p99 ≤ 25 ms in every round ${worstP99 <= 25 ? 'MET' : 'MISSED'}, zero non-2xx ${failures === 0 ? 'MET' : `MISSED (${failures})`}`,
+    ...floorLines(stackRounds, floorRounds, stackCpu, floorCpu),
+    '',
+  ].join('\n');
+}
+
+function expressLines(stackRounds: Result[], expressRounds: Result[], raw: Result | undefined): string[] {
+  const m = (rs: Result[], k: 'rps' | 'p50' | 'p99') => median(rs.map((r) => r[k]));
   const ratios = stackRounds
     .map((s, i) => (expressRounds[i] ? s.rps / expressRounds[i]!.rps : NaN))
     .filter((x) => !Number.isNaN(x));
-  const failures = stackRounds.reduce((n, r) => n + r.non2xx + r.errors, 0);
-  const worstP99 = Math.max(...stackRounds.map((r) => r.p99));
+  if (!ratios.length) return [];
+  return [
+    `median bare express: ${m(expressRounds, 'rps').toFixed(0)} req/s, p50 ${m(expressRounds, 'p50')} ms, p99 ${m(expressRounds, 'p99')} ms`,
+    `full stack / express per round: ${ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}; ratio of medians ${(m(stackRounds, 'rps') / m(expressRounds, 'rps')).toFixed(2)}×` +
+      (raw ? `; full stack / node:http ${(m(stackRounds, 'rps') / raw.rps).toFixed(2)}×` : ''),
+    `targets: ratio of medians ≥ 0.50× ${m(stackRounds, 'rps') / m(expressRounds, 'rps') >= 0.5 ? 'MET' : 'MISSED'}; ratio ≥ 0.50× in every round ${ratios.every((r) => r >= 0.5) ? 'MET' : 'MISSED'} (median ${median(ratios).toFixed(2)}×, worst ${Math.min(...ratios).toFixed(2)}×)`,
+  ];
+}
+
+function floorLines(
+  stackRounds: Result[],
+  floorRounds: Result[],
+  stackCpu: number[],
+  floorCpu: number[],
+): string[] {
+  if (!floorRounds.length) return [];
+  const rps = (rs: Result[]) => median(rs.map((r) => r.rps));
+  return [
+    `median floor: ${rps(floorRounds).toFixed(0)} req/s (spread ${spread(
+      floorRounds.map((r) => r.rps),
+      0,
+    )}); stack ${spread(
+      stackRounds.map((r) => r.rps),
+      0,
+    )}`,
+    `goal "saturation (closed loop) ≥ 1.0× the floor's in the same run": ${(rps(stackRounds) / rps(floorRounds)).toFixed(2)}× ${rps(stackRounds) >= rps(floorRounds) ? 'met' : 'not met'}` +
+      (CONTENTION ? ' (under contention)' : ''),
+    `goal "CPU per verify, summed over all processes, ≤ 250 µs" (at saturation): ${Math.round(median(stackCpu))} µs (spread ${spread(stackCpu, 0)}) ${median(stackCpu) <= 250 ? 'met' : 'not met'}; ` +
+      `the floor's in the same run ${Math.round(median(floorCpu))} µs (spread ${spread(floorCpu, 0)}), stack / floor ${(median(stackCpu) / median(floorCpu)).toFixed(2)}×`,
+  ];
+}
+
+interface OpenLoopRates {
+  express: OpenLoopResult[];
+  floor: OpenLoopResult[];
+  stack: OpenLoopResult[];
+  cpu: number[];
+}
+
+const asOpen = (rs: autocannon.Request[], headers?: Record<string, string>): OpenLoopRequest[] =>
+  rs.map((r) => ({
+    method: 'POST',
+    path: r.path!,
+    headers: headers ?? (r.headers as Record<string, string>),
+    body: String(r.body),
+  }));
+
+const openLine = (name: string, rate: number, round: number, r: OpenLoopResult, cpu: string) =>
   process.stdout.write(
-    [
-      '',
-      `| ${'target'.padEnd(34)} |   req/s |     p50 |     p99 | non-2xx/err |`,
-      `|${'-'.repeat(36)}|---------|---------|---------|-------------|`,
-      ...rows,
-      '',
-      `median full stack: ${m(stackRounds, 'rps').toFixed(0)} req/s, p50 ${m(stackRounds, 'p50')} ms, p99 ${m(stackRounds, 'p99')} ms (worst p99 ${worstP99} ms)`,
-      ...(ratios.length
-        ? [
-            `median bare express: ${m(expressRounds, 'rps').toFixed(0)} req/s, p50 ${m(expressRounds, 'p50')} ms, p99 ${m(expressRounds, 'p99')} ms`,
-            `full stack / express per round: ${ratios.map((r) => `${r.toFixed(2)}×`).join(', ')}; ratio of medians ${(m(stackRounds, 'rps') / m(expressRounds, 'rps')).toFixed(2)}×` +
-              (raw ? `; full stack / node:http ${(m(stackRounds, 'rps') / raw.rps).toFixed(2)}×` : ''),
-            `targets: ratio of medians ≥ 0.50× ${m(stackRounds, 'rps') / m(expressRounds, 'rps') >= 0.5 ? 'MET' : 'MISSED'}; ratio ≥ 0.50× in every round ${ratios.every((r) => r >= 0.5) ? 'MET' : 'MISSED'} (median ${median(ratios).toFixed(2)}×, worst ${Math.min(...ratios).toFixed(2)}×)`,
-          ]
-        : []),
-      `targets: p99 ≤ 25 ms in every round ${worstP99 <= 25 ? 'MET' : 'MISSED'}, zero non-2xx ${failures === 0 ? 'MET' : `MISSED (${failures})`}`,
-      ...(floorRounds.length
-        ? [
-            `median floor: ${m(floorRounds, 'rps').toFixed(0)} req/s (spread ${spread(
-              floorRounds.map((r) => r.rps),
-              0,
-            )}); stack ${spread(
-              stackRounds.map((r) => r.rps),
-              0,
-            )}`,
-            `goal "saturation (closed loop) ≥ 1.0× the floor's in the same run": ${(m(stackRounds, 'rps') / m(floorRounds, 'rps')).toFixed(2)}× ${m(stackRounds, 'rps') >= m(floorRounds, 'rps') ? 'met' : 'not met'}` +
-              (CONTENTION ? ' (under contention)' : ''),
-            `goal "CPU per verify, summed over all processes, ≤ 250 µs" (at saturation): ${Math.round(median(stackCpu))} µs (spread ${spread(stackCpu, 0)}) ${median(stackCpu) <= 250 ? 'met' : 'not met'}; ` +
-              `the floor's in the same run ${Math.round(median(floorCpu))} µs (spread ${spread(floorCpu, 0)}), stack / floor ${(median(stackCpu) / median(floorCpu)).toFixed(2)}×`,
-          ]
-        : []),
-      '',
-    ].join('\n'),
+    `round ${round} ${rate}/s ${name.padEnd(7)} p50 ${r.p50} ms, p90 ${r.p90} ms, p99 ${r.p99} ms, max ${r.max} ms, ` +
+      `non-2xx/err ${r.non2xx + r.errors}, send lag ≤ ${r.maxSendLagMs} ms — CPU: ${cpu}\n`,
   );
+
+/** One rate of one open-loop round: bare express, the floor, then the stack, on the same schedule. */
+async function openLoopRate(m: Measured, rate: number, round: number, window: number, into: OpenLoopRates) {
+  const express = m.baselines.express!;
+  const floor = m.baselines.floor!;
+  const stackRequests = asOpen(m.requests);
+  const bareCpu = cpuSampler({ express: express.child.pid!, ...m.background });
+  const bare = await openLoop(
+    express.url,
+    asOpen(m.requests, { 'content-type': 'application/json' }),
+    rate,
+    DURATION,
+  );
+  openLine('express', rate, round, bare, bareCpu.stop(rate));
+  into.express.push(bare);
+  await sleep(500);
+  const floorCpu = cpuSampler({ ...floorPids(floor), ...m.background });
+  const floored = await openLoop(floor.url, stackRequests, rate, DURATION);
+  openLine('floor', rate, round, floored, floorCpu.stop(rate));
+  into.floor.push(floored);
+  await sleep(500);
+  m.probes();
+  const stackCpu = cpuSampler({ ...m.pids, ...m.background });
+  const full = await openLoop(m.stack.gateway.url, stackRequests, rate, DURATION, {
+    idPrefix: BREAKDOWN ? `bench-${round}-${rate}` : undefined,
+  });
+  const cpu = stackCpu.stop(rate);
+  into.cpu.push(stackCpu.totalUsPerRequest(rate));
+  m.probes();
+  openLine('stack', rate, round, full, cpu);
+  into.stack.push(full);
+  await sleep(500);
+  process.stdout.write(`  event loop: ${loopReport(m.probeDir, window)}\n`);
+  if (full.samples) process.stdout.write(breakdownReport(m.probeDir, window, full.samples));
+  await sleep(1000);
 }
 
 /**
- * The open-loop rounds: in each round, at each rate, bare express then the stack, on the same
- * schedule; then one table per rate with every round and the goal's check on the medians.
+ * The open-loop rounds: in each round, at each rate, bare express, the floor and the stack, on the
+ * same schedule; then one table per rate with every round and the goal's check on the medians.
  */
-async function openLoopRounds(
-  stackUrl: string,
-  requests: autocannon.Request[],
-  express: { url: string; child: ChildProcess },
-  floor: { url: string; children: ChildProcess[] },
-  pids: Record<string, number>,
-  background: Record<string, number>,
-  probes: () => void,
-  probeDir: string,
-): Promise<void> {
-  const asOpen = (rs: autocannon.Request[], headers?: Record<string, string>): OpenLoopRequest[] =>
-    rs.map((r) => ({
-      method: 'POST',
-      path: r.path!,
-      headers: headers ?? (r.headers as Record<string, string>),
-      body: String(r.body),
-    }));
-  const stackRequests = asOpen(requests);
-  const bareRequests = asOpen(requests, { 'content-type': 'application/json' });
-  const results = new Map<
-    number,
-    { express: OpenLoopResult[]; floor: OpenLoopResult[]; stack: OpenLoopResult[]; cpu: number[] }
-  >(RATES.map((rate) => [rate, { express: [], floor: [], stack: [], cpu: [] }]));
+async function openLoopRounds(m: Measured): Promise<void> {
+  const results = new Map<number, OpenLoopRates>(
+    RATES.map((rate) => [rate, { express: [], floor: [], stack: [], cpu: [] }]),
+  );
   let window = 0;
-  const line = (name: string, rate: number, round: number, r: OpenLoopResult, cpu: string) =>
-    process.stdout.write(
-      `round ${round} ${rate}/s ${name.padEnd(7)} p50 ${r.p50} ms, p90 ${r.p90} ms, p99 ${r.p99} ms, max ${r.max} ms, ` +
-        `non-2xx/err ${r.non2xx + r.errors}, send lag ≤ ${r.maxSendLagMs} ms — CPU: ${cpu}\n`,
-    );
-  for (let round = 1; round <= ROUNDS; round++) {
-    for (const rate of RATES) {
-      const bareCpu = cpuSampler({ express: express.child.pid!, ...background });
-      const bare = await openLoop(express.url, bareRequests, rate, DURATION);
-      line('express', rate, round, bare, bareCpu.stop(rate));
-      results.get(rate)!.express.push(bare);
-      await sleep(500);
-      const floorCpu = cpuSampler({ ...floorPids(floor), ...background });
-      const floored = await openLoop(floor.url, stackRequests, rate, DURATION);
-      line('floor', rate, round, floored, floorCpu.stop(rate));
-      results.get(rate)!.floor.push(floored);
-      await sleep(500);
-      probes();
-      window++;
-      const stackCpu = cpuSampler({ ...pids, ...background });
-      const full = await openLoop(stackUrl, stackRequests, rate, DURATION, {
-        idPrefix: BREAKDOWN ? `bench-${round}-${rate}` : undefined,
-      });
-      const cpu = stackCpu.stop(rate);
-      results.get(rate)!.cpu.push(stackCpu.totalUsPerRequest(rate));
-      probes();
-      line('stack', rate, round, full, cpu);
-      results.get(rate)!.stack.push(full);
-      await sleep(500);
-      process.stdout.write(`  event loop: ${loopReport(probeDir, window)}\n`);
-      if (full.samples) process.stdout.write(breakdownReport(probeDir, window, full.samples));
-      await sleep(1000);
-    }
-  }
-  // Issue 35's goals against the floor: quiet (every rate) or under contention (200 and 500/s).
+  for (let round = 1; round <= ROUNDS; round++)
+    for (const rate of RATES) await openLoopRate(m, rate, round, ++window, results.get(rate)!);
+  process.stdout.write(openLoopReport(results));
+}
+
+/** Issue 35's goals against the floor: quiet (every rate) or under contention (200 and 500/s). */
+function openLoopReport(results: Map<number, OpenLoopRates>): string {
   const p50Slack = CONTENTION ? 1 : 0.5;
   const p99Factor = CONTENTION ? 2 : 1.5;
   const judged = (rate: number) => !CONTENTION || rate === 200 || rate === 500;
@@ -452,13 +578,11 @@ async function openLoopRounds(
   for (const [rate, r] of results) {
     const med = (rs: OpenLoopResult[], k: 'p50' | 'p99') =>
       Math.round(median(rs.map((x) => x[k])) * 100) / 100;
-    const [sp50, sp99, fp50, fp99, ep50, ep99] = [
+    const [sp50, sp99, fp50, fp99] = [
       med(r.stack, 'p50'),
       med(r.stack, 'p99'),
       med(r.floor, 'p50'),
       med(r.floor, 'p99'),
-      med(r.express, 'p50'),
-      med(r.express, 'p99'),
     ];
     const p50Met = sp50 <= fp50 + p50Slack;
     const p99Met = sp99 <= p99Factor * fp99 + 1;
@@ -468,7 +592,7 @@ async function openLoopRounds(
     const judge = (ok: boolean, bound: number) =>
       judged(rate) ? `≤ ${bound.toFixed(2)} ${verdict(ok)}` : `(≤ ${bound.toFixed(2)}, not a goal here)`;
     out.push(
-      `| ${rate}/s | ${sp50} ms (${spread(r.stack.map((x) => x.p50))}) | ${sp99} ms (${spread(r.stack.map((x) => x.p99))}) | ${fp50} ms | ${fp99} ms | ${ep50} / ${ep99} ms | ${judge(p50Met, fp50 + p50Slack)} | ${judge(p99Met, p99Factor * fp99 + 1)} | ${Math.round(median(r.cpu))} | ${failures} |`,
+      `| ${rate}/s | ${sp50} ms (${spread(r.stack.map((x) => x.p50))}) | ${sp99} ms (${spread(r.stack.map((x) => x.p99))}) | ${fp50} ms | ${fp99} ms | ${med(r.express, 'p50')} / ${med(r.express, 'p99')} ms | ${judge(p50Met, fp50 + p50Slack)} | ${judge(p99Met, p99Factor * fp99 + 1)} | ${Math.round(median(r.cpu))} | ${failures} |`,
     );
     if (judged(rate))
       goals.push(
@@ -489,7 +613,7 @@ async function openLoopRounds(
     ...goals,
     '',
   );
-  process.stdout.write(out.join('\n'));
+  return out.join('\n');
 }
 
 /** The floor's two processes, started after the stack: verify on the stack's Redis, its gateway in front. */

@@ -316,6 +316,22 @@ function signature(op: Operation): string {
   return `${doc(`${op.route.summary} (\`${op.route.method} ${op.route.path}\`)`)}\n${op.name}(${args.join(', ')}): ${answer};`;
 }
 
+/** The API's vocabulary as runtime values: states, scopes, roles, plans and permissions. */
+function vocabulary(): string[] {
+  return [
+    "/** The API's vocabulary as runtime values, for pickers and filters (each the union its types use). */",
+    `export const MANDATE_STATES = ${literal(MANDATE_STATES)} as const;`,
+    `export const API_KEY_SCOPES = ${literal(API_KEY_SCOPES)} as const;`,
+    `export const ROLES = ${literal(ROLES)} as const;`,
+    `export const PLANS = ${literal(PLANS)} as const;`,
+    '',
+    '/** The permissions each role grants (docs/API.md, "Scopes, permissions and roles"). */',
+    `export const ROLE_PERMISSIONS = ${JSON.stringify(ROLE_PERMISSIONS)} as const;`,
+    '/** Each permission in words, for a person choosing a role. */',
+    `export const PERMISSION_DESCRIPTIONS = ${JSON.stringify(PERMISSION_DESCRIPTIONS)} as const;`,
+  ];
+}
+
 /** src/generated.ts and the type checks of test/contract-types.check.ts, formatted. */
 export async function generate(): Promise<{ generated: string; checks: string }> {
   const { operations, table, named } = plan();
@@ -342,16 +358,7 @@ export async function generate(): Promise<{ generated: string; checks: string }>
     '} as const;',
     'export type OperationId = keyof typeof OPERATIONS;',
     '',
-    "/** The API's vocabulary as runtime values, for pickers and filters (each the union its types use). */",
-    `export const MANDATE_STATES = ${literal(MANDATE_STATES)} as const;`,
-    `export const API_KEY_SCOPES = ${literal(API_KEY_SCOPES)} as const;`,
-    `export const ROLES = ${literal(ROLES)} as const;`,
-    `export const PLANS = ${literal(PLANS)} as const;`,
-    '',
-    '/** The permissions each role grants (docs/API.md, "Scopes, permissions and roles"). */',
-    `export const ROLE_PERMISSIONS = ${JSON.stringify(ROLE_PERMISSIONS)} as const;`,
-    '/** Each permission in words, for a person choosing a role. */',
-    `export const PERMISSION_DESCRIPTIONS = ${JSON.stringify(PERMISSION_DESCRIPTIONS)} as const;`,
+    ...vocabulary(),
     '',
     ...namespaces.map((ns) =>
       [
