@@ -356,6 +356,28 @@ describeIfChromium('dashboard: what the product review found', () => {
     await closeClean(tab);
   }, 120_000);
 
+  it('when two filters change before the page renders again, then the URL keeps both', async () => {
+    const tab = await openAs('tenant_admin', 'mandates');
+    const { page } = tab;
+    await page.getByLabel('Delegate id').waitFor();
+    // One task, no render between: a navigation is a transition, so a loaded machine does the same.
+    await page.evaluate(() => {
+      const g = globalThis as any;
+      const input = g.document.querySelector('#delegate-filter');
+      Object.getOwnPropertyDescriptor(g.HTMLInputElement.prototype, 'value')!.set!.call(input, 'agent_both');
+      input.dispatchEvent(new g.Event('input', { bubbles: true }));
+      const select = g.document.querySelector('#state-filter');
+      Object.getOwnPropertyDescriptor(g.HTMLSelectElement.prototype, 'value')!.set!.call(select, 'SUSPENDED');
+      select.dispatchEvent(new g.Event('change', { bubbles: true }));
+    });
+    await eventually(async () => (new URL(page.url()).searchParams.get('state') ? true : undefined));
+    expect(Object.fromEntries(new URL(page.url()).searchParams)).toMatchObject({
+      delegate_id: 'agent_both',
+      state: 'SUSPENDED',
+    });
+    await closeClean(tab);
+  }, 120_000);
+
   it('when the mandates list is filtered, then the filters are in the URL and survive a reload and Back from a mandate', async () => {
     const created = await suite.api()('POST', '/v1/mandates', {
       auth: suite.auth,

@@ -121,6 +121,10 @@ function useUrlFields<F extends string>(initial: Record<F, string>, onChange: ()
   // Read from the URL when the list opens; typed into local state (a controlled field must not
   // wait for a navigation), and each change written back to the URL.
   const [values, setValues] = useState(() => fromUrl(params));
+  // The fields as last typed, ahead of the render: two changes in one tick (a field, then a
+  // select) would otherwise write the URL from the same stale parameters, and the second would
+  // drop the first (react-router hands setParams' callback the rendered parameters, not a queue).
+  const latest = useRef(values);
   // This list's filters as the URL holds them, and those it wrote itself: any other change (a link
   // or the header's search to this same page) sets the fields from the URL, so they never show
   // filters the URL no longer has.
@@ -131,16 +135,20 @@ function useUrlFields<F extends string>(initial: Record<F, string>, onChange: ()
     if (inUrl === seen.current) return;
     seen.current = inUrl;
     if (written.current.delete(inUrl)) return;
-    setValues(JSON.parse(inUrl) as Record<F, string>);
+    latest.current = JSON.parse(inUrl) as Record<F, string>;
+    setValues(latest.current);
     onChange();
   }, [inUrl]);
   const field = fieldsOf(values, (name, value) => {
+    latest.current = { ...latest.current, [name]: value };
     setValues((v) => ({ ...v, [name]: value }));
     setParams(
       (now) => {
         const next = new URLSearchParams(now);
-        if (value === initial[name]) next.delete(name);
-        else next.set(name, value);
+        for (const [field, typed] of Object.entries<string>(latest.current)) {
+          if (typed === initial[field as F]) next.delete(field);
+          else next.set(field, typed);
+        }
         written.current.add(JSON.stringify(fromUrl(next)));
         return next;
       },
