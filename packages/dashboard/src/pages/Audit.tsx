@@ -1,8 +1,7 @@
 import { useState } from 'react';
 import { ActionIcon, Badge, Checkbox, Code, Group, Text } from '@mantine/core';
 import { PanelRightOpen } from 'lucide-react';
-import type { AuditEvent } from '@mandate/client';
-import { EVENT_TYPES } from '@mandate/shared/browser';
+import { EVENT_TYPES, type AuditEvent } from '@mandate/client';
 import {
   Dialog,
   Empty,

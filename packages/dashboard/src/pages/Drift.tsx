@@ -1,7 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Button, Group, Text } from '@mantine/core';
-import { EVENT_TYPES } from '@mandate/shared/browser';
-import type { AuditEvent } from '@mandate/client';
+import { EVENT_TYPES, type AuditEvent } from '@mandate/client';
 import { allPages, apiOf } from '../api';
 import type { Area } from '../areas';
 import { useAreaAuth } from '../auth';

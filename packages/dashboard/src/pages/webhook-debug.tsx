@@ -1,8 +1,8 @@
 import { Fragment, useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Button, Checkbox, Group, Text } from '@mantine/core';
-import { EVENT_TYPE_DESCRIPTIONS, EVENT_TYPES } from '@mandate/shared/browser';
-import type { WebhookDelivery, WebhookEndpoint, WebhookReplay } from '@mandate/client';
+import { EVENT_TYPES, type WebhookDelivery, type WebhookEndpoint, type WebhookReplay } from '@mandate/client';
+import { EVENT_TYPE_DESCRIPTIONS } from '@mandate/shared/browser';
 import { apiOf } from '../api';
 import { useAuth } from '../auth';
 import { ConfirmDialog } from '../confirm';
