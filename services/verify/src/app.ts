@@ -1,7 +1,6 @@
 import { CachedTokenMinter } from '@mandate/shared/core';
 import { appLifecycle, internalServiceApp, type AppLifecycle } from '@mandate/shared/http';
 import type { Express } from 'express';
-import type { RequestListener } from 'node:http';
 import { VerifyMetrics } from './metrics';
 import { verifyRoutes } from './http/routes';
 import { verifyRoute } from './http/verify-route';
@@ -14,8 +13,6 @@ export type { Deps };
 export interface VerifyApp extends AppLifecycle {
   /** Verify's routes other than POST /v1/verify. */
   app: Express;
-  /** Every request: POST /v1/verify's own handler, the express app for the rest. */
-  listener: RequestListener;
 }
 
 /** Builds the app; nothing listens until start(). Closing deps is the wiring's job. */
@@ -33,5 +30,5 @@ export function createApp(given: Deps): VerifyApp {
     handlers: [verifyRoutes(deps), authzenRoutes(deps)],
   });
   const listener = verifyRoute(deps, app);
-  return { app, listener, ...appLifecycle(listener) };
+  return { app, ...appLifecycle(listener) };
 }

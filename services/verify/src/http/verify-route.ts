@@ -3,7 +3,6 @@ import { AppError } from '@mandate/shared/core';
 import { markRequest, processMetrics, traceRequest } from '@mandate/shared/observability';
 import {
   answerError,
-  assertJsonContentType,
   callerOfHeaders,
   isPlainJsonBody,
   jsonBody,
@@ -20,7 +19,7 @@ import { parseVerifyRequest } from './schemas';
 
 const VERIFY_PATH = routes.verify.path;
 /** What express's router would match for the path: any case, one optional trailing slash. */
-const VERIFY_PATHNAME = /^\/v1\/verify\/?$/i;
+const VERIFY_PATHNAME = new RegExp(`^${VERIFY_PATH.replace(/[/.]/g, '\\$&')}/?$`, 'i');
 const verifyLabel = () => VERIFY_PATH;
 
 /**
@@ -72,7 +71,6 @@ function jsonBodyReader() {
   const steps = jsonBody();
   return async (req: IncomingMessage, res: ServerResponse): Promise<unknown> => {
     if (isPlainJsonBody(req.headers)) return parseJsonBody(await readPlainBody(req));
-    assertJsonContentType(req.headers);
     const parsed = req as IncomingMessage & { body?: unknown };
     for (const step of steps) {
       await new Promise<void>((resolve, reject) =>
