@@ -5,14 +5,13 @@ import { AppError, badRequest, serviceUnavailable } from '../src/core';
 import { createLogger } from '../src/observability';
 import {
   answerError,
-  assertJsonContentType,
   callerOfHeaders,
   isPlainJsonBody,
   parseJsonBody,
   requestIdFor,
   tenantOfCaller,
 } from '../src/http';
-import { errorReply, namedRequestId } from '../src/http/pipeline';
+import { assertJsonContentType, errorReply, namedRequestId } from '../src/http/pipeline';
 import { callerFor, testTokens } from '../src/testing';
 
 /**

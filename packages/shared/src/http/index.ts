@@ -36,7 +36,6 @@ export {
 } from './outbound';
 export {
   answerError,
-  assertJsonContentType,
   BODY_LIMIT_BYTES,
   callerOfHeaders,
   isPlainJsonBody,
