@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import type { AuditEvent } from '@mandate/shared/events';
 import { apiCallEvent, viaOf } from '../audit/api-call';
 import type { GatewayDeps } from '../deps';
 import type { RouteRule } from '../routes/table';
@@ -25,9 +26,7 @@ export function auditStep(deps: GatewayDeps) {
         durationMs: performance.now() - call.started,
         via: viaOf(req, call.principal),
       });
-      deps.publisher
-        .publish([event])
-        .catch((err) => deps.logger.error({ err, eventId: event.id }, 'API_CALL event not published'));
+      handOver(deps, event);
     };
     // Handed to the publisher (which journals it at once) before the answer's last bytes go out: a
     // client that read a whole answer can count on its API_CALL even if this process is killed then.
@@ -39,4 +38,16 @@ export function auditStep(deps: GatewayDeps) {
     // An answer that never ended: the client left (499), or the upstream broke it off.
     res.once('close', () => audit(endedStatus(res)));
   };
+}
+
+/**
+ * Outside the request's closure on purpose: the rejection handler lives until the publisher
+ * settles (its batch window, then the broker's confirm), and a handler created inside auditStep
+ * would keep the whole call (request, response, socket state) reachable all that time, so every
+ * request's objects would outlive a scavenge and be promoted (docs/PERFORMANCE.md, round 14).
+ */
+function handOver(deps: GatewayDeps, event: AuditEvent): void {
+  deps.publisher
+    .publish([event])
+    .catch((err) => deps.logger.error({ err, eventId: event.id }, 'API_CALL event not published'));
 }
