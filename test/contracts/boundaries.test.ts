@@ -262,6 +262,66 @@ const layerOf = (file: string) => {
   return LAYERS.includes(first) ? first : undefined;
 };
 
+/** Who imports each `layer:name` of the entries from outside the package: a service, a package or the root. */
+function sharedImporters(): Map<string, Set<string>> {
+  const NAMED = /(?:import|export)(?:\s+type)?\s*\{([^}]*)\}\s*from\s*'@mandate\/shared\/([a-z]+)'/g;
+  const importers = new Map<string, Set<string>>();
+  for (const file of everySourceFile().filter((f) => !f.startsWith(path.join(ROOT, 'packages/shared/')))) {
+    // services/<x> and packages/<y> are one consumer each; the root's tests, benchmarks and scripts one more.
+    const [top, folder] = path.relative(ROOT, file).split(path.sep);
+    const consumer = top === 'services' || top === 'packages' ? `${top}/${folder}` : 'the root';
+    for (const m of readFileSync(file, 'utf8').matchAll(NAMED)) {
+      for (const item of m[1]!.split(',')) {
+        const name = item
+          .trim()
+          .replace(/^type\s+/, '')
+          .split(/\s+as\s+/)[0]!
+          .trim();
+        if (!name) continue;
+        const key = `${m[2]}:${name}`;
+        importers.set(key, (importers.get(key) ?? new Set()).add(consumer));
+      }
+    }
+  }
+  return importers;
+}
+
+/** The names a layer's entry lists, each with the module it comes from. */
+function entryNames(layer: string): { name: string; module: string }[] {
+  const index = path.join(SHARED_SRC, layer, 'index.ts');
+  const entry = readFileSync(index, 'utf8');
+  expect(entry).not.toMatch(/export \*/);
+  const lists = [...entry.matchAll(/export\s*\{([^}]*)\}\s*from\s*'([^']+)'/g)];
+  expect(lists).toHaveLength(entry.match(/export\s*\{/g)?.length ?? 0);
+  return lists.flatMap((m) =>
+    m[1]!
+      .split(',')
+      .map((item) => item.trim().replace(/^type\s+/, ''))
+      .filter(Boolean)
+      .map((name) => ({ name, module: `${path.resolve(path.dirname(index), m[2]!)}.ts` })),
+  );
+}
+
+/** A module's code without its comments and quoted strings, where a name's mention is a use. */
+const codeOf = (file: string) =>
+  readFileSync(file, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/\/\/.*$/gm, '')
+    .replace(/'(?:[^'\\\n]|\\.)*'/g, "''");
+
+/**
+ * The names one consumer alone imports that stay shared all the same, each with why: moved into
+ * its consumer, it would take private state of its module (or a vendor) along.
+ */
+const STAYS_WITH_ONE_USER: Record<string, string> = {
+  // The tracing adapter is the one place that knows OpenTelemetry (no service depends on it) and
+  // holds whether a provider is installed.
+  'observability: setRequestRoute': "the gateway's span naming, through the tracing adapter",
+  'observability: setSpanAttributes': "the gateway's span attributes, through the tracing adapter",
+  // Reads the recorder bench/probe.cjs installs, which request-timing.ts keeps private.
+  'observability: requestTimingInstalled': "verify's benchmark marks, over the module's recorder",
+};
+
 describe('the shared package in layers', () => {
   it('when a layer is read, then it imports only itself and the layers below it', () => {
     const upward = LAYERS.flatMap((layer, rank) =>
@@ -293,30 +353,41 @@ describe('the shared package in layers', () => {
   });
 
   it('when an entry is read, then each name it exports is imported by something outside the package', () => {
-    const NAMED = /(?:import|export)(?:\s+type)?\s*\{([^}]*)\}\s*from\s*'@mandate\/shared\/([a-z]+)'/g;
-    const imported = new Set<string>();
-    for (const file of everySourceFile().filter((f) => !f.startsWith(path.join(ROOT, 'packages/shared/')))) {
-      for (const m of readFileSync(file, 'utf8').matchAll(NAMED)) {
-        for (const item of m[1]!.split(',')) {
-          const name = item
-            .trim()
-            .replace(/^type\s+/, '')
-            .split(/\s+as\s+/)[0]!
-            .trim();
-          if (name) imported.add(`${m[2]}:${name}`);
-        }
-      }
-    }
-    const unused = LAYERS.flatMap((layer) => {
-      const entry = readFileSync(path.join(SHARED_SRC, layer, 'index.ts'), 'utf8');
-      expect(entry).not.toMatch(/export \*/);
-      return [...entry.matchAll(/export\s*\{([^}]*)\}/g)]
-        .flatMap((m) => m[1]!.split(','))
-        .map((item) => item.trim().replace(/^type\s+/, ''))
-        .filter((name) => name && !imported.has(`${layer}:${name}`))
-        .map((name) => `${layer}: ${name}`);
-    });
+    const importers = sharedImporters();
+    const unused = LAYERS.flatMap((layer) =>
+      entryNames(layer)
+        .filter(({ name }) => !importers.has(`${layer}:${name}`))
+        .map(({ name }) => `${layer}: ${name}`),
+    );
     expect(unused).toEqual([]);
+  });
+
+  // docs/DECISIONS.md, "Package boundaries": a name one service (or one other package) alone imports
+  // is that consumer's, unless the package's own code uses it: another module of it, or its own
+  // module beyond declaring it (a shared function's parameter type, a step of a shared function).
+  it('when a name of an entry has one consumer, a service or another package, then the package itself uses it too', () => {
+    const importers = sharedImporters();
+    const sources = new Map(filesUnder(SHARED_SRC).map((file) => [file, codeOf(file)]));
+    const oneUser = LAYERS.flatMap((layer) =>
+      entryNames(layer)
+        .filter(({ name }) => {
+          const consumers = [...(importers.get(`${layer}:${name}`) ?? [])];
+          return consumers.length === 1 && consumers[0] !== 'the root';
+        })
+        .filter(({ name, module }) => {
+          const uses = (code: string) => code.match(new RegExp(`\\b${name}\\b`, 'g'))?.length ?? 0;
+          const index = path.join(SHARED_SRC, layer, 'index.ts');
+          const elsewhere = [...sources].some(
+            ([file, code]) => file !== index && file !== module && uses(code) > 0,
+          );
+          return !elsewhere && uses(sources.get(module)!) <= 1;
+        })
+        .map(({ name }) => `${layer}: ${name}`),
+    );
+    const stays = Object.keys(STAYS_WITH_ONE_USER);
+    expect(oneUser.filter((name) => !stays.includes(name))).toEqual([]);
+    // An exception whose name has moved, or gained a second user, leaves the list.
+    expect(stays.filter((name) => !oneUser.includes(name))).toEqual([]);
   });
 
   it('when the browser entry is followed, then it reaches no node module but node:crypto and no other entry', () => {

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { createLogger } from '../src/observability';
-import { defineRoute } from '../src/contract';
+import { defineRoutes } from '../src/contract';
 import {
   baseApp,
   errorMiddleware,
@@ -13,9 +13,8 @@ import {
 } from '../src/http';
 
 const item = z.object({ id: z.string(), note: z.string().nullable() });
-const routes = {
-  get: defineRoute({
-    operationId: 'getItem',
+const routes = defineRoutes({
+  getItem: {
     summary: 'Get',
     method: 'GET',
     path: '/v1/items/:id',
@@ -27,9 +26,8 @@ const routes = {
       query: z.strictObject({ verbose: z.enum(['1']).optional() }),
     },
     responses: { 200: { description: 'The item', schema: item } },
-  }),
-  note: defineRoute({
-    operationId: 'noteItem',
+  },
+  noteItem: {
     summary: 'Note',
     method: 'POST',
     path: '/v1/items/:id',
@@ -42,14 +40,14 @@ const routes = {
       bodyRequired: false,
     },
     responses: { 201: { description: 'Noted', schema: item } },
-  }),
-};
+  },
+});
 
 // The compiler holds a handler to its contract: an undeclared status or a body of another shape is an error.
 // @ts-expect-error 200 is not a status of noteItem
-implement(routes.note)(async () => ({ status: 200, body: { id: 'x', note: null } }));
+implement(routes.noteItem)(async () => ({ status: 200, body: { id: 'x', note: null } }));
 // @ts-expect-error note must be a string or null
-implement(routes.get)(async () => ({ status: 200, body: { id: 'x', note: 1 } }));
+implement(routes.getItem)(async () => ({ status: 200, body: { id: 'x', note: 1 } }));
 
 describe('implement / mountContracts', () => {
   let server: RunningServer;
@@ -58,12 +56,12 @@ describe('implement / mountContracts', () => {
     app.use(jsonBody());
     const router = Router();
     mountContracts(router, [
-      implement(routes.get)(async ({ params, query }) => ({
+      implement(routes.getItem)(async ({ params, query }) => ({
         status: 200,
         body: { id: params.id, note: query.verbose ?? null },
         headers: { 'Cache-Control': 'no-store' },
       })),
-      implement(routes.note)(async ({ params, body }) => ({
+      implement(routes.noteItem)(async ({ params, body }) => ({
         status: 201,
         body: { id: params.id, note: body.note ?? null },
       })),

@@ -1,13 +1,7 @@
 import { z } from 'zod';
 import { auditEventSchema, EVENT_TYPES, type EventType } from '@mandate/shared/events';
-import {
-  defineRoutes,
-  listing,
-  oneOrNotFound,
-  listOrderShape,
-  listQueryShape,
-  routeGroup,
-} from '@mandate/shared/contract';
+import { defineRoutes, listing, listOrderShape, listQueryShape, routeGroup } from '@mandate/shared/contract';
+import { oneOrNotFound } from './one-or-not-found';
 import { webhookRoutes } from './webhook-contract';
 
 export * from './webhook-contract';

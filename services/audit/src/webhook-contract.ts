@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { labelText } from '@mandate/shared/core';
 import { EVENT_TYPES } from '@mandate/shared/events';
-import { listing, listOrderShape, listQueryShape, oneOrNotFound, routeGroup } from '@mandate/shared/contract';
+import { listing, listOrderShape, listQueryShape, routeGroup } from '@mandate/shared/contract';
+import { oneOrNotFound } from './one-or-not-found';
 
 /**
  * The webhook endpoints' part of the audit service's contract (re-exported by contract.ts, the

@@ -3,12 +3,12 @@ import { canonicalJson, newId } from '@mandate/shared/core';
 import { createLogger } from '@mandate/shared/observability';
 import {
   AUDIT_CHECKPOINT_TYP,
-  auditLeafHash,
   fromBase64Url,
   merkleHasher,
   toBase64Url,
   type CheckpointClaims,
 } from '@mandate/shared/mandate';
+import { auditLeafHash } from '../src/store/leaf-hash';
 import { InProcessBus, type AuditEvent } from '@mandate/shared/events';
 import { buildOpenApiDocument } from '@mandate/shared/contract';
 import { type RunningServer } from '@mandate/shared/http';

@@ -7,11 +7,11 @@ import { canonicalJson, newId } from '@mandate/shared/core';
 import { createLogger } from '@mandate/shared/observability';
 import {
   AUDIT_CHECKPOINT_TYP,
-  auditLeafHash,
   fromBase64Url,
   merkleHasher,
   type CheckpointClaims,
 } from '@mandate/shared/mandate';
+import { auditLeafHash } from '../src/store/leaf-hash';
 import { type AuditEvent } from '@mandate/shared/events';
 import { connectMongo } from '@mandate/shared/data';
 import { MONGO_TARGET, MONGO_URL, describeIfAvailable, mongoSkipReason } from '@mandate/shared/testing';

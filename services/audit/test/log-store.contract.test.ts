@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import { newId } from '@mandate/shared/core';
 import { createLogger } from '@mandate/shared/observability';
-import { auditLeafHash } from '@mandate/shared/mandate';
+import { auditLeafHash } from '../src/store/leaf-hash';
 import { type AuditEvent } from '@mandate/shared/events';
 import { connectMongo } from '@mandate/shared/data';
 import {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PLANS } from '@mandate/identity';
-import { defineRoute } from '@mandate/shared/contract';
+import { defineRoutes } from '@mandate/shared/contract';
 import { ENDPOINT_LIMITS, type EndpointLimit } from './limits/plans';
 
 /**
@@ -69,9 +69,8 @@ export const usageSchema = z
   .meta({ id: 'Usage' });
 
 /** The gateway's own routes: the document itself, the caller, the tenant's usage. */
-export const gatewayContract = [
-  defineRoute({
-    operationId: 'getOpenApiDocument',
+const gatewayRoutes = defineRoutes({
+  getOpenApiDocument: {
     summary: 'This OpenAPI document',
     tags: ['gateway'],
     method: 'GET',
@@ -84,9 +83,8 @@ export const gatewayContract = [
         schema: z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) }),
       },
     },
-  }),
-  defineRoute({
-    operationId: 'getMe',
+  },
+  getMe: {
     summary: 'Who the caller is: tenant, API key or subject, and its permissions',
     description:
       'Any valid tenant credential (no scope needed). A JWT caller sends X-Tenant-Id; its permissions are those of its active role assignment in that tenant.',
@@ -98,9 +96,8 @@ export const gatewayContract = [
     auth: 'tenant',
     responses: { 200: { description: 'The caller', schema: meSchema } },
     errors: { 404: 'A JWT subject without an assignment in the tenant' },
-  }),
-  defineRoute({
-    operationId: 'getUsage',
+  },
+  getUsage: {
     summary: "The tenant's plan, its limits and this month's quota use per API key and per day",
     description:
       "Counted by the gateway itself (the monthly quota of every API key and JWT subject, and the tenant's requests per UTC day of this month). The tenant is the credential's; a JWT caller sends X-Tenant-Id.",
@@ -114,5 +111,6 @@ export const gatewayContract = [
     responses: {
       200: { description: 'Plan, limits and use this month (per caller and per day)', schema: usageSchema },
     },
-  }),
-];
+  },
+});
+export const gatewayContract = Object.values(gatewayRoutes);

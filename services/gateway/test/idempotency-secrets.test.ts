@@ -1,11 +1,11 @@
 import { createLogger } from '@mandate/shared/observability';
-import { secretMembersOf, type RouteContract } from '@mandate/shared/contract';
+import { type RouteContract } from '@mandate/shared/contract';
 import { listen, type RunningServer } from '@mandate/shared/http';
 import { testTokens } from '@mandate/shared/testing';
 import { closeUpstreams, keysOf, standInService, upstreamsAt } from './helpers';
 import { createApp, type GatewayApp, type Upstreams } from '../src/app';
 import { Idempotency, MemoryIdempotencyStore } from '../src/idempotency';
-import { withoutSecrets } from '../src/idempotency/idempotency';
+import { secretMembersOf, withoutSecrets } from '../src/idempotency/idempotency';
 import { ROUTES } from '../src/routes/table';
 
 /**

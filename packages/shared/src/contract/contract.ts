@@ -34,11 +34,6 @@ export const LIMIT_BUCKETS = [
   'public_reads',
 ] as const;
 export type LimitBucket = (typeof LIMIT_BUCKETS)[number];
-/** The buckets counted per client IP (public routes), not per caller. */
-export const CLIENT_IP_BUCKETS = ['onboarding', 'public_reads'] as const satisfies readonly LimitBucket[];
-export type ClientIpBucket = (typeof CLIENT_IP_BUCKETS)[number];
-export const isClientIpBucket = (bucket: LimitBucket | undefined): bucket is ClientIpBucket =>
-  (CLIENT_IP_BUCKETS as readonly (LimitBucket | undefined)[]).includes(bucket);
 
 /** What the gateway needs of a route: the part of a contract its table is made of. */
 export interface RouteRule {
@@ -62,7 +57,7 @@ export interface RouteRule {
   limitCost?: 'evaluations';
   /**
    * The members of this route's answers that hold a secret (shown once), beyond
-   * SECRET_MEMBER_NAMES: an Idempotency-Key replay never carries them (the gateway stores the
+   * the gateway's SECRET_MEMBER_NAMES: an Idempotency-Key replay never carries them (the gateway stores the
    * answer without them). Name every secret the route returns, so the document says it.
    */
   secrets?: readonly string[];
@@ -72,25 +67,6 @@ export interface RouteRule {
    * behind one address would share one record, docs/API.md#idempotency).
    */
   replay?: false;
-}
-
-/**
- * Member names that hold a secret in any answer (API key and webhook secrets, the sign-in
- * poll_token and access_token): whatever a route's contract says, an idempotent replay never
- * carries them (docs/API.md, "Hardening"), so a new route cannot forget the rule for these.
- */
-export const SECRET_MEMBER_NAMES = ['api_key', 'secret', 'poll_token', 'access_token'] as const;
-
-const secretMembersByRule = new WeakMap<RouteRule, ReadonlySet<string>>();
-
-/** The member names kept out of a route's stored idempotent answers: the defaults and its own. */
-export function secretMembersOf(rule: Pick<RouteRule, 'secrets'>): ReadonlySet<string> {
-  let names = secretMembersByRule.get(rule as RouteRule);
-  if (!names) {
-    names = new Set([...SECRET_MEMBER_NAMES, ...(rule.secrets ?? [])]);
-    secretMembersByRule.set(rule as RouteRule, names);
-  }
-  return names;
 }
 
 export interface ResponseContract {
@@ -168,11 +144,6 @@ export function defineInternalRoutes<
   ) as { [K in keyof R & string]: R[K] & { operationId: K; internal: true } };
 }
 
-/** Declares a route; the const type parameter keeps every literal and schema type for the handler. */
-export function defineRoute<const C extends RouteContract>(contract: C): C {
-  return contract;
-}
-
 /** A route of a `defineRoutes` map: its key there is its operationId. */
 export type UnnamedRoute = Omit<RouteContract, 'operationId'> & { operationId?: never };
 
@@ -200,15 +171,6 @@ export const listing = <const Q extends z.ZodType, const T extends z.ZodType>(
 ) => ({
   request: { query },
   responses: { 200: { description, schema: pageSchema(item) } },
-});
-
-/**
- * A route that answers one resource (200, `item`) or 404: what the answer is and what "not found"
- * means for this route (the read of one thing by its id, and the writes that answer it).
- */
-export const oneOrNotFound = <const T extends z.ZodType>(description: string, item: T, notFound: string) => ({
-  responses: { 200: { description, schema: item } },
-  errors: { 404: notFound },
 });
 
 /** What a group of routes may state once for all of them: who owns and calls them, the scope, the tag. */
@@ -249,7 +211,7 @@ type RequestWithPathParams<C, P extends string> = [PathParamNames<P>] extends [n
  * then `getEvent: events.get('/v1/events/:id', { summary, responses })` in `defineRoutes` is the
  * route with all of it, so each route states only what is its own. A property the route states
  * wins over the group's. The path's `:name` segments are the route's params (strings), unless it
- * declares its own. Literal and schema types are kept as `defineRoute` keeps them.
+ * declares its own. Literal and schema types are kept as `defineRoutes` keeps them.
  */
 export function routeGroup<const S extends SharedRouteProperties>(shared: S) {
   const at =

@@ -6,24 +6,17 @@
 export {
   API_KEY_SCOPES,
   type AuthMode,
-  CLIENT_IP_BUCKETS,
-  type ClientIpBucket,
   defineInternalRoutes,
-  defineRoute,
   defineRoutes,
   errorStatusesOf,
   type InternalRouteContract,
-  isClientIpBucket,
   type LimitBucket,
   listing,
   type Method,
-  oneOrNotFound,
   type RouteContract,
   routeGroup,
   type RouteRule,
   type Scope,
-  SECRET_MEMBER_NAMES,
-  secretMembersOf,
   type ServiceName,
 } from './contract';
 export { buildOpenApiDocument } from './openapi';
@@ -34,6 +27,5 @@ export {
   listOrderShape,
   listQueryShape,
   type Page,
-  readPage,
   toPage,
 } from './pagination';

@@ -97,18 +97,6 @@ export function decodeCursor(cursor: string | undefined, order?: ListOrder): str
 const isListOrder = (value: unknown): value is ListOrder =>
   (LIST_ORDERS as readonly unknown[]).includes(value);
 
-/**
- * One page of a list read newest first: `read` is asked for one item more than `limit`, below the
- * cursor `after`, so the page knows whether another follows.
- */
-export async function readPage<T>(
-  { limit, after }: { limit: number; after?: string },
-  read: (window: { limit: number; before: string | undefined }) => Promise<T[]>,
-  idOf: (item: T) => string,
-): Promise<Page<T>> {
-  return toPage(await read({ limit: limit + 1, before: after }), limit, idOf);
-}
-
 /** Builds a page from up to limit+1 items fetched in `order` (newest first unless told). */
 export function toPage<T>(
   itemsPlusOne: T[],

@@ -50,7 +50,6 @@ export class AppError extends Error {
 
 export const badRequest = (message: string) => new AppError('BAD_REQUEST', message);
 export const unauthorized = (message = 'Invalid or missing API key') => new AppError('UNAUTHORIZED', message);
-export const forbidden = (message: string) => new AppError('FORBIDDEN', message);
 export const notFound = (message = 'Resource not found') => new AppError('NOT_FOUND', message);
 export const conflict = (message: string) => new AppError('CONFLICT', message);
 export const serviceUnavailable = (message = 'Service temporarily unavailable') =>

@@ -14,7 +14,6 @@ export {
   describeZodError,
   errorEnvelopeSchema,
   eventsNotRecordable,
-  forbidden,
   foundOr,
   notFound,
   parseOrThrow,

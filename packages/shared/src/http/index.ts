@@ -38,7 +38,6 @@ export {
   answerError,
   BODY_LIMIT_BYTES,
   callerOfHeaders,
-  isPlainJsonBody,
   parseJsonBody,
   readPlainBody,
   requestIdFor,

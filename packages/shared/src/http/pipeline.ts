@@ -67,8 +67,6 @@ export function tenantOfCaller(caller: CallerContext): string {
 
 export const BODY_LIMIT_BYTES = 64 * 1024;
 const JSON_CONTENT_TYPE = /^application\/([a-z0-9.+-]*\+)?json\b/i;
-const JSON_MEDIA_TYPE = /^application\/([a-z0-9.+-]*\+)?json$/i;
-const UTF8_CHARSET = /^charset\s*=\s*"?utf-8"?$/i;
 
 /** Whether a request announces a body (a non-zero length or a transfer encoding). */
 export function hasBody(headers: IncomingHttpHeaders): boolean {
@@ -80,24 +78,6 @@ export function hasBody(headers: IncomingHttpHeaders): boolean {
 export function assertJsonContentType(headers: IncomingHttpHeaders): void {
   if (hasBody(headers) && !JSON_CONTENT_TYPE.test(headers['content-type'] ?? ''))
     throw badRequest('Content-Type must be application/json');
-}
-
-/**
- * A JSON body in UTF-8 of a known length within the limit, neither compressed nor chunked: the
- * kind readPlainBody reads (a subset of what assertJsonContentType lets through; everything else
- * takes body-parser's way, which inflates, streams and answers 413).
- */
-export function isPlainJsonBody(headers: IncomingHttpHeaders): boolean {
-  if (headers['transfer-encoding'] !== undefined || headers['content-encoding'] !== undefined) return false;
-  const length = Number(headers['content-length']);
-  if (!(length > 0 && length <= BODY_LIMIT_BYTES)) return false;
-  const type = headers['content-type'];
-  if (typeof type !== 'string') return false;
-  // What the gateway forwards from every JSON client, decided without splitting.
-  if (type === 'application/json' || type === 'application/json; charset=utf-8') return true;
-  const [media, ...params] = type.split(';');
-  if (!JSON_MEDIA_TYPE.test(media!.trim())) return false;
-  return params.every((p) => UTF8_CHARSET.test(p.trim()));
 }
 
 /**

@@ -14,11 +14,10 @@ export {
   isPastExpiry,
   snapshotKey,
 } from './mandate-snapshot';
-export { auditLeafHash, merkleHasher } from './merkle-node';
+export { merkleHasher } from './merkle-node';
 export {
   consistencyRanges,
   fromBase64Url,
-  hashesToBase64Url,
   inclusionRanges,
   type LeafRange,
   MemoryMerkleTree,

@@ -320,23 +320,6 @@ export function toBase64Url(bytes: Uint8Array): string {
   return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
-/**
- * toBase64Url of each of many 32-byte hashes in one native call, for an evidence export's proofs
- * (docs/PERFORMANCE.md, "Tamper-evident log benchmark (issue 42)": a Buffer per hash was a third
- * of what the proofs cost). Each hash sits in a slot of 33 bytes, a multiple of 3, so no base64
- * group spans two slots; a slot's first 43 characters are the hash's unpadded base64url (the last
- * one's low bits come from the slot's zero byte, as they come from the encoder's zero bits alone).
- */
-export function hashesToBase64Url(hashes: readonly Uint8Array[]): string[] {
-  if (!NodeBuffer || hashes.some((hash) => hash.length !== 32)) return hashes.map(toBase64Url);
-  const slots = new Uint8Array(hashes.length * 33);
-  for (let i = 0; i < hashes.length; i++) slots.set(hashes[i]!, i * 33);
-  const text = NodeBuffer.from(slots.buffer, 0, slots.length).toString('base64url');
-  const out = new Array<string>(hashes.length);
-  for (let i = 0; i < hashes.length; i++) out[i] = text.slice(i * 44, i * 44 + 43);
-  return out;
-}
-
 /** The bytes of a base64url string (no padding); undefined if it is not one. */
 export function fromBase64Url(text: string): Uint8Array | undefined {
   if (!/^[A-Za-z0-9_-]*$/.test(text) || text.length % 4 === 1) return undefined;

@@ -1,5 +1,5 @@
 import { SortedById, inOrderOf, takeMatching, valueFor } from '@mandate/shared/core';
-import { MemoryMerkleTree, auditLeafHash, merkleHasher, type LeafRange } from '@mandate/shared/mandate';
+import { MemoryMerkleTree, merkleHasher, type LeafRange } from '@mandate/shared/mandate';
 import { type AuditEvent } from '@mandate/shared/events';
 import {
   bucketKey,
@@ -13,6 +13,7 @@ import {
   type StatsBucket,
   type StoredCheckpoint,
 } from './event-store';
+import { auditLeafHash } from './leaf-hash';
 
 const NOT_PLAIN = Symbol('not plain');
 

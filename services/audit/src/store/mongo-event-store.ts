@@ -1,6 +1,6 @@
 import type { Document } from 'mongodb';
 import { Schema, type Connection, type FilterQuery, type Model } from 'mongoose';
-import { auditLeafHash, type LeafRange } from '@mandate/shared/mandate';
+import { type LeafRange } from '@mandate/shared/mandate';
 import { type AuditEvent } from '@mandate/shared/events';
 import {
   isDuplicateKeyError,
@@ -21,6 +21,7 @@ import {
   type StatsBucket,
   type StoredCheckpoint,
 } from './event-store';
+import { auditLeafHash } from './leaf-hash';
 import { MongoLog } from './mongo-log';
 
 interface EventDoc {

@@ -1,7 +1,6 @@
 import type { Document } from 'mongodb';
 import { Schema, type Connection, type Model } from 'mongoose';
 import {
-  auditLeafHash,
   fromBase64Url,
   merkleHasher,
   perfectNodes,
@@ -9,6 +8,7 @@ import {
   type LeafRange,
   type NodeId,
 } from '@mandate/shared/mandate';
+import { auditLeafHash } from './leaf-hash';
 import { type AuditEvent } from '@mandate/shared/events';
 import { isDuplicateKeyError, queryShapesOf, type MongoQueryShape } from '@mandate/shared/data';
 import type { StoredCheckpoint } from './event-store';

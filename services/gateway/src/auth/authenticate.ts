@@ -1,7 +1,7 @@
 import type { Plan } from '@mandate/identity';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { AppError, badRequest, forbidden, notFound, unauthorized, type Actor } from '@mandate/shared/core';
+import { AppError, badRequest, notFound, unauthorized, type Actor } from '@mandate/shared/core';
 import type { RouteRule } from '../routes/table';
 import type { KeyResolver } from './key-resolver';
 import { RecentCredentials } from './recent-credentials';
@@ -228,12 +228,12 @@ export function authorize(principal: Principal, rule: RouteRule): void {
   if (principal.actor.type === 'api_key') {
     const scopes = rule.scopes ?? [rule.scope];
     if (!scopes.some((s) => principal.permissions.includes(s)))
-      throw forbidden(`API key lacks required scope: ${scopes.join(' or ')}`);
+      throw new AppError('FORBIDDEN', `API key lacks required scope: ${scopes.join(' or ')}`);
     return;
   }
   const accepted = rule.permissions ?? [rule.scope];
   if (!accepted.some((p) => principal.permissions.includes(p))) {
-    throw forbidden(`Missing required permission: ${accepted.join(' or ')}`);
+    throw new AppError('FORBIDDEN', `Missing required permission: ${accepted.join(' or ')}`);
   }
 }
 

@@ -5,7 +5,6 @@ import {
   AppError,
   badRequest,
   describeZodError,
-  forbidden,
   notFound,
   unauthorized,
   type InternalTokens,
@@ -124,7 +123,7 @@ export class DevSignIn {
    */
   async handle(req: IncomingMessage, res: ServerResponse, path: string, query: string): Promise<void> {
     try {
-      if (!isLoopbackHost(req.headers.host)) throw forbidden(NOT_LOOPBACK_HOST);
+      if (!isLoopbackHost(req.headers.host)) throw new AppError('FORBIDDEN', NOT_LOOPBACK_HOST);
       if (path === `${DEV_PREFIX}/subjects` && req.method === 'GET') {
         const parsed = subjectsQuery.safeParse(Object.fromEntries(new URLSearchParams(query)));
         if (!parsed.success) throw badRequest(describeZodError(parsed.error, 'query'));

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { badRequest, conflict, serviceUnavailable } from '@mandate/shared/core';
 import { type Logger } from '@mandate/shared/observability';
-import { SECRET_MEMBER_NAMES } from '@mandate/shared/contract';
+import type { RouteRule } from '@mandate/shared/contract';
 import { header, type Principal } from '../auth/authenticate';
 import { clientIp } from '../limits/subject';
 import type { IdempotencyRecord, IdempotencyStore, PendingLock, StoredResponse } from './store';
@@ -204,6 +204,25 @@ function fingerprint(req: IncomingMessage, { path, body = Buffer.alloc(0) }: Ide
       '\n',
     ),
   );
+}
+
+/**
+ * Member names that hold a secret in any answer (API key and webhook secrets, the sign-in
+ * poll_token and access_token): whatever a route's contract says, an idempotent replay never
+ * carries them (docs/API.md, "Hardening"), so a new route cannot forget the rule for these.
+ */
+export const SECRET_MEMBER_NAMES = ['api_key', 'secret', 'poll_token', 'access_token'] as const;
+
+const secretMembersByRule = new WeakMap<RouteRule, ReadonlySet<string>>();
+
+/** The member names kept out of a route's stored idempotent answers: the defaults and its own. */
+export function secretMembersOf(rule: Pick<RouteRule, 'secrets'>): ReadonlySet<string> {
+  let names = secretMembersByRule.get(rule as RouteRule);
+  if (!names) {
+    names = new Set([...SECRET_MEMBER_NAMES, ...(rule.secrets ?? [])]);
+    secretMembersByRule.set(rule as RouteRule, names);
+  }
+  return names;
 }
 
 const DEFAULT_SECRETS: ReadonlySet<string> = new Set(SECRET_MEMBER_NAMES);

@@ -1,12 +1,14 @@
 import { RateLimiterRes, type RateLimiterLike } from 'rate-limiter-flexible';
 import { systemClock, type Clock } from '@mandate/shared/core';
 import { processMetrics, type Logger } from '@mandate/shared/observability';
-import { CLIENT_IP_BUCKETS, isClientIpBucket, type ClientIpBucket } from '@mandate/shared/contract';
 import {
+  CLIENT_IP_BUCKETS,
   ENDPOINT_LIMITS,
+  isClientIpBucket,
   PLANS,
   monthWindow,
   type Bucket,
+  type ClientIpBucket,
   type EndpointLimit,
   type LimitName,
   type LimitsConfig,

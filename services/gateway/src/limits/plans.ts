@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Plan } from '@mandate/identity';
-import type { ClientIpBucket, LimitBucket } from '@mandate/shared/contract';
+import type { LimitBucket } from '@mandate/shared/contract';
 
 /** "Burst B, rate R": a fresh client may send `burst` requests at once; sustained, `rate` per second pass. */
 export interface Bucket {
@@ -11,6 +11,11 @@ export interface Bucket {
 // The plans are identity's (a tenant's plan is its record's); the limits of each are the gateway's.
 export { PLANS, type Plan } from '@mandate/identity';
 export type LimitName = LimitBucket;
+/** The buckets counted per client IP (public routes), not per caller. */
+export const CLIENT_IP_BUCKETS = ['onboarding', 'public_reads'] as const satisfies readonly LimitBucket[];
+export type ClientIpBucket = (typeof CLIENT_IP_BUCKETS)[number];
+export const isClientIpBucket = (bucket: LimitBucket | undefined): bucket is ClientIpBucket =>
+  (CLIENT_IP_BUCKETS as readonly (LimitBucket | undefined)[]).includes(bucket);
 /** The per-endpoint buckets that follow the caller's plan (the public routes' are per client IP, plan-less). */
 export type EndpointLimit = Exclude<LimitName, ClientIpBucket>;
 export const ENDPOINT_LIMITS: readonly EndpointLimit[] = [

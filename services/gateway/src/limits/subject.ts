@@ -1,8 +1,8 @@
 import { isIP } from 'node:net';
-import { isClientIpBucket } from '@mandate/shared/contract';
 import type { Principal } from '../auth/authenticate';
 import type { RouteRule } from '../routes/table';
 import type { LimitSubject } from './limiter';
+import { isClientIpBucket } from './plans';
 
 /**
  * The client's address: the socket's, or — only when TRUST_PROXY says a proxy of ours sits in

@@ -1,8 +1,8 @@
 import { CachedTokenMinter } from '@mandate/shared/core';
 import { markRequest } from '@mandate/shared/observability';
-import { secretMembersOf } from '@mandate/shared/contract';
 import type { GatewayDeps } from '../deps';
 import { forward } from '../http/proxy';
+import { secretMembersOf } from '../idempotency/idempotency';
 import type { RouteRule, ServiceName } from '../routes/table';
 import { bodyReader } from './body';
 import type { Call } from './call';

@@ -1,6 +1,7 @@
 import { foundOr, newId, type CallerContext } from '@mandate/shared/core';
 import { type AuditEvent, type EventData } from '@mandate/shared/events';
-import { readPage, type Page } from '@mandate/shared/contract';
+import { type Page } from '@mandate/shared/contract';
+import { readPage } from '../common/store';
 import { MAX_WRITE_ATTEMPTS, nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
 import { ConcurrentModification } from '../common/errors';
 import type { Plan } from '../tenants/tenant';

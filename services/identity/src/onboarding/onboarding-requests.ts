@@ -1,6 +1,7 @@
 import { newId, type CallerContext } from '@mandate/shared/core';
 import { type AuditEvent } from '@mandate/shared/events';
-import { readPage, type Page } from '@mandate/shared/contract';
+import { type Page } from '@mandate/shared/contract';
+import { readPage } from '../common/store';
 import { nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';
 import type { Plan } from '../tenants/tenant';
 import { createTenant, type CreatedTenant } from '../tenants/tenants';

@@ -1,5 +1,6 @@
 import { newId, type CallerContext } from '@mandate/shared/core';
-import { readPage, type Page } from '@mandate/shared/contract';
+import { type Page } from '@mandate/shared/contract';
+import { readPage } from '../common/store';
 import { API_KEY_SCOPES } from '../api-keys/api-key';
 import { createApiKey, type IssuedKey } from '../api-keys/api-keys';
 import { nowIso, recordedEvent, relay, type IdentityDeps } from '../common/deps';

@@ -4,7 +4,6 @@ import { markRequest, processMetrics, traceRequest } from '@mandate/shared/obser
 import {
   answerError,
   callerOfHeaders,
-  isPlainJsonBody,
   jsonBody,
   parseJsonBody,
   readPlainBody,
@@ -15,6 +14,7 @@ import {
 import type { AppDeps } from '../deps';
 import { performVerify } from '../domain/perform-verify';
 import { routes } from '../contract';
+import { isPlainJsonBody } from './plain-json-body';
 import { parseVerifyRequest } from './schemas';
 
 const VERIFY_PATH = routes.verify.path;
