@@ -99,6 +99,9 @@ describe('canonicalJson', () => {
     const cases: unknown[] = [
       JSON.parse('{"b":1,"10":2,"9":3,"a":{"2":1,"10":2}}'),
       JSON.parse('{"b":1,"__proto__":{"z":1,"a":2},"a":3}'),
+      // In sorted order, with an earlier member that must be copied: __proto__ lands in the copy.
+      JSON.parse('{"9":{"b":1,"a":2},"__proto__":[1]}'),
+      JSON.parse('{"a":{"b":1,"a":2},"__proto__":{"y":1}}'),
       { a: { c: 1, b: [1, , 3] } },
       { a: { b: () => 1 } },
       { a: [undefined, Symbol('s')], b: 1 },

@@ -108,14 +108,16 @@ function nativeForm(value: unknown): unknown {
     }
     sortKeys(keys);
   }
-  let copy: Record<string, unknown> | undefined = inOrder ? undefined : {};
+  // Copies have no prototype: on a plain {} a member named __proto__ would set the prototype
+  // instead of becoming a member, and JSON.stringify would leave it out.
+  let copy: Record<string, unknown> | undefined = inOrder ? undefined : Object.create(null);
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     const member = object[key];
     const form = nativeForm(member);
     if (form === NOT_NATIVE) return NOT_NATIVE;
     if (copy === undefined && form !== member) {
-      copy = {};
+      copy = Object.create(null) as Record<string, unknown>;
       for (let j = 0; j < i; j++) copy[keys[j]!] = object[keys[j]!];
     }
     if (copy !== undefined) copy[key] = form;
