@@ -22,6 +22,7 @@ export {
   inclusionRanges,
   type LeafRange,
   MemoryMerkleTree,
+  multiproofRanges,
   type NodeId,
   perfectNodes,
   toBase64Url,
