@@ -347,7 +347,7 @@ export type EvidenceBundle = {
   signature: string;
   checkpoint?:
     { tenant_id: string; tree_size: number; root_hash: string; issued_at: string; jws: string } | undefined;
-  proofs?: ({ seq: number; path: string[] } | null)[] | undefined;
+  log_proof?: { leaf_hashes: (string | null)[]; nodes: string[] } | undefined;
 };
 export type AuditCheckpoint = {
   tenant_id: string;

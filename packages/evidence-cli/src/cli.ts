@@ -16,7 +16,8 @@ Checks a mandate evidence bundle offline:
   pinned keys        every key used is in --jwks: the JWKS saved from the service's
                      GET /v1/.well-known/jwks.json. Without it the bundle's own keys prove nothing.
   log checkpoint     the checkpoint's JWS (typ audit-checkpoint+jwt) over its claims, of the tenant
-  log proofs         every event is leaf seq-1 of the checkpoint's tree (RFC 9162 inclusion);
+  log proofs         every event is leaf seq-1 of the checkpoint's tree: one joint RFC 9162
+                     proof (log_proof), or in older bundles a path per event (proofs);
                      a bundle from before the log has none, and the checker says so
   log consistency    with --checkpoint (one kept earlier, from GET /v1/audit/checkpoints/latest):
                      the bundle's log extends it; --consistency is the proof between the two

@@ -1,6 +1,7 @@
 import {
   canonicalJson,
   AUDIT_CHECKPOINT_TYP,
+  equalBytes,
   MerkleHasher,
   auditLeafBytes,
   fromBase64Url,
@@ -14,8 +15,9 @@ const merkleHasher = new MerkleHasher(sha256);
 /**
  * The tamper-evident log's checks (docs/API.md#proving-the-log): the bundle's checkpoint is a JWS
  * (ES256, typ audit-checkpoint+jwt) over its four claims, of the mandate's tenant; every listed
- * event, hashed as SHA-256(0x00 || RFC 8785 JSON of the event), is leaf seq-1 of that tree by its
- * RFC 9162 inclusion path; and, given a checkpoint the auditor kept, the two trees are consistent.
+ * event, hashed as SHA-256(0x00 || RFC 8785 JSON of the event), is leaf seq-1 of that tree, by the
+ * bundle's joint proof (`log_proof`) or, in older bundles, each event's RFC 9162 inclusion path
+ * (`proofs`); and, given a checkpoint the auditor kept, the two trees are consistent.
  */
 
 export interface Checkpoint extends CheckpointClaims {
@@ -56,9 +58,39 @@ export function checkpointPayload(cp: CheckpointClaims): string {
 
 export { AUDIT_CHECKPOINT_TYP };
 
+const eventName = (event: unknown, i: number) =>
+  `event ${isObject(event) ? String(event.id) : `#${i}`} (position ${i + 1})`;
+
 /**
- * The first event whose proof fails, named, or undefined when all hold. `proofs` is aligned with
- * `events`; each event's seq must be the proof's and within the checkpoint's tree.
+ * Each event's seq, or why the event cannot be in the checkpoint's tree: not an object, no seq
+ * (stored before the log), a seq another event has, or one past the tree.
+ */
+function eventSeqs(events: readonly unknown[], checkpoint: Checkpoint): number[] | string {
+  const seqs: number[] = [];
+  const seen = new Set<number>();
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i];
+    const name = eventName(event, i);
+    if (!isObject(event)) return `${name} is not an object`;
+    const seq = event.seq;
+    if (!Number.isSafeInteger(seq) || (seq as number) < 1)
+      return `${name} has no seq: it is not in the log (stored outside it, or before the backfill)`;
+    if (seen.has(seq as number))
+      return `${name} has seq ${String(seq)}, which another event of the bundle has`;
+    seen.add(seq as number);
+    if ((seq as number) > checkpoint.tree_size)
+      return `${name} has seq ${String(seq)}, outside the checkpoint's tree of size ${checkpoint.tree_size}`;
+    seqs.push(seq as number);
+  }
+  return seqs;
+}
+
+const notLeaf = (name: string, seq: number) =>
+  `${name} (seq ${seq}) is not leaf ${seq} of the log the checkpoint signs: it was altered, moved or never logged`;
+
+/**
+ * The bundle's `proofs` (bundles exported before `log_proof`): the first event whose own RFC 9162
+ * inclusion path fails, named, or undefined when all hold. `proofs` is aligned with `events`.
  */
 export function firstFailingEvent(
   events: readonly unknown[],
@@ -67,39 +99,69 @@ export function firstFailingEvent(
 ): string | undefined {
   if (proofs.length !== events.length)
     return `the bundle has ${events.length} event(s) but ${proofs.length} proof(s)`;
+  const seqs = eventSeqs(events, checkpoint);
+  if (typeof seqs === 'string') return seqs;
   const root = fromBase64Url(checkpoint.root_hash)!;
-  const seen = new Set<number>();
   for (let i = 0; i < events.length; i++) {
-    const event = events[i];
-    const proof = proofs[i];
-    const name = `event ${isObject(event) ? String(event.id) : `#${i}`} (position ${i + 1})`;
-    if (!isObject(event)) return `${name} is not an object`;
-    const seq = event.seq;
-    if (!Number.isSafeInteger(seq) || (seq as number) < 1)
-      return `${name} has no seq: it is not in the log (stored outside it, or before the backfill)`;
-    if (!isObject(proof)) return `${name} (seq ${String(seq)}) has no inclusion proof`;
-    if (proof.seq !== seq)
-      return `${name} has seq ${String(seq)} but its proof is for seq ${String(proof.seq)}`;
-    if (seen.has(seq as number))
-      return `${name} has seq ${String(seq)}, which another event of the bundle has`;
-    seen.add(seq as number);
-    if ((seq as number) > checkpoint.tree_size)
-      return `${name} has seq ${String(seq)}, outside the checkpoint's tree of size ${checkpoint.tree_size}`;
+    const [proof, seq, name] = [proofs[i], seqs[i]!, eventName(events[i], i)];
+    if (!isObject(proof)) return `${name} (seq ${seq}) has no inclusion proof`;
+    if (proof.seq !== seq) return `${name} has seq ${seq} but its proof is for seq ${String(proof.seq)}`;
     const path = Array.isArray(proof.path)
       ? proof.path.map((p) => (typeof p === 'string' ? fromBase64Url(p) : undefined))
       : undefined;
     if (!path || path.some((p) => p === undefined))
-      return `${name} (seq ${String(seq)}): its path is not a list of base64url hashes`;
-    const ok = merkleHasher.verifyInclusion(
-      (seq as number) - 1,
-      checkpoint.tree_size,
-      merkleHasher.leafHash(auditLeafBytes(event)),
-      path as Uint8Array[],
-      root,
-    );
-    if (!ok)
-      return `${name} (seq ${String(seq)}) is not leaf ${String(seq)} of the log the checkpoint signs: it was altered, moved or never logged`;
+      return `${name} (seq ${seq}): its path is not a list of base64url hashes`;
+    const leaf = merkleHasher.leafHash(auditLeafBytes(events[i] as { seq: number }));
+    if (!merkleHasher.verifyInclusion(seq - 1, checkpoint.tree_size, leaf, path as Uint8Array[], root))
+      return notLeaf(name, seq);
   }
+  return undefined;
+}
+
+/** A list of 32-byte base64url hashes (and nulls, if allowed), or undefined. */
+function hashList(value: unknown, nulls = false): (Uint8Array | null)[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const hashes = value.map((v) =>
+    typeof v === 'string' ? fromBase64Url(v) : v === null && nulls ? null : undefined,
+  );
+  return hashes.every((h) => h === null || h?.length === 32) ? (hashes as (Uint8Array | null)[]) : undefined;
+}
+
+/**
+ * The bundle's `log_proof` (docs/API.md#proving-the-log): one joint inclusion proof of every event.
+ * An event whose recomputed leaf hash is not its listed one is named; when all agree, the leaves
+ * and `nodes` must lead to the checkpoint's root (RFC 9162's MTH recursion, `multiproofRoot`).
+ */
+export function logProofProblem(
+  events: readonly unknown[],
+  logProof: unknown,
+  checkpoint: Checkpoint,
+): string | undefined {
+  if (!isObject(logProof)) return 'log_proof must be an object {leaf_hashes, nodes}';
+  const listed = hashList(logProof.leaf_hashes, true);
+  if (!listed)
+    return 'log_proof.leaf_hashes must be a list of base64url SHA-256 hashes (null for an event without seq)';
+  if (listed.length !== events.length)
+    return `the bundle has ${events.length} event(s) but ${listed.length} leaf hash(es)`;
+  const nodes = hashList(logProof.nodes) as Uint8Array[] | undefined;
+  if (!nodes) return 'log_proof.nodes must be a list of base64url SHA-256 hashes';
+  const seqs = eventSeqs(events, checkpoint);
+  if (typeof seqs === 'string') return seqs;
+  for (let i = 0; i < events.length; i++) {
+    const leaf = merkleHasher.leafHash(auditLeafBytes(events[i] as { seq: number }));
+    const name = eventName(events[i], i);
+    if (!listed[i]) return `${name} (seq ${seqs[i]!}) has no leaf hash in the log proof`;
+    if (!equalBytes(leaf, listed[i]!)) return notLeaf(name, seqs[i]!);
+  }
+  const order = seqs.map((_, i) => i).sort((a, b) => seqs[a]! - seqs[b]!);
+  const root = merkleHasher.multiproofRoot(
+    checkpoint.tree_size,
+    order.map((i) => seqs[i]! - 1),
+    order.map((i) => listed[i]!),
+    nodes,
+  );
+  if (!root || !equalBytes(root, fromBase64Url(checkpoint.root_hash)!))
+    return `the log proof does not lead to the root of the checkpoint (tree_size ${checkpoint.tree_size}, root ${checkpoint.root_hash}): its nodes were altered, or the log was rewritten since the events were logged`;
   return undefined;
 }
 

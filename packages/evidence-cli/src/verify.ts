@@ -11,6 +11,7 @@ import {
   checkpointProblem,
   consistencyProblem,
   firstFailingEvent,
+  logProofProblem,
   type Checkpoint,
   type ConsistencyProofFile,
 } from './log-proof';
@@ -61,6 +62,7 @@ interface Bundle {
   digest: string;
   signature: string;
   checkpoint?: unknown;
+  log_proof?: unknown;
   proofs?: unknown;
 }
 
@@ -234,7 +236,7 @@ async function checkKids(bundle: Bundle): Promise<CheckResult> {
 
 /** Whether the bundle carries the log's proofs (a bundle exported before the log carries none). */
 export function hasLogProof(bundle: unknown): boolean {
-  return isObject(bundle) && ('checkpoint' in bundle || 'proofs' in bundle);
+  return isObject(bundle) && ('checkpoint' in bundle || 'log_proof' in bundle || 'proofs' in bundle);
 }
 
 /**
@@ -278,20 +280,31 @@ async function checkLog(bundle: Bundle, options: VerifyOptions): Promise<CheckRe
         ? { ...signed, detail: `${signed.detail}; tree_size ${cp.tree_size}, root ${cp.root_hash}` }
         : signed,
   );
-  const failing = Array.isArray(bundle.proofs)
-    ? firstFailingEvent(bundle.events, bundle.proofs, cp)
-    : 'proofs must be an array, one entry per event';
-  results.push(
-    failing
-      ? { check: 'log proofs', ok: false, detail: failing }
-      : {
-          check: 'log proofs',
-          ok: true,
-          detail: `every event (${bundle.events.length}) is in the log of the checkpoint (RFC 9162 inclusion)`,
-        },
-  );
+  results.push(eventsProven(bundle, cp));
   if (options.keptCheckpoint !== undefined) results.push(await checkKept(bundle, cp, options));
   return results;
+}
+
+/**
+ * Every event is in the checkpoint's tree: by the bundle's joint proof (`log_proof`), or in a
+ * bundle exported before it, by each event's inclusion path (`proofs`).
+ */
+function eventsProven(bundle: Bundle, cp: Checkpoint): CheckResult {
+  const joint = 'log_proof' in bundle;
+  const failing = joint
+    ? logProofProblem(bundle.events, bundle.log_proof, cp)
+    : Array.isArray(bundle.proofs)
+      ? firstFailingEvent(bundle.events, bundle.proofs, cp)
+      : 'proofs' in bundle
+        ? 'proofs must be an array, one entry per event'
+        : 'the bundle has a checkpoint but no log_proof to prove its events with';
+  if (failing) return { check: 'log proofs', ok: false, detail: failing };
+  const how = joint ? 'one RFC 9162 multiproof' : 'RFC 9162 inclusion, a path per event';
+  return {
+    check: 'log proofs',
+    ok: true,
+    detail: `every event (${bundle.events.length}) is in the log of the checkpoint (${how})`,
+  };
 }
 
 function checkpointJwsProblem(

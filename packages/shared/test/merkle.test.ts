@@ -6,6 +6,7 @@ import {
   fromBase64Url,
   inclusionRanges,
   merkleHasher,
+  multiproofRanges,
   toBase64Url,
 } from '../src/mandate';
 import { MerkleHasher, sha256 } from '../src/mandate/merkle';
@@ -36,6 +37,17 @@ function subproof(m: number, d: Uint8Array[], b: boolean): Buffer[] {
   return m <= split
     ? [...subproof(m, d.slice(0, split), b), mth(d.slice(split))]
     : [...subproof(m - split, d.slice(split), false), mth(d.slice(0, split))];
+}
+
+/** A multiproof's supplied hashes: the MTH of each maximal range of the recursion with no listed leaf. */
+function multiproof(listed: readonly number[], d: Uint8Array[], offset = 0): Buffer[] {
+  if (!listed.some((m) => m >= offset && m < offset + d.length)) return [mth(d)];
+  if (d.length === 1) return [];
+  const split = k(d.length);
+  return [
+    ...multiproof(listed, d.slice(0, split), offset),
+    ...multiproof(listed, d.slice(split), offset + split),
+  ];
 }
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
@@ -187,5 +199,95 @@ describe('RFC 9162 Merkle tree', () => {
     );
     expect(fromBase64Url('a+b')).toBeUndefined();
     expect(fromBase64Url('abcde')).toBeUndefined();
+  });
+});
+
+describe('RFC 9162 multiproof (one joint inclusion proof, docs/API.md#proving-the-log)', () => {
+  /** The leaf sets each test tree is proven for: the named kinds, then every subset of a small tree. */
+  function leafSets(n: number): number[][] {
+    const all = Array.from({ length: n }, (_, i) => i);
+    const sets = [
+      all,
+      [0],
+      [n - 1],
+      [Math.floor(n / 2)],
+      all.slice(Math.floor(n / 3), Math.floor((2 * n) / 3) + 1), // contiguous
+      all.filter((i) => i % 7 === 3 || i === n - 1), // scattered, last leaf
+      all.filter((i) => i % 3 === 0), // scattered, first leaf
+    ];
+    if (n <= 9) for (let mask = 1; mask < 2 ** n; mask++) sets.push(all.filter((i) => mask & (2 ** i)));
+    return sets.filter((set) => set.length > 0);
+  }
+
+  it('when leaf sets of trees of 1 to 40, 100 and 1000 leaves are proven, then the supplied hashes are the definition and lead to the root', () => {
+    let proven = 0;
+    for (const n of [...Array.from({ length: 40 }, (_, i) => i + 1), 100, 1000]) {
+      const d = leavesOf(n);
+      const tree = treeOf(d);
+      const root = hex(mth(d));
+      for (const listed of leafSets(n)) {
+        const nodes = multiproofRanges(listed, n).map(([start, end]) => tree.rangeHash(start, end));
+        expect({ n, listed, nodes: nodes.map(hex) }).toEqual({
+          n,
+          listed,
+          nodes: multiproof(listed, d).map(hex),
+        });
+        const leafHashes = listed.map((m) => merkleHasher.leafHash(d[m]!));
+        expect({ n, listed, root: hex(merkleHasher.multiproofRoot(n, listed, leafHashes, nodes)!) }).toEqual({
+          n,
+          listed,
+          root,
+        });
+        proven++;
+      }
+    }
+    expect(proven).toBeGreaterThan(1000);
+  });
+
+  it('when a node or a leaf hash is changed, a node added or dropped, or the leaves misnumbered, then the root is not reached', () => {
+    const n = 37;
+    const d = leavesOf(n);
+    const tree = treeOf(d);
+    const root = hex(tree.root(n));
+    const listed = [2, 3, 4, 17, 30, 36];
+    const nodes = multiproofRanges(listed, n).map(([start, end]) => tree.rangeHash(start, end));
+    const leafHashes = listed.map((m) => merkleHasher.leafHash(d[m]!));
+    const rootOf = (l: number[], h: Uint8Array[], x: Uint8Array[], size = n) => {
+      const r = merkleHasher.multiproofRoot(size, l, h, x);
+      return r && hex(r);
+    };
+    expect(rootOf(listed, leafHashes, nodes)).toBe(root);
+    const flip = (b: Uint8Array) => Uint8Array.from(b, (v, i) => (i === 0 ? v ^ 1 : v));
+    for (let i = 0; i < nodes.length; i++)
+      expect(
+        rootOf(
+          listed,
+          leafHashes,
+          nodes.map((x, j) => (j === i ? flip(x) : x)),
+        ),
+      ).not.toBe(root);
+    for (let i = 0; i < leafHashes.length; i++)
+      expect(
+        rootOf(
+          listed,
+          leafHashes.map((x, j) => (j === i ? flip(x) : x)),
+          nodes,
+        ),
+      ).not.toBe(root);
+    expect(rootOf(listed, leafHashes, nodes.slice(1))).toBeUndefined();
+    expect(rootOf(listed, leafHashes, [...nodes, nodes[0]!])).toBeUndefined();
+    expect(rootOf([2, 3, 4, 17, 30, 35], leafHashes, nodes)).not.toBe(root);
+    expect(rootOf([3, 2, 4, 17, 30, 36], leafHashes, nodes)).toBeUndefined();
+    expect(rootOf(listed, leafHashes.slice(1), nodes)).toBeUndefined();
+    expect(rootOf(listed, leafHashes, nodes, 38)).not.toBe(root);
+    expect(() => multiproofRanges([5, 5], n)).toThrow(RangeError);
+    expect(() => multiproofRanges([n], n)).toThrow(RangeError);
+  });
+
+  it('when consecutive leaves are proven, then the hashes supplied grow with the gaps, not the leaves', () => {
+    const n = 12_000;
+    const listed = Array.from({ length: 3000 }, (_, i) => 4000 + i);
+    // Each maximal gap is at most two spines of log2(n) ranges.
+    expect(multiproofRanges(listed, n).length).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(n)));
   });
 });

@@ -166,16 +166,22 @@ export const evidenceBundleSchema = z
     checkpoint: auditCheckpointSchema
       .optional()
       .describe("The signed checkpoint of the tenant's log that every event's proof leads to"),
-    proofs: z
-      .array(
-        z
-          .object({ seq: z.int().min(1), path: z.array(base64urlHash) })
-          .nullable()
-          .describe('null: the event has no seq (stored before the log)'),
-      )
+    log_proof: z
+      .object({
+        leaf_hashes: z
+          .array(base64urlHash.nullable())
+          .describe(
+            'One per listed event, in the same order: its stored leaf hash (leaf seq-1), null for an event without seq (stored before the log)',
+          ),
+        nodes: z
+          .array(base64urlHash)
+          .describe(
+            "Each once, left to right: the hash of every maximal range of RFC 9162's MTH recursion that holds none of the events' leaves",
+          ),
+      })
       .optional()
       .describe(
-        "One per listed event, in the same order: its seq and RFC 9162 inclusion path in the checkpoint's tree",
+        "One joint inclusion proof (a Merkle multiproof) of every listed event in the checkpoint's tree (docs/API.md#proving-the-log)",
       ),
   })
   .meta({ id: 'EvidenceBundle' });

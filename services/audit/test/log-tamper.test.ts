@@ -2,7 +2,12 @@ import { CompactSign, exportJWK, generateKeyPair } from 'jose';
 import type { Connection } from 'mongoose';
 import { canonicalJson, newId } from '@mandate/shared/core';
 import { createLogger } from '@mandate/shared/observability';
-import { AUDIT_CHECKPOINT_TYP, type CheckpointClaims } from '@mandate/shared/mandate';
+import {
+  AUDIT_CHECKPOINT_TYP,
+  auditLeafHash,
+  toBase64Url,
+  type CheckpointClaims,
+} from '@mandate/shared/mandate';
 import { type AuditEvent } from '@mandate/shared/events';
 import { connectMongo } from '@mandate/shared/data';
 import {
@@ -97,7 +102,7 @@ describeIfAvailable(
       return { tenant, mandateId, ids: mine.map((e) => e.id) };
     }
 
-    async function check(tenant: string, mandateId: string, options = {}): Promise<Map<string, CheckResult>> {
+    async function exported(tenant: string, mandateId: string): Promise<string> {
       let text = '';
       await exportEvidence(
         { store, mandates, clock, signCheckpoint: sign },
@@ -105,7 +110,11 @@ describeIfAvailable(
         mandateId,
         { write: async (chunk) => void (text += chunk) },
       );
-      const results = await verifyBundle(JSON.parse(text), options);
+      return text;
+    }
+
+    async function check(tenant: string, mandateId: string, options = {}): Promise<Map<string, CheckResult>> {
+      const results = await verifyBundle(JSON.parse(await exported(tenant, mandateId)), options);
       return new Map(results.map((r) => [r.check, r]));
     }
 
@@ -114,6 +123,33 @@ describeIfAvailable(
       const results = await check(tenant, mandateId);
       expect(results.get('log checkpoint')?.ok).toBe(true);
       expect(results.get('log proofs')).toMatchObject({ ok: true });
+    });
+
+    it('when the log is exported, then the bundle proves its events with one log_proof: a leaf hash per event, each shared node once', async () => {
+      const { tenant, mandateId } = await logged();
+      const bundle = JSON.parse(await exported(tenant, mandateId)) as Record<string, unknown>;
+      expect(bundle).not.toHaveProperty('proofs');
+      const proof = bundle.log_proof as { leaf_hashes: string[]; nodes: string[] };
+      // Seqs 1, 3, 4, 6, 8, 10 of a tree of 10: the gaps 2, 5, 7 and 9 (perfect subtrees of one leaf).
+      expect({ leaves: proof.leaf_hashes.length, nodes: proof.nodes.length }).toEqual({
+        leaves: 6,
+        nodes: 4,
+      });
+    });
+
+    it('when a stored event is altered and its stored leaf hash too, then the log proof fails naming the checkpoint', async () => {
+      const { tenant, mandateId, ids } = await logged();
+      await events().updateOne({ _id: ids[2]! }, { $set: { 'data.note': 'forged' } });
+      const altered = (await store.get(tenant, ids[2]!))!;
+      await connection
+        .collection('audit_log_nodes')
+        .updateOne(
+          { tenant_id: tenant, level: 0, index: altered.seq! - 1 },
+          { $set: { hash: toBase64Url(auditLeafHash(altered)) } },
+        );
+      const proofs = (await check(tenant, mandateId)).get('log proofs')!;
+      expect(proofs.ok).toBe(false);
+      expect(proofs.detail).toMatch(/does not lead to the root of the checkpoint \(tree_size 10/);
     });
 
     it('when a stored event is altered, then the checker fails naming it', async () => {

@@ -12,6 +12,8 @@ export const EVIDENCE_BUNDLE_MEMBERS = [
   'signature',
   // The tamper-evident log (docs/API.md#proving-the-log): signed apart, not covered by the digest.
   'checkpoint',
+  'log_proof',
+  // Bundles exported before log_proof: an inclusion path per event.
   'proofs',
 ] as const;
 

@@ -21,6 +21,7 @@ export {
   inclusionRanges,
   type LeafRange,
   MemoryMerkleTree,
+  multiproofRanges,
   type NodeId,
   perfectNodes,
   toBase64Url,

@@ -105,6 +105,63 @@ export function perfectNodes(start: number, end: number): NodeId[] {
   return out;
 }
 
+/**
+ * A joint inclusion proof of several leaves (docs/API.md#proving-the-log, "log_proof"): the
+ * maximal ranges of RFC 9162's MTH recursion that hold none of `leaves` (sorted, distinct, each
+ * below n), left to right. The recursion splits [start, end) at the largest power of two below its
+ * size; a range with no listed leaf is one supplied hash, a single listed leaf is its leaf hash.
+ * Each range is a perfect subtree or runs to n, as the inclusion ranges do. O(leaves + gaps·log n).
+ */
+export function multiproofRanges(leaves: readonly number[], n: number): LeafRange[] {
+  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`no tree of size ${n}`);
+  leaves.forEach((leaf, i) => {
+    if (!Number.isSafeInteger(leaf) || leaf < 0 || leaf >= n || (i > 0 && leaf <= leaves[i - 1]!))
+      throw new RangeError(`leaves must be sorted, distinct and below ${n}`);
+  });
+  const out: LeafRange[] = [];
+  walkMultiproof(leaves, 0, leaves.length, 0, n, {
+    gap: (range) => void out.push(range),
+    leaf: () => undefined,
+    join: () => undefined,
+  });
+  return out;
+}
+
+/** What a walk of RFC 9162's MTH recursion meets, in the order the hashes combine (left to right). */
+interface MultiproofVisitor {
+  /** A range holding no listed leaf: one supplied hash. */
+  gap(range: LeafRange): void;
+  /** A listed leaf: its leaf hash (the i-th listed). */
+  leaf(i: number): void;
+  /** The two hashes met last join into their parent's. */
+  join(): void;
+}
+
+/** The MTH recursion over [start, end), which holds leaves[lo, hi) (sorted). */
+function walkMultiproof(
+  leaves: readonly number[],
+  lo: number,
+  hi: number,
+  start: number,
+  end: number,
+  visit: MultiproofVisitor,
+): void {
+  if (lo === hi) return visit.gap([start, end]);
+  if (end - start === 1) return visit.leaf(lo);
+  const split = start + splitPoint(end - start);
+  // The first listed leaf at or right of the split (binary search: the leaves are sorted).
+  let a = lo;
+  let b = hi;
+  while (a < b) {
+    const mid = (a + b) >>> 1;
+    if (leaves[mid]! < split) a = mid + 1;
+    else b = mid;
+  }
+  walkMultiproof(leaves, lo, a, start, split, visit);
+  walkMultiproof(leaves, a, hi, split, end, visit);
+  visit.join();
+}
+
 const EMPTY = new Uint8Array(0);
 
 /** The hash functions of RFC 9162 §2.1.1 over a given SHA-256. */
@@ -139,6 +196,39 @@ export class MerkleHasher {
     let hash = nodes[nodes.length - 1]!;
     for (let i = nodes.length - 2; i >= 0; i--) hash = this.nodeHash(nodes[i]!, hash);
     return hash;
+  }
+
+  /**
+   * The root of the tree of size n that a multiproof leads to (docs/API.md#proving-the-log): the
+   * leaves' hashes (`leafHashes[i]` is leaf `leaves[i]`; sorted, distinct, below n) and the hashes
+   * of `multiproofRanges(leaves, n)`, in that order. Undefined when the nodes are too few or too many.
+   */
+  multiproofRoot(
+    n: number,
+    leaves: readonly number[],
+    leafHashes: readonly Uint8Array[],
+    nodes: readonly Uint8Array[],
+  ): Uint8Array | undefined {
+    if (leafHashes.length !== leaves.length) return undefined;
+    let ranges: LeafRange[];
+    try {
+      ranges = multiproofRanges(leaves, n);
+    } catch {
+      return undefined;
+    }
+    if (ranges.length !== nodes.length) return undefined;
+    // A stack machine: a listed leaf or a gap pushes its hash, each split joins the top two.
+    const stack: Uint8Array[] = [];
+    let next = 0;
+    walkMultiproof(leaves, 0, leaves.length, 0, n, {
+      gap: () => void stack.push(nodes[next++]!),
+      leaf: (i) => void stack.push(leafHashes[i]!),
+      join: () => {
+        const right = stack.pop()!;
+        stack.push(this.nodeHash(stack.pop()!, right));
+      },
+    });
+    return stack.length === 1 ? stack[0] : undefined;
   }
 
   /**

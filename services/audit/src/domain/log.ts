@@ -3,6 +3,7 @@ import { type Logger } from '@mandate/shared/observability';
 import {
   consistencyRanges,
   inclusionRanges,
+  multiproofRanges,
   toBase64Url,
   type CheckpointClaims,
   type LeafRange,
@@ -152,75 +153,37 @@ export async function inclusionProof(
   };
 }
 
-/**
- * What `inclusionPaths` keeps from one batch to the next: per depth below the root, the range last
- * seen there and its encoded hash (a number while the batch's hash is still to be read).
- */
-export class InclusionPathCache {
-  readonly keys: number[] = [];
-  readonly texts: (string | number)[] = [];
-}
+/** Hashes read from the store per call while a log proof is written. */
+const LOG_PROOF_BATCH = 1024;
 
 /**
- * Inclusion paths of many seqs in one tree, in order (the evidence export, a batch at a time). The
- * paths of nearby seqs share their upper hashes: a range is read and encoded once while the seqs
- * that need it follow each other. `cache` holds, per depth, the last range seen there, across
- * batches: in seq order (as an export lists its events) a path reads only the ranges below where
- * it leaves the previous one, with an array lookup per range, not a Map (docs/PERFORMANCE.md,
- * "Tamper-evident log benchmark (issue 42)"). Seqs out of order only read more.
+ * The joint inclusion proof of a bundle's events (docs/API.md#proving-the-log, "log_proof"), as
+ * its two lists' JSON items, a batch at a time: first `leaf_hashes`, the stored leaf hash of each
+ * seq in the given order (null for a seq missing or past the tree, an event without one), then
+ * `nodes`, the hashes of `multiproofRanges` over those leaves. Each shared hash is listed once:
+ * O(events + gaps·log n) hashes, each a stored node or an O(log n) right-edge composition.
  */
-export async function inclusionPaths(
+export async function* logProofParts(
   store: AuditStore,
   tenantId: string,
-  seqs: number[],
+  seqs: readonly (number | undefined)[],
   treeSize: number,
-  cache: InclusionPathCache = new InclusionPathCache(),
-): Promise<string[][]> {
-  // Each range of a path is a perfect subtree or runs to the tree's end (RFC 9162's recursion
-  // splits off a power of two on the left), so (start, its size's log2 or "to the end") names it
-  // as one number.
-  const keyOf = (r: LeafRange) => {
-    const size = r[1] - r[0];
-    const log2 = size < 2 ** 31 ? 31 - Math.clz32(size) : Math.round(Math.log2(size));
-    return r[0] * 64 + (r[1] === treeSize ? 63 : log2);
-  };
-  const { keys, texts } = cache;
-  const wanted: LeafRange[] = [];
-  // (path, position, index in wanted) for each hash still to be read.
-  const pendingPaths: string[][] = [];
-  const pendingAt: number[] = [];
-  const pendingSlot: number[] = [];
-  const paths: string[][] = [];
-  for (const seq of seqs) {
-    const ranges = inclusionRanges(seq - 1, treeSize);
-    const path = new Array<string>(ranges.length);
-    for (let i = 0; i < ranges.length; i++) {
-      const depth = ranges.length - 1 - i; // the proof lists ranges bottom-up
-      const range = ranges[i]!;
-      const key = keyOf(range);
-      let text = keys[depth] === key ? texts[depth]! : undefined;
-      if (text === undefined) {
-        text = wanted.length;
-        wanted.push(range);
-        keys[depth] = key;
-        texts[depth] = text;
-      }
-      if (typeof text === 'string') path[i] = text;
-      else {
-        pendingPaths.push(path);
-        pendingAt.push(i);
-        pendingSlot.push(text);
-      }
-    }
-    paths.push(path);
+): AsyncGenerator<{ list: 'leaf_hashes' | 'nodes'; items: string[] }> {
+  const proven = (seq: number | undefined): seq is number => seq !== undefined && seq <= treeSize;
+  for (let at = 0; at < seqs.length; at += LOG_PROOF_BATCH) {
+    const batch = seqs.slice(at, at + LOG_PROOF_BATCH);
+    const leaves = batch.filter(proven).map((seq): LeafRange => [seq - 1, seq]);
+    const hashes = hashesToBase64Url(await store.logHashes(tenantId, leaves));
+    let next = 0;
+    // base64url needs no JSON escape: each item is written as JSON.stringify would.
+    yield { list: 'leaf_hashes', items: batch.map((seq) => (proven(seq) ? `"${hashes[next++]!}"` : 'null')) };
   }
-  const encoded = hashesToBase64Url(await store.logHashes(tenantId, wanted));
-  for (let j = 0; j < pendingPaths.length; j++) pendingPaths[j]![pendingAt[j]!] = encoded[pendingSlot[j]!]!;
-  for (let depth = 0; depth < texts.length; depth++) {
-    const text = texts[depth];
-    if (typeof text === 'number') texts[depth] = encoded[text]!;
+  const leaves = [...new Set(seqs.filter(proven))].map((seq) => seq - 1).sort((x, y) => x - y);
+  const ranges = multiproofRanges(leaves, treeSize);
+  for (let at = 0; at < ranges.length; at += LOG_PROOF_BATCH) {
+    const hashes = hashesToBase64Url(await store.logHashes(tenantId, ranges.slice(at, at + LOG_PROOF_BATCH)));
+    yield { list: 'nodes', items: hashes.map((hash) => `"${hash}"`) };
   }
-  return paths;
 }
 
 export async function consistencyProof(

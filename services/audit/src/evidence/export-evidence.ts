@@ -2,7 +2,7 @@ import { decodeProtectedHeader } from 'jose';
 import { AppError, serviceUnavailable, type Clock } from '@mandate/shared/core';
 import { EvidenceDigest } from '@mandate/shared/mandate';
 import { type AuditEvent } from '@mandate/shared/events';
-import { InclusionPathCache, checkpointNow, inclusionPaths, type CheckpointSigner } from '../domain/log';
+import { checkpointNow, logProofParts, type CheckpointSigner } from '../domain/log';
 import type { AuditStore, StoredCheckpoint } from '../store/event-store';
 import type { EvidenceMandate, PublicJwk } from './bundle';
 import type { CallContext, MandatesSource } from './mandates-source';
@@ -23,9 +23,6 @@ export interface EvidenceDeps {
   /** Signs a checkpoint when none covers the bundle's events yet (docs/API.md#proving-the-log). */
   signCheckpoint?: CheckpointSigner;
 }
-
-/** Inclusion paths computed at once while the proofs are written. */
-const PROOF_BATCH = 256;
 
 /** Where the bundle goes: the first write starts the 200 response; a write resolves once the bytes are taken (back-pressure). */
 export interface EvidenceSink {
@@ -78,7 +75,7 @@ export async function exportEvidence(
     `],"evidence_exports":${second.evidenceExports},"keys":${JSON.stringify(keys)},` +
       `"digest":${JSON.stringify(second.digest)},"signature":${JSON.stringify(jws)}`,
   );
-  if (checkpoint) await writeProofs(deps.store, ctx.tenantId, checkpoint, second.seqs, sink);
+  if (checkpoint) await writeLogProof(deps.store, ctx.tenantId, checkpoint, second.seqs, sink);
   await sink.write('}');
   return {
     mandateId: mandate.id,
@@ -91,9 +88,9 @@ export async function exportEvidence(
 }
 
 /**
- * The checkpoint the bundle's proofs lead to (docs/API.md#proving-the-log): the latest, or a new
+ * The checkpoint the bundle's log proof leads to (docs/API.md#proving-the-log): the latest, or a new
  * one when the latest does not cover every listed event yet. None when the tenant has no log or
- * no checkpoint can be signed: the bundle then carries no proofs, and the checker says so.
+ * no checkpoint can be signed: the bundle then carries no log proof, and the checker says so.
  */
 async function checkpointFor(
   deps: EvidenceDeps,
@@ -107,34 +104,32 @@ async function checkpointFor(
   return made && made.tree_size >= maxSeq ? made : null;
 }
 
-/** `,"checkpoint":{…},"proofs":[…]`: one entry per listed event, in order, null for one without seq. */
-async function writeProofs(
+/**
+ * `,"checkpoint":{…},"log_proof":{"leaf_hashes":[…],"nodes":[…]}`: one joint inclusion proof of
+ * the listed events, each shared hash once (docs/API.md#proving-the-log).
+ */
+async function writeLogProof(
   store: AuditStore,
   tenantId: string,
   checkpoint: StoredCheckpoint,
   seqs: (number | undefined)[],
   sink: EvidenceSink,
 ): Promise<void> {
-  await sink.write(`,"checkpoint":${JSON.stringify(checkpoint)},"proofs":[`);
-  const cache = new InclusionPathCache();
-  for (let at = 0; at < seqs.length; at += PROOF_BATCH) {
-    const batch = seqs.slice(at, at + PROOF_BATCH);
-    const proven = batch.filter((seq): seq is number => seq !== undefined && seq <= checkpoint.tree_size);
-    const paths = await inclusionPaths(store, tenantId, proven, checkpoint.tree_size, cache);
-    let next = 0;
-    // base64url needs no JSON escape: the entry is written as JSON.stringify({seq, path}) would.
-    const entries = batch.map((seq) =>
-      seq !== undefined && seq <= checkpoint.tree_size
-        ? `{"seq":${seq},"path":${pathJson(paths[next++]!)}}`
-        : 'null',
-    );
-    await sink.write((at === 0 ? '' : ',') + entries.join(','));
+  await sink.write(`,"checkpoint":${JSON.stringify(checkpoint)},"log_proof":{"leaf_hashes":[`);
+  let list = 'leaf_hashes';
+  let first = true;
+  for await (const part of logProofParts(store, tenantId, seqs, checkpoint.tree_size)) {
+    if (part.list !== list) {
+      await sink.write('],"nodes":[');
+      list = part.list;
+      first = true;
+    }
+    if (part.items.length === 0) continue;
+    await sink.write((first ? '' : ',') + part.items.join(','));
+    first = false;
   }
-  await sink.write(']');
+  await sink.write(list === 'leaf_hashes' ? '],"nodes":[]}' : ']}');
 }
-
-/** A path as JSON: `[]` for a tree of one leaf, else its base64url hashes quoted. */
-const pathJson = (path: string[]) => (path.length === 0 ? '[]' : `["${path.join('","')}"]`);
 
 /**
  * One walk over the mandate's events, oldest first: hashes them and, given a sink, writes the
@@ -160,7 +155,7 @@ async function hashPass(
   let evidenceExports = 0;
   let lastId: string | undefined;
   let maxSeq = 0;
-  // The listed events' seqs, for the proofs written after them (numbers only, not the events).
+  // The listed events' seqs, for the log proof written after them (numbers only, not the events).
   const seqs: (number | undefined)[] = [];
   let pending = sink
     ? `{"mandate":${JSON.stringify(mandate)},"exported_at":${JSON.stringify(exported_at)},"events":[`
