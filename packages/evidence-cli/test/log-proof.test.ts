@@ -10,7 +10,6 @@ import { canonicalJson, newId } from '@mandate/shared/core';
 import {
   AUDIT_CHECKPOINT_TYP,
   MemoryMerkleTree,
-  auditLeafHash,
   evidenceDigestOf,
   inclusionRanges,
   mandateSigningPayload,
@@ -18,6 +17,7 @@ import {
   multiproofRanges,
   toBase64Url,
 } from '@mandate/shared/mandate';
+import { auditLeafBytes } from '@mandate/shared/browser';
 import { EVIDENCE_JWS_TYP, verifyBundle } from '../src/verify';
 
 /**
@@ -75,7 +75,11 @@ async function logged(key: Key) {
   const tree = new MemoryMerkleTree(merkleHasher);
   for (let seq = 1; seq <= TREE_SIZE; seq++) {
     const mine = events.find((e) => e.seq === seq);
-    tree.append(mine ? auditLeafHash(mine) : merkleHasher.leafHash(new TextEncoder().encode(`other ${seq}`)));
+    tree.append(
+      mine
+        ? merkleHasher.leafHash(auditLeafBytes(mine))
+        : merkleHasher.leafHash(new TextEncoder().encode(`other ${seq}`)),
+    );
   }
   const claims = {
     tenant_id: tenant,

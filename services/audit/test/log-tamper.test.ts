@@ -2,12 +2,7 @@ import { CompactSign, exportJWK, generateKeyPair } from 'jose';
 import type { Connection } from 'mongoose';
 import { canonicalJson, newId } from '@mandate/shared/core';
 import { createLogger } from '@mandate/shared/observability';
-import {
-  AUDIT_CHECKPOINT_TYP,
-  auditLeafHash,
-  toBase64Url,
-  type CheckpointClaims,
-} from '@mandate/shared/mandate';
+import { AUDIT_CHECKPOINT_TYP, toBase64Url, type CheckpointClaims } from '@mandate/shared/mandate';
 import { type AuditEvent } from '@mandate/shared/events';
 import { connectMongo } from '@mandate/shared/data';
 import {
@@ -19,6 +14,7 @@ import {
 } from '@mandate/shared/testing';
 import { verifyBundle, type CheckResult } from '../../../packages/evidence-cli/src';
 import { checkpointNow, consistencyProof } from '../src/domain/log';
+import { auditLeafHash } from '../src/store/leaf-hash';
 import type { EvidenceMandate } from '../src/evidence/bundle';
 import { exportEvidence } from '../src/evidence/export-evidence';
 import type { MandatesSource } from '../src/evidence/mandates-source';
