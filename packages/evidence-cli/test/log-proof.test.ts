@@ -1,16 +1,7 @@
-import {
-  CompactSign,
-  calculateJwkThumbprint,
-  exportJWK,
-  generateKeyPair,
-  type CryptoKey,
-  type JWK,
-} from 'jose';
 import { canonicalJson, newId } from '@mandate/shared/core';
 import {
   AUDIT_CHECKPOINT_TYP,
   MemoryMerkleTree,
-  evidenceDigestOf,
   inclusionRanges,
   mandateSigningPayload,
   merkleHasher,
@@ -18,36 +9,19 @@ import {
   toBase64Url,
 } from '@mandate/shared/mandate';
 import { auditLeafBytes } from '@mandate/shared/browser';
-import { EVIDENCE_JWS_TYP, verifyBundle } from '../src/verify';
+import { verifyBundle } from '../src/verify';
+import { makeKey, sealBundle, sign, type TestKey } from './keys';
 
 /**
  * The three kinds of bundle the checker proves against the log (docs/API.md#proving-the-log): the
  * joint proof (`log_proof`), the per-event paths of bundles exported before it (`proofs`), none.
  */
-interface Key {
-  jwk: JWK;
-  kid: string;
-  privateKey: CryptoKey;
-}
-
 const TREE_SIZE = 23;
 /** The bundle's events' seqs: scattered, consecutive, the tree's last leaf; other tenants' leaves between. */
 const SEQS = [3, 4, 5, 11, 23];
 
-async function makeKey(): Promise<Key> {
-  const pair = await generateKeyPair('ES256', { extractable: true });
-  const { kty, crv, x, y } = await exportJWK(pair.publicKey);
-  const kid = await calculateJwkThumbprint({ kty, crv, x, y }, 'sha256');
-  return { kid, jwk: { kty, crv, x, y, kid, alg: 'ES256', use: 'sig' }, privateKey: pair.privateKey };
-}
-
-const sign = (key: Key, payload: string, typ?: string) =>
-  new CompactSign(new TextEncoder().encode(payload))
-    .setProtectedHeader({ alg: 'ES256', kid: key.kid, ...(typ ? { typ } : {}) })
-    .sign(key.privateKey);
-
 /** A signed bundle of five logged events, the tree they are leaves of, and its signed checkpoint. */
-async function logged(key: Key) {
+async function logged(key: TestKey) {
   const tenant = newId('tnt');
   const fields = {
     id: newId('mdt'),
@@ -88,17 +62,10 @@ async function logged(key: Key) {
     issued_at: '2026-11-21T13:00:00.000Z',
   };
   const checkpoint = { ...claims, jws: await sign(key, canonicalJson(claims), AUDIT_CHECKPOINT_TYP) };
-  const exported_at = '2026-11-21T13:00:00.000Z';
-  const digest = evidenceDigestOf({ mandate, exported_at, events, evidence_exports: 0 });
-  const bundle = {
-    mandate,
-    exported_at,
-    events,
-    evidence_exports: 0,
-    keys: [key.jwk],
-    digest,
-    signature: await sign(key, digest, EVIDENCE_JWS_TYP),
-  };
+  const bundle = await sealBundle(
+    { mandate, exported_at: '2026-11-21T13:00:00.000Z', events, evidence_exports: 0, keys: [key.jwk] },
+    key,
+  );
   return { bundle, tree, checkpoint };
 }
 
@@ -134,7 +101,7 @@ async function logResult(bundle: unknown) {
 }
 
 describe('mandate-evidence verify: the log proof (docs/API.md#proving-the-log)', () => {
-  let key: Key;
+  let key: TestKey;
   let sample: Logged;
   beforeAll(async () => {
     key = await makeKey();

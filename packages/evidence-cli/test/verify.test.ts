@@ -3,37 +3,12 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { SYNC_TIMEOUT_MS } from '@mandate/shared/testing';
-import {
-  CompactSign,
-  calculateJwkThumbprint,
-  exportJWK,
-  generateKeyPair,
-  type CryptoKey,
-  type JWK,
-} from 'jose';
 import { canonicalJson, newId } from '@mandate/shared/core';
 import { evidenceDigestOf, mandateSigningPayload } from '@mandate/shared/mandate';
 import { run, type Io } from '../src/cli';
 import { EVIDENCE_JWS_TYP, findDuplicateMember, verifyBundle } from '../src/verify';
 import { EVERY_CHECK_PASSED } from './checks';
-
-interface TestKey {
-  kid: string;
-  jwk: JWK;
-  privateKey: CryptoKey;
-}
-
-async function makeKey(): Promise<TestKey> {
-  const pair = await generateKeyPair('ES256', { extractable: true });
-  const { kty, crv, x, y } = await exportJWK(pair.publicKey);
-  const kid = await calculateJwkThumbprint({ kty, crv, x, y }, 'sha256');
-  return { kid, jwk: { kty, crv, x, y, kid, alg: 'ES256', use: 'sig' }, privateKey: pair.privateKey };
-}
-
-const sign = (key: TestKey, payload: string, typ?: string) =>
-  new CompactSign(new TextEncoder().encode(payload))
-    .setProtectedHeader({ alg: 'ES256', kid: key.kid, ...(typ ? { typ } : {}) })
-    .sign(key.privateKey);
+import { makeKey, sealBundle, sign, type TestKey } from './keys';
 
 /** A bundle built the way the audit service builds one (docs/VERIFY-AND-IDENTITY.md, "Signing keys and evidence"). */
 async function buildBundle(mandateKey: TestKey, bundleKey: TestKey = mandateKey) {
@@ -72,18 +47,10 @@ async function buildBundle(mandateKey: TestKey, bundleKey: TestKey = mandateKey)
     event('MANDATE_SUSPENDED', '2026-11-21T12:05:00.000Z', { previous_state: 'ACTIVE', state: 'SUSPENDED' }),
   ];
   const keys = mandateKey.kid === bundleKey.kid ? [mandateKey.jwk] : [mandateKey.jwk, bundleKey.jwk];
-  const exported_at = '2026-11-21T13:00:00.000Z';
-  const evidence_exports = 2;
-  const digest = evidenceDigestOf({ mandate, exported_at, events, evidence_exports });
-  return {
-    mandate,
-    exported_at,
-    events,
-    evidence_exports,
-    keys,
-    digest,
-    signature: await sign(bundleKey, digest, EVIDENCE_JWS_TYP),
-  };
+  return sealBundle(
+    { mandate, exported_at: '2026-11-21T13:00:00.000Z', events, evidence_exports: 2, keys },
+    bundleKey,
+  );
 }
 const redigest = (t: Bundle) => evidenceDigestOf(t);
 type Bundle = Awaited<ReturnType<typeof buildBundle>>;
