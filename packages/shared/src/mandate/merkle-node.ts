@@ -3,8 +3,12 @@ import { MerkleHasher, type Sha256 } from './merkle';
 
 // crypto.hash (node ≥ 20.12; the engines field asks for ≥ 20.19): one call, no Hash object per digest.
 
-/** Node's native SHA-256, for the Merkle trees the services keep (merkle.ts stays import-free). */
-export const nodeSha256: Sha256 = (data) => crypto.hash('sha256', data, 'buffer') as unknown as Uint8Array;
+/**
+ * Node's native SHA-256, for the Merkle trees the services keep (merkle.ts stays import-free). The
+ * digest comes back as a latin1 ("binary") string and is copied into a Buffer from Node's pool: a 'buffer'
+ * digest allocates an ArrayBuffer of its own, which cost more than the hash of 65 bytes itself.
+ */
+export const nodeSha256: Sha256 = (data) => Buffer.from(crypto.hash('sha256', data, 'binary'), 'binary');
 
 /** RFC 9162 hashing over Node's SHA-256. */
 export const merkleHasher = new MerkleHasher(nodeSha256);
