@@ -29,8 +29,14 @@ describe("the log's hashes: leaves and their base64url", () => {
     const odd = { seq: 8, data: { smile: '\u{1F600}', lone: '\ud800' } };
     const oddBytes = Buffer.from('{"data":{"lone":"\\ud800","smile":"\u{1F600}"},"seq":8}', 'utf8');
     expect(hex(auditLeafHash(odd))).toBe(hex(H(Buffer.from([0]), oddBytes)));
+    // Past the reused input buffer (64 KiB, 3 bytes per unit at most) the JSON goes as a string;
+    // the event after it goes through the buffer again.
+    const big = { seq: 9, data: { s: 'é'.repeat(30_000) } };
+    const bigBytes = Buffer.from(`{"data":{"s":"${'é'.repeat(30_000)}"},"seq":9}`, 'utf8');
+    expect(hex(auditLeafHash(big))).toBe(hex(H(Buffer.from([0]), bigBytes)));
+    expect(hex(auditLeafHash(event))).toBe(hex(H(Buffer.from([0]), bytes)));
     // The services' shortcut and the checker's construction (merkleHasher over the leaf's bytes) agree.
-    for (const e of [event, odd])
+    for (const e of [event, odd, big])
       expect(hex(auditLeafHash(e))).toBe(hex(merkleHasher.leafHash(auditLeafBytes(e))));
   });
 });

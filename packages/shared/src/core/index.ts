@@ -5,7 +5,7 @@
  */
 
 export { amqpNodes, describeAmqp } from './amqp-url';
-export { canonicalJson, sha256Hex } from './canonical';
+export { canonicalJson, sha256Hex, sortKeys } from './canonical';
 export { commonConfigShape, configError, ConfigError, env, parseConfig } from './config';
 export {
   AppError,

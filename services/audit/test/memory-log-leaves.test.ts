@@ -1,0 +1,71 @@
+import fc from 'fast-check';
+import { auditLeafBytes } from '@mandate/shared/browser';
+import { newId } from '@mandate/shared/core';
+import { type AuditEvent } from '@mandate/shared/events';
+import { merkleHasher } from '@mandate/shared/mandate';
+import { MemoryEventStore } from '../src/store/memory-event-store';
+import { buildAuditEvent } from './factories';
+
+const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
+
+/**
+ * The memory store keeps its copy of an event with sorted members and hashes JSON.stringify of it
+ * as the leaf (docs/PERFORMANCE.md, "Tamper-evident log benchmark"): that shortcut must give the
+ * checker's leaf, SHA-256(0x00 || RFC 8785 JSON of the event with its seq), whatever the data holds.
+ */
+describe('the memory store: leaves from its sorted copies', () => {
+  // Keys that sort differently by code unit, by number and by insertion, and values JSON has.
+  const key = fc.oneof(
+    fc.string(),
+    fc.constantFrom('a', 'B', 'é', '_', '10', '9', '1st', '__proto__', 'toJSON'),
+  );
+  const data = fc.dictionary(key, fc.jsonValue({ maxDepth: 3 }), { maxKeys: 8 });
+
+  it('when events with arbitrary data are stored, then each leaf is the checker’s leaf of the event with its seq', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(data, { minLength: 1, maxLength: 6 }), async (datas) => {
+        const store = new MemoryEventStore();
+        const tenant = newId('tnt');
+        const events = datas.map((d) => buildAuditEvent(tenant, { data: d }));
+        for (const event of events) await store.insert(event);
+        const leaves = await store.logHashes(
+          tenant,
+          events.map((_, i) => [i, i + 1] as const),
+        );
+        events.forEach((event, i) => {
+          const expected = merkleHasher.leafHash(auditLeafBytes({ ...event, seq: i + 1 }));
+          expect(hex(leaves[i]!)).toBe(hex(expected));
+        });
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('when a delivered event carries a seq of its own, then the store’s seq is the one hashed and read', async () => {
+    const store = new MemoryEventStore();
+    const tenant = newId('tnt');
+    const event: AuditEvent = {
+      ...buildAuditEvent(tenant, { data: { b: 1, a: [2, { d: 3, c: 4 }] } }),
+      seq: 99,
+    };
+    await store.insert(event);
+    const [leaf] = await store.logHashes(tenant, [[0, 1]]);
+    expect(hex(leaf!)).toBe(hex(merkleHasher.leafHash(auditLeafBytes({ ...event, seq: 1 }))));
+    expect((await store.get(tenant, event.id))?.seq).toBe(1);
+  });
+
+  it('when an event is read, then its members come in the order events are written everywhere else', async () => {
+    const store = new MemoryEventStore();
+    const tenant = newId('tnt');
+    const event = buildAuditEvent(tenant, {
+      resource: { type: 'mandate', id: newId('mdt') },
+      data: { x: 1 },
+    });
+    await store.insert(event);
+    // The producer's own order (buildEvent's), then the store's seq.
+    const order = [...Object.keys(event), 'seq'];
+    expect(Object.keys((await store.get(tenant, event.id))!)).toEqual(order);
+    const [listed] = await store.list(tenant, { limit: 10 });
+    expect(Object.keys(listed!)).toEqual(order);
+  });
+});
