@@ -10,8 +10,9 @@ const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 
 /**
  * The memory store keeps its copy of an event with sorted members and hashes JSON.stringify of it
- * as the leaf (docs/PERFORMANCE.md, "Tamper-evident log benchmark"): that shortcut must give the
- * checker's leaf, SHA-256(0x00 || RFC 8785 JSON of the event with its seq), whatever the data holds.
+ * as the leaf (docs/PERFORMANCE.md, "Tamper-evident log benchmark (issue 42)"): that shortcut must
+ * give the checker's leaf, SHA-256(0x00 || RFC 8785 JSON of the event with its seq), whatever the
+ * data holds.
  */
 describe('the memory store: leaves from its sorted copies', () => {
   // Keys that sort differently by code unit, by number and by insertion, and values JSON has.
