@@ -55,6 +55,16 @@ describe('the memory store: leaves from its sorted copies', () => {
     expect((await store.get(tenant, event.id))?.seq).toBe(1);
   });
 
+  it('when an event itself holds array-index members, then its leaf is still the checker’s', async () => {
+    const store = new MemoryEventStore();
+    const tenant = newId('tnt');
+    // Object.keys lists '9' before '10'; canonical JSON sorts '10' first.
+    const event = { ...buildAuditEvent(tenant), 10: 'a', 9: 'b' } as AuditEvent;
+    await store.insert(event);
+    const [leaf] = await store.logHashes(tenant, [[0, 1]]);
+    expect(hex(leaf!)).toBe(hex(merkleHasher.leafHash(auditLeafBytes({ ...event, seq: 1 }))));
+  });
+
   it('when an event is read, then its members come in the order events are written everywhere else', async () => {
     const store = new MemoryEventStore();
     const tenant = newId('tnt');

@@ -57,11 +57,28 @@ function copyPlain(value: unknown, seen: object[], sort: boolean): unknown {
     return out;
   }
   if (Object.getPrototypeOf(value) !== Object.prototype) return NOT_PLAIN;
-  const out: Record<string, unknown> = {};
   const keys = Object.keys(value);
-  for (const key of sort ? sortKeys(keys) : keys) {
+  return copyMembers(value, sort ? sortKeys(keys) : keys, seen, sort);
+}
+
+/**
+ * copyPlain's copy of an object's members, in the order of `keys` (members not listed are left
+ * out); `seq`, when given, stands for the member of that name.
+ */
+function copyMembers(
+  source: object,
+  keys: readonly string[],
+  seen: object[],
+  sort: boolean,
+  seq?: number,
+): Record<string, unknown> | typeof NOT_PLAIN {
+  const out: Record<string, unknown> = {};
+  for (const key of keys) {
     if (key === '__proto__' || (sort && isDigit(key.charCodeAt(0)))) return NOT_PLAIN;
-    const item = copyPlain((value as Record<string, unknown>)[key], seen, sort);
+    const item =
+      key === 'seq' && seq !== undefined
+        ? seq
+        : copyPlain((source as Record<string, unknown>)[key], seen, sort);
     if (item === NOT_PLAIN) return NOT_PLAIN;
     out[key] = item;
   }
@@ -91,27 +108,19 @@ function storedCopy(
   if (seq === undefined && delivered >= 0) keys.splice(delivered, 1);
   if (seq !== undefined && delivered < 0) keys.push('seq');
   if (sort) sortKeys(keys);
-  const source = event as unknown as Record<string, unknown>;
-  const seen: object[] = [event];
-  const out: Record<string, unknown> = {};
-  for (const key of keys) {
-    const item = key === 'seq' ? seq : key === '__proto__' ? NOT_PLAIN : copyPlain(source[key], seen, sort);
-    if (item === NOT_PLAIN) {
-      const copy = structuredClone(event);
-      delete copy.seq;
-      if (seq !== undefined) copy.seq = seq;
-      return { copy, plain: false };
-    }
-    out[key] = item;
-  }
-  return { copy: out as unknown as AuditEvent, plain: true };
+  const copy = copyMembers(event, keys, [event], sort, seq);
+  if (copy !== NOT_PLAIN) return { copy: copy as unknown as AuditEvent, plain: true };
+  const cloned = structuredClone(event);
+  delete cloned.seq;
+  if (seq !== undefined) cloned.seq = seq;
+  return { copy: cloned, plain: false };
 }
 
 /**
  * The order events are written in everywhere else (producers, the MongoDB store's reads): what
  * reads answer in, whatever order the store keeps.
  */
-const PRESENTED = [
+const PRESENTED: readonly string[] = [
   'id',
   'tenant_id',
   'type',
@@ -123,15 +132,14 @@ const PRESENTED = [
   'trace_id',
   'span_id',
   'seq',
-] as const;
+];
 
 /** A stored event as reads answer it: a copy, its top-level members in PRESENTED order. */
 function presentEvent(stored: AuditEvent): AuditEvent {
-  const copy = cloneEvent(stored) as unknown as Record<string, unknown>;
-  const out: Record<string, unknown> = {};
-  for (const key of PRESENTED) if (Object.hasOwn(copy, key)) out[key] = copy[key];
-  for (const key of Object.keys(copy)) if (!Object.hasOwn(out, key)) out[key] = copy[key];
-  return out as unknown as AuditEvent;
+  const order = PRESENTED.filter((key) => Object.hasOwn(stored, key));
+  for (const key of Object.keys(stored)) if (!order.includes(key)) order.push(key);
+  const copy = copyMembers(stored, order, [stored], false);
+  return copy === NOT_PLAIN ? structuredClone(stored) : (copy as unknown as AuditEvent);
 }
 
 const idOf = (event: AuditEvent): string => event.id;
