@@ -56,9 +56,9 @@ export interface RouteRule {
    */
   limitCost?: 'evaluations';
   /**
-   * The members of this route's answers that hold a secret (shown once), beyond
-   * the gateway's SECRET_MEMBER_NAMES: an Idempotency-Key replay never carries them (the gateway stores the
-   * answer without them). Name every secret the route returns, so the document says it.
+   * The members of this route's answers that hold a secret (shown once), beyond the gateway's
+   * SECRET_MEMBER_NAMES: an Idempotency-Key replay never carries them (the gateway stores the answer
+   * without them). Name every secret the route returns, so the document says it.
    */
   secrets?: readonly string[];
   /**

@@ -101,7 +101,7 @@ function nativeForm(value: unknown): unknown {
   const keys = Object.keys(object);
   let inOrder = true;
   // A member named __proto__ goes to `serialize`: copies are plain {} (a null-prototype copy is a
-  // dictionary-mode object to V8 and made the whole canonical form ~30 % slower), and on {}
+  // dictionary-mode object to V8 and made the whole canonical form about a quarter slower), and on {}
   // assigning __proto__ would set the prototype instead of adding a member.
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;

@@ -8,10 +8,10 @@ import {
   type LeafRange,
   type NodeId,
 } from '@mandate/shared/mandate';
-import { auditLeafHash } from './leaf-hash';
 import { type AuditEvent } from '@mandate/shared/events';
 import { isDuplicateKeyError, queryShapesOf, type MongoQueryShape } from '@mandate/shared/data';
 import type { StoredCheckpoint } from './event-store';
+import { auditLeafHash } from './leaf-hash';
 
 /**
  * The MongoDB half of the tenant logs (docs/API.md#proving-the-log): every perfect subtree's hash

@@ -211,7 +211,7 @@ function fingerprint(req: IncomingMessage, { path, body = Buffer.alloc(0) }: Ide
  * poll_token and access_token): whatever a route's contract says, an idempotent replay never
  * carries them (docs/API.md, "Hardening"), so a new route cannot forget the rule for these.
  */
-export const SECRET_MEMBER_NAMES = ['api_key', 'secret', 'poll_token', 'access_token'] as const;
+const SECRET_MEMBER_NAMES = ['api_key', 'secret', 'poll_token', 'access_token'] as const;
 
 const secretMembersByRule = new WeakMap<RouteRule, ReadonlySet<string>>();
 
