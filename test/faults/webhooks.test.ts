@@ -229,6 +229,24 @@ describe(`webhook delivery under faults (audit processes, real RabbitMQ through 
     expect(repeated.filter((id) => !heldIds.has(id))).toEqual([]);
   }, 60_000);
 
+  // The webhook queue is bound to the types endpoints subscribe to (docs/DECISIONS.md, "The webhook
+  // queue gets the subscribed types"): the worker bound MANDATE_CREATED when it connected, so a type
+  // added later reaches the queue only if the change bound it before answering.
+  it('when an endpoint adds a type, then that type’s events published after the answer reach the webhook queue and are delivered', async () => {
+    const res = await call(workers[0]!, 'PATCH', `/v1/webhook-endpoints/${endpointId}`, {
+      event_types: ['MANDATE_CREATED', 'MANDATE_REVOKED'],
+    });
+    expect(res.status).toBe(200);
+    const revoked = anyEvent({
+      type: 'MANDATE_REVOKED',
+      tenantId: tenant,
+      resource: { type: 'mandate', id: 'mdt_revoked' },
+      data: { previous_state: 'ACTIVE', state: 'REVOKED', version: 2 },
+    });
+    await publisher.publish([revoked]);
+    await expectAllReceived([revoked], 'the MANDATE_REVOKED event', 20_000);
+  }, 40_000);
+
   async function webhookQueueDepth(): Promise<number> {
     const connection = await amqp.connect(AMQP_URL);
     try {

@@ -131,5 +131,13 @@ function webhookDeps(
     settings: parts.settings,
     random: parts.random,
   });
-  return { store: parts.store, box: parts.box, relay, clock, settings: parts.settings, worker };
+  return {
+    store: parts.store,
+    source: parts.source,
+    box: parts.box,
+    relay,
+    clock,
+    settings: parts.settings,
+    worker,
+  };
 }

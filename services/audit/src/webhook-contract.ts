@@ -243,6 +243,7 @@ export const webhookRoutes = {
     errors: {
       400: 'Invalid url (scheme, credentials, fragment, a forbidden address) or event types',
       409: `The tenant already has ${MAX_WEBHOOK_ENDPOINTS} endpoints`,
+      503: 'RabbitMQ could not be reached to route the event types to the webhook queue; nothing was stored',
     },
   }),
   listWebhookEndpoints: reads.get('/v1/webhook-endpoints', {
@@ -262,6 +263,7 @@ export const webhookRoutes = {
     errors: {
       400: 'Invalid url or event types, or nothing to change',
       404: 'No such endpoint for this tenant',
+      503: 'RabbitMQ could not be reached to route new event types to the webhook queue; nothing was changed',
     },
   }),
   deleteWebhookEndpoint: writes.delete('/v1/webhook-endpoints/:id', {

@@ -123,14 +123,20 @@ async function wireStore(
   return { store, connection };
 }
 
-/** The audit consumer's queue, or the webhooks' own copy of every event. */
-function rabbitSource({ config, log }: WireContext, url: string, queue: 'audit' | 'webhooks'): EventSource {
+/** The audit consumer's queue, or the webhooks' own copy of the events of the types `routes` names. */
+function rabbitSource(
+  { config, log }: WireContext,
+  url: string,
+  queue: 'audit' | 'webhooks',
+  routes?: () => Promise<readonly string[]>,
+): EventSource {
   return new RabbitEventSource({
     url,
     logger: log,
     topology: amqpTopology(config.AMQP_NAMESPACE),
     prefetch: config.AUDIT_PREFETCH,
     queue,
+    routes,
   });
 }
 
@@ -190,7 +196,7 @@ async function wireWebhooks(
   const webhookStore = await wireWebhookStore(ctx, parts.connection, overrides.webhookStore);
   const { adapter: webhookSource } = await compose<EventSource>({
     variable: config.AMQP_URL,
-    fromVariable: (url) => rabbitSource(ctx, url, 'webhooks'),
+    fromVariable: (url) => rabbitSource(ctx, url, 'webhooks', () => webhookStore.subscribedTypes()),
     override: overrides.webhookSource,
     // The same in-process bus as the audit consumer's: it hands every event to each of its consumers.
     local: () => source,

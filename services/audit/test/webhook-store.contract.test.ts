@@ -349,3 +349,22 @@ describeStoreContract<WebhookStore>('WebhookStore', adapters, (getStore) => {
     expect(due).not.toContain(leased!.id);
   });
 });
+
+// A store of its own: subscribedTypes spans every tenant, so the suite above's endpoints would count.
+describeStoreContract<WebhookStore>('WebhookStore.subscribedTypes', adapters, (getStore) => {
+  it('when endpoints of several tenants subscribe, then subscribedTypes names each type once, sorted, a disabled endpoint’s included, a deleted one’s not, and "*" once one takes every type', async () => {
+    expect(await getStore().subscribedTypes()).toEqual([]);
+    const orders = endpoint(newId('tnt'), { event_types: ['MANDATE_REVOKED', 'MANDATE_CREATED'] });
+    const paused = endpoint(newId('tnt'), {
+      event_types: ['MANDATE_CREATED'],
+      status: 'DISABLED',
+      disabled_reason: 'manual',
+    });
+    const gone = endpoint(newId('tnt'), { event_types: ['API_CALL'] });
+    for (const e of [orders, paused, gone]) expect(await getStore().insertEndpoint(e, [])).toBe(true);
+    expect(await getStore().deleteEndpoint(gone, [])).toBe(true);
+    expect(await getStore().subscribedTypes()).toEqual(['MANDATE_CREATED', 'MANDATE_REVOKED']);
+    await getStore().insertEndpoint(endpoint(newId('tnt'), { event_types: ['*'] }), []);
+    expect(await getStore().subscribedTypes()).toEqual(['*', 'MANDATE_CREATED', 'MANDATE_REVOKED']);
+  });
+});

@@ -1,5 +1,5 @@
 import { badRequest, conflict, newId, notFound, type CallerContext, type Clock } from '@mandate/shared/core';
-import { buildEvent, type EventData, type EventRelay } from '@mandate/shared/events';
+import { buildEvent, type EventData, type EventRelay, type EventSource } from '@mandate/shared/events';
 import { toPage, type Page } from '@mandate/shared/contract';
 import {
   MAX_WEBHOOK_ENDPOINTS,
@@ -30,6 +30,8 @@ import type { DeliveryWorker, WebhookSettings } from './worker';
 /** What the webhook use cases need. */
 export interface WebhookDeps {
   store: WebhookStore;
+  /** The webhook queue: an endpoint's types are routed to it before the endpoint is stored. */
+  source: EventSource;
   box: SecretBox;
   relay: EventRelay;
   clock: Clock;
@@ -124,6 +126,8 @@ export async function createEndpoint(
   body: CreateWebhookEndpointBody,
 ): Promise<WebhookEndpointView & { secret: string }> {
   await checkUrl(deps, body.url);
+  // Before created_at is taken: every event that occurs after it is already routed to the queue.
+  await deps.source.addRoutes?.(body.event_types);
   const secret = newWebhookSecret();
   const id = newId('whe');
   for (let i = 0; i < ATTEMPTS; i++) {
@@ -233,6 +237,8 @@ export async function updateEndpoint(
 ): Promise<WebhookEndpointView> {
   await existing(deps, tenantId, id);
   if (body.url !== undefined) await checkUrl(deps, body.url);
+  // Before the change is stored: the new types' events are routed from the moment it applies.
+  if (body.event_types !== undefined) await deps.source.addRoutes?.(body.event_types);
   const updated = await change(
     deps,
     tenantId,

@@ -85,6 +85,10 @@ export class MemoryWebhookStore implements WebhookStore {
       .map((e) => structuredClone(e));
   }
 
+  async subscribedTypes(): Promise<string[]> {
+    return [...new Set([...this.endpoints.values()].flatMap((e) => e.event_types))].sort();
+  }
+
   async endpointsByIds(ids: string[]): Promise<WebhookEndpoint[]> {
     return ids.flatMap((id) => {
       const e = this.endpoints.get(id);

@@ -167,6 +167,7 @@ export const WEBHOOK_QUERY_SHAPES: MongoQueryShape[] = [
   endpoints.page('listEndpoints', ['tenant_id'], { residual: ['deleted'] }),
   endpoints.find('enabledEndpoints', ['tenant_id', 'status'], { residual: ['deleted'] }),
   endpoints.find('endpointsByIds', ['_id'], { residual: ['deleted'] }),
+  endpoints.find('subscribedTypes (each connect of the webhook queue)', ['deleted']),
   ...outboxQueryShapes('webhook_endpoints'),
   endpoints.find('markSent (tombstones relayed)', ['deleted'], { residual: ['outbox.id'] }),
   deliveries.find('insertDeliveries (a repeated endpoint and event is a duplicate key)', [
@@ -354,6 +355,11 @@ export class MongoWebhookStore implements WebhookStore {
       .find({ tenant_id: tenantId, status: 'ENABLED', deleted: false }, { outbox: 0 })
       .lean<EndpointDoc[]>();
     return docs.map(endpointOut);
+  }
+
+  async subscribedTypes(): Promise<string[]> {
+    // distinct takes the elements of the arrays: each type once.
+    return ((await this.endpoints.distinct('event_types', { deleted: false })) as string[]).sort();
   }
 
   async endpointsByIds(ids: string[]): Promise<WebhookEndpoint[]> {

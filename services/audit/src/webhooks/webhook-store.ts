@@ -69,6 +69,11 @@ export interface WebhookStore extends OutboxStore {
   listEndpoints(tenantId: string, page: PageQuery): Promise<WebhookEndpoint[]>;
   /** The tenant's ENABLED endpoints (the fan-out's question for each event). */
   enabledEndpoints(tenantId: string): Promise<WebhookEndpoint[]>;
+  /**
+   * Every event type some endpoint of any tenant subscribes to, whatever its status ("*" among
+   * them when one takes every type): what the webhook queue is bound to at each connect.
+   */
+  subscribedTypes(): Promise<string[]>;
   /** Endpoints by id, any tenant (the worker's read for the deliveries it claimed). */
   endpointsByIds(ids: string[]): Promise<WebhookEndpoint[]>;
   /** Applies the changes if the endpoint is still as `read` (version +1, updated_at); null otherwise. */

@@ -1,14 +1,15 @@
 import type { Span } from '@opentelemetry/api';
-import type { Channel, ConfirmChannel, ConsumeMessage } from 'amqplib';
+import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { AuditEvent } from '../events';
 import type { Logger } from '../../observability/logger';
 import { processMetrics, type QueueDepthSource } from '../../observability/metrics';
 import { withTimeout } from '../outbox/relay';
 import { redactUrl } from '../../core/redact-url';
+import { serviceUnavailable } from '../../core/errors';
 import { endSpan, startConsumeSpan } from '../../observability/tracing';
 import { parseEventMessage } from './encoding';
 import { ReconnectingConsumer } from './reconnecting-consumer';
-import { assertTopology, type AmqpTopology } from './topology';
+import { assertTopology, bindWebhookRoutes, type AmqpTopology } from './topology';
 import type { BatchHandler, BatchOptions, EventHandler, EventSource } from './types';
 
 /** How long a scrape waits for the audit queue's depth (docs/DEPLOYMENT.md, "Metrics"). */
@@ -23,6 +24,11 @@ export interface RabbitSourceOptions {
   retryDelayMs?: number;
   /** The queue consumed (declared by assertTopology); defaults to the audit queue. */
   queue?: 'audit' | 'webhooks';
+  /**
+   * The webhook queue only: the event types endpoints subscribe to ("*": every type), bound at
+   * every connect before consuming (bindWebhookRoutes). Absent: every type.
+   */
+  routes?: () => Promise<readonly string[]>;
 }
 
 /** One AMQP delivery and the events of it that still wait for their write. */
@@ -101,6 +107,8 @@ export class RabbitEventSource
     const { connection, node } = await this.nodesOf(url).connect();
     const channel = await connection.createChannel();
     await assertTopology(channel, this.topology);
+    if (this.options.queue === 'webhooks')
+      await bindWebhookRoutes(channel, this.topology, (await this.options.routes?.()) ?? ['*']);
     await channel.prefetch(this.options.prefetch ?? 200);
     // Invalid elements of a batch message are republished here (confirmed) before the message is acked.
     const deadLetterChannel = await connection.createConfirmChannel();
@@ -255,6 +263,33 @@ export class RabbitEventSource
         settle(d, 'ack');
       }),
     );
+  }
+
+  /**
+   * See EventSource.addRoutes: bound on a channel of its own, so a refusal never closes the
+   * consuming one; on a connection of its own while the consumer is not connected (starting, or
+   * reconnecting), and a broker that cannot be reached answers 503.
+   */
+  async addRoutes(eventTypes: readonly string[]): Promise<void> {
+    if (this.options.queue !== 'webhooks') throw new Error('routes are the webhook queue’s only');
+    let own: ChannelModel | undefined;
+    try {
+      const connection =
+        this.connection ?? (own = (await this.nodesOf(this.options.url).connect()).connection);
+      const ch = await connection.createChannel();
+      ch.on('error', () => undefined);
+      try {
+        await assertTopology(ch, this.topology);
+        await bindWebhookRoutes(ch, this.topology, eventTypes);
+      } finally {
+        await ch.close().catch(() => undefined);
+      }
+    } catch (err) {
+      this.options.logger.warn({ err }, 'webhook queue routes not added');
+      throw serviceUnavailable('The event broker is unreachable; try again');
+    } finally {
+      await own?.close().catch(() => undefined);
+    }
   }
 
   /**

@@ -14,7 +14,10 @@ export function amqpTopology(namespace = 'mandate') {
     auditQueue: `${namespace}.audit.events`,
     /** Rejected messages rest here for inspection; nothing consumes them automatically. */
     auditDeadLetterQueue: `${namespace}.audit.events.dead`,
-    /** The webhook fan-out's durable queue, bound to every event like the audit queue (its own copy of each). */
+    /**
+     * The webhook fan-out's durable queue: its own copy of each event of a type some endpoint
+     * subscribes to (bindWebhookRoutes), not of every event.
+     */
     webhookQueue: `${namespace}.webhooks.events`,
     routingKey: (eventType: string) => `audit.${eventType}`,
     allEvents: 'audit.#',
@@ -38,15 +41,29 @@ export async function assertTopology(ch: Channel, t: AmqpTopology): Promise<void
     arguments: { 'x-queue-type': DURABLE_QUEUE_TYPE, 'x-dead-letter-exchange': t.deadLetterExchange },
   });
   await ch.bindQueue(t.auditQueue, t.exchange, t.allEvents);
-  // Declared by producers too: an event published before the first webhook worker starts waits for it.
+  // Declared by producers too; bound only to the types endpoints subscribe to (bindWebhookRoutes).
   await ch.assertQueue(t.webhookQueue, {
     durable: true,
     arguments: { 'x-queue-type': DURABLE_QUEUE_TYPE, 'x-dead-letter-exchange': t.deadLetterExchange },
   });
-  await ch.bindQueue(t.webhookQueue, t.exchange, t.allEvents);
   await ch.assertQueue(t.auditDeadLetterQueue, {
     durable: true,
     arguments: { 'x-queue-type': DURABLE_QUEUE_TYPE },
   });
   await ch.bindQueue(t.auditDeadLetterQueue, t.deadLetterExchange, '');
+}
+
+/**
+ * Routes the events of these types (or of every type, for "*") to the webhook queue, which gets
+ * only what some endpoint subscribes to. Bindings are only ever added: a binding no endpoint needs
+ * any more costs copies, never an event (docs/DECISIONS.md, "The webhook queue gets the subscribed
+ * types").
+ */
+export async function bindWebhookRoutes(
+  ch: Channel,
+  t: AmqpTopology,
+  eventTypes: readonly string[],
+): Promise<void> {
+  const keys = eventTypes.includes('*') ? [t.allEvents] : [...new Set(eventTypes)].map(t.routingKey);
+  for (const key of keys) await ch.bindQueue(t.webhookQueue, t.exchange, key);
 }

@@ -31,4 +31,10 @@ export interface EventSource {
   /** Like start, but hands over events in batches (one write per batch); acks follow the batch's write. */
   startBatched(handler: BatchHandler, options?: BatchOptions): Promise<void>;
   stop(): Promise<void>;
+  /**
+   * The webhook queue only: from now on it also gets the events of these types ("*": every type).
+   * Rejects when the broker cannot be reached, so the caller can refuse what needed them. Absent
+   * where every event reaches every consumer anyway (the in-process bus).
+   */
+  addRoutes?(eventTypes: readonly string[]): Promise<void>;
 }
