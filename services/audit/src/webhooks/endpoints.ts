@@ -126,14 +126,15 @@ export async function createEndpoint(
   body: CreateWebhookEndpointBody,
 ): Promise<WebhookEndpointView & { secret: string }> {
   await checkUrl(deps, body.url);
-  // Before created_at is taken: every event that occurs after it is already routed to the queue.
-  await deps.source.addRoutes?.(body.event_types);
   const secret = newWebhookSecret();
   const id = newId('whe');
   for (let i = 0; i < ATTEMPTS; i++) {
     const used = new Set(await deps.store.usedSlots(tenantId));
     const free = Array.from({ length: MAX_WEBHOOK_ENDPOINTS }, (_, n) => n).filter((n) => !used.has(n));
     if (free.length === 0) throw endpointLimitReached(MAX_WEBHOOK_ENDPOINTS);
+    // Once a refusal is ruled out, and before created_at is taken: every event that occurs after
+    // it is already routed to the queue (once: a retry after a lost slot finds it bound).
+    if (i === 0) await deps.source.addRoutes?.(body.event_types);
     // A random free slot: concurrent creates rarely pick the same one, so few have to read again.
     const slot = free[Math.floor(Math.random() * free.length)]!;
     const now = deps.clock.now().toISOString();
