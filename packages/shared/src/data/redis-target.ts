@@ -106,18 +106,61 @@ function credentialsOf(url: string): RedisOptions {
   };
 }
 
-/** A client for `target` with the caller's options (timeouts, queueing) on top. */
-export function newRedis(target: RedisTarget | string, options: RedisOptions): RedisClient {
+/**
+ * A client for `target` with the caller's options (timeouts, queueing) on top. `batchWrites`: the
+ * commands issued in one turn of the event loop leave in one write (`batchWritesPerTurn`; on a
+ * Cluster, ioredis's auto-pipelining).
+ */
+export function newRedis(
+  target: RedisTarget | string,
+  options: RedisOptions,
+  { batchWrites = false }: { batchWrites?: boolean } = {},
+): RedisClient {
   const t = typeof target === 'string' ? { url: target } : target;
-  if (t.clusterNodes) return newCluster(t.url, t.clusterNodes, options);
-  if (!t.sentinels) return new Redis(t.url, options);
-  return new Redis({
-    ...credentialsOf(t.url),
-    sentinels: t.sentinels,
-    name: t.sentinelName,
-    ...(t.sentinelPassword ? { sentinelPassword: t.sentinelPassword } : {}),
-    ...options,
-  });
+  if (t.clusterNodes)
+    return newCluster(
+      t.url,
+      t.clusterNodes,
+      batchWrites ? { ...options, enableAutoPipelining: true } : options,
+    );
+  const client = t.sentinels
+    ? new Redis({
+        ...credentialsOf(t.url),
+        sentinels: t.sentinels,
+        name: t.sentinelName,
+        ...(t.sentinelPassword ? { sentinelPassword: t.sentinelPassword } : {}),
+        ...options,
+      })
+    : new Redis(t.url, options);
+  if (batchWrites) batchWritesPerTurn(client);
+  return client;
+}
+
+/**
+ * The commands `client` is given in one turn of the event loop leave in one write, as ioredis's
+ * auto-pipelining sends them (so Redis reads and answers them together), without the Pipeline
+ * object it builds per turn: that object's per-instance `length` getter gives it a map of its own
+ * in the old generation, which kept every command and caller of its turn alive through the
+ * scavenges until the next full collection (docs/PERFORMANCE.md, "Round 17: what each scavenge
+ * copied (issue 35)"). The socket is corked
+ * at a turn's first command and uncorked when the turn ends (setImmediate, where auto-pipelining
+ * sends too).
+ */
+function batchWritesPerTurn(client: Redis): void {
+  let corked = false;
+  const send = client.sendCommand;
+  client.sendCommand = function (this: Redis, ...args: Parameters<Redis['sendCommand']>) {
+    const socket = this.stream;
+    if (!corked && this.status === 'ready' && socket?.writable) {
+      corked = true;
+      socket.cork();
+      setImmediate(() => {
+        corked = false;
+        socket.uncork();
+      });
+    }
+    return send.apply(this, args);
+  };
 }
 
 /**
@@ -155,21 +198,24 @@ export function describeRedis(target: RedisTarget | string): string {
 /**
  * An ioredis connection for work on the request path (limits, Idempotency-Key records): while
  * disconnected or unresponsive, commands fail at once instead of queueing behind reconnects, so
- * each caller can answer promptly (the insurance limiter, or a 503). Auto-pipelining sends the
- * commands issued in one tick in one write.
+ * each caller can answer promptly (the insurance limiter, or a 503). The commands issued in one
+ * turn of the event loop leave in one write (`batchWrites`).
  */
 export function failFastRedis(target: string | RedisTarget): RedisClient {
-  return newRedis(target, {
-    enableAutoPipelining: true,
-    enableOfflineQueue: false,
-    maxRetriesPerRequest: 0,
-    // A connection that stops answering without closing must not stall requests either.
-    commandTimeout: 1000,
-    connectTimeout: 2000,
-    // close() of a connection that is already gone should not wait for it.
-    disconnectTimeout: 200,
-    retryStrategy: (times) => Math.min(times * 100, 1000),
-  });
+  return newRedis(
+    target,
+    {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      // A connection that stops answering without closing must not stall requests either.
+      commandTimeout: 1000,
+      connectTimeout: 2000,
+      // close() of a connection that is already gone should not wait for it.
+      disconnectTimeout: 200,
+      retryStrategy: (times) => Math.min(times * 100, 1000),
+    },
+    { batchWrites: true },
+  );
 }
 
 const TIME_LUA = "return redis.call('TIME')";

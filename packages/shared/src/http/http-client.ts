@@ -268,7 +268,7 @@ function streamExchange(
   return new Promise((resolve, reject) => {
     const { signal } = req;
     if (signal?.aborted) return reject(new undiciErrors.RequestAbortedError());
-    const reader = watchReader(signal, target);
+    const reader = new ReaderWatch(signal, target);
     pool.dispatch(
       { method: req.method as 'GET', path: req.path, headers: req.headers, body: req.body },
       answerCopier({ target, head, mayRetry, signal, reader, resolve, reject }),
@@ -276,38 +276,40 @@ function streamExchange(
   });
 }
 
-/** Whether the reader of a streamed answer went away (or the caller gave up), and stopping the upstream when it does. */
-interface ReaderWatch {
-  /** The upstream request is under way: `abortRequest` stops it. */
-  connected(abortRequest: (err: Error) => void): void;
-  readonly gone: boolean;
-  /** The exchange is over: stop watching. */
-  settle(): void;
-}
+/**
+ * Whether the reader of a streamed answer went away (or the caller gave up), and stopping the
+ * upstream when it does. A class, not an object literal with a getter: a literal's getter is a new
+ * closure per call, which gives each object a map of its own in the old generation, and that map
+ * keeps the closure's whole request alive through every scavenge until the next full collection
+ * (docs/PERFORMANCE.md, "Round 17: what each scavenge copied (issue 35)").
+ */
+class ReaderWatch {
+  gone = false;
+  private abort: ((err: Error) => void) | undefined;
+  private readonly onGone = () => {
+    this.gone = true;
+    this.abort?.(new undiciErrors.RequestAbortedError());
+  };
 
-function watchReader(signal: AbortSignal | undefined, target: AnswerTarget): ReaderWatch {
-  let abort: ((err: Error) => void) | undefined;
-  let readerGone = false;
-  // The reader went away (or the caller gave up): stop reading the upstream.
-  const onGone = () => {
-    readerGone = true;
-    abort?.(new undiciErrors.RequestAbortedError());
-  };
-  signal?.addEventListener('abort', onGone, { once: true });
-  target.once('close', onGone);
-  return {
-    connected(abortRequest) {
-      abort = abortRequest;
-      if (signal?.aborted || target.destroyed) onGone();
-    },
-    get gone() {
-      return readerGone;
-    },
-    settle() {
-      signal?.removeEventListener('abort', onGone);
-      target.off('close', onGone);
-    },
-  };
+  constructor(
+    private readonly signal: AbortSignal | undefined,
+    private readonly target: AnswerTarget,
+  ) {
+    signal?.addEventListener('abort', this.onGone, { once: true });
+    target.once('close', this.onGone);
+  }
+
+  /** The upstream request is under way: `abortRequest` stops it. */
+  connected(abortRequest: (err: Error) => void): void {
+    this.abort = abortRequest;
+    if (this.signal?.aborted || this.target.destroyed) this.onGone();
+  }
+
+  /** The exchange is over: stop watching. */
+  settle(): void {
+    this.signal?.removeEventListener('abort', this.onGone);
+    this.target.off('close', this.onGone);
+  }
 }
 
 /** One streamed exchange's parts, for its dispatch handler (answerCopier). */

@@ -205,7 +205,7 @@ export async function safeFetch(url: string, options: SafeFetchOptions): Promise
     });
     return await readAnswer(response, options);
   } catch (error) {
-    throw fetchRefusal(error, connector.refused, deadline.signal.aborted, options.timeoutMs);
+    throw fetchRefusal(error, connector.refused(), deadline.signal.aborted, options.timeoutMs);
   } finally {
     clearTimeout(timer);
     if (!pooled) client.destroy().catch(() => undefined);
@@ -234,14 +234,16 @@ function checkedUrl(url: string, options: SafeFetchOptions): { target: URL; loop
 }
 
 /**
- * undici's connector, connecting only to checked addresses; `refused` is the first refusal met
- * while connecting (undici reports connect failures in its own words).
+ * undici's connector, connecting only to checked addresses; `refused()` is the first refusal met
+ * while connecting (undici reports connect failures in its own words). A method, not a getter: an
+ * object literal's getter gives each object a map of its own, which keeps the fetch alive through
+ * the scavenges (docs/PERFORMANCE.md, "Round 17: what each scavenge copied (issue 35)").
  */
 function checkingConnector(
   resolve: OutboundLookup,
   loopbackOk: boolean,
   connectTimeoutMs: number,
-): { connect: buildConnector.connector; readonly refused: OutboundRefused | undefined } {
+): { connect: buildConnector.connector; refused(): OutboundRefused | undefined } {
   let refused: OutboundRefused | undefined;
   const connectTo = buildConnector({ timeout: connectTimeoutMs });
   const connect: buildConnector.connector = (connectOptions, callback) => {
@@ -264,12 +266,7 @@ function checkingConnector(
       },
     );
   };
-  return {
-    connect,
-    get refused() {
-      return refused;
-    },
-  };
+  return { connect, refused: () => refused };
 }
 
 /** The answer, refused when it redirects or its body passes maxBytes (unless truncated by choice). */

@@ -1,5 +1,12 @@
 import type { Express } from 'express';
-import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import {
+  IncomingMessage,
+  ServerResponse,
+  createServer,
+  type RequestListener,
+  type Server,
+  type ServerOptions,
+} from 'node:http';
 import { Server as NetServer, createServer as createNetServer, type AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import type { Duplex } from 'node:stream';
@@ -107,11 +114,15 @@ export function listen(
   host = '127.0.0.1',
 ): Promise<RunningServer> {
   const handler = app as RequestListener;
+  // Only for an app that is express all through: a hot path in front of one (verify's) measured
+  // slower with express's prototypes on its requests than with node's (docs/PERFORMANCE.md,
+  // "Round 17: what each scavenge copied (issue 35)").
+  const express = isExpressApp(app) ? app : undefined;
   /** Answers not yet finished: a stop lets them finish, and tells their clients not to reuse the connection. */
   const inFlight = new Set<ServerResponse>();
   let draining = false;
   // noDelay: answers and forwarded requests are written whole; never hold them back for Nagle.
-  const server = createServer({ noDelay: true }, (req, res) => {
+  const server = createServer({ noDelay: true, ...(express ? expressMessages(express) : {}) }, (req, res) => {
     res.setHeader(NOSNIFF[0], NOSNIFF[1]);
     // Stopping: this answer is the connection's last, so a keep-alive client (the gateway's pools)
     // opens its next request elsewhere instead of sending it on a socket about to close.
@@ -165,6 +176,33 @@ export function listen(
       });
     });
   });
+}
+
+function isExpressApp(app: Express | RequestListener): app is Express {
+  const candidate = app as Partial<Express>;
+  return typeof candidate.request === 'object' && typeof candidate.response === 'object';
+}
+
+/**
+ * node's request and answer classes, making objects whose prototypes are already express's
+ * (`app.request`, `app.response`). express sets those prototypes on every request it takes, and
+ * node's request objects whose prototype changed kept a good part of what each request allocated
+ * alive through the scavenges (docs/PERFORMANCE.md, "Round 17: what each scavenge copied (issue
+ * 35)"). Made with them, express's own setting changes nothing.
+ */
+function expressMessages(app: Express): Pick<ServerOptions, 'IncomingMessage' | 'ServerResponse'> {
+  function ExpressRequest(socket: unknown) {
+    return Reflect.construct(IncomingMessage, [socket], ExpressRequest) as IncomingMessage;
+  }
+  ExpressRequest.prototype = app.request;
+  function ExpressResponse(req: IncomingMessage, options?: unknown) {
+    return Reflect.construct(ServerResponse, [req, options], ExpressResponse) as ServerResponse;
+  }
+  ExpressResponse.prototype = app.response;
+  return {
+    IncomingMessage: ExpressRequest as unknown as typeof IncomingMessage,
+    ServerResponse: ExpressResponse as unknown as typeof ServerResponse,
+  };
 }
 
 /** Something an app runs while it is started (an outbox relay, a sweeper). */

@@ -47,16 +47,19 @@ export class RedisSnapshotSource implements SnapshotSource {
     logger: Logger,
     prefix = DEFAULT_SNAPSHOT_PREFIX,
   ): Promise<RedisSnapshotSource> {
-    const redis = newRedis(target, {
-      lazyConnect: true,
-      // Concurrent verifies share one round trip per event-loop tick.
-      enableAutoPipelining: true,
-      // A slow or absent Redis must not hold a verify: fail fast and read from the mandates service.
-      enableOfflineQueue: false,
-      maxRetriesPerRequest: 0,
-      commandTimeout: 500,
-      connectTimeout: 2_000,
-    });
+    const redis = newRedis(
+      target,
+      {
+        lazyConnect: true,
+        // A slow or absent Redis must not hold a verify: fail fast and read from the mandates service.
+        enableOfflineQueue: false,
+        maxRetriesPerRequest: 0,
+        commandTimeout: 500,
+        connectTimeout: 2_000,
+      },
+      // Concurrent verifies share one write per turn of the event loop.
+      { batchWrites: true },
+    );
     redis.on('error', (err) => logger.warn({ err: err.message }, 'snapshot source: redis error'));
     await redis.connect();
     logger.info({ redis: describeRedis(target), prefix }, 'verify reads mandate snapshots from Redis');
