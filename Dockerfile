@@ -48,7 +48,8 @@ USER node
 
 FROM base AS gateway
 EXPOSE 8080
-CMD ["node", "--enable-source-maps", "dist/gateway/main.js"]
+# V8 flags as scripts/services.ts SERVICE_V8_FLAGS gives them (docs/PERFORMANCE.md, "Round 17").
+CMD ["node", "--no-allocation-site-pretenuring", "--enable-source-maps", "dist/gateway/main.js"]
 
 FROM base AS mandates
 EXPOSE 8081
@@ -56,7 +57,8 @@ CMD ["node", "--enable-source-maps", "dist/mandates/main.js"]
 
 FROM base AS verify
 EXPOSE 8082
-CMD ["node", "--enable-source-maps", "dist/verify/main.js"]
+# V8 flags as scripts/services.ts SERVICE_V8_FLAGS gives them (docs/PERFORMANCE.md, "Round 17").
+CMD ["node", "--no-allocation-site-pretenuring", "--enable-source-maps", "dist/verify/main.js"]
 
 FROM base AS identity
 EXPOSE 8083

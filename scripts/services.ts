@@ -104,11 +104,27 @@ export function runtimeFromEnv(value = process.env.SERVICES_RUNTIME): Runtime {
   throw new Error(`SERVICES_RUNTIME: must be tsx or dist (after npm run build), not ${value}`);
 }
 
+/**
+ * V8 flags a service always runs with, here as in its image's CMD (Dockerfile; a test holds the two
+ * equal). The request path's processes do not pretenure: V8 moved their per-request objects'
+ * allocation sites to the old generation after a burst, and those objects, dead there until the
+ * next full collection, kept every request they pointed to alive through the scavenges
+ * (docs/PERFORMANCE.md, "Round 17: what each scavenge copied (issue 35)").
+ */
+export const SERVICE_V8_FLAGS: Readonly<Record<ServiceName, readonly string[]>> = {
+  gateway: ['--no-allocation-site-pretenuring'],
+  verify: ['--no-allocation-site-pretenuring'],
+  mandates: [],
+  identity: [],
+  audit: [],
+};
+
 /** The node arguments that start service `name` under `runtime`. */
 export function serviceArgs(name: ServiceName, runtime: Runtime): string[] {
-  // SERVICE_NODE_FLAGS: node flags NODE_OPTIONS refuses (V8's GC flags, say) for A/B runs of a setting.
+  // SERVICE_NODE_FLAGS: node flags NODE_OPTIONS refuses (V8's GC flags, say) for A/B runs of a setting;
+  // after the service's own, so `--allocation-site-pretenuring` there turns pretenuring back on.
   const flags = (process.env.SERVICE_NODE_FLAGS ?? '').split(' ').filter(Boolean);
-  return [...flags, ...serviceEntry(name, runtime)];
+  return [...SERVICE_V8_FLAGS[name], ...flags, ...serviceEntry(name, runtime)];
 }
 function serviceEntry(name: ServiceName, runtime: Runtime): string[] {
   return runtime.kind === 'dist'

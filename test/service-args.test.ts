@@ -7,9 +7,10 @@ describe('serviceArgs (the launcher)', () => {
     else process.env.SERVICE_NODE_FLAGS = saved;
   });
 
-  it('when SERVICE_NODE_FLAGS is set, then its flags come before the service entry, which NODE_OPTIONS could not carry', () => {
+  it('when SERVICE_NODE_FLAGS is set, then its flags come after the service V8 flags and before the entry, which NODE_OPTIONS could not carry', () => {
     process.env.SERVICE_NODE_FLAGS = ' --single-threaded-gc  --trace-gc-nvp ';
     expect(serviceArgs('verify', { kind: 'dist', distDir: '/d' })).toEqual([
+      '--no-allocation-site-pretenuring',
       '--single-threaded-gc',
       '--trace-gc-nvp',
       '--enable-source-maps',
@@ -17,11 +18,16 @@ describe('serviceArgs (the launcher)', () => {
     ]);
   });
 
-  it('when SERVICE_NODE_FLAGS is unset, then only the entry is passed', () => {
+  it('when SERVICE_NODE_FLAGS is unset, then a request-path service gets its own V8 flags and the entry', () => {
     delete process.env.SERVICE_NODE_FLAGS;
     expect(serviceArgs('gateway', { kind: 'dist', distDir: '/d' })).toEqual([
+      '--no-allocation-site-pretenuring',
       '--enable-source-maps',
       '/d/gateway/main.js',
+    ]);
+    expect(serviceArgs('audit', { kind: 'dist', distDir: '/d' })).toEqual([
+      '--enable-source-maps',
+      '/d/audit/main.js',
     ]);
   });
 });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import rootPackage from '../../package.json';
 import { buildServices, SERVICES, type BuildResult } from '../../scripts/build';
+import { serviceArgs, type ServiceName } from '../../scripts/services';
 import { apiClient, createPaymentsMandate, createTenant, startStack, type Stack } from '../support/stack';
 
 /**
@@ -51,7 +52,10 @@ describe('npm run build (scripts/build.ts)', () => {
   it('when the five compiled services run as processes, then a tenant creates a mandate through the gateway and verify allows it', async () => {
     stack = await startStack({}, { runtime: { kind: 'dist', distDir: outDir } });
     for (const service of [stack.gateway, ...Object.values(stack.services)]) {
-      expect(service.child.spawnargs.slice(1)).toEqual([
+      expect(service.child.spawnargs.slice(1)).toEqual(
+        serviceArgs(service.name as ServiceName, { kind: 'dist', distDir: outDir }),
+      );
+      expect(service.child.spawnargs.slice(-2)).toEqual([
         '--enable-source-maps',
         path.join(outDir, service.name, 'main.js'),
       ]);
@@ -114,7 +118,11 @@ describe('Dockerfile', () => {
       const image = imageStages(name);
       const instructions = image.flatMap((s) => s.lines);
       expect(instructions.filter((l) => /tsx|\.ts\b|src\//.test(l))).toEqual([]);
-      expect(instructions.at(-1)).toBe(`CMD ["node", "--enable-source-maps", "dist/${name}/main.js"]`);
+      // The arguments the launcher gives the compiled service (its V8 flags included), so an image
+      // runs as `SERVICES_RUNTIME=dist npm run start:services` does.
+      const args = ['node', ...serviceArgs(name, { kind: 'dist', distDir: 'dist' })];
+      expect(instructions.at(-1)).toBe(`CMD [${args.map((a) => JSON.stringify(a)).join(', ')}]`);
+      expect(args.slice(-2)).toEqual(['--enable-source-maps', `dist/${name}/main.js`]);
       // What the runtime stages copy in: the production dependencies and the bundles, nothing else.
       const copied = instructions.filter((l) => l.startsWith('COPY'));
       expect(copied).toEqual([
