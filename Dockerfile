@@ -48,7 +48,7 @@ USER node
 
 FROM base AS gateway
 EXPOSE 8080
-# V8 flags as scripts/services.ts SERVICE_V8_FLAGS gives them (docs/PERFORMANCE.md, "Round 17").
+# V8 flags as scripts/services.ts SERVICE_V8_FLAGS gives them (docs/DECISIONS.md, "What may outlive a request").
 CMD ["node", "--no-allocation-site-pretenuring", "--enable-source-maps", "dist/gateway/main.js"]
 
 FROM base AS mandates
@@ -57,7 +57,7 @@ CMD ["node", "--enable-source-maps", "dist/mandates/main.js"]
 
 FROM base AS verify
 EXPOSE 8082
-# V8 flags as scripts/services.ts SERVICE_V8_FLAGS gives them (docs/PERFORMANCE.md, "Round 17").
+# V8 flags as scripts/services.ts SERVICE_V8_FLAGS gives them (docs/DECISIONS.md, "What may outlive a request").
 CMD ["node", "--no-allocation-site-pretenuring", "--enable-source-maps", "dist/verify/main.js"]
 
 FROM base AS identity

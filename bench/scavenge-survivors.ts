@@ -15,13 +15,15 @@
  *
  * Then the same figures for an HTTP server under 500 requests/s (bench/open-loop.ts) for
  * BENCH_DURATION seconds (default 8, after 2 of warm-up): node:http alone; node:http changing each
- * request's and answer's prototype (as express does); express; and express served with requests
- * and answers made with its prototypes (what `listen` does, packages/shared/src/http/server.ts).
+ * request's and answer's prototype (as express does); express on node:http; and express served by
+ * the services' own `listen` (packages/shared/src/http/server.ts), which makes its requests and
+ * answers with its prototypes.
  * A plain object whose prototype changes does not show it; node's request objects do.
  *
  * Settings: BENCH_OBJECTS (default 300,000), BENCH_DURATION.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { openLoop } from './open-loop';
 
 const OBJECTS = Number(process.env.BENCH_OBJECTS ?? 300_000);
@@ -38,26 +40,30 @@ const CASES: Record<string, string> = {
     const make = (p) => new C(p);`,
 };
 
+const LISTEN = path.join(__dirname, '..', 'packages', 'shared', 'src', 'http', 'server.ts');
+const LISTENING = `(port) => console.log('listening ' + port)`;
+const onNodeHttp = (server: string) =>
+  `${server}; server.keepAliveTimeout = 65000;
+    server.listen(0, '127.0.0.1', () => (${LISTENING})(server.address().port));`;
+
+/** Each server's program: it prints `listening <port>` once it listens. */
 const SERVERS: Record<string, string> = {
-  'node:http': `const handler = (req, res) => { req.resume(); res.end('{}'); };
-    const server = http.createServer(handler);`,
-  'node:http, prototypes changed': `
+  'node:http': onNodeHttp(`const handler = (req, res) => { req.resume(); res.end('{}'); };
+    const server = http.createServer(handler)`),
+  'node:http, prototypes changed': onNodeHttp(`
     const reqProto = Object.create(http.IncomingMessage.prototype);
     const resProto = Object.create(http.ServerResponse.prototype);
     const handler = (req, res) => {
       Object.setPrototypeOf(req, reqProto); Object.setPrototypeOf(res, resProto);
       req.resume(); res.end('{}');
     };
-    const server = http.createServer(handler);`,
-  express: `const app = require('express')(); app.post('/', (req, res) => { req.resume(); res.end('{}'); });
-    const server = http.createServer(app);`,
-  'express, made with its prototypes': `const app = require('express')();
+    const server = http.createServer(handler)`),
+  'express on node:http': onNodeHttp(`const app = require('express')();
     app.post('/', (req, res) => { req.resume(); res.end('{}'); });
-    function Req(socket) { return Reflect.construct(http.IncomingMessage, [socket], Req); }
-    Req.prototype = app.request;
-    function Res(req, options) { return Reflect.construct(http.ServerResponse, [req, options], Res); }
-    Res.prototype = app.response;
-    const server = http.createServer({ IncomingMessage: Req, ServerResponse: Res }, app);`,
+    const server = http.createServer(app)`),
+  'express through listen': `const app = require('express')();
+    app.post('/', (req, res) => { req.resume(); res.end('{}'); });
+    require(${JSON.stringify(LISTEN)}).listen(app, 0).then((running) => (${LISTENING})(running.port));`,
 };
 
 function summary(name: string, trace: string): string {
@@ -76,10 +82,11 @@ function summary(name: string, trace: string): string {
 }
 
 async function serve(name: string, setup: string): Promise<string> {
-  const program = `const http = require('node:http'); ${setup}
-    server.keepAliveTimeout = 65000;
-    server.listen(0, '127.0.0.1', () => console.log('listening ' + server.address().port));`;
-  const child = spawn(process.execPath, ['--trace-gc-nvp', '-e', program], { cwd: process.cwd() });
+  const program = `const http = require('node:http'); ${setup}`;
+  // tsx: `listen` is the services' TypeScript.
+  const child = spawn(process.execPath, ['--trace-gc-nvp', '--import', 'tsx', '-e', program], {
+    cwd: path.join(__dirname, '..'),
+  });
   let trace = '';
   child.stdout.setEncoding('utf8');
   const port = await new Promise<string>((resolve, reject) => {
