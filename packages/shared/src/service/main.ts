@@ -1,4 +1,3 @@
-import { getPriority, setPriority } from 'node:os';
 import type { z } from 'zod';
 import { describeAmqp } from '../core/amqp-url';
 import { ConfigError, parseConfig } from '../core/config';
@@ -9,6 +8,7 @@ import { createLogger, type Logger } from '../observability/logger';
 import { separateProcessConfig } from '../core/secrets';
 import { ListenError, type AppLifecycle, type RunningServer } from '../http/server';
 import { startTracing, type TracingConfig } from '../observability/tracing';
+import { lowerOwnPriority } from './priority';
 import type { Wire } from './wiring';
 
 /** What every service's configuration has. */
@@ -202,7 +202,7 @@ export function runService<C extends BaseConfig, D, O>(main: ServiceMain<C, D, O
 function lowerPriority(nice: number | undefined, logger: Logger): void {
   if (!nice) return;
   try {
-    setPriority(Math.max(getPriority(), nice));
+    lowerOwnPriority(nice);
   } catch (err) {
     logger.warn({ err, nice }, 'PROCESS_NICE not applied: the process keeps its priority');
   }
