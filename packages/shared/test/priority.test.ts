@@ -6,7 +6,6 @@ const ROOT = path.resolve(__dirname, '..', '..', '..');
 
 interface Thread {
   tid: number;
-  name: string;
   nice: number;
 }
 
