@@ -42,6 +42,58 @@ describe('the memory store: leaves from its sorted copies', () => {
     );
   });
 
+  it('when a batch mixes tenants, redeliveries and events of every form, then each tenant’s leaves are the checker’s, in seq order', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(data, fc.nat(2), fc.boolean(), fc.boolean()), { minLength: 1, maxLength: 30 }),
+        async (specs) => {
+          const store = new MemoryEventStore();
+          const tenants = [newId('tnt'), newId('tnt'), newId('tnt')];
+          const batch: AuditEvent[] = [];
+          for (const [d, t, indexKeys, again] of specs) {
+            const event = buildAuditEvent(tenants[t]!, { data: d });
+            // Array-index members take the store's other path (not a plain sorted copy).
+            batch.push(indexKeys ? ({ ...event, 10: 'a', 9: 'b' } as AuditEvent) : event);
+            if (again) batch.push(structuredClone(batch[batch.length - 1]!));
+          }
+          await store.insertMany(batch);
+          for (const tenant of tenants) {
+            const firsts = [
+              ...new Map(batch.filter((e) => e.tenant_id === tenant).map((e) => [e.id, e])).values(),
+            ];
+            expect(await store.logSize(tenant)).toBe(firsts.length);
+            const leaves = await store.logHashes(
+              tenant,
+              firsts.map((_, i) => [i, i + 1] as const),
+            );
+            for (const [i, event] of firsts.entries()) {
+              expect((await store.get(tenant, event.id))?.seq).toBe(i + 1);
+              const expected = merkleHasher.leafHash(auditLeafBytes({ ...event, seq: i + 1 }));
+              expect(hex(leaves[i]!)).toBe(hex(expected));
+            }
+          }
+        },
+      ),
+      { numRuns: 100 },
+    );
+  });
+
+  it('when an event in a batch cannot be copied, then the events stored before it have their leaves and the rest are not stored', async () => {
+    const store = new MemoryEventStore();
+    const tenant = newId('tnt');
+    const first = buildAuditEvent(tenant, { data: { a: 1 } });
+    const broken = { ...buildAuditEvent(tenant), data: { f: () => 1 } } as unknown as AuditEvent;
+    const after = buildAuditEvent(tenant, { data: { b: 2 } });
+    await expect(store.insertMany([first, broken, after])).rejects.toThrow();
+    expect(await store.logSize(tenant)).toBe(1);
+    const [leaf] = await store.logHashes(tenant, [[0, 1]]);
+    expect(hex(leaf!)).toBe(hex(merkleHasher.leafHash(auditLeafBytes({ ...first, seq: 1 }))));
+    expect(await store.get(tenant, after.id)).toBeNull();
+    // The batch's leaves are in: the next event takes the next seq.
+    await store.insert(after);
+    expect((await store.get(tenant, after.id))?.seq).toBe(2);
+  });
+
   it('when a delivered event carries a seq of its own, then the store’s seq is the one hashed and read', async () => {
     const store = new MemoryEventStore();
     const tenant = newId('tnt');

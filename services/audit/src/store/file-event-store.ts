@@ -44,7 +44,7 @@ export class FileEventStore implements EventStore, LogStore {
     if (text.length > 0 && !text.endsWith('\n')) await handle.write('\n');
     const store = new FileEventStore(memory, handle);
     const { values, torn } = journalLines<AuditEvent>(text);
-    for (const event of values) await memory.insert(event);
+    await memory.insertMany(values);
     logger.info({ file, events: memory.size, torn }, 'audit store: journal file read back');
     return store;
   }
