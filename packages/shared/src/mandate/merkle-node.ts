@@ -1,5 +1,5 @@
 import crypto from 'node:crypto';
-import { MerkleHasher, type Sha256 } from './merkle';
+import { MerkleHasher, type Sha256, type Sha256Into } from './merkle';
 
 // crypto.hash (node ≥ 20.12; the engines field asks for ≥ 20.19): one call, no Hash object per digest.
 
@@ -10,5 +10,11 @@ import { MerkleHasher, type Sha256 } from './merkle';
  */
 export const nodeSha256: Sha256 = (data) => Buffer.from(crypto.hash('sha256', data, 'binary'), 'binary');
 
+/** nodeSha256 with the digest's bytes copied where they are kept: no Buffer per digest at all. */
+export const nodeSha256Into: Sha256Into = (data, out, offset) => {
+  const digest = crypto.hash('sha256', data, 'binary');
+  for (let i = 0; i < 32; i++) out[offset + i] = digest.charCodeAt(i);
+};
+
 /** RFC 9162 hashing over Node's SHA-256. */
-export const merkleHasher = new MerkleHasher(nodeSha256);
+export const merkleHasher = new MerkleHasher(nodeSha256, nodeSha256Into);

@@ -15,6 +15,9 @@
 /** A synchronous SHA-256 over bytes. */
 export type Sha256 = (data: Uint8Array) => Uint8Array;
 
+/** A synchronous SHA-256 over bytes, its 32-byte digest written into `out` at `offset`. */
+export type Sha256Into = (data: Uint8Array, out: Uint8Array, offset: number) => void;
+
 /** A half-open range of leaf indexes [start, end). */
 export type LeafRange = readonly [start: number, end: number];
 
@@ -173,7 +176,15 @@ export class MerkleHasher {
    */
   private readonly nodeInput = new Uint8Array(65);
 
-  constructor(readonly sha256: Sha256) {
+  /**
+   * `sha256Into`, where given, writes a digest where it is kept with no object of its own: the
+   * memory tree hashes every leaf and interior node straight into its rows (docs/PERFORMANCE.md,
+   * "Tamper-evident log benchmark (issue 42)").
+   */
+  constructor(
+    readonly sha256: Sha256,
+    readonly sha256Into: Sha256Into = (data, out, offset) => out.set(sha256(data), offset),
+  ) {
     this.nodeInput[0] = 1;
   }
 
@@ -348,18 +359,41 @@ export class MemoryMerkleTree {
     return this.levels[0]?.count ?? 0;
   }
 
+  /** 0x01 || left || right of the node being hashed: siblings sit side by side in their row. */
+  private readonly nodeInput = new Uint8Array(65).fill(1, 0, 1);
+
   /** Appends a leaf hash (already SHA-256(0x00 || leaf)); returns its index. */
   append(leafHash: Uint8Array): number {
-    let index = this.push(0, leafHash);
-    const leafIndex = index;
+    if (leafHash.length !== 32) throw new RangeError('a leaf hash is 32 bytes');
+    const index = this.reserve(0);
+    this.levels[0]!.bytes.set(leafHash, index * 32);
+    this.hashParents(index);
+    return index;
+  }
+
+  /**
+   * Appends the leaf whose hash input, 0x00 || leaf, is given; returns its index. The leaf's hash
+   * and the interior nodes it completes are written straight into the rows.
+   */
+  appendHashOf(leafInput: Uint8Array): number {
+    const index = this.reserve(0);
+    this.hasher.sha256Into(leafInput, this.levels[0]!.bytes, index * 32);
+    this.hashParents(index);
+    return index;
+  }
+
+  /** The perfect subtrees that the leaf just written at `index` completes, lowest first. */
+  private hashParents(index: number): void {
     let level = 0;
-    let hash = leafHash;
     while (index % 2 === 1) {
-      hash = this.hasher.nodeHash(this.node(level, index - 1), hash);
+      const row = this.levels[level]!.bytes;
+      const start = (index - 1) * 32;
+      const input = this.nodeInput;
+      for (let i = 0; i < 64; i++) input[1 + i] = row[start + i]!;
       level++;
-      index = this.push(level, hash);
+      index = this.reserve(level);
+      this.hasher.sha256Into(input, this.levels[level]!.bytes, index * 32);
     }
-    return leafIndex;
   }
 
   /** The hash of a stored perfect subtree. */
@@ -392,7 +426,8 @@ export class MemoryMerkleTree {
     return consistencyRanges(first, second).map(([s, e]) => this.rangeHash(s, e));
   }
 
-  private push(level: number, hash: Uint8Array): number {
+  /** The index of a new node at the end of the level's row, grown to hold its 32 bytes. */
+  private reserve(level: number): number {
     let row = this.levels[level];
     if (!row) {
       row = { bytes: new Uint8Array(32 * 16), count: 0 };
@@ -403,7 +438,6 @@ export class MemoryMerkleTree {
       grown.set(row.bytes);
       row.bytes = grown;
     }
-    row.bytes.set(hash, row.count * 32);
     return row.count++;
   }
 }

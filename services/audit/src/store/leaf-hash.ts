@@ -20,10 +20,16 @@ export function auditLeafHash(event: { seq?: number }): Uint8Array {
 
 /** The leaf hash of an event whose canonical JSON is already written. */
 export function leafHashOfJson(json: string): Uint8Array {
+  return merkleHasher.sha256(leafInputOfJson(json));
+}
+
+/**
+ * 0x00 || the UTF-8 of the JSON: a leaf's hash input, valid until the next call (it is written
+ * into the reused buffer when it fits).
+ */
+export function leafInputOfJson(json: string): Uint8Array {
   // UTF-8 takes at most 3 bytes per UTF-16 unit.
-  const input =
-    1 + 3 * json.length <= leafInput.length
-      ? leafInput.subarray(0, 1 + leafInput.write(json, 1, 'utf8'))
-      : Buffer.from('\u0000' + json, 'utf8');
-  return merkleHasher.sha256(input);
+  return 1 + 3 * json.length <= leafInput.length
+    ? leafInput.subarray(0, 1 + leafInput.write(json, 1, 'utf8'))
+    : Buffer.from('\u0000' + json, 'utf8');
 }

@@ -13,7 +13,7 @@ import {
   type StatsBucket,
   type StoredCheckpoint,
 } from './event-store';
-import { auditLeafHash, leafHashOfJson } from './leaf-hash';
+import { auditLeafHash, leafInputOfJson } from './leaf-hash';
 
 const NOT_PLAIN = Symbol('not plain');
 
@@ -318,7 +318,8 @@ export class MemoryEventStore implements EventStore, LogStore {
     } finally {
       // A plain copy's JSON.stringify is its canonical JSON (storedCopy); any other is canonicalised.
       for (const { log, stored, plain } of leaves)
-        log.append(plain ? leafHashOfJson(JSON.stringify(stored)) : auditLeafHash(stored));
+        if (plain) log.appendHashOf(leafInputOfJson(JSON.stringify(stored)));
+        else log.append(auditLeafHash(stored));
     }
   }
 
