@@ -105,6 +105,19 @@ describe('RFC 9162 Merkle tree', () => {
     expect(hex(pure.root())).toBe(VECTOR_ROOTS[7]);
   });
 
+  it('when leaves are appended by their hash input (appendHashOf), then every prefix has the root of the definitions, on both SHA-256s', () => {
+    const all = [...VECTOR_LEAVES, ...leavesOf(70)];
+    // Node's, which writes digests into the rows, and the pure one through the default sha256Into.
+    for (const hasher of [merkleHasher, new MerkleHasher(sha256)]) {
+      const tree = new MemoryMerkleTree(hasher);
+      all.forEach((leaf, i) => {
+        expect(tree.appendHashOf(Buffer.concat([Buffer.from([0]), leaf]))).toBe(i);
+        expect(hex(tree.root())).toBe(hex(mth(all.slice(0, i + 1))));
+      });
+      expect(hex(tree.root(VECTOR_LEAVES.length))).toBe(VECTOR_ROOTS[7]);
+    }
+  });
+
   it('when trees of every size up to 40 are built, then root, inclusion and consistency proofs equal the definitions and verify', () => {
     const all = leavesOf(40);
     const tree = new MemoryMerkleTree(merkleHasher);
