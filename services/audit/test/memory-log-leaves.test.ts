@@ -78,21 +78,28 @@ describe('the memory store: leaves from its sorted copies', () => {
     );
   });
 
-  it('when an event in a batch cannot be copied, then the events stored before it have their leaves and the rest are not stored', async () => {
-    const store = new MemoryEventStore();
-    const tenant = newId('tnt');
-    const first = buildAuditEvent(tenant, { data: { a: 1 } });
-    const broken = { ...buildAuditEvent(tenant), data: { f: () => 1 } } as unknown as AuditEvent;
-    const after = buildAuditEvent(tenant, { data: { b: 2 } });
-    await expect(store.insertMany([first, broken, after])).rejects.toThrow();
-    expect(await store.logSize(tenant)).toBe(1);
-    const [leaf] = await store.logHashes(tenant, [[0, 1]]);
-    expect(hex(leaf!)).toBe(hex(merkleHasher.leafHash(auditLeafBytes({ ...first, seq: 1 }))));
-    expect(await store.get(tenant, after.id)).toBeNull();
-    // The batch's leaves are in: the next event takes the next seq.
-    await store.insert(after);
-    expect((await store.get(tenant, after.id))?.seq).toBe(2);
-  });
+  it.each([
+    ['cannot be copied (a function)', { f: () => 1 }],
+    ['has no canonical JSON (NaN)', { n: NaN }],
+  ])(
+    'when an event in a batch %s, then the events stored before it have their leaves and it and the rest are not stored',
+    async (_, data) => {
+      const store = new MemoryEventStore();
+      const tenant = newId('tnt');
+      const first = buildAuditEvent(tenant, { data: { a: 1 } });
+      const broken = { ...buildAuditEvent(tenant), data } as unknown as AuditEvent;
+      const after = buildAuditEvent(tenant, { data: { b: 2 } });
+      await expect(store.insertMany([first, broken, after])).rejects.toThrow();
+      expect(await store.get(tenant, broken.id)).toBeNull();
+      expect(await store.logSize(tenant)).toBe(1);
+      const [leaf] = await store.logHashes(tenant, [[0, 1]]);
+      expect(hex(leaf!)).toBe(hex(merkleHasher.leafHash(auditLeafBytes({ ...first, seq: 1 }))));
+      expect(await store.get(tenant, after.id)).toBeNull();
+      // The batch's leaves are in: the next event takes the next seq.
+      await store.insert(after);
+      expect((await store.get(tenant, after.id))?.seq).toBe(2);
+    },
+  );
 
   it('when a delivered event carries a seq of its own, then the store’s seq is the one hashed and read', async () => {
     const store = new MemoryEventStore();

@@ -288,11 +288,13 @@ export class MemoryEventStore implements EventStore, LogStore {
    * hashes and appends their leaves in the same order: a batch in one synchronous pass, with no
    * promise per event, and the leaves hashed in one loop after the copies rather than between them
    * (docs/PERFORMANCE.md, "Tamper-evident log benchmark (issue 42)"). No read sees an event before
-   * its leaf; an event that fails to copy stops the batch there, and the leaves of those stored
-   * before it are appended all the same.
+   * its leaf. An event that fails to copy, or has no canonical JSON (a copy that is not plain is
+   * hashed before it is stored), stops the batch there, unstored; the leaves of the events stored
+   * before it are appended all the same (a plain copy's JSON.stringify cannot throw).
    */
   private store(events: readonly AuditEvent[]): void {
-    const leaves: { log: MemoryMerkleTree; stored: AuditEvent; plain: boolean }[] = [];
+    /** A plain copy, whose JSON.stringify is its canonical JSON (storedCopy), or the leaf hash of another. */
+    const leaves: { log: MemoryMerkleTree; plain?: AuditEvent; hash?: Uint8Array }[] = [];
     /** Leaves waiting per tree: the next seq is the tree's size + those + 1. */
     const waiting = new Map<MemoryMerkleTree, number>();
     try {
@@ -310,16 +312,15 @@ export class MemoryEventStore implements EventStore, LogStore {
         const { copy: stored, plain } = storedCopy(event, seq, log !== undefined);
         this.shareCommonStrings(stored);
         if (log) {
-          leaves.push({ log, stored, plain });
+          leaves.push(plain ? { log, plain: stored } : { log, hash: auditLeafHash(stored) });
           waiting.set(log, ahead + 1);
         }
         this.index(stored);
       }
     } finally {
-      // A plain copy's JSON.stringify is its canonical JSON (storedCopy); any other is canonicalised.
-      for (const { log, stored, plain } of leaves)
-        if (plain) log.appendHashOf(leafInputOfJson(JSON.stringify(stored)));
-        else log.append(auditLeafHash(stored));
+      for (const { log, plain, hash } of leaves)
+        if (plain) log.appendHashOf(leafInputOfJson(JSON.stringify(plain)));
+        else log.append(hash!);
     }
   }
 
