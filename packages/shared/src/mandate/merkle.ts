@@ -172,7 +172,7 @@ export class MerkleHasher {
   /**
    * 0x01 || left || right for two 32-byte hashes, reused: a log appends one interior node per leaf
    * on average, and a fresh input buffer per node was a third of its cost (docs/PERFORMANCE.md,
-   * "Tamper-evident log benchmark (issue 42)"). Safe because sha256 is synchronous and keeps no reference.
+   * "Tamper-evident log benchmark (issue 42)"). Safe because sha256 and sha256Into are synchronous and keep no reference.
    */
   private readonly nodeInput = new Uint8Array(65);
 
@@ -213,6 +213,17 @@ export class MerkleHasher {
     input.set(left, 1);
     input.set(right, 1 + left.length);
     return this.sha256(input);
+  }
+
+  /**
+   * SHA-256(0x01 || left || right) of two 32-byte sibling hashes that sit side by side in `row`
+   * from `start`, written into `out` at `offset`: a tree that keeps its nodes in rows hashes a
+   * parent with no object per hash.
+   */
+  nodeHashInto(row: Uint8Array, start: number, out: Uint8Array, offset: number): void {
+    const input = this.nodeInput;
+    for (let i = 0; i < 64; i++) input[1 + i] = row[start + i]!;
+    this.sha256Into(input, out, offset);
   }
 
   /** The MTH of a range from its perfect subtrees, left to right (as `perfectNodes` lists them). */
@@ -359,9 +370,6 @@ export class MemoryMerkleTree {
     return this.levels[0]?.count ?? 0;
   }
 
-  /** 0x01 || left || right of the node being hashed: siblings sit side by side in their row. */
-  private readonly nodeInput = new Uint8Array(65).fill(1, 0, 1);
-
   /** Appends a leaf hash (already SHA-256(0x00 || leaf)); returns its index. */
   append(leafHash: Uint8Array): number {
     if (leafHash.length !== 32) throw new RangeError('a leaf hash is 32 bytes');
@@ -386,13 +394,12 @@ export class MemoryMerkleTree {
   private hashParents(index: number): void {
     let level = 0;
     while (index % 2 === 1) {
+      // Siblings sit side by side in their row: the left one is just before the right one.
       const row = this.levels[level]!.bytes;
       const start = (index - 1) * 32;
-      const input = this.nodeInput;
-      for (let i = 0; i < 64; i++) input[1 + i] = row[start + i]!;
       level++;
       index = this.reserve(level);
-      this.hasher.sha256Into(input, this.levels[level]!.bytes, index * 32);
+      this.hasher.nodeHashInto(row, start, this.levels[level]!.bytes, index * 32);
     }
   }
 
