@@ -486,8 +486,12 @@ function floorLines(
     )}`,
     `goal "saturation (closed loop) ≥ 1.0× the floor's in the same run": ${(rps(stackRounds) / rps(floorRounds)).toFixed(2)}× ${rps(stackRounds) >= rps(floorRounds) ? 'met' : 'not met'}` +
       (CONTENTION ? ' (under contention)' : ''),
-    `goal "CPU per verify, summed over all processes, ≤ 250 µs" (at saturation): ${Math.round(median(stackCpu))} µs (spread ${spread(stackCpu, 0)}) ${median(stackCpu) <= 250 ? 'met' : 'not met'}; ` +
-      `the floor's in the same run ${Math.round(median(floorCpu))} µs (spread ${spread(floorCpu, 0)}), stack / floor ${(median(stackCpu) / median(floorCpu)).toFixed(2)}×`,
+    // Judged against the floor, as the latency is; the first, absolute line beside it
+    // (docs/DECISIONS.md, "Verify's CPU goal is the floor's, not a number of microseconds").
+    `goal "CPU per verify at saturation, summed over all processes, ≤ the floor's in the same run": ` +
+      `${(median(stackCpu) / median(floorCpu)).toFixed(2)}× ${median(stackCpu) <= median(floorCpu) ? 'met' : 'not met'} ` +
+      `(stack ${Math.round(median(stackCpu))} µs, spread ${spread(stackCpu, 0)}; floor ${Math.round(median(floorCpu))} µs, spread ${spread(floorCpu, 0)}; ` +
+      `the first line's ≤ 250 µs: ${median(stackCpu) <= 250 ? 'met' : 'not met'})`,
   ];
 }
 
@@ -604,7 +608,7 @@ function openLoopReport(results: Map<number, OpenLoopRates>): string {
   // At a fixed rate far below saturation a process's idle wake-ups (timers, heartbeats) are shared
   // by few requests, so the figure above is mostly idle cost; the goal is judged at saturation.
   goals.push(
-    `goal "CPU per verify, summed over all processes, ≤ 250 µs": judged at saturation (closed loop: npm run bench:verify); at the rates above ${Math.round(Math.min(...cpuAll))}–${Math.round(Math.max(...cpuAll))} µs`,
+    `goal "CPU per verify at saturation ≤ the floor's": judged in the closed loop (npm run bench:verify); the stack at the rates above ${Math.round(Math.min(...cpuAll))}–${Math.round(Math.max(...cpuAll))} µs`,
     `goal "0 non-2xx in the benchmark": ${verdict(failuresAll === 0)} (${failuresAll})`,
   );
   out.push(
