@@ -15,12 +15,7 @@ leafInput[0] = 0;
  * docs/PERFORMANCE.md, "Tamper-evident log benchmark (issue 42)").
  */
 export function auditLeafHash(event: { seq?: number }): Uint8Array {
-  return leafHashOfJson(canonicalJson(event));
-}
-
-/** The leaf hash of an event whose canonical JSON is already written. */
-export function leafHashOfJson(json: string): Uint8Array {
-  return merkleHasher.sha256(leafInputOfJson(json));
+  return merkleHasher.sha256(leafInputOfJson(canonicalJson(event)));
 }
 
 /**

@@ -294,7 +294,9 @@ export class MemoryEventStore implements EventStore, LogStore {
    */
   private store(events: readonly AuditEvent[]): void {
     /** A plain copy, whose JSON.stringify is its canonical JSON (storedCopy), or the leaf hash of another. */
-    const leaves: { log: MemoryMerkleTree; plain?: AuditEvent; hash?: Uint8Array }[] = [];
+    const leaves: (
+      { log: MemoryMerkleTree; plain: AuditEvent } | { log: MemoryMerkleTree; hash: Uint8Array }
+    )[] = [];
     /** Leaves waiting per tree: the next seq is the tree's size + those + 1. */
     const waiting = new Map<MemoryMerkleTree, number>();
     try {
@@ -318,9 +320,9 @@ export class MemoryEventStore implements EventStore, LogStore {
         this.index(stored);
       }
     } finally {
-      for (const { log, plain, hash } of leaves)
-        if (plain) log.appendHashOf(leafInputOfJson(JSON.stringify(plain)));
-        else log.append(hash!);
+      for (const leaf of leaves)
+        if ('plain' in leaf) leaf.log.appendHashOf(leafInputOfJson(JSON.stringify(leaf.plain)));
+        else leaf.log.append(leaf.hash);
     }
   }
 
