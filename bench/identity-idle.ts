@@ -7,7 +7,8 @@
  *
  * Env: BENCH_KEYS (10000), BENCH_SECONDS (60), BENCH_TRICKLE_PER_S (20), BENCH_BOTH=1 (every key on
  * both gateways, not half on each: twice the warm-up), BENCH_CHECK_INTERVAL_MS (the gateways'
- * CREDENTIAL_CHECK_INTERVAL_MS; a large one shows identity's cost without the checks).
+ * CREDENTIAL_CHECK_INTERVAL_MS, made only while a gateway holds no live credential feed; the
+ * feed's silence bound is twice it).
  * On a shared machine the absolute figures move with the neighbours: compare the two windows.
  */
 import { startService, startStack, AMQP_URL, REDIS_URL, apiClient } from '../test/support/stack';

@@ -38,12 +38,44 @@ const BUDGET_MS = 1000;
 /** A staging key's activation window in this file. */
 const STAGING_TTL_MS = 2500;
 
-/** Counts identity's calls by path: which ones a gateway makes while nothing changes. */
+/**
+ * Counts identity's calls by path (which ones a gateway makes while nothing changes), and can
+ * cut the credential feed (refused from then on) or stall it (open, but nothing arrives).
+ */
 class CountingClient extends ServiceClient {
   readonly calls = new Map<string, number>();
+  feedRefused = false;
+  feedStalled = false;
+  private readonly feeds = new Set<AbortController>();
   override request(req: UpstreamRequest) {
     this.calls.set(req.path, (this.calls.get(req.path) ?? 0) + 1);
     return super.request(req);
+  }
+  override async hold(req: UpstreamRequest) {
+    if (this.feedRefused) throw new Error('feed refused by the test');
+    const cut = new AbortController();
+    req.signal?.addEventListener('abort', () => cut.abort());
+    this.feeds.add(cut);
+    const answer = await super.hold({ ...req, signal: cut.signal });
+    const stalled = () => this.feedStalled;
+    const done = () => this.feeds.delete(cut);
+    async function* unlessStalled() {
+      try {
+        for await (const chunk of answer.body) if (!stalled()) yield chunk;
+      } finally {
+        done();
+      }
+    }
+    return { status: answer.status, body: unlessStalled() };
+  }
+  /** Cuts the feeds open now; new ones are refused. */
+  cutFeed() {
+    this.feedRefused = true;
+    for (const cut of this.feeds) cut.abort();
+  }
+  restoreFeed() {
+    this.feedRefused = false;
+    this.feedStalled = false;
   }
   count(path: string) {
     return this.calls.get(path) ?? 0;
@@ -53,11 +85,14 @@ class CountingClient extends ServiceClient {
 /**
  * docs/DECISIONS.md, "Credential changes": a gateway that receives no credential event at all
  * (no RabbitMQ here, as with the broker cut) still refuses a revoked key, a downgraded role and an
- * expired staging key on time, through the epoch check alone, and asks identity nothing per key
- * while nothing changes. Real identity in-process (memory store); mandates is an echo of the
- * caller the gateway established.
+ * expired staging key on time — through identity's credential feed, or through the epoch check
+ * alone — and asks identity nothing per key while nothing changes. Real identity in-process
+ * (memory store) over HTTP; mandates is an echo of the caller the gateway established.
  */
-describe('gateway: credential epoch check without the push (real identity in-process)', () => {
+describe.each([
+  { safetyNet: 'the epoch check alone', feed: false },
+  { safetyNet: "identity's credential feed", feed: true },
+])('gateway: $safetyNet without the push (real identity in-process)', ({ feed }) => {
   let identity: IdentityApp;
   let identityServer: RunningServer;
   let echo: RunningServer;
@@ -93,8 +128,17 @@ describe('gateway: credential epoch check without the push (real identity in-pro
     clients.push(identityClient, echoClient);
     keys = new CachedKeyResolver(identityClient, testTokens, CACHE_TTL_MS);
     subjects = new CachedSubjectResolver(identityClient, testTokens, CACHE_TTL_MS);
-    check = new CredentialEpochCheck(identityClient, testTokens, [keys, subjects], CHECK_MS, silent);
+    check = new CredentialEpochCheck(
+      identityClient,
+      testTokens,
+      [keys, subjects],
+      CHECK_MS,
+      silent,
+      Date.now,
+      { feed },
+    );
     check.start();
+    if (feed) await eventually(() => (check.feedLive ? true : undefined), 10_000, 'the feed live');
     gateway = createApp({
       tokens: testTokens,
       logger: silent,
@@ -109,7 +153,7 @@ describe('gateway: credential epoch check without the push (real identity in-pro
   });
 
   afterAll(async () => {
-    check?.stop();
+    await check?.stop();
     await gateway?.stop();
     await Promise.all(clients.map((c) => c.close()));
     await identity?.stop();
@@ -160,39 +204,51 @@ describe('gateway: credential epoch check without the push (real identity in-pro
     return performance.now() - since;
   }
 
-  it('when keys in use are not changing, then the gateway asks identity about none of them again, only for the epoch', async () => {
-    const t = await tenant();
-    const inUse = await Promise.all(Array.from({ length: 10 }, () => newKey(t)));
-    for (const k of inUse) expect((await call('GET', '/v1/mandates', k.auth)).status).toBe(200);
-    const resolvesBefore = identityClient.count('/internal/v1/keys/resolve');
-    const checksBefore = identityClient.count('/internal/v1/credentials/changes');
-    // Well over the old refresh period (250–375 ms per key) and several check intervals.
-    const until = performance.now() + 1500;
-    while (performance.now() < until)
-      for (const k of inUse) expect((await call('GET', '/v1/mandates', k.auth)).status).toBe(200);
-    await eventually(
-      () => (identityClient.count('/internal/v1/credentials/changes') - checksBefore >= 3 ? true : undefined),
-      10_000,
-      'three epoch checks',
+  /** Revokes `k`; ms from the revoke returning to the key's first refusal. */
+  async function revokeAndTimeRefusal(t: { id: string; auth: string }, k: { keyId: string; auth: string }) {
+    const revoked = await call('POST', `/v1/tenants/${t.id}/api-keys/${k.keyId}/revoke`, t.auth);
+    const since = performance.now();
+    expect(revoked.status).toBe(200);
+    return refusedAfter(
+      () => call('GET', '/v1/mandates', k.auth),
+      (res) => res.status === 401,
+      since,
     );
-    expect(identityClient.count('/internal/v1/keys/resolve')).toBe(resolvesBefore);
-    expect(identityClient.count('/internal/v1/keys/resolve-many')).toBe(0);
-  }, 30_000);
+  }
 
-  it('when a key is revoked, then it is refused within 1 s of the revoke returning, by the epoch check alone', async () => {
+  const checkOnly = feed ? () => undefined : it;
+  const feedOnly = feed ? it : () => undefined;
+
+  checkOnly(
+    'when keys in use are not changing, then the gateway asks identity about none of them again, only for the epoch',
+    async () => {
+      const t = await tenant();
+      const inUse = await Promise.all(Array.from({ length: 10 }, () => newKey(t)));
+      for (const k of inUse) expect((await call('GET', '/v1/mandates', k.auth)).status).toBe(200);
+      const resolvesBefore = identityClient.count('/internal/v1/keys/resolve');
+      const checksBefore = identityClient.count('/internal/v1/credentials/changes');
+      // Well over the old refresh period (250–375 ms per key) and several check intervals.
+      const until = performance.now() + 1500;
+      while (performance.now() < until)
+        for (const k of inUse) expect((await call('GET', '/v1/mandates', k.auth)).status).toBe(200);
+      await eventually(
+        () =>
+          identityClient.count('/internal/v1/credentials/changes') - checksBefore >= 3 ? true : undefined,
+        10_000,
+        'three epoch checks',
+      );
+      expect(identityClient.count('/internal/v1/keys/resolve')).toBe(resolvesBefore);
+      expect(identityClient.count('/internal/v1/keys/resolve-many')).toBe(0);
+    },
+    30_000,
+  );
+
+  it('when a key is revoked, then it is refused within 1 s of the revoke returning, by the safety net alone', async () => {
     const t = await tenant();
     for (let round = 0; round < 3; round++) {
       const k = await newKey(t);
       expect((await call('GET', '/v1/mandates', k.auth)).status).toBe(200);
-      const revoked = await call('POST', `/v1/tenants/${t.id}/api-keys/${k.keyId}/revoke`, t.auth);
-      const since = performance.now();
-      expect(revoked.status).toBe(200);
-      const ms = await refusedAfter(
-        () => call('GET', '/v1/mandates', k.auth),
-        (res) => res.status === 401,
-        since,
-      );
-      expect(ms).toBeLessThan(BUDGET_MS);
+      expect(await revokeAndTimeRefusal(t, k)).toBeLessThan(BUDGET_MS);
     }
   }, 30_000);
 
@@ -250,4 +306,47 @@ describe('gateway: credential epoch check without the push (real identity in-pro
     for (const k of [ka, kb]) expect((await call('GET', '/v1/mandates', k.auth)).status).toBe(200);
     expect(identityClient.count('/internal/v1/keys/resolve')).toBe(before + 1);
   });
+
+  feedOnly(
+    'when keys in use are not changing and the feed is live, then the gateway asks identity nothing at all',
+    async () => {
+      const t = await tenant();
+      const inUse = await Promise.all(Array.from({ length: 10 }, () => newKey(t)));
+      for (const k of inUse) expect((await call('GET', '/v1/mandates', k.auth)).status).toBe(200);
+      const before = new Map(identityClient.calls);
+      // Several ticks and check intervals, the caches still trusted (only the feed vouches for them).
+      const until = performance.now() + 1500;
+      while (performance.now() < until)
+        for (const k of inUse) expect((await call('GET', '/v1/mandates', k.auth)).status).toBe(200);
+      expect(identityClient.calls).toEqual(before);
+      expect(check.feedLive).toBe(true);
+    },
+    30_000,
+  );
+
+  const feedStops = [
+    { how: 'cut', stop: (c: CountingClient) => c.cutFeed() },
+    { how: 'silent', stop: (c: CountingClient) => (c.feedStalled = true) },
+  ];
+  if (feed)
+    it.each(feedStops)(
+      'when the feed is $how, then the epoch check takes over and a revoke is still refused within 1 s',
+      async ({ stop }) => {
+        const t = await tenant();
+        const k = await newKey(t);
+        expect((await call('GET', '/v1/mandates', k.auth)).status).toBe(200);
+        const checksBefore = identityClient.count('/internal/v1/credentials/changes');
+        stop(identityClient);
+        try {
+          expect(await revokeAndTimeRefusal(t, k)).toBeLessThan(BUDGET_MS);
+          expect(check.feedLive).toBe(false);
+          expect(identityClient.count('/internal/v1/credentials/changes')).toBeGreaterThan(checksBefore);
+        } finally {
+          identityClient.restoreFeed();
+        }
+        // Back: the feed reconnects and vouches again.
+        await eventually(() => (check.feedLive ? true : undefined), 15_000, 'the feed live again');
+      },
+      30_000,
+    );
 });

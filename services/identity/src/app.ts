@@ -3,6 +3,7 @@ import { ownRelayUnlessGiven } from '@mandate/shared/events';
 import { internalServiceApp } from '@mandate/shared/http';
 import { outboxAppLifecycle } from '@mandate/shared/service';
 import { endRotationGraces, expireStagingKeys } from './api-keys/api-keys';
+import { CredentialChangeFeed } from './credential-changes/feed';
 import {
   identityVerificationInternalRoutes,
   identityVerificationRoutes,
@@ -16,7 +17,11 @@ export type { Deps };
 export function createApp(given: Deps) {
   // Every write stores its events in the outbox; this relay publishes them until the broker confirms.
   const ownRelay = ownRelayUnlessGiven(given);
-  const deps: Deps = { ...given, relay: given.relay ?? ownRelay };
+  // The gateways' credential feeds: one epoch read per tick for all of them (docs/DECISIONS.md, "Credential changes").
+  const credentialFeed =
+    given.credentialFeed ??
+    new CredentialChangeFeed(given.store.credentialChanges, given.credentialFeedTickMs ?? 250, given.logger);
+  const deps: Deps = { ...given, relay: given.relay ?? ownRelay, credentialFeed };
   // Every instance may sweep: the conditional revoke lets one of them win each key and announce it.
   const stagingSweeper = deps.stagingSweepIntervalMs
     ? new PeriodicTask(
@@ -53,10 +58,21 @@ export function createApp(given: Deps) {
     ],
   });
 
+  const lifecycle = outboxAppLifecycle(app, ownRelay, [stagingSweeper]);
   return {
     /** What the routes run the use cases with, for what no route triggers (the staging-key sweep). */
     deps,
-    ...outboxAppLifecycle(app, ownRelay, [stagingSweeper]),
+    ...lifecycle,
+    async start(port?: number, host?: string) {
+      const running = await lifecycle.start(port, host);
+      credentialFeed.start();
+      return running;
+    },
+    // The feeds end first: the server's close waits for the answers it holds open.
+    async stop() {
+      await credentialFeed.stop();
+      await lifecycle.stop();
+    },
   };
 }
 

@@ -38,6 +38,7 @@ export const wire: Wire<IdentityConfig, Deps> = (config, logger, overrides = {})
         ...loggerAndClock(overrides, logger),
         stagingKeyTtlMs: overrides.stagingKeyTtlMs ?? config.STAGING_KEY_TTL_HOURS * 3_600_000,
         stagingSweepIntervalMs: overrides.stagingSweepIntervalMs ?? config.STAGING_KEY_SWEEP_INTERVAL_MS,
+        credentialFeedTickMs: config.CREDENTIAL_FEED_TICK_MS,
         rotationGraceSeconds: overrides.rotationGraceSeconds ?? config.KEY_ROTATION_GRACE_SECONDS,
         wallet: overrides.wallet ?? (await walletVerifierFromConfig(config)),
       };

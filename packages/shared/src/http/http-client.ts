@@ -1,4 +1,4 @@
-import { Pool, errors as undiciErrors } from 'undici';
+import { Pool, errors as undiciErrors, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { z } from 'zod';
 import { injectTraceHeaders, tracingEnabled } from '../observability/tracing';
@@ -188,6 +188,22 @@ export class ServiceClient {
       }
     }
     throw new UpstreamUnavailable(lastError);
+  }
+
+  /**
+   * An answer held open (identity's credential feed): its status and its body as it arrives, from
+   * the next replica in turn. Never retried: the caller reconnects. `req.signal` ends it, and must
+   * before close(), which waits for it.
+   */
+  async hold(req: UpstreamRequest): Promise<{ status: number; body: AsyncIterable<Buffer> }> {
+    const { statusCode, body } = await this.pickPool().request({
+      method: req.method as Dispatcher.HttpMethod,
+      path: req.path,
+      headers: req.headers,
+      body: req.body,
+      signal: req.signal,
+    });
+    return { status: statusCode, body };
   }
 
   async close(): Promise<void> {

@@ -2,6 +2,7 @@ import { internalRoutes, type CredentialChange } from '@mandate/identity';
 import { type InternalTokens } from '@mandate/shared/core';
 import { type Logger } from '@mandate/shared/observability';
 import { ContractClient, type ServiceClient } from '@mandate/shared/http';
+import { CredentialFeedReader } from './credential-feed';
 
 /** A credential cache the epoch check keeps: drops what changed, then is vouched for as of the check. */
 export interface CredentialCache {
@@ -22,13 +23,17 @@ const FORGET_UNUSED_MS = 10 * 60_000;
 const LOG_FAILURE_EVERY_MS = 10_000;
 
 /**
- * The safety net under the credential push (docs/DECISIONS.md, "Credential changes"): one call to
- * identity per interval per gateway, whatever the number of keys in use. Identity answers its
- * credential epoch and what changed since the epoch this gateway saw last; the caches drop that
- * (everything when the list is no longer complete, as on the first check) and are vouched for as
- * of the moment the check began. So a change this gateway's subscription missed — the broker cut,
- * the queue gone — takes effect here one interval after the call that made it returned, and
- * while the checks fail, cached answers run out after KEY_CACHE_TTL_MS as before.
+ * The safety net under the credential push (docs/DECISIONS.md, "Credential changes"). With
+ * `feed`, identity's credential feed: one answer held open, a line per tick or change, each
+ * dropping what changed and vouching for the rest as of when identity read its epoch (or when the
+ * line arrived, if earlier: another host's clock is never trusted ahead of this one). While no line
+ * has come for twice the interval — no feed, or one gone silent — one call to identity per interval
+ * instead, whatever the number of keys in use: identity answers its credential epoch and what
+ * changed since the epoch this gateway saw last; the caches drop that (everything when the list is
+ * no longer complete, as on the first check) and are vouched for as of the moment the check began.
+ * So a change this gateway's subscription missed — the broker cut, the queue gone — takes effect
+ * here within one tick or one interval after the call that made it returned, and while neither
+ * answers, cached answers run out after KEY_CACHE_TTL_MS as before.
  */
 export class CredentialEpochCheck {
   private readonly identity: ContractClient;
@@ -37,6 +42,7 @@ export class CredentialEpochCheck {
   private running?: Promise<boolean>;
   private lastForget: number;
   private lastFailureLog = -Infinity;
+  private readonly feed?: CredentialFeedReader;
 
   constructor(
     identity: ServiceClient,
@@ -45,10 +51,26 @@ export class CredentialEpochCheck {
     private readonly intervalMs: number,
     private readonly logger: Logger,
     private readonly now: () => number = Date.now,
+    options: { feed?: boolean } = {},
   ) {
     // Its own failures are its own to log (throttled below), not one line per failed call.
     this.identity = new ContractClient(identity, { name: 'identity', logger });
     this.lastForget = now();
+    if (options.feed)
+      this.feed = new CredentialFeedReader(
+        identity,
+        tokens,
+        (line, receivedAt) => this.apply(line, Math.min(line.at, receivedAt)),
+        () => this.epoch,
+        2 * intervalMs,
+        logger,
+        now,
+      );
+  }
+
+  /** Whether identity's feed is vouching for the caches (no checks are made meanwhile). */
+  get feedLive(): boolean {
+    return this.feed?.live ?? false;
   }
 
   /** The epoch last seen (undefined before the first check succeeded). */
@@ -58,14 +80,18 @@ export class CredentialEpochCheck {
 
   start(): void {
     if (this.timer) return;
-    this.timer = setInterval(() => void this.check(), this.intervalMs);
+    this.timer = setInterval(() => {
+      if (!this.feedLive) void this.check();
+    }, this.intervalMs);
     this.timer.unref();
+    this.feed?.start();
     void this.check();
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     clearInterval(this.timer);
     this.timer = undefined;
+    await this.feed?.stop();
   }
 
   /** One check (a check under way is joined); true when it succeeded. */
@@ -89,10 +115,7 @@ export class CredentialEpochCheck {
         { token, requestId },
       );
       if (!answer.ok) throw new Error(`identity refused the credential check (${answer.status})`);
-      const { epoch, changes } = answer.body;
-      for (const cache of this.caches) cache.drop(changes);
-      this.epoch = epoch;
-      for (const cache of this.caches) cache.vouch(startedAt);
+      this.apply(answer.body, startedAt);
     } catch (err) {
       if (startedAt - this.lastFailureLog >= LOG_FAILURE_EVERY_MS) {
         this.lastFailureLog = startedAt;
@@ -100,10 +123,17 @@ export class CredentialEpochCheck {
       }
       return false;
     }
-    if (startedAt - this.lastForget >= 60_000) {
-      this.lastForget = startedAt;
+    return true;
+  }
+
+  /** Identity's word as of `at`: what changed is dropped, the rest is vouched for. */
+  private apply({ epoch, changes }: { epoch: number; changes: CredentialChange[] | null }, at: number): void {
+    for (const cache of this.caches) cache.drop(changes);
+    this.epoch = epoch;
+    for (const cache of this.caches) cache.vouch(at);
+    if (at - this.lastForget >= 60_000) {
+      this.lastForget = at;
       for (const cache of this.caches) cache.forgetUnused(FORGET_UNUSED_MS);
     }
-    return true;
   }
 }

@@ -31,9 +31,9 @@ export interface CredentialEventSource {
  * The gateway's credential checks: the cached key resolver, the JWT authenticator when
  * JWT_ISSUERS names issuers, a per-process subscription to key and role events that evicts
  * cached resolutions at once on every replica — over RabbitMQ, or in embedded mode over the
- * in-process bus — and the credential epoch check every CREDENTIAL_CHECK_INTERVAL_MS, which
- * catches what the subscription missed and keeps the rest trusted (docs/DECISIONS.md,
- * "Credential changes"). While the check fails, KEY_CACHE_TTL_MS bounds how long a revoked key or
+ * in-process bus — and identity's credential feed, or while it is silent the credential epoch
+ * check every CREDENTIAL_CHECK_INTERVAL_MS, which catch what the subscription missed and keep the
+ * rest trusted (docs/DECISIONS.md, "Credential changes"). While the check fails, KEY_CACHE_TTL_MS bounds how long a revoked key or
  * role still works.
  */
 export async function wireCredentials(
@@ -75,7 +75,9 @@ export async function wireCredentials(
     10,
     Math.min(config.CREDENTIAL_CHECK_INTERVAL_MS ?? 250, Math.floor(config.KEY_CACHE_TTL_MS / 2)),
   );
-  const check = new CredentialEpochCheck(identity, tokens, caches, interval, logger);
+  const check = new CredentialEpochCheck(identity, tokens, caches, interval, logger, Date.now, {
+    feed: true,
+  });
   check.start();
   // Read before the first blocked address needs it; a failure is logged and the next need reads again.
   void usableKeys?.refresh();
@@ -94,7 +96,7 @@ export async function wireCredentials(
     subjects,
     check,
     async close() {
-      check.stop();
+      await check.stop();
       clearInterval(reportUse);
       await subscriber?.stop();
     },

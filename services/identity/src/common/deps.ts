@@ -23,6 +23,8 @@ export interface IdentityDeps {
   rotationGraceSeconds?: number;
   /** The OpenID4VP verifier (key, public URL, trust list); absent → identity verification answers 503. */
   wallet?: WalletVerifier;
+  /** Told of each credential change recorded here, to write it to the gateways' feeds at once. */
+  credentialFeed?: { changed(): void };
   /** For what a use case logs (a failed wallet answer's reason); never a claim value. */
   logger?: Logger;
 }

@@ -85,6 +85,17 @@ export const credentialChangesSchema = z.object({
   changes: z.array(credentialChangeSchema).nullable(),
 });
 
+/** The credential feed's query: the epoch the gateway knows (none when it knows none). */
+export const credentialFeedQuery = z.strictObject({
+  since: z
+    .string()
+    .regex(/^\d{1,15}$/, 'must be a whole number')
+    .transform(Number)
+    .optional(),
+});
+/** One line of the feed: what changed after the epoch last written (`[]`: a heartbeat), read at `at` (ms) or later. */
+export const credentialFeedLineSchema = credentialChangesSchema.extend({ at: z.number().int() });
+
 /**
  * The gateway's list of usable keys (docs/DECISIONS.md, "Authentication"): by creation time
  * (`created_since`, oldest first, a page at a time), or the given keys again after a change. Each
@@ -189,6 +200,20 @@ export const internalRoutes = defineInternalRoutes({
     idempotent: true,
     request: { body: credentialChangesBody },
     responses: { 200: { description: 'The epoch and what changed since', schema: credentialChangesSchema } },
+  },
+  /**
+   * The credential feed (docs/DECISIONS.md, "Credential changes"): an answer held open, one JSON
+   * line (credentialFeedLineSchema) per tick or change, ended when the caller's token runs out.
+   */
+  credentialFeed: {
+    summary: 'The credential changes as they happen, a heartbeat line per tick between them (the gateway)',
+    method: 'GET',
+    path: '/internal/v1/credentials/changes/feed',
+    service: 'identity',
+    request: { query: credentialFeedQuery },
+    responses: {
+      200: { description: 'Newline-delimited JSON lines, held open', schema: credentialFeedLineSchema },
+    },
   },
   /** The gateway's list of usable keys, which a blocked address's valid keys pass by (docs/DECISIONS.md, "Authentication"). */
   usableKeys: {
