@@ -50,6 +50,18 @@ describe('end to end: rate limits and quotas on the real Redis, two gateway repl
     );
     api1 = apiClient(stack.gateway.url);
     api2 = apiClient(second.url);
+    // A replica still connecting to Redis decides alone (its per-process limiter): the shared
+    // budget below holds once both have reached it. A start waits for that 3 s at most, which a
+    // loaded machine can exceed.
+    for (const url of [stack.gateway.url, second.url])
+      await eventually(
+        async () => {
+          const ready = (await (await fetch(`${url}/readyz`)).json()) as { checks: Record<string, string> };
+          return ready.checks.rate_limiter === 'ok' ? true : undefined;
+        },
+        30_000,
+        `${url}: the rate limiter on Redis`,
+      );
   }, 90_000);
 
   afterAll(async () => {
