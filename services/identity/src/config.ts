@@ -22,8 +22,12 @@ export const configSchema = z.object({
   KEY_ROTATION_GRACE_SECONDS: env
     .int(DEFAULT_ROTATION_GRACE_SECONDS)
     .pipe(z.number().int().min(0).max(MAX_ROTATION_GRACE_SECONDS)),
-  /** How often the credential feed reads the epoch and writes the gateways a line (docs/DECISIONS.md, "Credential changes"). */
-  CREDENTIAL_FEED_TICK_MS: env.int(250).pipe(z.number().int().min(10).max(60_000)),
+  /**
+   * How often the credential feed reads the epoch and writes the gateways a line (docs/DECISIONS.md,
+   * "Credential changes"); below twice the gateways' CREDENTIAL_CHECK_INTERVAL_MS, or they take the
+   * feed for silent and check instead.
+   */
+  CREDENTIAL_FEED_TICK_MS: env.int(250).pipe(z.number().int().min(10).max(5_000)),
   /** How often expired staging keys are revoked (and announced); 0 turns the sweeper off. */
   STAGING_KEY_SWEEP_INTERVAL_MS: env.int(60_000).pipe(z.number().int().min(0)),
   /**

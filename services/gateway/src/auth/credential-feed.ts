@@ -61,19 +61,21 @@ export class CredentialFeedReader {
   private async run(): Promise<void> {
     let retryMs = RETRY_MIN_MS;
     while (!this.stopped) {
-      const lines = await this.readOnce();
+      const { lines, ended } = await this.readOnce();
       if (this.stopped) break;
-      // A feed that said something was healthy: the next one is opened at once.
+      // A feed identity ended (its token ran out, identity stopping) is opened again at once; after
+      // a failure or a silence the next waits, less long if that one said something.
       retryMs = lines > 0 ? RETRY_MIN_MS : Math.min(retryMs * 2, RETRY_MAX_MS);
-      if (lines === 0) await sleep(retryMs / 2 + (Math.random() * retryMs) / 2, undefined, { ref: false });
+      if (!ended) await sleep(retryMs / 2 + (Math.random() * retryMs) / 2, undefined, { ref: false });
     }
   }
 
-  /** Reads one feed until it ends, fails or goes silent; answers how many lines it gave. */
-  private async readOnce(): Promise<number> {
+  /** Reads one feed until it ends, fails or goes silent: how many lines it gave, and whether identity ended it. */
+  private async readOnce(): Promise<{ lines: number; ended: boolean }> {
     const abort = new AbortController();
     this.abort = abort;
     let lines = 0;
+    let ended = false;
     let silence: NodeJS.Timeout | undefined;
     const armSilence = () => {
       clearTimeout(silence);
@@ -113,12 +115,13 @@ export class CredentialFeedReader {
         }
         if (pending.length > MAX_LINE_CHARS) throw new Error('credential feed line too long');
       }
+      ended = true;
     } catch (err) {
       if (!this.stopped) this.failed(err);
     } finally {
       clearTimeout(silence);
     }
-    return lines;
+    return { lines, ended };
   }
 
   private failed(err: unknown): void {
