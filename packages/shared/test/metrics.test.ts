@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createLogger, processMetrics } from '../src/observability';
+import { createLogger, processMetrics, timeToHeaders } from '../src/observability';
 import { ProcessMetrics } from '../src/observability/metrics';
 import { OutboxRelay, SpoolingPublisher } from '../src/events';
 import { baseApp, healthRoutes, listen, route } from '../src/http';
@@ -81,6 +81,37 @@ describe('metrics', () => {
       );
       expect(text).not.toContain('thg_');
       expect(text).toContain('nodejs_eventloop_lag_p99_seconds');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('when an answer is held open, then its request is timed to its headers, not to its end', async () => {
+    const app = baseApp('metrics-held-test');
+    healthRoutes(app, async () => ({}));
+    const router = Router();
+    route(router, '/held', {
+      get: (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/x-ndjson' });
+        res.flushHeaders();
+        timeToHeaders(res);
+        setTimeout(() => res.end('{}\n'), 300);
+      },
+    });
+    route(router, '/slow', { get: (_req, res) => void setTimeout(() => res.json({}), 300) });
+    app.use(router);
+    const server = await listen(app, 0);
+    try {
+      for (const p of ['/held', '/slow']) await (await fetch(`${server.url}${p}`)).text();
+      const text = await (await fetch(`${server.url}/metrics`)).text();
+      const sum = (r: string) =>
+        Number(
+          new RegExp(
+            `http_request_duration_seconds_sum\\{service="metrics-held-test",method="GET",route="${r}",status="200"\\} (\\S+)`,
+          ).exec(text)![1],
+        );
+      expect(sum('/slow')).toBeGreaterThanOrEqual(0.29);
+      expect(sum('/held')).toBeLessThan(0.1);
     } finally {
       await server.close();
     }

@@ -5,6 +5,6 @@
 
 export { readableLogLine, readableLogStream } from './log-format';
 export { createLogger, type Logger, setLogDestination } from './logger';
-export { processMetrics, serveMetrics } from './metrics';
+export { processMetrics, serveMetrics, timeToHeaders } from './metrics';
 export { markRequest, requestTimingInstalled } from './request-timing';
 export { setRequestRoute, setSpanAttributes, traceRequest } from './tracing';

@@ -1,6 +1,18 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+const HEADERS_SENT_AT = Symbol('headersSentAt');
+type HeldResponse = ServerResponse & { [HEADERS_SENT_AT]?: number };
+
+/**
+ * Marks an answer held open (identity's credential feed, ended after a minute): its request's
+ * duration in http_request_duration_seconds is the time to its headers, so a feed does not read as
+ * a minute-long request in the service's latency.
+ */
+export function timeToHeaders(res: ServerResponse): void {
+  (res as HeldResponse)[HEADERS_SENT_AT] = performance.now();
+}
+
 /** Seconds buckets for request and KMS latencies: sub-millisecond verify answers up to a 10 s timeout. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -290,7 +302,10 @@ export class ProcessMetrics {
     this.verifyDecisions.inc(`${decision} ${reason}`, () => ({ decision, reason }));
   }
 
-  /** Times the response of a plain node:http request; `route()` is read when the answer is finished. */
+  /**
+   * Times the response of a plain node:http request; `route()` is read when the answer is finished.
+   * An answer held open (`timeToHeaders`) is timed to its headers.
+   */
   timeResponse(service: string, req: IncomingMessage, res: ServerResponse, route: () => string): void {
     const started = performance.now();
     // `finish` fires once; `on` spares the wrapper `once` makes per request.
@@ -300,7 +315,7 @@ export class ProcessMetrics {
         req.method ?? '',
         route(),
         res.statusCode,
-        (performance.now() - started) / 1000,
+        (((res as HeldResponse)[HEADERS_SENT_AT] ?? performance.now()) - started) / 1000,
       ),
     );
   }

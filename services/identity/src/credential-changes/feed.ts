@@ -1,4 +1,4 @@
-import type { Logger } from '@mandate/shared/observability';
+import { timeToHeaders, type Logger } from '@mandate/shared/observability';
 import type { ServerResponse } from 'node:http';
 import type { CredentialChangeStore } from './credential-change-store';
 
@@ -43,6 +43,7 @@ export class CredentialChangeFeed {
     res.writeHead(200, { 'Content-Type': 'application/x-ndjson', 'Cache-Control': 'no-store' });
     // Headers now, so the gateway knows the feed is open before the first line.
     res.flushHeaders();
+    timeToHeaders(res);
     const stream: FeedStream = { res, epoch: since, expiresAt };
     this.streams.add(stream);
     res.once('close', () => this.streams.delete(stream));
