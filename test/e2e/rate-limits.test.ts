@@ -78,20 +78,38 @@ describe('end to end: rate limits and quotas on the real Redis, two gateway repl
   const newTenant = async (plan: 'beta' | 'enterprise') =>
     (await createTenant(stack, { name: `Limits ${plan}`, plan })).auth;
 
-  it('when a key spends its burst across both replicas, then both answer 429 "Rate limit exceeded" with Retry-After', async () => {
+  it('when a key spends its burst across both replicas, then both answer 429 "Rate limit exceeded" with Retry-After, at most half a burst over', async () => {
+    const burst = 5;
     const auth = await newTenant('beta');
     const rs = await Promise.all([
       ...[1, 2, 3].map(() => api1('GET', '/v1/mandates', { auth })),
       ...[1, 2].map(() => api2('GET', '/v1/mandates', { auth })),
     ]);
     expect(rs.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    // Not necessarily at the sixth request (docs/DEPLOYMENT.md, "Rate limits and quotas"): a replica
+    // decides on its own view while half the burst would remain and adds that pass to Redis within
+    // 20 ms, so a sixth on the other replica may still pass before it lands. Two replicas together
+    // let through at most half a burst more than the bucket holds; once Redis holds every pass,
+    // both refuse.
+    const before: number[] = [];
     for (const api of [api1, api2]) {
-      const limited = await api('GET', '/v1/mandates', { auth });
-      expect(limited.status).toBe(429);
-      expect(limited.body).toEqual({ error: 'TOO_MANY_REQUESTS', message: 'Rate limit exceeded' });
-      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-      expect(limited.headers.get('ratelimit-limit')).toBe('5');
+      let limited: Awaited<ReturnType<typeof api>> | undefined;
+      for (let attempt = 0; attempt < 20 && !limited; attempt++) {
+        const r = await api('GET', '/v1/mandates', { auth });
+        if (r.status === 429) limited = r;
+        else {
+          before.push(r.status);
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      }
+      expect(limited?.status).toBe(429);
+      expect(limited!.body).toEqual({ error: 'TOO_MANY_REQUESTS', message: 'Rate limit exceeded' });
+      expect(Number(limited!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(limited!.headers.get('ratelimit-limit')).toBe(String(burst));
     }
+    // What passed before the refusals: 200s only, within the bound.
+    expect(before.every((status) => status === 200)).toBe(true);
+    expect(burst + before.length).toBeLessThanOrEqual(burst + Math.floor(burst / 2));
   });
 
   it('when the monthly quota is spent, then 429 "Monthly quota exceeded" with Retry-After counting to the next month (UTC)', async () => {
