@@ -216,15 +216,21 @@ describe.each([
     );
   }
 
+  /** `n` new keys of a new tenant, each used once (so cached). */
+  async function keysInUse(n: number) {
+    const t = await tenant();
+    const inUse = await Promise.all(Array.from({ length: n }, () => newKey(t)));
+    for (const k of inUse) expect((await call('GET', '/v1/mandates', k.auth)).status).toBe(200);
+    return inUse;
+  }
+
   const checkOnly = feed ? () => undefined : it;
   const feedOnly = feed ? it : () => undefined;
 
   checkOnly(
     'when keys in use are not changing, then the gateway asks identity about none of them again, only for the epoch',
     async () => {
-      const t = await tenant();
-      const inUse = await Promise.all(Array.from({ length: 10 }, () => newKey(t)));
-      for (const k of inUse) expect((await call('GET', '/v1/mandates', k.auth)).status).toBe(200);
+      const inUse = await keysInUse(10);
       const resolvesBefore = identityClient.count('/internal/v1/keys/resolve');
       const checksBefore = identityClient.count('/internal/v1/credentials/changes');
       // Well over the old refresh period (250–375 ms per key) and several check intervals.
@@ -310,9 +316,7 @@ describe.each([
   feedOnly(
     'when keys in use are not changing and the feed is live, then the gateway asks identity nothing at all',
     async () => {
-      const t = await tenant();
-      const inUse = await Promise.all(Array.from({ length: 10 }, () => newKey(t)));
-      for (const k of inUse) expect((await call('GET', '/v1/mandates', k.auth)).status).toBe(200);
+      const inUse = await keysInUse(10);
       const before = new Map(identityClient.calls);
       // Several ticks and check intervals, the caches still trusted (only the feed vouches for them).
       const until = performance.now() + 1500;

@@ -18,9 +18,11 @@ export function createApp(given: Deps) {
   // Every write stores its events in the outbox; this relay publishes them until the broker confirms.
   const ownRelay = ownRelayUnlessGiven(given);
   // The gateways' credential feeds: one epoch read per tick for all of them (docs/DECISIONS.md, "Credential changes").
-  const credentialFeed =
-    given.credentialFeed ??
-    new CredentialChangeFeed(given.store.credentialChanges, given.credentialFeedTickMs ?? 250, given.logger);
+  const credentialFeed = new CredentialChangeFeed(
+    given.store.credentialChanges,
+    given.credentialFeedTickMs ?? 250,
+    given.logger,
+  );
   const deps: Deps = { ...given, relay: given.relay ?? ownRelay, credentialFeed };
   // Every instance may sweep: the conditional revoke lets one of them win each key and announce it.
   const stagingSweeper = deps.stagingSweepIntervalMs
@@ -58,17 +60,13 @@ export function createApp(given: Deps) {
     ],
   });
 
-  const lifecycle = outboxAppLifecycle(app, ownRelay, [stagingSweeper]);
+  const lifecycle = outboxAppLifecycle(app, ownRelay, [stagingSweeper, credentialFeed]);
   return {
     /** What the routes run the use cases with, for what no route triggers (the staging-key sweep). */
     deps,
     ...lifecycle,
-    async start(port?: number, host?: string) {
-      const running = await lifecycle.start(port, host);
-      credentialFeed.start();
-      return running;
-    },
-    // The feeds end first: the server's close waits for the answers it holds open.
+    // The feeds end before the server closes, which would wait for the answers they hold open
+    // (the lifecycle stops its tasks after the server; a second stop finds nothing to end).
     async stop() {
       await credentialFeed.stop();
       await lifecycle.stop();

@@ -1,5 +1,6 @@
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { AppError } from '@mandate/shared/core';
 import { createLogger } from '@mandate/shared/observability';
 import { CredentialChangeFeed } from '../src/credential-changes/feed';
 import { MemoryCredentialChangeStore } from '../src/credential-changes/memory-credential-change-store';
@@ -34,7 +35,12 @@ describe('identity: the credential feed', () => {
     expiresAt = Date.now() + 60_000;
     server = createServer((req, res) => {
       const since = new URL(req.url!, 'http://x').searchParams.get('since');
-      feed.serve(res, since === null ? undefined : Number(since), expiresAt);
+      try {
+        feed.serve(res, since === null ? undefined : Number(since), expiresAt);
+      } catch (err) {
+        // identity's error middleware in the service: the status is what the test reads.
+        res.writeHead((err as AppError).status).end();
+      }
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -148,11 +154,15 @@ describe('identity: the credential feed', () => {
     expect(feed.size).toBe(0);
   });
 
-  it('when identity stops, then every feed ends at once (the server does not wait for them)', async () => {
+  it('when identity stops, then every feed ends at once and a new one is refused 503 (the server does not wait for them)', async () => {
     const gateways = [open(0), open(0)];
     await until(() => gateways.every((g) => g.lines.length >= 1));
     await feed.stop();
     await until(() => gateways.every((g) => g.state.ended), 1_000);
+    expect(feed.size).toBe(0);
+    const late = open(0);
+    await until(() => late.state.ended);
+    expect(late.state.res?.statusCode).toBe(503);
     expect(feed.size).toBe(0);
   });
 

@@ -19,7 +19,7 @@ export const isCredentialCache = (x: unknown): x is CredentialCache =>
 
 /** Answers no request used for this long are forgotten (memory only; a request loads one again). */
 const FORGET_UNUSED_MS = 10 * 60_000;
-/** A failing check is logged at most this often. */
+/** A failing check or feed is logged at most this often. */
 const LOG_FAILURE_EVERY_MS = 10_000;
 
 /**
@@ -41,7 +41,7 @@ export class CredentialEpochCheck {
   private timer?: NodeJS.Timeout;
   private running?: Promise<boolean>;
   private lastForget: number;
-  private lastFailureLog = -Infinity;
+  private readonly lastFailureLog = new Map<string, number>();
   private readonly feed?: CredentialFeedReader;
 
   constructor(
@@ -63,7 +63,7 @@ export class CredentialEpochCheck {
         (line, receivedAt) => this.apply(line, Math.min(line.at, receivedAt)),
         () => this.epoch,
         2 * intervalMs,
-        logger,
+        (err) => this.warn(err, 'credential feed interrupted: checking the epoch instead until it is back'),
         now,
       );
   }
@@ -117,13 +117,18 @@ export class CredentialEpochCheck {
       if (!answer.ok) throw new Error(`identity refused the credential check (${answer.status})`);
       this.apply(answer.body, startedAt);
     } catch (err) {
-      if (startedAt - this.lastFailureLog >= LOG_FAILURE_EVERY_MS) {
-        this.lastFailureLog = startedAt;
-        this.logger.warn({ err }, 'credential check failed: cached credentials expire by KEY_CACHE_TTL_MS');
-      }
+      this.warn(err, 'credential check failed: cached credentials expire by KEY_CACHE_TTL_MS');
       return false;
     }
     return true;
+  }
+
+  /** A failure of the feed or of the checks, each message logged at most once per LOG_FAILURE_EVERY_MS. */
+  private warn(err: unknown, message: string): void {
+    const at = this.now();
+    if (at - (this.lastFailureLog.get(message) ?? -Infinity) < LOG_FAILURE_EVERY_MS) return;
+    this.lastFailureLog.set(message, at);
+    this.logger.warn({ err }, message);
   }
 
   /** Identity's word as of `at`: what changed is dropped, the rest is vouched for. */

@@ -2,7 +2,6 @@ import { StringDecoder } from 'node:string_decoder';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { credentialFeedLineSchema, internalRoutes } from '@mandate/identity';
 import { INTERNAL_TOKEN_HEADER, type InternalTokens } from '@mandate/shared/core';
-import { type Logger } from '@mandate/shared/observability';
 import { type ServiceClient } from '@mandate/shared/http';
 import type { z } from 'zod';
 
@@ -11,8 +10,6 @@ export type CredentialFeedLine = z.infer<typeof credentialFeedLineSchema>;
 /** Reconnecting waits this long at first, doubling up to RETRY_MAX_MS while identity refuses (with jitter). */
 const RETRY_MIN_MS = 250;
 const RETRY_MAX_MS = 10_000;
-/** A failing feed is logged at most this often. */
-const LOG_FAILURE_EVERY_MS = 10_000;
 /** A line longer than this is not a line of the feed (1,000 changes are ~80 KiB). */
 const MAX_LINE_CHARS = 1 << 20;
 
@@ -27,7 +24,6 @@ export class CredentialFeedReader {
   private stopped = true;
   private loop?: Promise<void>;
   private lastLineAt = -Infinity;
-  private lastFailureLog = -Infinity;
 
   constructor(
     private readonly identity: ServiceClient,
@@ -37,7 +33,8 @@ export class CredentialFeedReader {
     /** The epoch the gateway knows, asked for again from there on each reconnect. */
     private readonly epoch: () => number | undefined,
     private readonly silenceMs: number,
-    private readonly logger: Logger,
+    /** Told why a feed ended other than by identity (the caller throttles its log). */
+    private readonly failed: (err: unknown) => void,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -122,12 +119,5 @@ export class CredentialFeedReader {
       clearTimeout(silence);
     }
     return { lines, ended };
-  }
-
-  private failed(err: unknown): void {
-    const at = this.now();
-    if (at - this.lastFailureLog < LOG_FAILURE_EVERY_MS) return;
-    this.lastFailureLog = at;
-    this.logger.warn({ err }, 'credential feed interrupted: checking the epoch instead until it is back');
   }
 }

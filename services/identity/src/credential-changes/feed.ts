@@ -1,5 +1,6 @@
 import { timeToHeaders, type Logger } from '@mandate/shared/observability';
 import type { ServerResponse } from 'node:http';
+import { serviceUnavailable } from '@mandate/shared/core';
 import type { CredentialChangeStore } from './credential-change-store';
 
 /** One gateway's held answer, the epoch it was last told, and when its internal token runs out. */
@@ -25,6 +26,7 @@ export class CredentialChangeFeed {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private again = false;
+  private stopped = true;
 
   constructor(
     private readonly store: CredentialChangeStore,
@@ -40,6 +42,8 @@ export class CredentialChangeFeed {
 
   /** Holds `res` open as a feed from `since` (none: the first line drops everything) until `expiresAt` (the caller's token). */
   serve(res: ServerResponse, since: number | undefined, expiresAt: number): void {
+    // Stopping: a feed opened now would hold the closing server open; the gateway opens one elsewhere.
+    if (this.stopped) throw serviceUnavailable('Identity is stopping; open the credential feed again');
     res.writeHead(200, { 'Content-Type': 'application/x-ndjson', 'Cache-Control': 'no-store' });
     // Headers now, so the gateway knows the feed is open before the first line.
     res.flushHeaders();
@@ -56,6 +60,7 @@ export class CredentialChangeFeed {
   }
 
   start(): void {
+    this.stopped = false;
     if (this.timer) return;
     this.timer = setInterval(() => {
       if (this.streams.size > 0) this.tick();
@@ -65,6 +70,7 @@ export class CredentialChangeFeed {
 
   /** Ends every feed (each gateway falls back to its check and reconnects elsewhere); before the server closes, which would wait for them. */
   async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.timer);
     this.timer = undefined;
     for (const stream of this.streams) stream.res.end();
