@@ -1,6 +1,6 @@
 import amqp from 'amqplib';
 import { newId } from '@mandate/shared/core';
-import { createLogger } from '@mandate/shared/observability';
+import { createLogger, processMetrics } from '@mandate/shared/observability';
 import { RabbitEventSource, RabbitPublisher, amqpTopology, type AuditEvent } from '@mandate/shared/events';
 import {
   callService,
@@ -118,6 +118,39 @@ describe('audit consumer (real RabbitMQ)', () => {
       );
     } finally {
       await c.close();
+      await consumer.stop();
+      await publisher.close();
+    }
+  });
+
+  it('when events write their instants in other forms, then they are stored as audit serves instants and the lag counts from the newest', async () => {
+    const tenant = newId('tnt');
+    const publisher = new RabbitPublisher(AMQP_URL, logger, topology);
+    await publisher.connect();
+    // Far in the future, so that no other test's events in this process are newer.
+    const written = [
+      '2099-01-02T03:04:05Z',
+      '2099-01-02T03:04:05.1Z',
+      '2099-01-01T00:00:00.000Z',
+      '2099-01-03T00:00:00.000Z',
+    ];
+    const events = written.map((occurred_at) => ({ ...buildAuditEvent(tenant), occurred_at }));
+    await publishRaw(topology.exchange, 'audit.MANDATE_CREATED', JSON.stringify(events));
+
+    const store = new MemoryEventStore();
+    const source = new RabbitEventSource({ url: AMQP_URL, logger, topology });
+    const consumer = await startAuditConsumer(source, store, logger);
+    try {
+      await waitFor(async () => consumer.handled >= events.length, 'the events to be written');
+      const stored = await Promise.all(events.map((e) => store.get(tenant, e.id)));
+      expect(stored.map((e) => e?.occurred_at)).toEqual([
+        '2099-01-02T03:04:05.000Z',
+        '2099-01-02T03:04:05.100Z',
+        '2099-01-01T00:00:00.000Z',
+        '2099-01-03T00:00:00.000Z',
+      ]);
+      expect(processMetrics().auditLastOccurredMs).toBe(Date.parse('2099-01-03T00:00:00.000Z'));
+    } finally {
       await consumer.stop();
       await publisher.close();
     }
