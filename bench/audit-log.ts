@@ -28,7 +28,7 @@
  * Run with --expose-gc (the npm script does): a collection before each timed part.
  */
 import { CompactSign, calculateJwkThumbprint, exportJWK, generateKeyPair } from 'jose';
-import { canonicalJson, newId, type CallerContext } from '@mandate/shared/core';
+import { canonicalJson, newId } from '@mandate/shared/core';
 import {
   AUDIT_CHECKPOINT_TYP,
   MemoryMerkleTree,
@@ -37,7 +37,7 @@ import {
   toBase64Url,
   type CheckpointClaims,
 } from '@mandate/shared/mandate';
-import { parseEventMessage, buildEvent, type AuditEvent } from '@mandate/shared/events';
+import { parseEventMessage, type AuditEvent } from '@mandate/shared/events';
 import {
   MemoryEventStore,
   checkpointNow,
@@ -53,6 +53,7 @@ import { createLogger } from '@mandate/shared/observability';
 import { RabbitEventSource, RabbitPublisher, amqpTopology } from '@mandate/shared/events';
 import { TEST_AMQP_URL, deleteAmqpTopology } from '@mandate/shared/testing';
 import { verifyBundleText } from '../packages/evidence-cli/src/verify';
+import { verification } from './audit-events';
 
 const INGEST_EVENTS = Number(process.env.BENCH_INGEST_EVENTS ?? 20_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -69,32 +70,6 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const quantile = (xs: number[], q: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * q))]!;
 const ms = (x: number) => (x < 1 ? x.toFixed(3) : x.toFixed(2));
-
-function caller(tenantId: string): CallerContext {
-  return {
-    tenantId,
-    actor: { type: 'api_key', key_id: 'key_bench' },
-    permissions: ['events:read'],
-    requestId: newId('req'),
-  };
-}
-
-/** A verification about the mandate, as bench:evidence writes them. */
-function verification(tenantId: string, mandateId: string, i: number): AuditEvent {
-  return buildEvent({
-    type: 'VERIFICATION_PERFORMED',
-    tenantId,
-    resource: { type: 'mandate', id: mandateId },
-    data: {
-      input: { mandate_id: mandateId, action: 'payments:create', amount: i % 50_000, currency: 'EUR' },
-      decision: 'ALLOW',
-      reason: 'OK',
-      decision_id: `dec_${i.toString(16).padStart(26, '0')}`,
-      mandate_version: 1,
-    },
-    caller: caller(tenantId),
-  });
-}
 
 /**
  * One side of the ingest: `consumer` is the audit consumer's work per message (a JSON array of
