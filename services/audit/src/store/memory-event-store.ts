@@ -270,8 +270,9 @@ export class MemoryEventStore implements EventStore, LogStore {
   private readonly checkpoints = new Map<string, StoredCheckpoint[]>();
 
   /**
-   * `log: false` is the store as it was before the tamper-evident log (no seq, no leaf): the
-   * baseline of the ingest benchmark (bench/audit-log.ts) only; audit always keeps the log.
+   * `log: false` is the store without the tamper-evident log (no seq, no leaf, no tree): what the
+   * ingest benchmarks (bench/audit-log.ts, bench/audit-ingest.ts) measure the log's own cost
+   * against, and nothing else; audit always keeps the log.
    */
   constructor(private readonly options: { log?: boolean } = {}) {}
 
