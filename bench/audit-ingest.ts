@@ -8,8 +8,8 @@
  * - `without`: the same code, the store built with `{ log: false }` (no seq, no leaf, no tree):
  *   what the log itself costs;
  * - `before`, with BENCH_BEFORE_TREE: the same files of another checkout with its own `npm ci`,
- *   the code before the log (`git archive 404d1e5 | tar -x -C ../before`, the parent of the log's
- *   first commit): the ingest the goal compares with (with the log ≥ 0.80 of it);
+ *   the code before the log (`git archive 404d1e5 | tar -x -C ../before`, before the log's first
+ *   commit): the ingest the goal compares with (with the log ≥ 0.80 of it);
  * - `compare`, with BENCH_COMPARE_TREE: another checkout with the log (a change's parent, say),
  *   to show what a change does.
  *
@@ -19,7 +19,7 @@
  * side process's CPU time per event. Each side's process drains once untimed (its JIT warm), then
  * BENCH_ROUNDS rounds (default 12), the order of the sides rotating each round; only one side
  * drains at a time. Ratios are taken within a round, then the median over the rounds. A side's
- * process loads only its own tree's modules (tsx from this repository compiles them all).
+ * process runs only its own tree's modules, bundled as the images' are (bench/audit-ingest-side.ts).
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,8 +29,6 @@ import { build } from 'esbuild';
 import type { FromSide, RunResult, Side, ToSide } from './audit-ingest-side';
 
 const root = path.resolve(__dirname, '..');
-
-// --- the driver ---------------------------------------------------------------------------------
 
 interface SideProcess {
   side: Side;

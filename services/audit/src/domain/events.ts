@@ -16,6 +16,9 @@ export class EventNotFound extends AppError {
 }
 
 const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+/** Where `YYYY-MM-DDTHH:mm:ss.sssZ` has its separators, and which (char codes). */
+const SEPARATOR_AT = [4, 7, 10, 13, 16, 19, 23];
+const SEPARATOR_IS = [...'--T::.Z'].map((c) => c.charCodeAt(0));
 
 /** The number written by `text` from `at` to `at + length`, or NaN unless every character is a digit. */
 function digits(text: string, at: number, length: number): number {
@@ -36,9 +39,8 @@ function digits(text: string, at: number, length: number): number {
  */
 export function isServedInstant(text: string): boolean {
   if (text.length !== 24) return false;
-  const separators = '--T::.Z';
-  const at = [4, 7, 10, 13, 16, 19, 23];
-  for (let i = 0; i < at.length; i++) if (text[at[i]!] !== separators[i]) return false;
+  for (let i = 0; i < SEPARATOR_AT.length; i++)
+    if (text.charCodeAt(SEPARATOR_AT[i]!) !== SEPARATOR_IS[i]) return false;
   const year = digits(text, 0, 4);
   const month = digits(text, 5, 2);
   const day = digits(text, 8, 2);
