@@ -5,7 +5,10 @@
  * each side runs its own code the way production runs it, with no transpiler at run time.
  */
 import { readFileSync } from 'node:fs';
-import amqp from 'amqplib';
+// Not the package's testing entry: this module is bundled with another tree's code, and that entry
+// would bring this repository's metrics registrations into its process.
+import type { AmqpTopology } from '../packages/shared/src/events/bus/topology';
+import { TEST_AMQP_URL as AMQP_URL, deleteAmqpTopology } from '../packages/shared/src/testing/amqp';
 
 export type Side = 'after' | 'without' | 'before' | 'compare';
 
@@ -20,7 +23,8 @@ export type FromSide = { ready: true } | { result: RunResult } | { error: string
 /** A tree's modules, as its bundle's entry hands them over (their types differ between versions). */
 export interface TreeModules {
   events: {
-    amqpTopology(namespace: string): Record<string, unknown>;
+    /** Named alike in every version since before the log, so this repository's type fits. */
+    amqpTopology(namespace: string): AmqpTopology;
     RabbitPublisher: new (
       url: string,
       logger: unknown,
@@ -48,21 +52,7 @@ export interface TreeModules {
   ): Promise<{ handled: number; stop(): Promise<void> }>;
 }
 
-const AMQP_URL = process.env.AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_MS ?? 1000);
-
-async function deleteTopology(topology: Record<string, unknown>): Promise<void> {
-  const connection = await amqp.connect(AMQP_URL);
-  try {
-    const ch = await connection.createChannel();
-    for (const queue of ['auditQueue', 'auditDeadLetterQueue', 'webhookQueue'])
-      await ch.deleteQueue(topology[queue] as string);
-    for (const exchange of ['exchange', 'deadLetterExchange'])
-      await ch.deleteExchange(topology[exchange] as string);
-  } finally {
-    await connection.close();
-  }
-}
 
 /** Publishes the messages into the namespace's queue, then times the consumer draining it. */
 async function drain(
@@ -113,7 +103,7 @@ async function drain(
     return { perSecond: total / seconds, cpuMicrosPerEvent: (used.user + used.system) / total };
   } finally {
     await consumer?.stop();
-    await deleteTopology(topology);
+    await deleteAmqpTopology(topology, AMQP_URL);
   }
 }
 
